@@ -1,0 +1,5 @@
+"""gradcli's autograd engine: numpy-backed tensors with PyTorch 2.x semantics.
+
+No CLI, lark or rich imports live here: the engine is usable alone, through the
+`gradcli.torch` facade.
+"""

@@ -1,0 +1,307 @@
+"""The backward engine: iterative, dependency-counted, in PyTorch's node order.
+
+`backward` and `grad` both call `run_engine`. Nodes run when every gradient they
+will receive has arrived (a Kahn walk, never recursion, so a 1,000,000-node chain
+is fine); among ready nodes the most recently created runs first and
+AccumulateGrad before all, as PyTorch's CPU engine does, so hooks fire in
+PyTorch's order. Saved tensors are released as each node finishes unless
+`retain_graph`.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from . import grad_mode
+from .grad_mode import GRAD_ENABLED
+from .node import AccumulateGrad
+from .ops.registry import edge_of, reduce_to_inputs
+from .tensor import Tensor, make
+
+_LEAF_PRIORITY = float("-inf")
+
+
+def _as_tensor_list(x) -> list:
+    if x is None:
+        return []
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _root_grads(outputs: list, grad_outputs: list | None, create_graph: bool) -> list:
+    """The gradient to start each output with (ones for one-element outputs)."""
+    if grad_outputs is not None and len(grad_outputs) != len(outputs):
+        raise RuntimeError(
+            f"grad can be implicitly created only for scalar outputs"
+            if not grad_outputs else
+            f"Mismatch in number of grad_outputs: got {len(grad_outputs)} but expected {len(outputs)}")
+    grads = []
+    for i, out in enumerate(outputs):
+        g = None if grad_outputs is None else grad_outputs[i]
+        if not out._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = make(np.ones_like(out._data))
+        elif not isinstance(g, Tensor):
+            g = make(np.asarray(g, dtype=out._data.dtype))
+        else:
+            if g._data.shape != out._data.shape:
+                from .size import Size
+
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)} "
+                    f"and output[{i}] has a shape of {Size(out._data.shape)}.")
+            if g._data.dtype != out._data.dtype:
+                g = make(g._data.astype(out._data.dtype))
+        grads.append(g)
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None) -> None:
+    """torch.autograd.backward: accumulate gradients into the leaves' .grad."""
+    outputs = _as_tensor_list(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    grads = _root_grads(outputs, None if grad_tensors is None else _as_tensor_list(grad_tensors)
+                        if not isinstance(grad_tensors, Tensor) else [grad_tensors], create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        targets = _as_tensor_list(inputs)
+        if not targets:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        captured = run_engine(outputs, grads, retain_graph, create_graph, targets, accumulate=False)
+        for t, g in zip(targets, captured):
+            if g is not None:
+                _accumulate(t, g, create_graph)
+        return
+    run_engine(outputs, grads, retain_graph, create_graph, None, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """torch.autograd.grad: the gradients of outputs w.r.t. inputs, without touching .grad."""
+    outs = _as_tensor_list(outputs)
+    ins = _as_tensor_list(inputs)
+    single = isinstance(inputs, Tensor)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for t in ins:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    gos = None
+    if grad_outputs is not None:
+        gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+    grads = _root_grads(outs, gos, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    captured = run_engine(outs, grads, retain_graph, create_graph, ins, accumulate=False)
+    result = []
+    for t, g in zip(ins, captured):
+        if g is None:
+            if materialize_grads:
+                g = make(np.zeros_like(t._data))
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior.")
+        result.append(g)
+    del single
+    return tuple(result)
+
+
+def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
+    """AccumulateGrad: .grad = g the first time, .grad += g after (a fresh buffer)."""
+    if g._data.dtype != var._data.dtype:
+        g = make(g._data.astype(var._data.dtype), g._requires_grad, g._grad_fn)
+    if g._data.shape != var._data.shape:
+        g = make(np.broadcast_to(g._data, var._data.shape).copy())
+    old = var._grad
+    if old is None:
+        var._grad = g if (create_graph and g._requires_grad) else make(np.array(g._data, copy=True))
+    elif create_graph and (g._requires_grad or old._requires_grad):
+        var._grad = old + g
+    else:
+        if old._data.flags.writeable:
+            old._data += g._data
+            old._vc[0] += 1
+        else:
+            var._grad = make(old._data + g._data)
+
+
+def _collect(root_nodes: list):
+    """Every node reachable from the roots, and who points at whom (no recursion)."""
+    seen = set(root_nodes)
+    order = list(root_nodes)
+    stack = list(root_nodes)
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                order.append(child)
+                stack.append(child)
+    return order
+
+
+def _needed(order: list, target_nodes: set) -> set:
+    """Nodes on some path to a target node (the others need not run)."""
+    parents: dict = {}
+    for node in order:
+        for child, _ in node.next_functions:
+            if child is not None:
+                parents.setdefault(child, []).append(node)
+    needed = set(target_nodes)
+    stack = list(target_nodes)
+    while stack:
+        node = stack.pop()
+        for p in parents.get(node, ()):
+            if p not in needed:
+                needed.add(p)
+                stack.append(p)
+    return needed
+
+
+def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumulate):
+    """Run the backward pass; return the gradients captured for `targets` (if any)."""
+    root_nodes = []
+    buffers: dict = {}
+    for out, g in zip(outputs, root_grads):
+        node, nr = edge_of(out)
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = []
+            root_nodes.append(node)
+        _add_to(buf, nr, g)
+
+    order = _collect(root_nodes)
+    capture = None
+    if targets is not None:
+        capture = {}
+        for i, t in enumerate(targets):
+            node, nr = edge_of(t)
+            if node is None:
+                continue
+            capture.setdefault(node, []).append((nr, i))
+        needed = _needed(order, set(capture))
+    else:
+        needed = None
+
+    deps: dict = {}
+    for node in order:
+        if needed is not None and node not in needed:
+            continue
+        for child, _ in node.next_functions:
+            if child is not None and (needed is None or child in needed):
+                deps[child] = deps.get(child, 0) + 1
+
+    captured = [None] * (len(targets) if targets is not None else 0)
+    heap = []
+    counter = 0
+    for node in root_nodes:
+        if deps.get(node, 0) == 0 and (needed is None or node in needed):
+            heap.append((_priority(node), counter, node))
+            counter += 1
+    heapq.heapify(heap)
+
+    prev_mode = GRAD_ENABLED[0]
+    GRAD_ENABLED[0] = bool(create_graph)
+    anomaly = grad_mode.ANOMALY[0]
+    try:
+        while heap:
+            node = heapq.heappop(heap)[2]
+            grads = buffers.pop(node, None) or [None]
+            if node.pre_hooks:
+                _run_pre_hooks(node, grads)
+            if node.retain_hooks:
+                _retain(node, grads, create_graph)
+            if capture is not None and node in capture:
+                for nr, i in capture[node]:
+                    if nr < len(grads):
+                        captured[i] = grads[nr]
+            if type(node) is AccumulateGrad:
+                if accumulate and grads[0] is not None:
+                    _accumulate(node.variable, grads[0], create_graph)
+                continue
+            if all(g is None for g in grads):
+                out_grads = (None,) * len(node.next_functions)
+            else:
+                node.saved_tensors_check()
+                out_grads = node.apply(grads)
+                if node.input_meta is not None:
+                    out_grads = reduce_to_inputs(node, out_grads)
+                if anomaly:
+                    _check_nan(node, out_grads)
+                if node.post_hooks:
+                    for hook in list(node.post_hooks):
+                        hook(tuple(out_grads), tuple(grads))
+            if not retain_graph:
+                node.release()
+            for (child, nr), g in zip(node.next_functions, out_grads):
+                if child is None or (needed is not None and child not in needed):
+                    continue
+                buf = buffers.get(child)
+                if buf is None:
+                    buf = buffers[child] = []
+                if g is not None:
+                    _add_to(buf, nr, g)
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
+                    counter += 1
+                    heapq.heappush(heap, (_priority(child), counter, child))
+    finally:
+        GRAD_ENABLED[0] = prev_mode
+    return captured
+
+
+def _priority(node) -> float:
+    return _LEAF_PRIORITY if type(node) is AccumulateGrad else -node.seq
+
+
+def _add_to(buf: list, nr: int, g: Tensor) -> None:
+    while len(buf) <= nr:
+        buf.append(None)
+    old = buf[nr]
+    buf[nr] = g if old is None else old + g
+
+
+def _run_pre_hooks(node, grads: list) -> None:
+    """Tensor hooks, in registration order; a hook may return a replacement gradient."""
+    for nr, hooks in node.pre_hooks.items():
+        if nr >= len(grads) or grads[nr] is None:
+            continue
+        g = grads[nr]
+        for hook in list(hooks):
+            replaced = hook(g)
+            if replaced is not None:
+                if not isinstance(replaced, Tensor):
+                    raise TypeError(f"expected Tensor as hook result but got {type(replaced).__name__}")
+                g = replaced
+        grads[nr] = g
+
+
+def _retain(node, grads: list, create_graph: bool) -> None:
+    for nr, t in node.retain_hooks.items():
+        if nr >= len(grads) or grads[nr] is None or not t._retains_grad:
+            continue
+        g = grads[nr]
+        if t._grad is None:
+            t._grad = g if create_graph else make(np.array(g._data, copy=True))
+        else:
+            t._grad = t._grad + g
+
+
+def _check_nan(node, out_grads) -> None:
+    for i, g in enumerate(out_grads):
+        if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+            err = RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+            err.gradcli_trace = node.trace
+            raise err

@@ -1,0 +1,139 @@
+"""Tensor dtypes (torch.float32, torch.int64, ...) and PyTorch's type-promotion rules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:  # noqa: N801 - named as torch names it
+    """A tensor element type; prints as `torch.float32`, wraps a numpy dtype."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_category", "_legacy")
+
+    def __init__(self, name: str, np_dtype, category: int, legacy: str):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self._category = category  # 0 bool, 1 integer, 2 floating
+        self.is_floating_point = category == 2
+        self.is_signed = category != 0
+        self.itemsize = self.np.itemsize
+        self._legacy = legacy
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+
+def _by_name(name: str) -> dtype:
+    return BY_NAME[name]
+
+
+bool_ = dtype("bool", np.bool_, 0, "BoolTensor")
+int32 = dtype("int32", np.int32, 1, "IntTensor")
+int64 = dtype("int64", np.int64, 1, "LongTensor")
+float32 = dtype("float32", np.float32, 2, "FloatTensor")
+float64 = dtype("float64", np.float64, 2, "DoubleTensor")
+
+ALL = (bool_, int32, int64, float32, float64)
+BY_NAME = {d.name: d for d in ALL}
+FROM_NP = {d.np: d for d in ALL}
+# numpy types of other widths map onto the nearest torch dtype we support
+for _np_t, _d in ((np.int8, int64), (np.int16, int64), (np.uint8, int64), (np.uint16, int64),
+                  (np.uint32, int64), (np.uint64, int64), (np.float16, float32)):
+    FROM_NP.setdefault(np.dtype(_np_t), _d)
+
+ALIASES = {
+    "float32": float32, "float": float32, "float64": float64, "double": float64,
+    "int64": int64, "long": int64, "int32": int32, "int": int32, "bool": bool_,
+}
+
+_default_float = [float32]
+
+
+def get_default_dtype() -> dtype:
+    return _default_float[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float[0] = d
+
+
+def of_array(arr: np.ndarray) -> dtype:
+    return FROM_NP[arr.dtype]
+
+
+def promote(a: dtype, b: dtype) -> dtype:
+    """Promote two tensor dtypes as torch.promote_types does."""
+    if a is b:
+        return a
+    if a._category == 2 or b._category == 2:
+        if a._category == 2 and b._category == 2:
+            return float64 if (a is float64 or b is float64) else float32
+        return a if a._category == 2 else b
+    if a._category == 0:
+        return b
+    if b._category == 0:
+        return a
+    return int64 if (a is int64 or b is int64) else int32
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype a wrapped Python scalar takes part in promotion with."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    return _default_float[0]
+
+
+def result_type(*operands) -> dtype:
+    """torch.result_type over tensors and Python scalars.
+
+    Dimensioned tensors win over 0-d tensors, which win over Python scalars,
+    unless the weaker class holds a higher category (bool < int < float).
+    """
+    from .tensor import Tensor
+
+    dim = zero = wrapped = None
+    for op in operands:
+        if isinstance(op, Tensor):
+            d = FROM_NP[op._data.dtype]
+            if op._data.ndim:
+                dim = d if dim is None else promote(dim, d)
+            else:
+                zero = d if zero is None else promote(zero, d)
+        elif op is not None:
+            d = scalar_dtype(op)
+            wrapped = d if wrapped is None else promote(wrapped, d)
+    result = dim
+    for weaker in (zero, wrapped):
+        if weaker is None:
+            continue
+        if result is None:
+            result = weaker
+        elif weaker._category > result._category:
+            # a weaker class only lifts the category; a Python float lifts to the default dtype
+            result = promote(result, weaker) if weaker is zero else weaker
+    return result
+
+
+def to_dtype(value) -> dtype:
+    """Accept torch dtypes and the Python types float/int/bool as torch does."""
+    if isinstance(value, dtype):
+        return value
+    if value is float:
+        return float64
+    if value is int:
+        return int64
+    if value is bool:
+        return bool_
+    raise TypeError(f"to() received an invalid combination of arguments - got ({type(value).__name__})")

@@ -1,0 +1,165 @@
+"""Graph nodes (`grad_fn`): one class per PyTorch backward name, plus AccumulateGrad.
+
+A node is created by `ops.run_op` when an op's result needs a gradient. It keeps
+the edges to its inputs' nodes (`next_functions`, exactly PyTorch's structure),
+what its backward rule needs (saved inputs/result and their versions, plain
+metadata), and the tensor hooks registered on the tensors it produced.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+_sequence = itertools.count()
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class Node:
+    """Base of every grad_fn. Subclasses exist only to carry PyTorch's class name."""
+
+    __slots__ = (
+        "op", "next_functions", "saved", "versions", "result", "meta", "seq",
+        "freed", "pre_hooks", "retain_hooks", "post_hooks", "input_meta", "trace", "__weakref__",
+    )
+
+    def __init__(self, op, next_functions, saved, versions, result, meta, input_meta):
+        self.op = op
+        self.next_functions = next_functions
+        self.saved = saved
+        self.versions = versions
+        self.result = result
+        self.meta = meta
+        self.input_meta = input_meta  # per input: its shape when broadcasting may need undoing
+        self.seq = next(_sequence)
+        self.freed = False
+        self.pre_hooks = None  # {output_nr: [fn, ...]} from Tensor.register_hook
+        self.retain_hooks = None  # {output_nr: tensor} from Tensor.retain_grad
+        self.post_hooks = None
+        self.trace = None  # where the forward op ran, under detect_anomaly
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+    def register_hook(self, fn):
+        """A hook on the node: fn(grad_inputs, grad_outputs) after it runs."""
+        if self.post_hooks is None:
+            self.post_hooks = []
+        self.post_hooks.append(fn)
+        return RemovableHandle(self.post_hooks, fn)
+
+    def register_prehook(self, fn):
+        from .tensor import RemovableHandle as _RH  # noqa: F401
+
+        hooks = self._hooks_for(0)
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def _hooks_for(self, output_nr: int) -> list:
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        return self.pre_hooks.setdefault(output_nr, [])
+
+    def release(self) -> None:
+        """Free the saved tensors after backward (retain_graph=False)."""
+        if self.saved is not None or self.result is not None:
+            self.saved = None
+            self.result = None
+            self.freed = True
+
+    # backward of this node, given the incoming gradients (one per output)
+    def apply(self, grads):
+        return self.op.backward(self, grads[0] if len(grads) == 1 else grads)
+
+    def saved_tensors_check(self) -> None:
+        """Raise PyTorch's errors for freed or modified saved tensors."""
+        if self.freed:
+            raise RuntimeError(SECOND_BACKWARD)
+        versions = self.versions
+        if versions:
+            from .tensor import Tensor
+
+            saved = list(self.saved or ())
+            if self.result is not None:
+                saved.append(self.result)
+            for t, v in zip([s for s in saved if isinstance(s, Tensor)], versions):
+                if t._vc[0] != v:
+                    raise RuntimeError(modified_inplace_message(t, v, self))
+
+
+def modified_inplace_message(t, expected: int, node) -> str:
+    kind = f"torch.{t.dtype._legacy}"
+    shape = ", ".join(str(s) for s in t._data.shape)
+    if t._grad_fn is not None:
+        who = f", which is output {t._output_nr} of {t._grad_fn.name()},"
+    else:
+        who = ""
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{kind} [{shape}]]{who} is at version {t._vc[0]}; expected "
+        f"version {expected} instead. Hint: enable anomaly detection to find the operation "
+        "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+    )
+
+
+class AccumulateGrad(Node):
+    """The leaf end of the graph: adds the incoming gradient into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        Node.__init__(self, None, (), None, None, None, None, None)
+        self.variable = variable
+
+
+class RemovableHandle:
+    """What register_hook returns: `.remove()` takes the hook out again."""
+
+    __slots__ = ("_hooks", "_fn", "id")
+    _ids = itertools.count()
+
+    def __init__(self, hooks: list, fn):
+        self._hooks = hooks
+        self._fn = fn
+        self.id = next(self._ids)
+
+    def remove(self) -> None:
+        for i, h in enumerate(self._hooks):
+            if h is self._fn:
+                del self._hooks[i]
+                return
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+    def __repr__(self) -> str:
+        return f"<torch.utils.hooks.RemovableHandle object at {id(self):#x}>"
+
+
+_node_classes: dict[str, type] = {"AccumulateGrad": AccumulateGrad}
+
+
+def node_class(name: str) -> type:
+    """The Node subclass named `name` (e.g. MulBackward0), made once."""
+    cls = _node_classes.get(name)
+    if cls is None:
+        cls = type(name, (Node,), {"__slots__": ()})
+        _node_classes[name] = cls
+    return cls

@@ -1,0 +1,156 @@
+"""The op table: every differentiable op is declared once, as an `Op`.
+
+An `Op` names the PyTorch overload, its `grad_fn` class, a numpy forward, a
+backward written with Tensor ops (so it is itself differentiable, which is what
+makes `create_graph=True` work), and the one-line rule the explain view shows.
+`run_op` is the single place where ops run and graph nodes are made: it is the
+hot path, kept lean on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..grad_mode import ANOMALY, GRAD_ENABLED, TRACE_PROVIDER
+from ..node import node_class
+from ..tensor import Tensor, make
+
+OPS: dict[str, Op] = {}
+
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+
+@dataclass(eq=False)
+class Op:
+    """One row of the op table.
+
+    forward(*arrays, *meta) -> ndarray        (arrays: numpy arrays or Python scalars)
+    backward(ctx, grad) -> tuple of grads      (one per input; None where not needed)
+        ctx.saved  the inputs (Tensors or scalars) when save_inputs
+        ctx.result the output Tensor when save_result
+        ctx.meta   the non-tensor arguments the forward got
+    `broadcast`: inputs may broadcast, so gradients are summed back to each
+    input's shape (and cast to its dtype) centrally, by the engine.
+    `examples`: argument builders the generic tests use (gradcheck, PyTorch).
+    """
+
+    name: str
+    node: str
+    forward: object
+    backward: object = None
+    rule: str = ""
+    save_inputs: bool = False
+    save_result: bool = False
+    broadcast: bool = False
+    torch_call: str = ""
+    examples: list = field(default_factory=list)
+    node_cls: type = None
+
+    def __post_init__(self):
+        self.node_cls = node_class(self.node)
+
+
+def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save: str = "",
+          broadcast: bool = False, torch_call: str = "", examples=None) -> Op:
+    """Declare an op: one entry in OPS (adding an op means adding one of these)."""
+    op = Op(name, node, forward, backward, rule, "inputs" in save, "result" in save,
+            broadcast, torch_call, examples or [])
+    OPS[name] = op
+    return op
+
+
+def edge_of(x):
+    """The (node, output_nr) edge through which a gradient reaches `x`."""
+    if type(x) is not Tensor:
+        return (None, 0)
+    fn = x._grad_fn
+    if fn is not None:
+        return (fn, x._output_nr)
+    if x._requires_grad:
+        return (x._grad_accumulator(), 0)
+    return (None, 0)
+
+
+def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None) -> Tensor:
+    """Run `op` forward on `inputs` and, if grad mode needs it, record its node."""
+    if arrays is None:
+        arrays = [x._data if type(x) is Tensor else x for x in inputs]
+    out = op.forward(*arrays, *meta)
+    if type(out) is not _ndarray:
+        out = _asarray(out)
+    if GRAD_ENABLED[0] and op.backward is not None:
+        for x in inputs:
+            if type(x) is Tensor and x._requires_grad:
+                if out.dtype.kind != "f":
+                    break
+                node = _record(op, inputs, meta, out)
+                res = make(out, True, node)
+                if op.save_result:
+                    node.result = res
+                    node.versions = (node.versions or ()) + (0,)
+                return res
+    return make(out, False, None)
+
+
+def _record(op: Op, inputs, meta, out):
+    """Make the graph node for one op application (only when a gradient is needed)."""
+    edges = tuple(edge_of(x) for x in inputs)
+    saved = versions = input_meta = None
+    if op.save_inputs:
+        saved = inputs
+        versions = tuple(x._vc[0] for x in inputs if type(x) is Tensor)
+    if op.broadcast:
+        shape, dt = out.shape, out.dtype
+        per_input = tuple(
+            (x._data.shape, x._data.dtype)
+            if type(x) is Tensor and (x._data.shape != shape or x._data.dtype != dt) else None
+            for x in inputs)
+        if any(per_input):
+            input_meta = per_input
+    node = op.node_cls(op, edges, saved, versions, None, meta, input_meta)
+    if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
+        node.trace = TRACE_PROVIDER[0]()
+    return node
+
+
+def reduce_to_inputs(node, grads):
+    """Undo broadcasting: sum each input's gradient back to its shape and dtype."""
+    per_input = node.input_meta
+    out = list(grads)
+    for i, spec in enumerate(per_input):
+        g = out[i]
+        if spec is None or g is None:
+            continue
+        shape, dt = spec
+        if g._data.shape != shape:
+            g = sum_to(g, shape)
+        if g._data.dtype != dt:
+            g = g.to(_dtype_of_np(dt))
+        out[i] = g
+    return out
+
+
+def _dtype_of_np(npdt):
+    from .. import dtypes
+
+    return dtypes.FROM_NP[np.dtype(npdt)]
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """Sum `g` down to `shape` (the inverse of broadcasting), with Tensor ops."""
+    gshape = g._data.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g

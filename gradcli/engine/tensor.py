@@ -1,0 +1,427 @@
+"""The Tensor: a numpy array plus PyTorch's autograd state.
+
+Only the autograd core lives here (state, views and version counters, in-place
+writes, hooks, backward entry points). The ops themselves are declared once in
+`gradcli.engine.ops` and installed as methods by `ops.install_methods`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import dtypes
+from .grad_mode import GRAD_ENABLED
+from .node import AccumulateGrad, RemovableHandle
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more informations."
+)
+ONLY_FLOAT_GRAD = "only Tensors of floating point dtype can require gradients"
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    __slots__ = (
+        "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
+        "_base", "_view_fn", "_accumulator", "_retains_grad", "__weakref__",
+    )
+
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    def __init__(self, *args, dtype=None):
+        """Legacy constructor: Tensor([1, 2]) (float32 data) or Tensor(2, 3) (uninitialised)."""
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = np.array(_plain(args[0]), dtype=(dtype or dtypes.get_default_dtype()).np)
+        else:
+            data = np.zeros(tuple(int(a) for a in args), dtype=(dtype or dtypes.get_default_dtype()).np)
+        _init(self, data, False, None)
+
+    # ----------------------------------------------------------------- state
+    @property
+    def data(self) -> Tensor:
+        """The same storage, detached, with its own version counter (not checked)."""
+        return make(self._data, False, None)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag) -> None:
+        self.requires_grad_(bool(flag))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and not self._data.dtype.kind == "f":
+            raise RuntimeError(ONLY_FLOAT_GRAD)
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def creator(self):
+        """Legacy Variable alias of grad_fn."""
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.FROM_NP[self._data.dtype]
+
+    @property
+    def shape(self):
+        from .size import Size
+
+        return Size(self._data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def device(self):
+        from .size import CPU
+
+        return CPU
+
+    is_cuda = False
+
+    @property
+    def is_floating_point_(self):  # pragma: no cover - not part of the API
+        return self._data.dtype.kind == "f"
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    # ------------------------------------------------------------- printing
+    def __repr__(self) -> str:
+        from .formatting import tensor_repr
+
+        fn = self._grad_fn
+        return tensor_repr(
+            self._data,
+            requires_grad=self._requires_grad and fn is None,
+            grad_fn_name=None if fn is None else type(fn).__name__,
+        )
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self._data.item(), spec)
+        return format(repr(self), spec)
+
+    # ---------------------------------------------------------- conversions
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self) -> float:
+        return float(self._scalar_for("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar_for("int"))
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()).item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+                if self._data.size > 1 else
+                "Boolean value of Tensor with no values is ambiguous")
+        return bool(self._data.reshape(()).item())
+
+    def _scalar_for(self, what: str):
+        if self._data.size != 1:
+            raise RuntimeError(f"only one element tensors can be converted to Python scalars")
+        return self._data.reshape(()).item()
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __contains__(self, item) -> bool:
+        other = item._data if isinstance(item, Tensor) else item
+        return bool((self._data == other).any())
+
+    # -------------------------------------------------------------- autograd
+    def detach(self) -> Tensor:
+        """Same storage and version counter, no history."""
+        t = make(self._data, False, None)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> Tensor:
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the Optimizer."
+                "zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    def retain_grad(self) -> None:
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self._retains_grad = True
+        fn = self._grad_fn
+        if fn.retain_hooks is None:
+            fn.retain_hooks = {}
+        fn.retain_hooks[self._output_nr] = self
+
+    def register_hook(self, hook) -> RemovableHandle:
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self._grad_fn if self._grad_fn is not None else self._grad_accumulator()
+        hooks = node._hooks_for(self._output_nr)
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def _grad_accumulator(self) -> AccumulateGrad:
+        acc = self._accumulator
+        if acc is None:
+            acc = self._accumulator = AccumulateGrad(self)
+        return acc
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
+                 retain_variables=None):
+        from .autograd import backward
+
+        if retain_variables is not None and retain_graph is None:
+            retain_graph = retain_variables
+        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
+                 inputs=inputs)
+
+    # -------------------------------------------------------------- in-place
+    def _check_inplace(self) -> None:
+        if GRAD_ENABLED[0]:
+            if self._grad_fn is None and self._requires_grad:
+                raise RuntimeError(LEAF_INPLACE)
+            base = self._base
+            if base is not None and base._grad_fn is None and base._requires_grad:
+                raise RuntimeError(VIEW_LEAF_INPLACE)
+
+    def _apply_inplace(self, compute, *others) -> Tensor:
+        """Run `compute(self_value, *others)` out of place, then write it into self.
+
+        With history, the result's node becomes self's grad_fn (or, for a view, its
+        base's history is rewritten through CopySlices, as PyTorch does).
+        """
+        self._check_inplace()
+        tracking = GRAD_ENABLED[0] and (
+            self._requires_grad
+            or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+            or (self._base is not None and self._base._requires_grad)
+        )
+        if not tracking:
+            from .grad_mode import no_grad
+
+            with no_grad():
+                result = compute(self, *others)
+            _write_into(self, result._data)
+            self._vc[0] += 1
+            return self
+        old = make(self._data.copy(), self._requires_grad, self._grad_fn)
+        old._output_nr = self._output_nr
+        result = compute(old, *others)
+        _write_into(self, result._data)
+        self._vc[0] += 1
+        if self._base is None:
+            self._grad_fn = result._grad_fn
+            self._output_nr = result._output_nr
+            self._requires_grad = True
+        else:
+            from .ops.views import rewrite_base_history
+
+            rewrite_base_history(self, result)
+        return self
+
+
+def _write_into(target: Tensor, values: np.ndarray) -> None:
+    data = target._data
+    if values.shape != data.shape:
+        try:
+            np.broadcast_shapes(values.shape, data.shape)
+            compatible = np.broadcast_shapes(values.shape, data.shape) == data.shape
+        except ValueError:
+            compatible = False
+        if not compatible:
+            raise RuntimeError(
+                f"output with shape [{', '.join(map(str, data.shape))}] doesn't match the "
+                f"broadcast shape [{', '.join(map(str, np.broadcast_shapes(values.shape, data.shape) if _broadcastable(values.shape, data.shape) else values.shape))}]")
+    if values.dtype != data.dtype:
+        src, dst = dtypes.FROM_NP[values.dtype], dtypes.FROM_NP[data.dtype]
+        if src._category > dst._category:
+            raise RuntimeError(
+                f"result type {_type_word(src)} can't be cast to the desired output type {_type_word(dst)}")
+    if data.ndim == 0:
+        data[()] = values
+    else:
+        np.copyto(data, values, casting="unsafe")
+
+
+def _broadcastable(a, b) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+        return True
+    except ValueError:
+        return False
+
+
+def _type_word(d: dtypes.dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}[d.name]
+
+
+def _init(t: Tensor, data: np.ndarray, requires_grad: bool, grad_fn) -> None:
+    t._data = data
+    t._requires_grad = requires_grad
+    t._grad = None
+    t._grad_fn = grad_fn
+    t._output_nr = 0
+    t._vc = [0]
+    t._base = None
+    t._view_fn = None
+    t._accumulator = None
+    t._retains_grad = False
+
+
+_new = object.__new__
+
+
+def make(data: np.ndarray, requires_grad: bool = False, grad_fn=None) -> Tensor:
+    """Wrap a numpy array as a Tensor (the fast constructor used by every op)."""
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = requires_grad
+    t._grad = None
+    t._grad_fn = grad_fn
+    t._output_nr = 0
+    t._vc = [0]
+    t._base = None
+    t._view_fn = None
+    t._accumulator = None
+    t._retains_grad = False
+    return t
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim + ndim if dim < 0 else dim if ndim else 0
+
+
+def _plain(data):
+    """Nested lists/tuples of numbers or tensors, as plain Python values."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_plain(d) for d in data]
+    return data

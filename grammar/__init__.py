@@ -1,0 +1,1 @@
+"""The gradcli grammar (gradcli.lark), shipped inside the wheel as gradcli.grammar."""
