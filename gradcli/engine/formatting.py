@@ -268,7 +268,7 @@ def _append_suffixes(text: str, suffixes: list[str], indent: int, linewidth: int
     arithmetic includes the newline and one more); that is kept so wrapping matches.
     """
     pieces = [text]
-    line_length = len(text) - text.rfind("\n") - 1
+    line_length = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
         if line_length + len(suffix) + 2 > linewidth:
             pieces.append(",\n" + " " * indent + suffix)
