@@ -47,6 +47,15 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
+    def needs(self, i: int) -> bool:
+        """Whether input i wants a gradient (backward rules skip the others)."""
+        return self.next_functions[i][0] is not None
+
+    def meta_tensor(self, i: int):
+        from .tensor import make
+
+        return make(self.meta[i])
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
@@ -82,7 +91,8 @@ class Node:
 
     # backward of this node, given the incoming gradients (one per output)
     def apply(self, grads):
-        return self.op.backward(self, grads[0] if len(grads) == 1 else grads)
+        op = self.op
+        return op.backward(self, grads if op.multi else grads[0])
 
     def saved_tensors_check(self) -> None:
         """Raise PyTorch's errors for freed or modified saved tensors."""

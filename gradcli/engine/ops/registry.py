@@ -47,6 +47,7 @@ class Op:
     broadcast: bool = False
     torch_call: str = ""
     examples: list = field(default_factory=list)
+    multi: bool = False  # several outputs (split, unbind): backward gets every output's gradient
     node_cls: type = None
 
     def __post_init__(self):
@@ -54,10 +55,10 @@ class Op:
 
 
 def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save: str = "",
-          broadcast: bool = False, torch_call: str = "", examples=None) -> Op:
+          broadcast: bool = False, torch_call: str = "", examples=None, multi: bool = False) -> Op:
     """Declare an op: one entry in OPS (adding an op means adding one of these)."""
     op = Op(name, node, forward, backward, rule, "inputs" in save, "result" in save,
-            broadcast, torch_call, examples or [])
+            broadcast, torch_call, examples or [], multi)
     OPS[name] = op
     return op
 
@@ -78,7 +79,10 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
     """Run `op` forward on `inputs` and, if grad mode needs it, record its node."""
     if arrays is None:
         arrays = [x._data if type(x) is Tensor else x for x in inputs]
-    out = op.forward(*arrays, *meta)
+    try:
+        out = op.forward(*arrays, *meta)
+    except ValueError as err:
+        raise _translate(err, arrays) from None
     if type(out) is not _ndarray:
         out = _asarray(out)
     if GRAD_ENABLED[0] and op.backward is not None:
@@ -93,6 +97,20 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
                     node.versions = (node.versions or ()) + (0,)
                 return res
     return make(out, False, None)
+
+
+def _translate(err: ValueError, arrays) -> Exception:
+    """numpy's broadcasting ValueError becomes PyTorch's RuntimeError text."""
+    if "broadcast" in str(err):
+        shapes = [np.shape(a) for a in arrays if isinstance(a, _ndarray)]
+        if len(shapes) >= 2:
+            from .shape import broadcast_error
+
+            try:
+                broadcast_error(shapes[0], shapes[1])
+            except RuntimeError as torch_err:
+                return torch_err
+    return err
 
 
 def _record(op: Op, inputs, meta, out):

@@ -1,0 +1,25 @@
+"""Allocation guard: the largest tensor one op may create (SPEC 4, --max-elements).
+
+The language runtime sets MAX_ELEMENTS[0]; plain Python users get no limit
+unless they set it. Checked before numpy allocates.
+"""
+
+from __future__ import annotations
+
+MAX_ELEMENTS = [None]
+
+
+class AllocationLimitError(MemoryError):
+    """A tensor larger than the configured element budget was requested."""
+
+
+def check_elements(shape) -> None:
+    limit = MAX_ELEMENTS[0]
+    if limit is None:
+        return
+    n = 1
+    for s in shape:
+        n *= int(s)
+    if n > limit:
+        raise AllocationLimitError(
+            f"tensor of {n:,} elements exceeds the limit of {limit:,} elements (--max-elements)")

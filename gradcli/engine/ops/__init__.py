@@ -1,0 +1,196 @@
+"""Every op, declared once (see registry.OPS), and the Tensor methods that call them.
+
+`install_methods` binds the op functions onto Tensor as PyTorch names them, so
+`x.sum(0)`, `torch.sum(x, 0)` and `x + y` all run the same table entry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import creation, elementwise, linalg, nn, reductions, shape, views
+from .registry import OPS, Op, defop, run_op  # noqa: F401
+
+E, R, S, V, L = elementwise, reductions, shape, views, linalg
+
+ZERO = defop("zero", "ZeroBackward0", np.zeros_like, lambda c, g: (g * 0,), "d zero_(a)/da = 0")
+FILL = defop("fill", "FillBackward0", lambda a, value: np.full_like(a, value), lambda c, g: (g * 0,),
+             "d fill_(a, v)/da = 0")
+
+
+def _swap(fn):
+    """Reflected operator: `2 - x` calls x.__rsub__(2)."""
+    return lambda self, other: fn(other, self)
+
+
+def _inplace(fn):
+    """x.op_(...) = compute op out of place, write back, rewrite history (Tensor._apply_inplace)."""
+
+    def method(self, *args, **kwargs):
+        return self._apply_inplace(lambda old: fn(old, *args, **kwargs))
+
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def _rtruediv(self, other):
+    return E.div(other, self)
+
+
+def _rmatmul(self, other):
+    return L.matmul(other, self)
+
+
+def _fill_(self, value):
+    if isinstance(value, Tensor):
+        value = value.item()
+    return self._apply_inplace(lambda old: run_op(FILL, (old,), (value,)))
+
+
+def _zero_(self):
+    return self._apply_inplace(lambda old: run_op(ZERO, (old,)))
+
+
+def _iop(fn):
+    """Augmented assignment on tensors is in place, as in PyTorch (`t += 1`)."""
+
+    def method(self, other):
+        if not isinstance(other, (Tensor, int, float, bool)):
+            return NotImplemented
+        return self._apply_inplace(lambda old: fn(old, other))
+
+    return method
+
+
+def _where_method(self, condition, other):
+    return E.where(condition, self, other)
+
+
+def _masked_fill(self, mask, value):
+    v = value.item() if isinstance(value, Tensor) else value
+    return E.where(mask, Tensor.__new__(Tensor) if False else _scalar_like(self, v), self)
+
+
+def _scalar_like(t, v):
+    from ..tensor import make
+
+    return make(np.asarray(v, dtype=t._data.dtype))
+
+
+def _dtype_method(name):
+    from .. import dtypes
+
+    target = dtypes.ALIASES[name]
+
+    def method(self, memory_format=None):
+        return S.to(self, target)
+
+    method.__name__ = name
+    return method
+
+
+def _type(self, dtype=None, **kwargs):
+    if dtype is None:
+        return f"torch.{self.dtype._legacy}"
+    return S.to(self, dtype)
+
+
+def _new_tensor(self, data, dtype=None, requires_grad=False):
+    return creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_ones(self, *size, dtype=None, requires_grad=False):
+    return creation.ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_zeros(self, *size, dtype=None, requires_grad=False):
+    return creation.zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_full(self, size, fill_value, dtype=None, requires_grad=False):
+    return creation.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _view_as(self, other):
+    return V.view(self, other._data.shape)
+
+
+def _reshape_as(self, other):
+    return V.reshape(self, other._data.shape)
+
+
+METHODS = {
+    # arithmetic and its operators
+    "add": E.add, "__add__": E.add, "__radd__": E.add,
+    "sub": E.sub, "subtract": E.sub, "__sub__": E.sub, "__rsub__": lambda self, other: E.rsub(self, other),
+    "mul": E.mul, "multiply": E.mul, "__mul__": E.mul, "__rmul__": E.mul,
+    "div": E.div, "divide": E.div, "true_divide": E.div, "__truediv__": E.div, "__rtruediv__": _rtruediv,
+    "floor_divide": E.floor_divide, "__floordiv__": E.floor_divide, "__rfloordiv__": _swap(E.floor_divide),
+    "remainder": E.remainder, "fmod": E.remainder, "__mod__": E.remainder, "__rmod__": _swap(E.remainder),
+    "pow": E.pow, "__pow__": E.pow, "__rpow__": _swap(E.pow), "square": E.square,
+    "neg": E.neg, "negative": E.neg, "__neg__": E.neg, "__pos__": lambda self: self,
+    "__abs__": E.abs, "abs": E.abs, "absolute": E.abs,
+    "__matmul__": L.matmul, "__rmatmul__": _rmatmul,
+    "__iadd__": _iop(E.add), "__isub__": _iop(E.sub), "__imul__": _iop(E.mul),
+    "__itruediv__": _iop(E.div), "__ipow__": _iop(E.pow),
+    # unary math
+    "exp": E.exp, "log": E.log, "log1p": E.log1p, "sqrt": E.sqrt, "rsqrt": E.rsqrt,
+    "sin": E.sin, "cos": E.cos, "tan": E.tan, "tanh": E.tanh, "sigmoid": E.sigmoid,
+    "relu": E.relu, "sign": E.sign, "reciprocal": E.reciprocal,
+    "floor": E.floor, "ceil": E.ceil, "round": E.round, "trunc": E.trunc,
+    "clamp": E.clamp, "clip": E.clamp, "clamp_min": E.clamp_min, "clamp_max": E.clamp_max,
+    "maximum": E.maximum, "minimum": E.minimum, "where": _where_method, "masked_fill": _masked_fill,
+    # comparisons and logic
+    "eq": E.eq, "__eq__": E.eq, "ne": E.ne, "__ne__": E.ne, "lt": E.lt, "__lt__": E.lt,
+    "le": E.le, "__le__": E.le, "gt": E.gt, "__gt__": E.gt, "ge": E.ge, "__ge__": E.ge,
+    "logical_not": E.logical_not, "logical_and": E.logical_and, "logical_or": E.logical_or,
+    "logical_xor": E.logical_xor, "__invert__": lambda self: E.logical_not(self) if self._data.dtype == np.bool_ else E.bitwise_not(self),
+    "__and__": E.logical_and, "__or__": E.logical_or, "__xor__": E.logical_xor,
+    "isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite,
+    "allclose": creation.allclose, "isclose": creation.isclose, "equal": creation.equal,
+    # reductions
+    "sum": R.sum, "mean": R.mean, "prod": R.prod, "max": R.max, "min": R.min,
+    "amax": R.amax, "amin": R.amin, "argmax": R.argmax, "argmin": R.argmin, "norm": R.norm,
+    "std": R.std, "var": R.var, "logsumexp": R.logsumexp, "cumsum": R.cumsum,
+    "all": R.all, "any": R.any, "count_nonzero": R.count_nonzero,
+    # linear algebra
+    "matmul": L.matmul, "mm": L.mm, "mv": L.mv, "dot": L.dot, "bmm": L.bmm, "outer": L.outer,
+    "ger": L.outer, "inner": L.dot,
+    # shape
+    "reshape": V.reshape, "view": V.view, "view_as": _view_as, "reshape_as": _reshape_as,
+    "flatten": V.flatten, "squeeze": V.squeeze, "unsqueeze": V.unsqueeze,
+    "transpose": V.transpose, "swapaxes": V.transpose, "t": V.t, "permute": V.permute,
+    "expand": V.expand, "expand_as": V.expand_as, "select": V.select, "narrow": V.narrow,
+    "__getitem__": V.getitem, "__setitem__": V.setitem,
+    "repeat": S.repeat, "split": S.split, "chunk": S.chunk, "unbind": S.unbind,
+    "contiguous": S.contiguous, "clone": S.clone, "flip": S.flip, "nonzero": S.nonzero,
+    "to": S.to, "type_as": S.type_as, "type": _type,
+    "float": _dtype_method("float"), "double": _dtype_method("double"),
+    "long": _dtype_method("long"), "int": _dtype_method("int"), "bool": _dtype_method("bool"),
+    "softmax": nn.softmax, "log_softmax": nn.log_softmax,
+    "new_tensor": _new_tensor, "new_ones": _new_ones, "new_zeros": _new_zeros, "new_full": _new_full,
+    # in place
+    "zero_": _zero_, "fill_": _fill_, "copy_": V.copy_,
+    "add_": _inplace(E.add), "sub_": _inplace(E.sub), "mul_": _inplace(E.mul),
+    "div_": _inplace(E.div), "pow_": _inplace(E.pow), "clamp_": _inplace(E.clamp),
+    "clamp_min_": _inplace(E.clamp_min), "clamp_max_": _inplace(E.clamp_max),
+    "exp_": _inplace(E.exp), "log_": _inplace(E.log), "neg_": _inplace(E.neg),
+    "relu_": _inplace(E.relu), "sigmoid_": _inplace(E.sigmoid), "tanh_": _inplace(E.tanh),
+    "sqrt_": _inplace(E.sqrt), "abs_": _inplace(E.abs), "sin_": _inplace(E.sin),
+    "cos_": _inplace(E.cos), "reciprocal_": _inplace(E.reciprocal), "square_": _inplace(E.square),
+    "masked_fill_": _inplace(_masked_fill),
+}
+
+PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": V.numpy_T, "mH": V.mT}
+
+
+def install_methods() -> None:
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in PROPERTIES.items():
+        setattr(Tensor, name, property(fn))
+
+
+install_methods()
+np.seterr(all="ignore")  # PyTorch gives nan/inf silently; so do we

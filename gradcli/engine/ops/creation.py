@@ -1,0 +1,276 @@
+"""Tensor creation: tensor, ones, zeros, full, eye, arange, linspace, empty,
+rand/randn/randint and the *_like forms, legacy FloatTensor & co."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..limits import check_elements
+from ..random import rng
+from ..tensor import Tensor, _plain, make
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(
+                f"ones(): argument 'size' (position 1) must be tuple of ints, but found element of type {type(s).__name__} at pos {len(out)}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: [{', '.join(map(str, size))}]")
+        out.append(int(s))
+    check_elements(out)
+    return tuple(out)
+
+
+def _float_dtype(dtype) -> np.dtype:
+    return (dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()).np
+
+
+def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    t = make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(data) -> dtypes.dtype:
+    """torch.tensor's inference: bool, int64 or the default float, from the values."""
+    kinds = set()
+    stack = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, Tensor):
+            kinds.add(v.dtype)
+        elif isinstance(v, np.ndarray):
+            kinds.add(dtypes.FROM_NP[v.dtype])
+        elif isinstance(v, bool):
+            kinds.add(dtypes.bool_)
+        elif isinstance(v, int):
+            kinds.add(dtypes.int64)
+        elif isinstance(v, float):
+            kinds.add(dtypes.get_default_dtype())
+        else:
+            raise TypeError(f"Could not infer dtype of {type(v).__name__}")
+    result = None
+    for k in kinds:
+        result = k if result is None else dtypes.promote(result, k)
+    return result or dtypes.get_default_dtype()
+
+
+def _check_ragged(data, depth=0):
+    if isinstance(data, (list, tuple)):
+        lens = None
+        for item in data:
+            if isinstance(item, (list, tuple)):
+                n = len(item)
+                if lens is None:
+                    lens = n
+                elif n != lens:
+                    raise ValueError(
+                        f"expected sequence of length {lens} at dim {depth + 1} (got {n})")
+            _check_ragged(item, depth + 1)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    if isinstance(data, Tensor):
+        arr = np.array(data._data, copy=True)
+        if dtype is not None:
+            arr = arr.astype(dtypes.to_dtype(dtype).np)
+        return _finish(arr, requires_grad)
+    if isinstance(data, str) or data is None:
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    _check_ragged(data)
+    target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    plain = _plain(data)
+    try:
+        arr = np.array(plain, dtype=target.np)
+    except OverflowError:
+        raise RuntimeError(f"Overflow when unpacking long") from None
+    check_elements(arr.shape)
+    return _finish(arr, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and (dtype is None or dtypes.to_dtype(dtype).np == data._data.dtype):
+        return data
+    return tensor(data, dtype=dtype)
+
+
+def _legacy(npdt):
+    def construct(*args):
+        if len(args) == 1 and isinstance(args[0], (list, tuple, Tensor)):
+            return make(np.array(_plain(args[0]), dtype=npdt))
+        return make(np.zeros(_size(args), dtype=npdt))
+
+    return construct
+
+
+FloatTensor = _legacy(np.float32)
+DoubleTensor = _legacy(np.float64)
+LongTensor = _legacy(np.int64)
+IntTensor = _legacy(np.int32)
+BoolTensor = _legacy(np.bool_)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    return _finish(np.ones(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = dtypes.scalar_dtype(fill_value)
+    return _finish(np.full(_size((size,)), fill_value, dtype=dtypes.to_dtype(dtype).np), requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    m = n if m is None else m
+    _size((n, m))
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def _num(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    start, end, step = _num(start), _num(end), _num(step)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0 and end != start:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in (start, end, step))
+        target = dtypes.get_default_dtype() if is_float else dtypes.int64
+    else:
+        target = dtypes.to_dtype(dtype)
+    n = max(int(math.ceil((end - start) / step)), 0)
+    check_elements((n,))
+    if target._category == 2:
+        arr = (start + np.arange(n, dtype=np.float64) * step).astype(target.np)
+    else:
+        arr = np.arange(start, end, step).astype(target.np)[:n]
+    return _finish(arr, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    start, end = _num(start), _num(end)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    check_elements((steps,))
+    target = _float_dtype(dtype)
+    if steps == 1:
+        arr = np.array([start], dtype=target)
+    else:
+        # PyTorch fills from both ends toward the middle
+        idx = np.arange(steps, dtype=np.float64)
+        step = (end - start) / (steps - 1)
+        half = steps // 2
+        arr = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx)).astype(target)
+    return _finish(arr, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    shape = _size(size)
+    return _finish(rng().random(shape).astype(_float_dtype(dtype)), requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    shape = _size(size)
+    return _finish(rng().standard_normal(shape).astype(_float_dtype(dtype)), requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    shape = _size((size,))
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    target = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
+    return _finish(rng().integers(low, high, size=shape).astype(target), requires_grad)
+
+
+def randperm(n, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return make(rng().permutation(n).astype(np.int64))
+
+
+def _like(fn):
+    def like(input, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs):
+        d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
+        return fn(input._data.shape, d, requires_grad)
+
+    return like
+
+
+ones_like = _like(lambda shape, d, rg: _finish(np.ones(shape, d.np), rg))
+zeros_like = _like(lambda shape, d, rg: _finish(np.zeros(shape, d.np), rg))
+empty_like = _like(lambda shape, d, rg: _finish(np.zeros(shape, d.np), rg))
+rand_like = _like(lambda shape, d, rg: _finish(rng().random(shape).astype(d.np), rg))
+randn_like = _like(lambda shape, d, rg: _finish(rng().standard_normal(shape).astype(d.np), rg))
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
+    return _finish(np.full(input._data.shape, fill_value, d.np), requires_grad)
+
+
+def randint_like(input, low, high=None, dtype=None, requires_grad=False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
+    return make(rng().integers(low, high, size=input._data.shape).astype(d.np))
+
+
+def zero_(t: Tensor) -> Tensor:
+    return t._apply_inplace(lambda old: old * 0)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(np.allclose(input._data, _arr(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    return make(np.asarray(np.isclose(input._data, _arr(other), rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+def equal(input, other) -> bool:
+    return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))
+
+
+def _arr(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def numel(input) -> int:
+    return int(input._data.size)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:
+    return input._data.dtype.kind == "f"

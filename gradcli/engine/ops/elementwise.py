@@ -1,0 +1,546 @@
+"""Elementwise ops: arithmetic, unary math, comparisons, where/clamp/maximum.
+
+Each op is one `defop` entry; the functions below only turn user arguments
+(Tensors, Python scalars, dtype promotion) into a `run_op` call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor, make
+from .registry import defop, run_op
+
+# ----------------------------------------------------------------- helpers
+
+
+def _zero_like(g):
+    return g * 0
+
+
+def _where(cond, a, b):
+    return where(cond, a, b)
+
+
+# ------------------------------------------------------------ the op table
+# Binary arithmetic: inputs (a, b), either may be a Python scalar.
+ADD = defop("add", "AddBackward0", np.add, lambda c, g: (g, g), "d(a+b)/da = 1, d(a+b)/db = 1",
+            broadcast=True, torch_call="a + b")
+ADD_ALPHA = defop("add_alpha", "AddBackward0", lambda a, b, alpha: a + b * alpha,
+                  lambda c, g: (g, g * c.meta[0]), "d(a+alpha*b)/da = 1, d(a+alpha*b)/db = alpha",
+                  broadcast=True)
+SUB = defop("sub", "SubBackward0", np.subtract, lambda c, g: (g, -g), "d(a-b)/da = 1, d(a-b)/db = -1",
+            broadcast=True, torch_call="a - b")
+SUB_ALPHA = defop("sub_alpha", "SubBackward0", lambda a, b, alpha: a - b * alpha,
+                  lambda c, g: (g, -g * c.meta[0]), "d(a-alpha*b)/da = 1, d(a-alpha*b)/db = -alpha",
+                  broadcast=True)
+RSUB = defop("rsub", "RsubBackward1", lambda a, s: s - a, lambda c, g: (-g,), "d(s-a)/da = -1",
+             torch_call="2.5 - a")
+MUL = defop("mul", "MulBackward0", np.multiply,
+            lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
+            "d(a*b)/da = b, d(a*b)/db = a", save="inputs", broadcast=True, torch_call="a * b")
+DIV = defop("div", "DivBackward0", np.true_divide,
+            lambda c, g: (g / c.saved[1] if c.needs(0) else None,
+                          -g * c.saved[0] / (c.saved[1] * c.saved[1]) if c.needs(1) else None),
+            "d(a/b)/da = 1/b, d(a/b)/db = -a/b^2", save="inputs", broadcast=True, torch_call="a / b")
+NEG = defop("neg", "NegBackward0", np.negative, lambda c, g: (-g,), "d(-a)/da = -1", torch_call="-a")
+
+
+def _pow_self_grad(g, a, e):
+    if isinstance(e, Tensor):
+        return _where(e == 0, 0.0, g * e * a ** (e - 1))
+    if e == 0:
+        return g * 0
+    return g * e * a ** (e - 1)
+
+
+def _pow_exp_grad(g, a, result):
+    # d(a^b)/db = a^b * log(a), defined as 0 where a == 0 and b >= 0
+    if isinstance(a, Tensor):
+        return g * _where(a == 0, 0.0, result * a.log())
+    if a == 0:
+        return g * 0
+    return g * result * float(np.log(a)) if a > 0 else g * result * log(make(np.asarray(a, dtype=result._data.dtype)))
+
+
+POW_SCALAR = defop("pow", "PowBackward0", lambda a, e: np.power(a, e),
+                   lambda c, g: (_pow_self_grad(g, c.saved[0], c.meta[0]),),
+                   "d(a^n)/da = n*a^(n-1)", save="inputs", torch_call="a ** 2.5")
+POW_TENSOR = defop("pow_tensor", "PowBackward1", np.power,
+                   lambda c, g: (_pow_self_grad(g, c.saved[0], c.saved[1]) if c.needs(0) else None,
+                                 _pow_exp_grad(g, c.saved[0], c.result) if c.needs(1) else None),
+                   "d(a^b)/da = b*a^(b-1), d(a^b)/db = a^b*log(a)", save="inputs result",
+                   broadcast=True, torch_call="a ** b")
+RPOW = defop("rpow", "PowBackward2", lambda a, s: np.power(s, a),
+             lambda c, g: (_pow_exp_grad(g, c.meta[0], c.result),),
+             "d(s^a)/da = s^a*log(s)", save="result", torch_call="2.5 ** a")
+
+EXP = defop("exp", "ExpBackward0", np.exp, lambda c, g: (g * c.result,), "d(exp a)/da = exp a",
+            save="result", torch_call="a.exp()")
+LOG = defop("log", "LogBackward0", np.log, lambda c, g: (g / c.saved[0],), "d(log a)/da = 1/a",
+            save="inputs", torch_call="a.log()")
+LOG1P = defop("log1p", "Log1PBackward0", np.log1p, lambda c, g: (g / (c.saved[0] + 1),),
+              "d(log(1+a))/da = 1/(1+a)", save="inputs", torch_call="a.log1p()")
+SQRT = defop("sqrt", "SqrtBackward0", np.sqrt, lambda c, g: (g / (c.result * 2),),
+             "d(sqrt a)/da = 1/(2 sqrt a)", save="result", torch_call="a.sqrt()")
+RSQRT = defop("rsqrt", "RsqrtBackward0", lambda a: 1 / np.sqrt(a),
+              lambda c, g: (-0.5 * g * c.result ** 3,), "d(a^-1/2)/da = -1/2 a^-3/2",
+              save="result", torch_call="a.rsqrt()")
+SIN = defop("sin", "SinBackward0", np.sin, lambda c, g: (g * c.saved[0].cos(),), "d(sin a)/da = cos a",
+            save="inputs", torch_call="a.sin()")
+COS = defop("cos", "CosBackward0", np.cos, lambda c, g: (-g * c.saved[0].sin(),), "d(cos a)/da = -sin a",
+            save="inputs", torch_call="a.cos()")
+TAN = defop("tan", "TanBackward0", np.tan, lambda c, g: (g * (1 + c.result * c.result),),
+            "d(tan a)/da = 1 + tan^2 a", save="result", torch_call="a.tan()")
+TANH = defop("tanh", "TanhBackward0", np.tanh, lambda c, g: (g * (1 - c.result * c.result),),
+             "d(tanh a)/da = 1 - tanh^2 a", save="result", torch_call="a.tanh()")
+
+
+def _sigmoid(a):
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-a))
+
+
+SIGMOID = defop("sigmoid", "SigmoidBackward0", _sigmoid,
+                lambda c, g: (g * c.result * (1 - c.result),), "d(sigmoid a)/da = s*(1-s)",
+                save="result", torch_call="a.sigmoid()")
+RELU = defop("relu", "ReluBackward0", lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
+             lambda c, g: (_where(c.result <= 0, 0.0, g),), "d(relu a)/da = 1 if a > 0 else 0",
+             save="result", torch_call="a.relu()")
+ABS = defop("abs", "AbsBackward0", np.abs, lambda c, g: (g * c.saved[0].sign(),),
+            "d|a|/da = sign(a)", save="inputs", torch_call="a.abs()")
+SIGN = defop("sign", "SignBackward0", np.sign, lambda c, g: (_zero_like(g),), "d sign(a)/da = 0",
+             torch_call="a.sign()")
+RECIPROCAL = defop("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,
+                   lambda c, g: (-g * c.result * c.result,), "d(1/a)/da = -1/a^2",
+                   save="result", torch_call="a.reciprocal()")
+
+
+def _clamp_fwd(a, lo, hi):
+    out = a
+    if lo is not None:
+        out = np.maximum(out, lo)
+    if hi is not None:
+        out = np.minimum(out, hi)
+    if out is a:
+        out = a.copy()
+    # nan stays nan, as in PyTorch
+    return np.where(np.isnan(a), a, out).astype(a.dtype, copy=False)
+
+
+def _clamp_mask(a, lo, hi):
+    mask = None
+    if lo is not None:
+        mask = a >= lo
+    if hi is not None:
+        upper = a <= hi
+        mask = upper if mask is None else mask.logical_and(upper)
+    return mask
+
+
+CLAMP = defop("clamp", "ClampBackward1", _clamp_fwd,
+              lambda c, g: (_where(_clamp_mask(c.saved[0], *c.meta), g, 0.0),),
+              "d clamp(a)/da = 1 inside [min, max], else 0", save="inputs", torch_call="a.clamp(-0.5, 0.5)")
+CLAMP_MIN = defop("clamp_min", "ClampMinBackward0", lambda a, lo: _clamp_fwd(a, lo, None),
+                  lambda c, g: (_where(c.saved[0] >= c.meta[0], g, 0.0),),
+                  "d clamp_min(a)/da = 1 where a >= min", save="inputs", torch_call="a.clamp_min(0.1)")
+CLAMP_MAX = defop("clamp_max", "ClampMaxBackward0", lambda a, hi: _clamp_fwd(a, None, hi),
+                  lambda c, g: (_where(c.saved[0] <= c.meta[0], g, 0.0),),
+                  "d clamp_max(a)/da = 1 where a <= max", save="inputs", torch_call="a.clamp_max(0.1)")
+
+
+def _clamp_t_fwd(a, lo, hi):
+    return np.where(np.isnan(a), a, np.minimum(np.maximum(a, lo), hi)).astype(a.dtype, copy=False)
+
+
+CLAMP_TENSOR = defop(
+    "clamp_tensor", "ClampBackward0", _clamp_t_fwd,
+    lambda c, g: (
+        _where((c.saved[0] >= c.saved[1]).logical_and(c.saved[0] <= c.saved[2]), g, 0.0),
+        _where(c.saved[0] < c.saved[1], g, 0.0) if c.needs(1) else None,
+        _where(c.saved[0] > c.saved[2], g, 0.0) if c.needs(2) else None),
+    "d clamp(a, lo, hi) = 1 inside, to lo below, to hi above", save="inputs", broadcast=True)
+
+
+def _max_min_grads(c, g, self_loses):
+    a, b = c.saved
+    tie = a == b
+    half = g / 2
+    ga = _where(self_loses(a, b), 0.0, _where(tie, half, g)) if c.needs(0) else None
+    gb = _where(self_loses(b, a), 0.0, _where(tie, half, g)) if c.needs(1) else None
+    return ga, gb
+
+
+MAXIMUM = defop("maximum", "MaximumBackward0", np.maximum,
+                lambda c, g: _max_min_grads(c, g, lambda x, y: x < y),
+                "d max(a,b)/da = 1 where a > b (1/2 at ties)", save="inputs", broadcast=True,
+                torch_call="torch.maximum(a, b)")
+MINIMUM = defop("minimum", "MinimumBackward0", np.minimum,
+                lambda c, g: _max_min_grads(c, g, lambda x, y: x > y),
+                "d min(a,b)/da = 1 where a < b (1/2 at ties)", save="inputs", broadcast=True,
+                torch_call="torch.minimum(a, b)")
+WHERE = defop("where", "WhereBackward0", lambda a, b, cond: np.where(cond, a, b),
+              lambda c, g: (_where(c.meta_tensor(0), g, 0.0) if c.needs(0) else None,
+                            _where(c.meta_tensor(0), 0.0, g) if c.needs(1) else None),
+              "d where(c,a,b)/da = c, d/db = not c", broadcast=True,
+              torch_call="torch.where(a > 0, a, b)")
+REMAINDER = defop("remainder", "RemainderBackward0", lambda a, b: np.mod(a, b),
+                  lambda c, g: (g, -g * (c.saved[0] / c.saved[1]).floor() if c.needs(1) else None),
+                  "d(a mod b)/da = 1, d/db = -floor(a/b)", save="inputs", broadcast=True)
+
+
+def _not_implemented(name):
+    def backward(c, g):
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    return backward
+
+
+FLOOR_DIVIDE = defop("floor_divide", "NotImplemented", lambda a, b: np.floor_divide(a, b),
+                     _not_implemented("floor_divide"), broadcast=True)
+FLOOR = defop("floor", "FloorBackward0", np.floor, lambda c, g: (_zero_like(g),), "d floor(a)/da = 0")
+CEIL = defop("ceil", "CeilBackward0", np.ceil, lambda c, g: (_zero_like(g),), "d ceil(a)/da = 0")
+ROUND = defop("round", "RoundBackward0", np.round, lambda c, g: (_zero_like(g),), "d round(a)/da = 0")
+TRUNC = defop("trunc", "TruncBackward0", np.trunc, lambda c, g: (_zero_like(g),), "d trunc(a)/da = 0")
+
+# ------------------------------------------------------------ entry points
+
+
+def _operand_dtype_cast(a, b, result: dtypes.dtype):
+    """numpy operands for a binary op computed in `result` dtype."""
+    npdt = result.np
+    x = a._data if isinstance(a, Tensor) else a
+    y = b._data if isinstance(b, Tensor) else b
+    if isinstance(a, Tensor) and x.dtype != npdt:
+        x = x.astype(npdt)
+    elif not isinstance(a, Tensor):
+        x = _scalar_as(x, result)
+    if isinstance(b, Tensor) and y.dtype != npdt:
+        y = y.astype(npdt)
+    elif not isinstance(b, Tensor):
+        y = _scalar_as(y, result)
+    return x, y
+
+
+def _scalar_as(value, d: dtypes.dtype):
+    if isinstance(value, bool) and d._category != 0:
+        value = int(value)
+    if d._category == 2:
+        return float(value) if not isinstance(value, float) else value
+    return value
+
+
+_FLOAT_KINDS = ("f",)
+
+
+def binary(op, a, b, float_result: bool = False):
+    """Run a binary op with PyTorch's type promotion (a or b may be a Python scalar)."""
+    if isinstance(b, Tensor) and isinstance(a, Tensor):
+        da, db = a._data.dtype, b._data.dtype
+        if da == db and (not float_result or da.kind == "f") and a._data.ndim and b._data.ndim:
+            return run_op(op, (a, b))
+    elif isinstance(a, Tensor) and type(b) is float and a._data.dtype.kind == "f":
+        return run_op(op, (a, b))
+    elif not isinstance(b, (Tensor, int, float, bool)) or (not isinstance(a, (Tensor, int, float, bool))):
+        return NotImplemented
+    result = dtypes.result_type(a, b)
+    if float_result and result._category != 2:
+        result = dtypes.get_default_dtype()
+    x, y = _operand_dtype_cast(a, b, result)
+    return run_op(op, (a, b), arrays=(x, y))
+
+
+def add(input, other, *, alpha=1, out=None):
+    if alpha != 1:
+        return _with_alpha(ADD_ALPHA, input, other, alpha)
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    return binary(ADD, input, other)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    if alpha != 1:
+        return _with_alpha(SUB_ALPHA, input, other, alpha)
+    return binary(SUB, input, other)
+
+
+def _with_alpha(op, a, b, alpha):
+    result = dtypes.result_type(a, b, alpha)
+    x, y = _operand_dtype_cast(a, b, result)
+    return run_op(op, (a, b), (alpha,), arrays=(x, y))
+
+
+def rsub(input, other):
+    """other - input for a Python scalar `other` (RsubBackward1)."""
+    result = dtypes.result_type(input, other)
+    x, y = _operand_dtype_cast(input, other, result)
+    return run_op(RSUB, (input,), (y,), arrays=(x,))
+
+
+def mul(input, other):
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    return binary(MUL, input, other)
+
+
+def div(input, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        if not isinstance(input, Tensor):
+            return reciprocal(other) * input
+        return binary(DIV, input, other, float_result=True)
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        return trunc(div(input, other)) if _is_float(input, other) else _int_trunc_div(input, other)
+    raise RuntimeError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+def _is_float(a, b) -> bool:
+    return dtypes.result_type(a, b)._category == 2
+
+
+def _int_trunc_div(a, b):
+    x, y = _operand_dtype_cast(a, b, dtypes.result_type(a, b))
+    _check_int_zero(y)
+    return make(np.asarray(np.trunc(np.true_divide(x, y)).astype(np.result_type(x, y))))
+
+
+def _check_int_zero(y) -> None:
+    arr = np.asarray(y)
+    if arr.dtype.kind in "iub" and (arr == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+
+
+def floor_divide(input, other):
+    result = dtypes.result_type(input, other)
+    x, y = _operand_dtype_cast(input, other, result)
+    if result._category != 2:
+        _check_int_zero(y)
+    return run_op(FLOOR_DIVIDE, (input, other), arrays=(x, y))
+
+
+def remainder(input, other):
+    result = dtypes.result_type(input, other)
+    x, y = _operand_dtype_cast(input, other, result)
+    if result._category != 2:
+        _check_int_zero(y)
+    return run_op(REMAINDER, (input, other), arrays=(x, y))
+
+
+def neg(input):
+    if input._data.dtype == np.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return run_op(NEG, (input,))
+
+
+def pow(input, exponent):  # noqa: A001 - torch's name
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        if isinstance(exponent, bool):
+            exponent = int(exponent)
+        result = dtypes.result_type(input, exponent)
+        if result._category == 1 and isinstance(exponent, int) and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        x = input._data if input._data.dtype == result.np else input._data.astype(result.np)
+        e = float(exponent) if result._category == 2 else exponent
+        return run_op(POW_SCALAR, (input,), (e,), arrays=(x,))
+    if not isinstance(input, Tensor):
+        result = dtypes.result_type(exponent, input)
+        x = exponent._data if exponent._data.dtype == result.np else exponent._data.astype(result.np)
+        return run_op(RPOW, (exponent,), (_scalar_as(input, result),), arrays=(x,))
+    result = dtypes.result_type(input, exponent)
+    x, y = _operand_dtype_cast(input, exponent, result)
+    if result._category == 1 and (np.asarray(y) < 0).any():
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return run_op(POW_TENSOR, (input, exponent), arrays=(x, y))
+
+
+def square(input):
+    return pow(input, 2)
+
+
+def _float_unary(op):
+    """A unary op that, like PyTorch, computes integer inputs in the default float dtype."""
+
+    def fn(input):
+        d = input._data
+        if d.dtype.kind != "f":
+            return run_op(op, (input,), arrays=(d.astype(dtypes.get_default_dtype().np),))
+        return run_op(op, (input,))
+
+    fn.__name__ = op.name
+    return fn
+
+
+def _same_dtype_unary(op):
+    def fn(input):
+        return run_op(op, (input,))
+
+    fn.__name__ = op.name
+    return fn
+
+
+exp = _float_unary(EXP)
+log = _float_unary(LOG)
+log1p = _float_unary(LOG1P)
+sqrt = _float_unary(SQRT)
+rsqrt = _float_unary(RSQRT)
+sin = _float_unary(SIN)
+cos = _float_unary(COS)
+tan = _float_unary(TAN)
+tanh = _float_unary(TANH)
+sigmoid = _float_unary(SIGMOID)
+reciprocal = _float_unary(RECIPROCAL)
+relu = _same_dtype_unary(RELU)
+abs = _same_dtype_unary(ABS)  # noqa: A001
+floor = _same_dtype_unary(FLOOR)
+ceil = _same_dtype_unary(CEIL)
+trunc = _same_dtype_unary(TRUNC)
+
+
+def sign(input):
+    if input._data.dtype == np.bool_:
+        return make(input._data.copy())
+    return run_op(SIGN, (input,))
+
+
+def round(input, *, decimals=0):  # noqa: A001
+    if decimals:
+        return run_op(ROUND, (input,), arrays=(np.round(input._data, decimals),)) * 1
+    return run_op(ROUND, (input,))
+
+
+def clamp(input, min=None, max=None):  # noqa: A002
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo = min if min is not None else full_like_value(input, -np.inf)
+        hi = max if max is not None else full_like_value(input, np.inf)
+        return run_op(CLAMP_TENSOR, (input, lo, hi))
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    d = input._data
+    lo = _bound(min, d)
+    hi = _bound(max, d)
+    if d.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
+        return run_op(CLAMP, (input,), (lo, hi), arrays=(d.astype(dtypes.get_default_dtype().np),))
+    return run_op(CLAMP, (input,), (lo, hi))
+
+
+def _bound(v, d):
+    if v is None:
+        return None
+    return d.dtype.type(v) if d.dtype.kind == "f" else v
+
+
+def full_like_value(input, value):
+    return make(np.full(input._data.shape, value, dtype=input._data.dtype))
+
+
+def clamp_min(input, min):  # noqa: A002
+    return run_op(CLAMP_MIN, (input,), (_bound(min, input._data),))
+
+
+def clamp_max(input, max):  # noqa: A002
+    return run_op(CLAMP_MAX, (input,), (_bound(max, input._data),))
+
+
+def maximum(input, other):
+    return binary(MAXIMUM, input, other)
+
+
+def minimum(input, other):
+    return binary(MINIMUM, input, other)
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        from .shape import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if cond.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {dtypes.FROM_NP[cond.dtype].name.capitalize()}")
+    a_t, b_t = isinstance(input, Tensor), isinstance(other, Tensor)
+    result = dtypes.result_type(input, other)
+    x, y = _operand_dtype_cast(input, other, result)
+    shape = np.broadcast_shapes(np.shape(cond), np.shape(x), np.shape(y))
+    res = run_op(WHERE, (input if a_t else None, other if b_t else None), (cond,), arrays=(x, y))
+    if res._data.shape != shape:
+        res._data = np.broadcast_to(res._data, shape).copy()
+    return res
+
+
+# comparisons and logic: no gradient, bool results
+
+def _compare(npfn):
+    def fn(input, other):
+        if not isinstance(other, (Tensor, int, float, bool)):
+            return NotImplemented
+        if isinstance(input, Tensor) and isinstance(other, Tensor):
+            x, y = input._data, other._data
+            if x.dtype != y.dtype:
+                result = dtypes.result_type(input, other)
+                x, y = _operand_dtype_cast(input, other, result)
+        else:
+            x = input._data if isinstance(input, Tensor) else input
+            y = other._data if isinstance(other, Tensor) else other
+        try:
+            out = npfn(x, y)
+        except ValueError:
+            _broadcast_error(np.shape(x), np.shape(y))
+        return make(np.asarray(out))
+
+    return fn
+
+
+def _broadcast_error(a, b):
+    from .shape import broadcast_error
+
+    broadcast_error(a, b)
+
+
+eq = _compare(np.equal)
+ne = _compare(np.not_equal)
+lt = _compare(np.less)
+le = _compare(np.less_equal)
+gt = _compare(np.greater)
+ge = _compare(np.greater_equal)
+
+
+def logical_not(input):
+    return make(np.logical_not(input._data))
+
+
+def logical_and(input, other):
+    return make(np.logical_and(input._data, _arr(other)))
+
+
+def logical_or(input, other):
+    return make(np.logical_or(input._data, _arr(other)))
+
+
+def logical_xor(input, other):
+    return make(np.logical_xor(input._data, _arr(other)))
+
+
+def _arr(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def isnan(input):
+    return make(np.isnan(input._data) if input._data.dtype.kind == "f" else np.zeros(input._data.shape, bool))
+
+
+def isinf(input):
+    return make(np.isinf(input._data) if input._data.dtype.kind == "f" else np.zeros(input._data.shape, bool))
+
+
+def isfinite(input):
+    return make(np.isfinite(input._data) if input._data.dtype.kind == "f" else np.ones(input._data.shape, bool))
+
+
+def bitwise_not(input):
+    if input._data.dtype.kind == "f":
+        raise TypeError("bitwise_not_cpu not implemented for 'Float'")
+    return make(np.invert(input._data))

@@ -1,0 +1,166 @@
+"""Linear algebra: mm, mv, dot, bmm, addmm, matmul (dispatching by rank as
+PyTorch does, so `@` gives MmBackward0, MvBackward0, DotBackward0,
+SqueezeBackward4 or UnsafeViewBackward0), and outer."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor
+from .registry import defop, run_op
+from .views import squeeze_internal, unsafe_view, unsqueeze
+
+
+def _mm_grads(c, g):
+    a, b = c.saved
+    return (g.mm(b.t()) if c.needs(0) else None, a.t().mm(g) if c.needs(1) else None)
+
+
+MM = defop("mm", "MmBackward0", np.matmul, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
+           save="inputs", torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
+MV = defop("mv", "MvBackward0", np.matmul,
+           lambda c, g: (g.unsqueeze(1) * c.saved[1].unsqueeze(0) if c.needs(0) else None,
+                         c.saved[0].t().mv(g) if c.needs(1) else None),
+           "d(A@v)/dA = g v^T, d(A@v)/dv = A^T g", save="inputs")
+DOT = defop("dot", "DotBackward0", np.dot,
+            lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
+            "d(a.b)/da = b, d(a.b)/db = a", save="inputs",
+            torch_call="a.reshape(-1) @ a.reshape(-1)")
+BMM = defop("bmm", "BmmBackward0", np.matmul,
+            lambda c, g: (g.bmm(c.saved[1].transpose(1, 2)) if c.needs(0) else None,
+                          c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
+            "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs")
+ADDMM = defop("addmm", "AddmmBackward0",
+              lambda bias, a, b, beta, alpha: beta * bias + alpha * (a @ b) if (beta != 1 or alpha != 1) else bias + a @ b,
+              lambda c, g: (g * c.meta[0] if c.needs(0) else None,
+                            g.mm(c.saved[2].t()) * c.meta[1] if c.needs(1) else None,
+                            c.saved[1].t().mm(g) * c.meta[1] if c.needs(2) else None),
+              "d(bias + A@B): bias gets G, A gets G@B^T, B gets A^T@G", save="inputs", broadcast=True)
+
+
+def _same_dtype(a: Tensor, b: Tensor, name: str):
+    if a._data.dtype != b._data.dtype:
+        da, db = dtypes.FROM_NP[a._data.dtype], dtypes.FROM_NP[b._data.dtype]
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {da.name.replace('float32', 'float').replace('float64', 'double').replace('int64', 'long')} != "
+            f"{db.name.replace('float32', 'float').replace('float64', 'double').replace('int64', 'long')}")
+
+
+def _shape_str(shape) -> str:
+    return "x".join(str(s) for s in shape)
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    if a._data.ndim != 2:
+        raise RuntimeError(f"self must be a matrix")
+    if b._data.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix")
+    if a._data.shape[1] != b._data.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
+    _same_dtype(a, b, "mm")
+    return run_op(MM, (a, b))
+
+
+def mv(a: Tensor, v: Tensor) -> Tensor:
+    if a._data.ndim != 2 or v._data.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got 1, {a._data.ndim}, {v._data.ndim}")
+    if a._data.shape[1] != v._data.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({a._data.shape[0]}), mat ({_shape_str(a._data.shape)}), vec ({v._data.shape[0]})")
+    _same_dtype(a, v, "mv")
+    return run_op(MV, (a, v))
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
+    if a._data.shape[0] != b._data.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and src [{b._data.shape[0]}] "
+            "to have the same number of elements, but got "
+            f"{a._data.shape[0]} and {b._data.shape[0]} elements respectively")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found {_dt(a)} and {_dt(b)}")
+    return run_op(DOT, (a, b))
+
+
+def _dt(t):
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}[t.dtype.name]
+
+
+vdot = dot
+inner = dot
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    if a._data.ndim != 3 or b._data.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor")
+    return run_op(BMM, (a, b))
+
+
+def addmm(bias, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
+    if a._data.shape[1] != b._data.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
+    return run_op(ADDMM, (bias, a, b), (beta, alpha))
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """a @ b with PyTorch's rank dispatch (and node names)."""
+    if not isinstance(b, Tensor) or not isinstance(a, Tensor):
+        raise TypeError(
+            f"matmul(): argument 'other' (position 1) must be Tensor, not {type(b).__name__}")
+    na, nb = a._data.ndim, b._data.ndim
+    if na == 0 or nb == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
+    if na == 1 and nb == 1:
+        return dot(a, b)
+    if na == 2 and nb == 1:
+        return mv(a, b)
+    if na == 1 and nb == 2:
+        if a._data.shape[0] != b._data.shape[0]:
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied (1x{a._data.shape[0]} and {_shape_str(b._data.shape)})")
+        return squeeze_internal(mm(unsqueeze(a, 0), b), 0)
+    if na == 2 and nb == 2:
+        return mm(a, b)
+    if na >= 3 and nb <= 2:
+        k = a._data.shape[-1]
+        folded = a.reshape(-1, k)
+        if nb == 1:
+            out = mv(folded, b)
+            return unsafe_view(out, a._data.shape[:-1])
+        out = mm(folded, b)
+        return unsafe_view(out, a._data.shape[:-1] + (b._data.shape[-1],))
+    # batched: broadcast the batch dims, fold them, bmm, unfold
+    a2 = a if na >= 2 else unsqueeze(a, 0)
+    b2 = b if nb >= 2 else unsqueeze(b, -1)
+    batch = np.broadcast_shapes(a2._data.shape[:-2], b2._data.shape[:-2])
+    n, k = a2._data.shape[-2:]
+    k2, m = b2._data.shape[-2:]
+    if k != k2:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{int(np.prod(batch))}, {k}] "
+            f"but got: [{int(np.prod(batch))}, {k2}].")
+    ae = a2.expand(batch + (n, k)).reshape(-1, n, k)
+    be = b2.expand(batch + (k, m)).reshape(-1, k, m)
+    out = bmm(ae, be)
+    shape = batch + (n, m)
+    if na == 1:
+        shape = batch + (m,)
+    elif nb == 1:
+        shape = batch + (n,)
+    return unsafe_view(out, shape)
+
+
+def outer(a: Tensor, b: Tensor) -> Tensor:
+    return a.reshape(-1, 1) * b
+
+
+ger = outer

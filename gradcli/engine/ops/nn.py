@@ -1,0 +1,215 @@
+"""Neural-net functions (torch.nn.functional): softmax, log_softmax, mse_loss,
+cross_entropy (NllLoss over LogSoftmax, as PyTorch composes it),
+binary_cross_entropy, linear."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor, _wrap_dim, make
+from .registry import defop, run_op
+
+
+def _softmax_fwd(a, dim):
+    m = np.max(a, axis=dim, keepdims=True) if a.size else 0
+    e = np.exp(a - np.where(np.isfinite(m), m, 0))
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax_fwd(a, dim):
+    m = np.max(a, axis=dim, keepdims=True) if a.size else 0
+    shifted = a - np.where(np.isfinite(m), m, 0)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+SOFTMAX = defop("softmax", "SoftmaxBackward0", _softmax_fwd,
+                lambda c, g: (c.result * (g - (g * c.result).sum(c.meta[0], keepdim=True)),),
+                "d softmax(a)/da: s*(g - sum(g*s))", save="result", torch_call="torch.softmax(a, -1)")
+LOG_SOFTMAX = defop("log_softmax", "LogSoftmaxBackward0", _log_softmax_fwd,
+                    lambda c, g: (g - c.result.exp() * g.sum(c.meta[0], keepdim=True),),
+                    "d log_softmax(a)/da: g - softmax(a)*sum(g)", save="result",
+                    torch_call="torch.log_softmax(a, -1)")
+
+
+def _reduce(arr, reduction):
+    if reduction == "mean":
+        return np.mean(arr)
+    if reduction == "sum":
+        return np.sum(arr)
+    return arr
+
+
+def _reduced_grad(g, reduction, n):
+    if reduction == "mean":
+        return g / n
+    return g
+
+
+MSE = defop("mse_loss", "MseLossBackward0",
+            lambda a, t, reduction: _reduce((a - t) ** 2, reduction),
+            lambda c, g: _mse_grads(c, g),
+            "d mse(a, t)/da = 2(a - t)/N", save="inputs", broadcast=True,
+            torch_call="torch.nn.functional.mse_loss(a, a * 0.5)")
+
+
+def _mse_grads(c, g):
+    a, t = c.saved
+    reduction = c.meta[0]
+    diff = a - t
+    n = max(diff._data.size, 1)
+    ga = _reduced_grad(g, reduction, n) * 2 * diff
+    return (ga if c.needs(0) else None, -ga if c.needs(1) else None)
+
+
+def _nll_fwd(logp, target, reduction, weight):
+    if logp.ndim == 1:
+        picked = -logp[target]
+        return picked
+    n = logp.shape[0]
+    moved = np.moveaxis(logp, 1, -1)
+    picked = -np.take_along_axis(moved, target[..., None], axis=-1)[..., 0]
+    if reduction == "mean":
+        return np.mean(picked) if n else np.asarray(np.nan, dtype=logp.dtype)
+    if reduction == "sum":
+        return np.sum(picked)
+    return picked
+
+
+def _nll_backward(c, g):
+    target, reduction, weight = c.meta[0], c.meta[1], c.meta[2]
+    shape, dtype = c.meta[3], c.meta[4]
+    mask = np.zeros(shape, dtype=dtype)
+    if len(shape) == 1:
+        mask[target] = -1
+        count = 1
+    else:
+        moved = np.moveaxis(mask, 1, -1)
+        np.put_along_axis(moved, target[..., None], -1, axis=-1)
+        count = target.size
+    scale = make(mask)
+    if reduction == "none" and len(shape) > 1:
+        return (scale * g.unsqueeze(1),)
+    if reduction == "mean":
+        return (scale * (g / count),)
+    return (scale * g,)
+
+
+NLL = defop("nll_loss", "NllLossBackward0", lambda logp, target, reduction, weight, shape, dtype: _nll_fwd(logp, target, reduction, weight),
+            _nll_backward, "d nll(logp, t)/dlogp = -1/N at the target class")
+
+
+def softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
+    d = input._data
+    if dim is None:
+        dim = 0 if d.ndim in (0, 1, 3) else 1
+    arrays = None
+    if dtype is not None:
+        arrays = (d.astype(dtype.np),)
+    elif d.dtype.kind != "f":
+        raise RuntimeError('"softmax_lastdim_kernel_impl" not implemented for \'Long\'')
+    return run_op(SOFTMAX, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
+
+
+def log_softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
+    d = input._data
+    if dim is None:
+        dim = 0 if d.ndim in (0, 1, 3) else 1
+    arrays = None
+    if dtype is not None:
+        arrays = (d.astype(dtype.np),)
+    elif d.dtype.kind != "f":
+        raise RuntimeError('"log_softmax_lastdim_kernel_impl" not implemented for \'Long\'')
+    return run_op(LOG_SOFTMAX, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    if input._data.shape != target._data.shape:
+        import warnings
+
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            UserWarning, stacklevel=2)
+    return run_op(MSE, (input, target), (reduction,))
+
+
+def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
+             reduce=None, reduction="mean") -> Tensor:
+    t = target._data
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"expected scalar type Long but found {target.dtype._legacy.replace('Tensor', '')}")
+    d = input._data
+    n_classes = d.shape[0] if d.ndim == 1 else d.shape[1]
+    if t.size and (t.max() >= n_classes or t.min() < 0):
+        bad = int(t.max() if t.max() >= n_classes else t.min())
+        raise IndexError(f"Target {bad} is out of bounds.")
+    if d.ndim >= 2 and t.shape[0] != d.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({d.shape[0]}) to match target batch_size ({t.shape[0]}).")
+    return run_op(NLL, (input,), (t, reduction, weight, d.shape, d.dtype))
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0) -> Tensor:
+    if target._data.dtype.kind == "f":
+        # class probabilities: -(target * log_softmax(input)).sum(class dim), reduced
+        logp = log_softmax(input, 1 if input._data.ndim > 1 else 0)
+        per = -(logp * target).sum(1 if input._data.ndim > 1 else 0)
+        if reduction == "mean":
+            return per.mean() if input._data.ndim > 1 else per
+        return per.sum() if reduction == "sum" else per
+    return nll_loss(log_softmax(input, 1 if input._data.ndim > 1 else 0), target,
+                    reduction=reduction)
+
+
+def _bce_fwd(x, t, reduction):
+    with np.errstate(divide="ignore"):
+        logx = np.maximum(np.log(x), -100)
+        log1mx = np.maximum(np.log(1 - x), -100)
+    return _reduce(-(t * logx + (1 - t) * log1mx), reduction)
+
+
+def _bce_grads(c, g):
+    x, t = c.saved
+    reduction = c.meta[0]
+    n = max(x._data.size, 1)
+    denom = ((1 - x) * x).clamp(min=1e-12)
+    gx = _reduced_grad(g, reduction, n) * (x - t) / denom
+    gt = None
+    if c.needs(1):
+        gt = _reduced_grad(g, reduction, n) * ((1 - x).log().clamp(min=-100) - x.log().clamp(min=-100))
+    return (gx if c.needs(0) else None, gt)
+
+
+BCE = defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce_fwd, _bce_grads,
+            "d bce(x, t)/dx = (x - t)/(x(1 - x))/N", save="inputs")
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
+                         reduce=None, reduction="mean") -> Tensor:
+    if input._data.shape != target._data.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    x = input._data
+    if x.size and ((x < 0).any() or (x > 1).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    return run_op(BCE, (input, target), (reduction,))
+
+
+def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
+    from .linalg import addmm, matmul
+
+    if input._data.ndim == 2 and bias is not None:
+        return addmm(bias, input, weight.t())
+    out = matmul(input, weight.t())
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:
+        return input.relu_()
+    return input.relu()

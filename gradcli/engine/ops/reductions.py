@@ -1,0 +1,487 @@
+"""Reductions: sum, mean, prod, max/min (with and without dim), amax/amin,
+argmax/argmin, norm, std/var, logsumexp, cumsum, all/any.
+
+The overloads get PyTorch's distinct node names: `sum()` is SumBackward0 and
+`sum(dim)` SumBackward1, `max()` MaxBackward1 and `max(dim)` MaxBackward0.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import builtins as _builtins
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor, _wrap_dim, make
+from .registry import defop, run_op
+
+
+def _dims(dim, ndim: int) -> tuple:
+    """Normalise dim (int, list, tuple or None) to a sorted tuple of axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return tuple(range(ndim))
+        return tuple(sorted(_wrap_dim(int(d), ndim) for d in dim))
+    return (_wrap_dim(int(dim), ndim),)
+
+
+def _unsqueeze_to(g: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    """Re-insert reduced dims into a gradient so it broadcasts against the input."""
+    if keepdim or not dims:
+        return g
+    shape = list(g._data.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    return g.reshape(shape)
+
+
+def _expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
+    return _unsqueeze_to(g, dims, keepdim).expand(shape)
+
+
+# ------------------------------------------------------------ the op table
+SUM = defop("sum", "SumBackward0", lambda a, shape: np.sum(a), lambda c, g: (g.expand(c.meta[0]),),
+            "d sum(a)/da = 1 (the gradient is broadcast back)", torch_call="a.sum()")
+SUM_DIM = defop("sum_dim", "SumBackward1",
+                lambda a, shape, dims, keepdim: np.sum(a, axis=dims, keepdims=keepdim),
+                lambda c, g: (_expand_back(g, *c.meta),), "d sum(a, dim)/da = 1 along dim",
+                torch_call="a.sum(0)")
+MEAN = defop("mean", "MeanBackward0", lambda a, shape: np.mean(a),
+             lambda c, g: (g.expand(c.meta[0]) / _builtins.max(int(np.prod(c.meta[0])), 1),),
+             "d mean(a)/da = 1/N", torch_call="a.mean()")
+MEAN_DIM = defop("mean_dim", "MeanBackward1",
+                 lambda a, shape, dims, keepdim: np.mean(a, axis=dims, keepdims=keepdim),
+                 lambda c, g: (_expand_back(g, *c.meta) / _count(c.meta[0], c.meta[1]),),
+                 "d mean(a, dim)/da = 1/N along dim", torch_call="a.mean(0)")
+
+
+def _count(shape, dims) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _prod_backward(c, g):
+    a = c.saved[0]
+    data = a._data
+    zeros = int((data == 0).sum())
+    if zeros == 0:
+        return (g * c.result / a,)
+    if zeros > 1:
+        return (g * a * 0,)
+    from .elementwise import where
+
+    others = where(a == 0, 1.0, a).prod()
+    return (where(a == 0, g * others, 0.0),)
+
+
+PROD = defop("prod", "ProdBackward0", lambda a: np.prod(a), _prod_backward,
+             "d prod(a)/da_i = prod of the other elements", save="inputs result",
+             torch_call="a.prod()")
+
+
+def _exclusive_prod(data: np.ndarray, axis: int) -> np.ndarray:
+    """Product of all other elements along axis, exact with zeros (no division)."""
+    moved = np.moveaxis(data, axis, -1)
+    ones = np.ones(moved.shape[:-1] + (1,), dtype=data.dtype)
+    left = np.cumprod(np.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, moved[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return np.moveaxis(left * right, -1, axis)
+
+
+PROD_DIM = defop("prod_dim", "ProdBackward1",
+                 lambda a, dim, keepdim: np.prod(a, axis=dim, keepdims=keepdim),
+                 lambda c, g: (_unsqueeze_to(g, (c.meta[0],), c.meta[1])
+                               * make(_exclusive_prod(c.saved[0]._data, c.meta[0])),),
+                 "d prod(a, dim)/da_i = prod of the others along dim", save="inputs",
+                 torch_call="a.prod(0)")
+
+
+def _evenly_to_ties(c, g):
+    """max()/min()/amax/amin: the gradient is split evenly among tied extrema."""
+    a = c.saved[0]
+    shape, dims, keepdim = c.meta
+    res = _unsqueeze_to(c.result, dims, keepdim)
+    mask = (a == res).to(g.dtype)
+    count = mask.sum(dims, keepdim=True) if dims else mask
+    return (_unsqueeze_to(g, dims, keepdim) * mask / count,)
+
+
+MAX_ALL = defop("max", "MaxBackward1", lambda a, shape, dims, keepdim: np.max(a),
+                _evenly_to_ties, "d max(a)/da = 1 at the maximum (split among ties)",
+                save="inputs result", torch_call="a.max()")
+MIN_ALL = defop("min", "MinBackward1", lambda a, shape, dims, keepdim: np.min(a),
+                _evenly_to_ties, "d min(a)/da = 1 at the minimum (split among ties)",
+                save="inputs result", torch_call="a.min()")
+AMAX = defop("amax", "AmaxBackward0", lambda a, shape, dims, keepdim: np.max(a, axis=dims, keepdims=keepdim),
+             _evenly_to_ties, "d amax(a, dim)/da = 1 at the maxima (split among ties)",
+             save="inputs result", torch_call="a.amax(0)")
+AMIN = defop("amin", "AminBackward0", lambda a, shape, dims, keepdim: np.min(a, axis=dims, keepdims=keepdim),
+             _evenly_to_ties, "d amin(a, dim)/da = 1 at the minima (split among ties)",
+             save="inputs result", torch_call="a.amin(0)")
+
+
+def _scatter_back(c, g):
+    """max(dim)/min(dim): the gradient goes to the chosen index only."""
+    from .indexing import scatter_along
+
+    shape, dim, keepdim, indices = c.meta
+    idx = indices if keepdim else np.expand_dims(indices, dim)
+    return (scatter_along(_unsqueeze_to(g, (dim,), keepdim), idx, dim, shape),)
+
+
+def _values_at(a, shape, dim, keepdim, indices):
+    idx = indices if keepdim else np.expand_dims(indices, dim)
+    out = np.take_along_axis(a, idx, axis=dim)
+    return out if keepdim else np.squeeze(out, axis=dim)
+
+
+MAX_DIM = defop("max_dim", "MaxBackward0", _values_at, _scatter_back,
+                "d max(a, dim)/da = 1 at the argmax", torch_call="a.max(0)[0]")
+MIN_DIM = defop("min_dim", "MinBackward0", _values_at, _scatter_back,
+                "d min(a, dim)/da = 1 at the argmin", torch_call="a.min(0)[0]")
+
+
+def _norm_fwd(a, p, dims, keepdim):
+    absa = np.abs(a)
+    if p == 2:
+        return np.sqrt(np.sum(absa * absa, axis=dims, keepdims=keepdim))
+    if p == np.inf:
+        return np.max(absa, axis=dims, keepdims=keepdim) if absa.size else np.zeros(())
+    if p == -np.inf:
+        return np.min(absa, axis=dims, keepdims=keepdim)
+    if p == 0:
+        return np.sum(absa != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
+    if p == 1:
+        return np.sum(absa, axis=dims, keepdims=keepdim)
+    return np.power(np.sum(np.power(absa, p), axis=dims, keepdims=keepdim), 1.0 / p)
+
+
+def _norm_backward(c, g):
+    a = c.saved[0]
+    p, dims, keepdim = c.meta
+    norm = _unsqueeze_to(c.result, dims, keepdim)
+    g = _unsqueeze_to(g, dims, keepdim)
+    if p == 0:
+        return (a * 0,)
+    if p == 1:
+        return (g * a.sign(),)
+    from .elementwise import where
+
+    if p == 2:
+        # PyTorch's choice: the gradient of the norm at 0 is 0
+        return (a * where(norm == 0, 0.0, g / norm),)
+    if p in (np.inf, -np.inf):
+        mask = (a.abs() == norm).to(a.dtype)
+        return (g * a.sign() * mask / mask.sum(dims, keepdim=True),)
+    scale = a * a.abs() ** (p - 2) * where(norm == 0, 0.0, g / norm ** (p - 1))
+    return (scale,)
+
+
+NORM = defop("norm", "LinalgVectorNormBackward0", _norm_fwd, _norm_backward,
+             "d ||a||_p/da = a*|a|^(p-2) / ||a||^(p-1)", save="inputs result",
+             torch_call="a.norm()")
+
+
+def _var_fwd(a, dims, correction, keepdim):
+    n = _count(a.shape, dims)
+    mean = np.mean(a, axis=dims, keepdims=True)
+    dev = a - mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sum(dev * dev, axis=dims, keepdims=keepdim) / _builtins.max(n - correction, 0)
+
+
+def _var_backward(c, g):
+    a = c.saved[0]
+    dims, correction, keepdim = c.meta
+    n = _count(a._data.shape, dims)
+    dev = a - a.mean(dims, keepdim=True)
+    return (_unsqueeze_to(g, dims, keepdim) * dev * (2.0 / (n - correction)),)
+
+
+def _std_backward(c, g):
+    a = c.saved[0]
+    dims, correction, keepdim = c.meta
+    n = _count(a._data.shape, dims)
+    dev = a - a.mean(dims, keepdim=True)
+    std = _unsqueeze_to(c.result, dims, keepdim)
+    return (_unsqueeze_to(g, dims, keepdim) * dev / (std * (n - correction)),)
+
+
+VAR = defop("var", "VarBackward0", _var_fwd, _var_backward,
+            "d var(a)/da = 2(a - mean)/(N - correction)", save="inputs", torch_call="a.var()")
+STD = defop("std", "StdBackward0", lambda a, dims, correction, keepdim: np.sqrt(_var_fwd(a, dims, correction, keepdim)),
+            _std_backward, "d std(a)/da = (a - mean)/((N - correction) std)", save="inputs result",
+            torch_call="a.std()")
+
+
+def _logsumexp_fwd(a, dims, keepdim):
+    if a.size == 0:
+        return np.log(np.sum(np.exp(a), axis=dims, keepdims=keepdim))
+    m = np.max(a, axis=dims, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    out = np.log(np.sum(np.exp(a - m), axis=dims, keepdims=True)) + m
+    return out if keepdim else np.squeeze(out, axis=dims)
+
+
+LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", _logsumexp_fwd,
+                  lambda c, g: (_unsqueeze_to(g, c.meta[0], c.meta[1])
+                                * (c.saved[0] - _unsqueeze_to(c.result, c.meta[0], c.meta[1])).exp(),),
+                  "d logsumexp(a)/da = softmax(a)", save="inputs result", torch_call="a.logsumexp(0)")
+CUMSUM = defop("cumsum", "CumsumBackward0", lambda a, dim: np.cumsum(a, axis=dim),
+               lambda c, g: (g.flip([c.meta[0]]).cumsum(c.meta[0]).flip([c.meta[0]]),),
+               "d cumsum(a)/da_i = sum of the gradients from i on", torch_call="a.cumsum(0)")
+
+# ------------------------------------------------------------ entry points
+
+MaxMin = namedtuple("MaxMin", "values indices")
+
+
+class return_type(tuple):  # noqa: N801
+    """torch.return_types.max / min: a named (values, indices) pair."""
+
+    _kind = "max"
+
+    def __new__(cls, kind, values, indices):
+        self = tuple.__new__(cls, (values, indices))
+        self._kind_ = kind
+        return self
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+    def __repr__(self) -> str:
+        values = repr(self[0]).replace("\n", "\n" + " " * 7)
+        indices = repr(self[1]).replace("\n", "\n" + " " * 8)
+        return f"torch.return_types.{self._kind_}(\nvalues={values},\nindices={indices})"
+
+    __str__ = __repr__
+
+
+def _sum_dtype(input: Tensor, dtype):
+    if dtype is not None:
+        return dtypes.to_dtype(dtype).np
+    if input._data.dtype.kind in "biu":
+        return np.int64
+    return None
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    d = input._data
+    npdt = _sum_dtype(input, dtype)
+    arrays = (d.astype(npdt),) if npdt is not None and d.dtype != npdt else None
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0 and not keepdim and dim is None):
+        return run_op(SUM, (input,), (d.shape,), arrays=arrays)
+    dims = _dims(dim, d.ndim)
+    return run_op(SUM_DIM, (input,), (d.shape, dims, bool(keepdim)), arrays=arrays)
+
+
+def _float_check(input: Tensor, name: str, dtype=None):
+    if dtype is not None:
+        return (input._data.astype(dtypes.to_dtype(dtype).np),)
+    if input._data.dtype.kind != "f":
+        kind = dtypes.FROM_NP[input._data.dtype]._legacy.replace("Tensor", "")
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {kind}")
+    return None
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    arrays = _float_check(input, "mean", dtype)
+    d = input._data
+    if dim is None:
+        return run_op(MEAN, (input,), (d.shape,), arrays=arrays)
+    dims = _dims(dim, d.ndim)
+    return run_op(MEAN_DIM, (input,), (d.shape, dims, bool(keepdim)), arrays=arrays)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    npdt = _sum_dtype(input, dtype)
+    arrays = (input._data.astype(npdt),) if npdt is not None and input._data.dtype != npdt else None
+    if dim is None:
+        return run_op(PROD, (input,), arrays=arrays)
+    return run_op(PROD_DIM, (input,), (_wrap_dim(dim, input._data.ndim), bool(keepdim)), arrays=arrays)
+
+
+def _empty_reduction_check(input: Tensor, name: str, dims=None):
+    d = input._data
+    if d.size == 0:
+        if dims is None:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument.")
+        for ax in dims:
+            if d.shape[ax] == 0:
+                raise IndexError(
+                    f"{name}(): Expected reduction dim {ax} to have non-zero size.")
+
+
+def _extremum(input, dim, keepdim, kind: str):
+    """max/min: with no dim the value (MaxBackward1); with dim (values, indices)."""
+    if isinstance(dim, Tensor):
+        from .elementwise import maximum, minimum
+
+        return (maximum if kind == "max" else minimum)(input, dim)
+    d = input._data
+    if dim is None:
+        _empty_reduction_check(input, kind)
+        op = MAX_ALL if kind == "max" else MIN_ALL
+        return run_op(op, (input,), (d.shape, tuple(range(d.ndim)), False))
+    ax = _wrap_dim(dim, d.ndim)
+    if d.ndim == 0:
+        return return_type(kind, input.clone() if False else _alias(input), make(np.zeros((), np.int64)))
+    _empty_reduction_check(input, kind, (ax,))
+    arg = _nan_aware_arg(d, ax, kind)
+    indices = arg if not keepdim else np.expand_dims(arg, ax)
+    op = MAX_DIM if kind == "max" else MIN_DIM
+    values = run_op(op, (input,), (d.shape, ax, bool(keepdim), arg))
+    return return_type(kind, values, make(np.asarray(indices, dtype=np.int64)))
+
+
+def _alias(input):
+    from .views import alias
+
+    return alias(input)
+
+
+def _nan_aware_arg(d: np.ndarray, ax: int, kind: str) -> np.ndarray:
+    """argmax/argmin as PyTorch: NaN wins; among ties, the first index."""
+    if d.dtype.kind == "f":
+        nan = np.isnan(d)
+        if nan.any():
+            return np.asarray(np.argmax(nan, axis=ax))
+    if d.dtype == np.bool_:
+        d = d.astype(np.int8)
+    return np.asarray(np.argmax(d, axis=ax) if kind == "max" else np.argmin(d, axis=ax))
+
+
+def max(input, dim=None, keepdim=False):  # noqa: A001
+    return _extremum(input, dim, keepdim, "max")
+
+
+def min(input, dim=None, keepdim=False):  # noqa: A001
+    return _extremum(input, dim, keepdim, "min")
+
+
+def amax(input, dim=(), keepdim=False):
+    d = input._data
+    dims = _dims(dim if dim != () else None, d.ndim)
+    _empty_reduction_check(input, "amax", dims if dim not in ((), None) else None)
+    return run_op(AMAX, (input,), (d.shape, dims, bool(keepdim)))
+
+
+def amin(input, dim=(), keepdim=False):
+    d = input._data
+    dims = _dims(dim if dim != () else None, d.ndim)
+    _empty_reduction_check(input, "amin", dims if dim not in ((), None) else None)
+    return run_op(AMIN, (input,), (d.shape, dims, bool(keepdim)))
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, "max")
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, "min")
+
+
+def _arg(input, dim, keepdim, kind):
+    d = input._data
+    if dim is None:
+        _empty_reduction_check(input, f"arg{kind}")
+        flat = d.reshape(-1)
+        idx = _nan_aware_arg(flat, 0, kind)
+        out = np.asarray(idx, dtype=np.int64)
+        if keepdim:
+            out = out.reshape((1,) * d.ndim)
+        return make(out)
+    ax = _wrap_dim(dim, d.ndim)
+    if d.ndim == 0:
+        return make(np.zeros((), np.int64))
+    _empty_reduction_check(input, f"arg{kind}", (ax,))
+    idx = _nan_aware_arg(d, ax, kind).astype(np.int64)
+    if keepdim:
+        idx = np.expand_dims(idx, ax)
+    return make(idx)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        if p == "nuc":
+            raise RuntimeError("torch.norm with p='nuc' is not supported by gradcli")
+        raise RuntimeError(f"linalg.vector_norm: unsupported norm type {p}")
+    arrays = _float_check(input, "linalg.vector_norm", dtype)
+    d = input._data
+    dims = _dims(dim, d.ndim)
+    return run_op(NORM, (input,), (float(p), dims, bool(keepdim)), arrays=arrays)
+
+
+def _correction(unbiased, correction) -> int:
+    if correction is not None:
+        return correction
+    if unbiased is None:
+        return 1
+    return 1 if unbiased else 0
+
+
+def _var_args(input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    return _dims(dim, input._data.ndim), _correction(unbiased, correction), bool(keepdim)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    arrays = _float_check(input, "var")
+    return run_op(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction), arrays=arrays)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    arrays = _float_check(input, "std")
+    return run_op(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction), arrays=arrays)
+
+
+def logsumexp(input, dim, keepdim=False):
+    d = input._data
+    arrays = (d.astype(dtypes.get_default_dtype().np),) if d.dtype.kind != "f" else None
+    return run_op(LOGSUMEXP, (input,), (_dims(dim, d.ndim), bool(keepdim)), arrays=arrays)
+
+
+def cumsum(input, dim, *, dtype=None):
+    npdt = _sum_dtype(input, dtype)
+    d = input._data
+    arrays = (d.astype(npdt),) if npdt is not None and d.dtype != npdt else None
+    if d.ndim == 0:
+        return run_op(CUMSUM, (input,), (0,), arrays=(d.reshape(1),) if arrays is None else (arrays[0].reshape(1),)).reshape(())
+    return run_op(CUMSUM, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    d = input._data
+    if dim is None:
+        return make(np.asarray(np.all(d)))
+    return make(np.asarray(np.all(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim)))
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001
+    d = input._data
+    if dim is None:
+        return make(np.asarray(np.any(d)))
+    return make(np.asarray(np.any(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim)))
+
+
+def count_nonzero(input, dim=None):
+    d = input._data
+    return make(np.asarray(np.count_nonzero(d, axis=None if dim is None else _dims(dim, d.ndim)), dtype=np.int64))

@@ -1,0 +1,277 @@
+"""Shape ops that copy: clone, contiguous, to(dtype), repeat, cat, stack, split,
+chunk, unbind, flip; and PyTorch's broadcasting error text."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..grad_mode import GRAD_ENABLED
+from ..tensor import Tensor, _wrap_dim, make
+from .registry import defop, edge_of, run_op
+
+
+def broadcast_error(a: tuple, b: tuple):
+    """Raise PyTorch's message for shapes that do not broadcast."""
+    a, b = tuple(a), tuple(b)
+    n = max(len(a), len(b))
+    pa = (1,) * (n - len(a)) + a
+    pb = (1,) * (n - len(b)) + b
+    for i in range(n - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) "
+                f"at non-singleton dimension {i}")
+    raise RuntimeError("shapes do not broadcast")
+
+
+CLONE = defop("clone", "CloneBackward0", lambda a: np.array(a, copy=True), lambda c, g: (g,),
+              "d clone(a)/da = 1", torch_call="a.clone()")
+TO_COPY = defop("to_copy", "ToCopyBackward0", lambda a, npdt, src: a.astype(npdt),
+                lambda c, g: (g.to(dtypes.FROM_NP[c.meta[1]]),), "d a.to(dtype)/da = 1 (cast back)",
+                torch_call="a.double()")
+
+
+def _repeat_fwd(a, repeats):
+    lead = len(repeats) - a.ndim
+    return np.tile(a.reshape((1,) * lead + a.shape), repeats)
+
+
+def _repeat_backward(c, g):
+    repeats, in_shape = c.meta
+    lead = len(repeats) - len(in_shape)
+    full = (1,) * lead + tuple(in_shape)
+    split_shape = []
+    for r, s in zip(repeats, full):
+        split_shape += [r, s]
+    summed = g.reshape(split_shape).sum(tuple(range(0, 2 * len(full), 2)))
+    return (summed.reshape(in_shape),)
+
+
+REPEAT = defop("repeat", "RepeatBackward0", lambda a, repeats, in_shape: _repeat_fwd(a, repeats),
+               _repeat_backward, "d repeat(a)/da: sum the gradient over the copies",
+               torch_call="a.repeat(2, *([1] * a.dim()))")
+
+
+def _cat_backward(c, g):
+    dim, sizes = c.meta
+    out = []
+    start = 0
+    for i, size in enumerate(sizes):
+        if size is None:
+            out.append(None)
+            continue
+        out.append(g.narrow(dim, start, size) if c.needs(i) else None)
+        start += size
+    return tuple(out)
+
+
+CAT = defop("cat", "CatBackward0", lambda *arrays_and_meta: np.concatenate(arrays_and_meta[:-2], axis=arrays_and_meta[-2]),
+            _cat_backward, "d cat(a, b)/da: the gradient's slice for a", torch_call="torch.cat([a, a])")
+STACK = defop("stack", "StackBackward0", lambda *arrays_and_meta: np.stack(arrays_and_meta[:-1], axis=arrays_and_meta[-1]),
+              lambda c, g: tuple(g.select(c.meta[0], i) if c.needs(i) else None
+                                 for i in range(len(c.next_functions))),
+              "d stack(a, b)/da: the gradient's slice for a", torch_call="torch.stack([a, a])")
+FLIP = defop("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy(),
+             lambda c, g: (g.flip(c.meta[0]),), "d flip(a)/da: flip the gradient back")
+
+
+def _pieces_backward(c, grads):
+    """split/chunk/unbind: missing output gradients are zeros, then join."""
+    kind, dim, sizes, in_shape, dtype = c.meta
+    parts = []
+    for i, size in enumerate(sizes):
+        g = grads[i] if i < len(grads) else None
+        if g is None:
+            shape = list(in_shape)
+            if kind == "unbind":
+                shape.pop(dim)
+            else:
+                shape[dim] = size
+            g = make(np.zeros(shape, dtype=dtype))
+        parts.append(g)
+    if kind == "unbind":
+        return (stack(parts, dim),)
+    return (cat(parts, dim),)
+
+
+SPLIT = defop("split", "SplitBackward0", None, _pieces_backward, "d split(a)/da: join the pieces' gradients", multi=True)
+SPLIT_WITH_SIZES = defop("split_with_sizes", "SplitWithSizesBackward0", None, _pieces_backward,
+                         "d split(a)/da: join the pieces' gradients", multi=True)
+UNBIND = defop("unbind", "UnbindBackward0", None, _pieces_backward,
+               "d unbind(a)/da: stack the pieces' gradients", multi=True)
+
+
+def _run_pieces(op, x: Tensor, arrays: list, meta: tuple) -> tuple:
+    """Run a multi-output op (split/chunk/unbind): views with output numbers 0..n-1."""
+    outs = [make(a) for a in arrays]
+    for o in outs:
+        o._vc = x._vc
+        o._base = x if x._base is None else x._base
+    if GRAD_ENABLED[0] and x._requires_grad and x._data.dtype.kind == "f":
+        node = op.node_cls(op, (edge_of(x),), None, None, None, meta, None)
+        for i, o in enumerate(outs):
+            o._requires_grad = True
+            o._grad_fn = node
+            o._output_nr = i
+    return tuple(outs)
+
+
+# ------------------------------------------------------------ entry points
+
+
+def clone(x: Tensor, *, memory_format=None) -> Tensor:
+    return run_op(CLONE, (x,))
+
+
+def contiguous(x: Tensor, memory_format=None) -> Tensor:
+    if x._data.flags.c_contiguous:
+        return x
+    return clone(x)
+
+
+def to(x: Tensor, *args, dtype=None, copy=False, **kwargs) -> Tensor:
+    for a in args:
+        if isinstance(a, dtypes.dtype) or a in (float, int, bool):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+    if dtype is None:
+        return clone(x) if copy else x
+    target = dtypes.to_dtype(dtype)
+    if target.np == x._data.dtype and not copy:
+        return x
+    return run_op(TO_COPY, (x,), (target.np, x._data.dtype))
+
+
+def type_as(x: Tensor, other: Tensor) -> Tensor:
+    return to(x, other.dtype)
+
+
+def repeat(x: Tensor, *repeats) -> Tensor:
+    if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)):
+        repeats = tuple(repeats[0])
+    repeats = tuple(int(r) for r in repeats)
+    if len(repeats) < x._data.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    return run_op(REPEAT, (x,), (repeats, x._data.shape))
+
+
+def _tensor_list(tensors, name: str) -> list:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {tensors.index(t)} in argument 0, but got {type(t).__name__}")
+    return tensors
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    tensors = _tensor_list(tensors, "torch.cat")
+    result = dtypes.result_type(*[t if t._data.ndim else t for t in tensors])
+    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)] or tensors[:1]
+    ref = kept[0]._data
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    ax = _wrap_dim(dim, ref.ndim)
+    for i, t in enumerate(kept):
+        d = t._data
+        if d.ndim != ref.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {ref.ndim} and {d.ndim}")
+        for k in range(ref.ndim):
+            if k != ax and d.shape[k] != ref.shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {ax}. Expected size "
+                    f"{ref.shape[k]} but got size {d.shape[k]} for tensor number {i} in the list.")
+    arrays = [t._data if t._data.dtype == result.np else t._data.astype(result.np) for t in kept]
+    sizes = tuple(t._data.shape[ax] for t in kept)
+    return run_op(CAT, tuple(kept), (ax, sizes), arrays=tuple(arrays))
+
+
+concat = cat
+concatenate = cat
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    tensors = _tensor_list(tensors, "stack")
+    shape = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if t._data.shape != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got [{', '.join(map(str, shape))}] "
+                f"at entry 0 and [{', '.join(map(str, t._data.shape))}] at entry {i}")
+    result = dtypes.result_type(*tensors)
+    ax = _wrap_dim(dim, len(shape) + 1)
+    arrays = [t._data if t._data.dtype == result.np else t._data.astype(result.np) for t in tensors]
+    return run_op(STACK, tuple(tensors), (ax,), arrays=tuple(arrays))
+
+
+def hstack(tensors):
+    tensors = list(tensors)
+    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([t.reshape(1, -1) if t._data.ndim == 1 else t for t in tensors], 0)
+
+
+def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    d = x._data
+    ax = _wrap_dim(dim, d.ndim)
+    n = d.shape[ax]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [min(size, n - s) for s in range(0, n, size)] if size else [0]
+        op = SPLIT
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                f"dimension {ax}), but got split_sizes=[{', '.join(map(str, sizes))}]")
+        op = SPLIT_WITH_SIZES
+    arrays = []
+    start = 0
+    for s in sizes:
+        key = (slice(None),) * ax + (slice(start, start + s),)
+        arrays.append(d[key])
+        start += s
+    return _run_pieces(op, x, arrays, ("split", ax, tuple(sizes), d.shape, d.dtype))
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
+    size = -(-n // chunks) if n else 1
+    return split(x, size, dim)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple:
+    d = x._data
+    ax = _wrap_dim(dim, d.ndim)
+    arrays = [d[(slice(None),) * ax + (i,)] for i in range(d.shape[ax])]
+    sizes = (1,) * d.shape[ax]
+    return _run_pieces(UNBIND, x, arrays, ("unbind", ax, sizes, d.shape, d.dtype))
+
+
+def flip(x: Tensor, dims) -> Tensor:
+    if isinstance(dims, int):
+        dims = (dims,)
+    n = x._data.ndim
+    return run_op(FLIP, (x,), (tuple(_wrap_dim(int(d), n) for d in dims),))
+
+
+def nonzero(x: Tensor, *, as_tuple=False):
+    idx = np.nonzero(x._data)
+    if as_tuple:
+        return tuple(make(np.asarray(i, dtype=np.int64)) for i in idx)
+    return make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((1, 0), np.int64))

@@ -1,0 +1,511 @@
+"""View ops (share storage and the version counter with their base), indexing,
+and the history rewrite an in-place write through a view causes (CopySlices).
+
+Each view remembers how it was made from its base as a chain of
+(numpy forward, meta) steps, so the same region can be found again in a
+gradient buffer of the base's shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor, _wrap_dim, make
+from .registry import defop, edge_of, reduce_to_inputs, run_op
+
+# ----------------------------------------------------------------- helpers
+
+
+def replay(chain: tuple, arr: np.ndarray) -> np.ndarray:
+    """Apply a view chain to an array of the base's shape (gives a numpy view)."""
+    for fwd, meta in chain:
+        arr = fwd(arr, *meta)
+    return arr
+
+
+def _as_view(res: Tensor, x: Tensor, op, meta: tuple) -> Tensor:
+    """Mark `res` (made by `op` from `x`) as a view: same storage, counter and base."""
+    res._vc = x._vc
+    step = ((op.forward, meta),)
+    if x._base is None:
+        res._base = x
+        res._view_fn = step
+    else:
+        res._base = x._base
+        res._view_fn = x._view_fn + step
+    return res
+
+
+def view_op(op, x: Tensor, meta: tuple) -> Tensor:
+    return _as_view(run_op(op, (x,), meta), x, op, meta)
+
+
+def _embed(g: np.ndarray, shape: tuple, key) -> np.ndarray:
+    out = np.zeros(shape, dtype=g.dtype)
+    out[key] = g
+    return out
+
+
+def _select_key(dim: int, index: int) -> tuple:
+    return (slice(None),) * dim + (index,)
+
+
+def _slice_key(dim: int, start, stop, step) -> tuple:
+    return (slice(None),) * dim + (slice(start, stop, step),)
+
+
+# ------------------------------------------------------------ the op table
+VIEW = defop("view", "ViewBackward0", lambda a, shape, in_shape: a.reshape(shape),
+             lambda c, g: (g.reshape(c.meta[1]),), "d view(a)/da: reshape the gradient back",
+             torch_call="a.view(-1)")
+UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", lambda a, shape, in_shape: a.reshape(shape),
+                    lambda c, g: (g.reshape(c.meta[1]),), "d reshape(a)/da: reshape the gradient back")
+ALIAS = defop("alias", "AliasBackward0", lambda a: a.view(), lambda c, g: (g,), "d alias(a)/da = 1")
+SQUEEZE = {
+    name: defop(f"squeeze{i}", name, lambda a, shape, in_shape: a.reshape(shape),
+                lambda c, g: (g.reshape(c.meta[1]),), "d squeeze(a)/da: reshape the gradient back")
+    for i, name in enumerate(("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward4"))
+}
+UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", lambda a, shape, in_shape: a.reshape(shape),
+                  lambda c, g: (g.reshape(c.meta[1]),), "d unsqueeze(a)/da: squeeze the gradient",
+                  torch_call="a.unsqueeze(0)")
+TRANSPOSE = defop("transpose", "TransposeBackward0", lambda a, d0, d1: np.swapaxes(a, d0, d1),
+                  lambda c, g: (g.transpose(c.meta[0], c.meta[1]),),
+                  "d transpose(a)/da: transpose the gradient back", torch_call="a.transpose(0, -1)")
+T = defop("t", "TBackward0", lambda a: a.T, lambda c, g: (g.t(),), "d a.t()/da: transpose the gradient back",
+          torch_call="a.t()")
+PERMUTE = defop("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, dims),
+                lambda c, g: (g.permute(tuple(np.argsort(c.meta[0]))),),
+                "d permute(a)/da: permute the gradient back", torch_call="a.permute(*reversed(range(a.dim())))")
+EXPAND = defop("expand", "ExpandBackward0", lambda a, shape, in_shape: np.broadcast_to(a, shape),
+               lambda c, g: (_sum_to(g, c.meta[1]),), "d expand(a)/da: sum the gradient over the copies",
+               torch_call="a.expand(2, *a.shape)")
+
+
+def _sum_to(g, shape):
+    from .registry import sum_to
+
+    return sum_to(g, shape)
+
+
+SELECT = defop("select", "SelectBackward0", lambda a, dim, index, in_shape: a[_select_key(dim, index)],
+               lambda c, g: (select_backward(g, c.meta[2], _select_key(c.meta[0], c.meta[1])),),
+               "d a[i]/da: the gradient placed at i, zeros elsewhere", torch_call="a[0]")
+SLICE = defop("slice", "SliceBackward0",
+              lambda a, dim, start, stop, step, in_shape: a[_slice_key(dim, start, stop, step)],
+              lambda c, g: (slice_backward(g, c.meta[4], _slice_key(*c.meta[:4])),),
+              "d a[i:j]/da: the gradient placed at i:j, zeros elsewhere", torch_call="a[1:]")
+SELECT_BACKWARD = defop("select_backward", "SelectBackwardBackward0", _embed,
+                        lambda c, g: (g[c.meta[1]],), "d embed(g)/dg: take the same slot back")
+SLICE_BACKWARD = defop("slice_backward", "SliceBackwardBackward0", _embed,
+                       lambda c, g: (g[c.meta[1]],), "d embed(g)/dg: take the same slice back")
+
+
+def select_backward(g: Tensor, shape, key) -> Tensor:
+    return run_op(SELECT_BACKWARD, (g,), (shape, key))
+
+
+def slice_backward(g: Tensor, shape, key) -> Tensor:
+    return run_op(SLICE_BACKWARD, (g,), (shape, key))
+
+
+def _index_put_acc(g, shape, key):
+    out = np.zeros(shape, dtype=g.dtype)
+    np.add.at(out, key, g)
+    return out
+
+
+INDEX = defop("index", "IndexBackward0", lambda a, key, in_shape: a[key],
+              lambda c, g: (index_backward(g, c.meta[1], c.meta[0]),),
+              "d a[idx]/da: the gradient added at idx (repeats accumulate)",
+              torch_call="a[torch.tensor([0, 0])]")
+INDEX_BACKWARD = defop("index_backward", "IndexPutBackward0", _index_put_acc,
+                       lambda c, g: (g[_key_as_tensors(c.meta[1])],),
+                       "d index_put(g)/dg: take the same elements back")
+
+
+def index_backward(g: Tensor, shape, key) -> Tensor:
+    return run_op(INDEX_BACKWARD, (g,), (shape, key))
+
+
+def _key_as_tensors(key):
+    return tuple(make(k) if isinstance(k, np.ndarray) else k for k in key)
+
+
+def _copy_slices_backward(c, g):
+    chain, fn, base_shape = c.meta
+    result = np.array(g._data, copy=True)
+    region = replay(chain, result)
+    fn.saved_tensors_check()
+    fn_grads = fn.apply([make(np.array(region, copy=True))])
+    if fn.input_meta is not None:
+        fn_grads = reduce_to_inputs(fn, fn_grads)
+    first = fn_grads[0]
+    region[...] = 0 if first is None else first._data
+    return (make(result), *fn_grads[1:])
+
+
+COPY_SLICES = defop("copy_slices", "CopySlices", None, _copy_slices_backward,
+                    "in-place write through a view: the written region's gradient goes to the new values")
+
+
+def _as_strided_backward(c, g):
+    chain, base_shape = c.meta
+    out = np.zeros(base_shape, dtype=g._data.dtype)
+    replay(chain, out)[...] = g._data
+    return (make(out),)
+
+
+AS_STRIDED = defop("as_strided", "AsStridedBackward0", None, _as_strided_backward,
+                   "d view(base)/dbase: the gradient placed in the view's region")
+
+
+def rewrite_base_history(view: Tensor, result: Tensor) -> None:
+    """After an in-place op on `view`, its base's grad_fn becomes CopySlices."""
+    base = view._base
+    fn = result._grad_fn
+    edges = (edge_of(base),) + fn.next_functions[1:]
+    node = COPY_SLICES.node_cls(COPY_SLICES, edges, None, None, None,
+                                (view._view_fn, fn, base._data.shape), None)
+    base._grad_fn = node
+    base._output_nr = 0
+    base._requires_grad = True
+    vnode = AS_STRIDED.node_cls(AS_STRIDED, ((node, 0),), None, None, None,
+                                (view._view_fn, base._data.shape), None)
+    view._grad_fn = vnode
+    view._output_nr = 0
+    view._requires_grad = True
+
+
+# ------------------------------------------------------------ entry points
+
+
+def alias(x: Tensor) -> Tensor:
+    return view_op(ALIAS, x, ())
+
+
+def _shape_arg(shape) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def infer_shape(shape: tuple, numel: int) -> tuple:
+    """Resolve one -1 as PyTorch does, with its error text."""
+    shape = tuple(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
+    return shape
+
+
+def view(x: Tensor, *shape) -> Tensor:
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
+        from .shape import to
+
+        return to(x, shape[0])
+    d = x._data
+    target = infer_shape(_shape_arg(shape), d.size)
+    if not d.flags.c_contiguous and d.ndim > 1 and target != d.shape:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return view_op(VIEW, x, (target, d.shape))
+
+
+def reshape(x: Tensor, *shape) -> Tensor:
+    d = x._data
+    target = infer_shape(_shape_arg(shape), d.size)
+    if d.flags.c_contiguous or d.ndim <= 1 or target == d.shape:
+        return view_op(VIEW, x, (target, d.shape))
+    from .shape import clone
+
+    return run_op(UNSAFE_VIEW, (clone(x),), (target, d.shape))
+
+
+def unsafe_view(x: Tensor, shape) -> Tensor:
+    return run_op(UNSAFE_VIEW, (x,), (tuple(shape), x._data.shape))
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    d = x._data
+    if d.ndim == 0:
+        return reshape(x, 1)
+    s = _wrap_dim(start_dim, d.ndim)
+    e = _wrap_dim(end_dim, d.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return x
+    shape = d.shape[:s] + (int(np.prod(d.shape[s:e + 1])),) + d.shape[e + 1:]
+    return reshape(x, shape)
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    d = x._data
+    if dim is None:
+        shape = tuple(s for s in d.shape if s != 1)
+        return view_op(SQUEEZE["SqueezeBackward0"], x, (shape, d.shape))
+    if isinstance(dim, (tuple, list)):
+        dims = {_wrap_dim(int(i), d.ndim) for i in dim}
+        shape = tuple(s for i, s in enumerate(d.shape) if not (i in dims and s == 1))
+        return view_op(SQUEEZE["SqueezeBackward2"], x, (shape, d.shape))
+    ax = _wrap_dim(dim, d.ndim)
+    shape = tuple(s for i, s in enumerate(d.shape) if not (i == ax and s == 1)) if d.ndim else ()
+    return view_op(SQUEEZE["SqueezeBackward1"], x, (shape, d.shape))
+
+
+def squeeze_internal(x: Tensor, dim: int) -> Tensor:
+    """The squeeze matmul uses for vector operands (PyTorch names it SqueezeBackward4)."""
+    d = x._data
+    shape = tuple(s for i, s in enumerate(d.shape) if i != dim)
+    return view_op(SQUEEZE["SqueezeBackward4"], x, (shape, d.shape))
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    d = x._data
+    ax = _wrap_dim(dim, d.ndim + 1)
+    shape = d.shape[:ax] + (1,) + d.shape[ax:]
+    return view_op(UNSQUEEZE, x, (shape, d.shape))
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    n = x._data.ndim
+    if n == 0:
+        _wrap_dim(dim0, 0), _wrap_dim(dim1, 0)
+        return alias(x)
+    return view_op(TRANSPOSE, x, (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
+
+
+def t(x: Tensor) -> Tensor:
+    if x._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
+    return view_op(T, x, ())
+
+
+def permute(x: Tensor, *dims) -> Tensor:
+    dims = _shape_arg(dims)
+    n = x._data.ndim
+    if len(dims) != n:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal "
+            f"to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(dims)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return view_op(PERMUTE, x, (dims,))
+
+
+def numpy_T(x: Tensor) -> Tensor:  # noqa: N802
+    n = x._data.ndim
+    if n < 2:
+        return x
+    return permute(x, tuple(reversed(range(n))))
+
+
+def mT(x: Tensor) -> Tensor:  # noqa: N802
+    if x._data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return transpose(x, -2, -1)
+
+
+def expand(x: Tensor, *sizes) -> Tensor:
+    sizes = _shape_arg(sizes)
+    d = x._data
+    if len(sizes) < d.ndim:
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{[{', '.join(map(str, d.shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
+            "the number of sizes provided "
+            f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({d.ndim})")
+    lead = len(sizes) - d.ndim
+    shape = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}")
+            shape.append(s)
+            continue
+        have = d.shape[i - lead]
+        if s == -1:
+            s = have
+        elif have != 1 and s != have:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
+                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
+                f"Tensor sizes: [{', '.join(map(str, d.shape))}]")
+        shape.append(s)
+    shape = tuple(shape)
+    if shape == d.shape:
+        return view_op(EXPAND, x, (shape, d.shape))
+    return view_op(EXPAND, x, (shape, d.shape))
+
+
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    return expand(x, other._data.shape)
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    d = x._data
+    if d.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    ax = _wrap_dim(dim, d.ndim)
+    size = d.shape[ax]
+    index = int(index)
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {ax} with size {size}")
+    if index < 0:
+        index += size
+    return view_op(SELECT, x, (ax, index, d.shape))
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return slice_dim(x, _wrap_dim(dim, x._data.ndim), start, start + length, 1)
+
+
+def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
+    if step is not None and step <= 0:
+        raise ValueError("step must be greater than zero")
+    return view_op(SLICE, x, (dim, start, stop, step, x._data.shape))
+
+
+def _is_advanced(k) -> bool:
+    return isinstance(k, (Tensor, list, np.ndarray)) or (isinstance(k, bool))
+
+
+def _np_index(k):
+    if isinstance(k, Tensor):
+        arr = k._data
+        if arr.dtype.kind == "f":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return arr
+    if isinstance(k, list):
+        arr = np.asarray([_np_index(v) if isinstance(v, Tensor) else v for v in k])
+        if arr.dtype.kind == "f":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return arr
+    if isinstance(k, bool):
+        return np.asarray(k)
+    return k
+
+
+def _numpy_key(key: tuple) -> tuple:
+    return tuple(_np_index(k) for k in key)
+
+
+def _index_error(err: IndexError, x: Tensor) -> IndexError:
+    msg = str(err).replace("axis", "dimension")
+    return IndexError(msg)
+
+
+def getitem(x: Tensor, key) -> Tensor:
+    """Tensor indexing: basic indices give chains of views, advanced ones IndexBackward0."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if any(_is_advanced(k) for k in key):
+        npkey = _numpy_key(key)
+        d = x._data
+        try:
+            d[npkey]
+        except IndexError as err:
+            raise _index_error(err, x) from None
+        return run_op(INDEX, (x,), (npkey, d.shape))
+    d = x._data
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consumed > d.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {d.ndim}")
+    res = x
+    dim = 0
+    for k in key:
+        if k is None:
+            res = unsqueeze(res, dim)
+            dim += 1
+        elif k is Ellipsis:
+            dim += d.ndim - consumed
+        elif isinstance(k, slice):
+            if k.start is None and k.stop is None and k.step is None:
+                dim += 1
+                continue
+            res = slice_dim(res, dim, _int_or_none(k.start), _int_or_none(k.stop), _int_or_none(k.step))
+            dim += 1
+        else:
+            res = select(res, dim, int(k))
+    if res is x:
+        return alias(x)
+    return res
+
+
+def _int_or_none(v):
+    return None if v is None else int(v)
+
+
+def _index_put_fwd(a, v, key):
+    out = a.copy()
+    out[key] = v
+    return out
+
+
+def _index_put_backward(c, g):
+    key = c.meta[0]
+    ga = None
+    if c.needs(0):
+        mask = np.ones(g._data.shape, dtype=bool)
+        mask[key] = False
+        ga = g * make(mask).to(g.dtype)
+    gv = None
+    if c.needs(1):
+        gv = g[_key_as_tensors(key)]
+        v_shape = c.meta[1]
+        if gv._data.shape != v_shape:
+            from .registry import sum_to
+
+            gv = sum_to(gv, v_shape)
+    return ga, gv
+
+
+INDEX_PUT = defop("index_put", "IndexPutBackward0", _index_put_fwd, _index_put_backward,
+                  "d index_put(a, v)/da = 1 off the indices, d/dv = the gradient at the indices")
+COPY = defop("copy", "CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype),
+             lambda c, g: (g * 0 if c.needs(0) else None, g if c.needs(1) else None),
+             "d copy_(a, b)/db = 1", broadcast=True)
+
+
+def copy_(x: Tensor, src, non_blocking=False) -> Tensor:
+    if not isinstance(src, Tensor):
+        src = make(np.asarray(src, dtype=x._data.dtype))
+    return x._apply_inplace(lambda old, s: run_op(COPY, (old, s)), src)
+
+
+def setitem(x: Tensor, key, value) -> None:
+    """x[key] = value: a copy into a view (basic) or index_put_ (advanced), in place."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if any(_is_advanced(k) for k in key):
+        npkey = _numpy_key(key)
+        v = value if isinstance(value, Tensor) else make(np.asarray(value, dtype=x._data.dtype))
+        try:
+            x._data[npkey]
+        except IndexError as err:
+            raise _index_error(err, x) from None
+        vshape = v._data.shape
+
+        def compute(old, val):
+            arr = val._data if val._data.dtype == old._data.dtype else val._data.astype(old._data.dtype)
+            return run_op(INDEX_PUT, (old, val), (npkey, vshape), arrays=(old._data, arr))
+
+        x._apply_inplace(compute, v)
+        return
+    target = getitem(x, key)
+    copy_(target, value)

@@ -1,0 +1,34 @@
+"""torch.autograd over gradcli's engine: backward, grad, Variable, gradcheck, modes."""
+
+from __future__ import annotations
+
+from gradcli.engine.autograd import backward, grad  # noqa: F401
+from gradcli.engine.functional import gradcheck, gradgradcheck  # noqa: F401
+from gradcli.engine.grad_mode import (  # noqa: F401
+    detect_anomaly,
+    enable_grad,
+    inference_mode,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_detect_anomaly,
+    set_grad_enabled,
+)
+from gradcli.engine.tensor import Tensor as _Tensor
+
+from . import functional  # noqa: F401
+
+
+def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - legacy torch name
+    """Legacy Variable(t, requires_grad=): in PyTorch 2.x it is just the tensor."""
+    if not isinstance(data, _Tensor):
+        raise TypeError("Variable data has to be a tensor, but got " + type(data).__name__)
+    if requires_grad:
+        data.requires_grad_(True)
+    return data
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(f"torch.autograd.{name} is not supported by gradcli")

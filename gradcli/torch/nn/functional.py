@@ -1,0 +1,21 @@
+"""torch.nn.functional over gradcli's op table."""
+
+from __future__ import annotations
+
+from gradcli.engine.ops.elementwise import sigmoid, tanh  # noqa: F401
+from gradcli.engine.ops.nn import (  # noqa: F401
+    binary_cross_entropy,
+    cross_entropy,
+    linear,
+    log_softmax,
+    mse_loss,
+    nll_loss,
+    relu,
+    softmax,
+)
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(f"torch.nn.functional.{name} is not supported by gradcli")
