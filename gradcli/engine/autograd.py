@@ -169,8 +169,26 @@ def _needed(order: list, target_nodes: set) -> set:
     return needed
 
 
-def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumulate):
-    """Run the backward pass; return the gradients captured for `targets` (if any)."""
+def explain_steps(output: Tensor, gradient=None) -> list:
+    """The backward pass of `output` as a list of steps, without side effects.
+
+    Same order as a real backward, but no hooks fire, no `.grad` changes and the
+    graph is kept. Each step is (node, incoming gradients, outgoing gradients).
+    """
+    grads = _root_grads([output], None if gradient is None else [gradient], False)
+    steps: list = []
+    run_engine([output], grads, True, False, None, accumulate=False,
+               observe=lambda node, incoming, outgoing: steps.append((node, incoming, outgoing)))
+    return steps
+
+
+def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumulate, observe=None):
+    """Run the backward pass; return the gradients captured for `targets` (if any).
+
+    With `observe`, the pass is a dry run for the explain view: hooks are skipped,
+    nothing is accumulated or released, and observe(node, grads_in, grads_out) sees
+    every step.
+    """
     root_nodes = []
     buffers: dict = {}
     for out, g in zip(outputs, root_grads):
@@ -218,15 +236,18 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
         while heap:
             node = heapq.heappop(heap)[2]
             grads = buffers.pop(node, None) or [None]
-            if node.pre_hooks:
-                _run_pre_hooks(node, grads)
-            if node.retain_hooks:
-                _retain(node, grads, create_graph)
+            if observe is None:
+                if node.pre_hooks:
+                    _run_pre_hooks(node, grads)
+                if node.retain_hooks:
+                    _retain(node, grads, create_graph)
             if capture is not None and node in capture:
                 for nr, i in capture[node]:
                     if nr < len(grads):
                         captured[i] = grads[nr]
             if type(node) is AccumulateGrad:
+                if observe is not None:
+                    observe(node, grads, ())
                 if accumulate and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
                 continue
@@ -239,7 +260,9 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     out_grads = reduce_to_inputs(node, out_grads)
                 if anomaly:
                     _check_nan(node, out_grads)
-                if node.post_hooks:
+                if observe is not None:
+                    observe(node, grads, out_grads)
+                elif node.post_hooks:
                     for hook in list(node.post_hooks):
                         hook(tuple(out_grads), tuple(grads))
             if not retain_graph:
