@@ -1,0 +1,467 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmarks: gradcli vs PyTorch eager vs hand-written numpy.
+
+    python bench/run.py            # full run, prints the table
+    python bench/run.py --quick    # fewer repeats and smaller sizes (a smoke run)
+    python bench/run.py --json out.json
+    python bench/run.py -k W2      # only workloads whose id contains W2
+
+Every workload runs through each path that applies -- plain Python on
+`gradcli.torch`, `gradcli run` on a .grad file, `gradcli grad` -- and in the same
+run through PyTorch (when importable) and a hand-written numpy version (one numpy
+call per op, backward by hand: the limit for a numpy-backed engine). Each peer's
+gradient is checked against numpy's, so a fast wrong answer shows. Medians over
+repeats, with min-max. Memory workloads run each peer in its own process.
+Figures are reported, never asserted: speed targets live here, not in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def have_torch() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def gradcli_cmd() -> list[str]:
+    exe = shutil.which("gradcli")
+    return [exe] if exe else [sys.executable, "-m", "gradcli"]
+
+
+def timed(fn, repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def summary(times: list[float], scale: float = 1.0) -> dict:
+    vals = [t * scale for t in times]
+    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
+
+
+# ----------------------------------------------------------------- workloads
+# Each engine workload takes a module with torch's API (real torch or gradcli.torch).
+
+def w2_small_ops(T, n_ops: int):
+    x = T.tensor([0.5, -1.0, 2.0], dtype=T.float64, requires_grad=True)
+    t0 = time.perf_counter()
+    y = x
+    for _ in range(n_ops):
+        y = y * 1.0001
+    t1 = time.perf_counter()
+    y.sum().backward()
+    t2 = time.perf_counter()
+    return (t1 - t0) / n_ops, (t2 - t1) / n_ops, np.asarray(x.grad.tolist())
+
+
+def w2_numpy(n_ops: int):
+    x = np.array([0.5, -1.0, 2.0])
+    t0 = time.perf_counter()
+    y = x
+    for _ in range(n_ops):
+        y = y * 1.0001
+    t1 = time.perf_counter()
+    g = np.ones(3)
+    for _ in range(n_ops):
+        g = g * 1.0001
+    t2 = time.perf_counter()
+    return (t1 - t0) / n_ops, (t2 - t1) / n_ops, g
+
+
+W3_SOURCE = """\
+import torch
+x = torch.tensor([0.3, -1.2, 2.5], requires_grad=True)
+v = torch.tensor([0.1, 1.0, 0.0001], dtype=torch.float)
+for _ in range({n}):
+    y = x * 2
+    while y.norm() < 1000:
+        y = y * 2
+    y.backward(v)
+print(x.grad)
+"""
+
+
+def w3_engine(T, runs: int):
+    x = T.tensor([0.3, -1.2, 2.5], requires_grad=True)
+    v = T.tensor([0.1, 1.0, 0.0001], dtype=T.float)
+    t0 = time.perf_counter()
+    for _ in range(runs):
+        y = x * 2
+        while y.norm() < 1000:
+            y = y * 2
+        y.backward(v)
+    return (time.perf_counter() - t0) / runs, np.asarray(x.grad.tolist())
+
+
+def w3_numpy(runs: int):
+    x = np.array([0.3, -1.2, 2.5], dtype=np.float32)
+    v = np.array([0.1, 1.0, 0.0001], dtype=np.float32)
+    grad = np.zeros(3, dtype=np.float32)
+    t0 = time.perf_counter()
+    for _ in range(runs):
+        y = x * 2
+        k = 1
+        while np.sqrt((y * y).sum()) < 1000:
+            y = y * 2
+            k += 1
+        g = v
+        for _ in range(k):
+            g = g * 2
+        grad = grad + g
+    return (time.perf_counter() - t0) / runs, grad
+
+
+def w4_elementwise(T, n: int):
+    rng = np.random.default_rng(0)
+    x = T.tensor(rng.standard_normal((n, n)).tolist(), dtype=T.float64, requires_grad=True)
+    t0 = time.perf_counter()
+    out = (T.sin(x) * x + x * x).mean()
+    out.backward()
+    return time.perf_counter() - t0, x.grad
+
+
+def w4_elementwise_numpy(n: int):
+    x = np.random.default_rng(0).standard_normal((n, n))
+    t0 = time.perf_counter()
+    s = np.sin(x)
+    a = s * x
+    b = x * x
+    c = a + b
+    _ = c.mean()
+    g = np.full(x.shape, 1.0 / x.size)
+    gx = g * s + np.cos(x) * (g * x) + 2 * g * x
+    return time.perf_counter() - t0, gx
+
+
+def w4_matmul(T, n: int):
+    rng = np.random.default_rng(1)
+    A = T.tensor(rng.standard_normal((n, n)).tolist(), dtype=T.float64, requires_grad=True)
+    B = T.tensor(rng.standard_normal((n, n)).tolist(), dtype=T.float64, requires_grad=True)
+    t0 = time.perf_counter()
+    T.tanh(A @ B).sum().backward()
+    return time.perf_counter() - t0, A.grad
+
+
+def w4_matmul_numpy(n: int):
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((n, n))
+    B = rng.standard_normal((n, n))
+    t0 = time.perf_counter()
+    C = A @ B
+    t = np.tanh(C)
+    _ = t.sum()
+    gC = 1 - t * t
+    gA = gC @ B.T
+    _ = A.T @ gC
+    return time.perf_counter() - t0, gA
+
+
+def as_np(x) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    return np.asarray(x.tolist() if hasattr(x, "tolist") else x, dtype=np.float64)
+
+
+def close(a, b, rtol=1e-4) -> bool:
+    return bool(np.allclose(as_np(a), as_np(b), rtol=rtol, atol=1e-6))
+
+
+# ---------------------------------------------------- subprocess workloads
+
+MEMORY_PROBE = textwrap.dedent("""\
+    import sys, time, os
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    peer, workload, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    import numpy as np
+    if peer == "torch":
+        import torch as T
+    elif peer == "gradcli":
+        import gradcli.torch as T
+    base = rss()
+    peak_bwd = [0]
+    def sample(g=None):
+        peak_bwd[0] = max(peak_bwd[0], rss())
+    if workload == "W5":
+        if peer == "numpy":
+            x = np.array(1.0); t0 = time.perf_counter(); ys = [x]
+            y = x
+            for _ in range(n):
+                y = y + 1.0
+                ys.append(y)
+            t1 = time.perf_counter(); fwd_mem = rss() - base
+            g = np.array(1.0)
+            for _ in range(n):
+                g = g * 1.0
+            t2 = time.perf_counter(); grad = float(g)
+        else:
+            x = T.tensor(1.0, dtype=T.float64, requires_grad=True)
+            t0 = time.perf_counter(); y = x
+            for _ in range(n):
+                y = y + 1
+            t1 = time.perf_counter(); fwd_mem = rss() - base
+            y.backward(); t2 = time.perf_counter(); grad = float(x.grad)
+        print(t1 - t0, t2 - t1, fwd_mem, 0, grad)
+    else:  # W6: n sin ops on 1,000,000 float64 elements
+        size = 1_000_000
+        if peer == "numpy":
+            x = np.linspace(-1, 1, size); saved = []; y = x
+            for _ in range(n):
+                saved.append(y); y = np.sin(y)
+            end_fwd = rss() - base
+            g = np.ones(size)
+            for inp in reversed(saved):
+                g = g * np.cos(inp); saved.pop(); sample()
+            grad = float(g[:10].sum())
+        else:
+            x = T.linspace(-1, 1, size, dtype=T.float64, requires_grad=True); y = x
+            for _ in range(n):
+                y = T.sin(y)
+                y.register_hook(sample)
+            end_fwd = rss() - base
+            y.sum().backward(); grad = float(x.grad[:10].sum())
+        print(0, 0, end_fwd, peak_bwd[0] - base, grad)
+""")
+
+
+def run_probe(peer: str, workload: str, n: int) -> dict | None:
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(MEMORY_PROBE)
+        path = f.name
+    try:
+        proc = subprocess.run([sys.executable, path, peer, workload, str(n)],
+                              capture_output=True, text=True, timeout=1800)
+    finally:
+        os.unlink(path)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
+    fwd, bwd, mem, peak, grad = proc.stdout.split()
+    return {"forward_s": float(fwd), "backward_s": float(bwd), "memory_bytes": int(mem),
+            "backward_peak_bytes": int(peak), "grad": float(grad)}
+
+
+def time_process(cmd: list[str], repeat: int, cwd=None) -> dict | None:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+    return summary(times)
+
+
+# ----------------------------------------------------------------- the runs
+
+def bench_w1(args, results):
+    repeat = 3 if args.quick else 10
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "w1.grad").write_text(
+        "import torch\nx = torch.ones(2, 2, requires_grad=True)\n"
+        "out = ((x + 2) * (x + 2) * 3).mean()\nout.backward()\nprint(x.grad)\n")
+    (tmp / "w1_numpy.py").write_text(
+        "import numpy as np\nx = np.ones((2, 2))\ny = x + 2\nout = (y * y * 3).mean()\n"
+        "print(6 * y / x.size)\n")
+    gc = gradcli_cmd()
+    rows = {
+        "gradcli grad": time_process(gc + ["grad", "((x + 2) * (x + 2) * 3).mean()", "--at", "x=ones(2,2)"], repeat),
+        "gradcli run": time_process(gc + ["run", str(tmp / "w1.grad")], repeat),
+        "numpy": time_process([sys.executable, str(tmp / "w1_numpy.py")], repeat),
+        "import numpy": time_process([sys.executable, "-c", "import numpy"], repeat),
+    }
+    if have_torch():
+        rows["torch"] = time_process([sys.executable, str(tmp / "w1.grad")], max(2, repeat // 3))
+    results["W1 start-up (whole process, s)"] = rows
+
+
+def bench_w2(args, results):
+    n = 2000 if args.quick else 10000
+    repeat = 3 if args.quick else 7
+    import gradcli.torch as G
+
+    peers = {"gradcli": lambda: w2_small_ops(G, n), "numpy": lambda: w2_numpy(n)}
+    if have_torch():
+        import torch
+
+        peers["torch"] = lambda: w2_small_ops(torch, n)
+    rows = {}
+    ref = w2_numpy(n)[2]
+    for name, fn in peers.items():
+        fw, bw, grads = [], [], None
+        for _ in range(repeat):
+            f, b, grads = fn()
+            fw.append(f)
+            bw.append(b)
+        rows[name] = {"forward": summary(fw, 1e6), "backward": summary(bw, 1e6),
+                      "total_us": statistics.median(fw) * 1e6 + statistics.median(bw) * 1e6,
+                      "grad_ok": close(grads, ref)}
+    results["W2 small ops (us per op)"] = rows
+
+
+def bench_w3(args, results):
+    runs = 200 if args.quick else 2000
+    repeat = 3 if args.quick else 5
+    import gradcli.torch as G
+
+    rows = {}
+    ref = w3_numpy(10)[1] / 10
+    per = [w3_engine(G, runs) for _ in range(repeat)]
+    rows["gradcli (python)"] = {**summary([p[0] for p in per], 1e6), "grad_ok": close(per[-1][1] / runs, ref)}
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "w3.grad").write_text(W3_SOURCE.format(n=runs))
+    (tmp / "w3_0.grad").write_text(W3_SOURCE.format(n=0))
+    full = time_process(gradcli_cmd() + ["run", str(tmp / "w3.grad")], repeat)
+    empty = time_process(gradcli_cmd() + ["run", str(tmp / "w3_0.grad")], repeat)
+    if full and "median" in full and empty and "median" in empty:
+        rows["gradcli run"] = {"median": (full["median"] - empty["median"]) / runs * 1e6,
+                               "min": (full["min"] - empty["max"]) / runs * 1e6,
+                               "max": (full["max"] - empty["min"]) / runs * 1e6, "n": repeat}
+    else:
+        rows["gradcli run"] = full if full and "error" in full else empty
+    npr = [w3_numpy(runs) for _ in range(repeat)]
+    rows["numpy"] = summary([p[0] for p in npr], 1e6)
+    if have_torch():
+        import torch
+
+        tp = [w3_engine(torch, runs) for _ in range(repeat)]
+        rows["torch"] = {**summary([p[0] for p in tp], 1e6), "grad_ok": close(tp[-1][1] / runs, ref)}
+    results["W3 seed loop (us per run)"] = rows
+
+
+def bench_w4(args, results):
+    n_el = 300 if args.quick else 1000
+    n_mm = 128 if args.quick else 512
+    repeat = 3 if args.quick else 7
+    import gradcli.torch as G
+
+    for title, eng, ref_fn, n in (
+        (f"W4 elementwise {n_el}x{n_el} (ms)", w4_elementwise, w4_elementwise_numpy, n_el),
+        (f"W4 matmul {n_mm}x{n_mm} (ms)", w4_matmul, w4_matmul_numpy, n_mm),
+    ):
+        ref = ref_fn(n)[1]
+        rows = {}
+        peers = {"gradcli": lambda e=eng, n=n: e(G, n)}
+        if have_torch():
+            import torch
+
+            torch.set_num_threads(torch.get_num_threads())
+            peers["torch"] = lambda e=eng, n=n: e(torch, n)
+        for name, fn in peers.items():
+            runs = [fn() for _ in range(repeat)]
+            rows[name] = {**summary([r[0] for r in runs], 1e3), "grad_ok": close(runs[-1][1], ref)}
+        rows["numpy"] = summary([ref_fn(n)[0] for _ in range(repeat)], 1e3)
+        results[title] = rows
+
+
+def bench_memory(args, results):
+    n5 = 100_000 if args.quick else 1_000_000
+    n6 = 20 if args.quick else 200
+    peers = ["gradcli", "numpy"] + (["torch"] if have_torch() else [])
+    w5 = {p: run_probe(p, "W5", n5) for p in peers}
+    for r in w5.values():
+        if r and "memory_bytes" in r:
+            r["bytes_per_node"] = r["memory_bytes"] / n5
+    results[f"W5 {n5:,}-op chain"] = w5
+    results[f"W6 {n6} sin ops on 1e6 float64 (memory)"] = {p: run_probe(p, "W6", n6) for p in peers}
+
+
+def fmt_row(name: str, cell) -> str:
+    if cell is None:
+        return f"  {name:18s} n/a"
+    if "error" in cell:
+        return f"  {name:18s} error: {cell['error']}"
+    if "forward" in cell:
+        return (f"  {name:18s} fwd {cell['forward']['median']:8.2f}  bwd {cell['backward']['median']:8.2f}"
+                f"  total {cell['total_us']:8.2f}  grad_ok={cell['grad_ok']}")
+    if "memory_bytes" in cell:
+        extra = f"  per node {cell['bytes_per_node']:.0f} B" if "bytes_per_node" in cell else ""
+        return (f"  {name:18s} fwd {cell['forward_s']:.3f}s bwd {cell['backward_s']:.3f}s "
+                f"mem {cell['memory_bytes'] / 1e6:8.1f} MB  bwd-peak {cell['backward_peak_bytes'] / 1e6:8.1f} MB{extra}")
+    ok = f"  grad_ok={cell['grad_ok']}" if "grad_ok" in cell else ""
+    return f"  {name:18s} {cell['median']:10.3f}  ({cell['min']:.3f}-{cell['max']:.3f}){ok}"
+
+
+def ratio(results: dict, title: str, a: str, b: str, key=lambda c: c["median"]) -> str:
+    rows = results.get(title, {})
+    try:
+        return f"{key(rows[a]) / key(rows[b]):.2f}x"
+    except (KeyError, TypeError, ZeroDivisionError):
+        return "n/a"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("-k", default="")
+    args = ap.parse_args()
+    results: dict = {}
+    for wid, fn in (("W1", bench_w1), ("W2", bench_w2), ("W3", bench_w3), ("W4", bench_w4),
+                    ("W5W6", bench_memory)):
+        if args.k in wid:
+            fn(args, results)
+    for title, rows in results.items():
+        print(title)
+        for name, cell in rows.items():
+            print(fmt_row(name, cell))
+    print("\nRatios")
+    for title, rows in results.items():
+        if title.startswith("W2"):
+            tot = lambda c: c["total_us"]  # noqa: E731
+            print(f"  {title}: gradcli/torch {ratio(results, title, 'gradcli', 'torch', tot)}, "
+                  f"gradcli/numpy {ratio(results, title, 'gradcli', 'numpy', tot)}")
+        elif title.startswith("W1"):
+            print(f"  {title}: grad/torch {ratio(results, title, 'gradcli grad', 'torch')}, "
+                  f"grad/import-numpy {ratio(results, title, 'gradcli grad', 'import numpy')}, "
+                  f"run/import-numpy {ratio(results, title, 'gradcli run', 'import numpy')}")
+        elif title.startswith("W3"):
+            print(f"  {title}: run/torch {ratio(results, title, 'gradcli run', 'torch')}, "
+                  f"run/numpy {ratio(results, title, 'gradcli run', 'numpy')}, "
+                  f"run/python {ratio(results, title, 'gradcli run', 'gradcli (python)')}, "
+                  f"python/torch {ratio(results, title, 'gradcli (python)', 'torch')}")
+        elif title.startswith("W4"):
+            print(f"  {title}: gradcli/torch {ratio(results, title, 'gradcli', 'torch')}, "
+                  f"gradcli/numpy {ratio(results, title, 'gradcli', 'numpy')}")
+        elif title.startswith("W5"):
+            t = lambda c: c["forward_s"] + c["backward_s"]  # noqa: E731
+            per = lambda c: c["bytes_per_node"]  # noqa: E731
+            print(f"  {title}: time gradcli/torch {ratio(results, title, 'gradcli', 'torch', t)}, "
+                  f"bytes/node gradcli/torch {ratio(results, title, 'gradcli', 'torch', per)}")
+        elif title.startswith("W6"):
+            rows = results[title]
+            g = rows.get("gradcli") or {}
+            if "backward_peak_bytes" in g:
+                extra = (g["backward_peak_bytes"] - g["memory_bytes"]) / 1e6
+                print(f"  {title}: gradcli backward peak - end-of-forward = {extra:.1f} MB "
+                      f"(target <= 16 MB); end-of-forward gradcli/numpy "
+                      f"{ratio(results, title, 'gradcli', 'numpy', lambda c: c['memory_bytes'])}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
