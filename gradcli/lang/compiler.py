@@ -1,0 +1,1839 @@
+"""gradcli AST -> Python closures.
+
+Each expression becomes a function ``ev(env)`` and each statement a function
+``ex(env)``; they are built once, so running a program does no tree walking
+and no per-node dispatch. ``env`` is the list of slots of the running
+function (``None`` at module level, where variables live in the session's
+globals dict).
+
+Scoping follows Python: a name assigned in a function is local to it unless
+declared ``global``/``nonlocal``; a function reading a name that an
+enclosing function binds shares it through a :class:`~gradcli.lang.runtime.Cell`;
+defaults are evaluated once, when the ``def`` runs; comprehensions have
+their own scope. Statements return ``None``, ``BREAK``, ``CONTINUE`` or
+``(value,)`` for ``return``.
+
+Sandbox checks made here (reported as :class:`ForbiddenError`, exit 2):
+attribute names starting with ``_`` (except ``_version``), ``format`` and
+``format_map``, dunder names, Python builtins outside SPEC 1.2 that the
+program does not define itself, and imports other than ``torch[.sub]`` and
+``math``.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import sys
+
+from . import ast as A
+from . import runtime as R
+from .errors import CompileError, ForbiddenError
+from .limits import Limits
+from .runtime import BREAK, CONTINUE, UNBOUND, Cell, note
+
+# ------------------------------------------------------------------ scopes
+
+
+class Scope:
+    def __init__(self, kind, name, parent, node):
+        self.kind = kind  # "module", "function", "comp"
+        self.name = name
+        self.parent = parent
+        self.node = node
+        self.params = []
+        self.assigned = set()
+        self.used = set()
+        self.globals = set()
+        self.nonlocals = set()
+        self.children = []
+        self.locals = set()
+        self.cells = set()
+        self.frees = []  # ordered
+        self.slots = {}
+        self.nslots = 0
+        self.star_import = False
+
+    @property
+    def is_function(self):
+        return self.kind != "module"
+
+    def resolve(self, name):
+        """('global', name) | ('local'|'cell'|'free', slot)."""
+        if self.kind == "module" or name in self.globals:
+            return ("global", name)
+        if name in self.slots:
+            if name in self.locals:
+                return ("cell" if name in self.cells else "local", self.slots[name])
+            return ("free", self.slots[name])
+        return ("global", name)
+
+
+def _target_names(node, out, loads):
+    """Names bound by an assignment target; expressions it reads go to loads."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Name):
+            out.append(n)
+        elif isinstance(n, (A.TupleDisplay, A.ListDisplay)):
+            stack.extend(n.elts)
+        elif isinstance(n, A.Starred):
+            stack.append(n.value)
+        elif isinstance(n, A.Attribute):
+            loads.append(n.value)
+        elif isinstance(n, A.Subscript):
+            loads.append(n.value)
+            loads.append(n.index)
+
+
+class ScopeBuilder:
+    """Collects bindings and uses per scope, then resolves free variables."""
+
+    def __init__(self, compiler):
+        self.c = compiler
+        self.by_node = {}
+
+    def build(self, module: A.Module) -> Scope:
+        root = Scope("module", "<module>", None, module)
+        self.by_node[id(module)] = root
+        todo = [(root, module.body, [])]
+        while todo:
+            scope, stmts, exprs = todo.pop()
+            self._collect(scope, stmts, exprs, todo)
+        self._resolve(root)
+        return root
+
+    def _new(self, kind, name, parent, node):
+        s = Scope(kind, name, parent, node)
+        parent.children.append(s)
+        self.by_node[id(node)] = s
+        return s
+
+    def _bind(self, scope, name_node):
+        self.c.check_name(name_node.id, name_node.pos)
+        scope.assigned.add(name_node.id)
+
+    def _collect(self, scope, stmts, exprs, todo):
+        stack = list(reversed(stmts)) + list(exprs)
+        while stack:
+            n = stack.pop()
+            if n is None:
+                continue
+            t = type(n)
+            if t is A.Name:
+                scope.used.add(n.id)
+                self.c.check_name(n.id, n.pos)
+                continue
+            if t is A.Assign:
+                stack.append(n.value)
+                for tg in n.targets:
+                    self._targets(scope, tg, stack)
+                continue
+            if t is A.AugAssign:
+                stack.append(n.value)
+                if isinstance(n.target, A.Name):
+                    scope.used.add(n.target.id)
+                self._targets(scope, n.target, stack)
+                continue
+            if t is A.AnnAssign:
+                stack.append(n.value)
+                self._targets(scope, n.target, stack)
+                continue
+            if t is A.For:
+                stack.extend([n.iter, *reversed(n.body), *reversed(n.orelse)])
+                self._targets(scope, n.target, stack)
+                continue
+            if t is A.With:
+                for item in n.items:
+                    stack.append(item.context)
+                    if item.target is not None:
+                        self._targets(scope, item.target, stack)
+                stack.extend(reversed(n.body))
+                continue
+            if t is A.Try:
+                stack.extend(reversed(n.body))
+                for h in n.handlers:
+                    stack.append(h.type)
+                    if h.name:
+                        self.c.check_name(h.name, h.pos)
+                        scope.assigned.add(h.name)
+                    stack.extend(reversed(h.body))
+                stack.extend(reversed(n.orelse))
+                stack.extend(reversed(n.finalbody))
+                continue
+            if t is A.Delete:
+                for tg in n.targets:
+                    self._targets(scope, tg, stack)
+                continue
+            if t is A.Global or t is A.Nonlocal:
+                if t is A.Nonlocal and scope.kind == "module":
+                    raise self.c.syntax("nonlocal declaration not allowed at module level", n.pos)
+                for name in n.names:
+                    self.c.check_name(name, n.pos)
+                    if name in scope.params:
+                        raise self.c.syntax(f"name '{name}' is parameter and "
+                                            f"{'global' if t is A.Global else 'nonlocal'}", n.pos)
+                    (scope.globals if t is A.Global else scope.nonlocals).add(name)
+                continue
+            if t is A.Import:
+                for alias in n.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    self.c.check_name(bound, alias.pos)
+                    scope.assigned.add(bound)
+                continue
+            if t is A.ImportFrom:
+                if n.star:
+                    if scope.kind != "module":
+                        raise self.c.syntax("import * only allowed at module level", n.pos)
+                    scope.star_import = True
+                for alias in n.names:
+                    bound = alias.asname or alias.name
+                    self.c.check_name(bound, alias.pos)
+                    scope.assigned.add(bound)
+                continue
+            if t is A.FunctionDef:
+                self.c.check_name(n.name, n.pos)
+                scope.assigned.add(n.name)
+                stack.extend(n.decorators)
+                self._param_exprs(n.params, stack)
+                if n.returns is not None:
+                    stack.append(n.returns)
+                child = self._new("function", n.name, scope, n)
+                self._params(child, n.params)
+                todo.append((child, n.body, []))
+                continue
+            if t is A.Lambda:
+                self._param_exprs(n.params, stack)
+                child = self._new("function", "<lambda>", scope, n)
+                self._params(child, n.params)
+                todo.append((child, [], [n.body]))
+                continue
+            if t is A.ListComp or t is A.GenExp:
+                gens = n.generators
+                stack.append(gens[0].iter)
+                child = self._new("comp", scope.name, scope, n)
+                inner = [n.elt]
+                for i, g in enumerate(gens):
+                    tnames, loads = [], []
+                    _target_names(g.target, tnames, loads)
+                    for nm in tnames:
+                        self._bind(child, nm)
+                    inner.extend(loads)
+                    if i:
+                        inner.append(g.iter)
+                    inner.extend(g.ifs)
+                todo.append((child, [], inner))
+                continue
+            if t is A.Attribute:
+                self.c.check_attr(n.attr, n.pos)
+            elif t is A.Keyword:
+                pass
+            stack.extend(A.iter_children(n))
+
+    def _targets(self, scope, target, stack):
+        names, loads = [], []
+        _target_names(target, names, loads)
+        for nm in names:
+            self._bind(scope, nm)
+        stack.extend(loads)
+        # attribute targets are checked too
+        s2 = [target]
+        while s2:
+            x = s2.pop()
+            if isinstance(x, A.Attribute):
+                self.c.check_attr(x.attr, x.pos)
+            elif isinstance(x, (A.TupleDisplay, A.ListDisplay)):
+                s2.extend(x.elts)
+            elif isinstance(x, A.Starred):
+                s2.append(x.value)
+
+    @staticmethod
+    def _param_exprs(params, stack):
+        for p in params.args + params.kwonly:
+            if p.default is not None:
+                stack.append(p.default)
+            if p.annotation is not None:
+                stack.append(p.annotation)
+        for p in (params.vararg, params.kwarg):
+            if p is not None and p.annotation is not None:
+                stack.append(p.annotation)
+
+    def _params(self, scope, params):
+        for p in params.args + ([params.vararg] if params.vararg else []) + params.kwonly + \
+                ([params.kwarg] if params.kwarg else []):
+            self.c.check_name(p.name, p.pos)
+            scope.params.append(p.name)
+            scope.assigned.add(p.name)
+
+    def _resolve(self, root):
+        order = []
+        stack = [root]
+        while stack:
+            s = stack.pop()
+            order.append(s)
+            stack.extend(s.children)
+        for s in order:
+            if s.kind == "module":
+                continue
+            s.locals = (s.assigned | set(s.params)) - s.globals - s.nonlocals
+            for nm in s.nonlocals:
+                if nm in s.assigned and nm in s.globals:
+                    raise self.c.syntax(f"name '{nm}' is nonlocal and global", s.node.pos)
+        for s in order:
+            if s.kind == "module":
+                continue
+            wanted = (s.used | s.assigned | s.nonlocals) - s.locals - s.globals
+            for nm in sorted(wanted):
+                owner = self._owner(s.parent, nm)
+                if owner is None:
+                    if nm in s.nonlocals:
+                        raise self.c.syntax(f"no binding for nonlocal '{nm}' found", s.node.pos)
+                    continue
+                owner.cells.add(nm)
+                p = s
+                while p is not owner:
+                    if nm not in p.frees and nm not in p.locals:
+                        p.frees.append(nm)
+                    p = p.parent
+        for s in order:
+            if s.kind == "module":
+                continue
+            names = list(s.params) + sorted(s.locals - set(s.params)) + s.frees
+            s.slots = {nm: i for i, nm in enumerate(names)}
+            s.nslots = len(names)
+
+    @staticmethod
+    def _owner(scope, name):
+        while scope is not None and scope.kind != "module":
+            if name in scope.locals:
+                return scope
+            if name in scope.globals:
+                return None
+            scope = scope.parent
+        return None
+
+
+# -------------------------------------------------------------- the compiler
+
+_BINOPS = {
+    "+": R.checked_add, "-": operator.sub, "*": R.checked_mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": R.checked_mod, "@": operator.matmul, "**": R.checked_pow,
+    "<<": R.checked_lshift, ">>": operator.rshift, "&": operator.and_, "|": operator.or_,
+    "^": operator.xor,
+}
+_FAST_BINOPS = {"-": operator.sub, "/": operator.truediv, "//": operator.floordiv,
+                "@": operator.matmul, ">>": operator.rshift, "&": operator.and_,
+                "|": operator.or_, "^": operator.xor}
+_IOPS = {
+    "+": R.checked_iadd, "-": operator.isub, "*": R.checked_imul, "/": operator.itruediv,
+    "//": operator.ifloordiv, "%": lambda a, b: R.checked_mod(a, b) if type(a) is str
+    else operator.imod(a, b), "@": operator.imatmul,
+    "**": lambda a, b: R.checked_pow(a, b) if type(a) in R.INTS and type(b) in R.INTS
+    else operator.ipow(a, b),
+    "<<": lambda a, b: R.checked_lshift(a, b) if type(a) in R.INTS else operator.ilshift(a, b),
+    ">>": operator.irshift, "&": operator.iand, "|": operator.ior, "^": operator.ixor,
+}
+_CMPOPS = {
+    "<": operator.lt, ">": operator.gt, "==": operator.eq, ">=": operator.ge, "<=": operator.le,
+    "!=": operator.ne, "in": R.contains, "not in": R.not_contains, "is": operator.is_,
+    "is not": operator.is_not,
+}
+_UNOPS = {"-": operator.neg, "+": operator.pos, "~": operator.invert, "not": operator.not_}
+
+ALLOWED_PRIVATE_ATTRS = frozenset({"_version"})
+FORBIDDEN_ATTRS = {
+    "format": "str.format is not available in gradcli: use an f-string",
+    "format_map": "str.format_map is not available in gradcli: use an f-string",
+}
+
+
+class Program:
+    """A compiled program: ``run(None)`` executes it at module level."""
+
+    def __init__(self, code, filename, source, module, last_holder):
+        self.code = code
+        self.filename = filename
+        self.source = source
+        self.module = module
+        self.last_holder = last_holder
+
+
+class Compiler:
+    def __init__(self, filename, source, *, globals_, builtins, state, limits: Limits,
+                 echo=False, static_globals=False, display=None):
+        self.filename = filename
+        self.source = source
+        self.G = globals_
+        self.B = builtins
+        self.state = state
+        self.limits = limits
+        self.echo = echo
+        self.static_globals = static_globals
+        self.display = display
+        self.errors = []
+        self.scope = None
+        self.loop_depth = 0
+        self.module_bound = set()
+        self.pending_names = []
+
+    # ----------------------------------------------------------- diagnostics
+    def syntax(self, message, pos):
+        return CompileError(message, self.filename, pos, self.source)
+
+    def forbid(self, message, pos, hint=None):
+        self.errors.append(ForbiddenError(message, self.filename, pos, self.source, hint=hint))
+
+    def check_attr(self, name, pos):
+        if name.startswith("_") and name not in ALLOWED_PRIVATE_ATTRS:
+            self.forbid(f"attribute '{name}' is not allowed: gradcli programs cannot use "
+                        "attributes whose name starts with '_'", pos)
+        elif name in FORBIDDEN_ATTRS:
+            self.forbid(FORBIDDEN_ATTRS[name], pos)
+
+    def check_name(self, name, pos):
+        if name.startswith("__"):
+            self.forbid(f"name '{name}' is not allowed: gradcli programs cannot use names that "
+                        "start with '__'", pos)
+        else:
+            self.pending_names.append((name, pos))
+
+    def loc(self, node):
+        return (self.filename, node.pos, self.scope.name if self.scope else "<module>")
+
+    # ----------------------------------------------------------- entry point
+    def compile_module(self, module: A.Module) -> Program:
+        builder = ScopeBuilder(self)
+        root = builder.build(module)
+        self.scopes = builder.by_node
+        bound = set(root.assigned)
+        for s in builder.by_node.values():
+            bound |= s.assigned
+        for name, pos in self.pending_names:
+            if name not in bound and name not in self.B and name not in self.G:
+                reason = R.forbidden_reason(name)
+                if reason:
+                    self.forbid(f"'{name}' is not available in gradcli: {reason}", pos)
+        self.global_bound = set(root.assigned)
+        for s in builder.by_node.values():
+            self.global_bound |= (s.assigned & s.globals)
+        self.star_import = root.star_import
+        if self.errors:
+            self._raise_errors()
+        self.scope = root
+        last_holder = [None]
+        body = module.body
+        fns = []
+        for i, stmt in enumerate(body):
+            if i == len(body) - 1 and isinstance(stmt, A.ExprStmt):
+                fns.append(self.expr_stmt(stmt, holder=last_holder))
+            else:
+                fns.append(self.stmt(stmt))
+        if self.errors:
+            self._raise_errors()
+        code = self.block_from(fns, body)
+        return Program(code, self.filename, self.source, module, last_holder)
+
+    def _raise_errors(self):
+        errs = sorted(self.errors, key=lambda e: (e.line, e.col))
+        first = errs[0]
+        first.errors = errs
+        raise first
+
+    # ------------------------------------------------------------- blocks
+    def block(self, stmts):
+        return self.block_from([self.stmt(s) for s in stmts], stmts)
+
+    def block_from(self, fns, stmts):
+        st = self.state
+        locs = [self.loc(s) for s in stmts]
+        if not fns:
+            return lambda env: None
+        if len(fns) == 1:
+            f0 = fns[0]
+            l0 = locs[0]
+
+            def block1(env):
+                try:
+                    st.steps -= 1
+                    if st.steps < 0:
+                        st.out_of_steps()
+                    return f0(env)
+                except BaseException as e:
+                    note(e, l0)
+                    raise
+            return block1
+        pairs = tuple(zip(fns, locs, strict=False))
+
+        def block(env):
+            loc = None
+            try:
+                for f, loc in pairs:  # noqa: B007 - loc names the failing statement
+                    st.steps -= 1
+                    if st.steps < 0:
+                        st.out_of_steps()
+                    r = f(env)
+                    if r is not None:
+                        return r
+                return None
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return block
+
+    # ------------------------------------------------------------- statements
+    def stmt(self, node):
+        method = getattr(self, "s_" + type(node).__name__)
+        return method(node)
+
+    def s_ExprStmt(self, node):
+        return self.expr_stmt(node)
+
+    def expr_stmt(self, node, holder=None):
+        ev = self.expr(node.value)
+        if self.echo and self.scope.kind == "module" and self.display is not None:
+            display = self.display
+            if holder is not None:
+                def ex(env):
+                    v = ev(env)
+                    holder[0] = v
+                    display(v)
+                return ex
+
+            def ex(env):
+                display(ev(env))
+            return ex
+        if holder is not None:
+            def ex(env):
+                holder[0] = ev(env)
+            return ex
+
+        def ex(env):
+            ev(env)
+        return ex
+
+    def s_Pass(self, node):
+        return lambda env: None
+
+    def s_Break(self, node):
+        if not self.loop_depth:
+            raise self.syntax("'break' outside loop", node.pos)
+        return lambda env: BREAK
+
+    def s_Continue(self, node):
+        if not self.loop_depth:
+            raise self.syntax("'continue' not properly in loop", node.pos)
+        return lambda env: CONTINUE
+
+    def s_Return(self, node):
+        if self.scope.kind != "function":
+            raise self.syntax("'return' outside function", node.pos)
+        if node.value is None:
+            none = (None,)
+            return lambda env: none
+        ev = self.expr(node.value)
+
+        def ex(env):
+            return (ev(env),)
+        return ex
+
+    def s_Assign(self, node):
+        ev = self.expr(node.value)
+        stores = [self.store(t) for t in node.targets]
+        if len(stores) == 1:
+            st0 = stores[0]
+            if isinstance(node.targets[0], A.Name):
+                kind, where = self.scope.resolve(node.targets[0].id)
+                if kind == "global":
+                    G = self.G
+
+                    def ex(env):
+                        G[where] = ev(env)
+                    return ex
+                if kind == "local":
+                    def ex(env):
+                        env[where] = ev(env)
+                    return ex
+
+            def ex(env):
+                st0(env, ev(env))
+            return ex
+
+        def ex(env):
+            v = ev(env)
+            for s in stores:
+                s(env, v)
+        return ex
+
+    def s_AnnAssign(self, node):
+        if node.value is None:
+            return lambda env: None
+        return self.s_Assign(A.Assign([node.target], node.value, pos=node.pos))
+
+    def s_AugAssign(self, node):
+        iop = _IOPS[node.op]
+        rhs = self.expr(node.value)
+        t = node.target
+        loc = self.loc(node)
+        if isinstance(t, A.Name):
+            load = self.name_load(t)
+            store = self.store(t)
+
+            def ex(env):
+                v = load(env)
+                r = rhs(env)
+                try:
+                    v = iop(v, r)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+                store(env, v)
+            return ex
+        if isinstance(t, A.Attribute):
+            obj = self.expr(t.value)
+            name = t.attr
+            get, set_ = R.get_attr, R.set_attr
+
+            def ex(env):
+                o = obj(env)
+                try:
+                    v = get(o, name)
+                    v = iop(v, rhs(env))
+                    set_(o, name, v)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ex
+        obj = self.expr(t.value)
+        idx = self.expr(t.index)
+
+        def ex(env):
+            o = obj(env)
+            k = idx(env)
+            try:
+                v = o[k]
+                v = iop(v, rhs(env))
+                o[k] = v
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ex
+
+    def s_If(self, node):
+        test = self.expr(node.test)
+        body = self.block(node.body)
+        if not node.orelse:
+            def ex(env):
+                if test(env):
+                    return body(env)
+            return ex
+        orelse = self.block(node.orelse)
+
+        def ex(env):
+            if test(env):
+                return body(env)
+            return orelse(env)
+        return ex
+
+    def s_While(self, node):
+        test = self.expr(node.test)
+        self.loop_depth += 1
+        body = self.block(node.body)
+        self.loop_depth -= 1
+        orelse = self.block(node.orelse) if node.orelse else None
+
+        def ex(env):
+            while test(env):
+                r = body(env)
+                if r is not None:
+                    if r is BREAK:
+                        return None
+                    if r is CONTINUE:
+                        continue
+                    return r
+            if orelse is not None:
+                return orelse(env)
+            return None
+        return ex
+
+    def s_For(self, node):
+        it = self.expr(node.iter)
+        store = self.store(node.target)
+        self.loop_depth += 1
+        body = self.block(node.body)
+        self.loop_depth -= 1
+        orelse = self.block(node.orelse) if node.orelse else None
+        loc = self.loc(node.iter)
+        fast_local = None
+        if isinstance(node.target, A.Name):
+            kind, where = self.scope.resolve(node.target.id)
+            if kind == "local":
+                fast_local = where
+
+        def ex(env):
+            seq = it(env)
+            try:
+                iterator = iter(seq)
+            except BaseException as e:
+                note(e, loc)
+                raise
+            if fast_local is not None:
+                for v in iterator:
+                    env[fast_local] = v
+                    r = body(env)
+                    if r is not None:
+                        if r is BREAK:
+                            return None
+                        if r is CONTINUE:
+                            continue
+                        return r
+            else:
+                for v in iterator:
+                    store(env, v)
+                    r = body(env)
+                    if r is not None:
+                        if r is BREAK:
+                            return None
+                        if r is CONTINUE:
+                            continue
+                        return r
+            if orelse is not None:
+                return orelse(env)
+            return None
+        return ex
+
+    def s_FunctionDef(self, node):
+        decorators = [self.expr(d) for d in node.decorators]
+        make = self.function(node, node.name, node.params, body_stmts=node.body)
+        store = self.store(A.Name(node.name, pos=node.pos))
+
+        def ex(env):
+            decs = [d(env) for d in decorators]
+            fn = make(env)
+            for d in reversed(decs):
+                fn = d(fn)
+            store(env, fn)
+        return ex
+
+    def s_Global(self, node):
+        return lambda env: None
+
+    s_Nonlocal = s_Global
+
+    def s_Delete(self, node):
+        dels = [self.deleter(t) for t in node.targets]
+
+        def ex(env):
+            for d in dels:
+                d(env)
+        return ex
+
+    def deleter(self, t):
+        if isinstance(t, A.Name):
+            kind, where = self.scope.resolve(t.id)
+            name = t.id
+            if kind == "global":
+                G = self.G
+
+                def d(env):
+                    try:
+                        del G[name]
+                    except KeyError:
+                        raise NameError(f"name '{name}' is not defined") from None
+                return d
+            if kind == "local":
+                def d(env):
+                    if env[where] is UNBOUND:
+                        raise UnboundLocalError(f"cannot access local variable '{name}' where "
+                                                "it is not associated with a value")
+                    env[where] = UNBOUND
+                return d
+
+            def d(env):
+                cell = env[where]
+                if cell.v is UNBOUND:
+                    raise NameError(f"cannot access free variable '{name}' where it is not "
+                                    "associated with a value in enclosing scope")
+                cell.v = UNBOUND
+            return d
+        if isinstance(t, (A.TupleDisplay, A.ListDisplay)):
+            subs = [self.deleter(e) for e in t.elts]
+
+            def d(env):
+                for s in subs:
+                    s(env)
+            return d
+        if isinstance(t, A.Attribute):
+            obj = self.expr(t.value)
+            name = t.attr
+            return lambda env: R.del_attr(obj(env), name)
+        obj = self.expr(t.value)
+        idx = self.expr(t.index)
+
+        def d(env):
+            o = obj(env)
+            del o[idx(env)]
+        return d
+
+    def s_Assert(self, node):
+        test = self.expr(node.test)
+        msg = self.expr(node.msg) if node.msg is not None else None
+
+        def ex(env):
+            if not test(env):
+                if msg is None:
+                    raise AssertionError
+                raise AssertionError(msg(env))
+        return ex
+
+    def s_Raise(self, node):
+        if node.exc is None:
+            def ex(env):
+                raise  # noqa: PLE0704 - re-raises the exception being handled
+            return ex
+        exc = self.expr(node.exc)
+        cause = self.expr(node.cause) if node.cause is not None else None
+
+        def ex(env):
+            e = exc(env)
+            if isinstance(e, type) and not issubclass(e, BaseException) or \
+                    not isinstance(e, type) and not isinstance(e, BaseException):
+                raise TypeError("exceptions must derive from BaseException")
+            if cause is not None:
+                raise e from cause(env)
+            raise e
+        return ex
+
+    def s_Try(self, node):
+        body = self.block(node.body)
+        handlers = []
+        for h in node.handlers:
+            typ = self.expr(h.type) if h.type is not None else None
+            store = self.store(A.Name(h.name, pos=h.pos)) if h.name else None
+            unbind = self.deleter(A.Name(h.name, pos=h.pos)) if h.name else None
+            handlers.append((typ, store, unbind, self.block(h.body)))
+        orelse = self.block(node.orelse) if node.orelse else None
+        final = self.block(node.finalbody) if node.finalbody else None
+        uncatchable = R.uncatchable
+
+        def run_handlers(env, e):
+            for typ, store, unbind, hbody in handlers:
+                if typ is not None:
+                    cls = typ(env)
+                    if not _valid_except(cls):
+                        raise TypeError("catching classes that do not inherit from BaseException "
+                                        "is not allowed")
+                    if not isinstance(e, cls):
+                        continue
+                if store is None:
+                    return True, hbody(env)
+                store(env, e)
+                try:
+                    return True, hbody(env)
+                finally:
+                    try:
+                        unbind(env)
+                    except NameError:
+                        pass
+            return False, None
+
+        if handlers:
+            def inner(env):
+                try:
+                    r = body(env)
+                except Exception as e:
+                    if uncatchable(e):
+                        raise
+                    handled, r = run_handlers(env, e)
+                    if not handled:
+                        raise
+                    return r
+                if orelse is not None and r is None:
+                    return orelse(env)
+                return r
+        else:
+            inner = body
+        if final is None:
+            return inner
+
+        def ex(env):
+            try:
+                r = inner(env)
+            except BaseException as e:
+                r2 = final(env)
+                if r2 is not None and isinstance(e, Exception) and not uncatchable(e):
+                    return r2
+                raise
+            r2 = final(env)
+            return r2 if r2 is not None else r
+        return ex
+
+    def s_With(self, node):
+        body = self.block(node.body)
+        for item in reversed(node.items):
+            body = self._with_item(item, body)
+        return body
+
+    def _with_item(self, item, body):
+        ctx = self.expr(item.context)
+        store = self.store(item.target) if item.target is not None else None
+        loc = self.loc(item.context)
+        uncatchable = R.uncatchable
+
+        def ex(env):
+            mgr = ctx(env)
+            tp = type(mgr)
+            try:
+                enter = tp.__enter__
+                exit_ = tp.__exit__
+            except AttributeError:
+                e = TypeError(f"'{tp.__name__}' object does not support the context manager "
+                              "protocol")
+                note(e, loc)
+                raise e from None
+            val = enter(mgr)
+            if store is not None:
+                store(env, val)
+            try:
+                r = body(env)
+            except BaseException as e:
+                suppress = exit_(mgr, type(e), e, e.__traceback__)
+                if suppress and isinstance(e, Exception) and not uncatchable(e):
+                    return None
+                raise
+            exit_(mgr, None, None, None)
+            return r
+        return ex
+
+    def s_Import(self, node):
+        stores = []
+        for alias in node.names:
+            name = alias.name
+            if name == "math" or name.startswith("math."):
+                if name != "math":
+                    self.forbid(f"import of '{name}' is not allowed", alias.pos)
+                    continue
+                value = math
+            elif name == "torch" or name.startswith("torch."):
+                try:
+                    value = R.facade_module(name)
+                except LookupError as e:
+                    self.forbid(str(e), alias.pos)
+                    continue
+                if alias.asname is None:
+                    value = R.facade()
+            else:
+                self._bad_import(name, alias.pos)
+                continue
+            bound = alias.asname or name.split(".")[0]
+            stores.append((self.store(A.Name(bound, pos=alias.pos)), value))
+
+        def ex(env):
+            for s, v in stores:
+                s(env, v)
+        return ex
+
+    def _bad_import(self, name, pos):
+        root = name.split(".")[0]
+        hint = None
+        if root == "numpy":
+            hint = "numpy is not exposed to programs; use the torch functions"
+        self.forbid(f"import of '{name}' is not allowed: gradcli programs can import only "
+                    "torch (and its submodules) and math", pos, hint=hint)
+
+    def s_ImportFrom(self, node):
+        mod = node.module
+        if mod == "math":
+            module = math
+        elif mod == "torch" or mod.startswith("torch."):
+            try:
+                module = R.facade_module(mod)
+            except LookupError as e:
+                self.forbid(str(e), node.pos)
+                return lambda env: None
+        else:
+            self._bad_import(mod, node.pos)
+            return lambda env: None
+        allowed = R.module_names(module)
+        display = R.display_module_name(module)
+        if node.star:
+            items = {n: getattr(module, n) for n in allowed}
+            G = self.G
+
+            def ex(env):
+                G.update(items)
+            return ex
+        stores = []
+        for alias in node.names:
+            if alias.name.startswith("_"):
+                self.forbid(f"'{alias.name}' cannot be imported: names starting with '_' are "
+                            "private", alias.pos)
+                continue
+            if alias.name not in allowed:
+                self.forbid(f"{display}.{alias.name} is not supported by gradcli", alias.pos)
+                continue
+            value = getattr(module, alias.name)
+            stores.append((self.store(A.Name(alias.asname or alias.name, pos=alias.pos)), value))
+
+        def ex(env):
+            for s, v in stores:
+                s(env, v)
+        return ex
+
+    # ------------------------------------------------------------- targets
+    def store(self, t):
+        if isinstance(t, A.Name):
+            kind, where = self.scope.resolve(t.id)
+            if kind == "global":
+                G = self.G
+
+                def s(env, v):
+                    G[where] = v
+                return s
+            if kind == "local":
+                def s(env, v):
+                    env[where] = v
+                return s
+
+            def s(env, v):
+                env[where].v = v
+            return s
+        if isinstance(t, A.Attribute):
+            obj = self.expr(t.value)
+            name = t.attr
+            set_ = R.set_attr
+            loc = self.loc(t)
+
+            def s(env, v):
+                o = obj(env)
+                try:
+                    set_(o, name, v)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return s
+        if isinstance(t, A.Subscript):
+            obj = self.expr(t.value)
+            idx = self.expr(t.index)
+            loc = self.loc(t)
+
+            def s(env, v):
+                o = obj(env)
+                k = idx(env)
+                try:
+                    if type(o) is list and type(k) is slice:
+                        v = R.bounded(v)
+                    o[k] = v
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return s
+        if isinstance(t, (A.TupleDisplay, A.ListDisplay)):
+            return self.unpacker(t)
+        raise self.syntax("invalid assignment target", t.pos)
+
+    def unpacker(self, t):
+        elts = t.elts
+        star = next((i for i, e in enumerate(elts) if isinstance(e, A.Starred)), None)
+        stores = [self.store(e.value if isinstance(e, A.Starred) else e) for e in elts]
+        n = len(elts)
+        loc = self.loc(t)
+        if star is None:
+            def s(env, v):
+                if type(v) is tuple or type(v) is list:
+                    seq = v
+                else:
+                    try:
+                        seq = _take(v, n)
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                if len(seq) != n:
+                    e = ValueError(f"not enough values to unpack (expected {n}, got {len(seq)})"
+                                   if len(seq) < n else f"too many values to unpack (expected {n})")
+                    note(e, loc)
+                    raise e
+                for f, x in zip(stores, seq, strict=False):
+                    f(env, x)
+            return s
+        before, after = star, n - star - 1
+
+        def s(env, v):
+            try:
+                seq = list(R.bounded(v))
+            except BaseException as e:
+                note(e, loc)
+                raise
+            if len(seq) < before + after:
+                e = ValueError(f"not enough values to unpack (expected at least {n - 1}, got "
+                               f"{len(seq)})")
+                note(e, loc)
+                raise e
+            vals = seq[:before] + [seq[before:len(seq) - after]] + seq[len(seq) - after:]
+            for f, x in zip(stores, vals, strict=False):
+                f(env, x)
+        return s
+
+    # ------------------------------------------------------------- functions
+    def function(self, node, name, params: A.Params, body_stmts=None, body_expr=None):
+        """A maker ``make(env) -> function`` for a def or lambda."""
+        outer = self.scope
+        scope = self.scopes[id(node)]
+        if params.kwarg is not None:
+            raise self.syntax("'**' parameters are not supported by gradcli (it has no dicts)",
+                              params.kwarg.pos)
+        defaults = [self.expr(p.default) for p in params.args if p.default is not None]
+        kwdefaults = [(p.name, self.expr(p.default)) for p in params.kwonly
+                      if p.default is not None]
+        self.scope = scope
+        saved_loop = self.loop_depth
+        self.loop_depth = 0
+        if body_expr is not None:
+            ev = self.expr(body_expr)
+            loc = self.loc(body_expr)
+
+            def body(env):
+                try:
+                    return (ev(env),)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+        else:
+            body = self.block(body_stmts)
+        self.loop_depth = saved_loop
+        self.scope = outer
+        qual = name if outer.kind == "module" else f"{outer.name}.<locals>.{name}"
+        binder = _Binder(name, params, scope)
+        free_src = [outer.resolve(nm) for nm in scope.frees]
+        for kind, _ in free_src:
+            assert kind in ("cell", "free"), kind
+        free_slots = tuple(w for _, w in free_src)
+        st = self.state
+        mark = R.mark_frame_exit
+
+        def make(env):
+            dvals = tuple(d(env) for d in defaults)
+            kwd = {k: d(env) for k, d in kwdefaults}
+            cells = tuple(env[i] for i in free_slots) if free_slots else ()
+            bind = binder.make(dvals, kwd, cells)
+
+            def fn(*args, **kwargs):
+                frame = bind(args, kwargs)
+                st.depth += 1
+                try:
+                    if st.depth > st.max_depth:
+                        st.too_deep()
+                    r = body(frame)
+                except BaseException as e:
+                    mark(e)
+                    raise
+                finally:
+                    st.depth -= 1
+                return None if r is None else r[0]
+            fn.__name__ = name
+            fn.__qualname__ = qual
+            fn.__module__ = "__main__"
+            return fn
+        return make
+
+    # ------------------------------------------------------------- expressions
+    def expr(self, node):
+        return getattr(self, "e_" + type(node).__name__)(node)
+
+    def e_Const(self, node):
+        v = node.value
+        if type(v) is str and len(v) > self.limits.max_length:
+            raise self.syntax(f"string literal too long ({len(v)} characters; the limit is "
+                              f"{self.limits.max_length})", node.pos)
+        return lambda env: v
+
+    def e_Name(self, node):
+        return self.name_load(node)
+
+    def name_load(self, node):
+        name = node.id
+        kind, where = self.scope.resolve(name)
+        loc = self.loc(node)
+        if kind == "local":
+            def ev(env):
+                v = env[where]
+                if v is UNBOUND:
+                    e = UnboundLocalError(f"cannot access local variable '{name}' where it is not "
+                                          "associated with a value")
+                    note(e, loc)
+                    raise e
+                return v
+            return ev
+        if kind in ("cell", "free"):
+            def ev(env):
+                v = env[where].v
+                if v is UNBOUND:
+                    e = (UnboundLocalError(f"cannot access local variable '{name}' where it is "
+                                           "not associated with a value") if kind == "cell" else
+                         NameError(f"cannot access free variable '{name}' where it is not "
+                                   "associated with a value in enclosing scope"))
+                    note(e, loc)
+                    raise e
+                return v
+            return ev
+        G, B = self.G, self.B
+        if self.static_globals and name not in self.global_bound and not self.star_import \
+                and name not in G:
+            if name in B:
+                value = B[name]
+                return lambda env: value
+
+            def ev(env):
+                e = NameError(f"name '{name}' is not defined")
+                note(e, loc)
+                raise e
+            return ev
+
+        def ev(env):
+            try:
+                return G[name]
+            except KeyError:
+                pass
+            try:
+                return B[name]
+            except KeyError:
+                e = NameError(f"name '{name}' is not defined")
+                note(e, loc)
+                raise e from None
+        return ev
+
+    def e_Attribute(self, node):
+        obj = self.expr(node.value)
+        name = node.attr
+        loc = self.loc(node)
+        get = R.get_attr
+        if name in R.DENY_ATTRS or name.startswith("_"):
+            def ev(env):
+                o = obj(env)
+                try:
+                    return get(o, name)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ev
+        fast = R.ENGINE_TYPES
+        getter = operator.attrgetter(name)
+
+        def ev(env):
+            o = obj(env)
+            try:
+                if type(o) in fast:
+                    return getter(o)
+                return get(o, name)
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
+    def e_Subscript(self, node):
+        obj = self.expr(node.value)
+        idx = self.expr(node.index)
+        loc = self.loc(node)
+
+        def ev(env):
+            o = obj(env)
+            k = idx(env)
+            try:
+                return o[k]
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
+    def e_Slice(self, node):
+        lo = self.expr(node.lower) if node.lower is not None else None
+        up = self.expr(node.upper) if node.upper is not None else None
+        step = self.expr(node.step) if node.step is not None else None
+        if step is None:
+            if lo is None and up is None:
+                s = slice(None)
+                return lambda env: s
+            if lo is None:
+                return lambda env: slice(None, up(env))
+            if up is None:
+                return lambda env: slice(lo(env), None)
+            return lambda env: slice(lo(env), up(env))
+        none = lambda env: None  # noqa: E731
+        lo = lo or none
+        up = up or none
+        return lambda env: slice(lo(env), up(env), step(env))
+
+    def e_Starred(self, node):
+        raise self.syntax("can't use starred expression here", node.pos)
+
+    def e_Call(self, node):
+        func = self.expr(node.func)
+        loc = self.loc(node)
+        has_star = any(isinstance(a, A.Starred) for a in node.args)
+        if not node.keywords and not has_star:
+            args = [self.expr(a) for a in node.args]
+            n = len(args)
+            if n == 0:
+                def ev(env):
+                    f = func(env)
+                    try:
+                        return f()
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                return ev
+            if n == 1:
+                a0 = args[0]
+
+                def ev(env):
+                    f = func(env)
+                    x = a0(env)
+                    try:
+                        return f(x)
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                return ev
+            if n == 2:
+                a0, a1 = args
+
+                def ev(env):
+                    f = func(env)
+                    x = a0(env)
+                    y = a1(env)
+                    try:
+                        return f(x, y)
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                return ev
+            if n == 3:
+                a0, a1, a2 = args
+
+                def ev(env):
+                    f = func(env)
+                    x = a0(env)
+                    y = a1(env)
+                    z = a2(env)
+                    try:
+                        return f(x, y, z)
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                return ev
+        parts = []
+        for a in node.args:
+            if isinstance(a, A.Starred):
+                parts.append((True, self.expr(a.value)))
+            else:
+                parts.append((False, self.expr(a)))
+        kws = [(k.name, self.expr(k.value)) for k in node.keywords]
+        for k in node.keywords:
+            if k.name.startswith("__"):
+                self.forbid(f"keyword '{k.name}' is not allowed", k.pos)
+        bounded = R.bounded
+
+        def ev(env):
+            f = func(env)
+            args = []
+            for star, a in parts:
+                if star:
+                    v = a(env)
+                    try:
+                        args.extend(bounded(v))
+                    except TypeError:
+                        e = TypeError(f"Value after * must be an iterable, not {type(v).__name__}")
+                        note(e, loc)
+                        raise e from None
+                else:
+                    args.append(a(env))
+            kwargs = {k: a(env) for k, a in kws}
+            try:
+                return f(*args, **kwargs)
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
+    def e_BinOp(self, node):
+        # fold a left-nested chain of binary operators iteratively
+        chain = []
+        n = node
+        while isinstance(n, A.BinOp) and n.op != "**":
+            chain.append(n)
+            n = n.left
+        if not chain:
+            return self._binop(node.op, self.expr(node.left), self.expr(node.right), node)
+        ev = self.expr(n)
+        for b in reversed(chain):
+            ev = self._binop(b.op, ev, self.expr(b.right), b)
+        return ev
+
+    def _binop(self, op, lf, rf, node):
+        loc = self.loc(node)
+        if op in _FAST_BINOPS:
+            fn = _FAST_BINOPS[op]
+
+            def ev(env):
+                a = lf(env)
+                b = rf(env)
+                try:
+                    return fn(a, b)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ev
+        checked = _BINOPS[op]
+        plain = {"+": operator.add, "*": operator.mul, "%": operator.mod, "**": operator.pow,
+                 "<<": operator.lshift}[op]
+        if op == "+":
+            risky = R.SEQS
+        elif op == "*":
+            risky = R.RISKY_MUL
+        elif op == "%":
+            risky = frozenset({str})
+        else:
+            risky = R.INTS
+
+        def ev(env):
+            a = lf(env)
+            b = rf(env)
+            try:
+                if type(a) in risky or type(b) in risky:
+                    return checked(a, b)
+                return plain(a, b)
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
+    def e_UnaryOp(self, node):
+        ops = []
+        n = node
+        while isinstance(n, A.UnaryOp):
+            ops.append(_UNOPS[n.op])
+            n = n.operand
+        inner = self.expr(n)
+        loc = self.loc(node)
+        if len(ops) == 1:
+            op = ops[0]
+
+            def ev(env):
+                v = inner(env)
+                try:
+                    return op(v)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ev
+        ops = tuple(reversed(ops))
+
+        def ev(env):
+            v = inner(env)
+            try:
+                for op in ops:
+                    v = op(v)
+                return v
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
+    def e_BoolOp(self, node):
+        vals = [self.expr(v) for v in node.values]
+        first, rest = vals[0], tuple(vals[1:])
+        if node.op == "and":
+            def ev(env):
+                v = first(env)
+                for f in rest:
+                    if not v:
+                        return v
+                    v = f(env)
+                return v
+            return ev
+
+        def ev(env):
+            v = first(env)
+            for f in rest:
+                if v:
+                    return v
+                v = f(env)
+            return v
+        return ev
+
+    def e_Compare(self, node):
+        left = self.expr(node.left)
+        ops = [_CMPOPS[o] for o in node.ops]
+        rights = [self.expr(c) for c in node.comparators]
+        loc = self.loc(node)
+        if len(ops) == 1:
+            op, right = ops[0], rights[0]
+
+            def ev(env):
+                a = left(env)
+                b = right(env)
+                try:
+                    return op(a, b)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ev
+        pairs = tuple(zip(ops, rights, strict=False))
+
+        def ev(env):
+            a = left(env)
+            r = True
+            try:
+                for op, right in pairs:
+                    b = right(env)
+                    r = op(a, b)
+                    if not r:
+                        return r
+                    a = b
+                return r
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
+    def e_IfExp(self, node):
+        test, body, orelse = self.expr(node.test), self.expr(node.body), self.expr(node.orelse)
+        return lambda env: body(env) if test(env) else orelse(env)
+
+    def e_Lambda(self, node):
+        return self.function(node, "<lambda>", node.params, body_expr=node.body)
+
+    def _display_items(self, elts):
+        if not any(isinstance(e, A.Starred) for e in elts):
+            fns = tuple(self.expr(e) for e in elts)
+            return fns, None
+        parts = [(isinstance(e, A.Starred), self.expr(e.value if isinstance(e, A.Starred) else e))
+                 for e in elts]
+        return None, parts
+
+    def e_ListDisplay(self, node):
+        fns, parts = self._display_items(node.elts)
+        if fns is not None:
+            if not fns:
+                return lambda env: []
+            return lambda env: [f(env) for f in fns]
+        return self._starred_seq(parts, list, node)
+
+    def e_TupleDisplay(self, node):
+        fns, parts = self._display_items(node.elts)
+        if fns is not None:
+            if not fns:
+                return lambda env: ()
+            if len(fns) == 2:
+                f0, f1 = fns
+                return lambda env: (f0(env), f1(env))
+            return lambda env: tuple([f(env) for f in fns])
+        return self._starred_seq(parts, tuple, node)
+
+    def _starred_seq(self, parts, tp, node):
+        loc = self.loc(node)
+        lim = self.limits
+
+        def ev(env):
+            out = []
+            for star, f in parts:
+                if star:
+                    try:
+                        out.extend(R.bounded(f(env)))
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                    if len(out) > lim.max_length:
+                        e = R.too_long(len(out), "list")
+                        note(e, loc)
+                        raise e
+                else:
+                    out.append(f(env))
+            return out if tp is list else tuple(out)
+        return ev
+
+    def e_FString(self, node):
+        pieces = []
+        for p in node.parts:
+            if isinstance(p, str):
+                pieces.append(p)
+            else:
+                pieces.append(self._formatted(p))
+        if all(isinstance(p, str) for p in pieces):
+            s = "".join(pieces)
+            return lambda env: s
+        fns = tuple((lambda env, s=p: s) if isinstance(p, str) else p for p in pieces)
+        lim = self.limits
+        loc = self.loc(node)
+
+        def ev(env):
+            s = "".join([f(env) for f in fns])
+            if len(s) > lim.max_length:
+                e = R.too_long(len(s), "string")
+                note(e, loc)
+                raise e
+            return s
+        return ev
+
+    def _formatted(self, fv: A.FormattedValue):
+        val = self.expr(fv.value)
+        conv = fv.conversion
+        if fv.debug is not None and conv is None and fv.spec is None:
+            conv = "r"
+        spec = self.e_FString(fv.spec) if fv.spec is not None else None
+        debug = fv.debug or ""
+        fmt = R.format_value
+        loc = self.loc(fv)
+
+        def ev(env):
+            v = val(env)
+            sp = spec(env) if spec is not None else ""
+            try:
+                return debug + fmt(v, conv, sp)
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
+    # ------------------------------------------------------------- comprehensions
+    def _comprehension(self, node):
+        """Returns (first_iter_fn, run(env_outer, it0, emit)) pieces."""
+        scope = self.scopes[id(node)]
+        outer = self.scope
+        first = self.expr(node.generators[0].iter)
+        self.scope = scope
+        levels = []
+        for i, g in enumerate(node.generators):
+            it = self.expr(g.iter) if i else None
+            store = self.store(g.target)
+            ifs = tuple(self.expr(c) for c in g.ifs)
+            levels.append((it, store, ifs))
+        elt = self.expr(node.elt)
+        self.scope = outer
+        free_slots = tuple(w for _, w in (outer.resolve(nm) for nm in scope.frees))
+        nslots = scope.nslots
+        cell_slots = tuple(scope.slots[nm] for nm in sorted(scope.cells & scope.locals))
+        free_targets = tuple(scope.slots[nm] for nm in scope.frees)
+        return first, levels, elt, free_slots, nslots, cell_slots, free_targets
+
+    def _comp_env(self, env, free_slots, nslots, cell_slots, free_targets):
+        frame = [UNBOUND] * nslots
+        for i in cell_slots:
+            frame[i] = Cell()
+        for src, dst in zip(free_slots, free_targets, strict=False):
+            frame[dst] = env[src]
+        return frame
+
+    def e_ListComp(self, node):
+        first, levels, elt, free_slots, nslots, cell_slots, free_targets = \
+            self._comprehension(node)
+        st = self.state
+        loc = self.loc(node)
+        make_env = self._comp_env
+        nlev = len(levels)
+
+        def run(frame, level, iterable, out):
+            _, store, ifs = levels[level]
+            nxt = level + 1
+            for v in iterable:
+                st.steps -= 1
+                if st.steps < 0:
+                    st.out_of_steps()
+                store(frame, v)
+                ok = True
+                for c in ifs:
+                    if not c(frame):
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                if nxt == nlev:
+                    out.append(elt(frame))
+                else:
+                    run(frame, nxt, levels[nxt][0](frame), out)
+
+        def ev(env):
+            it0 = first(env)
+            frame = make_env(env, free_slots, nslots, cell_slots, free_targets)
+            out = []
+            try:
+                run(frame, 0, it0, out)
+            except BaseException as e:
+                note(e, loc)
+                raise
+            return out
+        return ev
+
+    def e_GenExp(self, node):
+        first, levels, elt, free_slots, nslots, cell_slots, free_targets = \
+            self._comprehension(node)
+        st = self.state
+        make_env = self._comp_env
+        nlev = len(levels)
+
+        def run(frame, level, iterable):
+            _, store, ifs = levels[level]
+            nxt = level + 1
+            for v in iterable:
+                st.steps -= 1
+                if st.steps < 0:
+                    st.out_of_steps()
+                store(frame, v)
+                ok = True
+                for c in ifs:
+                    if not c(frame):
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                if nxt == nlev:
+                    yield elt(frame)
+                else:
+                    yield from run(frame, nxt, levels[nxt][0](frame))
+
+        def ev(env):
+            it0 = iter(first(env))
+            frame = make_env(env, free_slots, nslots, cell_slots, free_targets)
+            return run(frame, 0, it0)
+        return ev
+
+
+def _valid_except(cls):
+    if isinstance(cls, tuple):
+        return all(isinstance(c, type) and issubclass(c, BaseException) for c in cls)
+    return isinstance(cls, type) and issubclass(cls, BaseException)
+
+
+def _take(v, n):
+    import itertools
+    it = iter(v)
+    return list(itertools.islice(it, n + 1))
+
+
+class _Binder:
+    """Binds call arguments to a new frame with Python's rules and messages."""
+
+    def __init__(self, name, params: A.Params, scope: Scope):
+        self.name = name
+        self.pos_names = [p.name for p in params.args]
+        self.posonly = params.posonly
+        self.vararg = params.vararg.name if params.vararg else None
+        self.kwonly = [p.name for p in params.kwonly]
+        self.kwarg = params.kwarg.name if params.kwarg else None
+        self.ndefaults = sum(1 for p in params.args if p.default is not None)
+        self.nslots = scope.nslots
+        self.slots = scope.slots
+        self.cell_slots = tuple(scope.slots[nm] for nm in sorted(scope.cells & scope.locals))
+        self.free_targets = tuple(scope.slots[nm] for nm in scope.frees)
+
+    def make(self, defaults, kwdefaults, cells):
+        npos = len(self.pos_names)
+        nslots = self.nslots
+        filler = [UNBOUND] * (nslots - npos)
+        cell_slots = self.cell_slots
+        free_targets = self.free_targets
+        simple = not self.vararg and not self.kwonly
+        general = self._general
+
+        def finish(frame):
+            for i in cell_slots:
+                frame[i] = Cell(frame[i])
+            for cell, i in zip(cells, free_targets, strict=False):
+                frame[i] = cell
+            return frame
+
+        if simple and not cell_slots and not free_targets:
+            def bind(args, kwargs):
+                if not kwargs and len(args) == npos:
+                    return [*args, *filler]
+                return general(args, kwargs, defaults, kwdefaults)
+            return bind
+
+        def bind(args, kwargs):
+            if simple and not kwargs and len(args) == npos:
+                frame = [*args, *filler]
+            else:
+                frame = general(args, kwargs, defaults, kwdefaults)
+            return finish(frame) if (cell_slots or free_targets) else frame
+        return bind
+
+    def _general(self, args, kwargs, defaults, kwdefaults):
+        name = self.name
+        npos = len(self.pos_names)
+        frame = [UNBOUND] * self.nslots
+        slots = self.slots
+        given = min(len(args), npos)
+        for i in range(given):
+            frame[i] = args[i]
+        extra = args[npos:]
+        if extra:
+            if self.vararg is None:
+                ndef = self.ndefaults
+                if ndef:
+                    takes = f"from {npos - ndef} to {npos} positional arguments"
+                else:
+                    takes = f"{npos} positional argument{'s' if npos != 1 else ''}"
+                was = "was" if len(args) == 1 else "were"
+                raise TypeError(f"{name}() takes {takes} but {len(args)} {was} given")
+        if self.vararg is not None:
+            frame[slots[self.vararg]] = tuple(extra)
+        for k, v in kwargs.items():
+            if k in self.pos_names:
+                i = self.pos_names.index(k)
+                if i < self.posonly:
+                    raise TypeError(f"{name}() got some positional-only arguments passed as "
+                                    f"keyword arguments: '{k}'")
+            elif k in self.kwonly:
+                i = slots[k]
+            else:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+            if frame[i] is not UNBOUND:
+                raise TypeError(f"{name}() got multiple values for argument '{k}'")
+            frame[i] = v
+        ndef = self.ndefaults
+        first_default = npos - ndef
+        missing = []
+        for i in range(npos):
+            if frame[i] is UNBOUND:
+                if i >= first_default:
+                    frame[i] = defaults[i - first_default]
+                else:
+                    missing.append(self.pos_names[i])
+        if missing:
+            raise TypeError(_missing(name, missing, "positional"))
+        kwmissing = []
+        for k in self.kwonly:
+            i = slots[k]
+            if frame[i] is UNBOUND:
+                if k in kwdefaults:
+                    frame[i] = kwdefaults[k]
+                else:
+                    kwmissing.append(k)
+        if kwmissing:
+            raise TypeError(_missing(name, kwmissing, "keyword-only"))
+        return frame
+
+
+def _missing(name, names, kind):
+    quoted = [f"'{n}'" for n in names]
+    if len(quoted) == 1:
+        listed = quoted[0]
+    elif len(quoted) == 2:
+        listed = f"{quoted[0]} and {quoted[1]}"
+    else:
+        listed = ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+    s = "s" if len(names) > 1 else ""
+    return f"{name}() missing {len(names)} required {kind} argument{s}: {listed}"
+
+
+def compile_program(module: A.Module, filename: str, source: str, *, globals_, builtins, state,
+                    limits: Limits, echo=False, static_globals=False, display=None) -> Program:
+    """Compile a parsed module against a namespace (see :class:`Compiler`)."""
+    old = sys.getrecursionlimit()
+    if old < 20000:
+        sys.setrecursionlimit(20000)
+    try:
+        c = Compiler(filename, source, globals_=globals_, builtins=builtins, state=state,
+                     limits=limits, echo=echo, static_globals=static_globals, display=display)
+        return c.compile_module(module)
+    finally:
+        sys.setrecursionlimit(old)

@@ -1,0 +1,770 @@
+"""What compiled programs run against: the sandboxed namespace and guards.
+
+Everything a program can reach goes through here:
+
+* :func:`make_builtins` -- the names of SPEC 1.2 (wrapped where a Python
+  builtin could read files, consume an unbounded iterator in C or print to
+  another stream), the exception classes of SPEC 1.3, and every name of the
+  ``gradcli.torch`` facade's ``__all__`` (a Python builtin wins over a facade
+  name of the same spelling);
+* :func:`get_attr` / :func:`set_attr` -- the attribute policy: engine objects
+  (anything defined in ``gradcli.engine`` / ``gradcli.torch``) expose their
+  public attributes; facade modules and ``math`` only their listed names;
+  Python values an explicit allowlist of methods (SPEC 1.2);
+* the guarded operators (``**``, ``<<``, ``*``, ``+``, ``%`` on Python ints,
+  strings and lists) and the length checks, raising
+  :class:`~gradcli.lang.limits.LimitExceeded`.
+
+Names starting with ``_`` never reach this module: the compiler rejects them.
+"""
+from __future__ import annotations
+
+import builtins as _py
+import importlib
+import itertools
+import math
+import operator
+import re
+import sys
+import types
+
+from .limits import LimitExceeded, Limits
+
+# ------------------------------------------------------------------ sentinels
+
+
+class _Unbound:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<unbound>"
+
+
+UNBOUND = _Unbound()
+
+
+class Cell:
+    """A variable shared between a function and the functions it defines."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v=UNBOUND):
+        self.v = v
+
+
+class _Signal:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+BREAK = _Signal("BREAK")
+CONTINUE = _Signal("CONTINUE")
+
+
+# ----------------------------------------------------------------- run state
+class RunState:
+    """Per-session mutable state shared by all compiled closures."""
+
+    __slots__ = ("steps", "depth", "limits", "out", "max_depth", "budget")
+
+    def __init__(self, limits: Limits, out=None):
+        self.limits = limits
+        self.out = out  # a text stream, or None for sys.stdout at call time
+        self.max_depth = limits.max_depth
+        self.budget = limits.max_steps
+        self.steps = limits.max_steps  # counts down
+        self.depth = 0
+
+    def reset_budget(self):
+        self.steps = self.budget = self.limits.max_steps
+        self.depth = 0
+
+    def out_of_steps(self):
+        self.steps = 0
+        raise LimitExceeded(
+            f"step limit exceeded: the program ran more than {self.budget} statements "
+            "(raise it with --max-steps or GRADCLI_MAX_STEPS)")
+
+    def too_deep(self):
+        raise LimitExceeded(
+            f"call depth limit exceeded: more than {self.max_depth} nested calls of user "
+            "functions (raise it with --max-depth or GRADCLI_MAX_DEPTH)")
+
+
+# ------------------------------------------------------ error location notes
+def note(exc, loc):
+    """Record ``loc`` = (filename, pos, scope name) on an exception passing
+    through the innermost closure of each user frame."""
+    d = exc.__dict__
+    tb = d.get("_gradcli_tb")
+    if tb is None:
+        d["_gradcli_tb"] = [loc]
+        d["_gradcli_open"] = False
+    elif d.get("_gradcli_open"):
+        tb.append(loc)
+        d["_gradcli_open"] = False
+
+
+def mark_frame_exit(exc):
+    d = exc.__dict__
+    if "_gradcli_tb" in d:
+        d["_gradcli_open"] = True
+
+
+def uncatchable(exc) -> bool:
+    """Exceptions a program's try/except must not swallow."""
+    return isinstance(exc, (RecursionError, MemoryError, BrokenPipeError))
+
+
+# ---------------------------------------------------------------- the facade
+_FACADE = None
+FACADE_NAME = "gradcli.torch"
+
+
+def facade():
+    """The gradcli.torch module (imported on first use)."""
+    global _FACADE
+    if _FACADE is None:
+        _FACADE = importlib.import_module(FACADE_NAME)
+    return _FACADE
+
+
+def set_facade(module):
+    """Use another module as the torch facade (tests, before the engine exists)."""
+    global _FACADE, FACADE_NAME
+    _FACADE = module
+    FACADE_NAME = module.__name__
+    _MODULE_NAMES.clear()
+    ENGINE_TYPES.clear()
+    _POLICY.clear()
+
+
+def facade_module(dotted: str):
+    """``torch`` / ``torch.nn.functional`` -> the facade module, or raise
+    LookupError with gradcli's "not supported" message."""
+    root = facade()
+    if dotted == "torch":
+        return root
+    parts = dotted.split(".")[1:]
+    if any(p.startswith("_") for p in parts):
+        raise LookupError(f"{dotted} is not supported by gradcli")
+    mod = root
+    for i, p in enumerate(parts):
+        sub = mod.__dict__.get(p)
+        if not isinstance(sub, types.ModuleType):
+            try:
+                sub = importlib.import_module(f"{mod.__name__}.{p}")
+            except ImportError:
+                raise LookupError(f"torch.{'.'.join(parts[:i + 1])} is not supported by gradcli") \
+                    from None
+        mod = sub
+    return mod
+
+
+def display_module_name(mod) -> str:
+    name = mod.__name__
+    if name == FACADE_NAME:
+        return "torch"
+    if name.startswith(FACADE_NAME + "."):
+        return "torch" + name[len(FACADE_NAME):]
+    return name
+
+
+_MODULE_NAMES: dict = {}
+
+MATH_NAMES = frozenset("""
+acos acosh asin asinh atan atan2 atanh ceil copysign cos cosh degrees dist e erf erfc exp
+exp2 expm1 fabs floor fmod frexp fsum gamma hypot inf isclose isfinite isinf isnan ldexp lgamma
+log log10 log1p log2 modf nan pi pow radians remainder sin sinh sqrt tan tanh tau trunc ulp
+""".split())
+
+
+def module_names(mod) -> frozenset:
+    """The names a program may read from an allowed module."""
+    names = _MODULE_NAMES.get(mod)
+    if names is None:
+        if mod is math:
+            names = MATH_NAMES
+        else:
+            public = {n for n in getattr(mod, "__all__", ()) if not n.startswith("_")}
+            prefix = mod.__name__ + "."
+            for n, v in list(vars(mod).items()):
+                if isinstance(v, types.ModuleType) and v.__name__.startswith(prefix) \
+                        and not n.startswith("_"):
+                    public.add(n)
+            names = frozenset(public)
+        _MODULE_NAMES[mod] = names
+    return names
+
+
+def is_allowed_module(obj) -> bool:
+    if obj is math:
+        return True
+    name = getattr(obj, "__name__", "")
+    return name == FACADE_NAME or name.startswith(FACADE_NAME + ".")
+
+
+# ----------------------------------------------------------- attribute policy
+ENGINE_TYPES: set = set()  # fast path: instances whose public attributes are all allowed
+_POLICY: dict = {}
+_ENGINE_PREFIXES = ("gradcli.engine", "gradcli.torch")
+#: never reachable, even on engine objects (file/pointer access, class walks)
+DENY_ATTRS = frozenset({"numpy", "tofile", "dump", "dumps", "save", "load", "ctypes",
+                        "mro", "from_file", "storage", "untyped_storage", "data_ptr",
+                        "format", "format_map"})
+
+LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count", "reverse",
+                          "sort", "remove", "copy", "clear"})
+STR_METHODS = frozenset({"join", "split", "strip", "upper", "lower", "replace", "startswith",
+                         "endswith", "lstrip", "rstrip", "rsplit", "splitlines", "count",
+                         "find", "isdigit", "isalpha", "isspace", "title", "capitalize"})
+TUPLE_METHODS = frozenset({"index", "count"})
+EXC_ATTRS = frozenset({"args"})
+_VALUE_POLICY = {
+    list: LIST_METHODS, str: STR_METHODS, tuple: TUPLE_METHODS,
+    range: frozenset({"start", "stop", "step", "index", "count"}),
+    float: frozenset({"is_integer"}), int: frozenset(), bool: frozenset(),
+    type(None): frozenset(),
+}
+
+
+def _is_engine_type(tp) -> bool:
+    mod = getattr(tp, "__module__", "") or ""
+    return mod.startswith(_ENGINE_PREFIXES) or mod.startswith(FACADE_NAME)
+
+
+def _policy(tp):
+    """frozenset of allowed names, or "engine" (all public), "module", "class"."""
+    pol = _POLICY.get(tp)
+    if pol is not None:
+        return pol
+    if tp in _VALUE_POLICY:
+        pol = _VALUE_POLICY[tp]
+    elif issubclass(tp, types.ModuleType):
+        pol = "module"
+    elif issubclass(tp, BaseException):
+        pol = EXC_ATTRS
+    elif issubclass(tp, type):
+        pol = "class"
+    elif _is_engine_type(tp):
+        pol = "engine"
+        ENGINE_TYPES.add(tp)
+    else:
+        pol = frozenset()
+    _POLICY[tp] = pol
+    return pol
+
+
+def _type_name(obj) -> str:
+    return type(obj).__name__
+
+
+def get_attr(obj, name):
+    """``obj.name`` as a program may see it (name never starts with '_'
+    except the tensor's ``_version``)."""
+    tp = type(obj)
+    pol = _policy(tp)
+    if pol == "engine":
+        if name in DENY_ATTRS or (name.startswith("_") and name != "_version"):
+            raise AttributeError(f"{_engine_display(obj)}.{name} is not supported by gradcli")
+        return getattr(obj, name)
+    if pol == "module":
+        if not is_allowed_module(obj) or name not in module_names(obj):
+            raise AttributeError(f"{display_module_name(obj)}.{name} is not supported by gradcli")
+        return getattr(obj, name)
+    if pol == "class":
+        if _is_engine_type(obj) and name not in DENY_ATTRS and not name.startswith("_"):
+            return getattr(obj, name)
+        if hasattr(obj, name):
+            raise AttributeError(f"{obj.__name__}.{name} is not supported by gradcli")
+        raise AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
+    if name in pol:
+        if tp is list or tp is str:
+            wrapped = _CHECKED_METHODS.get((tp, name))
+            if wrapped is not None:
+                return wrapped(obj)
+        return getattr(obj, name)
+    if name == "_version":
+        raise AttributeError(f"'{_type_name(obj)}' object has no attribute '_version'")
+    if hasattr(obj, name):
+        raise AttributeError(f"{_type_name(obj)}.{name} is not supported by gradcli")
+    raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
+
+
+def _engine_display(obj):
+    tp = type(obj)
+    if tp.__name__ == "Tensor":
+        return "Tensor"
+    return tp.__name__
+
+
+def set_attr(obj, name, value):
+    """``obj.name = value``: only on engine objects (tensors), never on
+    modules, classes or Python values."""
+    pol = _policy(type(obj))
+    if pol == "engine" and name not in DENY_ATTRS and (not name.startswith("_")):
+        setattr(obj, name, value)
+        return
+    if pol == "module":
+        raise AttributeError(f"cannot assign to {display_module_name(obj)}.{name}: "
+                             "modules are read-only in gradcli")
+    if pol == "class":
+        raise AttributeError(f"cannot set '{name}' attribute of type '{obj.__name__}'")
+    raise AttributeError(f"'{_type_name(obj)}' object attribute '{name}' is read-only")
+
+
+def del_attr(obj, name):
+    pol = _policy(type(obj))
+    if pol == "engine" and name not in DENY_ATTRS and not name.startswith("_"):
+        delattr(obj, name)
+        return
+    raise AttributeError(f"'{_type_name(obj)}' object attribute '{name}' cannot be deleted")
+
+
+# -------------------------------------------------------------------- guards
+_LIMITS = Limits()  # the active limits (set by Session.run)
+
+
+def set_active_limits(limits: Limits):
+    """Make ``limits`` the ones guards check; returns the engine's previous
+    element limit (for :func:`restore_engine_limits`)."""
+    global _LIMITS
+    _LIMITS = limits
+    return _set_engine_limits(limits)
+
+
+def active_limits() -> Limits:
+    return _LIMITS
+
+
+def _set_engine_limits(limits):
+    """Hand the element limit to the engine's allocation guard."""
+    mod = sys.modules.get("gradcli.engine.limits")
+    if mod is None:
+        try:
+            mod = importlib.import_module("gradcli.engine.limits")
+        except ImportError:
+            return None
+    box = getattr(mod, "MAX_ELEMENTS", None)
+    if isinstance(box, list) and box:
+        old = box[0]
+        box[0] = limits.max_elements if limits is not None else None
+        return old
+    return None
+
+
+def restore_engine_limits(old):
+    mod = sys.modules.get("gradcli.engine.limits")
+    box = getattr(mod, "MAX_ELEMENTS", None) if mod is not None else None
+    if isinstance(box, list) and box:
+        box[0] = old
+
+
+def too_long(n, what="string") -> LimitExceeded:
+    return LimitExceeded(f"{what} too long: {n} items would exceed the limit of "
+                         f"{_LIMITS.max_length} (GRADCLI_MAX_LENGTH)")
+
+
+INTS = frozenset({int, bool})
+SEQS = frozenset({str, list, tuple})
+RISKY_MUL = frozenset({int, bool, str, list, tuple})
+
+
+def checked_pow(a, b):
+    if type(a) in INTS and type(b) in INTS:
+        lim = _LIMITS
+        if abs(a) > lim.max_power or abs(b) > lim.max_power:
+            raise LimitExceeded(f"integer power too large: {_short(a)} ** {_short(b)} "
+                                f"(base and exponent are limited to {lim.max_power})")
+        if b > 0 and abs(a) > 1 and b * abs(a).bit_length() > lim.max_int_bits + b:
+            raise LimitExceeded(f"integer power too large: {_short(a)} ** {_short(b)} would "
+                                f"have more than {lim.max_int_bits} bits")
+    return a ** b
+
+
+def checked_lshift(a, b):
+    if type(a) in INTS and type(b) in INTS:
+        lim = _LIMITS
+        if b > lim.max_shift:
+            raise LimitExceeded(f"shift too large: {_short(a)} << {_short(b)} "
+                                f"(the shift is limited to {lim.max_shift})")
+        if abs(a) > sys.float_info.max:
+            raise LimitExceeded(f"shift too large: the left operand of << is above "
+                                f"{sys.float_info.max!r}")
+    return a << b
+
+
+def checked_mul(a, b):
+    ta, tb = type(a), type(b)
+    if ta in INTS and tb in INTS:
+        if a and b and abs(a).bit_length() + abs(b).bit_length() > _LIMITS.max_int_bits + 1:
+            raise LimitExceeded(f"integer product too large: more than {_LIMITS.max_int_bits} bits")
+    elif ta in SEQS and tb in INTS:
+        if len(a) * b > _LIMITS.max_length:
+            raise too_long(len(a) * b, _seq_word(a))
+    elif tb in SEQS and ta in INTS:
+        if len(b) * a > _LIMITS.max_length:
+            raise too_long(len(b) * a, _seq_word(b))
+    return a * b
+
+
+def checked_add(a, b):
+    if type(a) in SEQS and type(b) is type(a) and len(a) + len(b) > _LIMITS.max_length:
+        raise too_long(len(a) + len(b), _seq_word(a))
+    return a + b
+
+
+def checked_iadd(a, b):
+    ta = type(a)
+    if ta in SEQS:
+        n = len(a) + (len(b) if type(b) in SEQS else len(bounded(b)) if ta is list else 0)
+        if n > _LIMITS.max_length:
+            raise too_long(n, _seq_word(a))
+        if ta is list and type(b) not in SEQS:
+            b = bounded(b)
+    return operator.iadd(a, b)
+
+
+def checked_imul(a, b):
+    checked_mul(a, b) if type(a) in RISKY_MUL or type(b) in RISKY_MUL else None
+    return operator.imul(a, b)
+
+
+_PCT_RE = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?([a-zA-Z%])")
+
+
+def checked_mod(a, b):
+    if type(a) is str:
+        lim = _LIMITS.max_length
+        for m in _PCT_RE.finditer(a):
+            for g in (m.group(1), m.group(2)):
+                if g == "*":
+                    raise ValueError("'*' widths in %-formatting are not supported by gradcli")
+                if g and int(g) > lim:
+                    raise too_long(int(g), "formatted string")
+        res = a % b
+        if len(res) > lim:
+            raise too_long(len(res), "string")
+        return res
+    return a % b
+
+
+_SPEC_RE = re.compile(r"^(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?")
+
+
+def check_format_spec(spec: str):
+    m = _SPEC_RE.match(spec)
+    if m:
+        lim = _LIMITS.max_length
+        for g in m.groups():
+            if g and int(g) > lim:
+                raise too_long(int(g), "formatted string")
+
+
+def format_value(value, conversion, spec):
+    """One f-string replacement field."""
+    if conversion is not None:
+        check_repr_size(value)
+        value = str(value) if conversion == "s" else repr(value) if conversion == "r" \
+            else ascii(value)
+    elif type(value) in (list, tuple):
+        check_repr_size(value)
+    if spec:
+        check_format_spec(spec)
+    return format(value, spec)
+
+
+def check_repr_size(value):
+    """Refuse to build the text of a container whose repr would be huge."""
+    if type(value) not in (list, tuple):
+        return
+    lim = _LIMITS.max_length
+    total = 0
+    stack = [value]
+    seen = set()
+    while stack:
+        v = stack.pop()
+        tv = type(v)
+        if tv is str:
+            total += len(v) + 2
+        elif tv in (list, tuple):
+            if id(v) in seen:
+                total += 5
+                continue
+            seen.add(id(v))
+            total += 2 + 2 * len(v)
+            if total > lim:
+                break
+            stack.extend(v)
+        else:
+            total += 4
+        if total > lim:
+            break
+    if total > lim:
+        raise too_long(total, "text")
+
+
+def _seq_word(x):
+    return {str: "string", list: "list", tuple: "tuple"}.get(type(x), "sequence")
+
+
+def _short(v):
+    s = repr(v) if abs(v) < 10 ** 30 else f"<{abs(v).bit_length()}-bit int>"
+    return s
+
+
+LAZY_TYPES = frozenset({zip, enumerate, reversed, type(iter([])), type(iter(())),
+                        type(iter("")), type(iter(range(0))), type(reversed([]))})
+
+
+def bounded(x, what="list"):
+    """``x`` itself when it is already materialised or lazy in Python code;
+    a list of at most ``max_length`` items when it is a C-level lazy
+    iterator or range that C code would otherwise consume without limit."""
+    tx = type(x)
+    if tx in SEQS:
+        return x
+    lim = _LIMITS.max_length
+    if tx is range:
+        try:
+            n = len(x)
+        except OverflowError:
+            raise too_long(f"more than {sys.maxsize}", what) from None
+        if n > lim:
+            raise too_long(n, what)
+        return x
+    if tx in LAZY_TYPES:
+        items = list(itertools.islice(x, lim + 1))
+        if len(items) > lim:
+            raise too_long(f"more than {lim}", what)
+        return items
+    return x
+
+
+def contains(a, b):
+    if type(b) is range and type(a) not in INTS:
+        b = bounded(b)
+    elif type(b) in LAZY_TYPES:
+        b = bounded(b)
+    return a in b
+
+
+def not_contains(a, b):
+    return not contains(a, b)
+
+
+# ----------------------------------------------------- checked list/str methods
+def _list_extend(lst):
+    def extend(iterable, /):
+        items = bounded(iterable)
+        n = len(lst) + (len(items) if hasattr(items, "__len__") else 0)
+        if n > _LIMITS.max_length:
+            raise too_long(n, "list")
+        lst.extend(items)
+    return extend
+
+
+def _list_sort(lst):
+    def sort(*, key=None, reverse=False):
+        lst.sort(key=key, reverse=reverse)
+    return sort
+
+
+def _str_join(s):
+    def join(iterable, /):
+        items = bounded(iterable)
+        if type(items) not in (list, tuple):
+            items = list(itertools.islice(items, _LIMITS.max_length + 1))
+        total = len(s) * max(len(items) - 1, 0)
+        for it in items:
+            if type(it) is str:
+                total += len(it)
+            if total > _LIMITS.max_length:
+                raise too_long(total, "string")
+        return s.join(items)
+    return join
+
+
+def _str_replace(s):
+    def replace(old, new, count=-1, /):
+        if type(old) is str and type(new) is str and len(new) > len(old):
+            n = s.count(old) if old else len(s) + 1
+            if count >= 0:
+                n = min(n, count)
+            size = len(s) + n * (len(new) - len(old))
+            if size > _LIMITS.max_length:
+                raise too_long(size, "string")
+        return s.replace(old, new, count)
+    return replace
+
+
+_CHECKED_METHODS = {
+    (list, "extend"): _list_extend,
+    (list, "sort"): _list_sort,
+    (str, "join"): _str_join,
+    (str, "replace"): _str_replace,
+}
+
+
+# ------------------------------------------------------------------ builtins
+class _Print:
+    """print(*values, sep=' ', end='\\n', flush=False) to the session's stream."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state):
+        self.state = state
+
+    def __call__(self, *values, sep=" ", end="\n", flush=False, file=None):
+        if file is not None:
+            raise TypeError("print() argument 'file' is not supported by gradcli")
+        if sep is not None and not isinstance(sep, str):
+            raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
+        if end is not None and not isinstance(end, str):
+            raise TypeError(f"end must be None or a string, not {type(end).__name__}")
+        for v in values:
+            if type(v) in (list, tuple):
+                check_repr_size(v)
+        out = self.state.out or sys.stdout
+        _py.print(*values, sep=sep, end=end, file=out, flush=bool(flush))
+
+    def __repr__(self):
+        return "<built-in function print>"
+
+
+def _wrap_consumer(fn, name):
+    def wrapper(*args, **kwargs):
+        if len(args) == 1:
+            args = (bounded(args[0]),)
+        return fn(*args, **kwargs)
+    wrapper.__name__ = wrapper.__qualname__ = name
+    return _Builtin(wrapper, name)
+
+
+def _wrap_first(fn, name):
+    def wrapper(*args, **kwargs):
+        if args:
+            args = (bounded(args[0]),) + args[1:]
+        return fn(*args, **kwargs)
+    return _Builtin(wrapper, name)
+
+
+def _repr_builtin(obj, /):
+    check_repr_size(obj)
+    return repr(obj)
+
+
+class _Builtin:
+    """A builtin function as programs see it: callable, no attributes, a
+    builtin-like repr."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn, name):
+        self.fn = fn
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<built-in function {self.name}>"
+
+
+EXCEPTIONS = {
+    "Exception": Exception, "RuntimeError": RuntimeError, "TypeError": TypeError,
+    "ValueError": ValueError, "IndexError": IndexError, "KeyError": KeyError,
+    "ZeroDivisionError": ZeroDivisionError, "AssertionError": AssertionError,
+    "AttributeError": AttributeError, "NameError": NameError,
+    "NotImplementedError": NotImplementedError, "ArithmeticError": ArithmeticError,
+    "LookupError": LookupError, "OverflowError": OverflowError,
+    "UnboundLocalError": UnboundLocalError, "StopIteration": StopIteration,
+}
+
+#: the Python builtins of SPEC 1.2 (these win over facade names)
+PY_BUILTIN_NAMES = ("print", "len", "range", "float", "int", "bool", "str", "repr", "abs",
+                    "min", "max", "sum", "round", "list", "tuple", "enumerate", "zip",
+                    "sorted", "reversed", "all", "any", "isinstance")
+
+
+def make_builtins(state: RunState, with_facade=True) -> dict:
+    b = {}
+    if with_facade:
+        fac = facade()
+        for name in getattr(fac, "__all__", ()):
+            if not name.startswith("_") and hasattr(fac, name):
+                b[name] = getattr(fac, name)
+        b["torch"] = fac
+    b.update(EXCEPTIONS)
+    b.update({
+        "print": _Print(state),
+        "len": len, "range": range, "float": float, "int": int, "bool": bool,
+        "str": str_builtin,
+        "repr": _Builtin(_repr_builtin, "repr"),
+        "abs": abs, "round": round,
+        "min": _wrap_consumer(min, "min"), "max": _wrap_consumer(max, "max"),
+        "sum": _wrap_first(sum, "sum"), "all": _wrap_consumer(all, "all"),
+        "any": _wrap_consumer(any, "any"),
+        "list": list_builtin, "tuple": tuple_builtin,
+        "enumerate": enumerate, "zip": zip,
+        "sorted": _wrap_first(sorted, "sorted"), "reversed": reversed,
+        "isinstance": isinstance,
+    })
+    return b
+
+
+def _make_seq_builtin(tp, check=None):
+    """Stands for ``list``/``tuple``/``str``: calling it builds one within the
+    length limit; ``isinstance(x, list)`` still works."""
+    def call(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs:
+            if check is not None:
+                check(args[0])
+                return tp(args[0])
+            return tp(bounded(args[0], tp.__name__))
+        return tp(*args, **kwargs)
+
+    meta = type(f"{tp.__name__}_builtin", (type,), {
+        "__call__": call,
+        "__instancecheck__": lambda cls, obj: isinstance(obj, tp),
+        "__subclasscheck__": lambda cls, sub: issubclass(sub, tp),
+        "__repr__": lambda cls: f"<class '{tp.__name__}'>",
+    })
+    return meta(tp.__name__, (), {})
+
+
+list_builtin = _make_seq_builtin(list)
+tuple_builtin = _make_seq_builtin(tuple)
+str_builtin = _make_seq_builtin(str, check_repr_size)
+
+#: every Python builtin a program may not use, with the reason shown
+_REASONS = {
+    "open": "programs cannot access files",
+    "input": "programs cannot read input",
+    "eval": "programs cannot run code from strings",
+    "exec": "programs cannot run code from strings",
+    "compile": "programs cannot run code from strings",
+    "breakpoint": "programs cannot start a debugger",
+    "exit": "programs end at their last statement (or raise an exception)",
+    "quit": "programs end at their last statement (or raise an exception)",
+    "help": "there is no interactive help inside programs",
+}
+for _n in ("getattr", "setattr", "delattr", "hasattr", "vars", "dir", "globals", "locals",
+           "type", "object", "super", "id", "classmethod", "staticmethod", "property",
+           "memoryview", "callable", "issubclass"):
+    _REASONS[_n] = "programs cannot inspect or change objects' internals"
+
+
+def forbidden_reason(name: str):
+    """Why a Python builtin is not available, or None if it is not one."""
+    if name in _REASONS:
+        return _REASONS[name]
+    if hasattr(_py, name) and not name.startswith("_") and name not in PY_BUILTIN_NAMES \
+            and name not in EXCEPTIONS and name not in ("True", "False", "None"):
+        return "it is not part of the gradcli language"
+    return None

@@ -1,0 +1,297 @@
+"""Sessions: a program namespace that runs source after source, and run_file."""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from . import runtime as R
+from .compiler import Compiler, Program, compile_program
+from .errors import CompileError, GradcliError, InternalError, Interrupted, LimitError, ProgramError
+from .limits import LimitExceeded, Limits
+from .parser import parse
+
+_BLOCK_CODES = None
+
+
+def _block_codes():
+    global _BLOCK_CODES
+    if _BLOCK_CODES is None:
+        codes = set()
+        stack = [Compiler.block_from.__code__]
+        while stack:
+            c = stack.pop()
+            for k in c.co_consts:
+                if hasattr(k, "co_name"):
+                    if k.co_name in ("block", "block1"):
+                        codes.add(k)
+                    stack.append(k)
+        _BLOCK_CODES = codes
+    return _BLOCK_CODES
+
+
+def current_location():
+    """(filename, pos, scope) of the statement running now, or None."""
+    codes = _block_codes()
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code in codes:
+            loc = f.f_locals.get("loc") or f.f_locals.get("l0")
+            if loc:
+                return loc
+        f = f.f_back
+    return None
+
+
+class Session:
+    """A program namespace.
+
+    ``run(source, filename)`` parses, compiles and runs ``source`` in this
+    session's globals and returns the value of its last statement if that
+    is an expression statement (else None). Errors are raised as
+    :class:`~gradcli.lang.errors.GradcliError` subclasses with ``render()``.
+
+    ``interactive=True`` (the REPL) resolves global names at run time, so a
+    later input can redefine a name earlier functions use; otherwise each
+    ``run`` is a whole program and names of the builtins/facade that the
+    program never assigns are bound when it is compiled.
+    """
+
+    def __init__(self, *, limits: Limits | None = None, stdout=None, stderr=None,
+                 interactive: bool = False, seed: int | None = None, facade: bool = True):
+        self.limits = limits if limits is not None else Limits.from_env()
+        self.state = R.RunState(self.limits, out=stdout)
+        self.stderr = stderr
+        self.interactive = interactive
+        self.globals: dict = {}
+        self.sources: dict = {}
+        self._with_facade = facade
+        self._builtins = None
+        self._warned = set()
+        if seed is not None:
+            self.seed(seed)
+
+    # ------------------------------------------------------------ namespace
+    @property
+    def builtins(self) -> dict:
+        if self._builtins is None:
+            self._builtins = R.make_builtins(self.state, with_facade=self._with_facade)
+        return self._builtins
+
+    def lookup(self, name):
+        """A name as the program would see it (KeyError if undefined)."""
+        if name in self.globals:
+            return self.globals[name]
+        return self.builtins[name]
+
+    def names(self) -> list:
+        """Every name the program can use (for completion)."""
+        return sorted(set(self.globals) | set(self.builtins))
+
+    def reset(self):
+        self.globals.clear()
+        self.sources.clear()
+
+    def seed(self, n: int):
+        fac = R.facade() if self._with_facade else None
+        fn = getattr(fac, "manual_seed", None) if fac is not None else None
+        if fn is not None:
+            fn(n)
+
+    # ------------------------------------------------------------ running
+    def compile(self, source: str, filename: str = "<string>", *, echo: bool = False) -> Program:
+        self.sources[filename] = source
+        try:
+            module = parse(source, filename, max_nesting=self.limits.max_nesting)
+            return compile_program(module, filename, source, globals_=self.globals,
+                                   builtins=self.builtins, state=self.state, limits=self.limits,
+                                   echo=echo, static_globals=not self.interactive,
+                                   display=self.display)
+        except GradcliError:
+            raise
+        except RecursionError:
+            raise CompileError("the program is nested too deeply to compile", filename,
+                               (1, 1, 1, 1), source) from None
+        except Exception as e:  # a bug in gradcli
+            raise _internal(e, filename) from e
+
+    def run(self, source: str, filename: str = "<string>", *, echo: bool = False):
+        return self.execute(self.compile(source, filename, echo=echo))
+
+    def display(self, value):
+        """Echo a value as Python's interactive prompt does."""
+        if value is None:
+            return
+        R.check_repr_size(value)
+        out = self.state.out or sys.stdout
+        out.write(repr(value) + "\n")
+
+    def execute(self, program: Program):
+        state = self.state
+        state.reset_budget()
+        old_elements = R.set_active_limits(self.limits)
+        old_limit = sys.getrecursionlimit()
+        want = max(old_limit, 2000 + 60 * self.limits.max_depth)
+        sys.setrecursionlimit(min(want, 200_000))
+        program.last_holder[0] = None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("always")
+                warnings.showwarning = self._show_warning
+                program.code(None)
+        except LimitExceeded as e:
+            raise self._report(e, program, LimitError, str(e)) from None
+        except KeyboardInterrupt as e:
+            raise self._report(e, program, Interrupted, "interrupted") from None
+        except RecursionError as e:
+            raise self._report(e, program, LimitError,
+                               "maximum recursion depth exceeded (the program nests calls or "
+                               "expressions too deeply)") from None
+        except Exception as e:
+            if type(e).__name__ == "AllocationLimitError":
+                raise self._report(e, program, LimitError, str(e)) from None
+            raise self._report(e, program, ProgramError, str(e), kind=type(e).__name__) from None
+        finally:
+            R.restore_engine_limits(old_elements)
+            sys.setrecursionlimit(old_limit)
+            state.depth = 0
+        return program.last_holder[0]
+
+    def _report(self, exc, program, cls, message, kind=None):
+        tb = exc.__dict__.get("_gradcli_tb") or []
+        if tb:
+            filename, pos, _ = tb[0]
+        else:
+            filename, pos = program.filename, None
+        chain = [(fn, p[0], name) for fn, p, name in reversed(tb)]
+        source = self.sources.get(filename, program.source if filename == program.filename
+                                  else None)
+        if isinstance(exc, MemoryError) and not message:
+            message = "out of memory"
+        err = cls(message, filename, pos, source, kind=kind, exc=exc, chain=chain)
+        if isinstance(exc, BrokenPipeError):
+            err.broken_pipe = True
+        return err
+
+    def _show_warning(self, message, category, filename, lineno, file=None, line=None):
+        loc = current_location()
+        if loc is not None:
+            fname, pos, _ = loc
+            where = f"{fname}:{pos[0]}"
+        else:
+            where = "<gradcli>"
+        text = f"{where}: {category.__name__}: {message}"
+        if text in self._warned:
+            return
+        self._warned.add(text)
+        err = self.stderr or sys.stderr
+        try:
+            err.write(text + "\n")
+        except (OSError, ValueError):
+            pass
+
+
+def _internal(exc, filename):
+    msg = f"{type(exc).__name__}: {exc} (this is a bug in gradcli; rerun with GRADCLI_DEBUG=1)"
+    err = InternalError(msg, filename)
+    err.exc = exc
+    return err
+
+
+def read_source(path: str) -> tuple:
+    """(source, filename) of a file or '-' (stdin); CompileError when unreadable
+    or not UTF-8."""
+    if path == "-":
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else \
+            sys.stdin.read().encode()
+        filename = "<stdin>"
+    else:
+        filename = path
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            err = CompileError(f"cannot read file: {e.strerror or e}", filename, kind="Error")
+            err.exit_code = 2
+            raise err from None
+    try:
+        return data.decode("utf-8"), filename
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise CompileError(f"the file is not valid UTF-8 (byte 0x{data[e.start]:02x})", filename,
+                           (line, col, line, col + 1)) from None
+
+
+def reset_engine(seed: int = 0):
+    """Fresh engine state for a new file: print options, grad mode, RNG seed."""
+    try:
+        fac = R.facade()
+    except ImportError:
+        return
+    for call in (lambda: fac.set_printoptions(profile="default", sci_mode=None),
+                 lambda: fac.set_grad_enabled(True),
+                 lambda: fac.manual_seed(seed)):
+        try:
+            call()
+        except Exception:
+            pass
+
+
+def run_file(path: str, *, limits: Limits | None = None, seed: int = 0, echo: bool = False,
+             stdout=None, stderr=None) -> int:
+    """Run one program file ('-' for stdin) in a fresh session; report any
+    error on stderr; return the exit code (0, 1, 2 or 130)."""
+    err = stderr or sys.stderr
+    try:
+        source, filename = read_source(path)
+    except CompileError as e:
+        _emit(err, e.render())
+        return e.exit_code
+    return run_source(source, filename, limits=limits, seed=seed, echo=echo, stdout=stdout,
+                      stderr=stderr)
+
+
+def run_source(source: str, filename: str, *, limits: Limits | None = None, seed: int = 0,
+               echo: bool = False, stdout=None, stderr=None, show_last: bool = False) -> int:
+    """Like :func:`run_file` for source text; ``show_last`` echoes the value
+    of a final expression statement (``gradcli eval``)."""
+    err = stderr or sys.stderr
+    session = Session(limits=limits, stdout=stdout, stderr=stderr)
+    try:
+        reset_engine(seed)
+        value = session.run(source, filename, echo=echo)
+        if show_last and not echo:
+            session.display(value)
+        out = stdout or sys.stdout
+        out.flush()
+        return 0
+    except GradcliError as e:
+        if getattr(e, "broken_pipe", False):
+            return 0
+        _emit(err, render_error(e))
+        return e.exit_code
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        _emit(err, f"{filename}: KeyboardInterrupt: interrupted")
+        return 130
+    except Exception as e:  # pragma: no cover - defensive: bugs must not print tracebacks
+        if os.environ.get("GRADCLI_DEBUG"):
+            raise
+        _emit(err, _internal(e, filename).render())
+        return 1
+
+
+def render_error(e: GradcliError) -> str:
+    if isinstance(e, CompileError):
+        return e.render_all()
+    return e.render()
+
+
+def _emit(stream, text):
+    try:
+        stream.write(text + "\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
