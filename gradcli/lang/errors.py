@@ -103,7 +103,20 @@ class ProgramError(GradcliError):
         if len(self.chain) < 2:
             return []
         lines = ["call chain (most recent call last):"]
-        lines += [f"  {fn}:{line} in {name}" for fn, line, name in self.chain]
+        prev, repeats = None, 0
+        for entry in self.chain:
+            if entry == prev:
+                repeats += 1
+                if repeats >= 3:
+                    continue
+            else:
+                if repeats >= 3:
+                    lines.append(f"  [previous line repeated {repeats - 2} more times]")
+                prev, repeats = entry, 0
+            fn, line, name = entry
+            lines.append(f"  {fn}:{line} in {name}")
+        if repeats >= 3:
+            lines.append(f"  [previous line repeated {repeats - 2} more times]")
         return lines
 
 

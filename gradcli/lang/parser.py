@@ -423,7 +423,13 @@ class _Parse:
         end_col = tok.end_column if tok.end_line == line and tok.end_column else col + 1
         pos = (line, col, line, end_col)
         if tok.type == "_INDENT":
+            line = tok.end_line or line
+            col = len(str(tok.value)) + 1
             return self.error("unexpected indent", (line, col, line, col + 1), kind="IndentationError")
+        kind, opener, _ = self._bracket_problem(text, upto=(line, col))
+        if kind == "open" and opener.line < line:
+            return self.error(f"'{opener}' was never closed",
+                              (opener.line, opener.column, opener.line, opener.column + 1))
         if "_INDENT" in expected:
             lines = text.split("\n")
             header = self._block_header(lines, line - 1)
@@ -1130,11 +1136,14 @@ class _Converter:
             elif depth == 0 and c == ":":
                 expr_end = j
                 break
-            elif depth == 0 and c == "=" and j + 1 < end and s[j + 1] in "!:}" and \
-                    s[j - 1] not in "=!<>":
-                debug = s[i + 1:j + 1]
+            elif depth == 0 and c == "=" and s[j - 1] not in "=!<>" and \
+                    s[j + 1:end].lstrip(" ")[:1] in ("!", ":", "}") and s[j + 1:j + 2] != "=":
+                k = j + 1
+                while k < end and s[k] == " ":
+                    k += 1
+                debug = s[i + 1:k]
                 expr_end = j
-                j += 1
+                j = k
                 break
             j += 1
         else:

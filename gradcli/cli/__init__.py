@@ -1,0 +1,1 @@
+"""gradcli's command line: ``gradcli.cli.app`` (typer) and the command modules."""
