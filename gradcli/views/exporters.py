@@ -100,7 +100,16 @@ def _shape_label(node: dict) -> str:
 
 
 def to_json(data: dict) -> str:
-    return json.dumps(data, indent=2) + "\n"
+    """Indented JSON with one node and one edge per line (fast and diff-friendly)."""
+    def items(key):
+        rows = [json.dumps(item, ensure_ascii=False) for item in data[key]]
+        if not rows:
+            return f'  "{key}": []'
+        return f'  "{key}": [\n    ' + ",\n    ".join(rows) + "\n  ]"
+
+    head = [f"  {json.dumps(key)}: {json.dumps(data[key], ensure_ascii=False)}"
+            for key in data if key not in ("nodes", "edges")]
+    return "{\n" + ",\n".join(head + [items("nodes"), items("edges")]) + "\n}\n"
 
 
 def _dot_quote(text: str) -> str:
