@@ -1,21 +1,24 @@
 """The ``gradcli`` command line (typer).
 
 ``main()`` is the console-script entry point (``gradcli = gradcli.cli.app:main``).
-This module defines ``app`` and the language commands (``run``, ``eval``,
-``check``). Other commands live in their own modules under ``gradcli.cli``
-and are added by :func:`register_commands`: a module listed in
-``COMMAND_MODULES`` that defines ``register(app)`` gets called with the app.
-Keep those modules cheap to import (import rich, prompt_toolkit, the views
-inside the command functions): every ``gradcli run`` imports them.
-"""
-from __future__ import annotations
+This module builds the typer ``app`` with the language commands (``run``,
+``eval``, ``check``). Other commands live in their own modules under
+``gradcli.cli``: a module listed in ``COMMAND_MODULES`` that defines
+``register(app)`` is called with the app when it is built (missing modules are
+skipped). Keep those modules cheap to import (import rich, prompt_toolkit, the
+views inside the command functions).
 
+Start-up: ``gradcli run|eval|check`` with plain arguments are parsed by a small
+hand-written parser (:func:`_fast_path`) and never import typer (typer 0.29
+builds pydantic adapters per parameter, ~0.1 s); anything else (``--help``, a
+typo, another command) goes through the typer app, which also reports usage
+errors (exit 2). ``app`` is built on first access (``from gradcli.cli.app
+import app`` works).
+"""
 import importlib
 import os
 import sys
 from typing import Annotated, List, Optional
-
-import typer
 
 from gradcli import __version__
 
@@ -35,74 +38,87 @@ Examples:
   gradcli check *.grad                syntax and sandbox check, no run
 """
 
+RUN_HELP = """Run .grad programs, each in a fresh state; the exit code is the worst of them.
+
+Results go to stdout, error reports to stderr. Exit codes: 0 ok, 1 runtime
+error, failed assert or resource limit, 2 syntax error or forbidden name,
+130 interrupted (Ctrl-C).
+"""
+
+EVAL_HELP = """Run statements (separated by ';' or newlines) and echo the last
+expression's value as Python's prompt does (repr; nothing for None).
+
+Example: gradcli eval "x = ones(2, requires_grad=True); (x * 3).sum().backward(); x.grad"
+"""
+
+CHECK_HELP = """Compile without running: report every syntax error and forbidden
+name with its location (several per file where the parser can recover).
+Exit 2 if any file has an error.
+"""
+
 #: modules that add commands (``register(app)``); missing ones are skipped
 COMMAND_MODULES = ("gradcli.cli.grad", "gradcli.cli.graph", "gradcli.cli.test",
                    "gradcli.cli.repl")
 
-app = typer.Typer(
-    name="gradcli",
-    help=HELP,
-    add_completion=True,
-    no_args_is_help=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+LIMIT_OPTIONS = ("--max-steps", "--max-elements", "--max-depth", "--max-length")
 
 
-def _version(value: bool):
-    if value:
-        typer.echo(f"gradcli {__version__}")
-        raise typer.Exit()
+# ------------------------------------------------------------ the commands
+def do_run(files, *, echo=False, seed=0, **limits) -> int:
+    from gradcli.lang.session import run_file
+    lim = _limits(**limits)
+    if lim is None:
+        return 2
+    worst = 0
+    for path in files:
+        code = run_file(path, limits=lim, seed=seed, echo=echo)
+        worst = max(worst, code)
+        if code == 130:
+            break
+    return _finish(worst)
 
 
-@app.callback(invoke_without_command=True)
-def _root(
-    ctx: typer.Context,
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Show the version and exit."),
-    no_color: bool = typer.Option(False, "--no-color", help="Plain text output, no colours."),
-):
-    if no_color:
-        os.environ["NO_COLOR"] = "1"
-    if ctx.invoked_subcommand is None:
-        repl = _optional_module("gradcli.cli.repl")
-        start = getattr(repl, "start", None) if repl is not None else None
-        if start is not None and sys.stdin.isatty():
-            raise typer.Exit(start())
-        typer.echo(ctx.get_help())
-        raise typer.Exit(0)
+def do_eval(code, *, seed=0, **limits) -> int:
+    from gradcli.lang.session import run_source
+    lim = _limits(**limits)
+    if lim is None:
+        return 2
+    return _finish(run_source(code, "<eval>", limits=lim, seed=seed, show_last=True))
 
 
-# ------------------------------------------------------------------- options
-def _limits(max_steps, max_elements, max_depth, max_length=None):
+def do_check(files, *, quiet=False) -> int:
+    from gradcli.lang.check import check_file
+    worst = 0
+    for path in files:
+        errors = check_file(path)
+        if errors:
+            _err("\n".join(errors))
+            worst = 2
+        elif not quiet:
+            _out(f"{path}: ok")
+    return _finish(worst)
+
+
+def _limits(max_steps=None, max_elements=None, max_depth=None, max_length=None):
     from gradcli.lang.limits import Limits
     try:
         return Limits.from_env(max_steps=max_steps, max_elements=max_elements,
                                max_depth=max_depth, max_length=max_length)
     except (ValueError, TypeError) as e:
-        typer.echo(f"gradcli: {e}", err=True)
-        raise typer.Exit(2) from None
+        _err(f"gradcli: {e}")
+        return None
 
 
-def _positive(value: Optional[int]):
-    if value is not None and value <= 0:
-        raise typer.BadParameter("must be a positive integer")
-    return value
+def _out(text):
+    sys.stdout.write(text + "\n")
 
 
-MAX_STEPS = typer.Option(None, "--max-steps", callback=_positive, metavar="N",
-                         help="Step budget: executed statements, loop iterations included "
-                              "(default 10,000,000; env GRADCLI_MAX_STEPS).")
-MAX_ELEMENTS = typer.Option(None, "--max-elements", callback=_positive, metavar="N",
-                            help="Largest tensor allocation in elements (default 100,000,000; "
-                                 "env GRADCLI_MAX_ELEMENTS).")
-MAX_DEPTH = typer.Option(None, "--max-depth", callback=_positive, metavar="N",
-                         help="Nested calls of user functions (default 500; env "
-                              "GRADCLI_MAX_DEPTH).")
-MAX_LENGTH = typer.Option(None, "--max-length", callback=_positive, metavar="N",
-                          help="Longest string or list (default 10,000,000; env "
-                               "GRADCLI_MAX_LENGTH).")
-SEED = typer.Option(0, "--seed", metavar="N", help="Starting seed of the random generator.")
+def _err(text):
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _quiet_stdout():
@@ -124,87 +140,66 @@ def _finish(code: int) -> int:
     return code
 
 
-# ------------------------------------------------------------------ commands
-@app.command("run")
-def run_cmd(
-    files: Annotated[List[str], typer.Argument(metavar="FILE...",
-                                               help="Programs to run ('-' = stdin).")],
-    echo: bool = typer.Option(False, "--echo", help="Echo the value of every top-level "
-                                                    "expression statement, as Python's prompt."),
-    seed: int = SEED,
-    max_steps: Optional[int] = MAX_STEPS,
-    max_elements: Optional[int] = MAX_ELEMENTS,
-    max_depth: Optional[int] = MAX_DEPTH,
-    max_length: Optional[int] = MAX_LENGTH,
-):
-    """Run .grad programs, each in a fresh state; the exit code is the worst of them.
-
-    Results go to stdout, errors to stderr. Exit codes: 0 ok, 1 runtime error
-    or failed assert, 2 syntax/forbidden name, 130 interrupted.
-    """
-    from gradcli.lang.session import run_file
-    limits = _limits(max_steps, max_elements, max_depth, max_length)
-    worst = 0
-    for path in files:
-        code = run_file(path, limits=limits, seed=seed, echo=echo)
-        worst = max(worst, code)
-        if code == 130:
-            break
-    raise typer.Exit(_finish(worst))
-
-
-@app.command("eval")
-def eval_cmd(
-    code: Annotated[str, typer.Argument(metavar="CODE",
-                                        help="Statements separated by ';' or newlines.")],
-    seed: int = SEED,
-    max_steps: Optional[int] = MAX_STEPS,
-    max_elements: Optional[int] = MAX_ELEMENTS,
-    max_depth: Optional[int] = MAX_DEPTH,
-    max_length: Optional[int] = MAX_LENGTH,
-):
-    """Run statements and echo the last expression's value (repr; nothing for None).
-
-    Example: gradcli eval "x = ones(2, requires_grad=True); y = (x * 3).sum(); y.backward(); x.grad"
-    """
-    from gradcli.lang.session import run_source
-    limits = _limits(max_steps, max_elements, max_depth, max_length)
-    rc = run_source(code, "<eval>", limits=limits, seed=seed, show_last=True)
-    raise typer.Exit(_finish(rc))
-
-
-@app.command("check")
-def check_cmd(
-    files: Annotated[List[str], typer.Argument(metavar="FILE...",
-                                               help="Programs to check ('-' = stdin).")],
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing for files that pass."),
-):
-    """Compile without running: report syntax errors and forbidden names with
-    their location (several per file where the parser can recover). Exit 2 on any."""
-    from gradcli.lang.check import check_file
-    worst = 0
-    for path in files:
-        errors = check_file(path)
-        if errors:
-            for text in errors:
-                typer.echo(text, err=True)
-            worst = 2
-        elif not quiet:
-            typer.echo(f"{path}: ok")
-    raise typer.Exit(_finish(worst))
+# ------------------------------------------------------------- fast path
+def _fast_path(argv):
+    """Parse ``run``/``eval``/``check`` with plain arguments by hand.
+    Returns a thunk that runs the command, or None to let typer handle argv."""
+    if not argv or argv[0] not in ("run", "eval", "check"):
+        return None
+    cmd, rest = argv[0], argv[1:]
+    kw, positional = {}, []
+    i = 0
+    only_args = False
+    while i < len(rest):
+        a = rest[i]
+        if only_args or a == "-" or not a.startswith("-"):
+            positional.append(a)
+        elif a == "--":
+            only_args = True
+        elif a == "--echo" and cmd == "run":
+            kw["echo"] = True
+        elif a in ("-q", "--quiet") and cmd == "check":
+            kw["quiet"] = True
+        else:
+            name, eq, value = a.partition("=")
+            if cmd == "check" or not (name in LIMIT_OPTIONS or name == "--seed"):
+                return None
+            if not eq:
+                i += 1
+                if i >= len(rest):
+                    return None
+                value = rest[i]
+            try:
+                number = int(value)
+            except ValueError:
+                return None
+            if name != "--seed" and number <= 0:
+                return None
+            kw[name[2:].replace("-", "_")] = number
+        i += 1
+    if not positional:
+        return None
+    if cmd == "run":
+        return lambda: do_run(positional, **kw)
+    if cmd == "check":
+        return lambda: do_check(positional, **kw)
+    if len(positional) != 1:
+        return None
+    return lambda: do_eval(positional[0], **kw)
 
 
-# ----------------------------------------------------------- other commands
+# ------------------------------------------------------------- typer app
 def _optional_module(name):
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        if e.name and name.startswith(e.name) or e.name == name:
+        if e.name and (name == e.name or name.startswith(e.name + ".")):
             return None
         raise
 
 
-def register_commands(target=app):
+def register_commands(target):
+    """Let each module of COMMAND_MODULES add its commands to ``target``."""
     for name in COMMAND_MODULES:
         mod = _optional_module(name)
         register = getattr(mod, "register", None) if mod is not None else None
@@ -212,16 +207,134 @@ def register_commands(target=app):
             register(target)
 
 
-register_commands()
+def _positive(value: Optional[int]):
+    import typer
+    if value is not None and value <= 0:
+        raise typer.BadParameter("must be a positive integer")
+    return value
+
+
+def _build_app():
+    import typer
+
+    app = typer.Typer(name="gradcli", help=HELP, add_completion=True, no_args_is_help=False,
+                      pretty_exceptions_enable=False,
+                      context_settings={"help_option_names": ["-h", "--help"]})
+
+    def version_cb(value: bool):
+        if value:
+            typer.echo(f"gradcli {__version__}")
+            raise typer.Exit()
+
+    @app.callback(invoke_without_command=True)
+    def root(
+        ctx: typer.Context,
+        version: Annotated[bool, typer.Option("--version", callback=version_cb, is_eager=True,
+                                              help="Show the version and exit.")] = False,
+        no_color: Annotated[bool, typer.Option("--no-color",
+                                               help="Plain text output, no colours.")] = False,
+    ):
+        if no_color:
+            os.environ["NO_COLOR"] = "1"
+        if ctx.invoked_subcommand is None:
+            repl = _optional_module("gradcli.cli.repl")
+            start = getattr(repl, "start", None) if repl is not None else None
+            if start is not None and sys.stdin.isatty():
+                raise typer.Exit(start())
+            typer.echo(ctx.get_help())
+            raise typer.Exit(0)
+
+    Seed = Annotated[int, typer.Option("--seed", metavar="N",
+                                       help="Starting seed of the random generator.")]
+    MaxSteps = Annotated[Optional[int], typer.Option(
+        "--max-steps", callback=_positive, metavar="N",
+        help="Step budget: executed statements, loop iterations included "
+             "(default 10,000,000; env GRADCLI_MAX_STEPS).")]
+    MaxElements = Annotated[Optional[int], typer.Option(
+        "--max-elements", callback=_positive, metavar="N",
+        help="Largest tensor allocation in elements (default 100,000,000; "
+             "env GRADCLI_MAX_ELEMENTS).")]
+    MaxDepth = Annotated[Optional[int], typer.Option(
+        "--max-depth", callback=_positive, metavar="N",
+        help="Nested calls of user functions (default 500; env GRADCLI_MAX_DEPTH).")]
+    MaxLength = Annotated[Optional[int], typer.Option(
+        "--max-length", callback=_positive, metavar="N",
+        help="Longest string or list (default 10,000,000; env GRADCLI_MAX_LENGTH).")]
+
+    @app.command("run", help=RUN_HELP)
+    def run_cmd(
+        files: Annotated[List[str], typer.Argument(metavar="FILE...",
+                                                   help="Programs to run ('-' = stdin).")],
+        echo: Annotated[bool, typer.Option("--echo", help=(
+            "Echo the value of every top-level expression statement, as Python's "
+            "prompt does."))] = False,
+        seed: Seed = 0,
+        max_steps: MaxSteps = None,
+        max_elements: MaxElements = None,
+        max_depth: MaxDepth = None,
+        max_length: MaxLength = None,
+    ):
+        raise typer.Exit(do_run(files, echo=echo, seed=seed, max_steps=max_steps,
+                                max_elements=max_elements, max_depth=max_depth,
+                                max_length=max_length))
+
+    @app.command("eval", help=EVAL_HELP)
+    def eval_cmd(
+        code: Annotated[str, typer.Argument(metavar="CODE",
+                                            help="Statements separated by ';' or newlines.")],
+        seed: Seed = 0,
+        max_steps: MaxSteps = None,
+        max_elements: MaxElements = None,
+        max_depth: MaxDepth = None,
+        max_length: MaxLength = None,
+    ):
+        raise typer.Exit(do_eval(code, seed=seed, max_steps=max_steps, max_elements=max_elements,
+                                 max_depth=max_depth, max_length=max_length))
+
+    @app.command("check", help=CHECK_HELP)
+    def check_cmd(
+        files: Annotated[List[str], typer.Argument(metavar="FILE...",
+                                                   help="Programs to check ('-' = stdin).")],
+        quiet: Annotated[bool, typer.Option("--quiet", "-q",
+                                            help="Print nothing for files that pass.")] = False,
+    ):
+        raise typer.Exit(do_check(files, quiet=quiet))
+
+    register_commands(app)
+    return app
+
+
+_APP = None
+
+
+def __getattr__(name):
+    global _APP
+    if name == "app":
+        if _APP is None:
+            _APP = _build_app()
+        return _APP
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry point."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=argv, prog_name="gradcli")
+        fast = _fast_path(argv)
+        if fast is not None:
+            sys.exit(fast())
+        __getattr__("app")(args=argv, prog_name="gradcli")
+    except SystemExit:
+        raise
     except KeyboardInterrupt:
-        sys.stderr.write("gradcli: interrupted\n")
+        _err("gradcli: interrupted")
         sys.exit(130)
     except BrokenPipeError:
         _quiet_stdout()
         sys.exit(0)
+    except Exception as e:  # a bug in gradcli: report it without a traceback
+        if os.environ.get("GRADCLI_DEBUG"):
+            raise
+        _err(f"gradcli: internal error: {type(e).__name__}: {e} "
+             "(rerun with GRADCLI_DEBUG=1 for a traceback)")
+        sys.exit(1)

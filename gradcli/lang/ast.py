@@ -1,4 +1,4 @@
-"""gradcli's own syntax tree: small dataclasses with source positions.
+"""gradcli's own syntax tree: small slotted node classes with source positions.
 
 Every node has ``pos = (line, col, end_line, end_col)``: 1-based lines and
 columns, the end column exclusive, as lark reports them. The parser
@@ -11,16 +11,49 @@ iteratively, so a 10,000-term sum nests no Python calls.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Iterator
 
 Pos = tuple  # (line, col, end_line, end_col)
 NOPOS: Pos = (0, 0, 0, 0)
 
 
-@dataclass(slots=True)
 class Node:
-    pos: Pos = field(default=NOPOS, kw_only=True, repr=False, compare=False)
+    """Base of all nodes: ``Cls(*fields, pos=...)``; fields in ``_fields``,
+    defaults in ``_defaults`` (a callable default is a factory)."""
+
+    __slots__ = ("pos",)
+    _fields: tuple = ()
+    _defaults: dict = {}
+
+    def __init__(self, *args, pos=NOPOS, **kwargs):
+        fields = self._fields
+        if len(args) > len(fields):
+            raise TypeError(f"{type(self).__name__} takes {len(fields)} fields")
+        for name, value in zip(fields, args, strict=False):
+            object.__setattr__(self, name, value)
+        for name in fields[len(args):]:
+            if name in kwargs:
+                value = kwargs.pop(name)
+            elif name in self._defaults:
+                value = self._defaults[name]
+                if callable(value):
+                    value = value()
+            else:
+                raise TypeError(f"{type(self).__name__} needs field {name!r}")
+            object.__setattr__(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} has no field {next(iter(kwargs))!r}")
+        self.pos = pos
+
+    def __repr__(self):
+        inner = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__name__}({inner})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and all(
+            getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    __hash__ = None
 
     @property
     def line(self) -> int:
@@ -40,302 +73,203 @@ class Node:
 
 
 # ----------------------------------------------------------------- expressions
-@dataclass(slots=True)
 class Name(Node):
-    id: str
+    __slots__ = _fields = ('id',)
 
 
-@dataclass(slots=True)
 class Const(Node):
-    value: Any
+    __slots__ = _fields = ('value',)
 
 
-@dataclass(slots=True)
 class FormattedValue(Node):
-    value: Node
-    conversion: str | None  # 's', 'r', 'a' or None
-    spec: "FString | None"
-    debug: str | None = None  # the "x=" text of f"{x=}"
+    __slots__ = _fields = ('value', 'conversion', 'spec', 'debug',)
+    _defaults = {'debug': None}
 
 
-@dataclass(slots=True)
 class FString(Node):
-    parts: list  # of str and FormattedValue
+    __slots__ = _fields = ('parts',)
 
 
-@dataclass(slots=True)
 class Attribute(Node):
-    value: Node
-    attr: str
+    __slots__ = _fields = ('value', 'attr',)
 
 
-@dataclass(slots=True)
 class Subscript(Node):
-    value: Node
-    index: Node
+    __slots__ = _fields = ('value', 'index',)
 
 
-@dataclass(slots=True)
 class Slice(Node):
-    lower: Node | None
-    upper: Node | None
-    step: Node | None
+    __slots__ = _fields = ('lower', 'upper', 'step',)
 
 
-@dataclass(slots=True)
 class Keyword(Node):
-    name: str
-    value: Node
+    __slots__ = _fields = ('name', 'value',)
 
 
-@dataclass(slots=True)
 class Starred(Node):
-    value: Node
+    __slots__ = _fields = ('value',)
 
 
-@dataclass(slots=True)
 class Call(Node):
-    func: Node
-    args: list  # of expressions and Starred
-    keywords: list  # of Keyword
+    __slots__ = _fields = ('func', 'args', 'keywords',)
 
 
-@dataclass(slots=True)
 class BinOp(Node):
-    op: str  # '+', '-', '*', '/', '//', '%', '@', '**', '<<', '>>', '&', '|', '^'
-    left: Node
-    right: Node
+    __slots__ = _fields = ('op', 'left', 'right',)
 
 
-@dataclass(slots=True)
 class UnaryOp(Node):
-    op: str  # '-', '+', '~', 'not'
-    operand: Node
+    __slots__ = _fields = ('op', 'operand',)
 
 
-@dataclass(slots=True)
 class BoolOp(Node):
-    op: str  # 'and' / 'or'
-    values: list
+    __slots__ = _fields = ('op', 'values',)
 
 
-@dataclass(slots=True)
 class Compare(Node):
-    left: Node
-    ops: list  # '<', 'not in', 'is not', ...
-    comparators: list
+    __slots__ = _fields = ('left', 'ops', 'comparators',)
 
 
-@dataclass(slots=True)
 class IfExp(Node):
-    test: Node
-    body: Node
-    orelse: Node
+    __slots__ = _fields = ('test', 'body', 'orelse',)
 
 
-@dataclass(slots=True)
 class Param(Node):
-    name: str
-    default: Node | None = None
-    annotation: Node | None = None
+    __slots__ = _fields = ('name', 'default', 'annotation',)
+    _defaults = {'default': None, 'annotation': None}
 
 
-@dataclass(slots=True)
 class Params(Node):
-    args: list  # positional-or-keyword Param (positional-only ones first)
-    vararg: Param | None = None
-    kwonly: list = field(default_factory=list)
-    kwarg: Param | None = None
-    posonly: int = 0  # how many of args are positional-only
+    __slots__ = _fields = ('args', 'vararg', 'kwonly', 'kwarg', 'posonly',)
+    _defaults = {'vararg': None, 'kwonly': list, 'kwarg': None, 'posonly': 0}
 
 
-@dataclass(slots=True)
 class Lambda(Node):
-    params: Params
-    body: Node
+    __slots__ = _fields = ('params', 'body',)
 
 
-@dataclass(slots=True)
 class ListDisplay(Node):
-    elts: list
+    __slots__ = _fields = ('elts',)
 
 
-@dataclass(slots=True)
 class TupleDisplay(Node):
-    elts: list
+    __slots__ = _fields = ('elts',)
 
 
-@dataclass(slots=True)
 class Comprehension(Node):
-    target: Node
-    iter: Node
-    ifs: list
+    __slots__ = _fields = ('target', 'iter', 'ifs',)
 
 
-@dataclass(slots=True)
 class ListComp(Node):
-    elt: Node
-    generators: list
+    __slots__ = _fields = ('elt', 'generators',)
 
 
-@dataclass(slots=True)
 class GenExp(Node):
-    elt: Node
-    generators: list
+    __slots__ = _fields = ('elt', 'generators',)
 
 
 # ------------------------------------------------------------------ statements
-@dataclass(slots=True)
 class ExprStmt(Node):
-    value: Node
+    __slots__ = _fields = ('value',)
 
 
-@dataclass(slots=True)
 class Assign(Node):
-    targets: list
-    value: Node
+    __slots__ = _fields = ('targets', 'value',)
 
 
-@dataclass(slots=True)
 class AugAssign(Node):
-    target: Node
-    op: str  # '+', '-', ... (without '=')
-    value: Node
+    __slots__ = _fields = ('target', 'op', 'value',)
 
 
-@dataclass(slots=True)
 class AnnAssign(Node):
-    target: Node
-    annotation: Node
-    value: Node | None
+    __slots__ = _fields = ('target', 'annotation', 'value',)
 
 
-@dataclass(slots=True)
 class If(Node):
-    test: Node
-    body: list
-    orelse: list
+    __slots__ = _fields = ('test', 'body', 'orelse',)
 
 
-@dataclass(slots=True)
 class While(Node):
-    test: Node
-    body: list
-    orelse: list
+    __slots__ = _fields = ('test', 'body', 'orelse',)
 
 
-@dataclass(slots=True)
 class For(Node):
-    target: Node
-    iter: Node
-    body: list
-    orelse: list
+    __slots__ = _fields = ('target', 'iter', 'body', 'orelse',)
 
 
-@dataclass(slots=True)
 class Break(Node):
-    pass
+    __slots__ = ()
 
 
-@dataclass(slots=True)
 class Continue(Node):
-    pass
+    __slots__ = ()
 
 
-@dataclass(slots=True)
 class Pass(Node):
-    pass
+    __slots__ = ()
 
 
-@dataclass(slots=True)
 class FunctionDef(Node):
-    name: str
-    params: Params
-    body: list
-    decorators: list
-    returns: Node | None = None
+    __slots__ = _fields = ('name', 'params', 'body', 'decorators', 'returns',)
+    _defaults = {'returns': None}
 
 
-@dataclass(slots=True)
 class Return(Node):
-    value: Node | None
+    __slots__ = _fields = ('value',)
 
 
-@dataclass(slots=True)
 class Global(Node):
-    names: list
+    __slots__ = _fields = ('names',)
 
 
-@dataclass(slots=True)
 class Nonlocal(Node):
-    names: list
+    __slots__ = _fields = ('names',)
 
 
-@dataclass(slots=True)
 class WithItem(Node):
-    context: Node
-    target: Node | None
+    __slots__ = _fields = ('context', 'target',)
 
 
-@dataclass(slots=True)
 class With(Node):
-    items: list
-    body: list
+    __slots__ = _fields = ('items', 'body',)
 
 
-@dataclass(slots=True)
 class Handler(Node):
-    type: Node | None
-    name: str | None
-    body: list
+    __slots__ = _fields = ('type', 'name', 'body',)
 
 
-@dataclass(slots=True)
 class Try(Node):
-    body: list
-    handlers: list
-    orelse: list
-    finalbody: list
+    __slots__ = _fields = ('body', 'handlers', 'orelse', 'finalbody',)
 
 
-@dataclass(slots=True)
 class Raise(Node):
-    exc: Node | None
-    cause: Node | None = None
+    __slots__ = _fields = ('exc', 'cause',)
+    _defaults = {'cause': None}
 
 
-@dataclass(slots=True)
 class Assert(Node):
-    test: Node
-    msg: Node | None
+    __slots__ = _fields = ('test', 'msg',)
 
 
-@dataclass(slots=True)
 class Alias(Node):
-    name: str  # dotted for `import a.b`
-    asname: str | None
+    __slots__ = _fields = ('name', 'asname',)
 
 
-@dataclass(slots=True)
 class Import(Node):
-    names: list
+    __slots__ = _fields = ('names',)
 
 
-@dataclass(slots=True)
 class ImportFrom(Node):
-    module: str
-    names: list  # of Alias; empty for `import *`
-    star: bool = False
+    __slots__ = _fields = ('module', 'names', 'star',)
+    _defaults = {'star': False}
 
 
-@dataclass(slots=True)
 class Delete(Node):
-    targets: list
+    __slots__ = _fields = ('targets',)
 
 
-@dataclass(slots=True)
 class Module(Node):
-    body: list
+    __slots__ = _fields = ('body',)
 
 
 _FIELDS: dict = {}
@@ -346,7 +280,7 @@ def fields_of(node: Node) -> tuple:
     cls = type(node)
     names = _FIELDS.get(cls)
     if names is None:
-        names = tuple(f for f in cls.__dataclass_fields__ if f != "pos")
+        names = cls._fields
         _FIELDS[cls] = names
     return names
 

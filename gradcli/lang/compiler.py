@@ -417,8 +417,6 @@ class Compiler:
         for s in builder.by_node.values():
             self.global_bound |= (s.assigned & s.globals)
         self.star_import = root.star_import
-        if self.errors:
-            self._raise_errors()
         self.scope = root
         last_holder = [None]
         body = module.body

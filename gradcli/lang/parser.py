@@ -19,6 +19,12 @@ import re
 import sys
 import unicodedata
 
+from lark import Lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.indenter import PythonIndenter
+from lark.lexer import Token
+from lark.tree import Tree
+
 from . import ast as A
 from .errors import CompileError
 
@@ -73,45 +79,102 @@ def get_parser():
     return _PARSER
 
 
+_SELF_TEST = "x = [a for a in (1,\n 2)]\nif x:\n    y = f'{x!r:>3}'\n"
+
+
 def _build_parser():
+    """Load the parser from the pickle cache, else build it (with lark's own
+    cache as a middle step) and write the pickle for the next process.
+
+    Lark's cache file still costs ~40 ms to deserialise; a pickle of the
+    whole parser loads in ~10 ms. The cache key covers the grammar, lark's
+    and Python's versions; a cache that fails to load or to parse a
+    self-test program is ignored and rewritten."""
     import hashlib
 
     import lark
-    from lark import Lark
 
     text = _grammar_text()
-    options = dict(parser="lalr", lexer="basic", postlex=make_indenter(),
+    options = dict(parser="lalr", lexer="basic", postlex=GradIndenter(),
                    start=["file_input", "fexpr"], propagate_positions=True,
                    maybe_placeholders=True)
     if os.environ.get("GRADCLI_NO_GRAMMAR_CACHE"):
         return Lark(text, **options)
     key = hashlib.sha256((text + lark.__version__ + sys.version).encode()).hexdigest()[:16]
     cdir = _cache_dir()
-    path = os.path.join(cdir, f"grammar-{key}.lark") if cdir else None
-    if path and os.path.exists(path):
-        try:
-            return Lark(text, cache=path, **options)
-        except Exception:
-            pass
-    if path:
-        tmp = f"{path}.{os.getpid()}.tmp"
+    base = os.path.join(cdir, f"grammar-{key}") if cdir else None
+    if base:
+        parser = _load_pickle(base + ".pickle")
+        if parser is not None:
+            return parser
+    parser = None
+    if base:
+        lark_cache = base + ".lark"
+        tmp = f"{lark_cache}.{os.getpid()}.tmp"
         try:
             os.makedirs(cdir, exist_ok=True)
-            parser = Lark(text, cache=tmp, **options)
-            if os.path.exists(tmp):
-                os.replace(tmp, path)
-            return parser
+            if os.path.exists(lark_cache):
+                parser = Lark(text, cache=lark_cache, **options)
+            else:
+                parser = Lark(text, cache=tmp, **options)
+                if os.path.exists(tmp):
+                    os.replace(tmp, lark_cache)
         except Exception:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-    return Lark(text, **options)
+            parser = None
+        finally:
+            if os.path.exists(tmp):
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+    if parser is None:
+        parser = Lark(text, **options)
+    if base:
+        _save_pickle(parser, base + ".pickle")
+    return parser
 
 
-def _indenter_base():
-    from lark.indenter import PythonIndenter
-    return PythonIndenter
+def _pickler_reducers():
+    import copyreg
+    import importlib
+    import types
+
+    from lark.parsers import lalr_analysis
+
+    def action(a):
+        return (getattr, (lalr_analysis, a.name))
+
+    table = dict(copyreg.dispatch_table)
+    table[types.ModuleType] = lambda m: (importlib.import_module, (m.__name__,))
+    table[lalr_analysis.Action] = action
+    return table
+
+
+def _save_pickle(parser, path):
+    import pickle
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            p = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
+            p.dispatch_table = _pickler_reducers()
+            p.dump(parser)
+        os.replace(tmp, path)
+    except Exception:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _load_pickle(path):
+    import pickle
+    try:
+        with open(path, "rb") as f:
+            parser = pickle.load(f)
+        parser.parse(_SELF_TEST, start="file_input")
+        return parser
+    except Exception:
+        return None
 
 
 class _IndentationProblem(Exception):
@@ -120,58 +183,42 @@ class _IndentationProblem(Exception):
         self.token = token
 
 
-def _make_indenter_class():
-    base = _indenter_base()
+class GradIndenter(PythonIndenter):
+    """PythonIndenter that reports bad dedents with a position and never
+    asserts on unbalanced brackets (the parser reports those)."""
 
-    class GradIndenter(base):
-        """PythonIndenter that reports bad dedents with a position and never
-        asserts on unbalanced brackets (the parser reports those)."""
-
-        def handle_NL(self, token):
-            if self.paren_level > 0:
-                return
-            yield token
-            indent_str = token.rsplit("\n", 1)[1]
-            indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len
-            if indent > self.indent_level[-1]:
-                self.indent_level.append(indent)
-                yield token.new_borrow_pos(self.INDENT_type, indent_str, token)
-            else:
-                while indent < self.indent_level[-1]:
-                    self.indent_level.pop()
-                    yield token.new_borrow_pos(self.DEDENT_type, indent_str, token)
-                if indent != self.indent_level[-1]:
-                    raise _IndentationProblem(
-                        "unindent does not match any outer indentation level", token)
-
-        def _process(self, stream):
-            token = None
-            for token in stream:
-                if token.type == self.NL_type:
-                    yield from self.handle_NL(token)
-                else:
-                    yield token
-                if token.type in self.OPEN_PAREN_types:
-                    self.paren_level += 1
-                elif token.type in self.CLOSE_PAREN_types:
-                    self.paren_level = max(0, self.paren_level - 1)
-            while len(self.indent_level) > 1:
+    def handle_NL(self, token):
+        if self.paren_level > 0:
+            return
+        yield token
+        indent_str = token.rsplit("\n", 1)[1]
+        indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len
+        if indent > self.indent_level[-1]:
+            self.indent_level.append(indent)
+            yield token.new_borrow_pos(self.INDENT_type, indent_str, token)
+        else:
+            while indent < self.indent_level[-1]:
                 self.indent_level.pop()
-                if token is not None:
-                    yield token.new_borrow_pos(self.DEDENT_type, "", token)
+                yield token.new_borrow_pos(self.DEDENT_type, indent_str, token)
+            if indent != self.indent_level[-1]:
+                raise _IndentationProblem(
+                    "unindent does not match any outer indentation level", token)
 
-    return GradIndenter
-
-
-_INDENTER_CLASS = None
-
-
-def make_indenter():
-    """A fresh GradIndenter (the class is built on first use, after lark loads)."""
-    global _INDENTER_CLASS
-    if _INDENTER_CLASS is None:
-        _INDENTER_CLASS = _make_indenter_class()
-    return _INDENTER_CLASS()
+    def _process(self, stream):
+        token = None
+        for token in stream:
+            if token.type == self.NL_type:
+                yield from self.handle_NL(token)
+            else:
+                yield token
+            if token.type in self.OPEN_PAREN_types:
+                self.paren_level += 1
+            elif token.type in self.CLOSE_PAREN_types:
+                self.paren_level = max(0, self.paren_level - 1)
+        while len(self.indent_level) > 1:
+            self.indent_level.pop()
+            if token is not None:
+                yield token.new_borrow_pos(self.DEDENT_type, "", token)
 
 
 # ------------------------------------------------------------------ public API
@@ -322,12 +369,6 @@ class _Parse:
             return
 
     def _lark_parse(self, text, start):
-        from lark.exceptions import (
-            UnexpectedCharacters,
-            UnexpectedEOF,
-            UnexpectedInput,
-            UnexpectedToken,
-        )
         parser = get_parser()
         try:
             return parser.parse(text, start=start)
@@ -529,7 +570,6 @@ class _Converter:
         return self.p.error(message, pos, **kw)
 
     def convert(self, tree):
-        from lark import Tree
         limit = self.p.max_nesting
         # stack entries: (tree, child_index, converted_children, depth)
         stack = [[tree, 0, [], 0]]
@@ -571,7 +611,6 @@ class _Converter:
 
     @staticmethod
     def _is_unary_chain(node):
-        from lark import Tree
         return len(node.children) == 2 and isinstance(node.children[1], Tree) and \
             node.children[1].data == "unary"
 
@@ -1217,7 +1256,6 @@ class _Converter:
 
 
 def _is_token(x):
-    from lark import Token
     return isinstance(x, Token)
 
 
