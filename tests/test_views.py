@@ -571,3 +571,35 @@ def test_views_import_is_light():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env=env, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_graph_after_backward_still_renders():
+    g = xy_sin()
+    g["z"].backward()  # frees the saved tensors: no dry walk possible now
+    text = text_of(graph_tree(g["z"], g))
+    lines = text.splitlines()
+    assert lines[0] == "SumBackward0 [] (z)"
+    assert f"AccumulateGrad x [3]  grad={short(g['x'].grad)}" in text
+    assert f"AccumulateGrad y []  grad={short(g['y'].grad)}" in text
+    assert [line.split("── ")[-1].split(" ")[0] for line in lines[1:]] == [
+        "AddBackward0", "MulBackward0", "#1", "AccumulateGrad", "SinBackward0", "↻"]
+
+
+def test_explain_after_a_freeing_backward_is_pytorchs_error():
+    g = xy_sin()
+    g["z"].backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        explain_data(g["z"], names=g)
+
+
+def test_explain_multi_output_names_each_output():
+    x = torch.arange(4.0, requires_grad=True)
+    a, b = x.split(2)
+    out = (a * b).sum()
+    names = dict(x=x, a=a, b=b, out=out)
+    text = text_of(explain_renderable(out, names=names))
+    assert "input 0 → SplitBackward0 output 0 (a, step 3): [2., 3.]" in text
+    assert "input 1 → SplitBackward0 output 1 (b, step 3): [0., 1.]" in text
+    assert "grad in  [0] [2., 3.]; [1] [0., 1.]" in text
+    out.backward()
+    assert f"x [4] {short(x.grad)} None" in squash(text)

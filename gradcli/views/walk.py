@@ -3,6 +3,8 @@
 A node's output shape is not stored on the node, so the views find it like this
 (cheapest first; the first answer wins):
 
+0. if the engine records it on the node (`node.output_shapes`, one shape per
+   forward output, as PyTorch's nodes keep `input_metadata`), that;
 1. record-free inference from what the graph already holds: the root produced
    `t.shape`; an `AccumulateGrad` "produces" its variable's shape; a node that
    saved its result knows its shape; a parent that saved its inputs, or recorded
@@ -77,6 +79,11 @@ def infer_shapes(t: Tensor, order: list, dry_walk: bool = True) -> dict:
     shapes.setdefault(root, {})[nr] = tuple(t.shape)
     for node in order:
         known = shapes.setdefault(node, {})
+        recorded = getattr(node, "output_shapes", None)
+        if recorded:
+            for i, shape in enumerate(recorded):
+                if shape is not None:
+                    known.setdefault(i, tuple(shape))
         if is_leaf_node(node):
             known.setdefault(0, tuple(node.variable.shape))
             continue

@@ -53,12 +53,12 @@ def explain_data(out, gradient=None, names=None) -> list[dict]:
             "leaf": node.variable if leaf else None,
         }
         if not leaf:
-            for i, (child, _nr) in enumerate(node.next_functions):
+            for i, (child, nr) in enumerate(node.next_functions):
                 g = outgoing[i] if i < len(outgoing) else None
                 entry["sends"].append({
                     "input": i,
                     "node": child,
-                    "target": _target(child, index, step_of),
+                    "target": _target(child, nr, index, step_of),
                     "grad": g,
                 })
         data.append(entry)
@@ -73,7 +73,7 @@ def _rule(node, index: NameIndex) -> str:
     return getattr(op, "rule", "") or "(no rule text in the op table)"
 
 
-def _target(child, index: NameIndex, step_of: dict) -> str:
+def _target(child, output_nr: int, index: NameIndex, step_of: dict) -> str:
     if child is None:
         return "nothing (this input does not require grad)"
     step = step_of.get(child)
@@ -81,8 +81,10 @@ def _target(child, index: NameIndex, step_of: dict) -> str:
     if is_leaf_node(child):
         name = index.of_tensor(child.variable)
         return f"{name} (AccumulateGrad, {where})" if name else f"a leaf (AccumulateGrad, {where})"
-    name = index.of_node(child)
-    return f"{display_name(child)} ({name}, {where})" if name else f"{display_name(child)} ({where})"
+    multi = bool(getattr(child.op, "multi", False)) or output_nr > 0
+    what = display_name(child) + (f" output {output_nr}" if multi else "")
+    name = index.of_edge(child, output_nr)
+    return f"{what} ({name}, {where})" if name else f"{what} ({where})"
 
 
 def _grad_text(grads: list) -> str:
@@ -135,8 +137,8 @@ def explain_renderable(out, gradient=None, names=None, *, max_steps: int = MAX_S
             title.append(" " + shape_str(leaf.shape), style=STYLE_KEY)
         else:
             title.append(entry["name"], style=STYLE_NODE)
-            shape = entry["incoming"][0].shape if entry["incoming"][0] is not None else None
-            title.append(" " + shape_str(shape), style=STYLE_KEY)
+            shapes = [None if g is None else g.shape for g in entry["incoming"]]
+            title.append(" " + "; ".join(shape_str(s) for s in shapes), style=STYLE_KEY)
             if entry["label"]:
                 title.append(" (")
                 title.append(entry["label"], style=STYLE_NAME)
