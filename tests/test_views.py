@@ -562,7 +562,8 @@ def test_width_is_80_when_not_a_terminal(monkeypatch):
 
 def test_views_import_is_light():
     code = (
-        "import sys, gradcli.torch, gradcli.views, gradcli.views.exporters;"
+        "import sys, gradcli.torch, gradcli.views, gradcli.views.exporters, gradcli.views.tree,"
+        " gradcli.views.panel, gradcli.views.gradtable, gradcli.views.walkthrough;"
         "t = gradcli.torch.ones(2, requires_grad=True);"
         "gradcli.views.export(t * 2, 'json');"
         "print('rich' in sys.modules)"
