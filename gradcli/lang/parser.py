@@ -500,6 +500,13 @@ class _Parse:
         value = str(tok.value)
         if value in UNSUPPORTED_KEYWORDS and UNSUPPORTED_KEYWORDS[value]:
             return self.error(UNSUPPORTED_KEYWORDS[value], pos)
+        lines_ = text.split("\n")
+        prefix = lines_[line - 1][: col - 1] if line <= len(lines_) else ""
+        m = re.search(r"(\w+)\s*$", prefix)
+        if m and UNSUPPORTED_KEYWORDS.get(m.group(1)):
+            kcol = m.start(1) + 1
+            return self.error(UNSUPPORTED_KEYWORDS[m.group(1)],
+                              (line, kcol, line, kcol + len(m.group(1))))
         if "COLON" in expected and len(expected) <= 3 and tok.type != "EQUAL":
             return self.error("expected ':'", pos)
         if tok.type == "EQUAL":

@@ -191,7 +191,12 @@ def module_names(mod) -> frozenset:
         if mod is math:
             names = MATH_NAMES
         else:
-            public = {n for n in getattr(mod, "__all__", ()) if not n.startswith("_")}
+            declared = getattr(mod, "__all__", None)
+            if declared is not None:
+                public = {n for n in declared if not n.startswith("_")}
+            else:
+                public = {n for n, v in vars(mod).items()
+                          if not n.startswith("_") and _exportable(v)}
             prefix = mod.__name__ + "."
             for n, v in list(vars(mod).items()):
                 if isinstance(v, types.ModuleType) and v.__name__.startswith(prefix) \
@@ -200,6 +205,17 @@ def module_names(mod) -> frozenset:
             names = frozenset(public)
         _MODULE_NAMES[mod] = names
     return names
+
+
+def _exportable(v) -> bool:
+    """A facade module without ``__all__`` exports what gradcli defines."""
+    if isinstance(v, types.ModuleType):
+        return False  # submodules are added separately
+    if type(v) in (int, float, bool):
+        return True
+    mod = getattr(v, "__module__", None) if isinstance(v, (type, types.FunctionType)) \
+        or callable(v) else type(v).__module__
+    return isinstance(mod, str) and mod.startswith(("gradcli.", FACADE_NAME))
 
 
 def is_allowed_module(obj) -> bool:
