@@ -35,7 +35,7 @@ def _root_grads(outputs: list, grad_outputs: list | None, create_graph: bool) ->
     """The gradient to start each output with (ones for one-element outputs)."""
     if grad_outputs is not None and len(grad_outputs) != len(outputs):
         raise RuntimeError(
-            f"grad can be implicitly created only for scalar outputs"
+            "grad can be implicitly created only for scalar outputs"
             if not grad_outputs else
             f"Mismatch in number of grad_outputs: got {len(grad_outputs)} but expected {len(outputs)}")
     grads = []
@@ -78,7 +78,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if not targets:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         captured = run_engine(outputs, grads, retain_graph, create_graph, targets, accumulate=False)
-        for t, g in zip(targets, captured):
+        for t, g in zip(targets, captured, strict=False):
             if g is not None:
                 _accumulate(t, g, create_graph)
         return
@@ -104,14 +104,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     captured = run_engine(outs, grads, retain_graph, create_graph, ins, accumulate=False)
     result = []
-    for t, g in zip(ins, captured):
+    for i, (t, g) in enumerate(zip(ins, captured, strict=False)):
         if g is None:
             if materialize_grads:
                 g = make(np.zeros_like(t._data))
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
-                    "Set allow_unused=True if this is the desired behavior.")
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     del single
     return tuple(result)
@@ -191,7 +191,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     """
     root_nodes = []
     buffers: dict = {}
-    for out, g in zip(outputs, root_grads):
+    for out, g in zip(outputs, root_grads, strict=False):
         node, nr = edge_of(out)
         buf = buffers.get(node)
         if buf is None:
@@ -267,7 +267,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                         hook(tuple(out_grads), tuple(grads))
             if not retain_graph:
                 node.release()
-            for (child, nr), g in zip(node.next_functions, out_grads):
+            for (child, nr), g in zip(node.next_functions, out_grads, strict=False):
                 if child is None or (needed is not None and child not in needed):
                     continue
                 buf = buffers.get(child)

@@ -36,7 +36,7 @@ def _finish(x, create_graph: bool):
 
 
 def _fill_none(grads, inputs):
-    return tuple(make(np.zeros_like(i._data)) if g is None else g for g, i in zip(grads, inputs))
+    return tuple(make(np.zeros_like(i._data)) if g is None else g for g, i in zip(grads, inputs, strict=False))
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -111,7 +111,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
             vs = _as_tuple(v)
         diff = [o for o in outs if o._requires_grad]
         if diff:
-            gs = grad(diff, inputs, None if vs is None else [vv for o, vv in zip(outs, vs) if o._requires_grad],
+            gs = grad(diff, inputs, None if vs is None else [vv for o, vv in zip(outs, vs, strict=False) if o._requires_grad],
                       create_graph=create_graph, allow_unused=True)
         else:
             gs = (None,) * len(inputs)
@@ -139,11 +139,11 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             vs = _as_tuple(v)
         dummies = tuple(make(np.zeros_like(o._data)).requires_grad_(True) for o in outs)
         results = []
-        diff_outs = [(o, d) for o, d in zip(outs, dummies) if o._requires_grad]
+        diff_outs = [(o, d) for o, d in zip(outs, dummies, strict=False) if o._requires_grad]
         if diff_outs:
             gs = grad([o for o, _ in diff_outs], inputs, [d for _, d in diff_outs],
                       create_graph=True, allow_unused=True)
-            pairs = [(g, vv) for g, vv in zip(gs, vs) if g is not None and g._requires_grad]
+            pairs = [(g, vv) for g, vv in zip(gs, vs, strict=False) if g is not None and g._requires_grad]
             if pairs:
                 back = grad([g for g, _ in pairs], dummies, [vv for _, vv in pairs],
                             create_graph=create_graph, allow_unused=True)
@@ -151,7 +151,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
                 back = (None,) * len(dummies)
         else:
             back = (None,) * len(dummies)
-        for b, o in zip(back, outs):
+        for b, o in zip(back, outs, strict=False):
             results.append(make(np.zeros_like(o._data)) if b is None else b)
     out = _finish(outs[0] if single_output else outs, create_graph)
     res = _finish(results[0] if single_output else tuple(results), create_graph)
@@ -175,7 +175,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
                     "single Tensor with a single element.")
             vs = (make(np.ones_like(inputs[0]._data)),)
         jac = grad(out, inputs, create_graph=True, allow_unused=True)
-        pairs = [(j, vv) for j, vv in zip(jac, vs) if j is not None and j._requires_grad]
+        pairs = [(j, vv) for j, vv in zip(jac, vs, strict=False) if j is not None and j._requires_grad]
         if pairs:
             hv = grad([j for j, _ in pairs], inputs, [vv for _, vv in pairs],
                       create_graph=create_graph, allow_unused=True)
@@ -209,7 +209,7 @@ def _numerical_jacobian(func, inputs, eps):
                 flat[k] = orig - eps
                 minus = [o._data.astype(np.float64).reshape(-1).copy() for o in _as_tuple(func(*inputs))]
                 flat[k] = orig
-                cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+                cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus, strict=False)])
             columns.append(cols)
     return columns
 
@@ -280,7 +280,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         outs = _as_tuple(func(*ins))
         dins = [i for i in ins if isinstance(i, Tensor) and i._requires_grad]
         gs = grad(outs, dins, gos, create_graph=True, allow_unused=True)
-        return tuple(g if g is not None else make(np.zeros_like(d._data)) for g, d in zip(gs, dins))
+        return tuple(g if g is not None else make(np.zeros_like(d._data)) for g, d in zip(gs, dins, strict=False))
 
     del diff_inputs
     return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,

@@ -102,26 +102,34 @@ class Node:
         if versions:
             from .tensor import Tensor
 
-            saved = list(self.saved or ())
+            saved = [(s, False) for s in (self.saved or ()) if isinstance(s, Tensor)]
             if self.result is not None:
-                saved.append(self.result)
-            for t, v in zip([s for s in saved if isinstance(s, Tensor)], versions):
+                saved.append((self.result, True))
+            for (t, is_output), v in zip(saved, versions, strict=False):
                 if t._vc[0] != v:
-                    raise RuntimeError(modified_inplace_message(t, v, self))
+                    raise RuntimeError(modified_inplace_message(t, v, self, is_output))
 
 
-def modified_inplace_message(t, expected: int, node) -> str:
+def short_name(node) -> str:
+    """How PyTorch names a node inside error messages: MulBackward0 -> Mul, MaxBackward1 -> Max1."""
+    name = type(node).__name__
+    if name.endswith("Backward0"):
+        return name[:-9]
+    return name.replace("Backward", "")
+
+
+def modified_inplace_message(t, expected: int, node, is_output: bool = False) -> str:
     kind = f"torch.{t.dtype._legacy}"
     shape = ", ".join(str(s) for s in t._data.shape)
-    if t._grad_fn is not None:
-        who = f", which is output {t._output_nr} of {t._grad_fn.name()},"
-    else:
-        who = ""
+    # a saved output names the node that saved it; a saved input its current grad_fn
+    fn = node if is_output else t.grad_fn
+    who = f", which is output {t._output_nr} of {short_name(fn)}," if fn is not None else ""
     return (
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{kind} [{shape}]]{who} is at version {t._vc[0]}; expected "
         f"version {expected} instead. Hint: enable anomaly detection to find the operation "
-        "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+        "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+        "check_nan=False)."
     )
 
 
@@ -133,6 +141,24 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         Node.__init__(self, None, (), None, None, None, None, None)
         self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+
+class CopySlices(Node):
+    """An in-place write through a view, as seen from the view's base (meta holds the
+    view's region and the node of the op that computed the written values)."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
+    def release(self) -> None:
+        fn = self.meta[1]
+        fn.release()
+        self.freed = fn.freed
 
 
 class RemovableHandle:
@@ -163,7 +189,7 @@ class RemovableHandle:
         return f"<torch.utils.hooks.RemovableHandle object at {id(self):#x}>"
 
 
-_node_classes: dict[str, type] = {"AccumulateGrad": AccumulateGrad}
+_node_classes: dict[str, type] = {"AccumulateGrad": AccumulateGrad, "CopySlices": CopySlices}
 
 
 def node_class(name: str) -> type:

@@ -23,6 +23,11 @@ NON_LEAF_GRAD_WARNING = (
     "instead. See github.com/pytorch/pytorch/pull/30531 for more informations."
 )
 ONLY_FLOAT_GRAD = "only Tensors of floating point dtype can require gradients"
+ONLY_FLOAT_GRAD_SETTER = "only Tensors of floating point and complex dtype can require gradients"
+ONLY_FLOAT_GRAD_FACTORY = "Only Tensors of floating point and complex dtype can require gradients"
+NON_LEAF_REQUIRES_GRAD = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -32,7 +37,7 @@ class Tensor:
 
     __slots__ = (
         "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
-        "_base", "_view_fn", "_accumulator", "_retains_grad", "__weakref__",
+        "_base", "_view_fn", "_accumulator", "_retains_grad", "_attr_version", "__weakref__",
     )
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
@@ -57,20 +62,25 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None:
+            refresh_view(self)
         return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag) -> None:
-        self.requires_grad_(bool(flag))
+        flag = bool(flag)
+        if self.grad_fn is not None:
+            if flag:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+            raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
+        if flag and self._data.dtype.kind != "f":
+            raise RuntimeError(ONLY_FLOAT_GRAD_SETTER)
+        self._requires_grad = flag
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if self._grad_fn is not None:
+        if self.grad_fn is not None:
             if not requires_grad:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to "
-                    "use a computed variable in a subgraph that doesn't require differentiation "
-                    "use var_no_grad = var.detach()."
-                )
+                raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
             return self
         if requires_grad and not self._data.dtype.kind == "f":
             raise RuntimeError(ONLY_FLOAT_GRAD)
@@ -79,20 +89,22 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def grad_fn(self):
+        if self._base is not None:
+            refresh_view(self)
         return self._grad_fn
 
     @property
     def creator(self):
         """Legacy Variable alias of grad_fn."""
-        return self._grad_fn
+        return self.grad_fn
 
     @property
     def grad(self):
-        if self._grad_fn is not None and not self._retains_grad:
+        if self.grad_fn is not None and not self._retains_grad:
             warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -182,7 +194,7 @@ class Tensor:
     def __repr__(self) -> str:
         from .formatting import tensor_repr
 
-        fn = self._grad_fn
+        fn = self.grad_fn
         return tensor_repr(
             self._data,
             requires_grad=self._requires_grad and fn is None,
@@ -192,7 +204,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        if self._data.ndim == 0:
             return format(self._data.item(), spec)
         return format(repr(self), spec)
 
@@ -220,14 +232,14 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
                 if self._data.size > 1 else
                 "Boolean value of Tensor with no values is ambiguous")
         return bool(self._data.reshape(()).item())
 
     def _scalar_for(self, what: str):
         if self._data.size != 1:
-            raise RuntimeError(f"only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self._data.reshape(()).item()
 
     def __hash__(self) -> int:
@@ -263,22 +275,23 @@ class Tensor:
         return self
 
     def retain_grad(self) -> None:
-        if self._grad_fn is None:
+        fn = self.grad_fn
+        if fn is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         if self._retains_grad:
             return
         self._retains_grad = True
-        fn = self._grad_fn
         if fn.retain_hooks is None:
             fn.retain_hooks = {}
         fn.retain_hooks[self._output_nr] = self
 
     def register_hook(self, hook) -> RemovableHandle:
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        node = self._grad_fn if self._grad_fn is not None else self._grad_accumulator()
+        fn = self._grad_fn
+        node = fn if fn is not None else self._grad_accumulator()
         hooks = node._hooks_for(self._output_nr)
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
@@ -314,10 +327,13 @@ class Tensor:
         base's history is rewritten through CopySlices, as PyTorch does).
         """
         self._check_inplace()
+        base = self._base
+        if base is not None:
+            refresh_view(self)
         tracking = GRAD_ENABLED[0] and (
             self._requires_grad
             or any(isinstance(o, Tensor) and o._requires_grad for o in others)
-            or (self._base is not None and self._base._requires_grad)
+            or (base is not None and base._requires_grad)
         )
         if not tracking:
             from .grad_mode import no_grad
@@ -332,15 +348,33 @@ class Tensor:
         result = compute(old, *others)
         _write_into(self, result._data)
         self._vc[0] += 1
-        if self._base is None:
-            self._grad_fn = result._grad_fn
+        fn = result._grad_fn
+        if fn is not None and fn.result is result:
+            # the op saved its output, and that output now lives in self: same storage and
+            # version counter, so a later in-place change of self is caught in backward
+            result._data = self._data
+            result._vc = self._vc
+            fn.versions = fn.versions[:-1] + (self._vc[0],)
+        if base is None:
+            self._grad_fn = fn
             self._output_nr = result._output_nr
-            self._requires_grad = True
-        else:
+            self._requires_grad = fn is not None or self._requires_grad
+        elif fn is not None:
             from .ops.views import rewrite_base_history
 
             rewrite_base_history(self, result)
         return self
+
+
+def refresh_view(t: Tensor) -> None:
+    """A view whose storage changed since its grad_fn was set gets a new one
+    (AsStridedBackward0 over its base's current history), as PyTorch does lazily."""
+    if t._attr_version != t._vc[0]:
+        if t._grad_fn is None and not t._base._requires_grad:
+            return
+        from .ops.views import regenerate_grad_fn
+
+        regenerate_grad_fn(t)
 
 
 def _write_into(target: Tensor, values: np.ndarray) -> None:
@@ -360,10 +394,11 @@ def _write_into(target: Tensor, values: np.ndarray) -> None:
         if src._category > dst._category:
             raise RuntimeError(
                 f"result type {_type_word(src)} can't be cast to the desired output type {_type_word(dst)}")
-    if data.ndim == 0:
-        data[()] = values
-    else:
-        np.copyto(data, values, casting="unsafe")
+    if not data.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
+    np.copyto(data, values, casting="unsafe")
 
 
 def _broadcastable(a, b) -> bool:

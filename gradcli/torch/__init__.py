@@ -8,7 +8,7 @@ saying so, rather than pretending torch lacks it.
 from __future__ import annotations
 
 from gradcli.engine import dtypes as _dtypes
-from gradcli.engine import ops as _ops
+from gradcli.engine import ops as _ops  # noqa: F401  (installs the Tensor methods)
 from gradcli.engine.formatting import get_printoptions, printoptions, set_printoptions  # noqa: F401
 from gradcli.engine.grad_mode import (  # noqa: F401
     enable_grad,

@@ -15,8 +15,15 @@ from .registry import OPS, Op, defop, run_op  # noqa: F401
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
 
 ZERO = defop("zero", "ZeroBackward0", np.zeros_like, lambda c, g: (g * 0,), "d zero_(a)/da = 0")
-FILL = defop("fill", "FillBackward0", lambda a, value: np.full_like(a, value), lambda c, g: (g * 0,),
-             "d fill_(a, v)/da = 0")
+FILL = defop("fill", "FillBackward2", lambda a, value: np.full_like(a, value), lambda c, g: (g * 0,),
+             "d fill_(a, v)/da = 0", torch_call="a.clone().fill_(2.5)")
+FILL_TENSOR = defop("fill_tensor", "FillBackward3", lambda a, v: np.full_like(a, v),
+                    lambda c, g: (g * 0 if c.needs(0) else None, g.sum() if c.needs(1) else None),
+                    "d fill_(a, v)/da = 0, d/dv = sum of the gradient",
+                    torch_call="a.clone().fill_(b.sum())")
+MASKED_FILL = defop("masked_fill", "MaskedFillBackward0", lambda a, mask, value: np.where(mask, value, a).astype(a.dtype, copy=False),
+                    lambda c, g: (E.where(c.meta_tensor(0), 0.0, g),),
+                    "d masked_fill(a, m, v)/da = 1 where not m", torch_call="a.masked_fill(a > 0, 2.5)")
 
 
 def _swap(fn):
@@ -44,7 +51,11 @@ def _rmatmul(self, other):
 
 def _fill_(self, value):
     if isinstance(value, Tensor):
-        value = value.item()
+        if value._data.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions.")
+        return self._apply_inplace(lambda old, v: run_op(FILL_TENSOR, (old, v)), value)
     return self._apply_inplace(lambda old: run_op(FILL, (old,), (value,)))
 
 
@@ -69,13 +80,10 @@ def _where_method(self, condition, other):
 
 def _masked_fill(self, mask, value):
     v = value.item() if isinstance(value, Tensor) else value
-    return E.where(mask, Tensor.__new__(Tensor) if False else _scalar_like(self, v), self)
-
-
-def _scalar_like(t, v):
-    from ..tensor import make
-
-    return make(np.asarray(v, dtype=t._data.dtype))
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    return run_op(MASKED_FILL, (self,), (mask._data, v))
 
 
 def _dtype_method(name):

@@ -37,7 +37,11 @@ def _float_dtype(dtype) -> np.dtype:
 def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
     t = make(arr)
     if requires_grad:
-        t.requires_grad_(True)
+        if arr.dtype.kind != "f":
+            from ..tensor import ONLY_FLOAT_GRAD_FACTORY
+
+            raise RuntimeError(ONLY_FLOAT_GRAD_FACTORY)
+        t._requires_grad = True
     return t
 
 
@@ -95,7 +99,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     try:
         arr = np.array(plain, dtype=target.np)
     except OverflowError:
-        raise RuntimeError(f"Overflow when unpacking long") from None
+        raise RuntimeError("Overflow when unpacking long") from None
     check_elements(arr.shape)
     return _finish(arr, requires_grad)
 

@@ -39,11 +39,13 @@ RSUB = defop("rsub", "RsubBackward1", lambda a, s: s - a, lambda c, g: (-g,), "d
              torch_call="2.5 - a")
 MUL = defop("mul", "MulBackward0", np.multiply,
             lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
-            "d(a*b)/da = b, d(a*b)/db = a", save="inputs", broadcast=True, torch_call="a * b")
+            "d(a*b)/da = b, d(a*b)/db = a", save="inputs", broadcast=True, torch_call="a * b",
+            save_for=((1,), (0,)))
 DIV = defop("div", "DivBackward0", np.true_divide,
             lambda c, g: (g / c.saved[1] if c.needs(0) else None,
                           -g * c.saved[0] / (c.saved[1] * c.saved[1]) if c.needs(1) else None),
-            "d(a/b)/da = 1/b, d(a/b)/db = -a/b^2", save="inputs", broadcast=True, torch_call="a / b")
+            "d(a/b)/da = 1/b, d(a/b)/db = -a/b^2", save="inputs", broadcast=True, torch_call="a / b",
+            save_for=((1,), (0, 1)))
 NEG = defop("neg", "NegBackward0", np.negative, lambda c, g: (-g,), "d(-a)/da = -1", torch_call="-a")
 
 
@@ -110,7 +112,11 @@ RELU = defop("relu", "ReluBackward0", lambda a: np.maximum(a, 0).astype(a.dtype,
              save="result", torch_call="a.relu()")
 ABS = defop("abs", "AbsBackward0", np.abs, lambda c, g: (g * c.saved[0].sign(),),
             "d|a|/da = sign(a)", save="inputs", torch_call="a.abs()")
-SIGN = defop("sign", "SignBackward0", np.sign, lambda c, g: (_zero_like(g),), "d sign(a)/da = 0",
+def _sign(a):
+    return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)  # sign(nan) = 0, sign(-0.) = 0.
+
+
+SIGN = defop("sign", "SignBackward0", _sign, lambda c, g: (_zero_like(g),), "d sign(a)/da = 0",
              torch_call="a.sign()")
 RECIPROCAL = defop("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,
                    lambda c, g: (-g * c.result * c.result,), "d(1/a)/da = -1/a^2",
@@ -258,7 +264,24 @@ def add(input, other, *, alpha=1, out=None):
     return binary(ADD, input, other)
 
 
+def _bool_sub_check(a, b) -> None:
+    ab = a.dtype is dtypes.bool_ if isinstance(a, Tensor) else isinstance(a, bool)
+    bb = b.dtype is dtypes.bool_ if isinstance(b, Tensor) else isinstance(b, bool)
+    if ab and bb:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead.")
+    if ab or bb:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 def sub(input, other, *, alpha=1, out=None):
+    if (other.__class__ is bool or input.__class__ is bool
+            or (isinstance(input, Tensor) and input._data.dtype == np.bool_)
+            or (isinstance(other, Tensor) and other._data.dtype == np.bool_)):
+        _bool_sub_check(input, other)
     if alpha != 1:
         return _with_alpha(SUB_ALPHA, input, other, alpha)
     return binary(SUB, input, other)
@@ -272,6 +295,8 @@ def _with_alpha(op, a, b, alpha):
 
 def rsub(input, other):
     """other - input for a Python scalar `other` (RsubBackward1)."""
+    if input._data.dtype == np.bool_ or other.__class__ is bool:
+        _bool_sub_check(other, input)
     result = dtypes.result_type(input, other)
     x, y = _operand_dtype_cast(input, other, result)
     return run_op(RSUB, (input,), (y,), arrays=(x,))
@@ -464,18 +489,39 @@ def where(condition, input=None, other=None):
     a_t, b_t = isinstance(input, Tensor), isinstance(other, Tensor)
     result = dtypes.result_type(input, other)
     x, y = _operand_dtype_cast(input, other, result)
-    shape = np.broadcast_shapes(np.shape(cond), np.shape(x), np.shape(y))
+    if not a_t:
+        x = np.asarray(x, dtype=result.np)
+    if not b_t:
+        y = np.asarray(y, dtype=result.np)
+    shapes = (np.shape(cond), np.shape(x), np.shape(y))
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        from .shape import broadcast_error
+
+        broadcast_error(*_first_mismatch(shapes))
     res = run_op(WHERE, (input if a_t else None, other if b_t else None), (cond,), arrays=(x, y))
     if res._data.shape != shape:
         res._data = np.broadcast_to(res._data, shape).copy()
     return res
 
 
+def _first_mismatch(shapes):
+    """The pair of shapes PyTorch names when several do not broadcast together."""
+    acc = shapes[0]
+    for s in shapes[1:]:
+        try:
+            acc = np.broadcast_shapes(acc, s)
+        except ValueError:
+            return acc, s
+    return shapes[0], shapes[1]
+
+
 # comparisons and logic: no gradient, bool results
 
 def _compare(npfn):
     def fn(input, other):
-        if not isinstance(other, (Tensor, int, float, bool)):
+        if not isinstance(other, (Tensor, int, float, bool, np.generic)):
             return NotImplemented
         if isinstance(input, Tensor) and isinstance(other, Tensor):
             x, y = input._data, other._data

@@ -18,25 +18,27 @@ def _mm_grads(c, g):
 
 
 MM = defop("mm", "MmBackward0", np.matmul, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
-           save="inputs", torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
+           save="inputs", save_for=((1,), (0,)), torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
 MV = defop("mv", "MvBackward0", np.matmul,
            lambda c, g: (g.unsqueeze(1) * c.saved[1].unsqueeze(0) if c.needs(0) else None,
                          c.saved[0].t().mv(g) if c.needs(1) else None),
-           "d(A@v)/dA = g v^T, d(A@v)/dv = A^T g", save="inputs")
+           "d(A@v)/dA = g v^T, d(A@v)/dv = A^T g", save="inputs", save_for=((1,), (0,)))
 DOT = defop("dot", "DotBackward0", np.dot,
             lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
-            "d(a.b)/da = b, d(a.b)/db = a", save="inputs",
+            "d(a.b)/da = b, d(a.b)/db = a", save="inputs", save_for=((1,), (0,)),
             torch_call="a.reshape(-1) @ a.reshape(-1)")
 BMM = defop("bmm", "BmmBackward0", np.matmul,
             lambda c, g: (g.bmm(c.saved[1].transpose(1, 2)) if c.needs(0) else None,
                           c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
-            "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs")
+            "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs",
+            save_for=((1,), (0,)))
 ADDMM = defop("addmm", "AddmmBackward0",
               lambda bias, a, b, beta, alpha: beta * bias + alpha * (a @ b) if (beta != 1 or alpha != 1) else bias + a @ b,
               lambda c, g: (g * c.meta[0] if c.needs(0) else None,
                             g.mm(c.saved[2].t()) * c.meta[1] if c.needs(1) else None,
                             c.saved[1].t().mm(g) * c.meta[1] if c.needs(2) else None),
-              "d(bias + A@B): bias gets G, A gets G@B^T, B gets A^T@G", save="inputs", broadcast=True)
+              "d(bias + A@B): bias gets G, A gets G@B^T, B gets A^T@G", save="inputs", broadcast=True,
+              save_for=((), (2,), (1,)))
 
 
 def _same_dtype(a: Tensor, b: Tensor, name: str):
@@ -53,9 +55,9 @@ def _shape_str(shape) -> str:
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
     if a._data.ndim != 2:
-        raise RuntimeError(f"self must be a matrix")
+        raise RuntimeError("self must be a matrix")
     if b._data.ndim != 2:
-        raise RuntimeError(f"mat2 must be a matrix")
+        raise RuntimeError("mat2 must be a matrix")
     if a._data.shape[1] != b._data.shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
@@ -99,7 +101,7 @@ inner = dot
 
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     if a._data.ndim != 3 or b._data.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor")
     return run_op(BMM, (a, b))
 
 

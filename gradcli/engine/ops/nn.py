@@ -76,7 +76,7 @@ def _nll_fwd(logp, target, reduction, weight):
 
 
 def _nll_backward(c, g):
-    target, reduction, weight = c.meta[0], c.meta[1], c.meta[2]
+    target, reduction = c.meta[0], c.meta[1]
     shape, dtype = c.meta[3], c.meta[4]
     mask = np.zeros(shape, dtype=dtype)
     if len(shape) == 1:
@@ -201,8 +201,14 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
 def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
     from .linalg import addmm, matmul
 
-    if input._data.ndim == 2 and bias is not None:
+    d = input._data
+    if bias is not None and d.ndim == 2:
         return addmm(bias, input, weight.t())
+    if bias is not None and d.flags.c_contiguous and d.ndim >= 1:
+        # PyTorch folds the leading dims into one matrix, uses addmm, and views the result back
+        flat = input.reshape(-1, d.shape[-1])
+        out = addmm(bias, flat, weight.t())
+        return out.view(d.shape[:-1] + (weight._data.shape[0],))
     out = matmul(input, weight.t())
     if bias is not None:
         out = out + bias

@@ -7,9 +7,8 @@ The overloads get PyTorch's distinct node names: `sum()` is SumBackward0 and
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import builtins as _builtins
+from collections import namedtuple
 
 import numpy as np
 
@@ -107,7 +106,7 @@ def _evenly_to_ties(c, g):
     a = c.saved[0]
     shape, dims, keepdim = c.meta
     res = _unsqueeze_to(c.result, dims, keepdim)
-    mask = (a == res).to(g.dtype)
+    mask = (a == res).logical_or(a.isnan().logical_and(res.isnan())).to(g.dtype)
     count = mask.sum(dims, keepdim=True) if dims else mask
     return (_unsqueeze_to(g, dims, keepdim) * mask / count,)
 
@@ -126,13 +125,28 @@ AMIN = defop("amin", "AminBackward0", lambda a, shape, dims, keepdim: np.min(a, 
              save="inputs result", torch_call="a.amin(0)")
 
 
+def _scatter_fwd(g, idx, dim, shape):
+    out = np.zeros(shape, dtype=g.dtype)
+    np.put_along_axis(out, idx, g, axis=dim)
+    return out
+
+
+# The backward of max(dim)/min(dim) and its own backward (a gather), so that
+# differentiating twice works: zeros with the gradient placed at the chosen indices.
+SCATTER = defop("scatter", "ScatterBackward0", _scatter_fwd,
+                lambda c, g: (run_op(GATHER, (g,), c.meta[:2]),),
+                "d scatter(g)/dg: take the chosen elements back")
+GATHER = defop("gather", "GatherBackward0",
+               lambda a, idx, dim: np.take_along_axis(a, idx, axis=dim),
+               lambda c, g: (run_op(SCATTER, (g,), (c.meta[0], c.meta[1], c.saved[0]._data.shape)),),
+               "d gather(a)/da: the gradient placed at the gathered indices", save="inputs")
+
+
 def _scatter_back(c, g):
     """max(dim)/min(dim): the gradient goes to the chosen index only."""
-    from .indexing import scatter_along
-
     shape, dim, keepdim, indices = c.meta
     idx = indices if keepdim else np.expand_dims(indices, dim)
-    return (scatter_along(_unsqueeze_to(g, (dim,), keepdim), idx, dim, shape),)
+    return (run_op(SCATTER, (_unsqueeze_to(g, (dim,), keepdim),), (idx, dim, shape)),)
 
 
 def _values_at(a, shape, dim, keepdim, indices):
@@ -345,7 +359,7 @@ def _extremum(input, dim, keepdim, kind: str):
     arg = _nan_aware_arg(d, ax, kind)
     indices = arg if not keepdim else np.expand_dims(arg, ax)
     op = MAX_DIM if kind == "max" else MIN_DIM
-    values = run_op(op, (input,), (d.shape, ax, bool(keepdim), arg))
+    values = run_op(op, (input,), (d.shape, ax, bool(keepdim), indices))
     return return_type(kind, values, make(np.asarray(indices, dtype=np.int64)))
 
 
@@ -443,13 +457,20 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     return _dims(dim, input._data.ndim), _correction(unbiased, correction), bool(keepdim)
 
 
+def _std_var_check(input):
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    arrays = _float_check(input, "var")
+    _std_var_check(input)
+    arrays = None
     return run_op(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction), arrays=arrays)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    arrays = _float_check(input, "std")
+    _std_var_check(input)
+    arrays = None
     return run_op(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction), arrays=arrays)
 
 

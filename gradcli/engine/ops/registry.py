@@ -15,7 +15,7 @@ import numpy as np
 
 from ..grad_mode import ANOMALY, GRAD_ENABLED, TRACE_PROVIDER
 from ..node import node_class
-from ..tensor import Tensor, make
+from ..tensor import Tensor, make, refresh_view
 
 OPS: dict[str, Op] = {}
 
@@ -48,17 +48,38 @@ class Op:
     torch_call: str = ""
     examples: list = field(default_factory=list)
     multi: bool = False  # several outputs (split, unbind): backward gets every output's gradient
+    save_for: tuple = None  # per input: the inputs whose gradient needs it saved (None: always)
     node_cls: type = None
 
     def __post_init__(self):
         self.node_cls = node_class(self.node)
+        if self.save_for is not None:
+            self.save_for = _compile_save_for(self.save_for)
+
+
+def _compile_save_for(save_for: tuple):
+    """(inputs, edges) -> the inputs to save, None where no gradient needs them (one call)."""
+    parts = []
+    for i, deps in enumerate(save_for):
+        if deps:
+            cond = " or ".join(f"e[{j}][0] is not None" for j in deps)
+            parts.append(f"x[{i}] if ({cond}) else None")
+        else:
+            parts.append("None")
+    return eval(f"lambda x, e: ({', '.join(parts)},)")  # noqa: S307 - built from ints only
 
 
 def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save: str = "",
-          broadcast: bool = False, torch_call: str = "", examples=None, multi: bool = False) -> Op:
-    """Declare an op: one entry in OPS (adding an op means adding one of these)."""
+          broadcast: bool = False, torch_call: str = "", examples=None, multi: bool = False,
+          save_for: tuple = None) -> Op:
+    """Declare an op: one entry in OPS (adding an op means adding one of these).
+
+    `save_for[i]` lists the inputs whose gradient formula reads input i: as in PyTorch,
+    input i is saved (and its in-place modification checked) only if one of them needs a
+    gradient, so `b = a * 2; a.mul_(2); b.backward()` is fine.
+    """
     op = Op(name, node, forward, backward, rule, "inputs" in save, "result" in save,
-            broadcast, torch_call, examples or [], multi)
+            broadcast, torch_call, examples or [], multi, save_for)
     OPS[name] = op
     return op
 
@@ -67,6 +88,8 @@ def edge_of(x):
     """The (node, output_nr) edge through which a gradient reaches `x`."""
     if type(x) is not Tensor:
         return (None, 0)
+    if x._base is not None and x._attr_version != x._vc[0]:
+        refresh_view(x)
     fn = x._grad_fn
     if fn is not None:
         return (fn, x._output_nr)
@@ -118,8 +141,8 @@ def _record(op: Op, inputs, meta, out):
     edges = tuple(edge_of(x) for x in inputs)
     saved = versions = input_meta = None
     if op.save_inputs:
-        saved = inputs
-        versions = tuple(x._vc[0] for x in inputs if type(x) is Tensor)
+        saved = inputs if op.save_for is None else op.save_for(inputs, edges)
+        versions = tuple([x._vc[0] for x in saved if type(x) is Tensor])
     if op.broadcast:
         shape, dt = out.shape, out.dtype
         per_input = tuple(

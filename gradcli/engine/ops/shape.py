@@ -42,7 +42,7 @@ def _repeat_backward(c, g):
     lead = len(repeats) - len(in_shape)
     full = (1,) * lead + tuple(in_shape)
     split_shape = []
-    for r, s in zip(repeats, full):
+    for r, s in zip(repeats, full, strict=False):
         split_shape += [r, s]
     summed = g.reshape(split_shape).sum(tuple(range(0, 2 * len(full), 2)))
     return (summed.reshape(in_shape),)
@@ -102,12 +102,15 @@ UNBIND = defop("unbind", "UnbindBackward0", None, _pieces_backward,
                "d unbind(a)/da: stack the pieces' gradients", multi=True)
 
 
-def _run_pieces(op, x: Tensor, arrays: list, meta: tuple) -> tuple:
+def _run_pieces(op, x: Tensor, arrays: list, meta: tuple, steps: list) -> tuple:
     """Run a multi-output op (split/chunk/unbind): views with output numbers 0..n-1."""
     outs = [make(a) for a in arrays]
-    for o in outs:
+    chain = x._view_fn if x._base is not None else ()
+    for o, step in zip(outs, steps, strict=False):
         o._vc = x._vc
+        o._attr_version = x._vc[0]
         o._base = x if x._base is None else x._base
+        o._view_fn = chain + (step,)
     if GRAD_ENABLED[0] and x._requires_grad and x._data.dtype.kind == "f":
         node = op.node_cls(op, (edge_of(x),), None, None, None, meta, None)
         for i, o in enumerate(outs):
@@ -127,7 +130,7 @@ def clone(x: Tensor, *, memory_format=None) -> Tensor:
 def contiguous(x: Tensor, memory_format=None) -> Tensor:
     if x._data.flags.c_contiguous:
         return x
-    return clone(x)
+    return run_op(CLONE, (x,), arrays=(np.ascontiguousarray(x._data),))
 
 
 def to(x: Tensor, *args, dtype=None, copy=False, **kwargs) -> Tensor:
@@ -163,7 +166,9 @@ def _tensor_list(tensors, name: str) -> list:
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        if name == "stack":
+            raise RuntimeError("stack expects a non-empty TensorList")
+        raise ValueError(f"{name}(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(
@@ -238,13 +243,16 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                 f"dimension {ax}), but got split_sizes=[{', '.join(map(str, sizes))}]")
         op = SPLIT_WITH_SIZES
-    arrays = []
+    from .views import SLICE
+
+    arrays, steps = [], []
     start = 0
     for s in sizes:
-        key = (slice(None),) * ax + (slice(start, start + s),)
-        arrays.append(d[key])
+        meta = (ax, start, start + s, 1, d.shape)
+        arrays.append(SLICE.forward(d, *meta))
+        steps.append((SLICE.forward, meta))
         start += s
-    return _run_pieces(op, x, arrays, ("split", ax, tuple(sizes), d.shape, d.dtype))
+    return _run_pieces(op, x, arrays, ("split", ax, tuple(sizes), d.shape, d.dtype), steps)
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
@@ -258,9 +266,12 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 def unbind(x: Tensor, dim: int = 0) -> tuple:
     d = x._data
     ax = _wrap_dim(dim, d.ndim)
-    arrays = [d[(slice(None),) * ax + (i,)] for i in range(d.shape[ax])]
+    from .views import SELECT
+
+    steps = [(SELECT.forward, (ax, i, d.shape)) for i in range(d.shape[ax])]
+    arrays = [fwd(d, *meta) for fwd, meta in steps]
     sizes = (1,) * d.shape[ax]
-    return _run_pieces(UNBIND, x, arrays, ("unbind", ax, sizes, d.shape, d.dtype))
+    return _run_pieces(UNBIND, x, arrays, ("unbind", ax, sizes, d.shape, d.dtype), steps)
 
 
 def flip(x: Tensor, dims) -> Tensor:

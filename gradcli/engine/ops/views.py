@@ -17,15 +17,23 @@ from .registry import defop, edge_of, reduce_to_inputs, run_op
 
 
 def replay(chain: tuple, arr: np.ndarray) -> np.ndarray:
-    """Apply a view chain to an array of the base's shape (gives a numpy view)."""
+    """Apply a view chain to an array of the base's shape."""
     for fwd, meta in chain:
         arr = fwd(arr, *meta)
     return arr
 
 
+def region_index(chain: tuple, base: np.ndarray) -> np.ndarray:
+    """For each element of the view, its flat (row-major) position in the base."""
+    positions = np.empty_like(base, dtype=np.int64)  # same memory layout as the base
+    positions[...] = np.arange(base.size, dtype=np.int64).reshape(base.shape)
+    return np.asarray(replay(chain, positions))
+
+
 def _as_view(res: Tensor, x: Tensor, op, meta: tuple) -> Tensor:
     """Mark `res` (made by `op` from `x`) as a view: same storage, counter and base."""
     res._vc = x._vc
+    res._attr_version = x._vc[0]
     step = ((op.forward, meta),)
     if x._base is None:
         res._base = x
@@ -55,18 +63,28 @@ def _slice_key(dim: int, start, stop, step) -> tuple:
 
 
 # ------------------------------------------------------------ the op table
-VIEW = defop("view", "ViewBackward0", lambda a, shape, in_shape: a.reshape(shape),
+def _reshape_view(a, shape, in_shape):
+    """Reshape that never copies (a view of the same memory, or ValueError)."""
+    try:
+        return np.reshape(a, shape, copy=False)
+    except TypeError:  # numpy < 2.1 has no copy=
+        out = a.view()
+        out.shape = shape
+        return out
+
+
+VIEW = defop("view", "ViewBackward0", _reshape_view,
              lambda c, g: (g.reshape(c.meta[1]),), "d view(a)/da: reshape the gradient back",
              torch_call="a.view(-1)")
 UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", lambda a, shape, in_shape: a.reshape(shape),
                     lambda c, g: (g.reshape(c.meta[1]),), "d reshape(a)/da: reshape the gradient back")
 ALIAS = defop("alias", "AliasBackward0", lambda a: a.view(), lambda c, g: (g,), "d alias(a)/da = 1")
 SQUEEZE = {
-    name: defop(f"squeeze{i}", name, lambda a, shape, in_shape: a.reshape(shape),
+    name: defop(f"squeeze{i}", name, _reshape_view,
                 lambda c, g: (g.reshape(c.meta[1]),), "d squeeze(a)/da: reshape the gradient back")
     for i, name in enumerate(("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward4"))
 }
-UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", lambda a, shape, in_shape: a.reshape(shape),
+UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", _reshape_view,
                   lambda c, g: (g.reshape(c.meta[1]),), "d unsqueeze(a)/da: squeeze the gradient",
                   torch_call="a.unsqueeze(0)")
 TRANSPOSE = defop("transpose", "TransposeBackward0", lambda a, d0, d1: np.swapaxes(a, d0, d1),
@@ -88,7 +106,8 @@ def _sum_to(g, shape):
     return sum_to(g, shape)
 
 
-SELECT = defop("select", "SelectBackward0", lambda a, dim, index, in_shape: a[_select_key(dim, index)],
+SELECT = defop("select", "SelectBackward0",
+               lambda a, dim, index, in_shape: a[_select_key(dim, index) + (Ellipsis,)],
                lambda c, g: (select_backward(g, c.meta[2], _select_key(c.meta[0], c.meta[1])),),
                "d a[i]/da: the gradient placed at i, zeros elsewhere", torch_call="a[0]")
 SLICE = defop("slice", "SliceBackward0",
@@ -132,49 +151,76 @@ def _key_as_tensors(key):
     return tuple(make(k) if isinstance(k, np.ndarray) else k for k in key)
 
 
+def _region_take(g, index, base_shape):
+    return g.reshape(-1)[index]
+
+
+def _region_put(g, index, base_shape):
+    out = np.zeros(int(np.prod(base_shape)), dtype=g.dtype)
+    np.add.at(out, index.reshape(-1), np.broadcast_to(g, index.shape).reshape(-1))
+    return out.reshape(base_shape)
+
+
+# A view regenerated after an in-place change of its storage: its gradient is placed in
+# its region of the base (the forward is the same take, used when differentiating twice).
+AS_STRIDED = defop("as_strided", "AsStridedBackward0", _region_take,
+                   lambda c, g: (run_op(REGION_PUT, (g,), c.meta),),
+                   "d view(base)/dbase: the gradient placed in the view's region")
+REGION_PUT = defop("region_put", "AsStridedScatterBackward0", _region_put,
+                   lambda c, g: (run_op(AS_STRIDED, (g,), c.meta),),
+                   "d embed(g)/dg: take the view's region back")
+
+
 def _copy_slices_backward(c, g):
-    chain, fn, base_shape = c.meta
-    result = np.array(g._data, copy=True)
-    region = replay(chain, result)
+    index, fn, base_shape = c.meta
+    region = run_op(AS_STRIDED, (g,), (index, base_shape))
     fn.saved_tensors_check()
-    fn_grads = fn.apply([make(np.array(region, copy=True))])
+    fn_grads = list(fn.apply([region]))
     if fn.input_meta is not None:
         fn_grads = reduce_to_inputs(fn, fn_grads)
+    keep = np.ones(g._data.size, dtype=bool)
+    keep[index.reshape(-1)] = False
+    from .elementwise import where
+
+    grad_base = where(make(keep.reshape(base_shape)), g, 0.0)
     first = fn_grads[0]
-    region[...] = 0 if first is None else first._data
-    return (make(result), *fn_grads[1:])
+    if first is not None:
+        grad_base = grad_base + run_op(REGION_PUT, (first,), (index, base_shape))
+    return (grad_base, *fn_grads[1:])
 
 
 COPY_SLICES = defop("copy_slices", "CopySlices", None, _copy_slices_backward,
                     "in-place write through a view: the written region's gradient goes to the new values")
 
 
-def _as_strided_backward(c, g):
-    chain, base_shape = c.meta
-    out = np.zeros(base_shape, dtype=g._data.dtype)
-    replay(chain, out)[...] = g._data
-    return (make(out),)
-
-
-AS_STRIDED = defop("as_strided", "AsStridedBackward0", None, _as_strided_backward,
-                   "d view(base)/dbase: the gradient placed in the view's region")
-
-
 def rewrite_base_history(view: Tensor, result: Tensor) -> None:
     """After an in-place op on `view`, its base's grad_fn becomes CopySlices."""
     base = view._base
     fn = result._grad_fn
+    index = region_index(view._view_fn, base._data)
     edges = (edge_of(base),) + fn.next_functions[1:]
     node = COPY_SLICES.node_cls(COPY_SLICES, edges, None, None, None,
-                                (view._view_fn, fn, base._data.shape), None)
+                                (index, fn, base._data.shape), None)
     base._grad_fn = node
     base._output_nr = 0
     base._requires_grad = True
     vnode = AS_STRIDED.node_cls(AS_STRIDED, ((node, 0),), None, None, None,
-                                (view._view_fn, base._data.shape), None)
+                                (index, base._data.shape), None)
     view._grad_fn = vnode
     view._output_nr = 0
     view._requires_grad = True
+    view._attr_version = view._vc[0]
+
+
+def regenerate_grad_fn(view: Tensor) -> None:
+    """The view's storage changed under it: its history is now its region of the base."""
+    base = view._base
+    index = region_index(view._view_fn, base._data)
+    view._grad_fn = AS_STRIDED.node_cls(AS_STRIDED, (edge_of(base),), None, None, None,
+                                        (index, base._data.shape), None)
+    view._output_nr = 0
+    view._requires_grad = True
+    view._attr_version = view._vc[0]
 
 
 # ------------------------------------------------------------ entry points
@@ -217,17 +263,27 @@ def view(x: Tensor, *shape) -> Tensor:
         return to(x, shape[0])
     d = x._data
     target = infer_shape(_shape_arg(shape), d.size)
-    if not d.flags.c_contiguous and d.ndim > 1 and target != d.shape:
+    if not _viewable(d, target):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
     return view_op(VIEW, x, (target, d.shape))
 
 
+def _viewable(d: np.ndarray, target: tuple) -> bool:
+    if d.flags.c_contiguous or target == d.shape:
+        return True
+    try:
+        _reshape_view(d, target, None)
+    except (ValueError, AttributeError):
+        return False
+    return True
+
+
 def reshape(x: Tensor, *shape) -> Tensor:
     d = x._data
     target = infer_shape(_shape_arg(shape), d.size)
-    if d.flags.c_contiguous or d.ndim <= 1 or target == d.shape:
+    if _viewable(d, target):
         return view_op(VIEW, x, (target, d.shape))
     from .shape import clone
 
@@ -357,7 +413,7 @@ def expand_as(x: Tensor, other: Tensor) -> Tensor:
     return expand(x, other._data.shape)
 
 
-def select(x: Tensor, dim: int, index: int) -> Tensor:
+def select(x: Tensor, dim: int, index: int, report_dim=None) -> Tensor:
     d = x._data
     if d.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -365,7 +421,8 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     size = d.shape[ax]
     index = int(index)
     if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {ax} with size {size}")
+        shown = ax if report_dim is None else report_dim
+        raise IndexError(f"index {index} is out of bounds for dimension {shown} with size {size}")
     if index < 0:
         index += size
     return view_op(SELECT, x, (ax, index, d.shape))
@@ -382,66 +439,122 @@ def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
 
 
 def _is_advanced(k) -> bool:
-    return isinstance(k, (Tensor, list, np.ndarray)) or (isinstance(k, bool))
+    if isinstance(k, Tensor):
+        return k._data.ndim > 0 or k._data.dtype == np.bool_
+    return isinstance(k, (list, np.ndarray, bool))
 
 
 def _np_index(k):
     if isinstance(k, Tensor):
         arr = k._data
-        if arr.dtype.kind == "f":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return arr
-    if isinstance(k, list):
+    elif isinstance(k, list):
         arr = np.asarray([_np_index(v) if isinstance(v, Tensor) else v for v in k])
-        if arr.dtype.kind == "f":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return arr
-    if isinstance(k, bool):
+    elif isinstance(k, bool):
         return np.asarray(k)
-    return k
+    else:
+        return k
+    if arr.dtype.kind == "f" or (arr.dtype.kind not in "iub" and arr.size):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if arr.dtype.kind != "b":
+        arr = arr.astype(np.int64, copy=False)
+    return arr
+
+
+def _check_advanced(d: np.ndarray, key: tuple) -> None:
+    """PyTorch's messages for bad advanced indices (bool mask shapes, out-of-range ints)."""
+    consumed = sum(
+        (k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1)
+        for k in key if k is not None and k is not Ellipsis)
+    if consumed > d.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {d.ndim}")
+    dim = 0
+    nth = 0
+    for k in key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim += d.ndim - consumed
+            continue
+        if isinstance(k, np.ndarray):
+            if k.dtype == np.bool_:
+                for j, s in enumerate(k.shape):
+                    if s != d.shape[dim + j]:
+                        raise IndexError(
+                            f"The shape of the mask [{', '.join(map(str, k.shape))}] at index {j} "
+                            "does not match the shape of the indexed tensor "
+                            f"[{', '.join(map(str, d.shape))}] at index {dim + j}")
+                dim += max(k.ndim, 0) if k.ndim else 0
+                nth += 1
+                continue
+            size = d.shape[dim]
+            bad = (k >= size) | (k < -size)
+            if bad.any():
+                value = int(k.reshape(-1)[np.argmax(bad.reshape(-1))])
+                raise IndexError(
+                    f"index {value} is out of bounds for dimension {nth} with size {size}")
+            nth += 1
+        elif isinstance(k, (int, np.integer)):
+            size = d.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+        dim += 1
 
 
 def _numpy_key(key: tuple) -> tuple:
     return tuple(_np_index(k) for k in key)
 
 
-def _index_error(err: IndexError, x: Tensor) -> IndexError:
-    msg = str(err).replace("axis", "dimension")
-    return IndexError(msg)
+def _plain_index(k):
+    """A basic index: None, Ellipsis, a slice or an int (0-d integer tensors are ints)."""
+    if k is None or k is Ellipsis or isinstance(k, slice):
+        return k
+    if isinstance(k, Tensor):
+        return int(k._data)
+    if isinstance(k, (int, np.integer)):
+        return int(k)
+    raise IndexError(
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+        f"valid indices (got {type(k).__name__})")
 
 
 def getitem(x: Tensor, key) -> Tensor:
     """Tensor indexing: basic indices give chains of views, advanced ones IndexBackward0."""
     if not isinstance(key, tuple):
         key = (key,)
-    if any(_is_advanced(k) for k in key):
-        npkey = _numpy_key(key)
-        d = x._data
-        try:
-            d[npkey]
-        except IndexError as err:
-            raise _index_error(err, x) from None
-        return run_op(INDEX, (x,), (npkey, d.shape))
     d = x._data
+    if any(_is_advanced(k) for k in key):
+        npkey = _numpy_key(tuple(k if _is_advanced(k) else _plain_index(k) for k in key))
+        _check_advanced(d, npkey)
+        return run_op(INDEX, (x,), (npkey, d.shape))
+    key = tuple(_plain_index(k) for k in key)
     consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
     if consumed > d.ndim:
+        if d.ndim == 0:
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
         raise IndexError(f"too many indices for tensor of dimension {d.ndim}")
     res = x
-    dim = 0
+    dim = 0  # where the next index applies in the result so far
+    real = 0  # PyTorch's dimension number in messages
     for k in key:
         if k is None:
             res = unsqueeze(res, dim)
             dim += 1
+            real += 1
         elif k is Ellipsis:
             dim += d.ndim - consumed
+            real += d.ndim - consumed
         elif isinstance(k, slice):
+            real += 1
             if k.start is None and k.stop is None and k.step is None:
                 dim += 1
                 continue
             res = slice_dim(res, dim, _int_or_none(k.start), _int_or_none(k.stop), _int_or_none(k.step))
             dim += 1
         else:
-            res = select(res, dim, int(k))
+            res = select(res, dim, k, real)
+            real += 1
     if res is x:
         return alias(x)
     return res
@@ -451,7 +564,7 @@ def _int_or_none(v):
     return None if v is None else int(v)
 
 
-def _index_put_fwd(a, v, key):
+def _index_put_fwd(a, v, key, v_shape):
     out = a.copy()
     out[key] = v
     return out
@@ -493,12 +606,9 @@ def setitem(x: Tensor, key, value) -> None:
     if not isinstance(key, tuple):
         key = (key,)
     if any(_is_advanced(k) for k in key):
-        npkey = _numpy_key(key)
+        npkey = _numpy_key(tuple(k if _is_advanced(k) else _plain_index(k) for k in key))
+        _check_advanced(x._data, npkey)
         v = value if isinstance(value, Tensor) else make(np.asarray(value, dtype=x._data.dtype))
-        try:
-            x._data[npkey]
-        except IndexError as err:
-            raise _index_error(err, x) from None
         vshape = v._data.shape
 
         def compute(old, val):
