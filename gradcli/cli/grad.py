@@ -1,0 +1,515 @@
+"""`gradcli grad` (the one-shot differentiator) and `gradcli graph`.
+
+Both bind `--at NAME=VALUE` inputs, evaluate EXPR with the language (so EXPR and
+the values are sandboxed like any program), and then either differentiate it or
+draw its graph. The JSON schema of `grad --json` is documented in GRAD_JSON_SCHEMA.
+"""
+
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Annotated, List, Optional
+
+GRAD_HELP = """Differentiate EXPR at a point: prints its value and the gradients.
+
+\b
+Examples:
+  gradcli grad "(x**2 * y.sin()).sum()" --at x=[1,2,3] --at y=0.5
+  gradcli grad "x @ W @ x" --at x=ones(3) --at W=eye(3) --wrt x
+  gradcli grad "x.sin()" --at x=[0.0,1.0] --jacobian
+  gradcli grad "(x*y).sum()" --at x=[1.,2.] --at y=[3.,4.] --hessian
+  gradcli grad "x.exp().sum()" --at x=[1,2] --explain
+  gradcli grad "x.tanh().sum()" --at x=[0.5] --check --json
+"""
+
+GRAPH_HELP = """Draw the autograd graph of EXPR (tree, or export as dot/mermaid/json).
+
+\b
+Examples:
+  gradcli graph "(x * y + x.sin()).sum()" --at x=[1,2] --at y=3.0
+  gradcli graph "(x @ x).tanh()" --at x=ones(2,2) --format mermaid
+"""
+
+GRAD_JSON_SCHEMA = """gradcli.grad/1 -- the object `gradcli grad --json` prints:
+  schema      "gradcli.grad/1"
+  expr        the expression text
+  wrt         the names differentiated with respect to, in --at order
+  inputs      {name: TENSOR} the values bound by --at
+  value       TENSOR, the expression's value
+  gradients   {name: TENSOR | null} d(value)/d(name) (scalar value, or with --seed-grad);
+              null where the name does not reach the value
+  jacobian    {name: TENSOR} with --jacobian (shape = value.shape + name.shape)
+  hessian     {"a,b": TENSOR} with --hessian (shape = a.shape + b.shape)
+  check       with --check: {"ok": bool, "max_abs_error": float, "max_rel_error": float,
+              "worst": {"name": str, "index": [int...]} | null, "eps": float, "atol": float, "rtol": float}
+TENSOR = {"shape": [int...], "dtype": "float32"|"float64"|"int64"|"bool", "data": nested lists}
+Non-finite numbers appear as the strings "nan", "inf" and "-inf".
+"""
+
+
+class UsageError(Exception):
+    """Bad command-line input (exit 2)."""
+
+
+@dataclass
+class Problem:
+    """An expression with its inputs bound, ready to differentiate or draw."""
+
+    expr: str
+    session: object
+    names: list
+    inputs: dict
+    wrt: list
+    value: object = None
+    program: object = None
+    extra: dict = field(default_factory=dict)
+
+
+def parse_at(items: list) -> list:
+    pairs = []
+    for item in items:
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not value.strip():
+            raise UsageError(f"--at expects NAME=VALUE, got {item!r}")
+        if not name.isidentifier() or name.startswith("_"):
+            raise UsageError(f"--at: {name!r} is not a valid name")
+        pairs.append((name, value.strip()))
+    return pairs
+
+
+def _as_input(value, dtype, name: str):
+    """An --at value as a floating tensor (ints become the default float dtype)."""
+    import gradcli.torch as torch
+
+    if isinstance(value, torch.Tensor):
+        t = value.detach().clone()
+    elif isinstance(value, (bool, int, float)) or isinstance(value, (list, tuple)):
+        try:
+            t = torch.tensor(value, dtype=dtype or torch.get_default_dtype())
+        except (TypeError, ValueError) as e:
+            raise UsageError(f"--at {name}: {e}") from None
+    else:
+        raise UsageError(f"--at {name}: expected a number, a list or a tensor, got {type(value).__name__}")
+    if dtype is not None:
+        t = t.to(dtype)
+    elif not t.is_floating_point():
+        t = t.to(torch.get_default_dtype())
+    return t
+
+
+def build(expr: str, at: list, wrt_opt: list, dtype_name: Optional[str], seed: int, limits) -> Problem:
+    """Bind the inputs and evaluate EXPR (GradcliError propagates with its report)."""
+    import gradcli.torch as torch
+    from gradcli.lang import Session
+    from gradcli.lang.session import reset_engine
+
+    dtype = None
+    if dtype_name is not None:
+        aliases = {"float32": torch.float32, "float": torch.float32, "float64": torch.float64,
+                   "double": torch.float64}
+        if dtype_name not in aliases:
+            raise UsageError(f"--dtype must be float32 or float64, got {dtype_name!r}")
+        dtype = aliases[dtype_name]
+    reset_engine(seed)
+    session = Session(limits=limits, interactive=True)
+    pairs = parse_at(at)
+    names = [n for n, _ in pairs]
+    if len(set(names)) != len(names):
+        raise UsageError("--at: each name may be bound once")
+    wrt = []
+    for w in wrt_opt:
+        wrt.extend(x.strip() for x in w.split(",") if x.strip())
+    for w in wrt:
+        if w not in names:
+            raise UsageError(f"--wrt {w}: not bound by any --at")
+    if not wrt:
+        wrt = list(names)
+    inputs = {}
+    for name, text in pairs:
+        value = session.run(text, f"--at {name}")
+        t = _as_input(value, dtype, name)
+        if name in wrt:
+            t.requires_grad_(True)
+        inputs[name] = t
+        session.globals[name] = t
+    program = session.compile(expr, "<expr>")
+    value = session.execute(program)
+    if not isinstance(value, torch.Tensor):
+        if isinstance(value, (int, float, bool)):
+            value = torch.tensor(value, dtype=dtype or torch.get_default_dtype())
+        else:
+            raise UsageError(f"EXPR must give a tensor or a number, got {type(value).__name__}")
+    return Problem(expr, session, names, inputs, wrt, value, program)
+
+
+# --------------------------------------------------------------- computing
+
+def gradients(p: Problem, seed_grad):
+    """d(value)/d(wrt) via autograd.grad (None where a name does not reach the value)."""
+    import gradcli.torch as torch
+
+    targets = [p.inputs[n] for n in p.wrt]
+    if not p.value.requires_grad:
+        return {n: None for n in p.wrt}
+    grads = torch.autograd.grad(p.value, targets, grad_outputs=seed_grad, retain_graph=True,
+                                allow_unused=True)
+    return dict(zip(p.wrt, grads))
+
+
+def jacobians(p: Problem) -> dict:
+    import gradcli.torch as torch
+
+    out = {}
+    flat = p.value.reshape(-1)
+    for n in p.wrt:
+        t = p.inputs[n]
+        rows = []
+        for k in range(flat.numel()):
+            g = None
+            if flat.requires_grad:
+                g = torch.autograd.grad(flat[k], [t], retain_graph=True, allow_unused=True)[0]
+            rows.append(torch.zeros_like(t) if g is None else g)
+        block = torch.stack(rows).reshape(tuple(p.value.shape) + tuple(t.shape)) if rows else \
+            torch.zeros(tuple(p.value.shape) + tuple(t.shape), dtype=t.dtype)
+        out[n] = block
+    return out
+
+
+def hessians(p: Problem) -> dict:
+    """Blocks d2(value)/da db for each pair of wrt names (value must be one element)."""
+    import gradcli.torch as torch
+
+    if p.value.numel() != 1:
+        raise UsageError("--hessian needs EXPR to have one element")
+    targets = [p.inputs[n] for n in p.wrt]
+    if not p.value.requires_grad:
+        return {f"{a},{b}": torch.zeros(tuple(p.inputs[a].shape) + tuple(p.inputs[b].shape))
+                for a in p.wrt for b in p.wrt}
+    firsts = torch.autograd.grad(p.value.reshape(()), targets, create_graph=True, allow_unused=True)
+    out = {}
+    for a, ga in zip(p.wrt, firsts):
+        ta = p.inputs[a]
+        for b in p.wrt:
+            tb = p.inputs[b]
+            rows = []
+            flat = ga.reshape(-1) if ga is not None else None
+            for k in range(ta.numel()):
+                g = None
+                if flat is not None and flat.requires_grad:
+                    g = torch.autograd.grad(flat[k], [tb], retain_graph=True, allow_unused=True)[0]
+                rows.append(torch.zeros_like(tb) if g is None else g.detach())
+            out[f"{a},{b}"] = torch.stack(rows).reshape(tuple(ta.shape) + tuple(tb.shape))
+    return out
+
+
+def check(p: Problem, seed_grad, eps=1e-6, atol=1e-5, rtol=1e-3) -> dict:
+    """gradcheck in float64: analytical vs central differences, worst error and where."""
+    import numpy as np
+
+    import gradcli.torch as torch
+
+    session, program = p.session, p.program
+    doubles = {n: p.inputs[n].detach().to(torch.float64) for n in p.names}
+
+    def evaluate(values):
+        for n in p.names:
+            session.globals[n] = values[n]
+        v = session.execute(program)
+        return v if isinstance(v, torch.Tensor) else torch.tensor(float(v), dtype=torch.float64)
+
+    leaves = {n: (t.clone().requires_grad_(True) if n in p.wrt else t) for n, t in doubles.items()}
+    out = evaluate(leaves)
+    sg = None if seed_grad is None else seed_grad.to(torch.float64)
+    w = sg if sg is not None else torch.ones_like(out)
+    if out.numel() != 1 and sg is None:
+        raise UsageError("--check of a non-scalar EXPR needs --seed-grad")
+    analytical = {}
+    if out.requires_grad:
+        gs = torch.autograd.grad(out, [leaves[n] for n in p.wrt], grad_outputs=sg, allow_unused=True)
+    else:
+        gs = [None] * len(p.wrt)
+    for n, g in zip(p.wrt, gs):
+        analytical[n] = np.zeros(doubles[n].shape) if g is None else np.asarray(g.tolist(), dtype=np.float64)
+    wdata = np.asarray(w.tolist(), dtype=np.float64)
+    worst = {"abs": 0.0, "rel": 0.0, "name": None, "index": None}
+    ok = True
+    with torch.no_grad():
+        for n in p.wrt:
+            base = doubles[n]
+            flat = np.asarray(base.tolist(), dtype=np.float64).reshape(-1)
+            numerical = np.zeros(flat.size)
+            for k in range(flat.size):
+                vals = {}
+                for sign in (1, -1):
+                    bumped = flat.copy()
+                    bumped[k] += sign * eps
+                    vals[sign] = np.asarray(
+                        evaluate({**doubles, n: torch.tensor(bumped.reshape(base.shape).tolist(), dtype=torch.float64)}).tolist(),
+                        dtype=np.float64)
+                numerical[k] = float(np.sum(wdata * (vals[1] - vals[-1])) / (2 * eps))
+            ana = analytical[n].reshape(-1)
+            abs_err = np.abs(ana - numerical)
+            rel_err = abs_err / np.maximum(np.abs(numerical), 1e-12)
+            if not np.allclose(ana, numerical, rtol=rtol, atol=atol):
+                ok = False
+            if abs_err.size and abs_err.max() >= worst["abs"]:
+                k = int(abs_err.argmax())
+                worst.update(abs=float(abs_err.max()), name=n,
+                             index=[int(i) for i in np.unravel_index(k, base.shape)] if base.dim() else [])
+            if rel_err.size:
+                worst["rel"] = max(worst["rel"], float(rel_err.max()))
+    for n in p.names:
+        session.globals[n] = p.inputs[n]
+    return {"ok": ok, "max_abs_error": worst["abs"], "max_rel_error": worst["rel"],
+            "worst": None if worst["name"] is None else {"name": worst["name"], "index": worst["index"]},
+            "eps": eps, "atol": atol, "rtol": rtol}
+
+
+# ----------------------------------------------------------------- output
+
+def _jsonable(x):
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return x
+    if isinstance(x, list):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+def tensor_json(t):
+    if t is None:
+        return None
+    return {"shape": list(t.shape), "dtype": t.dtype.name, "data": _jsonable(t.detach().tolist())}
+
+
+def _plain_table(rows: list, headers: list) -> str:
+    """A plain-text table (no rich) for pipes and NO_COLOR."""
+    cells = [[str(c) for c in r] for r in rows]
+    widths = [max([len(h)] + [max(len(line) for line in c[i].split("\n")) for c in cells]) for i, h in enumerate(headers)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    out.append("  ".join("-" * w for w in widths))
+    for c in cells:
+        parts = [col.split("\n") for col in c]
+        height = max(len(p) for p in parts)
+        for i in range(height):
+            out.append("  ".join((p[i] if i < len(p) else "").ljust(w) for p, w in zip(parts, widths)).rstrip())
+    return "\n".join(out)
+
+
+def _use_rich(no_color: bool) -> bool:
+    if no_color or os.environ.get("NO_COLOR"):
+        return False
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def print_table(title: str, rows: list, headers: list, no_color: bool) -> None:
+    if not _use_rich(no_color):
+        print(f"{title}\n{_plain_table(rows, headers)}")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for h in headers:
+        table.add_column(h, overflow="fold")
+    for r in rows:
+        table.add_row(*[str(c) for c in r])
+    Console().print(table)
+
+
+def _short(t) -> str:
+    if t is None:
+        return "None (not reached)"
+    text = repr(t.detach())
+    return text[len("tensor("):-1] if text.startswith("tensor(") else text
+
+
+def report(p: Problem, grads, jac, hess, chk, no_color: bool) -> None:
+    print(f"value: {p.value!r}")
+    if grads is not None:
+        rows = [(n, list(p.inputs[n].shape), _short(p.inputs[n]), _short(grads[n])) for n in p.wrt]
+        print_table("gradients", rows, ["name", "shape", "value", "grad"], no_color)
+    if jac is not None:
+        for n, block in jac.items():
+            print(f"jacobian d({p.expr})/d{n}: shape {list(block.shape)}\n{block!r}")
+    if hess is not None:
+        for key, block in hess.items():
+            a, b = key.split(",")
+            print(f"hessian d2({p.expr})/d{a} d{b}: shape {list(block.shape)}\n{block!r}")
+    if chk is not None:
+        where = ""
+        if chk["worst"] is not None:
+            idx = chk["worst"]["index"]
+            where = f" at {chk['worst']['name']}{idx if idx else ''}"
+        verdict = "PASS" if chk["ok"] else "FAIL"
+        print(f"gradcheck (float64, eps={chk['eps']:g}, atol={chk['atol']:g}, rtol={chk['rtol']:g}): {verdict}; "
+              f"max abs error {chk['max_abs_error']:.3e}{where}, max rel error {chk['max_rel_error']:.3e}")
+
+
+def _seed_grad(p: Problem, text: Optional[str]):
+    import gradcli.torch as torch
+
+    if text is None:
+        return None
+    v = p.session.run(text, "--seed-grad")
+    g = v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=p.value.dtype)
+    g = g.detach().to(p.value.dtype)
+    if tuple(g.shape) != tuple(p.value.shape):
+        try:
+            g = g.expand(tuple(p.value.shape)).clone()
+        except RuntimeError:
+            raise UsageError(
+                f"--seed-grad has shape {list(g.shape)} but EXPR has shape {list(p.value.shape)}") from None
+    return g
+
+
+def do_grad(expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_, as_json, dtype,
+            seed, no_color, limits) -> int:
+    from gradcli.lang import GradcliError
+    from gradcli.lang.session import render_error
+
+    try:
+        p = build(expr, at, wrt, dtype, seed, limits)
+        sg = _seed_grad(p, seed_grad)
+        grads = jac = hess = chk = None
+        if jacobian:
+            jac = jacobians(p)
+        elif p.value.numel() != 1 and sg is None and not hessian:
+            raise UsageError(
+                "EXPR is not a scalar (shape "
+                f"{list(p.value.shape)}): give --seed-grad VALUE for a vector-Jacobian product, "
+                "or --jacobian")
+        elif not hessian or sg is not None or p.value.numel() == 1:
+            grads = gradients(p, sg)
+            for n, g in grads.items():  # fresh leaves: show the gradients on the graph too
+                p.inputs[n].grad = None if g is None else g.detach()
+        if hessian:
+            hess = hessians(p)
+        if check_:
+            chk = check(p, sg)
+        if as_json:
+            doc = {"schema": "gradcli.grad/1", "expr": expr, "wrt": p.wrt,
+                   "inputs": {n: tensor_json(t) for n, t in p.inputs.items()},
+                   "value": tensor_json(p.value)}
+            if grads is not None:
+                doc["gradients"] = {n: tensor_json(g) for n, g in grads.items()}
+            if jac is not None:
+                doc["jacobian"] = {n: tensor_json(b) for n, b in jac.items()}
+            if hess is not None:
+                doc["hessian"] = {k: tensor_json(b) for k, b in hess.items()}
+            if chk is not None:
+                doc["check"] = chk
+            print(json.dumps(doc, indent=2))
+        else:
+            report(p, grads, jac, hess, chk, no_color)
+            if graph:
+                from gradcli.views import graph as draw
+
+                draw(p.value, names=p.inputs, color=False if no_color else None)
+            if explain:
+                from gradcli.views import explain as walk
+
+                walk(p.value, gradient=sg, names=p.inputs, color=False if no_color else None)
+        if chk is not None and not chk["ok"]:
+            return 1
+        return 0
+    except UsageError as e:
+        print(f"gradcli grad: {e}", file=sys.stderr)
+        return 2
+    except GradcliError as e:
+        print(render_error(e), file=sys.stderr)
+        return e.exit_code
+    except RuntimeError as e:  # engine errors raised outside a program (e.g. autograd.grad)
+        print(f"gradcli grad: RuntimeError: {e}", file=sys.stderr)
+        return 1
+
+
+def do_graph(expr, at, fmt, dtype, seed, no_color, limits) -> int:
+    from gradcli.lang import GradcliError
+    from gradcli.lang.session import render_error
+
+    fmt = fmt.lower()
+    if fmt not in ("tree", "dot", "mermaid", "json"):
+        print(f"gradcli graph: --format must be tree, dot, mermaid or json, got {fmt!r}", file=sys.stderr)
+        return 2
+    try:
+        p = build(expr, at, [], dtype, seed, limits)
+        if fmt == "tree":
+            from gradcli.views import graph as draw
+
+            draw(p.value, names=p.inputs, color=False if no_color else None)
+        else:
+            from gradcli.views import export
+
+            print(export(p.value, fmt, names=p.inputs))
+        return 0
+    except UsageError as e:
+        print(f"gradcli graph: {e}", file=sys.stderr)
+        return 2
+    except GradcliError as e:
+        print(render_error(e), file=sys.stderr)
+        return e.exit_code
+
+
+def register(app) -> None:
+    import typer
+
+    from gradcli.cli.app import _limits, _positive
+
+    At = Annotated[List[str], typer.Option("--at", metavar="NAME=VALUE", help=(
+        "Bind NAME to a number, a nested list or any expression (ones(2,2), randn(3)); "
+        "integer values become the default float dtype. Repeatable."))]
+    Dtype = Annotated[Optional[str], typer.Option("--dtype", help="float32 (default) or float64.")]
+    Seed = Annotated[int, typer.Option("--seed", metavar="N", help="Starting seed of the random generator.")]
+    NoColor = Annotated[bool, typer.Option("--no-color", help="Plain text output.")]
+    MaxSteps = Annotated[Optional[int], typer.Option("--max-steps", callback=_positive, metavar="N",
+                                                     help="Step budget (default 10,000,000).")]
+    MaxElements = Annotated[Optional[int], typer.Option("--max-elements", callback=_positive, metavar="N",
+                                                        help="Largest tensor in elements (default 100,000,000).")]
+
+    @app.command("grad", help=GRAD_HELP)
+    def grad_cmd(
+        expr: Annotated[str, typer.Argument(metavar="EXPR", help="The expression to differentiate.")],
+        at: At = [],  # noqa: B006 - typer reads the default
+        wrt: Annotated[List[str], typer.Option("--wrt", metavar="NAMES",
+                                               help="Differentiate only w.r.t. these names (comma-separated or repeated).")] = [],  # noqa: B006
+        seed_grad: Annotated[Optional[str], typer.Option("--seed-grad", metavar="VALUE",
+                                                         help="The gradient of a non-scalar EXPR (a vector-Jacobian product).")] = None,
+        jacobian: Annotated[bool, typer.Option("--jacobian", help="One Jacobian per wrt name.")] = False,
+        hessian: Annotated[bool, typer.Option("--hessian", help="The blocks d2 EXPR / da db for each pair.")] = False,
+        graph: Annotated[bool, typer.Option("--graph", help="Also draw the grad_fn graph.")] = False,
+        explain: Annotated[bool, typer.Option("--explain", help="Also walk the backward pass step by step.")] = False,
+        check_: Annotated[bool, typer.Option("--check", help="gradcheck in float64 against finite differences.")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Print a JSON document (schema gradcli.grad/1).")] = False,
+        dtype: Dtype = None,
+        seed: Seed = 0,
+        no_color: NoColor = False,
+        max_steps: MaxSteps = None,
+        max_elements: MaxElements = None,
+    ):
+        raise typer.Exit(do_grad(expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_,
+                                 as_json, dtype, seed, no_color,
+                                 _limits(max_steps=max_steps, max_elements=max_elements)))
+
+    @app.command("graph", help=GRAPH_HELP)
+    def graph_cmd(
+        expr: Annotated[str, typer.Argument(metavar="EXPR", help="The expression whose graph to draw.")],
+        at: At = [],  # noqa: B006
+        fmt: Annotated[str, typer.Option("--format", "-f", help="tree, dot, mermaid or json.")] = "tree",
+        dtype: Dtype = None,
+        seed: Seed = 0,
+        no_color: NoColor = False,
+        max_steps: MaxSteps = None,
+        max_elements: MaxElements = None,
+    ):
+        raise typer.Exit(do_graph(expr, at, fmt, dtype, seed, no_color,
+                                  _limits(max_steps=max_steps, max_elements=max_elements)))
