@@ -1213,6 +1213,18 @@ class Compiler:
                     note(e, loc)
                     raise
             return ev
+        if name in R.SIZED_METHODS:
+            sized = R.sized_method
+
+            def ev(env):
+                o = obj(env)
+                try:
+                    v = get(o, name)
+                    return sized(o, name, v) if callable(v) else v
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ev
         fast = R.ENGINE_TYPES
         getter = operator.attrgetter(name)
 

@@ -296,7 +296,7 @@ def get_attr(obj, name):
     if pol == "class":
         if _is_engine_type(obj) and name not in DENY_ATTRS and not name.startswith("_"):
             return getattr(obj, name)
-        if hasattr(obj, name):
+        if hasattr(_REAL_TYPES.get(obj, obj), name):
             raise AttributeError(f"{obj.__name__}.{name} is not supported by gradcli")
         raise AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
     if name in pol:
@@ -574,6 +574,57 @@ def not_contains(a, b):
     return not contains(a, b)
 
 
+# ------------------------------------------------ tensor methods that allocate
+#: tensor methods whose result size comes from their arguments
+SIZED_METHODS = frozenset({"repeat", "tile", "expand", "new_ones", "new_zeros", "new_empty",
+                           "new_full", "new_tensor"})
+
+
+def _ints(args):
+    out = []
+    stack = list(args)
+    while stack:
+        a = stack.pop(0)
+        if type(a) in INTS:
+            out.append(int(a))
+        elif isinstance(a, (tuple, list)):
+            stack[:0] = list(a)
+        else:
+            return None
+    return out
+
+
+def check_sized_method(obj, name, args, kwargs):
+    """Refuse, before allocating, a repeat/expand/new_* result above max_elements."""
+    if name == "new_full":
+        args = args[:1]
+    elif name == "new_tensor":
+        return
+    sizes = _ints(args if args else kwargs.get("size", ()))
+    if sizes is None:
+        return
+    n = 1
+    for v in sizes:
+        if v > 0:
+            n *= v
+    if name in ("repeat", "tile"):
+        try:
+            n *= int(obj.numel())
+        except Exception:
+            return
+    lim = _LIMITS.max_elements
+    if n > lim:
+        raise LimitExceeded(f"tensor of {n:,} elements exceeds the limit of {lim:,} elements "
+                            "(--max-elements)")
+
+
+def sized_method(obj, name, bound):
+    def call(*args, **kwargs):
+        check_sized_method(obj, name, args, kwargs)
+        return bound(*args, **kwargs)
+    return call
+
+
 # ----------------------------------------------------- checked list/str methods
 def _list_extend(lst):
     def extend(iterable, /):
@@ -757,6 +808,7 @@ def _make_seq_builtin(tp, check=None):
 list_builtin = _make_seq_builtin(list)
 tuple_builtin = _make_seq_builtin(tuple)
 str_builtin = _make_seq_builtin(str, check_repr_size)
+_REAL_TYPES = {list_builtin: list, tuple_builtin: tuple, str_builtin: str}
 
 #: every Python builtin a program may not use, with the reason shown
 _REASONS = {
