@@ -277,9 +277,14 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_order(*args):
         ins, gos = args[:len(inputs)], args[len(inputs):]
-        outs = _as_tuple(func(*ins))
-        dins = [i for i in ins if isinstance(i, Tensor) and i._requires_grad]
-        gs = grad(outs, dins, gos, create_graph=True, allow_unused=True)
+        with enable_grad():
+            outs = _as_tuple(func(*ins))
+            dins = [i for i in ins if isinstance(i, Tensor) and i._requires_grad]
+            diff = [(o, g) for o, g in zip(outs, gos, strict=False) if o._requires_grad]
+            if not diff:
+                return tuple(make(np.zeros_like(d._data)) for d in dins)
+            gs = grad([o for o, _ in diff], dins, [g for _, g in diff], create_graph=True,
+                      allow_unused=True)
         return tuple(g if g is not None else make(np.zeros_like(d._data)) for g, d in zip(gs, dins, strict=False))
 
     del diff_inputs

@@ -14,7 +14,8 @@ from .registry import OPS, Op, defop, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
 
-ZERO = defop("zero", "ZeroBackward0", np.zeros_like, lambda c, g: (g * 0,), "d zero_(a)/da = 0")
+ZERO = defop("zero", "ZeroBackward0", np.zeros_like, lambda c, g: (g * 0,), "d zero_(a)/da = 0",
+             torch_call="(a * 1).zero_()")
 FILL = defop("fill", "FillBackward2", lambda a, value: np.full_like(a, value), lambda c, g: (g * 0,),
              "d fill_(a, v)/da = 0", torch_call="a.clone().fill_(2.5)")
 FILL_TENSOR = defop("fill_tensor", "FillBackward3", lambda a, v: np.full_like(a, v),

@@ -29,12 +29,12 @@ ADD = defop("add", "AddBackward0", np.add, lambda c, g: (g, g), "d(a+b)/da = 1, 
             broadcast=True, torch_call="a + b")
 ADD_ALPHA = defop("add_alpha", "AddBackward0", lambda a, b, alpha: a + b * alpha,
                   lambda c, g: (g, g * c.meta[0]), "d(a+alpha*b)/da = 1, d(a+alpha*b)/db = alpha",
-                  broadcast=True)
+                  broadcast=True, torch_call="torch.add(a, b, alpha=2.5)")
 SUB = defop("sub", "SubBackward0", np.subtract, lambda c, g: (g, -g), "d(a-b)/da = 1, d(a-b)/db = -1",
             broadcast=True, torch_call="a - b")
 SUB_ALPHA = defop("sub_alpha", "SubBackward0", lambda a, b, alpha: a - b * alpha,
                   lambda c, g: (g, -g * c.meta[0]), "d(a-alpha*b)/da = 1, d(a-alpha*b)/db = -alpha",
-                  broadcast=True)
+                  broadcast=True, torch_call="torch.sub(a, b, alpha=2.5)")
 RSUB = defop("rsub", "RsubBackward1", lambda a, s: s - a, lambda c, g: (-g,), "d(s-a)/da = -1",
              torch_call="2.5 - a")
 MUL = defop("mul", "MulBackward0", np.multiply,
@@ -68,12 +68,12 @@ def _pow_exp_grad(g, a, result):
 
 POW_SCALAR = defop("pow", "PowBackward0", lambda a, e: np.power(a, e),
                    lambda c, g: (_pow_self_grad(g, c.saved[0], c.meta[0]),),
-                   "d(a^n)/da = n*a^(n-1)", save="inputs", torch_call="a ** 2.5")
+                   "d(a^n)/da = n*a^(n-1)", save="inputs", torch_call="a ** 2.5", domain="positive")
 POW_TENSOR = defop("pow_tensor", "PowBackward1", np.power,
                    lambda c, g: (_pow_self_grad(g, c.saved[0], c.saved[1]) if c.needs(0) else None,
                                  _pow_exp_grad(g, c.saved[0], c.result) if c.needs(1) else None),
                    "d(a^b)/da = b*a^(b-1), d(a^b)/db = a^b*log(a)", save="inputs result",
-                   broadcast=True, torch_call="a ** b")
+                   broadcast=True, torch_call="a ** b", domain="positive")
 RPOW = defop("rpow", "PowBackward2", lambda a, s: np.power(s, a),
              lambda c, g: (_pow_exp_grad(g, c.meta[0], c.result),),
              "d(s^a)/da = s^a*log(s)", save="result", torch_call="2.5 ** a")
@@ -81,20 +81,23 @@ RPOW = defop("rpow", "PowBackward2", lambda a, s: np.power(s, a),
 EXP = defop("exp", "ExpBackward0", np.exp, lambda c, g: (g * c.result,), "d(exp a)/da = exp a",
             save="result", torch_call="a.exp()")
 LOG = defop("log", "LogBackward0", np.log, lambda c, g: (g / c.saved[0],), "d(log a)/da = 1/a",
-            save="inputs", torch_call="a.log()")
+            save="inputs", torch_call="a.log()", domain="positive")
 LOG1P = defop("log1p", "Log1PBackward0", np.log1p, lambda c, g: (g / (c.saved[0] + 1),),
-              "d(log(1+a))/da = 1/(1+a)", save="inputs", torch_call="a.log1p()")
+              "d(log(1+a))/da = 1/(1+a)", save="inputs", torch_call="a.log1p()",
+              domain="positive")
 SQRT = defop("sqrt", "SqrtBackward0", np.sqrt, lambda c, g: (g / (c.result * 2),),
-             "d(sqrt a)/da = 1/(2 sqrt a)", save="result", torch_call="a.sqrt()")
+             "d(sqrt a)/da = 1/(2 sqrt a)", save="result", torch_call="a.sqrt()",
+             domain="positive")
 RSQRT = defop("rsqrt", "RsqrtBackward0", lambda a: 1 / np.sqrt(a),
               lambda c, g: (-0.5 * g * c.result ** 3,), "d(a^-1/2)/da = -1/2 a^-3/2",
-              save="result", torch_call="a.rsqrt()")
+              save="result", torch_call="a.rsqrt()", domain="positive")
 SIN = defop("sin", "SinBackward0", np.sin, lambda c, g: (g * c.saved[0].cos(),), "d(sin a)/da = cos a",
             save="inputs", torch_call="a.sin()")
 COS = defop("cos", "CosBackward0", np.cos, lambda c, g: (-g * c.saved[0].sin(),), "d(cos a)/da = -sin a",
             save="inputs", torch_call="a.cos()")
 TAN = defop("tan", "TanBackward0", np.tan, lambda c, g: (g * (1 + c.result * c.result),),
-            "d(tan a)/da = 1 + tan^2 a", save="result", torch_call="a.tan()")
+            "d(tan a)/da = 1 + tan^2 a", save="result", torch_call="a.tan()",
+            domain="small")
 TANH = defop("tanh", "TanhBackward0", np.tanh, lambda c, g: (g * (1 - c.result * c.result),),
              "d(tanh a)/da = 1 - tanh^2 a", save="result", torch_call="a.tanh()")
 
@@ -166,7 +169,8 @@ CLAMP_TENSOR = defop(
         _where((c.saved[0] >= c.saved[1]).logical_and(c.saved[0] <= c.saved[2]), g, 0.0),
         _where(c.saved[0] < c.saved[1], g, 0.0) if c.needs(1) else None,
         _where(c.saved[0] > c.saved[2], g, 0.0) if c.needs(2) else None),
-    "d clamp(a, lo, hi) = 1 inside, to lo below, to hi above", save="inputs", broadcast=True)
+    "d clamp(a, lo, hi) = 1 inside, to lo below, to hi above", save="inputs", broadcast=True,
+    torch_call="torch.clamp(a, min=b)")
 
 
 def _max_min_grads(c, g, self_loses):
@@ -191,23 +195,33 @@ WHERE = defop("where", "WhereBackward0", lambda a, b, cond: np.where(cond, a, b)
                             _where(c.meta_tensor(0), 0.0, g) if c.needs(1) else None),
               "d where(c,a,b)/da = c, d/db = not c", broadcast=True,
               torch_call="torch.where(a > 0, a, b)")
-REMAINDER = defop("remainder", "RemainderBackward0", lambda a, b: np.mod(a, b),
-                  lambda c, g: (g, -g * (c.saved[0] / c.saved[1]).floor() if c.needs(1) else None),
-                  "d(a mod b)/da = 1, d/db = -floor(a/b)", save="inputs", broadcast=True)
-
-
 def _not_implemented(name):
     def backward(c, g):
-        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
     return backward
 
 
+REMAINDER = defop("remainder", "RemainderBackward1", lambda a, b: np.mod(a, b),
+                  lambda c, g: (g, -g * (c.saved[0] / c.saved[1]).floor() if c.needs(1) else None),
+                  "d(a mod b)/da = 1, d/db = -floor(a/b)", save="inputs", broadcast=True,
+                  torch_call="torch.remainder(a, b)")
+REMAINDER_SCALAR = defop("remainder_scalar", "RemainderBackward0", lambda a, b: np.mod(a, b),
+                         lambda c, g: (g,), "d(a mod s)/da = 1", broadcast=True,
+                         torch_call="torch.remainder(a, 1.5)")
+RREMAINDER = defop("rremainder", "NotImplemented", lambda a, b: np.mod(a, b),
+                   _not_implemented("remainder"), broadcast=True, torch_call="2.5 % a")
+
+
 FLOOR_DIVIDE = defop("floor_divide", "NotImplemented", lambda a, b: np.floor_divide(a, b),
-                     _not_implemented("floor_divide"), broadcast=True)
-FLOOR = defop("floor", "FloorBackward0", np.floor, lambda c, g: (_zero_like(g),), "d floor(a)/da = 0")
-CEIL = defop("ceil", "CeilBackward0", np.ceil, lambda c, g: (_zero_like(g),), "d ceil(a)/da = 0")
-ROUND = defop("round", "RoundBackward0", np.round, lambda c, g: (_zero_like(g),), "d round(a)/da = 0")
-TRUNC = defop("trunc", "TruncBackward0", np.trunc, lambda c, g: (_zero_like(g),), "d trunc(a)/da = 0")
+                     _not_implemented("floor_divide"), broadcast=True, torch_call="a // b")
+FLOOR = defop("floor", "FloorBackward0", np.floor, lambda c, g: (_zero_like(g),), "d floor(a)/da = 0",
+              torch_call="a.floor()")
+CEIL = defop("ceil", "CeilBackward0", np.ceil, lambda c, g: (_zero_like(g),), "d ceil(a)/da = 0",
+             torch_call="a.ceil()")
+ROUND = defop("round", "RoundBackward0", np.round, lambda c, g: (_zero_like(g),), "d round(a)/da = 0",
+              torch_call="a.round()")
+TRUNC = defop("trunc", "TruncBackward0", np.trunc, lambda c, g: (_zero_like(g),), "d trunc(a)/da = 0",
+              torch_call="a.trunc()")
 
 # ------------------------------------------------------------ entry points
 
@@ -350,7 +364,10 @@ def remainder(input, other):
     x, y = _operand_dtype_cast(input, other, result)
     if result._category != 2:
         _check_int_zero(y)
-    return run_op(REMAINDER, (input, other), arrays=(x, y))
+    op = REMAINDER if isinstance(other, Tensor) else REMAINDER_SCALAR
+    if not isinstance(input, Tensor):
+        op = RREMAINDER
+    return run_op(op, (input, other), arrays=(x, y))
 
 
 def neg(input):

@@ -22,7 +22,8 @@ MM = defop("mm", "MmBackward0", np.matmul, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)
 MV = defop("mv", "MvBackward0", np.matmul,
            lambda c, g: (g.unsqueeze(1) * c.saved[1].unsqueeze(0) if c.needs(0) else None,
                          c.saved[0].t().mv(g) if c.needs(1) else None),
-           "d(A@v)/dA = g v^T, d(A@v)/dv = A^T g", save="inputs", save_for=((1,), (0,)))
+           "d(A@v)/dA = g v^T, d(A@v)/dv = A^T g", save="inputs", save_for=((1,), (0,)),
+           torch_call="a.reshape(2, -1) @ b.reshape(-1)")
 DOT = defop("dot", "DotBackward0", np.dot,
             lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
             "d(a.b)/da = b, d(a.b)/db = a", save="inputs", save_for=((1,), (0,)),
@@ -31,14 +32,15 @@ BMM = defop("bmm", "BmmBackward0", np.matmul,
             lambda c, g: (g.bmm(c.saved[1].transpose(1, 2)) if c.needs(0) else None,
                           c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
             "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs",
-            save_for=((1,), (0,)))
+            save_for=((1,), (0,)), torch_call="a.reshape(1, 1, -1).bmm(a.reshape(1, -1, 1))")
 ADDMM = defop("addmm", "AddmmBackward0",
               lambda bias, a, b, beta, alpha: beta * bias + alpha * (a @ b) if (beta != 1 or alpha != 1) else bias + a @ b,
               lambda c, g: (g * c.meta[0] if c.needs(0) else None,
                             g.mm(c.saved[2].t()) * c.meta[1] if c.needs(1) else None,
                             c.saved[1].t().mm(g) * c.meta[1] if c.needs(2) else None),
               "d(bias + A@B): bias gets G, A gets G@B^T, B gets A^T@G", save="inputs", broadcast=True,
-              save_for=((), (2,), (1,)))
+              save_for=((), (2,), (1,)),
+              torch_call="torch.addmm(b.sum().reshape(1, 1), a.reshape(1, -1), a.reshape(-1, 1))")
 
 
 def _same_dtype(a: Tensor, b: Tensor, name: str):

@@ -11,12 +11,16 @@ from .registry import defop, run_op
 
 
 def _softmax_fwd(a, dim):
+    if a.ndim == 0:
+        return _softmax_fwd(a.reshape(1), 0).reshape(())
     m = np.max(a, axis=dim, keepdims=True) if a.size else 0
     e = np.exp(a - np.where(np.isfinite(m), m, 0))
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def _log_softmax_fwd(a, dim):
+    if a.ndim == 0:
+        return _log_softmax_fwd(a.reshape(1), 0).reshape(())
     m = np.max(a, axis=dim, keepdims=True) if a.size else 0
     shifted = a - np.where(np.isfinite(m), m, 0)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
@@ -95,7 +99,8 @@ def _nll_backward(c, g):
 
 
 NLL = defop("nll_loss", "NllLossBackward0", lambda logp, target, reduction, weight, shape, dtype: _nll_fwd(logp, target, reduction, weight),
-            _nll_backward, "d nll(logp, t)/dlogp = -1/N at the target class")
+            _nll_backward, "d nll(logp, t)/dlogp = -1/N at the target class",
+            torch_call="torch.nn.functional.nll_loss(a.reshape(2, -1), torch.tensor([0, 1]))")
 
 
 def softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
@@ -183,7 +188,8 @@ def _bce_grads(c, g):
 
 
 BCE = defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce_fwd, _bce_grads,
-            "d bce(x, t)/dx = (x - t)/(x(1 - x))/N", save="inputs")
+            "d bce(x, t)/dx = (x - t)/(x(1 - x))/N", save="inputs",
+            torch_call="torch.nn.functional.binary_cross_entropy(a.sigmoid(), b.sigmoid())")
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,

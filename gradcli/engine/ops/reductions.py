@@ -21,6 +21,10 @@ def _dims(dim, ndim: int) -> tuple:
     """Normalise dim (int, list, tuple or None) to a sorted tuple of axes."""
     if dim is None:
         return tuple(range(ndim))
+    if ndim == 0:  # a 0-d tensor accepts dim 0 / -1 and reduces nothing
+        for d in dim if isinstance(dim, (list, tuple)) else (dim,):
+            _wrap_dim(int(d), 0)
+        return ()
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return tuple(range(ndim))
@@ -65,18 +69,24 @@ def _count(shape, dims) -> int:
     return n
 
 
-def _prod_backward(c, g):
-    a = c.saved[0]
-    data = a._data
-    zeros = int((data == 0).sum())
-    if zeros == 0:
-        return (g * c.result / a,)
-    if zeros > 1:
-        return (g * a * 0,)
+def _exclusive_prod(a: Tensor, dim: int) -> Tensor:
+    """Product of the other elements along dim, exact with zeros and differentiable:
+    an (n x n) matrix of the elements with ones on the diagonal, reduced by prod."""
     from .elementwise import where
 
-    others = where(a == 0, 1.0, a).prod()
-    return (where(a == 0, g * others, 0.0),)
+    n = a._data.shape[dim]
+    moved = a.transpose(dim, -1)
+    rows = moved.unsqueeze(-2).expand(moved._data.shape[:-1] + (n, n))
+    rows = where(make(np.eye(n, dtype=bool)), 1.0, rows)
+    return rows.prod(-1).transpose(dim, -1)
+
+
+def _prod_backward(c, g):
+    a = c.saved[0]
+    if not (a._data == 0).any():
+        return (g * c.result / a,)
+    flat = a.reshape(-1)
+    return (g * _exclusive_prod(flat, 0).reshape(a._data.shape),)
 
 
 PROD = defop("prod", "ProdBackward0", lambda a: np.prod(a), _prod_backward,
@@ -84,21 +94,21 @@ PROD = defop("prod", "ProdBackward0", lambda a: np.prod(a), _prod_backward,
              torch_call="a.prod()")
 
 
-def _exclusive_prod(data: np.ndarray, axis: int) -> np.ndarray:
-    """Product of all other elements along axis, exact with zeros (no division)."""
-    moved = np.moveaxis(data, axis, -1)
-    ones = np.ones(moved.shape[:-1] + (1,), dtype=data.dtype)
-    left = np.cumprod(np.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
-    right = np.cumprod(np.concatenate([ones, moved[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    return np.moveaxis(left * right, -1, axis)
+def _prod_dim_backward(c, g):
+    a = c.saved[0]
+    dim, keepdim = c.meta
+    if not a._data.ndim:
+        return (g,)
+    g = _unsqueeze_to(g, (dim,), keepdim)
+    if not (a._data == 0).any():
+        return (g * _unsqueeze_to(c.result, (dim,), keepdim) / a,)
+    return (g * _exclusive_prod(a, dim),)
 
 
 PROD_DIM = defop("prod_dim", "ProdBackward1",
-                 lambda a, dim, keepdim: np.prod(a, axis=dim, keepdims=keepdim),
-                 lambda c, g: (_unsqueeze_to(g, (c.meta[0],), c.meta[1])
-                               * make(_exclusive_prod(c.saved[0]._data, c.meta[0])),),
-                 "d prod(a, dim)/da_i = prod of the others along dim", save="inputs",
-                 torch_call="a.prod(0)")
+                 lambda a, dim, keepdim: np.prod(a, axis=dim if a.ndim else None, keepdims=keepdim),
+                 _prod_dim_backward, "d prod(a, dim)/da_i = prod of the others along dim",
+                 save="inputs result", torch_call="a.prod(0)")
 
 
 def _evenly_to_ties(c, g):
@@ -145,11 +155,15 @@ GATHER = defop("gather", "GatherBackward0",
 def _scatter_back(c, g):
     """max(dim)/min(dim): the gradient goes to the chosen index only."""
     shape, dim, keepdim, indices = c.meta
+    if not shape:
+        return (g,)
     idx = indices if keepdim else np.expand_dims(indices, dim)
     return (run_op(SCATTER, (_unsqueeze_to(g, (dim,), keepdim),), (idx, dim, shape)),)
 
 
 def _values_at(a, shape, dim, keepdim, indices):
+    if a.ndim == 0:
+        return a.copy()
     idx = indices if keepdim else np.expand_dims(indices, dim)
     out = np.take_along_axis(a, idx, axis=dim)
     return out if keepdim else np.squeeze(out, axis=dim)
@@ -215,7 +229,7 @@ def _var_backward(c, g):
     dims, correction, keepdim = c.meta
     n = _count(a._data.shape, dims)
     dev = a - a.mean(dims, keepdim=True)
-    return (_unsqueeze_to(g, dims, keepdim) * dev * (2.0 / (n - correction)),)
+    return (_unsqueeze_to(g, dims, keepdim) * dev * float(np.divide(2.0, n - correction)),)
 
 
 def _std_backward(c, g):
@@ -247,7 +261,7 @@ LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", _logsumexp_fwd,
                   lambda c, g: (_unsqueeze_to(g, c.meta[0], c.meta[1])
                                 * (c.saved[0] - _unsqueeze_to(c.result, c.meta[0], c.meta[1])).exp(),),
                   "d logsumexp(a)/da = softmax(a)", save="inputs result", torch_call="a.logsumexp(0)")
-CUMSUM = defop("cumsum", "CumsumBackward0", lambda a, dim: np.cumsum(a, axis=dim),
+CUMSUM = defop("cumsum", "CumsumBackward0", lambda a, dim: np.cumsum(a, axis=dim) if a.ndim else a.copy(),
                lambda c, g: (g.flip([c.meta[0]]).cumsum(c.meta[0]).flip([c.meta[0]]),),
                "d cumsum(a)/da_i = sum of the gradients from i on", torch_call="a.cumsum(0)")
 
@@ -354,7 +368,9 @@ def _extremum(input, dim, keepdim, kind: str):
         return run_op(op, (input,), (d.shape, tuple(range(d.ndim)), False))
     ax = _wrap_dim(dim, d.ndim)
     if d.ndim == 0:
-        return return_type(kind, input.clone() if False else _alias(input), make(np.zeros((), np.int64)))
+        op = MAX_DIM if kind == "max" else MIN_DIM
+        values = run_op(op, (input,), ((), 0, bool(keepdim), np.zeros((), np.int64)))
+        return return_type(kind, values, make(np.zeros((), np.int64)))
     _empty_reduction_check(input, kind, (ax,))
     arg = _nan_aware_arg(d, ax, kind)
     indices = arg if not keepdim else np.expand_dims(arg, ax)
@@ -484,8 +500,6 @@ def cumsum(input, dim, *, dtype=None):
     npdt = _sum_dtype(input, dtype)
     d = input._data
     arrays = (d.astype(npdt),) if npdt is not None and d.dtype != npdt else None
-    if d.ndim == 0:
-        return run_op(CUMSUM, (input,), (0,), arrays=(d.reshape(1),) if arrays is None else (arrays[0].reshape(1),)).reshape(())
     return run_op(CUMSUM, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
 
 

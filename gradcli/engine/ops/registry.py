@@ -49,6 +49,7 @@ class Op:
     examples: list = field(default_factory=list)
     multi: bool = False  # several outputs (split, unbind): backward gets every output's gradient
     save_for: tuple = None  # per input: the inputs whose gradient needs it saved (None: always)
+    domain: str = "real"  # where the generic tests draw `a` from: real, positive or small
     node_cls: type = None
 
     def __post_init__(self):
@@ -71,15 +72,17 @@ def _compile_save_for(save_for: tuple):
 
 def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save: str = "",
           broadcast: bool = False, torch_call: str = "", examples=None, multi: bool = False,
-          save_for: tuple = None) -> Op:
+          save_for: tuple = None, domain: str = "real") -> Op:
     """Declare an op: one entry in OPS (adding an op means adding one of these).
 
     `save_for[i]` lists the inputs whose gradient formula reads input i: as in PyTorch,
     input i is saved (and its in-place modification checked) only if one of them needs a
     gradient, so `b = a * 2; a.mul_(2); b.backward()` is fine.
+    `torch_call` is an expression over `a` (and `b`) that reaches this op through the
+    public torch API: the generic tests evaluate it with real PyTorch and with gradcli.
     """
     op = Op(name, node, forward, backward, rule, "inputs" in save, "result" in save,
-            broadcast, torch_call, examples or [], multi, save_for)
+            broadcast, torch_call, examples or [], multi, save_for, domain)
     OPS[name] = op
     return op
 

@@ -29,7 +29,7 @@ CLONE = defop("clone", "CloneBackward0", lambda a: np.array(a, copy=True), lambd
               "d clone(a)/da = 1", torch_call="a.clone()")
 TO_COPY = defop("to_copy", "ToCopyBackward0", lambda a, npdt, src: a.astype(npdt),
                 lambda c, g: (g.to(dtypes.FROM_NP[c.meta[1]]),), "d a.to(dtype)/da = 1 (cast back)",
-                torch_call="a.double()")
+                torch_call="a.to(torch.float64, copy=True)")
 
 
 def _repeat_fwd(a, repeats):
@@ -73,7 +73,8 @@ STACK = defop("stack", "StackBackward0", lambda *arrays_and_meta: np.stack(array
                                  for i in range(len(c.next_functions))),
               "d stack(a, b)/da: the gradient's slice for a", torch_call="torch.stack([a, a])")
 FLIP = defop("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy(),
-             lambda c, g: (g.flip(c.meta[0]),), "d flip(a)/da: flip the gradient back")
+             lambda c, g: (g.flip(c.meta[0]),), "d flip(a)/da: flip the gradient back",
+             torch_call="a.flip(0)")
 
 
 def _pieces_backward(c, grads):
@@ -95,11 +96,14 @@ def _pieces_backward(c, grads):
     return (cat(parts, dim),)
 
 
-SPLIT = defop("split", "SplitBackward0", None, _pieces_backward, "d split(a)/da: join the pieces' gradients", multi=True)
+SPLIT = defop("split", "SplitBackward0", None, _pieces_backward, "d split(a)/da: join the pieces' gradients",
+              multi=True, torch_call="a.split(1)[-1] * a.split(1)[0]")
 SPLIT_WITH_SIZES = defop("split_with_sizes", "SplitWithSizesBackward0", None, _pieces_backward,
-                         "d split(a)/da: join the pieces' gradients", multi=True)
+                         "d split(a)/da: join the pieces' gradients", multi=True,
+                         torch_call="a.split([1, len(a) - 1])[1]")
 UNBIND = defop("unbind", "UnbindBackward0", None, _pieces_backward,
-               "d unbind(a)/da: stack the pieces' gradients", multi=True)
+               "d unbind(a)/da: stack the pieces' gradients", multi=True,
+               torch_call="a.unbind(0)[0] * a.unbind(-1)[-1]")
 
 
 def _run_pieces(op, x: Tensor, arrays: list, meta: tuple, steps: list) -> tuple:
@@ -140,7 +144,7 @@ def to(x: Tensor, *args, dtype=None, copy=False, **kwargs) -> Tensor:
         elif isinstance(a, Tensor):
             dtype = a.dtype
     if dtype is None:
-        return clone(x) if copy else x
+        return run_op(TO_COPY, (x,), (x._data.dtype, x._data.dtype)) if copy else x
     target = dtypes.to_dtype(dtype)
     if target.np == x._data.dtype and not copy:
         return x
@@ -228,6 +232,8 @@ def vstack(tensors):
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     d = x._data
+    if d.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     ax = _wrap_dim(dim, d.ndim)
     n = d.shape[ax]
     if isinstance(split_size_or_sections, int):
@@ -256,6 +262,8 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    if x._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
@@ -265,6 +273,9 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
     d = x._data
+    if d.ndim == 0:
+        _wrap_dim(dim, 0)
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     ax = _wrap_dim(dim, d.ndim)
     from .views import SELECT
 
@@ -278,7 +289,8 @@ def flip(x: Tensor, dims) -> Tensor:
     if isinstance(dims, int):
         dims = (dims,)
     n = x._data.ndim
-    return run_op(FLIP, (x,), (tuple(_wrap_dim(int(d), n) for d in dims),))
+    dims = tuple(_wrap_dim(int(d), n) for d in dims)
+    return run_op(FLIP, (x,), (dims if n else (),))
 
 
 def nonzero(x: Tensor, *, as_tuple=False):

@@ -77,17 +77,25 @@ VIEW = defop("view", "ViewBackward0", _reshape_view,
              lambda c, g: (g.reshape(c.meta[1]),), "d view(a)/da: reshape the gradient back",
              torch_call="a.view(-1)")
 UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", lambda a, shape, in_shape: a.reshape(shape),
-                    lambda c, g: (g.reshape(c.meta[1]),), "d reshape(a)/da: reshape the gradient back")
-ALIAS = defop("alias", "AliasBackward0", lambda a: a.view(), lambda c, g: (g,), "d alias(a)/da = 1")
+                    lambda c, g: (g.reshape(c.meta[1]),), "d reshape(a)/da: reshape the gradient back",
+                    torch_call="a.transpose(0, -1).reshape(-1)")
+ALIAS = defop("alias", "AliasBackward0", lambda a: a.view(), lambda c, g: (g,), "d alias(a)/da = 1",
+              torch_call="a[...]")
 SQUEEZE = {
     name: defop(f"squeeze{i}", name, _reshape_view,
-                lambda c, g: (g.reshape(c.meta[1]),), "d squeeze(a)/da: reshape the gradient back")
-    for i, name in enumerate(("SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward4"))
+                lambda c, g: (g.reshape(c.meta[1]),), "d squeeze(a)/da: reshape the gradient back",
+                torch_call=call)
+    for i, (name, call) in enumerate((
+        ("SqueezeBackward0", "a.unsqueeze(0).squeeze()"),
+        ("SqueezeBackward1", "a.unsqueeze(0).squeeze(0)"),
+        ("SqueezeBackward2", "a.unsqueeze(0).squeeze((0,))"),
+        ("SqueezeBackward4", "a.reshape(-1) @ a.reshape(-1, 1)")))
 }
 UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", _reshape_view,
                   lambda c, g: (g.reshape(c.meta[1]),), "d unsqueeze(a)/da: squeeze the gradient",
                   torch_call="a.unsqueeze(0)")
-TRANSPOSE = defop("transpose", "TransposeBackward0", lambda a, d0, d1: np.swapaxes(a, d0, d1),
+TRANSPOSE = defop("transpose", "TransposeBackward0",
+                  lambda a, d0, d1: np.swapaxes(a, d0, d1) if a.ndim else a.view(),
                   lambda c, g: (g.transpose(c.meta[0], c.meta[1]),),
                   "d transpose(a)/da: transpose the gradient back", torch_call="a.transpose(0, -1)")
 T = defop("t", "TBackward0", lambda a: a.T, lambda c, g: (g.t(),), "d a.t()/da: transpose the gradient back",
@@ -165,7 +173,8 @@ def _region_put(g, index, base_shape):
 # its region of the base (the forward is the same take, used when differentiating twice).
 AS_STRIDED = defop("as_strided", "AsStridedBackward0", _region_take,
                    lambda c, g: (run_op(REGION_PUT, (g,), c.meta),),
-                   "d view(base)/dbase: the gradient placed in the view's region")
+                   "d view(base)/dbase: the gradient placed in the view's region",
+                   torch_call="(c := a * 1, v := c[..., :1], c.mul_(2))[1]")
 REGION_PUT = defop("region_put", "AsStridedScatterBackward0", _region_put,
                    lambda c, g: (run_op(AS_STRIDED, (g,), c.meta),),
                    "d embed(g)/dg: take the view's region back")
@@ -190,7 +199,8 @@ def _copy_slices_backward(c, g):
 
 
 COPY_SLICES = defop("copy_slices", "CopySlices", None, _copy_slices_backward,
-                    "in-place write through a view: the written region's gradient goes to the new values")
+                    "in-place write through a view: the written region's gradient goes to the new values",
+                    torch_call="(c := a * 1).__setitem__((..., 0), b.sum() * 2) or c")
 
 
 def rewrite_base_history(view: Tensor, result: Tensor) -> None:
@@ -338,9 +348,6 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     n = x._data.ndim
-    if n == 0:
-        _wrap_dim(dim0, 0), _wrap_dim(dim1, 0)
-        return alias(x)
     return view_op(TRANSPOSE, x, (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
 
 
@@ -351,6 +358,8 @@ def t(x: Tensor) -> Tensor:
 
 
 def permute(x: Tensor, *dims) -> Tensor:
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
     n = x._data.ndim
     if len(dims) != n:
@@ -429,6 +438,9 @@ def select(x: Tensor, dim: int, index: int, report_dim=None) -> Tensor:
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    size = x._data.shape[_wrap_dim(dim, x._data.ndim)]
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return slice_dim(x, _wrap_dim(dim, x._data.ndim), start, start + length, 1)
 
 
@@ -519,9 +531,15 @@ def _plain_index(k):
 
 def getitem(x: Tensor, key) -> Tensor:
     """Tensor indexing: basic indices give chains of views, advanced ones IndexBackward0."""
-    if not isinstance(key, tuple):
-        key = (key,)
     d = x._data
+    if not isinstance(key, tuple):
+        if d.ndim == 0 and isinstance(key, slice):
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        if d.ndim == 0 and isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        key = (key,)
     if any(_is_advanced(k) for k in key):
         npkey = _numpy_key(tuple(k if _is_advanced(k) else _plain_index(k) for k in key))
         _check_advanced(d, npkey)
@@ -529,10 +547,6 @@ def getitem(x: Tensor, key) -> Tensor:
     key = tuple(_plain_index(k) for k in key)
     consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
     if consumed > d.ndim:
-        if d.ndim == 0:
-            raise IndexError(
-                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
         raise IndexError(f"too many indices for tensor of dimension {d.ndim}")
     res = x
     dim = 0  # where the next index applies in the result so far
@@ -589,15 +603,27 @@ def _index_put_backward(c, g):
 
 
 INDEX_PUT = defop("index_put", "IndexPutBackward0", _index_put_fwd, _index_put_backward,
-                  "d index_put(a, v)/da = 1 off the indices, d/dv = the gradient at the indices")
+                  "d index_put(a, v)/da = 1 off the indices, d/dv = the gradient at the indices",
+                  torch_call="(c := a * 1).__setitem__(torch.tensor([0]), b.sum() * 2) or c")
 COPY = defop("copy", "CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype),
              lambda c, g: (g * 0 if c.needs(0) else None, g if c.needs(1) else None),
-             "d copy_(a, b)/db = 1", broadcast=True)
+             "d copy_(a, b)/db = 1", broadcast=True, torch_call="(a * 1).copy_(b)")
 
 
 def copy_(x: Tensor, src, non_blocking=False) -> Tensor:
     if not isinstance(src, Tensor):
         src = make(np.asarray(src, dtype=x._data.dtype))
+    dst, shape = x._data.shape, src._data.shape
+    try:
+        ok = np.broadcast_shapes(dst, shape) == dst
+    except ValueError:
+        from .shape import broadcast_error
+
+        broadcast_error(dst, shape)
+    if not ok:
+        raise RuntimeError(
+            f"output with shape [{', '.join(map(str, dst))}] doesn't match the broadcast shape "
+            f"[{', '.join(map(str, np.broadcast_shapes(dst, shape)))}]")
     return x._apply_inplace(lambda old, s: run_op(COPY, (old, s)), src)
 
 
