@@ -1,0 +1,879 @@
+"""Running ``.grad`` files as tests: the logic shared by ``gradcli test`` and
+the pytest plugin (:mod:`gradcli.cli.pytest_plugin`).
+
+``run_grad_test(path, *, timeout=60, limits=None, seed=0) -> TestOutcome``
+    Runs one file in a fresh session in its own process and judges it: the
+    test fails at the program's first failed ``assert``, error or syntax
+    error (the outcome's ``report`` is the language's report, with the
+    script's line and a caret); where ``NAME.out`` lies beside ``NAME.grad``
+    the program's stdout must also equal it (object addresses ``0x...``
+    normalised, trailing newlines ignored; a unified diff on mismatch). A
+    file still running after ``timeout`` seconds of wall clock fails with a
+    ``Timeout`` report that shows the line it was running. Ctrl-C while a
+    test runs raises ``KeyboardInterrupt`` in the caller.
+
+Isolation: on Linux the files run in children forked from one long-lived
+helper process ("fork server") that has imported gradcli once, so each test
+costs milliseconds instead of an interpreter start-up, every file starts from
+a pristine interpreter state, and a runaway file is killed without harming
+the caller. Elsewhere (or with ``GRADCLI_TEST_ISOLATION=spawn``) each file
+runs in a new interpreter. A timed-out child first gets ``SIGUSR1``, which
+ends the program as an uncatchable guard (so the report names the line it
+was running), then ``SIGKILL`` after a grace period.
+
+Also here: :func:`discover` (files and directories to ``*.grad`` files),
+:func:`keyword_matcher` (pytest-like ``-k`` expressions) and
+:func:`junit_xml` / :func:`write_junit` (JUnit XML reports, written
+atomically).
+
+This module is cheap to import: the language loads in the helper process.
+"""
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import difflib
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: seconds a timed-out program gets to end itself (and report its line) before SIGKILL
+GRACE = 2.0
+#: the statuses of a TestOutcome
+PASSED, FAILED, ERROR, TIMEOUT = "passed", "failed", "error", "timeout"
+
+ADDR = re.compile(r"0x[0-9a-fA-F]+")
+MAX_DIFF_LINES = 200
+
+
+# ------------------------------------------------------------------ outcome
+@dataclass
+class TestOutcome:
+    """The verdict on one ``.grad`` file.
+
+    ``status`` is ``passed``, ``failed`` (failed assert, runtime error,
+    resource guard, golden-output mismatch), ``error`` (the file could not
+    run: syntax or forbidden-name error, unreadable file, a crash of gradcli)
+    or ``timeout``. ``report`` is the whole text to show for a non-passing
+    file; ``message`` its one-line summary; ``line``/``col`` the script's
+    failing location (None when unknown); ``stdout``/``stderr`` what the
+    program printed.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    path: str
+    status: str
+    duration: float = 0.0
+    kind: str = ""
+    message: str = ""
+    report: str = ""
+    line: int | None = None
+    col: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    golden: str | None = None
+    diff: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+    @property
+    def headline(self) -> str:
+        """The report's first line (``file:line:col: Kind: message``)."""
+        return self.report.split("\n", 1)[0] if self.report else self.message
+
+
+def normalise_output(text: str) -> str:
+    """Output as golden files are compared: ``0x...`` addresses masked,
+    line endings unified, trailing newlines dropped."""
+    return ADDR.sub("0x?", text.replace("\r\n", "\n")).rstrip("\n")
+
+
+def golden_path(path) -> Path | None:
+    """``NAME.out`` beside ``NAME.grad``, if it exists."""
+    p = Path(path)
+    out = p.with_suffix(".out") if p.suffix else p.with_name(p.name + ".out")
+    return out if out.is_file() else None
+
+
+def format_seconds(s: float) -> str:
+    return f"{s:g}"
+
+
+# -------------------------------------------------------------- the one API
+def run_grad_test(path, *, timeout: float | None = 60.0, limits=None, seed: int = 0,
+                  runner=None, cwd=None) -> TestOutcome:
+    """Run one ``.grad`` file as a test (see the module docstring).
+
+    ``path`` is opened relative to ``cwd`` (default: the current directory)
+    and is the name the reports show. ``limits`` is a
+    :class:`gradcli.lang.Limits` (default ``Limits.from_env()``);
+    ``timeout`` None or 0 means no wall-clock limit. ``runner`` defaults to
+    a process-wide one (:func:`default_runner`).
+    """
+    from gradcli.lang.limits import Limits
+
+    path = os.fspath(path)
+    cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
+    if limits is None:
+        limits = Limits.from_env()
+    request = {
+        "path": path,
+        "cwd": cwd,
+        "seed": int(seed),
+        "timeout": float(timeout) if timeout else None,
+        "limits": dataclasses.asdict(limits),
+    }
+    raw = (runner or default_runner()).run(request)
+    if raw.get("status") == "interrupted":
+        raise KeyboardInterrupt
+    outcome = TestOutcome(
+        path=path,
+        status=raw.get("status", ERROR),
+        duration=float(raw.get("duration") or 0.0),
+        kind=raw.get("kind") or "",
+        message=raw.get("message") or "",
+        report=raw.get("report") or "",
+        line=raw.get("line") or None,
+        col=raw.get("col") or None,
+        stdout=raw.get("stdout") or "",
+        stderr=raw.get("stderr") or "",
+    )
+    gold = golden_path(Path(cwd, path))
+    if gold is not None:
+        outcome.golden = os.path.join(os.path.dirname(path), gold.name)
+        if outcome.status == PASSED:
+            _judge_golden(outcome, gold)
+    return outcome
+
+
+def _judge_golden(outcome: TestOutcome, gold: Path) -> None:
+    shown = outcome.golden
+    try:
+        expected = gold.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        outcome.status, outcome.kind = ERROR, "Error"
+        outcome.message = f"cannot read the expected output {shown}: {e}"
+        outcome.report = f"{outcome.path}: {outcome.kind}: {outcome.message}"
+        return
+    want, got = normalise_output(expected), normalise_output(outcome.stdout)
+    if want == got:
+        return
+    diff = list(difflib.unified_diff(want.split("\n") if want else [],
+                                     got.split("\n") if got else [],
+                                     f"{shown} (expected)", f"{outcome.path} (stdout)",
+                                     lineterm=""))
+    if len(diff) > MAX_DIFF_LINES:
+        diff = diff[:MAX_DIFF_LINES] + [f"... ({len(diff) - MAX_DIFF_LINES} more diff lines)"]
+    outcome.status, outcome.kind = FAILED, "OutputMismatch"
+    outcome.message = f"stdout differs from {shown}"
+    outcome.diff = "\n".join(diff)
+    outcome.report = f"{outcome.path}: {outcome.kind}: {outcome.message}\n{outcome.diff}"
+
+
+# ------------------------------------------------------------------ runners
+class _RunnerBase:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def prepare(self):
+        """Start whatever helper the runner needs (optional: run() does it)."""
+
+    def close(self):  # pragma: no cover - overridden
+        pass
+
+
+def _child_env() -> dict:
+    """The environment of helper processes: gradcli importable from where
+    this process imported it."""
+    import gradcli
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(gradcli.__file__)))
+    parts = [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+_HELPER = "import sys; from gradcli.cli import testing; sys.exit(testing._helper_main(sys.argv[1:]))"
+
+
+class ForkServerRunner(_RunnerBase):
+    """Runs each request in a child forked from one helper process (POSIX)."""
+
+    def __init__(self):
+        self._proc = None
+
+    def prepare(self):
+        if self._proc is None or self._proc.poll() is not None:
+            self._start()
+
+    def _start(self):
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _HELPER, "--serve"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_child_env(),
+            close_fds=True)
+
+    def run(self, request: dict) -> dict:
+        self.prepare()
+        proc = self._proc
+        timeout = request.get("timeout")
+        # the helper enforces the timeout; this deadline only guards against a wedged helper
+        deadline = None if not timeout else time.monotonic() + timeout + GRACE + 60
+        try:
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
+            proc.stdin.flush()
+            fd = proc.stdout.fileno()
+            while True:
+                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+                ready, _, _ = select.select([fd], [], [], wait)
+                if ready:
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    self.close()
+                    return _error_result("the test runner did not respond; it was stopped")
+            line = proc.stdout.readline()
+        except BrokenPipeError:
+            line = b""
+        except BaseException:
+            self.close()
+            raise
+        if not line:
+            self.close()
+            return _error_result("the test runner ended unexpectedly")
+        return json.loads(line)
+
+    def close(self):
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=GRACE + 1)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # the helper kills its child on SIGTERM
+            try:
+                proc.wait(timeout=GRACE)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        try:
+            proc.stdout.close()
+        except OSError:
+            pass
+
+
+class SpawnRunner(_RunnerBase):
+    """Runs each request in a new interpreter (any platform)."""
+
+    def run(self, request: dict) -> dict:
+        tmp = tempfile.mkdtemp(prefix="gradcli-test-")
+        files = _TempFiles(tmp)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _HELPER, "--child", json.dumps(request), tmp],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, env=_child_env())
+            timed_out = False
+            try:
+                try:
+                    proc.wait(timeout=request.get("timeout") or None)
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    if hasattr(signal, "SIGUSR1"):
+                        proc.send_signal(signal.SIGUSR1)
+                        try:
+                            proc.wait(timeout=GRACE)
+                        except subprocess.TimeoutExpired:
+                            proc.kill()
+                    else:
+                        proc.kill()
+                    proc.wait()
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            return files.collect(request, proc.returncode, timed_out)
+        finally:
+            files.remove()
+
+
+def make_runner():
+    """A new runner: the fork server on Linux, a process per file elsewhere;
+    ``GRADCLI_TEST_ISOLATION=fork|spawn`` chooses."""
+    how = os.environ.get("GRADCLI_TEST_ISOLATION", "").strip().lower()
+    if how not in ("fork", "spawn"):
+        how = "fork" if sys.platform.startswith("linux") and hasattr(os, "fork") else "spawn"
+    if how == "fork" and not hasattr(os, "fork"):
+        how = "spawn"
+    return ForkServerRunner() if how == "fork" else SpawnRunner()
+
+
+_DEFAULT = None
+
+
+def default_runner():
+    """The process-wide runner (closed at exit or by :func:`close_default_runner`)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = make_runner()
+        atexit.register(close_default_runner)
+    return _DEFAULT
+
+
+def close_default_runner():
+    global _DEFAULT
+    runner, _DEFAULT = _DEFAULT, None
+    if runner is not None:
+        runner.close()
+
+
+def _error_result(message: str) -> dict:
+    return {"status": ERROR, "kind": "InternalError", "message": message,
+            "report": f"gradcli: {message}", "duration": 0.0}
+
+
+# ----------------------------------------------------- helper process side
+class _TempFiles:
+    """stdout, stderr and the result record of one child, in a temp dir."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.out = os.path.join(tmp, "stdout")
+        self.err = os.path.join(tmp, "stderr")
+        self.res = os.path.join(tmp, "result.json")
+
+    def collect(self, request, returncode, timed_out) -> dict:
+        result = None
+        try:
+            with open(self.res, encoding="utf-8") as f:
+                result = json.load(f)
+        except (OSError, ValueError):
+            pass
+        if result is None:
+            if timed_out:
+                result = _timeout_result(request, None)
+            elif returncode is not None and returncode < 0:
+                result = _error_result(f"the test process was killed by signal {-returncode}")
+            else:
+                result = _error_result(f"the test process ended without a result "
+                                       f"(exit code {returncode})")
+            result["report"] = result["report"].replace("gradcli: ", f"{request['path']}: ", 1)
+        elif timed_out and result.get("status") != TIMEOUT:
+            # it finished in the grace period, just after the deadline
+            result = _timeout_result(request, result)
+        result["stdout"] = _read_text(self.out)
+        result["stderr"] = _read_text(self.err)
+        return result
+
+    def remove(self):
+        for p in (self.out, self.err, self.res):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        try:
+            os.rmdir(self.tmp)
+        except OSError:
+            pass
+
+
+def _read_text(path, limit=64 * 1024 * 1024) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError:
+        return ""
+    text = data[:limit].decode("utf-8", errors="replace")
+    if len(data) > limit:
+        text += f"\n[output truncated at {limit} bytes]\n"
+    return text
+
+
+def _timeout_result(request, partial) -> dict:
+    t = request.get("timeout") or 0
+    msg = f"timed out after {format_seconds(t)} s (wall clock)"
+    res = {"status": TIMEOUT, "kind": "Timeout", "message": msg, "duration": t,
+           "report": f"{request['path']}: Timeout: {msg}"}
+    if partial and partial.get("line"):
+        res["line"], res["col"] = partial.get("line"), partial.get("col")
+    return res
+
+
+_TIMED_OUT = False
+
+
+def _on_timeout(signum, frame):
+    global _TIMED_OUT
+    _TIMED_OUT = True
+    raise _LIMIT_EXCEEDED("timed out")
+
+
+_LIMIT_EXCEEDED = None
+
+
+def _child(request: dict, files: _TempFiles) -> int:
+    """In the child process: redirect output, run the program, write the record."""
+    global _LIMIT_EXCEEDED
+    from gradcli.lang.limits import LimitExceeded
+    _LIMIT_EXCEEDED = LimitExceeded
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hasattr(signal, "SIGUSR1"):
+        signal.signal(signal.SIGUSR1, _on_timeout)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    for fd, path in ((1, files.out), (2, files.err)):
+        new = os.open(path, flags, 0o600)
+        os.dup2(new, fd)
+        os.close(new)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    import io
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", newline="\n")
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", newline="\n",
+                                  line_buffering=True)
+    try:
+        result = _run_program(request)
+    except BaseException as e:  # never let anything escape the child
+        if _TIMED_OUT:
+            result = _timeout_result(request, None)
+        elif isinstance(e, KeyboardInterrupt):
+            result = {"status": "interrupted", "message": "interrupted"}
+        else:
+            result = _error_result(f"{type(e).__name__}: {e} (a bug in gradcli)")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    tmp = files.res + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(result, f)
+    os.replace(tmp, files.res)
+    return 0
+
+
+def _run_program(request: dict) -> dict:
+    from gradcli.lang.errors import CompileError, GradcliError, InternalError, Interrupted
+    from gradcli.lang.limits import LimitExceeded, Limits
+    from gradcli.lang.session import Session, read_source, render_error, reset_engine
+
+    os.chdir(request["cwd"])
+    limits = Limits(**request["limits"]) if request.get("limits") else Limits.from_env()
+    t0 = time.perf_counter()
+    try:
+        try:
+            source, filename = read_source(request["path"])
+            session = Session(limits=limits)
+            reset_engine(request.get("seed", 0))
+            session.run(source, filename)
+        finally:
+            try:
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                pass
+            duration = time.perf_counter() - t0
+    except GradcliError as e:
+        res = {"duration": duration, "kind": e.kind, "message": e.message,
+               "line": e.line or None, "col": e.col or None}
+        if _TIMED_OUT:
+            t = request.get("timeout") or 0
+            e.kind, e.message = "Timeout", f"timed out after {format_seconds(t)} s (wall clock)"
+            e.hint = None
+            res.update(status=TIMEOUT, kind=e.kind, message=e.message, duration=t)
+        elif isinstance(e, Interrupted):
+            res["status"] = "interrupted"
+        elif isinstance(e, (CompileError, InternalError)):
+            res["status"] = ERROR
+        else:
+            res["status"] = FAILED
+        res["report"] = render_error(e)
+        return res
+    except LimitExceeded:
+        if _TIMED_OUT:
+            return _timeout_result(request, None)
+        raise
+    if _TIMED_OUT:  # the signal came just as the program ended
+        return _timeout_result(request, None)
+    return {"status": PASSED, "duration": duration}
+
+
+def _serve(proto_in: int, proto_out: int) -> int:
+    """The fork server: one JSON request per line in, one result per line out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's and the child's
+    current = {"pid": None}
+
+    def on_term(signum, frame):
+        pid = current["pid"]
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
+    _warm_up()
+    reader = os.fdopen(proto_in, "rb", buffering=0)
+    writer = os.fdopen(proto_out, "wb")
+    buf = b""
+    while True:
+        while b"\n" not in buf:
+            chunk = reader.read(65536)
+            if not chunk:
+                return 0
+            buf += chunk
+        line, buf = buf.split(b"\n", 1)
+        request = json.loads(line)
+        result = _serve_one(request, proto_in, proto_out, current)
+        writer.write(json.dumps(result).encode() + b"\n")
+        writer.flush()
+
+
+def _serve_one(request, proto_in, proto_out, current) -> dict:
+    tmp = tempfile.mkdtemp(prefix="gradcli-test-")
+    files = _TempFiles(tmp)
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child
+            code = 70
+            try:
+                os.close(r)
+                os.close(proto_in)
+                os.close(proto_out)
+                code = _child(request, files)
+            finally:
+                os._exit(code)
+        current["pid"] = pid
+        os.close(w)
+        w = None
+        timeout = request.get("timeout")
+        deadline = time.monotonic() + timeout if timeout else None
+        timed_out = killed = False
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([r, proto_in], [], [], wait)
+            if r in ready:
+                break
+            if proto_in in ready:  # the caller went away (or broke the protocol)
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                files.remove()
+                os._exit(0)
+            if time.monotonic() < deadline:
+                continue
+            if not timed_out:
+                timed_out = True
+                os.kill(pid, signal.SIGUSR1)
+                deadline = time.monotonic() + GRACE
+            elif not killed:
+                killed = True
+                os.kill(pid, signal.SIGKILL)
+                deadline = None
+        _, status = os.waitpid(pid, 0)
+        current["pid"] = None
+        code = os.waitstatus_to_exitcode(status)
+        return files.collect(request, code, timed_out)
+    finally:
+        os.close(r)
+        if w is not None:
+            os.close(w)
+        files.remove()
+
+
+def _warm_up():
+    """Import and build what every program needs, once, before forking."""
+    try:
+        from gradcli.lang import runtime
+        from gradcli.lang.parser import parse
+        from gradcli.lang.session import Session  # noqa: F401
+        parse("x = 1\n", "<warm-up>")
+        runtime.facade()
+    except Exception:
+        pass
+
+
+def _helper_main(argv) -> int:
+    if argv[:1] == ["--serve"]:
+        proto_in, proto_out = os.dup(0), os.dup(1)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.close(null)
+        sys.stdin = open(os.devnull, encoding="utf-8")
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+        return _serve(proto_in, proto_out)
+    if argv[:1] == ["--child"] and len(argv) == 3:
+        return _child(json.loads(argv[1]), _TempFiles(argv[2]))
+    sys.stderr.write("usage: (internal) --serve | --child REQUEST TMPDIR\n")
+    return 2
+
+
+# ---------------------------------------------------------------- discovery
+SKIP_DIRS = {"__pycache__", "node_modules", "venv"}
+
+
+def discover(paths) -> tuple:
+    """``(files, problems)``: the ``.grad`` files under ``paths`` (files are
+    taken as given, directories searched recursively, hidden ones skipped),
+    without duplicates, in order; ``problems`` lists paths that do not
+    exist."""
+    found, seen, problems = [], set(), []
+
+    def add(p):
+        key = os.path.realpath(p)
+        if key not in seen:
+            seen.add(key)
+            found.append(p)
+
+    for raw in paths:
+        p = os.fspath(raw)
+        if os.path.isdir(p):
+            for root, dirs, names in os.walk(p):
+                dirs[:] = sorted(d for d in dirs
+                                 if not d.startswith(".") and d not in SKIP_DIRS)
+                for name in sorted(names):
+                    if name.endswith(".grad") and not name.startswith("."):
+                        add(os.path.normpath(os.path.join(root, name)))
+        elif os.path.exists(p):
+            if p.endswith(".grad"):
+                add(os.path.normpath(p))
+            else:
+                problems.append(f"{p}: not a .grad file (skipped)")
+        else:
+            problems.append(f"{p}: no such file or directory")
+    return found, problems
+
+
+# ------------------------------------------------------------ -k expressions
+_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+
+
+def keyword_matcher(expr: str | None):
+    """A predicate on a path for a pytest-like ``-k`` expression: words are
+    case-insensitive substrings, combined with ``and``, ``or``, ``not`` and
+    parentheses. ValueError on a malformed expression."""
+    if not expr or not expr.strip():
+        return lambda text: True
+    tokens = []
+    pos = 0
+    while pos < len(expr):
+        m = _TOKEN.match(expr, pos)
+        if m is None:  # only trailing whitespace is left
+            break
+        tokens.append(m.group(1))
+        pos = m.end()
+    tokens.append(None)
+    i = 0
+
+    def peek():
+        return tokens[i]
+
+    def take():
+        nonlocal i
+        t = tokens[i]
+        i += 1
+        return t
+
+    def bad(why):
+        return ValueError(f"bad -k expression {expr!r}: {why}")
+
+    def parse_or():
+        left = parse_and()
+        while peek() == "or":
+            take()
+            right = parse_and()
+            left = (lambda a, b: lambda s: a(s) or b(s))(left, right)
+        return left
+
+    def parse_and():
+        left = parse_not()
+        while peek() == "and":
+            take()
+            right = parse_not()
+            left = (lambda a, b: lambda s: a(s) and b(s))(left, right)
+        return left
+
+    def parse_not():
+        t = peek()
+        if t == "not":
+            take()
+            inner = parse_not()
+            return lambda s: not inner(s)
+        if t == "(":
+            take()
+            inner = parse_or()
+            if take() != ")":
+                raise bad("missing ')'")
+            return inner
+        if t is None:
+            raise bad("unexpected end")
+        if t in (")", "and", "or"):
+            raise bad(f"unexpected {t!r}")
+        take()
+        word = t.lower()
+        return lambda s: word in s
+
+    pred = parse_or()
+    if peek() is not None:
+        raise bad(f"unexpected {peek()!r}")
+    return lambda text: pred(os.fspath(text).replace(os.sep, "/").lower())
+
+
+# -------------------------------------------------------------- JUnit XML
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+MAX_CAPTURE = 1024 * 1024
+
+
+def _xml_safe(text: str, limit: int | None = None) -> str:
+    text = text or ""
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + f"\n[truncated: {len(text) - limit} more characters]"
+    return _ILLEGAL_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _classname(path: str) -> str:
+    p = Path(path)
+    try:
+        rel = p.resolve().relative_to(Path.cwd().resolve()) if p.is_absolute() else p
+    except ValueError:
+        rel = p
+    parts = [x for x in rel.with_suffix("").parts if x not in ("/", "\\", ".", "..")]
+    parts = [x.rstrip(":") for x in parts]
+    return ".".join(x for x in parts if x) or p.stem
+
+
+def junit_xml(outcomes, *, duration: float, timestamp: str | None = None,
+              suite_name: str = "gradcli", properties: dict | None = None,
+              note: str | None = None) -> bytes:
+    """A JUnit XML report: ``<testsuites>`` with one ``<testsuite>`` and one
+    ``<testcase classname= name= file= time=>`` per file; a non-passing file
+    has ``<failure>`` (failed assert, runtime error, golden mismatch) or
+    ``<error>`` (syntax error, timeout, crash) with ``message`` (the report's
+    first line), ``type`` (the kind) and the whole report as text; the
+    program's output is in ``<system-out>`` / ``<system-err>``."""
+    import socket
+    import xml.etree.ElementTree as ET
+    from datetime import datetime, timezone
+
+    outcomes = list(outcomes)
+    failures = sum(o.status == FAILED for o in outcomes)
+    errors = sum(o.status in (ERROR, TIMEOUT) for o in outcomes)
+    if timestamp is None:
+        timestamp = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
+    counts = {"tests": str(len(outcomes)), "failures": str(failures), "errors": str(errors),
+              "skipped": "0", "time": f"{duration:.3f}"}
+    root = ET.Element("testsuites", {"name": suite_name, **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": suite_name, **counts,
+                                              "timestamp": timestamp,
+                                              "hostname": socket.gethostname() or "localhost"})
+    if properties:
+        props = ET.SubElement(suite, "properties")
+        for k, v in properties.items():
+            ET.SubElement(props, "property", {"name": str(k), "value": _xml_safe(str(v))})
+    for o in outcomes:
+        case = ET.SubElement(suite, "testcase", {
+            "classname": _xml_safe(_classname(o.path)),
+            "name": _xml_safe(os.path.basename(o.path)),
+            "file": _xml_safe(o.path.replace(os.sep, "/")),
+            "time": f"{o.duration:.3f}",
+        })
+        if o.line:
+            case.set("line", str(o.line))
+        if not o.passed:
+            tag = "failure" if o.status == FAILED else "error"
+            el = ET.SubElement(case, tag, {"message": _xml_safe(o.headline),
+                                           "type": _xml_safe(o.kind or o.status)})
+            el.text = _xml_safe(o.report, MAX_CAPTURE)
+        if o.stdout:
+            ET.SubElement(case, "system-out").text = _xml_safe(o.stdout, MAX_CAPTURE)
+        if o.stderr:
+            ET.SubElement(case, "system-err").text = _xml_safe(o.stderr, MAX_CAPTURE)
+    if note:
+        ET.SubElement(suite, "system-err").text = _xml_safe(note)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+class ReportError(Exception):
+    """The JUnit file could not be written (message says why)."""
+
+
+def check_report_target(path) -> None:
+    """Raise ReportError if a report cannot be written to ``path``."""
+    path = os.fspath(path)
+    target = os.path.abspath(path)
+    directory = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise ReportError(f"cannot write the JUnit XML report to {path}: it is a directory")
+    shown = os.path.dirname(path) or directory
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise ReportError(f"cannot write the JUnit XML report to {path}: "
+                          f"{shown} is not a directory")
+    if not os.path.isdir(directory):
+        raise ReportError(f"cannot write the JUnit XML report to {path}: "
+                          f"directory {shown} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ReportError(f"cannot write the JUnit XML report to {path}: "
+                          f"directory {shown} is not writable")
+
+
+def write_junit(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (a temp file in the same
+    directory, then rename). ReportError with a clear message on failure."""
+    check_report_target(path)
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                   dir=directory)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.chmod(tmp, 0o666 & ~_umask())
+        except OSError:
+            pass
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise ReportError(f"cannot write the JUnit XML report to {path}: "
+                          f"{e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
