@@ -76,7 +76,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None:
         targets = _as_tensor_list(inputs)
         if not targets:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         captured = run_engine(outputs, grads, retain_graph, create_graph, targets, accumulate=False)
         for t, g in zip(targets, captured, strict=False):
             if g is not None:

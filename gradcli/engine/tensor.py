@@ -114,9 +114,18 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '[{', '.join(map(str, value._data.shape))}]' "
+                    f"to a tensor of size '[{', '.join(map(str, self._data.shape))}]'. Please ensure "
+                    "that the gradient and the tensor are the same size")
             if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_c_name(value.dtype)}' to a tensor "
+                    f"with grad_dtype '{_type_word(self.dtype)}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                    "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+                    "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
+                    "break downstream systems that assume they match.")
         self._grad = value
 
     @property
@@ -319,6 +328,15 @@ class Tensor:
             base = self._base
             if base is not None and base._grad_fn is None and base._requires_grad:
                 raise RuntimeError(VIEW_LEAF_INPLACE)
+            fn = self._grad_fn
+            if base is not None and fn is not None and fn.op is not None and fn.op.multi:
+                from .node import short_name
+
+                raise RuntimeError(
+                    f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
+                    "inplace. This view is the output of a function that returns multiple views. "
+                    "Such functions do not allow the output views to be modified inplace. You "
+                    "should replace the inplace operation by an out-of-place one.")
 
     def _apply_inplace(self, compute, *others) -> Tensor:
         """Run `compute(self_value, *others)` out of place, then write it into self.
@@ -407,6 +425,11 @@ def _broadcastable(a, b) -> bool:
         return True
     except ValueError:
         return False
+
+
+def _c_name(d: dtypes.dtype) -> str:
+    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "bool": "bool"}[d.name]
 
 
 def _type_word(d: dtypes.dtype) -> str:

@@ -502,7 +502,11 @@ def where(condition, input=None, other=None):
         return nonzero(condition, as_tuple=True)
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {dtypes.FROM_NP[cond.dtype].name.capitalize()}")
+        from ..tensor import _type_word
+
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{_type_word(dtypes.FROM_NP[cond.dtype])}")
     a_t, b_t = isinstance(input, Tensor), isinstance(other, Tensor)
     result = dtypes.result_type(input, other)
     x, y = _operand_dtype_cast(input, other, result)
