@@ -364,3 +364,36 @@ def test_piped_stdin_runs_as_a_script(env):
     proc = subprocess.run([sys.executable, "-m", "gradcli", "repl"], input="x = (\n",
                           capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 2 and "SyntaxError" in proc.stderr
+
+
+@deadline()
+def test_colours_and_no_color(spawn):
+    t = spawn("repl", env_extra={"NO_COLOR": ""})
+    t.line("x = 1 + 2")
+    t.ready()
+    assert re.search(r"\x1b\[[0-9;]*38;5;\d+m", t.raw), "syntax highlighting expected"
+    assert t.exit_status() == 0
+    t = spawn("repl", "--no-color", env_extra={"NO_COLOR": ""})
+    t.line("x = 1 + 2")
+    t.ready()
+    assert not re.search(r"\x1b\[[0-9;]*3[0-9][;m]", t.raw), "no colours with --no-color"
+    assert t.exit_status() == 0
+
+
+@deadline()
+def test_stdout_redirected_keeps_the_prompt_on_the_terminal(env, tmp_path):
+    out_file = tmp_path / "out.txt"
+    cmd = f"exec {sys.executable} -m gradcli repl > {out_file}"
+    child = pexpect.spawn("/bin/sh", ["-c", cmd], env=env, cwd=str(tmp_path),
+                          dimensions=(ROWS, COLS), encoding="utf-8", timeout=WAIT)
+    t = Term.__new__(Term)
+    t.child, t.raw, t.pos = child, "", 0
+    try:
+        t.ready()                                  # the prompt is drawn on stderr
+        t.line("ones(2) * 3")
+        t.ready()
+        assert t.exit_status() == 0
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+    assert out_file.read_text() == "tensor([3., 3.])\n"

@@ -359,3 +359,13 @@ def test_importing_the_repl_command_is_cheap():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert proc.stdout.strip() == "[]"
+
+
+def test_seed_and_reset_reseed(capsys):
+    r = Repl(seed=3)
+    first = run(r, capsys, "randn(3)").out
+    assert first.startswith("tensor([")
+    assert run(r, capsys, "randn(3)").out != first
+    run(r, capsys, ":reset")
+    assert run(r, capsys, "randn(3)").out == first
+    assert run(Repl(seed=0), capsys, "randn(3)").out != first
