@@ -125,7 +125,12 @@ def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
         g = make(np.broadcast_to(g._data, var._data.shape).copy())
     old = var._grad
     if old is None:
-        var._grad = g if (create_graph and g._requires_grad) else make(np.array(g._data, copy=True))
+        if create_graph and g._requires_grad:
+            from .ops.views import COPY, run_op
+
+            var._grad = run_op(COPY, (make(np.zeros_like(var._data)), g))  # CopyBackwards
+        else:
+            var._grad = make(np.array(g._data, copy=True))
     elif create_graph and (g._requires_grad or old._requires_grad):
         var._grad = old + g
     else:
@@ -241,6 +246,11 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     _run_pre_hooks(node, grads)
                 if node.retain_hooks:
                     _retain(node, grads, create_graph)
+                if node.pre_hooks and None in node.pre_hooks:
+                    for hook in list(node.pre_hooks[None]):
+                        replaced = hook(tuple(grads))
+                        if replaced is not None:
+                            grads = list(replaced)
             if capture is not None and node in capture:
                 for nr, i in capture[node]:
                     if nr < len(grads):
@@ -299,6 +309,8 @@ def _add_to(buf: list, nr: int, g: Tensor) -> None:
 def _run_pre_hooks(node, grads: list) -> None:
     """Tensor hooks, in registration order; a hook may return a replacement gradient."""
     for nr, hooks in node.pre_hooks.items():
+        if nr is None:
+            continue
         if nr >= len(grads) or grads[nr] is None:
             continue
         g = grads[nr]

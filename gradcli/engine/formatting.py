@@ -110,8 +110,14 @@ _DTYPE_NAMES: dict[tuple[str, int], str] = {
 
 # Dtypes PyTorch leaves out of a non-empty tensor's repr (the default float dtype, int64
 # and bool can be told apart from the printed values alone).
-_IMPLIED_DTYPES = frozenset({("f", 4), ("i", 8), ("b", 1)})
-_DEFAULT_FLOAT_DTYPE = ("f", 4)
+_IMPLIED_DTYPES = frozenset({("i", 8), ("b", 1)})
+
+
+def _default_float_key() -> tuple[str, int]:
+    """The default float dtype (torch.set_default_dtype), which PyTorch leaves implied."""
+    from .dtypes import get_default_dtype
+
+    return _dtype_key(get_default_dtype().np)
 
 # The prefix every tensor repr starts with; continuation lines are indented past it.
 _PREFIX = "tensor("
@@ -301,13 +307,13 @@ def tensor_repr(
     if data.size == 0:
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
-        if key != _DEFAULT_FLOAT_DTYPE:  # nothing to infer the dtype from
+        if key != _default_float_key():  # nothing to infer the dtype from
             suffixes.append(f"dtype={name}")
         body = "[]"
     else:
         if not options.edgeitems:
             suffixes.append(f"size={tuple(data.shape)}")
-        if key not in _IMPLIED_DTYPES:
+        if key not in _IMPLIED_DTYPES and key != _default_float_key():
             suffixes.append(f"dtype={name}")
         summarize = data.size > options.threshold
         shown = _shown_elements(data, options.edgeitems) if summarize else data

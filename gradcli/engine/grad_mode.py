@@ -42,12 +42,22 @@ class _GradModeContext:
 class no_grad(_GradModeContext):  # noqa: N801
     _target = False
 
+    def __new__(cls, orig_func=None):
+        if orig_func is not None and callable(orig_func):
+            return cls()(orig_func)  # @torch.no_grad without parentheses
+        return super().__new__(cls)
+
     def __repr__(self):
         return "<torch.autograd.grad_mode.no_grad object>"
 
 
 class enable_grad(_GradModeContext):  # noqa: N801
     _target = True
+
+    def __new__(cls, orig_func=None):
+        if orig_func is not None and callable(orig_func):
+            return cls()(orig_func)
+        return super().__new__(cls)
 
     def __repr__(self):
         return "<torch.autograd.grad_mode.enable_grad object>"

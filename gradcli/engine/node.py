@@ -71,9 +71,8 @@ class Node:
         return RemovableHandle(self.post_hooks, fn)
 
     def register_prehook(self, fn):
-        from .tensor import RemovableHandle as _RH  # noqa: F401
-
-        hooks = self._hooks_for(0)
+        """A hook on the node: fn(grad_outputs) before it runs; may return replacements."""
+        hooks = self._hooks_for(None)
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
 

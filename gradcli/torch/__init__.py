@@ -63,6 +63,7 @@ from gradcli.engine.ops.elementwise import (  # noqa: F401
     exp,
     floor,
     floor_divide,
+    fmod,
     ge,
     gt,
     isfinite,
@@ -158,7 +159,6 @@ subtract = sub
 multiply = mul
 divide = div
 true_divide = div
-fmod = remainder
 swapaxes = transpose
 get_default_dtype = _dtypes.get_default_dtype
 set_default_dtype = _dtypes.set_default_dtype

@@ -136,7 +136,7 @@ METHODS = {
     "mul": E.mul, "multiply": E.mul, "__mul__": E.mul, "__rmul__": E.mul,
     "div": E.div, "divide": E.div, "true_divide": E.div, "__truediv__": E.div, "__rtruediv__": _rtruediv,
     "floor_divide": E.floor_divide, "__floordiv__": E.floor_divide, "__rfloordiv__": _swap(E.floor_divide),
-    "remainder": E.remainder, "fmod": E.remainder, "__mod__": E.remainder, "__rmod__": _swap(E.remainder),
+    "remainder": E.remainder, "fmod": E.fmod, "__mod__": E.remainder, "__rmod__": _swap(E.remainder),
     "pow": E.pow, "__pow__": E.pow, "__rpow__": _swap(E.pow), "square": E.square,
     "neg": E.neg, "negative": E.neg, "__neg__": E.neg, "__pos__": lambda self: self,
     "__abs__": E.abs, "abs": E.abs, "absolute": E.abs,

@@ -212,6 +212,12 @@ RREMAINDER = defop("rremainder", "NotImplemented", lambda a, b: np.mod(a, b),
                    _not_implemented("remainder"), broadcast=True, torch_call="2.5 % a")
 
 
+FMOD = defop("fmod", "FmodBackward1", np.fmod,
+             lambda c, g: (g, -g * (c.saved[0] / c.saved[1]).trunc() if c.needs(1) else None),
+             "d fmod(a, b)/da = 1, d/db = -trunc(a/b)", save="inputs", broadcast=True,
+             torch_call="torch.fmod(a, b)")
+FMOD_SCALAR = defop("fmod_scalar", "FmodBackward0", np.fmod, lambda c, g: (g,), "d fmod(a, s)/da = 1",
+                    broadcast=True, torch_call="torch.fmod(a, 1.5)")
 FLOOR_DIVIDE = defop("floor_divide", "NotImplemented", lambda a, b: np.floor_divide(a, b),
                      _not_implemented("floor_divide"), broadcast=True, torch_call="a // b")
 FLOOR = defop("floor", "FloorBackward0", np.floor, lambda c, g: (_zero_like(g),), "d floor(a)/da = 0",
@@ -259,7 +265,7 @@ def binary(op, a, b, float_result: bool = False):
         da, db = a._data.dtype, b._data.dtype
         if da == db and (not float_result or da.kind == "f") and a._data.ndim and b._data.ndim:
             return run_op(op, (a, b))
-    elif isinstance(a, Tensor) and type(b) is float and a._data.dtype.kind == "f":
+    elif isinstance(a, Tensor) and (type(b) is float or type(b) is int) and a._data.dtype.kind == "f":
         return run_op(op, (a, b))
     elif not isinstance(b, (Tensor, int, float, bool)) or (not isinstance(a, (Tensor, int, float, bool))):
         return NotImplemented
@@ -367,6 +373,15 @@ def remainder(input, other):
     op = REMAINDER if isinstance(other, Tensor) else REMAINDER_SCALAR
     if not isinstance(input, Tensor):
         op = RREMAINDER
+    return run_op(op, (input, other), arrays=(x, y))
+
+
+def fmod(input, other):
+    result = dtypes.result_type(input, other)
+    x, y = _operand_dtype_cast(input, other, result)
+    if result._category != 2:
+        _check_int_zero(y)
+    op = FMOD if isinstance(other, Tensor) else FMOD_SCALAR
     return run_op(op, (input, other), arrays=(x, y))
 
 
