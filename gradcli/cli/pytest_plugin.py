@@ -1,5 +1,171 @@
-"""pytest plugin (entry point `pytest11`): collects `test_*.grad` files as tests.
+"""pytest plugin (entry point ``pytest11``): ``.grad`` scripts as tests.
 
-Filled in by the CI-use work (issue 4); until then it registers nothing, so
-pytest keeps working in every project where gradcli is installed.
+Files whose name matches ``test_*.grad`` are collected, one test item per
+file, judged exactly as ``gradcli test`` judges them
+(:func:`gradcli.cli.testing.run_grad_test`): the test fails at the script's
+first failed ``assert``, error or syntax error, and where ``NAME.out`` lies
+beside ``NAME.grad`` its stdout must equal it. A failure shows gradcli's own
+report (the script's line with a caret), never a Python traceback.
+
+ini options (``pytest.ini``, ``[tool.pytest.ini_options]``, or ``-o``)::
+
+    grad_files        = test_*.grad      # glob patterns (space separated)
+    grad_timeout      = 60               # wall-clock seconds per file (0: none)
+    grad_seed         = 0
+    grad_max_steps    = 10000000         # the resource guards (SPEC 4);
+    grad_max_elements = 100000000        # unset: the GRADCLI_MAX_* env vars
+    grad_max_depth    = 500              # or gradcli's defaults
+    grad_max_length   = 10000000
+
+Items carry the ``grad`` marker (``pytest -m grad``). Importing this module is
+cheap, so projects that have no ``.grad`` files pay nothing for it.
 """
+from __future__ import annotations
+
+import fnmatch
+import os
+
+import pytest
+
+DEFAULT_PATTERNS = ["test_*.grad"]
+LIMIT_KEYS = ("max_steps", "max_elements", "max_depth", "max_length")
+
+
+def pytest_addoption(parser):
+    parser.addini("grad_files", type="args", default=list(DEFAULT_PATTERNS),
+                  help="glob patterns of gradcli scripts collected as tests (default: "
+                       "test_*.grad)")
+    parser.addini("grad_timeout", default="60",
+                  help="gradcli: wall-clock limit per .grad file in seconds (0: none)")
+    parser.addini("grad_seed", default="0", help="gradcli: random seed of every .grad file")
+    for key in LIMIT_KEYS:
+        parser.addini(f"grad_{key}", default="",
+                      help=f"gradcli: the {key.replace('_', '-')} resource guard "
+                           f"(as --{key.replace('_', '-')})")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "grad: a gradcli .grad script collected as a test")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    # bad ini values (or GRADCLI_MAX_* variables) are usage errors, reported once
+    if any(isinstance(item, GradItem) for item in items):
+        _settings(config)
+
+
+def _matches(file_path, patterns) -> bool:
+    name = file_path.name
+    full = str(file_path).replace(os.sep, "/")
+    for pat in patterns:
+        if "/" in pat:
+            if fnmatch.fnmatch(full, pat if pat.startswith("*") else "*/" + pat.lstrip("/")):
+                return True
+        elif fnmatch.fnmatch(name, pat):
+            return True
+    return False
+
+
+def pytest_collect_file(parent, file_path):
+    patterns = parent.config.getini("grad_files") or DEFAULT_PATTERNS
+    if _matches(file_path, patterns):
+        return GradFile.from_parent(parent, path=file_path)
+    return None
+
+
+_SETTINGS = pytest.StashKey[dict]()
+
+
+def _settings(config) -> dict:
+    """timeout, seed and Limits from the ini file (read once per session)."""
+    cached = config.stash.get(_SETTINGS, None)
+    if cached is not None:
+        return cached
+    from gradcli.lang.limits import Limits, parse_limit
+
+    def ini(name):
+        return str(config.getini(name) or "").strip()
+
+    try:
+        raw = ini("grad_timeout") or "60"
+        timeout = float(raw)
+        if not timeout >= 0:
+            raise ValueError
+    except ValueError:
+        raise pytest.UsageError(f"grad_timeout must be a number of seconds, not {raw!r}") from None
+    try:
+        raw = ini("grad_seed") or "0"
+        seed = int(raw)
+    except ValueError:
+        raise pytest.UsageError(f"grad_seed must be an integer, not {raw!r}") from None
+    overrides = {}
+    for key in LIMIT_KEYS:
+        raw = ini(f"grad_{key}")
+        if raw:
+            try:
+                overrides[key] = parse_limit(raw, f"grad_{key}")
+            except ValueError as e:
+                raise pytest.UsageError(str(e)) from None
+    try:
+        limits = Limits.from_env(**overrides)
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
+    settings = {"timeout": timeout, "seed": seed, "limits": limits}
+    config.stash[_SETTINGS] = settings
+    return settings
+
+
+class GradFile(pytest.File):
+    """A ``.grad`` script: one test item named after the file."""
+
+    def collect(self):
+        yield GradItem.from_parent(self, name=self.path.stem)
+
+
+class GradTestFailed(Exception):
+    """Raised by a failing item; carries the TestOutcome."""
+
+    def __init__(self, outcome):
+        super().__init__(outcome.headline)
+        self.outcome = outcome
+
+
+class GradItem(pytest.Item):
+    """One ``.grad`` file run as a test by gradcli."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.add_marker("grad")
+        self.outcome = None
+
+    def _shown_path(self) -> str:
+        """The script's path as reports show it: relative to the rootdir."""
+        try:
+            return os.path.relpath(self.path, self.config.rootpath)
+        except ValueError:  # another drive (Windows)
+            return str(self.path)
+
+    def runtest(self):
+        from gradcli.cli.testing import run_grad_test
+        s = _settings(self.config)
+        outcome = run_grad_test(self._shown_path(), timeout=s["timeout"], limits=s["limits"],
+                                seed=s["seed"], cwd=str(self.config.rootpath))
+        self.outcome = outcome
+        if outcome.stdout and not outcome.diff:
+            self.add_report_section("call", "stdout", outcome.stdout)
+        if outcome.stderr:
+            self.add_report_section("call", "stderr", outcome.stderr)
+        if not outcome.passed:
+            raise GradTestFailed(outcome)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, GradTestFailed):
+            return excinfo.value.outcome.report
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):
+        """The script and, once it has failed, the script's failing line (0-based)."""
+        line = 0
+        if self.outcome is not None and not self.outcome.passed and self.outcome.line:
+            line = self.outcome.line - 1
+        return self.path, line, self.name
