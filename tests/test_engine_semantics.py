@@ -357,6 +357,51 @@ def gradcheck_pass_and_mismatch(torch):
     return log
 
 
+def _chain(t) -> list:
+    out, stack = [], [(t.grad_fn, 0)]
+    while stack:
+        fn, depth = stack.pop()
+        if fn is None:
+            continue
+        out.append("  " * depth + type(fn).__name__)
+        stack.extend((f, depth + 1) for f, _ in reversed(fn.next_functions))
+    return out
+
+
+@scenario
+def composite_chains(torch):
+    F = torch.nn.functional
+    x = torch.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]], requires_grad=True)
+    p = torch.tensor([[0.2, 0.5, 0.3], [1.0, 0.0, 0.0]])
+    w = torch.tensor([[1.0, -1.0, 0.5], [0.0, 2.0, 1.0]], requires_grad=True)
+    bias = torch.tensor([0.1, 0.2], requires_grad=True)
+    log = []
+    for red in ("mean", "sum", "none"):
+        for target in (p, torch.tensor([0, 2])):
+            out = F.cross_entropy(x, target, reduction=red)
+            log.append(_log(red, out, _chain(out)))
+    log.append(_log(F.cross_entropy(x[0], p[0]), _chain(F.cross_entropy(x[0], p[0]))))
+    for inp in (torch.ones(3), torch.ones(4, 3), torch.ones(2, 4, 3)):
+        log.append(_log(_chain(F.linear(inp, w, bias)), _chain(F.linear(inp, w))))
+    log.append(_log(_chain(x.clamp(min=0)), _chain(x.clamp(max=0)), _chain(x.clamp_min(0)),
+                    _chain(x.clamp(0, 1)), _chain(F.mse_loss(x, p)), _chain(x.sigmoid().mean())))
+    log.append(_log(_chain(x @ w.t()), _chain(x[0] @ w.t()), _chain(x @ w[0]), _chain(x[0] @ w[1]),
+                    _chain(torch.ones(2, 2, 3, requires_grad=True) @ w.t())))
+    return log
+
+
+@scenario
+def size_and_return_types(torch):
+    x = torch.tensor([[1.0, 5.0, 2.0], [4.0, 0.5, 3.0]], requires_grad=True)
+    s = x.shape
+    r = x.max(1)
+    return [
+        _log(s, s[1:], s + (1,), (1,) + s, s * 2, s.numel(), s == (2, 3), type(s).__name__),
+        _log(r, type(r).__name__, r.values, r.indices, x.min(dim=0, keepdim=True)),
+        _log([torch.max(x, 1, keepdim=True)], torch.Size([]), torch.ones(2, 0).shape),
+    ]
+
+
 # ------------------------------------------------------------- grad modes
 
 

@@ -7,6 +7,8 @@ saying so, rather than pretending torch lacks it.
 
 from __future__ import annotations
 
+from types import SimpleNamespace as _SimpleNamespace
+
 from gradcli.engine import dtypes as _dtypes
 from gradcli.engine import ops as _ops  # noqa: F401  (installs the Tensor methods)
 from gradcli.engine.formatting import get_printoptions, printoptions, set_printoptions  # noqa: F401
@@ -101,6 +103,7 @@ from gradcli.engine.ops.elementwise import (  # noqa: F401
 )
 from gradcli.engine.ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer  # noqa: F401
 from gradcli.engine.ops.nn import log_softmax, softmax  # noqa: F401
+from gradcli.engine.ops.reductions import RETURN_TYPES as _RETURN_TYPES
 from gradcli.engine.ops.reductions import (  # noqa: F401
     all,
     amax,
@@ -173,6 +176,8 @@ int32 = int = _dtypes.int32
 bool = _dtypes.bool_
 
 __version__ = "2.13.0+gradcli"
+
+return_types = _SimpleNamespace(**_RETURN_TYPES)
 
 
 def is_grad_enabled_():  # pragma: no cover - alias kept private

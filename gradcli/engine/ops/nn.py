@@ -103,6 +103,12 @@ NLL = defop("nll_loss", "NllLossBackward0", lambda logp, target, reduction, weig
             torch_call="torch.nn.functional.nll_loss(a.reshape(2, -1), torch.tensor([0, 1]))")
 
 
+DIV_SCALAR = defop("div_scalar", "DivBackward1", lambda a, s: a / s, lambda c, g: (g / c.meta[0],),
+                   "d(a/s)/da = 1/s",
+                   torch_call="torch.nn.functional.cross_entropy(a.reshape(1, -1), "
+                              "a.reshape(1, -1).detach().softmax(-1))")
+
+
 def softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     d = input._data
     if dim is None:
@@ -158,12 +164,18 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0) -> Tensor:
     if target._data.dtype.kind == "f":
-        # class probabilities: -(target * log_softmax(input)).sum(class dim), reduced
-        logp = log_softmax(input, 1 if input._data.ndim > 1 else 0)
-        per = -(logp * target).sum(1 if input._data.ndim > 1 else 0)
-        if reduction == "mean":
-            return per.mean() if input._data.ndim > 1 else per
-        return per.sum() if reduction == "sum" else per
+        # class probabilities, as PyTorch composes them: -(log_softmax(input) * target)
+        # summed over the class dim ("none"), over everything ("sum"), or that divided by
+        # the batch size ("mean", a DivBackward1)
+        class_dim = 1 if input._data.ndim > 1 else 0
+        prod = log_softmax(input, class_dim) * target
+        if reduction == "none":
+            return -prod.sum(class_dim)
+        total = -prod.sum()
+        if reduction == "sum":
+            return total
+        batch = input._data.size // input._data.shape[class_dim]
+        return run_op(DIV_SCALAR, (total,), (float(batch),))
     return nll_loss(log_softmax(input, 1 if input._data.ndim > 1 else 0), target,
                     reduction=reduction)
 

@@ -273,12 +273,10 @@ MaxMin = namedtuple("MaxMin", "values indices")
 class return_type(tuple):  # noqa: N801
     """torch.return_types.max / min: a named (values, indices) pair."""
 
-    _kind = "max"
+    __slots__ = ()
 
     def __new__(cls, kind, values, indices):
-        self = tuple.__new__(cls, (values, indices))
-        self._kind_ = kind
-        return self
+        return tuple.__new__(RETURN_TYPES[kind], (values, indices))
 
     @property
     def values(self):
@@ -289,11 +287,16 @@ class return_type(tuple):  # noqa: N801
         return self[1]
 
     def __repr__(self) -> str:
-        values = repr(self[0]).replace("\n", "\n" + " " * 7)
-        indices = repr(self[1]).replace("\n", "\n" + " " * 8)
-        return f"torch.return_types.{self._kind_}(\nvalues={values},\nindices={indices})"
+        return (f"torch.return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
+                f"indices={self[1]!r})")
 
     __str__ = __repr__
+
+
+# one class per function, named as PyTorch names them (type(r).__name__ == "max")
+RETURN_TYPES = {kind: type(kind, (return_type,), {"__slots__": (), "__module__": "torch.return_types",
+                                                  "__new__": tuple.__new__})
+                for kind in ("max", "min")}
 
 
 def _sum_dtype(input: Tensor, dtype):
