@@ -354,3 +354,84 @@ def test_ctrl_c_writes_partial_junit_and_exits_130(tmp_path):
         time.sleep(0.05)
     else:
         pytest.fail("processes of the interrupted run are still alive")
+
+
+# ------------------------------------------------- isolation, display, help
+def test_spawn_isolation_same_results(tmp_path):
+    """GRADCLI_TEST_ISOLATION=spawn: a new interpreter per file, same verdicts."""
+    tree(tmp_path, "test_gradient.grad", "test_golden.grad", "fails_assert.grad",
+         "slow_loop.grad")
+    r = gradcli_test("t", "--timeout", "2", "--max-steps", HUGE_STEPS, "--junit-xml", "s.xml",
+                     cwd=tmp_path, env={"GRADCLI_TEST_ISOLATION": "spawn"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "2 passed, 1 failed, 1 timed out" in r.stdout.splitlines()[-1]
+    assert "t/fails_assert.grad:5:1: AssertionError: gradient sum should be 5" in r.stdout
+    assert "Timeout: timed out after 2 s" in r.stdout
+    _, suite, cases = junit(tmp_path / "s.xml")
+    assert suite.get("tests") == "4"
+
+
+def test_files_do_not_share_state(tmp_path):
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "a.grad").write_text("shared = 1\nset_printoptions(precision=1)\n"
+                              "print(ones(1) / 3)\n")
+    (d / "b.grad").write_text("print(ones(1) / 3)\n"
+                              "try:\n    shared\n    assert False, 'leaked'\n"
+                              "except NameError:\n    pass\n")
+    r = gradcli_test("t", "--junit-xml", "o.xml", cwd=tmp_path)
+    _, _, cases = junit(tmp_path / "o.xml")
+    assert cases["a.grad"].findtext("system-out") == "tensor([0.3])\n"
+    assert cases["b.grad"].findtext("system-out") == "tensor([0.3333])\n", r.stdout
+    assert r.returncode == 0, r.stdout
+
+
+def test_help_has_examples():
+    r = subprocess.run([sys.executable, "-m", "gradcli", "test", "--help"],
+                       capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "COLUMNS": "100", "NO_COLOR": "1"})
+    assert r.returncode == 0
+    for text in ("Examples", "gradcli test tests/", "--junit-xml", "--timeout", "-k",
+                 "--max-steps", "--seed", "--no-color", "Exit codes"):
+        assert text in r.stdout, text
+
+
+def test_closed_stdout_is_quiet(tmp_path):
+    tree(tmp_path, "test_gradient.grad", "fails_assert.grad", "test_golden.grad")
+    p = subprocess.Popen([sys.executable, "-m", "gradcli", "test", "t", "--junit-xml", "x.xml"],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read()
+    p.wait(timeout=60)
+    assert first.startswith(b"[1/3] t/fails_assert.grad")
+    assert b"Traceback" not in err and b"BrokenPipe" not in err
+    assert p.returncode == 1  # still the verdict of the run
+    assert junit(tmp_path / "x.xml")[1].get("tests") == "3"
+
+
+COLOUR = re.compile(r"\x1b\[(?:\d+;)*3[0-7](?:;\d+)*m")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+@pytest.mark.parametrize("no_color", [False, True])
+def test_terminal_progress_and_table(tmp_path, no_color):
+    pexpect = pytest.importorskip("pexpect")
+    tree(tmp_path, "test_gradient.grad", "fails_assert.grad")
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "LINES")}
+    env["TERM"] = "xterm-256color"
+    args = ["-m", "gradcli", "test", "t"] + (["--no-color"] if no_color else [])
+    child = pexpect.spawn(sys.executable, args, cwd=str(tmp_path), env=env,
+                          dimensions=(40, 120), timeout=60, encoding="utf-8")
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before
+    assert child.exitstatus == 1, out
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out)
+    assert "testing" in plain                       # the live progress line
+    assert re.search(r"PASS\s+t/test_gradient\.grad", plain)
+    assert re.search(r"FAIL\s+t/fails_assert\.grad", plain)
+    assert re.search(r"file\s+result\s+time\s+message", plain)  # the summary table
+    assert "1 passed, 1 failed" in plain
+    assert 'assert x.grad.sum().item() == 5, "gradient sum should be 5"' in plain
+    assert bool(COLOUR.search(out)) is (not no_color)

@@ -216,19 +216,39 @@ class ForkServerRunner(_RunnerBase):
     """Runs each request in a child forked from one helper process (POSIX)."""
 
     def __init__(self):
+        import threading
         self._proc = None
+        self._log = None
+        self._lock = threading.RLock()
 
     def prepare(self):
-        if self._proc is None or self._proc.poll() is not None:
-            self._start()
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start()
 
     def _start(self):
+        self.close()
+        self._log = tempfile.TemporaryFile()  # the helper's own stderr, for diagnosis
         self._proc = subprocess.Popen(
             [sys.executable, "-c", _HELPER, "--serve"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_child_env(),
-            close_fds=True)
+            stdout=subprocess.PIPE, stderr=self._log, env=_child_env(), close_fds=True)
+
+    def _died(self, what: str) -> dict:
+        tail = ""
+        if self._log is not None:
+            try:
+                self._log.seek(0)
+                tail = self._log.read()[-2000:].decode("utf-8", "replace").strip()
+            except (OSError, ValueError):
+                pass
+        self.close()
+        return _error_result(what + (f"; its last words:\n{tail}" if tail else ""))
 
     def run(self, request: dict) -> dict:
+        with self._lock:
+            return self._run(request)
+
+    def _run(self, request: dict) -> dict:
         self.prepare()
         proc = self._proc
         timeout = request.get("timeout")
@@ -244,8 +264,7 @@ class ForkServerRunner(_RunnerBase):
                 if ready:
                     break
                 if deadline is not None and time.monotonic() >= deadline:
-                    self.close()
-                    return _error_result("the test runner did not respond; it was stopped")
+                    return self._died("the test runner did not respond; it was stopped")
             line = proc.stdout.readline()
         except BrokenPipeError:
             line = b""
@@ -253,12 +272,14 @@ class ForkServerRunner(_RunnerBase):
             self.close()
             raise
         if not line:
-            self.close()
-            return _error_result("the test runner ended unexpectedly")
+            return self._died("the test runner ended unexpectedly")
         return json.loads(line)
 
     def close(self):
         proc, self._proc = self._proc, None
+        log, self._log = self._log, None
+        if log is not None:
+            log.close()
         if proc is None:
             return
         try:
@@ -816,7 +837,8 @@ def junit_xml(outcomes, *, duration: float, timestamp: str | None = None,
     if note:
         ET.SubElement(suite, "system-err").text = _xml_safe(note)
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    body = ET.tostring(root, encoding="unicode")
+    return ('<?xml version="1.0" encoding="utf-8"?>\n' + body + "\n").encode("utf-8")
 
 
 class ReportError(Exception):
