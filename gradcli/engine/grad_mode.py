@@ -78,6 +78,10 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
         GRAD_ENABLED[0] = self._prev
         return False
 
+    def __call__(self, fn):
+        GRAD_ENABLED[0] = self._prev  # as a decorator it must not change the mode now
+        return _GradModeContext.__call__(self, fn)
+
     def clone(self):
         return set_grad_enabled(self._target)
 

@@ -257,7 +257,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # as PyTorch: the rows are UnbindBackward0 outputs
 
     def __contains__(self, item) -> bool:
         other = item._data if isinstance(item, Tensor) else item

@@ -63,6 +63,8 @@ def _infer_dtype(data) -> dtypes.dtype:
             kinds.add(dtypes.int64)
         elif isinstance(v, float):
             kinds.add(dtypes.get_default_dtype())
+        elif v is None:
+            raise RuntimeError("Could not infer dtype of NoneType")
         else:
             raise TypeError(f"Could not infer dtype of {type(v).__name__}")
     result = None
@@ -91,7 +93,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         if dtype is not None:
             arr = arr.astype(dtypes.to_dtype(dtype).np)
         return _finish(arr, requires_grad)
-    if isinstance(data, str) or data is None:
+    if data is None:
+        raise RuntimeError("Could not infer dtype of NoneType")
+    if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     _check_ragged(data)
     target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
@@ -131,6 +135,9 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tenso
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    flat = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    if any(isinstance(s, int) and s < 0 for s in flat):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -147,7 +154,11 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     m = n if m is None else m
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     _size((n, m))
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
@@ -163,7 +174,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         target = dtypes.get_default_dtype() if is_float else dtypes.int64

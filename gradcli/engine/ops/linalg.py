@@ -45,10 +45,11 @@ ADDMM = defop("addmm", "AddmmBackward0",
 
 def _same_dtype(a: Tensor, b: Tensor, name: str):
     if a._data.dtype != b._data.dtype:
+        from ..tensor import _c_name
+
         da, db = dtypes.FROM_NP[a._data.dtype], dtypes.FROM_NP[b._data.dtype]
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {da.name.replace('float32', 'float').replace('float64', 'double').replace('int64', 'long')} != "
-            f"{db.name.replace('float32', 'float').replace('float64', 'double').replace('int64', 'long')}")
+            f"expected m1 and m2 to have the same dtype, but got: {_c_name(da)} != {_c_name(db)}")
 
 
 def _shape_str(shape) -> str:

@@ -456,6 +456,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         if p == "nuc":
             raise RuntimeError("torch.norm with p='nuc' is not supported by gradcli")
         raise RuntimeError(f"linalg.vector_norm: unsupported norm type {p}")
+    if dtype is None and input._data.dtype.kind != "f":
+        from ..tensor import _type_word
+
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{_type_word(input.dtype)}")
     arrays = _float_check(input, "linalg.vector_norm", dtype)
     d = input._data
     dims = _dims(dim, d.ndim)

@@ -252,10 +252,11 @@ def infer_shape(shape: tuple, numel: int) -> tuple:
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
-    for s in shape:
+    for i, s in enumerate(shape):
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(
+                    f"invalid shape dimension {s} at index {i} of shape [{', '.join(map(str, shape))}]")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
