@@ -139,21 +139,39 @@ def _translate(err: ValueError, arrays) -> Exception:
     return err
 
 
+_NO_EDGE = (None, 0)
+
+
 def _record(op: Op, inputs, meta, out):
     """Make the graph node for one op application (only when a gradient is needed)."""
-    edges = tuple(edge_of(x) for x in inputs)
+    edges = []
+    for x in inputs:  # edge_of, inlined: this runs for every recorded op
+        if type(x) is Tensor:
+            if x._base is not None and x._attr_version != x._vc[0]:
+                refresh_view(x)
+            fn = x._grad_fn
+            if fn is not None:
+                edges.append((fn, x._output_nr))
+            elif x._requires_grad:
+                edges.append((x._grad_accumulator(), 0))
+            else:
+                edges.append(_NO_EDGE)
+        else:
+            edges.append(_NO_EDGE)
+    edges = tuple(edges)
     saved = versions = input_meta = None
     if op.save_inputs:
         saved = inputs if op.save_for is None else op.save_for(inputs, edges)
         versions = tuple([x._vc[0] for x in saved if type(x) is Tensor])
     if op.broadcast:
         shape, dt = out.shape, out.dtype
-        per_input = tuple(
-            (x._data.shape, x._data.dtype)
-            if type(x) is Tensor and (x._data.shape != shape or x._data.dtype != dt) else None
-            for x in inputs)
-        if any(per_input):
-            input_meta = per_input
+        for i, x in enumerate(inputs):
+            if type(x) is Tensor:
+                d = x._data
+                if d.shape != shape or d.dtype != dt:
+                    if input_meta is None:
+                        input_meta = [None] * len(inputs)
+                    input_meta[i] = (d.shape, d.dtype)
     node = op.node_cls(op, edges, saved, versions, None, meta, input_meta)
     if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
         node.trace = TRACE_PROVIDER[0]()
