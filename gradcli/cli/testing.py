@@ -568,8 +568,11 @@ def _serve(proto_in: int, proto_out: int) -> int:
                 return 0
             buf += chunk
         line, buf = buf.split(b"\n", 1)
-        request = json.loads(line)
-        result = _serve_one(request, proto_in, proto_out, current)
+        try:
+            request = json.loads(line)
+            result = _serve_one(request, proto_in, proto_out, current)
+        except Exception as e:  # e.g. fork() failed: report it, keep serving
+            result = _error_result(f"the test runner failed: {type(e).__name__}: {e}")
         writer.write(json.dumps(result).encode() + b"\n")
         writer.flush()
 
