@@ -11,6 +11,7 @@ PyTorch's order. Saved tensors are released as each node finishes unless
 from __future__ import annotations
 
 import heapq
+from heapq import heappop, heappush
 
 import numpy as np
 
@@ -239,7 +240,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     anomaly = grad_mode.ANOMALY[0]
     try:
         while heap:
-            node = heapq.heappop(heap)[2]
+            node = heappop(heap)[2]
             grads = buffers.pop(node, None) or [None]
             if observe is None:
                 if node.pre_hooks:
@@ -261,7 +262,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if accumulate and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
                 continue
-            if all(g is None for g in grads):
+            if grads.count(None) == len(grads):
                 out_grads = (None,) * len(node.next_functions)
             else:
                 node.saved_tensors_check()
@@ -284,12 +285,16 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if buf is None:
                     buf = buffers[child] = []
                 if g is not None:
-                    _add_to(buf, nr, g)
+                    if nr == 0 and not buf:
+                        buf.append(g)
+                    else:
+                        _add_to(buf, nr, g)
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
                     counter += 1
-                    heapq.heappush(heap, (_priority(child), counter, child))
+                    heappush(heap, (_LEAF_PRIORITY if type(child) is AccumulateGrad else -child.seq,
+                                    counter, child))
     finally:
         GRAD_ENABLED[0] = prev_mode
     return captured
