@@ -43,6 +43,14 @@ RUN_HELP = """Run .grad programs, each in a fresh state; the exit code is the wo
 Results go to stdout, error reports to stderr. Exit codes: 0 ok, 1 runtime
 error, failed assert or resource limit, 2 syntax error or forbidden name,
 130 interrupted (Ctrl-C).
+
+Examples:
+
+  gradcli run prog.grad
+
+  gradcli run a.grad b.grad --seed 1 --max-steps 100000
+
+  echo "print(ones(2))" | gradcli run -
 """
 
 EVAL_HELP = """Run statements (separated by ';' or newlines) and echo the last
@@ -54,6 +62,12 @@ Example: gradcli eval "x = ones(2, requires_grad=True); (x * 3).sum().backward()
 CHECK_HELP = """Compile without running: report every syntax error and forbidden
 name with its location (several per file where the parser can recover).
 Exit 2 if any file has an error.
+
+Examples:
+
+  gradcli check prog.grad
+
+  gradcli check -q examples/*.grad
 """
 
 #: modules that add commands (``register(app)``); missing ones are skipped
@@ -156,6 +170,8 @@ def _fast_path(argv):
             positional.append(a)
         elif a == "--":
             only_args = True
+        elif a == "--no-color":
+            os.environ["NO_COLOR"] = "1"
         elif a == "--echo" and cmd == "run":
             kw["echo"] = True
         elif a in ("-q", "--quiet") and cmd == "check":
@@ -260,6 +276,11 @@ def _build_app():
     MaxLength = Annotated[Optional[int], typer.Option(
         "--max-length", callback=_positive, metavar="N",
         help="Longest string or list (default 10,000,000; env GRADCLI_MAX_LENGTH).")]
+    NoColor = Annotated[bool, typer.Option("--no-color", help="Plain text output, no colours.")]
+
+    def no_color_env(flag):
+        if flag:
+            os.environ["NO_COLOR"] = "1"
 
     @app.command("run", help=RUN_HELP)
     def run_cmd(
@@ -273,7 +294,9 @@ def _build_app():
         max_elements: MaxElements = None,
         max_depth: MaxDepth = None,
         max_length: MaxLength = None,
+        no_color: NoColor = False,
     ):
+        no_color_env(no_color)
         raise typer.Exit(do_run(files, echo=echo, seed=seed, max_steps=max_steps,
                                 max_elements=max_elements, max_depth=max_depth,
                                 max_length=max_length))
@@ -287,7 +310,9 @@ def _build_app():
         max_elements: MaxElements = None,
         max_depth: MaxDepth = None,
         max_length: MaxLength = None,
+        no_color: NoColor = False,
     ):
+        no_color_env(no_color)
         raise typer.Exit(do_eval(code, seed=seed, max_steps=max_steps, max_elements=max_elements,
                                  max_depth=max_depth, max_length=max_length))
 
@@ -297,7 +322,9 @@ def _build_app():
                                                    help="Programs to check ('-' = stdin).")],
         quiet: Annotated[bool, typer.Option("--quiet", "-q",
                                             help="Print nothing for files that pass.")] = False,
+        no_color: NoColor = False,
     ):
+        no_color_env(no_color)
         raise typer.Exit(do_check(files, quiet=quiet))
 
     register_commands(app)
