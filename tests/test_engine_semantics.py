@@ -471,6 +471,41 @@ def promotion_table(torch):
     return log
 
 
+BINARY_EXPRESSIONS = [
+    "a + b", "a - b", "a * b", "a / b", "a ** b", "a // b", "a % b", "torch.maximum(a, b)",
+    "a < b", "a == b", "torch.where(torch.tensor([True, False]), a, b)", "a & b", "a | b",
+    "a ^ b", "torch.div(a, b, rounding_mode='trunc')", "torch.div(a, b, rounding_mode='floor')",
+    "torch.fmod(a, b)", "torch.remainder(a, b)",
+]
+
+
+@scenario
+def binary_ops_over_every_dtype_pairing(torch):
+    """Result, dtype or exact error of each binary op for every pairing of bool/int64/
+    float32/float64 tensors, 0-d tensors and Python scalars."""
+    values = {
+        "bool": lambda: torch.tensor([True, False]), "bool 0-d": lambda: torch.tensor(True),
+        "int": lambda: torch.tensor([3, -2]), "int 0-d": lambda: torch.tensor(5),
+        "float": lambda: torch.tensor([1.5, -2.0]), "float 0-d": lambda: torch.tensor(2.5),
+        "double": lambda: torch.tensor([1.5, -2.0], dtype=torch.float64),
+        "double 0-d": lambda: torch.tensor(2.5, dtype=torch.float64),
+        "py bool": lambda: True, "py int": lambda: 3, "py float": lambda: 2.5,
+    }
+    log = []
+    for expr in BINARY_EXPRESSIONS:
+        for na, ma in values.items():
+            for nb, mb in values.items():
+                if na.startswith("py") and nb.startswith("py"):
+                    continue
+                try:
+                    r = eval(expr, {"torch": torch}, {"a": ma(), "b": mb()})  # noqa: S307
+                    out = _log(r, r.dtype)
+                except Exception as err:  # noqa: BLE001 - the error is part of the behaviour
+                    out = _log(type(err).__name__, err)
+                log.append(_log(expr, na, nb, "->", out))
+    return log
+
+
 @scenario
 def promotion_with_default_dtype(torch):
     log = []

@@ -155,7 +155,10 @@ METHODS = {
     "le": E.le, "__le__": E.le, "gt": E.gt, "__gt__": E.gt, "ge": E.ge, "__ge__": E.ge,
     "logical_not": E.logical_not, "logical_and": E.logical_and, "logical_or": E.logical_or,
     "logical_xor": E.logical_xor, "__invert__": lambda self: E.logical_not(self) if self._data.dtype == np.bool_ else E.bitwise_not(self),
-    "__and__": E.logical_and, "__or__": E.logical_or, "__xor__": E.logical_xor,
+    "__and__": E.bitwise_and, "__or__": E.bitwise_or, "__xor__": E.bitwise_xor,
+    "__rand__": E.bitwise_and, "__ror__": E.bitwise_or, "__rxor__": E.bitwise_xor,
+    "bitwise_and": E.bitwise_and, "bitwise_or": E.bitwise_or, "bitwise_xor": E.bitwise_xor,
+    "bitwise_not": E.bitwise_not,
     "isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite,
     "allclose": creation.allclose, "isclose": creation.isclose, "equal": creation.equal,
     # reductions

@@ -19,6 +19,28 @@ def _zero_like(g):
     return g * 0
 
 
+def _power(a, b):
+    """a ** b; integers to negative integer powers as PyTorch computes them (1, -1 or 0)."""
+    if not (isinstance(b, np.ndarray) and b.dtype.kind in "iu" and np.result_type(a, b).kind in "iu"
+            and (b < 0).any()):
+        return np.power(a, b)
+    a = np.asarray(a, dtype=np.result_type(a, b))
+    neg = b < 0
+    out = np.power(a, np.where(neg, 0, b))
+    odd = (b % 2) != 0
+    special = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+    return np.where(neg, special, out).astype(out.dtype)
+
+
+def _mod(a, b):
+    """PyTorch's remainder: the sign of the divisor; floats via fmod, keeping fmod's zero."""
+    if np.result_type(a, b).kind != "f":
+        return np.mod(a, b)
+    mod = np.fmod(a, b)
+    fix = (mod != 0) & ((b < 0) != (mod < 0))
+    return np.where(fix, mod + b, mod)
+
+
 def _where(cond, a, b):
     return where(cond, a, b)
 
@@ -69,12 +91,12 @@ def _pow_exp_grad(g, a, result):
 POW_SCALAR = defop("pow", "PowBackward0", lambda a, e: np.power(a, e),
                    lambda c, g: (_pow_self_grad(g, c.saved[0], c.meta[0]),),
                    "d(a^n)/da = n*a^(n-1)", save="inputs", torch_call="a ** 2.5", domain="positive")
-POW_TENSOR = defop("pow_tensor", "PowBackward1", np.power,
+POW_TENSOR = defop("pow_tensor", "PowBackward1", _power,
                    lambda c, g: (_pow_self_grad(g, c.saved[0], c.saved[1]) if c.needs(0) else None,
                                  _pow_exp_grad(g, c.saved[0], c.result) if c.needs(1) else None),
                    "d(a^b)/da = b*a^(b-1), d(a^b)/db = a^b*log(a)", save="inputs result",
                    broadcast=True, torch_call="a ** b", domain="positive")
-RPOW = defop("rpow", "PowBackward2", lambda a, s: np.power(s, a),
+RPOW = defop("rpow", "PowBackward2", lambda a, s: _power(s, a),
              lambda c, g: (_pow_exp_grad(g, c.meta[0], c.result),),
              "d(s^a)/da = s^a*log(s)", save="result", torch_call="2.5 ** a")
 
@@ -201,14 +223,14 @@ def _not_implemented(name):
     return backward
 
 
-REMAINDER = defop("remainder", "RemainderBackward1", lambda a, b: np.mod(a, b),
+REMAINDER = defop("remainder", "RemainderBackward1", _mod,
                   lambda c, g: (g, -g * (c.saved[0] / c.saved[1]).floor() if c.needs(1) else None),
                   "d(a mod b)/da = 1, d/db = -floor(a/b)", save="inputs", broadcast=True,
                   torch_call="torch.remainder(a, b)")
-REMAINDER_SCALAR = defop("remainder_scalar", "RemainderBackward0", lambda a, b: np.mod(a, b),
+REMAINDER_SCALAR = defop("remainder_scalar", "RemainderBackward0", _mod,
                          lambda c, g: (g,), "d(a mod s)/da = 1", broadcast=True,
                          torch_call="torch.remainder(a, 1.5)")
-RREMAINDER = defop("rremainder", "NotImplemented", lambda a, b: np.mod(a, b),
+RREMAINDER = defop("rremainder", "NotImplemented", _mod,
                    _not_implemented("remainder"), broadcast=True, torch_call="2.5 % a")
 
 
@@ -336,6 +358,7 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":
+        _no_bool_kernel(dtypes.result_type(input, other), "div_trunc_cpu")
         return trunc(div(input, other)) if _is_float(input, other) else _int_trunc_div(input, other)
     raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
@@ -357,8 +380,14 @@ def _check_int_zero(y) -> None:
         raise RuntimeError("ZeroDivisionError")
 
 
+def _no_bool_kernel(result: dtypes.dtype, kernel: str) -> None:
+    if result is dtypes.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def floor_divide(input, other):
     result = dtypes.result_type(input, other)
+    _no_bool_kernel(result, "div_floor_cpu")
     x, y = _operand_dtype_cast(input, other, result)
     if result._category != 2:
         _check_int_zero(y)
@@ -367,6 +396,7 @@ def floor_divide(input, other):
 
 def remainder(input, other):
     result = dtypes.result_type(input, other)
+    _no_bool_kernel(result, "remainder_cpu")
     x, y = _operand_dtype_cast(input, other, result)
     if result._category != 2:
         _check_int_zero(y)
@@ -377,7 +407,14 @@ def remainder(input, other):
 
 
 def fmod(input, other):
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"fmod() received an invalid combination of arguments - got ({type(input).__name__}, "
+            f"{type(other).__name__}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+            " * (Tensor input, Number other, *, Tensor out = None)\n")
     result = dtypes.result_type(input, other)
+    _no_bool_kernel(result, "fmod_cpu")
     x, y = _operand_dtype_cast(input, other, result)
     if result._category != 2:
         _check_int_zero(y)
@@ -394,6 +431,11 @@ def neg(input):
 
 
 def pow(input, exponent):  # noqa: A001 - torch's name
+    result = dtypes.result_type(input, exponent)
+    if result is dtypes.bool_:
+        if isinstance(exponent, Tensor) or not isinstance(input, Tensor) or exponent != 1:
+            _no_bool_kernel(result, "pow")
+        return make(input._data.copy())  # b ** 1 is b, still bool
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         if isinstance(exponent, bool):
             exponent = int(exponent)
@@ -407,10 +449,7 @@ def pow(input, exponent):  # noqa: A001 - torch's name
         result = dtypes.result_type(exponent, input)
         x = exponent._data if exponent._data.dtype == result.np else exponent._data.astype(result.np)
         return run_op(RPOW, (exponent,), (_scalar_as(input, result),), arrays=(x,))
-    result = dtypes.result_type(input, exponent)
     x, y = _operand_dtype_cast(input, exponent, result)
-    if result._category == 1 and (np.asarray(y) < 0).any():
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return run_op(POW_TENSOR, (input, exponent), arrays=(x, y))
 
 
@@ -502,11 +541,20 @@ def clamp_max(input, max):  # noqa: A002
     return run_op(CLAMP_MAX, (input,), (_bound(max, input._data),))
 
 
+def _tensors_only(name: str, input, other) -> None:
+    for arg, pos, value in (("input", 1, input), ("other", 2, other)):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(value).__name__}")
+
+
 def maximum(input, other):
+    _tensors_only("maximum", input, other)
     return binary(MAXIMUM, input, other)
 
 
 def minimum(input, other):
+    _tensors_only("minimum", input, other)
     return binary(MINIMUM, input, other)
 
 
@@ -620,6 +668,27 @@ def isinf(input):
 
 def isfinite(input):
     return make(np.isfinite(input._data) if input._data.dtype.kind == "f" else np.ones(input._data.shape, bool))
+
+
+def _bitwise(npfn, kernel: str):
+    """& | ^ on tensors: logical for bools, bitwise for integers, an error for floats."""
+
+    def fn(input, other):
+        if not isinstance(other, (Tensor, int, float, bool)):
+            return NotImplemented
+        result = dtypes.result_type(input, other)
+        if result._category == 2:
+            raise NotImplementedError(
+                f'"{kernel}" not implemented for \'{"Double" if result is dtypes.float64 else "Float"}\'')
+        x, y = _operand_dtype_cast(input, other, result)
+        return make(np.asarray(npfn(np.asarray(x, dtype=result.np), np.asarray(y, dtype=result.np))))
+
+    return fn
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and_cpu")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or_cpu")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor_cpu")
 
 
 def bitwise_not(input):
