@@ -168,3 +168,9 @@ def test_echo_prints_each_top_level_expression_like_the_python_prompt():
     s.run("1 + 1\nNone\nx = 3\nx\n'a'\nfor i in range(2):\n    i\ndef f():\n    5\nf()\n",
           echo=True)
     assert out.getvalue() == "2\n3\n'a'\n0\n1\n"
+
+
+def test_named_tuple_results_expose_their_fields():
+    out = run_gradcli("r = tensor([[1., 5.], [3., 2.]]).max(1)\nprint(r.values, r.indices, r[0])\n"
+                      "v, i = r\nprint(i)\n")
+    assert out == "tensor([5., 3.]) tensor([1, 0]) tensor([5., 3.])\ntensor([1, 0])\n"

@@ -250,8 +250,13 @@ _VALUE_POLICY = {
 
 
 def _is_engine_type(tp) -> bool:
-    mod = getattr(tp, "__module__", "") or ""
-    return mod.startswith(_ENGINE_PREFIXES) or mod.startswith(FACADE_NAME)
+    """A class defined by the engine or the facade, or derived from one (such
+    as ``torch.return_types.max``, which names a module that does not exist)."""
+    for klass in getattr(tp, "__mro__", (tp,)):
+        mod = getattr(klass, "__module__", "") or ""
+        if mod.startswith(_ENGINE_PREFIXES) or mod.startswith(FACADE_NAME):
+            return True
+    return False
 
 
 def _policy(tp):
