@@ -78,17 +78,39 @@ LIMIT_OPTIONS = ("--max-steps", "--max-elements", "--max-depth", "--max-length")
 
 
 # ------------------------------------------------------------ the commands
-def do_run(files, *, echo=False, seed=0, **limits) -> int:
+def do_run(files, *, echo=False, seed=0, graph=False, grads=False, as_json=False,
+           **limits) -> int:
     from gradcli.lang.session import run_file
     lim = _limits(**limits)
     if lim is None:
         return 2
     worst = 0
+    records = []
     for path in files:
-        code = run_file(path, limits=lim, seed=seed, echo=echo)
+        on_done = None
+        stdout = None
+        if as_json:
+            import io
+
+            from gradcli.cli.run_record import record_run
+
+            stdout = io.StringIO()
+            on_done = lambda session, error, p=path, buf=stdout: records.append(  # noqa: E731
+                record_run(p, session, error, buf.getvalue()))
+        elif graph or grads:
+            from gradcli.cli.run_record import render_after_run
+
+            on_done = lambda session, error: render_after_run(session, graph, grads)  # noqa: E731
+        code = run_file(path, limits=lim, seed=seed, echo=echo, stdout=stdout, on_done=on_done)
+        if as_json and records:
+            records[-1]["exit_code"] = code
         worst = max(worst, code)
         if code == 130:
             break
+    if as_json:
+        import json
+
+        _out(json.dumps({"schema": "gradcli.run/1", "runs": records}, indent=2))
     return _finish(worst)
 
 
@@ -289,6 +311,14 @@ def _build_app():
         echo: Annotated[bool, typer.Option("--echo", help=(
             "Echo the value of every top-level expression statement, as Python's "
             "prompt does."))] = False,
+        graph: Annotated[bool, typer.Option("--graph", help=(
+            "After the run, draw the graph of each named tensor no other named tensor "
+            "was computed from."))] = False,
+        grads: Annotated[bool, typer.Option("--grads", help=(
+            "After the run, a table of every named tensor that requires grad."))] = False,
+        as_json: Annotated[bool, typer.Option("--json", help=(
+            "Print one JSON record (schema gradcli.run/1): printed output, named "
+            "tensors with values and grads, errors."))] = False,
         seed: Seed = 0,
         max_steps: MaxSteps = None,
         max_elements: MaxElements = None,
@@ -297,7 +327,8 @@ def _build_app():
         no_color: NoColor = False,
     ):
         no_color_env(no_color)
-        raise typer.Exit(do_run(files, echo=echo, seed=seed, max_steps=max_steps,
+        raise typer.Exit(do_run(files, echo=echo, seed=seed, graph=graph, grads=grads,
+                                as_json=as_json, max_steps=max_steps,
                                 max_elements=max_elements, max_depth=max_depth,
                                 max_length=max_length))
 

@@ -75,7 +75,10 @@ class Session:
     @property
     def builtins(self) -> dict:
         if self._builtins is None:
+            from .view_builtins import view_builtins
+
             self._builtins = R.make_builtins(self.state, with_facade=self._with_facade)
+            self._builtins.update(view_builtins(self.globals, self.state))
         return self._builtins
 
     def lookup(self, name):
@@ -239,7 +242,7 @@ def reset_engine(seed: int = 0):
 
 
 def run_file(path: str, *, limits: Limits | None = None, seed: int = 0, echo: bool = False,
-             stdout=None, stderr=None) -> int:
+             stdout=None, stderr=None, on_done=None) -> int:
     """Run one program file ('-' for stdin) in a fresh session; report any
     error on stderr; return the exit code (0, 1, 2 or 130)."""
     err = stderr or sys.stderr
@@ -247,15 +250,19 @@ def run_file(path: str, *, limits: Limits | None = None, seed: int = 0, echo: bo
         source, filename = read_source(path)
     except CompileError as e:
         _emit(err, e.render())
+        if on_done is not None:
+            on_done(None, e)
         return e.exit_code
     return run_source(source, filename, limits=limits, seed=seed, echo=echo, stdout=stdout,
-                      stderr=stderr)
+                      stderr=stderr, on_done=on_done)
 
 
 def run_source(source: str, filename: str, *, limits: Limits | None = None, seed: int = 0,
-               echo: bool = False, stdout=None, stderr=None, show_last: bool = False) -> int:
+               echo: bool = False, stdout=None, stderr=None, show_last: bool = False,
+               on_done=None) -> int:
     """Like :func:`run_file` for source text; ``show_last`` echoes the value
-    of a final expression statement (``gradcli eval``)."""
+    of a final expression statement (``gradcli eval``). ``on_done(session,
+    error_or_None)`` runs after the program (``run --graph/--grads/--json``)."""
     err = stderr or sys.stderr
     session = Session(limits=limits, stdout=stdout, stderr=stderr)
     try:
@@ -265,11 +272,15 @@ def run_source(source: str, filename: str, *, limits: Limits | None = None, seed
             session.display(value)
         out = stdout or sys.stdout
         out.flush()
+        if on_done is not None:
+            on_done(session, None)
         return 0
     except GradcliError as e:
         if getattr(e, "broken_pipe", False):
             return 0
         _emit(err, render_error(e))
+        if on_done is not None:
+            on_done(session, e)
         return e.exit_code
     except BrokenPipeError:
         return 0
