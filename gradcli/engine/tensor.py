@@ -169,6 +169,8 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return self.shape
+        if self._data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:
@@ -191,7 +193,15 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def stride(self, dim=None):
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        d = self._data
+        if d.size == 0:  # numpy's strides of empty arrays are not PyTorch's: contiguous ones
+            strides, step = [], 1
+            for s in reversed(d.shape):
+                strides.insert(0, step)
+                step *= max(s, 1)
+            strides = tuple(strides)
+        else:
+            strides = tuple(s // d.itemsize for s in d.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def __len__(self) -> int:

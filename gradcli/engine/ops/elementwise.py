@@ -489,11 +489,25 @@ tan = _float_unary(TAN)
 tanh = _float_unary(TANH)
 sigmoid = _float_unary(SIGMOID)
 reciprocal = _float_unary(RECIPROCAL)
-relu = _same_dtype_unary(RELU)
-abs = _same_dtype_unary(ABS)  # noqa: A001
-floor = _same_dtype_unary(FLOOR)
-ceil = _same_dtype_unary(CEIL)
-trunc = _same_dtype_unary(TRUNC)
+def _no_bool_unary(op, kernel):
+    """A unary op PyTorch has no bool kernel for (NotImplementedError, or relu's own text)."""
+
+    def fn(input):
+        if input._data.dtype == np.bool_:
+            if kernel == "relu":
+                raise RuntimeError("Boolean inputs not supported for relu")
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        return run_op(op, (input,))
+
+    fn.__name__ = op.name
+    return fn
+
+
+relu = _no_bool_unary(RELU, "relu")
+abs = _no_bool_unary(ABS, "abs_cpu")  # noqa: A001
+floor = _no_bool_unary(FLOOR, "floor_vml_cpu")
+ceil = _no_bool_unary(CEIL, "ceil_vml_cpu")
+trunc = _no_bool_unary(TRUNC, "trunc_vml_cpu")
 
 
 def sign(input):
@@ -503,6 +517,8 @@ def sign(input):
 
 
 def round(input, *, decimals=0):  # noqa: A001
+    if input._data.dtype == np.bool_:
+        raise NotImplementedError('"round_vml_cpu" not implemented for \'Bool\'')
     if decimals:
         return run_op(ROUND, (input,), arrays=(np.round(input._data, decimals),)) * 1
     return run_op(ROUND, (input,))
@@ -516,11 +532,11 @@ def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     d = input._data
-    lo = _bound(min, d)
-    hi = _bound(max, d)
-    if d.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
-        return run_op(CLAMP, (input,), (lo, hi), arrays=(d.astype(dtypes.get_default_dtype().np),))
-    return run_op(CLAMP, (input,), (lo, hi))
+    result = dtypes.result_type(input, *(v for v in (min, max) if v is not None))
+    if result.np != d.dtype:  # e.g. an int tensor with float bounds, a bool one with int bounds
+        x = d.astype(result.np)
+        return run_op(CLAMP, (input,), (_bound(min, x), _bound(max, x)), arrays=(x,))
+    return run_op(CLAMP, (input,), (_bound(min, d), _bound(max, d)))
 
 
 def _bound(v, d):

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..tensor import Tensor
 from .registry import defop, run_op
-from .views import squeeze_internal, unsafe_view, unsqueeze
+from .views import squeeze_internal, t, transpose, unsafe_view, unsqueeze
 
 
 def _mm_grads(c, g):
@@ -52,6 +52,11 @@ def _same_dtype(a: Tensor, b: Tensor, name: str):
             f"expected m1 and m2 to have the same dtype, but got: {_c_name(da)} != {_c_name(db)}")
 
 
+def _no_bool(x: Tensor, kernel: str) -> None:
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def _shape_str(shape) -> str:
     return "x".join(str(s) for s in shape)
 
@@ -65,6 +70,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
     _same_dtype(a, b, "mm")
+    _no_bool(a, "addmm_impl_cpu_")
     return run_op(MM, (a, b))
 
 
@@ -76,6 +82,7 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
         raise RuntimeError(
             f"size mismatch, got input ({a._data.shape[0]}), mat ({_shape_str(a._data.shape)}), vec ({v._data.shape[0]})")
     _same_dtype(a, v, "mv")
+    _no_bool(a, "addmv_impl_cpu")
     return run_op(MV, (a, v))
 
 
@@ -91,6 +98,7 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(
             f"dot : expected both vectors to have same dtype, but found {_dt(a)} and {_dt(b)}")
+    _no_bool(a, "dot")
     return run_op(DOT, (a, b))
 
 
@@ -103,20 +111,50 @@ inner = dot
 
 
 def bmm(a: Tensor, b: Tensor) -> Tensor:
-    if a._data.ndim != 3 or b._data.ndim != 3:
+    if a._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
+    if b._data.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    sa, sb = a._data.shape, b._data.shape
+    if sb[0] != sa[0] or sb[1] != sa[2]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{sa[0]}, {sa[2]}] "
+            f"but got: [{sb[0]}, {sb[1]}].")
+    _no_bool(a, "bmm")
     return run_op(BMM, (a, b))
 
 
 def addmm(bias, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
+    _no_bool(a, "addmm_impl_cpu_")
     if a._data.shape[1] != b._data.shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
     return run_op(ADDMM, (bias, a, b), (beta, alpha))
 
 
+def _strides(t: Tensor) -> tuple:
+    return tuple(st // t._data.itemsize for st in t._data.strides)
+
+
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """PyTorch's rule for running a batched matmul as one mm/mv on a folded matrix."""
+    na, nb = a._data.ndim, b._data.ndim
+    larger = na >= nb
+    if not (max(na, nb) >= 3 and min(na, nb) <= 2):
+        return False
+    if (b if larger else a).requires_grad:
+        return True
+    if na == 2:
+        return False
+    t1 = a if larger else transpose(b, -2, -1)
+    if t1._data.size == 0:
+        return True
+    shape, strides = t1._data.shape, _strides(t1)
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(t1._data.ndim - 2))
+
+
 def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """a @ b with PyTorch's rank dispatch (and node names)."""
+    """a @ b with PyTorch's rank dispatch (and so its node names)."""
     if not isinstance(b, Tensor) or not isinstance(a, Tensor):
         raise TypeError(
             f"matmul(): argument 'other' (position 1) must be Tensor, not {type(b).__name__}")
@@ -135,33 +173,28 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         return squeeze_internal(mm(unsqueeze(a, 0), b), 0)
     if na == 2 and nb == 2:
         return mm(a, b)
-    if na >= 3 and nb <= 2:
-        k = a._data.shape[-1]
-        folded = a.reshape(-1, k)
-        if nb == 1:
-            out = mv(folded, b)
-            return unsafe_view(out, a._data.shape[:-1])
-        out = mm(folded, b)
-        return unsafe_view(out, a._data.shape[:-1] + (b._data.shape[-1],))
+    if _should_fold(a, b):
+        flip = nb > na
+        t1 = transpose(b, -2, -1) if flip else a
+        t2 = (t(a) if na == 2 else a) if flip else b
+        sizes = t1._data.shape
+        out_shape = sizes[:-1]
+        folded = t1.reshape(int(np.prod(out_shape)), sizes[-1])
+        if t2._data.ndim == 2:
+            out = unsafe_view(mm(folded, t2), out_shape + (t2._data.shape[1],))
+            return transpose(out, -2, -1).contiguous() if flip else out
+        return unsafe_view(mv(folded, t2), out_shape)
     # batched: broadcast the batch dims, fold them, bmm, unfold
-    a2 = a if na >= 2 else unsqueeze(a, 0)
-    b2 = b if nb >= 2 else unsqueeze(b, -1)
-    batch = np.broadcast_shapes(a2._data.shape[:-2], b2._data.shape[:-2])
-    n, k = a2._data.shape[-2:]
-    k2, m = b2._data.shape[-2:]
-    if k != k2:
-        raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: [{int(np.prod(batch))}, {k}] "
-            f"but got: [{int(np.prod(batch))}, {k2}].")
-    ae = a2.expand(batch + (n, k)).reshape(-1, n, k)
-    be = b2.expand(batch + (k, m)).reshape(-1, k, m)
-    out = bmm(ae, be)
-    shape = batch + (n, m)
-    if na == 1:
-        shape = batch + (m,)
-    elif nb == 1:
-        shape = batch + (n,)
-    return unsafe_view(out, shape)
+    n = a._data.shape[-2] if na > 1 else 1
+    m1 = a._data.shape[-1]
+    m2 = b._data.shape[-2] if nb > 1 else b._data.shape[0]
+    p = b._data.shape[-1] if nb > 1 else 1
+    batch = tuple(np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2]))
+    count = int(np.prod(batch))
+    ae = a.expand(batch + ((n, m1) if na > 1 else (m1,))).reshape(count, n, m1)
+    be = b.expand(batch + ((m2, p) if nb > 1 else (m2,))).reshape(count, m2, p)
+    out_shape = batch + ((n,) if na > 1 else ()) + ((p,) if nb > 1 else ())
+    return unsafe_view(bmm(ae, be), out_shape)
 
 
 def outer(a: Tensor, b: Tensor) -> Tensor:

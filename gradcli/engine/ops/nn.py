@@ -11,6 +11,8 @@ from .registry import defop, run_op
 
 
 def _softmax_fwd(a, dim):
+    if a.size == 0:
+        return a.copy()
     if a.ndim == 0:
         return _softmax_fwd(a.reshape(1), 0).reshape(())
     m = np.max(a, axis=dim, keepdims=True) if a.size else 0
@@ -19,6 +21,8 @@ def _softmax_fwd(a, dim):
 
 
 def _log_softmax_fwd(a, dim):
+    if a.size == 0:
+        return a.copy()
     if a.ndim == 0:
         return _log_softmax_fwd(a.reshape(1), 0).reshape(())
     m = np.max(a, axis=dim, keepdims=True) if a.size else 0
@@ -109,31 +113,35 @@ DIV_SCALAR = defop("div_scalar", "DivBackward1", lambda a, s: a / s, lambda c, g
                               "torch.ones_like(a.reshape(1, -1)) / a.numel())")
 
 
-def softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
+def _softmax_args(input: Tensor, dim, dtype, name: str):
     d = input._data
     if dim is None:
         dim = 0 if d.ndim in (0, 1, 3) else 1
-    arrays = None
+    ax = _wrap_dim(dim, d.ndim)
     if dtype is not None:
-        arrays = (d.astype(dtype.np),)
-    elif d.dtype.kind != "f":
-        raise RuntimeError('"softmax_lastdim_kernel_impl" not implemented for \'Long\'')
-    return run_op(SOFTMAX, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
+        return ax, (d.astype(dtype.np),)
+    if d.dtype.kind != "f":
+        from ..tensor import _type_word
+
+        last = "lastdim_" if ax == d.ndim - 1 or d.ndim == 0 else ""
+        raise NotImplementedError(
+            f'"{name}_{last}kernel_impl" not implemented for \'{_type_word(input.dtype)}\'')
+    return ax, None
+
+
+def softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
+    ax, arrays = _softmax_args(input, dim, dtype, "softmax")
+    return run_op(SOFTMAX, (input,), (ax,), arrays=arrays)
 
 
 def log_softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
-    d = input._data
-    if dim is None:
-        dim = 0 if d.ndim in (0, 1, 3) else 1
-    arrays = None
-    if dtype is not None:
-        arrays = (d.astype(dtype.np),)
-    elif d.dtype.kind != "f":
-        raise RuntimeError('"log_softmax_lastdim_kernel_impl" not implemented for \'Long\'')
-    return run_op(LOG_SOFTMAX, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
+    ax, arrays = _softmax_args(input, dim, dtype, "log_softmax")
+    return run_op(LOG_SOFTMAX, (input,), (ax,), arrays=arrays)
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    if input._data.dtype.kind != "f" or target._data.dtype.kind != "f":
+        raise NotImplementedError('"mse_cpu" not implemented for \'Long\'')
     if input._data.shape != target._data.shape:
         import warnings
 
@@ -163,6 +171,8 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0) -> Tensor:
+    if input._data.ndim == 0:
+        _wrap_dim(1, 0)  # PyTorch's "Dimension out of range" for a 0-d input
     if target._data.dtype.kind == "f":
         # class probabilities, as PyTorch composes them: -(log_softmax(input) * target)
         # summed over the class dim ("none"), over everything ("sum"), or that divided by
@@ -211,6 +221,11 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size.")
     x = input._data
+    if target._data.dtype != x.dtype:
+        from ..tensor import _type_word
+
+        raise RuntimeError(
+            f"Found dtype {_type_word(target.dtype)} but expected {_type_word(input.dtype)}")
     if x.size and ((x < 0).any() or (x > 1).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     return run_op(BCE, (input, target), (reduction,))
@@ -220,6 +235,10 @@ def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
     from .linalg import addmm, matmul
 
     d = input._data
+    if d.ndim == 0 or weight._data.ndim == 0:
+        raise RuntimeError(
+            "both arguments to linear need to be at least 1D, but they are "
+            f"{d.ndim}D and {weight._data.ndim}D")
     if bias is not None and d.ndim == 2:
         return addmm(bias, input, weight.t())
     if bias is not None and d.flags.c_contiguous and d.ndim >= 1:

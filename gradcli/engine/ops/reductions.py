@@ -196,7 +196,7 @@ def _norm_backward(c, g):
     norm = _unsqueeze_to(c.result, dims, keepdim)
     g = _unsqueeze_to(g, dims, keepdim)
     if p == 0:
-        return (a * 0,)
+        return (None,)  # PyTorch: no gradient at all for the 0-"norm"
     if p == 1:
         return (g * a.sign(),)
     from .elementwise import where
@@ -233,12 +233,16 @@ def _var_backward(c, g):
 
 
 def _std_backward(c, g):
+    # PyTorch: var's backward of grad / (2 std), that being 0 where std is 0
+    from .elementwise import where
+
     a = c.saved[0]
     dims, correction, keepdim = c.meta
     n = _count(a._data.shape, dims)
     dev = a - a.mean(dims, keepdim=True)
     std = _unsqueeze_to(c.result, dims, keepdim)
-    return (_unsqueeze_to(g, dims, keepdim) * dev / (std * (n - correction)),)
+    gv = where(std == 0, 0.0, _unsqueeze_to(g, dims, keepdim) / (std * 2))
+    return (gv * dev * float(np.divide(2.0, n - correction)),)
 
 
 VAR = defop("var", "VarBackward0", _var_fwd, _var_backward,
@@ -431,8 +435,12 @@ def argmin(input, dim=None, keepdim=False):
 
 def _arg(input, dim, keepdim, kind):
     d = input._data
+    if d.dtype == np.bool_:
+        raise RuntimeError(f"arg{kind}(): does not support bool input")
     if dim is None:
-        _empty_reduction_check(input, f"arg{kind}")
+        if d.size == 0:
+            raise IndexError(
+                f"arg{kind}(): Expected reduction dim to be specified for input.numel() == 0.")
         flat = d.reshape(-1)
         idx = _nan_aware_arg(flat, 0, kind)
         out = np.asarray(idx, dtype=np.int64)
@@ -465,6 +473,10 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     arrays = _float_check(input, "linalg.vector_norm", dtype)
     d = input._data
     dims = _dims(dim, d.ndim)
+    if p in (np.inf, -np.inf) and d.size == 0 and (dim is None or any(d.shape[i] == 0 for i in dims)):
+        raise RuntimeError(
+            f"linalg.vector_norm cannot compute the {'-' if p < 0 else ''}inf norm on an empty tensor "
+            "because the operation does not have an identity")
     return run_op(NORM, (input,), (float(p), dims, bool(keepdim)), arrays=arrays)
 
 

@@ -240,7 +240,7 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         size = split_size_or_sections
         if size <= 0 and n:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-        sizes = [min(size, n - s) for s in range(0, n, size)] if size else [0]
+        sizes = [min(size, n - s) for s in range(0, n, size)] if size and n else [0]
         op = SPLIT
     else:
         sizes = [int(s) for s in split_size_or_sections]
@@ -267,7 +267,16 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
-    size = -(-n // chunks) if n else 1
+    if n == 0:  # PyTorch: `chunks` empty pieces
+        d = x._data
+        ax = _wrap_dim(dim, d.ndim)
+        from .views import SLICE
+
+        meta = (ax, 0, 0, 1, d.shape)
+        steps = [(SLICE.forward, meta)] * chunks
+        arrays = [SLICE.forward(d, *meta) for _ in range(chunks)]
+        return _run_pieces(SPLIT, x, arrays, ("split", ax, (0,) * chunks, d.shape, d.dtype), steps)
+    size = -(-n // chunks)
     return split(x, size, dim)
 
 
@@ -294,7 +303,13 @@ def flip(x: Tensor, dims) -> Tensor:
 
 
 def nonzero(x: Tensor, *, as_tuple=False):
-    idx = np.nonzero(x._data)
+    d = x._data
+    if d.ndim == 0:  # PyTorch: one (index-less) row per nonzero value
+        count = int(bool(d))
+        if as_tuple:
+            return (make(np.zeros(count, np.int64)),)
+        return make(np.zeros((count, 0), np.int64))
+    idx = np.nonzero(d)
     if as_tuple:
         return tuple(make(np.asarray(i, dtype=np.int64)) for i in idx)
     return make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((1, 0), np.int64))

@@ -375,13 +375,12 @@ def permute(x: Tensor, *dims) -> Tensor:
 
 
 def numpy_T(x: Tensor) -> Tensor:  # noqa: N802
-    n = x._data.ndim
-    if n < 2:
-        return x
-    return permute(x, tuple(reversed(range(n))))
+    return permute(x, tuple(reversed(range(x._data.ndim))))
 
 
 def mT(x: Tensor) -> Tensor:  # noqa: N802
+    if x._data.ndim == 0:
+        return x  # as PyTorch does
     if x._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
     return transpose(x, -2, -1)
@@ -439,6 +438,8 @@ def select(x: Tensor, dim: int, index: int, report_dim=None) -> Tensor:
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    if x._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     size = x._data.shape[_wrap_dim(dim, x._data.ndim)]
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
@@ -501,6 +502,8 @@ def _check_advanced(d: np.ndarray, key: tuple) -> None:
                 continue
             size = d.shape[dim]
             bad = (k >= size) | (k < -size)
+            if size == 0 and k.size:
+                raise IndexError("index is out of bounds for dimension with size 0")
             if bad.any():
                 value = int(k.reshape(-1)[np.argmax(bad.reshape(-1))])
                 raise IndexError(
@@ -537,6 +540,8 @@ def getitem(x: Tensor, key) -> Tensor:
         if d.ndim == 0 and isinstance(key, slice):
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         if d.ndim == 0 and isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if key < 0:
+                raise IndexError(f"index {key} is out of bounds for dimension 0 with size 0")
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
