@@ -40,3 +40,22 @@ def test_example_matches_pytorch(name):
     proc = run([sys.executable], path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == path.with_suffix(".out").read_text()
+
+
+def test_ci_examples_pass_under_gradcli_test():
+    proc = subprocess.run([sys.executable, "-m", "gradcli", "test", str(EXAMPLES / "ci")],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
+
+
+def test_oneshot_workflows_run(tmp_path):
+    lines = [line for line in (EXAMPLES / "oneshot.sh").read_text().splitlines()
+             if line.startswith("gradcli ")]
+    assert len(lines) >= 6
+    proc = subprocess.run(["sh", str(EXAMPLES / "oneshot.sh")], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "NO_COLOR": "1",
+                                            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("value: ") == len([ln for ln in lines if ln.startswith("gradcli grad")])
+    assert "flowchart" in proc.stdout

@@ -390,8 +390,6 @@ def do_grad(expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_,
                 "or --jacobian")
         elif not hessian or sg is not None or p.value.numel() == 1:
             grads = gradients(p, sg)
-            for n, g in grads.items():  # fresh leaves: show the gradients on the graph too
-                p.inputs[n].grad = None if g is None else g.detach()
         if hessian:
             hess = hessians(p)
         if check_:
@@ -414,7 +412,11 @@ def do_grad(expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_,
             if graph:
                 from gradcli.views import graph as draw
 
+                for n, g in (grads or {}).items():  # fresh leaves: show their gradients in the tree
+                    p.inputs[n].grad = None if g is None else g.detach()
                 draw(p.value, names=p.inputs, color=False if no_color else None)
+                for n in p.inputs:
+                    p.inputs[n].grad = None
             if explain:
                 from gradcli.views import explain as walk
 
