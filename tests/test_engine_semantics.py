@@ -663,6 +663,48 @@ def everyday_expressions_over_dtypes(torch):
     return log
 
 
+# ------------------------------------------------ creation and in-place ops
+
+CREATION = ["torch.arange(5)", "torch.arange(1, 4)", "torch.arange(0, 1, 0.25)", "torch.arange(5.0)", "torch.arange(10, 0, -3)", "torch.arange(0, 5, dtype=torch.float64)", "torch.arange(-1.5, 1.5, 0.5)", "torch.linspace(0, 1, 5)", "torch.linspace(-1, 1, 4)", "torch.linspace(0, 10, 1)", "torch.linspace(0, 1, 0)", "torch.linspace(1, 0, 3, dtype=torch.float64)", "torch.full((2, 2), 7)", "torch.full((2,), 1.5)", "torch.full((2,), True)", "torch.full((1, 2), 3, dtype=torch.float32)", "torch.eye(3)", "torch.eye(2, 3)", "torch.eye(2, dtype=torch.int64)", "torch.zeros(2, 3, dtype=torch.bool)", "torch.ones((2, 3))", "torch.ones([2])", "torch.ones(0)", "torch.ones(2, 0)", "torch.zeros(())", "torch.empty(2).shape", "torch.tensor(3)", "torch.tensor(3.5)", "torch.tensor(True)", "torch.tensor([])", "torch.tensor([[]])", "torch.tensor([1, 2.5])", "torch.tensor([True, 2])", "torch.tensor([[1, 2], [3, 4]], dtype=torch.float64)", "torch.tensor([1.0, 2.0], requires_grad=True)", "torch.tensor((1, 2))", "torch.tensor([torch.tensor(1.5), torch.tensor(2.0)])", "torch.FloatTensor([1, 2])", "torch.FloatTensor(2, 3).shape", "torch.LongTensor([1, 2])", "torch.DoubleTensor([1])", "torch.ones_like(torch.tensor([1, 2]))", "torch.zeros_like(torch.ones(2, dtype=torch.float64))", "torch.full_like(torch.ones(2), 5)", "torch.full_like(torch.tensor([1, 2]), 2.7)", "torch.ones_like(torch.ones(2), dtype=torch.int64)", "torch.tensor([1e10, 1e-10])", "torch.tensor([1e20, 1.0], dtype=torch.float64)", "torch.tensor([100000.0, 1.0])", "torch.tensor([0.1, 0.25, 1e-5])", "torch.tensor([float('nan'), 1.0, float('inf')])", "torch.tensor(-0.0)", "torch.tensor([123456789, -5])", "torch.arange(12).reshape(3, 4).float() / 7", "torch.tensor([[1.5, 2.25], [1e3, -4.0]])", "torch.arange(2000).reshape(2, 1000)", "torch.arange(1001.0)", "torch.tensor([1.0, 2.0]).tolist()", "torch.tensor(2.5).item()", "torch.tensor([3]).item()", "torch.tensor([1, 2]).float().dtype", "torch.tensor([1.5]).long()", "torch.tensor([-1.5, 2.7]).int()", "torch.tensor([0.0, 2.0]).bool()", "torch.tensor([1, 0]).to(torch.bool)", "torch.tensor([1.5]).to(torch.float64)", "torch.tensor([1.5]).double().float()", "torch.tensor([2]).to(float)", "torch.allclose(torch.ones(2), torch.ones(2) + 1e-9)", "torch.isclose(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.1]))", "torch.equal(torch.ones(2), torch.ones(2))", "torch.equal(torch.ones(2), torch.ones(3))", "torch.get_default_dtype()", "torch.float32", "torch.int64", "torch.bool", "torch.float64 == torch.double", "torch.tensor([1,2]).dtype == torch.long", "float(torch.tensor([2.5]))", "int(torch.tensor(3.9))", "bool(torch.tensor([0.0]))", "torch.tensor(3) + 0.5", "str(torch.tensor(1.5))", "f'{torch.tensor(1.23456):.2f}'", "torch.tensor([[1.0]]).item()", "torch.numel(torch.ones(2, 3))", "torch.is_tensor(torch.ones(1))", "torch.tensor(5).shape", "len(torch.ones(4, 2))", "torch.ones(2, 3).size(1)", "torch.tensor([1, 2]) in [1]", "2 in torch.tensor([1, 2])"]
+INPLACE = ["add_(1)", "add_(t2)", "sub_(0.5)", "mul_(2)", "mul_(t2)", "div_(2)", "div_(t2)", "pow_(2)", "clamp_(0, 1)", "clamp_(min=0.5)", "zero_()", "fill_(3)", "copy_(t2)", "exp_()", "neg_()", "relu_()", "abs_()", "sqrt_()", "sigmoid_()", "tanh_()", "__iadd__(1)", "__imul__(t2)", "__isub__(t2)", "__itruediv__(2)", "masked_fill_(t2 > 1, 0)"]
+INPLACE_BASES = {
+ "leaf_f": "torch.tensor([1.5, -2.0, 0.5])",
+ "leaf_i": "torch.tensor([3, -2, 1])",
+ "nonleaf": "torch.tensor([1.5, -2.0, 0.5], requires_grad=True) * 1",
+ "view_nonleaf": "(torch.tensor([1.5, -2.0, 0.5, 4.0], requires_grad=True) * 1)[1:]",
+ "leaf_rg": "torch.tensor([1.5, -2.0, 0.5], requires_grad=True)",
+}
+
+
+@scenario
+def creation_and_inplace_over_dtypes(torch):
+    """Creation functions and conversions, then every in-place op on float/int leaves,
+    non-leaves, views of non-leaves and leaves that require grad: value, identity,
+    version, grad_fn, a backward through it, or the exact error."""
+    log = []
+    for ex in CREATION:
+        try:
+            out = _log(repr(eval(ex, {"torch": torch})))  # noqa: S307
+        except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
+            out = f"{type(e).__name__}: {e}"
+        log.append(_log(ex, "->", out))
+    for op in INPLACE:
+        for bn, bv in INPLACE_BASES.items():
+            try:
+                x = eval(bv, {"torch": torch})  # noqa: S307
+                t2 = torch.tensor([2.0, 0.5, 3.0])
+                r = eval("x." + op, {"torch": torch, "x": x, "t2": t2})  # noqa: S307
+                fn = None if x.grad_fn is None else type(x.grad_fn).__name__
+                out = _log(repr(r), r is x, x._version, fn)
+                if x.requires_grad:
+                    x.sum().backward()
+                    out += " ok"
+            except Exception as e:  # noqa: BLE001
+                out = f"{type(e).__name__}: {e}"
+            log.append(_log(op, bn, "->", out))
+    return log
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario_matches_pytorch(name):
     with warnings.catch_warnings():

@@ -42,6 +42,18 @@ def _inplace(fn):
     return method
 
 
+def _clamp_(self, min=None, max=None):  # noqa: A002
+    from .. import dtypes
+    from ..tensor import _c_name, _type_word
+
+    bounds = [v for v in (min, max) if v is not None and not isinstance(v, Tensor)]
+    result = dtypes.result_type(self, *bounds) if bounds else self.dtype
+    if result._category > self.dtype._category:
+        raise RuntimeError(f"result type {_type_word(result)} can't be cast to the desired output "
+                           f"type {_c_name(self.dtype)}")
+    return self._apply_inplace(lambda old: E.clamp(old, min, max))
+
+
 def _rtruediv(self, other):
     return E.div(other, self)
 
@@ -185,7 +197,7 @@ METHODS = {
     # in place
     "zero_": _zero_, "fill_": _fill_, "copy_": V.copy_,
     "add_": _inplace(E.add), "sub_": _inplace(E.sub), "mul_": _inplace(E.mul),
-    "div_": _inplace(E.div), "pow_": _inplace(E.pow), "clamp_": _inplace(E.clamp),
+    "div_": _inplace(E.div), "pow_": _inplace(E.pow), "clamp_": _clamp_, "clip_": _clamp_,
     "clamp_min_": _inplace(E.clamp_min), "clamp_max_": _inplace(E.clamp_max),
     "exp_": _inplace(E.exp), "log_": _inplace(E.log), "neg_": _inplace(E.neg),
     "relu_": _inplace(E.relu), "sigmoid_": _inplace(E.sigmoid), "tanh_": _inplace(E.tanh),
