@@ -705,6 +705,101 @@ def creation_and_inplace_over_dtypes(torch):
     return log
 
 
+# ------------------------------------------------ autograd API, misc. edges
+
+AUTOGRAD_SCRIPT = """
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+attempt("backward gradient list", lambda: torch.autograd.backward([(x * 2).sum(), (x ** 2).sum()]) or x.grad)
+x.grad = None
+attempt("backward grad_tensors", lambda: torch.autograd.backward(x * 2, grad_tensors=torch.ones(3)) or x.grad)
+x.grad = None
+attempt("backward python float gradient", lambda: (x.sum() * 2).backward(torch.tensor(3.0)) or x.grad)
+x.grad = None
+attempt("backward gradient dtype", lambda: (x * 2).backward(torch.ones(3, dtype=torch.float64)) or x.grad)
+x.grad = None
+attempt("grad tuple outputs", lambda: torch.autograd.grad(((x * 2).sum(), (x * 3).sum()), x))
+attempt("grad of leaf itself", lambda: torch.autograd.grad(x, x, torch.ones(3)))
+attempt("grad non-tensor", lambda: torch.autograd.grad(x.sum(), [x, 3]))
+attempt("grad_fn repr", lambda: (x * 2).grad_fn)
+attempt("next_functions", lambda: (x * 2).grad_fn.next_functions)
+attempt("leaf grad_fn", lambda: x.grad_fn)
+attempt("acc variable", lambda: (x * 2).grad_fn.next_functions[0][0].variable is x)
+attempt("handle", lambda: x.register_hook(lambda g: None))
+attempt("retain_grad on leaf", lambda: (x.retain_grad(), x.retains_grad))
+attempt("requires_grad_ returns", lambda: torch.ones(2).requires_grad_() )
+attempt("detach repr", lambda: (x * 2).detach())
+attempt("is_leaf of detached", lambda: (x * 2).detach().is_leaf)
+attempt("grad after zero_", lambda: (x.sum().backward(), x.grad.zero_(), x.grad)[2])
+attempt("hook returns wrong shape", lambda: (x.register_hook(lambda g: torch.ones(2)), (x * 1).sum().backward()))
+y = torch.tensor([1.0, 2.0], requires_grad=True)
+attempt("hook returns non-tensor", lambda: (y.register_hook(lambda g: 3), (y * 1).sum().backward()))
+z = torch.tensor([1.0, 2.0], requires_grad=True)
+attempt("retain_graph twice", lambda: [w := (z * z).sum(), w.backward(retain_graph=True), w.backward(), z.grad][3])
+attempt("backward on non-requires-grad", lambda: torch.ones(1).backward())
+attempt("int tensor grad", lambda: torch.autograd.grad(torch.tensor(1), torch.tensor(2)))
+a = torch.tensor(2.0, requires_grad=True)
+attempt("create_graph grads", lambda: [g := torch.autograd.grad(a ** 3, a, create_graph=True)[0], g, torch.autograd.grad(g, a)])
+attempt("grad of view output", lambda: torch.autograd.grad(x[0] * 2, x))
+attempt("backward twice through leaf mul", lambda: [w := x * 2, w.sum().backward(), w.sum().backward(), x.grad][3])
+b = torch.ones(2, requires_grad=True)
+attempt("grad on detached path", lambda: torch.autograd.grad((b.detach() * 2).sum(), b))
+attempt("no_grad then backward", lambda: [w := (lambda: (b * 2))(), torch.no_grad().__enter__(), w.sum().backward(), torch.set_grad_enabled(True), b.grad][4])
+attempt("is_grad_enabled", lambda: torch.is_grad_enabled())
+c = torch.tensor([1.0, 2.0], requires_grad=True)
+attempt("inputs= non leaf", lambda: [m := c * 2, m.retain_grad(), (m * m).sum().backward(inputs=[m]), m.grad, c.grad][3:])
+attempt("backward inputs leaf", lambda: [(c * c).sum().backward(inputs=c), c.grad][1])
+attempt("grad_fn name()", lambda: (c * 2).sum().grad_fn.name())
+attempt("metadata", lambda: (c * 2).grad_fn.metadata)
+attempt("Variable", lambda: torch.autograd.Variable(torch.ones(2), requires_grad=True))
+attempt("exp grad dtype f64", lambda: [d := torch.tensor([1.0], dtype=torch.float64, requires_grad=True), (d.float() * 2).sum().backward(), d.grad][2])
+attempt("int index grad", lambda: [e := torch.zeros(3, requires_grad=True), e[torch.tensor([0, 0, 2])].sum().backward(), e.grad][2])
+attempt("bool mask grad", lambda: [e := torch.arange(4.0, requires_grad=True), e[e > 1].sum().backward(), e.grad][2])
+attempt("expand grad", lambda: [e := torch.ones(1, 3, requires_grad=True), e.expand(4, 3).sum().backward(), e.grad][2])
+attempt("broadcast grad", lambda: [e := torch.ones(3, 1, requires_grad=True), (e * torch.ones(1, 4)).sum().backward(), e.grad][2])
+attempt("repeat grad", lambda: [e := torch.tensor([1.0, 2.0], requires_grad=True), e.repeat(3).sum().backward(), e.grad][2])
+attempt("split grad", lambda: [e := torch.arange(4.0, requires_grad=True), e.split(3)[1].sum().backward(), e.grad][2])
+attempt("unbind grad", lambda: [e := torch.ones(2, 2, requires_grad=True), e.unbind(1)[0].sum().backward(), e.grad][2])
+attempt("cat grad", lambda: [e := torch.ones(2, requires_grad=True), torch.cat([e, e * 2]).sum().backward(), e.grad][2])
+attempt("stack grad", lambda: [e := torch.ones(2, requires_grad=True), (torch.stack([e, e * 3]) * torch.tensor([[1.0], [2.0]])).sum().backward(), e.grad][2])
+attempt("where grad", lambda: [e := torch.tensor([-1.0, 2.0], requires_grad=True), torch.where(e > 0, e * e, -e).sum().backward(), e.grad][2])
+attempt("max dim grad", lambda: [e := torch.tensor([[1.0, 3.0], [4.0, 4.0]], requires_grad=True), e.max(1).values.sum().backward(), e.grad][2])
+attempt("logsumexp grad", lambda: [e := torch.tensor([1.0, 2.0], requires_grad=True), e.logsumexp(0).backward(), e.grad][2])
+attempt("cumsum grad", lambda: [e := torch.tensor([1.0, 2.0, 3.0], requires_grad=True), (e.cumsum(0) * torch.tensor([1.0, 2.0, 3.0])).sum().backward(), e.grad][2])
+attempt("prod zero grad", lambda: [e := torch.tensor([0.0, 2.0, 3.0], requires_grad=True), e.prod().backward(), e.grad][2])
+attempt("prod two zeros", lambda: [e := torch.tensor([0.0, 0.0, 3.0], requires_grad=True), e.prod().backward(), e.grad][2])
+attempt("norm grad", lambda: [e := torch.tensor([3.0, 4.0], requires_grad=True), e.norm().backward(), e.grad][2])
+attempt("std grad", lambda: [e := torch.tensor([1.0, 2.0, 4.0], requires_grad=True), e.std().backward(), e.grad][2])
+attempt("abs grad at 0", lambda: [e := torch.tensor([0.0, -2.0], requires_grad=True), e.abs().sum().backward(), e.grad][2])
+attempt("relu grad at 0", lambda: [e := torch.tensor([0.0, 2.0], requires_grad=True), e.relu().sum().backward(), e.grad][2])
+attempt("clamp grad at bound", lambda: [e := torch.tensor([0.0, 1.0, 0.5], requires_grad=True), e.clamp(0, 1).sum().backward(), e.grad][2])
+attempt("sqrt grad at 0", lambda: [e := torch.tensor([0.0], requires_grad=True), e.sqrt().sum().backward(), e.grad][2])
+attempt("pow 0 at 0", lambda: [e := torch.tensor([0.0], requires_grad=True), (e ** 0.5).sum().backward(), e.grad][2])
+attempt("x pow x", lambda: [e := torch.tensor([0.0, 2.0], requires_grad=True), (e ** e).sum().backward(), e.grad][2])
+attempt("sigmoid extremes", lambda: [e := torch.tensor([-100.0, 100.0], requires_grad=True), e.sigmoid().sum().backward(), e.sigmoid(), e.grad][2:])
+attempt("bce at 0/1", lambda: [e := torch.tensor([0.0, 1.0], requires_grad=True), torch.nn.functional.binary_cross_entropy(e, torch.tensor([0.0, 0.0])), ][1])
+attempt("bce grad", lambda: [e := torch.tensor([0.3, 0.9], requires_grad=True), torch.nn.functional.binary_cross_entropy(e, torch.tensor([0.0, 1.0])).backward(), e.grad][2])
+attempt("mse grad", lambda: [e := torch.tensor([0.3, 0.9], requires_grad=True), torch.nn.functional.mse_loss(e, torch.tensor([0.0, 1.0])).backward(), e.grad][2])
+attempt("ce grad", lambda: [e := torch.tensor([[0.3, 0.9, -1.0]], requires_grad=True), torch.nn.functional.cross_entropy(e, torch.tensor([2])).backward(), e.grad][2])
+attempt("log_softmax grad", lambda: [e := torch.tensor([[0.3, 0.9, -1.0]], requires_grad=True), (e.log_softmax(1) * torch.tensor([1.0, 2.0, 3.0])).sum().backward(), e.grad][2])
+"""
+
+
+@scenario
+def autograd_api_edges(torch):
+    """backward/grad argument forms, hook results, node reprs, and the gradients of
+    every op at its awkward points (zeros, ties, bounds, extremes), run as one script."""
+    log = []
+
+    def attempt(label, f):
+        try:
+            log.append(_log(label, "->", " ".join(repr(v) for v in (f(),))))
+        except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
+            log.append(_log(label, "->", type(e).__name__, e))
+
+    exec(AUTOGRAD_SCRIPT, {"torch": torch, "attempt": attempt})  # noqa: S102
+    return log
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario_matches_pytorch(name):
     with warnings.catch_warnings():

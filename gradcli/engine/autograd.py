@@ -95,12 +95,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     for t in ins:
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        if not isinstance(t, Tensor):
+            raise RuntimeError(
+                f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
     gos = None
     if grad_outputs is not None:
         gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
     grads = _root_grads(outs, gos, create_graph)
+    for t in ins:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
     captured = run_engine(outs, grads, retain_graph, create_graph, ins, accumulate=False)
@@ -323,7 +327,11 @@ def _run_pre_hooks(node, grads: list) -> None:
             replaced = hook(g)
             if replaced is not None:
                 if not isinstance(replaced, Tensor):
-                    raise TypeError(f"expected Tensor as hook result but got {type(replaced).__name__}")
+                    raise TypeError(
+                        f"expected Variable, but hook returned '{type(replaced).__name__}'")
+                if replaced._data.shape != g._data.shape:
+                    name = getattr(hook, "__name__", type(hook).__name__)
+                    raise RuntimeError(f"hook '{name}' has changed the size of value")
                 g = replaced
         grads[nr] = g
 
