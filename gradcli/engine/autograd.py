@@ -80,8 +80,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         captured = run_engine(outputs, grads, retain_graph, create_graph, targets, accumulate=False)
         for t, g in zip(targets, captured, strict=False):
-            if g is not None:
-                _accumulate(t, g, create_graph)
+            if g is not None and not (t._retains_grad and t._grad_fn is not None):
+                _accumulate(t, g, create_graph)  # (retain_grad already stored a non-leaf's)
         return
     run_engine(outputs, grads, retain_graph, create_graph, None, accumulate=True)
 
