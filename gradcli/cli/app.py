@@ -180,6 +180,10 @@ def _finish(code: int) -> int:
 def _fast_path(argv):
     """Parse ``run``/``eval``/``check`` with plain arguments by hand.
     Returns a thunk that runs the command, or None to let typer handle argv."""
+    if argv and argv[0] in ("grad", "graph"):
+        from gradcli.cli.grad import fast_path
+
+        return fast_path(argv)
     if not argv or argv[0] not in ("run", "eval", "check"):
         return None
     cmd, rest = argv[0], argv[1:]

@@ -515,3 +515,73 @@ def register(app) -> None:
     ):
         raise typer.Exit(do_graph(expr, at, fmt, dtype, seed, no_color,
                                   _limits(max_steps=max_steps, max_elements=max_elements)))
+
+
+# ------------------------------------------------------------- fast path
+# `gradcli grad`/`graph` with plain options are parsed here, without typer (whose
+# import costs about 0.1-0.2 s); anything else (--help, errors) goes to typer.
+
+_FLAGS = {"--jacobian": "jacobian", "--hessian": "hessian", "--graph": "graph",
+          "--explain": "explain", "--check": "check_", "--json": "as_json", "--no-color": "no_color"}
+_VALUES = {"--at": "at", "--wrt": "wrt", "--seed-grad": "seed_grad", "--dtype": "dtype",
+           "--seed": "seed", "--max-steps": "max_steps", "--max-elements": "max_elements",
+           "--format": "fmt", "-f": "fmt"}
+_REPEATED = ("at", "wrt")
+_INTS = ("seed", "max_steps", "max_elements")
+
+
+def fast_path(argv: list):
+    """A thunk running `grad`/`graph` for plain arguments, or None to let typer parse."""
+    if not argv or argv[0] not in ("grad", "graph"):
+        return None
+    cmd = argv[0]
+    kw = {"at": [], "wrt": []}
+    positional = []
+    rest = argv[1:]
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if not a.startswith("-") or a == "-":
+            positional.append(a)
+        elif a in _FLAGS and (cmd == "grad" or a == "--no-color"):
+            kw[_FLAGS[a]] = True
+        else:
+            name, eq, value = a.partition("=")
+            key = _VALUES.get(name)
+            if key is None or (cmd == "graph" and key in ("wrt", "seed_grad")) or \
+                    (cmd == "grad" and key == "fmt"):
+                return None
+            if not eq:
+                i += 1
+                if i >= len(rest):
+                    return None
+                value = rest[i]
+            if key in _INTS:
+                try:
+                    value = int(value)
+                except ValueError:
+                    return None
+                if key != "seed" and value <= 0:
+                    return None
+            if key in _REPEATED:
+                kw[key].append(value)
+            else:
+                kw[key] = value
+        i += 1
+    if len(positional) != 1:
+        return None
+    from gradcli.cli.app import _limits
+
+    limits = _limits(max_steps=kw.pop("max_steps", None), max_elements=kw.pop("max_elements", None))
+    if limits is None:
+        return lambda: 2
+    expr = positional[0]
+    if kw.get("no_color"):
+        os.environ["NO_COLOR"] = "1"
+    if cmd == "graph":
+        return lambda: do_graph(expr, kw["at"], kw.get("fmt", "tree"), kw.get("dtype"),
+                                kw.get("seed", 0), kw.get("no_color", False), limits)
+    return lambda: do_grad(expr, kw["at"], kw["wrt"], kw.get("seed_grad"), kw.get("jacobian", False),
+                           kw.get("hessian", False), kw.get("graph", False), kw.get("explain", False),
+                           kw.get("check_", False), kw.get("as_json", False), kw.get("dtype"),
+                           kw.get("seed", 0), kw.get("no_color", False), limits)
