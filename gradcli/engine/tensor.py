@@ -20,7 +20,7 @@ NON_LEAF_GRAD_WARNING = (
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
     "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
     "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-    "instead. See github.com/pytorch/pytorch/pull/30531 for more informations."
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
 )
 ONLY_FLOAT_GRAD = "only Tensors of floating point dtype can require gradients"
 ONLY_FLOAT_GRAD_SETTER = "only Tensors of floating point and complex dtype can require gradients"
