@@ -226,8 +226,7 @@ def test_matches_pytorch(name, data):
     assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ours._data, theirs.detach().numpy(), **tol)
-    if dtype == np.float64:
-        assert repr(ours) == repr(theirs)
+    assert repr(ours) == repr(theirs)
 
     if not theirs.requires_grad:
         return
