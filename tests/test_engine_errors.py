@@ -303,6 +303,17 @@ def test_message_is_pytorchs(code, kind, message):
         assert (theirs[0].__name__, theirs[1]) == (ours[0].__name__, ours[1])
 
 
+def test_unsupported_tensor_method_says_so():
+    with pytest.raises(AttributeError, match="^torch.Tensor.sinh is not supported by gradcli$"):
+        gt.ones(2).sinh  # noqa: B018
+    with pytest.raises(AttributeError, match="^'Tensor' object has no attribute 'sizee'$"):
+        gt.ones(2).sizee  # noqa: B018
+    if real_torch is not None:  # the list names only real Tensor methods
+        from gradcli.engine.tensor import UNSUPPORTED_METHODS
+
+        assert all(hasattr(real_torch.ones(2), n) for n in UNSUPPORTED_METHODS)
+
+
 def test_unsupported_torch_name_says_so():
     with pytest.raises(AttributeError, match="^torch.linalg.inv is not supported by gradcli$"):
         gt.linalg.inv  # noqa: B018

@@ -32,6 +32,18 @@ LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place 
 VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
+# PyTorch Tensor methods outside gradcli's API: asking for one says so (SPEC 1.1),
+# instead of pretending that torch has no such method
+UNSUPPORTED_METHODS = frozenset("""
+acos addcdiv addcmul apply_ argsort asin atan atan2 bincount cosh cpu cuda cummax cummin
+cumprod diag dist eq_ erf exp2 expm1 fliplr float_power frac gather half histc hypot
+index_select kthvalue lerp log10 log2 logcumsumexp map_ masked_select median mode moveaxis
+movedim nanmean nansum new_empty numpy positive renorm repeat_interleave resize_ roll
+scatter sgn signbit sinh sort squeeze_ storage_offset sum_to_size swapdims t_ tensor_split tile
+topk trace transpose_ tril triu unfold unsqueeze_ vdot xlogy
+""".split())
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
@@ -49,6 +61,12 @@ class Tensor:
         else:
             data = np.zeros(tuple(int(a) for a in args), dtype=(dtype or dtypes.get_default_dtype()).np)
         _init(self, data, False, None)
+
+    def __getattr__(self, name: str):
+        # only reached for names the class does not have
+        if name in UNSUPPORTED_METHODS:
+            raise AttributeError(f"torch.Tensor.{name} is not supported by gradcli")
+        raise AttributeError(f"'Tensor' object has no attribute '{name}'")
 
     # ----------------------------------------------------------------- state
     @property
