@@ -391,6 +391,25 @@ def composite_chains(torch):
 
 
 @scenario
+def cross_entropy_weights_and_ignore_index(torch):
+    F = torch.nn.functional
+    x = torch.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0], [0.3, 0.3, 0.1]], requires_grad=True)
+    w = torch.tensor([0.5, 2.0, 1.0])
+    log = []
+    for kw in [{}, {"weight": w}, {"ignore_index": 1}, {"weight": w, "ignore_index": 0}]:
+        for red in ["mean", "sum", "none"]:
+            loss = F.cross_entropy(x, torch.tensor([0, 2, 1]), reduction=red, **kw)
+            loss.sum().backward()
+            log.append(_log(sorted(kw), red, loss, x.grad))
+            x.grad = None
+    log.append(_log(F.cross_entropy(x, torch.tensor([1, 1, 1]), ignore_index=1),
+                    F.cross_entropy(x[0], torch.tensor(2), weight=w),
+                    F.cross_entropy(x, torch.tensor([0, -100, 2])),
+                    F.nll_loss(x.log_softmax(1), torch.tensor([2, 0, 1]), weight=w)))
+    return log
+
+
+@scenario
 def size_and_return_types(torch):
     x = torch.tensor([[1.0, 5.0, 2.0], [4.0, 0.5, 3.0]], requires_grad=True)
     s = x.shape

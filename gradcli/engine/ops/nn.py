@@ -69,41 +69,39 @@ def _mse_grads(c, g):
     return (ga if c.needs(0) else None, -ga if c.needs(1) else None)
 
 
-def _nll_fwd(logp, target, reduction, weight):
+def _nll_fwd(logp, target, reduction, wt, shape, dtype):
+    """-logp at each target, times its weight (0 where ignored); reduced."""
     if logp.ndim == 1:
-        picked = -logp[target]
-        return picked
-    n = logp.shape[0]
-    moved = np.moveaxis(logp, 1, -1)
-    picked = -np.take_along_axis(moved, target[..., None], axis=-1)[..., 0]
+        picked = -logp[target] * wt
+    else:
+        moved = np.moveaxis(logp, 1, -1)
+        picked = -np.take_along_axis(moved, target[..., None], axis=-1)[..., 0] * wt
+    picked = np.asarray(picked, dtype=logp.dtype)
     if reduction == "mean":
-        return np.mean(picked) if n else np.asarray(np.nan, dtype=logp.dtype)
+        return np.asarray(np.sum(picked) / np.sum(wt), dtype=logp.dtype)
     if reduction == "sum":
         return np.sum(picked)
     return picked
 
 
 def _nll_backward(c, g):
-    target, reduction = c.meta[0], c.meta[1]
-    shape, dtype = c.meta[3], c.meta[4]
+    target, reduction, wt, shape, dtype = c.meta
     mask = np.zeros(shape, dtype=dtype)
     if len(shape) == 1:
-        mask[target] = -1
-        count = 1
+        mask[target] = 0 - wt
     else:
         moved = np.moveaxis(mask, 1, -1)
-        np.put_along_axis(moved, target[..., None], -1, axis=-1)
-        count = target.size
+        np.put_along_axis(moved, target[..., None], (0 - np.asarray(wt, dtype=dtype))[..., None], axis=-1)
     scale = make(mask)
     if reduction == "none" and len(shape) > 1:
         return (scale * g.unsqueeze(1),)
     if reduction == "mean":
-        return (scale * (g / count),)
+        return (scale * (g / float(np.sum(wt))),)
     return (scale * g,)
 
 
-NLL = defop("nll_loss", "NllLossBackward0", lambda logp, target, reduction, weight, shape, dtype: _nll_fwd(logp, target, reduction, weight),
-            _nll_backward, "d nll(logp, t)/dlogp = -1/N at the target class",
+NLL = defop("nll_loss", "NllLossBackward0", _nll_fwd, _nll_backward,
+            "d nll(logp, t)/dlogp = -w_t/sum(w) at the target class",
             torch_call="torch.nn.functional.nll_loss(a.reshape(2, -1), torch.tensor([0, 1]))")
 
 
@@ -160,19 +158,26 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
             f"expected scalar type Long but found {target.dtype._legacy.replace('Tensor', '')}")
     d = input._data
     n_classes = d.shape[0] if d.ndim == 1 else d.shape[1]
-    if t.size and (t.max() >= n_classes or t.min() < 0):
-        bad = int(t.max() if t.max() >= n_classes else t.min())
-        raise IndexError(f"Target {bad} is out of bounds.")
     if d.ndim >= 2 and t.shape[0] != d.shape[0]:
         raise ValueError(
             f"Expected input batch_size ({d.shape[0]}) to match target batch_size ({t.shape[0]}).")
-    return run_op(NLL, (input,), (t, reduction, weight, d.shape, d.dtype))
+    kept = t != ignore_index
+    live = t[kept]
+    if live.size and (live.max() >= n_classes or live.min() < 0):
+        bad = int(live.max() if live.max() >= n_classes else live.min())
+        raise IndexError(f"Target {bad} is out of bounds.")
+    safe = np.where(kept, t, 0)
+    wt = np.ones(t.shape, dtype=d.dtype) if weight is None else weight._data.astype(d.dtype)[safe]
+    wt = np.where(kept, wt, 0).astype(d.dtype)
+    return run_op(NLL, (input,), (safe, reduction, wt, d.shape, d.dtype))
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0) -> Tensor:
     if input._data.ndim == 0:
         _wrap_dim(1, 0)  # PyTorch's "Dimension out of range" for a 0-d input
+    if label_smoothing:
+        raise RuntimeError("cross_entropy with label_smoothing is not supported by gradcli")
     if target._data.dtype.kind == "f":
         # class probabilities, as PyTorch composes them: -(log_softmax(input) * target)
         # summed over the class dim ("none"), over everything ("sum"), or that divided by
@@ -186,8 +191,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
             return total
         batch = input._data.size // input._data.shape[class_dim]
         return run_op(DIV_SCALAR, (total,), (float(batch),))
-    return nll_loss(log_softmax(input, 1 if input._data.ndim > 1 else 0), target,
-                    reduction=reduction)
+    return nll_loss(log_softmax(input, 1 if input._data.ndim > 1 else 0), target, weight,
+                    ignore_index=ignore_index, reduction=reduction)
 
 
 def _bce_fwd(x, t, reduction):
