@@ -410,6 +410,21 @@ def cross_entropy_weights_and_ignore_index(torch):
 
 
 @scenario
+def binary_cross_entropy_weights(torch):
+    F = torch.nn.functional
+    x = torch.tensor([[0.2, 0.7], [0.9, 0.4]], requires_grad=True)
+    t = torch.tensor([[0.0, 1.0], [1.0, 0.0]])
+    log = []
+    for w in [None, torch.tensor([2.0, 0.5]), torch.tensor([[1.0, 2.0], [3.0, 4.0]])]:
+        for red in ["mean", "sum", "none"]:
+            loss = F.binary_cross_entropy(x, t, weight=w, reduction=red)
+            loss.sum().backward()
+            log.append(_log(red, loss, x.grad))
+            x.grad = None
+    return log
+
+
+@scenario
 def size_and_return_types(torch):
     x = torch.tensor([[1.0, 5.0, 2.0], [4.0, 0.5, 3.0]], requires_grad=True)
     s = x.shape

@@ -195,22 +195,28 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                     ignore_index=ignore_index, reduction=reduction)
 
 
-def _bce_fwd(x, t, reduction):
+def _bce_fwd(x, t, reduction, weight):
     with np.errstate(divide="ignore"):
         logx = np.maximum(np.log(x), -100)
         log1mx = np.maximum(np.log(1 - x), -100)
-    return _reduce(-(t * logx + (1 - t) * log1mx), reduction)
+    loss = -(t * logx + (1 - t) * log1mx)
+    if weight is not None:  # rescales each element's loss (broadcast), as PyTorch
+        loss = loss * weight
+    return _reduce(loss, reduction)
 
 
 def _bce_grads(c, g):
     x, t = c.saved
-    reduction = c.meta[0]
+    reduction, weight = c.meta
     n = max(x._data.size, 1)
+    g = _reduced_grad(g, reduction, n)
+    if weight is not None:
+        g = g * make(weight)
     denom = ((1 - x) * x).clamp(min=1e-12)
-    gx = _reduced_grad(g, reduction, n) * (x - t) / denom
+    gx = g * (x - t) / denom
     gt = None
     if c.needs(1):
-        gt = _reduced_grad(g, reduction, n) * ((1 - x).log().clamp(min=-100) - x.log().clamp(min=-100))
+        gt = g * ((1 - x).log().clamp(min=-100) - x.log().clamp(min=-100))
     return (gx if c.needs(0) else None, gt)
 
 
@@ -233,7 +239,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
             f"Found dtype {_type_word(target.dtype)} but expected {_type_word(input.dtype)}")
     if x.size and ((x < 0).any() or (x > 1).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    return run_op(BCE, (input, target), (reduction,))
+    w = None
+    if weight is not None:
+        w = np.broadcast_to(weight._data.astype(x.dtype), x.shape)
+    return run_op(BCE, (input, target), (reduction, w))
 
 
 def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
