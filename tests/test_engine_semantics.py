@@ -834,6 +834,80 @@ def autograd_api_edges(torch):
     return log
 
 
+# ------------------------------------------------ hooks across in-place ops
+
+HOOKS_SCRIPT = """
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x * 2
+y.register_hook(lambda g: P("hook before inplace", g))
+y.mul_(3)
+y.register_hook(lambda g: P("hook after inplace", g))
+y.sum().backward()
+P("x.grad", x.grad)
+x.grad = None
+y = x * 2
+y.retain_grad()
+y.add_(1)
+(y * y).sum().backward()
+P("retained after inplace", y.grad, x.grad)
+x.grad = None
+y = x * 2
+v = y[1:]
+v.register_hook(lambda g: P("view hook", g))
+y.register_hook(lambda g: P("base hook", g))
+v.mul_(10)
+y.sum().backward()
+P(x.grad)
+x.grad = None
+y = x * 2
+y.retain_grad()
+v = y[:2]
+v.retain_grad()
+v.mul_(2)
+y.sum().backward()
+P("retained base/view", y.grad, v.grad, x.grad)
+x.grad = None
+h = x.register_hook(lambda g: g * 0 + 1)
+(x * 5).sum().backward()
+P("leaf hook replaced", x.grad)
+h.remove()
+x.grad = None
+z = x.clone()
+z.register_hook(lambda g: P("clone hook", g))
+z[0] = 0
+(z * z).sum().backward()
+P(x.grad)
+x.grad = None
+a = x * 1
+b = a.view(3, 1)
+a.register_hook(lambda g: P("a hook", g))
+b.register_hook(lambda g: P("b hook", g))
+(b * 2).sum().backward()
+P(x.grad)
+x.grad = None
+w = x * 1
+w.grad_fn.register_prehook(lambda gs: P("prehook", gs))
+w.grad_fn.register_hook(lambda gi, go: P("posthook", gi, go))
+w.register_hook(lambda g: P("tensor hook", g))
+w.retain_grad()
+(w * 3).sum().backward()
+P(w.grad, x.grad)
+"""
+
+
+@scenario
+def hooks_and_retain_grad_across_inplace(torch):
+    """Tensor hooks stay with the node they were registered on; retain_grad follows the
+    tensor to its new grad_fn (plain and through views); node pre/post hooks."""
+    log = []
+
+    def P(*a):  # noqa: N802
+        log.append(_log(*a))
+
+    exec(HOOKS_SCRIPT, {"torch": torch, "P": P})  # noqa: S102
+    return log
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario_matches_pytorch(name):
     with warnings.catch_warnings():

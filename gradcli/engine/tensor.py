@@ -402,14 +402,31 @@ class Tensor:
             result._vc = self._vc
             fn.versions = fn.versions[:-1] + (self._vc[0],)
         if base is None:
+            old_fn = self._grad_fn
             self._grad_fn = fn
             self._output_nr = result._output_nr
             self._requires_grad = fn is not None or self._requires_grad
+            move_retain_hook(self, old_fn)
         elif fn is not None:
             from .ops.views import rewrite_base_history
 
             rewrite_base_history(self, result)
         return self
+
+
+def move_retain_hook(t: Tensor, old_fn) -> None:
+    """retain_grad follows the tensor to its new grad_fn after an in-place op (as PyTorch)."""
+    if not t._retains_grad:
+        return
+    if old_fn is not None and old_fn.retain_hooks:
+        for nr, held in list(old_fn.retain_hooks.items()):
+            if held is t:
+                del old_fn.retain_hooks[nr]
+    fn = t._grad_fn
+    if fn is not None:
+        if fn.retain_hooks is None:
+            fn.retain_hooks = {}
+        fn.retain_hooks[t._output_nr] = t
 
 
 def refresh_view(t: Tensor) -> None:

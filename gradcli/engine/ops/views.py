@@ -205,12 +205,15 @@ COPY_SLICES = defop("copy_slices", "CopySlices", None, _copy_slices_backward,
 
 def rewrite_base_history(view: Tensor, result: Tensor) -> None:
     """After an in-place op on `view`, its base's grad_fn becomes CopySlices."""
+    from ..tensor import move_retain_hook
+
     base = view._base
     fn = result._grad_fn
     index = region_index(view._view_fn, base._data)
     edges = (edge_of(base),) + fn.next_functions[1:]
     node = COPY_SLICES.node_cls(COPY_SLICES, edges, None, None, None,
                                 (index, fn, base._data.shape), None)
+    old_base_fn, old_view_fn = base._grad_fn, view._grad_fn
     base._grad_fn = node
     base._output_nr = 0
     base._requires_grad = True
@@ -220,17 +223,23 @@ def rewrite_base_history(view: Tensor, result: Tensor) -> None:
     view._output_nr = 0
     view._requires_grad = True
     view._attr_version = view._vc[0]
+    move_retain_hook(base, old_base_fn)
+    move_retain_hook(view, old_view_fn)
 
 
 def regenerate_grad_fn(view: Tensor) -> None:
     """The view's storage changed under it: its history is now its region of the base."""
+    from ..tensor import move_retain_hook
+
     base = view._base
     index = region_index(view._view_fn, base._data)
+    old_fn = view._grad_fn
     view._grad_fn = AS_STRIDED.node_cls(AS_STRIDED, (edge_of(base),), None, None, None,
                                         (index, base._data.shape), None)
     view._output_nr = 0
     view._requires_grad = True
     view._attr_version = view._vc[0]
+    move_retain_hook(view, old_fn)
 
 
 # ------------------------------------------------------------ entry points
