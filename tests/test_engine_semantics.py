@@ -908,6 +908,62 @@ def hooks_and_retain_grad_across_inplace(torch):
     return log
 
 
+# ------------------------------------------- functional API and gradcheck
+
+FUNCTIONAL_SCRIPT = """
+a = torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64)
+b = torch.tensor([[0.2, -0.3], [0.4, 0.1]], dtype=torch.float64)
+f2 = lambda x, y: (x.sum() * y).exp()
+f_tuple = lambda x: (x * 2, x.sin().sum())
+s = lambda x: (x ** 3).sum()
+s2 = lambda x, y: (x.sum() * y.sum()) ** 2
+P("jac tuple out", lambda: F.jacobian(f_tuple, a))
+P("jac 2 in", lambda: F.jacobian(f2, (a, b)))
+P("jac create_graph", lambda: F.jacobian(lambda x: x ** 2, a, create_graph=True))
+P("jac const", lambda: F.jacobian(lambda x: torch.ones(2, dtype=torch.float64), a))
+P("jac strict const", lambda: F.jacobian(lambda x: torch.ones(2, dtype=torch.float64), a, strict=True))
+P("hess 2 in", lambda: F.hessian(s2, (a, b)))
+P("hess single", lambda: F.hessian(s, a))
+P("hess non-scalar", lambda: F.hessian(lambda x: x ** 2, a))
+P("vjp none v", lambda: F.vjp(s, a))
+P("vjp v", lambda: F.vjp(lambda x: x ** 2, a, torch.ones(3, dtype=torch.float64)))
+P("vjp none v nonscalar", lambda: F.vjp(lambda x: x ** 2, a))
+P("jvp", lambda: F.jvp(lambda x: x ** 2, a, torch.ones(3, dtype=torch.float64)))
+P("jvp 2 in", lambda: F.jvp(f2, (a, b), (torch.ones(3, dtype=torch.float64), torch.ones(2, 2, dtype=torch.float64))))
+P("hvp", lambda: F.hvp(s, a, torch.ones(3, dtype=torch.float64)))
+P("hvp 2 in", lambda: F.hvp(s2, (a, b), (torch.ones(3, dtype=torch.float64), torch.ones(2, 2, dtype=torch.float64))))
+P("vhp", lambda: F.vhp(s, a, torch.ones(3, dtype=torch.float64)))
+P("jac float32", lambda: F.jacobian(lambda x: x.exp(), torch.tensor([1.0, 2.0])))
+P("jac of scalar in", lambda: F.jacobian(lambda x: x * 3, torch.tensor(2.0)))
+P("hess of scalar in", lambda: F.hessian(lambda x: x ** 3, torch.tensor(2.0)))
+P("input requires grad after", lambda: (F.jacobian(s, a), a.requires_grad))
+x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+P("gradcheck", lambda: torch.autograd.gradcheck(lambda t: t.exp() * t, (x,)))
+P("gradgradcheck", lambda: torch.autograd.gradgradcheck(lambda t: t.exp() * t, (x,)))
+P("gradcheck eps atol", lambda: torch.autograd.gradcheck(lambda t: t ** 3, (x,), eps=1e-4, atol=1e-3))
+P("gradcheck fails", lambda: torch.autograd.gradcheck(lambda t: t.detach() ** 2 + t, (x,)))
+P("gradcheck 2 inputs fail", lambda: torch.autograd.gradcheck(lambda t, u: t * u.detach(), (x, x.clone().detach().requires_grad_())))
+P("gradcheck no grad inputs", lambda: torch.autograd.gradcheck(lambda t: t * 2, (torch.ones(2, dtype=torch.float64),)))
+"""
+
+
+@scenario
+def functional_api_and_gradcheck_edges(torch):
+    """jacobian/hessian/vjp/jvp/hvp/vhp over tuples, several inputs, create_graph, strict,
+    0-d inputs; gradcheck/gradgradcheck passes, mismatches (type and text) and misuse."""
+    log = []
+
+    def P(label, f):  # noqa: N802
+        try:
+            r = f()
+        except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
+            r = f"{type(e).__name__}: {e}"
+        log.append(_log(label, "->", repr(r)))
+
+    exec(FUNCTIONAL_SCRIPT, {"torch": torch, "F": torch.autograd.functional, "P": P})  # noqa: S102
+    return log
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario_matches_pytorch(name):
     with warnings.catch_warnings():

@@ -46,6 +46,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         outputs = func(*inputs)
         single_output = isinstance(outputs, Tensor)
         outputs = _as_tuple(outputs)
+        if strict:
+            _strict_outputs(outputs)
         per_output = []
         for out in outputs:
             rows = [[] for _ in inputs]
@@ -101,6 +103,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         outputs = func(*inputs)
         single_output = isinstance(outputs, Tensor)
         outs = _as_tuple(outputs)
+        if strict:
+            _strict_outputs(outs)
         if v is None:
             if len(outs) != 1 or outs[0]._data.size != 1:
                 raise RuntimeError(
@@ -190,6 +194,19 @@ vhp = hvp
 
 # ------------------------------------------------------------------ gradcheck
 
+class GradcheckError(RuntimeError):
+    """What gradcheck raises on a mismatch (a RuntimeError, as in PyTorch)."""
+
+
+def _strict_outputs(outputs) -> None:
+    for i, out in enumerate(outputs):
+        if not out._requires_grad:
+            raise RuntimeError(
+                f"Output {i} of the user-provided function does not require gradients. The outputs "
+                "must be computed in a differentiable manner from the input when running in strict "
+                "mode.")
+
+
 def _numerical_jacobian(func, inputs, eps):
     """Central differences, one column per input element, for every output."""
     from .grad_mode import no_grad
@@ -227,7 +244,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                 "complex. This check will likely fail if all the inputs are not of double precision "
                 "floating point or complex. ", UserWarning, stacklevel=2)
     if not any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have requires_grad=True.")
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have requires_grad=True.")
     prev = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = True
     try:
@@ -254,7 +271,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                         return False
                     from .formatting import tensor_repr
 
-                    raise RuntimeError(
+                    raise GradcheckError(
                         f"Jacobian mismatch for output {oi} with respect to input {ii},\n"
                         f"numerical:{tensor_repr(num)}\nanalytical:{tensor_repr(ana)}\n")
     finally:
