@@ -964,6 +964,80 @@ def functional_api_and_gradcheck_edges(torch):
     return log
 
 
+# --------------------------------------------------- Python protocols
+
+PROTOCOL_SCRIPT = """
+t = torch.tensor([1.5, -2.0, 3.0])
+z = torch.tensor(2.5)
+i0 = torch.tensor(3)
+P("eq None", lambda: t == None)
+P("ne None", lambda: t != None)
+P("in list", lambda: t in [t])
+P("round builtin", lambda: round(z))
+P("round builtin nd", lambda: round(torch.tensor(2.567), 2))
+P("round 1d", lambda: round(t))
+P("pos", lambda: +t)
+P("invert int", lambda: ~i0)
+P("invert float", lambda: ~t)
+P("float int0d", lambda: float(i0))
+P("int float", lambda: int(torch.tensor(-2.7)))
+P("range idx", lambda: list(range(i0)))
+P("list", lambda: list(t))
+P("sum builtin", lambda: sum([t, t]))
+P("max builtin 0d", lambda: max(z, torch.tensor(1.0)))
+P("max builtin nd", lambda: max(t, t))
+P("sorted", lambda: sorted(t))
+P("math.sqrt", lambda: math.sqrt(z))
+P("format nd", lambda: f"{t:.2f}")
+P("format 0d", lambda: f"{z:.2f} {i0:d} {z}")
+P("format empty spec nd", lambda: f"{t}")
+P("str.format", lambda: "{} {:.1f}".format(t, z))
+P("percent", lambda: "%.3f" % z)
+P("percent nd", lambda: "%s" % (t,))
+P("hash eq", lambda: hash(t) == hash(t))
+P("dict key", lambda: {t: 1}[t])
+P("bool 0d", lambda: bool(torch.tensor(0.0)))
+P("not t", lambda: not torch.tensor([1.0]))
+P("divmod", lambda: divmod(torch.tensor(7), 2))
+P("pow builtin mod", lambda: pow(z, 2))
+P("len", lambda: len(t))
+P("iter 0d", lambda: list(z))
+P("index with tensor list", lambda: t[[torch.tensor(0), torch.tensor(2)]])
+P("isinstance", lambda: isinstance(t, torch.Tensor))
+P("type", lambda: type(t).__name__)
+P("repr dtype", lambda: (repr(t.dtype), str(t.dtype), t.dtype.is_floating_point, torch.int64.is_floating_point))
+P("device", lambda: (t.device, str(t.device), t.is_cuda))
+P("requires_grad int setter false", lambda: setattr(i0, "requires_grad", False) or i0.requires_grad)
+P("mul list", lambda: t * [1, 2, 3])
+P("add str", lambda: t + "a")
+P("matmul list", lambda: t @ [1.0, 2.0, 3.0])
+P("comparison chain", lambda: (z > 1) & (z < 3))
+P("tensor truthiness in if", lambda: "yes" if torch.tensor([True]) else "no")
+P("t.item types", lambda: (type(z.item()).__name__, type(i0.item()).__name__, type(torch.tensor(True).item()).__name__))
+P("tolist types", lambda: (torch.tensor([1, 2]).tolist(), torch.tensor([[True]]).tolist(), z.tolist()))
+"""
+
+
+@scenario
+def python_protocols(torch):
+    """Tensors under Python's operators and builtins: ==/!= None, round, ~, float/int/
+    index, iteration, sum/max/sorted, math, format specs, %-formatting, hashing, bool,
+    list-as-tuple indexing, unsupported operand types. (numpy() is not exposed: SPEC 1.4.)"""
+    import math
+
+    log = []
+
+    def P(label, f):  # noqa: N802
+        try:
+            r = f()
+        except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
+            r = f"{type(e).__name__}: {e}"
+        log.append(_log(label, "->", repr(r)))
+
+    exec(PROTOCOL_SCRIPT, {"torch": torch, "math": math, "P": P})  # noqa: S102
+    return log
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario_matches_pytorch(name):
     with warnings.catch_warnings():

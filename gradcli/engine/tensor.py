@@ -243,7 +243,9 @@ class Tensor:
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:
             return format(self._data.item(), spec)
-        return format(repr(self), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
 
     # ---------------------------------------------------------- conversions
     def item(self):

@@ -59,7 +59,15 @@ def _rtruediv(self, other):
 
 
 def _rmatmul(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
     return L.matmul(other, self)
+
+
+def _matmul_op(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented  # Python's "unsupported operand type(s) for @"
+    return L.matmul(self, other)
 
 
 def _fill_(self, value):
@@ -152,7 +160,7 @@ METHODS = {
     "pow": E.pow, "__pow__": E.pow, "__rpow__": _swap(E.pow), "square": E.square,
     "neg": E.neg, "negative": E.neg, "__neg__": E.neg, "__pos__": lambda self: self,
     "__abs__": E.abs, "abs": E.abs, "absolute": E.abs,
-    "__matmul__": L.matmul, "__rmatmul__": _rmatmul,
+    "__matmul__": _matmul_op, "__rmatmul__": _rmatmul,
     "__iadd__": _iop(E.add), "__isub__": _iop(E.sub), "__imul__": _iop(E.mul),
     "__itruediv__": _iop(E.div), "__ipow__": _iop(E.pow),
     # unary math

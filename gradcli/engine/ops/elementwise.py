@@ -709,5 +709,5 @@ bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor_cpu")
 
 def bitwise_not(input):
     if input._data.dtype.kind == "f":
-        raise TypeError("bitwise_not_cpu not implemented for 'Float'")
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return make(np.invert(input._data))

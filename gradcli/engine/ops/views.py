@@ -542,8 +542,17 @@ def _plain_index(k):
         f"valid indices (got {type(k).__name__})")
 
 
+def _sequence_as_tuple(key):
+    """PyTorch reads a short list holding tensors, lists, slices, None or ... as a tuple."""
+    if isinstance(key, list) and len(key) < 32 and any(
+            isinstance(k, (Tensor, list, tuple, slice)) or k is None or k is Ellipsis for k in key):
+        return tuple(key)
+    return key
+
+
 def getitem(x: Tensor, key) -> Tensor:
     """Tensor indexing: basic indices give chains of views, advanced ones IndexBackward0."""
+    key = _sequence_as_tuple(key)
     d = x._data
     if not isinstance(key, tuple):
         if d.ndim == 0 and isinstance(key, slice):
@@ -644,6 +653,7 @@ def copy_(x: Tensor, src, non_blocking=False) -> Tensor:
 
 def setitem(x: Tensor, key, value) -> None:
     """x[key] = value: a copy into a view (basic) or index_put_ (advanced), in place."""
+    key = _sequence_as_tuple(key)
     if not isinstance(key, tuple):
         key = (key,)
     if any(_is_advanced(k) for k in key):
