@@ -465,6 +465,13 @@ def grad_modes_as_contexts_and_decorators(torch):
     def h(t):
         return t * 2
 
+    @torch.set_grad_enabled(False)
+    def frozen(t):
+        return t * 2
+
+    log.append(_log(torch.is_grad_enabled(), frozen(x).requires_grad, torch.is_grad_enabled()))
+    with torch.inference_mode():
+        log.append(_log((x * 2).requires_grad, torch.is_grad_enabled()))
     log.append(_log(f(x).requires_grad, h(x).requires_grad, torch.is_grad_enabled()))
     with torch.no_grad():
         log.append(_log(g(x).requires_grad, torch.is_grad_enabled()))
