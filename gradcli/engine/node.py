@@ -24,10 +24,16 @@ SECOND_BACKWARD = (
 class Node:
     """Base of every grad_fn. Subclasses exist only to carry PyTorch's class name."""
 
+    # Hooks and anomaly traces are rare: they live in the instance dict when set, and
+    # read as the class defaults below otherwise, so making a node stays cheap.
     __slots__ = (
-        "op", "next_functions", "saved", "versions", "result", "meta", "seq",
-        "freed", "pre_hooks", "retain_hooks", "post_hooks", "input_meta", "trace", "__weakref__",
+        "op", "next_functions", "saved", "versions", "result", "meta", "seq", "freed",
+        "input_meta", "__dict__", "__weakref__",
     )
+    pre_hooks = None  # {output_nr: [fn, ...]} from Tensor.register_hook; None: node pre-hooks
+    retain_hooks = None  # {output_nr: tensor} from Tensor.retain_grad
+    post_hooks = None  # [fn(grad_inputs, grad_outputs), ...] from Node.register_hook
+    trace = None  # where the forward op ran, under detect_anomaly
 
     def __init__(self, op, next_functions, saved, versions, result, meta, input_meta):
         self.op = op
@@ -39,10 +45,6 @@ class Node:
         self.input_meta = input_meta  # per input: its shape when broadcasting may need undoing
         self.seq = next(_sequence)
         self.freed = False
-        self.pre_hooks = None  # {output_nr: [fn, ...]} from Tensor.register_hook
-        self.retain_hooks = None  # {output_nr: tensor} from Tensor.retain_grad
-        self.post_hooks = None
-        self.trace = None  # where the forward op ran, under detect_anomaly
 
     def name(self) -> str:
         return type(self).__name__

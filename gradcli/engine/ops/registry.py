@@ -165,13 +165,16 @@ def _record(op: Op, inputs, meta, out):
         versions = tuple([x._vc[0] for x in saved if type(x) is Tensor])
     if op.broadcast:
         shape, dt = out.shape, out.dtype
-        for i, x in enumerate(inputs):
+        i = 0
+        for x in inputs:
             if type(x) is Tensor:
                 d = x._data
-                if d.shape != shape or d.dtype != dt:
+                ddt = d.dtype
+                if d.shape != shape or (ddt is not dt and ddt != dt):  # identity first: cheap
                     if input_meta is None:
                         input_meta = [None] * len(inputs)
-                    input_meta[i] = (d.shape, d.dtype)
+                    input_meta[i] = (d.shape, ddt)
+            i += 1
     node = op.node_cls(op, edges, saved, versions, None, meta, input_meta)
     if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
         node.trace = TRACE_PROVIDER[0]()
