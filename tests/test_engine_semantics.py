@@ -1045,6 +1045,62 @@ def python_protocols(torch):
     return log
 
 
+# ----------------------------------------- in-place ops that save their input
+
+INPLACE_SAVED_SCRIPT = """
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+def t1():
+    a = x * 1; a.mul_(a); a.sum().backward(); return x.grad
+T("a.mul_(a)", t1); x.grad = None
+def t2():
+    a = x * 1; a.add_(a); a.sum().backward(); return x.grad
+T("a.add_(a)", t2); x.grad = None
+def t3():
+    a = x * 1; b = a * 2; a.mul_(b); a.sum().backward(); return x.grad
+T("a.mul_(b)", t3); x.grad = None
+def t4():
+    a = x * 1; a.pow_(2); a.mul_(3); a.sum().backward(); return x.grad
+T("pow_ then mul_", t4); x.grad = None
+def t5():
+    a = x * 1; a.exp_(); a.mul_(2); a.sum().backward(); return x.grad
+T("exp_ then mul_", t5); x.grad = None
+def t6():
+    a = x * 1; a.sigmoid_(); b = a * 1; a.add_(1); b.sum().backward(); return x.grad
+T("sigmoid_ then add_", t6); x.grad = None
+def t7():
+    a = x * 1; v = a[1:]; v.mul_(v); a.sum().backward(); return x.grad
+T("view mul_ self", t7); x.grad = None
+def t8():
+    a = x * 1; a.div_(x); a.sum().backward(); return x.grad
+T("div_ by leaf", t8); x.grad = None
+def t9():
+    a = x * 1; a.clamp_(min=1.5); a.sum().backward(); return x.grad
+T("clamp_", t9); x.grad = None
+def t10():
+    a = x * 1; a.copy_(x * 3); a.sum().backward(); return x.grad
+T("copy_", t10); x.grad = None
+def t11():
+    a = x * 1; a += x; a *= x; a -= 1; a /= 2; a.sum().backward(); return x.grad
+T("chain of iops", t11); x.grad = None
+"""
+
+
+@scenario
+def inplace_ops_and_saved_values(torch):
+    """In-place ops whose backward needs the value they overwrite (mul_ by itself, pow_,
+    exp_, sigmoid_, through a view) and chains of them: gradients or PyTorch's error."""
+    log = []
+
+    def T(label, f):  # noqa: N802
+        try:
+            log.append(_log(label, f()))
+        except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
+            log.append(_log(label, type(e).__name__, e))
+
+    exec(INPLACE_SAVED_SCRIPT, {"torch": torch, "T": T})  # noqa: S102
+    return log
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario_matches_pytorch(name):
     with warnings.catch_warnings():

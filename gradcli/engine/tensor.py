@@ -14,6 +14,7 @@ import numpy as np
 from . import dtypes
 from .grad_mode import GRAD_ENABLED
 from .node import AccumulateGrad, RemovableHandle
+from .node import _sequence as _node_sequence
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -391,12 +392,18 @@ class Tensor:
             _write_into(self, result._data)
             self._vc[0] += 1
             return self
-        old = make(self._data.copy(), self._requires_grad, self._grad_fn)
+        # `old` stands for self's value before the write; it shares self's storage and is
+        # copied only if a node made by `compute` saved it (mul_ by a tensor that needs a
+        # gradient, pow_, ...): add_, sub_, mul_ by a number, fill_, copy_ ... copy nothing
+        start = next(_node_sequence)
+        old = make(self._data, self._requires_grad, self._grad_fn)
         old._output_nr = self._output_nr
         result = compute(old, *others)
+        fn = result._grad_fn
+        if fn is not None and _saved_since(fn, old, start):
+            old._data = old._data.copy()
         _write_into(self, result._data)
         self._vc[0] += 1
-        fn = result._grad_fn
         if fn is not None and fn.result is result:
             # the op saved its output, and that output now lives in self: same storage and
             # version counter, so a later in-place change of self is caught in backward
@@ -429,6 +436,21 @@ def move_retain_hook(t: Tensor, old_fn) -> None:
         if fn.retain_hooks is None:
             fn.retain_hooks = {}
         fn.retain_hooks[t._output_nr] = t
+
+
+def _saved_since(fn, old: Tensor, start: int) -> bool:
+    """Whether a node created after `start` (by one in-place computation) saved `old`."""
+    stack, seen = [fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen or node.seq <= start:
+            continue
+        seen.add(node)
+        saved = node.saved
+        if saved and any(x is old for x in saved):
+            return True
+        stack.extend(f for f, _ in node.next_functions)
+    return False
 
 
 def refresh_view(t: Tensor) -> None:
