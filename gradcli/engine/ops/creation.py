@@ -55,7 +55,7 @@ def _infer_dtype(data) -> dtypes.dtype:
             stack.extend(v)
         elif isinstance(v, Tensor):
             kinds.add(v.dtype)
-        elif isinstance(v, np.ndarray):
+        elif isinstance(v, (np.ndarray, np.generic)):  # numpy scalars keep their dtype
             kinds.add(dtypes.FROM_NP[v.dtype])
         elif isinstance(v, bool):
             kinds.add(dtypes.bool_)

@@ -132,7 +132,7 @@ def _sigmoid(a):
 SIGMOID = defop("sigmoid", "SigmoidBackward0", _sigmoid,
                 lambda c, g: (g * c.result * (1 - c.result),), "d(sigmoid a)/da = s*(1-s)",
                 save="result", torch_call="a.sigmoid()")
-RELU = defop("relu", "ReluBackward0", lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
+RELU = defop("relu", "ReluBackward0", lambda a: np.where(a < 0, 0, a).astype(a.dtype, copy=False),
              lambda c, g: (_where(c.result <= 0, 0.0, g),), "d(relu a)/da = 1 if a > 0 else 0",
              save="result", torch_call="a.relu()")
 ABS = defop("abs", "AbsBackward0", np.abs, lambda c, g: (g * c.saved[0].sign(),),
@@ -149,15 +149,15 @@ RECIPROCAL = defop("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,
 
 
 def _clamp_fwd(a, lo, hi):
+    # PyTorch's comparisons: nan stays nan, and -0. stays -0. against a bound of 0
     out = a
     if lo is not None:
-        out = np.maximum(out, lo)
+        out = np.where(out < lo, lo, out)
     if hi is not None:
-        out = np.minimum(out, hi)
+        out = np.where(out > hi, hi, out)
     if out is a:
         out = a.copy()
-    # nan stays nan, as in PyTorch
-    return np.where(np.isnan(a), a, out).astype(a.dtype, copy=False)
+    return out.astype(a.dtype, copy=False)
 
 
 def _clamp_mask(a, lo, hi):
@@ -182,7 +182,8 @@ CLAMP_MAX = defop("clamp_max", "ClampMaxBackward0", lambda a, hi: _clamp_fwd(a, 
 
 
 def _clamp_t_fwd(a, lo, hi):
-    return np.where(np.isnan(a), a, np.minimum(np.maximum(a, lo), hi)).astype(a.dtype, copy=False)
+    out = np.where(a < lo, lo, a)
+    return np.where(out > hi, hi, out).astype(a.dtype, copy=False)
 
 
 CLAMP_TENSOR = defop(
@@ -204,11 +205,22 @@ def _max_min_grads(c, g, self_loses):
     return ga, gb
 
 
-MAXIMUM = defop("maximum", "MaximumBackward0", np.maximum,
+def _maximum(a, b):
+    """PyTorch's maximum: the first argument at ties (-0. vs 0.), nan from either side."""
+    out = np.where(np.less(a, b), b, a)
+    return np.where(np.isnan(b), b, out) if out.dtype.kind == "f" else out
+
+
+def _minimum(a, b):
+    out = np.where(np.greater(a, b), b, a)
+    return np.where(np.isnan(b), b, out) if out.dtype.kind == "f" else out
+
+
+MAXIMUM = defop("maximum", "MaximumBackward0", _maximum,
                 lambda c, g: _max_min_grads(c, g, lambda x, y: x < y),
                 "d max(a,b)/da = 1 where a > b (1/2 at ties)", save="inputs", broadcast=True,
                 torch_call="torch.maximum(a, b)")
-MINIMUM = defop("minimum", "MinimumBackward0", np.minimum,
+MINIMUM = defop("minimum", "MinimumBackward0", _minimum,
                 lambda c, g: _max_min_grads(c, g, lambda x, y: x > y),
                 "d min(a,b)/da = 1 where a < b (1/2 at ties)", save="inputs", broadcast=True,
                 torch_call="torch.minimum(a, b)")

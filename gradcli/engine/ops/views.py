@@ -555,8 +555,12 @@ def getitem(x: Tensor, key) -> Tensor:
     key = _sequence_as_tuple(key)
     d = x._data
     if not isinstance(key, tuple):
-        if d.ndim == 0 and isinstance(key, slice):
-            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        if isinstance(key, slice):
+            if d.ndim == 0:
+                raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+            # a lone slice is always a SliceBackward0 in PyTorch, even x[:]
+            return slice_dim(x, 0, _int_or_none(key.start), _int_or_none(key.stop),
+                             _int_or_none(key.step))
         if d.ndim == 0 and isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             if key < 0:
                 raise IndexError(f"index {key} is out of bounds for dimension 0 with size 0")
@@ -585,7 +589,9 @@ def getitem(x: Tensor, key) -> Tensor:
             real += d.ndim - consumed
         elif isinstance(k, slice):
             real += 1
-            if k.start is None and k.stop is None and k.step is None:
+            # inside a tuple, a slice that keeps the whole dimension is skipped (PyTorch)
+            if (k.start in (None, 0) and k.step in (None, 1)
+                    and (k.stop is None or k.stop >= res._data.shape[dim])):
                 dim += 1
                 continue
             res = slice_dim(res, dim, _int_or_none(k.start), _int_or_none(k.stop), _int_or_none(k.step))
