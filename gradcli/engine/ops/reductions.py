@@ -191,24 +191,30 @@ def _norm_fwd(a, p, dims, keepdim):
 
 
 def _norm_backward(c, g):
+    """PyTorch's norm_backward, term for term (so the rounding matches too)."""
+    from .elementwise import where
+
     a = c.saved[0]
     p, dims, keepdim = c.meta
     norm = _unsqueeze_to(c.result, dims, keepdim)
     g = _unsqueeze_to(g, dims, keepdim)
     if p == 0:
-        return (None,)  # PyTorch: no gradient at all for the 0-"norm"
+        return (None,)  # no gradient at all for the 0-"norm"
     if p == 1:
-        return (g * a.sign(),)
-    from .elementwise import where
-
+        return (a.sign() * g,)
     if p == 2:
-        # PyTorch's choice: the gradient of the norm at 0 is 0
-        return (a * where(norm == 0, 0.0, g / norm),)
+        return (g * where(norm == 0, 0.0, a / norm),)  # 0 at the origin
     if p in (np.inf, -np.inf):
-        mask = (a.abs() == norm).to(a.dtype)
-        return (g * a.sign() * mask / mask.sum(dims, keepdim=True),)
-    scale = a * a.abs() ** (p - 2) * where(norm == 0, 0.0, g / norm ** (p - 1))
-    return (scale,)
+        absa = a.abs()
+        mask = (absa == norm).logical_or(absa.isnan()).to(a.dtype)
+        return (a.sign() * ((g / mask.sum(dims, keepdim=True)) * mask),)
+    if p < 1:
+        scaled = a.sign() * where(a == 0, 0.0, a.abs() ** (p - 1))
+        return (scaled * g * norm ** (1 - p),)
+    scale = where(norm == 0, 0.0, g / norm ** (p - 1))
+    if p < 2:
+        return (a.sign() * a.abs() ** (p - 1) * scale,)
+    return (a * a.abs() ** (p - 2) * scale,)
 
 
 NORM = defop("norm", "LinalgVectorNormBackward0", _norm_fwd, _norm_backward,
