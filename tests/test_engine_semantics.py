@@ -593,7 +593,9 @@ def signed_zeros_and_nan_through_comparisons(torch):
     return [_log(torch.maximum(a, b), torch.minimum(a, b), torch.minimum(b, a), a.clamp(0, 0.5),
                  a.clamp(max=0.0), b.clamp(-0.0, 0.0), torch.clamp(a, min=torch.tensor(0.0)),
                  torch.tensor([-0.0, -1.0, 0.0, nan]).relu(), (-torch.zeros(2)).abs(),
-                 torch.tensor([-0.0]).sign(), torch.where(a > 0, a, -0.0))]
+                 torch.tensor([-0.0]).sign(), torch.where(a > 0, a, -0.0),
+                 torch.tensor([-0.0, -0.0]).cumsum(0), torch.tensor([-0.0, -0.0]).sum(),
+                 torch.tensor([[-0.0]]).sum(1), torch.tensor([-0.0, -0.0]).amax())]
 
 
 @scenario

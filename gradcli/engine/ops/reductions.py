@@ -271,7 +271,14 @@ LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", _logsumexp_fwd,
                   lambda c, g: (_unsqueeze_to(g, c.meta[0], c.meta[1])
                                 * (c.saved[0] - _unsqueeze_to(c.result, c.meta[0], c.meta[1])).exp(),),
                   "d logsumexp(a)/da = softmax(a)", save="inputs result", torch_call="a.logsumexp(0)")
-CUMSUM = defop("cumsum", "CumsumBackward0", lambda a, dim: np.cumsum(a, axis=dim) if a.ndim else a.copy(),
+def _cumsum(a, dim):
+    out = np.cumsum(a, axis=dim) if a.ndim else a.copy()
+    if out.dtype.kind == "f":
+        out += 0.0  # PyTorch accumulates from +0., so a running sum of -0. is +0.
+    return out
+
+
+CUMSUM = defop("cumsum", "CumsumBackward0", _cumsum,
                lambda c, g: (g.flip([c.meta[0]]).cumsum(c.meta[0]).flip([c.meta[0]]),),
                "d cumsum(a)/da_i = sum of the gradients from i on", torch_call="a.cumsum(0)")
 
