@@ -65,7 +65,7 @@ MUL = defop("mul", "MulBackward0", np.multiply,
             save_for=((1,), (0,)))
 DIV = defop("div", "DivBackward0", np.true_divide,
             lambda c, g: (g / c.saved[1] if c.needs(0) else None,
-                          -g * c.saved[0] / (c.saved[1] * c.saved[1]) if c.needs(1) else None),
+                          -g * ((c.saved[0] / c.saved[1]) / c.saved[1]) if c.needs(1) else None),
             "d(a/b)/da = 1/b, d(a/b)/db = -a/b^2", save="inputs", broadcast=True, torch_call="a / b",
             save_for=((1,), (0, 1)))
 NEG = defop("neg", "NegBackward0", np.negative, lambda c, g: (-g,), "d(-a)/da = -1", torch_call="-a")
@@ -73,10 +73,10 @@ NEG = defop("neg", "NegBackward0", np.negative, lambda c, g: (-g,), "d(-a)/da = 
 
 def _pow_self_grad(g, a, e):
     if isinstance(e, Tensor):
-        return _where(e == 0, 0.0, g * e * a ** (e - 1))
+        return _where(e == 0, 0.0, g * (e * a ** (e - 1)))
     if e == 0:
         return g * 0
-    return g * e * a ** (e - 1)
+    return g * (e * a ** (e - 1))  # PyTorch's pow_backward, same grouping (same rounding)
 
 
 def _pow_exp_grad(g, a, result):
@@ -85,7 +85,9 @@ def _pow_exp_grad(g, a, result):
         return g * _where(a == 0, 0.0, result * a.log())
     if a == 0:
         return g * 0
-    return g * result * float(np.log(a)) if a > 0 else g * result * log(make(np.asarray(a, dtype=result._data.dtype)))
+    if a > 0:
+        return g * (result * float(np.log(a)))
+    return g * (result * log(make(np.asarray(a, dtype=result._data.dtype))))
 
 
 POW_SCALAR = defop("pow", "PowBackward0", lambda a, e: np.power(a, e),
@@ -130,7 +132,7 @@ def _sigmoid(a):
 
 
 SIGMOID = defop("sigmoid", "SigmoidBackward0", _sigmoid,
-                lambda c, g: (g * c.result * (1 - c.result),), "d(sigmoid a)/da = s*(1-s)",
+                lambda c, g: (g * (1 - c.result) * c.result,), "d(sigmoid a)/da = s*(1-s)",
                 save="result", torch_call="a.sigmoid()")
 RELU = defop("relu", "ReluBackward0", lambda a: np.where(a < 0, 0, a).astype(a.dtype, copy=False),
              lambda c, g: (_where(c.result <= 0, 0.0, g),), "d(relu a)/da = 1 if a > 0 else 0",
@@ -144,7 +146,7 @@ def _sign(a):
 SIGN = defop("sign", "SignBackward0", _sign, lambda c, g: (_zero_like(g),), "d sign(a)/da = 0",
              torch_call="a.sign()")
 RECIPROCAL = defop("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,
-                   lambda c, g: (-g * c.result * c.result,), "d(1/a)/da = -1/a^2",
+                   lambda c, g: (-g * (c.result * c.result),), "d(1/a)/da = -1/a^2",
                    save="result", torch_call="a.reciprocal()")
 
 

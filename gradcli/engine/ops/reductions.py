@@ -84,7 +84,7 @@ def _exclusive_prod(a: Tensor, dim: int) -> Tensor:
 def _prod_backward(c, g):
     a = c.saved[0]
     if not (a._data == 0).any():
-        return (g * c.result / a,)
+        return (g * (c.result / a),)
     flat = a.reshape(-1)
     return (g * _exclusive_prod(flat, 0).reshape(a._data.shape),)
 
@@ -101,7 +101,7 @@ def _prod_dim_backward(c, g):
         return (g,)
     g = _unsqueeze_to(g, (dim,), keepdim)
     if not (a._data == 0).any():
-        return (g * _unsqueeze_to(c.result, (dim,), keepdim) / a,)
+        return (g * (_unsqueeze_to(c.result, (dim,), keepdim) / a),)
     return (g * _exclusive_prod(a, dim),)
 
 
@@ -235,7 +235,7 @@ def _var_backward(c, g):
     dims, correction, keepdim = c.meta
     n = _count(a._data.shape, dims)
     dev = a - a.mean(dims, keepdim=True)
-    return (_unsqueeze_to(g, dims, keepdim) * dev * float(np.divide(2.0, n - correction)),)
+    return (float(np.divide(2.0, n - correction)) * _unsqueeze_to(g, dims, keepdim) * dev,)
 
 
 def _std_backward(c, g):
@@ -248,7 +248,7 @@ def _std_backward(c, g):
     dev = a - a.mean(dims, keepdim=True)
     std = _unsqueeze_to(c.result, dims, keepdim)
     gv = where(std == 0, 0.0, _unsqueeze_to(g, dims, keepdim) / (std * 2))
-    return (gv * dev * float(np.divide(2.0, n - correction)),)
+    return (float(np.divide(2.0, n - correction)) * gv * dev,)
 
 
 VAR = defop("var", "VarBackward0", _var_fwd, _var_backward,
@@ -272,7 +272,9 @@ LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", _logsumexp_fwd,
                                 * (c.saved[0] - _unsqueeze_to(c.result, c.meta[0], c.meta[1])).exp(),),
                   "d logsumexp(a)/da = softmax(a)", save="inputs result", torch_call="a.logsumexp(0)")
 def _cumsum(a, dim):
-    out = np.cumsum(a, axis=dim) if a.ndim else a.copy()
+    if not a.ndim:
+        return a.copy()  # a 0-d cumsum is a copy, -0. included
+    out = np.cumsum(a, axis=dim)
     if out.dtype.kind == "f":
         out += 0.0  # PyTorch accumulates from +0., so a running sum of -0. is +0.
     return out
