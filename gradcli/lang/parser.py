@@ -209,6 +209,10 @@ class GradIndenter(PythonIndenter):
         for token in stream:
             if token.type == self.NL_type:
                 yield from self.handle_NL(token)
+            elif token.type == "NAME" and not token.isascii():
+                # identifiers are NFKC-normalised, as Python does: 'ｅｖａｌ' is 'eval'
+                # (so the sandbox's name checks see the name Python would see)
+                yield token.update(value=unicodedata.normalize("NFKC", token))
             else:
                 yield token
             if token.type in self.OPEN_PAREN_types:

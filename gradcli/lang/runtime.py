@@ -259,6 +259,30 @@ def _is_engine_type(tp) -> bool:
     return False
 
 
+#: engine classes whose public Python surface is wider than PyTorch's: a program
+#: sees only PyTorch's names (a node's raw saved arrays, its op's numpy-level
+#: forward/backward or a dtype's numpy dtype would hand it objects outside the
+#: sandbox: raw buffers that bypass the version counter and the element limit)
+_ENGINE_ALLOWLISTS = (
+    ("gradcli.engine.node", "Node",
+     frozenset({"name", "next_functions", "metadata", "register_hook", "register_prehook",
+                "variable", "requires_grad"})),
+    ("gradcli.engine.dtypes", "dtype",
+     frozenset({"is_floating_point", "is_signed", "is_complex", "itemsize", "to_real",
+                "to_complex"})),
+    ("gradcli.engine.ops.registry", "Op", frozenset()),
+)
+
+
+def _engine_allowlist(tp):
+    for modname, clsname, names in _ENGINE_ALLOWLISTS:
+        mod = sys.modules.get(modname)
+        cls = getattr(mod, clsname, None) if mod is not None else None
+        if isinstance(cls, type) and issubclass(tp, cls):
+            return names
+    return None
+
+
 def _policy(tp):
     """frozenset of allowed names, or "engine" (all public), "module", "class"."""
     pol = _POLICY.get(tp)
@@ -273,8 +297,10 @@ def _policy(tp):
     elif issubclass(tp, type):
         pol = "class"
     elif _is_engine_type(tp):
-        pol = "engine"
-        ENGINE_TYPES.add(tp)
+        pol = _engine_allowlist(tp)
+        if pol is None:
+            pol = "engine"
+            ENGINE_TYPES.add(tp)
     else:
         pol = frozenset()
     _POLICY[tp] = pol
@@ -462,6 +488,7 @@ _PCT_RE = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?([a-
 def checked_mod(a, b):
     if type(a) is str:
         lim = _LIMITS.max_length
+        check_repr_size(b)
         for m in _PCT_RE.finditer(a):
             for g in (m.group(1), m.group(2)):
                 if g == "*":
@@ -493,41 +520,99 @@ def format_value(value, conversion, spec):
         check_repr_size(value)
         value = str(value) if conversion == "s" else repr(value) if conversion == "r" \
             else ascii(value)
-    elif type(value) in (list, tuple):
+    else:
         check_repr_size(value)
     if spec:
         check_format_spec(spec)
     return format(value, spec)
 
 
+def _tensor_type():
+    mod = sys.modules.get("gradcli.engine.tensor")
+    return getattr(mod, "Tensor", None) if mod is not None else None
+
+
+def tensor_text_size(t) -> int:
+    """An upper estimate of the length of ``str(t)`` under the current print
+    options (the summarised elements times the widest element)."""
+    fmt = sys.modules.get("gradcli.engine.formatting")
+    opts = getattr(fmt, "PRINT_OPTIONS", None)
+    try:
+        precision = int(getattr(opts, "precision", 4))
+        threshold = getattr(opts, "threshold", 1000)
+        edge = int(getattr(opts, "edgeitems", 3))
+        shape = tuple(int(d) for d in t.shape)
+    except Exception:
+        return 0
+    numel = 1
+    for d in shape:
+        numel *= d
+    shown = numel
+    if numel > threshold:
+        shown = 1
+        for d in shape:
+            shown *= min(d, 2 * max(edge, 0) + 1)
+    return 100 + shown * (max(precision, 0) + 10)
+
+
 def check_repr_size(value):
-    """Refuse to build the text of a container whose repr would be huge."""
-    if type(value) not in (list, tuple):
+    """Refuse to build the text of a container or tensor whose repr would be huge."""
+    tv = type(value)
+    if tv not in (list, tuple):
+        if tv is _tensor_type():
+            n = tensor_text_size(value)
+            if n > _LIMITS.max_length:
+                raise too_long(n, "text")
         return
     lim = _LIMITS.max_length
-    total = 0
-    stack = [value]
-    seen = set()
-    while stack:
-        v = stack.pop()
-        tv = type(v)
-        if tv is str:
-            total += len(v) + 2
-        elif tv in (list, tuple):
-            if id(v) in seen:
-                total += 5
-                continue
-            seen.add(id(v))
-            total += 2 + 2 * len(v)
-            if total > lim:
-                break
-            stack.extend(v)
-        else:
-            total += 4
-        if total > lim:
-            break
+    total = container_text_size(value, lim)
     if total > lim:
         raise too_long(total, "text")
+
+
+def container_text_size(value, lim) -> int:
+    """An estimate of ``len(repr(value))`` for nested lists/tuples, stopping
+    early above ``lim``. A container shared by several parents is printed once
+    per parent (``[[0] * 1000] * 1000`` prints a million zeros), so its size is
+    counted each time; a container that contains itself prints as ``[...]``."""
+    tensor = _tensor_type()
+    sizes = {}
+    active = set()
+    keep = []  # the ids stay unique while the walk runs
+    stack = [(value, False)]
+    while stack:
+        v, done = stack.pop()
+        i = id(v)
+        if not done:
+            if i in sizes or i in active:
+                continue
+            active.add(i)
+            keep.append(v)
+            stack.append((v, True))
+            for c in v:
+                if type(c) in (list, tuple):
+                    stack.append((c, False))
+            continue
+        active.discard(i)
+        n = 2 + 2 * len(v)
+        for c in v:
+            tc = type(c)
+            if tc in (list, tuple):
+                n += sizes.get(id(c), 5)
+            elif tc is str:
+                n += len(c) + 2
+            elif tc is tensor:
+                n += tensor_text_size(c)
+            elif tc is int:
+                n += 2 + c.bit_length() * 3 // 10
+            elif tc is float:
+                n += 20
+            else:
+                n += 8
+            if n > lim:
+                return n
+        sizes[i] = n
+    return sizes.get(id(value), 0)
 
 
 def _seq_word(x):
@@ -684,6 +769,9 @@ _CHECKED_METHODS = {
 
 
 # ------------------------------------------------------------------ builtins
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 class _Print:
     """print(*values, sep=' ', end='\\n', flush=False) to the session's stream."""
 
@@ -700,7 +788,7 @@ class _Print:
         if end is not None and not isinstance(end, str):
             raise TypeError(f"end must be None or a string, not {type(end).__name__}")
         for v in values:
-            if type(v) in (list, tuple):
+            if type(v) not in _PLAIN:
                 check_repr_size(v)
         out = self.state.out or sys.stdout
         _py.print(*values, sep=sep, end=end, file=out, flush=bool(flush))

@@ -227,13 +227,15 @@ def read_source(path: str) -> tuple:
 
 
 def reset_engine(seed: int = 0):
-    """Fresh engine state for a new file: print options, grad mode, RNG seed."""
+    """Fresh engine state for a new file: print options, grad mode, default
+    dtype, RNG seed."""
     try:
         fac = R.facade()
     except ImportError:
         return
     for call in (lambda: fac.set_printoptions(profile="default", sci_mode=None),
                  lambda: fac.set_grad_enabled(True),
+                 lambda: fac.set_default_dtype(fac.float32),
                  lambda: fac.manual_seed(seed)):
         try:
             call()
