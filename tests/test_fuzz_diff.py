@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 import difflib_torch as D  # noqa: E402
 
 REGRESSIONS = Path(__file__).resolve().parent / "regressions"
-N = int(os.environ.get("GRADCLI_FUZZ_EXAMPLES", "150"))
+N = int(os.environ.get("GRADCLI_FUZZ_EXAMPLES", "100"))
 SETTINGS = settings(max_examples=N, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

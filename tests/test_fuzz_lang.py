@@ -27,7 +27,7 @@ import fuzzlib as FZ  # noqa: E402
 
 from gradcli.lang.session import run_file  # noqa: E402
 
-FAST = settings(max_examples=int(os.environ.get("GRADCLI_FUZZ_EXAMPLES", "150")), deadline=None,
+FAST = settings(max_examples=int(os.environ.get("GRADCLI_FUZZ_EXAMPLES", "100")), deadline=None,
                 derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
@@ -127,7 +127,7 @@ def _cli_sample():
         @settings(max_examples=n, derandomize=True, database=None, deadline=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
         @given(strat)
-        def grab(src, found=found):
+        def grab(src):
             found.append(src)
 
         grab()

@@ -37,7 +37,7 @@ CASES = REPO / "tests" / "conformance" / "cases"
 #: small budgets: a fuzz input must end quickly whatever it does
 FUZZ_LIMITS = Limits(max_steps=5_000, max_elements=200_000, max_length=200_000, max_depth=40)
 HEADLINE = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+)(:(?P<col>\d+))?: (?P<kind>[A-Za-z]+)"
-                      r"(: |$)")
+                      r"(: |\n|$)")
 #: text that only a bug inside gradcli could put into a report
 INTERNAL_MARKERS = ("Traceback (most recent call last)", "InternalError", "internal error",
                     "this is a bug in gradcli", "Token(", "Tree(", "lark.", "_Signal",
