@@ -1633,51 +1633,9 @@ class Compiler:
             frame[dst] = env[src]
         return frame
 
-    def e_ListComp(self, node):
-        first, levels, elt, free_slots, nslots, cell_slots, free_targets = \
-            self._comprehension(node)
+    def _comp_walker(self, levels, elt):
+        """The loop levels of a comprehension as one generator (shared by [...] and (...))."""
         st = self.state
-        loc = self.loc(node)
-        make_env = self._comp_env
-        nlev = len(levels)
-
-        def run(frame, level, iterable, out):
-            _, store, ifs = levels[level]
-            nxt = level + 1
-            for v in iterable:
-                st.steps -= 1
-                if st.steps < 0:
-                    st.out_of_steps()
-                store(frame, v)
-                ok = True
-                for c in ifs:
-                    if not c(frame):
-                        ok = False
-                        break
-                if not ok:
-                    continue
-                if nxt == nlev:
-                    out.append(elt(frame))
-                else:
-                    run(frame, nxt, levels[nxt][0](frame), out)
-
-        def ev(env):
-            it0 = first(env)
-            frame = make_env(env, free_slots, nslots, cell_slots, free_targets)
-            out = []
-            try:
-                run(frame, 0, it0, out)
-            except BaseException as e:
-                note(e, loc)
-                raise
-            return out
-        return ev
-
-    def e_GenExp(self, node):
-        first, levels, elt, free_slots, nslots, cell_slots, free_targets = \
-            self._comprehension(node)
-        st = self.state
-        make_env = self._comp_env
         nlev = len(levels)
 
         def run(frame, level, iterable):
@@ -1699,6 +1657,30 @@ class Compiler:
                     yield elt(frame)
                 else:
                     yield from run(frame, nxt, levels[nxt][0](frame))
+        return run
+
+    def e_ListComp(self, node):
+        first, levels, elt, free_slots, nslots, cell_slots, free_targets = \
+            self._comprehension(node)
+        loc = self.loc(node)
+        make_env = self._comp_env
+        run = self._comp_walker(levels, elt)
+
+        def ev(env):
+            it0 = first(env)
+            frame = make_env(env, free_slots, nslots, cell_slots, free_targets)
+            try:
+                return list(run(frame, 0, it0))
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
+    def e_GenExp(self, node):
+        first, levels, elt, free_slots, nslots, cell_slots, free_targets = \
+            self._comprehension(node)
+        make_env = self._comp_env
+        run = self._comp_walker(levels, elt)
 
         def ev(env):
             it0 = iter(first(env))
