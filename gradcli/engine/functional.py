@@ -125,6 +125,17 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     return out, res
 
 
+def _input_vector(inputs, v) -> tuple:
+    """The v of jvp/hvp: given, or ones when the only input has one element (as torch)."""
+    if v is not None:
+        return _as_tuple(v)
+    if len(inputs) != 1 or inputs[0]._data.size != 1:
+        raise RuntimeError(
+            "The vector v can only be None if the input to the user-provided function is a "
+            "single Tensor with a single element.")
+    return (make(np.ones_like(inputs[0]._data)),)
+
+
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """Forward-mode product through the double-backward trick, as torch's reference does."""
     single_input = isinstance(inputs, Tensor)
@@ -133,14 +144,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         outputs = func(*inputs)
         single_output = isinstance(outputs, Tensor)
         outs = _as_tuple(outputs)
-        if v is None:
-            if len(inputs) != 1 or inputs[0]._data.size != 1:
-                raise RuntimeError(
-                    "The vector v can only be None if the input to the user-provided function is a "
-                    "single Tensor with a single element.")
-            vs = (make(np.ones_like(inputs[0]._data)),)
-        else:
-            vs = _as_tuple(v)
+        vs = _input_vector(inputs, v)
         dummies = tuple(make(np.zeros_like(o._data)).requires_grad_(True) for o in outs)
         results = []
         diff_outs = [(o, d) for o, d in zip(outs, dummies, strict=False) if o._requires_grad]
@@ -171,13 +175,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         if not isinstance(out, Tensor) or out._data.size != 1:
             raise RuntimeError(
                 "The Tensor returned by the function given to hvp should contain a single element")
-        vs = _as_tuple(v) if v is not None else None
-        if vs is None:
-            if len(inputs) != 1 or inputs[0]._data.size != 1:
-                raise RuntimeError(
-                    "The vector v can only be None if the input to the user-provided function is a "
-                    "single Tensor with a single element.")
-            vs = (make(np.ones_like(inputs[0]._data)),)
+        vs = _input_vector(inputs, v)
         jac = grad(out, inputs, create_graph=True, allow_unused=True)
         pairs = [(j, vv) for j, vv in zip(jac, vs, strict=False) if j is not None and j._requires_grad]
         if pairs:
