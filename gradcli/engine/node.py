@@ -85,7 +85,8 @@ class Node:
 
     def release(self) -> None:
         """Free the saved tensors after backward (retain_graph=False)."""
-        if self.saved is not None or self.result is not None:
+        if self.saved is not None or self.result is not None or (
+                self.op is not None and self.op.save_meta):
             self.saved = None
             self.result = None
             self.freed = True

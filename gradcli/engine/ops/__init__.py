@@ -24,7 +24,7 @@ FILL_TENSOR = defop("fill_tensor", "FillBackward3", lambda a, v: np.full_like(a,
                     torch_call="a.clone().fill_(b.sum())")
 MASKED_FILL = defop("masked_fill", "MaskedFillBackward0", lambda a, mask, value: np.where(mask, value, a).astype(a.dtype, copy=False),
                     lambda c, g: (E.where(c.meta_tensor(0), 0.0, g),),
-                    "d masked_fill(a, m, v)/da = 1 where not m", torch_call="a.masked_fill(a > 0, 2.5)")
+                    "d masked_fill(a, m, v)/da = 1 where not m", save="meta", torch_call="a.masked_fill(a > 0, 2.5)")
 
 
 def _swap(fn):

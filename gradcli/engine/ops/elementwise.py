@@ -229,7 +229,7 @@ MINIMUM = defop("minimum", "MinimumBackward0", _minimum,
 WHERE = defop("where", "WhereBackward0", lambda a, b, cond: np.where(cond, a, b),
               lambda c, g: (_where(c.meta_tensor(0), g, 0.0) if c.needs(0) else None,
                             _where(c.meta_tensor(0), 0.0, g) if c.needs(1) else None),
-              "d where(c,a,b)/da = c, d/db = not c", broadcast=True,
+              "d where(c,a,b)/da = c, d/db = not c", broadcast=True, save="meta",
               torch_call="torch.where(a > 0, a, b)")
 def _not_implemented(name):
     def backward(c, g):

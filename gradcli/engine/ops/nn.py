@@ -101,7 +101,7 @@ def _nll_backward(c, g):
 
 
 NLL = defop("nll_loss", "NllLossBackward0", _nll_fwd, _nll_backward,
-            "d nll(logp, t)/dlogp = -w_t/sum(w) at the target class",
+            "d nll(logp, t)/dlogp = -w_t/sum(w) at the target class", save="meta",
             torch_call="torch.nn.functional.nll_loss(a.reshape(2, -1), torch.tensor([0, 1]))")
 
 

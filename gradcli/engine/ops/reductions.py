@@ -170,9 +170,9 @@ def _values_at(a, shape, dim, keepdim, indices):
 
 
 MAX_DIM = defop("max_dim", "MaxBackward0", _values_at, _scatter_back,
-                "d max(a, dim)/da = 1 at the argmax", torch_call="a.max(0)[0]")
+                "d max(a, dim)/da = 1 at the argmax", save="meta", torch_call="a.max(0)[0]")
 MIN_DIM = defop("min_dim", "MinBackward0", _values_at, _scatter_back,
-                "d min(a, dim)/da = 1 at the argmin", torch_call="a.min(0)[0]")
+                "d min(a, dim)/da = 1 at the argmin", save="meta", torch_call="a.min(0)[0]")
 
 
 def _norm_fwd(a, p, dims, keepdim):

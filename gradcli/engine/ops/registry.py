@@ -31,7 +31,8 @@ class Op:
     backward(ctx, grad) -> tuple of grads      (one per input; None where not needed)
         ctx.saved  the inputs (Tensors or scalars) when save_inputs
         ctx.result the output Tensor when save_result
-        ctx.meta   the non-tensor arguments the forward got
+        ctx.meta   the non-tensor arguments the forward got (save="meta": they count as
+                   saved tensors, so a second backward without retain_graph raises)
     `broadcast`: inputs may broadcast, so gradients are summed back to each
     input's shape (and cast to its dtype) centrally, by the engine.
     `examples`: argument builders the generic tests use (gradcheck, PyTorch).
@@ -44,6 +45,7 @@ class Op:
     rule: str = ""
     save_inputs: bool = False
     save_result: bool = False
+    save_meta: bool = False  # meta holds saved tensors (indices, masks, targets): freed after backward
     broadcast: bool = False
     torch_call: str = ""
     examples: list = field(default_factory=list)
@@ -82,7 +84,7 @@ def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save:
     public torch API: the generic tests evaluate it with real PyTorch and with gradcli.
     """
     op = Op(name, node, forward, backward, rule, "inputs" in save, "result" in save,
-            broadcast, torch_call, examples or [], multi, save_for, domain)
+            "meta" in save, broadcast, torch_call, examples or [], multi, save_for, domain)
     OPS[name] = op
     return op
 

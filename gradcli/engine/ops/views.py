@@ -144,7 +144,7 @@ def _index_put_acc(g, shape, key):
 
 INDEX = defop("index", "IndexBackward0", lambda a, key, in_shape: a[key],
               lambda c, g: (index_backward(g, c.meta[1], c.meta[0]),),
-              "d a[idx]/da: the gradient added at idx (repeats accumulate)",
+              "d a[idx]/da: the gradient added at idx (repeats accumulate)", save="meta",
               torch_call="a[torch.tensor([0, 0])]")
 INDEX_BACKWARD = defop("index_backward", "IndexPutBackward0", _index_put_acc,
                        lambda c, g: (g[_key_as_tensors(c.meta[1])],),
