@@ -14,12 +14,18 @@ class AllocationLimitError(MemoryError):
 
 
 def check_elements(shape) -> None:
-    limit = MAX_ELEMENTS[0]
-    if limit is None:
+    """Refuse a tensor of `shape` before it is allocated, if it is over the budget."""
+    if MAX_ELEMENTS[0] is None:
         return
     n = 1
     for s in shape:
         n *= int(s)
-    if n > limit:
+    check_count(n)
+
+
+def check_count(n: int) -> None:
+    """Refuse a result of `n` elements before it is allocated, if it is over the budget."""
+    limit = MAX_ELEMENTS[0]
+    if limit is not None and n > limit:
         raise AllocationLimitError(
             f"tensor of {n:,} elements exceeds the limit of {limit:,} elements (--max-elements)")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..grad_mode import ANOMALY, GRAD_ENABLED, TRACE_PROVIDER
+from ..limits import MAX_ELEMENTS, check_count
 from ..node import node_class
 from ..tensor import Tensor, make, refresh_view
 
@@ -52,10 +53,16 @@ class Op:
     multi: bool = False  # several outputs (split, unbind): backward gets every output's gradient
     save_for: tuple = None  # per input: the inputs whose gradient needs it saved (None: always)
     domain: str = "real"  # where the generic tests draw `a` from: real, positive or small
+    # (arrays, meta) -> element count of the result, for ops whose result can be larger than
+    # every input (broadcasting, mm, cat...): checked against --max-elements before the
+    # forward allocates. Broadcasting ops get `broadcast_count` by default.
+    out_size: object = None
     node_cls: type = None
 
     def __post_init__(self):
         self.node_cls = node_class(self.node)
+        if self.out_size is None and self.broadcast:
+            self.out_size = broadcast_count
         if self.save_for is not None:
             self.save_for = _compile_save_for(self.save_for)
 
@@ -74,7 +81,7 @@ def _compile_save_for(save_for: tuple):
 
 def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save: str = "",
           broadcast: bool = False, torch_call: str = "", examples=None, multi: bool = False,
-          save_for: tuple = None, domain: str = "real") -> Op:
+          save_for: tuple = None, domain: str = "real", out_size=None) -> Op:
     """Declare an op: one entry in OPS (adding an op means adding one of these).
 
     `save_for[i]` lists the inputs whose gradient formula reads input i: as in PyTorch,
@@ -82,9 +89,11 @@ def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save:
     gradient, so `b = a * 2; a.mul_(2); b.backward()` is fine.
     `torch_call` is an expression over `a` (and `b`) that reaches this op through the
     public torch API: the generic tests evaluate it with real PyTorch and with gradcli.
+    `out_size(arrays, meta)` counts the result's elements before it is allocated (see Op).
     """
     op = Op(name, node, forward, backward, rule, "inputs" in save, "result" in save,
-            "meta" in save, broadcast, torch_call, examples or [], multi, save_for, domain)
+            "meta" in save, broadcast, torch_call, examples or [], multi, save_for, domain,
+            out_size)
     OPS[name] = op
     return op
 
@@ -107,6 +116,8 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
     """Run `op` forward on `inputs` and, if grad mode needs it, record its node."""
     if arrays is None:
         arrays = [x._data if type(x) is Tensor else x for x in inputs]
+    if MAX_ELEMENTS[0] is not None and op.out_size is not None:
+        check_count(op.out_size(arrays, meta))
     try:
         out = op.forward(*arrays, *meta)
     except ValueError as err:
@@ -125,6 +136,17 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
                     node.versions = (node.versions or ()) + (0,)
                 return res
     return make(out, False, None)
+
+
+def broadcast_count(arrays, meta) -> int:
+    """How many elements broadcasting the array inputs together gives (0 if they cannot)."""
+    shapes = [a.shape for a in arrays if type(a) is _ndarray]
+    if len(shapes) < 2 or shapes.count(shapes[0]) == len(shapes):
+        return 0  # no larger than an input, which was checked when it was made
+    try:
+        return int(np.prod(np.broadcast_shapes(*shapes), dtype=np.float64))
+    except ValueError:
+        return 0  # the forward raises PyTorch's broadcasting error
 
 
 def _translate(err: ValueError, arrays) -> Exception:
