@@ -122,8 +122,18 @@ COS = defop("cos", "CosBackward0", np.cos, lambda c, g: (-g * c.saved[0].sin(),)
 TAN = defop("tan", "TanBackward0", np.tan, lambda c, g: (g * (1 + c.result * c.result),),
             "d(tan a)/da = 1 + tan^2 a", save="result", torch_call="a.tan()",
             domain="small")
-TANH = defop("tanh", "TanhBackward0", np.tanh, lambda c, g: (g * (1 - c.result * c.result),),
+TANH = defop("tanh", "TanhBackward0", np.tanh,
+             lambda c, g: (run_op(TANH_BACKWARD, (g, c.result)),),
              "d(tanh a)/da = 1 - tanh^2 a", save="result", torch_call="a.tanh()")
+# tanh's backward as an op of its own (PyTorch's tanh_backward), so the gradient graph
+# under create_graph has TanhBackwardBackward0 nodes: d/dg = tanh_backward, d/dy = -2 y g
+TANH_BACKWARD = defop(
+    "tanh_backward", "TanhBackwardBackward0", lambda g, y: g * (1 - y * y),
+    lambda c, gg: (run_op(TANH_BACKWARD, (gg, c.saved[1])) if c.needs(0) else None,
+                   gg * ((c.saved[1] * -2) * c.saved[0]) if c.needs(1) else None),
+    "d[g(1 - y^2)]/dg = 1 - y^2, /dy = -2 y g", save="inputs", broadcast=True,
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+               "a.tanh(), a, a * 0.5 + 1, create_graph=True)[0])(a)")
 
 
 def _sigmoid(a):
@@ -132,11 +142,30 @@ def _sigmoid(a):
 
 
 SIGMOID = defop("sigmoid", "SigmoidBackward0", _sigmoid,
-                lambda c, g: (g * (1 - c.result) * c.result,), "d(sigmoid a)/da = s*(1-s)",
+                lambda c, g: (run_op(SIGMOID_BACKWARD, (g, c.result)),), "d(sigmoid a)/da = s*(1-s)",
                 save="result", torch_call="a.sigmoid()")
+# PyTorch's sigmoid_backward as an op (SigmoidBackwardBackward0): d/dg = sigmoid_backward,
+# d/dy = gg * g * (1 - 2y)
+SIGMOID_BACKWARD = defop(
+    "sigmoid_backward", "SigmoidBackwardBackward0", lambda g, y: g * (1 - y) * y,
+    lambda c, gg: (run_op(SIGMOID_BACKWARD, (gg, c.saved[1])) if c.needs(0) else None,
+                   (gg * c.saved[0]) * (c.saved[1] * -2 + 1) if c.needs(1) else None),
+    "d[g(1 - y)y]/dg = (1 - y)y, /dy = g(1 - 2y)", save="inputs", broadcast=True,
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+               "a.sigmoid(), a, a * 0.5 + 1, create_graph=True)[0])(a)")
 RELU = defop("relu", "ReluBackward0", lambda a: np.where(a < 0, 0, a).astype(a.dtype, copy=False),
-             lambda c, g: (_where(c.result <= 0, 0.0, g),), "d(relu a)/da = 1 if a > 0 else 0",
-             save="result", torch_call="a.relu()")
+             lambda c, g: (run_op(THRESHOLD_BACKWARD, (g, c.result), (0,)),),
+             "d(relu a)/da = 1 if a > 0 else 0", save="result", torch_call="a.relu()")
+# PyTorch's threshold_backward(g, x, t) as an op (ThresholdBackwardBackward0): g where
+# x > t, else 0; d/dg = threshold_backward again, d/dx = 0
+THRESHOLD_BACKWARD = defop(
+    "threshold_backward", "ThresholdBackwardBackward0",
+    lambda g, x, t: np.where(x <= t, 0, g).astype(g.dtype, copy=False),
+    lambda c, gg: (run_op(THRESHOLD_BACKWARD, (gg, c.saved[1]), c.meta) if c.needs(0) else None,
+                   make(np.zeros_like(gg._data)) if c.needs(1) else None),
+    "d threshold_backward(g, x)/dg = 1 where x > t, /dx = 0", save="inputs", broadcast=True,
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+               "a.relu(), a, a * 0.5 + 1, create_graph=True)[0])(a)")
 ABS = defop("abs", "AbsBackward0", np.abs, lambda c, g: (g * c.saved[0].sign(),),
             "d|a|/da = sign(a)", save="inputs", torch_call="a.abs()")
 def _sign(a):

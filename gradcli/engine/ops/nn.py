@@ -15,9 +15,10 @@ def _softmax_fwd(a, dim):
         return a.copy()
     if a.ndim == 0:
         return _softmax_fwd(a.reshape(1), 0).reshape(())
-    m = np.max(a, axis=dim, keepdims=True) if a.size else 0
-    e = np.exp(a - np.where(np.isfinite(m), m, 0))
-    return e / np.sum(e, axis=dim, keepdims=True)
+    # PyTorch subtracts the max as it is: a row with inf (or all -inf) is nan throughout
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = np.exp(a - np.max(a, axis=dim, keepdims=True))
+        return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def _log_softmax_fwd(a, dim):
@@ -25,18 +26,64 @@ def _log_softmax_fwd(a, dim):
         return a.copy()
     if a.ndim == 0:
         return _log_softmax_fwd(a.reshape(1), 0).reshape(())
-    m = np.max(a, axis=dim, keepdims=True) if a.size else 0
-    shifted = a - np.where(np.isfinite(m), m, 0)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        shifted = a - np.max(a, axis=dim, keepdims=True)
+        return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+def _softmax_bwd_fwd(g, y, dim):
+    """_softmax_backward_data: y * (g - sum(g * y))."""
+    if y.ndim == 0:
+        return (y * (g - g * y)).astype(y.dtype, copy=False)
+    return y * (g - np.sum(g * y, axis=dim, keepdims=True))
+
+
+def _log_softmax_bwd_fwd(g, y, dim):
+    """_log_softmax_backward_data: g - exp(y) * sum(g)."""
+    if y.ndim == 0:
+        return (g - np.exp(y) * g).astype(y.dtype, copy=False)
+    return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
+
+
+def _softmax_double_backward(c, gg):
+    """PyTorch's derivatives of _softmax_backward_data(g, y): for g the same op on the
+    incoming gradient; for y softmax_double_backward, term for term."""
+    g, y = c.saved
+    dim = c.meta[0]
+    gg = gg.to(y.dtype) if gg._data.dtype != y._data.dtype else gg
+    dg = run_op(SOFTMAX_BACKWARD, (gg, y), (dim,)) if c.needs(0) else None
+    dy = None
+    if c.needs(1):
+        dy = g * gg - (y * g).sum(dim, keepdim=True) * gg - g * (y * gg).sum(dim, keepdim=True)
+    return dg, dy
+
+
+def _log_softmax_double_backward(c, gg):
+    g, y = c.saved
+    dim = c.meta[0]
+    gg = gg.to(y.dtype) if gg._data.dtype != y._data.dtype else gg
+    dg = gg - (gg * y.exp()).sum(dim, keepdim=True) if c.needs(0) else None
+    dy = -g.sum(dim, keepdim=True) * y.exp() * gg if c.needs(1) else None
+    return dg, dy
 
 
 SOFTMAX = defop("softmax", "SoftmaxBackward0", _softmax_fwd,
-                lambda c, g: (c.result * (g - (g * c.result).sum(c.meta[0], keepdim=True)),),
+                lambda c, g: (run_op(SOFTMAX_BACKWARD, (g, c.result), c.meta),),
                 "d softmax(a)/da: s*(g - sum(g*s))", save="result", torch_call="torch.softmax(a, -1)")
 LOG_SOFTMAX = defop("log_softmax", "LogSoftmaxBackward0", _log_softmax_fwd,
-                    lambda c, g: (g - c.result.exp() * g.sum(c.meta[0], keepdim=True),),
+                    lambda c, g: (run_op(LOG_SOFTMAX_BACKWARD, (g, c.result), c.meta),),
                     "d log_softmax(a)/da: g - softmax(a)*sum(g)", save="result",
                     torch_call="torch.log_softmax(a, -1)")
+SOFTMAX_BACKWARD = defop(
+    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _softmax_bwd_fwd,
+    _softmax_double_backward, "d[s*(g - sum(g*s))]/dg, /ds", save="inputs",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+               "torch.softmax(a, -1), a, a * 0.5 + 1, create_graph=True)[0])(a)")
+LOG_SOFTMAX_BACKWARD = defop(
+    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _log_softmax_bwd_fwd,
+    _log_softmax_double_backward, "d[g - exp(y)*sum(g)]/dg, /dy", save="inputs",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+               "torch.log_softmax(a, -1), a, a * 0.5 + 1, create_graph=True)[0])(a)")
 
 
 def _reduce(arr, reduction):
@@ -69,40 +116,58 @@ def _mse_grads(c, g):
     return (ga if c.needs(0) else None, -ga if c.needs(1) else None)
 
 
-def _nll_fwd(logp, target, reduction, wt, shape, dtype):
+def _nll_fwd(logp, target, reduction, wt, shape, dtype, kept):
     """-logp at each target, times its weight (0 where ignored); reduced."""
-    if logp.ndim == 1:
+    if logp.size == 0:  # no classes (every target ignored) or an empty batch
+        picked = np.zeros(target.shape, dtype=logp.dtype)
+    elif logp.ndim == 1:
         picked = -logp[target] * wt
     else:
         moved = np.moveaxis(logp, 1, -1)
         picked = -np.take_along_axis(moved, target[..., None], axis=-1)[..., 0] * wt
     picked = np.asarray(picked, dtype=logp.dtype)
     if reduction == "mean":
-        return np.asarray(np.sum(picked) / np.sum(wt), dtype=logp.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(np.sum(picked) / np.sum(wt), dtype=logp.dtype)
     if reduction == "sum":
         return np.sum(picked)
     return picked
 
 
-def _nll_backward(c, g):
-    target, reduction, wt, shape, dtype = c.meta
-    mask = np.zeros(shape, dtype=dtype)
-    if len(shape) == 1:
-        mask[target] = 0 - wt
-    else:
-        moved = np.moveaxis(mask, 1, -1)
-        np.put_along_axis(moved, target[..., None], (0 - np.asarray(wt, dtype=dtype))[..., None], axis=-1)
-    scale = make(mask)
-    if reduction == "none" and len(shape) > 1:
-        return (scale * g.unsqueeze(1),)
+def _nll_backward_fwd(g, logp, target, reduction, wt, shape, dtype, kept):
+    """PyTorch's nll_loss_backward: -w_t * g (g / total weight for "mean") at each kept
+    target, 0 elsewhere (an ignored target gets 0 even when the total weight is 0)."""
+    g = np.asarray(g, dtype=dtype)
     if reduction == "mean":
-        return (scale * (g / float(np.sum(wt))),)
-    return (scale * g,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = g / np.sum(wt, dtype=dtype)
+    vals = np.where(kept, wt * -g, 0).astype(dtype, copy=False)
+    out = np.zeros(shape, dtype=dtype)
+    if out.size == 0:
+        return out
+    if len(shape) == 1:
+        out[target] = vals
+    else:
+        np.put_along_axis(np.moveaxis(out, 1, -1), target[..., None], vals[..., None], axis=-1)
+    return out
 
 
-NLL = defop("nll_loss", "NllLossBackward0", _nll_fwd, _nll_backward,
-            "d nll(logp, t)/dlogp = -w_t/sum(w) at the target class", save="meta",
+def _nll_double_backward(c, gg):
+    """d/dg: nll_loss of the incoming gradient (NllLossBackward0); d/dlogp: zeros."""
+    return (run_op(NLL, (gg,), c.meta) if c.needs(0) else None,
+            make(np.zeros_like(gg._data)) if c.needs(1) else None)
+
+
+NLL = defop("nll_loss", "NllLossBackward0", _nll_fwd,
+            lambda c, g: (run_op(NLL_BACKWARD, (g, c.saved[0]), c.meta),),
+            "d nll(logp, t)/dlogp = -w_t/sum(w) at the target class", save="inputs meta",
             torch_call="torch.nn.functional.nll_loss(a.reshape(2, -1), torch.tensor([0, 1]))")
+NLL_BACKWARD = defop(
+    "nll_loss_backward", "NllLossBackwardBackward0", _nll_backward_fwd, _nll_double_backward,
+    "d nll_loss_backward(g, logp)/dg = nll_loss(.), /dlogp = 0", save="meta",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.nll_loss("
+               "a.reshape(2, -1), torch.tensor([0, 1]), reduction='none'), a, a.reshape(2, -1)[:, 0] + 1, "
+               "create_graph=True)[0])(a)")
 
 
 DIV_SCALAR = defop("div_scalar", "DivBackward1", lambda a, s: a / s, lambda c, g: (g / c.meta[0],),
@@ -161,15 +226,20 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
     if d.ndim >= 2 and t.shape[0] != d.shape[0]:
         raise ValueError(
             f"Expected input batch_size ({d.shape[0]}) to match target batch_size ({t.shape[0]}).")
+    if weight is not None and weight._data.size != n_classes:
+        shape = ", ".join(str(n) for n in weight._data.shape)
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes "
+            f"but got weight tensor of shape: [{shape}]")
     kept = t != ignore_index
-    live = t[kept]
-    if live.size and (live.max() >= n_classes or live.min() < 0):
-        bad = int(live.max() if live.max() >= n_classes else live.min())
-        raise IndexError(f"Target {bad} is out of bounds.")
+    bad = kept & ((t < 0) | (t >= n_classes))
+    if bad.any():  # the first bad target in order, as PyTorch's (serial) kernel reports it
+        raise IndexError(f"Target {int(t.reshape(-1)[np.argmax(bad.reshape(-1))])} is out of bounds.")
     safe = np.where(kept, t, 0)
-    wt = np.ones(t.shape, dtype=d.dtype) if weight is None else weight._data.astype(d.dtype)[safe]
+    wt = np.ones(t.shape, dtype=d.dtype) if weight is None or not n_classes else \
+        weight._data.astype(d.dtype)[safe]
     wt = np.where(kept, wt, 0).astype(d.dtype)
-    return run_op(NLL, (input,), (safe, reduction, wt, d.shape, d.dtype))
+    return run_op(NLL, (input,), (safe, reduction, wt, d.shape, d.dtype, kept))
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
@@ -179,18 +249,24 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
     if label_smoothing:
         raise RuntimeError("cross_entropy with label_smoothing is not supported by gradcli")
     if target._data.dtype.kind == "f":
-        # class probabilities, as PyTorch composes them: -(log_softmax(input) * target)
-        # summed over the class dim ("none"), over everything ("sum"), or that divided by
-        # the batch size ("mean", a DivBackward1)
+        # class probabilities, as PyTorch composes them: -(log_softmax(input) * target
+        # [* weight]) summed over the class dim ("none"), over everything ("sum"), or that
+        # divided by the batch size ("mean", a DivBackward1; an empty input fills the sum
+        # with nan instead: FillBackward2, and no division by a zero batch)
         class_dim = 1 if input._data.ndim > 1 else 0
         prod = log_softmax(input, class_dim) * target
+        if weight is not None:
+            wshape = [1] * input._data.ndim
+            wshape[class_dim] = -1
+            prod = prod * (weight.reshape(wshape) if input._data.ndim > 1 else weight)
         if reduction == "none":
             return -prod.sum(class_dim)
-        total = -prod.sum()
         if reduction == "sum":
-            return total
+            return -prod.sum()
+        if input._data.size == 0:
+            return -prod.sum().fill_(float("nan"))
         batch = input._data.size // input._data.shape[class_dim]
-        return run_op(DIV_SCALAR, (total,), (float(batch),))
+        return run_op(DIV_SCALAR, (-prod.sum(),), (float(batch),))
     return nll_loss(log_softmax(input, 1 if input._data.ndim > 1 else 0), target, weight,
                     ignore_index=ignore_index, reduction=reduction)
 
