@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..tensor import Tensor
+from ..node import Node, modified_inplace_message
+from ..tensor import Tensor, _c_name, _type_word
 from .registry import defop, run_op
-from .views import squeeze_internal, t, transpose, unsafe_view, unsqueeze
+from .shape import broadcast_error
+from .views import squeeze, squeeze_internal, t, transpose, unsafe_view, unsqueeze
 
 
 def _mm_grads(c, g):
@@ -33,23 +34,68 @@ BMM = defop("bmm", "BmmBackward0", np.matmul,
                           c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
             "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs",
             save_for=((1,), (0,)), torch_call="a.reshape(1, 1, -1).bmm(a.reshape(1, -1, 1))")
-ADDMM = defop("addmm", "AddmmBackward0",
-              lambda bias, a, b, beta, alpha: beta * bias + alpha * (a @ b) if (beta != 1 or alpha != 1) else bias + a @ b,
-              lambda c, g: (g * c.meta[0] if c.needs(0) else None,
-                            g.mm(c.saved[2].t()) * c.meta[1] if c.needs(1) else None,
-                            c.saved[1].t().mm(g) * c.meta[1] if c.needs(2) else None),
-              "d(bias + A@B): bias gets G, A gets G@B^T, B gets A^T@G", save="inputs", broadcast=True,
-              save_for=((), (2,), (1,)),
+def _addmm_forward(bias, a, b, beta, alpha):
+    """beta*bias + alpha*(a@b); as in PyTorch, beta == 0 ignores bias and alpha == 0 the
+    product (nan or inf there does not leak), and integer tensors truncate beta and alpha."""
+    if a.dtype.kind != "f":
+        beta, alpha = int(beta), int(alpha)
+    out = np.matmul(a, b) if alpha != 0 else np.zeros((a.shape[0], b.shape[1]), a.dtype)
+    if alpha != 1 and alpha != 0:
+        out = out * alpha
+    if beta != 0:
+        out = out + (bias if beta == 1 else bias * beta)
+    return out.astype(a.dtype, copy=False)
+
+
+def _scaled(g, k):
+    return g if k == 1 else g * k
+
+
+ADDMM = defop("addmm", "AddmmBackward0", _addmm_forward,
+              lambda c, g: (_scaled(g, c.meta[0]) if c.needs(0) else None,
+                            _scaled(g.mm(c.saved[2].t()), c.meta[1]) if c.needs(1) else None,
+                            _scaled(c.saved[1].t().mm(g), c.meta[1]) if c.needs(2) else None),
+              "d(beta*bias + alpha*A@B): bias gets beta*G, A gets alpha*G@B^T, B gets alpha*A^T@G",
+              save="inputs", broadcast=True, save_for=((), (2,), (1,)),
               torch_call="torch.addmm(b.sum().reshape(1, 1), a.reshape(1, -1), a.reshape(-1, 1))")
 
 
-def _same_dtype(a: Tensor, b: Tensor, name: str):
-    if a._data.dtype != b._data.dtype:
-        from ..tensor import _c_name
+def _check_saved_in_order(op, order: tuple) -> None:
+    """PyTorch's generated backward unpacks an op's saved inputs sorted by argument name
+    (mm: mat2 before self), so the 'modified by an inplace operation' error names the
+    first modified one in that order; the generic check goes by input position."""
 
-        da, db = dtypes.FROM_NP[a._data.dtype], dtypes.FROM_NP[b._data.dtype]
+    def saved_tensors_check(node) -> None:
+        saved, versions = node.saved, node.versions
+        if not node.freed and saved and versions:
+            pairs, k = {}, 0
+            for i, s in enumerate(saved):
+                if isinstance(s, Tensor):
+                    pairs[i] = (s, versions[k])
+                    k += 1
+            for i in order:
+                if i in pairs and pairs[i][0]._vc[0] != pairs[i][1]:
+                    raise RuntimeError(modified_inplace_message(pairs[i][0], pairs[i][1], node))
+        Node.saved_tensors_check(node)
+
+    op.node_cls.saved_tensors_check = saved_tensors_check
+
+
+# mm(self, mat2) and bmm(self, mat2) unpack mat2 first; mv (self, vec), dot (self, tensor)
+# and addmm (mat1, mat2) already unpack in input order
+_check_saved_in_order(MM, (1, 0))
+_check_saved_in_order(BMM, (1, 0))
+
+
+def _word(x: Tensor) -> str:
+    """PyTorch's ScalarType name of x's dtype (Double, Float, Long, Int, Bool)."""
+    return _type_word(x.dtype)
+
+
+def _same_dtype(a: Tensor, b: Tensor):
+    if a._data.dtype != b._data.dtype:
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_c_name(da)} != {_c_name(db)}")
+            f"expected m1 and m2 to have the same dtype, but got: {_c_name(a.dtype)} != {_c_name(b.dtype)}")
 
 
 def _no_bool(x: Tensor, kernel: str) -> None:
@@ -61,7 +107,16 @@ def _shape_str(shape) -> str:
     return "x".join(str(s) for s in shape)
 
 
+def _tensors(name: str, *args) -> None:
+    """PyTorch's argument check: every operand of a linear-algebra op is a Tensor."""
+    for i, (arg_name, x) in enumerate(args):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{arg_name}' (position {i + 1}) must be Tensor, not {type(x).__name__}")
+
+
 def mm(a: Tensor, b: Tensor) -> Tensor:
+    _tensors("mm", ("input", a), ("mat2", b))
     if a._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b._data.ndim != 2:
@@ -69,41 +124,41 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     if a._data.shape[1] != b._data.shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
-    _same_dtype(a, b, "mm")
+    _same_dtype(a, b)
     _no_bool(a, "addmm_impl_cpu_")
     return run_op(MM, (a, b))
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
+    _tensors("mv", ("input", a), ("vec", v))
     if a._data.ndim != 2 or v._data.ndim != 1:
         raise RuntimeError(
             f"vector + matrix @ vector expected, got 1, {a._data.ndim}, {v._data.ndim}")
     if a._data.shape[1] != v._data.shape[0]:
         raise RuntimeError(
             f"size mismatch, got input ({a._data.shape[0]}), mat ({_shape_str(a._data.shape)}), vec ({v._data.shape[0]})")
-    _same_dtype(a, v, "mv")
+    if a._data.dtype != v._data.dtype:  # the result (addmv's self) takes the vector's dtype
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {_word(v)}, {_word(a)}, and {_word(v)}")
     _no_bool(a, "addmv_impl_cpu")
     return run_op(MV, (a, v))
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
+    _tensors("dot", ("input", a), ("tensor", b))
     if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found {_word(a)} and {_word(b)}")
     if a._data.shape[0] != b._data.shape[0]:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and src [{b._data.shape[0]}] "
             "to have the same number of elements, but got "
             f"{a._data.shape[0]} and {b._data.shape[0]} elements respectively")
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(
-            f"dot : expected both vectors to have same dtype, but found {_dt(a)} and {_dt(b)}")
     _no_bool(a, "dot")
     return run_op(DOT, (a, b))
-
-
-def _dt(t):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}[t.dtype.name]
 
 
 vdot = dot
@@ -111,6 +166,7 @@ inner = dot
 
 
 def bmm(a: Tensor, b: Tensor) -> Tensor:
+    _tensors("bmm", ("input", a), ("mat2", b))
     if a._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b._data.ndim != 3:
@@ -121,14 +177,49 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
             f"Expected size for first two dimensions of batch2 tensor to be: [{sa[0]}, {sa[2]}] "
             f"but got: [{sb[0]}, {sb[1]}].")
     _no_bool(a, "bmm")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"expected scalar type {_word(a)} but found {_word(b)}")
     return run_op(BMM, (a, b))
 
 
+def _tensor_type(x: Tensor) -> str:
+    """How PyTorch prints a tensor's type inside expand's error (torch.DoubleTensor, CPUBoolType)."""
+    return "CPUBoolType" if x._data.dtype == np.bool_ else f"torch.{x.dtype._legacy}"
+
+
+def _bias_expands(bias: Tensor, size: tuple) -> None:
+    """addmm expands its `self` to the product's shape: PyTorch's expand errors."""
+    have = bias._data.shape
+    if len(size) < len(have):
+        raise RuntimeError(
+            f"expand({_tensor_type(bias)}{{[{', '.join(map(str, have))}]}}, size=[{', '.join(map(str, size))}]): "
+            f"the number of sizes provided ({len(size)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(have)})")
+    lead = len(size) - len(have)
+    for i, s in enumerate(have):
+        if s != 1 and s != size[lead + i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({size[lead + i]}) must match the existing size ({s}) at "
+                f"non-singleton dimension {lead + i}.  Target sizes: [{', '.join(map(str, size))}].  "
+                f"Tensor sizes: [{', '.join(map(str, have))}]")
+
+
 def addmm(bias, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
-    _no_bool(a, "addmm_impl_cpu_")
+    """beta*bias + alpha*(a@b), with PyTorch's checks in its order: dtypes, ranks, shapes, bias."""
+    _tensors("addmm", ("input", bias), ("mat1", a), ("mat2", b))
+    if bias._data.dtype != b._data.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(bias)} and {_word(b)}")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(a)} and {_word(b)}")
+    if a._data.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {a._data.ndim}-D tensor")
+    if b._data.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {b._data.ndim}-D tensor")
     if a._data.shape[1] != b._data.shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
+    _bias_expands(bias, (a._data.shape[0], b._data.shape[1]))
+    _no_bool(a, "addmm_impl_cpu_")
     return run_op(ADDMM, (bias, a, b), (beta, alpha))
 
 
@@ -154,10 +245,9 @@ def _should_fold(a: Tensor, b: Tensor) -> bool:
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """a @ b with PyTorch's rank dispatch (and so its node names)."""
-    if not isinstance(b, Tensor) or not isinstance(a, Tensor):
-        raise TypeError(
-            f"matmul(): argument 'other' (position 1) must be Tensor, not {type(b).__name__}")
+    """a @ b with PyTorch's rank dispatch (and so its node names): dot, mv, mm, a folded
+    mm/mv for an N-D operand against a 1-D/2-D one, else a broadcast bmm."""
+    _tensors("matmul", ("input", a), ("other", b))
     na, nb = a._data.ndim, b._data.ndim
     if na == 0 or nb == 0:
         raise RuntimeError(
@@ -167,9 +257,6 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if na == 2 and nb == 1:
         return mv(a, b)
     if na == 1 and nb == 2:
-        if a._data.shape[0] != b._data.shape[0]:
-            raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied (1x{a._data.shape[0]} and {_shape_str(b._data.shape)})")
         return squeeze_internal(mm(unsqueeze(a, 0), b), 0)
     if na == 2 and nb == 2:
         return mm(a, b)
@@ -184,20 +271,41 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             out = unsafe_view(mm(folded, t2), out_shape + (t2._data.shape[1],))
             return transpose(out, -2, -1).contiguous() if flip else out
         return unsafe_view(mv(folded, t2), out_shape)
-    # batched: broadcast the batch dims, fold them, bmm, unfold
-    n = a._data.shape[-2] if na > 1 else 1
-    m1 = a._data.shape[-1]
-    m2 = b._data.shape[-2] if nb > 1 else b._data.shape[0]
-    p = b._data.shape[-1] if nb > 1 else 1
-    batch = tuple(np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2]))
+    # batched: broadcast the batch dims, fold them into one, bmm, unfold
+    sa, sb = a._data.shape, b._data.shape
+    n = sa[-2] if na > 1 else 1
+    m1 = sa[-1]
+    m2 = sb[-2] if nb > 1 else sb[0]
+    p = sb[-1] if nb > 1 else 1
+    batch1, batch2 = sa[:max(na - 2, 0)], sb[:max(nb - 2, 0)]
+    if na == 3 and nb == 3 and batch1[0] != batch2[0]:
+        # a batch of one that needs a gradient is squeezed, so the fold above applies
+        if batch1[0] == 1 and a.requires_grad:
+            return matmul(squeeze(a, 0), b)
+        if batch2[0] == 1 and b.requires_grad:
+            return matmul(a, squeeze(b, 0))
+    try:
+        batch = tuple(np.broadcast_shapes(batch1, batch2))
+    except ValueError:
+        broadcast_error(batch1, batch2)
     count = int(np.prod(batch))
-    ae = a.expand(batch + ((n, m1) if na > 1 else (m1,))).reshape(count, n, m1)
-    be = b.expand(batch + ((m2, p) if nb > 1 else (m2,))).reshape(count, m2, p)
+    ae = a.expand(batch + (n, m1)).reshape(count, n, m1)
+    if nb == 1:
+        be = unsqueeze(b.expand(batch + (m2,)).reshape(count, m2), 2)
+    else:
+        be = b.expand(batch + (m2, p)).reshape(count, m2, p)
     out_shape = batch + ((n,) if na > 1 else ()) + ((p,) if nb > 1 else ())
-    return unsafe_view(bmm(ae, be), out_shape)
+    out = bmm(ae, be)
+    if nb == 1:
+        out = squeeze(out, -1)
+    return unsafe_view(out, out_shape)
 
 
 def outer(a: Tensor, b: Tensor) -> Tensor:
+    _tensors("outer", ("input", a), ("vec2", b))
+    for arg, x in (("self", a), ("vec2", b)):
+        if x._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {arg}, but got {x._data.ndim}-D")
     return a.reshape(-1, 1) * b
 
 

@@ -268,6 +268,10 @@ def infer_shape(shape: tuple, numel: int) -> tuple:
                     f"invalid shape dimension {s} at index {i} of shape [{', '.join(map(str, shape))}]")
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape [{', '.join(map(str, shape))}] because "
+                "the unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
