@@ -32,6 +32,23 @@ NON_LEAF_REQUIRES_GRAD = (
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
+# How a view was made (PyTorch's CreationMeta), in `Tensor._creation` (set on views only).
+# Views made in no_grad mode, and the outputs of ops returning several views (split,
+# unbind), may not be written in place with grad mode on, nor used after their base
+# changed: PyTorch raises instead of guessing what the history should be.
+VIEW_DEFAULT, VIEW_NO_GRAD, VIEW_MULTI = 0, 1, 2
+_REBASE_HINT = {
+    VIEW_NO_GRAD: (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+        "your code by moving both the view and the inplace either both inside the no_grad block "
+        "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+        "to be tracked)."),
+    VIEW_MULTI: (
+        " This view is the output of a function that returns multiple views. Such functions do "
+        "not allow the output views to be modified inplace. You should replace the inplace "
+        "operation by an out-of-place one."),
+}
+
 
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (SPEC 1.1),
 # instead of pretending that torch has no such method
@@ -50,7 +67,8 @@ class Tensor:
 
     __slots__ = (
         "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
-        "_base", "_view_fn", "_accumulator", "_retains_grad", "_attr_version", "__weakref__",
+        "_base", "_view_fn", "_accumulator", "_retains_grad", "_attr_version", "_creation",
+        "__weakref__",
     )
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
@@ -81,8 +99,12 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        if self._base is not None:
-            refresh_view(self)
+        # PyTorch: a view requires grad when its base does (never regenerates its grad_fn)
+        base = self._base
+        if base is not None:
+            if self._accumulator is False:  # inherited from the base only (a no_grad view)
+                return self._grad_fn is not None or base._requires_grad
+            return self._requires_grad or base._requires_grad
         return self._requires_grad
 
     @requires_grad.setter
@@ -94,7 +116,7 @@ class Tensor:
             raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
         if flag and self._data.dtype.kind != "f":
             raise RuntimeError(ONLY_FLOAT_GRAD_SETTER)
-        self._requires_grad = flag
+        self._set_leaf_requires_grad(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self.grad_fn is not None:
@@ -103,8 +125,23 @@ class Tensor:
             return self
         if requires_grad and not self._data.dtype.kind == "f":
             raise RuntimeError(ONLY_FLOAT_GRAD)
-        self._requires_grad = bool(requires_grad)
+        self._set_leaf_requires_grad(bool(requires_grad))
         return self
+
+    def _set_leaf_requires_grad(self, flag: bool) -> None:
+        base = self._base
+        if base is not None and base._requires_grad:
+            # a view without history of a base that requires grad (made under no_grad):
+            # it keeps requiring grad through its base; its own flag only decides whether
+            # a gradient reaching it is accumulated into its .grad
+            self._requires_grad = True
+            if flag:
+                if self._accumulator is False:
+                    self._accumulator = None
+            elif self._accumulator is None:
+                self._accumulator = False
+            return
+        self._requires_grad = flag
 
     @property
     def is_leaf(self) -> bool:
@@ -232,11 +269,15 @@ class Tensor:
     def __repr__(self) -> str:
         from .formatting import tensor_repr
 
-        fn = self.grad_fn
+        try:
+            fn = self.grad_fn
+            name = None if fn is None else type(fn).__name__
+        except RuntimeError:  # a view that may no longer be used (PyTorch prints this)
+            name = "Invalid"
         return tensor_repr(
             self._data,
-            requires_grad=self._requires_grad and fn is None,
-            grad_fn_name=None if fn is None else type(fn).__name__,
+            requires_grad=name is None and self.requires_grad,
+            grad_fn_name=name,
         )
 
     __str__ = __repr__
@@ -317,7 +358,7 @@ class Tensor:
     def retain_grad(self) -> None:
         fn = self.grad_fn
         if fn is None:
-            if not self._requires_grad:
+            if not self.requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         if self._retains_grad:
@@ -330,16 +371,22 @@ class Tensor:
     def register_hook(self, hook) -> RemovableHandle:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        fn = self._grad_fn
+        fn = self.grad_fn
         node = fn if fn is not None else self._grad_accumulator()
+        if node is None:  # a no_grad view: no gradient ever reaches it, the hook never runs
+            return RemovableHandle([hook], hook)
         hooks = node._hooks_for(self._output_nr)
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
-    def _grad_accumulator(self) -> AccumulateGrad:
+    def _grad_accumulator(self) -> AccumulateGrad | None:
+        """The leaf's AccumulateGrad; None for a view made under no_grad of a tensor that
+        requires grad (it requires grad through its base, but gradients stop there)."""
         acc = self._accumulator
         if acc is None:
             acc = self._accumulator = AccumulateGrad(self)
+        elif acc is False:
+            return None
         return acc
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
@@ -348,26 +395,23 @@ class Tensor:
 
         if retain_variables is not None and retain_graph is None:
             retain_graph = retain_variables
+        if self._accumulator is False and self.grad_fn is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
                  inputs=inputs)
 
     # -------------------------------------------------------------- in-place
     def _check_inplace(self) -> None:
+        """PyTorch's check_inplace, for what `self` alone decides (see _apply_inplace)."""
         if GRAD_ENABLED[0]:
+            base = self._base
+            if base is not None and (self._requires_grad or base._requires_grad):
+                if self._creation:
+                    raise view_rebase_error(self, False)
+                if base._grad_fn is None and base._requires_grad:
+                    raise RuntimeError(VIEW_LEAF_INPLACE)
             if self._grad_fn is None and self._requires_grad:
                 raise RuntimeError(LEAF_INPLACE)
-            base = self._base
-            if base is not None and base._grad_fn is None and base._requires_grad:
-                raise RuntimeError(VIEW_LEAF_INPLACE)
-            fn = self._grad_fn
-            if base is not None and fn is not None and fn.op is not None and fn.op.multi:
-                from .node import short_name
-
-                raise RuntimeError(
-                    f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
-                    "inplace. This view is the output of a function that returns multiple views. "
-                    "Such functions do not allow the output views to be modified inplace. You "
-                    "should replace the inplace operation by an out-of-place one.")
 
     def _apply_inplace(self, compute, *others) -> Tensor:
         """Run `compute(self_value, *others)` out of place, then write it into self.
@@ -376,30 +420,30 @@ class Tensor:
         base's history is rewritten through CopySlices, as PyTorch does).
         """
         self._check_inplace()
-        base = self._base
-        if base is not None:
-            refresh_view(self)
-        tracking = GRAD_ENABLED[0] and (
-            self._requires_grad
-            or any(isinstance(o, Tensor) and o._requires_grad for o in others)
-            or (base is not None and base._requires_grad)
-        )
-        if not tracking:
-            from .grad_mode import no_grad
-
-            with no_grad():
-                result = compute(self, *others)
+        if not GRAD_ENABLED[0]:
+            result = compute(self, *others)
             _write_into(self, result._data)
             self._vc[0] += 1
             return self
+        base = self._base
+        if base is not None:
+            refresh_view(self)
         # `old` stands for self's value before the write; it shares self's storage and is
         # copied only if a node made by `compute` saved it (mul_ by a tensor that needs a
-        # gradient, pow_, ...): add_, sub_, mul_ by a number, fill_, copy_ ... copy nothing
+        # gradient, pow_, ...): add_, sub_, mul_ by a number, fill_, copy_ ... copy nothing.
+        # (`compute` may hold the other operands itself, so whether the write is recorded
+        # is known from its result: `e.mul_(a)` with only `a` requiring grad is.)
         start = next(_node_sequence)
         old = make(self._data, self._requires_grad, self._grad_fn)
         old._output_nr = self._output_nr
         result = compute(old, *others)
         fn = result._grad_fn
+        if fn is None and not (self._requires_grad or (base is not None and base._requires_grad)):
+            _write_into(self, result._data)
+            self._vc[0] += 1
+            return self
+        if fn is not None and base is not None and self._creation:
+            raise view_rebase_error(self, False)  # only an operand requires grad
         if fn is not None and _saved_since(fn, old, start):
             old._data = old._data.copy()
         _write_into(self, result._data)
@@ -455,13 +499,32 @@ def _saved_since(fn, old: Tensor, start: int) -> bool:
 
 def refresh_view(t: Tensor) -> None:
     """A view whose storage changed since its grad_fn was set gets a new one
-    (AsStridedBackward0 over its base's current history), as PyTorch does lazily."""
+    (AsStridedBackward0 over its base's current history), as PyTorch does lazily;
+    a view made under no_grad or by split/unbind cannot get one: PyTorch raises."""
     if t._attr_version != t._vc[0]:
         if t._grad_fn is None and not t._base._requires_grad:
             return
+        if t._creation:
+            raise view_rebase_error(t, True)
         from .ops.views import regenerate_grad_fn
 
         regenerate_grad_fn(t)
+
+
+def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
+    """PyTorch's error for a view that may not be written in place (`indirect`: its base
+    or another view of it was), by how the view was made."""
+    from .node import short_name
+
+    creation, fn = t._creation, t._grad_fn
+    what = "its base or another view of its base has been" if indirect else "is being"
+    if creation == VIEW_NO_GRAD or fn is None:
+        prefix = ("A view was created in" if fn is None else
+                  f"Output {t._output_nr} of {short_name(fn)} is a view of a view which was created in")
+        msg = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {t._output_nr} of {short_name(fn)} is a view and {what} modified inplace."
+    return RuntimeError(msg + _REBASE_HINT[creation])
 
 
 def _write_into(target: Tensor, values: np.ndarray) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from ..grad_mode import GRAD_ENABLED
-from ..tensor import Tensor, _wrap_dim, make
+from ..tensor import VIEW_MULTI, Tensor, _wrap_dim, make
 from .registry import defop, edge_of, run_op
 
 
@@ -115,7 +115,13 @@ def _run_pieces(op, x: Tensor, arrays: list, meta: tuple, steps: list) -> tuple:
         o._attr_version = x._vc[0]
         o._base = x if x._base is None else x._base
         o._view_fn = chain + (step,)
-    if GRAD_ENABLED[0] and x._requires_grad and x._data.dtype.kind == "f":
+        o._creation = VIEW_MULTI  # never written in place (PyTorch), even without history
+    if not GRAD_ENABLED[0]:
+        from .views import mark_no_grad_view
+
+        for o in outs:
+            mark_no_grad_view(o, x)
+    elif x._requires_grad and x._data.dtype.kind == "f":
         node = op.node_cls(op, (edge_of(x),), None, None, None, meta, None)
         for i, o in enumerate(outs):
             o._requires_grad = True
@@ -230,25 +236,98 @@ def vstack(tensors):
     return cat([t.reshape(1, -1) if t._data.ndim == 1 else t for t in tensors], 0)
 
 
+def _int_like(v, allow_bool: bool) -> bool:
+    if isinstance(v, bool):
+        return allow_bool
+    if isinstance(v, (int, np.integer)):
+        return True
+    return isinstance(v, Tensor) and v._data.ndim == 0 and v._data.dtype.kind in "iu"
+
+
+def _split_sizes(value, position: int) -> list:
+    """PyTorch's parsing of split_with_sizes' `split_sizes` (a tuple of ints), with its
+    TypeErrors (only the first element is checked strictly: a later bool passes)."""
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position {position}) must be "
+                        f"tuple of ints, not {type(value).__name__}")
+    for i, v in enumerate(value):
+        if not _int_like(v, allow_bool=i > 0):
+            if i == 0:
+                raise TypeError(
+                    f"split_with_sizes(): argument 'split_sizes' (position {position}) must be "
+                    f"tuple of ints, but found element of type {type(v).__name__} at pos 0")
+            raise TypeError(
+                f"split_with_sizes(): argument 'split_sizes' failed to unpack the object at pos "
+                f"{i + 1} with error \"type must be tuple of ints,but got {type(v).__name__}\"")
+    return [int(v) for v in value]
+
+
+def _split_overload_error(size, dim) -> TypeError:
+    """split(Tensor, int, int) with a bool size or a non-int dim: no overload matches."""
+    st, dt = type(size).__name__, type(dim).__name__
+    first = f"!{st}!, !{dt}!" if isinstance(size, bool) else f"int, !{dt}!"
+    return TypeError(
+        f"split() received an invalid combination of arguments - got (Tensor, {st}, {dt}), but "
+        "expected one of:\n"
+        " * (Tensor input, int split_size, int dim = 0)\n"
+        f"      didn't match because some of the arguments have invalid types: (Tensor, {first})\n"
+        " * (Tensor input, tuple of ints split_size, int dim = 0)\n"
+        f"      didn't match because some of the arguments have invalid types: (Tensor, !{st}!, !{dt}!)\n")
+
+
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Tensor.split: an int gives split (equal pieces, the last smaller), a sequence
+    split_with_sizes; argument checks in PyTorch's order and words."""
+    size = split_size_or_sections
+    if isinstance(size, Tensor):  # as PyTorch: a one-element tensor is read as an int
+        try:
+            size = int(size)
+        except ValueError:
+            pass
+    return split_with_sizes(x, size, dim, 2) if not isinstance(size, (int, np.integer)) \
+        else _split_equal(x, size, dim)
+
+
+def _split_equal(x: Tensor, size, dim) -> tuple:
+    if isinstance(size, bool) or not _int_like(dim, allow_bool=False):
+        raise _split_overload_error(size, dim)
     d = x._data
     if d.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    ax = _wrap_dim(dim, d.ndim)
+    size = int(size)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    ax = _wrap_dim(int(dim), d.ndim)
     n = d.shape[ax]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
-        if size <= 0 and n:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-        sizes = [min(size, n - s) for s in range(0, n, size)] if size and n else [0]
-        op = SPLIT
-    else:
-        sizes = [int(s) for s in split_size_or_sections]
-        if sum(sizes) != n:
-            raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                f"dimension {ax}), but got split_sizes=[{', '.join(map(str, sizes))}]")
-        op = SPLIT_WITH_SIZES
+    if size == 0 and n:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    sizes = [min(size, n - s) for s in range(0, n, size)] if size and n else [0]
+    return _split_pieces(SPLIT, x, ax, sizes)
+
+
+def split_with_sizes(x: Tensor, split_sizes, dim: int = 0, _position: int = 1) -> tuple:
+    sizes = _split_sizes(split_sizes, _position)
+    if not _int_like(dim, allow_bool=False):
+        raise TypeError(f"split_with_sizes(): argument 'dim' (position {_position + 1}) must be int, "
+                        f"not {type(dim).__name__}")
+    d = x._data
+    if d.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    ax = _wrap_dim(int(dim), d.ndim)
+    shown = ", ".join(map(str, sizes))
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=[{shown}]")
+    n = d.shape[ax]
+    if sum(sizes) != n:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+            f"dimension {int(dim)}), but got split_sizes=[{shown}]")
+    return _split_pieces(SPLIT_WITH_SIZES, x, ax, sizes)
+
+
+def _split_pieces(op, x: Tensor, ax: int, sizes: list) -> tuple:
+    d = x._data
     from .views import SLICE
 
     arrays, steps = [], []
@@ -262,6 +341,10 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    for name, pos, v in (("chunks", 1, chunks), ("dim", 2, dim)):
+        if not _int_like(v, allow_bool=False):  # (Tensor.chunk's argument positions)
+            raise TypeError(f"chunk(): argument '{name}' (position {pos}) must be int, not {type(v).__name__}")
+    chunks, dim = int(chunks), int(dim)
     if x._data.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap_dim, make
+from ..grad_mode import GRAD_ENABLED
+from ..tensor import VIEW_DEFAULT, VIEW_NO_GRAD, Tensor, _wrap_dim, make
 from .registry import defop, edge_of, reduce_to_inputs, run_op
 
 # ----------------------------------------------------------------- helpers
@@ -38,10 +39,25 @@ def _as_view(res: Tensor, x: Tensor, op, meta: tuple) -> Tensor:
     if x._base is None:
         res._base = x
         res._view_fn = step
+        res._creation = VIEW_DEFAULT
     else:
         res._base = x._base
         res._view_fn = x._view_fn + step
+        res._creation = x._creation  # a view of a no_grad or split view is one too
+    if not GRAD_ENABLED[0]:
+        mark_no_grad_view(res, x)
     return res
+
+
+def mark_no_grad_view(res: Tensor, x: Tensor) -> None:
+    """A view made under no_grad (PyTorch): it cannot be written in place with grad mode
+    on, and if `x` requires grad it does too (through its base), as a leaf whose
+    gradients go nowhere (ops on it are recorded, with no edge back to it)."""
+    res._creation = VIEW_NO_GRAD
+    root = x if x._base is None else x._base  # PyTorch asks the base, not `x` itself
+    if root._requires_grad:
+        res._requires_grad = True
+        res._accumulator = False
 
 
 def view_op(op, x: Tensor, meta: tuple) -> Tensor:
