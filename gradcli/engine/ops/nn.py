@@ -78,12 +78,12 @@ SOFTMAX_BACKWARD = defop(
     "softmax_backward_data", "SoftmaxBackwardDataBackward0", _softmax_bwd_fwd,
     _softmax_double_backward, "d[s*(g - sum(g*s))]/dg, /ds", save="inputs",
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
-               "torch.softmax(a, -1), a, a * 0.5 + 1, create_graph=True)[0])(a)")
+               "torch.softmax(a, -1), a, a * 0.5 + 1, create_graph=True)[0] * a)(a)")
 LOG_SOFTMAX_BACKWARD = defop(
     "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _log_softmax_bwd_fwd,
     _log_softmax_double_backward, "d[g - exp(y)*sum(g)]/dg, /dy", save="inputs",
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
-               "torch.log_softmax(a, -1), a, a * 0.5 + 1, create_graph=True)[0])(a)")
+               "torch.log_softmax(a, -1), a, a * 0.5 + 1, create_graph=True)[0] * a)(a)")
 
 
 def _reduce(arr, reduction):
@@ -166,7 +166,7 @@ NLL_BACKWARD = defop(
     "nll_loss_backward", "NllLossBackwardBackward0", _nll_backward_fwd, _nll_double_backward,
     "d nll_loss_backward(g, logp)/dg = nll_loss(.), /dlogp = 0", save="meta",
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.nll_loss("
-               "a.reshape(2, -1), torch.tensor([0, 1]), reduction='none'), a, a.reshape(2, -1)[:, 0] + 1, "
+               "a.reshape(2, -1), torch.tensor([0, 1]), reduction='sum'), a, a.sum() + 1, "
                "create_graph=True)[0])(a)")
 
 

@@ -53,11 +53,18 @@ SUM_DIM = defop("sum_dim", "SumBackward1",
                 lambda a, shape, dims, keepdim: np.sum(a, axis=dims, keepdims=keepdim),
                 lambda c, g: (_expand_back(g, *c.meta),), "d sum(a, dim)/da = 1 along dim",
                 torch_call="a.sum(0)")
-MEAN = defop("mean", "MeanBackward0", lambda a, shape: np.mean(a),
+def _mean_fwd(a, dims=None, keepdim=False):
+    if a.size:
+        return np.mean(a, axis=dims, keepdims=keepdim)
+    with np.errstate(invalid="ignore"):  # empty: nan, without numpy's warning (as PyTorch)
+        return np.sum(a, axis=dims, keepdims=keepdim) / 0
+
+
+MEAN = defop("mean", "MeanBackward0", lambda a, shape: _mean_fwd(a),
              lambda c, g: (g.expand(c.meta[0]) / _builtins.max(int(np.prod(c.meta[0])), 1),),
              "d mean(a)/da = 1/N", torch_call="a.mean()")
 MEAN_DIM = defop("mean_dim", "MeanBackward1",
-                 lambda a, shape, dims, keepdim: np.mean(a, axis=dims, keepdims=keepdim),
+                 lambda a, shape, dims, keepdim: _mean_fwd(a, dims, keepdim),
                  lambda c, g: (_expand_back(g, *c.meta) / _count(c.meta[0], c.meta[1]),),
                  "d mean(a, dim)/da = 1/N along dim", torch_call="a.mean(0)")
 
@@ -82,9 +89,19 @@ def _exclusive_prod(a: Tensor, dim: int) -> Tensor:
 
 
 def _prod_backward(c, g):
+    """PyTorch's prod_backward: a 0-d input passes the gradient through; no zeros:
+    result / input; zeros: the product of the others (exact), or plain zeros when
+    there are several and no graph is being made (create_graph=False)."""
+    from ..grad_mode import GRAD_ENABLED
+
     a = c.saved[0]
-    if not (a._data == 0).any():
+    if not a._data.ndim:
+        return (g,)
+    zeros = np.count_nonzero(a._data == 0)
+    if not zeros:
         return (g * (c.result / a),)
+    if zeros > 1 and not GRAD_ENABLED[0]:
+        return (make(np.zeros_like(a._data)),)
     flat = a.reshape(-1)
     return (g * _exclusive_prod(flat, 0).reshape(a._data.shape),)
 
@@ -222,38 +239,64 @@ NORM = defop("norm", "LinalgVectorNormBackward0", _norm_fwd, _norm_backward,
              torch_call="a.norm()")
 
 
-def _var_fwd(a, dims, correction, keepdim):
+def _var_fwd(a, dims, correction, keepdim, full):
     n = _count(a.shape, dims)
-    mean = np.mean(a, axis=dims, keepdims=True)
-    dev = a - mean
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # empty: nan, silently as PyTorch
+        mean = np.sum(a, axis=dims, keepdims=True) / n
+        dev = a - mean
         return np.sum(dev * dev, axis=dims, keepdims=keepdim) / _builtins.max(n - correction, 0)
 
 
+def _mul_scalar_fwd(a, s):
+    out = a * s
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+# tensor * Python number inside PyTorch's C++ formulas: MulBackward1 (the Python operator
+# makes a MulBackward0); std/var's backward use it
+MUL_SCALAR = defop("mul_scalar", "MulBackward1", _mul_scalar_fwd,
+                   lambda c, g: (run_op(MUL_SCALAR, (g,), c.meta),), "d(a*s)/da = s",
+                   torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+                              "a.std(), a, create_graph=True)[0])(a)")
+
+
+def _var_backward_of(g, a, dims, correction, keepdim, full):
+    """PyTorch's var_backward, term for term (node names and rounding)."""
+    if full or not a._data.ndim:
+        dof = a._data.size - correction
+        if dof <= 0:
+            # 2 / dof is inf: nan where a equals its mean (inf * 0), inf elsewhere, in the
+            # default dtype (a dimensioned tensor: it decides the product's dtype)
+            from .elementwise import where
+
+            with np.errstate(invalid="ignore", divide="ignore"):
+                at_mean = a._data == np.sum(a._data) / a._data.size
+            out = g * where(make(np.asarray(at_mean)), float("nan"), float("inf"))
+            return out.to(a.dtype) if out._data.dtype != a._data.dtype else out
+        return run_op(MUL_SCALAR, (g,), (2.0 / dof,)) * (a - a.mean())
+    if not keepdim and a._data.ndim > 1:
+        for d in dims:
+            g = g.unsqueeze(d)
+    with np.errstate(divide="ignore"):
+        scale = float(np.divide(2.0, np.float64(_count(a._data.shape, dims) - correction)))
+    return run_op(MUL_SCALAR, (g,), (scale,)) * (a - a.mean(dims, keepdim=True))
+
+
 def _var_backward(c, g):
-    a = c.saved[0]
-    dims, correction, keepdim = c.meta
-    n = _count(a._data.shape, dims)
-    dev = a - a.mean(dims, keepdim=True)
-    return (float(np.divide(2.0, n - correction)) * _unsqueeze_to(g, dims, keepdim) * dev,)
+    return (_var_backward_of(g, c.saved[0], *c.meta),)
 
 
 def _std_backward(c, g):
     # PyTorch: var's backward of grad / (2 std), that being 0 where std is 0
-    from .elementwise import where
-
-    a = c.saved[0]
-    dims, correction, keepdim = c.meta
-    n = _count(a._data.shape, dims)
-    dev = a - a.mean(dims, keepdim=True)
-    std = _unsqueeze_to(c.result, dims, keepdim)
-    gv = where(std == 0, 0.0, _unsqueeze_to(g, dims, keepdim) / (std * 2))
-    return (float(np.divide(2.0, n - correction)) * gv * dev,)
+    std = c.result
+    gv = (g / run_op(MUL_SCALAR, (std,), (2,))).masked_fill(make(std._data == 0), 0)
+    return (_var_backward_of(gv, c.saved[0], *c.meta),)
 
 
 VAR = defop("var", "VarBackward0", _var_fwd, _var_backward,
             "d var(a)/da = 2(a - mean)/(N - correction)", save="inputs", torch_call="a.var()")
-STD = defop("std", "StdBackward0", lambda a, dims, correction, keepdim: np.sqrt(_var_fwd(a, dims, correction, keepdim)),
+STD = defop("std", "StdBackward0",
+            lambda a, dims, correction, keepdim, full: np.sqrt(_var_fwd(a, dims, correction, keepdim, full)),
             _std_backward, "d std(a)/da = (a - mean)/((N - correction) std)", save="inputs result",
             torch_call="a.std()")
 
@@ -503,10 +546,26 @@ def _correction(unbiased, correction) -> int:
     return 1 if unbiased else 0
 
 
-def _var_args(input, dim, unbiased, keepdim, correction):
+def _var_args(input, dim, unbiased, keepdim, correction, name):
+    """(dims, correction, keepdim, full): full when no dim was given (PyTorch's backward
+    then uses the whole-tensor mean). Warns as PyTorch when the correction leaves no
+    degrees of freedom."""
     if isinstance(dim, bool):
         unbiased, dim = dim, None
-    return _dims(dim, input._data.ndim), _correction(unbiased, correction), bool(keepdim)
+    d = input._data
+    dims = _dims(dim, d.ndim)
+    corr = _correction(unbiased, correction)
+    out_numel = 1
+    for i, n in enumerate(d.shape):
+        if i not in dims:
+            out_numel *= n
+    if corr >= d.size / _builtins.max(out_numel, 1):
+        import warnings
+
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return dims, corr, bool(keepdim), dim is None
 
 
 def _std_var_check(input):
@@ -517,13 +576,15 @@ def _std_var_check(input):
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _std_var_check(input)
     arrays = None
-    return run_op(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction), arrays=arrays)
+    return run_op(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction, "var"),
+                  arrays=arrays)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _std_var_check(input)
     arrays = None
-    return run_op(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction), arrays=arrays)
+    return run_op(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction, "std"),
+                  arrays=arrays)
 
 
 def logsumexp(input, dim, keepdim=False):
