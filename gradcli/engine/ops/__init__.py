@@ -42,6 +42,22 @@ def _inplace(fn):
     return method
 
 
+def _clamp_method(name):
+    def method(self, *args, **kwargs):
+        return E.clamp_impl(self, *E.clamp_bounds(name, args, kwargs, method=True))
+
+    method.__name__ = name
+    return method
+
+
+def _clamp_inplace(name):
+    def method(self, *args, **kwargs):
+        return _clamp_(self, *E.clamp_bounds(name, args, kwargs, method=True))
+
+    method.__name__ = name
+    return method
+
+
 def _clamp_(self, min=None, max=None):  # noqa: A002
     from .. import dtypes
     from ..tensor import _c_name, _type_word
@@ -51,7 +67,7 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
     if result._category > self.dtype._category:
         raise RuntimeError(f"result type {_type_word(result)} can't be cast to the desired output "
                            f"type {_c_name(self.dtype)}")
-    return self._apply_inplace(lambda old: E.clamp(old, min, max))
+    return self._apply_inplace(lambda old: E.clamp_impl(old, min, max))
 
 
 def _rtruediv(self, other):
@@ -77,6 +93,7 @@ def _fill_(self, value):
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value._data.ndim} dimensions.")
         return self._apply_inplace(lambda old, v: run_op(FILL_TENSOR, (old, v)), value)
+    value = E._checked_int(value, self.dtype)
     return self._apply_inplace(lambda old: run_op(FILL, (old,), (value,)))
 
 
@@ -100,7 +117,7 @@ def _where_method(self, condition, other):
 
 
 def _masked_fill(self, mask, value):
-    v = value.item() if isinstance(value, Tensor) else value
+    v = value.item() if isinstance(value, Tensor) else E._checked_int(value, self.dtype)
     if mask._data.dtype != np.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
@@ -163,12 +180,13 @@ METHODS = {
     "__matmul__": _matmul_op, "__rmatmul__": _rmatmul,
     "__iadd__": _iop(E.add), "__isub__": _iop(E.sub), "__imul__": _iop(E.mul),
     "__itruediv__": _iop(E.div), "__ipow__": _iop(E.pow),
+    "__ifloordiv__": _iop(E.floor_divide), "__imod__": _iop(E.remainder),
     # unary math
     "exp": E.exp, "log": E.log, "log1p": E.log1p, "sqrt": E.sqrt, "rsqrt": E.rsqrt,
     "sin": E.sin, "cos": E.cos, "tan": E.tan, "tanh": E.tanh, "sigmoid": E.sigmoid,
     "relu": E.relu, "sign": E.sign, "reciprocal": E.reciprocal,
     "floor": E.floor, "ceil": E.ceil, "round": E.round, "trunc": E.trunc,
-    "clamp": E.clamp, "clip": E.clamp, "clamp_min": E.clamp_min, "clamp_max": E.clamp_max,
+    "clamp": _clamp_method("clamp"), "clip": _clamp_method("clip"), "clamp_min": E.clamp_min, "clamp_max": E.clamp_max,
     "maximum": E.maximum, "minimum": E.minimum, "where": _where_method, "masked_fill": _masked_fill,
     # comparisons and logic
     "eq": E.eq, "__eq__": E.eq, "ne": E.ne, "__ne__": E.ne, "lt": E.lt, "__lt__": E.lt,
@@ -179,6 +197,13 @@ METHODS = {
     "__rand__": E.bitwise_and, "__ror__": E.bitwise_or, "__rxor__": E.bitwise_xor,
     "bitwise_and": E.bitwise_and, "bitwise_or": E.bitwise_or, "bitwise_xor": E.bitwise_xor,
     "bitwise_not": E.bitwise_not,
+    "__iand__": _iop(E.bitwise_and), "__ior__": _iop(E.bitwise_or), "__ixor__": _iop(E.bitwise_xor),
+    "__lshift__": E.bitwise_left_shift, "__rshift__": E.bitwise_right_shift,
+    "__rlshift__": _swap(E.bitwise_left_shift), "__rrshift__": _swap(E.bitwise_right_shift),
+    "__ilshift__": _iop(E.bitwise_left_shift), "__irshift__": _iop(E.bitwise_right_shift),
+    "bitwise_left_shift": E.bitwise_left_shift, "bitwise_right_shift": E.bitwise_right_shift,
+    "bitwise_left_shift_": _inplace(E.bitwise_left_shift),
+    "bitwise_right_shift_": _inplace(E.bitwise_right_shift),
     "isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite,
     "allclose": creation.allclose, "isclose": creation.isclose, "equal": creation.equal,
     # reductions
@@ -205,7 +230,7 @@ METHODS = {
     # in place
     "zero_": _zero_, "fill_": _fill_, "copy_": V.copy_,
     "add_": _inplace(E.add), "sub_": _inplace(E.sub), "mul_": _inplace(E.mul),
-    "div_": _inplace(E.div), "pow_": _inplace(E.pow), "clamp_": _clamp_, "clip_": _clamp_,
+    "div_": _inplace(E.div), "pow_": _inplace(E.pow), "clamp_": _clamp_inplace("clamp_"), "clip_": _clamp_inplace("clip_"),
     "clamp_min_": _inplace(E.clamp_min), "clamp_max_": _inplace(E.clamp_max),
     "exp_": _inplace(E.exp), "log_": _inplace(E.log), "neg_": _inplace(E.neg),
     "relu_": _inplace(E.relu), "sigmoid_": _inplace(E.sigmoid), "tanh_": _inplace(E.tanh),

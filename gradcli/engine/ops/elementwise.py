@@ -32,11 +32,54 @@ def _power(a, b):
     return np.where(neg, special, out).astype(out.dtype)
 
 
+def _simd_positions(out_shape, operands, block: int):
+    """Where PyTorch's CPU kernels run their vectorized code: in blocks of `block` elements
+    along the innermost coalesced dimension (contiguous operands, broadcasting by stride 0);
+    the rest of each row, the tail, runs the scalar code. None when nothing is vectorized."""
+    dims = [d for d, n in enumerate(out_shape) if n != 1]
+    if not dims:
+        return None
+    strides = []
+    for x in operands:
+        shp = np.shape(x)
+        shp = (1,) * (len(out_shape) - len(shp)) + tuple(shp)
+        st, acc = {}, 1
+        for d in range(len(out_shape) - 1, -1, -1):
+            st[d] = acc if shp[d] != 1 else 0
+            acc *= shp[d]
+        strides.append(st)
+    inner = dims[-1]
+    length = out_shape[inner]
+    base = [st[inner] for st in strides]
+    for d in reversed(dims[:-1]):  # coalesce outward while every operand stays in step
+        if any(st[d] != b * length for st, b in zip(strides, base)):
+            break
+        length *= out_shape[d]
+    vec = length - length % block
+    if not vec:
+        return None
+    return (np.arange(int(np.prod(out_shape))) % length < vec).reshape(out_shape)
+
+
+def _fmod(a, b):
+    """std::fmod; where PyTorch's vectorized kernel (SLEEF) runs, a quotient a/b that
+    overflows gives nan (fmod(1., 1e-45) is nan in a float32 tensor of 16 or more)."""
+    out = np.fmod(a, b)
+    if out.dtype.kind == "f" and out.ndim:
+        with np.errstate(all="ignore"):
+            big = np.isinf(np.true_divide(a, b)) & np.isfinite(a) & (np.asarray(b) != 0)
+        if big.any():
+            where = _simd_positions(out.shape, (a, b), 64 // out.dtype.itemsize)
+            if where is not None:
+                out = np.where(big & where, np.nan, out).astype(out.dtype, copy=False)
+    return out
+
+
 def _mod(a, b):
     """PyTorch's remainder: the sign of the divisor; floats via fmod, keeping fmod's zero."""
     if np.result_type(a, b).kind != "f":
         return np.mod(a, b)
-    mod = np.fmod(a, b)
+    mod = _fmod(a, b)
     fix = (mod != 0) & ((b < 0) != (mod < 0))
     return np.where(fix, mod + b, mod)
 
@@ -72,41 +115,93 @@ NEG = defop("neg", "NegBackward0", np.negative, lambda c, g: (-g,), "d(-a)/da = 
 
 
 def _pow_self_grad(g, a, e):
+    """PyTorch's pow_backward_self / pow_backward: exponent 0 gives zeros, not g * 0 (nan at inf)."""
     if isinstance(e, Tensor):
         return _where(e == 0, 0.0, g * (e * a ** (e - 1)))
-    if e == 0:
-        return g * 0
+    if e == 0 and type(e) is not bool:  # Scalar(False).equal(0.0) is false in PyTorch
+        return make(np.zeros(a._data.shape, a._data.dtype))  # zeros_like(self): no graph
+    e = float(e)
     return g * (e * a ** (e - 1))  # PyTorch's pow_backward, same grouping (same rounding)
 
 
-def _pow_exp_grad(g, a, result):
-    # d(a^b)/db = a^b * log(a), defined as 0 where a == 0 and b >= 0
+def _pow_exp_grad(g, a, e, result):
+    """PyTorch's pow_backward_exponent: d(a^b)/db = a^b * log(a), 0 where a == 0 and b >= 0.
+
+    At a == 0 and b < 0 it is result * log(0) = inf * -inf = -inf, as in PyTorch.
+    """
+    if type(a) is bool:  # PyTorch's Scalar.log() has no bool case
+        raise RuntimeError(
+            'false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/c10/core/Scalar.cpp":42, please '
+            "report a bug to PyTorch. unknown ivalue tag 4")
     if isinstance(a, Tensor):
-        return g * _where(a == 0, 0.0, result * a.log())
+        if a._data.dtype != result._data.dtype:
+            a = a.to(dtypes.FROM_NP[result._data.dtype])
+        return g * _where((a == 0).logical_and(e >= 0), 0.0, result * a.log())
     if a == 0:
-        return g * 0
-    if a > 0:
-        return g * (result * float(np.log(a)))
-    return g * (result * log(make(np.asarray(a, dtype=result._data.dtype))))
+        return g * _where(e >= 0, 0.0, result * float("-inf"))
+    return g * (result * float(np.log(a)))  # Scalar.log(): nan for a negative base
 
 
-POW_SCALAR = defop("pow", "PowBackward0", lambda a, e: np.power(a, e),
+def _pow_scalar(a, e):
+    """a ** e for a number e, with PyTorch's kernels: 0 -> ones, 1 -> a copy, and for floats
+    0.5 -> sqrt, -0.5 -> 1/sqrt, -1 -> 1/a, 2 -> a*a, 3 -> a*a*a, -2 -> 1/(a*a)
+    (so (-0.) ** -0.5 is -inf and (-inf) ** 0.5 is nan, as in PyTorch)."""
+    if e == 0:
+        return np.ones_like(a)
+    if e == 1:
+        return a.copy()
+    if a.dtype.kind == "f":
+        if e == 0.5:
+            return np.sqrt(a)
+        if e == -0.5:
+            return 1 / np.sqrt(a)
+        if e == -1:
+            return 1 / a
+        if e == 2:
+            return a * a
+        if e == 3:
+            return a * a * a
+        if e == -2:
+            return 1 / (a * a)
+        return np.power(a, a.dtype.type(e))
+    return np.power(a, e)
+
+
+POW_SCALAR = defop("pow", "PowBackward0", _pow_scalar,
                    lambda c, g: (_pow_self_grad(g, c.saved[0], c.meta[0]),),
                    "d(a^n)/da = n*a^(n-1)", save="inputs", torch_call="a ** 2.5", domain="positive")
 POW_TENSOR = defop("pow_tensor", "PowBackward1", _power,
                    lambda c, g: (_pow_self_grad(g, c.saved[0], c.saved[1]) if c.needs(0) else None,
-                                 _pow_exp_grad(g, c.saved[0], c.result) if c.needs(1) else None),
+                                 _pow_exp_grad(g, c.saved[0], c.saved[1], c.result)
+                                 if c.needs(1) else None),
                    "d(a^b)/da = b*a^(b-1), d(a^b)/db = a^b*log(a)", save="inputs result",
                    broadcast=True, torch_call="a ** b", domain="positive")
+# PyTorch saves the exponent (and the result) for s ** a: modifying a in place then raises
 RPOW = defop("rpow", "PowBackward2", lambda a, s: _power(s, a),
-             lambda c, g: (_pow_exp_grad(g, c.meta[0], c.result),),
-             "d(s^a)/da = s^a*log(s)", save="result", torch_call="2.5 ** a")
+             lambda c, g: (_pow_exp_grad(g, c.meta[0], c.saved[0], c.result),),
+             "d(s^a)/da = s^a*log(s)", save="inputs result", torch_call="2.5 ** a")
 
 EXP = defop("exp", "ExpBackward0", np.exp, lambda c, g: (g * c.result,), "d(exp a)/da = exp a",
             save="result", torch_call="a.exp()")
 LOG = defop("log", "LogBackward0", np.log, lambda c, g: (g / c.saved[0],), "d(log a)/da = 1/a",
             save="inputs", torch_call="a.log()", domain="positive")
-LOG1P = defop("log1p", "Log1PBackward0", np.log1p, lambda c, g: (g / (c.saved[0] + 1),),
+_HALF_TINY = {np.dtype(np.float32): 2.0 ** -125, np.dtype(np.float64): 2.0 ** -1021}
+
+
+def _log1p(a):
+    """log1p as PyTorch's CPU kernel (SLEEF) computes it: for |a| so small that a/2 is
+    subnormal, the result is 2 * (a/2 rounded), so 1e-45 gives 0 in float32 (not 1.4e-45)."""
+    out = np.log1p(a)
+    tiny = _HALF_TINY.get(out.dtype)
+    if tiny is not None:
+        small = (np.abs(a) < tiny) & (a != 0)
+        if small.any():
+            half = (a * out.dtype.type(0.5)) * out.dtype.type(2) + out.dtype.type(0)
+            out = np.where(small, half, out)
+    return out
+
+
+LOG1P = defop("log1p", "Log1PBackward0", _log1p, lambda c, g: (g / (c.saved[0] + 1),),
               "d(log(1+a))/da = 1/(1+a)", save="inputs", torch_call="a.log1p()",
               domain="positive")
 SQRT = defop("sqrt", "SqrtBackward0", np.sqrt, lambda c, g: (g / (c.result * 2),),
@@ -213,16 +308,38 @@ CLAMP_MAX = defop("clamp_max", "ClampMaxBackward0", lambda a, hi: _clamp_fwd(a, 
 
 
 def _clamp_t_fwd(a, lo, hi):
-    out = np.where(a < lo, lo, a)
-    return np.where(out > hi, hi, out).astype(a.dtype, copy=False)
+    """clamp with tensor bounds (either may be None): nan where a or a given bound is nan."""
+    out = a
+    if lo is not None:
+        out = np.where(out < lo, lo, out)
+    if hi is not None:
+        out = np.where(out > hi, hi, out)
+    if out.dtype.kind == "f":
+        for bound in (lo, hi):
+            if bound is not None:
+                out = np.where(np.isnan(bound), bound, out)
+    if out is a:
+        out = a.copy()
+    return out.astype(a.dtype, copy=False)
+
+
+def _clamp_t_grads(c, g):
+    """PyTorch's clamp_backward and clamp_backward_min_max (a bound may be None)."""
+    a, lo, hi = c.saved
+    if lo is not None and hi is not None:
+        ga = _where((a >= lo).logical_and(a <= hi), g, 0.0) if c.needs(0) else None
+        glo = _where((a < lo).logical_and(lo < hi), g, 0.0) if c.needs(1) else None
+        ghi = _where((a > hi).logical_or(hi < lo), g, 0.0) if c.needs(2) else None
+        return ga, glo, ghi
+    if lo is not None:
+        return (_where(a >= lo, g, 0.0) if c.needs(0) else None,
+                _where(a < lo, g, 0.0) if c.needs(1) else None, None)
+    return (_where(a <= hi, g, 0.0) if c.needs(0) else None, None,
+            _where(a > hi, g, 0.0) if c.needs(2) else None)
 
 
 CLAMP_TENSOR = defop(
-    "clamp_tensor", "ClampBackward0", _clamp_t_fwd,
-    lambda c, g: (
-        _where((c.saved[0] >= c.saved[1]).logical_and(c.saved[0] <= c.saved[2]), g, 0.0),
-        _where(c.saved[0] < c.saved[1], g, 0.0) if c.needs(1) else None,
-        _where(c.saved[0] > c.saved[2], g, 0.0) if c.needs(2) else None),
+    "clamp_tensor", "ClampBackward0", _clamp_t_fwd, _clamp_t_grads,
     "d clamp(a, lo, hi) = 1 inside, to lo below, to hi above", save="inputs", broadcast=True,
     torch_call="torch.clamp(a, min=b)")
 
@@ -266,10 +383,53 @@ def _not_implemented(name):
     return backward
 
 
+def _floor_div(a, b):
+    """PyTorch's div(rounding_mode="floor"): floats as numpy's floor_divide (a/b at b == 0)."""
+    return np.floor_divide(a, b)
+
+
+def _trunc_div(a, b):
+    """PyTorch's div(rounding_mode="trunc"): trunc(a / b) for floats, exact for integers."""
+    if np.result_type(a, b).kind == "f":
+        return np.trunc(np.true_divide(a, b))
+    q = np.floor_divide(a, b)
+    # round towards zero: floor is one too low where the division is inexact and signs differ
+    return np.where((q * b != a) & ((np.asarray(a) < 0) != (np.asarray(b) < 0)), q + 1, q).astype(q.dtype)
+
+
+def _rounded_div(a, b, mode):
+    if mode is None:
+        return np.true_divide(a, b)
+    return _floor_div(a, b) if mode == "floor" else _trunc_div(a, b)
+
+
+def _zeros_of(g):
+    """A gradient of zeros (PyTorch's grad.new_zeros: no graph, zero even where g is inf/nan)."""
+    return make(np.zeros(g._data.shape, g._data.dtype))
+
+
+def _div_mode_grads(c, g):
+    if c.meta[0] is None:  # rounding_mode=None given explicitly: true division's gradients
+        return DIV.backward(c, g)
+    return (_zeros_of(g) if c.needs(0) else None, _zeros_of(g) if c.needs(1) else None)
+
+
+# div(a, b, rounding_mode=...): PyTorch saves a and b as for true division (so modifying
+# them, or a second backward, raises) though a rounded quotient's gradients are zeros
+DIV_MODE = defop("div_mode", "DivBackward2", _rounded_div, _div_mode_grads,
+                 "d div(a, b, rounding_mode)/da = 0, d/db = 0", save="inputs", broadcast=True,
+                 torch_call="torch.div(a, b, rounding_mode='floor')", save_for=((1,), (0, 1)))
+# Like PyTorch, remainder and fmod save a and b only when b's gradient is needed (it reads
+# them): with b not requiring grad nothing is saved, so modifying a in place or a second
+# backward is fine. That variant is its own entry (same node class) that saves nothing.
 REMAINDER = defop("remainder", "RemainderBackward1", _mod,
-                  lambda c, g: (g, -g * (c.saved[0] / c.saved[1]).floor() if c.needs(1) else None),
+                  lambda c, g: (g, -g * div(c.saved[0], c.saved[1], rounding_mode="floor")
+                                if c.needs(1) else None),
                   "d(a mod b)/da = 1, d/db = -floor(a/b)", save="inputs", broadcast=True,
                   torch_call="torch.remainder(a, b)")
+REMAINDER_SELF = defop("remainder_self", "RemainderBackward1", _mod, lambda c, g: (g, None),
+                       "d(a mod b)/da = 1 (b needs no gradient: nothing saved)", broadcast=True,
+                       torch_call="torch.remainder(a, torch.full_like(b, 1.5))")
 REMAINDER_SCALAR = defop("remainder_scalar", "RemainderBackward0", _mod,
                          lambda c, g: (g,), "d(a mod s)/da = 1", broadcast=True,
                          torch_call="torch.remainder(a, 1.5)")
@@ -277,11 +437,15 @@ RREMAINDER = defop("rremainder", "NotImplemented", _mod,
                    _not_implemented("remainder"), broadcast=True, torch_call="2.5 % a")
 
 
-FMOD = defop("fmod", "FmodBackward1", np.fmod,
-             lambda c, g: (g, -g * (c.saved[0] / c.saved[1]).trunc() if c.needs(1) else None),
+FMOD = defop("fmod", "FmodBackward1", _fmod,
+             lambda c, g: (g, -g * div(c.saved[0], c.saved[1], rounding_mode="trunc")
+                           if c.needs(1) else None),
              "d fmod(a, b)/da = 1, d/db = -trunc(a/b)", save="inputs", broadcast=True,
              torch_call="torch.fmod(a, b)")
-FMOD_SCALAR = defop("fmod_scalar", "FmodBackward0", np.fmod, lambda c, g: (g,), "d fmod(a, s)/da = 1",
+FMOD_SELF = defop("fmod_self", "FmodBackward1", _fmod, lambda c, g: (g, None),
+                  "d fmod(a, b)/da = 1 (b needs no gradient: nothing saved)", broadcast=True,
+                  torch_call="torch.fmod(a, torch.full_like(b, 1.5))")
+FMOD_SCALAR = defop("fmod_scalar", "FmodBackward0", _fmod, lambda c, g: (g,), "d fmod(a, s)/da = 1",
                     broadcast=True, torch_call="torch.fmod(a, 1.5)")
 FLOOR_DIVIDE = defop("floor_divide", "NotImplemented", lambda a, b: np.floor_divide(a, b),
                      _not_implemented("floor_divide"), broadcast=True, torch_call="a // b")
@@ -313,11 +477,60 @@ def _operand_dtype_cast(a, b, result: dtypes.dtype):
     return x, y
 
 
+_I64_LO, _I64_HI, _U64_END = -(2 ** 63), 2 ** 63 - 1, 2 ** 64
+
+
+def _int_arg(value: int) -> int:
+    """A Python int as PyTorch's argument parser takes it: an int64, or a uint64 up to 2**64-1."""
+    if value < _I64_LO:
+        raise OverflowError("can't convert negative int to unsigned")
+    if value >= _U64_END:
+        raise OverflowError("int too big to convert")
+    return value
+
+
+def _wrap_int(value: int, npdt) -> int:
+    """`value` cast to an integer dtype as C does: two's complement, modulo 2**bits."""
+    half = 1 << (npdt.itemsize * 8 - 1)
+    return (value + half) % (half << 1) - half
+
+
+def _check_args(*operands, promote: bool = True) -> None:
+    """Python ints PyTorch's argument parser rejects before any other check: beyond uint64
+    (OverflowError), or a uint64 one (>= 2**63) promoting with bool tensors only."""
+    for v in operands:
+        if type(v) is int and not _I64_LO <= v <= _I64_HI:
+            _int_arg(v)
+            if promote and all(t._data.dtype == np.bool_ for t in operands if isinstance(t, Tensor)):
+                raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                                   "attempted to promote Bool and UInt64")
+
+
+def _checked_int(value, d: dtypes.dtype):
+    """Ops that convert a number with an overflow check (fill_, masked_fill, where, clamp,
+    alpha, an integer exponent): PyTorch's RuntimeError when it does not fit `d`."""
+    if type(value) is not int:
+        return value
+    _int_arg(value)
+    if d._category == 0:
+        return bool(value)
+    if d._category == 1 and _wrap_int(value, d.np) != value:
+        name = "int64_t" if d is dtypes.int64 else "int"
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return value
+
+
 def _scalar_as(value, d: dtypes.dtype):
     if isinstance(value, bool) and d._category != 0:
         value = int(value)
+    elif type(value) is int and not _I64_LO <= value <= _I64_HI:
+        _int_arg(value)  # too big for PyTorch at all: OverflowError
+        if d._category == 1:  # a uint64 Scalar (2**63 <= value < 2**64) wraps into int64
+            value = _wrap_int(value, np.dtype(np.int64))
     if d._category == 2:
         return float(value) if not isinstance(value, float) else value
+    if d._category == 1 and type(value) is int and d is not dtypes.int64:
+        value = _wrap_int(value, d.np)  # C's cast: int32 + 2**40 adds 0, as in PyTorch
     return value
 
 
@@ -330,10 +543,12 @@ def binary(op, a, b, float_result: bool = False):
         da, db = a._data.dtype, b._data.dtype
         if da == db and (not float_result or da.kind == "f") and a._data.ndim and b._data.ndim:
             return run_op(op, (a, b))
-    elif isinstance(a, Tensor) and (type(b) is float or type(b) is int) and a._data.dtype.kind == "f":
+    elif isinstance(a, Tensor) and (type(b) is float or (type(b) is int and _I64_LO <= b <= _I64_HI)) \
+            and a._data.dtype.kind == "f":
         return run_op(op, (a, b))
     elif not isinstance(b, (Tensor, int, float, bool)) or (not isinstance(a, (Tensor, int, float, bool))):
         return NotImplemented
+    _check_args(a, b)
     result = dtypes.result_type(a, b)
     if float_result and result._category != 2:
         result = dtypes.get_default_dtype()
@@ -363,6 +578,7 @@ def _bool_sub_check(a, b) -> None:
 
 
 def sub(input, other, *, alpha=1, out=None):
+    _check_args(input, other, alpha, promote=False)  # the bool check comes first
     if (other.__class__ is bool or input.__class__ is bool
             or (isinstance(input, Tensor) and input._data.dtype == np.bool_)
             or (isinstance(other, Tensor) and other._data.dtype == np.bool_)):
@@ -374,12 +590,14 @@ def sub(input, other, *, alpha=1, out=None):
 
 def _with_alpha(op, a, b, alpha):
     result = dtypes.result_type(a, b, alpha)
+    _checked_int(alpha, result)
     x, y = _operand_dtype_cast(a, b, result)
     return run_op(op, (a, b), (alpha,), arrays=(x, y))
 
 
 def rsub(input, other):
     """other - input for a Python scalar `other` (RsubBackward1)."""
+    _check_args(input, other, promote=False)
     if input._data.dtype == np.bool_ or other.__class__ is bool:
         _bool_sub_check(other, input)
     result = dtypes.result_type(input, other)
@@ -393,28 +611,28 @@ def mul(input, other):
     return binary(MUL, input, other)
 
 
-def div(input, other, *, rounding_mode=None):
-    if rounding_mode is None:
+_NO_MODE = object()  # div() called without rounding_mode (an explicit None is DivBackward2)
+
+
+def div(input, other, *, rounding_mode=_NO_MODE):
+    if rounding_mode is _NO_MODE:
         if not isinstance(input, Tensor):
             return reciprocal(other) * input
         return binary(DIV, input, other, float_result=True)
-    if rounding_mode == "floor":
-        return floor_divide(input, other)
-    if rounding_mode == "trunc":
-        _no_bool_kernel(dtypes.result_type(input, other), "div_trunc_cpu")
-        return trunc(div(input, other)) if _is_float(input, other) else _int_trunc_div(input, other)
+    if rounding_mode is None or rounding_mode in ("floor", "trunc"):
+        _check_args(input, other)
+        result = dtypes.result_type(input, other)
+        if rounding_mode is None:
+            if result._category != 2:
+                result = dtypes.get_default_dtype()
+        else:
+            _no_bool_kernel(result, f"div_{rounding_mode}_cpu")
+        x, y = _operand_dtype_cast(input, other, result)
+        if result._category != 2:
+            _check_int_zero(y)
+        return run_op(DIV_MODE, (input, other), (rounding_mode,), arrays=(x, y))
     raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
-
-
-def _is_float(a, b) -> bool:
-    return dtypes.result_type(a, b)._category == 2
-
-
-def _int_trunc_div(a, b):
-    x, y = _operand_dtype_cast(a, b, dtypes.result_type(a, b))
-    _check_int_zero(y)
-    return make(np.asarray(np.trunc(np.true_divide(x, y)).astype(np.result_type(x, y))))
 
 
 def _check_int_zero(y) -> None:
@@ -429,6 +647,7 @@ def _no_bool_kernel(result: dtypes.dtype, kernel: str) -> None:
 
 
 def floor_divide(input, other):
+    _check_args(input, other)
     result = dtypes.result_type(input, other)
     _no_bool_kernel(result, "div_floor_cpu")
     x, y = _operand_dtype_cast(input, other, result)
@@ -438,12 +657,16 @@ def floor_divide(input, other):
 
 
 def remainder(input, other):
+    _check_args(input, other)
     result = dtypes.result_type(input, other)
     _no_bool_kernel(result, "remainder_cpu")
     x, y = _operand_dtype_cast(input, other, result)
     if result._category != 2:
         _check_int_zero(y)
-    op = REMAINDER if isinstance(other, Tensor) else REMAINDER_SCALAR
+    if isinstance(other, Tensor):
+        op = REMAINDER if other.requires_grad else REMAINDER_SELF
+    else:
+        op = REMAINDER_SCALAR
     if not isinstance(input, Tensor):
         op = RREMAINDER
     return run_op(op, (input, other), arrays=(x, y))
@@ -456,12 +679,16 @@ def fmod(input, other):
             f"{type(other).__name__}), but expected one of:\n"
             " * (Tensor input, Tensor other, *, Tensor out = None)\n"
             " * (Tensor input, Number other, *, Tensor out = None)\n")
+    _check_args(input, other)
     result = dtypes.result_type(input, other)
     _no_bool_kernel(result, "fmod_cpu")
     x, y = _operand_dtype_cast(input, other, result)
     if result._category != 2:
         _check_int_zero(y)
-    op = FMOD if isinstance(other, Tensor) else FMOD_SCALAR
+    if isinstance(other, Tensor):
+        op = FMOD if other.requires_grad else FMOD_SELF
+    else:
+        op = FMOD_SCALAR
     return run_op(op, (input, other), arrays=(x, y))
 
 
@@ -474,24 +701,28 @@ def neg(input):
 
 
 def pow(input, exponent):  # noqa: A001 - torch's name
+    _check_args(input, exponent, promote=isinstance(exponent, Tensor))
     result = dtypes.result_type(input, exponent)
     if result is dtypes.bool_:
-        if isinstance(exponent, Tensor) or not isinstance(input, Tensor) or exponent != 1:
+        if isinstance(exponent, Tensor) or not isinstance(input, Tensor) or exponent not in (0, 1):
             _no_bool_kernel(result, "pow")
-        return make(input._data.copy())  # b ** 1 is b, still bool
+        return make(_pow_scalar(input._data, exponent))  # b ** True is b, b ** False is ones
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        if isinstance(exponent, bool):
-            exponent = int(exponent)
-        result = dtypes.result_type(input, exponent)
+        result = dtypes.result_type(input, int(exponent) if isinstance(exponent, bool) else exponent)
         if result._category == 1 and isinstance(exponent, int) and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+        # an exponent beyond int64 fails its conversion to int64 first, whatever the dtype
+        if result._category == 1:
+            _checked_int(exponent, dtypes.int64 if exponent > _I64_HI else result)
         x = input._data if input._data.dtype == result.np else input._data.astype(result.np)
-        e = float(exponent) if result._category == 2 else exponent
+        # a bool exponent stays bool: its gradient differs (PyTorch's False is not "equal to 0")
+        e = float(exponent) if result._category == 2 and type(exponent) is not bool else exponent
         return run_op(POW_SCALAR, (input,), (e,), arrays=(x,))
     if not isinstance(input, Tensor):
         result = dtypes.result_type(exponent, input)
         x = exponent._data if exponent._data.dtype == result.np else exponent._data.astype(result.np)
-        return run_op(RPOW, (exponent,), (_scalar_as(input, result),), arrays=(x,))
+        base = input if type(input) is bool else _scalar_as(input, result)
+        return run_op(RPOW, (exponent,), (base,), arrays=(x,))
     x, y = _operand_dtype_cast(input, exponent, result)
     return run_op(POW_TENSOR, (input, exponent), arrays=(x, y))
 
@@ -567,11 +798,57 @@ def round(input, *, decimals=0):  # noqa: A001
     return run_op(ROUND, (input,))
 
 
-def clamp(input, min=None, max=None):  # noqa: A002
+def _type_names(args, kwargs) -> list:
+    """Arguments as PyTorch's argument parser names them in errors (keywords last, reversed)."""
+    return ([type(a).__name__ for a in args]
+            + [f"{k}={type(v).__name__}" for k, v in reversed(list(kwargs.items()))])
+
+
+def clamp_bounds(name: str, args: tuple, kwargs: dict, method: bool):
+    """(min, max) from a clamp call; a Tensor bound with a number bound matches neither
+    overload: PyTorch's TypeError, as the function or the method spells it."""
+    if len(args) > 2 or set(kwargs) - {"min", "max"}:
+        raise TypeError(f"{name}() got an unexpected combination of arguments")
+    lo = args[0] if args else kwargs.get("min")
+    hi = args[1] if len(args) > 1 else kwargs.get("max")
+    if lo is None or hi is None or isinstance(lo, Tensor) == isinstance(hi, Tensor):
+        return lo, hi
+    got = ", ".join(_type_names(args if method else ("x", *args), kwargs))
+    if method:
+        got = got if args else got + ", "
+        if kwargs:
+            why = "some of the keywords were incorrect: " + ", ".join(reversed(list(kwargs)))
+        else:
+            why = "some of the arguments have invalid types: (" + ", ".join(
+                f"!{type(a).__name__}!" for a in args) + ")"
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+            f"one of:\n * (Tensor min = None, Tensor max = None)\n      didn't match because {why}\n"
+            f" * (Number min = None, Number max = None)\n      didn't match because {why}\n")
+    got = "Tensor" + got[3:]
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+        "of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+        " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
+
+
+def clamp(input, *args, **kwargs):
+    """torch.clamp(input, min=None, max=None): number bounds, or tensor bounds (not both kinds)."""
+    return clamp_impl(input, *clamp_bounds("clamp", args, kwargs, method=False))
+
+
+def clip(input, *args, **kwargs):
+    """torch.clip: clamp under its own name (as PyTorch's errors spell it)."""
+    return clamp_impl(input, *clamp_bounds("clip", args, kwargs, method=False))
+
+
+def clamp_impl(input, min=None, max=None):  # noqa: A002
+    _check_args(input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo = min if min is not None else full_like_value(input, -np.inf)
-        hi = max if max is not None else full_like_value(input, np.inf)
-        return run_op(CLAMP_TENSOR, (input, lo, hi))
+        result = dtypes.result_type(input, min, max).np
+        arrays = tuple(None if t is None else t._data if t._data.dtype == result
+                       else t._data.astype(result) for t in (input, min, max))
+        return run_op(CLAMP_TENSOR, (input, min, max), arrays=arrays)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     d = input._data
@@ -585,6 +862,7 @@ def clamp(input, min=None, max=None):  # noqa: A002
 def _bound(v, d):
     if v is None:
         return None
+    _checked_int(v, dtypes.FROM_NP[d.dtype])
     return d.dtype.type(v) if d.dtype.kind == "f" else v
 
 
@@ -631,6 +909,9 @@ def where(condition, input=None, other=None):
             f"{_type_word(dtypes.FROM_NP[cond.dtype])}")
     a_t, b_t = isinstance(input, Tensor), isinstance(other, Tensor)
     result = dtypes.result_type(input, other)
+    _check_args(input, other)
+    for v in (input, other):
+        _checked_int(v, result)
     x, y = _operand_dtype_cast(input, other, result)
     if not a_t:
         x = np.asarray(x, dtype=result.np)
@@ -671,6 +952,9 @@ def _compare(npfn):
             if x.dtype != y.dtype:
                 result = dtypes.result_type(input, other)
                 x, y = _operand_dtype_cast(input, other, result)
+        elif type(other) is int or type(input) is int:
+            _check_args(input, other)
+            x, y = _operand_dtype_cast(input, other, dtypes.result_type(input, other))
         else:
             x = input._data if isinstance(input, Tensor) else input
             y = other._data if isinstance(other, Tensor) else other
@@ -735,6 +1019,7 @@ def _bitwise(npfn, kernel: str):
     def fn(input, other):
         if not isinstance(other, (Tensor, int, float, bool)):
             return NotImplemented
+        _check_args(input, other)
         result = dtypes.result_type(input, other)
         if result._category == 2:
             raise NotImplementedError(
@@ -748,6 +1033,45 @@ def _bitwise(npfn, kernel: str):
 bitwise_and = _bitwise(np.bitwise_and, "bitwise_and_cpu")
 bitwise_or = _bitwise(np.bitwise_or, "bitwise_or_cpu")
 bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor_cpu")
+
+
+def _kernel_type_name(d: dtypes.dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "bool": "Bool"}.get(d.name, d.name)
+
+
+def _shift(left: bool):
+    """<< and >> as PyTorch's kernels: integers only; a count < 0 or >= the width gives 0
+    (<<) or the sign (>>), and << wraps around."""
+    kernel = "lshift_cpu" if left else "rshift_cpu"
+
+    def fn(input, other):
+        if not isinstance(other, (Tensor, int, float, bool)) or not isinstance(input, (Tensor, int, float, bool)):
+            return NotImplemented
+        _check_args(input, other)
+        result = dtypes.result_type(input, other)
+        if result._category != 1:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_kernel_type_name(result)}\'')
+        x, y = _operand_dtype_cast(input, other, result)
+        x, y = np.asarray(x, dtype=result.np), np.asarray(y, dtype=result.np)
+        try:
+            np.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            _broadcast_error(x.shape, y.shape)
+        bits = result.np.itemsize * 8
+        if left:
+            bad = (y < 0) | (y >= bits)
+            out = np.where(bad, 0, np.left_shift(x, np.where(bad, 0, y)))
+        else:
+            bad = (y < 0) | (y >= bits - 1)
+            out = np.right_shift(x, np.where(bad, bits - 1, y))
+        return make(np.asarray(out, dtype=result.np))
+
+    fn.__name__ = "bitwise_left_shift" if left else "bitwise_right_shift"
+    return fn
+
+
+bitwise_left_shift = _shift(True)
+bitwise_right_shift = _shift(False)
 
 
 def bitwise_not(input):
