@@ -121,7 +121,7 @@ def _nll_fwd(logp, target, reduction, wt, shape, dtype, kept):
     if logp.size == 0:  # no classes (every target ignored) or an empty batch
         picked = np.zeros(target.shape, dtype=logp.dtype)
     elif logp.ndim == 1:
-        picked = -logp[target] * wt
+        picked = -logp[target] * wt + 0.0  # PyTorch sums the one sample from 0: no -0.
     else:
         moved = np.moveaxis(logp, 1, -1)
         picked = -np.take_along_axis(moved, target[..., None], axis=-1)[..., 0] * wt
@@ -152,22 +152,39 @@ def _nll_backward_fwd(g, logp, target, reduction, wt, shape, dtype, kept):
     return out
 
 
-def _nll_double_backward(c, gg):
-    """d/dg: nll_loss of the incoming gradient (NllLossBackward0); d/dlogp: zeros."""
-    return (run_op(NLL, (gg,), c.meta) if c.needs(0) else None,
-            make(np.zeros_like(gg._data)) if c.needs(1) else None)
+def _nll_pair(name: str, node: str, torch_call: str, backward_call: str):
+    """nll_loss (or nll_loss2d) and its backward as two ops that differentiate into each
+    other: d nll_loss_backward(g, logp)/dg = nll_loss(.), /dlogp = 0 (PyTorch's rules)."""
+    def backward(c, g):
+        return (run_op(back, (g, c.saved[0]), c.meta),)
+
+    def double_backward(c, gg):
+        return (run_op(fwd, (gg,), c.meta) if c.needs(0) else None,
+                make(np.zeros_like(gg._data)) if c.needs(1) else None)
+
+    fwd = defop(name, node, _nll_fwd, backward,
+                "d nll(logp, t)/dlogp = -w_t/sum(w) at the target class", save="inputs meta",
+                torch_call=torch_call)
+    back = defop(name + "_backward", node.replace("Backward0", "BackwardBackward0"),
+                 _nll_backward_fwd, double_backward,
+                 "d nll_loss_backward(g, logp)/dg = nll_loss(.), /dlogp = 0", save="meta",
+                 torch_call=backward_call)
+    return fwd, back
 
 
-NLL = defop("nll_loss", "NllLossBackward0", _nll_fwd,
-            lambda c, g: (run_op(NLL_BACKWARD, (g, c.saved[0]), c.meta),),
-            "d nll(logp, t)/dlogp = -w_t/sum(w) at the target class", save="inputs meta",
-            torch_call="torch.nn.functional.nll_loss(a.reshape(2, -1), torch.tensor([0, 1]))")
-NLL_BACKWARD = defop(
-    "nll_loss_backward", "NllLossBackwardBackward0", _nll_backward_fwd, _nll_double_backward,
-    "d nll_loss_backward(g, logp)/dg = nll_loss(.), /dlogp = 0", save="meta",
-    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.nll_loss("
-               "a.reshape(2, -1), torch.tensor([0, 1]), reduction='sum'), a, a.sum() + 1, "
-               "create_graph=True)[0])(a)")
+_NLL_GRAD = ("torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.nll_loss("
+             "a.reshape({shape}), torch.tensor({target}), reduction='sum'), a, a.sum() + 1, "
+             "create_graph=True)[0])(a)")
+NLL, NLL_BACKWARD = _nll_pair(
+    "nll_loss", "NllLossBackward0",
+    "torch.nn.functional.nll_loss(a.reshape(2, -1), torch.tensor([0, 1]))",
+    _NLL_GRAD.format(shape="2, -1", target="[0, 1]"))
+# inputs with spatial dims (N, C, d1, ...): PyTorch's nll_loss2d, through an (N, C, 1, -1)
+# view unless the input is 4-d
+NLL2D, NLL2D_BACKWARD = _nll_pair(
+    "nll_loss2d", "NllLoss2DBackward0",
+    "torch.nn.functional.nll_loss(a.reshape(1, 2, -1), torch.tensor([[0, 1, 1]]))",
+    _NLL_GRAD.format(shape="1, 2, -1", target="[[0, 1, 1]]"))
 
 
 DIV_SCALAR = defop("div_scalar", "DivBackward1", lambda a, s: a / s, lambda c, g: (g / c.meta[0],),
@@ -215,31 +232,74 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     return run_op(MSE, (input, target), (reduction,))
 
 
+def _sizes(shape) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
 def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
              reduce=None, reduction="mean") -> Tensor:
-    t = target._data
-    if t.dtype.kind not in "iu":
-        raise RuntimeError(
-            f"expected scalar type Long but found {target.dtype._legacy.replace('Tensor', '')}")
-    d = input._data
-    n_classes = d.shape[0] if d.ndim == 1 else d.shape[1]
-    if d.ndim >= 2 and t.shape[0] != d.shape[0]:
+    """PyTorch's nll_loss_nd: 1-d/2-d inputs are nll_loss; a 4-d input nll_loss2d; other
+    inputs with spatial dims nll_loss2d through (N, C, 1, -1) views. Its checks, in order."""
+    d, t = input._data, target._data
+    if d.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {d.ndim})")
+    t_batch = t.shape[0] if t.ndim else 0
+    if d.ndim != 1 and d.shape[0] != t_batch:
         raise ValueError(
-            f"Expected input batch_size ({d.shape[0]}) to match target batch_size ({t.shape[0]}).")
-    if weight is not None and weight._data.size != n_classes:
-        shape = ", ".join(str(n) for n in weight._data.shape)
-        raise RuntimeError(
-            f"weight tensor should be defined either for all {n_classes} classes or no classes "
-            f"but got weight tensor of shape: [{shape}]")
+            f"Expected input batch_size ({d.shape[0]}) to match target batch_size ({t_batch}).")
+    n_classes = d.shape[0] if d.ndim == 1 else d.shape[1]
+    if d.ndim in (1, 2):
+        op, shape, tt = NLL, d.shape, t
+    else:
+        op = NLL2D
+        if d.ndim == 4:
+            shape, tt = d.shape, t
+        else:
+            out_size = (d.shape[0],) + d.shape[2:]
+            if t.shape[1:] != d.shape[2:]:
+                raise RuntimeError(f"Expected target size {_sizes(out_size)}, got {_sizes(t.shape)}")
+            spatial = (1, -1) if d.size else (0, 0)
+            shape = (d.shape[0], n_classes) + spatial
+            input = input.reshape(shape)  # noqa: A001 - PyTorch's view of the input
+            shape = input._data.shape
+            tt = t.reshape((t_batch,) + ((1, -1) if t.size else (0, 0)))
+    if t.dtype not in (np.int64, np.uint8):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{target.dtype._legacy.replace('Tensor', '')}")
+    if op is NLL:
+        if t.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if d.ndim == 1 and t.ndim == 1:
+            if t.size != 1:
+                raise RuntimeError(
+                    f"For 1D input, 1D target must have size 1, but got target size: {t.size}")
+            tt = t.reshape(())  # one sample either way: a 0-d loss
+        if weight is not None and (weight._data.ndim != 1 or weight._data.size != n_classes):
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {n_classes} classes or no classes "
+                f"but got weight tensor of shape: {_sizes(weight._data.shape)}")
+    else:
+        if tt.ndim != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {tt.ndim}")
+        if weight is not None and weight._data.size != n_classes:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        if (shape[0], shape[2], shape[3]) != tt.shape:
+            raise RuntimeError(
+                f"size mismatch (got input: {_sizes(shape)} , target: {_sizes(tt.shape)}")
+    t = tt.astype(np.int64)
     kept = t != ignore_index
     bad = kept & ((t < 0) | (t >= n_classes))
     if bad.any():  # the first bad target in order, as PyTorch's (serial) kernel reports it
         raise IndexError(f"Target {int(t.reshape(-1)[np.argmax(bad.reshape(-1))])} is out of bounds.")
     safe = np.where(kept, t, 0)
     wt = np.ones(t.shape, dtype=d.dtype) if weight is None or not n_classes else \
-        weight._data.astype(d.dtype)[safe]
+        weight._data.reshape(-1).astype(d.dtype)[safe]
     wt = np.where(kept, wt, 0).astype(d.dtype)
-    return run_op(NLL, (input,), (safe, reduction, wt, d.shape, d.dtype, kept))
+    out = run_op(op, (input,), (safe, reduction, wt, shape, d.dtype, kept))
+    if reduction == "none" and d.ndim > 2 and d.ndim != 4:
+        return out.view((d.shape[0],) + d.shape[2:])
+    return out
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
@@ -248,7 +308,19 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
         _wrap_dim(1, 0)  # PyTorch's "Dimension out of range" for a 0-d input
     if label_smoothing:
         raise RuntimeError("cross_entropy with label_smoothing is not supported by gradcli")
-    if target._data.dtype.kind == "f":
+    if input._data.shape == target._data.shape:
+        if target._data.dtype.kind != "f":
+            from ..tensor import _type_word
+
+            raise RuntimeError("Expected floating point type for target with class probabilities, "
+                               f"got {_type_word(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        n_classes = input._data.shape[1 if input._data.ndim > 1 else 0]
+        if weight is not None and (weight._data.ndim != 1 or weight._data.size != n_classes):
+            raise RuntimeError(
+                f"cross_entropy: weight tensor should be defined either for all {n_classes} classes "
+                f"or no classes but got weight tensor of shape: {_sizes(weight._data.shape)}")
         # class probabilities, as PyTorch composes them: -(log_softmax(input) * target
         # [* weight]) summed over the class dim ("none"), over everything ("sum"), or that
         # divided by the batch size ("mean", a DivBackward1; an empty input fills the sum

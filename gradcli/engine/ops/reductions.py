@@ -102,8 +102,7 @@ def _prod_backward(c, g):
         return (g * (c.result / a),)
     if zeros > 1 and not GRAD_ENABLED[0]:
         return (make(np.zeros_like(a._data)),)
-    flat = a.reshape(-1)
-    return (g * _exclusive_prod(flat, 0).reshape(a._data.shape),)
+    return ((g * _exclusive_prod(a.reshape(-1), 0)).view(a._data.shape),)  # ViewBackward0
 
 
 PROD = defop("prod", "ProdBackward0", lambda a: np.prod(a), _prod_backward,
