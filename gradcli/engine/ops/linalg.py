@@ -4,6 +4,8 @@ SqueezeBackward4 or UnsafeViewBackward0), and outer."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..node import Node, modified_inplace_message
@@ -13,13 +15,20 @@ from .shape import broadcast_error
 from .views import squeeze, squeeze_internal, t, transpose, unsafe_view, unsqueeze
 
 
+def _product_count(arrays, meta) -> int:
+    """Elements of a matrix product (mm, bmm, addmm: the last two arrays), for --max-elements."""
+    a, b = arrays[-2], arrays[-1]
+    return math.prod(a.shape[:-1]) * b.shape[-1]
+
+
 def _mm_grads(c, g):
     a, b = c.saved
     return (g.mm(b.t()) if c.needs(0) else None, a.t().mm(g) if c.needs(1) else None)
 
 
 MM = defop("mm", "MmBackward0", np.matmul, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
-           save="inputs", save_for=((1,), (0,)), torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
+           save="inputs", save_for=((1,), (0,)), out_size=_product_count,
+           torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
 MV = defop("mv", "MvBackward0", np.matmul,
            lambda c, g: (g.unsqueeze(1) * c.saved[1].unsqueeze(0) if c.needs(0) else None,
                          c.saved[0].t().mv(g) if c.needs(1) else None),
@@ -33,7 +42,8 @@ BMM = defop("bmm", "BmmBackward0", np.matmul,
             lambda c, g: (g.bmm(c.saved[1].transpose(1, 2)) if c.needs(0) else None,
                           c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
             "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs",
-            save_for=((1,), (0,)), torch_call="a.reshape(1, 1, -1).bmm(a.reshape(1, -1, 1))")
+            save_for=((1,), (0,)), out_size=_product_count,
+            torch_call="a.reshape(1, 1, -1).bmm(a.reshape(1, -1, 1))")
 def _addmm_forward(bias, a, b, beta, alpha):
     """beta*bias + alpha*(a@b); as in PyTorch, beta == 0 ignores bias and alpha == 0 the
     product (nan or inf there does not leak), and integer tensors truncate beta and alpha."""
@@ -56,7 +66,7 @@ ADDMM = defop("addmm", "AddmmBackward0", _addmm_forward,
                             _scaled(g.mm(c.saved[2].t()), c.meta[1]) if c.needs(1) else None,
                             _scaled(c.saved[1].t().mm(g), c.meta[1]) if c.needs(2) else None),
               "d(beta*bias + alpha*A@B): bias gets beta*G, A gets alpha*G@B^T, B gets alpha*A^T@G",
-              save="inputs", broadcast=True, save_for=((), (2,), (1,)),
+              save="inputs", broadcast=True, save_for=((), (2,), (1,)), out_size=_product_count,
               torch_call="torch.addmm(b.sum().reshape(1, 1), a.reshape(1, -1), a.reshape(-1, 1))")
 
 
