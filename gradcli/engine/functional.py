@@ -39,15 +39,21 @@ def _fill_none(grads, inputs):
     return tuple(make(np.zeros_like(i._data)) if g is None else g for g, i in zip(grads, inputs, strict=False))
 
 
+def _outputs_of(func, inputs: tuple, strict: bool):
+    """func(*inputs) as a tuple, and whether it returned one Tensor (call with grad on)."""
+    outputs = func(*inputs)
+    single_output = isinstance(outputs, Tensor)
+    outputs = _as_tuple(outputs)
+    if strict:
+        _strict_outputs(outputs)
+    return outputs, single_output
+
+
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     single_input = isinstance(inputs, Tensor)
     inputs = _prepare(_as_tuple(inputs), create_graph)
     with enable_grad():
-        outputs = func(*inputs)
-        single_output = isinstance(outputs, Tensor)
-        outputs = _as_tuple(outputs)
-        if strict:
-            _strict_outputs(outputs)
+        outputs, single_output = _outputs_of(func, inputs, strict)
         per_output = []
         for out in outputs:
             rows = [[] for _ in inputs]
@@ -100,11 +106,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     single_input = isinstance(inputs, Tensor)
     inputs = _prepare(_as_tuple(inputs), create_graph)
     with enable_grad():
-        outputs = func(*inputs)
-        single_output = isinstance(outputs, Tensor)
-        outs = _as_tuple(outputs)
-        if strict:
-            _strict_outputs(outs)
+        outs, single_output = _outputs_of(func, inputs, strict)
         if v is None:
             if len(outs) != 1 or outs[0]._data.size != 1:
                 raise RuntimeError(
@@ -141,9 +143,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     single_input = isinstance(inputs, Tensor)
     inputs = _prepare(_as_tuple(inputs), create_graph)
     with enable_grad():
-        outputs = func(*inputs)
-        single_output = isinstance(outputs, Tensor)
-        outs = _as_tuple(outputs)
+        outs, single_output = _outputs_of(func, inputs, strict)
         vs = _input_vector(inputs, v)
         dummies = tuple(make(np.zeros_like(o._data)).requires_grad_(True) for o in outs)
         results = []
