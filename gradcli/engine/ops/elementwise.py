@@ -578,7 +578,8 @@ def _bool_sub_check(a, b) -> None:
 
 
 def sub(input, other, *, alpha=1, out=None):
-    _check_args(input, other, alpha, promote=False)  # the bool check comes first
+    if type(other) is int or type(input) is int or type(alpha) is int:
+        _check_args(input, other, alpha, promote=False)  # the bool check comes first
     if (other.__class__ is bool or input.__class__ is bool
             or (isinstance(input, Tensor) and input._data.dtype == np.bool_)
             or (isinstance(other, Tensor) and other._data.dtype == np.bool_)):
@@ -701,7 +702,8 @@ def neg(input):
 
 
 def pow(input, exponent):  # noqa: A001 - torch's name
-    _check_args(input, exponent, promote=isinstance(exponent, Tensor))
+    if type(exponent) is int or type(input) is int:
+        _check_args(input, exponent, promote=isinstance(exponent, Tensor))
     result = dtypes.result_type(input, exponent)
     if result is dtypes.bool_:
         if isinstance(exponent, Tensor) or not isinstance(input, Tensor) or exponent not in (0, 1):
@@ -843,7 +845,8 @@ def clip(input, *args, **kwargs):
 
 
 def clamp_impl(input, min=None, max=None):  # noqa: A002
-    _check_args(input, min, max)
+    if type(min) is int or type(max) is int:
+        _check_args(input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         result = dtypes.result_type(input, min, max).np
         arrays = tuple(None if t is None else t._data if t._data.dtype == result
