@@ -955,7 +955,8 @@ def _compare(npfn):
             if x.dtype != y.dtype:
                 result = dtypes.result_type(input, other)
                 x, y = _operand_dtype_cast(input, other, result)
-        elif type(other) is int or type(input) is int:
+        elif (type(other) is int and not -2147483648 <= other <= 2147483647) or type(input) is int:
+            # a Python int that may not fit the tensor's dtype: converted (wrapped) as PyTorch does
             _check_args(input, other)
             x, y = _operand_dtype_cast(input, other, dtypes.result_type(input, other))
         else:
