@@ -302,3 +302,32 @@ def test_cross_entropy_target_kinds_and_checks(shape, target, kw):
         return repr(r) + repr(a.grad)
 
     assert _outcome(gt, fn) == _outcome(torch, fn)
+
+
+@pytest.mark.parametrize("xs", [[0.2, 0.5, 0.9], [0.0, 1.0, 0.5], [1e-30, 0.999999, 0.3]])
+@pytest.mark.parametrize("kw", [{}, {"reduction": "sum"}, {"reduction": "none"}, {"weight": [1.0, 2.0, 3.0]}])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binary_cross_entropy_gradients_to_third_order(xs, kw, dtype):
+    """The target's gradient is -logit(x) (inf at 0 and 1, not a clamped log difference);
+    the input's goes through BinaryCrossEntropyBackwardBackward0."""
+    def run(m):
+        k = dict(kw)
+        if "weight" in k:
+            k["weight"] = m.tensor(k["weight"], dtype=getattr(m, dtype))
+        x = m.tensor(xs, dtype=getattr(m, dtype), requires_grad=True)
+        t = m.tensor([0.3, 0.1, 1.0], dtype=getattr(m, dtype), requires_grad=True)
+        r = m.nn.functional.binary_cross_entropy(x, t, **k)
+        go = (m.ones_like(r) * 0.75).requires_grad_()
+        gx, gt_ = m.autograd.grad(r, (x, t), go, create_graph=True)
+        w1 = m.tensor([1.0, -2.0, 0.5], dtype=x.dtype)
+        w2 = m.tensor([0.3, 1.0, -1.0], dtype=x.dtype)
+        h = m.autograd.grad((gx * w1).sum() + (gt_ * w2).sum(), (x, t, go), create_graph=True)
+        h3 = m.autograd.grad(sum(v.sum() for v in h), (x, t, go), allow_unused=True)
+        return [(r, _name(r)), (gx, _name(gx)), (gt_, _name(gt_))] + [(v, None) for v in h + h3]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = run(gt), run(torch)
+    assert [n for _, n in ours] == [n for _, n in theirs]
+    for (o, _), (t, _) in zip(ours, theirs, strict=True):
+        _close(o, t, dtype)

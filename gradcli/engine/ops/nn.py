@@ -94,12 +94,6 @@ def _reduce(arr, reduction):
     return arr
 
 
-def _reduced_grad(g, reduction, n):
-    if reduction == "mean":
-        return g / n
-    return g
-
-
 MSE = defop("mse_loss", "MseLossBackward0",
             lambda a, t, reduction: _reduce((a - t) ** 2, reduction),
             lambda c, g: _mse_grads(c, g),
@@ -344,33 +338,113 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
 
 
 def _bce_fwd(x, t, reduction, weight):
-    with np.errstate(divide="ignore"):
-        logx = np.maximum(np.log(x), -100)
-        log1mx = np.maximum(np.log(1 - x), -100)
-    loss = -(t * logx + (1 - t) * log1mx)
+    # PyTorch's kernel: (t - 1) * max(log1p(-x), -100) - t * max(log(x), -100)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
     if weight is not None:  # rescales each element's loss (broadcast), as PyTorch
         loss = loss * weight
     return _reduce(loss, reduction)
 
 
+_BCE_EPS = 1e-12
+_BCE_KERNEL_EPS = float(np.float32(1e-12))  # the kernel's EPSILON is a float constant
+
+
+def _bce_backward_fwd(g, x, t, reduction, weight):
+    """PyTorch's binary_cross_entropy_backward: g (x - t) / max((1 - x) x, 1e-12) [* w] [/ N]."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = g * (x - t) / np.maximum((1 - x) * x, x.dtype.type(_BCE_KERNEL_EPS))
+        if weight is not None:
+            out = out * weight
+        if reduction == "mean":
+            out = out / x.size
+    return np.asarray(out, dtype=x.dtype)
+
+
+def _one_minus(x):
+    """1 - x as PyTorch's C++ formulas write it (SubBackward0, not RsubBackward1)."""
+    return make(np.ones((), dtype=x._data.dtype)) - x
+
+
+def _bce_mean(v, reduction, n):
+    return run_op(DIV_SCALAR, (v,), (float(n),)) if reduction == "mean" else v
+
+
 def _bce_grads(c, g):
+    """d/dx: the binary_cross_entropy_backward op; d/dt: -logit(x) * g [* w] [/ N]."""
     x, t = c.saved
     reduction, weight = c.meta
-    n = max(x._data.size, 1)
-    g = _reduced_grad(g, reduction, n)
-    if weight is not None:
-        g = g * make(weight)
-    denom = ((1 - x) * x).clamp(min=1e-12)
-    gx = g * (x - t) / denom
+    gx = run_op(BCE_BACKWARD, (g, x, t), c.meta) if c.needs(0) else None
     gt = None
     if c.needs(1):
-        gt = g * ((1 - x).log().clamp(min=-100) - x.log().clamp(min=-100))
-    return (gx if c.needs(0) else None, gt)
+        gt = -run_op(LOGIT, (x,)) * g
+        if weight is not None:
+            gt = gt * make(weight)
+        gt = _bce_mean(gt, reduction, x._data.size)
+    return (gx, gt)
 
 
+def _bce_double_backward(c, gg):
+    """PyTorch's derivatives of binary_cross_entropy_backward(g, x, t), term for term."""
+    from ..grad_mode import no_grad
+    from .reductions import MUL_SCALAR
+
+    g, x, t = c.saved
+    reduction, weight = c.meta
+    w = make(weight) if weight is not None else None
+    n = x._data.size
+    dg = dx = dt = None
+    if c.needs(0):
+        dg = (x - t) / ((x + _BCE_EPS) * (_one_minus(x) + _BCE_EPS))
+        if w is not None:
+            dg = dg * w
+        dg = _bce_mean(dg * gg, reduction, n)
+        if reduction != "none":
+            dg = dg.sum()
+    if c.needs(1):
+        num = x * x - run_op(MUL_SCALAR, (x,), (2,)) * t + t
+        dx = num / ((x + _BCE_EPS) ** 2 * (_one_minus(x) + _BCE_EPS) ** 2) * (gg * g)
+        if w is not None:
+            dx = dx * w
+        dx = _bce_mean(dx, reduction, n)
+    if c.needs(2):
+        dt = -gg * g
+        if w is not None:
+            dt = dt * w
+        denom = _one_minus(x) * x
+        with no_grad():  # clamped in place outside the graph, as PyTorch does
+            np.maximum(denom._data, denom._data.dtype.type(_BCE_EPS), out=denom._data)
+        dt = _bce_mean(dt / denom, reduction, n)
+    return dg, dx, dt
+
+
+def _logit_fwd(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x / (1 - x))
+
+
+def _logit_backward(c, g):
+    # g / (x (1 - x)), nan outside [0, 1] (PyTorch's logit backward without eps)
+    from .elementwise import where
+
+    x = c.saved[0]
+    inside = make((x._data >= 0) & (x._data <= 1))
+    return (where(inside, g / (x * _one_minus(x)), float("nan")),)
+
+
+_BCE_GRAD = ("torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional."
+             "binary_cross_entropy(a.sigmoid(), a.sigmoid() * 0.5), a, create_graph=True)[0] "
+             "* a)(a)")
 BCE = defop("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce_fwd, _bce_grads,
             "d bce(x, t)/dx = (x - t)/(x(1 - x))/N", save="inputs",
             torch_call="torch.nn.functional.binary_cross_entropy(a.sigmoid(), b.sigmoid())")
+BCE_BACKWARD = defop(
+    "binary_cross_entropy_backward", "BinaryCrossEntropyBackwardBackward0", _bce_backward_fwd,
+    _bce_double_backward, "d bce_backward(g, x, t)/dg, /dx, /dt (PyTorch's double backward)",
+    save="inputs", torch_call=_BCE_GRAD)
+# logit(x) = log(x / (1 - x)): the gradient of binary_cross_entropy for its target is -logit(x)
+LOGIT = defop("logit", "LogitBackward0", _logit_fwd, _logit_backward,
+              "d logit(x)/dx = 1/(x(1 - x))", save="inputs", torch_call=_BCE_GRAD)
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
