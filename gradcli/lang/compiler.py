@@ -674,26 +674,18 @@ class Compiler:
             except BaseException as e:
                 note(e, loc)
                 raise
-            if fast_local is not None:
-                for v in iterator:
-                    env[fast_local] = v
-                    r = body(env)
-                    if r is not None:
-                        if r is BREAK:
-                            return None
-                        if r is CONTINUE:
-                            continue
-                        return r
-            else:
-                for v in iterator:
+            for v in iterator:
+                if fast_local is None:
                     store(env, v)
-                    r = body(env)
-                    if r is not None:
-                        if r is BREAK:
-                            return None
-                        if r is CONTINUE:
-                            continue
-                        return r
+                else:
+                    env[fast_local] = v  # a local target is stored inline: no call per item
+                r = body(env)
+                if r is not None:
+                    if r is BREAK:
+                        return None
+                    if r is CONTINUE:
+                        continue
+                    return r
             if orelse is not None:
                 return orelse(env)
             return None
