@@ -303,3 +303,39 @@ def test_clamp_bound_kinds_and_errors(expr):
             return f"{type(err).__name__}: {err}"
 
     assert run(gt) == run(torch)
+
+
+INPLACE_UNARY = ["log1p_", "rsqrt_", "tan_", "floor_", "ceil_", "round_", "trunc_", "sign_",
+                 "negative_", "absolute_", "fix", "fix_"]
+INPLACE_BINARY = ["remainder_", "fmod_", "true_divide_", "divide_", "multiply_", "subtract_",
+                  "bitwise_and_", "bitwise_or_", "bitwise_xor_", "less", "greater", "less_equal",
+                  "greater_equal", "not_equal"]
+
+
+@pytest.mark.parametrize("kind", ["leaf", "graph", "int64", "bool", "float32"])
+def test_method_aliases_and_inplace_forms(kind):
+    def run(mod, code):
+        if kind in ("leaf", "graph"):
+            a = mod.tensor([1.5, -2.5, 0.0], requires_grad=True)
+            a = a * 1 if kind == "graph" else a
+            b = mod.tensor([2.0, 2.0, -0.5], requires_grad=True)
+        elif kind == "bool":
+            a, b = mod.tensor([True, False, True, False]), mod.tensor([True, True, False, False])
+        else:
+            a = mod.tensor([5, -7, 0, 3], dtype=getattr(mod, kind))
+            b = mod.tensor([2, 3, -1, 1], dtype=getattr(mod, kind))
+        out = []
+        try:
+            r = eval(code, {"a": a, "b": b})  # noqa: S307 - test expressions
+            out += [str(r), str(a)]
+            if r.requires_grad:
+                r.sum().backward()
+                out.append(str(b.grad))
+        except Exception as err:  # noqa: BLE001
+            out.append(f"{type(err).__name__}: {err}")
+        return out
+
+    codes = [f"a.{n}()" for n in INPLACE_UNARY]
+    codes += [c for n in INPLACE_BINARY for c in (f"a.{n}(b)", f"a.{n}(2)")]
+    for code in codes:
+        assert run(gt, code) == run(torch, code), code

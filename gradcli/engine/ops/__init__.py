@@ -237,6 +237,15 @@ METHODS = {
     "sqrt_": _inplace(E.sqrt), "abs_": _inplace(E.abs), "sin_": _inplace(E.sin),
     "cos_": _inplace(E.cos), "reciprocal_": _inplace(E.reciprocal), "square_": _inplace(E.square),
     "masked_fill_": _inplace(_masked_fill),
+    "remainder_": _inplace(E.remainder), "fmod_": _inplace(E.fmod), "true_divide_": _inplace(E.div),
+    "divide_": _inplace(E.div), "multiply_": _inplace(E.mul), "subtract_": _inplace(E.sub),
+    "negative_": _inplace(E.neg), "absolute_": _inplace(E.abs), "log1p_": _inplace(E.log1p),
+    "rsqrt_": _inplace(E.rsqrt), "tan_": _inplace(E.tan), "floor_": _inplace(E.floor),
+    "ceil_": _inplace(E.ceil), "round_": _inplace(E.round), "trunc_": _inplace(E.trunc),
+    "sign_": _inplace(E.sign), "fix": E.trunc, "fix_": _inplace(E.trunc),
+    "bitwise_and_": _inplace(E.bitwise_and), "bitwise_or_": _inplace(E.bitwise_or),
+    "bitwise_xor_": _inplace(E.bitwise_xor),
+    "less": E.lt, "greater": E.gt, "less_equal": E.le, "greater_equal": E.ge, "not_equal": E.ne,
 }
 
 PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": V.numpy_T, "mH": V.mT}
