@@ -904,10 +904,8 @@ class Compiler:
                     continue
                 value = math
             elif name == "torch" or name.startswith("torch."):
-                try:
-                    value = R.facade_module(name)
-                except LookupError as e:
-                    self.forbid(str(e), alias.pos)
+                value = self._torch_module(name, alias.pos)
+                if value is None:
                     continue
                 if alias.asname is None:
                     value = R.facade()
@@ -916,11 +914,16 @@ class Compiler:
                 continue
             bound = alias.asname or name.split(".")[0]
             stores.append((self.store(A.Name(bound, pos=alias.pos)), value))
+        return _bind_all(stores)
 
-        def ex(env):
-            for s, v in stores:
-                s(env, v)
-        return ex
+    def _torch_module(self, name, pos):
+        """The facade module for ``torch`` or ``torch.<sub>``, or None once the reason it cannot
+        be imported is recorded (``import`` and ``from ... import`` refuse it in the same words)."""
+        try:
+            return R.facade_module(name)
+        except LookupError as e:
+            self.forbid(str(e), pos)
+            return None
 
     def _bad_import(self, name, pos):
         root = name.split(".")[0]
@@ -935,10 +938,8 @@ class Compiler:
         if mod == "math":
             module = math
         elif mod == "torch" or mod.startswith("torch."):
-            try:
-                module = R.facade_module(mod)
-            except LookupError as e:
-                self.forbid(str(e), node.pos)
+            module = self._torch_module(mod, node.pos)
+            if module is None:
                 return lambda env: None
         else:
             self._bad_import(mod, node.pos)
@@ -963,11 +964,7 @@ class Compiler:
                 continue
             value = getattr(module, alias.name)
             stores.append((self.store(A.Name(alias.asname or alias.name, pos=alias.pos)), value))
-
-        def ex(env):
-            for s, v in stores:
-                s(env, v)
-        return ex
+        return _bind_all(stores)
 
     # ------------------------------------------------------------- targets
     def store(self, t):
@@ -1679,6 +1676,15 @@ class Compiler:
             frame = make_env(env, free_slots, nslots, cell_slots, free_targets)
             return run(frame, 0, it0)
         return ev
+
+
+def _bind_all(stores):
+    """A statement that stores each (store, value) pair: the run-time half of ``import`` and
+    ``from ... import``, whose values are all found while compiling."""
+    def ex(env):
+        for store, value in stores:
+            store(env, value)
+    return ex
 
 
 def _valid_except(cls):
