@@ -1370,17 +1370,7 @@ class Compiler:
     def _binop(self, op, lf, rf, node):
         loc = self.loc(node)
         if op in _FAST_BINOPS:
-            fn = _FAST_BINOPS[op]
-
-            def ev(env):
-                a = lf(env)
-                b = rf(env)
-                try:
-                    return fn(a, b)
-                except BaseException as e:
-                    note(e, loc)
-                    raise
-            return ev
+            return _apply_to_pair(_FAST_BINOPS[op], lf, rf, loc)
         checked = _BINOPS[op]
         plain = {"+": operator.add, "*": operator.mul, "%": operator.mod, "**": operator.pow,
                  "<<": operator.lshift}[op]
@@ -1465,17 +1455,7 @@ class Compiler:
         rights = [self.expr(c) for c in node.comparators]
         loc = self.loc(node)
         if len(ops) == 1:
-            op, right = ops[0], rights[0]
-
-            def ev(env):
-                a = left(env)
-                b = right(env)
-                try:
-                    return op(a, b)
-                except BaseException as e:
-                    note(e, loc)
-                    raise
-            return ev
+            return _apply_to_pair(ops[0], left, rights[0], loc)
         pairs = tuple(zip(ops, rights, strict=False))
 
         def ev(env):
@@ -1685,6 +1665,22 @@ def _bind_all(stores):
         for store, value in stores:
             store(env, value)
     return ex
+
+
+def _apply_to_pair(fn, left, right, loc):
+    """``ev(env) -> fn(left(env), right(env))`` with an error noted at ``loc``.
+
+    One closure for a plain binary operator and a single comparison (``a < b``): both
+    evaluate two operands left to right and then apply a fixed function."""
+    def ev(env):
+        a = left(env)
+        b = right(env)
+        try:
+            return fn(a, b)
+        except BaseException as e:
+            note(e, loc)
+            raise
+    return ev
 
 
 def _valid_except(cls):
