@@ -1270,32 +1270,26 @@ def _is_token(x):
     return isinstance(x, Token)
 
 
+# What Python's messages call each kind of expression ("cannot assign to comparison");
+# any kind not named here is "expression".
+_EXPR_KINDS = {
+    A.Call: "function call",
+    A.FString: "f-string expression",
+    A.Compare: "comparison",
+    A.IfExp: "conditional expression",
+    A.Lambda: "lambda",
+    A.ListComp: "list comprehension",
+    A.GenExp: "generator expression",
+    A.TupleDisplay: "tuple",
+    A.ListDisplay: "list",
+}
+
+
 def _expr_kind(n) -> str:
-    if isinstance(n, A.Call):
-        return "function call"
     if isinstance(n, A.Const):
-        if n.value is None or n.value is True or n.value is False or n.value is Ellipsis:
-            return {None: "None", True: "True", False: "False"}.get(n.value, "ellipsis") \
-                if n.value is not Ellipsis else "ellipsis"
+        if n.value is Ellipsis:
+            return "ellipsis"
+        if n.value is None or n.value is True or n.value is False:
+            return repr(n.value)
         return "literal"
-    if isinstance(n, A.FString):
-        return "f-string expression"
-    if isinstance(n, (A.BinOp, A.UnaryOp)):
-        return "expression"
-    if isinstance(n, A.BoolOp):
-        return "expression"
-    if isinstance(n, A.Compare):
-        return "comparison"
-    if isinstance(n, A.IfExp):
-        return "conditional expression"
-    if isinstance(n, A.Lambda):
-        return "lambda"
-    if isinstance(n, A.ListComp):
-        return "list comprehension"
-    if isinstance(n, A.GenExp):
-        return "generator expression"
-    if isinstance(n, A.TupleDisplay):
-        return "tuple"
-    if isinstance(n, A.ListDisplay):
-        return "list"
-    return "expression"
+    return _EXPR_KINDS.get(type(n), "expression")
