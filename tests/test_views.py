@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from views_helpers import all_nodes
 
 import gradcli.torch as torch
 from gradcli.engine.node import AccumulateGrad
@@ -40,19 +41,6 @@ def text_of(renderable, width=80) -> str:
 def squash(text: str) -> str:
     """Whitespace-normalised text (rich wraps long lines at the console width)."""
     return " ".join(text.split())
-
-
-def all_nodes(t):
-    """Every node of t's graph, found independently of the views (explicit stack)."""
-    root = t.grad_fn
-    seen, stack = set(), [root]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        stack.extend(c for c, _ in node.next_functions)
-    return seen
 
 
 # ------------------------------------------------------------------ graphs

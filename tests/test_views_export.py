@@ -9,24 +9,13 @@ import subprocess
 import sys
 
 import pytest
+from views_helpers import all_nodes
 
 import gradcli.torch as torch
 from gradcli.engine.node import AccumulateGrad
 from gradcli.views import FORMATS, export
 
 DOT = shutil.which("dot")
-
-
-def all_nodes(t):
-    root = t.grad_fn
-    seen, stack = set(), [root]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        stack.extend(c for c, _ in node.next_functions)
-    return seen
 
 
 def xy_sin():
