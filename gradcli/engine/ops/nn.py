@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor, _wrap_dim, make
+from .reductions import DIV_SCALAR, MUL_SCALAR
 from .registry import defop, run_op
 
 
@@ -94,20 +95,54 @@ def _reduce(arr, reduction):
     return arr
 
 
-MSE = defop("mse_loss", "MseLossBackward0",
-            lambda a, t, reduction: _reduce((a - t) ** 2, reduction),
-            lambda c, g: _mse_grads(c, g),
-            "d mse(a, t)/da = 2(a - t)/N", save="inputs", broadcast=True,
-            torch_call="torch.nn.functional.mse_loss(a, a * 0.5)")
+def _mse_norm(reduction, x, t) -> float:
+    if reduction != "mean":
+        return 2.0
+    n = int(np.prod(np.broadcast_shapes(np.shape(x), np.shape(t))))
+    return 2.0 / n if n else float("inf")
+
+
+def _mse_backward_fwd(g, x, t, reduction):
+    """PyTorch's mse_loss_backward kernel: norm * (x - t) * g, norm = 2 (/ N for "mean")."""
+    with np.errstate(invalid="ignore"):
+        out = _mse_norm(reduction, x, t) * (x - t) * g
+    return np.asarray(out, dtype=np.result_type(x, t))
 
 
 def _mse_grads(c, g):
     a, t = c.saved
+    return (run_op(MSE_BACKWARD, (g, a, t), c.meta) if c.needs(0) else None,
+            run_op(MSE_BACKWARD, (g, t, a), c.meta) if c.needs(1) else None)
+
+
+def _mse_double_backward(c, gg):
+    """PyTorch's mse_loss_double_backward(_grad_output), term for term."""
+    g, x, t = c.saved
     reduction = c.meta[0]
-    diff = a - t
-    n = max(diff._data.size, 1)
-    ga = (2.0 / n if reduction == "mean" else 2.0) * diff * g  # PyTorch's grouping
-    return (ga if c.needs(0) else None, -ga if c.needs(1) else None)
+    dg = dx = None
+    if c.needs(0):
+        if reduction == "none":
+            dg = run_op(MSE_BACKWARD, (gg, x, t), c.meta)
+        else:
+            dg = (run_op(MSE_BACKWARD, (make(np.ones_like(g._data)), x, t), c.meta) * gg).sum()
+    if c.needs(1) or c.needs(2):
+        dx = run_op(MUL_SCALAR, (gg * g,), (2,))
+        if reduction == "mean":
+            n = dx._data.size
+            dx = run_op(DIV_SCALAR, (dx,), (float(n),))
+    return dg, dx if c.needs(1) else None, -dx if c.needs(2) else None
+
+
+MSE = defop("mse_loss", "MseLossBackward0",
+            lambda a, t, reduction: _reduce((a - t) ** 2, reduction), _mse_grads,
+            "d mse(a, t)/da = 2(a - t)/N", save="inputs", broadcast=True,
+            torch_call="torch.nn.functional.mse_loss(a, a * 0.5)")
+MSE_BACKWARD = defop(
+    "mse_loss_backward", "MseLossBackwardBackward0", _mse_backward_fwd, _mse_double_backward,
+    "d mse_loss_backward(g, x, t)/dg = 2(x - t)/N, /dx = 2g/N, /dt = -2g/N", save="inputs",
+    broadcast=True,
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.mse_loss("
+               "a, a * 0.5 + 1, reduction='sum'), a, a.sum() + 1, create_graph=True)[0] * a)(a)")
 
 
 def _nll_fwd(logp, target, reduction, wt, shape, dtype, kept):
@@ -181,36 +216,31 @@ NLL2D, NLL2D_BACKWARD = _nll_pair(
     _NLL_GRAD.format(shape="1, 2, -1", target="[[0, 1, 1]]"))
 
 
-DIV_SCALAR = defop("div_scalar", "DivBackward1", lambda a, s: a / s, lambda c, g: (g / c.meta[0],),
-                   "d(a/s)/da = 1/s",
-                   torch_call="torch.nn.functional.cross_entropy(a.reshape(1, -1), "
-                              "torch.ones_like(a.reshape(1, -1)) / a.numel())")
-
-
 def _softmax_args(input: Tensor, dim, dtype, name: str):
+    """(input, dim): with dtype= the input is converted first, as PyTorch does (ToCopyBackward0)."""
+    if dtype is not None:
+        input = input.to(dtype)  # noqa: A001
     d = input._data
     if dim is None:
         dim = 0 if d.ndim in (0, 1, 3) else 1
     ax = _wrap_dim(dim, d.ndim)
-    if dtype is not None:
-        return ax, (d.astype(dtype.np),)
     if d.dtype.kind != "f":
         from ..tensor import _type_word
 
         last = "lastdim_" if ax == d.ndim - 1 or d.ndim == 0 else ""
         raise NotImplementedError(
             f'"{name}_{last}kernel_impl" not implemented for \'{_type_word(input.dtype)}\'')
-    return ax, None
+    return input, ax
 
 
 def softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
-    ax, arrays = _softmax_args(input, dim, dtype, "softmax")
-    return run_op(SOFTMAX, (input,), (ax,), arrays=arrays)
+    input, ax = _softmax_args(input, dim, dtype, "softmax")  # noqa: A001
+    return run_op(SOFTMAX, (input,), (ax,))
 
 
 def log_softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
-    ax, arrays = _softmax_args(input, dim, dtype, "log_softmax")
-    return run_op(LOG_SOFTMAX, (input,), (ax,), arrays=arrays)
+    input, ax = _softmax_args(input, dim, dtype, "log_softmax")  # noqa: A001
+    return run_op(LOG_SOFTMAX, (input,), (ax,))
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction="mean") -> Tensor:
@@ -387,7 +417,6 @@ def _bce_grads(c, g):
 def _bce_double_backward(c, gg):
     """PyTorch's derivatives of binary_cross_entropy_backward(g, x, t), term for term."""
     from ..grad_mode import no_grad
-    from .reductions import MUL_SCALAR
 
     g, x, t = c.saved
     reduction, weight = c.meta

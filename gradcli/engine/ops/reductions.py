@@ -36,10 +36,9 @@ def _unsqueeze_to(g: Tensor, dims: tuple, keepdim: bool) -> Tensor:
     """Re-insert reduced dims into a gradient so it broadcasts against the input."""
     if keepdim or not dims:
         return g
-    shape = list(g._data.shape)
-    for d in dims:
-        shape.insert(d, 1)
-    return g.reshape(shape)
+    for d in dims:  # ascending, as PyTorch's unsqueeze_multiple: UnsqueezeBackward0 nodes
+        g = g.unsqueeze(d)
+    return g
 
 
 def _expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
@@ -61,12 +60,20 @@ def _mean_fwd(a, dims=None, keepdim=False):
 
 
 MEAN = defop("mean", "MeanBackward0", lambda a, shape: _mean_fwd(a),
-             lambda c, g: (g.expand(c.meta[0]) / _builtins.max(int(np.prod(c.meta[0])), 1),),
+             lambda c, g: (run_op(DIV_SCALAR, (g.expand(c.meta[0]),), (_numel(c.meta[0]),)),),
              "d mean(a)/da = 1/N", torch_call="a.mean()")
 MEAN_DIM = defop("mean_dim", "MeanBackward1",
                  lambda a, shape, dims, keepdim: _mean_fwd(a, dims, keepdim),
-                 lambda c, g: (_expand_back(g, *c.meta) / _count(c.meta[0], c.meta[1]),),
+                 lambda c, g: (run_op(DIV_SCALAR, (_expand_back(g, *c.meta),),
+                                      (float(_count(c.meta[0], c.meta[1])),)),),
                  "d mean(a, dim)/da = 1/N along dim", torch_call="a.mean(0)")
+
+
+def _numel(shape) -> float:
+    n = 1
+    for k in shape:
+        n *= k
+    return float(n)
 
 
 def _count(shape, dims) -> int:
@@ -191,7 +198,7 @@ MIN_DIM = defop("min_dim", "MinBackward0", _values_at, _scatter_back,
                 "d min(a, dim)/da = 1 at the argmin", save="meta", torch_call="a.min(0)[0]")
 
 
-def _norm_fwd(a, p, dims, keepdim):
+def _norm_fwd(a, p, dims, keepdim, full):
     absa = np.abs(a)
     if p == 2:
         return np.sqrt(np.sum(absa * absa, axis=dims, keepdims=keepdim))
@@ -207,27 +214,26 @@ def _norm_fwd(a, p, dims, keepdim):
 
 
 def _norm_backward(c, g):
-    """PyTorch's norm_backward, term for term (so the rounding matches too)."""
-    from .elementwise import where
-
+    """PyTorch's norm_backward, term for term (so the rounding and node names match too)."""
     a = c.saved[0]
-    p, dims, keepdim = c.meta
-    norm = _unsqueeze_to(c.result, dims, keepdim)
-    g = _unsqueeze_to(g, dims, keepdim)
+    p, dims, keepdim, full = c.meta
+    spread = () if full or not a._data.ndim else dims  # no dim given: the 0-d norm broadcasts
+    norm = _unsqueeze_to(c.result, spread, keepdim)
+    g = _unsqueeze_to(g, spread, keepdim)
     if p == 0:
         return (None,)  # no gradient at all for the 0-"norm"
     if p == 1:
         return (a.sign() * g,)
     if p == 2:
-        return (g * where(norm == 0, 0.0, a / norm),)  # 0 at the origin
+        return (g * (a / norm).masked_fill(norm == 0, 0),)  # 0 at the origin
     if p in (np.inf, -np.inf):
         absa = a.abs()
         mask = (absa == norm).logical_or(absa.isnan()).to(a.dtype)
         return (a.sign() * ((g / mask.sum(dims, keepdim=True)) * mask),)
     if p < 1:
-        scaled = a.sign() * where(a == 0, 0.0, a.abs() ** (p - 1))
+        scaled = a.sign() * (a.abs() ** (p - 1)).masked_fill(a == 0, 0)
         return (scaled * g * norm ** (1 - p),)
-    scale = where(norm == 0, 0.0, g / norm ** (p - 1))
+    scale = (g / norm ** (p - 1)).masked_fill(norm == 0, 0)
     if p < 2:
         return (a.sign() * a.abs() ** (p - 1) * scale,)
     return (a * a.abs() ** (p - 2) * scale,)
@@ -257,6 +263,20 @@ MUL_SCALAR = defop("mul_scalar", "MulBackward1", _mul_scalar_fwd,
                    lambda c, g: (run_op(MUL_SCALAR, (g,), c.meta),), "d(a*s)/da = s",
                    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
                               "a.std(), a, create_graph=True)[0])(a)")
+
+
+def _div_scalar_fwd(a, s):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = a / s
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+# tensor / Python number inside PyTorch's C++ formulas (mean's backward, cross_entropy with
+# class probabilities): DivBackward1
+DIV_SCALAR = defop("div_scalar", "DivBackward1", _div_scalar_fwd,
+                   lambda c, g: (run_op(DIV_SCALAR, (g,), c.meta),), "d(a/s)/da = 1/s",
+                   torch_call="torch.nn.functional.cross_entropy(a.reshape(1, -1), "
+                              "torch.ones_like(a.reshape(1, -1)) / a.numel())")
 
 
 def _var_backward_of(g, a, dims, correction, keepdim, full):
@@ -534,7 +554,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(
             f"linalg.vector_norm cannot compute the {'-' if p < 0 else ''}inf norm on an empty tensor "
             "because the operation does not have an identity")
-    return run_op(NORM, (input,), (float(p), dims, bool(keepdim)), arrays=arrays)
+    return run_op(NORM, (input,), (float(p), dims, bool(keepdim), dim is None), arrays=arrays)
 
 
 def _correction(unbiased, correction) -> int:
