@@ -244,7 +244,23 @@ def split_explain_args(arg: str):
 
 
 def _top_level_spaces(text: str):
-    depth, quote = 0, None
+    chars, _ = _unquoted_chars(text)
+    depth = 0
+    for i, c in chars:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c.isspace() and depth == 0:
+            yield i
+
+
+def _unquoted_chars(text: str):
+    """``([(index, char), ...], ends_in_string)``: the characters of text outside string
+    literals (quotes and backslash escapes skipped), and whether a string is left open.
+
+    The argument splitter and the completer both must not look inside strings."""
+    chars, quote = [], None
     i = 0
     while i < len(text):
         c = text[i]
@@ -255,13 +271,10 @@ def _top_level_spaces(text: str):
                 quote = None
         elif c in "'\"":
             quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c.isspace() and depth == 0:
-            yield i
+        else:
+            chars.append((i, c))
         i += 1
+    return chars, quote is not None
 
 
 def _is_tensor(value) -> bool:
@@ -290,17 +303,19 @@ def _reset_engine(seed: int) -> None:
 
 
 def _out(text: str) -> None:
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        pass
+    _write_line(sys.stdout, text)
 
 
 def _err(text: str) -> None:
+    _write_line(sys.stderr, text)
+
+
+def _write_line(stream, text: str) -> None:
+    """Write and flush one line, ignoring a closed or broken stream (a REPL whose terminal
+    went away must not fail while reporting)."""
     try:
-        sys.stderr.write(text + "\n")
-        sys.stderr.flush()
+        stream.write(text + "\n")
+        stream.flush()
     except (OSError, ValueError):
         pass
 
@@ -484,20 +499,6 @@ def _public_attributes(obj) -> set:
 
 
 def _in_string_or_comment(text: str) -> bool:
-    line = text.rsplit("\n", 1)[-1]
-    quote = None
-    i = 0
-    while i < len(line):
-        c = line[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c == "#":
-            return True
-        i += 1
-    return quote is not None
+    chars, ends_in_string = _unquoted_chars(text.rsplit("\n", 1)[-1])
+    return ends_in_string or any(c == "#" for _, c in chars)
 
