@@ -726,21 +726,20 @@ def keyword_matcher(expr: str | None):
     def bad(why):
         return ValueError(f"bad -k expression {expr!r}: {why}")
 
-    def parse_or():
-        left = parse_and()
-        while peek() == "or":
+    def parse_joined(word, parse_operand, join):
+        """Operands separated by ``word``, folded from the left with ``join``: ``or`` and
+        ``and`` parse alike and differ only in precedence and meaning."""
+        left = parse_operand()
+        while peek() == word:
             take()
-            right = parse_and()
-            left = (lambda a, b: lambda s: a(s) or b(s))(left, right)
+            left = join(left, parse_operand())
         return left
 
+    def parse_or():
+        return parse_joined("or", parse_and, lambda a, b: lambda s: a(s) or b(s))
+
     def parse_and():
-        left = parse_not()
-        while peek() == "and":
-            take()
-            right = parse_not()
-            left = (lambda a, b: lambda s: a(s) and b(s))(left, right)
-        return left
+        return parse_joined("and", parse_not, lambda a, b: lambda s: a(s) and b(s))
 
     def parse_not():
         t = peek()
