@@ -203,19 +203,11 @@ def _fast_path(argv):
         elif a in ("-q", "--quiet") and cmd == "check":
             kw["quiet"] = True
         else:
-            name, eq, value = a.partition("=")
-            if cmd == "check" or not (name in LIMIT_OPTIONS or name == "--seed"):
+            name, value, i = _option_value(rest, i)
+            if value is None or cmd == "check" or not (name in LIMIT_OPTIONS or name == "--seed"):
                 return None
-            if not eq:
-                i += 1
-                if i >= len(rest):
-                    return None
-                value = rest[i]
-            try:
-                number = int(value)
-            except ValueError:
-                return None
-            if name != "--seed" and number <= 0:
+            number = _int_value(value, positive=name != "--seed")
+            if number is None:
                 return None
             kw[name[2:].replace("-", "_")] = number
         i += 1
@@ -231,6 +223,33 @@ def _fast_path(argv):
 
 
 # ------------------------------------------------------------- typer app
+def _option_value(rest, i):
+    """``(name, value, i)`` for the option at ``rest[i]``, written ``--name=value`` or
+    ``--name value`` (then ``i`` moves on to the value); value is None when it is missing.
+
+    Shared by the hand-written fast paths here and in gradcli.cli.grad, which must read
+    options exactly as typer does."""
+    name, eq, value = rest[i].partition("=")
+    if not eq:
+        i += 1
+        if i >= len(rest):
+            return name, None, i
+        value = rest[i]
+    return name, value, i
+
+
+def _int_value(text, positive):
+    """The integer ``text`` holds, or None when it is not one (or is not > 0 where
+    ``positive``): the fast paths then leave the arguments to typer, which reports them."""
+    try:
+        number = int(text)
+    except ValueError:
+        return None
+    if positive and number <= 0:
+        return None
+    return number
+
+
 def _optional_module(name):
     try:
         return importlib.import_module(name)

@@ -534,6 +534,8 @@ def fast_path(argv: list):
     """A thunk running `grad`/`graph` for plain arguments, or None to let typer parse."""
     if not argv or argv[0] not in ("grad", "graph"):
         return None
+    from gradcli.cli.app import _int_value, _limits, _option_value  # loaded already: app runs us
+
     cmd = argv[0]
     kw = {"at": [], "wrt": []}
     positional = []
@@ -546,22 +548,14 @@ def fast_path(argv: list):
         elif a in _FLAGS and (cmd == "grad" or a == "--no-color"):
             kw[_FLAGS[a]] = True
         else:
-            name, eq, value = a.partition("=")
+            name, value, i = _option_value(rest, i)
             key = _VALUES.get(name)
-            if key is None or (cmd == "graph" and key in ("wrt", "seed_grad")) or \
-                    (cmd == "grad" and key == "fmt"):
+            if key is None or value is None or (cmd == "graph" and key in ("wrt", "seed_grad")) \
+                    or (cmd == "grad" and key == "fmt"):
                 return None
-            if not eq:
-                i += 1
-                if i >= len(rest):
-                    return None
-                value = rest[i]
             if key in _INTS:
-                try:
-                    value = int(value)
-                except ValueError:
-                    return None
-                if key != "seed" and value <= 0:
+                value = _int_value(value, positive=key != "seed")
+                if value is None:
                     return None
             if key in _REPEATED:
                 kw[key].append(value)
@@ -570,8 +564,6 @@ def fast_path(argv: list):
         i += 1
     if len(positional) != 1:
         return None
-    from gradcli.cli.app import _limits
-
     limits = _limits(max_steps=kw.pop("max_steps", None), max_elements=kw.pop("max_elements", None))
     if limits is None:
         return lambda: 2
