@@ -375,7 +375,6 @@ def _seed_grad(p: Problem, text: Optional[str]):
 def do_grad(expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_, as_json, dtype,
             seed, no_color, limits) -> int:
     from gradcli.lang import GradcliError
-    from gradcli.lang.session import render_error
 
     try:
         p = build(expr, at, wrt, dtype, seed, limits)
@@ -424,12 +423,8 @@ def do_grad(expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_,
         if chk is not None and not chk["ok"]:
             return 1
         return 0
-    except UsageError as e:
-        print(f"gradcli grad: {e}", file=sys.stderr)
-        return 2
-    except GradcliError as e:
-        print(render_error(e), file=sys.stderr)
-        return e.exit_code
+    except (UsageError, GradcliError) as e:
+        return _report_failure("grad", e)
     except RuntimeError as e:  # engine errors raised outside a program (e.g. autograd.grad)
         print(f"gradcli grad: RuntimeError: {e}", file=sys.stderr)
         return 1
@@ -437,7 +432,6 @@ def do_grad(expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_,
 
 def do_graph(expr, at, fmt, dtype, seed, no_color, limits) -> int:
     from gradcli.lang import GradcliError
-    from gradcli.lang.session import render_error
 
     fmt = fmt.lower()
     if fmt not in ("tree", "dot", "mermaid", "json"):
@@ -454,12 +448,20 @@ def do_graph(expr, at, fmt, dtype, seed, no_color, limits) -> int:
 
             print(export(p.value, fmt, names=p.inputs))
         return 0
-    except UsageError as e:
-        print(f"gradcli graph: {e}", file=sys.stderr)
+    except (UsageError, GradcliError) as e:
+        return _report_failure("graph", e)
+
+
+def _report_failure(command, err) -> int:
+    """Report on stderr why `gradcli grad` or `gradcli graph` failed and return the exit
+    code: 2 for a usage error, a program error's own code (both commands agree on these)."""
+    if isinstance(err, UsageError):
+        print(f"gradcli {command}: {err}", file=sys.stderr)
         return 2
-    except GradcliError as e:
-        print(render_error(e), file=sys.stderr)
-        return e.exit_code
+    from gradcli.lang.session import render_error
+
+    print(render_error(err), file=sys.stderr)
+    return err.exit_code
 
 
 def register(app) -> None:
