@@ -258,3 +258,183 @@ def _chunk(mod, log, shape):
 @pytest.mark.parametrize("shape", [(4, 3), (5,), (6,), (0, 3), ()])
 def test_chunk_arguments(shape):
     _same(_chunk, shape)
+
+
+# ------------------------------------------------------------------ indexing
+
+def _chain(t) -> list:
+    """grad_fn names along the first input that has history."""
+    out, fn = [], t.grad_fn
+    while fn is not None:
+        out.append(type(fn).__name__)
+        nxt = [f for f, _ in fn.next_functions if f is not None and type(f).__name__ != "AccumulateGrad"]
+        fn = nxt[0] if nxt else None
+    return out
+
+
+def _keys(mod):
+    T = mod.tensor
+    M = T([True, False, True])
+    return [
+        (Ellipsis, 0), (Ellipsis, 5), (Ellipsis, -6), 5, (0, 5), (0, 0, 9), (Ellipsis, 0, 9), (None, 5),
+        (0, None, 5), (Ellipsis, None, 9), (slice(None), 5), (0, Ellipsis, 5, 0), (None, Ellipsis, 9),
+        (1, slice(None), 9), (slice(1, 2), 0), (T(1), 2), (0, T(5)), (Ellipsis, T(9)),
+        T([1]), T([5]), (0, T([5])), (Ellipsis, T([9])), (slice(None), T([0, 5])), (T([0]), T([5])),
+        (T([0]), 5), ([5], 9), ([1], 9), (Ellipsis, [5], 9), (None, [1], 9), ([0], None, 9),
+        ([9], Ellipsis, 9), (True, 9), (T(True), 1), (T([0, 9]), T([7, 0])), (T([9, 0]), T([0, 7])),
+        (T([0, 1]), T([0, 1, 2])), (T([0, 1]), slice(None), T([0, 2, 1])), (T([[0], [1]]), T([0, 2])),
+        (T([0]), None, T([1])), (slice(None), M), (0, M), (slice(None), M, 1), (M, 1),
+        (T([[True, False, True], [False, True, True]]), T([3])), (T([[True, False, True], [False, True, True]]), T([9])),
+        (T([[True, False, True], [False, True, True]]), T([0, 9])), (T([True, False]), T([0, 1])),
+        (T([True, False]), T([0, 5])), (T([False, False]), T([5])), (T([True, True, True]),),
+        (T([], dtype=mod.int64), T([9])), (0, 0, 0, 0), ([0], 0, 0, 0), (True,), (False,), True, False, None,
+        Ellipsis, (None,), (Ellipsis,), (True, 0), (0, True), (None, True), [0, 1], [[0, 1], [1, 2]],
+    ]
+
+
+def _getitem(mod, log, shape, dtype):
+    for i, key in enumerate(_keys(mod)):
+        a = mod.arange(24.0, dtype=getattr(mod, dtype)).reshape(2, 3, 4)[tuple(slice(0, s) for s in shape)]
+        a = a.clone().requires_grad_()
+
+        def get(key=key, a=a):
+            r = a[key]
+            r.sum().backward()
+            return (tuple(r.shape), r.tolist(), _chain(r), a.grad.tolist())
+
+        _try(log, f"get {i}", get)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 0, 4), (0, 3, 4), (2, 3, 1)])
+def test_getitem(shape):
+    for dtype in ("float32", "float64"):
+        _same(_getitem, shape, dtype)
+
+
+def _setitem(mod, log, shape, value_kind):
+    for i, key in enumerate(_keys(mod)):
+        a = mod.zeros(shape, requires_grad=True)
+        values = {
+            "0d": mod.tensor(2.0, requires_grad=True), "0d64": mod.tensor(2.0, dtype=mod.float64),
+            "0dint": mod.tensor(2), "1": mod.ones(1, requires_grad=True), "2": mod.ones(2),
+            "4": mod.ones(4, requires_grad=True), "1x1x4": mod.ones(1, 1, 4), "3x1": mod.ones(3, 1),
+            "int": 3, "float": 2.5, "bool": True, "list": [1.0], "none": None,
+        }
+        v = values[value_kind]
+
+        def put(key=key, a=a, v=v):
+            c = a * 1
+            c[key] = v
+            c.sum().backward()
+            return (c.tolist(), _chain(c), a.grad.tolist(),
+                    v.grad.tolist() if hasattr(v, "grad") and v.grad is not None else None)
+
+        _try(log, f"set {i}", put)
+
+
+@pytest.mark.parametrize("value_kind", ["0d", "0d64", "0dint", "1", "2", "4", "1x1x4", "3x1", "int",
+                                        "float", "bool", "list", "none"])
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 0, 4), (3,)])
+def test_setitem(shape, value_kind):
+    _same(_setitem, shape, value_kind)
+
+
+def _setitem_dtypes(mod, log):
+    dts = [mod.float32, mod.float64, mod.int64, mod.int32, mod.bool]
+    M = mod.tensor([True, False, True])
+    for dst in dts:
+        for src in dts:
+            for key in (mod.tensor([0]), M, (Ellipsis, M), 0, slice(None), (mod.tensor([0]), mod.tensor([5]))):
+                for shape in ((), (1,), (2,), (1, 1, 2)):
+                    c = mod.zeros(3, dtype=dst)
+
+                    def put(c=c, key=key, shape=shape, src=src):
+                        c[key] = mod.ones(shape, dtype=src)
+                        return c.tolist()
+
+                    _try(log, f"{dst} <- {src} {shape}", put)
+
+
+def test_setitem_dtypes():
+    _same(_setitem_dtypes)
+
+
+def _setitem_leading_ones(mod, log):
+    a = mod.zeros(2, 3, requires_grad=True)
+    for key in (0, (slice(None),), Ellipsis, None, True, mod.tensor([0, 1])):
+        for shape in ((3,), (1, 3), (1, 1, 3), (2, 3), (1, 2, 3), (2, 1, 3), (4,), (1,), ()):
+            v = mod.ones(shape, requires_grad=True)
+
+            def put(key=key, v=v):
+                c = a * 1
+                c[key] = v
+                c.sum().backward()
+                return c.tolist(), _chain(c), v.grad.tolist()
+
+            _try(log, f"{key} {shape}", put)
+
+
+def test_setitem_value_shapes():
+    _same(_setitem_leading_ones)
+
+
+def _expand_errors(mod, log):
+    for dtype in (mod.float32, mod.float64, mod.int64, mod.bool):
+        x = mod.zeros(2, 3, dtype=dtype)
+        _try(log, "fewer sizes", lambda x=x: x.expand(3))
+        _try(log, "mismatch", lambda x=x: x.expand(4, 3, 4))
+
+
+def test_expand_errors_name_the_dtype():
+    _same(_expand_errors)
+
+
+def _empty_views(mod, log):
+    views = {
+        "view": lambda x: x.view(-1), "t": lambda x: x.t(), "transpose": lambda x: x.transpose(0, -1),
+        "unsqueeze0": lambda x: x.unsqueeze(0), "unsqueeze-1": lambda x: x.unsqueeze(-1),
+        "none": lambda x: x[..., None], "slice": lambda x: x[:0], "slice1": lambda x: x[:, 1:],
+        "expand": lambda x: x.expand(2, *x.shape), "permute": lambda x: x.permute(*reversed(range(x.dim()))),
+        "reshape": lambda x: x.reshape(x.shape[0], -1), "reshape0": lambda x: x.reshape(0, -1),
+        "squeeze": lambda x: x.squeeze(), "flatten": lambda x: x.flatten(), "select": lambda x: x[0],
+        "split": lambda x: x.split(1), "unbind": lambda x: x.unbind(-1), "chunk": lambda x: x.chunk(2, -1),
+        "narrow": lambda x: x.narrow(-1, 0, 0), "mT": lambda x: x.mT,
+    }
+    for shape in ((0,), (2, 0), (0, 3), (2, 0, 3), (0, 1, 0), (1, 0)):
+        x = mod.zeros(shape)
+        for name, fn in views.items():
+            def info(fn=fn, x=x):
+                out = fn(x)
+                out = out if isinstance(out, tuple) else (out,)
+                return [(tuple(v.shape), v.stride(), v.is_contiguous()) for v in out]
+
+            _try(log, f"{shape} {name}", info)
+
+
+def test_empty_views_shapes_and_strides():
+    _same(_empty_views)
+
+
+def _view_strides(mod, log):
+    views = {
+        "t.unsqueeze0": lambda x: x.mT.unsqueeze(0), "t.unsqueeze-1": lambda x: x.mT.unsqueeze(-1),
+        "t.unsqueeze1": lambda x: x.mT.unsqueeze(1), "expand": lambda x: x.expand(2, *x.shape),
+        "t.squeeze": lambda x: x.mT.squeeze(), "none": lambda x: x.mT[None, ..., None],
+        "view": lambda x: x.view(-1, 1), "step.view": lambda x: x[::2].reshape(-1),
+        "t.select": lambda x: x.mT[0], "t.reshape1": lambda x: x.mT.reshape(*x.mT.shape, 1),
+        "t.view": lambda x: x.mT.view(-1), "permute.view": lambda x: x.permute(1, 0, *range(2, x.dim())).view(-1),
+        "split": lambda x: x.mT.split(1, 1), "unbind": lambda x: x.mT.unbind(1),
+    }
+    for shape in ((2, 3), (1, 3), (3, 1), (2, 1, 3), (4, 2), (2, 2, 2), (1, 1)):
+        x = mod.arange(24.0)[: int(mod.tensor(shape).prod())].reshape(shape)
+        for name, fn in views.items():
+            def info(fn=fn, x=x):
+                out = fn(x)
+                out = out if isinstance(out, tuple) else (out,)
+                return [(tuple(v.shape), v.stride(), v.is_contiguous()) for v in out]
+
+            _try(log, f"{shape} {name}", info)
+
+
+def test_view_strides():
+    _same(_view_strides)

@@ -250,7 +250,11 @@ class Tensor:
 
     def stride(self, dim=None):
         d = self._data
-        if d.size == 0:  # numpy's strides of empty arrays are not PyTorch's: contiguous ones
+        if self._base is not None:
+            from .ops.views import view_strides
+
+            strides = view_strides(self)
+        elif d.size == 0:  # numpy's strides of empty arrays are not PyTorch's: contiguous ones
             strides, step = [], 1
             for s in reversed(d.shape):
                 strides.insert(0, step)

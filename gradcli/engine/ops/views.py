@@ -31,6 +31,72 @@ def region_index(chain: tuple, base: np.ndarray) -> np.ndarray:
     return np.asarray(replay(chain, positions))
 
 
+def _contiguous_strides(shape) -> list:
+    strides, step = [], 1
+    for s in reversed(shape):
+        strides.insert(0, step)
+        step *= max(s, 1)
+    return strides
+
+
+def view_strides(t: Tensor) -> tuple:
+    """PyTorch's strides for a view: its view steps applied to its base's strides, by
+    PyTorch's rules (numpy's strides of size-1 and empty dimensions are its own)."""
+    arr = t._base._data
+    strides = (_contiguous_strides(arr.shape) if arr.size == 0
+               else [s // arr.itemsize for s in arr.strides])
+    for fwd, meta in t._view_fn:
+        shape = arr.shape
+        arr = fwd(arr, *meta)
+        strides = list(_STRIDE_RULES[fwd](strides, shape, arr.shape, *meta))
+    return tuple(strides)
+
+
+def _view_strides(old_shape, old_strides, new_shape):
+    """PyTorch's computeStride: the strides of a view of another shape (it is viewable)."""
+    if not old_shape or int(np.prod(old_shape)) == 0:
+        return old_strides if tuple(old_shape) == tuple(new_shape) else _contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base = old_strides[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1
+                             and old_strides[tensor_d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if tensor_d > 0:
+                chunk_base = old_strides[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    return new_strides
+
+
+def _unsqueeze_strides(st, shape, out, new_shape, in_shape, dim):
+    return st[:dim] + [shape[dim] * st[dim] if dim < len(shape) else 1] + st[dim:]
+
+
+def _expand_strides(st, shape, out, new_shape, in_shape):
+    lead = len(new_shape) - len(in_shape)
+    return [0] * lead + [st[i] if in_shape[i] == new_shape[lead + i] else 0 for i in range(len(in_shape))]
+
+
+def _permute(st, dims):
+    return [st[d] for d in dims]
+
+
+def _swap(st, d0, d1):
+    st = list(st)
+    if st:
+        st[d0], st[d1] = st[d1], st[d0]
+    return st
+
+
+_STRIDE_RULES = {}  # forward function -> (strides, in shape, out shape, *meta) -> strides
+
+
 def _as_view(res: Tensor, x: Tensor, op, meta: tuple) -> Tensor:
     """Mark `res` (made by `op` from `x`) as a view: same storage, counter and base."""
     res._vc = x._vc
@@ -97,8 +163,16 @@ UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", lambda a, shape, in_sh
                     torch_call="a.transpose(0, -1).reshape(-1)")
 ALIAS = defop("alias", "AliasBackward0", lambda a: a.view(), lambda c, g: (g,), "d alias(a)/da = 1",
               torch_call="a[...]")
+def _squeeze_fwd(a, shape, in_shape, removed):
+    return _reshape_view(a, shape, in_shape)
+
+
+def _unsqueeze_fwd(a, shape, in_shape, dim):
+    return _reshape_view(a, shape, in_shape)
+
+
 SQUEEZE = {
-    name: defop(f"squeeze{i}", name, _reshape_view,
+    name: defop(f"squeeze{i}", name, _squeeze_fwd,
                 lambda c, g: (g.reshape(c.meta[1]),), "d squeeze(a)/da: reshape the gradient back",
                 torch_call=call)
     for i, (name, call) in enumerate((
@@ -107,7 +181,7 @@ SQUEEZE = {
         ("SqueezeBackward2", "a.unsqueeze(0).squeeze((0,))"),
         ("SqueezeBackward4", "a.reshape(-1) @ a.reshape(-1, 1)")))
 }
-UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", _reshape_view,
+UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", _unsqueeze_fwd,
                   lambda c, g: (g.reshape(c.meta[1]),), "d unsqueeze(a)/da: squeeze the gradient",
                   torch_call="a.unsqueeze(0)")
 TRANSPOSE = defop("transpose", "TransposeBackward0",
@@ -258,6 +332,21 @@ def regenerate_grad_fn(view: Tensor) -> None:
     move_retain_hook(view, old_fn)
 
 
+_STRIDE_RULES.update({
+    _reshape_view: lambda st, shape, out, new_shape, in_shape: _view_strides(shape, st, out),
+    _squeeze_fwd: lambda st, shape, out, new_shape, in_shape, removed: [
+        s for i, s in enumerate(st) if i not in removed],
+    _unsqueeze_fwd: _unsqueeze_strides,
+    ALIAS.forward: lambda st, shape, out: st,
+    TRANSPOSE.forward: lambda st, shape, out, d0, d1: _swap(st, d0, d1),
+    T.forward: lambda st, shape, out: st[::-1],
+    PERMUTE.forward: lambda st, shape, out, dims: _permute(st, dims),
+    EXPAND.forward: _expand_strides,
+    SELECT.forward: lambda st, shape, out, dim, index, in_shape: st[:dim] + st[dim + 1:],
+    SLICE.forward: lambda st, shape, out, dim, start, stop, step, in_shape: (
+        st[:dim] + [st[dim] * (step or 1)] + st[dim + 1:]),
+})
+
 # ------------------------------------------------------------ entry points
 
 
@@ -351,29 +440,32 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 def squeeze(x: Tensor, dim=None) -> Tensor:
     d = x._data
     if dim is None:
-        shape = tuple(s for s in d.shape if s != 1)
-        return view_op(SQUEEZE["SqueezeBackward0"], x, (shape, d.shape))
-    if isinstance(dim, (tuple, list)):
+        removed = tuple(i for i, s in enumerate(d.shape) if s == 1)
+        name = "SqueezeBackward0"
+    elif isinstance(dim, (tuple, list)):
         dims = {_wrap_dim(int(i), d.ndim) for i in dim}
-        shape = tuple(s for i, s in enumerate(d.shape) if not (i in dims and s == 1))
-        return view_op(SQUEEZE["SqueezeBackward2"], x, (shape, d.shape))
-    ax = _wrap_dim(dim, d.ndim)
-    shape = tuple(s for i, s in enumerate(d.shape) if not (i == ax and s == 1)) if d.ndim else ()
-    return view_op(SQUEEZE["SqueezeBackward1"], x, (shape, d.shape))
+        removed = tuple(i for i, s in enumerate(d.shape) if i in dims and s == 1)
+        name = "SqueezeBackward2"
+    else:
+        ax = _wrap_dim(dim, d.ndim)
+        removed = (ax,) if d.ndim and d.shape[ax] == 1 else ()
+        name = "SqueezeBackward1"
+    shape = tuple(s for i, s in enumerate(d.shape) if i not in removed)
+    return view_op(SQUEEZE[name], x, (shape, d.shape, removed))
 
 
 def squeeze_internal(x: Tensor, dim: int) -> Tensor:
     """The squeeze matmul uses for vector operands (PyTorch names it SqueezeBackward4)."""
     d = x._data
     shape = tuple(s for i, s in enumerate(d.shape) if i != dim)
-    return view_op(SQUEEZE["SqueezeBackward4"], x, (shape, d.shape))
+    return view_op(SQUEEZE["SqueezeBackward4"], x, (shape, d.shape, (dim,)))
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     d = x._data
     ax = _wrap_dim(dim, d.ndim + 1)
     shape = d.shape[:ax] + (1,) + d.shape[ax:]
-    return view_op(UNSQUEEZE, x, (shape, d.shape))
+    return view_op(UNSQUEEZE, x, (shape, d.shape, ax))
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -415,36 +507,39 @@ def mT(x: Tensor) -> Tensor:  # noqa: N802
     return transpose(x, -2, -1)
 
 
+def _type_string(x: Tensor) -> str:
+    """How PyTorch's C++ messages name a tensor's type (Tensor::toString)."""
+    return "CPUBoolType" if x._data.dtype == np.bool_ else f"torch.{x.dtype._legacy}"
+
+
 def expand(x: Tensor, *sizes) -> Tensor:
     sizes = _shape_arg(sizes)
     d = x._data
     if len(sizes) < d.ndim:
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{[{', '.join(map(str, d.shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
+            f"expand({_type_string(x)}{{[{', '.join(map(str, d.shape))}]}}, size=[{', '.join(map(str, sizes))}]): "
             "the number of sizes provided "
             f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({d.ndim})")
     lead = len(sizes) - d.ndim
-    shape = []
-    for i, s in enumerate(sizes):
+    shape = list(sizes)
+    for i in range(len(sizes) - 1, -1, -1):  # PyTorch checks from the last dimension
+        s = sizes[i]
         if i < lead:
-            if s < 0:
+            if s == -1:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}")
-            shape.append(s)
             continue
         have = d.shape[i - lead]
         if s == -1:
-            s = have
+            shape[i] = have
         elif have != 1 and s != have:
             raise RuntimeError(
                 f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
                 f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
                 f"Tensor sizes: [{', '.join(map(str, d.shape))}]")
-        shape.append(s)
-    shape = tuple(shape)
-    if shape == d.shape:
-        return view_op(EXPAND, x, (shape, d.shape))
-    return view_op(EXPAND, x, (shape, d.shape))
+    if any(s < 0 for s in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    return view_op(EXPAND, x, (tuple(shape), d.shape))
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
@@ -503,46 +598,116 @@ def _np_index(k):
     return arr
 
 
-def _check_advanced(d: np.ndarray, key: tuple) -> None:
-    """PyTorch's messages for bad advanced indices (bool mask shapes, out-of-range ints)."""
+def _is_mask(k) -> bool:
+    return isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim > 0
+
+
+def _walk_key(x: Tensor, key: tuple):
+    """PyTorch's applySlicing: the basic parts of `key` (ints, slices, None, ..., bools)
+    applied to `x` as views, in order; the advanced ones (index arrays, bool masks) kept
+    as (dimension of the result, array). A bad int names its position in the key; a
+    bool adds a dimension of size 1, indexed by [0] (True) or [] (False)."""
+    ndim = x._data.ndim
     consumed = sum(
         (k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1)
         for k in key if k is not None and k is not Ellipsis)
-    if consumed > d.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {d.ndim}")
-    dim = 0
-    nth = 0
-    for k in key:
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    res = x
+    dim = 0  # where the next index applies in the result so far
+    advanced = []
+    for pos, k in enumerate(key):
         if k is None:
-            continue
-        if k is Ellipsis:
-            dim += d.ndim - consumed
-            continue
-        if isinstance(k, np.ndarray):
-            if k.dtype == np.bool_:
-                for j, s in enumerate(k.shape):
-                    if s != d.shape[dim + j]:
-                        raise IndexError(
-                            f"The shape of the mask [{', '.join(map(str, k.shape))}] at index {j} "
-                            "does not match the shape of the indexed tensor "
-                            f"[{', '.join(map(str, d.shape))}] at index {dim + j}")
-                dim += max(k.ndim, 0) if k.ndim else 0
-                nth += 1
-                continue
-            size = d.shape[dim]
-            bad = (k >= size) | (k < -size)
-            if size == 0 and k.size:
+            res = unsqueeze(res, dim)
+            dim += 1
+        elif k is Ellipsis:
+            dim += ndim - consumed
+        elif isinstance(k, slice):
+            # inside a tuple, a slice that keeps the whole dimension is skipped (PyTorch)
+            if not (k.start in (None, 0) and k.step in (None, 1)
+                    and (k.stop is None or k.stop >= res._data.shape[dim])):
+                res = slice_dim(res, dim, _int_or_none(k.start), _int_or_none(k.stop),
+                                _int_or_none(k.step))
+            dim += 1
+        elif isinstance(k, np.ndarray):
+            if k.dtype == np.bool_ and k.ndim == 0:
+                res = unsqueeze(res, dim)
+                advanced.append((dim, np.zeros(1 if k else 0, dtype=np.int64)))
+                dim += 1
+            else:
+                advanced.append((dim, k))
+                dim += k.ndim if k.dtype == np.bool_ else 1
+        else:
+            res = select(res, dim, k, pos)
+    return res, advanced
+
+
+def _plan_advanced(shape: tuple, advanced: list):
+    """Masks must match the shape they index, the index arrays (a mask counts as one per
+    dimension it spans) must broadcast, and none may index a dimension of size 0 (unless
+    empty). Returns the integer arrays [(dimension, array)] and their broadcast shape."""
+    arrays = []
+    for at, k in advanced:
+        if k.dtype == np.bool_:
+            for j, size in enumerate(k.shape):
+                if size != shape[at + j]:
+                    raise IndexError(
+                        f"The shape of the mask [{', '.join(map(str, k.shape))}] at index {j} "
+                        "does not match the shape of the indexed tensor "
+                        f"[{', '.join(map(str, shape))}] at index {at + j}")
+            arrays.extend((at + j, nz) for j, nz in enumerate(np.nonzero(k)))
+        else:
+            arrays.append((at, k))
+    try:
+        common = np.broadcast_shapes(*(a.shape for _, a in arrays))
+    except ValueError:
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(f"[{', '.join(map(str, a.shape))}]" for _, a in arrays)) from None
+    if int(np.prod(common)):
+        for at, _ in arrays:
+            if shape[at] == 0:
                 raise IndexError("index is out of bounds for dimension with size 0")
-            if bad.any():
-                value = int(k.reshape(-1)[np.argmax(bad.reshape(-1))])
-                raise IndexError(
-                    f"index {value} is out of bounds for dimension {nth} with size {size}")
-            nth += 1
-        elif isinstance(k, (int, np.integer)):
-            size = d.shape[dim]
-            if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
-        dim += 1
+    return arrays, common
+
+
+def _advanced_result_shape(shape: tuple, arrays: list, common: tuple) -> tuple:
+    """The shape of x[key]: the broadcast index shape in place of the indexed dimensions
+    if they are adjacent, else in front (numpy's and PyTorch's rule)."""
+    dims = sorted(at for at, _ in arrays)
+    rest = [s for i, s in enumerate(shape) if i not in dims]
+    if dims[-1] - dims[0] + 1 == len(dims):
+        return tuple(shape[:dims[0]]) + tuple(common) + tuple(shape[dims[-1] + 1:])
+    return tuple(common) + tuple(rest)
+
+
+def _residual_key(shape: tuple, advanced: list, arrays: list, common: tuple) -> tuple:
+    """The numpy key for the sliced tensor; unless the result is empty, each index must be
+    in range: the first bad element in broadcast order names its array by number (PyTorch
+    checks no value when nothing is read or written: numpy would, so zeros stand in)."""
+    empty = not int(np.prod(_advanced_result_shape(shape, arrays, common)))
+    if not empty:
+        flat = [np.broadcast_to(a, common).reshape(-1) for _, a in arrays]
+        sizes = [shape[at] for at, _ in arrays]
+        bad = [(f >= n) | (f < -n) for f, n in zip(flat, sizes, strict=True)]
+        anywhere = np.logical_or.reduce(bad)
+        if anywhere.any():
+            first = int(np.argmax(anywhere))
+            nth = next(i for i, b in enumerate(bad) if b[first])
+            raise IndexError(f"index {int(flat[nth][first])} is out of bounds for dimension {nth} "
+                             f"with size {sizes[nth]}")
+    key = []
+    placed = dict(advanced)
+    dim = 0
+    while dim < len(shape):
+        k = placed.get(dim)
+        if k is None:
+            key.append(slice(None))
+            dim += 1
+            continue
+        key.append(np.zeros_like(k) if empty and k.dtype != np.bool_ else k)
+        dim += k.ndim if k.dtype == np.bool_ else 1
+    return tuple(key)
 
 
 def _numpy_key(key: tuple) -> tuple:
@@ -571,7 +736,8 @@ def _sequence_as_tuple(key):
 
 
 def getitem(x: Tensor, key) -> Tensor:
-    """Tensor indexing: basic indices give chains of views, advanced ones IndexBackward0."""
+    """Tensor indexing as PyTorch: the basic indices give a chain of views, then the
+    advanced ones (if any) an IndexBackward0 on that."""
     key = _sequence_as_tuple(key)
     d = x._data
     if not isinstance(key, tuple):
@@ -588,40 +754,14 @@ def getitem(x: Tensor, key) -> Tensor:
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
         key = (key,)
-    if any(_is_advanced(k) for k in key):
-        npkey = _numpy_key(tuple(k if _is_advanced(k) else _plain_index(k) for k in key))
-        _check_advanced(d, npkey)
-        return run_op(INDEX, (x,), (npkey, d.shape))
-    key = tuple(_plain_index(k) for k in key)
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if consumed > d.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {d.ndim}")
-    res = x
-    dim = 0  # where the next index applies in the result so far
-    real = 0  # PyTorch's dimension number in messages
-    for k in key:
-        if k is None:
-            res = unsqueeze(res, dim)
-            dim += 1
-            real += 1
-        elif k is Ellipsis:
-            dim += d.ndim - consumed
-            real += d.ndim - consumed
-        elif isinstance(k, slice):
-            real += 1
-            # inside a tuple, a slice that keeps the whole dimension is skipped (PyTorch)
-            if (k.start in (None, 0) and k.step in (None, 1)
-                    and (k.stop is None or k.stop >= res._data.shape[dim])):
-                dim += 1
-                continue
-            res = slice_dim(res, dim, _int_or_none(k.start), _int_or_none(k.stop), _int_or_none(k.step))
-            dim += 1
-        else:
-            res = select(res, dim, k, real)
-            real += 1
-    if res is x:
-        return alias(x)
-    return res
+    key = _numpy_key(tuple(k if _is_advanced(k) else _plain_index(k) for k in key))
+    res, advanced = _walk_key(x, key)
+    if not advanced:
+        return alias(x) if res is x else res
+    shape = res._data.shape
+    arrays, common = _plan_advanced(shape, advanced)
+    npkey = _residual_key(shape, advanced, arrays, common)
+    return run_op(INDEX, (res,), (npkey, shape))
 
 
 def _int_or_none(v):
@@ -677,22 +817,92 @@ def copy_(x: Tensor, src, non_blocking=False) -> Tensor:
     return x._apply_inplace(lambda old, s: run_op(COPY, (old, s)), src)
 
 
+def _type_name(value) -> str:
+    t = type(value)
+    if t.__module__ == "builtins":
+        return t.__name__
+    return f"{t.__module__.split('.')[0]}.{t.__name__}" if t.__module__.startswith("numpy") else t.__name__
+
+
+def _setitem_value(x: Tensor, value) -> Tensor:
+    """The value of x[key] = value as a tensor: numbers take x's dtype; other non-tensors
+    are refused, as PyTorch does."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return make(np.asarray(value, dtype=x._data.dtype))
+    raise TypeError(f"can't assign a {_type_name(value)} to a torch.{x.dtype._legacy}")
+
+
+def _strip_leading_ones(v: Tensor) -> Tensor:
+    """PyTorch drops the value's leading size-1 dimensions before broadcasting it."""
+    shape = v._data.shape
+    n = 0
+    while n < len(shape) and shape[n] == 1:
+        n += 1
+    return view(v, shape[n:]) if n else v
+
+
+def _copy_to(dst: Tensor, v: Tensor) -> None:
+    """x[basic key] = v as PyTorch: copy_ if the shapes match, fill_ with a 0-d value, else
+    copy_ of v viewed without its leading 1s and expanded to the target."""
+    shape = v._data.shape
+    if shape != dst._data.shape:
+        if not shape:
+            dst.fill_(v)
+            return
+        n = 0
+        while n < len(shape) and shape[n] == 1:
+            n += 1
+        v = view(v, shape[n:])
+        if shape[n:] != dst._data.shape:
+            v = expand(v, dst._data.shape)
+    copy_(dst, v)
+
+
 def setitem(x: Tensor, key, value) -> None:
-    """x[key] = value: a copy into a view (basic) or index_put_ (advanced), in place."""
+    """x[key] = value as PyTorch: the basic indices select a view (or x itself), then a
+    copy into it, or index_put_ on it for the advanced indices."""
+    v = _setitem_value(x, value)
+    if key is False:
+        return
+    if key is True or key is None:
+        _copy_to(unsqueeze(x, 0), v)
+        return
+    if key is Ellipsis:
+        _copy_to(x, v)
+        return
     key = _sequence_as_tuple(key)
+    if not isinstance(key, tuple) and not _is_advanced(key):
+        _copy_to(getitem(x, key), v)
+        return
     if not isinstance(key, tuple):
         key = (key,)
-    if any(_is_advanced(k) for k in key):
-        npkey = _numpy_key(tuple(k if _is_advanced(k) else _plain_index(k) for k in key))
-        _check_advanced(x._data, npkey)
-        v = value if isinstance(value, Tensor) else make(np.asarray(value, dtype=x._data.dtype))
-        vshape = v._data.shape
-
-        def compute(old, val):
-            arr = val._data if val._data.dtype == old._data.dtype else val._data.astype(old._data.dtype)
-            return run_op(INDEX_PUT, (old, val), (npkey, vshape), arrays=(old._data, arr))
-
-        x._apply_inplace(compute, v)
+    key = _numpy_key(tuple(k if _is_advanced(k) else _plain_index(k) for k in key))
+    sliced, advanced = _walk_key(x, key)
+    if not advanced:
+        _copy_to(sliced, v)
         return
-    target = getitem(x, key)
-    copy_(target, value)
+    shape = sliced._data.shape
+    arrays, common = _plan_advanced(shape, advanced)
+    v = _strip_leading_ones(v)
+    target = _advanced_result_shape(shape, arrays, common)
+    vs = v._data.shape
+    if len(vs) > len(target) or any(a not in (1, b) for a, b in zip(vs[::-1], target[::-1], strict=False)):
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape [{', '.join(map(str, vs))}] cannot be "
+            f"broadcast to indexing result of shape [{', '.join(map(str, target))}]")
+    masked_fill = len(advanced) == 1 and _is_mask(advanced[0][1]) and not vs
+    if v._data.dtype != sliced._data.dtype and not masked_fill:
+        from ..tensor import _type_word
+
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_type_word(sliced.dtype)} for the destination and {_type_word(v.dtype)} for the source.")
+    npkey = _residual_key(shape, advanced, arrays, common)
+
+    def compute(old, val):
+        arr = val._data if val._data.dtype == old._data.dtype else val._data.astype(old._data.dtype)
+        return run_op(INDEX_PUT, (old, val), (npkey, vs), arrays=(old._data, arr))
+
+    sliced._apply_inplace(compute, v)
