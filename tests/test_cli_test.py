@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from process_helpers import kill_process_group, read_until
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ci"
 HUGE_STEPS = "1000000000000"  # so that only the wall clock can stop slow_loop.grad
@@ -332,23 +333,6 @@ def test_junit_target_not_writable(tmp_path):
 
 
 # ---------------------------------------------------------------- Ctrl-C
-def _read_until(proc, marker: bytes, deadline: float) -> bytes:
-    import selectors
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    data = b""
-    while marker not in data:
-        left = deadline - time.monotonic()
-        if left <= 0 or proc.poll() is not None and not sel.select(0):
-            break
-        if sel.select(left):
-            chunk = os.read(proc.stdout.fileno(), 4096)
-            if not chunk:
-                break
-            data += chunk
-    return data
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
 def test_ctrl_c_writes_partial_junit_and_exits_130(tmp_path):
     tree(tmp_path, "test_gradient.grad", "test_golden.grad")
@@ -361,14 +345,11 @@ def test_ctrl_c_writes_partial_junit_and_exits_130(tmp_path):
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
         start_new_session=True)
     try:
-        seen = _read_until(proc, b"zz_slow_loop.grad ... ", time.monotonic() + 60)
-        assert b"zz_slow_loop.grad ... " in seen, seen
+        seen = read_until(proc, b"zz_slow_loop.grad ... ", timeout=60)
         os.killpg(proc.pid, signal.SIGINT)
         rest, err = proc.communicate(timeout=30)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        kill_process_group(proc)
     out = (seen + rest).decode()
     assert proc.returncode == 130, out + err.decode()
     assert "interrupted" in err.decode()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import resource
-import selectors
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from process_helpers import kill_process_group, read_until
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pipes")
 ENV = dict(os.environ, NO_COLOR="1", COLUMNS="100")
@@ -41,32 +41,16 @@ def gradcli(*args, cwd, stdin=None, timeout=WAIT, env=None, **kw):
                           capture_output=True, timeout=timeout, env=env or ENV, **kw)
 
 
-def read_until(proc, marker: bytes, timeout: float = WAIT) -> bytes:
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    data, end = b"", time.monotonic() + timeout
-    while marker not in data and time.monotonic() < end:
-        if sel.select(max(end - time.monotonic(), 0)):
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            if not chunk:
-                break
-            data += chunk
-    assert marker in data, data[-500:]
-    return data
-
-
 def interrupt_after(args, marker, cwd):
     proc = subprocess.Popen([sys.executable, "-m", "gradcli", *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
                             start_new_session=True)
     try:
-        seen = read_until(proc, marker)
+        seen = read_until(proc, marker, WAIT)
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=WAIT)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        kill_process_group(proc)
     return proc.returncode, (seen + out).decode(), err.decode()
 
 
@@ -235,7 +219,7 @@ def test_interrupted_test_run_writes_a_valid_report(tmp_path, when):
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
         start_new_session=True)
     try:
-        seen = read_until(proc, b"test_zz_long.grad ... ")
+        seen = read_until(proc, b"test_zz_long.grad ... ", WAIT)
         # the long file is running (its forward, then 1000 backwards): interrupt it
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline and proc.poll() is None:
@@ -246,9 +230,7 @@ def test_interrupted_test_run_writes_a_valid_report(tmp_path, when):
             except subprocess.TimeoutExpired:
                 continue
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        kill_process_group(proc)
     out = (seen + rest).decode()
     assert proc.returncode == 130, out + err.decode()
     assert "Traceback" not in out + err.decode()

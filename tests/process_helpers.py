@@ -1,0 +1,37 @@
+"""Helpers for the tests that interrupt a running ``gradcli`` with Ctrl-C
+(tests/test_cli_test.py, tests/test_faults.py)."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import time
+
+
+def read_until(proc, marker: bytes, timeout: float) -> bytes:
+    """What ``proc`` has written on stdout once ``marker`` shows (so the test knows where
+    the run is before it interrupts it); fails the test if it does not show within
+    ``timeout`` seconds or before the process ends."""
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    data, deadline = b"", time.monotonic() + timeout
+    while marker not in data:
+        left = deadline - time.monotonic()
+        if left <= 0 or proc.poll() is not None and not sel.select(0):
+            break
+        if sel.select(left):
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            data += chunk
+    assert marker in data, data[-500:]
+    return data
+
+
+def kill_process_group(proc) -> None:
+    """SIGKILL the process group of ``proc`` (started with ``start_new_session=True``) if
+    it is still running, so a failing test leaves no gradcli processes behind."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
