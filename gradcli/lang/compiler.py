@@ -632,12 +632,18 @@ class Compiler:
             return orelse(env)
         return ex
 
-    def s_While(self, node):
-        test = self.expr(node.test)
+    def _loop_blocks(self, node):
+        """``(body, orelse or None)`` of a while or for loop: the body is compiled inside the
+        loop (where 'break' and 'continue' belong to it), the else block outside it."""
         self.loop_depth += 1
         body = self.block(node.body)
         self.loop_depth -= 1
         orelse = self.block(node.orelse) if node.orelse else None
+        return body, orelse
+
+    def s_While(self, node):
+        test = self.expr(node.test)
+        body, orelse = self._loop_blocks(node)
 
         def ex(env):
             while test(env):
@@ -656,10 +662,7 @@ class Compiler:
     def s_For(self, node):
         it = self.expr(node.iter)
         store = self.store(node.target)
-        self.loop_depth += 1
-        body = self.block(node.body)
-        self.loop_depth -= 1
-        orelse = self.block(node.orelse) if node.orelse else None
+        body, orelse = self._loop_blocks(node)
         loc = self.loc(node.iter)
         fast_local = None
         if isinstance(node.target, A.Name):
