@@ -768,16 +768,21 @@ def _int_or_none(v):
     return None if v is None else int(v)
 
 
-def _index_put_fwd(a, v, key, v_shape):
+def _index_put_fwd(a, v, key, v_shape, accumulate=False):
     out = a.copy()
-    out[key] = v
+    if accumulate:  # repeated indices add up
+        np.add.at(out, key, v)
+    else:
+        out[key] = v
     return out
 
 
 def _index_put_backward(c, g):
     key = c.meta[0]
     ga = None
-    if c.needs(0):
+    if c.needs(0) and len(c.meta) > 2 and c.meta[2]:
+        ga = g
+    elif c.needs(0):
         mask = np.ones(g._data.shape, dtype=bool)
         mask[key] = False
         ga = g * make(mask).to(g.dtype)
@@ -883,26 +888,69 @@ def setitem(x: Tensor, key, value) -> None:
     if not advanced:
         _copy_to(sliced, v)
         return
-    shape = sliced._data.shape
+    _put(sliced, advanced, _strip_leading_ones(v), False, True)
+
+
+def _put(x: Tensor, advanced: list, v: Tensor, accumulate: bool, inplace: bool) -> Tensor:
+    """index_put(_) of `v` at the advanced indices of `x`, with PyTorch's checks in its order."""
+    shape = x._data.shape
     arrays, common = _plan_advanced(shape, advanced)
-    v = _strip_leading_ones(v)
     target = _advanced_result_shape(shape, arrays, common)
     vs = v._data.shape
     if len(vs) > len(target) or any(a not in (1, b) for a, b in zip(vs[::-1], target[::-1], strict=False)):
         raise RuntimeError(
             f"shape mismatch: value tensor of shape [{', '.join(map(str, vs))}] cannot be "
             f"broadcast to indexing result of shape [{', '.join(map(str, target))}]")
-    masked_fill = len(advanced) == 1 and _is_mask(advanced[0][1]) and not vs
-    if v._data.dtype != sliced._data.dtype and not masked_fill:
+    masked_fill = len(advanced) == 1 and _is_mask(advanced[0][1]) and not vs and not accumulate
+    if v._data.dtype != x._data.dtype and not masked_fill:
         from ..tensor import _type_word
 
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
-            f"{_type_word(sliced.dtype)} for the destination and {_type_word(v.dtype)} for the source.")
+            f"{_type_word(x.dtype)} for the destination and {_type_word(v.dtype)} for the source.")
     npkey = _residual_key(shape, advanced, arrays, common)
+    meta = (npkey, vs, True) if accumulate else (npkey, vs)
 
     def compute(old, val):
         arr = val._data if val._data.dtype == old._data.dtype else val._data.astype(old._data.dtype)
-        return run_op(INDEX_PUT, (old, val), (npkey, vs), arrays=(old._data, arr))
+        return run_op(INDEX_PUT, (old, val), meta, arrays=(old._data, arr))
 
-    sliced._apply_inplace(compute, v)
+    if inplace:
+        return x._apply_inplace(compute, v)
+    return compute(x, v)
+
+
+def _index_put_args(name: str, indices, values) -> list:
+    """Tensor.index_put(_)'s argument checks; the indices as (dimension, array) pairs."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'indices' (position 1) must be tuple of Tensors, "
+                        f"not {type(indices).__name__}")
+    for i, k in enumerate(indices):
+        if not isinstance(k, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(k).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{name}(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if not indices:
+        raise RuntimeError("sym_strides() called on an undefined Tensor")
+    advanced, dim = [], 0
+    for k in indices:
+        arr = _np_index(k)
+        advanced.append((dim, arr))
+        dim += arr.ndim if arr.dtype == np.bool_ else 1
+    return advanced, dim
+
+
+def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """x.index_put_(indices, values, accumulate=False): in place, IndexPutBackward0."""
+    advanced, count = _index_put_args("index_put_", indices, values)
+    if count > x._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x._data.ndim} (got {count})")
+    return _put(x, advanced, values, bool(accumulate), True)
+
+
+def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """x.index_put(indices, values, accumulate=False): a new tensor."""
+    advanced, count = _index_put_args("index_put", indices, values)
+    if count > x._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x._data.ndim} (got {count})")
+    return _put(x, advanced, values, bool(accumulate), False)
