@@ -233,6 +233,8 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     gshape = g._data.shape
     if gshape == shape:
         return g
+    if not shape:
+        return g.sum()  # as PyTorch's sum_to: a 0-d target is one plain sum (SumBackward0)
     lead = len(gshape) - len(shape)
     dims = list(range(lead))
     for i, s in enumerate(shape):
