@@ -208,6 +208,14 @@ def test_pow_graph_semantics(code):
     "out.append(torch.clamp(torch.tensor([1., 5]), min=torch.tensor([2., 0], dtype=torch.float64)))",
     "out.append(torch.clamp(torch.tensor([1., 5]), min=torch.tensor(2., dtype=torch.float64)))",
     "out.append(torch.clamp(a[:2], min=torch.tensor([[1.], [2.]])))",
+    # one tensor bound and one number: a 0-d tensor without grad is read as a number
+    "r = torch.clamp(a, torch.tensor(1.5, dtype=torch.float64), 2); out.append(r)",
+    "r = torch.clip(a, 1, torch.tensor(2.0)); out.append(r); out.append(torch.autograd.grad(r.sum(), a))",
+    "r = a.clamp(torch.tensor(1), 2.5); out.append(r)",
+    "x = a.detach().clone(); x.clamp_(torch.tensor(1.5), 2.5); out.append(x)",
+    "out.append(torch.clamp(a, torch.tensor(1.5, requires_grad=True), 2.5))",
+    "out.append(torch.clamp(a, 1.5, torch.tensor([2.0])))",
+    "out.append(a.clip(torch.tensor([1.0]), 2.0))",
 ])
 def test_clamp_with_tensor_bounds(code):
     def run(mod):

@@ -55,10 +55,17 @@ from gradcli.engine.ops.creation import (  # noqa: F401
 from gradcli.engine.ops.elementwise import (  # noqa: F401
     abs,
     add,
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
     ceil,
     clamp,
     clamp_max,
     clamp_min,
+    clip,
     cos,
     div,
     eq,
@@ -101,7 +108,7 @@ from gradcli.engine.ops.elementwise import (  # noqa: F401
     trunc,
     where,
 )
-from gradcli.engine.ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer  # noqa: F401
+from gradcli.engine.ops.linalg import addmm, bmm, dot, ger, matmul, mm, mv, outer  # noqa: F401
 from gradcli.engine.ops.nn import log_softmax, softmax  # noqa: F401
 from gradcli.engine.ops.reductions import RETURN_TYPES as _RETURN_TYPES
 from gradcli.engine.ops.reductions import (  # noqa: F401
@@ -133,12 +140,15 @@ from gradcli.engine.ops.shape import (  # noqa: F401
     hstack,
     nonzero,
     split,
+    split_with_sizes,
     stack,
     unbind,
     vstack,
 )
 from gradcli.engine.ops.views import (  # noqa: F401
     flatten,
+    index_put,
+    index_put_,
     narrow,
     permute,
     reshape,
@@ -155,7 +165,6 @@ from gradcli.engine.tensor import Tensor  # noqa: F401
 from . import autograd, nn  # noqa: F401
 from .autograd import Variable  # noqa: F401
 
-clip = clamp
 absolute = abs
 negative = neg
 subtract = sub

@@ -807,7 +807,8 @@ def _type_names(args, kwargs) -> list:
 
 
 def clamp_bounds(name: str, args: tuple, kwargs: dict, method: bool):
-    """(min, max) from a clamp call; a Tensor bound with a number bound matches neither
+    """(min, max) from a clamp call. A Tensor bound with a number bound takes the Number
+    overload if the tensor is 0-d without grad (as a number); else it matches neither
     overload: PyTorch's TypeError, as the function or the method spells it."""
     if len(args) > 2 or set(kwargs) - {"min", "max"}:
         raise TypeError(f"{name}() got an unexpected combination of arguments")
@@ -815,6 +816,9 @@ def clamp_bounds(name: str, args: tuple, kwargs: dict, method: bool):
     hi = args[1] if len(args) > 1 else kwargs.get("max")
     if lo is None or hi is None or isinstance(lo, Tensor) == isinstance(hi, Tensor):
         return lo, hi
+    t = lo if isinstance(lo, Tensor) else hi
+    if t._data.ndim == 0 and not t._requires_grad:  # PyTorch reads it as a Number
+        return (t.item(), hi) if t is lo else (lo, t.item())
     got = ", ".join(_type_names(args if method else ("x", *args), kwargs))
     if method:
         got = got if args else got + ", "
