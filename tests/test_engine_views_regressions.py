@@ -496,3 +496,42 @@ def _index_put(mod, log):
 
 def test_index_put():
     _same(_index_put)
+
+
+def _odd_keys(mod, log):
+    T = mod.tensor
+    x = mod.zeros(2, 3)
+    keys = [(Ellipsis, Ellipsis, 0), (Ellipsis, Ellipsis, 5), (Ellipsis, Ellipsis, slice(1, None)),
+            (Ellipsis, Ellipsis, slice(None)), (Ellipsis, Ellipsis, slice(0, None)), (Ellipsis, Ellipsis, None),
+            (Ellipsis, Ellipsis, T([0])), (Ellipsis, Ellipsis, T([True, False, True])), (Ellipsis, Ellipsis),
+            (Ellipsis, 0, Ellipsis), (0, Ellipsis, Ellipsis, 1), (Ellipsis, Ellipsis, T(True)),
+            (Ellipsis, Ellipsis, T([0]), T([0]))]
+    for k in keys:
+        _try(log, f"get {k}", lambda k=k: tuple(x[k].shape))
+
+        def put(k=k):
+            x[k] = 1.0
+            return x.tolist()
+
+        _try(log, f"set {k}", put)
+    s = mod.tensor(5.0)
+    for k in (-2, -1, 0, 1, 3, T(0), T(2)):
+        _try(log, f"0-d get {k}", lambda k=k: s[k])
+
+        def put0(k=k):
+            s[k] = 1.0
+
+        _try(log, f"0-d set {k}", put0)
+    a = mod.zeros(2, 3, requires_grad=True)
+    for k in (slice(None), slice(0, 2), slice(0, 5), slice(None, None, 1), slice(1, None), (slice(None),),
+              (slice(None), slice(None)), (slice(None), slice(0, 3))):
+        def put_slice(k=k):
+            c = a * 1
+            c[k] = mod.ones(3)
+            return _chain(c)
+
+        _try(log, f"slice set {k}", put_slice)
+
+
+def test_unusual_keys():
+    _same(_odd_keys)

@@ -602,6 +602,10 @@ def _is_mask(k) -> bool:
     return isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim > 0
 
 
+def _full_slice(k: slice, size: int) -> bool:
+    return k.start in (None, 0) and k.step in (None, 1) and (k.stop is None or k.stop >= size)
+
+
 def _walk_key(x: Tensor, key: tuple):
     """PyTorch's applySlicing: the basic parts of `key` (ints, slices, None, ..., bools)
     applied to `x` as views, in order; the advanced ones (index arrays, bool masks) kept
@@ -624,8 +628,10 @@ def _walk_key(x: Tensor, key: tuple):
             dim += ndim - consumed
         elif isinstance(k, slice):
             # inside a tuple, a slice that keeps the whole dimension is skipped (PyTorch)
-            if not (k.start in (None, 0) and k.step in (None, 1)
-                    and (k.stop is None or k.stop >= res._data.shape[dim])):
+            n = res._data.ndim
+            if not _full_slice(k, res._data.shape[dim] if dim < n else 0):
+                if dim >= n:  # several ... can step past the last dimension
+                    _wrap_dim(dim, n)
                 res = slice_dim(res, dim, _int_or_none(k.start), _int_or_none(k.stop),
                                 _int_or_none(k.step))
             dim += 1
@@ -638,7 +644,12 @@ def _walk_key(x: Tensor, key: tuple):
                 advanced.append((dim, k))
                 dim += k.ndim if k.dtype == np.bool_ else 1
         else:
+            if dim >= res._data.ndim:  # several ... can step past the last dimension
+                raise IndexError(f"index {k} is out of bounds for dimension {pos} with size 0")
             res = select(res, dim, k, pos)
+    if advanced and advanced[-1][0] >= res._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {res._data.ndim} "
+                         f"(got {advanced[-1][0] + 1})")
     return res, advanced
 
 
@@ -748,7 +759,7 @@ def getitem(x: Tensor, key) -> Tensor:
             return slice_dim(x, 0, _int_or_none(key.start), _int_or_none(key.stop),
                              _int_or_none(key.step))
         if d.ndim == 0 and isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            if key < 0:
+            if key != 0:
                 raise IndexError(f"index {key} is out of bounds for dimension 0 with size 0")
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
@@ -878,6 +889,9 @@ def setitem(x: Tensor, key, value) -> None:
         _copy_to(x, v)
         return
     key = _sequence_as_tuple(key)
+    if isinstance(key, slice) and x._data.ndim and _full_slice(key, x._data.shape[0]):
+        _copy_to(x, v)  # (x[:] = v writes x itself; reading x[:] makes a slice view)
+        return
     if not isinstance(key, tuple) and not _is_advanced(key):
         _copy_to(getitem(x, key), v)
         return
