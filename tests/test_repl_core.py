@@ -79,6 +79,8 @@ def test_enter_inside_a_multi_line_input_opens_a_line():
     ("if a:  # comment", "    "),
     ("s = 'a:'", ""),
     ("xs = [", "    "),
+    ("if s == 'a\\'b':  # an escaped quote stays inside the string", "    "),
+    ("s = 'a\\'b'  # then the comment ends with a colon:", ""),
 ])
 def test_next_indent(line, indent):
     assert next_indent(line) == indent

@@ -395,14 +395,9 @@ def next_indent(line: str) -> str:
 
 
 def _strip_comment(line: str) -> str:
-    quote = None
-    for i, c in enumerate(line):
-        if quote:
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c == "#":
+    """The line without its comment: the first # outside a string (escapes respected)."""
+    for i, c in _unquoted_chars(line)[0]:
+        if c == "#":
             return line[:i]
     return line
 
