@@ -331,3 +331,47 @@ def test_binary_cross_entropy_gradients_to_third_order(xs, kw, dtype):
     assert [n for _, n in ours] == [n for _, n in theirs]
     for (o, _), (t, _) in zip(ours, theirs, strict=True):
         _close(o, t, dtype)
+
+
+GRAPH_FNS = {
+    "mse": lambda m, x: m.nn.functional.mse_loss(x, x.detach() * 0.5 + 0.1),
+    "mse_sum": lambda m, x: m.nn.functional.mse_loss(x, m.ones_like(x), reduction="sum"),
+    "mse_none": lambda m, x: m.nn.functional.mse_loss(x, m.ones_like(x) * 0.3, reduction="none"),
+    "mse_both": lambda m, x: m.nn.functional.mse_loss(x, x * x),
+    "logsumexp": lambda m, x: x.logsumexp(-1),
+    "norm": lambda m, x: x.norm(),
+    "norm3_dim": lambda m, x: x.norm(p=3, dim=-1),
+    "norm1_5": lambda m, x: x.norm(p=1.5),
+    "mean": lambda m, x: x.mean(),
+    "mean_dim": lambda m, x: x.mean(-1),
+    "var_dim": lambda m, x: x.var(-1),
+    "softmax_dtype": lambda m, x: m.softmax(x.float(), -1, dtype=m.float64),
+    "log_softmax_dtype": lambda m, x: m.log_softmax(x.float(), -1, dtype=m.float64),
+    "amax": lambda m, x: x.amax(-1),
+    "amin_all": lambda m, x: x.amin(),
+}
+
+
+@pytest.mark.parametrize("values", [M23, [1.5, -0.25, 0.0], [[2.0, NAN, 1.0], [1.0, 1.0, 0.5]]],
+                         ids=["2x3", "vec", "nan_ties"])
+@pytest.mark.parametrize("name", sorted(GRAPH_FNS))
+def test_more_second_order_graphs(name, values):
+    _compare(GRAPH_FNS[name], values, "float64")
+
+
+@pytest.mark.parametrize("values,dim", [([0.0], None), ([[0.0, 2.0]], 0), ([[INF, 0.0, 1.0]], 0),
+                                        ([[0.0, 2.0], [3.0, 1.0]], 1)])
+def test_prod_of_one_element_slices_passes_the_gradient(values, dim):
+    def fn(m, x):
+        return x.prod() if dim is None else x.prod(dim)
+
+    _compare(fn, values, "float64", names_upto=2)
+
+
+@pytest.mark.parametrize("x,t", [([0.5, 2.0], [0.5, 2.0]), ([0.5, 0.5], [0.5, NAN]), ([0.5, 0.5], [0.5, -1.0]),
+                                 ([NAN], [0.5]), ([0.2, 0.7], [0.0, 1.0])])
+def test_binary_cross_entropy_range_checks(x, t):
+    def fn(m):
+        return m.nn.functional.binary_cross_entropy(m.tensor(x), m.tensor(t))
+
+    assert _outcome(gt, fn) == _outcome(torch, fn)

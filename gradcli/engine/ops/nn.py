@@ -79,12 +79,14 @@ SOFTMAX_BACKWARD = defop(
     "softmax_backward_data", "SoftmaxBackwardDataBackward0", _softmax_bwd_fwd,
     _softmax_double_backward, "d[s*(g - sum(g*s))]/dg, /ds", save="inputs",
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
-               "torch.softmax(a, -1), a, a * 0.5 + 1, create_graph=True)[0] * a)(a)")
+               "torch.softmax(a, -1), a, _W ** 2 + a * 0.5, create_graph=True)[0] * (_W ** 3 + a))(a)"
+               .replace("_W", "(torch.ones_like(a).cumsum(-1) * 0.5)"))
 LOG_SOFTMAX_BACKWARD = defop(
     "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _log_softmax_bwd_fwd,
     _log_softmax_double_backward, "d[g - exp(y)*sum(g)]/dg, /dy", save="inputs",
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
-               "torch.log_softmax(a, -1), a, a * 0.5 + 1, create_graph=True)[0] * a)(a)")
+               "torch.log_softmax(a, -1), a, _W ** 2 + a * 0.5, create_graph=True)[0] * (_W ** 3 + a))(a)"
+               .replace("_W", "(torch.ones_like(a).cumsum(-1) * 0.5)"))
 
 
 def _reduce(arr, reduction):
@@ -488,8 +490,11 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
 
         raise RuntimeError(
             f"Found dtype {_type_word(target.dtype)} but expected {_type_word(input.dtype)}")
-    if x.size and ((x < 0).any() or (x > 1).any()):
+    if x.size and not ((x >= 0) & (x <= 1)).all():  # nan is out of range too
         raise RuntimeError("all elements of input should be between 0 and 1")
+    t = target._data
+    if t.size and not ((t >= 0) & (t <= 1)).all():
+        raise RuntimeError("all elements of target should be between 0 and 1")
     w = None
     if weight is not None:
         w = np.broadcast_to(weight._data.astype(x.dtype), x.shape)

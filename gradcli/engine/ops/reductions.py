@@ -109,6 +109,8 @@ def _prod_backward(c, g):
         return (g * (c.result / a),)
     if zeros > 1 and not GRAD_ENABLED[0]:
         return (make(np.zeros_like(a._data)),)
+    if a._data.size == 1:  # the product of no others: the gradient itself
+        return (g.view(a._data.shape),)
     return ((g * _exclusive_prod(a.reshape(-1), 0)).view(a._data.shape),)  # ViewBackward0
 
 
@@ -125,6 +127,8 @@ def _prod_dim_backward(c, g):
     g = _unsqueeze_to(g, (dim,), keepdim)
     if not (a._data == 0).any():
         return (g * (_unsqueeze_to(c.result, (dim,), keepdim) / a),)
+    if a._data.shape[dim] == 1:  # the product of no others: the gradient itself
+        return (g,)
     return (g * _exclusive_prod(a, dim),)
 
 
@@ -144,6 +148,16 @@ def _evenly_to_ties(c, g):
     return (_unsqueeze_to(g, dims, keepdim) * mask / count,)
 
 
+def _scale_grad_by_count(c, g):
+    """amax/amin: PyTorch's scale_grad_by_count, (g / count) * (a == result): a nan maximum
+    matches nothing, so its slice gets 0/0 = nan."""
+    a = c.saved[0]
+    shape, dims, keepdim = c.meta
+    mask = (a == _unsqueeze_to(c.result, dims, keepdim)).to(g.dtype)
+    count = mask.sum(dims, keepdim=True) if dims else mask.sum()
+    return ((_unsqueeze_to(g, dims, keepdim) / count) * mask,)
+
+
 MAX_ALL = defop("max", "MaxBackward1", lambda a, shape, dims, keepdim: np.max(a),
                 _evenly_to_ties, "d max(a)/da = 1 at the maximum (split among ties)",
                 save="inputs result", torch_call="a.max()")
@@ -151,10 +165,10 @@ MIN_ALL = defop("min", "MinBackward1", lambda a, shape, dims, keepdim: np.min(a)
                 _evenly_to_ties, "d min(a)/da = 1 at the minimum (split among ties)",
                 save="inputs result", torch_call="a.min()")
 AMAX = defop("amax", "AmaxBackward0", lambda a, shape, dims, keepdim: np.max(a, axis=dims, keepdims=keepdim),
-             _evenly_to_ties, "d amax(a, dim)/da = 1 at the maxima (split among ties)",
+             _scale_grad_by_count, "d amax(a, dim)/da = 1 at the maxima (split among ties)",
              save="inputs result", torch_call="a.amax(0)")
 AMIN = defop("amin", "AminBackward0", lambda a, shape, dims, keepdim: np.min(a, axis=dims, keepdims=keepdim),
-             _evenly_to_ties, "d amin(a, dim)/da = 1 at the minima (split among ties)",
+             _scale_grad_by_count, "d amin(a, dim)/da = 1 at the minima (split among ties)",
              save="inputs result", torch_call="a.amin(0)")
 
 
@@ -262,7 +276,7 @@ def _mul_scalar_fwd(a, s):
 MUL_SCALAR = defop("mul_scalar", "MulBackward1", _mul_scalar_fwd,
                    lambda c, g: (run_op(MUL_SCALAR, (g,), c.meta),), "d(a*s)/da = s",
                    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
-                              "a.std(), a, create_graph=True)[0])(a)")
+                              "a.std(), a, create_graph=True)[0] * a)(a)")
 
 
 def _div_scalar_fwd(a, s):
@@ -275,8 +289,10 @@ def _div_scalar_fwd(a, s):
 # class probabilities): DivBackward1
 DIV_SCALAR = defop("div_scalar", "DivBackward1", _div_scalar_fwd,
                    lambda c, g: (run_op(DIV_SCALAR, (g,), c.meta),), "d(a/s)/da = 1/s",
+                   # times a.sum(): cross_entropy alone is shift-invariant, so the sum of
+                   # its gradient is rounding noise (the fuzzer's create_graph scenario)
                    torch_call="torch.nn.functional.cross_entropy(a.reshape(1, -1), "
-                              "torch.ones_like(a.reshape(1, -1)) / a.numel())")
+                              "torch.ones_like(a.reshape(1, -1)) / a.numel()) * a.sum()")
 
 
 def _var_backward_of(g, a, dims, correction, keepdim, full):
