@@ -535,3 +535,36 @@ def _odd_keys(mod, log):
 
 def test_unusual_keys():
     _same(_odd_keys)
+
+
+def _expanded_writes(mod, log):
+    import warnings
+
+    T = mod.tensor
+    ops = {
+        "mul_": lambda x: x.mul_(2), "add_": lambda x: x.add_(1), "copy_": lambda x: x.copy_(mod.ones(2, 3)),
+        "fill_t": lambda x: x.fill_(T(3.0)), "set[0]": lambda x: x.__setitem__(0, 1.0),
+        "set[:, 1]": lambda x: x.__setitem__((slice(None), 1), 7.0), "set...": lambda x: x.__setitem__(..., 4.0),
+        "setidx": lambda x: x.__setitem__(T([0]), 1.0), "setidx2": lambda x: x.__setitem__((T([1]), T([2])), 5.0),
+        "mask": lambda x: x.__setitem__(x > 0.5, 1.0), "neg_": lambda x: x.neg_(),
+    }
+    for name, fn in ops.items():
+        base = mod.arange(3.0)
+        x = base.expand(2, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _try(log, name, lambda fn=fn, x=x, base=base: (fn(x), base.tolist(), base._version)[1:])
+        log.append([str(w.message).split(" (Triggered internally")[0] for w in caught])
+    e = mod.zeros(0, 3).expand(2, 0, 3)
+    _try(log, "empty", lambda: (e.mul_(2), e._version)[1])
+    # a view taken before its base got a history is a leaf when written in place
+    a = mod.ones(3, requires_grad=True)
+    b = mod.zeros(2, 3)
+    v = b[0]
+    b[1].add_(a)
+    _try(log, "stale view", lambda: v.add_(1))
+    _try(log, "stale view no_grad", lambda: (_name(v), v.requires_grad))
+
+
+def test_writes_through_expanded_views():
+    _same(_expanded_writes)

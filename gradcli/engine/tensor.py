@@ -414,19 +414,22 @@ class Tensor:
                     raise view_rebase_error(self, False)
                 if base._grad_fn is None and base._requires_grad:
                     raise RuntimeError(VIEW_LEAF_INPLACE)
-            if self._grad_fn is None and self._requires_grad:
+            # (PyTorch asks the grad_fn as it is, not regenerated: a view taken before its
+            # base got a history is still a leaf here)
+            if self._grad_fn is None and (self._requires_grad or (base is not None and base._requires_grad)):
                 raise RuntimeError(LEAF_INPLACE)
 
-    def _apply_inplace(self, compute, *others) -> Tensor:
+    def _apply_inplace(self, compute, *others, overlap_ok: bool = False) -> Tensor:
         """Run `compute(self_value, *others)` out of place, then write it into self.
 
         With history, the result's node becomes self's grad_fn (or, for a view, its
-        base's history is rewritten through CopySlices, as PyTorch does).
+        base's history is rewritten through CopySlices, as PyTorch does). `overlap_ok`:
+        the op may write an expanded tensor (several elements, one memory location).
         """
         self._check_inplace()
         if not GRAD_ENABLED[0]:
             result = compute(self, *others)
-            _write_into(self, result._data)
+            _write_into(self, result._data, overlap_ok)
             self._vc[0] += 1
             return self
         base = self._base
@@ -443,14 +446,14 @@ class Tensor:
         result = compute(old, *others)
         fn = result._grad_fn
         if fn is None and not (self._requires_grad or (base is not None and base._requires_grad)):
-            _write_into(self, result._data)
+            _write_into(self, result._data, overlap_ok)
             self._vc[0] += 1
             return self
         if fn is not None and base is not None and self._creation:
             raise view_rebase_error(self, False)  # only an operand requires grad
         if fn is not None and _saved_since(fn, old, start):
             old._data = old._data.copy()
-        _write_into(self, result._data)
+        _write_into(self, result._data, overlap_ok)
         self._vc[0] += 1
         if fn is not None and fn.result is result:
             # the op saved its output, and that output now lives in self: same storage and
@@ -531,7 +534,7 @@ def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
     return RuntimeError(msg + _REBASE_HINT[creation])
 
 
-def _write_into(target: Tensor, values: np.ndarray) -> None:
+def _write_into(target: Tensor, values: np.ndarray, overlap_ok: bool = False) -> None:
     data = target._data
     if values.shape != data.shape:
         try:
@@ -549,10 +552,27 @@ def _write_into(target: Tensor, values: np.ndarray) -> None:
             raise RuntimeError(
                 f"result type {_type_word(src)} can't be cast to the desired output type {_type_word(dst)}")
     if not data.flags.writeable:
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation.")
+        # a view through an expand (numpy makes those read-only): PyTorch refuses to write
+        # where elements share memory, unless the op allows it (zero_, fill_, index_put_)
+        base = target._base
+        if (base is None or not base._data.flags.writeable
+                or (not overlap_ok and has_internal_overlap(data))):
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location. Please clone() the tensor before performing the operation.")
+        from .ops.views import region_index
+
+        new = np.broadcast_to(values, data.shape).astype(data.dtype, copy=False)
+        changed = new != data  # (what the op wrote: index_put_ leaves the rest alone)
+        where = np.unravel_index(region_index(target._view_fn, base._data)[changed], base._data.shape)
+        base._data[where] = new[changed]
+        return
     np.copyto(data, values, casting="unsafe")
+
+
+def has_internal_overlap(data: np.ndarray) -> bool:
+    """Several elements in one memory location (an expanded dimension), as PyTorch sees it."""
+    return data.size > 0 and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape, strict=True))
 
 
 def _broadcastable(a, b) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grad_mode import GRAD_ENABLED
-from ..tensor import VIEW_DEFAULT, VIEW_NO_GRAD, Tensor, _wrap_dim, make
+from ..tensor import VIEW_DEFAULT, VIEW_NO_GRAD, Tensor, _wrap_dim, has_internal_overlap, make
 from .registry import defop, edge_of, reduce_to_inputs, run_op
 
 # ----------------------------------------------------------------- helpers
@@ -924,13 +924,24 @@ def _put(x: Tensor, advanced: list, v: Tensor, accumulate: bool, inplace: bool) 
             f"{_type_word(x.dtype)} for the destination and {_type_word(v.dtype)} for the source.")
     npkey = _residual_key(shape, advanced, arrays, common)
     meta = (npkey, vs, True) if accumulate else (npkey, vs)
+    if inplace and has_internal_overlap(x._data):
+        import warnings
+
+        uses = [("index_put_", "tensor[indices] = tensor")]
+        if masked_fill:  # (index_put_ hands a bool mask and a scalar to masked_fill_)
+            uses.append(("masked_fill_", "tensor[mask] = scalar"))
+        for which, example in uses:
+            warnings.warn(
+                f"Use of {which} on expanded tensors is deprecated. Please clone() the tensor before "
+                f"performing this operation. This also applies to advanced indexing e.g. {example}",
+                UserWarning, stacklevel=4)
 
     def compute(old, val):
         arr = val._data if val._data.dtype == old._data.dtype else val._data.astype(old._data.dtype)
         return run_op(INDEX_PUT, (old, val), meta, arrays=(old._data, arr))
 
     if inplace:
-        return x._apply_inplace(compute, v)
+        return x._apply_inplace(compute, v, overlap_ok=True)
     return compute(x, v)
 
 
