@@ -375,3 +375,18 @@ def test_binary_cross_entropy_range_checks(x, t):
         return m.nn.functional.binary_cross_entropy(m.tensor(x), m.tensor(t))
 
     assert _outcome(gt, fn) == _outcome(torch, fn)
+
+
+@pytest.mark.parametrize("expr", [
+    "m.arange(0, INF)", "m.arange(0, NAN)", "m.arange(INF)", "m.arange(0, 1, INF)", "m.arange(0, 1, NAN)",
+    "m.arange(-INF, 0)", "m.arange(0.5, INF)", "m.arange(1234567.0, NAN)", "m.arange(0, 1, -INF)",
+    "m.linspace(0, 1e308, 3)", "m.linspace(-1e308, 1e308, 3)", "m.linspace(1e300, 0, 1)",
+    "m.linspace(0, 1e300, 0)", "m.linspace(0, 1e20, 1, dtype=m.int64)", "m.linspace(0, INF, 3, dtype=m.int64)",
+    "m.linspace(0, NAN, 2, dtype=m.int64)", "m.linspace(0, 1e20, 3, dtype=m.int32)", "m.linspace(INF, 0, 3)",
+    "m.linspace(0, 3.4028235e38, 3)", "m.linspace(-5, 5, 4, dtype=m.int64)",
+])
+def test_arange_linspace_non_finite_and_overflowing_bounds(expr):
+    def fn(m):
+        return eval(expr, {"m": m, "INF": INF, "NAN": NAN})  # noqa: S307 - the test's own expressions
+
+    assert _outcome(gt, fn) == _outcome(torch, fn)

@@ -167,12 +167,38 @@ def _num(v):
     return v.item() if isinstance(v, Tensor) else v
 
 
+def _cnum(v) -> str:
+    """A number as PyTorch's C++ prints it in messages (%g for floats)."""
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# the C++ type names in PyTorch's "value cannot be converted to type ... without overflow"
+_CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "int64": "int64_t", "int32": "int", "int16": "short", "int8": "signed char",
+              "uint8": "unsigned char"}
+
+
+def _check_convertible(v, target: np.dtype) -> None:
+    if target.kind == "f":
+        bad = math.isfinite(v) and abs(v) > float(np.finfo(target).max)
+    elif target.kind in "iu":
+        info = np.iinfo(target)
+        bad = not math.isfinite(v) or not info.min <= v <= info.max
+    else:
+        bad = False
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_CPP_TYPES.get(target.name, target.name)} "
+                           "without overflow")
+
+
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
     start, end, step = _num(start), _num(end), _num(step)
     if end is None:
         start, end = 0, start
-    if step == 0:
+    if not (step > 0 or step < 0):  # 0 or nan
         raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_cnum(start)} -> {_cnum(end)}")
     if (end - start) * step < 0 and end != start:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
@@ -195,6 +221,10 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
         raise RuntimeError("number of steps must be non-negative")
     check_elements((steps,))
     target = _float_dtype(dtype)
+    if steps >= 1:
+        _check_convertible(start, np.dtype(target))
+    if steps >= 2:
+        _check_convertible(end, np.dtype(target))
     if steps == 1:
         arr = np.array([start], dtype=target)
     else:
