@@ -440,17 +440,20 @@ def test_view_strides():
     _same(_view_strides)
 
 
-# index_put(_) are not Tensor methods of gradcli yet: the engine functions stand in for them
-def _index_put_fns(mod):
+def _index_put_fns(mod, form):
+    """(in place, out of place) index_put as torch functions or as Tensor methods (gradcli's
+    methods are not installed yet: the engine functions meant for them stand in)."""
+    if form == "function":
+        return mod.index_put_, mod.index_put
     if mod is gt:
         from gradcli.engine.ops import views
 
-        return views.index_put_, views.index_put
+        return views.tensor_index_put_, views.tensor_index_put
     return (lambda x, *a, **k: x.index_put_(*a, **k)), (lambda x, *a, **k: x.index_put(*a, **k))
 
 
-def _index_put(mod, log):
-    put_, put = _index_put_fns(mod)
+def _index_put(mod, log, form):
+    put_, put = _index_put_fns(mod, form)
     T = mod.tensor
     M = T([True, False, True])
     cases = [
@@ -461,6 +464,7 @@ def _index_put(mod, log):
         ((None, T([1])), T(1.0)), ((1,), T(1.0)), (T([1]), T(1.0)), ((T([0]),), 1.0),
         ((T([[True, False, True, True]] * 3),), T(3.0)), ((T([0, 1]), M), T(1.0)),
         ((T([], dtype=mod.int64),), T(1.0)), ((T([0, 9]), T([7, 0])), T(1.0)),
+        ((T([0]), [0]), T(1.0)),
     ]
     for i, (indices, values) in enumerate(cases):
         for accumulate in (False, True):
@@ -470,6 +474,7 @@ def _index_put(mod, log):
                      lambda fn=fn, x=x, indices=indices, values=values, accumulate=accumulate:
                      fn(x, indices, values, accumulate=accumulate).tolist())
     _try(log, "no indices", lambda: put_(mod.zeros(3), (), T(1.0)))
+    _try(log, "accumulate type", lambda: put(mod.zeros(3), (T([0]),), T(1.0), accumulate=1.5))
     a = mod.zeros(3, requires_grad=True)
     _try(log, "leaf", lambda: put_(a, (T([0]),), T(1.0)))
     for accumulate in (False, True):
@@ -494,8 +499,27 @@ def _index_put(mod, log):
         _try(log, f"inplace grads {accumulate}", inplace_grads)
 
 
-def test_index_put():
-    _same(_index_put)
+@pytest.mark.parametrize("form", ["function", "method"])
+def test_index_put(form):
+    _same(_index_put, form)
+
+
+def _split_with_sizes(mod, log, form):
+    x = mod.zeros(4, 3)
+    if form == "function":
+        fn = mod.split_with_sizes
+    elif mod is gt:
+        from gradcli.engine.ops.shape import tensor_split_with_sizes as fn
+    else:
+        fn = torch.Tensor.split_with_sizes
+    for args in (([1, 3],), ([1.5],), (2,), ([1, 3], 0.5), ([1, "a"],), ([1, -1],), ([1, 2],), ([3], 1),
+                 ([1, 1, 1], -1), ([1, 3], 2), ((), 0)):
+        _try(log, f"{args}", lambda args=args: fn(x, *args))
+
+
+@pytest.mark.parametrize("form", ["function", "method"])
+def test_split_with_sizes_forms(form):
+    _same(_split_with_sizes, form)
 
 
 def _odd_keys(mod, log):

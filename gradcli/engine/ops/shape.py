@@ -305,7 +305,9 @@ def _split_equal(x: Tensor, size, dim) -> tuple:
     return _split_pieces(SPLIT, x, ax, sizes)
 
 
-def split_with_sizes(x: Tensor, split_sizes, dim: int = 0, _position: int = 1) -> tuple:
+def split_with_sizes(x: Tensor, split_sizes, dim: int = 0, _position: int = 2) -> tuple:
+    """torch.split_with_sizes (`_position`: where split_sizes is in the messages; Tensor's
+    method counts from 1, torch's function and Tensor.split from 2)."""
     sizes = _split_sizes(split_sizes, _position)
     if not _int_like(dim, allow_bool=False):
         raise TypeError(f"split_with_sizes(): argument 'dim' (position {_position + 1}) must be int, "
@@ -338,6 +340,11 @@ def _split_pieces(op, x: Tensor, ax: int, sizes: list) -> tuple:
         steps.append((SLICE.forward, meta))
         start += s
     return _run_pieces(op, x, arrays, ("split", ax, tuple(sizes), d.shape, d.dtype), steps)
+
+
+def tensor_split_with_sizes(x: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Tensor.split_with_sizes (its messages count arguments from split_sizes)."""
+    return split_with_sizes(x, split_sizes, dim, 1)
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:

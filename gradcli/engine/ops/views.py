@@ -945,16 +945,21 @@ def _put(x: Tensor, advanced: list, v: Tensor, accumulate: bool, inplace: bool) 
     return compute(x, v)
 
 
-def _index_put_args(name: str, indices, values) -> list:
-    """Tensor.index_put(_)'s argument checks; the indices as (dimension, array) pairs."""
+def _index_put_args(name: str, indices, values, accumulate, first: int) -> list:
+    """index_put(_)'s argument checks (`first`: the position of `indices`, 1 for the Tensor
+    method, 2 for the torch function); the indices as (dimension, array) pairs."""
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(f"{name}(): argument 'indices' (position 1) must be tuple of Tensors, "
+        raise TypeError(f"{name}(): argument 'indices' (position {first}) must be tuple of Tensors, "
                         f"not {type(indices).__name__}")
     for i, k in enumerate(indices):
         if not isinstance(k, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(k).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument {first - 1}, but got "
+                            f"{type(k).__name__}")
     if not isinstance(values, Tensor):
-        raise TypeError(f"{name}(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+        raise TypeError(f"{name}(): argument 'values' (position {first + 1}) must be Tensor, "
+                        f"not {type(values).__name__}")
+    if not isinstance(accumulate, (bool, np.bool_)):
+        raise TypeError(f"{name}(): argument 'accumulate' must be bool, not {type(accumulate).__name__}")
     if not indices:
         raise RuntimeError("sym_strides() called on an undefined Tensor")
     advanced, dim = [], 0
@@ -965,17 +970,28 @@ def _index_put_args(name: str, indices, values) -> list:
     return advanced, dim
 
 
-def index_put_(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
-    """x.index_put_(indices, values, accumulate=False): in place, IndexPutBackward0."""
-    advanced, count = _index_put_args("index_put_", indices, values)
+def _index_put_entry(name: str, x: Tensor, indices, values, accumulate, first: int, inplace: bool):
+    advanced, count = _index_put_args(name, indices, values, accumulate, first)
     if count > x._data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x._data.ndim} (got {count})")
-    return _put(x, advanced, values, bool(accumulate), True)
+    return _put(x, advanced, values, bool(accumulate), inplace)
 
 
-def index_put(x: Tensor, indices, values, accumulate: bool = False) -> Tensor:
-    """x.index_put(indices, values, accumulate=False): a new tensor."""
-    advanced, count = _index_put_args("index_put", indices, values)
-    if count > x._data.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {x._data.ndim} (got {count})")
-    return _put(x, advanced, values, bool(accumulate), False)
+def index_put_(x: Tensor, indices, values, accumulate=False) -> Tensor:
+    """torch.index_put_(x, indices, values, accumulate=False): in place, IndexPutBackward0."""
+    return _index_put_entry("index_put_", x, indices, values, accumulate, 2, True)
+
+
+def index_put(x: Tensor, indices, values, accumulate=False) -> Tensor:
+    """torch.index_put(x, indices, values, accumulate=False): a new tensor."""
+    return _index_put_entry("index_put", x, indices, values, accumulate, 2, False)
+
+
+def tensor_index_put_(x: Tensor, indices, values, accumulate=False) -> Tensor:
+    """Tensor.index_put_ (its error messages count arguments from `indices`)."""
+    return _index_put_entry("index_put_", x, indices, values, accumulate, 1, True)
+
+
+def tensor_index_put(x: Tensor, indices, values, accumulate=False) -> Tensor:
+    """Tensor.index_put (its error messages count arguments from `indices`)."""
+    return _index_put_entry("index_put", x, indices, values, accumulate, 1, False)
