@@ -390,3 +390,18 @@ def test_arange_linspace_non_finite_and_overflowing_bounds(expr):
         return eval(expr, {"m": m, "INF": INF, "NAN": NAN})  # noqa: S307 - the test's own expressions
 
     assert _outcome(gt, fn) == _outcome(torch, fn)
+
+
+@pytest.mark.parametrize("values", [[-2.0, 1e-30, 1e30], [[-0.0], [1e-30]], [3e38, -3e38, 1.0], [1e-20, 2e-20, 4e-20],
+                                    [[1.5, -2.25, 7.0, 0.1], [0.3, 0.3, 0.30000001, 0.3]]])
+@pytest.mark.parametrize("fn", ["std", "var"])
+def test_float32_std_var_accumulate_in_double(fn, values):
+    """PyTorch's CPU kernel accumulates float32 in double: no overflow/underflow of squares."""
+    def run(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = m.tensor(values, dtype=m.float32)
+            return [getattr(x, fn)(), getattr(x, fn)(-1), getattr(x, fn)(0, keepdim=True)]
+
+    for o, t in zip(run(gt), run(torch), strict=True):
+        _close(o, t, "float32")

@@ -258,12 +258,23 @@ NORM = defop("norm", "LinalgVectorNormBackward0", _norm_fwd, _norm_backward,
              torch_call="a.norm()")
 
 
-def _var_fwd(a, dims, correction, keepdim, full):
+def _var64(a, dims, correction, keepdim):
+    """The variance accumulated in float64 whatever the input dtype (PyTorch's CPU kernel
+    accumulates float32 in double: no overflow or underflow of the squared deviations)."""
+    a = a.astype(np.float64, copy=False)
     n = _count(a.shape, dims)
     with np.errstate(divide="ignore", invalid="ignore"):  # empty: nan, silently as PyTorch
         mean = np.sum(a, axis=dims, keepdims=True) / n
         dev = a - mean
         return np.sum(dev * dev, axis=dims, keepdims=keepdim) / _builtins.max(n - correction, 0)
+
+
+def _var_fwd(a, dims, correction, keepdim, full):
+    return np.asarray(_var64(a, dims, correction, keepdim)).astype(a.dtype)
+
+
+def _std_fwd(a, dims, correction, keepdim, full):
+    return np.sqrt(_var64(a, dims, correction, keepdim)).astype(a.dtype)
 
 
 def _mul_scalar_fwd(a, s):
@@ -276,7 +287,7 @@ def _mul_scalar_fwd(a, s):
 MUL_SCALAR = defop("mul_scalar", "MulBackward1", _mul_scalar_fwd,
                    lambda c, g: (run_op(MUL_SCALAR, (g,), c.meta),), "d(a*s)/da = s",
                    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
-                              "a.std(), a, create_graph=True)[0] * a)(a)")
+                              "a.std(), a, create_graph=True)[0] * a * a)(a)")
 
 
 def _div_scalar_fwd(a, s):
@@ -331,7 +342,7 @@ def _std_backward(c, g):
 VAR = defop("var", "VarBackward0", _var_fwd, _var_backward,
             "d var(a)/da = 2(a - mean)/(N - correction)", save="inputs", torch_call="a.var()")
 STD = defop("std", "StdBackward0",
-            lambda a, dims, correction, keepdim, full: np.sqrt(_var_fwd(a, dims, correction, keepdim, full)),
+            _std_fwd,
             _std_backward, "d std(a)/da = (a - mean)/((N - correction) std)", save="inputs result",
             torch_call="a.std()")
 
