@@ -612,9 +612,11 @@ def _walk_key(x: Tensor, key: tuple):
     as (dimension of the result, array). A bad int names its position in the key; a
     bool adds a dimension of size 1, indexed by [0] (True) or [] (False)."""
     ndim = x._data.ndim
-    consumed = sum(
-        (k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1)
-        for k in key if k is not None and k is not Ellipsis)
+    consumed = 0
+    for k in key:
+        if k is None or k is Ellipsis:
+            continue
+        consumed += k.ndim if type(k) is np.ndarray and k.dtype == np.bool_ else 1
     if consumed > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     res = x
@@ -675,7 +677,7 @@ def _plan_advanced(shape: tuple, advanced: list):
         raise IndexError(
             "shape mismatch: indexing tensors could not be broadcast together with shapes "
             + ", ".join(f"[{', '.join(map(str, a.shape))}]" for _, a in arrays)) from None
-    if int(np.prod(common)):
+    if 0 not in common:
         for at, _ in arrays:
             if shape[at] == 0:
                 raise IndexError("index is out of bounds for dimension with size 0")
@@ -696,8 +698,9 @@ def _residual_key(shape: tuple, advanced: list, arrays: list, common: tuple) -> 
     """The numpy key for the sliced tensor; unless the result is empty, each index must be
     in range: the first bad element in broadcast order names its array by number (PyTorch
     checks no value when nothing is read or written: numpy would, so zeros stand in)."""
-    empty = not int(np.prod(_advanced_result_shape(shape, arrays, common)))
-    if not empty:
+    indexed = {at for at, _ in arrays}
+    empty = 0 in common or any(s == 0 for i, s in enumerate(shape) if i not in indexed)
+    if not empty and any(a.size and (a.max() >= shape[at] or a.min() < -shape[at]) for at, a in arrays):
         flat = [np.broadcast_to(a, common).reshape(-1) for _, a in arrays]
         sizes = [shape[at] for at, _ in arrays]
         bad = [(f >= n) | (f < -n) for f, n in zip(flat, sizes, strict=True)]
@@ -723,6 +726,19 @@ def _residual_key(shape: tuple, advanced: list, arrays: list, common: tuple) -> 
 
 def _numpy_key(key: tuple) -> tuple:
     return tuple(_np_index(k) for k in key)
+
+
+def _normalize_key(key: tuple) -> tuple:
+    """Each entry as _walk_key reads it: None, ..., a slice, an int, or a numpy index array."""
+    out = []
+    for k in key:
+        if k is None or k is Ellipsis or type(k) is slice or type(k) is int:
+            out.append(k)
+        elif _is_advanced(k):
+            out.append(_np_index(k))
+        else:
+            out.append(_plain_index(k))
+    return tuple(out)
 
 
 def _plain_index(k):
@@ -758,14 +774,16 @@ def getitem(x: Tensor, key) -> Tensor:
             # a lone slice is always a SliceBackward0 in PyTorch, even x[:]
             return slice_dim(x, 0, _int_or_none(key.start), _int_or_none(key.stop),
                              _int_or_none(key.step))
-        if d.ndim == 0 and isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if d.ndim:
+                return select(x, 0, key, 0)
             if key != 0:
                 raise IndexError(f"index {key} is out of bounds for dimension 0 with size 0")
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
         key = (key,)
-    key = _numpy_key(tuple(k if _is_advanced(k) else _plain_index(k) for k in key))
+    key = _normalize_key(key)
     res, advanced = _walk_key(x, key)
     if not advanced:
         return alias(x) if res is x else res
@@ -897,7 +915,7 @@ def setitem(x: Tensor, key, value) -> None:
         return
     if not isinstance(key, tuple):
         key = (key,)
-    key = _numpy_key(tuple(k if _is_advanced(k) else _plain_index(k) for k in key))
+    key = _normalize_key(key)
     sliced, advanced = _walk_key(x, key)
     if not advanced:
         _copy_to(sliced, v)
