@@ -405,3 +405,22 @@ def test_float32_std_var_accumulate_in_double(fn, values):
 
     for o, t in zip(run(gt), run(torch), strict=True):
         _close(o, t, "float32")
+
+
+@pytest.mark.parametrize("ls", [0.2, 1.0, -0.1, 1.5])
+@pytest.mark.parametrize("kw", [{}, {"reduction": "sum"}, {"reduction": "none"}, {"weight": True},
+                                {"ignore_index": 2}, {"weight": True, "ignore_index": 0}])
+@pytest.mark.parametrize("shape,target", [((2, 3), [0, 2]), ((3,), 1), ((2, 3, 2), [[0, 1], [2, 2]]),
+                                          ((2, 3), [-100, -100]), ((0, 3), []), ((2, 3), "probs")])
+def test_cross_entropy_label_smoothing(shape, target, kw, ls):
+    def fn(m):
+        k = dict(kw)
+        if k.get("weight"):
+            k["weight"] = m.tensor([1.0, 2.0, 3.0])
+        a = m.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape).requires_grad_()
+        t = m.softmax(a.detach() * 2, 1) if target == "probs" else m.tensor(target, dtype=m.int64)
+        r = m.nn.functional.cross_entropy(a, t, label_smoothing=ls, **k)
+        r.sum().backward()
+        return repr(r) + repr(a.grad)
+
+    assert _outcome(gt, fn) == _outcome(torch, fn)

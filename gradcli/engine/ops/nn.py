@@ -332,8 +332,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                   reduce=None, reduction="mean", label_smoothing=0.0) -> Tensor:
     if input._data.ndim == 0:
         _wrap_dim(1, 0)  # PyTorch's "Dimension out of range" for a 0-d input
-    if label_smoothing:
-        raise RuntimeError("cross_entropy with label_smoothing is not supported by gradcli")
+    smoothing = label_smoothing > 0.0
     if input._data.shape == target._data.shape:
         if target._data.dtype.kind != "f":
             from ..tensor import _type_word
@@ -342,11 +341,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                                f"got {_type_word(target.dtype)}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
+        _check_smoothing(label_smoothing)
         n_classes = input._data.shape[1 if input._data.ndim > 1 else 0]
         if weight is not None and (weight._data.ndim != 1 or weight._data.size != n_classes):
             raise RuntimeError(
                 f"cross_entropy: weight tensor should be defined either for all {n_classes} classes "
                 f"or no classes but got weight tensor of shape: {_sizes(weight._data.shape)}")
+        if smoothing:  # PyTorch mixes the target with the uniform distribution
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
         # class probabilities, as PyTorch composes them: -(log_softmax(input) * target
         # [* weight]) summed over the class dim ("none"), over everything ("sum"), or that
         # divided by the batch size ("mean", a DivBackward1; an empty input fills the sum
@@ -365,8 +367,42 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
             return -prod.sum().fill_(float("nan"))
         batch = input._data.size // input._data.shape[class_dim]
         return run_op(DIV_SCALAR, (-prod.sum(),), (float(batch),))
-    return nll_loss(log_softmax(input, 1 if input._data.ndim > 1 else 0), target, weight,
-                    ignore_index=ignore_index, reduction=reduction)
+    _check_smoothing(label_smoothing)
+    class_dim = 1 if input._data.ndim > 1 else 0
+    logp = log_softmax(input, class_dim)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if not smoothing:
+        return nll
+    return run_op(MUL_SCALAR, (nll,), (1 - label_smoothing,)) + run_op(
+        MUL_SCALAR, (_smooth_loss(logp, target, weight, ignore_index, reduction, class_dim),),
+        (label_smoothing / logp._data.shape[class_dim],))
+
+
+def _check_smoothing(label_smoothing) -> None:
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
+
+
+def _smooth_loss(logp, target, weight, ignore_index, reduction, class_dim):
+    """The label-smoothing term of cross_entropy, as PyTorch composes it: -sum over the
+    classes of logp [* weight], 0 where the target is ignored; "mean" divides by the number
+    (or the total weight) of the kept targets."""
+    ignored = target._data == ignore_index
+    if weight is not None:
+        shape = [1] * logp._data.ndim
+        shape[class_dim] = weight._data.shape[0]
+        smooth = -(logp * weight.view(shape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(make(np.asarray(ignored)), 0.0)
+    if reduction == "sum":
+        return smooth.sum()
+    if reduction != "mean":
+        return smooth
+    kept = target._data[~ignored].reshape(-1)
+    if weight is not None:
+        return smooth.sum() / make(np.asarray(weight._data[kept].sum()))
+    return smooth.sum() / make(np.asarray(np.count_nonzero(~ignored), dtype=np.int64))
 
 
 def _bce_fwd(x, t, reduction, weight):
