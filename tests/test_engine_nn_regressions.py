@@ -424,3 +424,30 @@ def test_cross_entropy_label_smoothing(shape, target, kw, ls):
         return repr(r) + repr(a.grad)
 
     assert _outcome(gt, fn) == _outcome(torch, fn)
+
+
+@pytest.mark.parametrize("call", [
+    "F.nll_loss(x, t, reduce=False)", "F.nll_loss(x, t, size_average=False)",
+    "F.cross_entropy(x, t, size_average=True, reduce=True, reduction='none')",
+    "F.mse_loss(x, x * 0, reduce=False)", "F.binary_cross_entropy(x.sigmoid(), x.sigmoid(), size_average=False)",
+    "F.nll_loss(x, t, reduction='foo')", "F.cross_entropy(x, t, reduction='elementwise_mean')",
+    "F.mse_loss(x, x[0], reduction='bar')", "F.binary_cross_entropy(x.sigmoid(), x[0].sigmoid(), reduction='bar')",
+    "F.mse_loss(m.tensor([1, 2]), m.tensor([1, 2]))",
+    "F.mse_loss(m.tensor([1, 2], dtype=m.int32), m.tensor([1, 2], dtype=m.int32))",
+    "F.mse_loss(m.tensor([True]), m.tensor([1]))", "F.mse_loss(m.tensor([1]), m.tensor([1.5]))",
+    "F.mse_loss(m.tensor([1.5, 2.0]), m.tensor([0.3, 1.0], dtype=m.float64))",
+    "F.cross_entropy(m.tensor(1.0), m.tensor(0), reduction='x')", "F.nll_loss(x, t, size_average=False, reduce=False)",
+])
+def test_legacy_reduction_arguments_and_reduction_check(call):
+    def run(m):
+        x = m.tensor([[0.3, -1.2, 2.0], [0.5, 0.0, -0.7]])
+        t = m.tensor([0, 2])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = repr(eval(call, {"F": m.nn.functional, "m": m, "x": x, "t": t}))  # noqa: S307
+            except Exception as err:  # noqa: BLE001 - compared with PyTorch's
+                out = (type(err).__name__, str(err))
+        return out, [str(w.message) for w in caught]
+
+    assert run(gt) == run(torch)

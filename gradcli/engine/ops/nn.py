@@ -245,9 +245,27 @@ def log_softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     return run_op(LOG_SOFTMAX, (input,), (ax,))
 
 
+def _reduction_arg(size_average, reduce, reduction: str) -> str:
+    """PyTorch's _Reduction: the legacy size_average/reduce arguments (with their deprecation
+    warning) and the check of the reduction string."""
+    import warnings
+
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                      "instead.", UserWarning, stacklevel=3)
+        reduction = "mean"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction="mean") -> Tensor:
-    if input._data.dtype.kind != "f" or target._data.dtype.kind != "f":
-        raise NotImplementedError('"mse_cpu" not implemented for \'Long\'')
     if input._data.shape != target._data.shape:
         import warnings
 
@@ -255,7 +273,20 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
             UserWarning, stacklevel=2)
-    return run_op(MSE, (input, target), (reduction,))
+    reduction = _reduction_arg(size_average, reduce, reduction)
+    arrays = None
+    if input._data.dtype != target._data.dtype:  # the kernel runs in the promoted dtype
+        from .. import dtypes
+
+        np_dt = dtypes.result_type(input, target).np
+        arrays = (input._data.astype(np_dt), target._data.astype(np_dt))
+    if np.result_type(input._data, target._data).kind != "f":
+        from .. import dtypes
+        from ..tensor import _type_word
+
+        kind = _type_word(dtypes.result_type(input, target))
+        raise NotImplementedError(f'"mse_cpu" not implemented for \'{kind}\'')
+    return run_op(MSE, (input, target), (reduction,), arrays=arrays)
 
 
 def _sizes(shape) -> str:
@@ -266,6 +297,7 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
              reduce=None, reduction="mean") -> Tensor:
     """PyTorch's nll_loss_nd: 1-d/2-d inputs are nll_loss; a 4-d input nll_loss2d; other
     inputs with spatial dims nll_loss2d through (N, C, 1, -1) views. Its checks, in order."""
+    reduction = _reduction_arg(size_average, reduce, reduction)
     d, t = input._data, target._data
     if d.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {d.ndim})")
@@ -330,6 +362,7 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0) -> Tensor:
+    reduction = _reduction_arg(size_average, reduce, reduction)
     if input._data.ndim == 0:
         _wrap_dim(1, 0)  # PyTorch's "Dimension out of range" for a 0-d input
     smoothing = label_smoothing > 0.0
@@ -516,6 +549,7 @@ LOGIT = defop("logit", "LogitBackward0", _logit_fwd, _logit_backward,
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                          reduce=None, reduction="mean") -> Tensor:
+    reduction = _reduction_arg(size_average, reduce, reduction)
     if input._data.shape != target._data.shape:
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size "
