@@ -451,3 +451,12 @@ def test_legacy_reduction_arguments_and_reduction_check(call):
         return out, [str(w.message) for w in caught]
 
     assert run(gt) == run(torch)
+
+
+@pytest.mark.parametrize("call", ["x.sum([0, -2])", "x.mean([1, 1])", "x.amax([1, 1])", "x.std([1, 1])",
+                                  "x.norm(dim=[1, 1])", "x.logsumexp([1, 1])", "x.sum([0, 0, 5])", "x.var([1, 1])"])
+def test_repeated_reduction_dims(call):
+    def fn(m):
+        return eval(call, {"x": m.ones(2, 2)})  # noqa: S307 - the test's own expressions
+
+    assert _outcome(gt, fn) == _outcome(torch, fn)

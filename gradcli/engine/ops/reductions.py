@@ -28,7 +28,13 @@ def _dims(dim, ndim: int) -> tuple:
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return tuple(range(ndim))
-        return tuple(sorted(_wrap_dim(int(d), ndim) for d in dim))
+        wrapped = [_wrap_dim(int(d), ndim) for d in dim]
+        seen = set()
+        for d in wrapped:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)
+        return tuple(sorted(wrapped))
     return (_wrap_dim(int(dim), ndim),)
 
 
