@@ -97,19 +97,28 @@ class Node:
         return op.backward(self, grads if op.multi else grads[0])
 
     def saved_tensors_check(self) -> None:
-        """Raise PyTorch's errors for freed or modified saved tensors."""
+        """Raise PyTorch's errors for freed or modified saved tensors (the first modified
+        one in the op's check_order names itself in the message)."""
         if self.freed:
             raise RuntimeError(SECOND_BACKWARD)
         versions = self.versions
         if versions:
             from .tensor import Tensor
 
-            saved = [(s, False) for s in (self.saved or ()) if isinstance(s, Tensor)]
-            if self.result is not None:
-                saved.append((self.result, True))
-            for (t, is_output), v in zip(saved, versions, strict=False):
-                if t._vc[0] != v:
-                    raise RuntimeError(modified_inplace_message(t, v, self, is_output))
+            saved = self.saved or ()
+            entries, k = {}, 0  # position -> (tensor, version it had, is the output)
+            for i, s in enumerate(saved):
+                if isinstance(s, Tensor):
+                    entries[i] = (s, versions[k], False)
+                    k += 1
+            if self.result is not None and k < len(versions):
+                entries[len(saved)] = (self.result, versions[k], True)
+            order = self.op.check_order if self.op is not None else None
+            for i in order or sorted(entries):
+                if i in entries:
+                    t, v, is_output = entries[i]
+                    if t._vc[0] != v:
+                        raise RuntimeError(modified_inplace_message(t, v, self, is_output))
 
 
 def short_name(node) -> str:

@@ -105,12 +105,12 @@ RSUB = defop("rsub", "RsubBackward1", lambda a, s: s - a, lambda c, g: (-g,), "d
 MUL = defop("mul", "MulBackward0", np.multiply,
             lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
             "d(a*b)/da = b, d(a*b)/db = a", save="inputs", broadcast=True, torch_call="a * b",
-            save_for=((1,), (0,)))
+            save_for=((1,), (0,)), check_order=(1, 0))
 DIV = defop("div", "DivBackward0", np.true_divide,
             lambda c, g: (g / c.saved[1] if c.needs(0) else None,
                           -g * ((c.saved[0] / c.saved[1]) / c.saved[1]) if c.needs(1) else None),
             "d(a/b)/da = 1/b, d(a/b)/db = -a/b^2", save="inputs", broadcast=True, torch_call="a / b",
-            save_for=((1,), (0, 1)))
+            save_for=((1,), (0, 1)), check_order=(1, 0))
 NEG = defop("neg", "NegBackward0", np.negative, lambda c, g: (-g,), "d(-a)/da = -1", torch_call="-a")
 
 
@@ -175,7 +175,7 @@ POW_TENSOR = defop("pow_tensor", "PowBackward1", _power,
                                  _pow_exp_grad(g, c.saved[0], c.saved[1], c.result)
                                  if c.needs(1) else None),
                    "d(a^b)/da = b*a^(b-1), d(a^b)/db = a^b*log(a)", save="inputs result",
-                   broadcast=True, torch_call="a ** b", domain="positive")
+                   broadcast=True, torch_call="a ** b", domain="positive", check_order=(1, 0, 2))
 # PyTorch saves the exponent (and the result) for s ** a: modifying a in place then raises
 RPOW = defop("rpow", "PowBackward2", lambda a, s: _power(s, a),
              lambda c, g: (_pow_exp_grad(g, c.meta[0], c.saved[0], c.result),),
@@ -341,7 +341,7 @@ def _clamp_t_grads(c, g):
 CLAMP_TENSOR = defop(
     "clamp_tensor", "ClampBackward0", _clamp_t_fwd, _clamp_t_grads,
     "d clamp(a, lo, hi) = 1 inside, to lo below, to hi above", save="inputs", broadcast=True,
-    torch_call="torch.clamp(a, min=b)")
+    torch_call="torch.clamp(a, min=b)", check_order=(2, 1, 0))
 
 
 def _max_min_grads(c, g, self_loses):
@@ -367,11 +367,11 @@ def _minimum(a, b):
 MAXIMUM = defop("maximum", "MaximumBackward0", _maximum,
                 lambda c, g: _max_min_grads(c, g, lambda x, y: x < y),
                 "d max(a,b)/da = 1 where a > b (1/2 at ties)", save="inputs", broadcast=True,
-                torch_call="torch.maximum(a, b)")
+                torch_call="torch.maximum(a, b)", check_order=(1, 0))
 MINIMUM = defop("minimum", "MinimumBackward0", _minimum,
                 lambda c, g: _max_min_grads(c, g, lambda x, y: x > y),
                 "d min(a,b)/da = 1 where a < b (1/2 at ties)", save="inputs", broadcast=True,
-                torch_call="torch.minimum(a, b)")
+                torch_call="torch.minimum(a, b)", check_order=(1, 0))
 WHERE = defop("where", "WhereBackward0", lambda a, b, cond: np.where(cond, a, b),
               lambda c, g: (_where(c.meta_tensor(0), g, 0.0) if c.needs(0) else None,
                             _where(c.meta_tensor(0), 0.0, g) if c.needs(1) else None),
@@ -426,7 +426,7 @@ REMAINDER = defop("remainder", "RemainderBackward1", _mod,
                   lambda c, g: (g, -g * div(c.saved[0], c.saved[1], rounding_mode="floor")
                                 if c.needs(1) else None),
                   "d(a mod b)/da = 1, d/db = -floor(a/b)", save="inputs", broadcast=True,
-                  torch_call="torch.remainder(a, b)")
+                  torch_call="torch.remainder(a, b)", check_order=(1, 0))
 REMAINDER_SELF = defop("remainder_self", "RemainderBackward1", _mod, lambda c, g: (g, None),
                        "d(a mod b)/da = 1 (b needs no gradient: nothing saved)", broadcast=True,
                        torch_call="torch.remainder(a, torch.full_like(b, 1.5))")
@@ -441,7 +441,7 @@ FMOD = defop("fmod", "FmodBackward1", _fmod,
              lambda c, g: (g, -g * div(c.saved[0], c.saved[1], rounding_mode="trunc")
                            if c.needs(1) else None),
              "d fmod(a, b)/da = 1, d/db = -trunc(a/b)", save="inputs", broadcast=True,
-             torch_call="torch.fmod(a, b)")
+             torch_call="torch.fmod(a, b)", check_order=(1, 0))
 FMOD_SELF = defop("fmod_self", "FmodBackward1", _fmod, lambda c, g: (g, None),
                   "d fmod(a, b)/da = 1 (b needs no gradient: nothing saved)", broadcast=True,
                   torch_call="torch.fmod(a, torch.full_like(b, 1.5))")

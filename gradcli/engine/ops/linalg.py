@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 
-from ..node import Node, modified_inplace_message
 from ..tensor import Tensor, _c_name, _type_word
 from .registry import defop, run_op
 from .shape import broadcast_error
@@ -27,7 +26,7 @@ def _mm_grads(c, g):
 
 
 MM = defop("mm", "MmBackward0", np.matmul, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
-           save="inputs", save_for=((1,), (0,)), out_size=_product_count,
+           save="inputs", save_for=((1,), (0,)), out_size=_product_count, check_order=(1, 0),
            torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
 MV = defop("mv", "MvBackward0", np.matmul,
            lambda c, g: (g.unsqueeze(1) * c.saved[1].unsqueeze(0) if c.needs(0) else None,
@@ -42,7 +41,7 @@ BMM = defop("bmm", "BmmBackward0", np.matmul,
             lambda c, g: (g.bmm(c.saved[1].transpose(1, 2)) if c.needs(0) else None,
                           c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
             "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs",
-            save_for=((1,), (0,)), out_size=_product_count,
+            save_for=((1,), (0,)), out_size=_product_count, check_order=(1, 0),
             torch_call="a.reshape(1, 1, -1).bmm(a.reshape(1, -1, 1))")
 def _addmm_forward(bias, a, b, beta, alpha):
     """beta*bias + alpha*(a@b); as in PyTorch, beta == 0 ignores bias and alpha == 0 the
@@ -70,31 +69,6 @@ ADDMM = defop("addmm", "AddmmBackward0", _addmm_forward,
               torch_call="torch.addmm(b.sum().reshape(1, 1), a.reshape(1, -1), a.reshape(-1, 1))")
 
 
-def _check_saved_in_order(op, order: tuple) -> None:
-    """PyTorch's generated backward unpacks an op's saved inputs sorted by argument name
-    (mm: mat2 before self), so the 'modified by an inplace operation' error names the
-    first modified one in that order; the generic check goes by input position."""
-
-    def saved_tensors_check(node) -> None:
-        saved, versions = node.saved, node.versions
-        if not node.freed and saved and versions:
-            pairs, k = {}, 0
-            for i, s in enumerate(saved):
-                if isinstance(s, Tensor):
-                    pairs[i] = (s, versions[k])
-                    k += 1
-            for i in order:
-                if i in pairs and pairs[i][0]._vc[0] != pairs[i][1]:
-                    raise RuntimeError(modified_inplace_message(pairs[i][0], pairs[i][1], node))
-        Node.saved_tensors_check(node)
-
-    op.node_cls.saved_tensors_check = saved_tensors_check
-
-
-# mm(self, mat2) and bmm(self, mat2) unpack mat2 first; mv (self, vec), dot (self, tensor)
-# and addmm (mat1, mat2) already unpack in input order
-_check_saved_in_order(MM, (1, 0))
-_check_saved_in_order(BMM, (1, 0))
 
 
 def _word(x: Tensor) -> str:

@@ -57,6 +57,10 @@ class Op:
     # every input (broadcasting, mm, cat...): checked against --max-elements before the
     # forward allocates. Broadcasting ops get `broadcast_count` by default.
     out_size: object = None
+    # the order PyTorch checks saved tensors for in-place changes: its generated backward
+    # unpacks the saved inputs sorted by argument name (mul: other before self), the result
+    # last; positions are inputs, len(inputs) is the saved result. None: input order.
+    check_order: tuple = None
     node_cls: type = None
 
     def __post_init__(self):
@@ -81,7 +85,8 @@ def _compile_save_for(save_for: tuple):
 
 def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save: str = "",
           broadcast: bool = False, torch_call: str = "", examples=None, multi: bool = False,
-          save_for: tuple = None, domain: str = "real", out_size=None) -> Op:
+          save_for: tuple = None, domain: str = "real", out_size=None,
+          check_order: tuple = None) -> Op:
     """Declare an op: one entry in OPS (adding an op means adding one of these).
 
     `save_for[i]` lists the inputs whose gradient formula reads input i: as in PyTorch,
@@ -93,7 +98,7 @@ def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save:
     """
     op = Op(name, node, forward, backward, rule, "inputs" in save, "result" in save,
             "meta" in save, broadcast, torch_call, examples or [], multi, save_for, domain,
-            out_size)
+            out_size, check_order)
     OPS[name] = op
     return op
 
