@@ -3,6 +3,8 @@ chunk, unbind, flip; and PyTorch's broadcasting error text."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -48,9 +50,15 @@ def _repeat_backward(c, g):
     return (summed.reshape(in_shape),)
 
 
+def _total_count(arrays, meta) -> int:
+    """Elements of cat/stack's result: all of the inputs' (for --max-elements)."""
+    return sum(a.size for a in arrays)
+
+
 REPEAT = defop("repeat", "RepeatBackward0", lambda a, repeats, in_shape: _repeat_fwd(a, repeats),
                _repeat_backward, "d repeat(a)/da: sum the gradient over the copies",
-               torch_call="a.repeat(2, *([1] * a.dim()))")
+               torch_call="a.repeat(2, *([1] * a.dim()))",
+               out_size=lambda arrays, meta: arrays[0].size * math.prod(meta[0]))
 
 
 def _cat_backward(c, g):
@@ -67,11 +75,13 @@ def _cat_backward(c, g):
 
 
 CAT = defop("cat", "CatBackward0", lambda *arrays_and_meta: np.concatenate(arrays_and_meta[:-2], axis=arrays_and_meta[-2]),
-            _cat_backward, "d cat(a, b)/da: the gradient's slice for a", torch_call="torch.cat([a, a])")
+            _cat_backward, "d cat(a, b)/da: the gradient's slice for a", torch_call="torch.cat([a, a])",
+            out_size=_total_count)
 STACK = defop("stack", "StackBackward0", lambda *arrays_and_meta: np.stack(arrays_and_meta[:-1], axis=arrays_and_meta[-1]),
               lambda c, g: tuple(g.select(c.meta[0], i) if c.needs(i) else None
                                  for i in range(len(c.next_functions))),
-              "d stack(a, b)/da: the gradient's slice for a", torch_call="torch.stack([a, a])")
+              "d stack(a, b)/da: the gradient's slice for a", torch_call="torch.stack([a, a])",
+              out_size=_total_count)
 FLIP = defop("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy(),
              lambda c, g: (g.flip(c.meta[0]),), "d flip(a)/da: flip the gradient back",
              torch_call="a.flip(0)")

@@ -8,6 +8,8 @@ gradient buffer of the base's shape.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..grad_mode import GRAD_ENABLED
@@ -195,7 +197,8 @@ PERMUTE = defop("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, d
                 "d permute(a)/da: permute the gradient back", torch_call="a.permute(*reversed(range(a.dim())))")
 EXPAND = defop("expand", "ExpandBackward0", lambda a, shape, in_shape: np.broadcast_to(a, shape),
                lambda c, g: (_sum_to(g, c.meta[1]),), "d expand(a)/da: sum the gradient over the copies",
-               torch_call="a.expand(2, *a.shape)")
+               torch_call="a.expand(2, *a.shape)",
+               out_size=lambda arrays, meta: math.prod(meta[0]))  # a view, but ops on it allocate that much
 
 
 def _sum_to(g, shape):
