@@ -460,3 +460,31 @@ def test_repeated_reduction_dims(call):
         return eval(call, {"x": m.ones(2, 2)})  # noqa: S307 - the test's own expressions
 
     assert _outcome(gt, fn) == _outcome(torch, fn)
+
+
+@pytest.mark.parametrize("call", [
+    "F.softmax(x)", "F.log_softmax(x)", "F.softmax(x[0])",
+    "F.nll_loss(x, m.tensor([0, 1]), weight=m.ones(2).double())",
+    "F.nll_loss(x, m.tensor([0, 5]), weight=m.ones(3).double())",
+    "F.nll_loss(m.zeros(2, 3, 2, 2), m.zeros(2, 2, 2, dtype=m.int64), weight=m.ones(3).double())",
+    "F.nll_loss(x, m.tensor([0, 1]), weight=m.ones(3, dtype=m.int64))",
+    "F.cross_entropy(x, m.tensor([0, 1]), weight=m.ones(3).double())",
+    "F.cross_entropy(x, m.ones(2, 3) / 3, weight=m.ones(3).double())",
+    "F.binary_cross_entropy(h, h, weight=m.ones(3, 1))", "F.binary_cross_entropy(h, h, weight=m.ones(2, 1))",
+    "F.binary_cross_entropy(h, h, weight=m.ones(4, 2, 3))", "F.binary_cross_entropy(h, h, weight=m.ones(5, 3))",
+    "F.binary_cross_entropy(h, h, weight=m.ones(3).double())", "F.binary_cross_entropy(h, h, weight=m.ones(2))",
+    "F.binary_cross_entropy(h[:1], h[:1], weight=m.ones(2, 3))", "F.binary_cross_entropy(h, h, weight=m.tensor(2.0))",
+])
+def test_weights_and_implicit_softmax_dim(call):
+    def run(m):
+        env = {"F": m.nn.functional, "m": m, "x": m.tensor([[0.3, -1.2, 2.0], [0.5, 0.0, -0.7]]),
+               "h": m.full((2, 3), 0.5)}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = repr(eval(call, env))  # noqa: S307 - the test's own expressions
+            except Exception as err:  # noqa: BLE001 - compared with PyTorch's
+                out = (type(err).__name__, str(err))
+        return out, [str(w.message) for w in caught]
+
+    assert run(gt) == run(torch)

@@ -224,6 +224,10 @@ def _softmax_args(input: Tensor, dim, dtype, name: str):
         input = input.to(dtype)  # noqa: A001
     d = input._data
     if dim is None:
+        import warnings
+
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                      "include dim=X as an argument.", UserWarning, stacklevel=3)
         dim = 0 if d.ndim in (0, 1, 3) else 1
     ax = _wrap_dim(dim, d.ndim)
     if d.dtype.kind != "f":
@@ -289,6 +293,10 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     return run_op(MSE, (input, target), (reduction,), arrays=arrays)
 
 
+def _scalar_name(t: Tensor) -> str:
+    return t.dtype._legacy.replace("Tensor", "")
+
+
 def _sizes(shape) -> str:
     return "[" + ", ".join(str(n) for n in shape) + "]"
 
@@ -345,6 +353,8 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
         if (shape[0], shape[2], shape[3]) != tt.shape:
             raise RuntimeError(
                 f"size mismatch (got input: {_sizes(shape)} , target: {_sizes(tt.shape)}")
+    if weight is not None and weight._data.dtype != d.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input)} but found {_scalar_name(weight)}")
     t = tt.astype(np.int64)
     kept = t != ignore_index
     bad = kept & ((t < 0) | (t >= n_classes))
@@ -547,6 +557,22 @@ LOGIT = defop("logit", "LogitBackward0", _logit_fwd, _logit_backward,
               "d logit(x)/dx = 1/(x(1 - x))", save="inputs", torch_call=_BCE_GRAD)
 
 
+def _bce_weight_check(tshape: tuple, weight: Tensor) -> None:
+    """PyTorch expands weight to the target's broadcast shape: its errors for what cannot."""
+    wshape = weight._data.shape
+    for i in range(1, len(wshape) + 1):
+        if i <= len(tshape) and wshape[-i] not in (tshape[-i], 1) and tshape[-i] != 1:
+            dims = ", ".join(str(n) for n in wshape)
+            raise RuntimeError(
+                f"Attempting to broadcast a dimension of length {wshape[-i]} at -{i}! Mismatching "
+                f"argument at index 1 had torch.Size([{dims}]); but expected shape should be "
+                f"broadcastable to {_sizes(tshape)}")
+    full = np.broadcast_shapes(tshape, wshape)
+    if full != tuple(tshape):
+        raise RuntimeError(f"output with shape {_sizes(tshape)} doesn't match the broadcast shape "
+                           f"{_sizes(full)}")
+
+
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                          reduce=None, reduction="mean") -> Tensor:
     reduction = _reduction_arg(size_average, reduce, reduction)
@@ -554,6 +580,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        _bce_weight_check(target._data.shape, weight)
     x = input._data
     if target._data.dtype != x.dtype:
         from ..tensor import _type_word
