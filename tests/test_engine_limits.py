@@ -17,6 +17,7 @@ import gradcli.torch as gt
 from gradcli.engine import limits
 from gradcli.engine.ops.registry import OPS
 
+
 @pytest.fixture
 def budget():
     """Set the engine's element budget for one test (the language runtime sets it per run)."""

@@ -142,6 +142,22 @@ def test_no_grad_view_of_a_view_that_requires_grad():
     _same(_no_grad_view_of_a_view_that_requires_grad)
 
 
+def _no_grad_view_as_output(mod, log):
+    a = mod.ones(3, requires_grad=True)
+    with mod.no_grad():
+        v = a[:2]
+    _try(log, "grad", lambda: mod.autograd.grad(v, a, mod.ones(2)))
+    _try(log, "backward fn", lambda: mod.autograd.backward(v, mod.ones(2)))
+    _try(log, "backward method", lambda: v.backward(mod.ones(2)))
+    _try(log, "grad of sum", lambda: mod.autograd.grad(v.sum(), a))
+    log.append(a.grad)
+
+
+def test_no_grad_view_as_the_output_of_backward():
+    # its edge leads nowhere: PyTorch's "does not require grad" error, not a crash
+    _same(_no_grad_view_as_output)
+
+
 # --------------------------------------------------- multi-output views
 
 MULTI = {
