@@ -158,6 +158,29 @@ def test_no_grad_view_as_the_output_of_backward():
     _same(_no_grad_view_as_output)
 
 
+def _write_expanded(mod, log, name):
+    import warnings
+
+    base = mod.zeros(1, 3)
+    x = base.expand(2, 3)
+    ops = {"zero_": lambda: x.zero_(), "fill_": lambda: x.fill_(2.0),
+           "fill_tensor": lambda: x.fill_(mod.tensor(3.0)),
+           "masked_fill_": lambda: x.masked_fill_(mod.tensor([True, False, True]), 5.0),
+           "add_": lambda: x.add_(1), "copy_": lambda: x.copy_(mod.ones(2, 3)),
+           "clamp_": lambda: x.clamp_(0, 1)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _try(log, name, ops[name])
+    log.append((base.tolist(), [str(w.message).split(" (Triggered")[0] for w in caught]))
+
+
+@pytest.mark.parametrize("name", ["zero_", "fill_", "fill_tensor", "masked_fill_", "add_", "copy_",
+                                  "clamp_"])
+def test_inplace_writes_to_expanded_tensors(name):
+    # zero_, a number fill_ and masked_fill_ write one value per location: allowed
+    _same(_write_expanded, name)
+
+
 # --------------------------------------------------- multi-output views
 
 MULTI = {

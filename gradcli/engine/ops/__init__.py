@@ -94,11 +94,11 @@ def _fill_(self, value):
                 f"{value._data.ndim} dimensions.")
         return self._apply_inplace(lambda old, v: run_op(FILL_TENSOR, (old, v)), value)
     value = E._checked_int(value, self.dtype)
-    return self._apply_inplace(lambda old: run_op(FILL, (old,), (value,)))
+    return self._apply_inplace(lambda old: run_op(FILL, (old,), (value,)), overlap_ok=True)
 
 
 def _zero_(self):
-    return self._apply_inplace(lambda old: run_op(ZERO, (old,)))
+    return self._apply_inplace(lambda old: run_op(ZERO, (old,)), overlap_ok=True)
 
 
 def _iop(fn):
@@ -122,6 +122,20 @@ def _masked_fill(self, mask, value):
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
     return run_op(MASKED_FILL, (self,), (mask._data, v))
+
+
+def _masked_fill_(self, mask, value):
+    """In place; allowed on an expanded tensor (one value per location), with PyTorch's warning."""
+    from ..tensor import has_internal_overlap
+
+    if has_internal_overlap(self._data):
+        import warnings
+
+        warnings.warn(
+            "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
+            "before performing this operation. This also applies to advanced indexing e.g. "
+            "tensor[mask] = scalar", UserWarning, stacklevel=2)
+    return self._apply_inplace(lambda old: _masked_fill(old, mask, value), overlap_ok=True)
 
 
 def _dtype_method(name):
@@ -236,7 +250,7 @@ METHODS = {
     "relu_": _inplace(E.relu), "sigmoid_": _inplace(E.sigmoid), "tanh_": _inplace(E.tanh),
     "sqrt_": _inplace(E.sqrt), "abs_": _inplace(E.abs), "sin_": _inplace(E.sin),
     "cos_": _inplace(E.cos), "reciprocal_": _inplace(E.reciprocal), "square_": _inplace(E.square),
-    "masked_fill_": _inplace(_masked_fill),
+    "masked_fill_": _masked_fill_,
     "remainder_": _inplace(E.remainder), "fmod_": _inplace(E.fmod), "true_divide_": _inplace(E.div),
     "divide_": _inplace(E.div), "multiply_": _inplace(E.mul), "subtract_": _inplace(E.sub),
     "negative_": _inplace(E.neg), "absolute_": _inplace(E.abs), "log1p_": _inplace(E.log1p),
