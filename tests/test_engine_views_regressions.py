@@ -181,6 +181,21 @@ def test_inplace_writes_to_expanded_tensors(name):
     _same(_write_expanded, name)
 
 
+def _tensor_methods(mod, log):
+    y = mod.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+    idx = mod.tensor([0, 0])
+    _try(log, "index_put", lambda: y.index_put((idx,), mod.tensor(5.0), accumulate=True))
+    _try(log, "index_put_", lambda: y.clone().index_put_((mod.tensor([1]),), mod.tensor(7.0)))
+    _try(log, "index_put dtype", lambda: y.index_put((idx,), mod.tensor(5.0, dtype=mod.float64)))
+    _try(log, "index_put list", lambda: y.index_put([0], mod.tensor(1.0)))
+    _try(log, "split_with_sizes", lambda: y.split_with_sizes([1, 2]))
+    _try(log, "split_with_sizes bad", lambda: y.split_with_sizes([1, 1]))
+
+
+def test_index_put_and_split_with_sizes_as_tensor_methods():
+    _same(_tensor_methods)
+
+
 # --------------------------------------------------- multi-output views
 
 MULTI = {

@@ -235,6 +235,8 @@ METHODS = {
     "expand": V.expand, "expand_as": V.expand_as, "select": V.select, "narrow": V.narrow,
     "__getitem__": V.getitem, "__setitem__": V.setitem,
     "repeat": S.repeat, "split": S.split, "chunk": S.chunk, "unbind": S.unbind,
+    "split_with_sizes": S.tensor_split_with_sizes, "index_put": V.tensor_index_put,
+    "index_put_": V.tensor_index_put_,
     "contiguous": S.contiguous, "clone": S.clone, "flip": S.flip, "nonzero": S.nonzero,
     "to": S.to, "type_as": S.type_as, "type": _type,
     "float": _dtype_method("float"), "double": _dtype_method("double"),
