@@ -107,7 +107,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
-    captured = run_engine(outs, grads, retain_graph, create_graph, ins, accumulate=False)
+    captured = run_engine(outs, grads, retain_graph, create_graph, ins, accumulate=False,
+                          stop_at_targets=True)
     result = []
     for i, (t, g) in enumerate(zip(ins, captured, strict=False)):
         if g is None:
@@ -192,7 +193,8 @@ def explain_steps(output: Tensor, gradient=None) -> list:
     return steps
 
 
-def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumulate, observe=None):
+def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumulate, observe=None,
+               stop_at_targets=False):
     """Run the backward pass; return the gradients captured for `targets` (if any).
 
     With `observe`, the pass is a dry run for the explain view: hooks are skipped,
@@ -210,7 +212,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
         _add_to(buf, nr, g)
 
     order = _collect(root_nodes)
-    capture = None
+    capture = stop_at = None
     if targets is not None:
         capture = {}
         for i, t in enumerate(targets):
@@ -219,6 +221,11 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 continue
             capture.setdefault(node, []).append((nr, i))
         needed = _needed(order, set(capture))
+        if stop_at_targets:
+            # grad(): a target's own node runs only if another target lies below it (PyTorch
+            # captures the gradient flowing into the tensor and stops: no node hook, no check
+            # of its freed saved tensors)
+            stop_at = {n for n in capture if not any(c in needed for c, _ in n.next_functions)}
     else:
         needed = None
 
@@ -246,20 +253,25 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
         while heap:
             node = heappop(heap)[2]
             grads = buffers.pop(node, None) or [None]
+            target = capture is not None and node in capture
+            stop = target and stop_at is not None and node in stop_at
+            if target and stop_at is not None and not stop:
+                _capture(capture[node], grads, captured)  # grad(): before any hook, as PyTorch
             if observe is None:
                 if node.pre_hooks:
                     _run_pre_hooks(node, grads)
                 if node.retain_hooks:
                     _retain(node, grads, create_graph)
-                if node.pre_hooks and None in node.pre_hooks:
-                    for hook in list(node.pre_hooks[None]):
-                        replaced = hook(tuple(grads))
-                        if replaced is not None:
-                            grads = list(replaced)
-            if capture is not None and node in capture:
-                for nr, i in capture[node]:
-                    if nr < len(grads):
-                        captured[i] = grads[nr]
+            if stop:  # a target of grad() with no other target below: after its tensor hooks
+                _capture(capture[node], grads, captured)
+                continue
+            if observe is None and node.pre_hooks and None in node.pre_hooks:
+                for hook in list(node.pre_hooks[None]):
+                    replaced = hook(tuple(grads))
+                    if replaced is not None:
+                        grads = list(replaced)
+            if target and stop_at is None:  # backward(inputs=): after every hook
+                _capture(capture[node], grads, captured)
             if type(node) is AccumulateGrad:
                 if observe is not None:
                     observe(node, grads, ())
@@ -302,6 +314,13 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     finally:
         GRAD_ENABLED[0] = prev_mode
     return captured
+
+
+def _capture(spots, grads: list, captured: list) -> None:
+    """Keep the gradients arriving at a target of grad() (spots: (output_nr, index) pairs)."""
+    for nr, i in spots:
+        if nr < len(grads):
+            captured[i] = grads[nr]
 
 
 def _priority(node) -> float:
