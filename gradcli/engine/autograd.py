@@ -11,7 +11,7 @@ PyTorch's order. Saved tensors are released as each node finishes unless
 from __future__ import annotations
 
 import heapq
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heappushpop
 
 import numpy as np
 
@@ -148,18 +148,22 @@ def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
 
 
 def _collect(root_nodes: list):
-    """Every node reachable from the roots, and who points at whom (no recursion)."""
-    seen = set(root_nodes)
+    """Every node reachable from the roots, and how many edges point at each (no recursion)."""
+    deps = dict.fromkeys(root_nodes, 0)
     order = list(root_nodes)
     stack = list(root_nodes)
+    pop, push, add = stack.pop, stack.append, order.append
     while stack:
-        node = stack.pop()
-        for child, _ in node.next_functions:
-            if child is not None and child not in seen:
-                seen.add(child)
-                order.append(child)
-                stack.append(child)
-    return order
+        for child, _ in pop().next_functions:
+            if child is not None:
+                n = deps.get(child)
+                if n is None:
+                    deps[child] = 1
+                    add(child)
+                    push(child)
+                else:
+                    deps[child] = n + 1
+    return order, deps
 
 
 def _needed(order: list, target_nodes: set) -> set:
@@ -211,7 +215,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             root_nodes.append(node)
         _add_to(buf, nr, g)
 
-    order = _collect(root_nodes)
+    order, deps = _collect(root_nodes)
     capture = stop_at = None
     if targets is not None:
         capture = {}
@@ -226,16 +230,13 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             # captures the gradient flowing into the tensor and stops: no node hook, no check
             # of its freed saved tensors)
             stop_at = {n for n in capture if not any(c in needed for c, _ in n.next_functions)}
+        deps = dict.fromkeys(needed, 0)  # count only the edges between needed nodes
+        for node in needed:
+            for child, _ in node.next_functions:
+                if child in needed:
+                    deps[child] += 1
     else:
         needed = None
-
-    deps: dict = {}
-    for node in order:
-        if needed is not None and node not in needed:
-            continue
-        for child, _ in node.next_functions:
-            if child is not None and (needed is None or child in needed):
-                deps[child] = deps.get(child, 0) + 1
 
     captured = [None] * (len(targets) if targets is not None else 0)
     heap = []
@@ -250,8 +251,21 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
     try:
-        while heap:
-            node = heappop(heap)[2]
+        # A chain hands over straight to its one newly ready child (`ready`); the heap
+        # orders the rest (AccumulateGrad first, then the newest node first).
+        ready = None
+        while True:
+            if ready is not None:
+                if heap:
+                    counter += 1
+                    node = heappushpop(heap, (_priority(ready), counter, ready))[2]
+                else:
+                    node = ready
+                ready = None
+            elif heap:
+                node = heappop(heap)[2]
+            else:
+                break
             grads = buffers.pop(node, None) or [None]
             target = capture is not None and node in capture
             stop = target and stop_at is not None and node in stop_at
@@ -278,11 +292,13 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if accumulate and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
                 continue
-            if grads.count(None) == len(grads):
+            if grads[0] is None and all(g is None for g in grads):  # (list.count calls __eq__)
                 out_grads = (None,) * len(node.next_functions)
             else:
-                node.saved_tensors_check()
-                out_grads = node.apply(grads)
+                if node.freed or node.versions:
+                    node.saved_tensors_check()
+                op = node.op
+                out_grads = op.backward(node, grads if op.multi else grads[0])
                 if node.input_meta is not None:
                     out_grads = reduce_to_inputs(node, out_grads)
                 if anomaly:
@@ -308,9 +324,10 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
-                    counter += 1
-                    heappush(heap, (_LEAF_PRIORITY if type(child) is AccumulateGrad else -child.seq,
-                                    counter, child))
+                    if ready is not None:
+                        counter += 1
+                        heappush(heap, (_priority(ready), counter, ready))
+                    ready = child
     finally:
         GRAD_ENABLED[0] = prev_mode
     return captured
