@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 
 _sequence = itertools.count()
+next_sequence = _sequence.__next__  # creation order: newer nodes run first in backward
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -43,7 +44,7 @@ class Node:
         self.result = result
         self.meta = meta
         self.input_meta = input_meta  # per input: its shape when broadcasting may need undoing
-        self.seq = next(_sequence)
+        self.seq = next_sequence()
         self.freed = False
 
     def name(self) -> str:

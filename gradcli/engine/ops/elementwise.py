@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor, make
-from .registry import defop, run_op
+from .registry import defop, run_op, run_scalar
 
 # ----------------------------------------------------------------- helpers
 
@@ -545,7 +545,7 @@ def binary(op, a, b, float_result: bool = False):
             return run_op(op, (a, b))
     elif isinstance(a, Tensor) and (type(b) is float or (type(b) is int and _I64_LO <= b <= _I64_HI)) \
             and a._data.dtype.kind == "f":
-        return run_op(op, (a, b))
+        return run_scalar(op, a, b)
     elif not isinstance(b, (Tensor, int, float, bool)) or (not isinstance(a, (Tensor, int, float, bool))):
         return NotImplemented
     _check_args(a, b)

@@ -15,12 +15,14 @@ import numpy as np
 
 from ..grad_mode import ANOMALY, GRAD_ENABLED, TRACE_PROVIDER
 from ..limits import MAX_ELEMENTS, check_count
+from ..node import next_sequence as _next_seq
 from ..node import node_class
 from ..tensor import Tensor, make, refresh_view
 
 OPS: dict[str, Op] = {}
 
 _ndarray = np.ndarray
+_new = object.__new__
 _asarray = np.asarray
 
 
@@ -152,6 +154,44 @@ def broadcast_count(arrays, meta) -> int:
         return int(np.prod(np.broadcast_shapes(*shapes), dtype=np.float64))
     except ValueError:
         return 0  # the forward raises PyTorch's broadcasting error
+
+
+def run_scalar(op: Op, a: Tensor, s) -> Tensor:
+    """`run_op(op, (a, s))` for a float Tensor and a Python scalar: the hot path of loops.
+
+    The result has a's shape and dtype, so nothing needs broadcasting, size checks or
+    undoing; the node gets one edge. Same nodes, saved values and errors as run_op.
+    """
+    out = op.forward(a._data, s)
+    if type(out) is not _ndarray:
+        out = _asarray(out)
+    if not (a._requires_grad and GRAD_ENABLED[0]) or op.backward is None:
+        return make(out, False, None)
+    if a._base is not None and a._attr_version != a._vc[0]:
+        refresh_view(a)
+    fn = a._grad_fn
+    edges = ((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0), _NO_EDGE)
+    saved = versions = None
+    if op.save_inputs:
+        saved = (a, s) if op.save_for is None else op.save_for((a, s), edges)
+        versions = (a._vc[0],) if saved[0] is a else ()
+    node = _new(op.node_cls)  # Node.__init__, inlined
+    node.op = op
+    node.next_functions = edges
+    node.saved = saved
+    node.versions = versions
+    node.result = None
+    node.meta = ()
+    node.input_meta = None
+    node.seq = _next_seq()
+    node.freed = False
+    if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
+        node.trace = TRACE_PROVIDER[0]()
+    res = make(out, True, node)
+    if op.save_result:
+        node.result = res
+        node.versions = (versions or ()) + (0,)
+    return res
 
 
 def _translate(err: ValueError, arrays) -> Exception:
