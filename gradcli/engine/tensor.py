@@ -320,7 +320,7 @@ class Tensor:
                 "Boolean value of Tensor with more than one value is ambiguous"
                 if self._data.size > 1 else
                 "Boolean value of Tensor with no values is ambiguous")
-        return bool(self._data.reshape(()).item())
+        return bool(self._data.item())
 
     def _scalar_for(self, what: str):
         if self._data.size != 1:

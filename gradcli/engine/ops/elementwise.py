@@ -950,8 +950,13 @@ def _first_mismatch(shapes):
 
 # comparisons and logic: no gradient, bool results
 
+_asarray = np.asarray
+
+
 def _compare(npfn):
     def fn(input, other):
+        if (type(other) is float or type(other) is int) and type(input) is Tensor:
+            return make(_asarray(npfn(input._data, other)))  # `while y.norm() < 1000:`
         if not isinstance(other, (Tensor, int, float, bool, np.generic)):
             return NotImplemented
         if isinstance(input, Tensor) and isinstance(other, Tensor):

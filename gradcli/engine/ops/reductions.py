@@ -219,9 +219,9 @@ MIN_DIM = defop("min_dim", "MinBackward0", _values_at, _scatter_back,
 
 
 def _norm_fwd(a, p, dims, keepdim, full):
+    if p == 2:  # the loops' common case: ufunc calls only (np.sum's wrapper costs more here)
+        return np.sqrt(np.add.reduce(a * a, axis=dims, keepdims=keepdim))
     absa = np.abs(a)
-    if p == 2:
-        return np.sqrt(np.sum(absa * absa, axis=dims, keepdims=keepdim))
     if p == np.inf:
         return np.max(absa, axis=dims, keepdims=keepdim) if absa.size else np.zeros(())
     if p == -np.inf:
