@@ -955,7 +955,8 @@ _asarray = np.asarray
 
 def _compare(npfn):
     def fn(input, other):
-        if (type(other) is float or type(other) is int) and type(input) is Tensor:
+        if type(input) is Tensor and (type(other) is float or (
+                type(other) is int and -2147483648 <= other <= 2147483647)):
             return make(_asarray(npfn(input._data, other)))  # `while y.norm() < 1000:`
         if not isinstance(other, (Tensor, int, float, bool, np.generic)):
             return NotImplemented
