@@ -196,6 +196,23 @@ def test_index_put_and_split_with_sizes_as_tensor_methods():
     _same(_tensor_methods)
 
 
+def _view_before_base_requires_grad(mod, log):
+    a = mod.ones(3)
+    v = a[:2]
+    a.requires_grad_()
+    log.append((v.requires_grad, v.is_leaf, v.grad_fn))
+    for label, r in (("scalar", v * 2), ("tensor", v * mod.ones(2)), ("unary", v.sin())):
+        log.append((label, r.requires_grad, _name(r),
+                    [f is None for f, _ in r.grad_fn.next_functions] if r.grad_fn else None))
+    _try(log, "backward", lambda: ((v * 2).sum().backward(), a.grad)[1])
+    _try(log, "grad", lambda: mod.autograd.grad((v * 2).sum(), a))
+
+
+def test_view_made_before_its_base_required_grad():
+    # it requires grad through its base; ops on it record a node whose edge is empty
+    _same(_view_before_base_requires_grad)
+
+
 # --------------------------------------------------- multi-output views
 
 MULTI = {

@@ -133,7 +133,9 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
         out = _asarray(out)
     if GRAD_ENABLED[0] and op.backward is not None:
         for x in inputs:
-            if type(x) is Tensor and x._requires_grad:
+            if type(x) is Tensor and (x._requires_grad or (x._base is not None
+                                                             and x._base._requires_grad)):
+                # (a view made before its base required grad records too, with no edge)
                 if out.dtype.kind != "f":
                     break
                 node = _record(op, inputs, meta, out)
@@ -165,12 +167,15 @@ def run_scalar(op: Op, a: Tensor, s) -> Tensor:
     out = op.forward(a._data, s)
     if type(out) is not _ndarray:
         out = _asarray(out)
-    if not (a._requires_grad and GRAD_ENABLED[0]) or op.backward is None:
+    base = a._base
+    if not (GRAD_ENABLED[0] and (a._requires_grad or (base is not None and base._requires_grad))) \
+            or op.backward is None:
         return make(out, False, None)
-    if a._base is not None and a._attr_version != a._vc[0]:
+    if base is not None and a._attr_version != a._vc[0]:
         refresh_view(a)
     fn = a._grad_fn
-    edges = ((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0), _NO_EDGE)
+    edges = ((fn, a._output_nr) if fn is not None else
+             (a._grad_accumulator(), 0) if a._requires_grad else _NO_EDGE, _NO_EDGE)
     saved = versions = None
     if op.save_inputs:
         saved = (a, s) if op.save_for is None else op.save_for((a, s), edges)
