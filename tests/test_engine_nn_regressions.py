@@ -488,3 +488,24 @@ def test_weights_and_implicit_softmax_dim(call):
         return out, [str(w.message) for w in caught]
 
     assert run(gt) == run(torch)
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid", "bce_sigmoid"])
+def test_third_order_node_names_of_the_backward_formulas(name):
+    """Python numbers inside PyTorch's C++ formulas give MulBackward1/AddBackward1 nodes."""
+    def names(m):
+        x = m.tensor([0.3, -1.2, 2.0], dtype=m.float64, requires_grad=True)
+        out = UNARY[name](m, x)
+        go = (m.ones_like(out) * 0.7).requires_grad_()
+        g1, = m.autograd.grad(out, x, go, create_graph=True)
+        g2, = m.autograd.grad((g1 * m.tensor([1.0, -2.0, 0.5], dtype=m.float64)).sum(), x, create_graph=True)
+        seen, stack = [], [g2.grad_fn]
+        while stack:
+            f = stack.pop()
+            if f is None:
+                continue
+            seen.append(type(f).__name__)
+            stack.extend(n for n, _ in f.next_functions)
+        return sorted(seen)
+
+    assert names(gt) == names(torch)

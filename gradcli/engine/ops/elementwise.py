@@ -217,6 +217,22 @@ COS = defop("cos", "CosBackward0", np.cos, lambda c, g: (-g * c.saved[0].sin(),)
 TAN = defop("tan", "TanBackward0", np.tan, lambda c, g: (g * (1 + c.result * c.result),),
             "d(tan a)/da = 1 + tan^2 a", save="result", torch_call="a.tan()",
             domain="small")
+
+
+def _times(t, s):
+    """t * s for a Python number inside PyTorch's C++ formulas: MulBackward1."""
+    from .reductions import MUL_SCALAR
+
+    return run_op(MUL_SCALAR, (t,), (s,))
+
+
+def _plus(t, s):
+    """t + s for a Python number inside PyTorch's C++ formulas: AddBackward1."""
+    from .reductions import ADD_SCALAR
+
+    return run_op(ADD_SCALAR, (t,), (s,))
+
+
 TANH = defop("tanh", "TanhBackward0", np.tanh,
              lambda c, g: (run_op(TANH_BACKWARD, (g, c.result)),),
              "d(tanh a)/da = 1 - tanh^2 a", save="result", torch_call="a.tanh()")
@@ -225,7 +241,7 @@ TANH = defop("tanh", "TanhBackward0", np.tanh,
 TANH_BACKWARD = defop(
     "tanh_backward", "TanhBackwardBackward0", lambda g, y: g * (1 - y * y),
     lambda c, gg: (run_op(TANH_BACKWARD, (gg, c.saved[1])) if c.needs(0) else None,
-                   gg * ((c.saved[1] * -2) * c.saved[0]) if c.needs(1) else None),
+                   gg * (_times(c.saved[1], -2) * c.saved[0]) if c.needs(1) else None),
     "d[g(1 - y^2)]/dg = 1 - y^2, /dy = -2 y g", save="inputs", broadcast=True,
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
                "a.tanh(), a, a * 0.5 + 1, create_graph=True)[0])(a)")
@@ -244,7 +260,7 @@ SIGMOID = defop("sigmoid", "SigmoidBackward0", _sigmoid,
 SIGMOID_BACKWARD = defop(
     "sigmoid_backward", "SigmoidBackwardBackward0", lambda g, y: g * (1 - y) * y,
     lambda c, gg: (run_op(SIGMOID_BACKWARD, (gg, c.saved[1])) if c.needs(0) else None,
-                   (gg * c.saved[0]) * (c.saved[1] * -2 + 1) if c.needs(1) else None),
+                   (gg * c.saved[0]) * _plus(_times(c.saved[1], -2), 1) if c.needs(1) else None),
     "d[g(1 - y)y]/dg = (1 - y)y, /dy = g(1 - 2y)", save="inputs", broadcast=True,
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
                "a.sigmoid(), a, a * 0.5 + 1, create_graph=True)[0])(a)")

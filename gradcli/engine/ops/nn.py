@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor, _wrap_dim, make
-from .reductions import DIV_SCALAR, MUL_SCALAR
+from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR
 from .registry import defop, run_op
 
 
@@ -477,6 +477,10 @@ def _one_minus(x):
     return make(np.ones((), dtype=x._data.dtype)) - x
 
 
+def _plus_eps(v):
+    return run_op(ADD_SCALAR, (v,), (_BCE_EPS,))  # v + eps: AddBackward1, as PyTorch's formula
+
+
 def _bce_mean(v, reduction, n):
     return run_op(DIV_SCALAR, (v,), (float(n),)) if reduction == "mean" else v
 
@@ -505,7 +509,7 @@ def _bce_double_backward(c, gg):
     n = x._data.size
     dg = dx = dt = None
     if c.needs(0):
-        dg = (x - t) / ((x + _BCE_EPS) * (_one_minus(x) + _BCE_EPS))
+        dg = (x - t) / (_plus_eps(x) * _plus_eps(_one_minus(x)))
         if w is not None:
             dg = dg * w
         dg = _bce_mean(dg * gg, reduction, n)
@@ -513,7 +517,7 @@ def _bce_double_backward(c, gg):
             dg = dg.sum()
     if c.needs(1):
         num = x * x - run_op(MUL_SCALAR, (x,), (2,)) * t + t
-        dx = num / ((x + _BCE_EPS) ** 2 * (_one_minus(x) + _BCE_EPS) ** 2) * (gg * g)
+        dx = num / (_plus_eps(x) ** 2 * _plus_eps(_one_minus(x)) ** 2) * (gg * g)
         if w is not None:
             dx = dx * w
         dx = _bce_mean(dx, reduction, n)

@@ -296,6 +296,19 @@ MUL_SCALAR = defop("mul_scalar", "MulBackward1", _mul_scalar_fwd,
                               "a.std(), a, create_graph=True)[0] * a * a)(a)")
 
 
+def _add_scalar_fwd(a, s):
+    out = a + s
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+# tensor + Python number inside PyTorch's C++ formulas (sigmoid's and binary_cross_entropy's
+# double backward): AddBackward1
+ADD_SCALAR = defop("add_scalar", "AddBackward1", _add_scalar_fwd, lambda c, g: (g,), "d(a+s)/da = 1",
+                   torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.autograd.grad("
+                              "a.sigmoid(), a, a * 0.5 + 1, create_graph=True)[0] * a, a, a, "
+                              "create_graph=True)[0])(a)")
+
+
 def _div_scalar_fwd(a, s):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = a / s
