@@ -632,10 +632,16 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim + ndim if dim < 0 else dim if ndim else 0
 
 
+_NUMBER_TYPES = frozenset((float, int, bool))
+
+
 def _plain(data):
-    """Nested lists/tuples of numbers or tensors, as plain Python values."""
+    """Nested lists/tuples of numbers or tensors, as plain Python values (numbers are kept
+    as they are: a row of plain numbers is returned without a call per element)."""
     if isinstance(data, Tensor):
         return data._data
     if isinstance(data, (list, tuple)):
+        if set(map(type, data)) <= _NUMBER_TYPES:
+            return data
         return [_plain(d) for d in data]
     return data

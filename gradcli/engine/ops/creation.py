@@ -45,6 +45,10 @@ def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
+_NUMBER_KINDS = {bool: lambda: dtypes.bool_, int: lambda: dtypes.int64,
+                 float: dtypes.get_default_dtype}
+
+
 def _infer_dtype(data) -> dtypes.dtype:
     """torch.tensor's inference: bool, int64 or the default float, from the values."""
     kinds = set()
@@ -52,7 +56,11 @@ def _infer_dtype(data) -> dtypes.dtype:
     while stack:
         v = stack.pop()
         if isinstance(v, (list, tuple)):
-            stack.extend(v)
+            types = set(map(type, v))
+            if types <= _NUMBER_KINDS.keys():  # a row of plain numbers: no loop per element
+                kinds.update(_NUMBER_KINDS[t]() for t in types)
+            else:
+                stack.extend(v)
         elif isinstance(v, Tensor):
             kinds.add(v.dtype)
         elif isinstance(v, (np.ndarray, np.generic)):  # numpy scalars keep their dtype
@@ -73,18 +81,48 @@ def _infer_dtype(data) -> dtypes.dtype:
     return result or dtypes.get_default_dtype()
 
 
-def _check_ragged(data, depth=0):
+def _check_ragged(data, target: dtypes.dtype, depth=0):
+    """PyTorch's errors for nested sequences of unequal lengths, or of sequences and numbers
+    mixed at one depth (depth first, in the order PyTorch reads them)."""
     if isinstance(data, (list, tuple)):
         lens = None
+        first_is_seq = isinstance(data[0], (list, tuple)) if data else None
+        mixed_ok = not data or isinstance(data[0], Tensor)
         for item in data:
-            if isinstance(item, (list, tuple)):
+            is_seq = isinstance(item, (list, tuple))
+            if is_seq != first_is_seq and not mixed_ok and not isinstance(item, Tensor):
+                if first_is_seq:
+                    raise TypeError("not a sequence")
+                what = type(item).__name__
+                if target._category == 2:
+                    raise TypeError(f"must be real number, not {what}")
+                raise TypeError(f"'{what}' object cannot be interpreted as an integer")
+            if is_seq:
                 n = len(item)
                 if lens is None:
                     lens = n
                 elif n != lens:
                     raise ValueError(
                         f"expected sequence of length {lens} at dim {depth + 1} (got {n})")
-            _check_ragged(item, depth + 1)
+                _check_ragged(item, target, depth + 1)  # (numbers need no call of their own)
+
+
+def _conversion_error(data, target: dtypes.dtype, err: Exception) -> Exception:
+    """PyTorch's error for the first number that its dtype cannot hold (numpy only says
+    that one could not be converted): beyond int64 at all, or beyond an integer dtype."""
+    info = np.iinfo(target.np) if target.np.kind in "iu" else None
+    stack = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+        elif type(v) is int and not -(2 ** 63) <= v < 2 ** 63:
+            return ValueError("Overflow when unpacking long long")
+        elif info is not None and type(v) in (int, float) and not (
+                info.min <= v <= info.max if v == v else False):
+            return RuntimeError(
+                f"value cannot be converted to type {target.np.name} without overflow")
+    return err
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
@@ -97,13 +135,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         raise RuntimeError("Could not infer dtype of NoneType")
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    _check_ragged(data)
     target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    _check_ragged(data, target)
     plain = _plain(data)
     try:
         arr = np.array(plain, dtype=target.np)
-    except OverflowError:
-        raise RuntimeError("Overflow when unpacking long") from None
+    except (OverflowError, ValueError) as err:
+        raise _conversion_error(data, target, err) from None
     check_elements(arr.shape)
     return _finish(arr, requires_grad)
 
