@@ -119,6 +119,7 @@ from gradcli.engine.ops.reductions import (  # noqa: F401
     argmax,
     argmin,
     count_nonzero,
+    cumprod,
     cumsum,
     logsumexp,
     max,

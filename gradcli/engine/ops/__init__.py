@@ -224,6 +224,7 @@ METHODS = {
     "sum": R.sum, "mean": R.mean, "prod": R.prod, "max": R.max, "min": R.min,
     "amax": R.amax, "amin": R.amin, "argmax": R.argmax, "argmin": R.argmin, "norm": R.norm,
     "std": R.std, "var": R.var, "logsumexp": R.logsumexp, "cumsum": R.cumsum,
+    "cumprod": R.cumprod,
     "all": R.all, "any": R.any, "count_nonzero": R.count_nonzero,
     # linear algebra
     "matmul": L.matmul, "mm": L.mm, "mv": L.mv, "dot": L.dot, "bmm": L.bmm, "outer": L.outer,

@@ -1,5 +1,5 @@
 """Reductions: sum, mean, prod, max/min (with and without dim), amax/amin,
-argmax/argmin, norm, std/var, logsumexp, cumsum, all/any.
+argmax/argmin, norm, std/var, logsumexp, cumsum, cumprod, all/any.
 
 The overloads get PyTorch's distinct node names: `sum()` is SumBackward0 and
 `sum(dim)` SumBackward1, `max()` MaxBackward1 and `max(dim)` MaxBackward0.
@@ -89,35 +89,48 @@ def _count(shape, dims) -> int:
     return n
 
 
-def _exclusive_prod(a: Tensor, dim: int) -> Tensor:
-    """Product of the other elements along dim, exact with zeros and differentiable:
-    an (n x n) matrix of the elements with ones on the diagonal, reduced by prod."""
-    from .elementwise import where
+def _safe_zeros_backward(g: Tensor, a: Tensor, dim: int) -> Tensor:
+    """The gradient of a product along dim that is exact with zeros: the product of the
+    elements before each one (an exclusive cumprod from the left: cat of ones and all but
+    the last, cumprod) times the product of those after it (the same from the right, on
+    the flipped input); its second order runs through CumprodBackward0."""
+    from .shape import cat
 
-    n = a._data.shape[dim]
-    moved = a.transpose(dim, -1)
-    rows = moved.unsqueeze(-2).expand(moved._data.shape[:-1] + (n, n))
-    rows = where(make(np.eye(n, dtype=bool)), 1.0, rows)
-    return rows.prod(-1).transpose(dim, -1)
+    shape = a._data.shape
+    n = shape[dim]
+    if a._data.size == 0:
+        return g.expand_as(a)
+    ones = make(np.ones(shape[:dim] + (1,) + shape[dim + 1:], dtype=g._data.dtype))
+    left = cat([ones, a.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    right = cat([ones, a.narrow(dim, 1, n - 1).flip([dim])], dim).cumprod(dim).flip([dim])
+    return g * (left * right)
 
 
 def _prod_backward(c, g):
     """PyTorch's prod_backward: a 0-d input passes the gradient through; no zeros:
-    result / input; zeros: the product of the others (exact), or plain zeros when
-    there are several and no graph is being made (create_graph=False)."""
+    result / input; zeros: the product of the others from exclusive cumprods over the
+    flattened input, or plain zeros when there are several and no graph is being made
+    (create_graph=False). prod(dtype=...) differentiates the input cast to the result's
+    dtype and casts the gradient back (ToCopyBackward0 nodes, as PyTorch)."""
+    a = c.saved[0]
+    if a._data.dtype != g._data.dtype:
+        return (_prod_all_grad(c, g, a.to(g.dtype)).to(a.dtype),)
+    return (_prod_all_grad(c, g, a),)
+
+
+def _prod_all_grad(c, g, a):
     from ..grad_mode import GRAD_ENABLED
 
-    a = c.saved[0]
     if not a._data.ndim:
-        return (g,)
+        return g
     zeros = np.count_nonzero(a._data == 0)
     if not zeros:
-        return (g * (c.result / a),)
+        return g * (c.result / a)
     if zeros > 1 and not GRAD_ENABLED[0]:
-        return (make(np.zeros_like(a._data)),)
+        return make(np.zeros(a._data.shape, dtype=g._data.dtype))
     if a._data.size == 1:  # the product of no others: the gradient itself
-        return (g.view(a._data.shape),)
-    return ((g * _exclusive_prod(a.reshape(-1), 0)).view(a._data.shape),)  # ViewBackward0
+        return g.view(a._data.shape)
+    return _safe_zeros_backward(g, a.contiguous().view(-1), 0).view_as(a)  # ViewBackward0
 
 
 PROD = defop("prod", "ProdBackward0", lambda a: np.prod(a), _prod_backward,
@@ -127,15 +140,21 @@ PROD = defop("prod", "ProdBackward0", lambda a: np.prod(a), _prod_backward,
 
 def _prod_dim_backward(c, g):
     a = c.saved[0]
+    if a._data.dtype != g._data.dtype:  # prod(dim, dtype=...): as prod()
+        return (_prod_dim_grad(c, g, a.to(g.dtype)).to(a.dtype),)
+    return (_prod_dim_grad(c, g, a),)
+
+
+def _prod_dim_grad(c, g, a):
     dim, keepdim = c.meta
     if not a._data.ndim:
-        return (g,)
+        return g
     g = _unsqueeze_to(g, (dim,), keepdim)
     if not (a._data == 0).any():
-        return (g * (_unsqueeze_to(c.result, (dim,), keepdim) / a),)
+        return g * (_unsqueeze_to(c.result, (dim,), keepdim) / a)
     if a._data.shape[dim] == 1:  # the product of no others: the gradient itself
-        return (g,)
-    return (g * _exclusive_prod(a, dim),)
+        return g
+    return _safe_zeros_backward(g, a, dim)
 
 
 PROD_DIM = defop("prod_dim", "ProdBackward1",
@@ -379,10 +398,17 @@ LOGSUMEXP = defop("logsumexp", "LogsumexpBackward0", _logsumexp_fwd,
                   lambda c, g: (_unsqueeze_to(g, c.meta[0], c.meta[1])
                                 * (c.saved[0] - _unsqueeze_to(c.result, c.meta[0], c.meta[1])).exp(),),
                   "d logsumexp(a)/da = softmax(a)", save="inputs result", torch_call="a.logsumexp(0)")
+def _acc_dtype(a: np.ndarray):
+    """PyTorch's CPU scans accumulate float32 in double and float16 in float: each output
+    is the rounded running value, not a running value in the narrow type."""
+    return {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}.get(a.dtype)
+
+
 def _cumsum(a, dim):
     if not a.ndim:
         return a.copy()  # a 0-d cumsum is a copy, -0. included
-    out = np.cumsum(a, axis=dim)
+    acc = _acc_dtype(a)
+    out = np.cumsum(a, axis=dim) if acc is None else np.cumsum(a, axis=dim, dtype=acc).astype(a.dtype)
     if out.dtype.kind == "f":
         out += 0.0  # PyTorch accumulates from +0., so a running sum of -0. is +0.
     return out
@@ -391,6 +417,84 @@ def _cumsum(a, dim):
 CUMSUM = defop("cumsum", "CumsumBackward0", _cumsum,
                lambda c, g: (g.flip([c.meta[0]]).cumsum(c.meta[0]).flip([c.meta[0]]),),
                "d cumsum(a)/da_i = sum of the gradients from i on", torch_call="a.cumsum(0)")
+
+
+def _cumprod(a, dim):
+    if not a.ndim:
+        return a.copy()
+    acc = _acc_dtype(a)
+    return np.cumprod(a, axis=dim) if acc is None else np.cumprod(a, axis=dim, dtype=acc).astype(a.dtype)
+
+
+def _cumprod_backward(c, g):
+    """PyTorch's cumprod_backward. No zeros: the reversed cumsum of result * grad over the
+    input. Zeros and no graph being made: only the elements up to the first zero of each
+    slice get a gradient (computed directly). Zeros with create_graph: for each k the
+    products that leave out element k (prods before it times cumprods after it) are
+    written into select(dim, k) of a zero tensor (CopySlices nodes)."""
+    from ..grad_mode import GRAD_ENABLED
+
+    a = c.saved[0]
+    dim = c.meta[0]
+    if a._data.size <= 1 or a._data.shape[dim] == 1:
+        return (g,)
+    if g._data.dtype != a._data.dtype:
+        g = g.to(a.dtype)
+    if not (a._data == 0).any():
+        w = c.result * g
+        res = w.flip([dim]).cumsum(dim).flip([dim]).div(a)
+        return (res if res._data.dtype == a._data.dtype else res.to(a.dtype),)  # cumprod(dtype=)
+    if not GRAD_ENABLED[0]:
+        return (make(_cumprod_zeros_grad(a._data, g._data, c.result._data, dim)),)
+    return (_cumprod_zeros_graph(a, g, dim),)
+
+
+def _cumprod_zeros_grad(x, g, out, dim):
+    """The gradient of cumprod with zeros, no graph: before the first zero of a slice the
+    reversed cumsum of out * grad (kept there) over x; at the first zero the product of the
+    elements before it times the sum of grad_j * the product of the elements after it up
+    to j, for j up to the second zero; zero after it."""
+    x, g, out = (np.moveaxis(t, dim, -1) for t in (x, g, out))
+    count = np.cumsum(x == 0, axis=-1)
+    before = count == 0
+    w = np.where(before, out * g, 0).astype(g.dtype)
+    rsum = np.flip(_cumsum(np.flip(w, -1), w.ndim - 1), -1)
+    res = np.where(before, rsum / x, 0).astype(g.dtype)
+    between = count == 1
+    first = between.copy()
+    first[..., 1:] &= ~between[..., :-1]
+    between &= ~first
+    prods = _cumprod(np.where(between, x, 1).astype(x.dtype), x.ndim - 1)
+    total = np.sum(prods * np.where(count == 1, g, 0).astype(g.dtype), axis=-1, keepdims=True)
+    prev = np.concatenate([np.ones_like(out[..., :1]), out[..., :-1]], axis=-1)
+    res = np.where(first, total * prev, res).astype(g.dtype)
+    return np.ascontiguousarray(np.moveaxis(res, -1, dim))
+
+
+def _cumprod_zeros_graph(a: Tensor, g: Tensor, dim: int) -> Tensor:
+    from .shape import cat
+
+    shape = a._data.shape
+    n = shape[dim]
+    ones = make(np.ones((1,), dtype=g._data.dtype)).expand(shape[:dim] + (1,) + shape[dim + 1:])
+    out = make(np.zeros(shape, dtype=g._data.dtype))
+    for k in range(n):
+        if k == 0:
+            omitted = cat([ones, a.narrow(dim, 1, n - 1).cumprod(dim)], dim)
+        else:
+            until = a.narrow(dim, 0, k).prod(dim, keepdim=True)
+            if k == n - 1:
+                omitted = until
+            else:
+                after = a.narrow(dim, k + 1, n - k - 1).cumprod(dim)
+                omitted = cat([until, until.expand_as(after) * after], dim)
+        out.select(dim, k).copy_((g.narrow(dim, k, n - k) * omitted).sum(dim))
+    return out
+
+
+CUMPROD = defop("cumprod", "CumprodBackward0", _cumprod, _cumprod_backward,
+                "d cumprod(a)_j/da_i = prod of a_0..a_j without a_i (j >= i)",
+                save="inputs result", torch_call="a.cumprod(0)")
 
 # ------------------------------------------------------------ entry points
 
@@ -663,6 +767,13 @@ def cumsum(input, dim, *, dtype=None):
     d = input._data
     arrays = (d.astype(npdt),) if npdt is not None and d.dtype != npdt else None
     return run_op(CUMSUM, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
+
+
+def cumprod(input, dim, *, dtype=None):
+    npdt = _sum_dtype(input, dtype)
+    d = input._data
+    arrays = (d.astype(npdt),) if npdt is not None and d.dtype != npdt else None
+    return run_op(CUMPROD, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001
