@@ -54,7 +54,7 @@ _REBASE_HINT = {
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
 acos addcdiv addcmul apply_ argsort asin atan atan2 bincount cosh cpu cuda cummax cummin
-cumprod diag dist eq_ erf exp2 expm1 fliplr float_power frac gather half histc hypot
+diag dist eq_ erf exp2 expm1 fliplr float_power frac gather half histc hypot
 index_select kthvalue lerp log10 log2 logcumsumexp map_ masked_select median mode moveaxis
 movedim nanmean nansum new_empty numpy positive renorm repeat_interleave resize_ roll
 scatter sgn signbit sinh sort squeeze_ storage_offset sum_to_size swapdims t_ tensor_split tile
