@@ -213,6 +213,56 @@ def test_view_made_before_its_base_required_grad():
     _same(_view_before_base_requires_grad)
 
 
+VIEW_BACKWARDS = {
+    "unsqueeze0": lambda t: t.unsqueeze(0), "unsqueeze-1": lambda t: t.unsqueeze(-1),
+    "squeeze_dim": lambda t: t.reshape(2, 1, 3).squeeze(1),
+    "squeeze_all": lambda t: t.reshape(1, 2, 1, 3).squeeze(),
+    "squeeze_dims": lambda t: t.reshape(1, 2, 1, 3).squeeze((0, 2)),
+    "squeeze_noop": lambda t: t.reshape(2, 3).squeeze(0), "view": lambda t: t.view(3, 2),
+    "t": lambda t: t.reshape(2, 3).t(), "permute": lambda t: t.reshape(1, 2, 3).permute(2, 0, 1),
+    "expand": lambda t: t.reshape(1, 6).expand(2, 6),
+}
+
+
+def _graph_names(t) -> list:
+    out, stack, seen = [], [t.grad_fn], set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        out.append(type(n).__name__)
+        stack.extend(c for c, _ in n.next_functions)
+    return out
+
+
+def _view_backward_graph(mod, log, name):
+    a = mod.arange(6.0).requires_grad_()
+    r = VIEW_BACKWARDS[name](a * a)
+    v = mod.ones_like(r).requires_grad_()  # (ones_like keeps r's strides, as PyTorch)
+    g, = mod.autograd.grad(r, a, v, create_graph=True)
+    log.append((v.stride(), _graph_names(g), str(g)))
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_BACKWARDS))
+def test_view_backwards_build_pytorchs_graph(name):
+    # unsqueeze's backward squeezes, squeeze's unsqueezes each removed dim
+    _same(_view_backward_graph, name)
+
+
+def _like_strides(mod, log):
+    protos = [mod.arange(6.0).reshape(2, 3).t(), mod.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
+              mod.arange(8.0).reshape(2, 4)[:, ::2], mod.arange(8.0).reshape(2, 4)[:, ::2].t(),
+              mod.ones(1, 3).expand(2, 3), mod.arange(6.0).reshape(2, 3, 1).transpose(0, 2)]
+    for p in protos:
+        log.append([f(p).stride() for f in (mod.ones_like, mod.zeros_like, mod.empty_like,
+                                             mod.rand_like, lambda q: mod.full_like(q, 2))])
+
+
+def test_like_functions_keep_the_layout():
+    _same(_like_strides)
+
+
 # --------------------------------------------------- multi-output views
 
 MULTI = {

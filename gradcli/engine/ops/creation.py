@@ -300,10 +300,36 @@ def randperm(n, dtype=None, device=None, requires_grad=False) -> Tensor:
     return make(rng().permutation(n).astype(np.int64))
 
 
+def _keeps_layout(proto: np.ndarray):
+    """True when PyTorch's *_like (preserve_format) would lay the result out as `proto`
+    (same order of strides): `proto` is not in C order and no element overlaps another
+    (an expanded tensor gets C order)."""
+    if proto.flags.c_contiguous or proto.ndim < 2:
+        return False
+    return all(st for st, size in zip(proto.strides, proto.shape) if size != 1)
+
+
+def _laid_out_like(proto: np.ndarray, npdt) -> np.ndarray:
+    """A new dense array with proto's order of strides (size-1 dims included, as PyTorch
+    computes them: innermost is the smallest stride; on ties the lower dim)."""
+    order = sorted(range(proto.ndim), key=lambda i: (proto.strides[i], i))
+    strides, step = [0] * proto.ndim, np.dtype(npdt).itemsize
+    for i in order:
+        strides[i] = step
+        step *= proto.shape[i]
+    buf = np.empty(proto.size, dtype=npdt)
+    return np.lib.stride_tricks.as_strided(buf, proto.shape, strides)
+
+
 def _like(fn):
     def like(input, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs):
         d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
-        return fn(input._data.shape, d, requires_grad)
+        out = fn(input._data.shape, d, requires_grad)
+        if _keeps_layout(input._data):  # e.g. ones_like(x.t()) has x.t()'s strides
+            arr = _laid_out_like(input._data, d.np)
+            arr[...] = out._data
+            out._data = arr
+        return out
 
     return like
 
@@ -316,8 +342,8 @@ randn_like = _like(lambda shape, d, rg: _finish(rng().standard_normal(shape).ast
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
-    d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
-    return _finish(np.full(input._data.shape, fill_value, d.np), requires_grad)
+    return _like(lambda shape, d, rg: _finish(np.full(shape, fill_value, d.np), rg))(
+        input, dtype=dtype, requires_grad=requires_grad)
 
 
 def randint_like(input, low, high=None, dtype=None, requires_grad=False) -> Tensor:

@@ -173,10 +173,17 @@ def _unsqueeze_fwd(a, shape, in_shape, dim):
     return _reshape_view(a, shape, in_shape)
 
 
+def _unsqueeze_removed(c, g):
+    """squeeze's backward as PyTorch's unsqueeze_to: one unsqueeze per removed dim, in order
+    (so a create_graph gradient shows UnsqueezeBackward0 nodes)."""
+    for dim in c.meta[2]:
+        g = g.unsqueeze(dim)
+    return (g,)
+
+
 SQUEEZE = {
-    name: defop(f"squeeze{i}", name, _squeeze_fwd,
-                lambda c, g: (g.reshape(c.meta[1]),), "d squeeze(a)/da: reshape the gradient back",
-                torch_call=call)
+    name: defop(f"squeeze{i}", name, _squeeze_fwd, _unsqueeze_removed,
+                "d squeeze(a)/da: unsqueeze the gradient back", torch_call=call)
     for i, (name, call) in enumerate((
         ("SqueezeBackward0", "a.unsqueeze(0).squeeze()"),
         ("SqueezeBackward1", "a.unsqueeze(0).squeeze(0)"),
@@ -184,7 +191,7 @@ SQUEEZE = {
         ("SqueezeBackward4", "a.reshape(-1) @ a.reshape(-1, 1)")))
 }
 UNSQUEEZE = defop("unsqueeze", "UnsqueezeBackward0", _unsqueeze_fwd,
-                  lambda c, g: (g.reshape(c.meta[1]),), "d unsqueeze(a)/da: squeeze the gradient",
+                  lambda c, g: (g.squeeze(c.meta[2]),), "d unsqueeze(a)/da: squeeze the gradient",
                   torch_call="a.unsqueeze(0)")
 TRANSPOSE = defop("transpose", "TransposeBackward0",
                   lambda a, d0, d1: np.swapaxes(a, d0, d1) if a.ndim else a.view(),
