@@ -25,7 +25,15 @@ def _mm_grads(c, g):
     return (g.mm(b.t()) if c.needs(0) else None, a.t().mm(g) if c.needs(1) else None)
 
 
-MM = defop("mm", "MmBackward0", np.matmul, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
+def _mm_fwd(a, b):
+    """a @ b; an inner dimension of 1 is an outer product, where PyTorch keeps the sign of
+    zero products (-0.), as a plain multiply does and numpy's matmul does not."""
+    if a.shape[-1] == 1 and a.ndim == 2 and b.ndim == 2:
+        return a * b
+    return np.matmul(a, b)
+
+
+MM = defop("mm", "MmBackward0", _mm_fwd, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
            save="inputs", save_for=((1,), (0,)), out_size=_product_count, check_order=(1, 0),
            torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
 MV = defop("mv", "MvBackward0", np.matmul,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor, _wrap_dim, make
+from .elementwise import _exp
 from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR
 from .registry import defop, run_op
 
@@ -18,8 +19,8 @@ def _softmax_fwd(a, dim):
         return _softmax_fwd(a.reshape(1), 0).reshape(())
     # PyTorch subtracts the max as it is: a row with inf (or all -inf) is nan throughout
     with np.errstate(invalid="ignore", over="ignore"):
-        e = np.exp(a - np.max(a, axis=dim, keepdims=True))
-        return e / np.sum(e, axis=dim, keepdims=True)
+        e = _exp(a - np.max(a, axis=dim, keepdims=True))
+        return e * (1 / np.sum(e, axis=dim, keepdims=True))  # (PyTorch scales by 1/sum)
 
 
 def _log_softmax_fwd(a, dim):
@@ -29,7 +30,7 @@ def _log_softmax_fwd(a, dim):
         return _log_softmax_fwd(a.reshape(1), 0).reshape(())
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         shifted = a - np.max(a, axis=dim, keepdims=True)
-        return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+        return shifted - np.log(np.sum(_exp(shifted), axis=dim, keepdims=True))
 
 
 def _softmax_bwd_fwd(g, y, dim):
