@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-_state = {"rng": np.random.Generator(np.random.PCG64(0)), "seed": 0}
+# the generator is made on first use: numpy.random costs ~10 ms to import, which a run
+# that draws no random number (every `gradcli grad`) need not pay
+_state = {"rng": None, "seed": 0}
 
 
 class Generator:
@@ -26,7 +28,7 @@ class Generator:
 
 def manual_seed(seed) -> Generator:
     seed = int(seed)
-    _state["rng"] = np.random.Generator(np.random.PCG64(seed & 0xFFFFFFFFFFFFFFFF))
+    _state["rng"] = None  # made from the seed when first used
     _state["seed"] = seed
     return Generator(seed)
 
@@ -39,4 +41,8 @@ def initial_seed() -> int:
 
 
 def rng() -> np.random.Generator:
-    return _state["rng"]
+    gen = _state["rng"]
+    if gen is None:
+        gen = _state["rng"] = np.random.Generator(
+            np.random.PCG64(_state["seed"] & 0xFFFFFFFFFFFFFFFF))
+    return gen
