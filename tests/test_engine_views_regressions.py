@@ -263,6 +263,22 @@ def test_like_functions_keep_the_layout():
     _same(_like_strides)
 
 
+def _reshape_nodes(mod, log):
+    x = mod.ones(3, 2, requires_grad=True)
+    bases = {"contiguous": x * 1, "t": (x * 1).t(), "slice": (x * 1)[:, :1],
+             "expanded": (x * 1)[:, :1].expand(3, 4), "size-1 permute": (x * 1).reshape(3, 2, 1).permute(2, 0, 1),
+             "step": (x * 1)[::2], "empty": (x * 1)[:0].t()}
+    for label, v in bases.items():
+        for shape in (tuple(v.shape), (-1,), (1, *v.shape), tuple(reversed(v.shape))):
+            _try(log, f"{label} {shape}", lambda v=v, shape=shape: _name(v.reshape(shape)))
+    _try(log, "flatten of a slice", lambda: _name((x * 1)[:, :1].flatten()))
+
+
+def test_reshape_names_view_alias_or_copy_as_pytorch():
+    # contiguous: ViewBackward0; viewable but not contiguous: ReshapeAliasBackward0; else a copy
+    _same(_reshape_nodes)
+
+
 # --------------------------------------------------- multi-output views
 
 MULTI = {

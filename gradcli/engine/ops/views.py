@@ -160,6 +160,10 @@ def _reshape_view(a, shape, in_shape):
 VIEW = defop("view", "ViewBackward0", _reshape_view,
              lambda c, g: (g.reshape(c.meta[1]),), "d view(a)/da: reshape the gradient back",
              torch_call="a.view(-1)")
+RESHAPE_ALIAS = defop("reshape_alias", "ReshapeAliasBackward0", _reshape_view,
+                      lambda c, g: (g.reshape(c.meta[1]),),
+                      "d reshape(a)/da (a view of a non-contiguous a): reshape the gradient back",
+                      torch_call="a.unsqueeze(-1).expand(*a.shape, 2).reshape(*a.shape, 2)")
 UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", lambda a, shape, in_shape: a.reshape(shape),
                     lambda c, g: (g.reshape(c.meta[1]),), "d reshape(a)/da: reshape the gradient back",
                     torch_call="a.transpose(0, -1).reshape(-1)")
@@ -423,7 +427,8 @@ def reshape(x: Tensor, *shape) -> Tensor:
     d = x._data
     target = infer_shape(_shape_arg(shape), d.size)
     if _viewable(d, target):
-        return view_op(VIEW, x, (target, d.shape))
+        # PyTorch: a view of a contiguous tensor is ViewBackward0, of another one an alias
+        return view_op(VIEW if d.flags.c_contiguous else RESHAPE_ALIAS, x, (target, d.shape))
     from .shape import clone
 
     return run_op(UNSAFE_VIEW, (clone(x),), (target, d.shape))
