@@ -263,3 +263,16 @@ def test_outer_checks_ranks_and_promotes_like_pytorch():
 
         want, got = _both(call)
         assert want == got, (sa, sb, da, db, want, got)
+
+
+@pytest.mark.parametrize("m, n", [(4, 4), (1, 4), (4, 1), (1, 1), (2, 3)])
+def test_signed_zeros_of_an_inner_dim_of_one(m, n):
+    # gemm keeps -0. products (both outer dims above 1); gemv (an outer dim of 1) gives +0.
+    def run(T):
+        a = T.zeros(m, 1, requires_grad=True)
+        b = -T.ones(1, n, requires_grad=True)
+        r = a @ b
+        r.backward(T.ones_like(r))
+        return str(r), str(a.grad), str(b.grad)
+
+    assert run(G) == run(torch)

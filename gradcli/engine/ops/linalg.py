@@ -26,9 +26,10 @@ def _mm_grads(c, g):
 
 
 def _mm_fwd(a, b):
-    """a @ b; an inner dimension of 1 is an outer product, where PyTorch keeps the sign of
-    zero products (-0.), as a plain multiply does and numpy's matmul does not."""
-    if a.shape[-1] == 1 and a.ndim == 2 and b.ndim == 2:
+    """a @ b. An inner dimension of 1 with both outer ones above 1 is an outer product where
+    PyTorch (BLAS gemm) keeps the sign of zero products (-0.), as a plain multiply does and
+    numpy's matmul does not; with an outer dimension of 1 (gemv) zeros come out as +0."""
+    if a.ndim == 2 and b.ndim == 2 and a.shape[1] == 1 and a.shape[0] > 1 and b.shape[1] > 1:
         return a * b
     return np.matmul(a, b)
 
