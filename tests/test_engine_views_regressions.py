@@ -526,6 +526,12 @@ def test_expand_errors_name_the_dtype():
     _same(_expand_errors)
 
 
+def _layout(out) -> list:
+    """Shape, strides and contiguity of a view (or of each of several)."""
+    out = out if isinstance(out, tuple) else (out,)
+    return [(tuple(v.shape), v.stride(), v.is_contiguous()) for v in out]
+
+
 def _empty_views(mod, log):
     views = {
         "view": lambda x: x.view(-1), "t": lambda x: x.t(), "transpose": lambda x: x.transpose(0, -1),
@@ -540,12 +546,7 @@ def _empty_views(mod, log):
     for shape in ((0,), (2, 0), (0, 3), (2, 0, 3), (0, 1, 0), (1, 0)):
         x = mod.zeros(shape)
         for name, fn in views.items():
-            def info(fn=fn, x=x):
-                out = fn(x)
-                out = out if isinstance(out, tuple) else (out,)
-                return [(tuple(v.shape), v.stride(), v.is_contiguous()) for v in out]
-
-            _try(log, f"{shape} {name}", info)
+            _try(log, f"{shape} {name}", lambda fn=fn, x=x: _layout(fn(x)))
 
 
 def test_empty_views_shapes_and_strides():
@@ -565,12 +566,7 @@ def _view_strides(mod, log):
     for shape in ((2, 3), (1, 3), (3, 1), (2, 1, 3), (4, 2), (2, 2, 2), (1, 1)):
         x = mod.arange(24.0)[: int(mod.tensor(shape).prod())].reshape(shape)
         for name, fn in views.items():
-            def info(fn=fn, x=x):
-                out = fn(x)
-                out = out if isinstance(out, tuple) else (out,)
-                return [(tuple(v.shape), v.stride(), v.is_contiguous()) for v in out]
-
-            _try(log, f"{shape} {name}", info)
+            _try(log, f"{shape} {name}", lambda fn=fn, x=x: _layout(fn(x)))
 
 
 def test_view_strides():

@@ -76,18 +76,22 @@ LOG_SOFTMAX = defop("log_softmax", "LogSoftmaxBackward0", _log_softmax_fwd,
                     lambda c, g: (run_op(LOG_SOFTMAX_BACKWARD, (g, c.result), c.meta),),
                     "d log_softmax(a)/da: g - softmax(a)*sum(g)", save="result",
                     torch_call="torch.log_softmax(a, -1)")
+def _second_order_call(forward: str) -> str:
+    """A torch_call that reaches forward's backward op as an op: a create_graph gradient
+    with a non-constant grad_output, used again (so its own backward runs too)."""
+    w = "(torch.ones_like(a).cumsum(-1) * 0.5)"
+    return (f"torch.enable_grad()(lambda a: torch.autograd.grad({forward}, a, {w} ** 2 + a * 0.5, "
+            f"create_graph=True)[0] * ({w} ** 3 + a))(a)")
+
+
 SOFTMAX_BACKWARD = defop(
     "softmax_backward_data", "SoftmaxBackwardDataBackward0", _softmax_bwd_fwd,
     _softmax_double_backward, "d[s*(g - sum(g*s))]/dg, /ds", save="inputs",
-    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
-               "torch.softmax(a, -1), a, _W ** 2 + a * 0.5, create_graph=True)[0] * (_W ** 3 + a))(a)"
-               .replace("_W", "(torch.ones_like(a).cumsum(-1) * 0.5)"))
+    torch_call=_second_order_call("torch.softmax(a, -1)"))
 LOG_SOFTMAX_BACKWARD = defop(
     "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _log_softmax_bwd_fwd,
     _log_softmax_double_backward, "d[g - exp(y)*sum(g)]/dg, /dy", save="inputs",
-    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
-               "torch.log_softmax(a, -1), a, _W ** 2 + a * 0.5, create_graph=True)[0] * (_W ** 3 + a))(a)"
-               .replace("_W", "(torch.ones_like(a).cumsum(-1) * 0.5)"))
+    torch_call=_second_order_call("torch.log_softmax(a, -1)"))
 
 
 def _reduce(arr, reduction):
