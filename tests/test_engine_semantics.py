@@ -35,6 +35,19 @@ def _log(*items) -> str:
     return ADDR.sub("0x?", " ".join(str(i) for i in items))
 
 
+def _printer(log: list):
+    """P(label, f) for the scenario scripts: logs f()'s repr, or the error it raised
+    (the error is part of the behaviour compared with PyTorch)."""
+    def P(label, f):  # noqa: N802
+        try:
+            r = f()
+        except Exception as e:  # noqa: BLE001
+            r = f"{type(e).__name__}: {e}"
+        log.append(_log(label, "->", repr(r)))
+
+    return P
+
+
 def _names(fn) -> list:
     return [None if f is None else type(f).__name__ for f, _ in fn.next_functions]
 
@@ -974,13 +987,7 @@ def functional_api_and_gradcheck_edges(torch):
     """jacobian/hessian/vjp/jvp/hvp/vhp over tuples, several inputs, create_graph, strict,
     0-d inputs; gradcheck/gradgradcheck passes, mismatches (type and text) and misuse."""
     log = []
-
-    def P(label, f):  # noqa: N802
-        try:
-            r = f()
-        except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
-            r = f"{type(e).__name__}: {e}"
-        log.append(_log(label, "->", repr(r)))
+    P = _printer(log)  # noqa: N806 - the scripts call it P
 
     exec(FUNCTIONAL_SCRIPT, {"torch": torch, "F": torch.autograd.functional, "P": P})  # noqa: S102
     return log
@@ -1048,13 +1055,7 @@ def python_protocols(torch):
     import math
 
     log = []
-
-    def P(label, f):  # noqa: N802
-        try:
-            r = f()
-        except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
-            r = f"{type(e).__name__}: {e}"
-        log.append(_log(label, "->", repr(r)))
+    P = _printer(log)  # noqa: N806 - the scripts call it P
 
     exec(PROTOCOL_SCRIPT, {"torch": torch, "math": math, "P": P})  # noqa: S102
     return log
