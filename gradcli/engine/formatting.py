@@ -12,7 +12,6 @@ Only numpy and the standard library are used, so the engine can print without to
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -30,15 +29,25 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass
 class PrintOptions:
     """The knobs PyTorch's printer reads; one shared instance, `PRINT_OPTIONS`."""
 
-    precision: int = 4
-    threshold: float = 1000
-    edgeitems: int = 3
-    linewidth: int = 80
-    sci_mode: bool | None = None
+    __slots__ = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+
+    def __init__(self, precision: int = 4, threshold: float = 1000, edgeitems: int = 3,
+                 linewidth: int = 80, sci_mode: bool | None = None):
+        self.precision = precision
+        self.threshold = threshold
+        self.edgeitems = edgeitems
+        self.linewidth = linewidth
+        self.sci_mode = sci_mode
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items())
+        return f"PrintOptions({args})"
 
 
 PRINT_OPTIONS = PrintOptions()
@@ -81,7 +90,7 @@ def set_printoptions(
 
 def get_printoptions() -> dict[str, Any]:
     """The current options as keyword arguments for `set_printoptions`."""
-    return dataclasses.asdict(PRINT_OPTIONS)
+    return PRINT_OPTIONS.as_dict()
 
 
 @contextlib.contextmanager

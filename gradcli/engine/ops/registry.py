@@ -9,8 +9,6 @@ hot path, kept lean on purpose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ..grad_mode import ANOMALY, GRAD_ENABLED, TRACE_PROVIDER
@@ -26,7 +24,6 @@ _new = object.__new__
 _asarray = np.asarray
 
 
-@dataclass(eq=False)
 class Op:
     """One row of the op table.
 
@@ -41,36 +38,45 @@ class Op:
     `examples`: argument builders the generic tests use (gradcheck, PyTorch).
     """
 
-    name: str
-    node: str
-    forward: object
-    backward: object = None
-    rule: str = ""
-    save_inputs: bool = False
-    save_result: bool = False
-    save_meta: bool = False  # meta holds saved tensors (indices, masks, targets): freed after backward
-    broadcast: bool = False
-    torch_call: str = ""
-    examples: list = field(default_factory=list)
-    multi: bool = False  # several outputs (split, unbind): backward gets every output's gradient
-    save_for: tuple = None  # per input: the inputs whose gradient needs it saved (None: always)
-    domain: str = "real"  # where the generic tests draw `a` from: real, positive or small
-    # (arrays, meta) -> element count of the result, for ops whose result can be larger than
-    # every input (broadcasting, mm, cat...): checked against --max-elements before the
-    # forward allocates. Broadcasting ops get `broadcast_count` by default.
-    out_size: object = None
-    # the order PyTorch checks saved tensors for in-place changes: its generated backward
-    # unpacks the saved inputs sorted by argument name (mul: other before self), the result
-    # last; positions are inputs, len(inputs) is the saved result. None: input order.
-    check_order: tuple = None
-    node_cls: type = None
+    __slots__ = ("name", "node", "forward", "backward", "rule", "save_inputs", "save_result",
+                 "save_meta", "broadcast", "torch_call", "examples", "multi", "save_for",
+                 "domain", "out_size", "check_order", "node_cls")
 
-    def __post_init__(self):
-        self.node_cls = node_class(self.node)
-        if self.out_size is None and self.broadcast:
-            self.out_size = broadcast_count
-        if self.save_for is not None:
-            self.save_for = _compile_save_for(self.save_for)
+    def __init__(self, name: str, node: str, forward, backward=None, rule: str = "",
+                 save_inputs: bool = False, save_result: bool = False, save_meta: bool = False,
+                 broadcast: bool = False, torch_call: str = "", examples: list | None = None,
+                 multi: bool = False, save_for: tuple | None = None, domain: str = "real",
+                 out_size=None, check_order: tuple | None = None):
+        self.name = name
+        self.node = node  # the grad_fn class name
+        self.forward = forward
+        self.backward = backward
+        self.rule = rule
+        self.save_inputs = save_inputs
+        self.save_result = save_result
+        # meta holds saved tensors (indices, masks, targets): freed after backward
+        self.save_meta = save_meta
+        self.broadcast = broadcast
+        self.torch_call = torch_call
+        self.examples = examples if examples is not None else []
+        # several outputs (split, unbind): backward gets every output's gradient
+        self.multi = multi
+        # per input: the inputs whose gradient needs it saved (None: always)
+        self.save_for = _compile_save_for(save_for) if save_for is not None else None
+        # where the generic tests draw `a` from: real, positive or small
+        self.domain = domain
+        # (arrays, meta) -> element count of the result, for ops whose result can be larger
+        # than every input (broadcasting, mm, cat...): checked against --max-elements before
+        # the forward allocates. Broadcasting ops get `broadcast_count` by default.
+        self.out_size = broadcast_count if out_size is None and broadcast else out_size
+        # the order PyTorch checks saved tensors for in-place changes: its generated backward
+        # unpacks the saved inputs sorted by argument name (mul: other before self), the
+        # result last; positions are inputs, len(inputs) is the saved result. None: input order.
+        self.check_order = check_order
+        self.node_cls = node_class(node)
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r}, {self.node!r})"
 
 
 def _compile_save_for(save_for: tuple):
