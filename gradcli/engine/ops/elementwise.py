@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor, make
-from .registry import defop, run_op, run_scalar
+from .registry import defop, run_op, run_scalar, run_unary
 
 # ----------------------------------------------------------------- helpers
 
@@ -638,7 +638,7 @@ def rsub(input, other):
         _bool_sub_check(other, input)
     result = dtypes.result_type(input, other)
     x, y = _operand_dtype_cast(input, other, result)
-    return run_op(RSUB, (input,), (y,), arrays=(x,))
+    return run_unary(RSUB, input, (y,), x)
 
 
 def mul(input, other):
@@ -733,7 +733,7 @@ def neg(input):
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
             "invert a mask, use the `~` or `logical_not()` operator instead.")
-    return run_op(NEG, (input,))
+    return run_unary(NEG, input)
 
 
 def pow(input, exponent):  # noqa: A001 - torch's name
@@ -754,7 +754,7 @@ def pow(input, exponent):  # noqa: A001 - torch's name
         x = input._data if input._data.dtype == result.np else input._data.astype(result.np)
         # a bool exponent stays bool: its gradient differs (PyTorch's False is not "equal to 0")
         e = float(exponent) if result._category == 2 and type(exponent) is not bool else exponent
-        return run_op(POW_SCALAR, (input,), (e,), arrays=(x,))
+        return run_unary(POW_SCALAR, input, (e,), x)
     if not isinstance(input, Tensor):
         result = dtypes.result_type(exponent, input)
         x = exponent._data if exponent._data.dtype == result.np else exponent._data.astype(result.np)
@@ -774,8 +774,8 @@ def _float_unary(op):
     def fn(input):
         d = input._data
         if d.dtype.kind != "f":
-            return run_op(op, (input,), arrays=(d.astype(dtypes.get_default_dtype().np),))
-        return run_op(op, (input,))
+            return run_unary(op, input, (), d.astype(dtypes.get_default_dtype().np))
+        return run_unary(op, input)
 
     fn.__name__ = op.name
     return fn
@@ -783,7 +783,7 @@ def _float_unary(op):
 
 def _same_dtype_unary(op):
     def fn(input):
-        return run_op(op, (input,))
+        return run_unary(op, input)
 
     fn.__name__ = op.name
     return fn
@@ -808,7 +808,7 @@ def _no_bool_unary(op, kernel):
             if kernel == "relu":
                 raise RuntimeError("Boolean inputs not supported for relu")
             raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-        return run_op(op, (input,))
+        return run_unary(op, input)
 
     fn.__name__ = op.name
     return fn
@@ -824,15 +824,15 @@ trunc = _no_bool_unary(TRUNC, "trunc_vml_cpu")
 def sign(input):
     if input._data.dtype == np.bool_:
         return make(input._data.copy())
-    return run_op(SIGN, (input,))
+    return run_unary(SIGN, input)
 
 
 def round(input, *, decimals=0):  # noqa: A001
     if input._data.dtype == np.bool_:
         raise NotImplementedError('"round_vml_cpu" not implemented for \'Bool\'')
     if decimals:
-        return run_op(ROUND, (input,), arrays=(np.round(input._data, decimals),)) * 1
-    return run_op(ROUND, (input,))
+        return run_unary(ROUND, input, (), np.round(input._data, decimals)) * 1
+    return run_unary(ROUND, input)
 
 
 def _type_names(args, kwargs) -> list:
@@ -897,8 +897,8 @@ def clamp_impl(input, min=None, max=None):  # noqa: A002
     result = dtypes.result_type(input, *(v for v in (min, max) if v is not None))
     if result.np != d.dtype:  # e.g. an int tensor with float bounds, a bool one with int bounds
         x = d.astype(result.np)
-        return run_op(CLAMP, (input,), (_bound(min, x), _bound(max, x)), arrays=(x,))
-    return run_op(CLAMP, (input,), (_bound(min, d), _bound(max, d)))
+        return run_unary(CLAMP, input, (_bound(min, x), _bound(max, x)), x)
+    return run_unary(CLAMP, input, (_bound(min, d), _bound(max, d)))
 
 
 def _bound(v, d):
@@ -913,11 +913,11 @@ def full_like_value(input, value):
 
 
 def clamp_min(input, min):  # noqa: A002
-    return run_op(CLAMP_MIN, (input,), (_bound(min, input._data),))
+    return run_unary(CLAMP_MIN, input, (_bound(min, input._data),))
 
 
 def clamp_max(input, max):  # noqa: A002
-    return run_op(CLAMP_MAX, (input,), (_bound(max, input._data),))
+    return run_unary(CLAMP_MAX, input, (_bound(max, input._data),))
 
 
 def _tensors_only(name: str, input, other) -> None:

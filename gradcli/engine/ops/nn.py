@@ -9,7 +9,7 @@ import numpy as np
 from ..tensor import Tensor, _wrap_dim, make
 from .elementwise import _exp
 from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR
-from .registry import defop, run_op
+from .registry import defop, run_op, run_unary
 
 
 def _softmax_fwd(a, dim):
@@ -246,12 +246,12 @@ def _softmax_args(input: Tensor, dim, dtype, name: str):
 
 def softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     input, ax = _softmax_args(input, dim, dtype, "softmax")  # noqa: A001
-    return run_op(SOFTMAX, (input,), (ax,))
+    return run_unary(SOFTMAX, input, (ax,))
 
 
 def log_softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     input, ax = _softmax_args(input, dim, dtype, "log_softmax")  # noqa: A001
-    return run_op(LOG_SOFTMAX, (input,), (ax,))
+    return run_unary(LOG_SOFTMAX, input, (ax,))
 
 
 def _reduction_arg(size_average, reduce, reduction: str) -> str:
@@ -369,7 +369,7 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
     wt = np.ones(t.shape, dtype=d.dtype) if weight is None or not n_classes else \
         weight._data.reshape(-1).astype(d.dtype)[safe]
     wt = np.where(kept, wt, 0).astype(d.dtype)
-    out = run_op(op, (input,), (safe, reduction, wt, shape, d.dtype, kept))
+    out = run_unary(op, input, (safe, reduction, wt, shape, d.dtype, kept))
     if reduction == "none" and d.ndim > 2 and d.ndim != 4:
         return out.view((d.shape[0],) + d.shape[2:])
     return out

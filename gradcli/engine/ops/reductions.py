@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor, _wrap_dim, make
-from .registry import defop, run_op
+from .registry import defop, run_op, run_unary
 
 
 def _dims(dim, ndim: int) -> tuple:
@@ -541,16 +541,16 @@ def _sum_dtype(input: Tensor, dtype):
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     d = input._data
     npdt = _sum_dtype(input, dtype)
-    arrays = (d.astype(npdt),) if npdt is not None and d.dtype != npdt else None
+    array = d.astype(npdt) if npdt is not None and d.dtype != npdt else None
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0 and not keepdim and dim is None):
-        return run_op(SUM, (input,), (d.shape,), arrays=arrays)
+        return run_unary(SUM, input, (d.shape,), array)
     dims = _dims(dim, d.ndim)
-    return run_op(SUM_DIM, (input,), (d.shape, dims, bool(keepdim)), arrays=arrays)
+    return run_unary(SUM_DIM, input, (d.shape, dims, bool(keepdim)), array)
 
 
 def _float_check(input: Tensor, name: str, dtype=None):
     if dtype is not None:
-        return (input._data.astype(dtypes.to_dtype(dtype).np),)
+        return input._data.astype(dtypes.to_dtype(dtype).np)
     if input._data.dtype.kind != "f":
         kind = dtypes.FROM_NP[input._data.dtype]._legacy.replace("Tensor", "")
         raise RuntimeError(
@@ -560,20 +560,20 @@ def _float_check(input: Tensor, name: str, dtype=None):
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    arrays = _float_check(input, "mean", dtype)
+    array = _float_check(input, "mean", dtype)
     d = input._data
     if dim is None:
-        return run_op(MEAN, (input,), (d.shape,), arrays=arrays)
+        return run_unary(MEAN, input, (d.shape,), array)
     dims = _dims(dim, d.ndim)
-    return run_op(MEAN_DIM, (input,), (d.shape, dims, bool(keepdim)), arrays=arrays)
+    return run_unary(MEAN_DIM, input, (d.shape, dims, bool(keepdim)), array)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     npdt = _sum_dtype(input, dtype)
-    arrays = (input._data.astype(npdt),) if npdt is not None and input._data.dtype != npdt else None
+    array = input._data.astype(npdt) if npdt is not None and input._data.dtype != npdt else None
     if dim is None:
-        return run_op(PROD, (input,), arrays=arrays)
-    return run_op(PROD_DIM, (input,), (_wrap_dim(dim, input._data.ndim), bool(keepdim)), arrays=arrays)
+        return run_unary(PROD, input, (), array)
+    return run_unary(PROD_DIM, input, (_wrap_dim(dim, input._data.ndim), bool(keepdim)), array)
 
 
 def _empty_reduction_check(input: Tensor, name: str, dims=None):
@@ -599,17 +599,17 @@ def _extremum(input, dim, keepdim, kind: str):
     if dim is None:
         _empty_reduction_check(input, kind)
         op = MAX_ALL if kind == "max" else MIN_ALL
-        return run_op(op, (input,), (d.shape, tuple(range(d.ndim)), False))
+        return run_unary(op, input, (d.shape, tuple(range(d.ndim)), False))
     ax = _wrap_dim(dim, d.ndim)
     if d.ndim == 0:
         op = MAX_DIM if kind == "max" else MIN_DIM
-        values = run_op(op, (input,), ((), 0, bool(keepdim), np.zeros((), np.int64)))
+        values = run_unary(op, input, ((), 0, bool(keepdim), np.zeros((), np.int64)))
         return return_type(kind, values, make(np.zeros((), np.int64)))
     _empty_reduction_check(input, kind, (ax,))
     arg = _nan_aware_arg(d, ax, kind)
     indices = arg if not keepdim else np.expand_dims(arg, ax)
     op = MAX_DIM if kind == "max" else MIN_DIM
-    values = run_op(op, (input,), (d.shape, ax, bool(keepdim), indices))
+    values = run_unary(op, input, (d.shape, ax, bool(keepdim), indices))
     return return_type(kind, values, make(np.asarray(indices, dtype=np.int64)))
 
 
@@ -642,14 +642,14 @@ def amax(input, dim=(), keepdim=False):
     d = input._data
     dims = _dims(dim if dim != () else None, d.ndim)
     _empty_reduction_check(input, "amax", dims if dim not in ((), None) else None)
-    return run_op(AMAX, (input,), (d.shape, dims, bool(keepdim)))
+    return run_unary(AMAX, input, (d.shape, dims, bool(keepdim)))
 
 
 def amin(input, dim=(), keepdim=False):
     d = input._data
     dims = _dims(dim if dim != () else None, d.ndim)
     _empty_reduction_check(input, "amin", dims if dim not in ((), None) else None)
-    return run_op(AMIN, (input,), (d.shape, dims, bool(keepdim)))
+    return run_unary(AMIN, input, (d.shape, dims, bool(keepdim)))
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -684,7 +684,14 @@ def _arg(input, dim, keepdim, kind):
     return make(idx)
 
 
+_FULL_NORM2_META = {n: (2.0, tuple(range(n)), False, True) for n in range(8)}
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if p == "fro" and dim is None and dtype is None and not keepdim:  # `while y.norm() < k:`
+        d = input._data
+        if d.dtype.kind == "f" and d.ndim < 8:
+            return run_unary(NORM, input, _FULL_NORM2_META[d.ndim])
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):
@@ -697,14 +704,14 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{_type_word(input.dtype)}")
-    arrays = _float_check(input, "linalg.vector_norm", dtype)
+    array = _float_check(input, "linalg.vector_norm", dtype)
     d = input._data
     dims = _dims(dim, d.ndim)
     if p in (np.inf, -np.inf) and d.size == 0 and (dim is None or any(d.shape[i] == 0 for i in dims)):
         raise RuntimeError(
             f"linalg.vector_norm cannot compute the {'-' if p < 0 else ''}inf norm on an empty tensor "
             "because the operation does not have an identity")
-    return run_op(NORM, (input,), (float(p), dims, bool(keepdim), dim is None), arrays=arrays)
+    return run_unary(NORM, input, (float(p), dims, bool(keepdim), dim is None), array)
 
 
 def _correction(unbiased, correction) -> int:
@@ -744,36 +751,32 @@ def _std_var_check(input):
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _std_var_check(input)
-    arrays = None
-    return run_op(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction, "var"),
-                  arrays=arrays)
+    return run_unary(VAR, input, _var_args(input, dim, unbiased, keepdim, correction, "var"))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _std_var_check(input)
-    arrays = None
-    return run_op(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction, "std"),
-                  arrays=arrays)
+    return run_unary(STD, input, _var_args(input, dim, unbiased, keepdim, correction, "std"))
 
 
 def logsumexp(input, dim, keepdim=False):
     d = input._data
-    arrays = (d.astype(dtypes.get_default_dtype().np),) if d.dtype.kind != "f" else None
-    return run_op(LOGSUMEXP, (input,), (_dims(dim, d.ndim), bool(keepdim)), arrays=arrays)
+    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind != "f" else None
+    return run_unary(LOGSUMEXP, input, (_dims(dim, d.ndim), bool(keepdim)), array)
 
 
 def cumsum(input, dim, *, dtype=None):
     npdt = _sum_dtype(input, dtype)
     d = input._data
-    arrays = (d.astype(npdt),) if npdt is not None and d.dtype != npdt else None
-    return run_op(CUMSUM, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
+    array = d.astype(npdt) if npdt is not None and d.dtype != npdt else None
+    return run_unary(CUMSUM, input, (_wrap_dim(dim, d.ndim),), array)
 
 
 def cumprod(input, dim, *, dtype=None):
     npdt = _sum_dtype(input, dtype)
     d = input._data
-    arrays = (d.astype(npdt),) if npdt is not None and d.dtype != npdt else None
-    return run_op(CUMPROD, (input,), (_wrap_dim(dim, d.ndim),), arrays=arrays)
+    array = d.astype(npdt) if npdt is not None and d.dtype != npdt else None
+    return run_unary(CUMPROD, input, (_wrap_dim(dim, d.ndim),), array)
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001

@@ -205,6 +205,54 @@ def run_scalar(op: Op, a: Tensor, s) -> Tensor:
     return res
 
 
+def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
+    """`run_op(op, (a,), meta)` for ops with one Tensor input (unary math, reductions):
+    the node is built inline, with no per-input loops. `array` replaces a's data for the
+    forward (a dtype cast). Same nodes, saved values and errors as run_op."""
+    d = a._data if array is None else array
+    if MAX_ELEMENTS[0] is not None and op.out_size is not None:
+        check_count(op.out_size((d,), meta))
+    try:
+        out = op.forward(d, *meta)
+    except ValueError as err:
+        raise _translate(err, (d,)) from None
+    if type(out) is not _ndarray:
+        out = _asarray(out)
+    base = a._base
+    if not (GRAD_ENABLED[0] and (a._requires_grad or (base is not None and base._requires_grad))) \
+            or op.backward is None or out.dtype.kind != "f":
+        return make(out, False, None)
+    if op.broadcast:  # (input_meta bookkeeping lives in _record)
+        node = _record(op, (a,), meta, out)
+    else:
+        if base is not None and a._attr_version != a._vc[0]:
+            refresh_view(a)
+        fn = a._grad_fn
+        edges = ((fn, a._output_nr) if fn is not None else
+                 (a._grad_accumulator(), 0) if a._requires_grad else _NO_EDGE,)
+        saved = versions = None
+        if op.save_inputs:
+            saved = (a,) if op.save_for is None else op.save_for((a,), edges)
+            versions = (a._vc[0],) if saved[0] is a else ()
+        node = _new(op.node_cls)  # Node.__init__, inlined
+        node.op = op
+        node.next_functions = edges
+        node.saved = saved
+        node.versions = versions
+        node.result = None
+        node.meta = meta
+        node.input_meta = None
+        node.seq = _next_seq()
+        node.freed = False
+        if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
+            node.trace = TRACE_PROVIDER[0]()
+    res = make(out, True, node)
+    if op.save_result:
+        node.result = res
+        node.versions = (node.versions or ()) + (0,)
+    return res
+
+
 def _translate(err: ValueError, arrays) -> Exception:
     """numpy's broadcasting ValueError becomes PyTorch's RuntimeError text."""
     if "broadcast" in str(err):
