@@ -250,6 +250,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     prev_mode = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
+    special = capture is not None or observe is not None  # else: hooks are the only extras
     try:
         # A chain hands over straight to its one newly ready child (`ready`); the heap
         # orders the rest (AccumulateGrad first, then the newest node first).
@@ -267,25 +268,26 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             else:
                 break
             grads = buffers.pop(node, None) or [None]
-            target = capture is not None and node in capture
-            stop = target and stop_at is not None and node in stop_at
-            if target and stop_at is not None and not stop:
-                _capture(capture[node], grads, captured)  # grad(): before any hook, as PyTorch
-            if observe is None:
-                if node.pre_hooks:
-                    _run_pre_hooks(node, grads)
-                if node.retain_hooks:
-                    _retain(node, grads, create_graph)
-            if stop:  # a target of grad() with no other target below: after its tensor hooks
-                _capture(capture[node], grads, captured)
-                continue
-            if observe is None and node.pre_hooks and None in node.pre_hooks:
-                for hook in list(node.pre_hooks[None]):
-                    replaced = hook(tuple(grads))
-                    if replaced is not None:
-                        grads = list(replaced)
-            if target and stop_at is None:  # backward(inputs=): after every hook
-                _capture(capture[node], grads, captured)
+            if special or node.pre_hooks is not None or node.retain_hooks is not None:
+                target = capture is not None and node in capture
+                stop = target and stop_at is not None and node in stop_at
+                if target and stop_at is not None and not stop:
+                    _capture(capture[node], grads, captured)  # grad(): before any hook, as PyTorch
+                if observe is None:
+                    if node.pre_hooks:
+                        _run_pre_hooks(node, grads)
+                    if node.retain_hooks:
+                        _retain(node, grads, create_graph)
+                if stop:  # a target of grad() with no other target below: after its tensor hooks
+                    _capture(capture[node], grads, captured)
+                    continue
+                if observe is None and node.pre_hooks and None in node.pre_hooks:
+                    for hook in list(node.pre_hooks[None]):
+                        replaced = hook(tuple(grads))
+                        if replaced is not None:
+                            grads = list(replaced)
+                if target and stop_at is None:  # backward(inputs=): after every hook
+                    _capture(capture[node], grads, captured)
             if type(node) is AccumulateGrad:
                 if observe is not None:
                     observe(node, grads, ())
@@ -315,12 +317,14 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     continue
                 buf = buffers.get(child)
                 if buf is None:
-                    buf = buffers[child] = []
-                if g is not None:
-                    if nr == 0 and not buf:
-                        buf.append(g)
+                    if nr == 0:
+                        buffers[child] = [g]
                     else:
-                        _add_to(buf, nr, g)
+                        buf = buffers[child] = []
+                        if g is not None:
+                            _add_to(buf, nr, g)
+                elif g is not None:
+                    _add_to(buf, nr, g)
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:

@@ -182,10 +182,10 @@ def _reshape_as(self, other):
 
 METHODS = {
     # arithmetic and its operators
-    "add": E.add, "__add__": E.add, "__radd__": E.add,
-    "sub": E.sub, "subtract": E.sub, "__sub__": E.sub, "__rsub__": lambda self, other: E.rsub(self, other),
-    "mul": E.mul, "multiply": E.mul, "__mul__": E.mul, "__rmul__": E.mul,
-    "div": E.div, "divide": E.div, "true_divide": E.div, "__truediv__": E.div, "__rtruediv__": _rtruediv,
+    "add": E.add, "__add__": E.add_operator, "__radd__": E.add_operator,
+    "sub": E.sub, "subtract": E.sub, "__sub__": E.sub_operator, "__rsub__": lambda self, other: E.rsub(self, other),
+    "mul": E.mul, "multiply": E.mul, "__mul__": E.mul_operator, "__rmul__": E.mul_operator,
+    "div": E.div, "divide": E.div, "true_divide": E.div, "__truediv__": E.div_operator, "__rtruediv__": _rtruediv,
     "floor_divide": E.floor_divide, "__floordiv__": E.floor_divide, "__rfloordiv__": _swap(E.floor_divide),
     "remainder": E.remainder, "fmod": E.fmod, "__mod__": E.remainder, "__rmod__": _swap(E.remainder),
     "pow": E.pow, "__pow__": E.pow, "__rpow__": _swap(E.pow), "square": E.square,
