@@ -1380,20 +1380,22 @@ class Compiler:
         checked = _BINOPS[op]
         plain = {"+": operator.add, "*": operator.mul, "%": operator.mod, "**": operator.pow,
                  "<<": operator.lshift}[op]
+        # A check runs only when both operands have a type it guards (int * int, list * int,
+        # int ** int...), or for `%` when the left one is a format string: `y * 2` on a
+        # Tensor, the loops' common case, goes straight to the operator.
+        risky_b = risky = R.INTS
         if op == "+":
-            risky = R.SEQS
+            risky_b = risky = R.SEQS
         elif op == "*":
-            risky = R.RISKY_MUL
+            risky_b = risky = R.RISKY_MUL
         elif op == "%":
-            risky = frozenset({str})
-        else:
-            risky = R.INTS
+            risky, risky_b = frozenset({str}), _ANY_TYPE
 
         def ev(env):
             a = lf(env)
             b = rf(env)
             try:
-                if type(a) in risky or type(b) in risky:
+                if type(a) in risky and type(b) in risky_b:
                     return checked(a, b)
                 return plain(a, b)
             except BaseException as e:
@@ -1671,6 +1673,18 @@ def _bind_all(stores):
         for store, value in stores:
             store(env, value)
     return ex
+
+
+class _AnyType:
+    """A container of every type (`type(x) in _ANY_TYPE` is always true)."""
+
+    __slots__ = ()
+
+    def __contains__(self, item) -> bool:
+        return True
+
+
+_ANY_TYPE = _AnyType()
 
 
 def _apply_to_pair(fn, left, right, loc):
