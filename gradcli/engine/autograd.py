@@ -241,11 +241,16 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     captured = [None] * (len(targets) if targets is not None else 0)
     heap = []
     counter = 0
-    for node in root_nodes:
-        if deps.get(node, 0) == 0 and (needed is None or node in needed):
-            heap.append((_priority(node), counter, node))
-            counter += 1
-    heapq.heapify(heap)
+    ready = None
+    if len(root_nodes) == 1 and needed is None:  # one output: it starts the hand-over chain
+        if deps.get(root_nodes[0], 0) == 0:
+            ready = root_nodes[0]
+    else:
+        for node in root_nodes:
+            if deps.get(node, 0) == 0 and (needed is None or node in needed):
+                heap.append((_priority(node), counter, node))
+                counter += 1
+        heapq.heapify(heap)
 
     prev_mode = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = bool(create_graph)
@@ -254,7 +259,6 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     try:
         # A chain hands over straight to its one newly ready child (`ready`); the heap
         # orders the rest (AccumulateGrad first, then the newest node first).
-        ready = None
         while True:
             if ready is not None:
                 if heap:

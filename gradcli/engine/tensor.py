@@ -395,14 +395,13 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
                  retain_variables=None):
-        from .autograd import backward
-
         if retain_variables is not None and retain_graph is None:
             retain_graph = retain_variables
         if self._accumulator is False and self.grad_fn is None:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                 inputs=inputs)
+        (_autograd_backward or _import_backward())(
+            [self], None if gradient is None else [gradient], retain_graph, create_graph,
+            inputs=inputs)
 
     # -------------------------------------------------------------- in-place
     def _check_inplace(self) -> None:
@@ -606,6 +605,17 @@ def _init(t: Tensor, data: np.ndarray, requires_grad: bool, grad_fn) -> None:
 
 
 _new = object.__new__
+
+
+_autograd_backward = None  # autograd.backward, imported on the first .backward() (a cycle)
+
+
+def _import_backward():
+    global _autograd_backward
+    from .autograd import backward
+
+    _autograd_backward = backward
+    return backward
 
 
 def make(data: np.ndarray, requires_grad: bool = False, grad_fn=None) -> Tensor:
