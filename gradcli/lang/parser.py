@@ -1,31 +1,32 @@
 """Source text -> gradcli AST, with Python-style syntax error messages.
 
-The grammar (``grammar/gradcli.lark``) is built once per process with lark's
-LALR parser and a basic lexer. Building the tables costs ~0.5 s, loading them
-from lark's cache ~20 ms, so the tables are cached in the user cache dir
-(``$GRADCLI_CACHE_DIR``, else ``$XDG_CACHE_HOME/gradcli``, else
-``~/.cache/gradcli``); if that is not writable the build simply happens in
-memory. (A generated standalone parser module was measured at ~240 ms to
-import, slower than lark + cache.)
+The grammar (``grammar/gradcli.lark``) is compiled ahead of time by lark (LALR,
+basic lexer) into :mod:`gradcli.lang._lalr_tables`, which the small runtime in
+:mod:`gradcli.lang._lalr` runs with the same tokens, trees and errors as lark;
+parsing never imports lark (lark's import plus loading its tables from a cache
+cost ~40 ms of every ``gradcli grad``). After editing the grammar, regenerate
+the tables with ``python -m gradcli.lang._lalr_gen`` (tests/test_startup_parser.py
+fails while they are stale, and checks the runtime against lark itself).
 
-The lark tree is converted to :mod:`gradcli.lang.ast` nodes by an iterative
+The parse tree is converted to :mod:`gradcli.lang.ast` nodes by an iterative
 post-order walk (no recursion, so 5000 nested parentheses or unary minuses
 parse fine); nesting deeper than ``Limits.max_nesting`` is a syntax error.
 """
 from __future__ import annotations
 
-import os
 import re
-import sys
 import unicodedata
 
-from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.indenter import PythonIndenter
-from lark.lexer import Token
-from lark.tree import Tree
-
 from . import ast as A
+from ._lalr import (
+    Parser,
+    Token,
+    Tree,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+)
 from .errors import CompileError
 
 _PARSER = None
@@ -52,129 +53,13 @@ _COMPOUND_KEYWORDS = ("if", "elif", "else", "for", "while", "def", "with", "try"
 
 
 # ----------------------------------------------------------------- the parser
-def _grammar_text() -> str:
-    try:
-        from importlib.resources import files
-        return files("gradcli.grammar").joinpath("gradcli.lark").read_text("utf-8")
-    except Exception:
-        here = os.path.dirname(os.path.abspath(__file__))
-        path = os.path.join(here, "..", "..", "grammar", "gradcli.lark")
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-
-
-def _cache_dir() -> str | None:
-    d = os.environ.get("GRADCLI_CACHE_DIR")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "gradcli")
-    return d
-
-
 def get_parser():
-    """The process-wide lark parser (built or loaded from the cache on first use)."""
+    """The process-wide parser: lark's LALR tables for the grammar, compiled ahead of
+    time into gradcli.lang._lalr_tables and run by gradcli.lang._lalr."""
     global _PARSER
     if _PARSER is None:
-        _PARSER = _build_parser()
+        _PARSER = Parser(GradIndenter)
     return _PARSER
-
-
-_SELF_TEST = "x = [a for a in (1,\n 2)]\nif x:\n    y = f'{x!r:>3}'\n"
-
-
-def _build_parser():
-    """Load the parser from the pickle cache, else build it (with lark's own
-    cache as a middle step) and write the pickle for the next process.
-
-    Lark's cache file still costs ~40 ms to deserialise; a pickle of the
-    whole parser loads in ~10 ms. The cache key covers the grammar, lark's
-    and Python's versions; a cache that fails to load or to parse a
-    self-test program is ignored and rewritten."""
-    import hashlib
-
-    import lark
-
-    text = _grammar_text()
-    options = dict(parser="lalr", lexer="basic", postlex=GradIndenter(),
-                   start=["file_input", "fexpr"], propagate_positions=True,
-                   maybe_placeholders=True)
-    if os.environ.get("GRADCLI_NO_GRAMMAR_CACHE"):
-        return Lark(text, **options)
-    key = hashlib.sha256((text + lark.__version__ + sys.version).encode()).hexdigest()[:16]
-    cdir = _cache_dir()
-    base = os.path.join(cdir, f"grammar-{key}") if cdir else None
-    if base:
-        parser = _load_pickle(base + ".pickle")
-        if parser is not None:
-            return parser
-    parser = None
-    if base:
-        lark_cache = base + ".lark"
-        tmp = f"{lark_cache}.{os.getpid()}.tmp"
-        try:
-            os.makedirs(cdir, exist_ok=True)
-            if os.path.exists(lark_cache):
-                parser = Lark(text, cache=lark_cache, **options)
-            else:
-                parser = Lark(text, cache=tmp, **options)
-                if os.path.exists(tmp):
-                    os.replace(tmp, lark_cache)
-        except Exception:
-            parser = None
-        finally:
-            if os.path.exists(tmp):
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-    if parser is None:
-        parser = Lark(text, **options)
-    if base:
-        _save_pickle(parser, base + ".pickle")
-    return parser
-
-
-def _pickler_reducers():
-    import copyreg
-    import importlib
-    import types
-
-    from lark.parsers import lalr_analysis
-
-    def action(a):
-        return (getattr, (lalr_analysis, a.name))
-
-    table = dict(copyreg.dispatch_table)
-    table[types.ModuleType] = lambda m: (importlib.import_module, (m.__name__,))
-    table[lalr_analysis.Action] = action
-    return table
-
-
-def _save_pickle(parser, path):
-    import pickle
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            p = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
-            p.dispatch_table = _pickler_reducers()
-            p.dump(parser)
-        os.replace(tmp, path)
-    except Exception:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-
-
-def _load_pickle(path):
-    import pickle
-    try:
-        with open(path, "rb") as f:
-            parser = pickle.load(f)
-        parser.parse(_SELF_TEST, start="file_input")
-        return parser
-    except Exception:
-        return None
 
 
 class _IndentationProblem(Exception):
@@ -183,9 +68,29 @@ class _IndentationProblem(Exception):
         self.token = token
 
 
-class GradIndenter(PythonIndenter):
-    """PythonIndenter that reports bad dedents with a position and never
-    asserts on unbalanced brackets (the parser reports those)."""
+class GradIndenter:
+    """lark's PythonIndenter post-lexer (indentation -> _INDENT/_DEDENT tokens, no
+    newlines inside brackets), except that it reports bad dedents with a position and
+    never asserts on unbalanced brackets (the parser reports those). Plain Python, so
+    that it serves both gradcli.lang._lalr and lark (the table generator and the
+    differential tests)."""
+
+    NL_type = "_NEWLINE"
+    OPEN_PAREN_types = ["LPAR", "LSQB", "LBRACE"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB", "RBRACE"]
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 8
+    always_accept = ("_NEWLINE",)
+
+    def __init__(self):
+        self.paren_level = 0
+        self.indent_level = [0]
+
+    def process(self, stream):
+        self.paren_level = 0
+        self.indent_level = [0]
+        return self._process(stream)
 
     def handle_NL(self, token):
         if self.paren_level > 0:
@@ -552,7 +457,7 @@ def _tok_pos(tok):
 
 
 class _Converter:
-    """lark Tree -> AST, iteratively (post-order with an explicit stack)."""
+    """Parse tree -> AST, iteratively (post-order with an explicit stack)."""
 
     def __init__(self, parse: _Parse, line_offset=0, col_offset=0):
         self.p = parse
