@@ -18,7 +18,6 @@ import app`` works).
 import importlib
 import os
 import sys
-from typing import Annotated, List, Optional
 
 from gradcli import __version__
 
@@ -268,7 +267,7 @@ def register_commands(target):
             register(target)
 
 
-def _positive(value: Optional[int]):
+def _positive(value):
     import typer
     if value is not None and value <= 0:
         raise typer.BadParameter("must be a positive integer")
@@ -276,6 +275,8 @@ def _positive(value: Optional[int]):
 
 
 def _build_app():
+    from typing import Annotated, List, Optional
+
     import typer
 
     app = typer.Typer(name="gradcli", help=HELP, add_completion=True, no_args_is_help=False,
@@ -397,7 +398,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv=None) -> None:
     """Console-script entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -11,7 +11,7 @@ iteratively, so a 10,000-term sum nests no Python calls.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 Pos = tuple  # (line, col, end_line, end_col)
 NOPOS: Pos = (0, 0, 0, 0)
