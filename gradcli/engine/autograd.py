@@ -11,6 +11,7 @@ PyTorch's order. Saved tensors are released as each node finishes unless
 from __future__ import annotations
 
 import heapq
+import sys
 from heapq import heappop, heappush, heappushpop
 
 import numpy as np
@@ -22,6 +23,7 @@ from .ops.registry import edge_of, reduce_to_inputs
 from .tensor import Tensor, make
 
 _LEAF_PRIORITY = float("-inf")
+_refcount = sys.getrefcount
 
 
 def _as_tensor_list(x) -> list:
@@ -81,7 +83,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         captured = run_engine(outputs, grads, retain_graph, create_graph, targets, accumulate=False)
         for t, g in zip(targets, captured, strict=False):
             if g is not None and not (t._retains_grad and t._grad_fn is not None):
-                _accumulate(t, g, create_graph)  # (retain_grad already stored a non-leaf's)
+                _accumulate(t, [g], create_graph)  # (retain_grad already stored a non-leaf's)
         return
     run_engine(outputs, grads, retain_graph, create_graph, None, accumulate=True)
 
@@ -123,8 +125,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
-    """AccumulateGrad: .grad = g the first time, .grad += g after (a fresh buffer)."""
+def _owned(t: Tensor, refs: int) -> bool:
+    """Whether gradient `t` and its buffer are held only by the engine's own `refs`
+    references (list slots and locals of the caller), so the engine may take the buffer
+    over or add into it. PyTorch's AccumulateGrad decides the same way, by use count.
+    (+2 below: this frame's `t` and getrefcount's argument; the ndarray: t's slot, `d`
+    and the argument. A numpy view of the buffer holds it as its base, so counts too.)"""
+    d = t._data
+    return (_refcount(t) == refs + 2 and _refcount(d) == 3 and d.base is None
+            and d.flags.writeable and t._base is None and t._grad_fn is None)
+
+
+def _accumulate(var: Tensor, grads: list, create_graph: bool) -> None:
+    """AccumulateGrad: .grad = grads[0] the first time, .grad += it after.
+
+    The first gradient is copied, unless nothing else holds it (then it becomes .grad
+    as it is, PyTorch's "steal"; the caller drops its own extra references first)."""
+    g = grads[0]
     if g._data.dtype != var._data.dtype:
         g = make(g._data.astype(var._data.dtype), g._requires_grad, g._grad_fn)
     if g._data.shape != var._data.shape:
@@ -135,6 +152,8 @@ def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
             from .ops.views import COPY, run_op
 
             var._grad = run_op(COPY, (make(np.zeros_like(var._data)), g))  # CopyBackwards
+        elif not g._requires_grad and _owned(g, 2):  # grads[0] and `g`
+            var._grad = g
         else:
             var._grad = make(np.array(g._data, copy=True))
     elif create_graph and (g._requires_grad or old._requires_grad):
@@ -296,7 +315,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if observe is not None:
                     observe(node, grads, ())
                 if accumulate and grads[0] is not None:
-                    _accumulate(node.variable, grads[0], create_graph)
+                    _accumulate(node.variable, grads, create_graph)
                 continue
             if grads[0] is None and all(g is None for g in grads):  # (list.count calls __eq__)
                 out_grads = (None,) * len(node.next_functions)
@@ -336,6 +355,9 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                         counter += 1
                         heappush(heap, (_priority(ready), counter, ready))
                     ready = child
+            # Only the buffers hold the gradients now: a spent one is freed at once, and
+            # _owned can count the references to one that is added into or taken over.
+            out_grads = g = None
     finally:
         GRAD_ENABLED[0] = prev_mode
     return captured
@@ -353,10 +375,19 @@ def _priority(node) -> float:
 
 
 def _add_to(buf: list, nr: int, g: Tensor) -> None:
+    """Add gradient g into slot nr of a node's input buffer: into the buffer already there
+    when only this buffer holds it (no graph is being recorded, same shape and dtype),
+    else as a new sum."""
     while len(buf) <= nr:
         buf.append(None)
     old = buf[nr]
-    buf[nr] = g if old is None else old + g
+    if old is None:
+        buf[nr] = g
+    elif (not GRAD_ENABLED[0] and old._data.shape == g._data.shape
+            and old._data.dtype == g._data.dtype and _owned(old, 2)):  # buf[nr] and `old`
+        np.add(old._data, g._data, out=old._data)
+    else:
+        buf[nr] = old + g
 
 
 def _run_pre_hooks(node, grads: list) -> None:
