@@ -128,6 +128,9 @@ _T = None  # gradcli.lang._lalr_tables, imported on first use (so that the gener
 _SCANNERS = None  # can import gradcli.lang.parser while the tables are missing)
 
 
+_STATES = None
+
+
 def _tables():
     global _T
     if _T is None:
@@ -136,13 +139,31 @@ def _tables():
     return _T
 
 
+class _States(dict):
+    """state -> {symbol: action}, each dict built from the compact table on first use."""
+
+    def __missing__(self, state):
+        T = _T
+        keyset, actions = T.STATES[state]
+        symbols = T.SYMBOLS
+        row = self[state] = {symbols[k]: a for k, a in zip(T.KEYSETS[keyset], actions)}
+        return row
+
+
+def _states():
+    global _STATES
+    if _STATES is None:
+        _tables()
+        _STATES = _States()
+    return _STATES
+
+
 def _scanners():
     global _SCANNERS
     if _SCANNERS is None:
         T = _tables()
         mres = [re.compile(p, f) for p, f in T.PATTERNS]
-        unless = {name: [re.compile(p, f) for p, f in pats] for name, pats in T.UNLESS.items()}
-        _SCANNERS = (mres, unless)
+        _SCANNERS = (mres, T.UNLESS)
     return _SCANNERS
 
 
@@ -184,11 +205,7 @@ def lex(text):
             t.end_column = column
             t.end_pos = pos
             if type_ in unless:
-                for fre in unless[type_]:
-                    k = fre.fullmatch(value)
-                    if k:
-                        t.type = k.lastgroup
-                        break
+                t.type = unless[type_].get(value, type_)
             if not ignored:
                 last = t
                 yield t
@@ -283,7 +300,7 @@ class Parser:
 
     def parse(self, text, start):
         T = _tables()
-        states = T.STATES
+        states = _states()
         rules = T.RULES
         end_state = T.END[start]
         state_stack = [T.START[start]]

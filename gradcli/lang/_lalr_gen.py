@@ -128,10 +128,16 @@ def generate() -> str:
         f"GRAMMAR_SHA256 = {grammar_digest(text)!r}",
         f"LARK_VERSION = {lark.__version__!r}",
         f"PATTERNS = {tuple((m.pattern, m.flags) for m in scanner._mres)!r}",
+        "# a token of these types whose whole text is one of the keys takes the key's type",
+        "# (lark's UnlessCallback: its alternation of literal strings, fullmatched)",
         "UNLESS = {",
     ]
     for name, cb in sorted(basic.callback.items()):
-        out.append(f"    {name!r}: {tuple((m.pattern, m.flags) for m in cb.scanner._mres)!r},")
+        keywords = {}
+        for t in cb.scanner.terminals:
+            assert t.pattern.type == "str" and not t.pattern.flags, t
+            keywords.setdefault(t.pattern.value, t.name)
+        out.append(f"    {name!r}: {dict(sorted(keywords.items()))!r},")
     out += [
         "}",
         f"IGNORE = frozenset({sorted(basic.ignore_types)!r})",
@@ -144,9 +150,23 @@ def generate() -> str:
         "RULES = (",
     ]
     out += [f"    {r!r}," for r in rules]
-    out += [")", "# per state: {symbol: shift/goto state (>= 0) or ~rule index (< 0)}",
+    # the action table, compact (a module of 557 dict displays takes ~2 ms to load; this
+    # ~0.8 ms, and the parser builds the dict of a state when it first enters it)
+    symbols = sorted({sym for row in states for sym in row})
+    index = {sym: i for i, sym in enumerate(symbols)}
+    keysets, rows = {}, []
+    for row in states:
+        keys = tuple(index[sym] for sym in row)
+        rows.append((keysets.setdefault(keys, len(keysets)), tuple(row.values())))
+    out += [")", f"SYMBOLS = {tuple(symbols)!r}",
+            "# the symbol sets (indices in SYMBOLS) that states accept",
+            "KEYSETS = ("]
+    out += [f"    {keys!r}," for keys in keysets]
+    out += [")",
+            "# per state: (keyset, actions), the action for each symbol of the keyset: the",
+            "# state to shift/go to (>= 0) or ~index in RULES of the rule to reduce (< 0)",
             "STATES = ("]
-    out += [f"    {row!r}," for row in states]
+    out += [f"    {row!r}," for row in rows]
     out += [")", ""]
     return "\n".join(out)
 
