@@ -257,8 +257,20 @@ TANH = defop("tanh", "TanhBackward0", _tanh,
              "d(tanh a)/da = 1 - tanh^2 a", save="result", torch_call="a.tanh()")
 # tanh's backward as an op of its own (PyTorch's tanh_backward), so the gradient graph
 # under create_graph has TanhBackwardBackward0 nodes: d/dg = tanh_backward, d/dy = -2 y g
+def _tanh_backward(g, y):
+    """g * (1 - y*y), in one buffer when g matches y's shape and dtype (the same values as
+    three separate ufunc calls: only the allocations go)."""
+    t = y * y
+    if type(t) is not np.ndarray:  # 0-d: numpy gives a scalar
+        return g * (1 - t)
+    np.subtract(1, t, out=t)
+    if type(g) is np.ndarray and g.shape == t.shape and g.dtype == t.dtype:
+        return np.multiply(g, t, out=t)
+    return g * t
+
+
 TANH_BACKWARD = defop(
-    "tanh_backward", "TanhBackwardBackward0", lambda g, y: g * (1 - y * y),
+    "tanh_backward", "TanhBackwardBackward0", lambda g, y: _tanh_backward(g, y),
     lambda c, gg: (run_op(TANH_BACKWARD, (gg, c.saved[1])) if c.needs(0) else None,
                    gg * (_times(c.saved[1], -2) * c.saved[0]) if c.needs(1) else None),
     "d[g(1 - y^2)]/dg = 1 - y^2, /dy = -2 y g", save="inputs", broadcast=True,
