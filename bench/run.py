@@ -281,8 +281,58 @@ def time_process(cmd: list[str], repeat: int, cwd=None) -> dict | None:
 
 # ----------------------------------------------------------------- the runs
 
+W1_SEED_GRAD = [4.5] * 4  # d/dx of ((x+2)*(x+2)*3).mean() at ones(2,2)
+W1_EXAMPLE = ["grad", "(x**2 * y.sin()).sum()", "--at", "x=[1,2,3]", "--at", "y=0.5"]
+W1_EXAMPLE_GRAD = [0.9589, 1.9177, 2.8766, 12.2862]  # README's example, 4 decimals
+
+
+def _shows(out: str, values: list[float], tol: float) -> bool:
+    """Every one of ``values`` (with multiplicity) is among the numbers ``out`` prints."""
+    import re
+
+    nums = [float(m) for m in re.findall(r"-?\d+\.\d*(?:e[-+]?\d+)?", out)]
+    for v in values:
+        hit = next((i for i, n in enumerate(nums) if abs(n - v) <= tol), None)
+        if hit is None:
+            return False
+        nums.pop(hit)
+    return True
+
+
+def time_processes(cmds: dict, repeat: int, checks: dict, cwd=None) -> dict:
+    """Whole-process wall times of ``cmds`` (name -> argv), interleaved round by round so
+    that a busy machine slows every peer alike, after one untimed warm-up run each.
+    Children run without PYTHONDONTWRITEBYTECODE, so the warm-up writes the .pyc files a
+    real install has (compiling gradcli's parser tables alone takes ~70 ms).
+    ``checks[name](stdout)`` says whether the peer printed the right gradient."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["NO_COLOR"] = "1"
+    times = {name: [] for name in cmds}
+    rows: dict = {}
+    for name, cmd in cmds.items():
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
+        if proc.returncode != 0:
+            rows[name] = {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+        elif name in checks:
+            rows[name] = {"grad_ok": bool(checks[name](proc.stdout))}
+        else:
+            rows[name] = {}
+    live = [name for name in cmds if "error" not in rows[name]]
+    for _ in range(repeat):
+        for name in live:
+            t0 = time.perf_counter()
+            subprocess.run(cmds[name], capture_output=True, cwd=cwd, env=env)
+            times[name].append(time.perf_counter() - t0)
+    for name in live:
+        rows[name] = {**summary(times[name]), **rows[name]}
+    return rows
+
+
 def bench_w1(args, results):
-    repeat = 3 if args.quick else 10
+    """Whole processes: the seed example through `gradcli grad`, `gradcli run`, python with
+    torch, python with numpy, plus `import numpy` alone (the start-up floor) and the
+    README's `gradcli grad` example."""
+    repeat = 3 if args.quick else 15
     tmp = Path(tempfile.mkdtemp())
     (tmp / "w1.grad").write_text(
         "import torch\nx = torch.ones(2, 2, requires_grad=True)\n"
@@ -291,14 +341,21 @@ def bench_w1(args, results):
         "import numpy as np\nx = np.ones((2, 2))\ny = x + 2\nout = (y * y * 3).mean()\n"
         "print(6 * y / x.size)\n")
     gc = gradcli_cmd()
-    rows = {
-        "gradcli grad": time_process(gc + ["grad", "((x + 2) * (x + 2) * 3).mean()", "--at", "x=ones(2,2)"], repeat),
-        "gradcli run": time_process(gc + ["run", str(tmp / "w1.grad")], repeat),
-        "numpy": time_process([sys.executable, str(tmp / "w1_numpy.py")], repeat),
-        "import numpy": time_process([sys.executable, "-c", "import numpy"], repeat),
+    cmds = {
+        "gradcli grad": gc + ["grad", "((x + 2) * (x + 2) * 3).mean()", "--at", "x=ones(2,2)"],
+        "gradcli run": gc + ["run", str(tmp / "w1.grad")],
+        "numpy": [sys.executable, str(tmp / "w1_numpy.py")],
+        "import numpy": [sys.executable, "-c", "import numpy"],
+        "grad (README ex.)": gc + W1_EXAMPLE,
     }
+    seed = lambda out: _shows(out, W1_SEED_GRAD, 1e-4)  # noqa: E731
+    checks = {"gradcli grad": seed, "gradcli run": seed, "numpy": seed, "torch": seed,
+              "grad (README ex.)": lambda out: _shows(out, W1_EXAMPLE_GRAD, 1e-4)}
+    rows = time_processes(cmds, repeat, checks)
     if have_torch():
-        rows["torch"] = time_process([sys.executable, str(tmp / "w1.grad")], max(2, repeat // 3))
+        rows.update(time_processes({"torch": [sys.executable, str(tmp / "w1.grad")]},
+                                   max(2, repeat // 5), checks))
+    shutil.rmtree(tmp, ignore_errors=True)
     results["W1 start-up (whole process, s)"] = rows
 
 
@@ -451,7 +508,9 @@ def main() -> int:
         elif title.startswith("W1"):
             print(f"  {title}: grad/torch {ratio(results, title, 'gradcli grad', 'torch')}, "
                   f"grad/import-numpy {ratio(results, title, 'gradcli grad', 'import numpy')}, "
-                  f"run/import-numpy {ratio(results, title, 'gradcli run', 'import numpy')}")
+                  f"run/import-numpy {ratio(results, title, 'gradcli run', 'import numpy')}, "
+                  f"README example/import-numpy "
+                  f"{ratio(results, title, 'grad (README ex.)', 'import numpy')}")
         elif title.startswith("W3"):
             print(f"  {title}: run/torch {ratio(results, title, 'gradcli run', 'torch')}, "
                   f"run/numpy {ratio(results, title, 'gradcli run', 'numpy')}, "
