@@ -15,7 +15,6 @@ typo, another command) goes through the typer app, which also reports usage
 errors (exit 2). ``app`` is built on first access (``from gradcli.cli.app
 import app`` works).
 """
-import importlib
 import os
 import sys
 
@@ -250,6 +249,8 @@ def _int_value(text, positive):
 
 
 def _optional_module(name):
+    import importlib  # not at the top: the fast paths never need it (0.5 ms in a venv)
+
     try:
         return importlib.import_module(name)
     except ImportError as e:
