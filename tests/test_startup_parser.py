@@ -14,6 +14,7 @@ generated tables honest:
 """
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -40,7 +41,7 @@ def test_generation_does_not_depend_on_string_hashing():
     # lark numbers LALR states in hash order; the generator renumbers them
     code = "from gradcli.lang._lalr_gen import generate; import sys; sys.stdout.write(generate())"
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}).stdout
+                           cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
             for seed in ("1", "2")}
     assert len(outs) == 1
 
