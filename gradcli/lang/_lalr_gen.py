@@ -4,7 +4,8 @@ Regenerate after any change to the grammar (a test fails while the tables are st
 
     python -m gradcli.lang._lalr_gen
 
-The output is deterministic for a given grammar text and lark version. lark is
+The output is deterministic for a given grammar text and lark version (both are
+recorded in it; ``--check`` compares with what the installed lark makes). lark is
 needed here (and by the differential tests), never when gradcli parses.
 """
 import hashlib
