@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..grad_mode import GRAD_ENABLED
 from ..tensor import Tensor, make
 from .registry import defop, run_op, run_scalar, run_unary
 
@@ -229,10 +230,21 @@ SQRT = defop("sqrt", "SqrtBackward0", np.sqrt, lambda c, g: (g / (c.result * 2),
 RSQRT = defop("rsqrt", "RsqrtBackward0", lambda a: 1 / np.sqrt(a),
               lambda c, g: (-0.5 * g * c.result ** 3,), "d(a^-1/2)/da = -1/2 a^-3/2",
               save="result", torch_call="a.rsqrt()", domain="positive")
-SIN = defop("sin", "SinBackward0", _sin, lambda c, g: (g * c.saved[0].cos(),), "d(sin a)/da = cos a",
-            save="inputs", torch_call="a.sin()")
-COS = defop("cos", "CosBackward0", _cos, lambda c, g: (-g * c.saved[0].sin(),), "d(cos a)/da = -sin a",
-            save="inputs", torch_call="a.cos()")
+def _times_fresh(g: Tensor, fresh: Tensor) -> Tensor:
+    """g * fresh, where `fresh` was just made by the calling formula and nothing else holds
+    it: without a graph to record, the product goes into fresh's buffer (the same ufunc
+    and values, one array less at the peak of a long backward)."""
+    f, gd = fresh._data, g._data
+    if (GRAD_ENABLED[0] or type(f) is not np.ndarray or f.shape != gd.shape
+            or f.dtype != gd.dtype):
+        return g * fresh
+    return make(np.multiply(gd, f, out=f))
+
+
+SIN = defop("sin", "SinBackward0", _sin, lambda c, g: (_times_fresh(g, c.saved[0].cos()),),
+            "d(sin a)/da = cos a", save="inputs", torch_call="a.sin()")
+COS = defop("cos", "CosBackward0", _cos, lambda c, g: (_times_fresh(-g, c.saved[0].sin()),),
+            "d(cos a)/da = -sin a", save="inputs", torch_call="a.cos()")
 TAN = defop("tan", "TanBackward0", np.tan, lambda c, g: (g * (1 + c.result * c.result),),
             "d(tan a)/da = 1 + tan^2 a", save="result", torch_call="a.tan()",
             domain="small")
