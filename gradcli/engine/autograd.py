@@ -291,7 +291,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             else:
                 break
             grads = buffers.pop(node, None) or [None]
-            if special or node.pre_hooks is not None or node.retain_hooks is not None:
+            if special or node.hooked:
                 target = capture is not None and node in capture
                 stop = target and stop_at is not None and node in stop_at
                 if target and stop_at is not None and not stop:
@@ -330,7 +330,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     _check_nan(node, out_grads)
                 if observe is not None:
                     observe(node, grads, out_grads)
-                elif node.post_hooks:
+                elif node.hooked and node.post_hooks:
                     for hook in list(node.post_hooks):
                         hook(tuple(out_grads), tuple(grads))
             if not retain_graph:

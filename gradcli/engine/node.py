@@ -35,6 +35,7 @@ class Node:
     retain_hooks = None  # {output_nr: tensor} from Tensor.retain_grad
     post_hooks = None  # [fn(grad_inputs, grad_outputs), ...] from Node.register_hook
     trace = None  # where the forward op ran, under detect_anomaly
+    hooked = False  # set once any of the three hook tables above is (the engine's one test)
 
     def __init__(self, op, next_functions, saved, versions, result, meta, input_meta):
         self.op = op
@@ -70,6 +71,7 @@ class Node:
         """A hook on the node: fn(grad_inputs, grad_outputs) after it runs."""
         if self.post_hooks is None:
             self.post_hooks = []
+            self.hooked = True
         self.post_hooks.append(fn)
         return RemovableHandle(self.post_hooks, fn)
 
@@ -82,6 +84,7 @@ class Node:
     def _hooks_for(self, output_nr: int) -> list:
         if self.pre_hooks is None:
             self.pre_hooks = {}
+            self.hooked = True
         return self.pre_hooks.setdefault(output_nr, [])
 
     def release(self) -> None:

@@ -370,6 +370,7 @@ class Tensor:
         self._retains_grad = True
         if fn.retain_hooks is None:
             fn.retain_hooks = {}
+            fn.hooked = True
         fn.retain_hooks[self._output_nr] = self
 
     def register_hook(self, hook) -> RemovableHandle:
@@ -485,6 +486,7 @@ def move_retain_hook(t: Tensor, old_fn) -> None:
     if fn is not None:
         if fn.retain_hooks is None:
             fn.retain_hooks = {}
+            fn.hooked = True
         fn.retain_hooks[t._output_nr] = t
 
 

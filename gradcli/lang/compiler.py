@@ -1267,7 +1267,36 @@ class Compiler:
     def e_Starred(self, node):
         raise self.syntax("can't use starred expression here", node.pos)
 
+    def _method_call0(self, node):
+        """`obj.name()` (a plain attribute, no arguments) in one closure, as common as
+        `y.norm()` in a loop: the attribute is read as e_Attribute reads it, and errors
+        are noted at the attribute or at the call as the two closures would note them."""
+        attr = node.func
+        obj = self.expr(attr.value)
+        name = attr.attr
+        aloc, loc = self.loc(attr), self.loc(node)
+        get, fast, getter = R.get_attr, R.ENGINE_TYPES, operator.attrgetter(name)
+
+        def ev(env):
+            o = obj(env)
+            try:
+                f = getter(o) if type(o) in fast else get(o, name)
+            except BaseException as e:
+                note(e, aloc)
+                raise
+            try:
+                return f()
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
     def e_Call(self, node):
+        f = node.func
+        if (not node.args and not node.keywords and isinstance(f, A.Attribute)
+                and not (f.attr in R.DENY_ATTRS or f.attr.startswith("_")
+                         or f.attr in R.SIZED_METHODS)):
+            return self._method_call0(node)
         func = self.expr(node.func)
         loc = self.loc(node)
         has_star = any(isinstance(a, A.Starred) for a in node.args)
@@ -1375,8 +1404,9 @@ class Compiler:
 
     def _binop(self, op, lf, rf, node):
         loc = self.loc(node)
+        const = _const_of(node.right)
         if op in _FAST_BINOPS:
-            return _apply_to_pair(_FAST_BINOPS[op], lf, rf, loc)
+            return _apply_to_pair(_FAST_BINOPS[op], lf, rf, loc, const)
         checked = _BINOPS[op]
         plain = {"+": operator.add, "*": operator.mul, "%": operator.mod, "**": operator.pow,
                  "<<": operator.lshift}[op]
@@ -1390,6 +1420,20 @@ class Compiler:
             risky_b = risky = R.RISKY_MUL
         elif op == "%":
             risky, risky_b = frozenset({str}), _ANY_TYPE
+        if const is not _NO_CONST:
+            if type(const) not in risky_b:  # no check can apply: `y * 2.0`
+                return _apply_to_pair(plain, lf, rf, loc, const)
+
+            def ev_const(env):  # `y * 2`: checked only if y is an int or a sequence
+                a = lf(env)
+                try:
+                    if type(a) in risky:
+                        return checked(a, const)
+                    return plain(a, const)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ev_const
 
         def ev(env):
             a = lf(env)
@@ -1463,7 +1507,7 @@ class Compiler:
         rights = [self.expr(c) for c in node.comparators]
         loc = self.loc(node)
         if len(ops) == 1:
-            return _apply_to_pair(ops[0], left, rights[0], loc)
+            return _apply_to_pair(ops[0], left, rights[0], loc, _const_of(node.comparators[0]))
         pairs = tuple(zip(ops, rights, strict=False))
 
         def ev(env):
@@ -1687,11 +1731,30 @@ class _AnyType:
 _ANY_TYPE = _AnyType()
 
 
-def _apply_to_pair(fn, left, right, loc):
+_NO_CONST = object()
+
+
+def _const_of(node):
+    """The value of a literal operand (``2`` in ``y * 2``), else _NO_CONST."""
+    return node.value if isinstance(node, A.Const) else _NO_CONST
+
+
+def _apply_to_pair(fn, left, right, loc, const=_NO_CONST):
     """``ev(env) -> fn(left(env), right(env))`` with an error noted at ``loc``.
 
     One closure for a plain binary operator and a single comparison (``a < b``): both
-    evaluate two operands left to right and then apply a fixed function."""
+    evaluate two operands left to right and then apply a fixed function. A literal right
+    operand (`const`) is used as it is: one call less in loops such as `y.norm() < 1000`."""
+    if const is not _NO_CONST:
+        def ev_const(env):
+            a = left(env)
+            try:
+                return fn(a, const)
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev_const
+
     def ev(env):
         a = left(env)
         b = right(env)

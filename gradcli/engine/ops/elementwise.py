@@ -6,6 +6,8 @@ Each op is one `defop` entry; the functions below only turn user arguments
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import dtypes
@@ -1028,11 +1030,15 @@ def _first_mismatch(shapes):
 _asarray = np.asarray
 
 
-def _compare(npfn):
+def _compare(npfn, scalar_op):
     def fn(input, other):
         if type(input) is Tensor and (type(other) is float or (
                 type(other) is int and -2147483648 <= other <= 2147483647)):
-            return make(_asarray(npfn(input._data, other)))  # `while y.norm() < 1000:`
+            d = input._data  # `while y.norm() < 1000:`
+            if d.ndim == 0 and d.dtype.kind == "f":
+                # numpy's scalar comparison: the same promotion (NEP 50), a tenth of the time
+                return make(_asarray(scalar_op(d[()], other)))
+            return make(_asarray(npfn(d, other)))
         if not isinstance(other, (Tensor, int, float, bool, np.generic)):
             return NotImplemented
         if isinstance(input, Tensor) and isinstance(other, Tensor):
@@ -1062,12 +1068,12 @@ def _broadcast_error(a, b):
     broadcast_error(a, b)
 
 
-eq = _compare(np.equal)
-ne = _compare(np.not_equal)
-lt = _compare(np.less)
-le = _compare(np.less_equal)
-gt = _compare(np.greater)
-ge = _compare(np.greater_equal)
+eq = _compare(np.equal, operator.eq)
+ne = _compare(np.not_equal, operator.ne)
+lt = _compare(np.less, operator.lt)
+le = _compare(np.less_equal, operator.le)
+gt = _compare(np.greater, operator.gt)
+ge = _compare(np.greater_equal, operator.ge)
 
 
 def logical_not(input):
