@@ -63,8 +63,9 @@ reads ``GRADCLI_MAX_STEPS``, ``GRADCLI_MAX_ELEMENTS``, ``GRADCLI_MAX_DEPTH``,
 A tripped guard raises ``LimitExceeded`` (a BaseException) inside the run:
 programs cannot catch it.
 
-Importing this package is cheap; lark, the grammar and the engine load on
-first use.
+Importing this package is cheap; the parser tables (precompiled from
+``grammar/gradcli.lark`` by lark, see :mod:`gradcli.lang._lalr_gen`) and the
+engine load on first use.
 """
 from __future__ import annotations
 
