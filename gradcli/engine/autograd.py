@@ -85,7 +85,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             if g is not None and not (t._retains_grad and t._grad_fn is not None):
                 _accumulate(t, [g], create_graph)  # (retain_grad already stored a non-leaf's)
         return
-    run_engine(outputs, grads, retain_graph, create_graph, None, accumulate=True)
+    run_engine(outputs, grads, retain_graph, create_graph, None, True)  # accumulate
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -226,7 +226,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     """
     root_nodes = []
     buffers: dict = {}
-    for out, g in zip(outputs, root_grads, strict=False):
+    for out, g in zip(outputs, root_grads):
         node, nr = edge_of(out)
         buf = buffers.get(node)
         if buf is None:
@@ -335,7 +335,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                         hook(tuple(out_grads), tuple(grads))
             if not retain_graph:
                 node.release()
-            for (child, nr), g in zip(node.next_functions, out_grads, strict=False):
+            for (child, nr), g in zip(node.next_functions, out_grads):
                 if child is None or (needed is not None and child not in needed):
                     continue
                 buf = buffers.get(child)
