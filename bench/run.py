@@ -450,14 +450,15 @@ def bench_w4(args, results):
             torch.set_num_threads(torch.get_num_threads())
             peers["torch"] = lambda e=eng, n=n: e(torch, n)
         peers["numpy"] = lambda r=ref_fn, n=n: r(n)
-        # Round-robin, after one warm-up call each: every peer then meets the
-        # same allocator state (freed 8 MB blocks kept or returned by malloc),
-        # where running the peers one block after another favoured the last.
-        for fn in peers.values():
-            fn()
+        # One block per peer, each after two untimed warm-up calls of its own: malloc then
+        # holds freed 8 MB blocks for every peer alike (without a warm-up, the first peer
+        # paid the page faults of a fresh process), and no peer runs while another's BLAS
+        # or OpenMP threads are still spinning (round-robin slowed PyTorch's matmul 2x).
         runs = {name: [] for name in peers}
-        for _ in range(repeat):
-            for name, fn in peers.items():
+        for name, fn in peers.items():
+            fn()
+            fn()
+            for _ in range(repeat):
                 runs[name].append(fn())
         for name, rs in runs.items():
             rows[name] = summary([r[0] for r in rs], 1e3)
