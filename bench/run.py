@@ -140,7 +140,7 @@ def w3_numpy(runs: int):
 
 def w4_elementwise(T, n: int):
     rng = np.random.default_rng(0)
-    x = T.tensor(rng.standard_normal((n, n)).tolist(), dtype=T.float64, requires_grad=True)
+    x = T.tensor(rng.standard_normal((n, n)), dtype=T.float64, requires_grad=True)
     t0 = time.perf_counter()
     out = (T.sin(x) * x + x * x).mean()
     out.backward()
@@ -162,8 +162,8 @@ def w4_elementwise_numpy(n: int):
 
 def w4_matmul(T, n: int):
     rng = np.random.default_rng(1)
-    A = T.tensor(rng.standard_normal((n, n)).tolist(), dtype=T.float64, requires_grad=True)
-    B = T.tensor(rng.standard_normal((n, n)).tolist(), dtype=T.float64, requires_grad=True)
+    A = T.tensor(rng.standard_normal((n, n)), dtype=T.float64, requires_grad=True)
+    B = T.tensor(rng.standard_normal((n, n)), dtype=T.float64, requires_grad=True)
     t0 = time.perf_counter()
     T.tanh(A @ B).sum().backward()
     return time.perf_counter() - t0, A.grad
