@@ -212,6 +212,18 @@ def lex(text):
 
 
 # ------------------------------------------------------------------ parser
+def _set_span(meta, edge, names):
+    """One end of a tree's span from its first or last child (`edge`), as lark sets it:
+    the child's container_* position when it has one, and the plain attributes only once."""
+    values = [getattr(edge, "container_" + n, getattr(edge, n)) for n in names]
+    if not hasattr(meta, names[0]):
+        for n, v in zip(names, values):
+            setattr(meta, n, v)
+        meta.empty = False
+    for n, v in zip(names, values):
+        setattr(meta, "container_" + n, v)
+
+
 def _meta_of(c):
     if isinstance(c, Tree):
         return None if c.meta.empty else c.meta
@@ -225,40 +237,16 @@ def _propagate(res, children):
     if not isinstance(res, Tree):
         return
     meta = res.meta
-    first = None
     for c in children:
         first = _meta_of(c)
         if first is not None:
+            _set_span(meta, first, ("line", "column", "start_pos"))
             break
-    if first is not None:
-        line = getattr(first, "container_line", first.line)
-        column = getattr(first, "container_column", first.column)
-        start_pos = getattr(first, "container_start_pos", first.start_pos)
-        if not hasattr(meta, "line"):
-            meta.line = line
-            meta.column = column
-            meta.start_pos = start_pos
-            meta.empty = False
-        meta.container_line = line
-        meta.container_column = column
-        meta.container_start_pos = start_pos
-    last = None
     for c in reversed(children):
         last = _meta_of(c)
         if last is not None:
+            _set_span(meta, last, ("end_line", "end_column", "end_pos"))
             break
-    if last is not None:
-        end_line = getattr(last, "container_end_line", last.end_line)
-        end_column = getattr(last, "container_end_column", last.end_column)
-        end_pos = getattr(last, "container_end_pos", last.end_pos)
-        if not hasattr(meta, "end_line"):
-            meta.end_line = end_line
-            meta.end_column = end_column
-            meta.end_pos = end_pos
-            meta.empty = False
-        meta.container_end_line = end_line
-        meta.container_end_column = end_column
-        meta.container_end_pos = end_pos
 
 
 def _build(rule, children):

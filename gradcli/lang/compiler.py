@@ -1197,14 +1197,7 @@ class Compiler:
         loc = self.loc(node)
         get = R.get_attr
         if name in R.DENY_ATTRS or name.startswith("_"):
-            def ev(env):
-                o = obj(env)
-                try:
-                    return get(o, name)
-                except BaseException as e:
-                    note(e, loc)
-                    raise
-            return ev
+            return _apply_to_pair(get, obj, None, loc, name)  # get(o, name) raises
         if name in R.SIZED_METHODS:
             sized = R.sized_method
 
