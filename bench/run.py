@@ -431,39 +431,56 @@ def bench_w3(args, results):
     results["W3 seed loop (us per run)"] = {k: rows[k] for k in order if k in rows}
 
 
+W4_WORKLOADS = {"elementwise": (w4_elementwise, w4_elementwise_numpy),
+                "matmul": (w4_matmul, w4_matmul_numpy)}
+
+
+def w4_child(peer: str, workload: str, n: int, repeat: int) -> None:
+    """One W4 peer alone in this process (only its own library imported): two untimed
+    warm-up runs, then `repeat` timed ones; prints the times and a sample of the gradient."""
+    eng, ref_fn = W4_WORKLOADS[workload]
+    if peer == "numpy":
+        fn = lambda: ref_fn(n)  # noqa: E731
+    else:
+        import importlib
+
+        T = importlib.import_module("gradcli.torch" if peer == "gradcli" else "torch")
+        fn = lambda: eng(T, n)  # noqa: E731
+    fn()
+    fn()
+    times, grad = [], None
+    for _ in range(repeat):
+        t, grad = fn()
+        times.append(t)
+    g = as_np(grad).ravel()
+    print(json.dumps({"times": times, "sample": g[:256].tolist(), "sum": float(g.sum())}))
+
+
 def bench_w4(args, results):
+    """Each peer runs in a process of its own, as W5/W6 do. In one shared process the
+    figures depended on what ran before: malloc's state (page faults, huge pages) moved
+    gradcli's elementwise time between 34 and 55 ms, and PyTorch's OpenMP or numpy's BLAS
+    threads still spinning from another peer slowed the next one's matmul."""
     n_el = 300 if args.quick else 1000
     n_mm = 128 if args.quick else 512
     repeat = 3 if args.quick else 7
-    import gradcli.torch as G
-
-    for title, eng, ref_fn, n in (
-        (f"W4 elementwise {n_el}x{n_el} (ms)", w4_elementwise, w4_elementwise_numpy, n_el),
-        (f"W4 matmul {n_mm}x{n_mm} (ms)", w4_matmul, w4_matmul_numpy, n_mm),
-    ):
-        ref = ref_fn(n)[1]
+    peers = ["gradcli"] + (["torch"] if have_torch() else []) + ["numpy"]
+    for title, workload, n in ((f"W4 elementwise {n_el}x{n_el} (ms)", "elementwise", n_el),
+                               (f"W4 matmul {n_mm}x{n_mm} (ms)", "matmul", n_mm)):
+        ref = as_np(W4_WORKLOADS[workload][1](n)[1]).ravel()
         rows = {}
-        peers = {"gradcli": lambda e=eng, n=n: e(G, n)}
-        if have_torch():
-            import torch
-
-            torch.set_num_threads(torch.get_num_threads())
-            peers["torch"] = lambda e=eng, n=n: e(torch, n)
-        peers["numpy"] = lambda r=ref_fn, n=n: r(n)
-        # One block per peer, each after two untimed warm-up calls of its own: malloc then
-        # holds freed 8 MB blocks for every peer alike (without a warm-up, the first peer
-        # paid the page faults of a fresh process), and no peer runs while another's BLAS
-        # or OpenMP threads are still spinning (round-robin slowed PyTorch's matmul 2x).
-        runs = {name: [] for name in peers}
-        for name, fn in peers.items():
-            fn()
-            fn()
-            for _ in range(repeat):
-                runs[name].append(fn())
-        for name, rs in runs.items():
-            rows[name] = summary([r[0] for r in rs], 1e3)
-            if name != "numpy":
-                rows[name]["grad_ok"] = close(rs[-1][1], ref)
+        for peer in peers:
+            proc = subprocess.run([sys.executable, __file__, "--w4-child", peer, workload,
+                                   str(n), str(repeat)], capture_output=True, text=True,
+                                  timeout=1800)
+            if proc.returncode != 0:
+                rows[peer] = {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+                continue
+            out = json.loads(proc.stdout.strip().splitlines()[-1])
+            rows[peer] = summary(out["times"], 1e3)
+            if peer != "numpy":
+                rows[peer]["grad_ok"] = close(out["sample"], ref[:256]) and \
+                    abs(out["sum"] - ref.sum()) <= 1e-4 * max(1.0, abs(ref.sum()))
         results[title] = rows
 
 
@@ -508,7 +525,13 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("-k", default="")
+    ap.add_argument("--w4-child", nargs=4, metavar=("PEER", "WORKLOAD", "N", "REPEAT"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.w4_child:
+        peer, workload, n, repeat = args.w4_child
+        w4_child(peer, workload, int(n), int(repeat))
+        return 0
     results: dict = {}
     for wid, fn in (("W1", bench_w1), ("W2", bench_w2), ("W3", bench_w3), ("W4", bench_w4),
                     ("W5W6", bench_memory)):
