@@ -144,12 +144,7 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
                 # (a view made before its base required grad records too, with no edge)
                 if out.dtype.kind != "f":
                     break
-                node = _record(op, inputs, meta, out)
-                res = make(out, True, node)
-                if op.save_result:
-                    node.result = res
-                    node.versions = (node.versions or ()) + (0,)
-                return res
+                return _result_of(op, _record(op, inputs, meta, out), out)
     return make(out, False, None)
 
 
@@ -177,32 +172,7 @@ def run_scalar(op: Op, a: Tensor, s) -> Tensor:
     if not (GRAD_ENABLED[0] and (a._requires_grad or (base is not None and base._requires_grad))) \
             or op.backward is None:
         return make(out, False, None)
-    if base is not None and a._attr_version != a._vc[0]:
-        refresh_view(a)
-    fn = a._grad_fn
-    edges = ((fn, a._output_nr) if fn is not None else
-             (a._grad_accumulator(), 0) if a._requires_grad else _NO_EDGE, _NO_EDGE)
-    saved = versions = None
-    if op.save_inputs:
-        saved = (a, s) if op.save_for is None else op.save_for((a, s), edges)
-        versions = (a._vc[0],) if saved[0] is a else ()
-    node = _new(op.node_cls)  # Node.__init__, inlined
-    node.op = op
-    node.next_functions = edges
-    node.saved = saved
-    node.versions = versions
-    node.result = None
-    node.meta = ()
-    node.input_meta = None
-    node.seq = _next_seq()
-    node.freed = False
-    if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
-        node.trace = TRACE_PROVIDER[0]()
-    res = make(out, True, node)
-    if op.save_result:
-        node.result = res
-        node.versions = (versions or ()) + (0,)
-    return res
+    return _record_one(op, a, (a, s), (), out)
 
 
 def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
@@ -223,33 +193,49 @@ def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
             or op.backward is None or out.dtype.kind != "f":
         return make(out, False, None)
     if op.broadcast:  # (input_meta bookkeeping lives in _record)
-        node = _record(op, (a,), meta, out)
-    else:
-        if base is not None and a._attr_version != a._vc[0]:
-            refresh_view(a)
-        fn = a._grad_fn
-        edges = ((fn, a._output_nr) if fn is not None else
-                 (a._grad_accumulator(), 0) if a._requires_grad else _NO_EDGE,)
-        saved = versions = None
-        if op.save_inputs:
-            saved = (a,) if op.save_for is None else op.save_for((a,), edges)
-            versions = (a._vc[0],) if saved[0] is a else ()
-        node = _new(op.node_cls)  # Node.__init__, inlined
-        node.op = op
-        node.next_functions = edges
-        node.saved = saved
-        node.versions = versions
-        node.result = None
-        node.meta = meta
-        node.input_meta = None
-        node.seq = _next_seq()
-        node.freed = False
-        if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
-            node.trace = TRACE_PROVIDER[0]()
+        return _result_of(op, _record(op, (a,), meta, out), out)
+    return _record_one(op, a, (a,), meta, out)
+
+
+def _result_of(op: Op, node, out) -> Tensor:
+    """The output Tensor of `node` (kept by the node too when the op saves its result)."""
     res = make(out, True, node)
     if op.save_result:
         node.result = res
         node.versions = (node.versions or ()) + (0,)
+    return res
+
+
+def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
+    """The result and node of an op whose one Tensor input is `a` = inputs[0] (the others
+    are Python scalars): run_scalar's and run_unary's recording, with Node.__init__ and
+    edge_of inlined (a hot path: no per-input loop)."""
+    if a._base is not None and a._attr_version != a._vc[0]:
+        refresh_view(a)
+    fn = a._grad_fn
+    edge = ((fn, a._output_nr) if fn is not None else
+            (a._grad_accumulator(), 0) if a._requires_grad else _NO_EDGE)
+    edges = (edge,) if len(inputs) == 1 else (edge, _NO_EDGE)
+    saved = versions = None
+    if op.save_inputs:
+        saved = inputs if op.save_for is None else op.save_for(inputs, edges)
+        versions = (a._vc[0],) if saved[0] is a else ()
+    node = _new(op.node_cls)
+    node.op = op
+    node.next_functions = edges
+    node.saved = saved
+    node.versions = versions
+    node.result = None
+    node.meta = meta
+    node.input_meta = None
+    node.seq = _next_seq()
+    node.freed = False
+    if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
+        node.trace = TRACE_PROVIDER[0]()
+    res = make(out, True, node)
+    if op.save_result:
+        node.result = res
+        node.versions = (versions or ()) + (0,)
     return res
 
 
