@@ -412,8 +412,9 @@ def _run_pre_hooks(node, grads: list) -> None:
 
 
 def _retain(node, grads: list, create_graph: bool) -> None:
-    for nr, t in node.retain_hooks.items():
-        if nr >= len(grads) or grads[nr] is None or not t._retains_grad:
+    for nr, held in node.retain_hooks.items():
+        t = held()
+        if t is None or nr >= len(grads) or grads[nr] is None or not t._retains_grad:
             continue
         g = grads[nr]
         if t._grad is None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 
+from .grad_mode import GRAD_ENABLED
+
 _sequence = itertools.count()
 next_sequence = _sequence.__next__  # creation order: newer nodes run first in backward
 
@@ -28,11 +30,11 @@ class Node:
     # Hooks and anomaly traces are rare: they live in the instance dict when set, and
     # read as the class defaults below otherwise, so making a node stays cheap.
     __slots__ = (
-        "op", "next_functions", "saved", "versions", "result", "meta", "seq", "freed",
+        "op", "next_functions", "saved", "versions", "saved_result", "meta", "seq", "freed",
         "input_meta", "__dict__", "__weakref__",
     )
     pre_hooks = None  # {output_nr: [fn, ...]} from Tensor.register_hook; None: node pre-hooks
-    retain_hooks = None  # {output_nr: tensor} from Tensor.retain_grad
+    retain_hooks = None  # {output_nr: weakref to tensor} from Tensor.retain_grad
     post_hooks = None  # [fn(grad_inputs, grad_outputs), ...] from Node.register_hook
     trace = None  # where the forward op ran, under detect_anomaly
     hooked = False  # set once any of the three hook tables above is (the engine's one test)
@@ -42,7 +44,7 @@ class Node:
         self.next_functions = next_functions
         self.saved = saved
         self.versions = versions
-        self.result = result
+        self.saved_result = result
         self.meta = meta
         self.input_meta = input_meta  # per input: its shape when broadcasting may need undoing
         self.seq = next_sequence()
@@ -87,12 +89,31 @@ class Node:
             self.hooked = True
         return self.pre_hooks.setdefault(output_nr, [])
 
+    @property
+    def result(self):
+        """The saved output, as a backward formula reads it (PyTorch's SavedVariable::unpack).
+
+        `saved_result` is a twin of the output: the same buffer and version counter but no
+        grad_fn, since the output's grad_fn is this node and a link back would make every
+        node that saves its output a reference cycle (freed only by the cyclic garbage
+        collector). While a graph is being recorded (create_graph) the twin is unpacked
+        into a tensor whose grad_fn is this node, so the double backward flows through it."""
+        twin = self.saved_result
+        if twin is None or not GRAD_ENABLED[0]:
+            return twin
+        from .tensor import make
+
+        out = make(twin._data, True, self)
+        out._vc = twin._vc
+        out._output_nr = twin._output_nr
+        return out
+
     def release(self) -> None:
         """Free the saved tensors after backward (retain_graph=False)."""
-        if self.saved is not None or self.result is not None or (
+        if self.saved is not None or self.saved_result is not None or (
                 self.op is not None and self.op.save_meta):
             self.saved = None
-            self.result = None
+            self.saved_result = None
             self.freed = True
 
     # backward of this node, given the incoming gradients (one per output)
@@ -115,8 +136,8 @@ class Node:
                 if isinstance(s, Tensor):
                     entries[i] = (s, versions[k], False)
                     k += 1
-            if self.result is not None and k < len(versions):
-                entries[len(saved)] = (self.result, versions[k], True)
+            if self.saved_result is not None and k < len(versions):
+                entries[len(saved)] = (self.saved_result, versions[k], True)
             order = self.op.check_order if self.op is not None else None
             for i in order or sorted(entries):
                 if i in entries:

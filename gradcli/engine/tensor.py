@@ -8,6 +8,8 @@ writes, hooks, backward entry points). The ops themselves are declared once in
 from __future__ import annotations
 
 import warnings
+from weakref import ReferenceType as _WeakRef
+from weakref import ref as _weak_ref
 
 import numpy as np
 
@@ -368,10 +370,7 @@ class Tensor:
         if self._retains_grad:
             return
         self._retains_grad = True
-        if fn.retain_hooks is None:
-            fn.retain_hooks = {}
-            fn.hooked = True
-        fn.retain_hooks[self._output_nr] = self
+        _add_retain_hook(fn, self)
 
     def register_hook(self, hook) -> RemovableHandle:
         if not self.requires_grad:
@@ -380,19 +379,33 @@ class Tensor:
         node = fn if fn is not None else self._grad_accumulator()
         if node is None:  # a no_grad view: no gradient ever reaches it, the hook never runs
             return RemovableHandle([hook], hook)
+        if fn is None:  # a leaf's hooks live on its accumulator: hold it while they do
+            self._accumulator = node
         hooks = node._hooks_for(self._output_nr)
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
     def _grad_accumulator(self) -> AccumulateGrad | None:
         """The leaf's AccumulateGrad; None for a view made under no_grad of a tensor that
-        requires grad (it requires grad through its base, but gradients stop there)."""
+        requires grad (it requires grad through its base, but gradients stop there).
+
+        The node holds the leaf; the leaf holds the node only weakly, as PyTorch's
+        weak_ptr does: a strong link both ways would be a reference cycle, and every leaf
+        used in a graph (its data and .grad) would wait for the cyclic garbage collector
+        instead of being freed when the user drops it. The graphs that use the leaf keep
+        the node alive; a leaf with hooks holds it strongly (see register_hook)."""
         acc = self._accumulator
-        if acc is None:
-            acc = self._accumulator = AccumulateGrad(self)
+        if type(acc) is _WeakRef:
+            node = acc()
+            if node is not None:
+                return node
         elif acc is False:
             return None
-        return acc
+        elif acc is not None:
+            return acc
+        node = AccumulateGrad(self)
+        self._accumulator = _weak_ref(node)
+        return node
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
                  retain_variables=None):
@@ -455,11 +468,12 @@ class Tensor:
             old._data = old._data.copy()
         _write_into(self, result._data, overlap_ok)
         self._vc[0] += 1
-        if fn is not None and fn.result is result:
+        twin = fn.saved_result if fn is not None else None
+        if twin is not None and twin._vc is result._vc:
             # the op saved its output, and that output now lives in self: same storage and
             # version counter, so a later in-place change of self is caught in backward
-            result._data = self._data
-            result._vc = self._vc
+            result._data = twin._data = self._data
+            result._vc = twin._vc = self._vc
             fn.versions = fn.versions[:-1] + (self._vc[0],)
         if base is None:
             old_fn = self._grad_fn
@@ -480,14 +494,21 @@ def move_retain_hook(t: Tensor, old_fn) -> None:
         return
     if old_fn is not None and old_fn.retain_hooks:
         for nr, held in list(old_fn.retain_hooks.items()):
-            if held is t:
+            if held() is t:
                 del old_fn.retain_hooks[nr]
     fn = t._grad_fn
     if fn is not None:
-        if fn.retain_hooks is None:
-            fn.retain_hooks = {}
-            fn.hooked = True
-        fn.retain_hooks[t._output_nr] = t
+        _add_retain_hook(fn, t)
+
+
+def _add_retain_hook(fn, t: Tensor) -> None:
+    """Have node `fn` store the gradient of its output `t` into t.grad. The node holds t
+    weakly (as PyTorch's retain_grad hook does): t holds the node as its grad_fn, and a
+    strong link back would keep both for the cyclic garbage collector."""
+    if fn.retain_hooks is None:
+        fn.retain_hooks = {}
+        fn.hooked = True
+    fn.retain_hooks[t._output_nr] = _weak_ref(t)
 
 
 def _saved_since(fn, old: Tensor, start: int) -> bool:

@@ -201,9 +201,17 @@ def _result_of(op: Op, node, out) -> Tensor:
     """The output Tensor of `node` (kept by the node too when the op saves its result)."""
     res = make(out, True, node)
     if op.save_result:
-        node.result = res
+        node.saved_result = _saved_twin(res)
         node.versions = (node.versions or ()) + (0,)
     return res
+
+
+def _saved_twin(res: Tensor) -> Tensor:
+    """What a node keeps of the output it saves: its buffer and version counter, without
+    the grad_fn (the node itself; see Node.result)."""
+    twin = make(res._data, True)
+    twin._vc = res._vc
+    return twin
 
 
 def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
@@ -225,7 +233,7 @@ def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
     node.next_functions = edges
     node.saved = saved
     node.versions = versions
-    node.result = None
+    node.saved_result = None
     node.meta = meta
     node.input_meta = None
     node.seq = _next_seq()
@@ -234,7 +242,7 @@ def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
         node.trace = TRACE_PROVIDER[0]()
     res = make(out, True, node)
     if op.save_result:
-        node.result = res
+        node.saved_result = _saved_twin(res)
         node.versions = (versions or ()) + (0,)
     return res
 
