@@ -159,6 +159,7 @@ from gradcli.engine.ops.views import (  # noqa: F401
     transpose,
     unsqueeze,
 )
+from gradcli.engine.parallel import get_num_threads, set_num_threads  # noqa: F401
 from gradcli.engine.random import initial_seed, manual_seed, seed  # noqa: F401
 from gradcli.engine.size import Size, device  # noqa: F401
 from gradcli.engine.tensor import Tensor  # noqa: F401

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes
 from ..grad_mode import GRAD_ENABLED
+from ..parallel import split_elementwise
 from ..tensor import Tensor, make
 from .registry import defop, run_op, run_scalar, run_unary
 
@@ -107,7 +108,10 @@ def _rounded_once(fn):
 
 
 # (not log: its float32 kernel in PyTorch rounds log(float32(e)) to 1, as numpy's does)
-_exp, _sin, _cos, _tanh = (_rounded_once(f) for f in (np.exp, np.sin, np.cos, np.tanh))
+# The costly math kernels run on every core for large arrays (see engine/parallel.py).
+_exp, _sin, _cos, _tanh = (_rounded_once(split_elementwise(f))
+                           for f in (np.exp, np.sin, np.cos, np.tanh))
+_log, _tan = split_elementwise(np.log), split_elementwise(np.tan)
 
 
 # ------------------------------------------------------------ the op table
@@ -205,7 +209,7 @@ RPOW = defop("rpow", "PowBackward2", lambda a, s: _power(s, a),
 
 EXP = defop("exp", "ExpBackward0", _exp, lambda c, g: (g * c.result,), "d(exp a)/da = exp a",
             save="result", torch_call="a.exp()")
-LOG = defop("log", "LogBackward0", np.log, lambda c, g: (g / c.saved[0],), "d(log a)/da = 1/a",
+LOG = defop("log", "LogBackward0", _log, lambda c, g: (g / c.saved[0],), "d(log a)/da = 1/a",
             save="inputs", torch_call="a.log()", domain="positive")
 _HALF_TINY = {np.dtype(np.float32): 2.0 ** -125, np.dtype(np.float64): 2.0 ** -1021}
 
@@ -223,7 +227,8 @@ def _log1p(a):
     return out
 
 
-LOG1P = defop("log1p", "Log1PBackward0", _log1p, lambda c, g: (g / (c.saved[0] + 1),),
+LOG1P = defop("log1p", "Log1PBackward0", split_elementwise(_log1p),
+              lambda c, g: (g / (c.saved[0] + 1),),
               "d(log(1+a))/da = 1/(1+a)", save="inputs", torch_call="a.log1p()",
               domain="positive")
 SQRT = defop("sqrt", "SqrtBackward0", np.sqrt, lambda c, g: (g / (c.result * 2),),
@@ -247,7 +252,7 @@ SIN = defop("sin", "SinBackward0", _sin, lambda c, g: (_times_fresh(g, c.saved[0
             "d(sin a)/da = cos a", save="inputs", torch_call="a.sin()")
 COS = defop("cos", "CosBackward0", _cos, lambda c, g: (_times_fresh(-g, c.saved[0].sin()),),
             "d(cos a)/da = -sin a", save="inputs", torch_call="a.cos()")
-TAN = defop("tan", "TanBackward0", np.tan, lambda c, g: (g * (1 + c.result * c.result),),
+TAN = defop("tan", "TanBackward0", _tan, lambda c, g: (g * (1 + c.result * c.result),),
             "d(tan a)/da = 1 + tan^2 a", save="result", torch_call="a.tan()",
             domain="small")
 
@@ -297,7 +302,7 @@ def _sigmoid(a):
         return 1 / (1 + np.exp(-a))
 
 
-SIGMOID = defop("sigmoid", "SigmoidBackward0", _sigmoid,
+SIGMOID = defop("sigmoid", "SigmoidBackward0", split_elementwise(_sigmoid),
                 lambda c, g: (run_op(SIGMOID_BACKWARD, (g, c.result)),), "d(sigmoid a)/da = s*(1-s)",
                 save="result", torch_call="a.sigmoid()")
 # PyTorch's sigmoid_backward as an op (SigmoidBackwardBackward0): d/dg = sigmoid_backward,

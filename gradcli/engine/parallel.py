@@ -1,0 +1,153 @@
+"""Large elementwise kernels split across the machine's cores.
+
+PyTorch runs an elementwise kernel on all cores once a tensor has 32,768 elements or
+more (at::parallel_for with its GRAIN_SIZE); numpy runs every ufunc on one. For the
+costly math functions (exp, sin, tanh...: 10-20 ns per float64 element here) that is
+a factor of the core count on large tensors, so the ops that use them wrap their numpy
+kernel in `split_elementwise`: an array of MIN_ELEMENTS or more is cut into one
+contiguous piece per thread, and the calling thread computes the first piece while
+helper threads compute the others.
+
+Every element is computed by the same kernel on its own, so the result is bit for bit
+what one call on the whole array gives (tests/test_engine_parallel.py checks it per op).
+Reductions are never split: that would change their summation order.
+
+The helper threads start on the first large array, are daemons, and run each piece in
+the caller's context (numpy's error state lives in a context variable: the caller's
+`errstate` holds in the helpers too). After a fork the child starts its own.
+`set_num_threads` (torch.set_num_threads) sets the count; 1 turns splitting off.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+MIN_ELEMENTS = 32768  # PyTorch's GRAIN_SIZE: below it the hand-off costs more than it saves
+_CHUNK = 16384  # elements per call of a kernel that has no `out=` (its temporaries stay in cache)
+
+_ndarray = np.ndarray
+_ufunc = np.ufunc
+
+
+def _default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class _Pool:
+    """The helper threads: `tasks` feeds them (fn, args, context, done) tuples."""
+
+    def __init__(self) -> None:
+        self.cores = _default_threads()
+        self.threads = self.cores  # as set_num_threads set it; splitting uses at most `cores`
+        self.tasks = None  # a SimpleQueue once the helpers run
+        self.started = 0
+
+    def helpers(self, wanted: int):
+        """The task queue, with at least `wanted` helper threads reading it."""
+        if self.started < wanted:
+            import threading
+            from queue import SimpleQueue
+
+            if self.tasks is None:
+                self.tasks = SimpleQueue()
+            while self.started < wanted:
+                threading.Thread(target=_serve, args=(self.tasks,), daemon=True,
+                                 name=f"gradcli-elementwise-{self.started}").start()
+                self.started += 1
+        return self.tasks
+
+    def forget(self) -> None:
+        """In a forked child: the parent's threads do not exist here."""
+        self.tasks = None
+        self.started = 0
+
+
+POOL = _Pool()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=POOL.forget)
+
+
+def _serve(tasks) -> None:
+    while True:
+        fn, args, context, done = tasks.get()
+        try:
+            context.run(fn, *args)
+        except BaseException as exc:  # handed to the caller, which raises it
+            done.put(exc)
+        else:
+            done.put(None)
+
+
+def set_num_threads(n: int) -> None:
+    """How many threads a large elementwise kernel uses (the caller's included)."""
+    if type(n) is bool or not isinstance(n, (int, np.integer)):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    POOL.threads = int(n)
+
+
+def get_num_threads() -> int:
+    return POOL.threads
+
+
+def _ufunc_range(kernel, src, dst, lo: int, hi: int) -> None:
+    kernel(src[lo:hi], out=dst[lo:hi])
+
+
+def _chunked_range(kernel, src, dst, lo: int, hi: int) -> None:
+    for start in range(lo, hi, _CHUNK):
+        stop = min(start + _CHUNK, hi)
+        dst[start:stop] = kernel(src[start:stop])
+
+
+def split_elementwise(kernel):
+    """`kernel(a)` for an elementwise `kernel` (a one-input numpy ufunc, or a function
+    that computes each element of its array argument on its own), computed on several
+    threads when `a` is a large C-contiguous array."""
+    is_ufunc = type(kernel) is _ufunc
+    run_range = _ufunc_range if is_ufunc else _chunked_range
+
+    def forward(a):
+        if (type(a) is not _ndarray or a.size < MIN_ELEMENTS or POOL.threads < 2
+                or POOL.cores < 2 or not a.flags.c_contiguous):
+            return kernel(a)
+        return _split(kernel, run_range, a)
+
+    forward.__name__ = getattr(kernel, "__name__", "kernel")
+    forward.__doc__ = kernel.__doc__ if not is_ufunc else f"numpy.{kernel.__name__}, split"
+    return forward
+
+
+def _split(kernel, run_range, a: np.ndarray) -> np.ndarray:
+    from contextvars import copy_context
+    from queue import SimpleQueue
+
+    src = a.reshape(-1)
+    n = src.size
+    head = kernel(src[:_CHUNK])  # its dtype is the result's
+    out = np.empty(a.shape, dtype=head.dtype)
+    dst = out.reshape(-1)
+    dst[:_CHUNK] = head
+    pieces = min(POOL.threads, POOL.cores, (n - _CHUNK) // (MIN_ELEMENTS // 2) or 1)
+    bounds = [_CHUNK + (n - _CHUNK) * k // pieces for k in range(pieces + 1)]
+    done = SimpleQueue()
+    if pieces > 1:
+        tasks = POOL.helpers(pieces - 1)
+        context = copy_context()
+        for k in range(1, pieces):
+            tasks.put((run_range, (kernel, src, dst, bounds[k], bounds[k + 1]), context, done))
+    run_range(kernel, src, dst, bounds[0], bounds[1])
+    failure = None
+    for _ in range(pieces - 1):
+        exc = done.get()
+        if exc is not None and failure is None:
+            failure = exc
+    if failure is not None:
+        raise failure
+    return out
