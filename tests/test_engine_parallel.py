@@ -197,3 +197,17 @@ def test_one_thread_turns_splitting_off(threads, cores):
     gt.set_num_threads(1)
     parallel.split_elementwise(kernel)(np.ones(LARGE))
     assert seen == [LARGE]
+
+
+@pytest.mark.parametrize("kernel", _kernels()[1:], ids=["ufunc", "function"])
+def test_helpers_hold_no_array_once_the_call_returns(kernel, threads, cores):
+    """A helper keeping its last task's arrays kept a released saved tensor allocated
+    (bench W6's backward peak grew by one array)."""
+    import weakref
+
+    gt.set_num_threads(2)
+    values = np.linspace(-1, 1, LARGE)
+    out = parallel.split_elementwise(kernel)(values)
+    gone_in, gone_out = weakref.ref(values), weakref.ref(out)
+    del values, out
+    assert gone_in() is None and gone_out() is None
