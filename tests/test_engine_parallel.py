@@ -36,8 +36,10 @@ def threads():
 
 @pytest.fixture
 def cores(monkeypatch):
-    """At least two cores as far as splitting knows, so the split runs on any machine."""
+    """At least two cores as far as splitting knows, so the split runs on any machine, and
+    no recent matrix product holding splitting back."""
     monkeypatch.setattr(parallel.POOL, "cores", max(2, parallel.POOL.cores))
+    monkeypatch.setattr(parallel, "_blas_spin_until", [0.0])
 
 
 def _unary_ops() -> list:
@@ -211,3 +213,38 @@ def test_helpers_hold_no_array_once_the_call_returns(kernel, threads, cores):
     gone_in, gone_out = weakref.ref(values), weakref.ref(out)
     del values, out
     assert gone_in() is None and gone_out() is None
+
+
+@pytest.mark.parametrize("product", ["mm", "matmul", "addmm", "bmm", "mv", "dot"])
+def test_no_split_while_blas_threads_spin(product, threads, cores, monkeypatch):
+    """After a large matrix product numpy's OpenBLAS workers spin on the cores for ~0.1 s:
+    kernels run whole until then, and split again after."""
+    calls = []
+
+    def kernel(a):
+        calls.append(a.size)
+        return a
+
+    gt.set_num_threads(2)
+    monkeypatch.setattr(parallel, "BLAS_SPIN_SECONDS", 3600.0)
+    m = gt.ones(80, 80, dtype=gt.float64)
+    v = gt.ones(parallel.BLAS_THREADED_WORK, dtype=gt.float64)
+    {"mm": lambda: m @ m, "matmul": lambda: gt.matmul(m, m), "addmm": lambda: gt.addmm(m, m, m),
+     "bmm": lambda: m.unsqueeze(0).bmm(m.unsqueeze(0)), "mv": lambda: gt.ones(4, v.numel(), dtype=gt.float64) @ v,
+     "dot": lambda: v @ v}[product]()
+    parallel.split_elementwise(kernel)(np.ones(LARGE))
+    assert calls == [LARGE]
+    parallel._blas_spin_until[0] = 0.0
+    calls.clear()
+    parallel.split_elementwise(kernel)(np.ones(LARGE))
+    assert len(calls) > 1
+
+
+def test_a_small_product_does_not_hold_splitting_back(threads, cores, monkeypatch):
+    calls = []
+    gt.set_num_threads(2)
+    monkeypatch.setattr(parallel, "BLAS_SPIN_SECONDS", 3600.0)
+    m = gt.ones(8, 8)
+    m @ m  # OpenBLAS runs it on one thread: nothing spins
+    parallel.split_elementwise(lambda a: calls.append(a.size) or a)(np.ones(LARGE))
+    assert len(calls) > 1

@@ -12,6 +12,13 @@ Every element is computed by the same kernel on its own, so the result is bit fo
 what one call on the whole array gives (tests/test_engine_parallel.py checks it per op).
 Reductions are never split: that would change their summation order.
 
+numpy's OpenBLAS keeps its worker threads spinning, each on a core, for about 0.1 s
+after a multi-threaded matrix product; a split started then competes with them and
+runs slower than one call (tanh after a 512x512 matmul here: 6.3 ms against 5.3). So
+the matrix-product ops report their calls (`blas_called`) and for BLAS_SPIN_SECONDS
+after a large one kernels run whole. (PyTorch has no such gap: its BLAS and its
+elementwise kernels share one OpenMP pool.)
+
 The helper threads start on the first large array, are daemons, and run each piece in
 the caller's context (numpy's error state lives in a context variable: the caller's
 `errstate` holds in the helpers too). After a fork the child starts its own.
@@ -21,14 +28,28 @@ the caller's context (numpy's error state lives in a context variable: the calle
 from __future__ import annotations
 
 import os
+from time import perf_counter
 
 import numpy as np
 
 MIN_ELEMENTS = 32768  # PyTorch's GRAIN_SIZE: below it the hand-off costs more than it saves
 _CHUNK = 16384  # elements per call of a kernel that has no `out=` (its temporaries stay in cache)
 
+# OpenBLAS's workers spin this long after a threaded call (its default THREAD_TIMEOUT,
+# 2^28 cycles, measured as ~0.11 s of a core's time here); it threads a matrix product
+# of this many multiply-adds or more (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD)
+BLAS_SPIN_SECONDS = 0.1
+BLAS_THREADED_WORK = 65536 * 4
+_blas_spin_until = [0.0]
+
 _ndarray = np.ndarray
 _ufunc = np.ufunc
+
+
+def blas_called(work: int) -> None:
+    """A matrix product of `work` multiply-adds is about to run through numpy's BLAS."""
+    if work >= BLAS_THREADED_WORK:
+        _blas_spin_until[0] = perf_counter() + BLAS_SPIN_SECONDS
 
 
 def _default_threads() -> int:
@@ -119,7 +140,7 @@ def split_elementwise(kernel):
     def forward(a):
         if (type(a) is not _ndarray or a.size < MIN_ELEMENTS or POOL.threads < 2
                 or POOL.cores < 2 or not a.flags.c_contiguous
-                or not (is_ufunc or a.dtype.kind == "f")):
+                or not (is_ufunc or a.dtype.kind == "f") or perf_counter() < _blas_spin_until[0]):
             return kernel(a)
         return _split(kernel, is_ufunc, a)
 

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..parallel import blas_called
 from ..tensor import Tensor, _c_name, _type_word
 from .registry import defop, run_op
 from .shape import broadcast_error
@@ -25,6 +26,17 @@ def _mm_grads(c, g):
     return (g.mm(b.t()) if c.needs(0) else None, a.t().mm(g) if c.needs(1) else None)
 
 
+def _noting_blas(product):
+    """A numpy matrix product that tells engine/parallel about the BLAS call."""
+    def forward(a, b):
+        blas_called(a.size * (b.shape[-1] if b.ndim > 1 else 1))
+        return product(a, b)
+
+    forward.__name__ = product.__name__
+    return forward
+
+
+@_noting_blas
 def _mm_fwd(a, b):
     """a @ b. An inner dimension of 1 with both outer ones above 1 is an outer product where
     PyTorch (BLAS gemm) keeps the sign of zero products (-0.), as a plain multiply does and
@@ -37,16 +49,16 @@ def _mm_fwd(a, b):
 MM = defop("mm", "MmBackward0", _mm_fwd, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
            save="inputs", save_for=((1,), (0,)), out_size=_product_count, check_order=(1, 0),
            torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
-MV = defop("mv", "MvBackward0", np.matmul,
+MV = defop("mv", "MvBackward0", _noting_blas(np.matmul),
            lambda c, g: (g.unsqueeze(1) * c.saved[1].unsqueeze(0) if c.needs(0) else None,
                          c.saved[0].t().mv(g) if c.needs(1) else None),
            "d(A@v)/dA = g v^T, d(A@v)/dv = A^T g", save="inputs", save_for=((1,), (0,)),
            torch_call="a.reshape(2, -1) @ b.reshape(-1)")
-DOT = defop("dot", "DotBackward0", np.dot,
+DOT = defop("dot", "DotBackward0", _noting_blas(np.dot),
             lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
             "d(a.b)/da = b, d(a.b)/db = a", save="inputs", save_for=((1,), (0,)),
             torch_call="a.reshape(-1) @ a.reshape(-1)")
-BMM = defop("bmm", "BmmBackward0", np.matmul,
+BMM = defop("bmm", "BmmBackward0", _noting_blas(np.matmul),
             lambda c, g: (g.bmm(c.saved[1].transpose(1, 2)) if c.needs(0) else None,
                           c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
             "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs",
@@ -57,6 +69,7 @@ def _addmm_forward(bias, a, b, beta, alpha):
     product (nan or inf there does not leak), and integer tensors truncate beta and alpha."""
     if a.dtype.kind != "f":
         beta, alpha = int(beta), int(alpha)
+    blas_called(a.size * b.shape[1])
     out = np.matmul(a, b) if alpha != 0 else np.zeros((a.shape[0], b.shape[1]), a.dtype)
     if alpha != 1 and alpha != 0:
         out = out * alpha
