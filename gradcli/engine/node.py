@@ -12,6 +12,17 @@ import itertools
 
 from .grad_mode import GRAD_ENABLED
 
+_make = None  # tensor.make, imported on first use (tensor imports this module)
+
+
+def _import_make():
+    global _make
+    from .tensor import make
+
+    _make = make
+    return make
+
+
 _sequence = itertools.count()
 next_sequence = _sequence.__next__  # creation order: newer nodes run first in backward
 
@@ -93,19 +104,16 @@ class Node:
     def result(self):
         """The saved output, as a backward formula reads it (PyTorch's SavedVariable::unpack).
 
-        `saved_result` is a twin of the output: the same buffer and version counter but no
-        grad_fn, since the output's grad_fn is this node and a link back would make every
-        node that saves its output a reference cycle (freed only by the cyclic garbage
-        collector). While a graph is being recorded (create_graph) the twin is unpacked
-        into a tensor whose grad_fn is this node, so the double backward flows through it."""
-        twin = self.saved_result
-        if twin is None or not GRAD_ENABLED[0]:
-            return twin
-        from .tensor import make
-
-        out = make(twin._data, True, self)
-        out._vc = twin._vc
-        out._output_nr = twin._output_nr
+        `saved_result` holds only the output's buffer and version counter: the output's
+        grad_fn is this node, and holding the output itself would make every node that
+        saves it a reference cycle (freed only by the cyclic garbage collector). Each read
+        makes a tensor of them; while a graph is being recorded (create_graph) its grad_fn
+        is this node, so the double backward flows through it."""
+        saved = self.saved_result
+        if saved is None:
+            return None
+        out = (_make or _import_make())(saved[0], True, self if GRAD_ENABLED[0] else None)
+        out._vc = saved[1]
         return out
 
     def release(self) -> None:
@@ -137,7 +145,7 @@ class Node:
                     entries[i] = (s, versions[k], False)
                     k += 1
             if self.saved_result is not None and k < len(versions):
-                entries[len(saved)] = (self.saved_result, versions[k], True)
+                entries[len(saved)] = (self.result, versions[k], True)
             order = self.op.check_order if self.op is not None else None
             for i in order or sorted(entries):
                 if i in entries:

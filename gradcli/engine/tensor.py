@@ -468,12 +468,13 @@ class Tensor:
             old._data = old._data.copy()
         _write_into(self, result._data, overlap_ok)
         self._vc[0] += 1
-        twin = fn.saved_result if fn is not None else None
-        if twin is not None and twin._vc is result._vc:
+        saved = fn.saved_result if fn is not None else None
+        if saved is not None and saved[1] is result._vc:
             # the op saved its output, and that output now lives in self: same storage and
             # version counter, so a later in-place change of self is caught in backward
-            result._data = twin._data = self._data
-            result._vc = twin._vc = self._vc
+            result._data = self._data
+            result._vc = self._vc
+            fn.saved_result = (self._data, self._vc)
             fn.versions = fn.versions[:-1] + (self._vc[0],)
         if base is None:
             old_fn = self._grad_fn

@@ -89,8 +89,8 @@ def infer_shapes(t: Tensor, order: list, dry_walk: bool = True) -> dict:
             continue
         op = node.op
         multi = bool(getattr(op, "multi", False))
-        if not multi and isinstance(node.saved_result, Tensor):
-            known.setdefault(0, tuple(node.saved_result.shape))
+        if not multi and node.saved_result is not None:
+            known.setdefault(0, tuple(node.saved_result[0].shape))
         own = None if multi else known.get(0)
         edges = node.next_functions
         saved = node.saved if getattr(op, "save_inputs", False) else None

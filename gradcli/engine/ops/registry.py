@@ -201,17 +201,9 @@ def _result_of(op: Op, node, out) -> Tensor:
     """The output Tensor of `node` (kept by the node too when the op saves its result)."""
     res = make(out, True, node)
     if op.save_result:
-        node.saved_result = _saved_twin(res)
+        node.saved_result = (out, res._vc)  # see Node.result
         node.versions = (node.versions or ()) + (0,)
     return res
-
-
-def _saved_twin(res: Tensor) -> Tensor:
-    """What a node keeps of the output it saves: its buffer and version counter, without
-    the grad_fn (the node itself; see Node.result)."""
-    twin = make(res._data, True)
-    twin._vc = res._vc
-    return twin
 
 
 def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
@@ -242,7 +234,7 @@ def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
         node.trace = TRACE_PROVIDER[0]()
     res = make(out, True, node)
     if op.save_result:
-        node.saved_result = _saved_twin(res)
+        node.saved_result = (out, res._vc)  # see Node.result
         node.versions = (versions or ()) + (0,)
     return res
 
