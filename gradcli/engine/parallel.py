@@ -47,7 +47,7 @@ _ufunc = np.ufunc
 
 
 def blas_called(work: int) -> None:
-    """A matrix product of `work` multiply-adds is about to run through numpy's BLAS."""
+    """A matrix product of `work` multiply-adds has just run through numpy's BLAS."""
     if work >= BLAS_THREADED_WORK:
         _blas_spin_until[0] = perf_counter() + BLAS_SPIN_SECONDS
 

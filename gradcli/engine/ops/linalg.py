@@ -29,8 +29,9 @@ def _mm_grads(c, g):
 def _noting_blas(product):
     """A numpy matrix product that tells engine/parallel about the BLAS call."""
     def forward(a, b):
+        out = product(a, b)
         blas_called(a.size * (b.shape[-1] if b.ndim > 1 else 1))
-        return product(a, b)
+        return out
 
     forward.__name__ = product.__name__
     return forward
@@ -69,8 +70,8 @@ def _addmm_forward(bias, a, b, beta, alpha):
     product (nan or inf there does not leak), and integer tensors truncate beta and alpha."""
     if a.dtype.kind != "f":
         beta, alpha = int(beta), int(alpha)
-    blas_called(a.size * b.shape[1])
     out = np.matmul(a, b) if alpha != 0 else np.zeros((a.shape[0], b.shape[1]), a.dtype)
+    blas_called(a.size * b.shape[1])
     if alpha != 1 and alpha != 0:
         out = out * alpha
     if beta != 0:
