@@ -1,9 +1,10 @@
 """The graph frees itself by reference counting, as PyTorch's does.
 
-A leaf and its AccumulateGrad, an op's output and the node that saved it, a tensor and
-the retain_grad hook of its grad_fn: each pair links both ways in a naive design, and
-then every large tensor used in a graph waits for Python's cyclic garbage collector
-(the bench's W4 lost 15 ms a run to the page faults of buffers it had not yet freed).
+A leaf and its AccumulateGrad (with or without hooks), an op's output and the node that
+saved it, a tensor and the retain_grad hook of its grad_fn: each pair links both ways in a
+naive design, and then every large tensor used in a graph waits for Python's cyclic
+garbage collector (the bench's W4 lost 15 ms a run to the page faults of buffers it had
+not yet freed).
 PyTorch holds the back links weakly; so do we. These tests run programs with the cyclic
 collector off and check that it has nothing left to find, for every op in the table.
 """
@@ -109,6 +110,24 @@ def test_a_leaf_hook_survives_while_no_graph_holds_the_accumulator():
     (x * 3).sum().backward()
     assert seen == [gt.Size([2, 3])]
     assert x.grad.tolist() == [[6.0] * 3] * 2
+
+
+def test_a_hooked_leaf_leaves_no_cycle_and_its_hook_can_be_removed():
+    seen = []
+
+    def hook(g):
+        seen.append(g.shape)
+
+    def program():
+        x = _leaf()
+        handle = x.register_hook(hook)
+        (x * 3).sum().backward()
+        (x * 3).sum().backward()  # a new accumulator, the same hooks
+        handle.remove()
+        (x * 3).sum().backward()
+
+    assert _cyclic_garbage(program) == []
+    assert seen == [gt.Size([2, 3])] * 2
 
 
 def test_graphs_alive_together_share_the_leaf_accumulator():

@@ -70,7 +70,7 @@ class Tensor:
     __slots__ = (
         "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
         "_base", "_view_fn", "_accumulator", "_retains_grad", "_attr_version", "_creation",
-        "__weakref__",
+        "_leaf_hooks", "__weakref__",
     )
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
@@ -379,9 +379,9 @@ class Tensor:
         node = fn if fn is not None else self._grad_accumulator()
         if node is None:  # a no_grad view: no gradient ever reaches it, the hook never runs
             return RemovableHandle([hook], hook)
-        if fn is None:  # a leaf's hooks live on its accumulator: hold it while they do
-            self._accumulator = node
         hooks = node._hooks_for(self._output_nr)
+        if fn is None:  # a leaf keeps its hooks: an accumulator made later gets the same list
+            self._leaf_hooks = hooks
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
@@ -393,7 +393,8 @@ class Tensor:
         weak_ptr does: a strong link both ways would be a reference cycle, and every leaf
         used in a graph (its data and .grad) would wait for the cyclic garbage collector
         instead of being freed when the user drops it. The graphs that use the leaf keep
-        the node alive; a leaf with hooks holds it strongly (see register_hook)."""
+        the node alive. A leaf's hooks outlive its node: the leaf keeps their list and
+        hands it to each new node (as PyTorch's AccumulateGrad reads the tensor's hooks)."""
         acc = self._accumulator
         if type(acc) is _WeakRef:
             node = acc()
@@ -405,6 +406,10 @@ class Tensor:
             return acc
         node = AccumulateGrad(self)
         self._accumulator = _weak_ref(node)
+        hooks = getattr(self, "_leaf_hooks", None)  # (a slot set only by register_hook)
+        if hooks is not None:
+            node.pre_hooks = {self._output_nr: hooks}
+            node.hooked = True
         return node
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
