@@ -402,9 +402,7 @@ class Tensor:
                 return node
         elif acc is False:
             return None
-        elif acc is not None:
-            return acc
-        node = AccumulateGrad(self)
+        node = AccumulateGrad(self)  # (the slot holds None, False or a weakref)
         self._accumulator = _weak_ref(node)
         hooks = getattr(self, "_leaf_hooks", None)  # (a slot set only by register_hook)
         if hooks is not None:
