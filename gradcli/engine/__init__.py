@@ -3,3 +3,7 @@
 No CLI, lark or rich imports live here: the engine is usable alone, through the
 `gradcli.torch` facade.
 """
+
+from gradcli.engine.memory import tune_malloc
+
+tune_malloc()  # freed buffers stay for reuse: see engine/memory.py
