@@ -98,8 +98,31 @@ def test_splitting_changes_no_bit(name, dtype, threads, cores):
         assert _same_bits(np.asarray(alone[1], dtype=dtype), np.asarray(split[1], dtype=dtype))
 
 
+def _into(fn):
+    """A function kernel as split_elementwise takes one: kernel(x, out=None)."""
+    def kernel(a, out=None):
+        r = fn(a)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
+    return kernel
+
+
+def _recording(calls: list):
+    """A kernel that doubles and records (thread, size) of each call."""
+    import threading
+
+    def double(a):
+        calls.append((threading.get_ident(), np.size(a)))
+        return a * 2
+
+    return _into(double)
+
+
 def _kernels():
-    return [np.sin, np.tanh, lambda a: np.exp(a) * 2 - a]
+    return [np.sin, np.tanh, _into(lambda a: np.exp(a) * 2 - a)]
 
 
 @pytest.mark.parametrize("kernel", _kernels(), ids=["ufunc-sin", "ufunc-tanh", "function"])
@@ -114,20 +137,15 @@ def test_split_kernel_equals_one_call(kernel, size, threads, cores):
 
 def test_non_contiguous_and_small_inputs_take_the_plain_call(threads, cores):
     calls = []
-
-    def kernel(a):
-        calls.append(np.shape(a))
-        return a * 2
-
-    split = parallel.split_elementwise(kernel)
+    split = parallel.split_elementwise(_recording(calls))
     big = np.ones((LARGE, 2))
     gt.set_num_threads(2)
     assert _same_bits(split(big[:, 0]), big[:, 0] * 2)  # strided: one call on the whole
-    assert calls == [(LARGE,)]
+    assert [size for _, size in calls] == [LARGE]
     assert split(3.0) == 6.0
     calls.clear()
-    split(big)  # contiguous: in pieces
-    assert len(calls) > 2 and sum(int(np.prod(c)) for c in calls) == big.size
+    assert _same_bits(split(big), big * 2)  # contiguous: in pieces
+    assert len(calls) > 2 and sum(size for _, size in calls) == big.size
 
 
 def test_the_callers_error_state_holds_in_the_helpers(threads, cores):
@@ -142,6 +160,7 @@ def test_the_callers_error_state_holds_in_the_helpers(threads, cores):
 
 
 def test_a_helpers_exception_reaches_the_caller(threads, cores):
+    @_into
     def kernel(a):
         if a[0] < 0:  # only the helper's piece (the second half) holds negatives
             raise ValueError("negative piece")
@@ -189,16 +208,19 @@ def test_set_num_threads_as_pytorch(threads):
     assert gt.get_num_threads() == 3
 
 
+def _all_on_this_thread(calls: list) -> bool:
+    import threading
+
+    return bool(calls) and {tid for tid, _ in calls} == {threading.get_ident()}
+
+
 def test_one_thread_turns_splitting_off(threads, cores):
-    seen = []
-
-    def kernel(a):
-        seen.append(a.size)
-        return a
-
+    """The calling thread computes it all (a function kernel still in chunks)."""
+    calls = []
     gt.set_num_threads(1)
-    parallel.split_elementwise(kernel)(np.ones(LARGE))
-    assert seen == [LARGE]
+    assert _same_bits(parallel.split_elementwise(_recording(calls))(np.ones(LARGE)), np.full(LARGE, 2.0))
+    assert _all_on_this_thread(calls) and sum(size for _, size in calls) == LARGE
+    assert max(size for _, size in calls) == parallel._CHUNK
 
 
 @pytest.mark.parametrize("kernel", _kernels()[1:], ids=["ufunc", "function"])
@@ -220,11 +242,7 @@ def test_no_split_while_blas_threads_spin(product, threads, cores, monkeypatch):
     """After a large matrix product numpy's OpenBLAS workers spin on the cores for ~0.1 s:
     kernels run whole until then, and split again after."""
     calls = []
-
-    def kernel(a):
-        calls.append(a.size)
-        return a
-
+    kernel = _recording(calls)
     gt.set_num_threads(2)
     monkeypatch.setattr(parallel, "BLAS_SPIN_SECONDS", 3600.0)
     m = gt.ones(80, 80, dtype=gt.float64)
@@ -233,11 +251,11 @@ def test_no_split_while_blas_threads_spin(product, threads, cores, monkeypatch):
      "bmm": lambda: m.unsqueeze(0).bmm(m.unsqueeze(0)), "mv": lambda: gt.ones(4, v.numel(), dtype=gt.float64) @ v,
      "dot": lambda: v @ v}[product]()
     parallel.split_elementwise(kernel)(np.ones(LARGE))
-    assert calls == [LARGE]
+    assert _all_on_this_thread(calls)
     parallel._blas_spin_until[0] = 0.0
     calls.clear()
     parallel.split_elementwise(kernel)(np.ones(LARGE))
-    assert len(calls) > 1
+    assert len({tid for tid, _ in calls}) > 1
 
 
 def test_a_small_product_does_not_hold_splitting_back(threads, cores, monkeypatch):
@@ -246,5 +264,5 @@ def test_a_small_product_does_not_hold_splitting_back(threads, cores, monkeypatc
     monkeypatch.setattr(parallel, "BLAS_SPIN_SECONDS", 3600.0)
     m = gt.ones(8, 8)
     m @ m  # OpenBLAS runs it on one thread: nothing spins
-    parallel.split_elementwise(lambda a: calls.append(a.size) or a)(np.ones(LARGE))
-    assert len(calls) > 1
+    parallel.split_elementwise(_recording(calls))(np.ones(LARGE))
+    assert len({tid for tid, _ in calls}) > 1

@@ -128,28 +128,33 @@ def _ufunc_range(kernel, src, dst, lo: int, hi: int) -> None:
 def _chunked_range(kernel, src, dst, lo: int, hi: int) -> None:
     for start in range(lo, hi, _CHUNK):
         stop = min(start + _CHUNK, hi)
-        dst[start:stop] = kernel(src[start:stop])
+        kernel(src[start:stop], out=dst[start:stop])
 
 
 def split_elementwise(kernel):
-    """`kernel(a)` for an elementwise `kernel` (a one-input numpy ufunc, or a function
-    that computes each element of its float array argument on its own and keeps its
-    dtype), computed on several threads when `a` is a large C-contiguous array."""
+    """`kernel(a)` for an elementwise `kernel`, computed on several threads when `a` is a
+    large C-contiguous array. `kernel` is a one-input numpy ufunc, or a function
+    `kernel(x, out=None)` of a float array that keeps its dtype and writes into `out`
+    when given; such a function is called on chunks of _CHUNK elements (its
+    temporaries stay in cache), the same chunks on one thread or several."""
     is_ufunc = type(kernel) is _ufunc
 
     def forward(a):
-        if (type(a) is not _ndarray or a.size < MIN_ELEMENTS or POOL.threads < 2
-                or POOL.cores < 2 or not a.flags.c_contiguous
-                or not (is_ufunc or a.dtype.kind == "f") or perf_counter() < _blas_spin_until[0]):
+        if (type(a) is not _ndarray or a.size < MIN_ELEMENTS or not a.flags.c_contiguous
+                or not (is_ufunc or a.dtype.kind == "f")):
             return kernel(a)
-        return _split(kernel, is_ufunc, a)
+        if POOL.threads < 2 or POOL.cores < 2 or perf_counter() < _blas_spin_until[0]:
+            if is_ufunc:
+                return kernel(a)
+            return _split(kernel, False, a, 1)  # still in cache-sized chunks
+        return _split(kernel, is_ufunc, a, POOL.threads)
 
     forward.__name__ = getattr(kernel, "__name__", "kernel")
     forward.__doc__ = kernel.__doc__ if not is_ufunc else f"numpy.{kernel.__name__}, split"
     return forward
 
 
-def _split(kernel, is_ufunc: bool, a: np.ndarray) -> np.ndarray:
+def _split(kernel, is_ufunc: bool, a: np.ndarray, threads: int) -> np.ndarray:
     from contextvars import copy_context
     from queue import SimpleQueue
 
@@ -162,17 +167,12 @@ def _split(kernel, is_ufunc: bool, a: np.ndarray) -> np.ndarray:
     else:
         out = np.empty(a.shape, dtype=a.dtype)
         run_range = _chunked_range
-        first = kernel(a.reshape(-1)[:_CHUNK])
-        if first.dtype != out.dtype:  # not a dtype-keeping kernel: one plain call
-            return kernel(a)
     src, dst = a.reshape(-1), out.reshape(-1)
     n = src.size
-    pieces = min(POOL.threads, POOL.cores, n // (MIN_ELEMENTS // 2))
-    bounds = [n * k // pieces for k in range(pieces + 1)]
-    if not is_ufunc:
-        dst[:_CHUNK] = first
-        del first
-        bounds[0] = _CHUNK
+    pieces = max(1, min(threads, POOL.cores, n // (MIN_ELEMENTS // 2)))
+    # a kernel of ours sees the same chunks however many pieces there are
+    step = 1 if is_ufunc else _CHUNK
+    bounds = [n * k // pieces // step * step for k in range(pieces)] + [n]
     done = SimpleQueue()
     if pieces > 1:
         tasks = POOL.helpers(pieces - 1)
