@@ -351,10 +351,9 @@ def bench_w1(args, results):
     seed = lambda out: _shows(out, W1_SEED_GRAD, 1e-4)  # noqa: E731
     checks = {"gradcli grad": seed, "gradcli run": seed, "numpy": seed, "torch": seed,
               "grad (README ex.)": lambda out: _shows(out, W1_EXAMPLE_GRAD, 1e-4)}
+    if have_torch():  # in the same rounds as the others: a slow spell hits every peer
+        cmds["torch"] = [sys.executable, str(tmp / "w1.grad")]
     rows = time_processes(cmds, repeat, checks)
-    if have_torch():
-        rows.update(time_processes({"torch": [sys.executable, str(tmp / "w1.grad")]},
-                                   max(2, repeat // 5), checks))
     shutil.rmtree(tmp, ignore_errors=True)
     results["W1 start-up (whole process, s)"] = rows
 
@@ -460,27 +459,36 @@ def bench_w4(args, results):
     """Each peer runs in a process of its own, as W5/W6 do. In one shared process the
     figures depended on what ran before: malloc's state (page faults, huge pages) moved
     gradcli's elementwise time between 34 and 55 ms, and PyTorch's OpenMP or numpy's BLAS
-    threads still spinning from another peer slowed the next one's matmul."""
+    threads still spinning from another peer slowed the next one's matmul. The peers take
+    turns, a process each per round, so a slow spell of the machine hits them alike."""
     n_el = 300 if args.quick else 1000
     n_mm = 128 if args.quick else 512
-    repeat = 3 if args.quick else 7
+    rounds, repeat = (1, 3) if args.quick else (3, 4)
     peers = ["gradcli"] + (["torch"] if have_torch() else []) + ["numpy"]
     for title, workload, n in ((f"W4 elementwise {n_el}x{n_el} (ms)", "elementwise", n_el),
                                (f"W4 matmul {n_mm}x{n_mm} (ms)", "matmul", n_mm)):
         ref = as_np(W4_WORKLOADS[workload][1](n)[1]).ravel()
-        rows = {}
+        times: dict = {peer: [] for peer in peers}
+        rows: dict = {}
+        for _ in range(rounds):
+            for peer in peers:
+                if "error" in rows.get(peer, {}):
+                    continue
+                proc = subprocess.run([sys.executable, __file__, "--w4-child", peer, workload,
+                                       str(n), str(repeat)], capture_output=True, text=True,
+                                      timeout=1800)
+                if proc.returncode != 0:
+                    rows[peer] = {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+                    continue
+                out = json.loads(proc.stdout.strip().splitlines()[-1])
+                times[peer] += out["times"]
+                if peer != "numpy":
+                    ok = close(out["sample"], ref[:256]) and \
+                        abs(out["sum"] - ref.sum()) <= 1e-4 * max(1.0, abs(ref.sum()))
+                    rows[peer] = {"grad_ok": ok and rows.get(peer, {}).get("grad_ok", True)}
         for peer in peers:
-            proc = subprocess.run([sys.executable, __file__, "--w4-child", peer, workload,
-                                   str(n), str(repeat)], capture_output=True, text=True,
-                                  timeout=1800)
-            if proc.returncode != 0:
-                rows[peer] = {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
-                continue
-            out = json.loads(proc.stdout.strip().splitlines()[-1])
-            rows[peer] = summary(out["times"], 1e3)
-            if peer != "numpy":
-                rows[peer]["grad_ok"] = close(out["sample"], ref[:256]) and \
-                    abs(out["sum"] - ref.sum()) <= 1e-4 * max(1.0, abs(ref.sum()))
+            if "error" not in rows.get(peer, {}):
+                rows[peer] = {**summary(times[peer], 1e3), **rows.get(peer, {})}
         results[title] = rows
 
 
