@@ -126,8 +126,8 @@ def _tanh_by_exp(x, out=None):
     sample = x[::16]
     if np.count_nonzero(np.abs(sample) < TANH_BY_EXP_FROM) * 8 > sample.size:
         return np.tanh(x, out=out)
-    r = np.abs(x, out=out)
-    flat_r, flat_x = r.reshape(-1), x.reshape(-1)
+    r = np.abs(x, out=np.empty(x.shape, x.dtype) if out is None else out)  # C order:
+    flat_r, flat_x = r.reshape(-1), x.reshape(-1)  # flat_r is a view, in x's C order
     small = np.flatnonzero(flat_r < TANH_BY_EXP_FROM)
     np.add(r, r, out=r)
     np.exp(r, out=r)  # inf past |x| = 354.9: the result is then 1, as it should be
