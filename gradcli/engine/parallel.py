@@ -33,7 +33,7 @@ from time import perf_counter
 import numpy as np
 
 MIN_ELEMENTS = 32768  # PyTorch's GRAIN_SIZE: below it the hand-off costs more than it saves
-_CHUNK = 16384  # elements per call of a kernel that has no `out=` (its temporaries stay in cache)
+_CHUNK = 16384  # elements per call of a function kernel (its temporaries stay in cache)
 
 # OpenBLAS's workers spin this long after a threaded call (its default THREAD_TIMEOUT,
 # 2^28 cycles, measured as ~0.11 s of a core's time here); it threads a matrix product
