@@ -40,7 +40,7 @@ class Op:
 
     __slots__ = ("name", "node", "forward", "backward", "rule", "save_inputs", "save_result",
                  "save_meta", "broadcast", "torch_call", "examples", "multi", "save_for",
-                 "domain", "out_size", "check_order", "node_cls")
+                 "domain", "out_size", "check_order", "node_cls", "binary_ufunc")
 
     def __init__(self, name: str, node: str, forward, backward=None, rule: str = "",
                  save_inputs: bool = False, save_result: bool = False, save_meta: bool = False,
@@ -74,6 +74,8 @@ class Op:
         # result last; positions are inputs, len(inputs) is the saved result. None: input order.
         self.check_order = check_order
         self.node_cls = node_class(node)
+        # forward is a two-input numpy ufunc: run_scalar may hand it a 0-d array for a scalar
+        self.binary_ufunc = type(forward) is np.ufunc and forward.nin == 2
 
     def __repr__(self) -> str:
         return f"Op({self.name!r}, {self.node!r})"
@@ -165,7 +167,15 @@ def run_scalar(op: Op, a: Tensor, s) -> Tensor:
     The result has a's shape and dtype, so nothing needs broadcasting, size checks or
     undoing; the node gets one edge. Same nodes, saved values and errors as run_op.
     """
-    out = op.forward(a._data, s)
+    d = a._data
+    if op.binary_ufunc:
+        held = _OPERANDS.get(id(s))
+        if held is not None and held[0] is s and held[1] is d.dtype:
+            out = op.forward(d, held[2])
+        else:
+            out = op.forward(d, _scalar_operand(s, d.dtype))
+    else:
+        out = op.forward(d, s)
     if type(out) is not _ndarray:
         out = _asarray(out)
     base = a._base
@@ -173,6 +183,31 @@ def run_scalar(op: Op, a: Tensor, s) -> Tensor:
             or op.backward is None:
         return make(out, False, None)
     return _record_one(op, a, (a, s), (), out)
+
+
+# Python scalar (by identity) -> (it, dtype, 0-d array of it): a ufunc takes a 0-d array
+# of the other operand's dtype in half the time of a Python float, whose weak promotion
+# it resolves on every call (0.45 against 0.85 us for float32 * 2 on 3 elements). The
+# loops' scalars are the code's constants, the same object each time round.
+_OPERANDS: dict = {}
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_EXACT_INT = 1 << 24  # an int converts exactly to float32 (and float64) up to here
+
+
+def _scalar_operand(s, dtype):
+    """The operand a binary ufunc gets for Python scalar `s` beside an array of `dtype`:
+    a read-only 0-d array of that dtype where that gives the weak scalar's values bit for
+    bit (float32/float64, a float or an int converting exactly), else `s` itself."""
+    if (dtype is not _F32 and dtype is not _F64) or (
+            type(s) is int and not -_EXACT_INT <= s <= _EXACT_INT):
+        return s
+    held = np.array(s, dtype)
+    held.flags.writeable = False
+    if len(_OPERANDS) >= 64:  # a loop over many scalars: start again, never grow
+        _OPERANDS.clear()
+    _OPERANDS[id(s)] = (s, dtype, held)  # holding `s` keeps its id from being reused
+    return held
 
 
 def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
