@@ -16,6 +16,8 @@ from math import sqrt as _sqrt
 import numpy as np
 
 from .. import dtypes
+from ..parallel import POOL
+from ..summation import torch_order_sum
 from ..tensor import Tensor, _wrap_dim, make
 from .registry import defop, run_op, run_unary
 
@@ -55,7 +57,13 @@ def _expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
 
 
 # ------------------------------------------------------------ the op table
-SUM = defop("sum", "SumBackward0", lambda a, shape: np.sum(a), lambda c, g: (g.expand(c.meta[0]),),
+def _sum_all(a):
+    """The whole-tensor sum: PyTorch's order for float32/float64 (engine/summation.py)."""
+    total = torch_order_sum(a, POOL.threads)
+    return np.sum(a) if total is None else total
+
+
+SUM = defop("sum", "SumBackward0", lambda a, shape: _sum_all(a), lambda c, g: (g.expand(c.meta[0]),),
             "d sum(a)/da = 1 (the gradient is broadcast back)", torch_call="a.sum()")
 SUM_DIM = defop("sum_dim", "SumBackward1",
                 lambda a, shape, dims, keepdim: np.sum(a, axis=dims, keepdims=keepdim),
@@ -63,6 +71,10 @@ SUM_DIM = defop("sum_dim", "SumBackward1",
                 torch_call="a.sum(0)")
 def _mean_fwd(a, dims=None, keepdim=False):
     if a.size:
+        if dims is None:  # PyTorch: the sum (in its order), divided by the count
+            total = torch_order_sum(a, POOL.threads)
+            if total is not None:
+                return np.true_divide(total, a.size)
         return np.mean(a, axis=dims, keepdims=keepdim)
     with np.errstate(invalid="ignore"):  # empty: nan, without numpy's warning (as PyTorch)
         return np.sum(a, axis=dims, keepdims=keepdim) / 0
