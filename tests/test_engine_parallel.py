@@ -2,7 +2,8 @@
 
 Splitting must never change a bit: every op in the table whose torch_call reads only
 `a` is run on a large array with one thread and with several, forward and backward,
-and the results are compared bit for bit (a new op is picked up by itself). Then the
+and the results are compared bit for bit (a new op is picked up by itself); whole-tensor
+sums, which follow the thread count as PyTorch's do, are held at one count. Then the
 machinery: the caller's numpy error state holds in the helpers, a helper's exception
 reaches the caller, a forked child computes without the parent's threads, and
 set_num_threads/get_num_threads behave as PyTorch's.
@@ -42,6 +43,18 @@ def cores(monkeypatch):
     monkeypatch.setattr(parallel, "_blas_spin_until", [0.0])
 
 
+@pytest.fixture
+def pinned_sums(monkeypatch):
+    """Whole-tensor sums follow torch.get_num_threads() on purpose, as PyTorch's do (a
+    chunk per thread: tests/test_engine_summation.py checks both counts against it);
+    pinned here, so that only the elementwise split varies between the two runs."""
+    import types
+
+    from gradcli.engine.ops import reductions
+
+    monkeypatch.setattr(reductions, "POOL", types.SimpleNamespace(threads=2))
+
+
 def _unary_ops() -> list:
     names = []
     for name, op in sorted(OPS.items()):
@@ -75,7 +88,7 @@ def _same_bits(x, y) -> bool:
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name", _unary_ops())
-def test_splitting_changes_no_bit(name, dtype, threads, cores):
+def test_splitting_changes_no_bit(name, dtype, threads, cores, pinned_sums):
     op = OPS[name]
     lo, hi, signed = DOMAINS[op.domain]
     rng = np.random.default_rng(7)
