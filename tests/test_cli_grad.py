@@ -34,6 +34,19 @@ def test_readme_example_value_and_table():
     assert proc.stderr == ""
 
 
+def test_matrix_rows_line_up_in_the_plain_table():
+    proc = gradcli("grad", "(x * w).sum()", "--at", "x=ones(3,2)", "--at", "w=[[1.5,2],[3,4],[5,6]]")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("x "))
+    block = lines[start:start + 3]
+    value_col = block[0].index("[[1., 1.],")
+    grad_col = block[0].index("[[1.5000, 2.0000],")
+    for line, grad_row in zip(block[1:], ("[3.0000, 4.0000],", "[5.0000, 6.0000]]")):
+        assert line[value_col + 1:].startswith("[1., 1.]")  # under the first row, past its "["
+        assert line[grad_col + 1:].startswith(grad_row)
+
+
 def test_integer_values_become_float_and_dtype_option():
     doc = grad_json("(x * x).sum()", "--at", "x=[1, 2]")
     assert doc["inputs"]["x"]["dtype"] == "float32"

@@ -329,10 +329,18 @@ def print_table(title: str, rows: list, headers: list, no_color: bool) -> None:
 
 
 def _short(t) -> str:
+    """A tensor's repr without `tensor(...)` around it; the rows of a matrix keep lining
+    up under the first (their indent was for the 7 characters of `tensor(`)."""
     if t is None:
         return "None (not reached)"
     text = repr(t.detach())
-    return text[len("tensor("):-1] if text.startswith("tensor(") else text
+    prefix = "tensor("
+    if not text.startswith(prefix):
+        return text
+    pad = " " * len(prefix)
+    lines = text[len(prefix):-1].split("\n")
+    return "\n".join([lines[0]] + [line[len(pad):] if line.startswith(pad) else line
+                                   for line in lines[1:]])
 
 
 def report(p: Problem, grads, jac, hess, chk, no_color: bool) -> None:
