@@ -1,8 +1,8 @@
 """Whole-tensor float sums in PyTorch's order, so `x.sum()` and `x.mean()` give its bits.
 
 Float addition is not associative, and numpy and PyTorch add in different orders: on
-random float32 vectors of 10 to 1,000 elements numpy's pairwise sum gave PyTorch's last
-bit only 20-35% of the time, and a printed `tensor(1234.5677)` differed in 62% of sums
+random float32 vectors of 5 to 1,000 elements numpy's pairwise sum gave PyTorch's last
+bit only 17-50% of the time, and a printed `tensor(1234.5677)` differed in 62% of sums
 of 100 values of size 100. PyTorch's CPU kernel (2.x, AVX2: 8 float32 or 4 float64
 lanes) adds, as measured against it bit for bit:
 
