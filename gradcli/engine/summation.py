@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
+from .dtypes import float32, float64
+
+_F32, _F64 = float32.np, float64.np
 LANES = {_F32: 8, _F64: 4}  # an AVX2 vector of each
 GRAIN = 32768  # at::internal::GRAIN_SIZE: below it a reduction stays on one thread
 _add_reduce = np.add.reduce
@@ -76,10 +77,7 @@ def _four_accumulators(items):
     groups = len(items) // 4
     if groups < 2 and items.ndim == 1:  # under 8 elements: at most one group of four
         order = range(len(items)) if groups == 0 else (0, *range(4, len(items)), 1, 2, 3)
-        total = items.dtype.type(0)  # numpy scalars: one rounding per addition, in the dtype
-        for i in order:
-            total = total + items[i]
-        return total
+        return _scalars_in_order(items.dtype, [items[i] for i in order])
     acc = _cascade(items[: groups * 4].reshape((groups, 4) + items.shape[1:]))
     first = acc[0]
     for item in items[groups * 4:]:
@@ -94,10 +92,14 @@ def _chunk(flat):
     if whole == 0:
         return _four_accumulators(flat)
     vector = _four_accumulators(flat[: whole * lanes].reshape(whole, lanes))
-    total = flat.dtype.type(0)  # numpy scalars: one rounding per addition, in the dtype
-    for value in flat[whole * lanes:]:
-        total = total + value
-    for value in vector:
+    return _scalars_in_order(flat.dtype, [*flat[whole * lanes:], *vector])
+
+
+def _scalars_in_order(dtype, values):
+    """0 + values[0] + values[1] + ... in numpy scalars: one rounding per addition, in
+    the dtype (a handful of values: cheaper than any array call)."""
+    total = dtype.type(0)
+    for value in values:
         total = total + value
     return total
 

@@ -253,8 +253,7 @@ MIN_DIM = defop("min_dim", "MinBackward0", _values_at, _scatter_back,
 
 
 _array = np.array
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
+_F32, _F64 = dtypes.float32.np, dtypes.float64.np
 _pack_f32, _unpack_f32 = _struct.Struct("f").pack, _struct.Struct("f").unpack
 
 
