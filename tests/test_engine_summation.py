@@ -8,7 +8,7 @@ import gradcli.torch as torch
 from gradcli.engine import summation
 
 SIZES = (list(range(0, 140)) + [255, 256, 257, 511, 512, 1000, 1024, 4095, 4096, 4097, 10000,
-                                  32767, 32768, 32769, 65535, 65536, 65537, 100003, 262144])
+                                  32767, 32768, 32769, 65535, 65536, 65537, 100003, 262144, 1000003])
 
 
 def _data(n, dtype, rng):

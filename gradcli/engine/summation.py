@@ -46,14 +46,17 @@ def _runs(rows, step: int):
     """Each run of `step` consecutive rows summed in order: len(rows) // step rows."""
     whole = len(rows) // step
     grouped = rows[: whole * step].reshape((whole, step) + rows.shape[1:])
-    if whole < 64:
+    if whole < 64 or not rows.flags.c_contiguous:
         return _add_reduce(grouped, axis=1) + 0.0
-    # many runs: `step` vector additions over all runs at once take ~2/3 of the time of
-    # one reduce over the middle axis (whose inner loop is a row of 16-32 elements)
-    total = grouped[:, 0] + 0.0
-    for j in range(1, step):
-        total += grouped[:, j]
-    return total
+    # many runs: reduced over the middle axis, numpy's inner loop is one row (16-32
+    # elements) long. Regrouped so the j-th rows of all runs lie together, the sum is a
+    # reduce over the first axis, in order over long rows. The regrouping copies each row
+    # as one opaque element (a row of floats copied element-wise costs as much as the
+    # additions it saves): a 512x512 float64 sum takes 0.25 ms instead of 0.35 here.
+    block = np.dtype((np.void, rows.itemsize * (rows.size // max(len(rows), 1))))
+    by_j = grouped.reshape(whole, step, -1).view(block).transpose(1, 0, 2)
+    by_j = np.ascontiguousarray(by_j).view(rows.dtype).reshape((step, whole) + rows.shape[1:])
+    return _in_order(by_j)
 
 
 def _cascade(rows):
