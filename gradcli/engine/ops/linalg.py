@@ -5,6 +5,7 @@ SqueezeBackward4 or UnsafeViewBackward0), and outer."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -37,14 +38,104 @@ def _noting_blas(product):
     return forward
 
 
-@_noting_blas
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+# Where float32 products are rebuilt in MKL's order (see _mkl_order_f32): the inner size, and
+# the products m*k*n (a temporary of that many floats). The fused multiply-add kernel runs a
+# numpy call per step of k, so it gets a smaller inner size.
+_ORDER_MAX_K = 128
+_ORDER_MAX_WORK = 32768
+_FMA_MAX_K = 16
+
+
+@lru_cache(maxsize=128)
+def _peeled(m: int, n: int):
+    """Which elements of an m x n float32 result MKL computes before the aligned part of its
+    row: the row starts (i*n floats in) until 16 bytes align, when 4 or more remain; None if none."""
+    rows = np.arange(m)[:, None]
+    peel = (-(rows * n)) % 4
+    peel = np.where(n - peel >= 4, peel, 0)
+    mask = np.arange(n)[None, :] < peel
+    return mask if mask.any() else None
+
+
+def _fma_rows(a, b):
+    """Each element as MKL's fused kernel sums it: in order over k, every step one rounding
+    (float32(acc + a*b), the product exact in float64; the first step float32(a*b))."""
+    acc = np.multiply(a[:, 0, None], b[0])
+    prods = a.astype(_F64)[:, 1:, None] * b[1:].astype(_F64)
+    for step in range(prods.shape[1]):
+        np.add(acc, prods[:, step], out=acc, casting="unsafe")
+    return acc
+
+
+def _mkl_order_f32(a, b, m: int, k: int, n: int):
+    """a @ b for float32 as PyTorch's MKL sgemm sums it, bit for bit, or None where its order
+    is not known here (n == 1, a right operand stored transposed, the peeled elements
+    below for k >= 12). Found by experiment against torch (MKL 2024.2, AVX2):
+      - plain kernel: 0 + a0*b0 + a1*b1 + ... in order, each product and sum rounded to float32;
+      - fused kernel (n >= 12 and m >= 4): the same order with fused multiply-adds; it covers
+        the whole result when m >= 12, k <= 4 or n, k <= 16, else the rows of the groups of
+        4 rows, the other rows plain;
+      - in plain rows, the elements peeled for alignment (_peeled) sum blocks of 4 products
+        in order, the block sums in order, then add the products after the last full block
+        (k = 8..11; the same as plain below 8)."""
+    fused_rows = 0
+    if n >= 12 and m >= 4:
+        if m >= 12 or k <= 4 or (n <= 16 and k <= 16):
+            return _fma_rows(a, b) if k <= _FMA_MAX_K else None
+        fused_rows = m & ~3
+        if k > _FMA_MAX_K:
+            return None
+    peeled = _peeled(m, n) if k >= 8 else None
+    if peeled is not None and fused_rows:
+        peeled = peeled.copy()
+        peeled[:fused_rows] = False
+        if not peeled.any():
+            peeled = None
+    if peeled is not None and k >= 12:
+        return None
+    prods = a[:, :, None] * b
+    # a reduction over the middle axis adds whole rows in order (numpy sums pairwise only along
+    # a contiguous last axis); starting from 0 turns a sum of -0. products into +0. as MKL does
+    out = np.add.reduce(prods, axis=1, initial=0.0)
+    if fused_rows:
+        out[:fused_rows] = _fma_rows(a[:fused_rows], b)
+    if peeled is not None:
+        blocks = prods[:, 0:4].sum(axis=1)
+        blocks += prods[:, 4:8].sum(axis=1)
+        for step in range(8, k):
+            blocks += prods[:, step]
+        np.copyto(out, blocks, where=peeled)
+    return out
+
+
 def _mm_fwd(a, b):
     """a @ b. An inner dimension of 1 with both outer ones above 1 is an outer product where
     PyTorch (BLAS gemm) keeps the sign of zero products (-0.), as a plain multiply does and
-    numpy's matmul does not; with an outer dimension of 1 (gemv) zeros come out as +0."""
-    if a.ndim == 2 and b.ndim == 2 and a.shape[1] == 1 and a.shape[0] > 1 and b.shape[1] > 1:
+    numpy's matmul does not; with an outer dimension of 1 (gemv) zeros come out as +0.
+    Small float32 products are summed in the order PyTorch's MKL uses (_mkl_order_f32), so
+    the last bits, and what float32 prints, agree; everything else is numpy's BLAS."""
+    m, k = a.shape
+    n = b.shape[1]
+    if k == 1 and m > 1 and n > 1:
         return a * b
-    return np.matmul(a, b)
+    if a.dtype is _F32 and 1 < k <= _ORDER_MAX_K and n > 1 and m * k * n <= _ORDER_MAX_WORK \
+            and b.dtype is _F32 and not _stored_transposed(b, k, n):
+        out = _mkl_order_f32(a, b, m, k, n)
+        if out is not None:
+            return out
+    out = np.matmul(a, b)
+    blas_called(a.size * n)
+    return out
+
+
+def _stored_transposed(b, k: int, n: int) -> bool:
+    """PyTorch hands a right operand to BLAS as stored transposed ('T') when its rows are not
+    unit-stride but its columns are (b = x.t()); others are row-major or copied to be."""
+    item = b.itemsize
+    s0, s1 = b.strides
+    return not (s1 == item and s0 >= n * item) and s0 == item and s1 >= k * item
 
 
 MM = defop("mm", "MmBackward0", _mm_fwd, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
