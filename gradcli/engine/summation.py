@@ -1,4 +1,4 @@
-"""Whole-tensor float sums in PyTorch's order, so `x.sum()` and `x.mean()` give its bits.
+"""Float sums in PyTorch's order, so `x.sum()`, `x.sum(dim)` and the means give its bits.
 
 Float addition is not associative, and numpy and PyTorch add in different orders: on
 random float32 vectors of 5 to 1,000 elements numpy's pairwise sum gave PyTorch's last
@@ -17,10 +17,39 @@ lanes) adds, as measured against it bit for bit:
 - 32,768 elements or more on several threads: one chunk per thread (at most one per
   32,768 elements), each summed as above, and the chunks added in order from 0.
 
+Sums over dims (`torch_order_sum_dims`, for `x.sum(dim)` / `x.mean(dim)`; the mean is
+that sum divided by the count, in the dtype), as measured against PyTorch 2.13 bit for
+bit on contiguous, transposed, permuted and stepped float32/float64 inputs:
+
+- the iterator orders the loop dims innermost first: the reduced dims by their stride,
+  then the kept dims in the (contiguous) output's order; size-1 dims vanish and
+  neighbours where one continues the other in memory merge. The innermost reduced dim
+  (n elements, stride s0) is the kernel's "row";
+- a row that is contiguous and at least one vector long is added as a whole-tensor
+  chunk above (vectors into four accumulators, then tail, then lanes);
+- else, with one reduced dim whose rows are not contiguous and the innermost kept dim
+  (stride s1) contiguous and a vector wide or more, columns in blocks of 4*lanes each
+  get the plain cascade down the reduced dim, the columns after the last block
+  row_sum's order (element 4g+k into accumulator k, each a cascade, leftovers into 0,
+  then 0+1+2+3); if s0 > s1 otherwise: blocks of 4 columns the cascade, the rest
+  row_sum; if s0 < s1: row_sum for every column;
+- several reduced dims that do not merge: each output is 0 + its rows in loop order,
+  each row summed as above (contiguous: the chunk order, else row_sum);
+- threads: with 32,768 elements or more, a single output is cut into one range of the
+  iteration per thread (pieces of rows summed on their own, buffers added from 0); more
+  outputs are split along the outermost kept dim, which changes the column blocks only
+  when that dim is the innermost kept one and not contiguous (contiguous columns are
+  rounded to 128 bytes, a whole number of blocks).
+
+numpy's sum stays for what is not float32/float64, empty inputs, sums over no dim, and
+inputs with negative or zero (broadcast) strides.
+
 "In order" sums here are numpy reductions over a non-innermost axis, which numpy runs
 as a plain loop (its pairwise summation applies only along the innermost axis), plus
-0.0 so that a sum of negative zeros is +0.0 as one started from 0.
-tests/test_engine_summation.py compares the result with PyTorch's on many sizes.
+0.0 so that a sum of negative zeros is +0.0 as one started from 0; along an innermost
+axis, accumulate (always a plain loop) or a copy that moves the axis out.
+tests/test_engine_summation.py and tests/test_engine_dim_summation.py compare the
+results with PyTorch's on many sizes and layouts.
 """
 
 from __future__ import annotations
@@ -33,6 +62,7 @@ _F32, _F64 = float32.np, float64.np
 LANES = {_F32: 8, _F64: 4}  # an AVX2 vector of each
 GRAIN = 32768  # at::internal::GRAIN_SIZE: below it a reduction stays on one thread
 _add_reduce = np.add.reduce
+_add_accumulate = np.add.accumulate  # always in order, along any axis
 
 
 def _in_order(rows):
@@ -139,3 +169,269 @@ def torch_order_sum(a: np.ndarray, threads: int):
             total = total + _chunk(flat[start:start + size])
         return np.asarray(total)
     return np.asarray(_chunk(flat))
+
+
+# ------------------------------------------------------------ sums over dims
+def _zero_started(x, axis):
+    """x summed along `axis` in order from 0 (x's `axis` must not be its innermost one
+    in memory: numpy adds along that one pairwise)."""
+    return _add_reduce(x, axis=axis, initial=0.0)
+
+
+def _chain(x, order):
+    """0 + x[order[0]] + x[order[1]] + ... along x's axis 0, in that order."""
+    total = x[order[0]] + 0.0
+    for i in order[1:]:
+        total += x[i]
+    return total
+
+
+def _scalar_rows(x):
+    """row_sum along x's axis 0 (each column apart): element 4g+k into accumulator k
+    (each the cascade), the leftover elements into accumulator 0, then 0+1+2+3."""
+    size = len(x)
+    groups = size // 4
+    columns = x.size // size if size else 0
+    if groups < 2:  # at most one element per accumulator: a chain of the elements
+        order = range(size) if groups == 0 else (0, *range(4, size), 1, 2, 3)
+        if columns < 2:
+            return _chain(x, order)
+        # a copy with the elements in chain order as its outer axis: added in order
+        return _zero_started(x.take(order, axis=0), 0)
+    grouped = x[: groups * 4].reshape((groups, 4) + x.shape[1:])
+    acc = _zero_started(grouped, 0) if groups < 16 else _cascade(grouped)
+    first = acc[0]
+    for row in x[groups * 4:]:
+        first += row
+    if columns < 2:
+        return ((first + acc[1]) + acc[2]) + acc[3]
+    return _add_reduce(acc, axis=0)  # acc is contiguous: in order
+
+
+def _cascade_rows(x):
+    """The cascade along x's axis 0, each column apart (multi_row_sum's order)."""
+    return _zero_started(x, 0) if len(x) < 16 else _cascade(x)
+
+
+def _lane_rows(y):
+    """Each row of y (its last axis, contiguous, at least one vector long) as the
+    vectorized inner sum adds it: vector 4g+k into vector accumulator k (each the
+    cascade), the leftover vectors into accumulator 0, then 0+1+2+3 lane-wise; then
+    from 0 the tail elements past the last vector and the lanes, in order."""
+    lead, n = y.shape[:-1], y.shape[-1]
+    lanes = LANES[y.dtype]
+    whole = n // lanes
+    groups = whole // 4
+    tail = n - whole * lanes
+    chain = np.zeros(lead + (1 + tail + lanes,), y.dtype)  # 0, the tail, the lanes
+    if tail:
+        chain[..., 1:1 + tail] = y[..., whole * lanes:]
+    vector = chain[..., 1 + tail:]
+    if groups == 0:  # accumulator 0 alone: the vectors in order
+        vector[...] = y[..., :lanes]
+        for j in range(1, whole):
+            vector += y[..., j * lanes:(j + 1) * lanes]
+    else:
+        grouped = y[..., : groups * 4 * lanes].reshape(lead + (groups, 4 * lanes))
+        if groups < 16:  # no run of the cascade completes: in order
+            acc = _zero_started(grouped, -2)
+        else:
+            acc = _cascade(grouped.transpose((len(lead),) + tuple(range(len(lead))) + (len(lead) + 1,)))
+        acc = acc.reshape(lead + (4, lanes))
+        for j in range(groups * 4, whole):
+            acc[..., 0, :] += y[..., j * lanes:(j + 1) * lanes]
+        _add_reduce(acc, axis=-2, out=vector)  # in order: the lanes are the inner loop
+    return _add_accumulate(chain, axis=-1)[..., -1]
+
+
+def _coalesce(dims):
+    """Loop dims (size, stride, axis), innermost first, merged where one continues the
+    other: [size, stride, axes (outermost first)] each."""
+    merged = []
+    for size, stride, axis in dims:
+        if merged and merged[-1][0] * merged[-1][1] == stride:
+            merged[-1][0] *= size
+            merged[-1][2].insert(0, axis)
+        else:
+            merged.append([size, stride, [axis]])
+    return merged
+
+
+def _split_chunks(sizes, threads, total, numel_out):
+    """Which loop dim PyTorch splits across threads (an index into the output dims
+    `sizes`, innermost first), or None when the reduction stays on one thread."""
+    if total < GRAIN or threads < 2 or numel_out < 2:
+        return None
+    best = len(sizes) - 1
+    for d in range(len(sizes) - 1, -1, -1):
+        if sizes[d] >= threads:
+            return d
+        if sizes[d] > sizes[best]:
+            best = d
+    return best
+
+
+def _column_kinds(m, s0, s1, itemsize, lanes, chunks):
+    """For the outer reductions (the reduced dim not contiguous): the columns of the
+    innermost output dim that the cascade adds (summed 4 or 4*lanes columns at a time)
+    and those row_sum adds, as (kind, start, stop) runs."""
+    runs = []
+    for begin, end in chunks:
+        count = end - begin
+        if s1 == itemsize and count >= lanes:
+            block = 4 * lanes
+        elif s0 < s1:
+            block = None
+        else:
+            block = 4
+        cut = begin if block is None else begin + count // block * block
+        for kind, lo, hi in ((_cascade_rows, begin, cut), (_scalar_rows, cut, end)):
+            if hi > lo:
+                if runs and runs[-1][0] is kind and runs[-1][2] == lo:
+                    runs[-1] = (kind, runs[-1][1], hi)
+                else:
+                    runs.append((kind, lo, hi))
+    return runs
+
+
+def _thread_ranges(count, threads, round_to):
+    """at::parallel_for's ranges over `count` columns (grain 1), each start and (but the
+    last) end rounded down to a multiple of `round_to`; empty ranges dropped."""
+    tasks = min(threads, count)
+    size = -(-count // tasks)
+    ranges = []
+    for begin in range(0, count, size):
+        end = min(count, begin + size)
+        if round_to > 1:
+            begin -= begin % round_to
+            if end != count:
+                end -= end % round_to
+        if end > begin:
+            ranges.append((begin, end))
+    return ranges
+
+
+def _segment(row, vector_ok):
+    """One piece of a row (1-D) as one call of the kernel's loop sums it."""
+    if vector_ok and len(row) >= LANES[row.dtype]:
+        return _lane_rows(row)
+    return _scalar_rows(row)
+
+
+def _two_pass(rows, vector_ok, threads):
+    """A single output of GRAIN elements or more: the iteration (rows of the innermost
+    reduced dim, in order) cut into one range per thread, each summed into its own
+    buffer from 0 (pieces of rows on their own), the buffers added in order from 0."""
+    count, width = rows.shape
+    total_size = count * width
+    tasks = min(threads, -(-total_size // GRAIN))
+    size = -(-total_size // tasks)
+    total = np.zeros((), rows.dtype)
+    for begin in range(0, total_size, size):
+        end = min(total_size, begin + size)
+        values = []
+        pos = begin
+        while pos < end:
+            r, c = divmod(pos, width)
+            if c == 0 and end - pos >= width:
+                full = (end - pos) // width
+                block = rows[r:r + full]
+                sums = _lane_rows(block) if vector_ok and width >= LANES[rows.dtype] else \
+                    _scalar_rows(block.T)
+                values.append(sums)
+                pos += full * width
+            else:
+                stop = min(end, (r + 1) * width)
+                values.append(_segment(rows[r, c:stop - r * width], vector_ok).reshape(1))
+                pos = stop
+        part = _add_accumulate(np.concatenate([np.zeros(1, rows.dtype)] + values))[-1]
+        total = total + part
+    return total
+
+
+_PLANS: dict = {}
+_MISSING = object()
+
+
+def _viewer(ndim, perm, shape):
+    """a.transpose(perm).reshape(shape) as a function, doing only what it must."""
+    if perm == tuple(range(ndim)):
+        return lambda a: a.reshape(shape)
+    return lambda a: a.transpose(perm).reshape(shape)
+
+
+def _make_plan(shape, strides, itemsize, dims, threads):
+    """A function computing the sum over `dims` (not keepdim) as PyTorch's iterator and
+    kernel add it, for arrays of this shape, strides and dtype; None for numpy's sum."""
+    ndim = len(shape)
+    if 0 in shape or any(strides[i] <= 0 and shape[i] > 1 for i in range(ndim)):
+        return None
+    lanes = LANES[np.dtype("f%d" % itemsize)]
+    kept = [i for i in range(ndim) if i not in dims]
+    out_shape = tuple(shape[i] for i in kept)
+    numel_out = int(np.prod(out_shape, dtype=np.int64))
+    total = int(np.prod(shape, dtype=np.int64))
+    red = sorted((strides[i], i) for i in dims if shape[i] > 1)
+    if len({s for s, _ in red}) != len(red):
+        return None
+    # the iterator's loop dims, innermost first: the reduced ones (by stride), then the
+    # kept ones (the output's order); neighbours merged where one continues the other
+    red_dims = _coalesce([(shape[i], s, i) for s, i in red])
+    out_dims = _coalesce([(shape[i], strides[i], i) for i in reversed(kept) if shape[i] > 1])
+    k, p = len(red_dims), len(out_dims)
+    ones = [i for i in dims if shape[i] == 1]
+    inner = red_dims[0][2] if k else []
+    outer = [i for d in reversed(red_dims[1:]) for i in d[2]]
+    out_view = tuple(d[0] for d in reversed(out_dims))
+    red_view = tuple(d[0] for d in reversed(red_dims))
+    # views of `a`: the kept dims then the reduced ones (rows), or the innermost reduced
+    # dim first (columns)
+    rows = _viewer(ndim, tuple(ones + kept + outer + inner), out_view + red_view)
+    columns = _viewer(ndim, tuple(inner + ones + kept + outer), red_view[-1:] + out_view + red_view[:-1])
+    shaped = (lambda r: r) if out_view == out_shape else (lambda r: r.reshape(out_shape))
+
+    if k == 0:  # nothing of size > 1 reduced: each element on its own, added to 0
+        return lambda a: shaped(rows(a) + 0.0)
+    n0, s0 = red_dims[0][:2]
+    vector_ok = s0 == itemsize
+    vector = vector_ok and n0 >= lanes
+    if p == 0 and total >= GRAIN and threads > 1:
+        return lambda a: _two_pass(rows(a).reshape(-1, n0), vector_ok, threads).reshape(out_shape)
+    if k >= 2:  # each output: 0 + the rows of the innermost reduced dim, in order
+        rows_shape = out_view + (-1,)
+
+        def plan(a):
+            each = _lane_rows(rows(a)) if vector else _scalar_rows(columns(a))
+            return shaped(_add_accumulate(each.reshape(rows_shape), axis=-1)[..., -1])
+        return plan
+    if vector:
+        return lambda a: shaped(_lane_rows(rows(a)))
+    if p == 0:
+        return lambda a: shaped(_scalar_rows(columns(a)))
+    m, s1 = out_dims[0][:2]
+    chunks = [(0, m)]
+    if _split_chunks([d[0] for d in out_dims], threads, total, numel_out) == 0:
+        chunks = _thread_ranges(m, threads, 128 // itemsize if s1 == itemsize else 1)
+    runs = _column_kinds(m, s0, s1, itemsize, lanes, chunks)
+    if len(runs) == 1:
+        kind = runs[0][0]
+        return lambda a: shaped(kind(columns(a)))
+
+    def plan_runs(a):
+        x = columns(a)
+        return shaped(np.concatenate([kind(x[..., lo:hi]) for kind, lo, hi in runs], axis=-1))
+    return plan_runs
+
+
+def torch_order_sum_dims(a: np.ndarray, dims: tuple, threads: int):
+    """The sum of `a` (float32 or float64) over `dims` (sorted axes; the result not
+    keepdim) in PyTorch's order with `threads` threads; None where numpy's sum stands."""
+    if a.dtype not in LANES:
+        return None
+    key = (a.shape, a.strides, a.dtype.char, dims, threads)
+    plan = _PLANS.get(key, _MISSING)
+    if plan is _MISSING:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        plan = _PLANS[key] = _make_plan(a.shape, a.strides, a.itemsize, dims, threads)
+    return None if plan is None else plan(a)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes
 from ..parallel import POOL
-from ..summation import torch_order_sum
+from ..summation import torch_order_sum, torch_order_sum_dims
 from ..tensor import Tensor, _wrap_dim, make
 from .registry import defop, run_op, run_unary
 
@@ -65,8 +65,18 @@ def _sum_all(a):
 
 SUM = defop("sum", "SumBackward0", lambda a, shape: _sum_all(a), lambda c, g: (g.expand(c.meta[0]),),
             "d sum(a)/da = 1 (the gradient is broadcast back)", torch_call="a.sum()")
+def _sum_dims(a, dims, keepdim):
+    """The sum over dims: PyTorch's order for float32/float64 (engine/summation.py)."""
+    total = torch_order_sum_dims(a, dims, POOL.threads) if dims else None
+    if total is None:
+        return np.sum(a, axis=dims, keepdims=keepdim)
+    if keepdim:
+        return total.reshape(tuple(1 if i in dims else n for i, n in enumerate(a.shape)))
+    return np.asarray(total)
+
+
 SUM_DIM = defop("sum_dim", "SumBackward1",
-                lambda a, shape, dims, keepdim: np.sum(a, axis=dims, keepdims=keepdim),
+                lambda a, shape, dims, keepdim: _sum_dims(a, dims, keepdim),
                 lambda c, g: (_expand_back(g, *c.meta),), "d sum(a, dim)/da = 1 along dim",
                 torch_call="a.sum(0)")
 def _mean_fwd(a, dims=None, keepdim=False):
@@ -75,6 +85,8 @@ def _mean_fwd(a, dims=None, keepdim=False):
             total = torch_order_sum(a, POOL.threads)
             if total is not None:
                 return np.true_divide(total, a.size)
+        elif dims and a.dtype.kind == "f":
+            return np.true_divide(_sum_dims(a, dims, keepdim), _count(a.shape, dims))
         return np.mean(a, axis=dims, keepdims=keepdim)
     with np.errstate(invalid="ignore"):  # empty: nan, without numpy's warning (as PyTorch)
         return np.sum(a, axis=dims, keepdims=keepdim) / 0
