@@ -36,9 +36,9 @@ def _same_bits(ours, theirs):
 
 
 SHAPES = [(2, 3, 2), (3, 4, 5), (4, 8, 4), (5, 16, 3), (4, 100, 4), (2, 33, 2), (10, 10, 10),
-          (9, 9, 9), (12, 9, 7), (2, 11, 6), (1, 20, 9), (16, 16, 16), (11, 8, 13), (5, 16, 17),
-          (6, 9, 18), (7, 16, 24), (13, 16, 20), (6, 5, 40), (5, 3, 20), (10, 2, 39), (20, 4, 4),
-          (3, 64, 12), (30, 64, 8), (5, 128, 4), (64, 8, 64), (12, 16, 64)]
+          (9, 9, 9), (12, 9, 7), (2, 11, 6), (1, 20, 9), (16, 8, 16), (11, 8, 13), (5, 8, 17),
+          (6, 8, 18), (7, 8, 24), (13, 6, 20), (6, 5, 40), (5, 3, 20), (10, 2, 39), (20, 4, 4),
+          (3, 64, 12), (30, 64, 8), (5, 128, 4), (32, 8, 32), (12, 8, 64)]
 
 
 @pytest.mark.parametrize("ta", [False, True])
@@ -66,7 +66,7 @@ def test_random_shapes_emulated_ones_match(blas_calls):
         if not blas_calls:
             emulated += 1
             _same_bits(ours, ta_ @ tb_)
-    assert emulated > 50
+    assert emulated > 25
 
 
 def test_signed_zeros_and_specials():
@@ -113,6 +113,7 @@ def test_large_and_other_products_stay_on_blas(blas_calls):
     rng = np.random.default_rng(7)
     cases = [((512, 512), (512, 512), np.float64),  # the benchmark's product
              ((100, 100), (100, 100), np.float32),  # above the size bound
+             ((16, 16), (16, 16), np.float32),  # the fused kernel with k above its bound
              ((4, 129), (129, 4), np.float32),  # k above the bound
              ((6, 6), (6, 6), np.float64),  # float64 is not emulated
              ((5, 7), (7, 1), np.float32)]  # n == 1 (gemv)
