@@ -132,3 +132,27 @@ def test_pytorchs_values_to_its_own_ulp(scale):
     x32 = x.astype(np.float32)
     got32 = np.array(gt.tensor(x32).tanh().tolist(), dtype=np.float32)
     assert (got32 == torch.tensor(x32).tanh().numpy()).mean() >= 0.99
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5), (40000,)])
+def test_float32_gradient_rounds_one_minus_y_squared_once_as_pytorch(shape):
+    """PyTorch's tanh_backward kernel fuses 1 - y*y into one multiply-add: given PyTorch's own
+    y and incoming gradient, gradcli's backward formula gives its bits on every element
+    (two float32 roundings differed on ~30% of them)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(shape).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    x = torch.tensor(a, requires_grad=True)
+    y = torch.tanh(x)
+    y.backward(torch.tensor(g))
+    ours = elementwise.TANH_BACKWARD.forward(g, y.detach().numpy())
+    assert np.array_equal(np.asarray(ours).view(np.uint32), x.grad.numpy().view(np.uint32))
+
+
+def test_float32_gradient_keeps_its_dtype_and_broadcast_gradients():
+    y = np.array([0.25, -0.5, 0.999], dtype=np.float32)
+    out = elementwise.TANH_BACKWARD.forward(np.float32(2.0), y)
+    assert out.dtype == np.float32
+    expected = (2 * (1 - y.astype(np.float64) ** 2)).astype(np.float32)
+    assert np.array_equal(out, expected)
