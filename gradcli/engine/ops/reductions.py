@@ -58,13 +58,18 @@ def _expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
 
 # ------------------------------------------------------------ the op table
 def _sum_all(a):
-    """The whole-tensor sum: PyTorch's order for float32/float64 (engine/summation.py)."""
+    """The whole-tensor sum: PyTorch's order for float32/float64 (engine/summation.py);
+    a view with steps is added as a sum over all its dims, as PyTorch's iterator does."""
     total = torch_order_sum(a, POOL.threads)
+    if total is None and a.dtype.kind == "f" and a.ndim:
+        total = torch_order_sum_dims(a, tuple(range(a.ndim)), POOL.threads)
     return np.sum(a) if total is None else total
 
 
 SUM = defop("sum", "SumBackward0", lambda a, shape: _sum_all(a), lambda c, g: (g.expand(c.meta[0]),),
             "d sum(a)/da = 1 (the gradient is broadcast back)", torch_call="a.sum()")
+
+
 def _sum_dims(a, dims, keepdim):
     """The sum over dims: PyTorch's order for float32/float64 (engine/summation.py)."""
     total = torch_order_sum_dims(a, dims, POOL.threads) if dims else None
@@ -79,12 +84,13 @@ SUM_DIM = defop("sum_dim", "SumBackward1",
                 lambda a, shape, dims, keepdim: _sum_dims(a, dims, keepdim),
                 lambda c, g: (_expand_back(g, *c.meta),), "d sum(a, dim)/da = 1 along dim",
                 torch_call="a.sum(0)")
+
+
 def _mean_fwd(a, dims=None, keepdim=False):
     if a.size:
         if dims is None:  # PyTorch: the sum (in its order), divided by the count
-            total = torch_order_sum(a, POOL.threads)
-            if total is not None:
-                return np.true_divide(total, a.size)
+            if a.dtype.kind == "f":
+                return np.true_divide(_sum_all(a), a.size)
         elif dims and a.dtype.kind == "f":
             return np.true_divide(_sum_dims(a, dims, keepdim), _count(a.shape, dims))
         return np.mean(a, axis=dims, keepdims=keepdim)
