@@ -3,11 +3,12 @@ bits (and what float32 prints) agree with PyTorch; other products stay on numpy'
 
 import numpy as np
 import pytest
+from torch_kernels import torch_with_measured_kernels
 
 import gradcli.engine.ops.linalg as linalg
 import gradcli.torch as gt
 
-torch = pytest.importorskip("torch")
+torch = torch_with_measured_kernels(mkl=True)
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ their bits, and the digits a printed tensor shows, are PyTorch's."""
 
 import numpy as np
 import pytest
+from torch_kernels import torch_with_measured_kernels
 
 import gradcli.torch as torch
 from gradcli.engine import summation
@@ -56,7 +57,7 @@ def test_other_layouts_and_dtypes_keep_their_sums():
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("threads", [2, 1])
 def test_sum_and_mean_are_pytorchs_bit_for_bit(dtype, threads):
-    real = pytest.importorskip("torch")
+    real = torch_with_measured_kernels()
     rng = np.random.default_rng(0)
     old_real, old_ours = real.get_num_threads(), torch.get_num_threads()
     real.set_num_threads(threads)
@@ -80,7 +81,7 @@ def test_sum_and_mean_are_pytorchs_bit_for_bit(dtype, threads):
 
 
 def test_printed_sums_are_pytorchs():
-    real = pytest.importorskip("torch")
+    real = torch_with_measured_kernels()
     rng = np.random.default_rng(2)
     for _ in range(100):
         x = (rng.standard_normal(100) * 100).astype(np.float32).tolist()
@@ -92,7 +93,7 @@ def test_printed_sums_are_pytorchs():
 def test_sums_and_means_of_views_with_steps_are_pytorchs():
     """A stepped slice does not fill one block of memory: PyTorch's iterator adds it as a sum
     over all its dims, and so does gradcli (numpy's order differed on ~60% of these)."""
-    real = pytest.importorskip("torch")
+    real = torch_with_measured_kernels()
     rng = np.random.default_rng(5)
     for trial in range(200):
         dtype = ("float32", "float64")[trial % 2]

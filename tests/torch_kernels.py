@@ -1,0 +1,41 @@
+"""PyTorch as the oracle for the bit-for-bit tests of gradcli's summation orders.
+
+gradcli adds in the order PyTorch 2.13's CPU kernels add (engine/summation.py) and sums
+small float32 products in the order its MKL does (engine/ops/linalg.py), as measured on
+this project's machines: PyTorch's AVX2 kernels (8 float32 / 4 float64 lanes), and MKL
+on an AMD CPU. Where PyTorch picks other kernels (AVX-512, or MKL's paths for another
+CPU vendor) its last bits differ and a comparison says nothing about gradcli, so these
+tests skip there, saying why, instead of failing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+MEASURED_CAPABILITY = "AVX2"
+MEASURED_MKL_VENDOR = "AuthenticAMD"
+
+
+def _cpu_vendor() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def torch_with_measured_kernels(mkl: bool = False):
+    """The torch module, or a skip when it is missing or runs kernels other than those the
+    orders were measured on (`mkl`: its matrix products too)."""
+    torch = pytest.importorskip("torch")
+    capability = torch.backends.cpu.get_cpu_capability()
+    if capability != MEASURED_CAPABILITY:
+        pytest.skip(f"PyTorch runs its {capability} kernels here; the orders were measured "
+                    f"on its {MEASURED_CAPABILITY} ones", allow_module_level=True)
+    if mkl and _cpu_vendor() != MEASURED_MKL_VENDOR:
+        pytest.skip(f"MKL's products were measured on a {MEASURED_MKL_VENDOR} CPU, "
+                    f"this one is {_cpu_vendor()}", allow_module_level=True)
+    return torch
