@@ -8,7 +8,7 @@ import numpy as np
 
 from ..tensor import Tensor, _wrap_dim, make
 from .elementwise import _exp
-from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR
+from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR, _mean_fwd, _sum_all
 from .registry import defop, run_op, run_unary
 
 
@@ -95,10 +95,11 @@ LOG_SOFTMAX_BACKWARD = defop(
 
 
 def _reduce(arr, reduction):
+    """A loss's reduction: PyTorch's whole-tensor mean or sum, in its order."""
     if reduction == "mean":
-        return np.mean(arr)
+        return _mean_fwd(arr)
     if reduction == "sum":
-        return np.sum(arr)
+        return _sum_all(arr)
     return arr
 
 
