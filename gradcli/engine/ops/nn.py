@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..summation import LANES, softmax_row_sums
 from ..tensor import Tensor, _wrap_dim, make
 from .elementwise import _exp
 from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR, _mean_fwd, _sum_all
 from .registry import defop, run_op, run_unary
+
+
+def _row_sums(x, dim):
+    """x summed over `dim` (kept): along the last dim in the order PyTorch's softmax
+    kernels add a row (summation.softmax_row_sums); over another dim numpy's order."""
+    if dim == x.ndim - 1 and x.dtype in LANES:
+        return softmax_row_sums(x)[..., None]
+    return np.sum(x, axis=dim, keepdims=True)
 
 
 def _softmax_fwd(a, dim):
@@ -20,7 +29,7 @@ def _softmax_fwd(a, dim):
     # PyTorch subtracts the max as it is: a row with inf (or all -inf) is nan throughout
     with np.errstate(invalid="ignore", over="ignore"):
         e = _exp(a - np.max(a, axis=dim, keepdims=True))
-        return e * (1 / np.sum(e, axis=dim, keepdims=True))  # (PyTorch scales by 1/sum)
+        return e * (1 / _row_sums(e, dim))  # (PyTorch scales by 1/sum)
 
 
 def _log_softmax_fwd(a, dim):
@@ -30,21 +39,27 @@ def _log_softmax_fwd(a, dim):
         return _log_softmax_fwd(a.reshape(1), 0).reshape(())
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         shifted = a - np.max(a, axis=dim, keepdims=True)
-        return shifted - np.log(np.sum(_exp(shifted), axis=dim, keepdims=True))
+        return shifted - np.log(_row_sums(_exp(shifted), dim))
 
 
 def _softmax_bwd_fwd(g, y, dim):
     """_softmax_backward_data: y * (g - sum(g * y))."""
     if y.ndim == 0:
         return (y * (g - g * y)).astype(y.dtype, copy=False)
-    return y * (g - np.sum(g * y, axis=dim, keepdims=True))
+    return y * (g - _row_sums(g * y, dim))
 
 
 def _log_softmax_bwd_fwd(g, y, dim):
-    """_log_softmax_backward_data: g - exp(y) * sum(g)."""
+    """_log_softmax_backward_data: g - exp(y) * sum(g). PyTorch's kernel is compiled with
+    FMA contraction: for float32 the product and difference are taken in float64 (the
+    product exact there) and rounded once, as its fused multiply-add rounds."""
     if y.ndim == 0:
         return (g - np.exp(y) * g).astype(y.dtype, copy=False)
-    return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
+    total = _row_sums(g, dim)
+    if y.dtype == np.float32 and g.dtype == np.float32:
+        e = _exp(y).astype(np.float64)
+        return (g - e * total.astype(np.float64)).astype(np.float32)
+    return g - np.exp(y) * total
 
 
 def _softmax_double_backward(c, gg):
