@@ -323,18 +323,22 @@ TANH = defop("tanh", "TanhBackward0", _tanh,
              "d(tanh a)/da = 1 - tanh^2 a", save="result", torch_call="a.tanh()")
 # tanh's backward as an op of its own (PyTorch's tanh_backward), so the gradient graph
 # under create_graph has TanhBackwardBackward0 nodes: d/dg = tanh_backward, d/dy = -2 y g
+def fused_minus_product32(c, a, b):
+    """c - a*b for float32 arrays, rounded once, as the fused multiply-add that PyTorch's
+    kernels get from FMA contraction: a*b is exact in float64, and so is the difference
+    unless the terms lie far apart in magnitude (then two roundings, which differ from one
+    only when float64's result is a float32 halfway point)."""
+    return np.asarray(np.subtract(c, np.multiply(a, b, dtype=np.float64)), dtype=np.float32)
+
+
 def _tanh_backward(g, y):
     """g * (1 - y*y) as PyTorch's kernel gives it: its compiler fuses 1 - y*y into one
-    multiply-add, rounded once. For float32 the 1 - y*y is taken in float64, where y*y is
-    exact (and the difference too, unless |y| < 0.18), then rounded to float32: PyTorch's
-    bits on every element tried, where two float32 roundings differed on ~30%. float64 keeps
-    the two roundings (numpy has no fused multiply-add). One buffer when g matches y's
-    shape and dtype (the same values as separate ufunc calls: only the allocations go)."""
+    multiply-add, rounded once (fused_minus_product32 for float32: PyTorch's bits on every
+    element tried, where two float32 roundings differed on ~30%). float64 keeps the two
+    roundings (numpy has no fused multiply-add). One buffer when g matches y's shape and
+    dtype (the same values as separate ufunc calls: only the allocations go)."""
     if type(y) is np.ndarray and y.dtype == np.float32:
-        t = y.astype(np.float64)
-        np.multiply(t, t, out=t)
-        np.subtract(1.0, t, out=t)
-        t = t.astype(np.float32)
+        t = fused_minus_product32(1.0, y, y)
     else:
         t = y * y
         if type(t) is not np.ndarray:  # 0-d: numpy gives a scalar

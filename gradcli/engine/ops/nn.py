@@ -8,7 +8,7 @@ import numpy as np
 
 from ..summation import LANES, softmax_row_sums
 from ..tensor import Tensor, _wrap_dim, make
-from .elementwise import _exp
+from .elementwise import _exp, fused_minus_product32
 from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR, _mean_fwd, _sum_all
 from .registry import defop, run_op, run_unary
 
@@ -51,14 +51,12 @@ def _softmax_bwd_fwd(g, y, dim):
 
 def _log_softmax_bwd_fwd(g, y, dim):
     """_log_softmax_backward_data: g - exp(y) * sum(g). PyTorch's kernel is compiled with
-    FMA contraction: for float32 the product and difference are taken in float64 (the
-    product exact there) and rounded once, as its fused multiply-add rounds."""
+    FMA contraction, so for float32 the difference is rounded once."""
     if y.ndim == 0:
         return (g - np.exp(y) * g).astype(y.dtype, copy=False)
     total = _row_sums(g, dim)
     if y.dtype == np.float32 and g.dtype == np.float32:
-        e = _exp(y).astype(np.float64)
-        return (g - e * total.astype(np.float64)).astype(np.float32)
+        return fused_minus_product32(g, _exp(y), total)
     return g - np.exp(y) * total
 
 
