@@ -202,20 +202,15 @@ def _scalar_rows(x):
         if columns < 2:
             return _chain(x, order)
         # a copy with the elements in chain order as its outer axis: added in order
-        return _zero_started(x.take(order, axis=0), 0)
+        return _in_order(x.take(order, axis=0))
     grouped = x[: groups * 4].reshape((groups, 4) + x.shape[1:])
-    acc = _zero_started(grouped, 0) if groups < 16 else _cascade(grouped)
+    acc = _cascade(grouped)  # (under 16 groups the cascade is the in-order sum)
     first = acc[0]
     for row in x[groups * 4:]:
         first += row
     if columns < 2:
         return ((first + acc[1]) + acc[2]) + acc[3]
     return _add_reduce(acc, axis=0)  # acc is contiguous: in order
-
-
-def _cascade_rows(x):
-    """The cascade along x's axis 0, each column apart (multi_row_sum's order)."""
-    return _zero_started(x, 0) if len(x) < 16 else _cascade(x)
 
 
 def _lane_rows(y):
@@ -290,7 +285,7 @@ def _column_kinds(m, s0, s1, itemsize, lanes, chunks):
         else:
             block = 4
         cut = begin if block is None else begin + count // block * block
-        for kind, lo, hi in ((_cascade_rows, begin, cut), (_scalar_rows, cut, end)):
+        for kind, lo, hi in ((_cascade, begin, cut), (_scalar_rows, cut, end)):
             if hi > lo:
                 if runs and runs[-1][0] is kind and runs[-1][2] == lo:
                     runs[-1] = (kind, runs[-1][1], hi)

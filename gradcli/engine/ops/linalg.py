@@ -9,6 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..dtypes import float32, float64
 from ..parallel import blas_called
 from ..tensor import Tensor, _c_name, _type_word
 from .registry import defop, run_op
@@ -38,8 +39,7 @@ def _noting_blas(product):
     return forward
 
 
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
+_F32, _F64 = float32.np, float64.np
 # Where float32 products are rebuilt in MKL's order (see _mkl_order_f32): the inner size, and
 # the products m*k*n (a temporary of that many floats). The fused multiply-add kernel runs a
 # numpy call per step of k (about 1.5 us each), so it gets a smaller inner size.
