@@ -405,29 +405,26 @@ def bench_w3(args, results):
         rows[name] = summary([p[0] for p in ps], 1e6)
         if name != "numpy":
             rows[name]["grad_ok"] = close(ps[-1][1] / runs, ref)
-    # `gradcli run`: a process with the loop minus one without it, in pairs run back to
-    # back, so start-up drops out and a busy moment hits both halves of a pair
-    # more loop per process: start-up varies by ~0.1 s here, which over 4,000 runs was
-    # ~25 us per run (a sixth of the result); over 10,000 it is a fifteenth
+    # `gradcli run`: each process times its program itself (`--json`'s "seconds": reading,
+    # compiling and running the file, gradcli's start-up not), so start-up, which varies by
+    # ~0.1 s here, drops out exactly (timing a process minus an empty one left ~10 us a run
+    # of that variation in the result)
     runs *= 2 if args.quick else 5
     tmp = Path(tempfile.mkdtemp())
     (tmp / "w3.grad").write_text(W3_SOURCE.format(n=runs))
-    (tmp / "w3_0.grad").write_text(W3_SOURCE.format(n=0))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    full, empty = (gradcli_cmd() + ["run", str(tmp / name)] for name in ("w3.grad", "w3_0.grad"))
+    full = gradcli_cmd() + ["run", "--json", str(tmp / "w3.grad")]
     first = subprocess.run(full, capture_output=True, text=True, env=env)  # writes the .pyc
     if first.returncode != 0:
         rows["gradcli run"] = {"error": (first.stderr.strip().splitlines() or ["failed"])[-1]}
     else:
-        diffs = []
-        for _ in range(2 * repeat + 1):  # a process pair is noisier than an in-process run
-            t0 = time.perf_counter()
-            subprocess.run(full, capture_output=True, env=env)
-            t1 = time.perf_counter()
-            subprocess.run(empty, capture_output=True, env=env)
-            t2 = time.perf_counter()
-            diffs.append(((t1 - t0) - (t2 - t1)) / runs)
-        rows["gradcli run"] = summary(diffs, 1e6)
+        per_run = []
+        for _ in range(2 * repeat + 1):
+            proc = subprocess.run(full, capture_output=True, text=True, env=env)
+            per_run.append(json.loads(proc.stdout)["runs"][0]["seconds"] / runs)
+        rows["gradcli run"] = summary(per_run, 1e6)
+        grad = json.loads(first.stdout)["runs"][0]["tensors"]["x"]["grad"]
+        rows["gradcli run"]["grad_ok"] = close(np.asarray(grad) / runs, ref)
     order = ["gradcli (python)", "gradcli run", "numpy", "torch"]
     results["W3 seed loop (us per run)"] = {k: rows[k] for k in order if k in rows}
 

@@ -98,6 +98,24 @@ def test_run_json_record(tmp_path):
     assert run["tensors"]["h"]["grad"] is None
 
 
+def test_run_json_times_the_program_not_the_start_up(tmp_path):
+    """"seconds" covers reading, compiling and running the file, not gradcli's imports: a
+    program with a busy loop reads at least the loop's time, and less than the
+    whole process took."""
+    import time
+
+    busy = "i = 0\nwhile i < 200000:\n    i += 1\n"
+    path = tmp_path / "busy.grad"
+    path.write_text(busy)
+    started = time.perf_counter()
+    proc = gradcli("run", str(path), "--json")
+    wall = time.perf_counter() - started
+    assert proc.returncode == 0, proc.stderr
+    seconds = json.loads(proc.stdout)["runs"][0]["seconds"]
+    assert isinstance(seconds, float)
+    assert 0.01 < seconds < wall
+
+
 def test_run_json_records_errors_and_exit_codes(tmp_path):
     proc = run_program(tmp_path, "print(1)\nout.backward()\nout.backward()\n", "--json")
     assert proc.returncode == 1

@@ -89,12 +89,14 @@ def do_run(files, *, echo=False, seed=0, graph=False, grads=False, as_json=False
         stdout = None
         if as_json:
             import io
+            from time import perf_counter
 
             from gradcli.cli.run_record import record_run
 
             stdout = io.StringIO()
-            on_done = lambda session, error, p=path, buf=stdout: records.append(  # noqa: E731
-                record_run(p, session, error, buf.getvalue()))
+            started = perf_counter()
+            on_done = lambda session, error, p=path, buf=stdout, t0=started: records.append(  # noqa: E731
+                record_run(p, session, error, buf.getvalue(), perf_counter() - t0))
         elif graph or grads:
             from gradcli.cli.run_record import render_after_run
 
@@ -343,7 +345,7 @@ def _build_app():
             "After the run, a table of every named tensor that requires grad."))] = False,
         as_json: Annotated[bool, typer.Option("--json", help=(
             "Print one JSON record (schema gradcli.run/1): printed output, named "
-            "tensors with values and grads, errors."))] = False,
+            "tensors with values and grads, errors, the run's seconds."))] = False,
         seed: Seed = 0,
         max_steps: MaxSteps = None,
         max_elements: MaxElements = None,

@@ -2,12 +2,14 @@
 
 JSON schema gradcli.run/1 (one record per file, in order):
   {"schema": "gradcli.run/1", "runs": [RUN, ...]}
-  RUN = {"file": str, "exit_code": int, "stdout": str,
+  RUN = {"file": str, "exit_code": int, "stdout": str, "seconds": float,
          "tensors": {name: {"shape": [...], "dtype": str, "requires_grad": bool,
                             "is_leaf": bool, "grad_fn": str | null,
                             "value": nested lists, "grad": nested lists | null}},
          "error": null | {"kind": str, "message": str, "file": str,
                           "line": int | null, "column": int | null, "report": str}}
+"seconds" is the wall time from reading the file to the program's end (parsing and
+compiling included, gradcli's own start-up not): what a benchmark of a program wants.
 Tensors larger than 10,000 elements are recorded without values ("value": null).
 Non-finite numbers appear as the strings "nan", "inf", "-inf".
 """
@@ -35,7 +37,7 @@ def _values(t):
     return _jsonable(t.detach().tolist())
 
 
-def record_run(path: str, session, error, stdout: str) -> dict:
+def record_run(path: str, session, error, stdout: str, seconds: float) -> dict:
     tensors = {}
     for name, t in named_tensors(session).items():
         tensors[name] = {
@@ -50,7 +52,8 @@ def record_run(path: str, session, error, stdout: str) -> dict:
         err = {"kind": getattr(error, "kind", type(error).__name__), "message": error.message,
                "file": error.filename, "line": error.line, "column": error.col,
                "report": render_error(error)}
-    return {"file": path, "exit_code": None, "stdout": stdout, "tensors": tensors, "error": err}
+    return {"file": path, "exit_code": None, "stdout": stdout, "seconds": seconds,
+            "tensors": tensors, "error": err}
 
 
 def graph_roots(tensors: dict, max_nodes: int = 200_000) -> list:
