@@ -683,11 +683,8 @@ def _alias(input):
 
 
 def _nan_aware_arg(d: np.ndarray, ax: int, kind: str) -> np.ndarray:
-    """argmax/argmin as PyTorch: NaN wins; among ties, the first index."""
-    if d.dtype.kind == "f":
-        nan = np.isnan(d)
-        if nan.any():
-            return np.asarray(np.argmax(nan, axis=ax))
+    """argmax/argmin as PyTorch: NaN wins; among ties, the first index. numpy's argmax and
+    argmin already pick a slice's first NaN, slice by slice."""
     if d.dtype == np.bool_:
         d = d.astype(np.int8)
     return np.asarray(np.argmax(d, axis=ax) if kind == "max" else np.argmin(d, axis=ax))
