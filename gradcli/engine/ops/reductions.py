@@ -490,11 +490,17 @@ NORM = defop("norm", "LinalgVectorNormBackward0", _norm_fwd, _norm_backward,
 
 def _var64(a, dims, correction, keepdim):
     """The variance accumulated in float64 whatever the input dtype (PyTorch's CPU kernel
-    accumulates float32 in double: no overflow or underflow of the squared deviations)."""
-    a = a.astype(np.float64, copy=False)
+    accumulates float32 in double: no overflow or underflow of the squared deviations).
+    A one-element result is PyTorch's std_var_all_cpu: the mean is the tensor's own mean,
+    in its dtype (a float32 sum of huge values overflows there, and the variance is inf)."""
     n = _count(a.shape, dims)
-    with np.errstate(divide="ignore", invalid="ignore"):  # empty: nan, silently as PyTorch
-        mean = np.sum(a, axis=dims, keepdims=True) / n
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # empty: nan, as PyTorch
+        if n == a.size and n > 0 and a.dtype.kind == "f":
+            mean = _mean_fwd(a).astype(np.float64)
+            a = a.astype(np.float64, copy=False)
+        else:
+            a = a.astype(np.float64, copy=False)
+            mean = np.sum(a, axis=dims, keepdims=True) / n
         dev = a - mean
         return np.sum(dev * dev, axis=dims, keepdims=keepdim) / _builtins.max(n - correction, 0)
 
