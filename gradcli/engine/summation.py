@@ -469,3 +469,79 @@ def softmax_row_sums(x: np.ndarray):
     if whole < n:
         acc[..., : n - whole] += x[..., whole:]
     return _folded(acc)
+
+
+def dim_sums_in_order(x: np.ndarray, axis: int):
+    """0 + x[0] + x[1] + ... along `axis` (kept, as size 1): one rounding per addition,
+    in index order, as PyTorch's softmax and log_softmax kernels over a dim that is not
+    the last add it (a running sum per position of the dims inside it)."""
+    moved = np.moveaxis(x, axis, 0)
+    n = moved.shape[0]
+    if n == 0:
+        return np.zeros(x.shape[:axis] + (1,) + x.shape[axis + 1:], x.dtype)
+    rows = moved.reshape(n, -1)
+    if rows.shape[1] >= 2:  # reduced over the outer axis: numpy's plain loop, in order
+        # (C order, or numpy might take the summed axis as its inner, pairwise, loop)
+        total = _add_reduce(np.ascontiguousarray(rows), axis=0) + 0.0
+    else:  # one column would be numpy's innermost (pairwise) axis: accumulate instead
+        total = _add_accumulate(rows[:, 0])[-1:] + 0.0
+    return np.expand_dims(total.reshape(moved.shape[1:]), axis)
+
+
+def _run_sums(items: np.ndarray, starts: np.ndarray, ends: np.ndarray):
+    """0 + items[start] + ... + items[end - 1] for each run, in order (runs back to back)."""
+    lengths = ends - starts
+    count, longest = len(starts), int(lengths.max())
+    body = int(ends[0])
+    if count > 2 and (lengths[1:] == longest).all():  # (no target ignored: runs of 16)
+        grid = items[body:int(ends[-1])].reshape(count - 1, longest).T.copy()
+        return np.concatenate((_add_accumulate(items[:body])[-1:] + 0.0, _in_order(grid)))
+    if count < 2 or count * longest > 4 * int(ends[-1]) + 4096:  # one run, or a very ragged set
+        return np.array([_add_accumulate(items[a:b])[-1] + 0.0 for a, b in zip(starts, ends)],
+                        items.dtype)
+    # the runs as columns of a (longest, count) array, zero-padded: added down the columns
+    grid = np.zeros((longest, count), items.dtype)
+    column = np.repeat(np.arange(count), lengths)
+    covered = int(ends[-1])
+    grid[np.arange(covered) - np.repeat(starts, lengths), column] = items[:covered]
+    return _add_reduce(grid, axis=0) + 0.0
+
+
+def nll_cascade_sum(values: np.ndarray, positions: np.ndarray):
+    """The sum PyTorch's nll_loss forms of its terms (its loss, and its total weight):
+    values[k], the term at batch position positions[k] (increasing; the positions of
+    ignored targets are missing: they neither add nor flush), added in order into level
+    0 of 8 partial sums; after the term at a position that is a multiple of 16^j, level
+    j-1 is added into level j and cleared, for j = 1, 2, ..., 7 while it is; at the end
+    0 + level 0 + level 1 + ... + level 7. One rounding per addition, in values' dtype.
+    (16 = 2^max(4, ceil(log2(n)) / 8): 16 for any batch below 2^40.)"""
+    zero = values.dtype.type(0)
+    levels = [zero] * 8
+    n = len(values)
+    if 0 < n <= 256 and positions[-1] == n - 1:  # every target kept, one flush level
+        # [0] goes up to level 7; runs 1-16, 17-32, ... into level 1; the rest in level 0
+        runs = (n - 1) // 16
+        tail = values[1 + 16 * runs:]
+        level0 = _add_accumulate(tail)[-1] + 0.0 if len(tail) else zero
+        level1 = zero
+        if runs:
+            sums = _in_order(values[1:1 + 16 * runs].reshape(runs, 16).T.copy()) if runs > 1 \
+                else _add_accumulate(values[1:17])[-1:] + 0.0
+            level1 = _add_accumulate(sums)[-1] + 0.0
+        return _scalars_in_order(values.dtype, [level0, level1, values[0]])
+    items, where = values, positions
+    for j in range(7):
+        if len(items) == 0 or (len(items) == 1 and where[0] == 0):
+            break  # (the term at position 0 is carried up to the last level)
+        flush = np.flatnonzero(where % (16 ** (j + 1)) == 0)
+        rest = items[flush[-1] + 1 if len(flush) else 0:]
+        if len(rest):
+            levels[j] = _add_accumulate(rest)[-1] + 0.0
+        if len(flush) == 0:
+            return _scalars_in_order(values.dtype, levels)
+        ends = flush + 1
+        starts = np.concatenate((ends[:0], [0], ends[:-1]))
+        items, where = _run_sums(items, starts, ends), where[flush]
+    if len(items):
+        levels[7] = _add_accumulate(items)[-1] + 0.0
+    return _scalars_in_order(values.dtype, levels)
