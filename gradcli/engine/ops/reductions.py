@@ -335,7 +335,7 @@ def _zero_as_kernel(greater):
 
     def forward(a, shape, dims, keepdim):
         out = reduce(a, axis=dims, keepdims=keepdim)
-        if a.dtype not in LANES or a.size == 0 or np.all(out):  # (nan counts as nonzero)
+        if a.dtype not in LANES or a.size <= 1 or np.all(out):  # (nan counts as nonzero)
             return out
         x, dims, back = _in_memory_order(a, dims)
         lo, hi = (_builtins.min(dims), _builtins.max(dims)) if dims else (0, -1)
