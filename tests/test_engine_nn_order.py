@@ -36,6 +36,28 @@ def test_row_sums_order_without_torch():
     assert np.signbit(softmax_row_sums(np.array([[-0.0]]))[0])  # a row of one keeps -0.
 
 
+def test_float64_row_sums_take_the_lanes_in_order():
+    # float64 has no shuffle version of vec_reduce_all: its 4 lanes add in order,
+    # ((a0+a1)+a2)+a3, where folding them would give (a0+a2)+(a1+a3) = 2 here
+    x = np.array([[1e17, 1.0, -1e17, 1.0]])
+    assert softmax_row_sums(x)[0] == 1.0
+
+
+def test_float64_row_sums_are_pytorchs():
+    # log_softmax's backward with an output of zeros is g - 1 * sum(g): the kernel's row
+    # sum, bit for bit
+    torch = torch_with_measured_kernels()
+    rng = np.random.default_rng(3)
+    differ = 0
+    for _ in range(200):
+        n = int(rng.integers(4, 60))
+        g = rng.standard_normal((2, n)) * 10.0 ** rng.uniform(-3, 3, size=(2, n))
+        theirs = torch._log_softmax_backward_data(torch.tensor(g), torch.zeros(2, n,
+                                                  dtype=torch.float64), 1, torch.float64)
+        differ += not np.array_equal(g - softmax_row_sums(g)[:, None], theirs.numpy())
+    assert differ == 0
+
+
 def test_dim_sums_run_in_order_for_every_layout():
     # a dim summed with one position inside it (shape (outer, n, 1)) must not fall to
     # numpy's pairwise sum: 1e8 + 1 + ... rounds each 1 away in order, not in pairs

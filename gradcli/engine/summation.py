@@ -439,9 +439,16 @@ def torch_order_sum_dims(a: np.ndarray, dims: tuple, threads: int):
 
 # ------------------------------------------------------- the softmax kernels' row sums
 def _folded(acc):
-    """A vector's lanes added as PyTorch's vec_reduce_all folds them: each lane i of the
-    lower half plus lane i of the upper half, again until one is left (8 float32 lanes:
-    ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)))."""
+    """A vector's lanes added as PyTorch's vec_reduce_all adds them. float32 (AVX2 has a
+    shuffle version for it) folds them: each lane i of the lower half plus lane i of the
+    upper half, again until one is left (((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7))). float64
+    takes the generic version: the lanes in order (((a0+a1)+a2)+a3); folding them instead
+    gave other bits for 36% of random rows (log_softmax's backward shows the sum)."""
+    if acc.dtype == _F64:
+        out = acc[..., 0]
+        for lane in range(1, acc.shape[-1]):
+            out = out + acc[..., lane]
+        return out
     while acc.shape[-1] > 1:
         half = acc.shape[-1] // 2
         acc = acc[..., :half] + acc[..., half:]
