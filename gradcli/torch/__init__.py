@@ -110,6 +110,9 @@ from gradcli.engine.ops.elementwise import (  # noqa: F401
 )
 from gradcli.engine.ops.linalg import addmm, bmm, dot, ger, matmul, mm, mv, outer  # noqa: F401
 from gradcli.engine.ops.nn import log_softmax, softmax  # noqa: F401
+from gradcli.engine.ops.nn import (  # noqa: F401
+    torch_binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
+)
 from gradcli.engine.ops.reductions import RETURN_TYPES as _RETURN_TYPES
 from gradcli.engine.ops.reductions import (  # noqa: F401
     all,

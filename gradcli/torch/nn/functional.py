@@ -5,6 +5,7 @@ from __future__ import annotations
 from gradcli.engine.ops.elementwise import sigmoid, tanh  # noqa: F401
 from gradcli.engine.ops.nn import (  # noqa: F401
     binary_cross_entropy,
+    binary_cross_entropy_with_logits,
     cross_entropy,
     linear,
     log_softmax,
