@@ -117,6 +117,10 @@ def _numel(shape) -> float:
     return float(n)
 
 
+def _reduced_shape(shape, dims, keepdim) -> tuple:
+    return tuple(1 if i in dims else n for i, n in enumerate(shape) if keepdim or i not in dims)
+
+
 def _count(shape, dims) -> int:
     n = 1
     for d in dims:
@@ -442,6 +446,10 @@ def _norm2_small(a):
 
 
 def _norm_fwd(a, p, dims, keepdim, full):
+    if p != 0 and a.size and _count(a.shape, dims) == 1:
+        # one element per result: PyTorch gives |x| itself, with no power taken (the norm
+        # of a float32 1e-30 is 1e-30, not the 0 its underflowing square would give)
+        return np.abs(a).reshape(_reduced_shape(a.shape, dims, keepdim))
     if p == 2:  # the loops' common case: ufunc calls only (np.sum's wrapper costs more here)
         if a.ndim == 1 and a.shape[0] < 8 and not keepdim and (a.dtype is _F32 or a.dtype is _F64):
             return _norm2_small(a)
