@@ -292,3 +292,21 @@ def test_bce_with_logits_input_gradient_prints_as_pytorch():
         if str(xt.grad) != str(xg.grad):
             differ.append(i)
     assert differ == []
+
+
+def test_fused_minus_product64_rounds_once_without_torch():
+    from fractions import Fraction
+
+    from gradcli.engine.ops.elementwise import fused_minus_product64
+
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal(3000) * 10.0 ** rng.uniform(-5, 5, 3000)
+    b = rng.standard_normal(3000) * 10.0 ** rng.uniform(-5, 5, 3000)
+    c = a * b * (1 + rng.standard_normal(3000) * 1e-12)  # near cancellation: where it shows
+    ours = fused_minus_product64(c, a, b)
+    exact = np.array([float(Fraction(ci) - Fraction(ai) * Fraction(bi))
+                      for ai, bi, ci in zip(a, b, c)])
+    assert np.array_equal(ours, exact)
+    assert not np.array_equal(c - a * b, exact)  # two roundings differ on these
+    assert fused_minus_product64(np.array([np.inf, 1.0]), np.array([1.0, 1e300]),
+                                 np.array([1.0, 1e300])).tolist() == [np.inf, -np.inf]

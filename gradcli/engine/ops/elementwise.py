@@ -504,6 +504,31 @@ def fused_minus_product32(c, a, b):
     return np.asarray(np.subtract(c, np.multiply(a, b, dtype=np.float64)), dtype=np.float32)
 
 
+_VELTKAMP = 134217729.0  # 2^27 + 1: splits a double into two halves of 26 bits
+
+
+def fused_minus_product64(c, a, b):
+    """c - a*b for float64 arrays as a fused multiply-add gives it (PyTorch's kernels get
+    one from FMA contraction): a*b = p + err exactly (Dekker's product of Veltkamp's
+    halves), c - p = s + e exactly (Knuth's two-sum), then s + (e - err), which is the
+    once-rounded result but for rare double-rounding ties. Where a step overflows, the
+    plain c - a*b."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = a * b
+        t = _VELTKAMP * a
+        ah = t - (t - a)
+        al = a - ah
+        t = _VELTKAMP * b
+        bh = t - (t - b)
+        bl = b - bh
+        err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        s = c - p
+        v = s - c
+        e = (c - (s - v)) + (-p - v)
+        out = s + (e - err)
+        return np.where(np.isfinite(out), out, s)
+
+
 def _tanh_backward(g, y):
     """g * (1 - y*y) as PyTorch's kernel gives it: its compiler fuses 1 - y*y into one
     multiply-add, rounded once (fused_minus_product32 for float32: PyTorch's bits on every

@@ -11,7 +11,14 @@ import numpy as np
 from ..parallel import POOL
 from ..summation import LANES, dim_sums_in_order, nll_cascade_sum, softmax_row_sums
 from ..tensor import Tensor, _wrap_dim, make
-from .elementwise import _exp, fused_minus_product32, glibc_expf32, vec_exp32, vec_log32
+from .elementwise import (
+    _exp,
+    fused_minus_product32,
+    fused_minus_product64,
+    glibc_expf32,
+    vec_exp32,
+    vec_log32,
+)
 from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR, _mean_fwd, _sum_all
 from .registry import defop, run_op, run_unary
 
@@ -183,6 +190,8 @@ def _log_softmax_bwd_fwd(g, y, dim):
     if y.dtype == np.float32 and g.dtype == np.float32:
         e = vec_exp32(y) if dim == y.ndim - 1 else _exp_chunked(y, dim)
         return fused_minus_product32(g, e, total)
+    if y.dtype == np.float64 and g.dtype == np.float64:
+        return fused_minus_product64(g, np.exp(y), total)
     return g - np.exp(y) * total
 
 
