@@ -7,6 +7,7 @@ Each op is one `defop` entry; the functions below only turn user arguments
 from __future__ import annotations
 
 import operator
+from functools import lru_cache
 
 import numpy as np
 
@@ -238,8 +239,12 @@ def _two_to_the_32nds():
 # (its fused multiply-adds as two roundings: a different float only when the double lies
 # within ~2^-52 of a float32 halfway point); matched glibc 2.36's expf on 800,000 inputs
 # (random bit patterns among them).
-_EXPF_TABLE = (_two_to_the_32nds().view(np.uint64)
-               - (np.arange(32, dtype=np.uint64) << np.uint64(47)))
+@lru_cache(maxsize=1)
+def _expf_table():
+    """Made on first use: the decimals take ~5 ms, which every start-up would pay."""
+    return _two_to_the_32nds().view(np.uint64) - (np.arange(32, dtype=np.uint64) << np.uint64(47))
+
+
 _EXPF_BY_LN2 = float.fromhex("0x1.71547652b82fep+0") * 32
 _EXPF_SHIFT = float.fromhex("0x1.8p+52")
 _EXPF_C = (float.fromhex("0x1.c6af84b912394p-5") / 32 ** 3,
@@ -256,7 +261,7 @@ def glibc_expf32(x):
         k = z + _EXPF_SHIFT  # z rounded to an integer, in k's low bits
         bits = k.view(np.int64)
         r = z - (k - _EXPF_SHIFT)
-        scale = _EXPF_TABLE[bits & 31] + (bits.view(np.uint64) << np.uint64(47))
+        scale = _expf_table()[bits & 31] + (bits.view(np.uint64) << np.uint64(47))
         y = (_EXPF_C[0] * r + _EXPF_C[1]) * (r * r) + (_EXPF_C[2] * r + 1)
         y *= scale.view(_F64_)
         out = y.astype(_F32_)
