@@ -18,12 +18,14 @@ def blas_calls(monkeypatch):
     return calls
 
 
-def _pair(rng, shape, transposed, dtype=np.float32):
+def _pair(rng, shape, transposed, dtype=np.float32, scale=1.0):
     """The same matrix for gradcli and torch, stored row-major or as the transpose of a
-    row-major matrix (torch allocates its own, aligned, copy, as a program's tensors are)."""
-    x = rng.standard_normal(shape).astype(dtype)
+    row-major matrix (torch allocates its own, aligned, copy, as a program's tensors are);
+    the stored array is a fresh C-ordered copy, so a one-row matrix's transpose has the
+    strides torch gives it, which picks MKL's kernel for a 1x1 result."""
+    x = (rng.standard_normal(shape) * scale).astype(dtype)
     if transposed:
-        stored = np.ascontiguousarray(x.T)
+        stored = x.T.copy()
         return gt.tensor(stored).t(), torch.tensor(stored).t()
     return gt.tensor(x), torch.tensor(x)
 
@@ -42,13 +44,24 @@ SHAPES = [(2, 3, 2), (3, 4, 5), (4, 8, 4), (5, 16, 3), (4, 100, 4), (2, 33, 2), 
           (3, 64, 12), (30, 64, 8), (5, 128, 4), (32, 8, 32), (12, 8, 64)]
 
 
+# (m, k, n): peels of 0..3 floats (rows i*k floats in), 4- and 8-wide lanes, tails, the fused
+# kernel whole or on groups of 4 rows only, one row or column (gemv), and the largest sizes
+T_SHAPES = [(2, 2, 2), (2, 3, 5), (3, 4, 4), (2, 5, 4), (2, 6, 4), (2, 7, 4), (4, 8, 9), (2, 9, 2),
+            (3, 9, 5), (2, 12, 2), (2, 13, 4), (3, 17, 6), (2, 21, 3), (5, 18, 7), (2, 33, 2),
+            (3, 100, 11), (4, 128, 3), (9, 13, 1), (3, 64, 12), (5, 6, 37), (7, 8, 13),
+            (6, 8, 40), (12, 8, 30), (16, 4, 20), (8, 7, 12), (1, 5, 5), (1, 17, 5), (1, 32, 7),
+            (1, 21, 10), (1, 128, 3), (5, 21, 1), (130, 7, 1), (1, 13, 1), (1, 3, 1), (11, 11, 11),
+            (64, 2, 3), (2, 128, 64)]
+
+
 @pytest.mark.parametrize("ta", [False, True])
-@pytest.mark.parametrize("m,k,n", SHAPES)
-def test_mm_bits_match_torch(m, k, n, ta, blas_calls):
+@pytest.mark.parametrize("m,k,n,tb", [s + (False,) for s in SHAPES] + [s + (True,) for s in T_SHAPES])
+def test_mm_bits_match_torch(m, k, n, ta, tb, blas_calls):
+    """b stored (SHAPES) or stored transposed (T_SHAPES), a either way."""
     rng = np.random.default_rng(m * 10000 + k * 100 + n)
     for _ in range(3):
         a, ta_ = _pair(rng, (m, k), ta)
-        b, tb_ = _pair(rng, (k, n), False)
+        b, tb_ = _pair(rng, (k, n), tb)
         _same_bits(a @ b, ta_ @ tb_)
     assert blas_calls == []  # all of these are emulated
 
@@ -147,37 +160,6 @@ def test_emulation_is_close_to_the_exact_product():
 # gemv products (a result of one row or column), addmm's bias and scales, mm's backward ---
 
 
-def _pair_t(rng, shape, transposed, scale=1.0):
-    """As _pair, the stored array a fresh C-ordered copy (so a one-row matrix's transpose has
-    the strides torch gives it, which picks MKL's kernel for a 1x1 result)."""
-    x = (rng.standard_normal(shape) * scale).astype(np.float32)
-    if transposed:
-        stored = x.T.copy()
-        return gt.tensor(stored).t(), torch.tensor(stored).t()
-    return gt.tensor(x), torch.tensor(x)
-
-
-# (m, k, n): peels of 0..3 floats (rows i*k floats in), 4- and 8-wide lanes, tails, the fused
-# kernel whole or on groups of 4 rows only, one row or column (gemv), and the largest sizes
-T_SHAPES = [(2, 2, 2), (2, 3, 5), (3, 4, 4), (2, 5, 4), (2, 6, 4), (2, 7, 4), (4, 8, 9), (2, 9, 2),
-            (3, 9, 5), (2, 12, 2), (2, 13, 4), (3, 17, 6), (2, 21, 3), (5, 18, 7), (2, 33, 2),
-            (3, 100, 11), (4, 128, 3), (9, 13, 1), (3, 64, 12), (5, 6, 37), (7, 8, 13),
-            (6, 8, 40), (12, 8, 30), (16, 4, 20), (8, 7, 12), (1, 5, 5), (1, 17, 5), (1, 32, 7),
-            (1, 21, 10), (1, 128, 3), (5, 21, 1), (130, 7, 1), (1, 13, 1), (1, 3, 1), (11, 11, 11),
-            (64, 2, 3), (2, 128, 64)]
-
-
-@pytest.mark.parametrize("ta", [False, True])
-@pytest.mark.parametrize("m,k,n", T_SHAPES)
-def test_transposed_right_bits_match_torch(m, k, n, ta, blas_calls):
-    rng = np.random.default_rng(m * 10000 + k * 100 + n)
-    for _ in range(3):
-        a, ta_ = _pair_t(rng, (m, k), ta)
-        b, tb_ = _pair_t(rng, (k, n), True)
-        _same_bits(a @ b, ta_ @ tb_)
-    assert blas_calls == []
-
-
 @pytest.mark.parametrize("m,k,n", [(1, 7, 9), (1, 40, 3), (6, 9, 1), (1, 1, 4), (1, 12, 1), (1, 30, 1)])
 def test_one_row_or_column_bits_match_torch(m, k, n, blas_calls):
     """gemv-like products, every layout of both operands (a 1x1 result's kernel depends on how
@@ -186,8 +168,8 @@ def test_one_row_or_column_bits_match_torch(m, k, n, blas_calls):
     for ta in (False, True):
         for tb in (False, True):
             for _ in range(3):
-                a, ta_ = _pair_t(rng, (m, k), ta)
-                b, tb_ = _pair_t(rng, (k, n), tb)
+                a, ta_ = _pair(rng, (m, k), ta)
+                b, tb_ = _pair(rng, (k, n), tb)
                 _same_bits(a @ b, ta_ @ tb_)
     assert k == 1 or blas_calls == []
 
@@ -201,8 +183,8 @@ def test_random_shapes_and_layouts_match(blas_calls):
         m, n = (int(v) for v in rng.integers(1, 40, 2))
         if rng.random() < 0.3:
             m, n = (1, n) if rng.random() < 0.5 else (m, 1)
-        a, ta_ = _pair_t(rng, (m, k), bool(rng.integers(2)))
-        b, tb_ = _pair_t(rng, (k, n), bool(rng.integers(2)))
+        a, ta_ = _pair(rng, (m, k), bool(rng.integers(2)))
+        b, tb_ = _pair(rng, (k, n), bool(rng.integers(2)))
         blas_calls.clear()
         ours = a @ b
         if not blas_calls:
@@ -220,13 +202,13 @@ def test_linear_and_addmm_match_torch(blas_calls):
     for m, k, n in [(4, 10, 3), (10, 10, 10), (3, 9, 20), (8, 6, 16), (1, 20, 5), (7, 12, 1),
                     (2, 11, 13), (3, 30, 2), (5, 8, 7), (12, 5, 24), (1, 3, 1)]:
         for _ in range(3):
-            x, tx = _pair_t(rng, (m, k), False)
-            w, tw = _pair_t(rng, (n, k), False)
+            x, tx = _pair(rng, (m, k), False)
+            w, tw = _pair(rng, (n, k), False)
             bias = rng.standard_normal(n).astype(np.float32)
             _same_bits(F.linear(x, w, gt.tensor(bias)), tF.linear(tx, tw, torch.tensor(bias)))
             _same_bits(F.linear(x, w), tF.linear(tx, tw))
             for tb in (False, True):
-                b, tb_ = _pair_t(rng, (k, n), tb)
+                b, tb_ = _pair(rng, (k, n), tb)
                 for beta, alpha in [(1, 1), (0, 1), (1, 0.3), (0.7, 1), (-1.5, 2.5)]:
                     shape = [(n,), (1, n), (m, 1), (m, n)][int(rng.integers(4))]
                     c = rng.standard_normal(shape).astype(np.float32)
@@ -240,8 +222,8 @@ def test_addmm_bias_starts_the_sum_in_the_peeled_and_fused_parts():
     for m, k, n in [(9, 9, 9), (7, 10, 11), (3, 11, 6), (5, 7, 20), (13, 8, 12), (6, 5, 30)]:
         for ta in (False, True):
             for _ in range(3):
-                a, ta_ = _pair_t(rng, (m, k), ta)
-                b, tb_ = _pair_t(rng, (k, n), False)
+                a, ta_ = _pair(rng, (m, k), ta)
+                b, tb_ = _pair(rng, (k, n), False)
                 c = rng.standard_normal(n).astype(np.float32)
                 for beta, alpha in [(1, 1), (0.5, 1.7)]:
                     _same_bits(gt.addmm(gt.tensor(c), a, b, beta=beta, alpha=alpha),
@@ -320,8 +302,8 @@ def test_one_thread_fused_kernel_covers_every_row():
             gt.set_num_threads(threads)
             for m, k, n in [(5, 6, 20), (7, 8, 13), (10, 5, 30), (6, 7, 17)]:
                 for tb in (False, True):
-                    a, ta_ = _pair_t(rng, (m, k), False)
-                    b, tb_ = _pair_t(rng, (k, n), tb)
+                    a, ta_ = _pair(rng, (m, k), False)
+                    b, tb_ = _pair(rng, (k, n), tb)
                     _same_bits(a @ b, ta_ @ tb_)
     finally:
         torch.set_num_threads(before)
