@@ -226,6 +226,14 @@ def _scale_grad_by_count(c, g):
 _FOLDS = ([4, 5, 6, 7, 0, 1, 2, 3], [2, 3, 0, 1, 6, 7, 4, 5], [1, 0, 3, 2, 5, 4, 7, 6])
 
 
+def _picked_in_order(values, prefer_first):
+    """values[0] against each next one in turn, the next one kept on a tie (a vector op)."""
+    acc = values[0]
+    for x in values[1:]:
+        acc = acc if prefer_first(acc, x) else x
+    return acc
+
+
 def _zero_as_reduce_all(flat, prefer_first):
     """Which zero (+0. or -0.) PyTorch's max()/min() return when the result is a zero:
     vec::reduce_all's order, where maximum(a, b)/minimum(a, b) (AVX2 max/min) give b on a
@@ -241,9 +249,7 @@ def _zero_as_reduce_all(flat, prefer_first):
     for start in range(0, n, size):
         part = flat[start:start + size]
         if part.size < lanes:
-            acc = part[0]
-            for x in part[1:]:
-                acc = acc if prefer_first(acc, x) else x
+            acc = _picked_in_order(part, prefer_first)
         else:
             full = part.size - part.size % lanes
             acc = part[:lanes]
@@ -258,20 +264,20 @@ def _zero_as_reduce_all(flat, prefer_first):
                     acc = np.where(prefer_first(acc, acc[shuffle]), acc, acc[shuffle])
                 acc = acc[0]
             else:
-                lane = acc[0]
-                for x in acc[1:]:
-                    lane = lane if prefer_first(lane, x) else x
-                acc = lane
+                acc = _picked_in_order(acc, prefer_first)
         result = acc if result is None or prefer_first(acc, result) else result
     return result
 
 
 def _extreme_all(reduce, prefer_first):
+    """max()/min(): numpy's result, unless it is a zero and zeros of both signs tie for it."""
     def forward(a, shape, dims, keepdim):
         out = reduce(a)
-        if out == 0 and a.dtype in LANES and np.signbit(a[a == 0]).any() \
-                and not np.signbit(a[a == 0]).all():
-            return np.asarray(_zero_as_reduce_all(np.ascontiguousarray(a).reshape(-1), prefer_first))
+        if out == 0 and a.dtype in LANES:
+            signs = np.signbit(a[a == 0])
+            if signs.any() and not signs.all():
+                return np.asarray(_zero_as_reduce_all(np.ascontiguousarray(a).reshape(-1),
+                                                      prefer_first))
         return out
 
     return forward
