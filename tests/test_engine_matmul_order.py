@@ -73,14 +73,21 @@ def test_random_shapes_emulated_ones_match(blas_calls):
     for _ in range(300):
         m, k, n = (int(v) for v in rng.integers(1, 48, 3))
         ta, tb = bool(rng.integers(2)), bool(rng.integers(2))
-        a, ta_ = _pair(rng, (m, k), ta)
-        b, tb_ = _pair(rng, (k, n), tb)
-        blas_calls.clear()
-        ours = a @ b
-        if not blas_calls:
-            emulated += 1
-            _same_bits(ours, ta_ @ tb_)
+        emulated += _matches_if_emulated(rng, m, k, n, ta, tb, blas_calls)
     assert emulated > 25
+
+
+def _matches_if_emulated(rng, m, k, n, ta, tb, blas_calls) -> bool:
+    """A random product: whether gradcli emulated it (no BLAS call), checked against torch
+    bit for bit if so."""
+    a, ta_ = _pair(rng, (m, k), ta)
+    b, tb_ = _pair(rng, (k, n), tb)
+    blas_calls.clear()
+    ours = a @ b
+    if blas_calls:
+        return False
+    _same_bits(ours, ta_ @ tb_)
+    return True
 
 
 def test_signed_zeros_and_specials():
@@ -183,13 +190,8 @@ def test_random_shapes_and_layouts_match(blas_calls):
         m, n = (int(v) for v in rng.integers(1, 40, 2))
         if rng.random() < 0.3:
             m, n = (1, n) if rng.random() < 0.5 else (m, 1)
-        a, ta_ = _pair(rng, (m, k), bool(rng.integers(2)))
-        b, tb_ = _pair(rng, (k, n), bool(rng.integers(2)))
-        blas_calls.clear()
-        ours = a @ b
-        if not blas_calls:
-            emulated += 1
-            _same_bits(ours, ta_ @ tb_)
+        ta, tb = bool(rng.integers(2)), bool(rng.integers(2))
+        emulated += _matches_if_emulated(rng, m, k, n, ta, tb, blas_calls)
     assert emulated > 150
 
 
