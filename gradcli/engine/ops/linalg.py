@@ -137,6 +137,17 @@ def _fused_whole(m: int, k: int, n: int) -> bool:
     return m >= 12 or m % 4 == 0 or k <= 4 or (n <= 16 and k <= 16) or get_num_threads() == 1
 
 
+def _fused_rows(m: int, k: int, n: int):
+    """The rows MKL's fused kernel (n >= 12 and m >= 4) computes: all m where it covers the
+    whole result (_fused_whole), else those of the groups of 4 rows; 0 where it is not used;
+    None where it is used with k > _FMA_MAX_K (not emulated)."""
+    if n < 12 or m < 4:
+        return 0
+    if k > _FMA_MAX_K:
+        return None
+    return m if _fused_whole(m, k, n) else m & ~3
+
+
 def _mkl_order_f32(a, b, m: int, k: int, n: int, c=None, alpha=1):
     """a @ b for float32 as PyTorch's MKL sgemm sums it when b goes to BLAS as stored ('N'), bit
     for bit, or None where its order is not known here (the peeled elements below for k >= 12,
@@ -150,13 +161,11 @@ def _mkl_order_f32(a, b, m: int, k: int, n: int, c=None, alpha=1):
       - in plain rows, the elements peeled for alignment (_peeled) sum blocks of 4 products
         in order (c starts the first), the block sums in order, then add the products after
         the last full block (k = 8..11; the same as plain below 8)."""
-    fused_rows = 0
-    if n >= 12 and m >= 4:
-        if k > _FMA_MAX_K:
-            return None
-        if _fused_whole(m, k, n):
-            return _ended(_fma_rows(a, _times(b, alpha)), c)
-        fused_rows = m & ~3
+    fused_rows = _fused_rows(m, k, n)
+    if fused_rows is None:
+        return None
+    if fused_rows == m:
+        return _ended(_fma_rows(a, _times(b, alpha)), c)
     peeled = _peeled(m, n) if k >= 8 else None
     if peeled is not None and fused_rows:
         peeled = peeled.copy()
@@ -279,13 +288,11 @@ def _mkl_t_order_f32(a, b, m: int, k: int, n: int, a_transposed: bool, c=None, a
     the sums of the last three scaled by alpha, then + c."""
     if m == 1:
         return _ended(_times(_lanes(a, b, m, k, n, gemv=True), alpha), c)
-    rest = 0
-    if n >= 12 and m >= 4:
-        if k > _FMA_MAX_K:
-            return None
-        if _fused_whole(m, k, n):
-            return _ended(_fma_rows(a, _times(b, alpha)), c)
-        rest = m & ~3
+    rest = _fused_rows(m, k, n)
+    if rest is None:
+        return None
+    if rest == m:
+        return _ended(_fma_rows(a, _times(b, alpha)), c)
     if a_transposed:
         out = _in_order(_products(a, b))
     elif rest:
