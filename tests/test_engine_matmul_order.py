@@ -13,8 +13,15 @@ torch = torch_with_measured_kernels(mkl=True)
 
 @pytest.fixture
 def blas_calls(monkeypatch):
+    """The shapes of the products that went to numpy's BLAS (not emulated)."""
     calls = []
-    monkeypatch.setattr(linalg, "blas_called", calls.append)
+    product = linalg.blas_product
+
+    def recording(a, b):
+        calls.append((a.shape, b.shape))
+        return product(a, b)
+
+    monkeypatch.setattr(linalg, "blas_product", recording)
     return calls
 
 

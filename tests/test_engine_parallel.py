@@ -3,8 +3,8 @@
 Splitting must never change a bit: every op in the table whose torch_call reads only
 `a` is run on a large array with one thread and with several, forward and backward,
 and the results are compared bit for bit (a new op is picked up by itself); whole-tensor
-sums, which follow the thread count as PyTorch's do, are held at one count. Then the
-machinery: the caller's numpy error state holds in the helpers, a helper's exception
+sums and large matrix products, which follow the thread count as PyTorch's do, are held
+at one count (the products' own tests are at the end). Then the machinery: the caller's numpy error state holds in the helpers, a helper's exception
 reaches the caller, a forked child computes without the parent's threads, and
 set_num_threads/get_num_threads behave as PyTorch's.
 """
@@ -86,9 +86,16 @@ def _same_bits(x, y) -> bool:
     return np.array_equal(x, y)
 
 
+@pytest.fixture
+def pinned_products(monkeypatch):
+    """Large matrix products follow the thread count too, as OpenBLAS's own threads and
+    PyTorch's MKL do (test_large_product_* below): kept whole here."""
+    monkeypatch.setattr(parallel, "SPLIT_PRODUCT_WORK", float("inf"))
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name", _unary_ops())
-def test_splitting_changes_no_bit(name, dtype, threads, cores, pinned_sums):
+def test_splitting_changes_no_bit(name, dtype, threads, cores, pinned_sums, pinned_products):
     op = OPS[name]
     lo, hi, signed = DOMAINS[op.domain]
     rng = np.random.default_rng(7)
@@ -279,3 +286,135 @@ def test_a_small_product_does_not_hold_splitting_back(threads, cores, monkeypatc
     m @ m  # OpenBLAS runs it on one thread: nothing spins
     parallel.split_elementwise(_recording(calls))(np.ones(LARGE))
     assert len({tid for tid, _ in calls}) > 1
+
+
+# ------------------------------------------------------------- large matrix products
+
+
+@pytest.fixture
+def openblas():
+    """numpy's OpenBLAS thread count can be set here (skips where it cannot: another BLAS)."""
+    if not parallel.OPENBLAS.usable:
+        pytest.skip("numpy's BLAS is not an OpenBLAS whose thread count can be set")
+    return parallel.OPENBLAS
+
+
+def _recording_pieces(monkeypatch) -> list:
+    """(thread, first row, last row) of each piece blas_product runs, and the BLAS thread
+    count it ran with."""
+    import threading
+
+    pieces = []
+    run = parallel._product_range
+
+    def recording(a, b, out, lo, hi):
+        pieces.append((threading.get_ident(), lo, hi, parallel.OPENBLAS.get()))
+        run(a, b, out, lo, hi)
+
+    monkeypatch.setattr(parallel, "_product_range", recording)
+    return pieces
+
+
+def _large_operands(rng, dtype, batch: int = 0):
+    """A product just above SPLIT_PRODUCT_WORK, with an odd row count."""
+    side = int(round(parallel.SPLIT_PRODUCT_WORK ** (1 / 3))) + 3
+    lead = (batch,) if batch else ()
+    a = rng.standard_normal(lead + (side, side - 1)).astype(dtype)
+    b = rng.standard_normal(lead + (side - 1, side + 2)).astype(dtype)
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("layout", ["rows", "a transposed", "b transposed", "vector", "batch"])
+def test_large_product_runs_in_pieces_on_every_thread(dtype, layout, threads, cores, openblas,
+                                                      monkeypatch):
+    """Each piece is a single-threaded BLAS call on a thread of the pool; OpenBLAS's own
+    count is back as it was after, no BLAS worker is left spinning (elementwise kernels
+    split at once), and the product is numpy's to rounding."""
+    pieces = _recording_pieces(monkeypatch)
+    rng = np.random.default_rng(11)
+    a, b = _large_operands(rng, dtype, batch=4 if layout == "batch" else 0)
+    if layout == "a transposed":
+        a = np.ascontiguousarray(a.T).T
+    elif layout == "b transposed":
+        b = np.ascontiguousarray(b.T).T
+    elif layout == "vector":
+        a = rng.standard_normal((parallel.SPLIT_PRODUCT_WORK // 1000 + 77, 1000)).astype(dtype)
+        b = rng.standard_normal(1000).astype(dtype)
+    gt.set_num_threads(2)
+    before = openblas.get()
+    out = parallel.blas_product(a, b)
+    assert openblas.get() == before
+    assert out.dtype == dtype and out.shape == np.matmul(a, b).shape
+    tol = 1e-4 if dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(out, np.matmul(a, b), rtol=tol, atol=tol * np.abs(out).max())
+    assert len({tid for tid, *_ in pieces}) == 2 and {n for *_, n in pieces} == {1}
+    rows = sorted((lo, hi) for _, lo, hi, _ in pieces)
+    assert rows[0][0] == 0 and rows[0][1] == rows[1][0] and rows[-1][1] == a.shape[0]
+    if layout != "batch":
+        assert rows[0][1] % parallel.SPLIT_PRODUCT_ALIGN == 0
+    assert parallel._blas_spin_until[0] == 0.0  # nothing holds the elementwise split back
+    calls = []
+    parallel.split_elementwise(_recording(calls))(np.ones(LARGE))
+    assert len({tid for tid, _ in calls}) > 1
+
+
+def test_large_product_gives_the_same_bits_for_the_same_thread_count(threads, cores, openblas):
+    """Pieces change the last bits as BLAS threads do, never from one call to the next."""
+    rng = np.random.default_rng(12)
+    a, b = _large_operands(rng, np.float64)
+    gt.set_num_threads(2)
+    first = parallel.blas_product(a, b)
+    assert all(_same_bits(first, parallel.blas_product(a, b)) for _ in range(3))
+
+
+def test_large_product_through_the_engine(threads, cores, openblas, monkeypatch):
+    """Forward and both gradients of a large mm, addmm and bmm go through the pieces."""
+    pieces = _recording_pieces(monkeypatch)
+    rng = np.random.default_rng(13)
+    a, b = _large_operands(rng, np.float64)
+    gt.set_num_threads(2)
+    x, w = gt.tensor(a, requires_grad=True), gt.tensor(b, requires_grad=True)
+    bias = gt.zeros(b.shape[1], dtype=gt.float64, requires_grad=True)
+    for y in (x @ w, gt.addmm(bias, x, w), x.unsqueeze(0).bmm(w.unsqueeze(0)).squeeze(0)):
+        pieces.clear()
+        np.testing.assert_allclose(y.detach()._data, a @ b, rtol=1e-11, atol=1e-10)
+        g = np.cos(a @ b)
+        x.grad = w.grad = None
+        y.backward(gt.tensor(g))
+        np.testing.assert_allclose(x.grad._data, g @ b.T, rtol=1e-11, atol=1e-10)
+        np.testing.assert_allclose(w.grad._data, a.T @ g, rtol=1e-11, atol=1e-10)
+        assert len({tid for tid, *_ in pieces}) == 2
+
+
+def test_what_stays_whole(threads, cores, openblas, monkeypatch):
+    """One thread set: one piece, on the caller. x @ x.t() (BLAS's syrk, half the work),
+    integers and products below SPLIT_PRODUCT_WORK: numpy's own call, OpenBLAS threads and
+    all (marked as spinning, so kernels wait)."""
+    import threading
+
+    pieces = _recording_pieces(monkeypatch)
+    rng = np.random.default_rng(14)
+    a, b = _large_operands(rng, np.float64)
+    gt.set_num_threads(1)
+    np.testing.assert_allclose(parallel.blas_product(a, b), a @ b, rtol=1e-11, atol=1e-10)
+    assert [(tid, n) for tid, _, _, n in pieces] == [(threading.get_ident(), 1)]
+    gt.set_num_threads(2)
+    pieces.clear()
+    ints = (a * 10).astype(np.int64)
+    for x, y in ((a, a.T), (ints, ints.T[:, :40]), (a[:100], b)):
+        parallel._blas_spin_until[0] = 0.0
+        assert _same_bits(parallel.blas_product(x, y), np.matmul(x, y))
+        assert parallel._blas_spin_until[0] > 0.0
+    assert pieces == []
+
+
+def test_another_blas_takes_numpys_call(threads, cores, monkeypatch):
+    """Where OpenBLAS's thread count cannot be set, the product is numpy's whole."""
+    monkeypatch.setattr(parallel, "OPENBLAS", parallel._OpenBlasThreads())
+    monkeypatch.setattr(parallel._OpenBlasThreads, "_find", classmethod(lambda cls: (None, None)))
+    pieces = _recording_pieces(monkeypatch)
+    a, b = _large_operands(np.random.default_rng(15), np.float64)
+    gt.set_num_threads(2)
+    assert _same_bits(parallel.blas_product(a, b), np.matmul(a, b))
+    assert pieces == [] and not parallel.OPENBLAS.usable

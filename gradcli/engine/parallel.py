@@ -14,10 +14,17 @@ Reductions are never split: that would change their summation order.
 
 numpy's OpenBLAS keeps its worker threads spinning, each on a core, for about 0.1 s
 after a multi-threaded matrix product; a split started then competes with them and
-runs slower than one call (tanh after a 512x512 matmul here: 6.3 ms against 5.3). So
-the matrix-product ops report their calls (`blas_called`) and for BLAS_SPIN_SECONDS
-after a large one kernels run whole. (PyTorch has no such gap: its BLAS and its
-elementwise kernels share one OpenMP pool.)
+runs slower than one call (tanh after a 512x512 matmul here: 6.3 ms against 5.3).
+PyTorch has no such gap: its BLAS and its elementwise kernels share one OpenMP pool.
+So large products (`blas_product`, SPLIT_PRODUCT_WORK multiply-adds or more) take the
+same road as the kernels here when numpy's OpenBLAS can be told its thread count: the
+rows are cut into one piece per thread, each piece a single-threaded BLAS call, and no
+BLAS worker is left spinning. As with OpenBLAS's own threads (and PyTorch's MKL), the
+last bits of a product can change with the thread count: BLAS blocks a piece's rows
+differently from a whole matrix's (the same inputs and thread count always give the
+same bits). Smaller products, where OpenBLAS's own threads (awake, spinning) start
+faster than ours, and any other BLAS, go to numpy as they are; for BLAS_SPIN_SECONDS
+after a large one of those, kernels run whole.
 
 The helper threads start on the first large array, are daemons, and run each piece in
 the caller's context (numpy's error state lives in a context variable: the caller's
@@ -41,6 +48,15 @@ _CHUNK = 16384  # elements per call of a function kernel (its temporaries stay i
 BLAS_SPIN_SECONDS = 0.1
 BLAS_THREADED_WORK = 65536 * 4
 _blas_spin_until = [0.0]
+
+# from this many multiply-adds (a 256x256 square product) a product is cut by rows over
+# the threads here. Handing a piece to a helper costs ~30 us more than OpenBLAS's own
+# (awake, spinning) workers take: 0.44 ms against 0.41 at 256x256, 1.34 against 1.30 at
+# 384x384, 128x128 0.09 against 0.07; the gain is in what follows, the elementwise kernels
+# on the product then run on every core at once (tanh of 512x512: 1.7 ms, not 2.5).
+SPLIT_PRODUCT_WORK = 1 << 24
+SPLIT_PRODUCT_MIN_ROWS = 32  # rows of a piece, at least
+SPLIT_PRODUCT_ALIGN = 16  # pieces start at a multiple of this many rows: whole BLAS blocks
 
 _ndarray = np.ndarray
 _ufunc = np.ufunc
@@ -155,9 +171,6 @@ def split_elementwise(kernel):
 
 
 def _split(kernel, is_ufunc: bool, a: np.ndarray, threads: int) -> np.ndarray:
-    from contextvars import copy_context
-    from queue import SimpleQueue
-
     # `out` comes first, before any temporary: a temporary allocated earlier could take a
     # piece of the free block `out` would have reused, and the process would grow by one
     # array (seen as +8 MB at the backward peak of bench W6)
@@ -173,13 +186,24 @@ def _split(kernel, is_ufunc: bool, a: np.ndarray, threads: int) -> np.ndarray:
     # a kernel of ours sees the same chunks however many pieces there are
     step = 1 if is_ufunc else _CHUNK
     bounds = [n * k // pieces // step * step for k in range(pieces)] + [n]
+    _run_pieces(run_range, (kernel, src, dst), bounds)
+    return out
+
+
+def _run_pieces(run_range, args: tuple, bounds: list) -> None:
+    """run_range(*args, lo, hi) for each piece [bounds[k], bounds[k+1]): the first on the
+    calling thread, the others on helpers; a helper's exception is raised here."""
+    from contextvars import copy_context
+    from queue import SimpleQueue
+
+    pieces = len(bounds) - 1
     done = SimpleQueue()
     if pieces > 1:
         tasks = POOL.helpers(pieces - 1)
         context = copy_context()
         for k in range(1, pieces):
-            tasks.put((run_range, (kernel, src, dst, bounds[k], bounds[k + 1]), context, done))
-    run_range(kernel, src, dst, bounds[0], bounds[1])
+            tasks.put((run_range, (*args, bounds[k], bounds[k + 1]), context, done))
+    run_range(*args, bounds[0], bounds[1])
     failure = None
     for _ in range(pieces - 1):
         exc = done.get()
@@ -187,4 +211,93 @@ def _split(kernel, is_ufunc: bool, a: np.ndarray, threads: int) -> np.ndarray:
             failure = exc
     if failure is not None:
         raise failure
+
+
+class _OpenBlasThreads:
+    """numpy's OpenBLAS thread count, through OpenBLAS's C API (as threadpoolctl does):
+    the library is found among the process's mapped files (Linux), once, on the first
+    large product. `usable` is False where it is not found (another BLAS, another OS)."""
+
+    NAMES = ("scipy_openblas_{}64_", "scipy_openblas_{}", "openblas_{}64_", "openblas_{}")
+
+    def __init__(self) -> None:
+        self.checked = False
+        self.set = self.get = None
+
+    @property
+    def usable(self) -> bool:
+        if not self.checked:
+            self.checked = True
+            try:
+                self.set, self.get = self._find()
+            except Exception:  # no /proc, no such symbol, a failing check: numpy as it is
+                self.set = self.get = None
+        return self.set is not None
+
+    @classmethod
+    def _find(cls):
+        import ctypes
+
+        with open("/proc/self/maps") as maps:
+            fields = (line.split(None, 5) for line in maps)
+            paths = {f[5].strip() for f in fields if len(f) == 6}  # the mapped file's path
+        libs = sorted(p for p in paths if "openblas" in os.path.basename(p).lower()
+                      and ".so" in os.path.basename(p))
+        for path in libs:
+            lib = ctypes.CDLL(path)  # already loaded by numpy: the same handle
+            for name in cls.NAMES:
+                setter = getattr(lib, name.format("set_num_threads"), None)
+                getter = getattr(lib, name.format("get_num_threads"), None)
+                if setter is None or getter is None:
+                    continue
+                before = getter()
+                setter(1)
+                took = getter() == 1
+                setter(before)
+                if took and getter() == before:
+                    return setter, getter
+        return None, None
+
+
+OPENBLAS = _OpenBlasThreads()
+
+
+def _product_range(a, b, out, lo: int, hi: int) -> None:
+    np.matmul(a[lo:hi], b if b.ndim < 3 else b[lo:hi], out=out[lo:hi])
+
+
+def _splittable(a: np.ndarray, b: np.ndarray) -> bool:
+    """A float matrix @ matrix or vector, or a batch @ a batch as long: a's first axis can
+    be cut. Not x @ x.t() (b is a.T itself): numpy hands that to BLAS's syrk, which
+    computes half of the result and mirrors it; pieces of it would do the whole work."""
+    if a.dtype.kind != "f" or b.dtype.kind != "f" or not 2 <= a.ndim <= 3 or b.ndim > a.ndim:
+        return False
+    if b.ndim == 3:
+        return b.shape[0] == a.shape[0]
+    return not (b.ndim == 2 and a.shape == b.shape[::-1] and a.strides == b.strides[::-1]
+                and a.ctypes.data == b.ctypes.data)
+
+
+def blas_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.matmul(a, b) (numpy's BLAS for floats), with a large product of a matrix or a batch
+    cut along a's first axis over the threads here (see the top)."""
+    work = a.size * (b.shape[-1] if b.ndim > 1 else 1)
+    if work < SPLIT_PRODUCT_WORK or not _splittable(a, b) or not OPENBLAS.usable:
+        out = np.matmul(a, b)
+        blas_called(work)
+        return out
+    if a.ndim == 3 and a.shape[0] == 1:  # a batch of one: its matrix's rows
+        return blas_product(a[0], b[0] if b.ndim == 3 else b)[None]
+    rows = a.shape[0]  # of a matrix; of a batch, its matrices
+    per_piece, per_align = (SPLIT_PRODUCT_MIN_ROWS, SPLIT_PRODUCT_ALIGN) if a.ndim == 2 else (1, 1)
+    pieces = max(1, min(POOL.threads, POOL.cores, rows // per_piece))
+    shape = a.shape[:-1] + b.shape[-1:] if b.ndim > 1 else a.shape[:-1]
+    out = np.empty(shape, np.result_type(a, b))
+    bounds = [0, *(rows * k // pieces // per_align * per_align for k in range(1, pieces)), rows]
+    before = OPENBLAS.get()
+    OPENBLAS.set(1)
+    try:
+        _run_pieces(_product_range, (a, b, out), bounds)
+    finally:
+        OPENBLAS.set(before)
     return out

@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..dtypes import float32, float64
-from ..parallel import blas_called, get_num_threads
+from ..parallel import blas_called, blas_product, get_num_threads
 from ..tensor import Tensor, _c_name, _type_word
 from .registry import defop, run_op
 from .shape import broadcast_error
@@ -46,15 +46,12 @@ def _mm_grads(c, g):
             _mat2_grad(g, a, b_columns) if c.needs(1) else None)
 
 
-def _noting_blas(product):
-    """A numpy matrix product that tells engine/parallel about the BLAS call."""
-    def forward(a, b):
-        out = product(a, b)
-        blas_called(a.size * (b.shape[-1] if b.ndim > 1 else 1))
-        return out
-
-    forward.__name__ = product.__name__
-    return forward
+def _blas_dot(a, b):
+    """np.dot of two vectors, telling engine/parallel about the BLAS call (never split:
+    that would change the order of the sum)."""
+    out = np.dot(a, b)
+    blas_called(a.size)
+    return out
 
 
 _F32, _F64 = float32.np, float64.np
@@ -375,24 +372,22 @@ def _mm_fwd(a, b, a_columns=False, b_columns=False):
         out = _mkl_product(a, b)
         if out is not None:
             return out
-    out = np.matmul(a, b)
-    blas_called(a.size * n)
-    return out
+    return blas_product(a, b)
 
 
 MM = defop("mm", "MmBackward0", _mm_fwd, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
            save="inputs", save_for=((1,), (0,)), out_size=_product_count, check_order=(1, 0),
            torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
-MV = defop("mv", "MvBackward0", _noting_blas(np.matmul),
+MV = defop("mv", "MvBackward0", blas_product,
            lambda c, g: (g.unsqueeze(1) * c.saved[1].unsqueeze(0) if c.needs(0) else None,
                          c.saved[0].t().mv(g) if c.needs(1) else None),
            "d(A@v)/dA = g v^T, d(A@v)/dv = A^T g", save="inputs", save_for=((1,), (0,)),
            torch_call="a.reshape(2, -1) @ b.reshape(-1)")
-DOT = defop("dot", "DotBackward0", _noting_blas(np.dot),
+DOT = defop("dot", "DotBackward0", _blas_dot,
             lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
             "d(a.b)/da = b, d(a.b)/db = a", save="inputs", save_for=((1,), (0,)),
             torch_call="a.reshape(-1) @ a.reshape(-1)")
-BMM = defop("bmm", "BmmBackward0", _noting_blas(np.matmul),
+BMM = defop("bmm", "BmmBackward0", blas_product,
             lambda c, g: (g.bmm(c.saved[1].transpose(1, 2)) if c.needs(0) else None,
                           c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
             "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs",
@@ -409,8 +404,7 @@ def _addmm_forward(bias, a, b, beta, alpha, a_columns=False, b_columns=False):
         out = _mkl_product(a, b, c, alpha)
         if out is not None:
             return out
-    out = np.matmul(a, b) if alpha != 0 else np.zeros((a.shape[0], b.shape[1]), a.dtype)
-    blas_called(a.size * b.shape[1])
+    out = blas_product(a, b) if alpha != 0 else np.zeros((a.shape[0], b.shape[1]), a.dtype)
     if alpha != 1 and alpha != 0:
         out = out * alpha
     if beta != 0:
