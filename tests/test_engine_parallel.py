@@ -240,7 +240,7 @@ def test_one_thread_turns_splitting_off(threads, cores):
     gt.set_num_threads(1)
     assert _same_bits(parallel.split_elementwise(_recording(calls))(np.ones(LARGE)), np.full(LARGE, 2.0))
     assert _all_on_this_thread(calls) and sum(size for _, size in calls) == LARGE
-    assert max(size for _, size in calls) == parallel._CHUNK
+    assert max(size for _, size in calls) == parallel.chunk_size(LARGE)
 
 
 @pytest.mark.parametrize("kernel", _kernels()[1:], ids=["ufunc", "function"])

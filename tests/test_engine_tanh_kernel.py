@@ -16,7 +16,9 @@ import gradcli.torch as gt
 from gradcli.engine import parallel
 from gradcli.engine.ops import elementwise
 
-N = 5 * parallel._CHUNK + 777  # several chunks and a ragged end
+CHUNK = parallel.CHUNK_MAX
+N = 5 * CHUNK + 777  # several chunks and a ragged end
+assert parallel.chunk_size(N) == CHUNK
 
 
 @pytest.fixture
@@ -93,7 +95,7 @@ def test_a_transposed_input_keeps_numpys_tanh_below_one():
 def test_the_same_bits_on_one_thread_or_two(two_threads):
     """Chunks of every kind: all large, a few small values, mostly small."""
     rng = np.random.default_rng(2)
-    chunk = parallel._CHUNK
+    chunk = CHUNK
     x = rng.uniform(1.0, 30.0, N)
     x[chunk: chunk + 50] = 0.25
     x[2 * chunk: 3 * chunk] = rng.uniform(-0.9, 0.9, chunk)
