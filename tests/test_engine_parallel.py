@@ -418,3 +418,111 @@ def test_another_blas_takes_numpys_call(threads, cores, monkeypatch):
     gt.set_num_threads(2)
     assert _same_bits(parallel.blas_product(a, b), np.matmul(a, b))
     assert pieces == [] and not parallel.OPENBLAS.usable
+
+
+def test_products_on_several_user_threads_leave_openblas_as_it_was(threads, cores, openblas):
+    """Two threads of the user's multiplying at once: OpenBLAS goes back to its own count
+    when the last of them is done (one restoring the other's `1` would keep it there)."""
+    import threading
+
+    rng = np.random.default_rng(16)
+    a, b = _large_operands(rng, np.float64)
+    want = np.matmul(a, b)
+    before = openblas.get()
+    gt.set_num_threads(2)
+    start = threading.Barrier(2)
+    failures = []
+
+    def multiply():
+        start.wait()
+        for _ in range(20):
+            got = parallel.blas_product(a, b)
+            if not np.allclose(got, want, rtol=1e-11, atol=1e-10):
+                failures.append("wrong product")
+
+    workers = [threading.Thread(target=multiply) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert failures == [] and openblas.holders == 0 and openblas.get() == before
+
+
+# --------------------------------------------------------------------- CPU pinning
+
+
+def _affinity_recording(calls: list):
+    """A kernel recording (thread, its CPU set) of each call."""
+    import os
+    import threading
+
+    def double(a):
+        calls.append((threading.get_ident(), frozenset(os.sched_getaffinity(0))))
+        return a * 2
+
+    return _into(double)
+
+
+@pytest.fixture
+def two_cpus():
+    import os
+
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2 \
+            or not parallel._CpuCalls.usable():
+        pytest.skip("CPU pinning needs two CPUs and sched_setaffinity")
+    return frozenset(os.sched_getaffinity(0))
+
+
+def test_pieces_run_on_cpus_of_their_own_and_the_callers_set_comes_back(threads, cores, two_cpus):
+    import threading
+
+    calls = []
+    gt.set_num_threads(2)
+    out = parallel.split_elementwise(_affinity_recording(calls))(np.ones(LARGE))
+    assert _same_bits(out, np.full(LARGE, 2.0))
+    mine = {cpus for tid, cpus in calls if tid == threading.get_ident()}
+    theirs = {cpus for tid, cpus in calls if tid != threading.get_ident()}
+    assert len(mine) == 1 and len(theirs) == 1
+    (caller,), (helper,) = mine, theirs
+    assert len(caller) == 1 and len(helper) == 1 and caller != helper
+    assert caller | helper <= two_cpus
+    import os
+
+    assert frozenset(os.sched_getaffinity(0)) == two_cpus
+
+
+def test_no_pinning_when_turned_off_or_held_to_one_cpu(threads, cores, two_cpus, monkeypatch):
+    import os
+
+    calls = []
+    gt.set_num_threads(2)
+    monkeypatch.setattr(parallel, "CPU_PINNING", False)
+    parallel.split_elementwise(_affinity_recording(calls))(np.ones(LARGE))
+    assert {cpus for _, cpus in calls} == {two_cpus} and len({tid for tid, _ in calls}) == 2
+    monkeypatch.setattr(parallel, "CPU_PINNING", True)
+    one = min(two_cpus)
+    os.sched_setaffinity(0, {one})
+    try:
+        calls.clear()
+        out = parallel.split_elementwise(_affinity_recording(calls))(np.ones(LARGE))
+        assert _same_bits(out, np.full(LARGE, 2.0))
+        assert frozenset(os.sched_getaffinity(0)) == {one}
+    finally:
+        os.sched_setaffinity(0, two_cpus)
+
+
+def test_a_failing_piece_still_gives_the_caller_its_cpus_back(threads, cores, two_cpus):
+    import os
+
+    @_into
+    def kernel(a):
+        if a[0] < 0:
+            raise ValueError("negative piece")
+        return a
+
+    values = np.ones(LARGE)
+    values[LARGE // 2:] = -1
+    gt.set_num_threads(2)
+    with pytest.raises(ValueError, match="negative piece"):
+        parallel.split_elementwise(kernel)(values)
+    assert frozenset(os.sched_getaffinity(0)) == two_cpus

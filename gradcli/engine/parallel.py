@@ -80,7 +80,7 @@ def _default_threads() -> int:
 
 
 class _Pool:
-    """The helper threads: `tasks` feeds them (fn, args, context, done) tuples."""
+    """The helper threads: `tasks` feeds them (fn, args, context, done, cpu) tuples."""
 
     def __init__(self) -> None:
         self.cores = _default_threads()
@@ -114,8 +114,17 @@ if hasattr(os, "register_at_fork"):
 
 
 def _serve(tasks) -> None:
+    """A helper thread: runs the tasks it takes from `tasks`, each on the CPU the task names
+    (None: wherever the helper was allowed before; see CPU pinning below)."""
+    pinned = home = None  # the CPU this helper is held on; its CPU set before that
     while True:
-        fn, args, context, done = tasks.get()
+        fn, args, context, done, cpu = tasks.get()
+        if cpu != pinned:  # held elsewhere, or (cpu None: pinning off) let go again
+            if pinned is None:
+                home = os.sched_getaffinity(0)
+            pinned = _pin_to(cpu) if cpu is not None else None
+            if pinned is None:
+                _set_affinity(home)
         try:
             context.run(fn, *args)
             failure = None
@@ -204,25 +213,95 @@ def _split(kernel, is_ufunc: bool, a: np.ndarray, threads: int) -> np.ndarray:
 
 def _run_pieces(run_range, args: tuple, bounds: list) -> None:
     """run_range(*args, lo, hi) for each piece [bounds[k], bounds[k+1]): the first on the
-    calling thread, the others on helpers; a helper's exception is raised here."""
+    calling thread, the others on helpers, each piece on a CPU of its own (CPU_PINNING);
+    a helper's exception is raised here."""
     from contextvars import copy_context
     from queue import SimpleQueue
 
     pieces = len(bounds) - 1
+    if pieces == 1:
+        run_range(*args, bounds[0], bounds[1])
+        return
     done = SimpleQueue()
-    if pieces > 1:
-        tasks = POOL.helpers(pieces - 1)
-        context = copy_context()
+    tasks = POOL.helpers(pieces - 1)
+    context = copy_context()
+    here, allowed = _hold_caller()
+    try:
+        others = [cpu for cpu in allowed if cpu != here] if here is not None else []
         for k in range(1, pieces):
-            tasks.put((run_range, (*args, bounds[k], bounds[k + 1]), context, done))
-    run_range(*args, bounds[0], bounds[1])
-    failure = None
-    for _ in range(pieces - 1):
-        exc = done.get()
-        if exc is not None and failure is None:
-            failure = exc
+            cpu = others[(k - 1) % len(others)] if others else None
+            tasks.put((run_range, (*args, bounds[k], bounds[k + 1]), context, done, cpu))
+        run_range(*args, bounds[0], bounds[1])
+        failure = None
+        for _ in range(pieces - 1):
+            exc = done.get()
+            if exc is not None and failure is None:
+                failure = exc
+    finally:
+        if here is not None:
+            _set_affinity(allowed)
     if failure is not None:
         raise failure
+
+
+# ------------------------------------------------------------------------- CPU pinning
+# On this project's VM a helper woken after the machine had idled a while was often run
+# on the caller's own vCPU, beside it, until the kernel moved one of them: the two halves
+# took turns on one core. (Its scheduler packs tasks onto few vCPUs, and a vCPU idle for
+# a while counts as taken by the host.) W4 matmul after 0.25 s idle: the first two runs
+# 24-30 ms against 16 steady. So while pieces run the caller is held on the CPU it is on
+# and each helper on another one it may use: 16.5-18 ms, the same steady. The caller's
+# own CPU set is put back after, so the user's threads are scheduled as they were.
+CPU_PINNING = True
+
+
+class _CpuCalls:
+    """sched_getcpu (from the C library, through ctypes) and the affinity calls, found
+    on first use; None where the OS has them not."""
+
+    getcpu = None
+    checked = False
+
+    @classmethod
+    def usable(cls) -> bool:
+        if not cls.checked:
+            cls.checked = True
+            try:
+                import ctypes
+
+                if hasattr(os, "sched_setaffinity"):
+                    cls.getcpu = ctypes.CDLL(None).sched_getcpu
+            except (OSError, AttributeError):
+                cls.getcpu = None
+        return cls.getcpu is not None
+
+
+def _set_affinity(cpus) -> bool:
+    try:
+        os.sched_setaffinity(0, cpus)  # 0: the calling thread
+        return True
+    except OSError:
+        return False
+
+
+def _pin_to(cpu: int):
+    """Holds the calling helper on `cpu`; the CPU it is held on (None if refused)."""
+    return cpu if _set_affinity((cpu,)) else None
+
+
+def _hold_caller():
+    """(its CPU, its CPU set) with the calling thread held on the CPU it is on; (None,
+    its CPU set or ()) where pinning is off, unavailable or refused."""
+    if not CPU_PINNING or not _CpuCalls.usable():
+        return None, ()
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except OSError:
+        return None, ()
+    here = _CpuCalls.getcpu()
+    if here not in allowed or len(allowed) < 2 or not _set_affinity((here,)):
+        return None, allowed
+    return here, allowed
 
 
 class _OpenBlasThreads:
@@ -235,6 +314,23 @@ class _OpenBlasThreads:
     def __init__(self) -> None:
         self.checked = False
         self.set = self.get = None
+        self.lock = None  # a threading.Lock once found: threads of the user's may multiply too
+        self.holders = 0  # products running with OpenBLAS set to one thread
+        self.saved = 0  # OpenBLAS's count before the first of them
+
+    def hold_single(self) -> None:
+        """OpenBLAS at one thread until the matching release (nested: kept the first count)."""
+        with self.lock:
+            if self.holders == 0:
+                self.saved = self.get()
+                self.set(1)
+            self.holders += 1
+
+    def release_single(self) -> None:
+        with self.lock:
+            self.holders -= 1
+            if self.holders == 0:
+                self.set(self.saved)
 
     @property
     def usable(self) -> bool:
@@ -244,6 +340,9 @@ class _OpenBlasThreads:
                 self.set, self.get = self._find()
             except Exception:  # no /proc, no such symbol, a failing check: numpy as it is
                 self.set = self.get = None
+            import threading
+
+            self.lock = threading.Lock()
         return self.set is not None
 
     @classmethod
@@ -306,10 +405,9 @@ def blas_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     shape = a.shape[:-1] + b.shape[-1:] if b.ndim > 1 else a.shape[:-1]
     out = np.empty(shape, np.result_type(a, b))
     bounds = [0, *(rows * k // pieces // per_align * per_align for k in range(1, pieces)), rows]
-    before = OPENBLAS.get()
-    OPENBLAS.set(1)
+    OPENBLAS.hold_single()
     try:
         _run_pieces(_product_range, (a, b, out), bounds)
     finally:
-        OPENBLAS.set(before)
+        OPENBLAS.release_single()
     return out
