@@ -368,17 +368,21 @@ def bench_w2(args, results):
         import torch
 
         peers["torch"] = lambda: w2_small_ops(torch, n)
-    rows = {}
     ref = w2_numpy(n)[2]
-    for name, fn in peers.items():
-        fw, bw, grads = [], [], None
-        for _ in range(repeat):
-            f, b, grads = fn()
-            fw.append(f)
-            bw.append(b)
+    # round robin after a warm-up, as W3 and W4: a slow spell of the VM (seconds long)
+    # hits every peer alike, where each peer's repeats one after another let it fall on one
+    for fn in peers.values():
+        fn()
+    per = {name: [] for name in peers}
+    for _ in range(repeat):
+        for name, fn in peers.items():
+            per[name].append(fn())
+    rows = {}
+    for name, runs in per.items():
+        fw, bw = [r[0] for r in runs], [r[1] for r in runs]
         rows[name] = {"forward": summary(fw, 1e6), "backward": summary(bw, 1e6),
                       "total_us": statistics.median(fw) * 1e6 + statistics.median(bw) * 1e6,
-                      "grad_ok": close(grads, ref)}
+                      "grad_ok": close(runs[-1][2], ref)}
     results["W2 small ops (us per op)"] = rows
 
 
@@ -393,38 +397,40 @@ def bench_w3(args, results):
         import torch
 
         peers["torch"] = lambda: w3_engine(torch, runs)
-    # in-process peers round-robin after a warm-up, as W4 (the same machine state for all)
+    # `gradcli run`: each process times its program itself (`--json`'s "seconds": reading,
+    # compiling and running the file, gradcli's start-up not), so start-up, which varies by
+    # ~0.1 s here, drops out exactly (timing a process minus an empty one left ~10 us a run
+    # of that variation in the result)
+    file_runs = runs * (2 if args.quick else 5)
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "w3.grad").write_text(W3_SOURCE.format(n=file_runs))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    full = gradcli_cmd() + ["run", "--json", str(tmp / "w3.grad")]
+    first = subprocess.run(full, capture_output=True, text=True, env=env)  # writes the .pyc
+    if first.returncode == 0:
+        def run_file():
+            proc = subprocess.run(full, capture_output=True, text=True, env=env)
+            return json.loads(proc.stdout)["runs"][0]["seconds"] / file_runs, None
+
+        peers["gradcli run"] = run_file
+    # every peer round robin after a warm-up, as W2 and W4 (a slow spell hits all alike)
     for fn in peers.values():
         fn()
     per = {name: [] for name in peers}
     for _ in range(repeat):
         for name, fn in peers.items():
-            per[name].append(fn())
+            per[name] += [fn() for _ in range(2 if name == "gradcli run" else 1)]
     rows = {}
     for name, ps in per.items():
         rows[name] = summary([p[0] for p in ps], 1e6)
-        if name != "numpy":
+        if name not in ("numpy", "gradcli run"):
             rows[name]["grad_ok"] = close(ps[-1][1] / runs, ref)
-    # `gradcli run`: each process times its program itself (`--json`'s "seconds": reading,
-    # compiling and running the file, gradcli's start-up not), so start-up, which varies by
-    # ~0.1 s here, drops out exactly (timing a process minus an empty one left ~10 us a run
-    # of that variation in the result)
-    runs *= 2 if args.quick else 5
-    tmp = Path(tempfile.mkdtemp())
-    (tmp / "w3.grad").write_text(W3_SOURCE.format(n=runs))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    full = gradcli_cmd() + ["run", "--json", str(tmp / "w3.grad")]
-    first = subprocess.run(full, capture_output=True, text=True, env=env)  # writes the .pyc
     if first.returncode != 0:
         rows["gradcli run"] = {"error": (first.stderr.strip().splitlines() or ["failed"])[-1]}
     else:
-        per_run = []
-        for _ in range(2 * repeat + 1):
-            proc = subprocess.run(full, capture_output=True, text=True, env=env)
-            per_run.append(json.loads(proc.stdout)["runs"][0]["seconds"] / runs)
-        rows["gradcli run"] = summary(per_run, 1e6)
         grad = json.loads(first.stdout)["runs"][0]["tensors"]["x"]["grad"]
-        rows["gradcli run"]["grad_ok"] = close(np.asarray(grad) / runs, ref)
+        rows["gradcli run"]["grad_ok"] = close(np.asarray(grad) / file_runs, ref)
+    shutil.rmtree(tmp, ignore_errors=True)
     order = ["gradcli (python)", "gradcli run", "numpy", "torch"]
     results["W3 seed loop (us per run)"] = {k: rows[k] for k in order if k in rows}
 
@@ -433,9 +439,10 @@ W4_WORKLOADS = {"elementwise": (w4_elementwise, w4_elementwise_numpy),
                 "matmul": (w4_matmul, w4_matmul_numpy)}
 
 
-def w4_child(peer: str, workload: str, n: int, repeat: int) -> None:
-    """One W4 peer alone in this process (only its own library imported): two untimed
-    warm-up runs, then `repeat` timed ones; prints the times and a sample of the gradient."""
+def w4_serve(peer: str, workload: str, n: int) -> None:
+    """One W4 peer alone in this process (only its own library imported), taking turns:
+    for each line `K` on stdin, one untimed warm-up run and K timed ones, the times printed
+    as a JSON line; on `end`, a sample of the last gradient."""
     eng, ref_fn = W4_WORKLOADS[workload]
     if peer == "numpy":
         fn = lambda: ref_fn(n)  # noqa: E731
@@ -444,50 +451,91 @@ def w4_child(peer: str, workload: str, n: int, repeat: int) -> None:
 
         T = importlib.import_module("gradcli.torch" if peer == "gradcli" else "torch")
         fn = lambda: eng(T, n)  # noqa: E731
-    fn()
-    fn()
-    times, grad = [], None
-    for _ in range(repeat):
-        t, grad = fn()
-        times.append(t)
+    grad = None
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() == "end":
+            break
+        fn()
+        times = []
+        for _ in range(int(line)):
+            t, grad = fn()
+            times.append(t)
+        print(json.dumps(times), flush=True)
     g = as_np(grad).ravel()
-    print(json.dumps({"times": times, "sample": g[:256].tolist(), "sum": float(g.sum())}))
+    print(json.dumps({"sample": g[:256].tolist(), "sum": float(g.sum())}), flush=True)
+
+
+# Between two peers' turns the machine idles this long: numpy's OpenBLAS workers spin
+# ~0.1 s after a product and PyTorch's OpenMP threads a while after a parallel region, and
+# spinning threads of one peer would slow the next one's turn.
+W4_GAP_SECONDS = 0.25
+
+
+def _w4_ask(proc, line: str):
+    """Sends `line` to a W4 peer's process: (its JSON answer, None), or (None, its error)."""
+    try:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        answer = proc.stdout.readline()
+    except (BrokenPipeError, OSError):
+        answer = ""
+    if answer:
+        return json.loads(answer), None
+    proc.wait(timeout=60)
+    return None, (proc.stderr.read().strip().splitlines() or ["failed"])[-1]
 
 
 def bench_w4(args, results):
-    """Each peer runs in a process of its own, as W5/W6 do. In one shared process the
-    figures depended on what ran before: malloc's state (page faults, huge pages) moved
-    gradcli's elementwise time between 34 and 55 ms, and PyTorch's OpenMP or numpy's BLAS
-    threads still spinning from another peer slowed the next one's matmul. The peers take
-    turns, a process each per round, so a slow spell of the machine hits them alike."""
+    """Each peer runs in a process of its own, as W5/W6 do (in one shared process the
+    figures depended on what ran before: malloc's state, threads another peer left
+    spinning). The processes stay alive and take short turns (a warm-up run, then two
+    timed ones, back to back as in a loop), round robin, with an idle gap between turns:
+    this VM's speed drifts by tens of percent for seconds at a time, and turns a few
+    tens of milliseconds long put every peer in the same spells. Processes that ran all
+    their repeats at once, one peer after another, had gradcli/torch ratios swing
+    between 0.90x and 1.07x from one full run to the next."""
     n_el = 300 if args.quick else 1000
     n_mm = 128 if args.quick else 512
-    rounds, repeat = (1, 3) if args.quick else (3, 4)
+    turns, per_turn = (2, 2) if args.quick else (8, 2)
     peers = ["gradcli"] + (["torch"] if have_torch() else []) + ["numpy"]
     for title, workload, n in ((f"W4 elementwise {n_el}x{n_el} (ms)", "elementwise", n_el),
                                (f"W4 matmul {n_mm}x{n_mm} (ms)", "matmul", n_mm)):
         ref = as_np(W4_WORKLOADS[workload][1](n)[1]).ravel()
+        procs = {peer: subprocess.Popen([sys.executable, __file__, "--w4-serve", peer, workload,
+                                         str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+                 for peer in peers}
         times: dict = {peer: [] for peer in peers}
         rows: dict = {}
-        for _ in range(rounds):
+
+        for peer, proc in procs.items():  # every import done before the first turn
+            if proc.stdout.readline().strip() != "ready":
+                proc.wait()
+                rows[peer] = {"error": (proc.stderr.read().strip().splitlines() or ["failed"])[-1]}
+        for _ in range(turns):
             for peer in peers:
                 if "error" in rows.get(peer, {}):
                     continue
-                proc = subprocess.run([sys.executable, __file__, "--w4-child", peer, workload,
-                                       str(n), str(repeat)], capture_output=True, text=True,
-                                      timeout=1800)
-                if proc.returncode != 0:
-                    rows[peer] = {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
-                    continue
-                out = json.loads(proc.stdout.strip().splitlines()[-1])
-                times[peer] += out["times"]
-                if peer != "numpy":
-                    ok = close(out["sample"], ref[:256]) and \
-                        abs(out["sum"] - ref.sum()) <= 1e-4 * max(1.0, abs(ref.sum()))
-                    rows[peer] = {"grad_ok": ok and rows.get(peer, {}).get("grad_ok", True)}
+                time.sleep(W4_GAP_SECONDS)
+                got, error = _w4_ask(procs[peer], str(per_turn))
+                if error:
+                    rows[peer] = {"error": error}
+                else:
+                    times[peer] += got
         for peer in peers:
-            if "error" not in rows.get(peer, {}):
-                rows[peer] = {**summary(times[peer], 1e3), **rows.get(peer, {})}
+            if "error" in rows.get(peer, {}):
+                procs[peer].kill()
+                continue
+            out, error = _w4_ask(procs[peer], "end")
+            procs[peer].wait(timeout=60)
+            if error:
+                rows[peer] = {"error": error}
+                continue
+            if peer != "numpy":
+                rows[peer] = {"grad_ok": bool(close(out["sample"], ref[:256]) and abs(
+                    out["sum"] - ref.sum()) <= 1e-4 * max(1.0, abs(ref.sum())))}
+            rows[peer] = {**summary(times[peer], 1e3), **rows.get(peer, {})}
         results[title] = rows
 
 
@@ -554,12 +602,12 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("-k", default="")
-    ap.add_argument("--w4-child", nargs=4, metavar=("PEER", "WORKLOAD", "N", "REPEAT"),
+    ap.add_argument("--w4-serve", nargs=3, metavar=("PEER", "WORKLOAD", "N"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.w4_child:
-        peer, workload, n, repeat = args.w4_child
-        w4_child(peer, workload, int(n), int(repeat))
+    if args.w4_serve:
+        peer, workload, n = args.w4_serve
+        w4_serve(peer, workload, int(n))
         return 0
     results: dict = {}
     for wid, fn in (("W1", bench_w1), ("W2", bench_w2), ("W3", bench_w3), ("W4", bench_w4),
