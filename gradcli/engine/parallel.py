@@ -249,9 +249,10 @@ def _run_pieces(run_range, args: tuple, bounds: list) -> None:
 # on the caller's own vCPU, beside it, until the kernel moved one of them: the two halves
 # took turns on one core. (Its scheduler packs tasks onto few vCPUs, and a vCPU idle for
 # a while counts as taken by the host.) W4 matmul after 0.25 s idle: the first two runs
-# 24-30 ms against 16 steady. So while pieces run the caller is held on the CPU it is on
-# and each helper on another one it may use: 16.5-18 ms, the same steady. The caller's
-# own CPU set is put back after, so the user's threads are scheduled as they were.
+# took 1.5-1.9x the steady time (24-30 ms against 16). So while pieces run the caller is
+# held on the CPU it is on and each helper on another one it may use: 1.0-1.25x, the
+# same steady. The caller's own CPU set is put back after, so the user's threads are
+# scheduled as they were.
 CPU_PINNING = True
 
 
