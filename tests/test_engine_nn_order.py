@@ -274,6 +274,29 @@ def test_float32_sigmoid_is_pytorchs_bit_for_bit():
     assert np.array_equal(theirs.view(np.int32), ours.view(np.int32))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_sigmoid_tails_are_pytorchs_scalar_code(threads):
+    """PyTorch's loop takes 16 elements at a time with SLEEF's exp and the last n % 16 of
+    each thread's chunk with glibc's expf: every size up to 40 (all tail under 16), sizes
+    around the thread split, and a transposed input (memory order)."""
+    torch = torch_with_measured_kernels()
+    rng = np.random.default_rng(12)
+    before, before_torch = gt.get_num_threads(), torch.get_num_threads()
+    gt.set_num_threads(threads)
+    torch.set_num_threads(threads)
+    try:
+        for n in [*range(1, 41), 32767, 32785, 65535]:
+            x = (rng.standard_normal(n) * 3).astype(np.float32)
+            ours = gt.tensor(x).sigmoid()._data
+            assert np.array_equal(ours.view(np.int32), torch.tensor(x).sigmoid().numpy().view(np.int32)), n
+        x = (rng.standard_normal((5, 7)) * 3).astype(np.float32)
+        ours = gt.tensor(x).t().sigmoid()._data
+        assert np.array_equal(ours, torch.tensor(x).t().sigmoid().numpy())
+    finally:
+        gt.set_num_threads(before)
+        torch.set_num_threads(before_torch)
+
+
 def test_bce_with_logits_input_gradient_prints_as_pytorch():
     # sigmoid(x) - t cancels: a last-bit difference in sigmoid showed in 3.6% of these
     torch = torch_with_measured_kernels()
