@@ -4,7 +4,7 @@ PyTorch's: compared with PyTorch itself bit for bit where it is installed."""
 
 import numpy as np
 import pytest
-from torch_kernels import torch_with_measured_kernels
+from torch_kernels import both_on_threads, torch_with_measured_kernels
 
 import gradcli.torch as torch
 from gradcli.engine import summation
@@ -70,10 +70,7 @@ def test_large_reductions_split_across_threads_as_pytorch(real, threads):
     """From 32,768 elements PyTorch splits the work: along a kept dim (columns rounded to
     128 bytes where they are contiguous), or, for a single output, the iteration itself."""
     rng = np.random.default_rng(threads)
-    old_real, old_ours = real.get_num_threads(), torch.get_num_threads()
-    real.set_num_threads(threads)
-    torch.set_num_threads(threads)
-    try:
+    with both_on_threads(real, threads):
         for shape, dim, layout in [((2, 40000), 1, "contiguous"), ((40000, 2), 0, "contiguous"),
                                    ((1002, 40), 0, "contiguous"), ((1002, 40), 0, "transposed"),
                                    ((1001, 66), 1, "stepped"), ((1, 70001), 1, "contiguous"),
@@ -83,9 +80,6 @@ def test_large_reductions_split_across_threads_as_pytorch(real, threads):
                 ours, theirs = _pair(_data(shape, dtype, rng), dtype, layout, real)
                 assert _same(ours.sum(dim), theirs.sum(dim)), (shape, dim, layout, dtype)
                 assert _same(ours.mean(dim), theirs.mean(dim)), (shape, dim, layout, dtype)
-    finally:
-        real.set_num_threads(old_real)
-        torch.set_num_threads(old_ours)
 
 
 def test_random_shapes_dims_and_permutations(real):

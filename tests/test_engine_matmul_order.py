@@ -3,7 +3,7 @@ bits (and what float32 prints) agree with PyTorch; other products stay on numpy'
 
 import numpy as np
 import pytest
-from torch_kernels import torch_with_measured_kernels
+from torch_kernels import both_on_threads, torch_with_measured_kernels
 
 import gradcli.engine.ops.linalg as linalg
 import gradcli.torch as gt
@@ -304,16 +304,10 @@ def test_one_thread_fused_kernel_covers_every_row():
     """With two threads MKL's fused kernel leaves the rows after the last group of 4 to the
     others; with one (torch.set_num_threads(1), mirrored by gradcli's) it covers them all."""
     rng = np.random.default_rng(16)
-    before, before_gt = torch.get_num_threads(), gt.get_num_threads()
-    try:
-        for threads in (1, 2):
-            torch.set_num_threads(threads)
-            gt.set_num_threads(threads)
+    for threads in (1, 2):
+        with both_on_threads(torch, threads):
             for m, k, n in [(5, 6, 20), (7, 8, 13), (10, 5, 30), (6, 7, 17)]:
                 for tb in (False, True):
                     a, ta_ = _pair(rng, (m, k), False)
                     b, tb_ = _pair(rng, (k, n), tb)
                     _same_bits(a @ b, ta_ @ tb_)
-    finally:
-        torch.set_num_threads(before)
-        gt.set_num_threads(before_gt)

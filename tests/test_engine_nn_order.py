@@ -14,7 +14,7 @@ kernels are not emulated), so only float32 is compared bit for bit."""
 
 import numpy as np
 import pytest
-from torch_kernels import torch_with_measured_kernels
+from torch_kernels import both_on_threads, torch_with_measured_kernels
 
 import gradcli.torch as gt
 from gradcli.engine.ops import nn
@@ -281,10 +281,7 @@ def test_float32_sigmoid_tails_are_pytorchs_scalar_code(threads):
     around the thread split, and a transposed input (memory order)."""
     torch = torch_with_measured_kernels()
     rng = np.random.default_rng(12)
-    before, before_torch = gt.get_num_threads(), torch.get_num_threads()
-    gt.set_num_threads(threads)
-    torch.set_num_threads(threads)
-    try:
+    with both_on_threads(torch, threads):
         for n in [*range(1, 41), 32767, 32785, 65535]:
             x = (rng.standard_normal(n) * 3).astype(np.float32)
             ours = gt.tensor(x).sigmoid()._data
@@ -292,9 +289,6 @@ def test_float32_sigmoid_tails_are_pytorchs_scalar_code(threads):
         x = (rng.standard_normal((5, 7)) * 3).astype(np.float32)
         ours = gt.tensor(x).t().sigmoid()._data
         assert np.array_equal(ours, torch.tensor(x).t().sigmoid().numpy())
-    finally:
-        gt.set_num_threads(before)
-        torch.set_num_threads(before_torch)
 
 
 def test_bce_with_logits_input_gradient_prints_as_pytorch():

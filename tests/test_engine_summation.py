@@ -3,7 +3,7 @@ their bits, and the digits a printed tensor shows, are PyTorch's."""
 
 import numpy as np
 import pytest
-from torch_kernels import torch_with_measured_kernels
+from torch_kernels import both_on_threads, torch_with_measured_kernels
 
 import gradcli.torch as torch
 from gradcli.engine import summation
@@ -59,10 +59,7 @@ def test_other_layouts_and_dtypes_keep_their_sums():
 def test_sum_and_mean_are_pytorchs_bit_for_bit(dtype, threads):
     real = torch_with_measured_kernels()
     rng = np.random.default_rng(0)
-    old_real, old_ours = real.get_num_threads(), torch.get_num_threads()
-    real.set_num_threads(threads)
-    torch.set_num_threads(threads)
-    try:
+    with both_on_threads(real, threads):
         for n in SIZES:
             for _ in range(3 if n < 2000 else 1):
                 x = _data(n, dtype, rng)
@@ -75,9 +72,6 @@ def test_sum_and_mean_are_pytorchs_bit_for_bit(dtype, threads):
         ours = torch.tensor(x.tolist(), dtype=getattr(torch, dtype)).permute(2, 0, 1)
         theirs = real.tensor(x.tolist(), dtype=getattr(real, dtype)).permute(2, 0, 1)
         assert ours.sum().item() == theirs.sum().item()
-    finally:
-        real.set_num_threads(old_real)
-        torch.set_num_threads(old_ours)
 
 
 def test_printed_sums_are_pytorchs():

@@ -10,7 +10,11 @@ tests skip there, saying why, instead of failing.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
+
+import gradcli.torch as gradcli_torch
 
 MEASURED_CAPABILITY = "AVX2"
 MEASURED_MKL_VENDOR = "AuthenticAMD"
@@ -39,3 +43,17 @@ def torch_with_measured_kernels(mkl: bool = False):
         pytest.skip(f"MKL's products were measured on a {MEASURED_MKL_VENDOR} CPU, "
                     f"this one is {_cpu_vendor()}", allow_module_level=True)
     return torch
+
+
+@contextmanager
+def both_on_threads(torch, threads: int):
+    """PyTorch and gradcli set to the same thread count (their sums and products follow
+    it), both put back after."""
+    before, before_ours = torch.get_num_threads(), gradcli_torch.get_num_threads()
+    torch.set_num_threads(threads)
+    gradcli_torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+        gradcli_torch.set_num_threads(before_ours)
