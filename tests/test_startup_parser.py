@@ -5,7 +5,9 @@ generated tables honest:
 
 - they are fresh: made from grammar/gradcli.lark as it is, and regenerating them
   with the lark version that made them gives the committed file byte for byte
-  (after a grammar change, run ``python -m gradcli.lang._lalr_gen``);
+  (after a grammar change, run ``python -m gradcli.lang._lalr_gen``); so is the
+  lexer's regex compiled ahead (gradcli.lang._lexer_code), on the Python it is for,
+  and it lexes as ``re.compile`` of the pattern does;
 - the runtime behaves as lark does, on every .grad file of the repository, their
   lines as f-string expressions (the ``fexpr`` start), and thousands of mutated
   variants: the same tokens, the same trees (data, children, token types, values and
@@ -48,6 +50,61 @@ def test_tables_are_fresh():
     text = _lalr_gen.generate()
     assert TABLES.read_text(encoding="utf-8") == text, \
         "gradcli/lang/_lalr_tables.py is stale: run python -m gradcli.lang._lalr_gen"
+
+
+def test_lexer_code_is_fresh_for_this_python():
+    from gradcli.lang import _lalr_tables, _lexer_code
+
+    if _lexer_code.FORMAT != _lalr_gen.sre_format():
+        pytest.skip(f"lexer code compiled for {_lexer_code.FORMAT}, this is {_lalr_gen.sre_format()}")
+    text = _lalr_gen.generate_lexer_code(_lalr_tables.PATTERNS)
+    assert (TABLES.parent / "_lexer_code.py").read_text(encoding="utf-8") == text, \
+        "gradcli/lang/_lexer_code.py is stale: run python -m gradcli.lang._lalr_gen"
+
+
+def _tokens(scanners, text):
+    saved = _lalr._SCANNERS
+    _lalr._SCANNERS = scanners
+    try:
+        return [(t.type, str(t), t.line, t.column, t.end_pos) for t in _lalr.lex(text)]
+    finally:
+        _lalr._SCANNERS = saved
+
+
+_LEX_SAMPLE = ('x = torch.tensor([1.5e-3, 0x1F, 0b10, 0o7, 2j, 1_000], requires_grad=True)\n'
+               'if x.norm() >= 2 and not y != 3:  # comment\n'
+               '    s = f"{x!r}" + r\'\\n\' + """doc\n"""; z //= 2 ** -1\n'
+               'w = a @ b | c & d ^ ~e << 1 >> 2 % 3 ... -> {}\n')
+
+
+def test_precompiled_lexer_is_re_compiles_lexer(monkeypatch):
+    """The lexer taken from _lexer_code is used on this Python (re.compile is not called)
+    and lexes as the pattern compiled by re does; with code for another Python, or for
+    other patterns, re.compile makes it."""
+    import re
+
+    from gradcli.lang import _lalr_tables, _lexer_code
+
+    if _lexer_code.FORMAT != _lalr_gen.sre_format():
+        pytest.skip("lexer code compiled for another Python")
+    by_re = [re.compile(p, f) for p, f in _lalr_tables.PATTERNS]
+    calls = []
+    real_compile = re.compile
+    monkeypatch.setattr(_lalr.re, "compile", lambda *a: calls.append(a) or real_compile(*a))
+    fast = _lalr._compile_patterns(_lalr_tables.PATTERNS)
+    assert calls == []
+    for got, want in zip(fast, by_re, strict=True):
+        assert (got.pattern, got.flags, got.groups, got.groupindex) == \
+            (want.pattern, want.flags, want.groups, want.groupindex)
+    unless = _lalr_tables.UNLESS
+    assert _tokens((fast, unless), _LEX_SAMPLE) == _tokens((by_re, unless), _LEX_SAMPLE)
+    assert len(_tokens((fast, unless), _LEX_SAMPLE)) > 60
+
+    monkeypatch.setattr(_lexer_code, "FORMAT", ("cpython", (2, 7), 0, 0))
+    assert len(_lalr._compile_patterns(_lalr_tables.PATTERNS)) == 1 and len(calls) == 1
+    monkeypatch.setattr(_lexer_code, "FORMAT", _lalr_gen.sre_format())
+    other = ((_lalr_tables.PATTERNS[0][0] + "|(?P<X>x)", _lalr_tables.PATTERNS[0][1]),)
+    assert _lalr._compile_patterns(other)[0].groupindex["X"] and len(calls) == 2
 
 
 def test_generation_does_not_depend_on_string_hashing():

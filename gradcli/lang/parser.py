@@ -442,8 +442,10 @@ _NEST = frozenset({
     "brace", "slice",
 })
 
-_ESCAPE_RE = re.compile(r"\\(\n|\\|'|\"|a|b|f|n|r|t|v|[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}"
-                        r"|U[0-9a-fA-F]{8}|N\{[^}]*\}|x|u|U|N)")
+# (patterns, not compiled objects: re compiles and caches one on its first use, and a
+# program with no escapes never pays it at start-up)
+_ESCAPE = (r"\\(\n|\\|'|\"|a|b|f|n|r|t|v|[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}"
+           r"|U[0-9a-fA-F]{8}|N\{[^}]*\}|x|u|U|N)")
 _SIMPLE_ESC = {"\n": "", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f",
                "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
@@ -998,7 +1000,7 @@ class _Converter:
                                      self.tpos(tok)) from None
             return m.group(0)
 
-        return _ESCAPE_RE.sub(sub, s)
+        return re.sub(_ESCAPE, sub, s)
 
     def _fstring_parts(self, tok, prefix, quote, body, raw):
         # absolute position of body[0]

@@ -482,14 +482,15 @@ def checked_imul(a, b):
     return operator.imul(a, b)
 
 
-_PCT_RE = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?([a-zA-Z%])")
+# (patterns: re compiles and caches each on first use, not at every start-up)
+_PCT = r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?([a-zA-Z%])"
 
 
 def checked_mod(a, b):
     if type(a) is str:
         lim = _LIMITS.max_length
         check_repr_size(b)
-        for m in _PCT_RE.finditer(a):
+        for m in re.finditer(_PCT, a):
             for g in (m.group(1), m.group(2)):
                 if g == "*":
                     raise ValueError("'*' widths in %-formatting are not supported by gradcli")
@@ -502,11 +503,11 @@ def checked_mod(a, b):
     return a % b
 
 
-_SPEC_RE = re.compile(r"^(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?")
+_SPEC = r"^(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?"
 
 
 def check_format_spec(spec: str):
-    m = _SPEC_RE.match(spec)
+    m = re.match(_SPEC, spec)
     if m:
         lim = _LIMITS.max_length
         for g in m.groups():
