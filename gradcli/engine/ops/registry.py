@@ -74,9 +74,18 @@ class Op:
         # unpacks the saved inputs sorted by argument name (mul: other before self), the
         # result last; positions are inputs, len(inputs) is the saved result. None: input order.
         self.check_order = check_order
-        self.node_cls = node_class(node)
+        self.node_cls = None  # the grad_fn class, made on first use: see node_class()
         # forward is a two-input numpy ufunc: run_scalar may hand it a 0-d array for a scalar
         self.binary_ufunc = type(forward) is np.ufunc and forward.nin == 2
+
+    def node_class(self) -> type:
+        """The grad_fn class (`MulBackward0`), made when the op first records a node: making
+        all 129 at import took ~2.5 ms of every start-up. The hot paths read the slot first:
+        `op.node_cls or op.node_class()`."""
+        cls = self.node_cls
+        if cls is None:
+            cls = self.node_cls = node_class(self.node)
+        return cls
 
     def __repr__(self) -> str:
         return f"Op({self.name!r}, {self.node!r})"
@@ -255,7 +264,7 @@ def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
     if op.save_inputs:
         saved = inputs if op.save_for is None else op.save_for(inputs, edges)
         versions = (a._vc[0],) if saved[0] is a else ()
-    node = _new(op.node_cls)
+    node = _new(op.node_cls or op.node_class())
     node.op = op
     node.next_functions = edges
     node.saved = saved
@@ -324,7 +333,7 @@ def _record(op: Op, inputs, meta, out):
                         input_meta = [None] * len(inputs)
                     input_meta[i] = (d.shape, ddt)
             i += 1
-    node = op.node_cls(op, edges, saved, versions, None, meta, input_meta)
+    node = (op.node_cls or op.node_class())(op, edges, saved, versions, None, meta, input_meta)
     if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
         node.trace = TRACE_PROVIDER[0]()
     return node

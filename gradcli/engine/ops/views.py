@@ -315,13 +315,13 @@ def rewrite_base_history(view: Tensor, result: Tensor) -> None:
     fn = result._grad_fn
     index = region_index(view._view_fn, base._data)
     edges = (edge_of(base),) + fn.next_functions[1:]
-    node = COPY_SLICES.node_cls(COPY_SLICES, edges, None, None, None,
+    node = COPY_SLICES.node_class()(COPY_SLICES, edges, None, None, None,
                                 (index, fn, base._data.shape), None)
     old_base_fn, old_view_fn = base._grad_fn, view._grad_fn
     base._grad_fn = node
     base._output_nr = 0
     base._requires_grad = True
-    vnode = AS_STRIDED.node_cls(AS_STRIDED, ((node, 0),), None, None, None,
+    vnode = AS_STRIDED.node_class()(AS_STRIDED, ((node, 0),), None, None, None,
                                 (index, base._data.shape), None)
     view._grad_fn = vnode
     view._output_nr = 0
@@ -338,7 +338,7 @@ def regenerate_grad_fn(view: Tensor) -> None:
     base = view._base
     index = region_index(view._view_fn, base._data)
     old_fn = view._grad_fn
-    view._grad_fn = AS_STRIDED.node_cls(AS_STRIDED, (edge_of(base),), None, None, None,
+    view._grad_fn = AS_STRIDED.node_class()(AS_STRIDED, (edge_of(base),), None, None, None,
                                         (index, base._data.shape), None)
     view._output_nr = 0
     view._requires_grad = True
