@@ -94,3 +94,34 @@ def test_gradients_through_cached_scalars():
         y.backward(torch.tensor([0.1, 1.0, 0.0001]))
     assert x.grad.tolist() == pytest.approx([3 * 51.2, 3 * 512.0, 3 * 0.0512])
     assert y.grad_fn.name() == "MulBackward0"
+
+
+COMPARISONS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+               ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+_COMPARE_INTS = [1000, 0, -3, (1 << 24) - 1, 1 << 24, (1 << 24) + 1, 2147483647, -2147483648]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_zero_dim_comparisons_with_scalars_are_numpys(dtype):
+    """`while y.norm() < 1000:` takes a scalar path (_compare): its answer must be numpy's
+    weak-scalar comparison everywhere, ints past float32's 2^24 included."""
+    values = [v for v in _arrays(dtype.np)[0][::7]] + [np.float64(16777217.0), 16777215.0]
+    for v in values:
+        t = torch.tensor(float(v), dtype=dtype)
+        d = t._data[()]
+        for s in _scalars()[:40] + _COMPARE_INTS:
+            for name, cmp in COMPARISONS.items():
+                got = cmp(t, s)
+                assert got.dtype == torch.bool and got.shape == ()
+                assert bool(got) == bool(cmp(d, s)), (dtype, float(v), s, name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_zero_dim_comparisons_with_scalars_are_pytorchs(dtype):
+    real = pytest.importorskip("torch")
+    values = [1.0, 0.1, -0.0, 16777216.0, 16777215.0, 3.4e38, float("inf"), float("nan"), 999.99994]
+    for v in values:
+        t, r = torch.tensor(v, dtype=getattr(torch, dtype)), real.tensor(v, dtype=getattr(real, dtype))
+        for s in [0.1, 2.5, 1e300, -1e-320, float("nan")] + _COMPARE_INTS:
+            for name, cmp in COMPARISONS.items():
+                assert bool(cmp(t, s)) == bool(cmp(r, s)), (dtype, v, s, name)

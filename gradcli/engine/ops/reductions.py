@@ -452,13 +452,14 @@ def _norm2_small(a):
 
 
 def _norm_fwd(a, p, dims, keepdim, full):
+    if p == 2 and a.ndim == 1 and 1 < a.shape[0] < 8 and not keepdim and (
+            a.dtype is _F32 or a.dtype is _F64):
+        return _norm2_small(a)  # `while y.norm() < k:` on a small vector, the loops' case
     if p != 0 and a.size and _count(a.shape, dims) == 1:
         # one element per result: PyTorch gives |x| itself, with no power taken (the norm
         # of a float32 1e-30 is 1e-30, not the 0 its underflowing square would give)
         return np.abs(a).reshape(_reduced_shape(a.shape, dims, keepdim))
-    if p == 2:  # the loops' common case: ufunc calls only (np.sum's wrapper costs more here)
-        if a.ndim == 1 and a.shape[0] < 8 and not keepdim and (a.dtype is _F32 or a.dtype is _F64):
-            return _norm2_small(a)
+    if p == 2:  # ufunc calls only (np.sum's wrapper costs more here)
         return np.sqrt(np.add.reduce(a * a, axis=dims, keepdims=keepdim))
     absa = np.abs(a)
     if p == np.inf:
