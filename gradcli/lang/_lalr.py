@@ -167,6 +167,13 @@ def _scanners():
     return _SCANNERS
 
 
+def sre_format() -> tuple:
+    """What the re engine's compiled code depends on: CPython's version and _sre's own."""
+    import _sre
+
+    return (sys.implementation.name, sys.version_info[:2], _sre.MAGIC, _sre.CODESIZE)
+
+
 def _compile_patterns(patterns) -> list:
     """The lexer's regexes: from the code _lalr_gen compiled them to, when this Python's re
     engine reads that code (~0.02 ms against re.compile's ~4 ms of parsing), else by re."""
@@ -175,8 +182,7 @@ def _compile_patterns(patterns) -> list:
 
         from . import _lexer_code as C
 
-        fmt = (sys.implementation.name, sys.version_info[:2], _sre.MAGIC, _sre.CODESIZE)
-        if C.FORMAT == fmt and tuple(c[0] for c in C.COMPILED) == tuple(p for p, _ in patterns):
+        if C.FORMAT == sre_format() and tuple(c[0] for c in C.COMPILED) == tuple(p for p, _ in patterns):
             return [_sre.compile(p, flags, list(code), groups, dict(groupindex), indexgroup)
                     for p, flags, code, groups, groupindex, indexgroup in C.COMPILED]
     except (ImportError, AttributeError, TypeError, ValueError, RuntimeError):
