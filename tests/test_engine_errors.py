@@ -325,6 +325,19 @@ def test_unsupported_tensor_method_says_so():
         assert all(hasattr(real_torch.ones(2), n) for n in UNSUPPORTED_METHODS)
 
 
+def test_unsupported_names_are_not_methods_and_tensor_keeps_default_lookup():
+    from gradcli.engine.tensor import UNSUPPORTED_METHODS, Tensor, _Unsupported
+
+    # an op installed later under a listed name would make the list lie
+    assert all(isinstance(vars(Tensor)[n], _Unsupported) for n in UNSUPPORTED_METHODS)
+    assert not any(hasattr(gt.ones(2), n) for n in UNSUPPORTED_METHODS)
+    with pytest.raises(AttributeError, match="^torch.Tensor.topk is not supported by gradcli$"):
+        gt.Tensor.topk  # noqa: B018
+    # a __getattr__ anywhere in the MRO switches off CPython's attribute caches
+    # for every tensor attribute read; the messages above come from descriptors
+    assert not any("__getattr__" in vars(k) for k in Tensor.__mro__)
+
+
 def test_unsupported_torch_name_says_so():
     with pytest.raises(AttributeError, match="^torch.linalg.inv is not supported by gradcli$"):
         gt.linalg.inv  # noqa: B018

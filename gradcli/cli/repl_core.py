@@ -483,8 +483,9 @@ def _public_attributes(obj) -> set:
         return set(_module_names(obj))
     tp = obj if obj is Tensor else type(obj)
     if obj is Tensor or isinstance(obj, Tensor):
+        from gradcli.engine.tensor import UNSUPPORTED_METHODS
         names = {n for n in dir(Tensor) if not n.startswith("_")}
-        return (names - R.DENY_ATTRS) | {"_version"}
+        return (names - R.DENY_ATTRS - UNSUPPORTED_METHODS) | {"_version"}
     policy = R._policy(tp)
     if policy == "engine":
         return {n for n in dir(obj) if not n.startswith("_")} - R.DENY_ATTRS
