@@ -69,3 +69,54 @@ def test_parsing_writes_no_cache_file(tmp_path):
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert [p for p in tmp_path.rglob("*")] == []
+
+
+GC_PROBE = """
+import gc, sys
+from gradcli.cli import app
+pausing, during, after = [False], [], []
+def on_gc(phase, info):
+    if phase == "start":
+        (during if pausing[0] else after).append(1)
+gc.callbacks.append(on_gc)
+def watched(real=app._import_engine_gc_paused):
+    assert "numpy" not in sys.modules  # the heavy imports happen inside the pause
+    pausing[0] = True
+    real()
+    pausing[0] = False
+app._import_engine_gc_paused = watched
+try:
+    app.main(sys.argv[1:])
+except SystemExit:
+    pass
+ran = len(after)
+for _ in range(100000):  # cycles made after start-up are still collected
+    a = []; a.append(a)
+print("GC", len(during), gc.isenabled(), "numpy" in sys.modules, len(after) > ran,
+      file=sys.stderr)
+"""
+
+
+def test_engine_commands_import_with_the_collector_paused_then_restore_it(tmp_path):
+    prog = tmp_path / "p.grad"
+    prog.write_text("x = 1\n")
+    for args in (["grad", "x * 2", "--at", "x=1.0"], ["run", str(prog)], ["eval", "1"]):
+        proc = subprocess.run([sys.executable, "-c", GC_PROBE, *args], capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+        line = [ln for ln in proc.stderr.splitlines() if ln.startswith("GC")]
+        assert line == ["GC 0 True True True"], proc.stderr[-2000:]
+
+
+def test_the_pause_keeps_a_disabled_collector_disabled():
+    import gc
+
+    from gradcli.cli.app import _import_engine_gc_paused
+
+    gc.disable()
+    try:
+        _import_engine_gc_paused()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    _import_engine_gc_paused()
+    assert gc.isenabled()

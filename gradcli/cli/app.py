@@ -401,10 +401,34 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+#: commands whose first act is to import the engine and the language
+_ENGINE_COMMANDS = frozenset({"grad", "graph", "run", "eval"})
+
+
+def _import_engine_gc_paused() -> None:
+    """Import the engine (numpy with it) and the language with the cyclic garbage
+    collector paused. The imports leave ~38,000 tracked objects; the ~40 passes they
+    trigger free only ~340 (a few import-time cycles, freed by the next pass instead)
+    and cost ~2% of a `gradcli grad` process (10M of ~540M instructions, callgrind).
+    The collector runs as usual once the program starts."""
+    import gc
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        import gradcli.lang.session  # noqa: F401
+        import gradcli.torch  # noqa: F401
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def main(argv=None) -> None:
     """Console-script entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        if argv and argv[0] in _ENGINE_COMMANDS:
+            _import_engine_gc_paused()
         fast = _fast_path(argv)
         if fast is not None:
             sys.exit(fast())
