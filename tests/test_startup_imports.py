@@ -120,3 +120,9 @@ def test_the_pause_keeps_a_disabled_collector_disabled():
         gc.enable()
     _import_engine_gc_paused()
     assert gc.isenabled()
+
+
+def test_help_of_engine_commands_imports_no_engine():
+    for cmd in ("grad", "run", "eval"):
+        mods = new_modules(cmd, "--help")
+        assert "gradcli.engine.tensor" not in mods and "gradcli.lang.session" not in mods, cmd

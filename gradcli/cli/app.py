@@ -427,10 +427,10 @@ def main(argv=None) -> None:
     """Console-script entry point."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] in _ENGINE_COMMANDS:
-            _import_engine_gc_paused()
         fast = _fast_path(argv)
         if fast is not None:
+            if argv[0] in _ENGINE_COMMANDS:  # (help and usage errors go to typer: no engine)
+                _import_engine_gc_paused()
             sys.exit(fast())
         __getattr__("app")(args=argv, prog_name="gradcli")
     except SystemExit:
