@@ -405,16 +405,15 @@ def bench_w3(args, results):
     # compiling and running the file, gradcli's start-up not), so start-up, which varies by
     # ~0.1 s here, drops out exactly (timing a process minus an empty one left ~10 us a run
     # of that variation in the result)
-    file_runs = runs
     tmp = Path(tempfile.mkdtemp())
-    (tmp / "w3.grad").write_text(W3_SOURCE.format(n=file_runs))
+    (tmp / "w3.grad").write_text(W3_SOURCE.format(n=runs))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     full = gradcli_cmd() + ["run", "--json", str(tmp / "w3.grad")]
     first = subprocess.run(full, capture_output=True, text=True, env=env)  # writes the .pyc
     if first.returncode == 0:
         def run_file():
             proc = subprocess.run(full, capture_output=True, text=True, env=env)
-            return json.loads(proc.stdout)["runs"][0]["seconds"] / file_runs, None
+            return json.loads(proc.stdout)["runs"][0]["seconds"] / runs, None
 
         peers["gradcli run"] = run_file
     # every peer round robin after a warm-up, as W2 and W4 (a slow spell hits all alike)
@@ -433,7 +432,7 @@ def bench_w3(args, results):
         rows["gradcli run"] = {"error": (first.stderr.strip().splitlines() or ["failed"])[-1]}
     else:
         grad = json.loads(first.stdout)["runs"][0]["tensors"]["x"]["grad"]
-        rows["gradcli run"]["grad_ok"] = close(np.asarray(grad) / file_runs, ref)
+        rows["gradcli run"]["grad_ok"] = close(np.asarray(grad) / runs, ref)
     shutil.rmtree(tmp, ignore_errors=True)
     order = ["gradcli (python)", "gradcli run", "numpy", "torch"]
     results["W3 seed loop (us per run)"] = {k: rows[k] for k in order if k in rows}
