@@ -167,7 +167,8 @@ from gradcli.engine.random import initial_seed, manual_seed, seed  # noqa: F401
 from gradcli.engine.size import Size, device  # noqa: F401
 from gradcli.engine.tensor import Tensor  # noqa: F401
 
-from . import autograd, nn  # noqa: F401
+from . import autograd, linalg, nn, special  # noqa: F401
+from ._namespace import fill as _fill
 from .autograd import Variable  # noqa: F401
 
 absolute = abs
@@ -221,11 +222,12 @@ class _UnsupportedNamespace:
         return f"<module '{self._path}' (not supported by gradcli)>"
 
 
-linalg = _UnsupportedNamespace("torch.linalg")
 fft = _UnsupportedNamespace("torch.fft")
-special = _UnsupportedNamespace("torch.special")
 optim = _UnsupportedNamespace("torch.optim")
 cuda = _UnsupportedNamespace("torch.cuda")
+
+
+_fill(globals(), "torch.")
 
 
 def __getattr__(name: str):

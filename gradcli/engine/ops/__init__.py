@@ -10,7 +10,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import creation, elementwise, linalg, nn, reductions, shape, views
-from .registry import OPS, Op, defop, run_op  # noqa: F401
+from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
 
@@ -270,6 +270,8 @@ PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": V.numpy_T, "mH": V.mT}
 
 def install_methods() -> None:
     for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in public_names("Tensor.").items():
         setattr(Tensor, name, fn)
     for name, fn in PROPERTIES.items():
         setattr(Tensor, name, property(fn))

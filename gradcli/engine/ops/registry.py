@@ -20,6 +20,31 @@ from ..tensor import Tensor, make, refresh_view
 
 OPS: dict[str, Op] = {}
 
+#: every public spelling of a function -> the function: "torch.atan", "Tensor.atan",
+#: "Tensor.atan_", "torch.nn.functional.gelu", "torch.linalg.inv", "torch.special.expit".
+#: The Tensor class and the facade modules (gradcli.torch and its submodules) install
+#: their names from here, so a new function is exposed where its `public` line says.
+PUBLIC: dict[str, object] = {}
+
+
+def public(*names: str):
+    """Decorator: expose the function under each fully qualified public name."""
+
+    def register(fn):
+        for name in names:
+            PUBLIC[name] = fn
+        return fn
+
+    return register
+
+
+def public_names(prefix: str) -> dict:
+    """{short name: function} of the PUBLIC entries directly under `prefix` ("torch.",
+    "Tensor.", "torch.linalg."): nested names (torch.linalg.inv under "torch.") excluded."""
+    cut = len(prefix)
+    return {name[cut:]: fn for name, fn in PUBLIC.items()
+            if name.startswith(prefix) and "." not in name[cut:]}
+
 _ndarray = np.ndarray
 _new = object.__new__
 _asarray = np.asarray

@@ -15,8 +15,8 @@ from gradcli.engine.ops.nn import (  # noqa: F401
     softmax,
 )
 
+from .._namespace import fill as _fill
+from .._namespace import unsupported as _unsupported
 
-def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(f"torch.nn.functional.{name} is not supported by gradcli")
+_fill(globals(), "torch.nn.functional.")
+__getattr__ = _unsupported("torch.nn.functional")

@@ -1,0 +1,27 @@
+"""Filling a facade module from the op table's PUBLIC registry.
+
+Each facade module (`gradcli.torch`, `gradcli.torch.linalg`, ...) calls `fill` with its
+globals and its public prefix once its op modules are imported, so every function
+declared with `@public("torch.linalg.inv")` appears there without an import list.
+"""
+
+from __future__ import annotations
+
+from gradcli.engine.ops.registry import public_names
+
+
+def fill(namespace: dict, prefix: str) -> None:
+    """Add the PUBLIC functions under `prefix` to `namespace` (names already there win)."""
+    for name, fn in public_names(prefix).items():
+        namespace.setdefault(name, fn)
+
+
+def unsupported(path: str):
+    """A module `__getattr__` that says a missing name is not supported by gradcli."""
+
+    def __getattr__(name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"{path}.{name} is not supported by gradcli")
+
+    return __getattr__

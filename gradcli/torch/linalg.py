@@ -1,0 +1,11 @@
+"""torch.linalg over gradcli's op table: every function declared `@public("torch.linalg.NAME")`."""
+
+from __future__ import annotations
+
+from gradcli.engine import ops as _ops  # noqa: F401  (declares every op)
+
+from ._namespace import fill as _fill
+from ._namespace import unsupported as _unsupported
+
+_fill(globals(), "torch.linalg.")
+__getattr__ = _unsupported("torch.linalg")

@@ -1,0 +1,51 @@
+"""`registry.public` exposes a function under each name it lists, and the facade
+modules and Tensor pick those names up; missing names still say "not supported"."""
+
+import importlib
+
+import pytest
+
+import gradcli.torch as torch
+from gradcli.engine.ops import registry
+from gradcli.engine.tensor import Tensor
+from gradcli.torch import _namespace
+
+
+def test_public_names_keeps_only_direct_children():
+    saved = dict(registry.PUBLIC)
+    try:
+        fn = registry.public("torch.fixture_fn", "torch.linalg.fixture_fn", "Tensor.fixture_fn")(
+            lambda x: x)
+        assert registry.public_names("torch.")["fixture_fn"] is fn
+        assert "linalg.fixture_fn" not in registry.public_names("torch.")
+        assert registry.public_names("torch.linalg.")["fixture_fn"] is fn
+        assert registry.public_names("Tensor.")["fixture_fn"] is fn
+    finally:
+        registry.PUBLIC.clear()
+        registry.PUBLIC.update(saved)
+
+
+def test_fill_adds_and_never_overrides():
+    saved = dict(registry.PUBLIC)
+    try:
+        registry.public("torch.special.fixture_a", "torch.special.taken")(len)
+        space = {"taken": "mine"}
+        _namespace.fill(space, "torch.special.")
+        assert space == {"taken": "mine", "fixture_a": len}
+    finally:
+        registry.PUBLIC.clear()
+        registry.PUBLIC.update(saved)
+
+
+@pytest.mark.parametrize("path", ["torch.linalg", "torch.special", "torch.nn.functional"])
+def test_submodules_are_real_and_say_what_is_missing(path):
+    mod = importlib.import_module("gradcli." + path)
+    with pytest.raises(AttributeError, match=f"^{path}.no_such_fn is not supported by gradcli$"):
+        mod.no_such_fn  # noqa: B018
+
+
+def test_every_public_tensor_name_is_installed():
+    for name, fn in registry.public_names("Tensor.").items():
+        assert getattr(Tensor, name) is fn
+    for name, fn in registry.public_names("torch.").items():
+        assert getattr(torch, name) is not None
