@@ -206,6 +206,8 @@ MEMORY_PROBE = textwrap.dedent("""\
         import torch as T
     elif peer == "gradcli":
         import gradcli.torch as T
+        from gradcli.engine.memory import tune_malloc
+        tune_malloc()  # as the gradcli command does for its process
     base = rss()
     peak_bwd = [0]
     def sample(g=None):
@@ -453,6 +455,8 @@ def w4_serve(peer: str, workload: str, n: int) -> None:
         import importlib
 
         T = importlib.import_module("gradcli.torch" if peer == "gradcli" else "torch")
+        if peer == "gradcli":  # malloc tuned as the gradcli command tunes its process
+            importlib.import_module("gradcli.engine.memory").tune_malloc()
         fn = lambda: eng(T, n)  # noqa: E731
     grad = None
     print("ready", flush=True)

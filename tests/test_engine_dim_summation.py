@@ -1,4 +1,4 @@
-"""Sums and means over dims add in PyTorch's order (engine/summation.py,
+"""Sums and means over dims add in PyTorch's order (engine/kernels/summation.py,
 torch_order_sum_dims), so their bits, and the digits a printed tensor shows, are
 PyTorch's: compared with PyTorch itself bit for bit where it is installed."""
 
@@ -7,7 +7,7 @@ import pytest
 from torch_kernels import both_on_threads, torch_with_measured_kernels
 
 import gradcli.torch as torch
-from gradcli.engine import summation
+from gradcli.engine.kernels import summation
 
 SHAPE_DIMS = [
     ((3,), 0), ((7,), -1), ((2, 3), 1), ((2, 3), 0), ((4, 100), 1), ((100, 4), 0), ((10, 10), 0),

@@ -1,7 +1,8 @@
 """Freed tensor buffers stay in the process for reuse (gradcli/engine/memory.py).
 
 Measured the way it matters: the page faults of a repeated step on 2 MB arrays, in a
-fresh process (the policy is set once, at import).
+fresh process that asks for the policy as the gradcli command does (a program that only
+imports gradcli.torch keeps its malloc as it was: tests/test_no_side_effects.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ STEPS = textwrap.dedent("""
     import gradcli.torch as torch
     from gradcli.engine import memory
 
+    assert not memory.tuned  # importing changes nothing
+    memory.tune_malloc()
     x = torch.linspace(-1, 1, 512 * 512, dtype=torch.float64).reshape(512, 512)
     x.requires_grad_()
 

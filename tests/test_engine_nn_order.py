@@ -17,9 +17,9 @@ import pytest
 from torch_kernels import both_on_threads, torch_with_measured_kernels
 
 import gradcli.torch as gt
-from gradcli.engine.ops import nn
-from gradcli.engine.ops.elementwise import glibc_expf32, vec_exp32, vec_log32
-from gradcli.engine.summation import dim_sums_in_order, nll_cascade_sum, softmax_row_sums
+from gradcli.engine.kernels import softmax as softmax_kernels
+from gradcli.engine.kernels.sleef import glibc_expf32, vec_exp32, vec_log32
+from gradcli.engine.kernels.summation import dim_sums_in_order, nll_cascade_sum, softmax_row_sums
 
 
 def test_row_sums_order_without_torch():
@@ -259,7 +259,7 @@ def test_softmax_backward_fma_steps_without_torch():
     # first (a tie, to even: 1 + 2^-11) would give 2^-11
     g = np.array([[-1.0], [1 + 2.0 ** -12]], np.float32)
     y = np.array([[1.0], [1 + 2.0 ** -12]], np.float32)
-    assert nn._fused_dim_sums(g, y, 0)[0, 0] == np.float32(2.0 ** -11 + 2.0 ** -24)
+    assert softmax_kernels._fused_dim_sums(g, y, 0)[0, 0] == np.float32(2.0 ** -11 + 2.0 ** -24)
     assert dim_sums_in_order(g * y, 0)[0, 0] == np.float32(2.0 ** -11)
 
 
@@ -314,7 +314,7 @@ def test_bce_with_logits_input_gradient_prints_as_pytorch():
 def test_fused_minus_product64_rounds_once_without_torch():
     from fractions import Fraction
 
-    from gradcli.engine.ops.elementwise import fused_minus_product64
+    from gradcli.engine.kernels.fma import fused_minus_product64
 
     rng = np.random.default_rng(8)
     a = rng.standard_normal(3000) * 10.0 ** rng.uniform(-5, 5, 3000)

@@ -1,7 +1,7 @@
 """max()/min()/amax/amin return +0. or -0. as PyTorch does when the result is a zero.
 
 +0. and -0. compare equal, so which one a reduction returns depends on its kernel's
-order (engine/ops/reductions.py: _zero_as_reduce_all, _zero_as_kernel), and it prints
+order (engine/kernels/extrema.py: _zero_as_reduce_all, zero_as_kernel), and it prints
 ("tensor(-0.)" against "tensor(0.)"). PyTorch is the oracle: tensors of zeros of both
 signs with a few negatives, over shapes that take every path of its kernels (scalar
 loops, vector blocks, outer reductions, the thread split of 32,768 elements or more,

@@ -1,4 +1,4 @@
-"""Whole-tensor float sums and means add in PyTorch's order (engine/summation.py), so
+"""Whole-tensor float sums and means add in PyTorch's order (engine/kernels/summation.py), so
 their bits, and the digits a printed tensor shows, are PyTorch's."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from torch_kernels import both_on_threads, torch_with_measured_kernels
 
 import gradcli.torch as torch
-from gradcli.engine import summation
+from gradcli.engine.kernels import summation
 
 SIZES = (list(range(0, 140)) + [255, 256, 257, 511, 512, 1000, 1024, 4095, 4096, 4097, 10000,
                                   32767, 32768, 32769, 65535, 65536, 65537, 100003, 262144, 1000003])

@@ -1,7 +1,7 @@
 """PyTorch as the oracle for the bit-for-bit tests of gradcli's summation orders.
 
-gradcli adds in the order PyTorch 2.13's CPU kernels add (engine/summation.py) and sums
-small float32 products in the order its MKL does (engine/ops/linalg.py), as measured on
+gradcli adds in the order PyTorch 2.13's CPU kernels add (engine/kernels/summation.py) and sums
+small float32 products in the order its MKL does (engine/kernels/mkl.py), as measured on
 this project's machines: PyTorch's AVX2 kernels (8 float32 / 4 float64 lanes), and MKL
 on an AMD CPU. Where PyTorch picks other kernels (AVX-512, or MKL's paths for another
 CPU vendor) its last bits differ and a comparison says nothing about gradcli, so these

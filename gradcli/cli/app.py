@@ -425,6 +425,9 @@ def _import_engine_gc_paused() -> None:
 
 def main(argv=None) -> None:
     """Console-script entry point."""
+    import gradcli
+
+    gradcli.OWNS_PROCESS = True  # (read when the engine is imported: engine/__init__.py)
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         fast = _fast_path(argv)

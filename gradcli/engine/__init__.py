@@ -1,9 +1,16 @@
 """gradcli's autograd engine: numpy-backed tensors with PyTorch 2.x semantics.
 
 No CLI, lark or rich imports live here: the engine is usable alone, through the
-`gradcli.torch` facade.
+`gradcli.torch` facade, and then changes nothing process-wide (numpy's error state,
+malloc, BLAS threads, CPU affinity stay as the program set them).
 """
 
-from gradcli.engine.memory import tune_malloc
+import gradcli
 
-tune_malloc()  # freed buffers stay for reuse: see engine/memory.py
+if gradcli.OWNS_PROCESS:  # the `gradcli` command: its own process, tuned for it
+    import numpy as _np
+
+    from gradcli.engine.memory import tune_malloc
+
+    tune_malloc()  # freed buffers stay for reuse: see engine/memory.py
+    _np.seterr(all="ignore")  # as every op does for itself (engine/fpstate.py), once

@@ -8,11 +8,14 @@ allocates and frees arrays of the same sizes over and over, and those faults cos
 much as the arithmetic: `tanh(A @ B).sum().backward()` on 512x512 float64 took ~4,000
 faults per step, ~3 ms of its ~20 (PyTorch's steps take none here).
 
-So the engine asks glibc, once, at import, to serve blocks up to MMAP_THRESHOLD from the
+So the `gradcli` command (its own process: gradcli.OWNS_PROCESS, engine/__init__.py) asks
+glibc, once, when it imports the engine, to serve blocks up to MMAP_THRESHOLD from the
 heap and to keep up to TRIM_THRESHOLD of free memory at its top. The free memory is
 reused by the next arrays; nothing else changes (glibc's own default moves its mmap
 threshold the same way as blocks are freed, up to the same 32 MB; it only trims sooner).
 
+A program that imports gradcli.torch keeps malloc as it set it; it may call
+`tune_malloc()` itself (bench/run.py's gradcli peers do, as the command does).
 Only on glibc, and never over a choice the user made: any MALLOC_*_ variable or a
 glibc.malloc tunable in the environment leaves malloc as it is.
 """

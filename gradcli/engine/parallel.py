@@ -17,14 +17,18 @@ after a multi-threaded matrix product; a split started then competes with them a
 runs slower than one call (tanh after a 512x512 matmul here: 6.3 ms against 5.3).
 PyTorch has no such gap: its BLAS and its elementwise kernels share one OpenMP pool.
 So large products (`blas_product`, SPLIT_PRODUCT_WORK multiply-adds or more) take the
-same road as the kernels here when numpy's OpenBLAS can be told its thread count: the
-rows are cut into one piece per thread, each piece a single-threaded BLAS call, and no
-BLAS worker is left spinning. As with OpenBLAS's own threads (and PyTorch's MKL), the
-last bits of a product can change with the thread count: BLAS blocks a piece's rows
-differently from a whole matrix's (the same inputs and thread count always give the
-same bits). Smaller products, where OpenBLAS's own threads (awake, spinning) start
-faster than ours, and any other BLAS, go to numpy as they are; for BLAS_SPIN_SECONDS
-after a large one of those, kernels run whole.
+same road as the kernels here: the rows are cut into one piece per thread, each piece a
+BLAS call with BLAS held at one thread for the while (threadpoolctl, imported on the
+first such product; BLAS's own count is put back after), and no BLAS worker is left
+spinning. As with OpenBLAS's own threads (and PyTorch's MKL), the last bits of a product
+can change with the thread count: BLAS blocks a piece's rows differently from a whole
+matrix's (the same inputs and thread count always give the same bits). Smaller
+products, where OpenBLAS's own threads (awake, spinning) start faster than ours, and
+everything where threadpoolctl is missing, go to numpy as they are; for
+BLAS_SPIN_SECONDS after a large one of those, kernels run whole.
+
+Nothing here changes the process for good: no CPU affinity is set, and BLAS's thread
+count is what it was once a product returns.
 
 The helper threads start on the first large array, are daemons, and run each piece in
 the caller's context (numpy's error state lives in a context variable: the caller's
@@ -80,7 +84,7 @@ def _default_threads() -> int:
 
 
 class _Pool:
-    """The helper threads: `tasks` feeds them (fn, args, context, done, cpu) tuples."""
+    """The helper threads: `tasks` feeds them (fn, args, context, done) tuples."""
 
     def __init__(self) -> None:
         self.cores = _default_threads()
@@ -114,17 +118,9 @@ if hasattr(os, "register_at_fork"):
 
 
 def _serve(tasks) -> None:
-    """A helper thread: runs the tasks it takes from `tasks`, each on the CPU the task names
-    (None: wherever the helper was allowed before; see CPU pinning below)."""
-    pinned = home = None  # the CPU this helper is held on; its CPU set before that
+    """A helper thread: runs the tasks it takes from `tasks`."""
     while True:
-        fn, args, context, done, cpu = tasks.get()
-        if cpu != pinned:  # held elsewhere, or (cpu None: pinning off) let go again
-            if pinned is None:
-                home = os.sched_getaffinity(0)
-            pinned = _pin_to(cpu) if cpu is not None else None
-            if pinned is None:
-                _set_affinity(home)
+        fn, args, context, done = tasks.get()
         try:
             context.run(fn, *args)
             failure = None
@@ -213,8 +209,7 @@ def _split(kernel, is_ufunc: bool, a: np.ndarray, threads: int) -> np.ndarray:
 
 def _run_pieces(run_range, args: tuple, bounds: list) -> None:
     """run_range(*args, lo, hi) for each piece [bounds[k], bounds[k+1]): the first on the
-    calling thread, the others on helpers, each piece on a CPU of its own (CPU_PINNING);
-    a helper's exception is raised here."""
+    calling thread, the others on helpers; a helper's exception is raised here."""
     from contextvars import copy_context
     from queue import SimpleQueue
 
@@ -225,153 +220,62 @@ def _run_pieces(run_range, args: tuple, bounds: list) -> None:
     done = SimpleQueue()
     tasks = POOL.helpers(pieces - 1)
     context = copy_context()
-    here, allowed = _hold_caller()
-    try:
-        others = [cpu for cpu in allowed if cpu != here] if here is not None else []
-        for k in range(1, pieces):
-            cpu = others[(k - 1) % len(others)] if others else None
-            tasks.put((run_range, (*args, bounds[k], bounds[k + 1]), context, done, cpu))
-        run_range(*args, bounds[0], bounds[1])
-        failure = None
-        for _ in range(pieces - 1):
-            exc = done.get()
-            if exc is not None and failure is None:
-                failure = exc
-    finally:
-        if here is not None:
-            _set_affinity(allowed)
+    for k in range(1, pieces):
+        tasks.put((run_range, (*args, bounds[k], bounds[k + 1]), context, done))
+    run_range(*args, bounds[0], bounds[1])
+    failure = None
+    for _ in range(pieces - 1):
+        exc = done.get()
+        if exc is not None and failure is None:
+            failure = exc
     if failure is not None:
         raise failure
 
 
-# ------------------------------------------------------------------------- CPU pinning
-# On this project's VM a helper woken after the machine had idled a while was often run
-# on the caller's own vCPU, beside it, until the kernel moved one of them: the two halves
-# took turns on one core. (Its scheduler packs tasks onto few vCPUs, and a vCPU idle for
-# a while counts as taken by the host.) W4 matmul after 0.25 s idle: the first two runs
-# took 1.5-1.9x the steady time (24-30 ms against 16). So while pieces run the caller is
-# held on the CPU it is on and each helper on another one it may use: 1.0-1.25x, the
-# same steady. The caller's own CPU set is put back after, so the user's threads are
-# scheduled as they were.
-CPU_PINNING = True
-
-
-class _CpuCalls:
-    """sched_getcpu (from the C library, through ctypes) and the affinity calls, found
-    on first use; None where the OS has them not."""
-
-    getcpu = None
-    checked = False
-
-    @classmethod
-    def usable(cls) -> bool:
-        if not cls.checked:
-            cls.checked = True
-            try:
-                import ctypes
-
-                if hasattr(os, "sched_setaffinity"):
-                    cls.getcpu = ctypes.CDLL(None).sched_getcpu
-            except (OSError, AttributeError):
-                cls.getcpu = None
-        return cls.getcpu is not None
-
-
-def _set_affinity(cpus) -> bool:
-    try:
-        os.sched_setaffinity(0, cpus)  # 0: the calling thread
-        return True
-    except OSError:
-        return False
-
-
-def _pin_to(cpu: int):
-    """Holds the calling helper on `cpu`; the CPU it is held on (None if refused)."""
-    return cpu if _set_affinity((cpu,)) else None
-
-
-def _hold_caller():
-    """(its CPU, its CPU set) with the calling thread held on the CPU it is on; (None,
-    its CPU set or ()) where pinning is off, unavailable or refused."""
-    if not CPU_PINNING or not _CpuCalls.usable():
-        return None, ()
-    try:
-        allowed = sorted(os.sched_getaffinity(0))
-    except OSError:
-        return None, ()
-    here = _CpuCalls.getcpu()
-    if here not in allowed or len(allowed) < 2 or not _set_affinity((here,)):
-        return None, allowed
-    return here, allowed
-
-
-class _OpenBlasThreads:
-    """numpy's OpenBLAS thread count, through OpenBLAS's C API (as threadpoolctl does):
-    the library is found among the process's mapped files (Linux), once, on the first
-    large product. `usable` is False where it is not found (another BLAS, another OS)."""
-
-    NAMES = ("scipy_openblas_{}64_", "scipy_openblas_{}", "openblas_{}64_", "openblas_{}")
+class _BlasThreads:
+    """BLAS held at one thread while a split product's pieces run, through threadpoolctl
+    (imported on the first large product; `usable` is False without it or without a BLAS
+    it knows). Nested holds (threads of the user's multiplying too) keep the first count."""
 
     def __init__(self) -> None:
+        self.controller = None
         self.checked = False
-        self.set = self.get = None
-        self.lock = None  # a threading.Lock once found: threads of the user's may multiply too
-        self.holders = 0  # products running with OpenBLAS set to one thread
-        self.saved = 0  # OpenBLAS's count before the first of them
+        self.lock = None
+        self.holders = 0
+        self.limit = None  # threadpoolctl's limiter while held
+
+    @property
+    def usable(self) -> bool:
+        if not self.checked:
+            self.checked = True
+            import threading
+
+            self.lock = threading.Lock()
+            try:
+                from threadpoolctl import ThreadpoolController
+
+                controller = ThreadpoolController()
+                if controller.select(user_api="blas").lib_controllers:
+                    self.controller = controller
+            except Exception:  # not installed, or failing: numpy's BLAS as it is
+                self.controller = None
+        return self.controller is not None
 
     def hold_single(self) -> None:
-        """OpenBLAS at one thread until the matching release (nested: kept the first count)."""
         with self.lock:
             if self.holders == 0:
-                self.saved = self.get()
-                self.set(1)
+                self.limit = self.controller.limit(limits=1, user_api="blas")
             self.holders += 1
 
     def release_single(self) -> None:
         with self.lock:
             self.holders -= 1
             if self.holders == 0:
-                self.set(self.saved)
-
-    @property
-    def usable(self) -> bool:
-        if not self.checked:
-            self.checked = True
-            try:
-                self.set, self.get = self._find()
-            except Exception:  # no /proc, no such symbol, a failing check: numpy as it is
-                self.set = self.get = None
-            import threading
-
-            self.lock = threading.Lock()
-        return self.set is not None
-
-    @classmethod
-    def _find(cls):
-        import ctypes
-
-        with open("/proc/self/maps") as maps:
-            fields = (line.split(None, 5) for line in maps)
-            paths = {f[5].strip() for f in fields if len(f) == 6}  # the mapped file's path
-        libs = sorted(p for p in paths if "openblas" in os.path.basename(p).lower()
-                      and ".so" in os.path.basename(p))
-        for path in libs:
-            lib = ctypes.CDLL(path)  # already loaded by numpy: the same handle
-            for name in cls.NAMES:
-                setter = getattr(lib, name.format("set_num_threads"), None)
-                getter = getattr(lib, name.format("get_num_threads"), None)
-                if setter is None or getter is None:
-                    continue
-                before = getter()
-                setter(1)
-                took = getter() == 1
-                setter(before)
-                if took and getter() == before:
-                    return setter, getter
-        return None, None
+                self.limit.restore_original_limits()
+                self.limit = None
 
 
-OPENBLAS = _OpenBlasThreads()
+BLAS_THREADS = _BlasThreads()
 
 
 def _product_range(a, b, out, lo: int, hi: int) -> None:
@@ -394,7 +298,7 @@ def blas_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul(a, b) (numpy's BLAS for floats), with a large product of a matrix or a batch
     cut along a's first axis over the threads here (see the top)."""
     work = a.size * (b.shape[-1] if b.ndim > 1 else 1)
-    if work < SPLIT_PRODUCT_WORK or not _splittable(a, b) or not OPENBLAS.usable:
+    if work < SPLIT_PRODUCT_WORK or not _splittable(a, b) or not BLAS_THREADS.usable:
         out = np.matmul(a, b)
         blas_called(work)
         return out
@@ -406,9 +310,9 @@ def blas_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     shape = a.shape[:-1] + b.shape[-1:] if b.ndim > 1 else a.shape[:-1]
     out = np.empty(shape, np.result_type(a, b))
     bounds = [0, *(rows * k // pieces // per_align * per_align for k in range(1, pieces)), rows]
-    OPENBLAS.hold_single()
+    BLAS_THREADS.hold_single()
     try:
         _run_pieces(_product_range, (a, b, out), bounds)
     finally:
-        OPENBLAS.release_single()
+        BLAS_THREADS.release_single()
     return out

@@ -10,6 +10,14 @@ subprocess and writes (or, with ``--check``, compares) the ``.out`` files.
     python tests/conformance/generate.py --check     # report stale/missing .out, exit 1 if any
     python tests/conformance/generate.py -k reduce_  # only cases whose name contains reduce_
 
+A full run that finds every golden fresh (or writes them) records a hash of the cases, the
+goldens and the PyTorch version in ``FRESH.sha256`` beside this file (commit it):
+``tests/test_conformance.py`` re-runs the cases under PyTorch only when that hash no longer
+matches, since running ~130 programs under PyTorch is most of the suite's time otherwise.
+Cases run with PyTorch's and MKL's AVX2 kernels (``ATEN_CPU_CAPABILITY=avx2``,
+``MKL_ENABLE_INSTRUCTIONS=AVX2`` unless set), the ones gradcli reproduces, so the goldens
+are the same on every x86-64 CPU (MKL's AVX-512 log gives ``log(float32(e))`` as 1.0000001).
+
 It refuses to run (exit 2) unless ``import torch`` in ``sys.executable``
 gives the real PyTorch 2.13, since the goldens are that version's output.
 A case that exits non-zero is an error in the corpus (exit 1): every case
@@ -19,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import hashlib
+import importlib.metadata
 import os
 import re
 import subprocess
@@ -30,6 +40,7 @@ CASES = HERE / "cases"
 TORCH_VERSION = "2.13"
 TIMEOUT = 120
 ADDR = re.compile(r"0x[0-9a-fA-F]+")
+STAMP = HERE / "FRESH.sha256"
 
 _PROBE = (
     "import torch, sys\n"
@@ -46,7 +57,27 @@ def normalise(text: str) -> str:
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONIOENCODING"] = "utf-8"
+    env.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+    env.setdefault("MKL_ENABLE_INSTRUCTIONS", "AVX2")
     return env
+
+
+def corpus_hash(cases_dir: Path = CASES) -> str:
+    """A hash of every case, every golden and the installed PyTorch's version: when it is
+    the one in STAMP, the goldens were last found fresh against exactly these inputs."""
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = "none"
+    digest = hashlib.sha256(f"torch {torch_version}\n".encode())
+    for path in sorted(cases_dir.glob("*.grad")) + sorted(cases_dir.glob("*.out")):
+        digest.update(f"{path.name} {len(path.read_bytes())}\n".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def stamp_is_current() -> bool:
+    return STAMP.is_file() and STAMP.read_text(encoding="ascii").strip() == corpus_hash()
 
 
 def torch_problem() -> str | None:
@@ -129,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(cases)} cases checked, {len(stale)} stale, {len(errors)} errors")
     else:
         print(f"{len(cases)} cases run, {written} .out written, {len(errors)} errors")
-    return 1 if errors or stale else 0
+    failed = bool(errors or stale)
+    if not failed and not args.k and Path(args.cases).resolve() == CASES:
+        STAMP.write_text(corpus_hash() + "\n", encoding="ascii")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..fpstate import quiet_forwards
 from ..tensor import Tensor
 from . import creation, elementwise, linalg, nn, reductions, shape, views
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
@@ -278,4 +279,6 @@ def install_methods() -> None:
 
 
 install_methods()
-np.seterr(all="ignore")  # PyTorch gives nan/inf silently; so do we
+# PyTorch gives nan/inf silently; so do the ops, without changing the caller's numpy
+# error state (engine/fpstate.py)
+quiet_forwards(OPS.values())

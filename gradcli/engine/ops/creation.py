@@ -139,7 +139,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     _check_ragged(data, target)
     plain = _plain(data)
     try:
-        arr = np.array(plain, dtype=target.np)
+        with np.errstate(over="ignore"):  # 1e300 as float32: inf, as in PyTorch
+            arr = np.array(plain, dtype=target.np)
     except (OverflowError, ValueError) as err:
         raise _conversion_error(data, target, err) from None
     check_elements(arr.shape)

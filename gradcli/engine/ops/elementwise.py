@@ -7,13 +7,14 @@ Each op is one `defop` entry; the functions below only turn user arguments
 from __future__ import annotations
 
 import operator
-from functools import lru_cache
 
 import numpy as np
 
 from .. import dtypes
 from ..grad_mode import GRAD_ENABLED
-from ..parallel import get_num_threads, split_elementwise
+from ..kernels.fma import fused_minus_product32
+from ..kernels.sleef import rounded_once, sigmoid32
+from ..parallel import split_elementwise
 from ..tensor import Tensor, make
 from .registry import defop, run_op, run_scalar, run_unary
 
@@ -93,21 +94,6 @@ def _where(cond, a, b):
     return where(cond, a, b)
 
 
-def _rounded_once(fn):
-    """fn computed in float64 and rounded once for float32 input: PyTorch's float32 kernels
-    (SLEEF, within 1 ulp) agree with that on ~99% of inputs for exp/tanh/log1p and ~95% for
-    sin/cos, where numpy's own float32 kernels agree on only 60-90% (a last-bit difference
-    shows after cancellation, e.g. in softmax's gradient)."""
-    def forward(a):
-        if a.dtype == np.float32:
-            with np.errstate(over="ignore"):
-                return fn(a.astype(np.float64)).astype(np.float32)
-        return fn(a)
-
-    forward.__name__ = fn.__name__
-    return forward
-
-
 TANH_BY_EXP_FROM = 1.0  # |x| from which a large array's tanh comes from exp
 TANH_BY_EXP_MIN_SIZE = 4096  # elements
 
@@ -154,186 +140,12 @@ def _tanh64(a):
 
 # (not log: its float32 kernel in PyTorch rounds log(float32(e)) to 1, as numpy's does)
 # The costly math kernels run on every core for large arrays (see engine/parallel.py).
-_exp, _sin, _cos = (_rounded_once(split_elementwise(f)) for f in (np.exp, np.sin, np.cos))
-_tanh = _rounded_once(_tanh64)
+_exp, _sin, _cos = (rounded_once(split_elementwise(f)) for f in (np.exp, np.sin, np.cos))
+_tanh = rounded_once(_tanh64)
 _log, _tan = split_elementwise(np.log), split_elementwise(np.tan)
 # log computed in float64, rounded once for float32: closer to MKL's vsLn, which PyTorch's
 # log_ calls for contiguous float32 tensors (logsumexp), than numpy's float32 log
-log_rounded_once = _rounded_once(_log)
-
-
-# ------------------------------------- the float32 exp and log of PyTorch's vector kernels
-# PyTorch's softmax and log_softmax kernels (and their backwards) call Vectorized<float>'s
-# exp() and log(): SLEEF's expf8_u10 and logf8_u10, built for AVX2 with fused
-# multiply-adds. Unlike torch.exp (MKL's vsExp, which the rounded-once _exp matches on
-# ~99% of elements) SLEEF's exp is off the correctly rounded value on ~9% of elements
-# (up to 0.95 ulp), which moved ~60% of float32 log_softmax outputs off PyTorch's bits.
-# vec_exp32 and vec_log32 redo SLEEF's steps: each float32 operation as numpy float32
-# arithmetic, each fused multiply-add as an exact float64 product plus its addend,
-# rounded once to float32 (twice, strictly, but the float64 sum is a float32 halfway
-# point only with probability ~2^-29).
-_F32_, _F64_, _I32_ = np.float32, np.float64, np.int32
-_EXP_BY_LN2 = np.array(1.442695040888963407359924681001892137426645954152985934135449406931, _F32_)
-_LN2_UPPER = np.array(0.693145751953125, _F32_)  # 15 bits: q * _LN2_UPPER is exact
-_MINUS_LN2_LOWER = np.array(-float(_F32_(1.428606765330187045e-06)))
-_EXP_COEFFS = [float(_F32_(c)) for c in (
-    0.000198527617612853646278381, 0.00139304355252534151077271, 0.00833336077630519866943359,
-    0.0416664853692054748535156, 0.166666671633720397949219, 0.5)]
-_EXP_C0, _HALF64, _ONE32 = np.array(_EXP_COEFFS[0]), np.array(0.5), np.array(1, _F32_)
-# With |s| <= ln(2)/2 the first four Horner steps each stay inside one binade: [2^-10,
-# 2^-9), [2^-7, 2^-6), [2^-5, 2^-4), [2^-3, 2^-2). There rounding to float32 is rounding
-# to a multiple of 2^(e-23), which float64 does exactly by adding and taking away
-# M = 1.5 * 2^(e+29) (M + c is exact: c is such a multiple too), one ufunc call cheaper.
-_EXP_STEPS = [(np.array(c + 1.5 * 2.0 ** (e + 29)), np.array(1.5 * 2.0 ** (e + 29)))
-              for c, e in zip(_EXP_COEFFS[1:5], (-10, -7, -5, -3))]
-
-
-def _vec_exp32(d, out=None):
-    """SLEEF's expf8_u10 of a float32 array (bit for bit, also for inf, nan, overflow and
-    the subnormal results down to its cut at -104)."""
-    mul, add, sub = np.multiply, np.add, np.subtract
-    with np.errstate(invalid="ignore", over="ignore"):
-        q = mul(d, _EXP_BY_LN2)
-        np.rint(q, out=q)
-        s = mul(q, _LN2_UPPER)
-        sub(d, s, out=s)  # fma(q, -ln2_upper, d): the product is exact
-        t = mul(q, _MINUS_LN2_LOWER, dtype=_F64_)
-        add(t, s, out=t)
-        s = t.astype(_F32_)  # fma(q, -ln2_lower, s)
-        s64 = s.astype(_F64_)
-        u = mul(s64, _EXP_C0)
-        for c_plus_m, m in _EXP_STEPS:  # u = fma(u, s, c), rounded by the binade's M
-            add(u, c_plus_m, out=u)
-            sub(u, m, out=u)
-            mul(u, s64, out=u)
-        add(u, _HALF64, out=u)
-        u32 = u.astype(_F32_)  # the last step's result straddles 0.5: rounded by a cast
-        mul(s, s, out=s)
-        mul(s, u32, out=u, dtype=_F64_)
-        add(u, s64, out=u)
-        u32 = u.astype(_F32_)  # fma(s*s, u, s)
-        add(u32, _ONE32, out=u32)
-        # times 2^q: below -104 that rounds to 0, past 88.7 it overflows to inf; but far
-        # out (q past int32, inf) the steps above are garbage: SLEEF's cuts then apply
-        r = np.ldexp(u32, q.astype(_I32_), out=out)
-        if q.size and not (q.min() >= -160 and q.max() <= 160):  # (or nan)
-            r[d < -104] = 0
-            r[d > 100] = np.inf
-    return r
-
-
-vec_exp32 = split_elementwise(_vec_exp32)
-
-def _two_to_the_32nds():
-    """2^(i/32) for i < 32, correctly rounded doubles (from 60-digit decimals)."""
-    from decimal import Decimal, localcontext
-
-    with localcontext() as ctx:
-        ctx.prec = 60
-        return np.array([float(Decimal(2) ** (Decimal(i) / 32)) for i in range(32)])
-
-
-# glibc's expf (2.27 and later: 2^(k/32) from a table times a cubic in the rest, in double,
-# rounded once to float), which std::exp runs in the kernels' scalar tails: it differs from
-# the correctly rounded value on ~0.06% of inputs. Its double steps are redone in float64
-# (its fused multiply-adds as two roundings: a different float only when the double lies
-# within ~2^-52 of a float32 halfway point); matched glibc 2.36's expf on 800,000 inputs
-# (random bit patterns among them).
-@lru_cache(maxsize=1)
-def _expf_table():
-    """Made on first use: the decimals take ~5 ms, which every start-up would pay."""
-    return _two_to_the_32nds().view(np.uint64) - (np.arange(32, dtype=np.uint64) << np.uint64(47))
-
-
-_EXPF_BY_LN2 = float.fromhex("0x1.71547652b82fep+0") * 32
-_EXPF_SHIFT = float.fromhex("0x1.8p+52")
-_EXPF_C = (float.fromhex("0x1.c6af84b912394p-5") / 32 ** 3,
-           float.fromhex("0x1.ebfce50fac4f3p-3") / 32 ** 2,
-           float.fromhex("0x1.62e42ff0c52d6p-1") / 32)
-
-
-def glibc_expf32(x):
-    """glibc's expf of a float32 array, bit for bit (std::exp(float) in PyTorch's scalar
-    code on Linux)."""
-    xd = np.asarray(x, _F32_).astype(_F64_)
-    with np.errstate(invalid="ignore", over="ignore"):
-        z = xd * _EXPF_BY_LN2
-        k = z + _EXPF_SHIFT  # z rounded to an integer, in k's low bits
-        bits = k.view(np.int64)
-        r = z - (k - _EXPF_SHIFT)
-        scale = _expf_table()[bits & 31] + (bits.view(np.uint64) << np.uint64(47))
-        y = (_EXPF_C[0] * r + _EXPF_C[1]) * (r * r) + (_EXPF_C[2] * r + 1)
-        y *= scale.view(_F64_)
-        out = y.astype(_F32_)
-        if xd.size and not (xd.min() > -88.0 and xd.max() < 88.0):
-            # glibc's own cases: overflow, underflow, inf, nan
-            out = np.where(xd > float.fromhex("0x1.62e42ep6"), _F32_(np.inf), out)
-            out = np.where(xd < float.fromhex("-0x1.9fe368p6"), _F32_(0), out)
-            out = np.where(np.isnan(xd), _F32_(np.nan), out)
-    return out
-
-
-_LOG_BY_EXPONENT = np.arange(-160, 140) * (float(_F32_(0.69314718246459960938))
-                                           + float(_F32_(-1.904654323148236017e-09)))
-_LOG_COEFFS = [np.array(float(_F32_(c))) for c in (0.3027294874, 0.3996108174, 0.6666694880)]
-# |x| < 0.2, so x^2 < 0.04: the polynomial's two steps stay in [0.25, 0.5) and [0.5, 1)
-_LOG_STEPS = [(np.array(float(c) + 1.5 * 2.0 ** (e + 29)), np.array(1.5 * 2.0 ** (e + 29)))
-              for c, e in zip(_LOG_COEFFS[1:], (-2, -1))]
-_FOUR_THIRDS = np.array(1.0 / 0.75, _F32_)
-_ONE64 = np.array(1.0)
-_SMALLEST_NORMAL32 = _F32_(2.0 ** -126)
-
-
-def _vec_log32_normal(d, shift=None):
-    """SLEEF's logf8_u10 of positive normal finite float32 values: d = m * 2^e with m in
-    [0.75, 1.5), x = (m - 1)/(m + 1), log d = e ln2 + 2x + x^3 p(x^2). Its float32 steps
-    (x's leading float, x^2, the polynomial, x^3 p) are redone exactly; its float-pair
-    steps (x to ~2^-45, e ln2 and the sums) are computed in float64, which differed from
-    the exact pair arithmetic on 2 of 132 million values tried (a float32 halfway case)."""
-    mul, add, sub = np.multiply, np.add, np.subtract
-    e = mul(d, _FOUR_THIRDS).view(_I32_)
-    e >>= 23
-    e -= 127
-    m = sub(d.view(_I32_), e << 23).view(_F32_)  # d * 2^-e
-    if shift is not None:
-        e -= shift
-    num = sub(m, _ONE32)  # exact
-    x32 = _ONE32 / add(m, _ONE32)
-    x32 *= num
-    x2 = mul(x32, x32)
-    x264 = x2.astype(_F64_)
-    (c1, m1), (c2, m2) = _LOG_STEPS  # fma(p, x2, c) twice, rounded by its binade's M
-    p = mul(x264, _LOG_COEFFS[0])
-    p += c1
-    p -= m1
-    p *= x264
-    p += c2
-    p -= m2
-    cubic = mul(x2, x32)
-    cubic *= p  # float32 times float32 in float64, rounded once into cubic
-    total = num.astype(_F64_)
-    total /= add(m, _ONE64)
-    total += total
-    e += 160
-    total += _LOG_BY_EXPONENT.take(e)
-    total += cubic
-    return total.astype(_F32_)
-
-
-def vec_log32(d):
-    """SLEEF's logf8_u10 of a float32 array (_vec_log32_normal; zeros, negatives,
-    subnormals, inf and nan as SLEEF treats them)."""
-    d = np.asarray(d, _F32_)
-    if d.size and d.min() >= _SMALLEST_NORMAL32 and d.max() < np.inf:
-        return _vec_log32_normal(d)
-    with np.errstate(invalid="ignore", over="ignore"):
-        tiny = (d > 0) & (d < _SMALLEST_NORMAL32)
-        x = np.where(tiny, d * _F32_(2.0 ** 64), d)
-        x = np.where((x > 0) & (x < np.inf), x, _ONE32)
-        r = _vec_log32_normal(x, np.where(tiny, 64, 0).astype(_I32_))
-        r = np.where(d == np.inf, _F32_(np.inf), r)
-        r = np.where((d < 0) | np.isnan(d), _F32_(np.nan), r)
-        return np.where(d == 0, _F32_(-np.inf), r).astype(_F32_)
+log_rounded_once = rounded_once(_log)
 
 
 # ------------------------------------------------------------ the op table
@@ -439,7 +251,7 @@ _HALF_TINY = {np.dtype(np.float32): 2.0 ** -125, np.dtype(np.float64): 2.0 ** -1
 def _log1p(a, out=None):
     """log1p as PyTorch's CPU kernel (SLEEF) computes it: for |a| so small that a/2 is
     subnormal, the result is 2 * (a/2 rounded), so 1e-45 gives 0 in float32 (not 1.4e-45)."""
-    r = _rounded_once(np.log1p)(a)
+    r = rounded_once(np.log1p)(a)
     tiny = _HALF_TINY.get(r.dtype)
     if tiny is not None:
         small = (np.abs(a) < tiny) & (a != 0)
@@ -501,39 +313,6 @@ TANH = defop("tanh", "TanhBackward0", _tanh,
              "d(tanh a)/da = 1 - tanh^2 a", save="result", torch_call="a.tanh()")
 # tanh's backward as an op of its own (PyTorch's tanh_backward), so the gradient graph
 # under create_graph has TanhBackwardBackward0 nodes: d/dg = tanh_backward, d/dy = -2 y g
-def fused_minus_product32(c, a, b):
-    """c - a*b for float32 arrays, rounded once, as the fused multiply-add that PyTorch's
-    kernels get from FMA contraction: a*b is exact in float64, and so is the difference
-    unless the terms lie far apart in magnitude (then two roundings, which differ from one
-    only when float64's result is a float32 halfway point)."""
-    return np.asarray(np.subtract(c, np.multiply(a, b, dtype=np.float64)), dtype=np.float32)
-
-
-_VELTKAMP = 134217729.0  # 2^27 + 1: splits a double into two halves of 26 bits
-
-
-def fused_minus_product64(c, a, b):
-    """c - a*b for float64 arrays as a fused multiply-add gives it (PyTorch's kernels get
-    one from FMA contraction): a*b = p + err exactly (Dekker's product of Veltkamp's
-    halves), c - p = s + e exactly (Knuth's two-sum), then s + (e - err), which is the
-    once-rounded result but for rare double-rounding ties. Where a step overflows, the
-    plain c - a*b."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        p = a * b
-        t = _VELTKAMP * a
-        ah = t - (t - a)
-        al = a - ah
-        t = _VELTKAMP * b
-        bh = t - (t - b)
-        bl = b - bh
-        err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-        s = c - p
-        v = s - c
-        e = (c - (s - v)) + (-p - v)
-        out = s + (e - err)
-        return np.where(np.isfinite(out), out, s)
-
-
 def _tanh_backward(g, y):
     """g * (1 - y*y) as PyTorch's kernel gives it: its compiler fuses 1 - y*y into one
     multiply-add, rounded once (fused_minus_product32 for float32: PyTorch's bits on every
@@ -572,53 +351,13 @@ def _sigmoid(a, out=None):
         return np.divide(1, out, out=out)
 
 
-EXACT_SIGMOID_MAX = 65536  # float32 elements: see _sigmoid_forward
-
-
-def _sigmoid32_as_pytorch(a):
-    """PyTorch's float32 sigmoid kernel: 1 / (1 + exp(-a)), each step in float32. Its
-    vectorized loop takes two 8-lane vectors at a time, with SLEEF's exp (vec_exp32), and
-    the last n % 16 elements of each thread's chunk one by one, with glibc's expf
-    (glibc_expf32): its bits on every element tried (1,000,003 values, and every size up
-    to 40), where numpy's exp gave them on 83% (visible in printed text after a
-    cancellation, such as binary_cross_entropy_with_logits' gradient sigmoid(x) - t: 3.6%
-    of random cases; a tensor under 16 elements is all scalar tail). The elements go in
-    memory order, as PyTorch's iterator takes them (a transposed input too)."""
-    if a.flags.c_contiguous or not a.flags.f_contiguous:
-        return _sigmoid32_flat(np.ascontiguousarray(a).reshape(-1)).reshape(a.shape)
-    return _sigmoid32_flat(a.T.reshape(-1)).reshape(a.T.shape).T
-
-
-_GRAIN = 32768  # at::internal::GRAIN_SIZE: a thread's chunk is at least this long
-
-
-def _sigmoid32_flat(x):
-    n = x.size
-    if n == 0:
-        return x.copy()
-    threads = max(1, min(get_num_threads(), -(-n // _GRAIN)))
-    chunk = -(-n // threads)
-    scalar = np.zeros(n, bool)
-    for start in range(0, n, chunk):
-        stop = min(start + chunk, n)
-        scalar[start + (stop - start) // 16 * 16:stop] = True
-    with np.errstate(over="ignore"):
-        e = _vec_exp32(np.negative(x))
-        if scalar.any():
-            e[scalar] = glibc_expf32(np.negative(x[scalar]))
-        return np.divide(_ONE32, np.add(e, _ONE32, out=e), out=e)
-
-
 _sigmoid_split = split_elementwise(_sigmoid)
 
 
 def _sigmoid_forward(a):
-    """float32 tensors of up to EXACT_SIGMOID_MAX elements get PyTorch's bits; the SLEEF
-    emulation costs ~30 numpy calls (25 us on 3 elements against 3, 12 ms on 10^6 against
-    1.7), so larger ones, which print summarized, keep numpy's exp."""
-    if type(a) is np.ndarray and a.dtype == _F32_ and a.size <= EXACT_SIGMOID_MAX:
-        return _sigmoid32_as_pytorch(a)
-    return _sigmoid_split(a)
+    """Small float32 tensors get PyTorch's bits (kernels/sleef.py: sigmoid32)."""
+    out = sigmoid32(a)
+    return _sigmoid_split(a) if out is None else out
 
 
 SIGMOID = defop("sigmoid", "SigmoidBackward0", _sigmoid_forward,

@@ -4,195 +4,19 @@ binary_cross_entropy, linear."""
 
 from __future__ import annotations
 
-from math import prod
-
 import numpy as np
 
-from ..parallel import POOL
-from ..summation import LANES, dim_sums_in_order, nll_cascade_sum, softmax_row_sums
-from ..tensor import Tensor, _wrap_dim, make
-from .elementwise import (
-    _exp,
-    fused_minus_product32,
-    fused_minus_product64,
-    glibc_expf32,
-    vec_exp32,
-    vec_log32,
+from ..kernels.sleef import vec_exp32, vec_log1p32
+from ..kernels.softmax import (
+    log_softmax_backward,
+    log_softmax_forward,
+    softmax_backward,
+    softmax_forward,
 )
+from ..kernels.summation import nll_cascade_sum
+from ..tensor import Tensor, _wrap_dim, make
 from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR, _mean_fwd, _sum_all
 from .registry import defop, run_op, run_unary
-
-# PyTorch's softmax kernels (aten/src/ATen/native/cpu/SoftMaxKernel.cpp), as measured bit
-# for bit against PyTorch 2.13 (AVX2) in tests/test_engine_nn_order.py:
-# - over the last dim, row by row: the max; exp(x - max) in vector code (SLEEF: vec_exp32);
-#   the row's sum in vec::reduce_all's order (summation.softmax_row_sums); softmax scales
-#   by 1/sum, log_softmax subtracts log(sum) (SLEEF's log: vec_log32) from x - max;
-# - over another dim (input seen as outer x dim x inner): per (outer, inner) position a
-#   running sum from 0 down the dim (summation.dim_sums_in_order); vector code (SLEEF's
-#   exp) for blocks of 8 (float32) / 4 (float64) inner positions, scalar code (std::exp:
-#   glibc's expf, glibc_expf32) for the rest: the last inner % 8 positions for
-#   log_softmax and the backwards, for softmax what its threads' ranges leave over
-#   (_softmax_vector_positions); softmax divides by the sum;
-# - the backwards: log_softmax's g - exp(y) * sum(g) rounded once for float32 (FMA
-#   contraction), softmax's y * (g - sum(g * y)), over another dim with each g*y added
-#   by a fused multiply-add (_fused_dim_sums).
-# Before this (the rounded-once exp, numpy's log and sums over other dims) ~60-90% of
-# float32 softmax / log_softmax outputs of 2x3 to 3x1000 differed from PyTorch's bits and
-# 3-7% printed differently. float64 keeps numpy's exp and log (SLEEF's double kernels,
-# with their double fused multiply-adds, are not emulated): its last bits still differ.
-
-
-def _vector_exp(x):
-    """exp in the kernels' vector code."""
-    return vec_exp32(x) if x.dtype == np.float32 else _exp(x)
-
-
-def _vector_log(x):
-    return vec_log32(x) if x.dtype == np.float32 else np.log(x)
-
-
-def _exp_with_tail(x, vector):
-    """exp of x (..., inner) with SLEEF's exp where `vector` (a bool mask over x's
-    leading and inner dims) holds and the scalar code's std::exp (glibc's expf)
-    elsewhere."""
-    if x.dtype != np.float32:
-        return _exp(x)
-    if vector.all():
-        return vec_exp32(x)
-    if not vector.any():
-        return glibc_expf32(x)
-    out = vec_exp32(x)
-    scalar = ~np.broadcast_to(vector, x.shape)
-    out[scalar] = glibc_expf32(x[scalar])
-    return out
-
-
-def _exp_chunked(a, dim):
-    """exp of a as the kernels that go over a dim that is not the last in chunks of inner
-    positions compute it (log_softmax, and both backwards): vector code (SLEEF's exp) for
-    all but the last inner % lanes positions, whose scalar code calls std::exp."""
-    if a.dtype != np.float32:
-        return _exp(a)
-    x, inner = _three_dims(a, dim)
-    cut = inner - inner % LANES[a.dtype]
-    if cut == inner:
-        return vec_exp32(a)
-    if cut == 0:
-        return glibc_expf32(a)
-    out = np.empty(x.shape, x.dtype)
-    out[..., :cut] = vec_exp32(x[..., :cut])
-    out[..., cut:] = glibc_expf32(x[..., cut:])
-    return out.reshape(a.shape)
-
-
-def _three_dims(a, dim):
-    """a as (outer, dim, inner), and inner."""
-    inner = prod(a.shape[dim + 1:])
-    return a.reshape(prod(a.shape[:dim]), a.shape[dim], inner), inner
-
-
-def _softmax_vector_positions(outer, inner, lanes):
-    """Where _vec_softmax (softmax over a dim that is not the last) runs vector code, as
-    an (outer, 1, inner) mask: at::parallel_for (grain 0) gives each thread a range of
-    the outer*inner positions, which it steps through in blocks of `lanes` that must fit
-    in the row of inner positions and in the range; the rest is scalar code."""
-    total = outer * inner
-    threads = POOL.threads
-    ranges = [(0, total)]
-    if total > 1 and threads > 1:  # grain 0: every thread gets a range
-        size = -(-total // threads)
-        ranges = [(b, min(total, b + size)) for b in range(0, total, size)]
-    vector = np.empty(total, bool)
-    for begin, end in ranges:
-        at = np.arange(begin, end)
-        row = at - at % inner
-        start = np.maximum(row, begin)
-        room = np.minimum(row + inner, end) - start
-        vector[begin:end] = ((at - start) // lanes + 1) * lanes <= room
-    return vector.reshape(outer, 1, inner)
-
-
-def _row_sums(x, dim):
-    """x summed over `dim` (kept) in the order of PyTorch's softmax kernels."""
-    if x.dtype not in LANES:
-        return np.sum(x, axis=dim, keepdims=True)
-    if dim == x.ndim - 1:
-        return softmax_row_sums(x)[..., None]
-    return dim_sums_in_order(x, dim)
-
-
-def _softmax_fwd(a, dim):
-    if a.size == 0:
-        return a.copy()
-    if a.ndim == 0:
-        return _softmax_fwd(a.reshape(1), 0).reshape(())
-    # PyTorch subtracts the max as it is: a row with inf (or all -inf) is nan throughout
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        shifted = a - np.max(a, axis=dim, keepdims=True)
-        if dim == a.ndim - 1 or a.dtype not in LANES:
-            e = _vector_exp(shifted)
-            return e * (1 / _row_sums(e, dim))  # (PyTorch scales by 1/sum)
-        x, inner = _three_dims(shifted, dim)
-        vector = _softmax_vector_positions(len(x), inner, LANES[a.dtype])
-        e = _exp_with_tail(x, vector)
-        return (e / dim_sums_in_order(e, 1)).reshape(a.shape)
-
-
-def _log_softmax_fwd(a, dim):
-    if a.size == 0:
-        return a.copy()
-    if a.ndim == 0:
-        return _log_softmax_fwd(a.reshape(1), 0).reshape(())
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        shifted = a - np.max(a, axis=dim, keepdims=True)
-        last = dim == a.ndim - 1 or a.dtype not in LANES
-        e = _vector_exp(shifted) if last else _exp_chunked(shifted, dim)
-        return shifted - _vector_log(_row_sums(e, dim))
-
-
-FMA_STEPS_MAX = 1024  # longest dim whose running sum of fused products is redone step by step
-
-
-def _fused_dim_sums(g, y, dim):
-    """sum(g * y) over a dim that is not the last, as _vec_softmax_backward forms it: a
-    running sum from 0 down the dim, each g*y added by a fused multiply-add (FMA
-    contraction), one float32 rounding a step. Past FMA_STEPS_MAX steps (a numpy call
-    each) the products are rounded first instead."""
-    n = y.shape[dim]
-    if y.dtype != np.float32 or g.dtype != np.float32 or n > FMA_STEPS_MAX:
-        return dim_sums_in_order(g * y, dim)
-    gs, ys = np.moveaxis(g, dim, 0), np.moveaxis(y, dim, 0)
-    total = np.zeros(ys.shape[1:], np.float32)
-    step = np.empty(ys.shape[1:], np.float64)
-    for k in range(n):
-        np.multiply(gs[k], ys[k], out=step, dtype=np.float64)  # exact
-        step += total
-        total[...] = step  # rounded once
-    return np.expand_dims(total, dim)
-
-
-def _softmax_bwd_fwd(g, y, dim):
-    """_softmax_backward_data: y * (g - sum(g * y))."""
-    if y.ndim == 0:
-        return (y * (g - g * y)).astype(y.dtype, copy=False)
-    if dim != y.ndim - 1 and y.dtype in LANES:
-        return y * (g - _fused_dim_sums(g, y, dim))
-    return y * (g - _row_sums(g * y, dim))
-
-
-def _log_softmax_bwd_fwd(g, y, dim):
-    """_log_softmax_backward_data: g - exp(y) * sum(g). PyTorch's kernel is compiled with
-    FMA contraction, so for float32 the difference is rounded once; its exp is SLEEF's
-    (glibc's in the scalar tail of a dim that is not the last)."""
-    if y.ndim == 0:
-        return (g - np.exp(y) * g).astype(y.dtype, copy=False)
-    total = _row_sums(g, dim)
-    if y.dtype == np.float32 and g.dtype == np.float32:
-        e = vec_exp32(y) if dim == y.ndim - 1 else _exp_chunked(y, dim)
-        return fused_minus_product32(g, e, total)
-    if y.dtype == np.float64 and g.dtype == np.float64:
-        return fused_minus_product64(g, np.exp(y), total)
-    return g - np.exp(y) * total
 
 
 def _softmax_double_backward(c, gg):
@@ -217,10 +41,10 @@ def _log_softmax_double_backward(c, gg):
     return dg, dy
 
 
-SOFTMAX = defop("softmax", "SoftmaxBackward0", _softmax_fwd,
+SOFTMAX = defop("softmax", "SoftmaxBackward0", softmax_forward,
                 lambda c, g: (run_op(SOFTMAX_BACKWARD, (g, c.result), c.meta),),
                 "d softmax(a)/da: s*(g - sum(g*s))", save="result", torch_call="torch.softmax(a, -1)")
-LOG_SOFTMAX = defop("log_softmax", "LogSoftmaxBackward0", _log_softmax_fwd,
+LOG_SOFTMAX = defop("log_softmax", "LogSoftmaxBackward0", log_softmax_forward,
                     lambda c, g: (run_op(LOG_SOFTMAX_BACKWARD, (g, c.result), c.meta),),
                     "d log_softmax(a)/da: g - softmax(a)*sum(g)", save="result",
                     torch_call="torch.log_softmax(a, -1)")
@@ -233,11 +57,11 @@ def _second_order_call(forward: str) -> str:
 
 
 SOFTMAX_BACKWARD = defop(
-    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _softmax_bwd_fwd,
+    "softmax_backward_data", "SoftmaxBackwardDataBackward0", softmax_backward,
     _softmax_double_backward, "d[s*(g - sum(g*s))]/dg, /ds", save="inputs",
     torch_call=_second_order_call("torch.softmax(a, -1)"))
 LOG_SOFTMAX_BACKWARD = defop(
-    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _log_softmax_bwd_fwd,
+    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", log_softmax_backward,
     _log_softmax_double_backward, "d[g - exp(y)*sum(g)]/dg, /dy", save="inputs",
     torch_call=_second_order_call("torch.log_softmax(a, -1)"))
 
@@ -808,44 +632,6 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 _F32, _F64, _I32 = np.float32, np.float64, np.int32
 
 
-def _vec_log1p32(d):
-    """SLEEF's log1pf8_u10 of float32 values in [0, inf) (and nan): d + 1 = m' * 2^e with
-    m' in [0.75, 1.5); m = d * 2^-e + (2^-e - 1) (one fused rounding), x = m / (2 + m),
-    log1p d = e ln2 + 2x + x^3 p(x^2), as vec_log32 redoes SLEEF's logf. Where d/2 is
-    subnormal SLEEF gives 2 * (d/2 rounded). Matched PyTorch's log_sigmoid on 2.2 million
-    float32 inputs (exp(-|x|) for x across [-110, 110], 0, +-inf, nan) bit for bit."""
-    from .elementwise import _FOUR_THIRDS, _LOG_BY_EXPONENT, _LOG_COEFFS, _LOG_STEPS
-
-    shape = np.shape(d)
-    d = np.asarray(d, _F32).reshape(-1)
-    with np.errstate(all="ignore"):
-        dp1 = d + _F32(1)
-        e = ((dp1 * _FOUR_THIRDS).view(_I32) >> 23) - 127
-        e = np.where(np.isnan(d), 0, e)
-        t = np.ldexp(1.0, -e)
-        m = (d.astype(_F64) * t + (t - 1)).astype(_F32)
-        x32 = (m * (_F32(1) / (m + _F32(2)))).astype(_F32)
-        m64 = m.astype(_F64)
-        x64 = m64 / (m64 + 2)
-        x2 = x32 * x32
-        x264 = x2.astype(_F64)
-        (c1, m1), (c2, m2) = _LOG_STEPS  # fma(p, x2, c) twice, rounded by its binade's M
-        p = x264 * _LOG_COEFFS[0]
-        p += c1
-        p -= m1
-        p *= x264
-        p += c2
-        p -= m2
-        cubic = x2 * x32
-        cubic *= p  # float32 times float32 in float64, rounded once into cubic
-        r = np.asarray((_LOG_BY_EXPONENT.take(e + 160) + 2 * x64 + cubic).astype(_F32))
-        tiny = (d > 0) & (d < _F32(2.0 ** -125))
-        if tiny.any():
-            r[tiny] = (d[tiny] * _F32(0.5)) * _F32(2)
-        r[np.isnan(d)] = np.nan
-    return r.reshape(shape)
-
-
 def _log_sigmoid_buffer(x):
     """exp(-|x|): the buffer PyTorch's log_sigmoid keeps for its backward."""
     with np.errstate(over="ignore"):
@@ -858,7 +644,7 @@ def _log_sigmoid_buffer(x):
 def _log_sigmoid_fwd(x):
     z = _log_sigmoid_buffer(x)
     with np.errstate(invalid="ignore"):
-        lp = _vec_log1p32(z) if x.dtype == _F32 else np.log1p(z)
+        lp = vec_log1p32(z) if x.dtype == _F32 else np.log1p(z)
         return np.asarray(np.minimum(x, x.dtype.type(0)) - lp, dtype=x.dtype)
 
 

@@ -236,7 +236,8 @@ def _scalar_operand(s, dtype):
     if (dtype is not _F32 and dtype is not _F64) or (
             type(s) is int and not -_EXACT_INT <= s <= _EXACT_INT):
         return s
-    held = np.array(s, dtype)
+    with np.errstate(over="ignore"):  # 1e308 as float32: inf, as PyTorch's weak scalar
+        held = np.array(s, dtype)
     held.flags.writeable = False
     if len(_OPERANDS) >= 64:  # a loop over many scalars: start again, never grow
         _OPERANDS.clear()

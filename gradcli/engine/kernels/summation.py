@@ -41,7 +41,8 @@ bit on contiguous, transposed, permuted and stepped float32/float64 inputs:
   when that dim is the innermost kept one and not contiguous (contiguous columns are
   rounded to 128 bytes, a whole number of blocks).
 
-numpy's sum stays for what is not float32/float64, empty inputs, sums over no dim, and
+numpy's sum stays for what is not float32/float64 (and for all with the switch of
+gradcli.engine.kernels off), empty inputs, sums over no dim, and
 inputs with negative or zero (broadcast) strides.
 
 "In order" sums here are numpy reductions over a non-innermost axis, which numpy runs
@@ -56,7 +57,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import float32, float64
+from .. import kernels as _switch
+from ..dtypes import float32, float64
 
 _F32, _F64 = float32.np, float64.np
 LANES = {_F32: 8, _F64: 4}  # an AVX2 vector of each
@@ -158,7 +160,7 @@ def torch_order_sum(a: np.ndarray, threads: int):
     """The sum of all of `a` (float32 or float64, filling one block of memory) as
     PyTorch's CPU kernel adds it with `threads` threads; None for other arrays (numpy's
     sum then)."""
-    if a.dtype not in LANES:
+    if a.dtype not in LANES or not _switch.EXACT:
         return None
     flat = _memory_order(a)
     if flat is None:
@@ -426,7 +428,7 @@ def _make_plan(shape, strides, itemsize, dims, threads):
 def torch_order_sum_dims(a: np.ndarray, dims: tuple, threads: int):
     """The sum of `a` (float32 or float64) over `dims` (sorted axes; the result not
     keepdim) in PyTorch's order with `threads` threads; None where numpy's sum stands."""
-    if a.dtype not in LANES:
+    if a.dtype not in LANES or not _switch.EXACT:
         return None
     key = (a.shape, a.strides, a.dtype.char, dims, threads)
     plan = _PLANS.get(key, _MISSING)
@@ -522,6 +524,8 @@ def nll_cascade_sum(values: np.ndarray, positions: np.ndarray):
     j-1 is added into level j and cleared, for j = 1, 2, ..., 7 while it is; at the end
     0 + level 0 + level 1 + ... + level 7. One rounding per addition, in values' dtype.
     (16 = 2^max(4, ceil(log2(n)) / 8): 16 for any batch below 2^40.)"""
+    if not _switch.EXACT:
+        return np.sum(values, dtype=values.dtype)
     zero = values.dtype.type(0)
     levels = [zero] * 8
     n = len(values)
