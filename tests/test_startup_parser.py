@@ -5,9 +5,8 @@ generated tables honest:
 
 - they are fresh: made from grammar/gradcli.lark as it is, and regenerating them
   with the lark version that made them gives the committed file byte for byte
-  (after a grammar change, run ``python -m gradcli.lang._lalr_gen``); so is the
-  lexer's regex compiled ahead (gradcli.lang._lexer_code), on the Python it is for,
-  and it lexes as ``re.compile`` of the pattern does;
+  (after a grammar change, run ``python -m gradcli.lang._lalr_gen``); no interpreter
+  internals (``_sre``, ``re._compiler``/``re._parser``) are used to make or run them;
 - the runtime behaves as lark does, on every .grad file of the repository, their
   lines as f-string expressions (the ``fexpr`` start), and thousands of mutated
   variants: the same tokens, the same trees (data, children, token types, values and
@@ -52,14 +51,15 @@ def test_tables_are_fresh():
         "gradcli/lang/_lalr_tables.py is stale: run python -m gradcli.lang._lalr_gen"
 
 
-def test_lexer_code_is_fresh_for_this_python():
-    from gradcli.lang import _lalr_tables, _lexer_code
-
-    if _lexer_code.FORMAT != _lalr_gen.sre_format():
-        pytest.skip(f"lexer code compiled for {_lexer_code.FORMAT}, this is {_lalr_gen.sre_format()}")
-    text = _lalr_gen.generate_lexer_code(_lalr_tables.PATTERNS)
-    assert (TABLES.parent / "_lexer_code.py").read_text(encoding="utf-8") == text, \
-        "gradcli/lang/_lexer_code.py is stale: run python -m gradcli.lang._lalr_gen"
+def test_no_regex_engine_internals():
+    """The lexer is compiled by re.compile on any Python: no code of the re engine's own
+    format is generated or loaded (it changes between Python versions)."""
+    for path in (ROOT / "gradcli").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for internal in ("import _sre", "_sre.", "re._compiler", "re._parser", "sre_compile",
+                         "sre_parse"):
+            assert internal not in text, f"{path.relative_to(ROOT)} uses {internal}"
+    assert not (ROOT / "gradcli" / "lang" / "_lexer_code.py").exists()
 
 
 def _tokens(scanners, text):
@@ -75,36 +75,6 @@ _LEX_SAMPLE = ('x = torch.tensor([1.5e-3, 0x1F, 0b10, 0o7, 2j, 1_000], requires_
                'if x.norm() >= 2 and not y != 3:  # comment\n'
                '    s = f"{x!r}" + r\'\\n\' + """doc\n"""; z //= 2 ** -1\n'
                'w = a @ b | c & d ^ ~e << 1 >> 2 % 3 ... -> {}\n')
-
-
-def test_precompiled_lexer_is_re_compiles_lexer(monkeypatch):
-    """The lexer taken from _lexer_code is used on this Python (re.compile is not called)
-    and lexes as the pattern compiled by re does; with code for another Python, or for
-    other patterns, re.compile makes it."""
-    import re
-
-    from gradcli.lang import _lalr_tables, _lexer_code
-
-    if _lexer_code.FORMAT != _lalr_gen.sre_format():
-        pytest.skip("lexer code compiled for another Python")
-    by_re = [re.compile(p, f) for p, f in _lalr_tables.PATTERNS]
-    calls = []
-    real_compile = re.compile
-    monkeypatch.setattr(_lalr.re, "compile", lambda *a: calls.append(a) or real_compile(*a))
-    fast = _lalr._compile_patterns(_lalr_tables.PATTERNS)
-    assert calls == []
-    for got, want in zip(fast, by_re, strict=True):
-        assert (got.pattern, got.flags, got.groups, got.groupindex) == \
-            (want.pattern, want.flags, want.groups, want.groupindex)
-    unless = _lalr_tables.UNLESS
-    assert _tokens((fast, unless), _LEX_SAMPLE) == _tokens((by_re, unless), _LEX_SAMPLE)
-    assert len(_tokens((fast, unless), _LEX_SAMPLE)) > 60
-
-    monkeypatch.setattr(_lexer_code, "FORMAT", ("cpython", (2, 7), 0, 0))
-    assert len(_lalr._compile_patterns(_lalr_tables.PATTERNS)) == 1 and len(calls) == 1
-    monkeypatch.setattr(_lexer_code, "FORMAT", _lalr_gen.sre_format())
-    other = ((_lalr_tables.PATTERNS[0][0] + "|(?P<X>x)", _lalr_tables.PATTERNS[0][1]),)
-    assert _lalr._compile_patterns(other)[0].groupindex["X"] and len(calls) == 2
 
 
 def test_generation_does_not_depend_on_string_hashing():
