@@ -19,6 +19,7 @@ import os
 import sys
 
 from gradcli import __version__
+from gradcli.cli.options import _err, _int_value, _limits, _option_value, _positive  # noqa: F401
 
 HELP = """gradcli: a command-line expression differentiator.
 
@@ -68,9 +69,8 @@ Examples:
   gradcli check -q examples/*.grad
 """
 
-#: modules that add commands (``register(app)``); missing ones are skipped
-COMMAND_MODULES = ("gradcli.cli.grad", "gradcli.cli.graph", "gradcli.cli.test",
-                   "gradcli.cli.repl")
+#: modules that add commands (``register(app)``)
+COMMAND_MODULES = ("gradcli.cli.grad", "gradcli.cli.test", "gradcli.cli.repl")
 
 LIMIT_OPTIONS = ("--max-steps", "--max-elements", "--max-depth", "--max-length")
 
@@ -135,26 +135,8 @@ def do_check(files, *, quiet=False) -> int:
     return _finish(worst)
 
 
-def _limits(max_steps=None, max_elements=None, max_depth=None, max_length=None):
-    from gradcli.lang.limits import Limits
-    try:
-        return Limits.from_env(max_steps=max_steps, max_elements=max_elements,
-                               max_depth=max_depth, max_length=max_length)
-    except (ValueError, TypeError) as e:
-        _err(f"gradcli: {e}")
-        return None
-
-
 def _out(text):
     sys.stdout.write(text + "\n")
-
-
-def _err(text):
-    try:
-        sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
 
 
 def _quiet_stdout():
@@ -223,33 +205,6 @@ def _fast_path(argv):
 
 
 # ------------------------------------------------------------- typer app
-def _option_value(rest, i):
-    """``(name, value, i)`` for the option at ``rest[i]``, written ``--name=value`` or
-    ``--name value`` (then ``i`` moves on to the value); value is None when it is missing.
-
-    Shared by the hand-written fast paths here and in gradcli.cli.grad, which must read
-    options exactly as typer does."""
-    name, eq, value = rest[i].partition("=")
-    if not eq:
-        i += 1
-        if i >= len(rest):
-            return name, None, i
-        value = rest[i]
-    return name, value, i
-
-
-def _int_value(text, positive):
-    """The integer ``text`` holds, or None when it is not one (or is not > 0 where
-    ``positive``): the fast paths then leave the arguments to typer, which reports them."""
-    try:
-        number = int(text)
-    except ValueError:
-        return None
-    if positive and number <= 0:
-        return None
-    return number
-
-
 def _optional_module(name):
     import importlib  # not at the top: the fast paths never need it (0.5 ms in a venv)
 
@@ -268,13 +223,6 @@ def register_commands(target):
         register = getattr(mod, "register", None) if mod is not None else None
         if register is not None:
             register(target)
-
-
-def _positive(value):
-    import typer
-    if value is not None and value <= 0:
-        raise typer.BadParameter("must be a positive integer")
-    return value
 
 
 def _build_app():

@@ -481,7 +481,7 @@ def register(app) -> None:
 
     import typer
 
-    from gradcli.cli.app import _limits, _positive
+    from gradcli.cli.options import _limits, _positive
 
     At = Annotated[List[str], typer.Option("--at", metavar="NAME=VALUE", help=(
         "Bind NAME to a number, a nested list or any expression (ones(2,2), randn(3)); "
@@ -550,7 +550,11 @@ def fast_path(argv: list):
     """A thunk running `grad`/`graph` for plain arguments, or None to let typer parse."""
     if not argv or argv[0] not in ("grad", "graph"):
         return None
-    from gradcli.cli.app import _int_value, _limits, _option_value  # loaded already: app runs us
+    from gradcli.cli.options import (  # loaded already: app runs us
+        _int_value,
+        _limits,
+        _option_value,
+    )
 
     cmd = argv[0]
     kw = {"at": [], "wrt": []}

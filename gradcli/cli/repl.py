@@ -61,7 +61,8 @@ def start(*, seed: int = 0, no_color: bool = False, history: Optional[str] = Non
           max_depth: Optional[int] = None, max_length: Optional[int] = None) -> int:
     """Run the REPL on the terminal (or stdin as a script when it is not a
     terminal); return the exit code."""
-    from gradcli.cli.app import _limits, do_run
+    from gradcli.cli.app import do_run
+    from gradcli.cli.options import _limits
     if no_color:
         os.environ["NO_COLOR"] = "1"
     limit_kw = dict(max_steps=max_steps, max_elements=max_elements, max_depth=max_depth,

@@ -12,7 +12,7 @@ tokens (type, value, positions), the same trees (rule aliases, ``?rule``
 inlining, ``_rule`` expansion, ``None`` placeholders, meta positions including
 lark's ``container_*`` bookkeeping) and the same errors (classes named and
 filled as lark's ``UnexpectedCharacters`` / ``UnexpectedToken``). The
-differential test ``tests/test_lang_lalr.py`` checks all of that against lark
+differential test ``tests/test_startup_parser.py`` checks all of that against lark
 itself, and that the tables are fresh for ``grammar/gradcli.lark``.
 """
 import re
