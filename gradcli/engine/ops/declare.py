@@ -1,0 +1,176 @@
+"""One declaration per op: `unary(...)` and `binary(...)` make the table entry (an `Op`),
+the function PyTorch users call, its in-place variant, and every public name of both.
+
+    unary("atan", "AtanBackward0", np.arctan, lambda c, g: (g / (c.saved[0] ** 2 + 1),),
+          "d atan(a)/da = 1/(1+a^2)", save="inputs")
+
+gives `torch.atan`, `Tensor.atan`, `Tensor.atan_`, the `Op` the generic tests run
+(tests/test_ops_table.py through `torch_call`, tests/test_ops_declared.py through every
+public name), and PyTorch's argument checks and integer-to-float promotion. `names`
+replaces the default names, `extra` adds some (`"torch.special.expit"`).
+
+Declaring costs one Op and a few closures: no numpy call runs at import, and forwards
+that need scipy import it on their first call (see `scipy_fn`).
+"""
+
+from __future__ import annotations
+
+from .. import dtypes
+from ..tensor import Tensor
+from .registry import PUBLIC, defop, run_unary
+
+#: name -> Declaration of every op declared here: what the generic tests walk.
+DECLARED: dict = {}
+
+
+class Declaration:
+    """What one `unary`/`binary` line declared: its op, function, in-place method, names."""
+
+    __slots__ = ("name", "op", "fn", "inplace", "names", "kind", "domain", "sample")
+
+    def __init__(self, name, op, fn, inplace, names, kind, domain, sample):
+        self.name = name
+        self.op = op
+        self.fn = fn
+        self.inplace = inplace
+        self.names = names
+        self.kind = kind
+        self.domain = domain
+        self.sample = sample
+
+    def __repr__(self) -> str:
+        return f"Declaration({self.name!r}, {self.names})"
+
+
+def scipy_fn(name: str):
+    """A forward calling scipy.special.`name`, imported on its first call (never at start-up)."""
+    holder = []
+
+    def forward(*args):
+        if not holder:
+            import scipy.special
+
+            holder.append(getattr(scipy.special, name))
+        return holder[0](*args)
+
+    forward.__name__ = name
+    return forward
+
+
+def _must_be_tensor(fname: str, arg: str, pos: int, value) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, "
+                        f"not {type(value).__name__}")
+
+
+def _default_names(name: str, inplace: bool) -> tuple:
+    names = (f"torch.{name}", f"Tensor.{name}")
+    return names + (f"Tensor.{name}_",) if inplace else names
+
+
+def inplace_of(fn, name: str):
+    """x.op_(...): compute out of place, write into x (Tensor._apply_inplace checks that the
+    result's dtype can be cast to x's, with PyTorch's message)."""
+
+    def method(self, *args, **kwargs):
+        return self._apply_inplace(lambda old: fn(old, *args, **kwargs))
+
+    method.__name__ = name + "_"
+    method.__qualname__ = "Tensor." + name + "_"
+    return method
+
+
+def _register(name, op, fn, inplace, names, extra, kind, domain, sample) -> Declaration:
+    names = tuple(names if names is not None else _default_names(name, inplace)) + tuple(extra)
+    method_ = inplace_of(fn, name) if inplace else None
+    for full in names:
+        PUBLIC[full] = method_ if full == f"Tensor.{name}_" else fn
+    decl = DECLARED[name] = Declaration(name, op, fn, method_, names, kind, domain, sample)
+    return decl
+
+
+def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "inputs",
+          domain: str = "real", ints: str = "float", names=None, extra=(), inplace: bool = True,
+          torch_call: str | None = None, sample=None):
+    """Declare an elementwise op of one tensor.
+
+    `ints`: what an integer or bool input does: "float" (computed in the default float
+    dtype, as PyTorch's float-valued math), "same" (kept: abs, neg...).
+    `domain`: where the generic tests draw inputs ("real", "positive", "small", "unit":
+    inside (-1, 1), "above1": beyond 1).
+    """
+    op = defop(name, node, forward, backward, rule, save=save,
+               torch_call=torch_call or f"torch.{name}(a)", domain=_TABLE_DOMAIN.get(domain, domain))
+
+    def fn(input):
+        if type(input) is not Tensor:
+            _must_be_tensor(name, "input", 1, input)
+        d = input._data
+        if d.dtype.kind != "f" and ints == "float":
+            return run_unary(op, input, (), d.astype(dtypes.get_default_dtype().np))
+        return run_unary(op, input)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}: {rule}"
+    _register(name, op, fn, inplace, names, extra, "unary", domain, sample)
+    return fn
+
+
+# the generic table test draws from three domains; the declarations' finer ones map onto them
+_TABLE_DOMAIN = {"unit": "small", "above1": "positive", "positive_small": "small"}
+
+
+def binary(name: str, node: str, forward, backward, rule: str, *, save: str = "inputs",
+           domain: str = "real", scalar_other: bool = True, float_result: bool = True,
+           names=None, extra=(), inplace: bool = True, torch_call: str | None = None,
+           sample=None):
+    """Declare an elementwise op of two operands that broadcast and promote.
+
+    `scalar_other`: the second operand may be a Python number (xlogy, copysign, fmod);
+    False: both must be tensors (atan2, hypot, logaddexp), with PyTorch's TypeError.
+    `float_result`: integer operands compute in the default float dtype.
+    """
+    from . import elementwise
+
+    op = defop(name, node, forward, backward, rule, save=save, broadcast=True,
+               torch_call=torch_call or f"torch.{name}(a, b)",
+               domain=_TABLE_DOMAIN.get(domain, domain))
+    run_binary = elementwise.binary
+
+    def fn(input, other):
+        _must_be_tensor(name, "input", 1, input)
+        if not scalar_other:
+            _must_be_tensor(name, "other", 2, other)
+        elif not isinstance(other, (Tensor, int, float, bool)):
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
+                            f"not {type(other).__name__}")
+        return run_binary(op, input, other, float_result)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}: {rule}"
+    _register(name, op, fn, inplace, names, extra, "binary", domain, sample)
+    return fn
+
+
+def expose(prefix: str, functions: dict) -> None:
+    """Public names for functions defined elsewhere: {short name: function} under `prefix`
+    ("torch.", "Tensor.", "torch.special.")."""
+    for short, fn in functions.items():
+        PUBLIC[prefix + short] = fn
+
+
+def expose_from(prefix: str, module, names: str) -> None:
+    """`expose` for the space-separated `names` of `module`, each under its own name."""
+    for short in names.split():
+        PUBLIC[prefix + short] = getattr(module, short)
+
+
+def unregister(name: str) -> None:
+    """Undo a declaration (test fixtures): its Op, public names and DECLARED entry."""
+    from .registry import OPS
+
+    decl = DECLARED.pop(name)
+    OPS.pop(decl.op.name, None)
+    for full in decl.names:
+        PUBLIC.pop(full, None)
+
