@@ -255,7 +255,24 @@ expose_from("torch.", S, "cat chunk clone concat concatenate flip hstack nonzero
 expose_from("torch.", V, "flatten index_put index_put_ narrow permute reshape select squeeze t "
             "transpose unsqueeze")
 
-PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": V.numpy_T, "mH": V.mT}
+def _H(x):  # noqa: N802
+    """Tensor.H: the conjugate transpose of a matrix (for real tensors its transpose,
+    TransposeBackward0); 0-d tensors pass with PyTorch's deprecation warning."""
+    n = x._data.ndim
+    if n == 0:
+        import warnings
+
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=2)
+        return x
+    if n != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}")
+    return V.transpose(x, 0, 1)
+
+
+PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": _H, "mH": V.mT}
 
 
 def install_methods() -> None:
