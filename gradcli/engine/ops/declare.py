@@ -95,7 +95,8 @@ def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "in
     """Declare an elementwise op of one tensor.
 
     `ints`: what an integer or bool input does: "float" (computed in the default float
-    dtype, as PyTorch's float-valued math), "same" (kept: abs, neg...).
+    dtype, as PyTorch's float-valued math), "same" (kept: abs, neg...), "error" (PyTorch
+    has no integer kernel: its NotImplementedError).
     `domain`: where the generic tests draw inputs ("real", "positive", "small", "unit":
     inside (-1, 1), "above1": beyond 1).
     """
@@ -106,8 +107,12 @@ def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "in
         if type(input) is not Tensor:
             _must_be_tensor(name, "input", 1, input)
         d = input._data
-        if d.dtype.kind != "f" and ints == "float":
-            return run_unary(op, input, (), d.astype(dtypes.get_default_dtype().np))
+        if d.dtype.kind != "f":
+            if ints == "float":
+                return run_unary(op, input, (), d.astype(dtypes.get_default_dtype().np))
+            if ints == "error":
+                raise NotImplementedError(
+                    f'"{name}_cpu" not implemented for \'{_KERNEL_NAMES[d.dtype.name]}\'')
         return run_unary(op, input)
 
     fn.__name__ = fn.__qualname__ = name
@@ -116,40 +121,63 @@ def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "in
     return fn
 
 
+_KERNEL_NAMES = {"bool": "Bool", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte"}
+
 # the generic table test draws from three domains; the declarations' finer ones map onto them
 _TABLE_DOMAIN = {"unit": "small", "above1": "positive", "positive_small": "small"}
 
 
 def binary(name: str, node: str, forward, backward, rule: str, *, save: str = "inputs",
-           domain: str = "real", scalar_other: bool = True, float_result: bool = True,
-           names=None, extra=(), inplace: bool = True, torch_call: str | None = None,
-           sample=None):
+           domain: str = "real", scalar_other: str | None = None, scalar_self: str | None = None,
+           float_result: bool = True, names=None, extra=(), inplace: bool = True,
+           torch_call: str | None = None, sample=None):
     """Declare an elementwise op of two operands that broadcast and promote.
 
-    `scalar_other`: the second operand may be a Python number (xlogy, copysign, fmod);
-    False: both must be tensors (atan2, hypot, logaddexp), with PyTorch's TypeError.
-    `float_result`: integer operands compute in the default float dtype.
+    `scalar_other` / `scalar_self`: the grad_fn class of the overload taking a Python
+    number as the second / first operand (xlogy.Scalar_Other is XlogyBackward2); None:
+    that operand must be a tensor, with PyTorch's TypeError. Each overload is its own
+    table entry, so the generic tests run each. `float_result`: integer operands compute
+    in the default float dtype.
     """
     from . import elementwise
 
+    domain = _TABLE_DOMAIN.get(domain, domain)
+    callee = _callee(name, names, extra, inplace)
     op = defop(name, node, forward, backward, rule, save=save, broadcast=True,
-               torch_call=torch_call or f"torch.{name}(a, b)",
-               domain=_TABLE_DOMAIN.get(domain, domain))
+               torch_call=torch_call or f"{callee}(a, b)", domain=domain)
+    op_other = op_self = None
+    if scalar_other:
+        op_other = defop(name + "_scalar_other", scalar_other, forward, backward, rule, save=save,
+                         broadcast=True, torch_call=f"{callee}(a, 1.5)", domain=domain)
+    if scalar_self:
+        op_self = defop(name + "_scalar_self", scalar_self, forward, backward, rule, save=save,
+                        broadcast=True, torch_call=f"{callee}(1.5, a)", domain=domain)
     run_binary = elementwise.binary
+    numbers = (int, float, bool)
 
     def fn(input, other):
+        if isinstance(other, Tensor):
+            if isinstance(input, Tensor):
+                return run_binary(op, input, other, float_result)
+            if op_self is not None and isinstance(input, numbers):
+                return run_binary(op_self, input, other, float_result)
+            _must_be_tensor(name, "input", 1, input)
         _must_be_tensor(name, "input", 1, input)
-        if not scalar_other:
+        if op_other is None or not isinstance(other, numbers):
             _must_be_tensor(name, "other", 2, other)
-        elif not isinstance(other, (Tensor, int, float, bool)):
-            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
-                            f"not {type(other).__name__}")
-        return run_binary(op, input, other, float_result)
+        return run_binary(op_other, input, other, float_result)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: {rule}"
     _register(name, op, fn, inplace, names, extra, "binary", domain, sample)
     return fn
+
+
+def _callee(name, names, extra, inplace) -> str:
+    """The first torch.* spelling of a declaration: what its generated torch_calls use."""
+    spelled = tuple(names if names is not None else _default_names(name, inplace)) + tuple(extra)
+    return next((n for n in spelled if n.startswith("torch.")), f"torch.{name}")
 
 
 def expose(prefix: str, functions: dict) -> None:
