@@ -27,6 +27,7 @@ from gradcli.engine.tensor import Tensor  # noqa: F401
 
 from . import autograd, linalg, nn, special  # noqa: F401
 from ._namespace import fill as _fill
+from ._namespace import unsupported as _unsupported
 from .autograd import Variable  # noqa: F401
 
 get_default_dtype = _dtypes.get_default_dtype
@@ -81,10 +82,7 @@ cuda = _UnsupportedNamespace("torch.cuda")
 _fill(globals(), "torch.")
 
 
-def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(f"torch.{name} is not supported by gradcli")
+__getattr__ = _unsupported("torch")
 
 
 __all__ = sorted(

@@ -80,18 +80,21 @@ def inplace_of(fn, name: str):
     return method
 
 
-def _register(name, op, fn, inplace, names, extra, kind, domain, sample) -> Declaration:
+def _register(name, op, fn, inplace, names, extra, kind, domain, sample,
+              fn_inplace=None) -> Declaration:
     names = tuple(names if names is not None else _default_names(name, inplace)) + tuple(extra)
-    method_ = inplace_of(fn, name) if inplace else None
+    method_ = inplace_of(fn_inplace or fn, name) if inplace else None
     for full in names:
-        PUBLIC[full] = method_ if full == f"Tensor.{name}_" else fn
+        PUBLIC[full] = method_ if full.startswith("Tensor.") and full.endswith("_") else fn
+        if full.startswith("Tensor."):  # (install_methods does the same for the whole table)
+            setattr(Tensor, full[7:], PUBLIC[full])
     decl = DECLARED[name] = Declaration(name, op, fn, method_, names, kind, domain, sample)
     return decl
 
 
 def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "inputs",
           domain: str = "real", ints: str = "float", names=None, extra=(), inplace: bool = True,
-          torch_call: str | None = None, sample=None):
+          torch_call: str | None = None, sample=None, inplace_node: str | None = None):
     """Declare an elementwise op of one tensor.
 
     `ints`: what an integer or bool input does: "float" (computed in the default float
@@ -117,7 +120,23 @@ def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "in
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: {rule}"
-    _register(name, op, fn, inplace, names, extra, "unary", domain, sample)
+    fn_inplace = None
+    if inplace_node:  # PyTorch has no derivative for the in-place form: its own node raises
+        message = f"the derivative for 'inplace version of {name}' is not implemented."
+
+        def no_derivative(c, g):
+            raise NotImplementedError(message)
+
+        op_inplace = defop(name + "_inplace", inplace_node, forward, no_derivative, rule,
+                           torch_call=f"a.clone().{name}_()", domain=op.domain)
+
+        def fn_inplace(input):
+            d = input._data
+            if d.dtype.kind != "f":
+                return fn(input)
+            return run_unary(op_inplace, input)
+
+    _register(name, op, fn, inplace, names, extra, "unary", domain, sample, fn_inplace)
     return fn
 
 
@@ -131,7 +150,7 @@ _TABLE_DOMAIN = {"unit": "small", "above1": "positive", "positive_small": "small
 def binary(name: str, node: str, forward, backward, rule: str, *, save: str = "inputs",
            domain: str = "real", scalar_other: str | None = None, scalar_self: str | None = None,
            float_result: bool = True, names=None, extra=(), inplace: bool = True,
-           torch_call: str | None = None, sample=None):
+           torch_call: str | None = None, sample=None, ints: str = "float"):
     """Declare an elementwise op of two operands that broadcast and promote.
 
     `scalar_other` / `scalar_self`: the grad_fn class of the overload taking a Python
@@ -157,6 +176,8 @@ def binary(name: str, node: str, forward, backward, rule: str, *, save: str = "i
     numbers = (int, float, bool)
 
     def fn(input, other):
+        if ints == "error":
+            _float_operands(name, input, other)
         if isinstance(other, Tensor):
             if isinstance(input, Tensor):
                 return run_binary(op, input, other, float_result)
@@ -172,6 +193,17 @@ def binary(name: str, node: str, forward, backward, rule: str, *, save: str = "i
     fn.__doc__ = f"torch.{name}: {rule}"
     _register(name, op, fn, inplace, names, extra, "binary", domain, sample)
     return fn
+
+
+def _float_operands(name, input, other) -> None:
+    """Ops PyTorch has no integer kernel for: its NotImplementedError, named by the
+    operands' promoted dtype."""
+    tensors = [t for t in (input, other) if isinstance(t, Tensor)]
+    if tensors and all(t._data.dtype.kind != "f" for t in tensors) and not any(
+            type(v) is float for v in (input, other)):
+        d = dtypes.result_type(input, other)
+        raise NotImplementedError(
+            f'"{name}_cpu" not implemented for \'{_KERNEL_NAMES.get(d.name, d.name)}\'')
 
 
 def _callee(name, names, extra, inplace) -> str:
@@ -198,7 +230,10 @@ def unregister(name: str) -> None:
     from .registry import OPS
 
     decl = DECLARED.pop(name)
-    OPS.pop(decl.op.name, None)
+    for op_name in [n for n in OPS if n == decl.op.name or n.startswith(decl.op.name + "_")]:
+        del OPS[op_name]
     for full in decl.names:
         PUBLIC.pop(full, None)
+        if full.startswith("Tensor."):
+            delattr(Tensor, full[7:])
 

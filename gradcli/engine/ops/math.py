@@ -57,14 +57,16 @@ cosh = unary("cosh", "CoshBackward0", _f64(np.cosh), lambda c, g: (g * sinh(_x(c
              "d cosh(a)/da = sinh(a)")
 asinh = unary("asinh", "AsinhBackward0", _f64(np.arcsinh),
               lambda c, g: (g / (_x(c) * _x(c) + 1).sqrt(),), "d asinh(a)/da = 1/sqrt(a^2+1)",
-              extra=("torch.arcsinh", "Tensor.arcsinh", "Tensor.arcsinh_"))
+              extra=("torch.arcsinh", "Tensor.arcsinh", "Tensor.arcsinh_"), inplace_node="AsinhBackward1")
 acosh = unary("acosh", "AcoshBackward0", _f64(np.arccosh),
               lambda c, g: (g / (_x(c) * _x(c) - 1).sqrt(),), "d acosh(a)/da = 1/sqrt(a^2-1)",
               domain="above1", extra=("torch.arccosh", "Tensor.arccosh", "Tensor.arccosh_"),
+              inplace_node="AcoshBackward1",
               torch_call="torch.acosh(a.abs() + 1)")
 atanh = unary("atanh", "AtanhBackward0", _f64(np.arctanh),
               lambda c, g: (g / (1 - _x(c) * _x(c)),), "d atanh(a)/da = 1/(1-a^2)",
-              domain="unit", extra=("torch.arctanh", "Tensor.arctanh", "Tensor.arctanh_"))
+              domain="unit", extra=("torch.arctanh", "Tensor.arctanh", "Tensor.arctanh_"),
+              inplace_node="AtanhBackward1")
 deg2rad = unary("deg2rad", "Deg2RadBackward0", lambda a: a * a.dtype.type(_PI / 180),
                 lambda c, g: (g * (_PI / 180),), "d deg2rad(a)/da = pi/180", save="")
 rad2deg = unary("rad2deg", "Rad2DegBackward0", lambda a: a * a.dtype.type(180 / _PI),
@@ -113,9 +115,9 @@ def _logaddexp2_grads(c, g):
 
 
 logaddexp = binary("logaddexp", "LogaddexpBackward0", _f64(np.logaddexp), _logaddexp_grads,
-                   "d logaddexp(a, b)/da = 1/(1 + exp(b - a))", inplace=False)
+                   "d logaddexp(a, b)/da = 1/(1 + exp(b - a))", inplace=False, ints="error")
 logaddexp2 = binary("logaddexp2", "Logaddexp2Backward0", _f64(np.logaddexp2), _logaddexp2_grads,
-                    "d logaddexp2(a, b)/da = 1/(1 + 2^(b - a))", inplace=False)
+                    "d logaddexp2(a, b)/da = 1/(1 + 2^(b - a))", inplace=False, ints="error")
 
 
 def _atan2_grads(c, g):
@@ -136,7 +138,7 @@ def _hypot_grads(c, g):
 
 
 hypot = binary("hypot", "HypotBackward0", _f64(np.hypot), _hypot_grads,
-               "d hypot(a, b)/da = a/hypot, d/db = b/hypot", save="inputs,result")
+               "d hypot(a, b)/da = a/hypot, d/db = b/hypot", save="inputs,result", ints="error")
 
 
 def _xlogy_fwd(x, y):
@@ -437,7 +439,7 @@ def _zeta_grads(c, g):
     x, q = c.saved
     gx = None
     if c.needs(0):
-        raise RuntimeError("the derivative for 'self' is not implemented.")
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
     gq = g * -x * special_zeta(x + 1, q) if c.needs(1) else None
     return gx, gq
 
