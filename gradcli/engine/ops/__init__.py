@@ -9,7 +9,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from . import creation, elementwise, indexing, linalg, math, nn, reductions, shape, sorting, views  # noqa: F401
+from . import (  # noqa: F401
+    creation,
+    elementwise,
+    indexing,
+    layout,
+    linalg,
+    math,
+    nn,
+    reductions,
+    shape,
+    sorting,
+    views,
+)
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
