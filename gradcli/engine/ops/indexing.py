@@ -588,3 +588,97 @@ def masked_scatter(input, mask, source):
 @public("Tensor.masked_scatter_")
 def masked_scatter_(input, mask, source):
     return input._apply_inplace(lambda old: masked_scatter(old, mask, source))
+
+
+# ------------------------------------------------------------------ scatter_reduce
+
+_UFUNCS = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum,
+           "mean": np.add}
+
+
+def _scatter_reduce_fwd(a, src, idx, dim, reduce, include_self):
+    out = a.copy()
+    if idx.size == 0:
+        return out
+    where = _along(idx, dim)
+    values = src[tuple(slice(0, n) for n in idx.shape)]
+    if not include_self:
+        touched = np.zeros(out.shape, bool)
+        touched[where] = True
+        out[touched] = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf,
+                        "amin": np.inf}[reduce] if out.dtype.kind == "f" else 0
+    _UFUNCS[reduce].at(out, where, values)
+    if reduce == "mean":
+        count = np.zeros(out.shape, out.dtype)
+        np.add.at(count, where, 1)
+        if include_self:
+            count += 1
+        count = np.where(count == 0, 1, count)
+        out = out / count if out.dtype.kind == "f" else out // count
+    return out.astype(a.dtype, copy=False)
+
+
+def _scatter_reduce_grads(c, g):
+    a, src = c.saved[0], c.saved[1]
+    idx_np, dim, reduce, include_self = c.meta
+    idx = make(idx_np)
+    src_part = src if tuple(src.shape) == idx_np.shape else src[tuple(
+        slice(0, n) for n in idx_np.shape)]
+    result = c.result
+    ga = gs = None
+    if reduce == "sum":
+        ga = g
+        gs = g.gather(dim, idx)
+    elif reduce == "mean":
+        count = scatter_add(make(np.zeros(a._data.shape, g._data.dtype)), dim, idx,
+                            make(np.ones(idx_np.shape, g._data.dtype)))
+        if include_self:
+            count = count + 1
+        count = count.masked_fill(count == 0, 1.0)
+        ga = g / count
+        gs = (g / count).gather(dim, idx)
+    elif reduce == "prod":
+        ga = g * result / a
+        gs = (g * result).gather(dim, idx) / src_part
+    else:  # amax / amin: shared evenly by every value equal to the result
+        picked = result.gather(dim, idx)
+        self_hit = (a == result).to(g.dtype)
+        src_hit = (src_part == picked).to(g.dtype)
+        count = scatter_add(self_hit if include_self else self_hit * 0, dim, idx, src_hit)
+        share = g / count.masked_fill(count == 0, 1.0)
+        ga = share * self_hit
+        gs = share.gather(dim, idx) * src_hit
+    if not include_self:  # the input's own values there took no part
+        touched = scatter(make(np.zeros(a._data.shape, np.bool_)), dim, idx, True)
+        ga = ga.masked_fill(touched, 0.0)
+    if gs is not None and tuple(gs.shape) != tuple(src.shape):
+        full = make(np.zeros(src._data.shape, g._data.dtype))
+        gs = scatter(full, dim, make(np.indices(idx_np.shape)[dim]), gs) if src.dim() else gs
+    return (ga if c.needs(0) else None, gs if c.needs(1) else None)
+
+
+SCATTER_REDUCE = defop("scatter_reduce", "ScatterReduceBackward0",
+                       lambda a, src, idx, dim, reduce, include_self: _scatter_reduce_fwd(
+                           a, src, idx, dim, reduce, include_self),
+                       _scatter_reduce_grads,
+                       "d scatter_reduce(a, i, src, r)/da, /dsrc: by the reduction's rule",
+                       save="inputs,result",
+                       torch_call="torch.scatter_reduce(a.reshape(-1), 0, torch.tensor([0]), "
+                                  "a.reshape(-1)[:1] * b.sum(), 'sum')")
+
+
+@public("torch.scatter_reduce", "Tensor.scatter_reduce")
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    if reduce not in _UFUNCS:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    idx, dim = _scatter_common("scatter_reduce", input, dim, index, src._data)
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter_reduce(): Expected self.dtype to be equal to src.dtype")
+    return run_op(SCATTER_REDUCE, (input, src), (idx, dim, reduce, bool(include_self)))
+
+
+@public("Tensor.scatter_reduce_")
+def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
+    return input._apply_inplace(lambda old: scatter_reduce(old, dim, index, src, reduce,
+                                                           include_self=include_self))

@@ -781,3 +781,108 @@ def dist(input, other, p=2):
     x = input._data.astype(result.np, copy=False)
     y = other._data.astype(result.np, copy=False)
     return run_op(DIST, (input, other), (float(p),), arrays=(x, y))
+
+
+# ------------------------------------------------------------------ unfold, renorm
+
+
+def _unfold_view(a, dim, size, step, in_shape):
+    """Tensor.unfold as a writable numpy view: windows of `size` every `step` along dim,
+    the window as a new last dim."""
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = (a.shape[dim] - size) // step + 1
+    shape = a.shape[:dim] + (n,) + a.shape[dim + 1:] + (size,)
+    strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + (a.strides[dim],)
+    return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+
+
+def _unfold_backward_fwd(g, dim, size, step, in_shape):
+    out = np.zeros(in_shape, g.dtype)
+    if not in_shape:
+        return out + g.reshape(())
+    n = g.shape[dim]
+    moved = np.moveaxis(out, dim, -1)
+    gm = np.moveaxis(g, dim, -2)  # (..., n, size)
+    for i in range(n):
+        moved[..., i * step:i * step + size] += gm[..., i, :]
+    return out
+
+
+UNFOLD = defop("unfold", "UnfoldBackward0", _unfold_view,
+               lambda c, g: (run_op(UNFOLD_BACKWARD, (g,), c.meta),),
+               "d unfold(a)/da: each window's gradient added back",
+               torch_call="a.reshape(-1).unfold(0, 1, 1)")
+UNFOLD_BACKWARD = defop("unfold_backward", "UnfoldBackwardBackward0", _unfold_backward_fwd,
+                        lambda c, gg: (run_op(UNFOLD, (gg,), c.meta),),
+                        "d unfold_backward(g)/dg: unfold again",
+                        torch_call="torch.enable_grad()(lambda a: (lambda w: torch.autograd.grad("
+                                   "w, a, w * 1, create_graph=True)[0])(a.reshape(-1).unfold("
+                                   "0, 1, 1)))(a)")
+
+
+@public("Tensor.unfold")
+def unfold(input, dimension, size, step):
+    from .views import view_op
+
+    d = input._data
+    dim = _wrap_dim(dimension, max(d.ndim, 1))
+    length = d.shape[dim] if d.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    return view_op(UNFOLD, input, (dim, int(size), int(step), d.shape))
+
+
+def _renorm_fwd(a, p, dim, maxnorm):
+    dims = tuple(d for d in range(a.ndim) if d != dim)
+    if p == np.inf:
+        norm = np.max(np.abs(a), axis=dims, keepdims=True)
+    else:
+        norm = np.sum(np.abs(a) ** p, axis=dims, keepdims=True) ** (1.0 / p)
+    scale = np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return (a * scale).astype(a.dtype)
+
+
+def _renorm_grad(c, g):
+    x = c.saved[0]
+    p, dim, maxnorm = c.meta
+    dims = [d for d in range(x.dim()) if d != dim]
+    if p == np.inf:
+        norm = x.abs().amax(dims, keepdim=True)
+        hit = (x.abs() == norm).to(x.dtype)
+        dnorm = x.sign() * hit / hit.sum(dims, keepdim=True)
+    else:
+        norm = (x.abs() ** p).sum(dims, keepdim=True) ** (1.0 / p)
+        dnorm = x.abs() ** (p - 1) * x.sign() / norm ** (p - 1)
+    over = norm > maxnorm
+    scale = (maxnorm / (norm + 1e-7)).masked_fill(over.logical_not(), 1.0)
+    dscale = (-maxnorm / ((norm + 1e-7) * (norm + 1e-7))).masked_fill(over.logical_not(), 0.0)
+    inner = (g * x).sum(dims, keepdim=True)
+    return (g * scale + inner * dscale * dnorm,)
+
+
+RENORM = defop("renorm", "RenormBackward0", _renorm_fwd, _renorm_grad,
+               "d renorm(a)/da: the scale's gradient through the slice's norm", save="inputs",
+               torch_call="torch.renorm(a.reshape(1, -1) * a.reshape(-1, 1), 2, 0, 0.5)")
+
+
+@public("torch.renorm", "Tensor.renorm")
+def renorm(input, p, dim, maxnorm):
+    d = input._data
+    if d.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {d.ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    return run_unary(RENORM, input, (float(p), _wrap_dim(dim, d.ndim), float(maxnorm)))
+
+
+@public("Tensor.renorm_")
+def renorm_(input, p, dim, maxnorm):
+    return input._apply_inplace(lambda old: renorm(old, p, dim, maxnorm))

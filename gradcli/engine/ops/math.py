@@ -651,3 +651,26 @@ def _aliases():
 
 
 _aliases()
+
+
+# ------------------------------------------------------------------ fmax, fmin
+
+
+def _fmax_grads(c, g):
+    a, b = c.saved
+    wins = (a >= b).logical_or(b.isnan())
+    return (g.masked_fill(wins.logical_not(), 0.0) if c.needs(0) else None,
+            g.masked_fill(wins, 0.0) if c.needs(1) else None)
+
+
+def _fmin_grads(c, g):
+    a, b = c.saved
+    wins = (a <= b).logical_or(b.isnan())
+    return (g.masked_fill(wins.logical_not(), 0.0) if c.needs(0) else None,
+            g.masked_fill(wins, 0.0) if c.needs(1) else None)
+
+
+fmax = binary("fmax", "FmaxBackward0", np.fmax, _fmax_grads,
+              "d fmax(a, b)/da = 1 where a wins (nan loses)", float_result=False, inplace=False)
+fmin = binary("fmin", "FminBackward0", np.fmin, _fmin_grads,
+              "d fmin(a, b)/da = 1 where a wins (nan loses)", float_result=False, inplace=False)
