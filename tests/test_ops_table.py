@@ -42,6 +42,17 @@ CALLED = sorted(name for name, op in OPS.items() if op.torch_call)
 # Ops whose forward sums products through BLAS (float32: see test_matches_pytorch).
 BLAS_SUMS = {"mm", "addmm", "mv", "dot", "bmm"}
 
+# The ops of the modules that reproduce PyTorch's kernels bit for bit are held to a tight
+# tolerance; every other op (SPEC 1.1: no new bit emulation) to torch.testing's defaults,
+# and its printing is checked on PyTorch's own values when one last bit moved a digit.
+EMULATED_MODULES = {"creation", "elementwise", "linalg", "nn", "reductions", "shape", "views",
+                    "__init__"}
+
+
+def _new_op(op) -> bool:
+    fn = op.backward if op.backward is not None else op.forward
+    return (getattr(fn, "__module__", "") or "").rsplit(".", 1)[-1] not in EMULATED_MODULES
+
 UNARY_SHAPES = [(), (3,), (2, 3), (2, 1, 3)]
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)),
                  ((2, 3), ()), ((2, 3), (2, 3))]
@@ -228,14 +239,17 @@ def test_matches_pytorch(name, data):
     assert ours.requires_grad == theirs.requires_grad
     assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    if _new_op(op):
+        tol = dict(rtol=1.3e-6, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-7, atol=1e-7)
     np.testing.assert_allclose(ours._data, theirs.detach().numpy(), **tol)
-    if name in BLAS_SUMS and dtype == np.float32 and repr(ours) != repr(theirs):
+    if (name in BLAS_SUMS and dtype == np.float32 or _new_op(op)) and repr(ours) != repr(theirs):
         # numpy's OpenBLAS and PyTorch's MKL sum float32 products in different orders: the
         # last bit may differ, and a value at a rounding boundary then prints one digit
         # apart. The printing itself must still be PyTorch's: our formatter, given
         # PyTorch's values, prints PyTorch's text.
-        assert np.abs(ours._data.astype(np.float64) - theirs.detach().numpy()).max() <= (
-            4 * np.spacing(np.abs(theirs.detach().numpy())).max())
+        if name in BLAS_SUMS:
+            assert np.abs(ours._data.astype(np.float64) - theirs.detach().numpy()).max() <= (
+                4 * np.spacing(np.abs(theirs.detach().numpy())).max())
         ours = gt.tensor(theirs.detach().numpy(), requires_grad=True) * 1.0
         theirs = theirs.detach().requires_grad_() * 1.0
     assert repr(ours) == repr(theirs)

@@ -19,149 +19,7 @@ from gradcli.engine.grad_mode import (  # noqa: F401
     no_grad,
     set_grad_enabled,
 )
-from gradcli.engine.ops.creation import (  # noqa: F401
-    BoolTensor,
-    DoubleTensor,
-    FloatTensor,
-    IntTensor,
-    LongTensor,
-    allclose,
-    arange,
-    as_tensor,
-    empty,
-    empty_like,
-    equal,
-    eye,
-    full,
-    full_like,
-    is_floating_point,
-    is_tensor,
-    isclose,
-    linspace,
-    numel,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randint_like,
-    randn,
-    randn_like,
-    randperm,
-    tensor,
-    zeros,
-    zeros_like,
-)
-from gradcli.engine.ops.elementwise import (  # noqa: F401
-    abs,
-    add,
-    bitwise_and,
-    bitwise_left_shift,
-    bitwise_not,
-    bitwise_or,
-    bitwise_right_shift,
-    bitwise_xor,
-    ceil,
-    clamp,
-    clamp_max,
-    clamp_min,
-    clip,
-    cos,
-    div,
-    eq,
-    exp,
-    floor,
-    floor_divide,
-    fmod,
-    ge,
-    gt,
-    isfinite,
-    isinf,
-    isnan,
-    le,
-    log,
-    log1p,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    maximum,
-    minimum,
-    mul,
-    ne,
-    neg,
-    pow,
-    reciprocal,
-    relu,
-    remainder,
-    round,
-    rsqrt,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    sub,
-    tan,
-    tanh,
-    trunc,
-    where,
-)
-from gradcli.engine.ops.linalg import addmm, bmm, dot, ger, matmul, mm, mv, outer  # noqa: F401
-from gradcli.engine.ops.nn import log_softmax, softmax  # noqa: F401
-from gradcli.engine.ops.nn import (  # noqa: F401
-    torch_binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
-)
 from gradcli.engine.ops.reductions import RETURN_TYPES as _RETURN_TYPES
-from gradcli.engine.ops.reductions import (  # noqa: F401
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    count_nonzero,
-    cumprod,
-    cumsum,
-    logsumexp,
-    max,
-    mean,
-    min,
-    norm,
-    prod,
-    std,
-    sum,
-    var,
-)
-from gradcli.engine.ops.shape import (  # noqa: F401
-    cat,
-    chunk,
-    clone,
-    concat,
-    concatenate,
-    flip,
-    hstack,
-    nonzero,
-    split,
-    split_with_sizes,
-    stack,
-    unbind,
-    vstack,
-)
-from gradcli.engine.ops.views import (  # noqa: F401
-    flatten,
-    index_put,
-    index_put_,
-    narrow,
-    permute,
-    reshape,
-    select,
-    squeeze,
-    t,
-    transpose,
-    unsqueeze,
-)
 from gradcli.engine.parallel import get_num_threads, set_num_threads  # noqa: F401
 from gradcli.engine.random import initial_seed, manual_seed, seed  # noqa: F401
 from gradcli.engine.size import Size, device  # noqa: F401
@@ -169,15 +27,9 @@ from gradcli.engine.tensor import Tensor  # noqa: F401
 
 from . import autograd, linalg, nn, special  # noqa: F401
 from ._namespace import fill as _fill
+from ._namespace import unsupported as _unsupported
 from .autograd import Variable  # noqa: F401
 
-absolute = abs
-negative = neg
-subtract = sub
-multiply = mul
-divide = div
-true_divide = div
-swapaxes = transpose
 get_default_dtype = _dtypes.get_default_dtype
 set_default_dtype = _dtypes.set_default_dtype
 result_type = _dtypes.result_type
@@ -230,10 +82,7 @@ cuda = _UnsupportedNamespace("torch.cuda")
 _fill(globals(), "torch.")
 
 
-def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(f"torch.{name} is not supported by gradcli")
+__getattr__ = _unsupported("torch")
 
 
 __all__ = sorted(

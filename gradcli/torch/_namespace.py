@@ -7,7 +7,7 @@ declared with `@public("torch.linalg.inv")` appears there without an import list
 
 from __future__ import annotations
 
-from gradcli.engine.ops.registry import public_names
+from gradcli.engine.ops.registry import PUBLIC, public_names
 
 
 def fill(namespace: dict, prefix: str) -> None:
@@ -17,11 +17,17 @@ def fill(namespace: dict, prefix: str) -> None:
 
 
 def unsupported(path: str):
-    """A module `__getattr__` that says a missing name is not supported by gradcli."""
+    """A module `__getattr__`: a name declared after the module was filled (an op module
+    imported later, a test fixture) comes from the registry; any other name says it is
+    not supported by gradcli."""
+    prefix = path + "."
 
     def __getattr__(name: str):
         if name.startswith("__"):
             raise AttributeError(name)
+        fn = PUBLIC.get(prefix + name)
+        if fn is not None:
+            return fn
         raise AttributeError(f"{path}.{name} is not supported by gradcli")
 
     return __getattr__

@@ -10,7 +10,20 @@ import numpy as np
 
 from ..fpstate import quiet_forwards
 from ..tensor import Tensor
-from . import creation, elementwise, linalg, nn, reductions, shape, views
+from . import (  # noqa: F401
+    creation,
+    elementwise,
+    indexing,
+    layout,
+    linalg,
+    math,
+    nn,
+    reductions,
+    shape,
+    sorting,
+    views,
+)
+from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
@@ -23,9 +36,6 @@ FILL_TENSOR = defop("fill_tensor", "FillBackward3", lambda a, v: np.full_like(a,
                     lambda c, g: (g * 0 if c.needs(0) else None, g.sum() if c.needs(1) else None),
                     "d fill_(a, v)/da = 0, d/dv = sum of the gradient",
                     torch_call="a.clone().fill_(b.sum())")
-MASKED_FILL = defop("masked_fill", "MaskedFillBackward0", lambda a, mask, value: np.where(mask, value, a).astype(a.dtype, copy=False),
-                    lambda c, g: (E.where(c.meta_tensor(0), 0.0, g),),
-                    "d masked_fill(a, m, v)/da = 1 where not m", save="meta", torch_call="a.masked_fill(a > 0, 2.5)")
 
 
 def _swap(fn):
@@ -35,12 +45,7 @@ def _swap(fn):
 
 def _inplace(fn):
     """x.op_(...) = compute op out of place, write back, rewrite history (Tensor._apply_inplace)."""
-
-    def method(self, *args, **kwargs):
-        return self._apply_inplace(lambda old: fn(old, *args, **kwargs))
-
-    method.__name__ = fn.__name__ + "_"
-    return method
+    return inplace_of(fn, fn.__name__)
 
 
 def _clamp_method(name):
@@ -117,28 +122,6 @@ def _where_method(self, condition, other):
     return E.where(condition, self, other)
 
 
-def _masked_fill(self, mask, value):
-    v = value.item() if isinstance(value, Tensor) else E._checked_int(value, self.dtype)
-    if mask._data.dtype != np.bool_:
-        raise RuntimeError(
-            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
-    return run_op(MASKED_FILL, (self,), (mask._data, v))
-
-
-def _masked_fill_(self, mask, value):
-    """In place; allowed on an expanded tensor (one value per location), with PyTorch's warning."""
-    from ..tensor import has_internal_overlap
-
-    if has_internal_overlap(self._data):
-        import warnings
-
-        warnings.warn(
-            "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
-            "before performing this operation. This also applies to advanced indexing e.g. "
-            "tensor[mask] = scalar", UserWarning, stacklevel=2)
-    return self._apply_inplace(lambda old: _masked_fill(old, mask, value), overlap_ok=True)
-
-
 def _dtype_method(name):
     from .. import dtypes
 
@@ -181,7 +164,7 @@ def _reshape_as(self, other):
     return V.reshape(self, other._data.shape)
 
 
-METHODS = {
+expose("Tensor.", {
     # arithmetic and its operators
     "add": E.add, "__add__": E.add_operator, "__radd__": E.add_operator,
     "sub": E.sub, "subtract": E.sub, "__sub__": E.sub_operator, "__rsub__": lambda self, other: E.rsub(self, other),
@@ -202,7 +185,7 @@ METHODS = {
     "relu": E.relu, "sign": E.sign, "reciprocal": E.reciprocal,
     "floor": E.floor, "ceil": E.ceil, "round": E.round, "trunc": E.trunc,
     "clamp": _clamp_method("clamp"), "clip": _clamp_method("clip"), "clamp_min": E.clamp_min, "clamp_max": E.clamp_max,
-    "maximum": E.maximum, "minimum": E.minimum, "where": _where_method, "masked_fill": _masked_fill,
+    "maximum": E.maximum, "minimum": E.minimum, "where": _where_method,
     # comparisons and logic
     "eq": E.eq, "__eq__": E.eq, "ne": E.ne, "__ne__": E.ne, "lt": E.lt, "__lt__": E.lt,
     "le": E.le, "__le__": E.le, "gt": E.gt, "__gt__": E.gt, "ge": E.ge, "__ge__": E.ge,
@@ -250,28 +233,62 @@ METHODS = {
     "add_": _inplace(E.add), "sub_": _inplace(E.sub), "mul_": _inplace(E.mul),
     "div_": _inplace(E.div), "pow_": _inplace(E.pow), "clamp_": _clamp_inplace("clamp_"), "clip_": _clamp_inplace("clip_"),
     "clamp_min_": _inplace(E.clamp_min), "clamp_max_": _inplace(E.clamp_max),
-    "exp_": _inplace(E.exp), "log_": _inplace(E.log), "neg_": _inplace(E.neg),
-    "relu_": _inplace(E.relu), "sigmoid_": _inplace(E.sigmoid), "tanh_": _inplace(E.tanh),
-    "sqrt_": _inplace(E.sqrt), "abs_": _inplace(E.abs), "sin_": _inplace(E.sin),
-    "cos_": _inplace(E.cos), "reciprocal_": _inplace(E.reciprocal), "square_": _inplace(E.square),
-    "masked_fill_": _masked_fill_,
     "remainder_": _inplace(E.remainder), "fmod_": _inplace(E.fmod), "true_divide_": _inplace(E.div),
     "divide_": _inplace(E.div), "multiply_": _inplace(E.mul), "subtract_": _inplace(E.sub),
-    "negative_": _inplace(E.neg), "absolute_": _inplace(E.abs), "log1p_": _inplace(E.log1p),
-    "rsqrt_": _inplace(E.rsqrt), "tan_": _inplace(E.tan), "floor_": _inplace(E.floor),
-    "ceil_": _inplace(E.ceil), "round_": _inplace(E.round), "trunc_": _inplace(E.trunc),
-    "sign_": _inplace(E.sign), "fix": E.trunc, "fix_": _inplace(E.trunc),
+    "negative_": _inplace(E.neg), "absolute_": _inplace(E.abs), "fix": E.trunc, "fix_": _inplace(E.trunc),
     "bitwise_and_": _inplace(E.bitwise_and), "bitwise_or_": _inplace(E.bitwise_or),
     "bitwise_xor_": _inplace(E.bitwise_xor),
     "less": E.lt, "greater": E.gt, "less_equal": E.le, "greater_equal": E.ge, "not_equal": E.ne,
-}
+})
 
-PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": V.numpy_T, "mH": V.mT}
+# the in-place twin of each of these plain functions: Tensor.exp_ ...
+expose("Tensor.", {name + "_": _inplace(getattr(E, name)) for name in (
+    "exp log neg relu sigmoid tanh sqrt abs sin cos reciprocal square log1p rsqrt tan floor "
+    "ceil round trunc sign").split()})
+
+# torch.NAME for the functions of each op module (the names a .grad program sees bare too)
+expose_from("torch.", creation, "BoolTensor DoubleTensor FloatTensor IntTensor LongTensor "
+            "allclose arange as_tensor empty empty_like equal eye full full_like "
+            "is_floating_point is_tensor isclose linspace numel ones ones_like rand rand_like "
+            "randint randint_like randn randn_like randperm tensor zeros zeros_like")
+expose_from("torch.", E, "abs add bitwise_and bitwise_left_shift bitwise_not bitwise_or "
+            "bitwise_right_shift bitwise_xor ceil clamp clamp_max clamp_min clip cos div eq exp "
+            "floor floor_divide fmod ge gt isfinite isinf isnan le log log1p logical_and "
+            "logical_not logical_or logical_xor lt maximum minimum mul ne neg pow reciprocal "
+            "relu remainder round rsqrt rsub sigmoid sign sin sqrt square sub tan tanh trunc where")
+expose_from("torch.", L, "addmm bmm dot ger matmul mm mv outer")
+expose_from("torch.", nn, "log_softmax softmax")
+expose("torch.", {"binary_cross_entropy_with_logits": nn.torch_binary_cross_entropy_with_logits,
+                  "absolute": E.abs, "negative": E.neg, "subtract": E.sub, "multiply": E.mul,
+                  "divide": E.div, "true_divide": E.div, "swapaxes": V.transpose})
+expose_from("torch.", R, "all amax amin any argmax argmin count_nonzero cumprod cumsum "
+            "logsumexp max mean min norm prod std sum var")
+expose_from("torch.", S, "cat chunk clone concat concatenate flip hstack nonzero split "
+            "split_with_sizes stack unbind vstack")
+expose_from("torch.", V, "flatten index_put index_put_ narrow permute reshape select squeeze t "
+            "transpose unsqueeze")
+
+def _H(x):  # noqa: N802
+    """Tensor.H: the conjugate transpose of a matrix (for real tensors its transpose,
+    TransposeBackward0); 0-d tensors pass with PyTorch's deprecation warning."""
+    n = x._data.ndim
+    if n == 0:
+        import warnings
+
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=2)
+        return x
+    if n != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}")
+    return V.transpose(x, 0, 1)
+
+
+PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": _H, "mH": V.mT}
 
 
 def install_methods() -> None:
-    for name, fn in METHODS.items():
-        setattr(Tensor, name, fn)
     for name, fn in public_names("Tensor.").items():
         setattr(Tensor, name, fn)
     for name, fn in PROPERTIES.items():

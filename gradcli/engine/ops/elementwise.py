@@ -162,6 +162,13 @@ SUB_ALPHA = defop("sub_alpha", "SubBackward0", lambda a, b, alpha: a - b * alpha
                   broadcast=True, torch_call="torch.sub(a, b, alpha=2.5)")
 RSUB = defop("rsub", "RsubBackward1", lambda a, s: s - a, lambda c, g: (-g,), "d(s-a)/da = -1",
              torch_call="2.5 - a")
+RSUB_ALPHA = defop("rsub_alpha", "RsubBackward1", lambda a, s, alpha: s - a * alpha,
+                   lambda c, g: (-g * c.meta[1],), "d(s-alpha*a)/da = -alpha",
+                   torch_call="torch.rsub(a, 2.5, alpha=2)")
+RSUB_TENSOR = defop("rsub_tensor", "RsubBackward0", lambda a, b, alpha: b - a * alpha,
+                    lambda c, g: (-g * c.meta[0] if c.meta[0] != 1 else -g, g),
+                    "d(b-alpha*a)/da = -alpha, d/db = 1", broadcast=True,
+                    torch_call="torch.rsub(a, b)")
 MUL = defop("mul", "MulBackward0", np.multiply,
             lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
             "d(a*b)/da = b, d(a*b)/db = a", save="inputs", broadcast=True, torch_call="a * b",
@@ -399,7 +406,10 @@ RECIPROCAL = defop("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,
 
 
 def _clamp_fwd(a, lo, hi):
-    # PyTorch's comparisons: nan stays nan, and -0. stays -0. against a bound of 0
+    # PyTorch's comparisons: nan stays nan, and -0. stays -0. against a bound of 0;
+    # a nan bound makes every element nan (its kernel's min/max propagate nan)
+    if (lo is not None and lo != lo) or (hi is not None and hi != hi):
+        return np.full_like(a, np.nan)
     out = a
     if lo is not None:
         out = np.where(out < lo, lo, out)
@@ -429,6 +439,26 @@ CLAMP_MIN = defop("clamp_min", "ClampMinBackward0", lambda a, lo: _clamp_fwd(a, 
 CLAMP_MAX = defop("clamp_max", "ClampMaxBackward0", lambda a, hi: _clamp_fwd(a, None, hi),
                   lambda c, g: (_where(c.saved[0] <= c.meta[0], g, 0.0),),
                   "d clamp_max(a)/da = 1 where a <= max", save="inputs", torch_call="a.clamp_max(0.1)")
+
+
+def _clamp_bound_fwd(a, bound, pick):
+    """clamp_min/clamp_max with a tensor bound: numpy's maximum/minimum propagate nan from
+    either side, as PyTorch's kernels do."""
+    return pick(a, bound)
+
+
+CLAMP_MIN_TENSOR = defop(
+    "clamp_min_tensor", "ClampMinBackward1", lambda a, lo: np.maximum(a, lo),
+    lambda c, g: (_where(c.saved[0] >= c.saved[1], g, 0.0) if c.needs(0) else None,
+                  _where(c.saved[0] < c.saved[1], g, 0.0) if c.needs(1) else None),
+    "d clamp_min(a, m)/da = 1 where a >= m, d/dm = 1 where a < m", save="inputs",
+    broadcast=True, torch_call="torch.clamp_min(a, b)", check_order=(1, 0))
+CLAMP_MAX_TENSOR = defop(
+    "clamp_max_tensor", "ClampMaxBackward1", lambda a, hi: np.minimum(a, hi),
+    lambda c, g: (_where(c.saved[0] <= c.saved[1], g, 0.0) if c.needs(0) else None,
+                  _where(c.saved[0] > c.saved[1], g, 0.0) if c.needs(1) else None),
+    "d clamp_max(a, m)/da = 1 where a <= m, d/dm = 1 where a > m", save="inputs",
+    broadcast=True, torch_call="torch.clamp_max(a, b)", check_order=(1, 0))
 
 
 def _clamp_t_fwd(a, lo, hi):
@@ -579,6 +609,20 @@ CEIL = defop("ceil", "CeilBackward0", np.ceil, lambda c, g: (_zero_like(g),), "d
              torch_call="a.ceil()")
 ROUND = defop("round", "RoundBackward0", np.round, lambda c, g: (_zero_like(g),), "d round(a)/da = 0",
               torch_call="a.round()")
+
+
+def _round_decimals(a, decimals):
+    """PyTorch's round.decimals: nearbyint(a * 10^d) / 10^d, or for d < 0
+    nearbyint(a / 10^-d) * 10^-d, with the power in a's dtype."""
+    ten = a.dtype.type(10.0 ** (-decimals if decimals < 0 else decimals))
+    if decimals < 0:
+        return np.rint(a / ten) * ten
+    return np.rint(a * ten) / ten
+
+
+ROUND_DECIMALS = defop("round_decimals", "RoundBackward1", _round_decimals,
+                       lambda c, g: (_zero_like(g),), "d round(a, decimals)/da = 0",
+                       torch_call="a.round(decimals=2)")
 TRUNC = defop("trunc", "TruncBackward0", np.trunc, lambda c, g: (_zero_like(g),), "d trunc(a)/da = 0",
               torch_call="a.trunc()")
 
@@ -720,8 +764,21 @@ def _with_alpha(op, a, b, alpha):
     return run_op(op, (a, b), (alpha,), arrays=(x, y))
 
 
-def rsub(input, other):
-    """other - input for a Python scalar `other` (RsubBackward1)."""
+def rsub(input, other, alpha=1):
+    """other - alpha * input: RsubBackward0 for a Tensor `other`, RsubBackward1 for a
+    Python scalar."""
+    if isinstance(other, Tensor):
+        _check_args(alpha)
+        result = dtypes.result_type(input, other, alpha)
+        _checked_int(alpha, result)
+        x, y = _operand_dtype_cast(input, other, result)
+        return run_op(RSUB_TENSOR, (input, other), (alpha,), arrays=(x, y))
+    if alpha != 1:
+        _check_args(input, other, alpha)
+        result = dtypes.result_type(input, other, alpha)
+        _checked_int(alpha, result)
+        x, y = _operand_dtype_cast(input, other, result)
+        return run_unary(RSUB_ALPHA, input, (y, alpha), x)
     _check_args(input, other, promote=False)
     if input._data.dtype == np.bool_ or other.__class__ is bool:
         _bool_sub_check(other, input)
@@ -932,11 +989,14 @@ def sign(input):
     return run_unary(SIGN, input)
 
 
-def round(input, *, decimals=0):  # noqa: A001
+def round(input, *, decimals=None):  # noqa: A001
     if input._data.dtype == np.bool_:
         raise NotImplementedError('"round_vml_cpu" not implemented for \'Bool\'')
-    if decimals:
-        return run_unary(ROUND, input, (), np.round(input._data, decimals)) * 1
+    if decimals is not None:  # the round.decimals overload, even for 0 (RoundBackward1)
+        if input._data.dtype.kind != "f":
+            raise NotImplementedError(
+                f'"round_cpu" not implemented for \'{_KERNEL_NAMES[input._data.dtype.name]}\'')
+        return run_unary(ROUND_DECIMALS, input, (int(decimals),))
     return run_unary(ROUND, input)
 
 
@@ -1017,12 +1077,29 @@ def full_like_value(input, value):
     return make(np.full(input._data.shape, value, dtype=input._data.dtype))
 
 
+def _clamp_one(op, op_tensor, input, bound):
+    """clamp_min/clamp_max: the Scalar overload, or the Tensor one (...Backward1), which
+    promotes and broadcasts as a binary op."""
+    if isinstance(bound, Tensor):
+        result = dtypes.result_type(input, bound)
+        x, y = _operand_dtype_cast(input, bound, result)
+        return run_op(op_tensor, (input, bound), arrays=(x, y))
+    if type(bound) is int:
+        _check_args(input, bound)
+    d = input._data
+    result = dtypes.result_type(input, bound)
+    if result.np != d.dtype:  # an int tensor with a float bound
+        x = d.astype(result.np)
+        return run_unary(op, input, (_bound(bound, x),), x)
+    return run_unary(op, input, (_bound(bound, d),))
+
+
 def clamp_min(input, min):  # noqa: A002
-    return run_unary(CLAMP_MIN, input, (_bound(min, input._data),))
+    return _clamp_one(CLAMP_MIN, CLAMP_MIN_TENSOR, input, min)
 
 
 def clamp_max(input, max):  # noqa: A002
-    return run_unary(CLAMP_MAX, input, (_bound(max, input._data),))
+    return _clamp_one(CLAMP_MAX, CLAMP_MAX_TENSOR, input, max)
 
 
 def _tensors_only(name: str, input, other) -> None:
@@ -1191,6 +1268,10 @@ def _bitwise(npfn, kernel: str):
 bitwise_and = _bitwise(np.bitwise_and, "bitwise_and_cpu")
 bitwise_or = _bitwise(np.bitwise_or, "bitwise_or_cpu")
 bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor_cpu")
+
+
+_KERNEL_NAMES = {"float32": "Float", "float64": "Double", "bool": "Bool", "int64": "Long",
+                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte"}
 
 
 def _kernel_type_name(d: dtypes.dtype) -> str:

@@ -66,8 +66,8 @@ def _cat_backward(c, g):
     out = []
     start = 0
     for i, size in enumerate(sizes):
-        if size is None:
-            out.append(None)
+        if type(size) is not int:  # a skipped [0] input: an empty gradient of its dtype
+            out.append(make(np.zeros(0, size)) if c.needs(i) else None)
             continue
         out.append(g.narrow(dim, start, size) if c.needs(i) else None)
         start += size
@@ -153,12 +153,30 @@ def contiguous(x: Tensor, memory_format=None) -> Tensor:
     return run_op(CLONE, (x,), arrays=(np.ascontiguousarray(x._data),))
 
 
-def to(x: Tensor, *args, dtype=None, copy=False, **kwargs) -> Tensor:
-    for a in args:
-        if isinstance(a, dtypes.dtype) or a in (float, int, bool):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype = a.dtype
+def _to_args(args: tuple, dtype, copy):
+    """dtype and copy from Tensor.to's positional forms, PyTorch's three overloads:
+    to(dtype, non_blocking, copy), to(device, dtype, non_blocking, copy) and
+    to(other, non_blocking, copy)."""
+    if not args:
+        return dtype, copy
+    first, rest = args[0], list(args[1:])
+    if isinstance(first, Tensor):
+        dtype = first.dtype
+    elif isinstance(first, dtypes.dtype) or first in (float, int, bool):
+        dtype = first
+    else:  # a device: its dtype comes next
+        if rest:
+            dtype = rest.pop(0)
+    if len(rest) > 2:
+        raise TypeError("to() received an invalid combination of arguments")
+    if len(rest) == 2:
+        copy = rest[1]
+    return dtype, copy
+
+
+def to(x: Tensor, *args, dtype=None, copy=False, device=None, non_blocking=False,
+       memory_format=None) -> Tensor:
+    dtype, copy = _to_args(args, dtype, copy)
     if dtype is None:
         return run_op(TO_COPY, (x,), (x._data.dtype, x._data.dtype)) if copy else x
     target = dtypes.to_dtype(dtype)
@@ -215,8 +233,14 @@ def cat(tensors, dim: int = 0) -> Tensor:
                     f"Sizes of tensors must match except in dimension {ax}. Expected size "
                     f"{ref.shape[k]} but got size {d.shape[k]} for tensor number {i} in the list.")
     arrays = [t._data if t._data.dtype == result.np else t._data.astype(result.np) for t in kept]
-    sizes = tuple(t._data.shape[ax] for t in kept)
-    return run_op(CAT, tuple(kept), (ax, sizes), arrays=tuple(arrays))
+    if len(kept) == len(tensors):
+        sizes = tuple(t._data.shape[ax] for t in kept)
+        return run_op(CAT, tuple(kept), (ax, sizes), arrays=tuple(arrays))
+    # skipped [0] inputs stay inputs (PyTorch gives them an empty gradient): the forward
+    # sees only the kept arrays, the sizes mark the skipped ones by their dtype
+    kept_ids = {id(t) for t in kept}
+    sizes = tuple(t._data.shape[ax] if id(t) in kept_ids else t._data.dtype for t in tensors)
+    return run_op(CAT, tuple(tensors), (ax, sizes), arrays=tuple(arrays))
 
 
 concat = cat

@@ -579,10 +579,20 @@ def select(x: Tensor, dim: int, index: int, report_dim=None) -> Tensor:
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     if x._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    size = x._data.shape[_wrap_dim(dim, x._data.ndim)]
+    if isinstance(start, Tensor):  # narrow.Tensor: a 0-d integer tensor
+        start = int(start._data)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    dim = _wrap_dim(dim, x._data.ndim)
+    size = x._data.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return slice_dim(x, _wrap_dim(dim, x._data.ndim), start, start + length, 1)
+    return slice_dim(x, dim, start, start + length, 1)
 
 
 def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:

@@ -1,0 +1,412 @@
+"""Sorting and order statistics (issue 24, group 3): sort argsort msort topk kthvalue
+median nanmedian mode cummax cummin logcumsumexp aminmax.
+
+The values come with their indices (int64, no gradient); a value's gradient goes back to
+the element it was taken from (PyTorch's value_selecting_reduction_backward: a scatter of
+the gradient at the indices), so each op is one table entry plus its entry point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor, _wrap_dim, make
+from .reductions import RETURN_TYPES, return_type
+from .registry import defop, public, run_unary
+
+
+def _pair_type(kind: str, first: str = "values", second: str = "indices"):
+    """torch.return_types.KIND: a (values, indices) pair, as max/min's."""
+    if first == "values":
+        cls = type(kind, (return_type,), {"__slots__": (), "__module__": "torch.return_types",
+                                           "__new__": tuple.__new__})
+    else:
+        def field(i):
+            return property(lambda self: self[i])
+
+        def __repr__(self):
+            return (f"torch.return_types.{kind}(\n{first}={self[0]!r},\n{second}={self[1]!r})")
+
+        cls = type(kind, (tuple,), {"__slots__": (), "__module__": "torch.return_types",
+                                    first: field(0), second: field(1), "__repr__": __repr__,
+                                    "__str__": __repr__})
+    RETURN_TYPES[kind] = cls
+    return cls
+
+
+SORT_T = _pair_type("sort")
+TOPK_T = _pair_type("topk")
+KTHVALUE_T = _pair_type("kthvalue")
+MEDIAN_T = _pair_type("median")
+NANMEDIAN_T = _pair_type("nanmedian")
+MODE_T = _pair_type("mode")
+CUMMAX_T = _pair_type("cummax")
+CUMMIN_T = _pair_type("cummin")
+AMINMAX_T = _pair_type("aminmax", "min", "max")
+
+
+def _values_op(name: str, node: str, rule: str, call: str):
+    """An op whose forward returns precomputed values (meta: dim, indices, keepdim, shape);
+    its backward scatters the gradient to where the values came from."""
+
+    def forward(a, dim, indices, keepdim, shape, values):
+        return values
+
+    def backward(c, g):
+        dim, indices, keepdim, shape, _ = c.meta
+        if not keepdim and len(shape):
+            g = g.unsqueeze(dim)
+            indices = np.expand_dims(indices, dim)
+        from . import indexing
+
+        if not len(shape):
+            return (g.reshape(()),)
+        zeros = make(np.zeros(shape, dtype=g._data.dtype))
+        return (indexing.scatter(zeros, dim, make(indices), g),)
+
+    return defop(name, node, forward, backward, rule, save="meta", torch_call=call)
+
+
+def _values_add_op(name: str, node: str, rule: str, call: str):
+    """As _values_op, with the gradient added where indices repeat (cummax/cummin)."""
+
+    def forward(a, dim, indices, keepdim, shape, values):
+        return values
+
+    def backward(c, g):
+        dim, indices, keepdim, shape, _ = c.meta
+        from . import indexing
+
+        if not len(shape):
+            return (g.reshape(()),)
+        zeros = make(np.zeros(shape, dtype=g._data.dtype))
+        return (indexing.scatter_add(zeros, dim, make(indices), g),)
+
+    return defop(name, node, forward, backward, rule, save="meta", torch_call=call)
+
+
+SORT = _values_op("sort", "SortBackward0", "d sort(a)/da: the gradient back to each value's place",
+                  "torch.sort(a, 0)[0] if a.dim() else torch.sort(a)[0]")
+SORT_STABLE = _values_op("sort_stable", "SortBackward1",
+                         "d sort(a, stable=)/da: the gradient back to each value's place",
+                         "torch.sort(a.reshape(-1), stable=True)[0]")
+TOPK = _values_op("topk", "TopkBackward0", "d topk(a)/da: the gradient to the chosen elements",
+                  "torch.topk(a.reshape(-1), 1)[0]")
+KTHVALUE = _values_op("kthvalue", "KthvalueBackward0", "d kthvalue(a)/da: to the chosen element",
+                      "torch.kthvalue(a.reshape(-1), 1)[0]")
+MEDIAN_DIM = _values_op("median_dim", "MedianBackward1", "d median(a, dim)/da: to the median",
+                        "torch.median(a.reshape(-1), 0)[0]")
+NANMEDIAN_DIM = _values_op("nanmedian_dim", "NanmedianBackward1",
+                           "d nanmedian(a, dim)/da: to the median",
+                           "torch.nanmedian(a.reshape(-1), 0)[0]")
+MODE = _values_op("mode", "ModeBackward0", "d mode(a, dim)/da: to the chosen element",
+                  "torch.mode(a.reshape(-1).round(), 0)[0]")
+CUMMAX = _values_add_op("cummax", "CummaxBackward0", "d cummax(a)/da: to each running maximum",
+                        "torch.cummax(a.reshape(-1), 0)[0]")
+CUMMIN = _values_add_op("cummin", "CumminBackward0", "d cummin(a)/da: to each running minimum",
+                        "torch.cummin(a.reshape(-1), 0)[0]")
+
+
+def _check_tensor(fname, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
+
+
+def _dim(input, dim):
+    return _wrap_dim(dim, max(input._data.ndim, 1))
+
+
+def _run_values(op, input, dim, indices, keepdim, values):
+    values = np.array(values, copy=True, order="C")
+    return run_unary(op, input, (dim, indices, keepdim, input._data.shape, values))
+
+
+def _sort_arrays(d, dim, descending, stable=True):
+    if d.ndim == 0:
+        return d.copy(), np.zeros((), np.int64)
+    key = d
+    if descending:
+        # descending, stable, nan first (PyTorch sorts nan as the largest)
+        order = np.flip(np.argsort(np.flip(key, dim), axis=dim, kind="stable"), dim)
+        order = d.shape[dim] - 1 - order
+    else:
+        order = np.argsort(key, axis=dim, kind="stable")
+    order = order.astype(np.int64)
+    return np.take_along_axis(d, order, axis=dim), order
+
+
+@public("torch.sort", "Tensor.sort")
+def sort(input, dim=-1, descending=False, stable=None):
+    _check_tensor("sort", input)
+    if isinstance(dim, bool):  # sort(input, *, stable, dim, descending)
+        dim, descending = -1, dim
+    dim = _dim(input, dim)
+    values, order = _sort_arrays(input._data, dim, bool(descending))
+    op = SORT if stable is None else SORT_STABLE  # the sort.stable overload: SortBackward1
+    return SORT_T((_run_values(op, input, dim, order, True, values), make(order)))
+
+
+@public("torch.argsort", "Tensor.argsort")
+def argsort(input, dim=-1, descending=False, stable=False):
+    _check_tensor("argsort", input)
+    dim = _dim(input, dim)
+    return make(_sort_arrays(input._data, dim, bool(descending))[1])
+
+
+@public("torch.msort", "Tensor.msort")
+def msort(input):
+    return sort(input, 0)[0]
+
+
+@public("torch.topk", "Tensor.topk")
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    _check_tensor("topk", input)
+    d = input._data
+    dim = _dim(input, dim)
+    size = d.shape[dim] if d.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    values, order = _sort_arrays(d, dim, bool(largest))
+    if d.ndim:
+        order = np.take(order, np.arange(k), axis=dim)
+        values = np.take(values, np.arange(k), axis=dim)
+    return TOPK_T((_run_values(TOPK, input, dim, order, True, values), make(order)))
+
+
+def _kth(d, dim, k):
+    """The k-th smallest (1-based) along dim, and its index (nan counts as the largest)."""
+    values, order = _sort_arrays(d, dim, False)
+    if d.ndim == 0:
+        return values, order
+    return np.take(values, k - 1, axis=dim), np.take(order, k - 1, axis=dim)
+
+
+@public("torch.kthvalue", "Tensor.kthvalue")
+def kthvalue(input, k, dim=-1, keepdim=False):
+    _check_tensor("kthvalue", input)
+    d = input._data
+    dim = _dim(input, dim)
+    size = d.shape[dim] if d.ndim else 1
+    if not 1 <= k <= size:
+        raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    values, order = _kth(d, dim, k)
+    return _keep(KTHVALUE_T, KTHVALUE, input, dim, order, values, keepdim)
+
+
+def _keep(kind, op, input, dim, order, values, keepdim):
+    if keepdim and input._data.ndim:
+        order = np.expand_dims(order, dim)
+        values = np.expand_dims(values, dim)
+    out = _run_values(op, input, dim, np.asarray(order, np.int64), bool(keepdim), values)
+    return kind((out, make(np.asarray(order, np.int64))))
+
+
+def _median_index(d, dim, ignore_nan):
+    """(value, index) of the lower median along dim; nan propagates unless ignore_nan."""
+    values, order = _sort_arrays(d, dim, False)
+    if d.ndim == 0:
+        return values, order
+    n = d.shape[dim]
+    if ignore_nan:
+        count = n - np.isnan(d).sum(axis=dim, keepdims=True)
+        k = np.where(count > 0, (count - 1) // 2, 0)
+    else:
+        has_nan = np.isnan(d).any(axis=dim, keepdims=True)
+        k = np.where(has_nan, n - 1, (n - 1) // 2)
+        if has_nan.any():  # the first nan's index, as PyTorch returns
+            first_nan = np.argmax(np.isnan(d), axis=dim)
+            k_v = np.take_along_axis(values, k, axis=dim).squeeze(dim)
+            k_i = np.take_along_axis(order, k, axis=dim).squeeze(dim)
+            k_i = np.where(np.isnan(k_v), first_nan, k_i)
+            return k_v, k_i
+    return (np.take_along_axis(values, k, axis=dim).squeeze(dim),
+            np.take_along_axis(order, k, axis=dim).squeeze(dim))
+
+
+def _evenly(c, g):
+    """median()/nanmedian() of the whole tensor: the gradient shared by the elements equal
+    to the result (PyTorch's evenly_distribute_backward)."""
+    a = c.saved[0]
+    result = c.result
+    mask = (a == result) if not np.isnan(result._data) else a.isnan()
+    count = mask.sum()
+    return (mask.to(g.dtype) * (g / count),)
+
+
+MEDIAN = defop("median", "MedianBackward0", lambda a, v: v, _evenly,
+               "d median(a)/da: shared by the elements equal to the median",
+               save="inputs,result", torch_call="torch.median(a)")
+NANMEDIAN = defop("nanmedian", "NanmedianBackward0", lambda a, v: v, _evenly,
+                  "d nanmedian(a)/da: shared by the elements equal to the median",
+                  save="inputs,result", torch_call="torch.nanmedian(a)")
+
+
+def _median(kind, op_all, op_dim, fname, input, dim, keepdim, ignore_nan):
+    _check_tensor(fname, input)
+    d = input._data
+    if dim is None:
+        if d.size == 0:
+            return make(np.array(np.nan, d.dtype))
+        flat = d.reshape(-1)
+        v, _ = _median_index(flat, 0, ignore_nan)
+        return run_unary(op_all, input, (np.asarray(v, d.dtype),))
+    dim = _dim(input, dim)
+    if d.ndim and d.shape[dim] == 0:
+        raise IndexError(f"{fname}(): Expected reduction dim {dim} to have non-zero size.")
+    values, order = _median_index(d, dim, ignore_nan)
+    return _keep(kind, op_dim, input, dim, order, values, keepdim)
+
+
+@public("torch.median", "Tensor.median")
+def median(input, dim=None, keepdim=False):
+    return _median(MEDIAN_T, MEDIAN, MEDIAN_DIM, "median", input, dim, keepdim, False)
+
+
+@public("torch.nanmedian", "Tensor.nanmedian")
+def nanmedian(input, dim=None, keepdim=False):
+    return _median(NANMEDIAN_T, NANMEDIAN, NANMEDIAN_DIM, "nanmedian", input, dim, keepdim,
+                   True)
+
+
+@public("torch.mode", "Tensor.mode")
+def mode(input, dim=-1, keepdim=False):
+    _check_tensor("mode", input)
+    d = input._data
+    dim = _dim(input, dim)
+    if d.ndim == 0:
+        return _keep(MODE_T, MODE, input, dim, np.zeros((), np.int64), d.copy(), keepdim)
+    moved = np.moveaxis(d, dim, -1)
+    flat = moved.reshape(-1, moved.shape[-1])
+    vals = np.empty(flat.shape[0], d.dtype)
+    idx = np.empty(flat.shape[0], np.int64)
+    for r, row in enumerate(flat):
+        uniq, counts = np.unique(row, return_counts=True)
+        best = uniq[np.argmax(counts)]  # the smallest of the most frequent
+        vals[r] = best
+        idx[r] = np.nonzero(row == best)[0][-1]  # PyTorch returns the last occurrence
+    shape = moved.shape[:-1]
+    return _keep(MODE_T, MODE, input, dim, idx.reshape(shape), vals.reshape(shape), keepdim)
+
+
+def _cum_extreme(kind, op, fname, input, dim, better):
+    _check_tensor(fname, input)
+    d = input._data
+    dim = _dim(input, dim)
+    if d.ndim == 0:
+        return kind((run_unary(op, input, (dim, np.zeros((), np.int64), True, d.shape, d.copy())),
+                     make(np.zeros((), np.int64))))
+    moved = np.moveaxis(d, dim, -1)
+    vals = np.empty_like(moved)
+    idx = np.empty(moved.shape, np.int64)
+    best = moved[..., 0].copy()
+    at = np.zeros(moved.shape[:-1], np.int64)
+    for j in range(moved.shape[-1]):
+        x = moved[..., j]
+        take = better(x, best) | np.isnan(x)
+        take &= ~np.isnan(best) | np.isnan(x)
+        best = np.where(take, x, best)
+        at = np.where(take, j, at)
+        vals[..., j] = best
+        idx[..., j] = at
+    vals = np.moveaxis(vals, -1, dim)
+    idx = np.moveaxis(idx, -1, dim)
+    out = run_unary(op, input, (dim, idx, True, d.shape, np.array(vals, order="C")))
+    return kind((out, make(np.array(idx, order="C"))))
+
+
+@public("torch.cummax", "Tensor.cummax")
+def cummax(input, dim):
+    return _cum_extreme(CUMMAX_T, CUMMAX, "cummax", input, dim, lambda x, b: x >= b)
+
+
+@public("torch.cummin", "Tensor.cummin")
+def cummin(input, dim):
+    return _cum_extreme(CUMMIN_T, CUMMIN, "cummin", input, dim, lambda x, b: x <= b)
+
+
+def _logcumsumexp_fwd(a, dim):
+    if a.ndim == 0:
+        return a.copy()
+    return np.logaddexp.accumulate(a, axis=dim)
+
+
+def _logcumsumexp_grad(c, g):
+    """d out_j/d x_i = exp(x_i - out_j) for j >= i: a reversed cumulative sum."""
+    x = c.saved[0]
+    out = c.result
+    dim = c.meta[0]
+    if x.dim() == 0:
+        return (g,)
+    with np.errstate(over="ignore"):
+        plain = np.isfinite(np.exp(-out._data)).all() and np.isfinite(np.exp(x._data)).all()
+    if plain:
+        return ((g * (-out).exp()).flip(dim).cumsum(dim).flip(dim) * x.exp(),)
+    # beyond exp's range: in log space, the positive and negative parts of g apart
+
+    def part(gp):
+        rev = logcumsumexp((gp.log() - out).flip(dim), dim).flip(dim)
+        return (x + rev).exp()
+
+    return (part(g.clamp_min(0)) - part((-g).clamp_min(0)),)
+
+
+LOGCUMSUMEXP = defop("logcumsumexp", "LogcumsumexpBackward0", _logcumsumexp_fwd,
+                     _logcumsumexp_grad, "d logcumsumexp(a)_j/da_i = exp(a_i - out_j), j >= i",
+                     save="inputs,result", torch_call="torch.logcumsumexp(a.reshape(-1), 0)")
+
+
+@public("torch.logcumsumexp", "Tensor.logcumsumexp")
+def logcumsumexp(input, dim):
+    _check_tensor("logcumsumexp", input)
+    d = input._data
+    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind != "f" else None
+    return run_unary(LOGCUMSUMEXP, input, (_dim(input, dim),), array)
+
+
+def _aminmax_backward(c, g):
+    """amin's or amax's gradient (PyTorch's AminmaxBackward0 for either output): shared
+    evenly by the elements equal to the extreme."""
+    a = c.saved[0]
+    dims, keepdim = c.meta
+    result = c.result
+    if not keepdim and dims:
+        for d in sorted(dims):
+            result = result.unsqueeze(d)
+            g = g.unsqueeze(d)
+    mask = (a == result).to(g.dtype)
+    count = mask.sum(dims, keepdim=True) if dims else mask.sum()
+    return (mask * (g / count),)
+
+
+def _extreme(np_fn):
+    return lambda a, dims, keepdim: np_fn(a, axis=dims or None, keepdims=keepdim)
+
+
+AMINMAX_MIN = defop("aminmax_min", "AminmaxBackward0", _extreme(np.amin), _aminmax_backward,
+                    "d aminmax(a).min/da: shared by the minima", save="inputs,result",
+                    torch_call="torch.aminmax(a)[0]")
+AMINMAX_MAX = defop("aminmax_max", "AminmaxBackward0", _extreme(np.amax), _aminmax_backward,
+                    "d aminmax(a).max/da: shared by the maxima", save="inputs,result",
+                    torch_call="torch.aminmax(a)[1]")
+
+
+@public("torch.aminmax", "Tensor.aminmax")
+def aminmax(input, *, dim=None, keepdim=False):
+    _check_tensor("aminmax", input)
+    d = input._data
+    if dim is None:
+        dims = tuple(range(d.ndim))
+        if d.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+    else:
+        dims = (_dim(input, dim),)
+        if d.ndim and d.shape[dims[0]] == 0:
+            raise IndexError("aminmax(): Expected reduction dim " + str(dims[0])
+                             + " to have non-zero size.")
+        if not d.ndim:
+            dims = ()
+    meta = (dims, bool(keepdim))
+    return AMINMAX_T((run_unary(AMINMAX_MIN, input, meta), run_unary(AMINMAX_MAX, input, meta)))
