@@ -22,12 +22,12 @@ cheap, so projects that have no ``.grad`` files pay nothing for it.
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 
 import pytest
 
-DEFAULT_PATTERNS = ["test_*.grad"]
+from gradcli.cli.collect import DEFAULT_PATTERNS, matches
+
 LIMIT_KEYS = ("max_steps", "max_elements", "max_depth", "max_length")
 
 
@@ -54,21 +54,9 @@ def pytest_collection_modifyitems(session, config, items):
         _settings(config)
 
 
-def _matches(file_path, patterns) -> bool:
-    name = file_path.name
-    full = str(file_path).replace(os.sep, "/")
-    for pat in patterns:
-        if "/" in pat:
-            if fnmatch.fnmatch(full, pat if pat.startswith("*") else "*/" + pat.lstrip("/")):
-                return True
-        elif fnmatch.fnmatch(name, pat):
-            return True
-    return False
-
-
 def pytest_collect_file(parent, file_path):
     patterns = parent.config.getini("grad_files") or DEFAULT_PATTERNS
-    if _matches(file_path, patterns):
+    if matches(file_path, patterns):
         return GradFile.from_parent(parent, path=file_path)
     return None
 

@@ -768,14 +768,17 @@ class Compiler:
         return d
 
     def s_Assert(self, node):
-        test = self.expr(node.test)
+        from .assertions import EXPLAIN_KEY, probe
+
+        test = probe(self, node.test, _CMPOPS)
         msg = self.expr(node.msg) if node.msg is not None else None
 
         def ex(env):
-            if not test(env):
-                if msg is None:
-                    raise AssertionError
-                raise AssertionError(msg(env))
+            passed, explain = test(env)
+            if not passed:
+                err = AssertionError() if msg is None else AssertionError(msg(env))
+                err.__dict__[EXPLAIN_KEY] = explain
+                raise err
         return ex
 
     def s_Raise(self, node):

@@ -171,7 +171,11 @@ class Session:
                                   else None)
         if isinstance(exc, MemoryError) and not message:
             message = "out of memory"
-        err = cls(message, filename, pos, source, kind=kind, exc=exc, chain=chain)
+        details = _assert_details(exc)
+        if details and not message:
+            message, details = details[0], details[1:]
+        err = cls(message, filename, pos, source, kind=kind, exc=exc, chain=chain,
+                  details=details)
         if isinstance(exc, BrokenPipeError):
             err.broken_pipe = True
         return err
@@ -192,6 +196,19 @@ class Session:
             err.write(text + "\n")
         except (OSError, ValueError):
             pass
+
+
+def _assert_details(exc) -> list:
+    """The lines a failed assert's introspection explains it with (gradcli.lang.assertions)."""
+    from .assertions import EXPLAIN_KEY
+
+    explain = exc.__dict__.get(EXPLAIN_KEY) if isinstance(exc, AssertionError) else None
+    if explain is None:
+        return []
+    try:
+        return list(explain())
+    except Exception:  # the explanation is a courtesy: never let it hide the failure
+        return []
 
 
 def _internal(exc, filename):
