@@ -112,14 +112,15 @@ def format_seconds(s: float) -> str:
 
 # -------------------------------------------------------------- the one API
 def run_grad_test(path, *, timeout: float | None = 60.0, limits=None, seed: int = 0,
-                  runner=None, cwd=None) -> TestOutcome:
+                  runner=None, cwd=None, runner_name: str = "cli") -> TestOutcome:
     """Run one ``.grad`` file as a test (see the module docstring).
 
     ``path`` is opened relative to ``cwd`` (default: the current directory)
     and is the name the reports show. ``limits`` is a
     :class:`gradcli.lang.Limits` (default ``Limits.from_env()``);
     ``timeout`` None or 0 means no wall-clock limit. ``runner`` defaults to
-    a process-wide one (:func:`default_runner`).
+    a process-wide one (:func:`default_runner`). ``runner_name`` ("cli" or "pytest")
+    says whose options a resource guard's message names.
     """
     from gradcli.lang.limits import Limits
 
@@ -133,6 +134,7 @@ def run_grad_test(path, *, timeout: float | None = 60.0, limits=None, seed: int 
         "seed": int(seed),
         "timeout": float(timeout) if timeout else None,
         "limits": dataclasses.asdict(limits),
+        "runner_name": runner_name,
     }
     raw = (runner or default_runner()).run(request)
     if raw.get("status") == "interrupted":
@@ -500,7 +502,10 @@ def _run_program(request: dict) -> dict:
     from gradcli.lang.limits import LimitExceeded, Limits
     from gradcli.lang.session import Session, read_source, render_error, reset_engine
 
+    from gradcli.lang import limits as limits_module
+
     os.chdir(request["cwd"])
+    limits_module.RUNNER[0] = request.get("runner_name") or "cli"
     limits = Limits(**request["limits"]) if request.get("limits") else Limits.from_env()
     t0 = time.perf_counter()
     try:

@@ -151,8 +151,9 @@ class Session:
                                "maximum recursion depth exceeded (the program nests calls or "
                                "expressions too deeply)") from None
         except Exception as e:
-            if type(e).__name__ == "AllocationLimitError":
-                raise self._report(e, program, LimitError, str(e)) from None
+            if type(e).__name__ == "AllocationLimitError":  # the engine's element guard
+                raise self._report(e, program, LimitError,
+                                   f"{e} (raise it with {raise_with('max_elements')})") from None
             raise self._report(e, program, ProgramError, str(e), kind=type(e).__name__) from None
         finally:
             R.restore_engine_limits(old_elements)
