@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 
 import pytest
 

@@ -498,11 +498,10 @@ def _child(request: dict, files: _TempFiles) -> int:
 
 
 def _run_program(request: dict) -> dict:
+    from gradcli.lang import limits as limits_module
     from gradcli.lang.errors import CompileError, GradcliError, InternalError, Interrupted
     from gradcli.lang.limits import LimitExceeded, Limits
     from gradcli.lang.session import Session, read_source, render_error, reset_engine
-
-    from gradcli.lang import limits as limits_module
 
     os.chdir(request["cwd"])
     limits_module.RUNNER[0] = request.get("runner_name") or "cli"
