@@ -8,7 +8,7 @@ import warnings
 from . import runtime as R
 from .compiler import Compiler, Program, compile_program
 from .errors import CompileError, GradcliError, InternalError, Interrupted, LimitError, ProgramError
-from .limits import LimitExceeded, Limits
+from .limits import LimitExceeded, Limits, raise_with
 from .parser import parse
 
 _BLOCK_CODES = None
