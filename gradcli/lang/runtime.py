@@ -219,7 +219,7 @@ def _exportable(v) -> bool:
 
 
 def is_allowed_module(obj) -> bool:
-    if obj is math:
+    if obj is math or type(obj).__name__ == "ProgramModule":  # a sibling .grad file
         return True
     name = getattr(obj, "__name__", "")
     return name == FACADE_NAME or name.startswith(FACADE_NAME + ".")

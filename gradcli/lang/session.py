@@ -170,6 +170,10 @@ class Session:
         chain = [(fn, p[0], name) for fn, p, name in reversed(tb)]
         source = self.sources.get(filename, program.source if filename == program.filename
                                   else None)
+        if source is None:  # a line of a helper .grad file the program imported
+            from .grad_modules import SOURCES
+
+            source = SOURCES.get(filename)
         if isinstance(exc, MemoryError) and not message:
             message = "out of memory"
         details = _assert_details(exc)
