@@ -223,3 +223,10 @@ def test_ini_files_set_the_pattern(tmp_path, name, text):
     write(tmp_path, {name: text, "d/spec_a.grad": "pass\n", "d/test_b.grad": "pass\n"})
     r = gradcli("test", ".", cwd=tmp_path / "d")  # the nearest configuration upwards
     assert r.returncode == 0 and "spec_a.grad" in r.stdout and "test_b" not in r.stdout
+
+
+def test_piped_stdin_without_a_command_runs_the_program(tmp_path):
+    r = gradcli(cwd=tmp_path, stdin="import torch\nprint(torch.ones(2) * 2)\n")
+    assert r.returncode == 0 and r.stdout == "tensor([2., 2.])\n", r.stderr
+    r = gradcli(cwd=tmp_path, stdin="print(1 +)\n")
+    assert r.returncode == 2 and "<stdin>:1:" in r.stderr
