@@ -438,8 +438,7 @@ def test_lines_typed_while_busy_run_after_it_with_their_own_indentation(spawn):
 @deadline()
 def test_no_cursor_position_requests(spawn, env):
     env.pop("PROMPT_TOOLKIT_NO_CPR", None)  # a terminal that never answers them
-    t = spawn("repl", env_extra={})
-    t.child.env = env
+    t = spawn("repl")
     out = t.run("1 + 1")
     assert "2" in out
     assert "\x1b[6n" not in t.raw  # prompt_toolkit never asked
