@@ -30,8 +30,17 @@ def gradcli_test(*args, cwd, timeout=120, env=None):
                           capture_output=True, text=True, timeout=timeout, env=e)
 
 
+def every_grad_file_a_test(tmp_path):
+    """tmp_path's pytest.ini makes every .grad file under it a test (grad_files = *.grad):
+    the failing fixtures are not named test_*, so pytest's own run does not collect them."""
+    ini = tmp_path / "pytest.ini"
+    if not ini.exists():
+        ini.write_text("[pytest]\ngrad_files = *.grad\n")
+
+
 def tree(tmp_path, *names, sub="t"):
-    """Copy fixtures (and their .out files) into tmp_path/sub."""
+    """Copy fixtures (and their .out files) into tmp_path/sub (every .grad file a test)."""
+    every_grad_file_a_test(tmp_path)
     d = tmp_path / sub
     d.mkdir(parents=True, exist_ok=True)
     for name in names:
@@ -116,6 +125,7 @@ def test_golden_output_match_and_mismatch(tmp_path):
 
 
 def test_golden_file_alone_passes_when_equal(tmp_path):
+    every_grad_file_a_test(tmp_path)
     d = tmp_path / "t"
     d.mkdir()
     (d / "hello.grad").write_text('print("hello", 0x10)\nprint(ones(2))\n')
@@ -170,6 +180,7 @@ def test_explicit_files_and_duplicates(tmp_path):
 
 
 def test_limit_flag_and_seed(tmp_path):
+    every_grad_file_a_test(tmp_path)
     d = tmp_path / "t"
     d.mkdir()
     (d / "loop.grad").write_text("for i in range(1000):\n    pass\n")
@@ -260,8 +271,10 @@ SCHEMA = {
                   {"name", "tests", "failures", "errors"}),
     "properties": ({"property"}, set(), set()),
     "property": (set(), {"name", "value"}, {"name", "value"}),
+    # file and line: the attributes of pytest's xunit1 family, which CI systems
+    # (GitLab, GitHub test reporters) read to point at the script's failing line
     "testcase": ({"skipped", "error", "failure", "system-out", "system-err"},
-                 {"name", "time", "classname", "group"}, {"name"}),
+                 {"name", "time", "classname", "group", "file", "line"}, {"name"}),
     "failure": (set(), {"type", "message"}, set()),
     "error": (set(), {"type", "message"}, set()),
     "skipped": (set(), {"type", "message"}, set()),
@@ -285,6 +298,7 @@ def assert_junit_schema(el):
 
 
 def test_junit_xml_escapes_control_characters(tmp_path):
+    every_grad_file_a_test(tmp_path)
     d = tmp_path / "t"
     d.mkdir()
     (d / "ctl.grad").write_text('print("bell\\x07 esc\\x1b[31m <&> ]]>")\nassert False, "a<b"\n')
@@ -297,15 +311,26 @@ def test_junit_xml_escapes_control_characters(tmp_path):
     assert "a<b" in case.find("failure").get("message")
 
 
-def test_junit_target_directory_missing(tmp_path):
+def test_junit_target_directory_missing_is_made(tmp_path):
     tree(tmp_path, "test_gradient.grad", "fails_assert.grad")
     r = gradcli_test("t", "--junit-xml", "no/such/dir/report.xml", cwd=tmp_path)
-    assert r.returncode == 2
-    assert "cannot write the JUnit XML report to no/such/dir/report.xml" in r.stderr
-    assert "does not exist" in r.stderr
-    # the run's results are still on the terminal
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == ""
+    _, _, cases = junit(tmp_path / "no" / "such" / "dir" / "report.xml")
+    assert cases["fails_assert.grad"].get("file") == "t/fails_assert.grad"
+    assert cases["fails_assert.grad"].get("line") == "5"
+    assert cases["test_gradient.grad"].get("line") is None
     assert "1 passed, 1 failed" in r.stdout.splitlines()[-1]
-    assert "AssertionError: gradient sum should be 5" in r.stdout
+
+
+def test_junit_target_under_a_file_exit_2(tmp_path):
+    tree(tmp_path, "test_gradient.grad")
+    (tmp_path / "afile").write_text("x")
+    r = gradcli_test("t", "--junit-xml", "afile/report.xml", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "cannot write the JUnit XML report to afile/report.xml" in r.stderr
+    assert "is not a directory" in r.stderr
+    assert "1 passed" in r.stdout.splitlines()[-1]
 
 
 def test_junit_target_not_writable(tmp_path):
@@ -388,6 +413,7 @@ def test_spawn_isolation_same_results(tmp_path):
 
 
 def test_files_do_not_share_state(tmp_path):
+    every_grad_file_a_test(tmp_path)
     d = tmp_path / "t"
     d.mkdir()
     (d / "a.grad").write_text("shared = 1\nset_printoptions(precision=1)\n"

@@ -38,17 +38,21 @@ def test_discover(tmp_path):
     (tmp_path / "d" / "sub").mkdir(parents=True)
     (tmp_path / "d" / ".hidden").mkdir()
     (tmp_path / "d" / "__pycache__").mkdir()
-    for p in ("d/b.grad", "d/a.grad", "d/sub/c.grad", "d/.hidden/h.grad",
-              "d/__pycache__/p.grad", "d/a.out", "d/notes.txt", "e.grad"):
+    for p in ("d/test_b.grad", "d/test_a.grad", "d/sub/test_c.grad", "d/.hidden/test_h.grad",
+              "d/__pycache__/test_p.grad", "d/test_a.out", "d/notes.txt", "e.grad",
+              "d/helper.grad"):
         (tmp_path / p).write_text("pass\n")
     old = os.getcwd()
     os.chdir(tmp_path)
     try:
-        files, problems = testing.discover(["d", "e.grad", "d/a.grad", "d/a.out", "nope"])
+        files, problems = testing.discover(["d", "e.grad", "d/test_a.grad", "d/test_a.out",
+                                            "nope"])
     finally:
         os.chdir(old)
-    assert files == ["d/a.grad", "d/b.grad", os.path.join("d", "sub", "c.grad"), "e.grad"]
-    assert problems == ["d/a.out: not a .grad file (skipped)",
+    # directories give test_*.grad files only; a file named on the command line runs
+    assert files == ["d/test_a.grad", "d/test_b.grad", os.path.join("d", "sub", "test_c.grad"),
+                     "e.grad"]
+    assert problems == ["d/test_a.out: not a .grad file (skipped)",
                         "nope: no such file or directory"]
 
 
@@ -99,9 +103,12 @@ def test_write_junit_atomic_and_errors(tmp_path):
     target.write_text("old")
     testing.write_junit(target, b"<testsuites/>\n")
     assert target.read_bytes() == b"<testsuites/>\n"
-    assert sorted(os.listdir(tmp_path)) == ["r.xml"]
-    with pytest.raises(testing.ReportError, match="does not exist"):
-        testing.write_junit(tmp_path / "missing" / "r.xml", b"x")
+    assert sorted(os.listdir(tmp_path)) == ["r.xml"]  # no temporary file left
+    testing.write_junit(tmp_path / "missing" / "r.xml", b"x")  # folders are made
+    assert (tmp_path / "missing" / "r.xml").read_bytes() == b"x"
+    (tmp_path / "plain").write_text("")
+    with pytest.raises(testing.ReportError, match="is not a directory"):
+        testing.write_junit(tmp_path / "plain" / "r.xml", b"x")
     with pytest.raises(testing.ReportError, match="is a directory"):
         testing.write_junit(tmp_path, b"x")
 

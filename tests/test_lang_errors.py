@@ -107,11 +107,14 @@ def test_uncaught_raise_and_failed_assert(tmp_path):
     assert p.stderr.splitlines()[0] == "prog.grad:1:1: ValueError: bad value"
     p = run_prog(tmp_path, "x = 2\nassert x == 3, f'x is {x}'\n")
     assert p.returncode == 1
+    # the message, then what the comparison saw (as pytest shows a failed assert)
     assert p.stderr == ("prog.grad:2:1: AssertionError: x is 2\n"
                         "    2 | assert x == 3, f'x is {x}'\n"
-                        "      | ^^^^^^^^^^^^^^^^^^^^^^^^^^\n")
+                        "      | ^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+                        "assert 2 == 3\n"
+                        "  where x = 2\n")
     p = run_prog(tmp_path, "assert 1 > 2\n")
-    assert p.stderr.splitlines()[0] == "prog.grad:1:1: AssertionError"
+    assert p.stderr.splitlines()[0] == "prog.grad:1:1: AssertionError: assert 1 > 2"
 
 
 def test_name_error_and_unsupported_torch_name(tmp_path):

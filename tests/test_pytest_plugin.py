@@ -63,7 +63,7 @@ def test_failure_shows_script_line_not_internals(pytester):
         "  sub/test_runtime.grad:5 in <module>",
     ])
     result.stdout.fnmatch_lines([
-        "FAILED test_assert.grad::test_assert - test_assert.grad:5:1: AssertionError*",
+        "FAILED test_assert.grad::test_assert - line 5: AssertionError: gradient sum*",
     ])
     text = result.stdout.str()
     assert "Traceback" not in text
@@ -233,3 +233,42 @@ def test_in_a_real_subprocess(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     assert "Traceback" not in result.stdout.str()
+
+
+# ------------------------------------------------- flags, guard wording, summary
+def test_guard_message_names_the_pytest_option(pytester):
+    pytester.makeini("[pytest]\ngrad_max_steps = 100\n")
+    pytester.path.joinpath("test_loop.grad").write_text("for i in range(1000):\n    pass\n")
+    result = run(pytester)
+    result.stdout.fnmatch_lines(["*step limit exceeded*(raise it with --grad-max-steps or "
+                                 "the grad_max_steps ini option)"])
+    assert "GRADCLI_MAX_STEPS" not in result.stdout.str()
+
+
+def test_command_line_flags_override_the_ini_file(pytester):
+    pytester.makeini("[pytest]\ngrad_max_steps = 100\n")
+    pytester.path.joinpath("test_loop.grad").write_text("for i in range(1000):\n    pass\n")
+    run(pytester, "--grad-max-steps", "100000").assert_outcomes(passed=1)
+    run(pytester, "--grad-max-steps", "10").assert_outcomes(failed=1)
+    copy(pytester, "slow_loop.grad", "test_slow.grad")
+    result = run(pytester, "--grad-timeout", "1", "--grad-max-steps", HUGE_STEPS)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["test_slow.grad:*: Timeout: timed out after 1 s (wall clock)"])
+    bad = run(pytester, "--grad-seed", "x")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_flags_are_listed_in_pytest_help(pytester):
+    result = run(pytester, "--help")
+    for flag in ("--grad-timeout", "--grad-seed", "--grad-max-steps", "--grad-max-elements",
+                 "--grad-max-depth", "--grad-max-length"):
+        result.stdout.fnmatch_lines([f"*{flag}*"])
+
+
+def test_short_summary_is_the_failure_without_the_file_name_again(pytester):
+    pytester.path.joinpath("test_g.grad").write_text(
+        "import torch\nx = torch.ones(2, requires_grad=True)\nx.sum().backward()\n"
+        "assert x.grad[1] == 13\n")
+    result = run(pytester, "-rf")
+    result.stdout.fnmatch_lines(
+        ["FAILED test_g.grad::test_g - line 4: AssertionError: assert tensor(1.) == 13"])

@@ -182,7 +182,9 @@ def test_multi_line_def_block_with_auto_indent(spawn):
     out = t.run("f(ones(2))")
     assert "tensor([4., 4.])" in out
     t.line("for i in range(3):")
+    t.expect(r"^\.\.\.")                     # (typed as a person types: auto-indented)
     t.line("print(i * 10)")
+    t.expect(r"^\.\.\.")
     out = t.run("")
     assert re.search(r"^0\n10\n20\n", out, re.M)
     assert t.exit_status() == 0
@@ -397,3 +399,88 @@ def test_stdout_redirected_keeps_the_prompt_on_the_terminal(env, tmp_path):
         if child.isalive():
             child.terminate(force=True)
     assert out_file.read_text() == "tensor([3., 3.])\n"
+
+
+# ------------------------------------------------- pastes, typing ahead, terminals
+PASTED_BLOCK = ("def f(a):\n    b = a * 3\n    if b > 5:\n        return b + 1\n"
+                "    return b\n\nprint(f(2), f(1))\n")
+
+
+@deadline()
+@pytest.mark.parametrize("newline", ["\r", "\n"])
+def test_unbracketed_paste_runs_as_pythons_prompt_runs_it(spawn, newline):
+    t = spawn("repl")
+    t.send(PASTED_BLOCK.replace("\n", newline))  # one write: no bracketed-paste markers
+    t.expect(r"^7 3$")
+    t.ready()
+    assert "Error" not in t.text and "Traceback" not in t.text
+    assert t.exit_status() == 0
+
+
+@deadline()
+def test_lines_typed_while_busy_run_after_it_with_their_own_indentation(spawn):
+    t = spawn("repl")
+    t.line("print('busy'); s = sum(i for i in range(400000)); print('done')")
+    t.expect(r"^busy$")
+    # typed ahead while the loop runs: the block's lines carry their own indentation
+    t.send("for k in range(2):\r    print('k', k)\r\rprint('after', s)\r")
+    busy_from = t.pos
+    m = t.expect(r"^done$")
+    # the terminal did not echo the keys while the program ran: the prompt shows them
+    assert "range(2)" not in t.text[busy_from:m.start()]
+    t.expect(r"^k 0\nk 1$")
+    t.expect(r"^after 79999800000$")
+    t.ready()
+    assert "IndentationError" not in t.text and "Error" not in t.text
+    assert t.exit_status() == 0
+
+
+@deadline()
+def test_no_cursor_position_requests(spawn, env):
+    env.pop("PROMPT_TOOLKIT_NO_CPR", None)  # a terminal that never answers them
+    t = spawn("repl")
+    out = t.run("1 + 1")
+    assert "2" in out
+    assert "\x1b[6n" not in t.raw  # prompt_toolkit never asked
+    assert "CPR" not in t.text
+    assert t.exit_status() == 0
+
+
+@deadline()
+def test_help_call_points_to_the_help_command(spawn):
+    t = spawn("repl")
+    out = t.run("help()")
+    assert "gradcli's help is the :help command" in out
+    assert ":explain EXPR [GRAD]" in out
+    assert t.exit_status() == 0
+
+
+@deadline()
+def test_explain_of_a_non_scalar_suggests_its_gradient_form(spawn):
+    t = spawn("repl")
+    t.run("x = tensor([1., 2.], requires_grad=True)")
+    out = t.run(":explain x * 3")
+    assert ("x * 3 has 2 elements, and backward needs a gradient for a non-scalar output: "
+            "give it as a second argument, e.g. :explain x * 3, ones_like(x * 3)") in out
+    out = t.run(":explain x * 3, ones_like(x * 3)")
+    assert "MulBackward0" in out
+    assert t.exit_status() == 0
+
+
+@deadline(180)
+def test_interrupted_backward_leaves_a_note(spawn):
+    t = spawn("repl")
+    t.line("x = ones(1, requires_grad=True)")
+    t.ready()
+    t.line("y = x")
+    t.ready()
+    t.run("for i in range(400000):\r    y = y * 1.0\r")
+    t.line("print('backward'); y.backward(); print('finished')")
+    t.expect(r"^backward$")
+    t.send("\x03")
+    t.expect(r"KeyboardInterrupt: interrupted at")
+    t.expect(r"note: the backward pass was cut short")
+    t.ready()
+    assert not re.search(r"^finished$", t.text, re.M)
+    assert "tensor([2.])" in t.run("x.detach() * 2")  # the session is kept
+    assert t.exit_status() == 0

@@ -371,12 +371,21 @@ def _import_engine_gc_paused() -> None:
             gc.enable()
 
 
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def main(argv=None) -> None:
     """Console-script entry point."""
     import gradcli
 
     gradcli.OWNS_PROCESS = True  # (read when the engine is imported: engine/__init__.py)
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv and not _stdin_is_terminal():
+        argv = ["run", "-"]  # `echo 'print(1)' | gradcli` runs the program, as python does
     try:
         fast = _fast_path(argv)
         if fast is not None:

@@ -7,7 +7,9 @@ first failed ``assert``, error or syntax error, and where ``NAME.out`` lies
 beside ``NAME.grad`` its stdout must equal it. A failure shows gradcli's own
 report (the script's line with a caret), never a Python traceback.
 
-ini options (``pytest.ini``, ``[tool.pytest.ini_options]``, or ``-o``)::
+ini options (``pytest.ini``, ``[tool.pytest.ini_options]``, or ``-o``), each also a
+command-line flag that wins over the ini file (``--grad-timeout 10``,
+``--grad-max-steps 1000``, ``--grad-seed 3``...)::
 
     grad_files        = test_*.grad      # glob patterns (space separated)
     grad_timeout      = 60               # wall-clock seconds per file (0: none)
@@ -22,26 +24,34 @@ cheap, so projects that have no ``.grad`` files pay nothing for it.
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 
 import pytest
 
-DEFAULT_PATTERNS = ["test_*.grad"]
+from gradcli.cli.collect import DEFAULT_PATTERNS, matches
+
 LIMIT_KEYS = ("max_steps", "max_elements", "max_depth", "max_length")
+
+
+#: the settings that are both ini keys and command-line flags: name -> help
+SETTINGS_HELP = {
+    "grad_timeout": "wall-clock limit per .grad file in seconds (0: none; default 60)",
+    "grad_seed": "random seed of every .grad file (default 0)",
+    **{f"grad_{key}": f"the {key.replace('_', '-')} resource guard of every .grad file"
+       for key in LIMIT_KEYS},
+}
+INI_DEFAULTS = {"grad_timeout": "60", "grad_seed": "0"}
 
 
 def pytest_addoption(parser):
     parser.addini("grad_files", type="args", default=list(DEFAULT_PATTERNS),
                   help="glob patterns of gradcli scripts collected as tests (default: "
                        "test_*.grad)")
-    parser.addini("grad_timeout", default="60",
-                  help="gradcli: wall-clock limit per .grad file in seconds (0: none)")
-    parser.addini("grad_seed", default="0", help="gradcli: random seed of every .grad file")
-    for key in LIMIT_KEYS:
-        parser.addini(f"grad_{key}", default="",
-                      help=f"gradcli: the {key.replace('_', '-')} resource guard "
-                           f"(as --{key.replace('_', '-')})")
+    group = parser.getgroup("gradcli", "gradcli .grad scripts")
+    for name, text in SETTINGS_HELP.items():
+        parser.addini(name, default=INI_DEFAULTS.get(name, ""), help=f"gradcli: {text}")
+        group.addoption(f"--{name.replace('_', '-')}", dest=name, metavar="N", default=None,
+                        help=f"{text} (overrides the {name} ini option)")
 
 
 def pytest_configure(config):
@@ -54,21 +64,9 @@ def pytest_collection_modifyitems(session, config, items):
         _settings(config)
 
 
-def _matches(file_path, patterns) -> bool:
-    name = file_path.name
-    full = str(file_path).replace(os.sep, "/")
-    for pat in patterns:
-        if "/" in pat:
-            if fnmatch.fnmatch(full, pat if pat.startswith("*") else "*/" + pat.lstrip("/")):
-                return True
-        elif fnmatch.fnmatch(name, pat):
-            return True
-    return False
-
-
 def pytest_collect_file(parent, file_path):
     patterns = parent.config.getini("grad_files") or DEFAULT_PATTERNS
-    if _matches(file_path, patterns):
+    if matches(file_path, patterns):
         return GradFile.from_parent(parent, path=file_path)
     return None
 
@@ -84,6 +82,9 @@ def _settings(config) -> dict:
     from gradcli.lang.limits import Limits, parse_limit
 
     def ini(name):
+        flag = config.getoption(name, None)
+        if flag is not None:
+            return str(flag).strip()
         return str(config.getini(name) or "").strip()
 
     try:
@@ -130,6 +131,34 @@ class GradTestFailed(Exception):
         self.outcome = outcome
 
 
+class _Crash:
+    """What pytest's short summary reads (``reprcrash``): the failure in one line,
+    without the file name the summary line already starts with."""
+
+    def __init__(self, outcome):
+        o = outcome
+        msg = o.message.split("\n", 1)[0]
+        text = (f"{o.kind}: {msg}" if msg else o.kind) if o.kind else msg or o.status
+        self.message = f"line {o.line}: {text}" if o.line else text
+        self.path = o.path
+        self.lineno = o.line or 0
+
+
+class GradFailureRepr:
+    """A failed ``.grad`` item's report: gradcli's own text, never a traceback."""
+
+    def __init__(self, outcome):
+        self.report = outcome.report
+        self.reprcrash = _Crash(outcome)
+
+    def toterminal(self, tw) -> None:
+        for line in self.report.rstrip("\n").split("\n"):
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.report
+
+
 class GradItem(pytest.Item):
     """One ``.grad`` file run as a test by gradcli."""
 
@@ -149,7 +178,8 @@ class GradItem(pytest.Item):
         from gradcli.cli.testing import run_grad_test
         s = _settings(self.config)
         outcome = run_grad_test(self._shown_path(), timeout=s["timeout"], limits=s["limits"],
-                                seed=s["seed"], cwd=str(self.config.rootpath))
+                                seed=s["seed"], cwd=str(self.config.rootpath),
+                                runner_name="pytest")
         self.outcome = outcome
         if outcome.stdout and not outcome.diff:
             self.add_report_section("call", "stdout", outcome.stdout)
@@ -160,7 +190,7 @@ class GradItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, GradTestFailed):
-            return excinfo.value.outcome.report
+            return GradFailureRepr(excinfo.value.outcome)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):

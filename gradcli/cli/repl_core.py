@@ -120,7 +120,9 @@ class Repl:
         if stripped in ("exit", "quit", "exit()", "quit()") and \
                 stripped.rstrip("()") not in self.session.globals:
             return False
-        if stripped == "help" and "help" not in self.session.globals:
+        if stripped in ("help", "help()") and "help" not in self.session.globals:
+            _out("gradcli's help is the :help command (Python's help() is not available "
+                 "here):\n")
             _out(help_text())
             return True
         self.run(text)
@@ -216,6 +218,11 @@ class Repl:
         else:
             out = self.evaluate(out_src)
             gradient = self.evaluate(grad_src)
+        if gradient is None and _is_tensor(out) and out.numel() != 1:
+            _err(f":explain: {out_src} has {out.numel()} elements, and backward needs a "
+                 f"gradient for a non-scalar output: give it as a second argument, e.g. "
+                 f":explain {out_src}, ones_like({out_src})")
+            return
         self._view(":explain", views.explain, out, gradient, names=self.session.globals)
 
 
@@ -290,8 +297,23 @@ def report(err) -> None:
     if isinstance(err, Interrupted):
         where = err.filename + (f":{err.line}" if err.line else "")
         _err(f"KeyboardInterrupt: interrupted at {where} (the session and its variables are kept)")
+        if _in_backward(getattr(err, "exc", None)):
+            _err("note: the backward pass was cut short: part of its graph is already freed "
+                 "and some .grad may hold partial sums; run the forward again (and zero the "
+                 "gradients) before calling backward")
     else:
         _err(render_error(err))
+
+
+def _in_backward(exc) -> bool:
+    """Whether ``exc`` was raised inside the engine's backward pass."""
+    tb = getattr(exc, "__traceback__", None)
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.replace("\\", "/").endswith(
+                "gradcli/engine/autograd.py"):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _reset_engine(seed: int) -> None:

@@ -74,6 +74,7 @@ def key_bindings(repl):
         return bool(before) and not before.strip()
 
     @kb.add("enter", filter=~has_selection)
+    @kb.add("c-j", filter=~has_selection)  # a pasted "\n" (a typed Enter sends "\r")
     def _enter(event):
         b = event.current_buffer
         state = b.complete_state
@@ -88,6 +89,10 @@ def key_bindings(repl):
                 text = text.rstrip()
                 b.document = Document(text, len(text))
             b.validate_and_handle()
+        elif typed_ahead(event):
+            # a paste or input typed while the REPL was busy: its lines carry their own
+            # indentation, so none is added (they run as Python's prompt runs them)
+            b.insert_text("\n")
         else:
             line = b.document.current_line_before_cursor
             b.insert_text("\n" + next_indent(line))
@@ -127,6 +132,15 @@ def key_bindings(repl):
     return kb
 
 
+def typed_ahead(event) -> bool:
+    """More keys are already waiting behind this one: it arrived faster than anyone
+    types (an unbracketed paste, or lines typed while a program ran)."""
+    try:
+        return bool(event.app.key_processor.input_queue)
+    except AttributeError:
+        return False
+
+
 def continuation(width, line_number, wrap_count):
     return CONTINUATION.rjust(width)
 
@@ -142,9 +156,14 @@ def make_prompt_session(repl, *, history_path: str | None, color: bool, input=No
         from prompt_toolkit.lexers import PygmentsLexer
         from pygments.lexers.python import PythonLexer
         lexer = PygmentsLexer(PythonLexer)
-    if output is None and prompt_to_stderr():
+    if output is None:
         from prompt_toolkit.output import create_output
-        output = create_output(stdout=sys.stderr)  # results to the file, the prompt here
+        # the prompt on stderr when stdout is redirected to a file (results go there)
+        output = create_output(stdout=sys.stderr if prompt_to_stderr() else sys.stdout)
+    if hasattr(output, "enable_cpr"):
+        # no cursor-position requests: a terminal (or pexpect, script, an IDE console)
+        # that never answers makes prompt_toolkit warn after 2 s and echo input twice
+        output.enable_cpr = False
     return PromptSession(
         message=PROMPT,
         multiline=True,
@@ -169,6 +188,37 @@ def prompt_to_stderr() -> bool:
     return not sys.stdout.isatty() and sys.stderr.isatty()
 
 
+class no_terminal_echo:
+    """While a program runs, the terminal does not echo what is typed: the keys wait
+    in the input buffer and the next prompt shows them once, as it reads them."""
+
+    def __enter__(self):
+        self.saved = None
+        try:
+            import termios
+
+            fd = sys.stdin.fileno()
+            if os.isatty(fd):
+                self.saved = termios.tcgetattr(fd)
+                quiet = list(self.saved)
+                quiet[3] &= ~termios.ECHO
+                termios.tcsetattr(fd, termios.TCSANOW, quiet)
+                self.fd = fd
+        except (ImportError, OSError, ValueError, AttributeError):
+            self.saved = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            import termios
+
+            try:
+                termios.tcsetattr(self.fd, termios.TCSANOW, self.saved)
+            except (OSError, ValueError):
+                pass
+        return False
+
+
 def run(repl, *, history_path: str | None, color: bool) -> int:
     """The read-eval-print loop; returns the exit code (0)."""
     session = make_prompt_session(repl, history_path=history_path, color=color)
@@ -177,7 +227,9 @@ def run(repl, *, history_path: str | None, color: bool) -> int:
     while True:
         try:
             text = session.prompt()
-            if not repl.handle(text):  # handle() reports its own errors and Ctrl-C
+            with no_terminal_echo():  # keys typed while it runs wait for the next prompt
+                going_on = repl.handle(text)  # handle() reports its errors and Ctrl-C
+            if not going_on:
                 break
         except KeyboardInterrupt:
             continue  # Ctrl-C at the prompt clears the line

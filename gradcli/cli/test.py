@@ -19,9 +19,9 @@ from typing import List, Optional
 TEST_HELP = """Run .grad files as tests: one test per file, each in a fresh process.
 
 A file fails at its first failed assert, error or syntax error, and the
-report shows the script's own line. Where NAME.out lies beside NAME.grad,
-the file's stdout must also equal it (0x... addresses ignored); a unified
-diff shows the difference. Directories are searched recursively for *.grad.
+report shows the script's own line and, for a failed assert, the values it
+compared. Where NAME.out lies beside NAME.grad, the file's stdout must also
+equal it (0x... addresses ignored); a unified diff shows the difference.
 
 Examples:
 
@@ -30,6 +30,13 @@ Examples:
   gradcli test examples -k "seed and not legacy"
 
   gradcli test tests --timeout 10 --junit-xml reports/grad.xml
+
+  gradcli test tests -n 2 -q --json reports/grad.json
+
+Directories are searched for the files that the grad_files pattern of the
+pytest configuration names (default test_*.grad), as pytest collects them;
+files named on the command line run whatever their name. Under
+GITHUB_ACTIONS=true each failure is also printed as an ::error annotation.
 
 Exit codes: 0 all passed, 1 any failed, 2 no .grad file found (or a usage
 error, or the JUnit report could not be written), 130 interrupted (Ctrl-C).
@@ -71,6 +78,19 @@ def register(app):
             help="Also write a JUnit XML report (one testcase per file).")] = None,
         exitfirst: Annotated[bool, typer.Option(
             "--exitfirst", "-x", help="Stop at the first file that fails.")] = False,
+        workers: Annotated[int, typer.Option(
+            "-n", "--workers", metavar="N", callback=positive,
+            help="Run files on N worker processes at once (reports keep the files' "
+                 "order and read as a serial run's).")] = 1,
+        quiet: Annotated[bool, typer.Option(
+            "-q", "--quiet", help="List failures only: no line per passing file.")] = False,
+        update_goldens: Annotated[bool, typer.Option(
+            "--update-goldens",
+            help="Write each file's stdout to NAME.out beside it (for files that ran to "
+                 "the end); the files then pass.")] = False,
+        json_report: Annotated[Optional[str], typer.Option(
+            "--json", metavar="FILE",
+            help="Also write a JSON report (schema gradcli.test/1; '-' for stdout).")] = None,
         seed: Annotated[int, typer.Option(
             "--seed", metavar="N", help="Seed of the random generator for every file.")] = 0,
         max_steps: Annotated[Optional[int], typer.Option(
@@ -91,7 +111,9 @@ def register(app):
     ):
         raise typer.Exit(do_test(
             paths or ["."], keyword=keyword, timeout=timeout, junit_xml=junit_xml,
-            exitfirst=exitfirst, seed=seed, no_color=no_color, max_steps=max_steps,
+            exitfirst=exitfirst, seed=seed, no_color=no_color, workers=workers or 1,
+            quiet=quiet, update_goldens=update_goldens, json_report=json_report,
+            max_steps=max_steps,
             max_elements=max_elements, max_depth=max_depth, max_length=max_length))
 
 
@@ -99,20 +121,22 @@ def register(app):
 class _Out:
     """stdout that survives a closed pipe (``| head``): the run goes on quietly."""
 
-    def __init__(self):
+    def __init__(self, to_stderr: bool = False):
         self.closed = False
+        self.to_stderr = to_stderr
 
     def write(self, text: str):
         if self.closed:
             return
+        stream = sys.stderr if self.to_stderr else sys.stdout
         try:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            stream.write(text)
+            stream.flush()
         except BrokenPipeError:
             self.closed = True
             try:
                 null = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(null, sys.stdout.fileno())
+                os.dup2(null, stream.fileno())
                 os.close(null)
             except (OSError, ValueError):
                 pass
@@ -128,28 +152,47 @@ def _err(text: str):
         pass
 
 
-class PlainReporter:
-    """Lines, for logs and pipes."""
+_ANSI = {"green": "32", "red": "31", "yellow": "33"}
 
-    def __init__(self, total: int):
+
+class PlainReporter:
+    """Lines, for logs and pipes; ANSI colours when FORCE_COLOR asks for them.
+    ``quiet``: no line per passing file, and the table lists failures only."""
+
+    def __init__(self, total: int, quiet: bool = False, color: bool = False):
         self.out = _Out()
         self.total = total
         self.width = len(str(total))
+        self.quiet = quiet
+        self.color = color
+
+    def paint(self, text: str, style: str) -> str:
+        code = _ANSI.get(style.replace("bold ", ""))
+        if not self.color or code is None:
+            return text
+        return f"\x1b[1;{code}m{text}\x1b[0m"
 
     def start(self):
         pass
 
     def begin(self, index: int, path: str):
-        self.out.write(f"[{index + 1:>{self.width}}/{self.total}] {path} ... ")
+        if not self.quiet:
+            self.out.write(f"[{index + 1:>{self.width}}/{self.total}] {path} ... ")
 
     def result(self, index: int, o):
-        line = f"{STATUS_WORD[o.status]} ({o.duration:.2f} s)"
+        word = self.paint(STATUS_WORD[o.status], STATUS_STYLE[o.status])
+        if self.quiet:
+            if not o.passed:
+                self.out.write(f"{word} {o.path}  {_one_line(o)}\n")
+            return
+        line = f"{word} ({o.duration:.2f} s)"
         if not o.passed:
             line += f"  {_one_line(o)}"
         self.out.write(line + "\n")
 
     def interrupted(self):
-        self.out.write("interrupted\n")
+        if not self.quiet:
+            self.out.write("interrupted\n")
 
     def stop(self):
         pass
@@ -158,12 +201,16 @@ class PlainReporter:
         self.out.write(f"\n{'=' * 8} {title} {'=' * max(8, 70 - len(title))}\n")
 
     def failure(self, o):
-        self.out.write(f"\n---- {o.path} ({STATUS_WORD[o.status]}) ----\n")
+        head = self.paint(f"---- {o.path} ({STATUS_WORD[o.status]}) ----", STATUS_STYLE[o.status])
+        self.out.write(f"\n{head}\n")
         self.out.write(o.report.rstrip("\n") + "\n")
         for name, text in _captures(o):
             self.out.write(f"-- captured {name} --\n{text.rstrip()}\n")
 
     def table(self, outcomes):
+        outcomes = [o for o in outcomes if not o.passed] if self.quiet else list(outcomes)
+        if not outcomes:
+            return
         rows = [(o.path, STATUS_WORD[o.status], f"{o.duration:.2f} s",
                  "" if o.passed else _one_line(o)) for o in outcomes]
         head = ("file", "result", "time", "message")
@@ -175,14 +222,19 @@ class PlainReporter:
         self.out.write("\n" + "\n".join(lines) + "\n")
 
     def summary(self, text: str, ok: bool):
-        self.out.write(text + "\n")
+        self.out.write(self.paint(text, "green" if ok else "red") + "\n")
+
+    def annotate(self, lines):
+        """GitHub Actions workflow commands, one per failure."""
+        for line in lines:
+            self.out.write(line + "\n")
 
 
 class RichReporter(PlainReporter):
     """A live progress display and a rich table, on a terminal."""
 
-    def __init__(self, total: int, no_color: bool):
-        super().__init__(total)
+    def __init__(self, total: int, no_color: bool, quiet: bool = False):
+        super().__init__(total, quiet)
         from rich.console import Console
         self.console = Console(no_color=no_color or None, highlight=False, soft_wrap=False)
         self.progress = None
@@ -209,6 +261,9 @@ class RichReporter(PlainReporter):
 
     def result(self, index: int, o):
         from rich.text import Text
+        if self.quiet and o.passed:
+            self.progress.advance(self.task)
+            return
         t = Text()
         t.append(f"{STATUS_WORD[o.status]:<7}", style=f"bold {STATUS_STYLE[o.status]}")
         t.append(o.path)
@@ -260,6 +315,10 @@ class RichReporter(PlainReporter):
         table.add_column("result")
         table.add_column("time", justify="right")
         table.add_column("message", overflow="ellipsis", no_wrap=True)
+        if self.quiet:
+            outcomes = [o for o in outcomes if not o.passed]
+            if not outcomes:
+                return
         for o in outcomes:
             table.add_row(Text(o.path), Text(STATUS_WORD[o.status],
                                              style=f"bold {STATUS_STYLE[o.status]}"),
@@ -274,7 +333,7 @@ class RichReporter(PlainReporter):
 def _one_line(o) -> str:
     """A short message for a line or a table cell: ``Kind: message (line N)``."""
     msg = o.message.split("\n", 1)[0]
-    text = f"{o.kind}: {msg}" if o.kind else msg
+    text = (f"{o.kind}: {msg}" if msg else o.kind) if o.kind else msg
     if o.line:
         text += f" (line {o.line})"
     return text
@@ -290,7 +349,8 @@ def _captures(o):
 
 # ----------------------------------------------------------------- command
 def do_test(paths, *, keyword=None, timeout=60.0, junit_xml=None, exitfirst=False, seed=0,
-            no_color=False, **limit_flags) -> int:
+            no_color=False, workers=1, quiet=False, update_goldens=False, json_report=None,
+            **limit_flags) -> int:
     from gradcli.cli import testing
     from gradcli.lang.limits import Limits
 
@@ -310,7 +370,11 @@ def do_test(paths, *, keyword=None, timeout=60.0, junit_xml=None, exitfirst=Fals
     if any(p.endswith("no such file or directory") for p in problems):
         return 2
     if not files:
-        _err(f"gradcli test: no .grad file found in {' '.join(paths)}")
+        from gradcli.cli.collect import configured_patterns
+
+        _err(f"gradcli test: no .grad file found in {' '.join(paths)} whose name matches "
+             f"{' '.join(configured_patterns())} (the grad_files option of the pytest "
+             f"configuration; files named on the command line always run)")
         return 2
     chosen = [f for f in files if selected(f)]
     deselected = len(files) - len(chosen)
@@ -319,27 +383,76 @@ def do_test(paths, *, keyword=None, timeout=60.0, junit_xml=None, exitfirst=Fals
              f"({len(files)} deselected)")
         return 2
 
-    if junit_xml:
-        try:
-            testing.check_report_target(junit_xml)
-        except testing.ReportError as e:  # said now, and again (exit 2) after the run
-            _err(f"gradcli test: warning: {e}; running the tests anyway")
+    for target, what in ((junit_xml, "JUnit XML"), (json_report, "JSON")):
+        if target and target != "-":
+            try:
+                testing.check_report_target(target, what)
+            except testing.ReportError as e:  # said now, and again (exit 2) after the run
+                _err(f"gradcli test: warning: {e}; running the tests anyway")
     if no_color:
         os.environ["NO_COLOR"] = "1"
     tty = _isatty()
-    reporter = RichReporter(len(chosen), no_color) if tty else PlainReporter(len(chosen))
-    outcomes = []
-    interrupted = False
+    if tty and json_report != "-":
+        reporter = RichReporter(len(chosen), no_color, quiet)
+    else:
+        reporter = PlainReporter(len(chosen), quiet, color=_force_color() and not no_color)
+    if json_report == "-":  # stdout carries the JSON alone; the human report goes to stderr
+        reporter.out = _Out(to_stderr=True)
     started = time.perf_counter()
-    runner = testing.make_runner()
+    outcomes, interrupted = _run_all(chosen, reporter, workers=workers, exitfirst=exitfirst,
+                                     timeout=timeout, limits=limits, seed=seed)
+    elapsed = time.perf_counter() - started
+
+    # A second Ctrl-C while reporting must not lose the reports: hold it until written.
+    import signal
     try:
-        runner.prepare()  # the helper starts while the display is set up
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if interrupted else None
+    except ValueError:  # not the main thread
+        old = None
+    try:
+        if update_goldens and not interrupted:
+            _update_goldens(outcomes)
+        code = _finish(reporter, outcomes, chosen, elapsed, deselected, interrupted,
+                       junit_xml, json_report, seed, timeout)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+    return code
+
+
+def _run_all(chosen, reporter, *, workers, exitfirst, timeout, limits, seed):
+    """Run the files, reporting each in the files' order; ``workers`` runners run
+    files at once. Returns ``(outcomes, interrupted)``."""
+    from concurrent.futures import ThreadPoolExecutor
+    from queue import SimpleQueue
+
+    from gradcli.cli import testing
+
+    workers = max(1, min(workers, len(chosen)))
+    runners = [testing.make_runner() for _ in range(workers)]
+    idle = SimpleQueue()
+    for runner in runners:
+        idle.put(runner)
+
+    def run_one(path):
+        runner = idle.get()
+        try:
+            return testing.run_grad_test(path, timeout=timeout, limits=limits, seed=seed,
+                                         runner=runner)
+        finally:
+            idle.put(runner)
+
+    outcomes, interrupted = [], False
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+    try:
+        for runner in runners:
+            runner.prepare()  # the helpers start while the display is set up
         reporter.start()
+        pending = [pool.submit(run_one, p) for p in chosen] if pool else None
         for i, path in enumerate(chosen):
             reporter.begin(i, path)
             try:
-                outcome = testing.run_grad_test(path, timeout=timeout, limits=limits,
-                                                seed=seed, runner=runner)
+                outcome = pending[i].result() if pending else run_one(path)
             except KeyboardInterrupt:
                 interrupted = True
                 reporter.interrupted()
@@ -355,29 +468,41 @@ def do_test(paths, *, keyword=None, timeout=60.0, junit_xml=None, exitfirst=Fals
             reporter.stop()
         except Exception:
             pass
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        for runner in runners:
+            try:
+                runner.close()
+            except BaseException:
+                pass
+    return outcomes, interrupted
+
+
+def _update_goldens(outcomes):
+    """NAME.out := the stdout of each file that ran to its end (passed, or failed only
+    on its golden); the outcome then passes."""
+    from gradcli.cli import testing
+
+    written = 0
+    for o in outcomes:
+        if not (o.passed or o.kind == "OutputMismatch"):
+            continue
+        target = testing.golden_target(o.path)
         try:
-            runner.close()
-        except BaseException:
-            pass
-    elapsed = time.perf_counter() - started
-
-    # A second Ctrl-C while reporting must not lose the JUnit file: hold it until written.
-    import signal
-    try:
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if interrupted else None
-    except ValueError:  # not the main thread
-        old = None
-    try:
-        code = _finish(reporter, outcomes, chosen, elapsed, deselected, interrupted,
-                       junit_xml, seed, timeout)
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGINT, old)
-    return code
+            with open(target, "w", encoding="utf-8", newline="\n") as f:
+                f.write(o.stdout)
+        except OSError as e:
+            _err(f"gradcli test: cannot write {target}: {e.strerror or e}")
+            continue
+        written += 1
+        if not o.passed:
+            o.status, o.kind, o.message, o.report, o.diff = testing.PASSED, "", "", "", ""
+        o.golden = str(target)
+    _err(f"gradcli test: wrote {written} golden file{'s' if written != 1 else ''} (NAME.out)")
 
 
-def _finish(reporter, outcomes, chosen, elapsed, deselected, interrupted, junit_xml, seed,
-            timeout) -> int:
+def _finish(reporter, outcomes, chosen, elapsed, deselected, interrupted, junit_xml,
+            json_report, seed, timeout) -> int:
     from gradcli.cli import testing
     bad = [o for o in outcomes if not o.passed]
     if bad:
@@ -399,22 +524,41 @@ def _finish(reporter, outcomes, chosen, elapsed, deselected, interrupted, junit_
     text += f" in {elapsed:.2f} s"
     if interrupted:
         text += f" (interrupted after {len(outcomes)} of {len(chosen)} files)"
+    if bad and os.environ.get("GITHUB_ACTIONS") == "true":
+        reporter.annotate(testing.github_annotation(o) for o in bad)
     reporter.summary(text, ok=not bad and not interrupted)
     if interrupted:
         _err("gradcli test: interrupted")
 
     code = 130 if interrupted else (1 if bad else 0)
+    note = (f"interrupted by Ctrl-C after {len(outcomes)} of {len(chosen)} files"
+            if interrupted else None)
+    reports = []
     if junit_xml:
-        note = (f"interrupted by Ctrl-C after {len(outcomes)} of {len(chosen)} files"
-                if interrupted else None)
-        data = testing.junit_xml(outcomes, duration=elapsed,
-                                 properties={"seed": seed, "timeout": timeout}, note=note)
+        reports.append((junit_xml, testing.junit_xml(
+            outcomes, duration=elapsed, properties={"seed": seed, "timeout": timeout},
+            note=note), "JUnit XML"))
+    if json_report:
+        reports.append((json_report, testing.json_report(
+            outcomes, duration=elapsed, deselected=deselected, interrupted=interrupted,
+            exit_code=code, seed=seed, timeout=timeout), "JSON"))
+    for target, data, what in reports:
+        if target == "-":
+            _Out().write(data.decode("utf-8"))
+            continue
         try:
-            testing.write_junit(junit_xml, data)
+            testing.write_report(target, data, what)
         except testing.ReportError as e:
             _err(f"gradcli test: {e}")
-            return 130 if interrupted else 2
+            code = 130 if interrupted else 2
     return code
+
+
+def _force_color() -> bool:
+    """FORCE_COLOR set to anything but an empty string or 0, and NO_COLOR unset."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    return os.environ.get("FORCE_COLOR", "") not in ("", "0")
 
 
 def _isatty() -> bool:

@@ -102,8 +102,7 @@ def normalise_output(text: str) -> str:
 
 def golden_path(path) -> Path | None:
     """``NAME.out`` beside ``NAME.grad``, if it exists."""
-    p = Path(path)
-    out = p.with_suffix(".out") if p.suffix else p.with_name(p.name + ".out")
+    out = golden_target(path)
     return out if out.is_file() else None
 
 
@@ -113,14 +112,15 @@ def format_seconds(s: float) -> str:
 
 # -------------------------------------------------------------- the one API
 def run_grad_test(path, *, timeout: float | None = 60.0, limits=None, seed: int = 0,
-                  runner=None, cwd=None) -> TestOutcome:
+                  runner=None, cwd=None, runner_name: str = "cli") -> TestOutcome:
     """Run one ``.grad`` file as a test (see the module docstring).
 
     ``path`` is opened relative to ``cwd`` (default: the current directory)
     and is the name the reports show. ``limits`` is a
     :class:`gradcli.lang.Limits` (default ``Limits.from_env()``);
     ``timeout`` None or 0 means no wall-clock limit. ``runner`` defaults to
-    a process-wide one (:func:`default_runner`).
+    a process-wide one (:func:`default_runner`). ``runner_name`` ("cli" or "pytest")
+    says whose options a resource guard's message names.
     """
     from gradcli.lang.limits import Limits
 
@@ -134,6 +134,7 @@ def run_grad_test(path, *, timeout: float | None = 60.0, limits=None, seed: int 
         "seed": int(seed),
         "timeout": float(timeout) if timeout else None,
         "limits": dataclasses.asdict(limits),
+        "runner_name": runner_name,
     }
     raw = (runner or default_runner()).run(request)
     if raw.get("status") == "interrupted":
@@ -497,11 +498,13 @@ def _child(request: dict, files: _TempFiles) -> int:
 
 
 def _run_program(request: dict) -> dict:
+    from gradcli.lang import limits as limits_module
     from gradcli.lang.errors import CompileError, GradcliError, InternalError, Interrupted
     from gradcli.lang.limits import LimitExceeded, Limits
     from gradcli.lang.session import Session, read_source, render_error, reset_engine
 
     os.chdir(request["cwd"])
+    limits_module.RUNNER[0] = request.get("runner_name") or "cli"
     limits = Limits(**request["limits"]) if request.get("limits") else Limits.from_env()
     t0 = time.perf_counter()
     try:
@@ -661,11 +664,16 @@ def _helper_main(argv) -> int:
 SKIP_DIRS = {"__pycache__", "node_modules", "venv"}
 
 
-def discover(paths) -> tuple:
-    """``(files, problems)``: the ``.grad`` files under ``paths`` (files are
-    taken as given, directories searched recursively, hidden ones skipped),
-    without duplicates, in order; ``problems`` lists paths that do not
-    exist."""
+def discover(paths, patterns=None) -> tuple:
+    """``(files, problems)``: the test files under ``paths``, without duplicates, in
+    order. Files named in ``paths`` are taken as given; directories are searched
+    recursively (hidden ones skipped) for files matching ``patterns`` (default: the
+    ``grad_files`` rule of :mod:`gradcli.cli.collect`). ``problems`` lists paths that
+    do not exist or are not ``.grad`` files."""
+    from gradcli.cli.collect import configured_patterns, matches
+
+    if patterns is None:
+        patterns = configured_patterns()
     found, seen, problems = [], set(), []
 
     def add(p):
@@ -681,8 +689,10 @@ def discover(paths) -> tuple:
                 dirs[:] = sorted(d for d in dirs
                                  if not d.startswith(".") and d not in SKIP_DIRS)
                 for name in sorted(names):
-                    if name.endswith(".grad") and not name.startswith("."):
-                        add(os.path.normpath(os.path.join(root, name)))
+                    full = os.path.normpath(os.path.join(root, name))
+                    if name.endswith(".grad") and not name.startswith(".") \
+                            and matches(full, patterns):
+                        add(full)
         elif os.path.exists(p):
             if p.endswith(".grad"):
                 add(os.path.normpath(p))
@@ -822,11 +832,15 @@ def junit_xml(outcomes, *, duration: float, timestamp: str | None = None,
         for k, v in properties.items():
             ET.SubElement(props, "property", {"name": str(k), "value": _xml_safe(str(v))})
     for o in outcomes:
-        case = ET.SubElement(suite, "testcase", {
+        attrs = {
             "classname": _xml_safe(_classname(o.path)),
             "name": _xml_safe(os.path.basename(o.path)),
             "time": f"{o.duration:.3f}",
-        })
+            "file": _xml_safe(o.path),
+        }
+        if o.line:
+            attrs["line"] = str(o.line)
+        case = ET.SubElement(suite, "testcase", attrs)
         if not o.passed:
             tag = "failure" if o.status == FAILED else "error"
             el = ET.SubElement(case, tag, {"message": _xml_safe(o.headline),
@@ -844,36 +858,39 @@ def junit_xml(outcomes, *, duration: float, timestamp: str | None = None,
 
 
 class ReportError(Exception):
-    """The JUnit file could not be written (message says why)."""
+    """A report file could not be written (message says why)."""
 
 
-def check_report_target(path) -> None:
-    """Raise ReportError if a report cannot be written to ``path``."""
+def check_report_target(path, what: str = "JUnit XML") -> None:
+    """Raise ReportError if a report cannot be written to ``path``. Missing folders
+    are fine (they are made when the report is written, as pytest makes them)."""
     path = os.fspath(path)
     target = os.path.abspath(path)
-    directory = os.path.dirname(target)
     if os.path.isdir(target):
-        raise ReportError(f"cannot write the JUnit XML report to {path}: it is a directory")
-    shown = os.path.dirname(path) or directory
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise ReportError(f"cannot write the JUnit XML report to {path}: "
-                          f"{shown} is not a directory")
+        raise ReportError(f"cannot write the {what} report to {path}: it is a directory")
+    directory = os.path.dirname(target)
+    while not os.path.exists(directory):  # the nearest existing ancestor decides
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
     if not os.path.isdir(directory):
-        raise ReportError(f"cannot write the JUnit XML report to {path}: "
-                          f"directory {shown} does not exist")
+        raise ReportError(f"cannot write the {what} report to {path}: "
+                          f"{directory} is not a directory")
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise ReportError(f"cannot write the JUnit XML report to {path}: "
-                          f"directory {shown} is not writable")
+        raise ReportError(f"cannot write the {what} report to {path}: "
+                          f"directory {directory} is not writable")
 
 
-def write_junit(path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (a temp file in the same
-    directory, then rename). ReportError with a clear message on failure."""
-    check_report_target(path)
+def write_report(path, data: bytes, what: str = "JUnit XML") -> None:
+    """Write ``data`` to ``path`` atomically (a temp file in the same directory, then
+    rename), making missing folders. ReportError with a clear message on failure."""
+    check_report_target(path, what)
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     tmp = None
     try:
+        os.makedirs(directory, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
                                    dir=directory)
         with os.fdopen(fd, "wb") as f:
@@ -887,7 +904,7 @@ def write_junit(path, data: bytes) -> None:
         os.replace(tmp, path)
         tmp = None
     except OSError as e:
-        raise ReportError(f"cannot write the JUnit XML report to {path}: "
+        raise ReportError(f"cannot write the {what} report to {path}: "
                           f"{e.strerror or e}") from None
     finally:
         if tmp is not None:
@@ -895,6 +912,81 @@ def write_junit(path, data: bytes) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def write_junit(path, data: bytes) -> None:
+    """:func:`write_report` for a JUnit XML report."""
+    write_report(path, data, "JUnit XML")
+
+
+def golden_target(path) -> Path:
+    """Where ``NAME.grad``'s expected output lives: ``NAME.out`` beside it."""
+    p = Path(path)
+    return p.with_suffix(".out") if p.suffix else p.with_name(p.name + ".out")
+
+
+#: the JSON report's schema name; bump the number when a field changes meaning
+JSON_SCHEMA = "gradcli.test/1"
+
+
+def json_report(outcomes, *, duration: float, deselected: int = 0, interrupted: bool = False,
+                exit_code: int = 0, seed: int = 0, timeout=None) -> bytes:
+    """The JSON report of ``gradcli test --json FILE`` (schema ``gradcli.test/1``)::
+
+        {"schema": "gradcli.test/1",
+         "summary": {"total", "passed", "failed", "errors", "timed_out" (counts),
+                     "deselected", "duration" (s), "interrupted" (bool), "exit_code"},
+         "settings": {"seed", "timeout" (s per file, null: none)},
+         "tests": [{"path", "status" (passed|failed|error|timeout), "duration" (s),
+                    "kind" (AssertionError, OutputMismatch, ...; "" when passed),
+                    "message", "line", "col" (1-based, null when unknown),
+                    "report" (the whole text shown for a failure), "golden" (the NAME.out
+                    compared, or null), "diff", "stdout", "stderr"}, ...]}
+
+    Tests are in the order they were given; fields are never removed within a schema.
+    """
+    import json
+
+    outcomes = list(outcomes)
+    def count(status):
+        return sum(o.status == status for o in outcomes)
+
+    doc = {
+        "schema": JSON_SCHEMA,
+        "summary": {"total": len(outcomes), "passed": count(PASSED), "failed": count(FAILED),
+                    "errors": count(ERROR), "timed_out": count(TIMEOUT),
+                    "deselected": deselected, "duration": round(duration, 6),
+                    "interrupted": interrupted, "exit_code": exit_code},
+        "settings": {"seed": seed, "timeout": timeout or None},
+        "tests": [{"path": o.path, "status": o.status, "duration": round(o.duration, 6),
+                   "kind": o.kind, "message": o.message, "line": o.line, "col": o.col,
+                   "report": o.report, "golden": o.golden, "diff": o.diff,
+                   "stdout": o.stdout, "stderr": o.stderr} for o in outcomes],
+    }
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def github_annotation(o) -> str:
+    """A GitHub Actions ``::error`` workflow command for a failed outcome: the file,
+    the script's line and column, the kind as title and the report as message."""
+    props = [f"file={_gh_escape(o.path, True)}"]
+    if o.line:
+        props.append(f"line={o.line}")
+        if o.col:
+            props.append(f"col={o.col}")
+    props.append(f"title={_gh_escape(o.kind or STATUS_TITLE.get(o.status, o.status), True)}")
+    body = o.report or o.message or o.status
+    return f"::error {','.join(props)}::{_gh_escape(body.rstrip())}"
+
+
+STATUS_TITLE = {FAILED: "failed", ERROR: "error", TIMEOUT: "timeout"}
 
 
 def _umask() -> int:

@@ -28,4 +28,4 @@ def check_count(n: int) -> None:
     limit = MAX_ELEMENTS[0]
     if limit is not None and n > limit:
         raise AllocationLimitError(
-            f"tensor of {n:,} elements exceeds the limit of {limit:,} elements (--max-elements)")
+            f"tensor of {n:,} elements exceeds the limit of {limit:,} elements")

@@ -1,9 +1,17 @@
 """``gradcli check``: compile without running, reporting every error found."""
 from __future__ import annotations
 
+from . import ast as A
 from .errors import CompileError, ForbiddenError, GradcliError
 from .parser import parse_all
 from .session import Session, read_source
+
+
+class UnsupportedError(CompileError):
+    """A torch name the program uses that gradcli does not have (found by ``gradcli
+    check`` before anything runs; at run time the same use raises AttributeError)."""
+
+    kind = "NotSupported"
 
 
 def check_source(source: str, filename: str) -> list:
@@ -22,7 +30,89 @@ def check_source(source: str, filename: str) -> list:
         # the parts that parsed may still hold forbidden names
         _, partial = _parts(source, filename, errors, session)
         errors.extend(partial)
+    if module is not None:
+        seen = {(e.line, e.col) for e in errors}
+        errors.extend(e for e in unsupported_uses(module, source, filename)
+                      if (e.line, e.col) not in seen)
     errors.sort(key=lambda e: (e.line, e.col))
+    return errors
+
+
+def unsupported_uses(module, source: str, filename: str) -> list:
+    """Every ``torch.…`` / ``F.…`` / ``nn.…`` attribute chain of the program (through
+    the names its imports bind to torch's modules) that gradcli's facade lacks."""
+    from .runtime import facade_module
+
+    aliases: dict = {}  # program name -> dotted torch module path
+    errors: list = []
+
+    def bind_imports(node):
+        if isinstance(node, A.Import):
+            for alias in node.names:
+                if alias.name == "torch" or alias.name.startswith("torch."):
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+                    else:
+                        aliases["torch"] = "torch"
+        elif isinstance(node, A.ImportFrom) and node.module and (
+                node.module == "torch" or node.module.startswith("torch.")):
+            for alias in node.names or ():
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def walk(node, visit):
+        if isinstance(node, A.Node):
+            visit(node)
+            for field in node._fields:
+                walk(getattr(node, field, None), visit)
+        elif isinstance(node, (list, tuple)):
+            for item in node:
+                walk(item, visit)
+
+    walk(module, bind_imports)
+    if not aliases:
+        return errors
+
+    def chain_of(node):
+        """Attribute(Attribute(Name)) -> (root name, [attribute nodes, outermost last])."""
+        attrs = []
+        while isinstance(node, A.Attribute):
+            attrs.append(node)
+            node = node.value
+        if isinstance(node, A.Name):
+            return node.id, attrs[::-1]
+        return None, []
+
+    reported: set = set()
+
+    def check_chain(node):
+        if not isinstance(node, A.Attribute):
+            return
+        root, attrs = chain_of(node)
+        if root not in aliases or id(attrs[-1]) in reported:
+            return
+        for a in attrs:
+            reported.add(id(a))
+        path = aliases[root]
+        try:
+            obj = facade_module(path)
+        except LookupError:
+            return  # the import itself is reported by the compiler
+        for a in attrs:
+            if a.attr.startswith("_"):
+                return  # the compiler reports private names
+            try:
+                obj = getattr(obj, a.attr)
+            except AttributeError as e:
+                message = str(e)
+                if "not supported by gradcli" not in message:
+                    message = f"{path}.{a.attr} is not supported by gradcli"
+                errors.append(UnsupportedError(message, filename, a.pos, source))
+                return
+            path = f"{path}.{a.attr}"
+            if not isinstance(obj, type) and type(obj).__name__ != "module":
+                return  # a value: its attributes depend on what it holds at run time
+
+    walk(module, check_chain)
     return errors
 
 

@@ -768,14 +768,17 @@ class Compiler:
         return d
 
     def s_Assert(self, node):
-        test = self.expr(node.test)
+        from .assertions import EXPLAIN_KEY, probe
+
+        test = probe(self, node.test, _CMPOPS)
         msg = self.expr(node.msg) if node.msg is not None else None
 
         def ex(env):
-            if not test(env):
-                if msg is None:
-                    raise AssertionError
-                raise AssertionError(msg(env))
+            passed, explain = test(env)
+            if not passed:
+                err = AssertionError() if msg is None else AssertionError(msg(env))
+                err.__dict__[EXPLAIN_KEY] = explain
+                raise err
         return ex
 
     def s_Raise(self, node):
@@ -899,8 +902,15 @@ class Compiler:
 
     def s_Import(self, node):
         stores = []
+        helpers = []  # (store, load) of sibling .grad files: loaded when the import runs
         for alias in node.names:
             name = alias.name
+            if name not in ("math", "torch") and not name.startswith(("math.", "torch.")):
+                load = self._sibling(name, alias.pos)
+                if load is not None:
+                    helpers.append((self.store(A.Name(alias.asname or name, pos=alias.pos)),
+                                    load))
+                    continue
             if name == "math" or name.startswith("math."):
                 if name != "math":
                     self.forbid(f"import of '{name}' is not allowed", alias.pos)
@@ -917,7 +927,21 @@ class Compiler:
                 continue
             bound = alias.asname or name.split(".")[0]
             stores.append((self.store(A.Name(bound, pos=alias.pos)), value))
-        return _bind_all(stores)
+        if not helpers:
+            return _bind_all(stores)
+        bind = _bind_all(stores)
+
+        def ex(env):
+            bind(env)
+            for store, load in helpers:
+                store(env, load(env))
+        return ex
+
+    def _sibling(self, name, pos):
+        """``load(env)`` for a helper ``NAME.grad`` beside this program, or None."""
+        from .grad_modules import compile_sibling
+
+        return compile_sibling(self, name, pos)
 
     def _torch_module(self, name, pos):
         """The facade module for ``torch`` or ``torch.<sub>``, or None once the reason it cannot
@@ -938,6 +962,10 @@ class Compiler:
 
     def s_ImportFrom(self, node):
         mod = node.module
+        if mod not in ("math", "torch") and not mod.startswith(("math.", "torch.")):
+            load = self._sibling(mod, node.pos)
+            if load is not None:
+                return self._from_sibling(node, load)
         if mod == "math":
             module = math
         elif mod == "torch" or mod.startswith("torch."):
@@ -968,6 +996,37 @@ class Compiler:
             value = getattr(module, alias.name)
             stores.append((self.store(A.Name(alias.asname or alias.name, pos=alias.pos)), value))
         return _bind_all(stores)
+
+    def _from_sibling(self, node, load):
+        """``from helper import a, b as c`` of a sibling ``helper.grad``."""
+        from .grad_modules import name_from
+
+        if node.star:
+            self.forbid("'from ... import *' of a .grad file is not supported: import the "
+                        "names it defines", node.pos)
+            return lambda env: None
+        binds = []
+        for alias in node.names:
+            if alias.name.startswith("_"):
+                self.forbid(f"'{alias.name}' cannot be imported: names starting with '_' are "
+                            "private", alias.pos)
+                continue
+            binds.append((self.store(A.Name(alias.asname or alias.name, pos=alias.pos)),
+                          alias.name))
+        loc = self.loc(node)
+
+        def ex(env):
+            mod = load(env)
+            if mod is None:
+                return
+            for store, name in binds:
+                try:
+                    value = name_from(mod, name)
+                except ImportError as e:
+                    note(e, loc)
+                    raise
+                store(env, value)
+        return ex
 
     # ------------------------------------------------------------- targets
     def store(self, t):

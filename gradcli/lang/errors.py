@@ -94,15 +94,18 @@ class ProgramError(GradcliError):
     exit_code = 1
 
     def __init__(self, message, filename="<string>", pos=None, source=None, *,
-                 kind=None, hint=None, exc=None, chain=()):
+                 kind=None, hint=None, exc=None, chain=(), details=()):
         super().__init__(message, filename, pos, source, kind=kind, hint=hint)
         self.exc = exc
         self.chain = list(chain)
+        #: what a failed assert saw (the operands' values, the names it read)
+        self.details = list(details)
 
     def _extra_lines(self) -> list:
+        lines = list(self.details)
         if len(self.chain) < 2:
-            return []
-        lines = ["call chain (most recent call last):"]
+            return lines
+        lines.append("call chain (most recent call last):")
         prev, repeats = None, 0
         for entry in self.chain:
             if entry == prev:

@@ -38,6 +38,22 @@ DEFAULTS = {
 }
 
 
+#: how a user raises each guard, by the runner that runs the program: a guard's message
+#: names the option of the runner in use (`gradcli run --max-steps`, pytest's ini key)
+RAISE_WITH = {
+    "cli": {name: f"--{name.replace('_', '-')} or {var}" for name, var in ENV_VARS.items()},
+    "pytest": {name: f"--grad-{name.replace('_', '-')} or the grad_{name} ini option"
+               for name in ENV_VARS},
+}
+#: the runner in use (set by the pytest plugin's child processes)
+RUNNER = ["cli"]
+
+
+def raise_with(name: str) -> str:
+    """``--max-steps or GRADCLI_MAX_STEPS`` (or the pytest spelling): how to raise a guard."""
+    return RAISE_WITH.get(RUNNER[0], RAISE_WITH["cli"])[name]
+
+
 class LimitExceeded(BaseException):
     """A resource guard tripped. Not an ``Exception``: programs cannot catch it."""
 

@@ -28,7 +28,7 @@ import re
 import sys
 import types
 
-from .limits import LimitExceeded, Limits
+from .limits import LimitExceeded, Limits, raise_with
 
 # ------------------------------------------------------------------ sentinels
 
@@ -88,12 +88,12 @@ class RunState:
         self.steps = 0
         raise LimitExceeded(
             f"step limit exceeded: the program ran more than {self.budget} statements "
-            "(raise it with --max-steps or GRADCLI_MAX_STEPS)")
+            f"(raise it with {raise_with('max_steps')})")
 
     def too_deep(self):
         raise LimitExceeded(
             f"call depth limit exceeded: more than {self.max_depth} nested calls of user "
-            "functions (raise it with --max-depth or GRADCLI_MAX_DEPTH)")
+            f"functions (raise it with {raise_with('max_depth')})")
 
 
 # ------------------------------------------------------ error location notes
@@ -219,7 +219,7 @@ def _exportable(v) -> bool:
 
 
 def is_allowed_module(obj) -> bool:
-    if obj is math:
+    if obj is math or type(obj).__name__ == "ProgramModule":  # a sibling .grad file
         return True
     name = getattr(obj, "__name__", "")
     return name == FACADE_NAME or name.startswith(FACADE_NAME + ".")
@@ -414,7 +414,7 @@ def restore_engine_limits(old):
 
 def too_long(n, what="string") -> LimitExceeded:
     return LimitExceeded(f"{what} too long: {n} items would exceed the limit of "
-                         f"{_LIMITS.max_length} (GRADCLI_MAX_LENGTH)")
+                         f"{_LIMITS.max_length} (raise it with {raise_with('max_length')})")
 
 
 INTS = frozenset({int, bool})
@@ -706,7 +706,7 @@ def check_sized_method(obj, name, args, kwargs):
     lim = _LIMITS.max_elements
     if n > lim:
         raise LimitExceeded(f"tensor of {n:,} elements exceeds the limit of {lim:,} elements "
-                            "(--max-elements)")
+                            f"(raise it with {raise_with('max_elements')})")
 
 
 def sized_method(obj, name, bound):

@@ -8,7 +8,7 @@ import warnings
 from . import runtime as R
 from .compiler import Compiler, Program, compile_program
 from .errors import CompileError, GradcliError, InternalError, Interrupted, LimitError, ProgramError
-from .limits import LimitExceeded, Limits
+from .limits import LimitExceeded, Limits, raise_with
 from .parser import parse
 
 _BLOCK_CODES = None
@@ -151,8 +151,9 @@ class Session:
                                "maximum recursion depth exceeded (the program nests calls or "
                                "expressions too deeply)") from None
         except Exception as e:
-            if type(e).__name__ == "AllocationLimitError":
-                raise self._report(e, program, LimitError, str(e)) from None
+            if type(e).__name__ == "AllocationLimitError":  # the engine's element guard
+                raise self._report(e, program, LimitError,
+                                   f"{e} (raise it with {raise_with('max_elements')})") from None
             raise self._report(e, program, ProgramError, str(e), kind=type(e).__name__) from None
         finally:
             R.restore_engine_limits(old_elements)
@@ -169,9 +170,17 @@ class Session:
         chain = [(fn, p[0], name) for fn, p, name in reversed(tb)]
         source = self.sources.get(filename, program.source if filename == program.filename
                                   else None)
+        if source is None:  # a line of a helper .grad file the program imported
+            from .grad_modules import SOURCES
+
+            source = SOURCES.get(filename)
         if isinstance(exc, MemoryError) and not message:
             message = "out of memory"
-        err = cls(message, filename, pos, source, kind=kind, exc=exc, chain=chain)
+        details = _assert_details(exc)
+        if details and not message:
+            message, details = details[0], details[1:]
+        err = cls(message, filename, pos, source, kind=kind, exc=exc, chain=chain,
+                  details=details)
         if isinstance(exc, BrokenPipeError):
             err.broken_pipe = True
         return err
@@ -192,6 +201,19 @@ class Session:
             err.write(text + "\n")
         except (OSError, ValueError):
             pass
+
+
+def _assert_details(exc) -> list:
+    """The lines a failed assert's introspection explains it with (gradcli.lang.assertions)."""
+    from .assertions import EXPLAIN_KEY
+
+    explain = exc.__dict__.get(EXPLAIN_KEY) if isinstance(exc, AssertionError) else None
+    if explain is None:
+        return []
+    try:
+        return list(explain())
+    except Exception:  # the explanation is a courtesy: never let it hide the failure
+        return []
 
 
 def _internal(exc, filename):

@@ -1,0 +1,90 @@
+"""Which ``.grad`` files are tests: one rule for ``gradcli test`` and the pytest plugin.
+
+A file found by searching a directory is a test when its name matches one of the
+``grad_files`` patterns (default ``test_*.grad``), read from the same ini option
+pytest reads (``pytest.ini``, ``[tool.pytest.ini_options]`` of ``pyproject.toml``,
+``tox.ini``'s ``[pytest]``, ``setup.cfg``'s ``[tool:pytest]``), found as pytest
+finds its configuration: in the current directory or the nearest parent that has
+one. A file named on the command line runs whatever its name. Other ``.grad``
+files (helpers a test imports) are not run.
+
+This module is imported by the pytest plugin at start-up: keep it small.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import os
+import shlex
+
+DEFAULT_PATTERNS = ("test_*.grad",)
+
+
+def matches(path, patterns) -> bool:
+    """Whether ``path`` matches a pattern: a bare pattern matches the file name, a
+    pattern with ``/`` the end of the path (as pytest's ``python_files``)."""
+    path = os.fspath(path)
+    name = os.path.basename(path)
+    full = path.replace(os.sep, "/")
+    for pat in patterns:
+        if "/" in pat:
+            if fnmatch.fnmatch(full, pat if pat.startswith("*") else "*/" + pat.lstrip("/")):
+                return True
+        elif fnmatch.fnmatch(name, pat):
+            return True
+    return False
+
+
+def _from_pyproject(path):
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError:
+            return None
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, ValueError):
+        return None
+    section = data.get("tool", {}).get("pytest", {}).get("ini_options")
+    if section is None:
+        return None
+    value = section.get("grad_files")
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, list) else tuple(shlex.split(str(value)))
+
+
+def _from_ini(path, section):
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (OSError, configparser.Error, UnicodeDecodeError):
+        return None
+    if not parser.has_section(section):
+        return None
+    value = parser.get(section, "grad_files", fallback=None)
+    return () if value is None else tuple(shlex.split(value))
+
+
+def configured_patterns(start=None) -> tuple:
+    """The ``grad_files`` patterns of the pytest configuration that governs ``start``
+    (default: the current directory), or the default when none sets them."""
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        for name, read in (("pytest.ini", lambda p: _from_ini(p, "pytest")),
+                           ("pyproject.toml", _from_pyproject),
+                           ("tox.ini", lambda p: _from_ini(p, "pytest")),
+                           ("setup.cfg", lambda p: _from_ini(p, "tool:pytest"))):
+            candidate = os.path.join(here, name)
+            if os.path.isfile(candidate):
+                found = read(candidate)
+                if found is not None:  # this file configures pytest: it decides
+                    return found or DEFAULT_PATTERNS
+        parent = os.path.dirname(here)
+        if parent == here:
+            return DEFAULT_PATTERNS
+        here = parent

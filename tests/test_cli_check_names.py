@@ -1,0 +1,57 @@
+"""``gradcli check`` names every torch function a file uses that gradcli lacks, with its
+line and column, before anything runs (the names are looked up in the facade, so a
+function gradcli gains stops being reported without a list to update)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import gradcli.torch as gtorch
+
+
+def check(tmp_path, text):
+    (tmp_path / "prog.grad").write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    return subprocess.run([sys.executable, "-m", "gradcli", "check", "prog.grad"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_unsupported_torch_names_are_listed_with_their_place(tmp_path):
+    r = check(tmp_path, "import torch\nimport torch.nn.functional as F\n"
+                        "from torch import nn as tnn\nx = torch.ones(2)\n"
+                        "y = torch.no_such_fn(x) + F.relu(x)\n"
+                        "z = F.no_such_activation(x)\nm = tnn.NoSuchLayer(2)\n"
+                        "w = torch.ones(1).no_such_method()\n")
+    assert r.returncode == 2
+    out = r.stdout + r.stderr
+    assert "prog.grad:5:5: NotSupported: torch.no_such_fn is not supported by gradcli" in out
+    assert ("prog.grad:6:5: NotSupported: torch.nn.functional.no_such_activation is not "
+            "supported by gradcli") in out
+    assert "prog.grad:7:5: NotSupported: torch.nn.NoSuchLayer is not supported by gradcli" \
+        in out
+    # F.relu and torch.ones exist; a value's methods are known only at run time
+    assert out.count(": NotSupported: ") == 3
+
+
+def test_a_supported_file_is_ok(tmp_path):
+    r = check(tmp_path, "import torch\nx = torch.ones(2, requires_grad=True)\n"
+                        "torch.exp(x).sum().backward()\nprint(x.grad)\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_same_name_at_run_time_says_the_same(tmp_path):
+    r = check(tmp_path, "import torch\ntorch.no_such_fn(1)\n")
+    assert "torch.no_such_fn is not supported by gradcli" in r.stdout + r.stderr
+    run = subprocess.run([sys.executable, "-m", "gradcli", "run", "prog.grad"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "torch.no_such_fn is not supported by gradcli" in run.stderr
+
+
+def test_names_gradcli_has_are_not_reported():
+    from gradcli.lang.check import check_source
+
+    names = [n for n in sorted(gtorch.__all__) if callable(getattr(gtorch, n))][:200]
+    source = "import torch\n" + "".join(f"f{i} = torch.{n}\n" for i, n in enumerate(names))
+    assert [e.render() for e in check_source(source, "p.grad")] == []
