@@ -10,6 +10,8 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import creation, elementwise, linalg, nn, reductions, shape, views
+
+from . import linalg_ext  # noqa: F401  (torch.linalg and the torch.* linear-algebra forms)  # isort: skip
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
