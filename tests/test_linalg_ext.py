@@ -152,6 +152,26 @@ CASES = {
     "addbmm": ("torch.addbmm(x0, x1, x2, beta=2)", [_vec(3, 4), _vec(2, 3, 5), _vec(2, 5, 4)]),
     "baddbmm": ("torch.baddbmm(x0, x1, x2, alpha=0.5)",
                 [_vec(1, 4), _vec(2, 3, 5), _vec(2, 5, 4)]),
+    "lu": ("torch.linalg.lu(x0)", [_mat(3, shift=0)]),
+    "lu_wide": ("torch.linalg.lu(x0)", [_mat(3, 5, shift=0)]),
+    "lu_tall": ("torch.linalg.lu(x0)", [_mat(5, 3, shift=0, batch=(2,))]),
+    "lu_factor": ("torch.linalg.lu_factor(x0)", [_mat(4, shift=0)]),
+    "lu_factor_wide": ("torch.linalg.lu_factor(x0)", [_mat(2, 4, shift=0)]),
+    "lu_factor_tall": ("torch.linalg.lu_factor(x0)", [_mat(4, 2, shift=0)]),
+    "lu_factor_ex": ("torch.linalg.lu_factor_ex(x0)", [_mat(3, shift=0, batch=(2,))]),
+    "lu_solve": ("torch.linalg.lu_solve(x0, torch.linalg.lu_factor(x0.detach())[1], x1)",
+                 [np.array(__import__("scipy.linalg").linalg.lu_factor(_mat(3))[0]), _vec(3, 2)]),
+    "lu_solve_adjoint": ("torch.linalg.lu_solve(*torch.linalg.lu_factor(x0), x1, adjoint=True)",
+                         [_mat(3, shift=0), _vec(3, 2)]),
+    "lu_solve_right": ("torch.linalg.lu_solve(*torch.linalg.lu_factor(x0), x1, left=False)",
+                       [_mat(3, shift=0), _vec(2, 3)]),
+    "lu_solve_right_adjoint": ("torch.linalg.lu_solve(*torch.linalg.lu_factor(x0), x1, "
+                               "left=False, adjoint=True)", [_mat(3, shift=0), _vec(2, 3)]),
+    "lu_solve_chain": ("torch.linalg.lu_solve(*torch.linalg.lu_factor(x0), x1)",
+                       [_mat(3, shift=0, batch=(2,)), _vec(2, 3, 2)]),
+    "householder_product": ("torch.linalg.householder_product(x0, x1)", [_vec(4, 3), _vec(2)]),
+    "householder_square": ("torch.linalg.householder_product(x0, x1)", [_vec(3, 3), _vec(3)]),
+    "orgqr": ("torch.orgqr(x0, x1)", [_vec(2, 4, 2), _vec(2, 2)]),
     "tensorinv": ("torch.linalg.tensorinv(x0, ind=2)", [_mat(6).reshape(2, 3, 6)]),
     "tensorsolve": ("torch.linalg.tensorsolve(x0, x1)", [_mat(6).reshape(2, 3, 6), _vec(2, 3)]),
 }
@@ -210,7 +230,9 @@ GRADCHECK = ["inv", "det", "slogdet", "solve", "solve_right", "cholesky", "chole
              "matrix_exp", "cross", "solve_triangular", "solve_triangular_upper_right",
              "triangular_solve", "cholesky_solve", "cholesky_inverse", "addmv", "addr",
              "addbmm", "baddbmm", "vector_norm_3", "lstsq", "lstsq_gelsd", "matrix_norm_nuc",
-             "multi_dot_vectors"]
+             "multi_dot_vectors", "lu", "lu_wide", "lu_tall", "lu_factor", "lu_factor_wide",
+             "lu_factor_tall", "lu_solve_adjoint", "lu_solve_right", "lu_solve_right_adjoint",
+             "lu_solve_chain", "householder_product", "householder_square"]
 
 
 # PyTorch's gradients of eigh and cholesky are symmetric matrices (they read one triangle of
@@ -218,12 +240,17 @@ GRADCHECK = ["inv", "det", "slogdet", "solve", "solve_right", "cholesky", "chole
 SYMMETRIC = {"eigh": "(lambda r: (r[0], r[1] * r[1]))(torch.linalg.eigh(x0 + x0.mT))",
              "cholesky": "torch.linalg.cholesky(x0 @ x0.mT + torch.eye(3, dtype=x0.dtype))",
              "cholesky_upper": "torch.linalg.cholesky(x0 @ x0.mT + 2 * torch.eye(3, "
-                               "dtype=x0.dtype), upper=True)"}
+                               "dtype=x0.dtype), upper=True)",
+             # ... and cholesky_inverse's / cholesky_solve's read one triangle but differentiate
+             # the whole factor: checked on a triangular one
+             "cholesky_inverse": "torch.cholesky_inverse(x0 * _LOWER)",
+             "cholesky_solve": "torch.cholesky_solve(x1, x0 * _LOWER)"}
+_LOWER = "(torch.arange(3).reshape(-1, 1) >= torch.arange(3))"
 
 
 def _checked(name):
     expr, arrays = CASES[name]
-    return SYMMETRIC.get(name, expr), arrays
+    return SYMMETRIC.get(name, expr).replace("_LOWER", _LOWER), arrays
 
 
 @pytest.mark.parametrize("name", GRADCHECK)
@@ -243,7 +270,8 @@ def test_gradcheck(name):
 
 
 SECOND_ORDER = ["inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh", "svd_tall", "pinv",
-                "matrix_exp", "solve_triangular", "cholesky_inverse", "vector_norm_3"]
+                "matrix_exp", "solve_triangular", "cholesky_inverse", "vector_norm_3",
+                "lu", "lu_factor", "lu_solve_chain", "householder_product"]
 
 
 @pytest.mark.parametrize("name", SECOND_ORDER)

@@ -700,6 +700,7 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
 
 
 def _cholesky_solve_array(b, l, upper):
+    l = np.triu(l) if upper else np.tril(l)  # (only the factor's triangle is read)
     a = np.swapaxes(l, -1, -2) @ l if upper else l @ np.swapaxes(l, -1, -2)
     return _colmajor(_solve_arrays(a.astype(_F64), b.astype(_F64), True, False).astype(b.dtype))
 
@@ -721,8 +722,9 @@ CHOLESKY_SOLVE = defop(
     "cholesky_solve", "CholeskySolveBackward0", _cholesky_solve_array, _cholesky_solve_backward,
     "X = (LL^T)^{-1}B: gB = (LL^T)^{-1}G, gL = -(gB X^T + X gB^T) L", save="inputs result",
     broadcast=True,
-    torch_call="torch.cholesky_solve(a.reshape(-1, 1).sin(), a.reshape(-1, 1) * "
-               "a.reshape(1, -1).cos() + torch.eye(a.numel(), dtype=a.dtype) * 3, upper=False)")
+    torch_call="torch.cholesky_solve(a.reshape(-1, 1).sin(), (a.reshape(-1, 1) * "
+               "a.reshape(1, -1).cos() + torch.eye(a.numel(), dtype=a.dtype) * 3) * "
+               "(torch.arange(a.numel()).reshape(-1, 1) >= torch.arange(a.numel())))")
 
 
 @public("torch.cholesky_solve", "Tensor.cholesky_solve")
@@ -744,6 +746,7 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False, *, out=No
 
 
 def _cholesky_inverse_array(l, upper):
+    l = np.triu(l) if upper else np.tril(l)  # (only the factor's triangle is read)
     a = np.swapaxes(l, -1, -2) @ l if upper else l @ np.swapaxes(l, -1, -2)
     with np.errstate(all="ignore"):
         return _colmajor(_float_cast(np.linalg.inv(a.astype(_F64)), l.dtype))
@@ -761,8 +764,9 @@ def _cholesky_inverse_backward(c, g):
 CHOLESKY_INVERSE = defop(
     "cholesky_inverse", "CholeskyInverseBackward0", _cholesky_inverse_array,
     _cholesky_inverse_backward, "X = (LL^T)^{-1}: gL = -X(G + G^T)X L", save="inputs result",
-    torch_call="torch.cholesky_inverse(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
-               "+ torch.eye(a.numel(), dtype=a.dtype) * 3)")
+    torch_call="torch.cholesky_inverse((a.reshape(-1, 1) * a.reshape(1, -1).cos() "
+               "+ torch.eye(a.numel(), dtype=a.dtype) * 3) * "
+               "(torch.arange(a.numel()).reshape(-1, 1) >= torch.arange(a.numel())))")
 
 
 @public("torch.cholesky_inverse", "Tensor.cholesky_inverse")
@@ -959,7 +963,8 @@ SVD = defop("linalg_svd", "LinalgSvdBackward0", None, _svd_backward,
             "A = U diag(S) Vh: gA = U [skew(U^T gU)/E S + S skew(V^T gV)/E + diag(gS)] Vh + ...",
             save="meta", multi=True,
             torch_call="torch.linalg.svdvals(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
-                       "+ torch.eye(a.numel(), dtype=a.dtype) * 3)")
+                       "+ torch.eye(a.numel(), dtype=a.dtype) * torch.arange(3., 3 * a.numel() "
+                       "+ 3, 3, dtype=a.dtype))")
 
 
 def _svd_arrays(a, full: bool):
@@ -1396,9 +1401,7 @@ def _nan_to_num_array(x):
 # cond's last step for the norms it computes from inv(A) (a singular A gives inf)
 NAN_TO_NUM = defop("cond_nan_to_num", "NanToNumBackward0", _nan_to_num_array,
                    lambda c, g: (g * make(np.isfinite(c.saved[0]._data).astype(g._data.dtype)),),
-                   "d nan_to_num(x)/dx = 1 where x is finite", save="inputs",
-                   torch_call="torch.linalg.cond(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
-                              "+ torch.eye(a.numel(), dtype=a.dtype) * 3, 'fro')")
+                   "d nan_to_num(x)/dx = 1 where x is finite", save="inputs")
 
 
 @public("torch.linalg.matrix_rank")
@@ -1935,3 +1938,345 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
                            f"got {math.prod(rest)} != {lead}")
     x = solve(A.reshape(lead, lead), B.reshape(lead))
     return x.view(tuple(rest))
+
+
+# ---------------------------------------------------------------- LU
+
+def _lu_arrays(a):
+    """Partial-pivoting LU of (..., m, n) as LAPACK's getrf does it (the first largest
+    pivot of each column): (L (m x k, unit lower), U (k x n), pivots (1-based, int32),
+    perm (the row each result row came from), info)."""
+    a64 = a.astype(_F64)
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    k = min(m, n)
+    flat = a64.reshape((-1, m, n)).copy()
+    pivots = np.zeros((len(flat), k), np.int32)
+    perms = np.tile(np.arange(m), (len(flat), 1))
+    info = np.zeros(len(flat), np.int32)
+    with np.errstate(all="ignore"):
+        for b, u in enumerate(flat):
+            for j in range(k):
+                p = j + int(np.argmax(np.abs(u[j:, j])))
+                pivots[b, j] = p + 1
+                if p != j:
+                    u[[j, p]] = u[[p, j]]
+                    perms[b, [j, p]] = perms[b, [p, j]]
+                if u[j, j] == 0:
+                    if info[b] == 0:
+                        info[b] = j + 1
+                    continue
+                u[j + 1:, j] /= u[j, j]
+                u[j + 1:, j + 1:] -= np.outer(u[j + 1:, j], u[j, j + 1:])
+    lu = flat.reshape(a.shape)
+    return (lu, pivots.reshape(batch + (k,)), perms.reshape(batch + (m,)),
+            info.reshape(batch))
+
+
+def _unpack(lu, k):
+    m, n = lu.shape[-2:]
+    low = np.tril(lu[..., :, :k], -1) + np.eye(m, k)
+    up = np.triu(lu[..., :k, :])
+    return low, up
+
+
+def _perm_matrix(perms, dtype):
+    """P with A = P L U: column j of P is the unit vector of the row perm[j] came from."""
+    m = perms.shape[-1]
+    eye = np.eye(m, dtype=dtype)
+    return np.swapaxes(eye[perms], -1, -2)
+
+
+def _lu_grad(gL, gU, P, L, U):
+    """PyTorch's linalg_lu_backward (A = P L U), square, wide and tall."""
+    from .shape import cat
+
+    m, n = L._data.shape[-2], U._data.shape[-1]
+    k = min(m, n)
+    dt = L._data.dtype
+
+    def zeros_like(x):
+        return make(np.zeros(x._data.shape, dt))
+
+    def square(gl, gu, l_, u_):
+        inner = _mask(_mT(l_) @ gl, -1, True) + _mask(gu @ _mT(u_), 0, False)
+        inner = solve_triangular(_mT(u_), inner, upper=False, left=False)
+        return solve_triangular(_mT(l_), inner, upper=True, left=True, unitriangular=True)
+
+    gL = gL if gL is not None else zeros_like(L)
+    gU = gU if gU is not None else zeros_like(U)
+    if m == n:
+        gA = square(gL, gU, L, U)
+    elif m < n:
+        u1, u2 = U[..., :, :k], U[..., :, k:]
+        gu1, gu2 = gU[..., :, :k], gU[..., :, k:]
+        gl = gL - solve_triangular(_mT(L), gu2 @ _mT(u2), upper=True, unitriangular=True)
+        ga2 = solve_triangular(_mT(L), gu2, upper=True, unitriangular=True)
+        gA = cat([square(gl, gu1, L, u1), ga2], -1)
+    else:
+        l1, l2 = L[..., :k, :], L[..., k:, :]
+        gl1, gl2 = gL[..., :k, :], gL[..., k:, :]
+        gu = gU - solve_triangular(_mT(U), _mT(l2) @ gl2, upper=False, left=False)
+        ga2 = solve_triangular(_mT(U), gl2, upper=False, left=False)
+        gA = cat([square(gl1, gu, l1, U), ga2], -2)
+    return P @ gA
+
+
+def _lu_backward(c, grads):
+    _, gL, gU = _grads(grads, 3)
+    if gL is None and gU is None:
+        return (None,)
+    P, L, U = _outs(c)
+    return (_lu_grad(gL, gU, P.detach(), L, U),)
+
+
+def _lu_factor_backward(c, grads):
+    g = _grads(grads, 3)[0]
+    if g is None:
+        return (None,)
+    LU, _ = _outs(c)[:2]
+    perms = c.meta[-2]
+    m, n = LU._data.shape[-2:]
+    k = min(m, n)
+    dt = LU._data.dtype
+    strict = make(np.tril(np.ones((m, k)), -1).astype(dt))
+    L = LU[..., :, :k] * strict + make(np.eye(m, k, dtype=dt))
+    U = _mask(LU[..., :k, :], 0, False)
+    P = make(_perm_matrix(perms, dt))
+    return (_lu_grad(_mask(g[..., :, :k], -1, True), _mask(g[..., :k, :], 0, False), P, L, U),)
+
+
+LU = defop("linalg_lu", "LinalgLuBackward0", None, _lu_backward,
+           "A = PLU: gA = P L^{-T} [tril(L^T gL, -1) + triu(gU U^T)] U^{-T}", save="meta",
+           multi=True,
+           torch_call="torch.linalg.lu(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
+                      "+ torch.eye(a.numel(), dtype=a.dtype) * 3)[2]")
+LU_FACTOR = defop("linalg_lu_factor_ex", "LinalgLuFactorExBackward0", None, _lu_factor_backward,
+                  "LU = L + U - I: as linalg.lu's, on the unpacked factors", save="meta",
+                  multi=True,
+                  torch_call="torch.linalg.lu_factor(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
+                             "+ torch.eye(a.numel(), dtype=a.dtype) * 3)[0]")
+
+
+def _lu_checks(A: Tensor, fname: str, pivot: bool) -> None:
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{fname}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{_shape_text(A._data.shape)} instead")
+    if A._data.dtype.kind != "f":
+        raise RuntimeError(f"linalg.lu_factor: Expected a floating point or complex tensor as "
+                           f"input. Got {_type_word(A.dtype)}")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+
+
+def _lu_factor(A: Tensor, pivot: bool, check_errors: bool, fname: str):
+    _lu_checks(A, fname, pivot)
+    a = A._data
+    lu, pivots, perms, info = _lu_arrays(a)
+    if check_errors and np.any(info > 0):
+        b = int(np.argmax(info.reshape(-1) > 0))
+        raise _LinAlgError(f"torch.linalg.lu_factor: {_batch_prefix(a.shape, b)}U[{info.reshape(-1)[b]},"
+                           f"{info.reshape(-1)[b]}] is zero, singular U.")
+    outs = _run_multi(LU_FACTOR, (A,), (perms,),
+                      [_colmajor(_float_cast(lu, a.dtype)), pivots, info], (True, False, False))
+    return outs
+
+
+@public("torch.linalg.lu_factor")
+def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
+    _check_tensor("linalg_lu_factor", "A", A)
+    LU_, piv, _ = _lu_factor(A, pivot, True, "torch.lu_factor")
+    return RT["linalg_lu_factor"](LU_, piv)
+
+
+@public("torch.linalg.lu_factor_ex")
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, out=None):
+    _check_tensor("linalg_lu_factor_ex", "A", A)
+    return RT["linalg_lu_factor_ex"](*_lu_factor(A, pivot, check_errors, "torch.lu_factor"))
+
+
+@public("torch.linalg.lu")
+def lu(A: Tensor, *, pivot: bool = True, out=None):
+    _check_tensor("linalg_lu", "A", A)
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.lu: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{_shape_text(A._data.shape)} instead")
+    _check_float("linalg.lu", A)
+    a = A._data
+    lu_, _, perms, _ = _lu_arrays(a)
+    k = min(a.shape[-2:])
+    low, up = _unpack(lu_, k)
+    if pivot:
+        P = _perm_matrix(perms, a.dtype)
+    else:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    outs = _run_multi(LU, (A,), (perms,), [P, _float_cast(low, a.dtype), _float_cast(up, a.dtype)],
+                      (False, True, True))
+    return RT["linalg_lu"](*outs)
+
+
+def _lu_solve_array(lu_, perms, b, left, adjoint):
+    k = lu_.shape[-1]
+    low, up = _unpack(lu_.astype(_F64), k)
+    A = _perm_matrix(perms, _F64) @ low @ up
+    if adjoint:
+        A = np.swapaxes(A, -1, -2)
+    return _solve_arrays(A, b.astype(_F64), left, False).astype(b.dtype)
+
+
+def _lu_solve_backward(c, g):
+    LU_, _, B = c.saved
+    perms, left, adjoint = c.meta[:3]
+    X = c.result
+    gB = gLU = None
+    piv = c.meta[3]
+    if c.needs(2):
+        gB = lu_solve(LU_, piv, g, left=left, adjoint=not adjoint)
+    if c.needs(0):
+        n = LU_._data.shape[-1]
+        dt = LU_._data.dtype
+        L = LU_ * make(np.tril(np.ones((n, n)), -1).astype(dt)) + _eye(n, dt)
+        U = _mask(LU_, 0, False)
+        P = make(_perm_matrix(perms, dt))
+        if left != adjoint:
+            gR = solve_triangular(_mT(U), -((g if left else _mT(g)) @ (_mT(X) if left else X)),
+                                  upper=False)
+            gL = _mask(solve_triangular(_mT(L), gR @ _mT(U), upper=True, left=True,
+                                        unitriangular=True), -1, True)
+            gLU = gL + _mask(gR, 0, False)
+        else:
+            gR = -(_mT(P) @ (X if left else _mT(X)) @ (_mT(g) if left else g) @ P)
+            gR = solve_triangular(_mT(L), gR, upper=True, left=False, unitriangular=True)
+            gU = _mask(solve_triangular(_mT(U), _mT(L) @ gR, upper=False, left=False), 0, False)
+            gLU = _mask(gR, -1, True) + gU
+    return gLU, None, gB
+
+
+LU_SOLVE = defop("linalg_lu_solve", "LinalgLuSolveBackward0",
+                 lambda lu_, piv, b, perms, left, adjoint, pivots: _colmajor(
+                     _lu_solve_array(lu_, perms, b, left, adjoint)),
+                 _lu_solve_backward, "X = (PLU)^{-1}B: gB = (PLU)^{-T}G, gLU from gL and gU",
+                 save="inputs result", broadcast=True,
+                 torch_call="torch.linalg.lu_solve(*torch.linalg.lu_factor(a.reshape(-1, 1) * "
+                            "a.reshape(1, -1).cos() + torch.eye(a.numel(), dtype=a.dtype) * 3), "
+                            "a.reshape(-1, 1).sin())")
+
+
+@public("torch.linalg.lu_solve")
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
+             out=None) -> Tensor:
+    _check_tensor("linalg_lu_solve", "LU", LU)
+    _check_tensor("linalg_lu_solve", "pivots", pivots, 2)
+    _check_tensor("linalg_lu_solve", "B", B, 3)
+    fname = "linalg.lu_solve"
+    lu_, b, piv = LU._data, B._data, pivots._data
+    if lu_.ndim < 2:
+        raise RuntimeError(f"torch.{fname}: Expected LU to have at least 2 dimensions, but it "
+                           f"has {lu_.ndim} dimensions instead")
+    if b.ndim < 2:
+        raise RuntimeError(f"torch.{fname}: Expected B to have at least 2 dimensions, but it "
+                           f"has {b.ndim} dimensions instead")
+    if lu_.shape[-1] != lu_.shape[-2]:
+        raise RuntimeError(f"{fname}: A must be batches of square matrices, but they are "
+                           f"{lu_.shape[-2]} by {lu_.shape[-1]} matrices")
+    if (b.shape[-2] if left else b.shape[-1]) != lu_.shape[-1]:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"{fname}: Incompatible shapes of A and B for the equation {eq} "
+                           f"({lu_.shape[-2]}x{lu_.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")
+    if piv.dtype != np.int32:
+        raise RuntimeError(f"{fname}: Expected pivots to be integers. Got {_type_word(pivots.dtype)}")
+    if lu_.dtype != b.dtype:
+        raise RuntimeError(f"{fname}: Expected LU and B to have the same dtype, but found LU of "
+                           f"type {_type_word(LU.dtype)} and B of type {_type_word(B.dtype)} "
+                           "instead")
+    m = lu_.shape[-1]
+    perms = np.tile(np.arange(m), piv.shape[:-1] + (1,))
+    flat_p, flat_v = perms.reshape(-1, m), piv.reshape(-1, piv.shape[-1])
+    for row, pv in zip(flat_p, flat_v, strict=True):
+        for j, p in enumerate(pv):
+            row[[j, p - 1]] = row[[p - 1, j]]
+    return run_op(LU_SOLVE, (LU, pivots, B), (perms, left, adjoint, pivots))
+
+
+# ---------------------------------------------------------------- householder_product
+
+def _reflector_vectors(v: Tensor, k: int):
+    """The Householder vectors v_i (column i of V below the diagonal, 1 on it, 0 above) as
+    Tensors (differentiable in V)."""
+    m, n = v._data.shape[-2:]
+    dt = v._data.dtype
+    below = v * make(np.tril(np.ones((m, n)), -1).astype(dt)) + make(np.eye(m, n, dtype=dt))
+    return [below[..., :, i:i + 1] for i in range(k)]
+
+
+def _householder_array(v, tau):
+    m, n = v.shape[-2:]
+    k = tau.shape[-1]
+    v64 = np.tril(v.astype(_F64), -1) + np.eye(m, n)
+    q = np.broadcast_to(np.eye(m), v.shape[:-2] + (m, m)).copy()
+    for i in range(k - 1, -1, -1):
+        col = v64[..., :, i:i + 1]
+        t = tau.astype(_F64)[..., i, None, None]
+        q = q - t * col @ (np.swapaxes(col, -1, -2) @ q)
+    return _colmajor(_float_cast(q[..., :, :n], v.dtype))
+
+
+def _householder_backward(c, g):
+    """Q = H_0 ... H_{k-1} (first n columns), H_i = I - tau_i v_i v_i^T: the gradient of
+    each H_i is (H_0..H_{i-1})^T [G 0] (H_{i+1}..H_{k-1})^T, which gives tau_i's
+    (-v^T G_i v) and v_i's (-tau_i (G_i + G_i^T) v_i, below the diagonal)."""
+    from .shape import cat
+
+    V, tau = c.saved
+    m, n = V._data.shape[-2:]
+    k = tau._data.shape[-1]
+    dt = V._data.dtype
+    vs = _reflector_vectors(V, k)
+    eye = _eye(m, dt)
+    H = [eye - tau[..., i:i + 1].unsqueeze(-1) * (vs[i] @ _mT(vs[i])) for i in range(k)]
+    gfull = cat([g, make(np.zeros(g._data.shape[:-1] + (m - n,), dt))], -1) if m > n else g
+    prefix = [eye]
+    for i in range(k - 1):
+        prefix.append(prefix[-1] @ H[i])
+    suffix = [eye] * k
+    for i in range(k - 2, -1, -1):
+        suffix[i] = H[i + 1] @ suffix[i + 1]
+    gv_cols, gtau = [], []
+    for i in range(k):
+        gi = _mT(prefix[i]) @ gfull @ _mT(suffix[i])
+        v = vs[i]
+        gtau.append(-(_mT(v) @ gi @ v)[..., 0, :])
+        t = tau[..., i:i + 1].unsqueeze(-1)
+        gv_cols.append(-t * ((gi + _mT(gi)) @ v))
+    gV = cat(gv_cols + ([make(np.zeros(V._data.shape[:-1] + (n - k,), dt))] if n > k else []), -1)
+    gV = gV * make(np.tril(np.ones((m, n)), -1).astype(dt))
+    return gV if c.needs(0) else None, cat(gtau, -1) if c.needs(1) else None
+
+
+HOUSEHOLDER = defop("linalg_householder_product", "LinalgHouseholderProductBackward0",
+                    _householder_array, _householder_backward,
+                    "Q = prod(I - tau_i v_i v_i^T): per-reflector gradients", save="inputs",
+                    torch_call="torch.linalg.householder_product(a.reshape(-1, 1) * "
+                               "a.reshape(1, -1).cos(), a.reshape(-1)[:1].sin())")
+
+
+@public("torch.linalg.householder_product", "torch.orgqr", "Tensor.orgqr")
+def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
+    _check_tensor("linalg_householder_product", "input", A)
+    _check_tensor("linalg_householder_product", "tau", tau, 2)
+    fname = "torch.linalg.householder_product"
+    a, t = A._data, tau._data
+    if a.ndim < 2:
+        raise RuntimeError(f"{fname}: input must have at least 2 dimensions.")
+    if a.shape[-2] < a.shape[-1]:
+        raise RuntimeError(f"{fname}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if a.shape[-1] < t.shape[-1]:
+        raise RuntimeError(f"{fname}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if a.ndim - t.ndim != 1:
+        raise RuntimeError(f"{fname}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {t.ndim} and input.ndim is equal to {a.ndim}")
+    if a.dtype != t.dtype:
+        raise RuntimeError(f"{fname}: tau dtype {_type_word(tau.dtype)} does not match input "
+                           f"dtype {_type_word(A.dtype)}")
+    return run_op(HOUSEHOLDER, (A, tau))
