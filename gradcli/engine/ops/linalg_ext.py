@@ -1207,7 +1207,7 @@ def _norm_dims(x: Tensor, dim, default_all: bool = True) -> tuple:
 
 def _vector_norm_array(x, ord_, dims, keepdim, out_dtype):
     a = np.abs(x.astype(_F64)) if x.dtype != _F64 else np.abs(x)
-    axis = dims if dims else None
+    axis = dims if dims and x.ndim else None
     with np.errstate(all="ignore"):
         if ord_ == 2:
             r = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
