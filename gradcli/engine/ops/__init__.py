@@ -13,6 +13,7 @@ from . import creation, elementwise, linalg, nn, reductions, shape, views
 
 from . import linalg_ext  # noqa: F401  (torch.linalg and the torch.* linear-algebra forms)  # isort: skip
 from . import functional_ext  # noqa: F401  (the nn.functional long tail)  # isort: skip
+from . import conv_ext  # noqa: F401  (conv3d, conv_transpose, pools, interpolate)  # isort: skip
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
