@@ -155,6 +155,39 @@ CASES = {
     "pad_replicate3": (f"{F}.pad(x0, (1, 0, 0, 1, 2, 1), mode='replicate')", [_r(1, 1, 2, 2, 2)]),
     "pad_circular": (f"{F}.pad(x0, (1, 2, 2, 1), mode='circular')", [_r(1, 2, 3, 4)]),
     "pad_circular1": (f"{F}.pad(x0, (2, 1), mode='circular')", [_r(2, 3, 4)]),
+    "sdpa": (f"{F}.scaled_dot_product_attention(x0, x1, x2)", [_r(2, 2, 3, 4), _r(2, 2, 5, 4),
+                                                              _r(2, 2, 5, 4)]),
+    "sdpa_causal_scale": (f"{F}.scaled_dot_product_attention(x0, x1, x2, is_causal=True, "
+                          "scale=0.3)", [_r(1, 2, 4, 3), _r(1, 2, 4, 3), _r(1, 2, 4, 3)]),
+    "sdpa_float_mask": (f"{F}.scaled_dot_product_attention(x0, x1, x2, attn_mask=torch.tensor("
+                        "[[0., -1., 2.], [1., 0., 0.5]], dtype=torch.float64))",
+                        [_r(1, 1, 2, 3), _r(1, 1, 3, 3), _r(1, 1, 3, 3)]),
+    "sdpa_bool_mask": (f"{F}.scaled_dot_product_attention(x0, x1, x2, attn_mask=torch.tensor("
+                       "[[True, False, True], [False, True, True]]))",
+                       [_r(1, 1, 2, 3), _r(1, 1, 3, 3), _r(1, 1, 3, 3)]),
+    "sdpa_gqa": (f"{F}.scaled_dot_product_attention(x0, x1, x2, enable_gqa=True)",
+                 [_r(1, 4, 2, 3), _r(1, 2, 3, 3), _r(1, 2, 3, 3)]),
+    "sdpa_math_3d": (f"{F}.scaled_dot_product_attention(x0, x1, x2)",
+                     [_r(2, 3, 4), _r(2, 5, 4), _r(2, 5, 2)]),
+    "sdpa_math_head_dims": (f"{F}.scaled_dot_product_attention(x0, x1, x2, is_causal=True)",
+                            [_r(1, 2, 3, 4), _r(1, 2, 3, 4), _r(1, 2, 3, 6)]),
+    "embedding_bag_mean": (f"{F}.embedding_bag(torch.tensor([0, 2, 1, 3, 4, 1]), x0, "
+                           "torch.tensor([0, 2, 5]))", [_r(5, 3)]),
+    "embedding_bag_sum_2d": (f"{F}.embedding_bag(torch.tensor([[0, 2], [1, 1]]), x0, "
+                             "mode='sum')", [_r(5, 3)]),
+    "embedding_bag_max": (f"{F}.embedding_bag(torch.tensor([0, 2, 1, 3, 4]), x0, "
+                          "torch.tensor([0, 2]), mode='max')", [_r(5, 3)]),
+    "embedding_bag_weights": (f"{F}.embedding_bag(torch.tensor([0, 2, 1, 3, 4]), x0, "
+                              "torch.tensor([0, 2]), mode='sum', per_sample_weights=x1)",
+                              [_r(5, 3), _r(5)]),
+    "embedding_bag_padding_last": (f"{F}.embedding_bag(torch.tensor([0, 2, 1, 2, 4]), x0, "
+                                   "torch.tensor([0, 2, 5]), padding_idx=2, "
+                                   "include_last_offset=True)", [_r(5, 3)]),
+    "affine_grid": (f"{F}.affine_grid(x0, (2, 3, 4, 5), align_corners=False)", [_r(2, 2, 3)]),
+    "affine_grid_corners": (f"{F}.affine_grid(x0, (1, 1, 3, 2), align_corners=True)",
+                            [_r(1, 2, 3)]),
+    "affine_grid_3d": (f"{F}.affine_grid(x0, (1, 2, 2, 3, 4), align_corners=False)",
+                       [_r(1, 3, 4)]),
 }
 
 

@@ -1448,3 +1448,330 @@ def _pad_circular(input: Tensor, pad: tuple) -> Tensor:
         if hi:
             out.narrow(d, size - hi, hi).copy_(out.narrow(d, lo, hi))
     return out
+
+
+# ----------------------------------------------------------------- attention
+
+def _causal_mask(length: int, source: int) -> np.ndarray:
+    return np.tril(np.ones((length, source), bool))
+
+
+def _additive_mask(mask, dtype):
+    """An attn_mask as the additive float mask PyTorch adds to the scores (bool: -inf where
+    False)."""
+    if mask is None:
+        return None
+    if mask.dtype == np.bool_:
+        return np.where(mask, 0.0, -np.inf).astype(dtype)
+    return mask.astype(dtype)
+
+
+def _sdpa_fwd(q, k, v, mask, scale, groups):
+    kk = np.repeat(k, groups, axis=-3) if groups > 1 else k
+    vv = np.repeat(v, groups, axis=-3) if groups > 1 else v
+    s = (q.astype(_F64) @ np.swapaxes(kk.astype(_F64), -1, -2)) * scale
+    if mask is not None:
+        s = s + mask
+    with np.errstate(all="ignore"):
+        s = s - s.max(-1, keepdims=True)
+        e = np.exp(s)
+        p = e / e.sum(-1, keepdims=True)
+    p = np.nan_to_num(p)  # a fully masked row attends to nothing (0)
+    return (p @ vv.astype(_F64)).astype(q.dtype)
+
+
+def _expand_heads(x: Tensor, groups: int) -> Tensor:
+    if groups == 1:
+        return x
+    n, h, s, e = x._data.shape
+    return x.unsqueeze(2).expand(n, h, groups, s, e).reshape(n, h * groups, s, e)
+
+
+def _sum_heads(x: Tensor, groups: int) -> Tensor:
+    if groups == 1:
+        return x
+    n, hg, s, e = x._data.shape
+    return x.reshape(n, hg // groups, groups, s, e).sum(2)
+
+
+def _sdpa_backward(c, g):
+    from .nn import softmax
+
+    q, k, v = c.saved
+    mask, scale, groups = c.meta
+    kk, vv = _expand_heads(k, groups), _expand_heads(v, groups)
+    s = (q @ kk.transpose(-2, -1)) * scale
+    if mask is not None:
+        s = s + make(mask)
+    p = softmax(s, -1)
+    gq = gk = gv = None
+    if c.needs(2):
+        gv = _sum_heads(p.transpose(-2, -1) @ g, groups)
+    if c.needs(0) or c.needs(1):
+        gp = g @ vv.transpose(-2, -1)
+        gs = p * (gp - (gp * p).sum(-1, keepdim=True))
+        if c.needs(0):
+            gq = (gs @ kk) * scale
+        if c.needs(1):
+            gk = _sum_heads((gs.transpose(-2, -1) @ q) * scale, groups)
+    return gq, gk, gv
+
+
+SDPA = defop("scaled_dot_product_flash_attention", "ScaledDotProductFlashAttentionForCpuBackward0",
+             _sdpa_fwd, _sdpa_backward,
+             "O = softmax(Q K^T s + M) V: gV = P^T gO, gS = P (gP - rowsum(gP P)), "
+             "gQ = gS K s, gK = gS^T Q s", save="inputs",
+             torch_call="torch.nn.functional.scaled_dot_product_attention(a.reshape(1, 1, -1, 1)"
+                        " * 1, a.reshape(1, 1, -1, 1).cos(), a.reshape(1, 1, -1, 1).sin())")
+
+
+@public("torch.nn.functional.scaled_dot_product_attention")
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale=None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """PyTorch's CPU choice: its flash kernel (one node) for 4-d inputs with equal batch
+    sizes and head dims and no dropout; else the math composition (matmuls, softmax)."""
+    from .nn import softmax
+
+    q, k, v = query._data, key._data, value._data
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {query.dtype} key.dtype: {key.dtype} and value.dtype: "
+                           f"{value.dtype} instead.")
+    if dropout_p > 0:
+        raise NotImplementedError("scaled_dot_product_attention(dropout_p > 0) draws from "
+                                  "PyTorch's random stream, which gradcli does not reproduce "
+                                  "here")
+    e = q.shape[-1]
+    sc = (1.0 / math.sqrt(e)) if scale is None else float(scale)
+    length, source = q.shape[-2], k.shape[-2]
+    mask = _causal_mask(length, source) if is_causal else (
+        attn_mask._data if attn_mask is not None else None)
+    groups = 1
+    if enable_gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        if q.shape[-3] % k.shape[-3]:
+            raise RuntimeError("number of heads in key and value must divide the number of "
+                               "heads in query")
+        groups = q.shape[-3] // k.shape[-3]
+    flash = (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0]
+             and e == k.shape[-1] == v.shape[-1] and q.dtype.kind == "f"
+             and (groups > 1 or q.shape[1] == k.shape[1] == v.shape[1])
+             and not (attn_mask is not None and attn_mask.requires_grad))
+    if flash:
+        add = _additive_mask(mask, q.dtype)
+        return run_op(SDPA, (query, key, value), (add, sc, groups))
+    # the math path: both operands scaled by sqrt(scale), masked, softmax, matmul
+    root = math.sqrt(sc)
+    kk, vv = key, value
+    if groups > 1:
+        kk, vv = _expand_heads(key, groups), _expand_heads(value, groups)
+    scores = (query * root) @ (kk * root).transpose(-2, -1)
+    if mask is not None:
+        if mask.dtype == np.bool_:
+            scores = scores + make(_additive_mask(mask, q.dtype))
+        else:
+            scores = scores + attn_mask
+    return softmax(scores, -1) @ vv
+
+
+# ----------------------------------------------------------------- embedding_bag
+
+def _bag_ids(n_idx, offsets, include_last):
+    """The bag each index belongs to (-1: none), and the number of bags."""
+    offs = list(offsets)
+    if include_last:
+        bags = len(offs) - 1
+        ends = offs[1:]
+    else:
+        bags = len(offs)
+        ends = offs[1:] + [n_idx]
+    ids = np.full(n_idx, -1)
+    for b in range(bags):
+        ids[offs[b]:ends[b]] = b
+    return ids, bags
+
+
+def _bag_backward(c, g):
+    weight, psw = c.saved
+    matrix, rows, onehot, mode, gather = c.meta
+    gw = gpsw = None
+    if mode == "max":
+        gw = run_op(_linear_adjoint(), (g,), (gather,)) if c.needs(0) else None
+        return gw, None
+    if c.needs(0):
+        m = make(matrix)
+        if psw is not None:
+            m = (make(rows) * psw.unsqueeze(0)) @ make(onehot)
+        gw = m.transpose(0, 1) @ g
+    if psw is not None and c.needs(1):
+        gpsw = ((make(onehot) @ weight) * (make(rows).transpose(0, 1) @ g)).sum(-1)
+    return gw, gpsw
+
+
+def _linear_adjoint():
+    from .conv_ext import LINEAR_MAP_ADJOINT
+
+    return LINEAR_MAP_ADJOINT
+
+
+def _bag_fwd(weight, psw, matrix, rows, onehot, mode, gather):
+    if mode == "max":
+        return gather.gather.apply(weight)
+    m = matrix if psw is None else (rows * psw[None, :]) @ onehot
+    return (m @ weight.astype(_F64)).astype(weight.dtype)
+
+
+EMBEDDING_BAG = defop("embedding_bag", "EmbeddingBagBackward0", _bag_fwd, _bag_backward,
+                      "each bag a (weighted) sum / mean / max of rows: the gradient goes back to "
+                      "those rows", save="inputs",
+                      torch_call="torch.nn.functional.embedding_bag(torch.tensor([0, 0, 0]), "
+                                 "a.reshape(1, -1) * 1, torch.tensor([0, 1]), mode='sum')")
+
+
+@public("torch.nn.functional.embedding_bag")
+def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False,
+                  padding_idx=None) -> Tensor:
+    from .conv_ext import Gather, Scatter
+
+    idx, w = input._data, weight._data
+    if w.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {w.ndim}")
+    if idx.dtype.kind not in "iu":
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{idx.ndim}" if idx.ndim not in (1, 2) else
+                         "embedding_bag: expected indices to be long or int")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets).__name__}")
+        bags_n, per = idx.shape
+        offs = list(range(0, bags_n * per, per))
+        flat = idx.reshape(-1)
+        psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+        include_last_offset = False
+    elif idx.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets._data.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        offs = [int(o) for o in offsets._data]
+        flat = idx
+        psw = per_sample_weights
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{idx.ndim}")
+    vocab, dim = w.shape
+    if flat.size and (flat.min() < 0 or flat.max() >= vocab):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += vocab
+    ids, bags = _bag_ids(len(flat), offs, include_last_offset)
+    keep = ids >= 0
+    if padding_idx is not None:
+        keep &= flat != padding_idx
+    rows = np.zeros((bags, len(flat)), w.dtype)
+    rows[ids[keep], np.arange(len(flat))[keep]] = 1.0
+    if mode == "mean":
+        counts = rows.sum(1, keepdims=True)
+        rows_scaled = np.where(counts > 0, rows / np.maximum(counts, 1), 0.0)
+    else:
+        rows_scaled = rows
+    onehot = np.zeros((len(flat), vocab), w.dtype)
+    onehot[np.arange(len(flat)), flat] = 1.0
+    matrix = (rows_scaled @ onehot).astype(w.dtype)
+    gather = None
+    if mode == "max":
+        index = np.zeros((bags, dim), np.int64)
+        valid = np.zeros(bags, bool)
+        for b in range(bags):
+            members = flat[(ids == b) & keep]
+            if len(members):
+                vals = w[members]
+                index[b] = members[np.argmax(vals, 0)] * dim + np.arange(dim)
+                valid[b] = True
+        gather = Scatter(Gather(index.reshape(-1), (bags, dim), w.shape))
+        if not valid.all():
+            raise NotImplementedError("embedding_bag(mode='max') with an empty bag is not "
+                                      "supported by gradcli")
+    return run_op(EMBEDDING_BAG, (weight, psw),
+                  (matrix, rows.astype(w.dtype), onehot, mode, gather),
+                  arrays=(w, None if psw is None else psw._data))
+
+
+# ----------------------------------------------------------------- affine_grid
+
+def _base_grid(size, align_corners):
+    """(prod(spatial), nd + 1) rows [x, y, (z,) 1]: normalized coordinates, x the last dim."""
+    def coords(n):
+        if n <= 1:
+            return np.zeros(max(n, 1))
+        lin = np.linspace(-1.0, 1.0, n)
+        return lin if align_corners else lin * (n - 1) / n
+
+    spatial = size[2:]
+    axes = [coords(n) for n in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    cols = [m.reshape(-1) for m in reversed(mesh)]  # x (last dim) first
+    return np.stack(cols + [np.ones(cols[0].shape)], -1)
+
+
+def _affine_fwd(theta, base, out_shape):
+    grid = np.einsum("pk,nik->npi", base, theta.astype(_F64))
+    return grid.reshape(out_shape).astype(theta.dtype)
+
+
+def _affine_backward(c, g):
+    base, out_shape = c.meta
+    n = out_shape[0]
+    k = out_shape[-1]
+    gm = g.reshape(n, -1, k)  # (N, P, nd)
+    return (gm.transpose(1, 2) @ make(base.astype(g._data.dtype)),)
+
+
+AFFINE_GRID = defop("affine_grid_generator", "AffineGridGeneratorBackward0", _affine_fwd,
+                    _affine_backward, "grid = base theta^T: g_theta = g^T base",
+                    torch_call="torch.nn.functional.affine_grid(a.reshape(1, 1, -1)[..., :1]"
+                               ".expand(1, 2, 3) * torch.tensor([[1., 0.5, 2.], [0., 1., -1.]], "
+                               "dtype=a.dtype), (1, 1, 2, 3), align_corners=False)")
+
+
+@public("torch.nn.functional.affine_grid")
+def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", UserWarning, stacklevel=2)
+        align_corners = False
+    t = theta._data
+    size = tuple(int(s) for s in size)
+    if t.dtype.kind != "f":
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if t.ndim != 3 or t.shape[-2:] != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+    elif len(size) == 5:
+        if t.ndim != 3 or t.shape[-2:] != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    base = _base_grid(size, align_corners)
+    out_shape = (size[0],) + size[2:] + (len(size) - 2,)
+    return run_op(AFFINE_GRID, (theta,), (base, out_shape))
