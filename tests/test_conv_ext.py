@@ -80,6 +80,41 @@ CASES = {
                    [_r(1, 1, 4, 4)]),
     "trilinear": (f"{F}.interpolate(x0, size=(3, 4, 5), mode='trilinear')", [_r(1, 2, 2, 3, 4)]),
     "area": (f"{F}.interpolate(x0, size=(2, 3), mode='area')", [_r(1, 2, 5, 7)]),
+    "grid_sample": (f"{F}.grid_sample(x0, x1, align_corners=False)",
+                    [_r(2, 2, 3, 4), np.random.default_rng(1).uniform(-1.1, 1.1, (2, 3, 2, 2))]),
+    "grid_sample_corners_border": (f"{F}.grid_sample(x0, x1, padding_mode='border', "
+                                   "align_corners=True)",
+                                   [_r(1, 2, 3, 4), np.random.default_rng(2).uniform(-1.3, 1.3,
+                                                                                     (1, 3, 2, 2))]),
+    "grid_sample_reflection": (f"{F}.grid_sample(x0, x1, padding_mode='reflection', "
+                               "align_corners=False)",
+                               [_r(1, 2, 3, 4), np.random.default_rng(3).uniform(-2.5, 2.5,
+                                                                                 (1, 3, 2, 2))]),
+    "grid_sample_reflection_ac": (f"{F}.grid_sample(x0, x1, padding_mode='reflection', "
+                                  "align_corners=True)",
+                                  [_r(1, 1, 3, 4), np.random.default_rng(4).uniform(-2.5, 2.5,
+                                                                                    (1, 3, 2, 2))]),
+    "grid_sample_nearest": (f"{F}.grid_sample(x0, x1, mode='nearest', align_corners=False)",
+                            [_r(1, 2, 3, 4), np.random.default_rng(5).uniform(-1.1, 1.1,
+                                                                              (1, 3, 2, 2))]),
+    "grid_sample_bicubic": (f"{F}.grid_sample(x0, x1, mode='bicubic', align_corners=False)",
+                            [_r(1, 2, 4, 4), np.random.default_rng(6).uniform(-1.1, 1.1,
+                                                                              (1, 2, 3, 2))]),
+    "grid_sample_bicubic_border": (f"{F}.grid_sample(x0, x1, mode='bicubic', "
+                                   "padding_mode='border', align_corners=True)",
+                                   [_r(1, 1, 4, 4), np.random.default_rng(7).uniform(-1.2, 1.2,
+                                                                                     (1, 2, 3, 2))]),
+    "grid_sample_bicubic_reflect": (f"{F}.grid_sample(x0, x1, mode='bicubic', "
+                                    "padding_mode='reflection', align_corners=False)",
+                                    [_r(1, 1, 4, 4), np.random.default_rng(8).uniform(-1.5, 1.5,
+                                                                                      (1, 2, 3, 2))]),
+    "grid_sample_3d": (f"{F}.grid_sample(x0, x1, align_corners=False)",
+                       [_r(1, 2, 3, 3, 4), np.random.default_rng(9).uniform(-1.1, 1.1,
+                                                                             (1, 2, 2, 2, 3))]),
+    "grid_sample_3d_nearest": (f"{F}.grid_sample(x0, x1, mode='nearest', "
+                               "padding_mode='border', align_corners=True)",
+                               [_r(1, 2, 3, 3, 4), np.random.default_rng(10).uniform(
+                                   -1.1, 1.1, (1, 2, 2, 2, 3))]),
     "upsample": (f"{F}.upsample(x0, scale_factor=2, mode='bilinear')", [_r(1, 1, 2, 3)]),
 }
 
@@ -118,7 +153,8 @@ def test_against_pytorch(name):
 
 SECOND = {"conv3d", "conv3d_groups", "conv_transpose1d", "conv_transpose2d_groups", "unfold",
           "fold", "max_pool3d", "avg_pool1d_args", "adaptive_max_pool2d", "bicubic",
-          "trilinear", "lp_pool1d"}
+          "trilinear", "lp_pool1d", "grid_sample", "grid_sample_reflection",
+          "grid_sample_bicubic", "grid_sample_3d"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

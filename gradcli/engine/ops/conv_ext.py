@@ -917,3 +917,227 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate "
                   "instead.", UserWarning, stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ------------------------------------------------------------------ grid_sample
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect_plan(c, lo2, hi2):
+    """reflect c (numpy) into [lo2/2, hi2/2] as PyTorch's reflect_coordinates: returns
+    (sign, offset) with reflected = sign * c + offset (piecewise linear)."""
+    lo, span = lo2 / 2, (hi2 - lo2) / 2
+    if span <= 0:
+        return np.zeros_like(c), np.zeros_like(c)
+    inner = c - lo
+    sign0 = np.where(inner < 0, -1.0, 1.0)
+    a = np.abs(inner)
+    flips = np.floor(a / span)
+    even = (flips % 2) == 0
+    # reflected = lo + extra (even) or span - extra + lo (odd); extra = sign0*(c-lo) - flips*span
+    sign = np.where(even, sign0, -sign0)
+    offset = np.where(even, lo - sign0 * lo - flips * span, span + lo + sign0 * lo + flips * span)
+    return sign, offset
+
+
+def _source_coords(coord: Tensor, size: int, padding: str, align_corners: bool,
+                   apply_padding: bool = True) -> Tensor:
+    """PyTorch's grid_sampler_compute_source_index as Tensor ops (differentiable in coord):
+    unnormalize, then clip (border) or reflect (reflection) with its piecewise slopes."""
+    x = _unnormalize(coord, size, align_corners)
+    if not apply_padding or padding == "zeros":
+        return x
+    if padding == "border":
+        return x.clamp(0, size - 1)
+    d = x._data
+    if align_corners:
+        sign, offset = _reflect_plan(d, 0, 2 * (size - 1))
+    else:
+        sign, offset = _reflect_plan(d, -1, 2 * size - 1)
+    x = x * make(sign.astype(d.dtype)) + make(offset.astype(d.dtype))
+    return x.clamp(0, size - 1)
+
+
+def _gather_corner(inp: Tensor, idx_list, valid, out_sp):
+    """inp (N, C, *sp) sampled at integer positions idx_list (one array per spatial dim, of
+    shape (N, *out_sp)), 0 where not valid: a Gather linear map times a 0/1 constant."""
+    d = inp._data
+    n, c = d.shape[:2]
+    sp = d.shape[2:]
+    flat = np.zeros(idx_list[0].shape, np.int64)
+    for i, ix in enumerate(idx_list):
+        flat = flat * sp[i] + np.clip(ix, 0, sp[i] - 1)
+    plane = math.prod(sp)
+    base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * plane  # (N, C)
+    index = base.reshape((n, c) + (1,) * len(out_sp)) + flat[:, None]
+    spec = Gather(index.reshape(-1), (n, c) + tuple(out_sp), d.shape)
+    vals = run_op(LINEAR_MAP_ADJOINT, (inp,), (spec,))
+    mask = np.broadcast_to(valid[:, None], vals._data.shape).astype(d.dtype)
+    return vals * make(mask)
+
+
+def _cubic_coeffs(t: Tensor):
+    a = -0.75
+
+    def c1(x):
+        return ((x * (a + 2)) - (a + 3)) * x * x + 1
+
+    def c2(x):
+        return ((x * a - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+
+
+def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
+                         align_corners: bool) -> Tensor:
+    """grid_sample as Tensor ops: the gathers are linear maps, the weights functions of the
+    grid, so gradients of every order follow."""
+    d = inp._data
+    nd = d.ndim - 2
+    sp = d.shape[2:]
+    out_sp = grid._data.shape[1:-1]
+    # grid's last dim lists x (the last spatial dim) first
+    coords = [grid[..., nd - 1 - i] for i in range(nd)]  # per spatial dim i
+    if mode == "bicubic":
+        src = [_unnormalize(coords[i], sp[i], align_corners) for i in range(nd)]
+        floors = [np.floor(s._data) for s in src]
+        ts = [s - make(f.astype(d.dtype)) for s, f in zip(src, floors, strict=True)]
+        wy, wx = _cubic_coeffs(ts[0]), _cubic_coeffs(ts[1])
+        out = None
+        for a in range(4):
+            for b in range(4):
+                iy = floors[0] - 1 + a
+                ix = floors[1] - 1 + b
+                idx, valid = [], np.ones(iy.shape, bool)
+                for pos, size in ((iy, sp[0]), (ix, sp[1])):
+                    if padding == "zeros":
+                        valid &= (pos >= 0) & (pos < size)
+                        idx.append(pos.astype(np.int64))
+                    else:
+                        src_pos = _bounded_tap(pos, size, padding, align_corners)
+                        idx.append(src_pos)
+                term = _gather_corner(inp, idx, valid, out_sp) * (wy[a] * wx[b]).unsqueeze(1)
+                out = term if out is None else out + term
+        return out
+    src = [_source_coords(coords[i], sp[i], padding, align_corners) for i in range(nd)]
+    if mode == "nearest":
+        idx = [np.round(s._data).astype(np.int64) for s in src]  # (half to even, as nearbyint)
+        valid = np.ones(idx[0].shape, bool)
+        for i, size in enumerate(sp):
+            valid &= (idx[i] >= 0) & (idx[i] < size)
+        return _gather_corner(inp, idx, valid, out_sp) + (grid.sum() * 0)
+    lows = [np.floor(s._data).astype(np.int64) for s in src]
+    fracs = [s - make(lo.astype(d.dtype)) for s, lo in zip(src, lows, strict=True)]
+    out = None
+    for corner in range(2 ** nd):
+        idx, weight = [], None
+        valid = np.ones(lows[0].shape, bool)
+        for i in range(nd):
+            up = (corner >> (nd - 1 - i)) & 1
+            pos = lows[i] + up
+            valid &= (pos >= 0) & (pos < sp[i])
+            idx.append(pos)
+            w = fracs[i] if up else 1 - fracs[i]
+            weight = w if weight is None else weight * w
+        term = _gather_corner(inp, idx, valid, out_sp) * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _bounded_tap(pos, size, padding, align_corners):
+    """A bicubic tap's index under border / reflection padding (PyTorch's
+    compute_coordinates on the integer tap)."""
+    p = pos.astype(_F64)
+    if padding == "reflection":
+        if align_corners:
+            sign, offset = _reflect_plan(p, 0, 2 * (size - 1))
+        else:
+            sign, offset = _reflect_plan(p, -1, 2 * size - 1)
+        p = sign * p + offset
+    return np.clip(p, 0, size - 1).astype(np.int64)
+
+
+def _grid_sample_fwd(inp, grid, mode, padding, align_corners):
+    from ..grad_mode import no_grad
+
+    with no_grad():
+        return _grid_sample_tensors(make(inp), make(grid), mode, padding, align_corners)._data
+
+
+def _grid_sample_backward(c, g):
+    from ..autograd import grad as _grad
+    from ..grad_mode import GRAD_ENABLED, enable_grad
+
+    inp, grid = c.saved
+    mode, padding, align_corners = c.meta
+    graph = GRAD_ENABLED[0]
+    x = inp if graph and c.needs(0) else inp.detach().requires_grad_()
+    gr = grid if graph and c.needs(1) else grid.detach().requires_grad_()
+    with enable_grad():
+        out = _grid_sample_tensors(x, gr, mode, padding, align_corners)
+        gx, gg = _grad(out, (x, gr), g, create_graph=graph, allow_unused=True)
+    if gg is None:
+        gg = grid * 0
+    return (gx if c.needs(0) else None, gg if c.needs(1) else None)
+
+
+GRID_SAMPLE = {nd: defop(f"grid_sampler_{nd}d", f"GridSampler{nd}DBackward0", _grid_sample_fwd,
+                         _grid_sample_backward,
+                         "sum of corner values times interpolation weights: gradients through "
+                         "the gathers (input) and the weights (grid)", save="inputs",
+                         torch_call=("torch.nn.functional.grid_sample(a.reshape(1, 1, 1, -1)"
+                                     ".expand(1, 1, 2, -1) * 1, (a.reshape(1, 1, -1, 1) * 0.4)"
+                                     ".expand(1, 2, -1, 2) * torch.tensor([1., -0.5], "
+                                     "dtype=a.dtype), align_corners=False)") if nd == 2 else
+                         ("torch.nn.functional.grid_sample(a.reshape(1, 1, 1, 1, -1)"
+                          ".expand(1, 1, 2, 2, -1) * 1, (a.reshape(1, 1, 1, -1, 1) * 0.4)"
+                          ".expand(1, 1, 2, -1, 3) * torch.tensor([1., -0.5, 0.3], "
+                          "dtype=a.dtype), align_corners=True)"))
+               for nd in (2, 3)}
+
+
+@public("torch.nn.functional.grid_sample", "torch.grid_sampler")
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners=None) -> Tensor:
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        import warnings
+
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", UserWarning, stacklevel=2)
+        align_corners = False
+    x, gd = input._data, grid._data
+    if x.dtype != gd.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
+                           f"input has {input.dtype} and grid has {grid.dtype}")
+    if x.ndim not in (4, 5):
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(x.shape)} and grid "
+                           f"with sizes {list(gd.shape)}")
+    if gd.ndim != x.ndim or x.shape[0] != gd.shape[0]:
+        if gd.ndim != x.ndim:
+            raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same "
+                               f"number of dimensions, but got input with sizes "
+                               f"{list(x.shape)} and grid with sizes {list(gd.shape)}")
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(x.shape)} and grid with sizes "
+                           f"{list(gd.shape)}")
+    nd = x.ndim - 2
+    if gd.shape[-1] != nd:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
+                           f"but got grid with sizes {list(gd.shape)}")
+    if mode == "bicubic" and nd == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    _float_input(input, f"grid_sampler_{nd}d_cpu")
+    return run_op(GRID_SAMPLE[nd], (input, grid), (mode, padding_mode, bool(align_corners)))
