@@ -1025,15 +1025,14 @@ def _norm1_fwd(x, p, dim, keepdim):
 
 
 def _norm1_backward(c, g):
-    from .linalg_ext import VECTOR_NORM, _vector_norm_backward
+    from types import SimpleNamespace
 
-    class _Ctx:  # the same formula as linalg.vector_norm's, over the one dim
-        saved = c.saved
-        result = c.result
-        meta = (float(c.meta[0]), (c.meta[1],), c.meta[2], None)
-        op = VECTOR_NORM
+    from .linalg_ext import _vector_norm_backward
 
-    return _vector_norm_backward(_Ctx, g)
+    # the same formula as linalg.vector_norm's, over the one dim
+    ctx = SimpleNamespace(saved=c.saved, result=c.result,
+                          meta=(float(c.meta[0]), (c.meta[1],), c.meta[2], None))
+    return _vector_norm_backward(ctx, g)
 
 
 NORM_DIM = defop("norm_dim", "NormBackward1", _norm1_fwd, _norm1_backward,
@@ -1373,7 +1372,12 @@ for _mode in ("reflect", "replicate"):
 SCATTER_PAD = defop("pad_backward", "PadBackwardBackward0", _scatter_pad_fwd,
                     lambda c, g: (run_op(_GATHER_PADS[c.meta[1], len(c.meta[0]) // 2], (g,),
                                          c.meta),),
-                    "the adjoint of a gather: its gradient is the gather")
+                    "the adjoint of a gather: its gradient is the gather",
+                    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad("
+                               "torch.nn.functional.pad(x, (2, 1), mode='replicate'), x, "
+                               "(torch.ones(1, 2, x.shape[-1] + 3, dtype=a.dtype).cumsum(-1) * "
+                               "0.5) ** 2 + x.sum() * 0.5, create_graph=True)[0])("
+                               "a.reshape(1, 1, -1).expand(1, 2, -1) * 1).sum() * a)(a)")
 
 
 @public("torch.nn.functional.pad")
@@ -1775,3 +1779,148 @@ def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
     base = _base_grid(size, align_corners)
     out_shape = (size[0],) + size[2:] + (len(size) - 2,)
     return run_op(AFFINE_GRID, (theta,), (base, out_shape))
+
+
+# ----------------------------------------------------------------- ctc_loss
+
+def _logsumexp(a, axis=None):
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return out.squeeze(axis) if axis is not None else out.reshape(())
+
+
+def _ctc_one(lp, target, length, blank):
+    """(nll, gradient w.r.t. log_probs) of one sample: PyTorch's CPU kernel's alpha-beta
+    recursion in log space; the gradient is its `exp(lp) - exp(log(alpha beta) + nll - lp)`
+    (the gradient through a log_softmax, as PyTorch returns it)."""
+    t_len = length
+    ext = np.full(2 * len(target) + 1, blank)
+    ext[1::2] = target
+    s_len = len(ext)
+    neg = -np.inf
+    alpha = np.full((t_len, s_len), neg)
+    if t_len:
+        alpha[0, 0] = lp[0, blank]
+        if s_len > 1:
+            alpha[0, 1] = lp[0, ext[1]]
+    skip = np.zeros(s_len, bool)
+    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+    for t in range(1, t_len):
+        prev = alpha[t - 1]
+        a1 = np.concatenate([[neg], prev[:-1]])
+        a2 = np.where(skip, np.concatenate([[neg, neg], prev[:-2]]), neg)
+        alpha[t] = _logsumexp(np.stack([prev, a1, a2]), 0) + lp[t, ext]
+    if t_len == 0:
+        nll = 0.0 if len(target) == 0 else np.inf
+        return nll, np.zeros_like(lp)
+    ends = [alpha[t_len - 1, s_len - 1]] + ([alpha[t_len - 1, s_len - 2]] if s_len > 1 else [])
+    nll = -_logsumexp(np.array(ends))
+    beta = np.full((t_len, s_len), neg)
+    beta[t_len - 1, s_len - 1] = lp[t_len - 1, ext[s_len - 1]]
+    if s_len > 1:
+        beta[t_len - 1, s_len - 2] = lp[t_len - 1, ext[s_len - 2]]
+    skip_b = np.zeros(s_len, bool)
+    skip_b[:-2] = (ext[:-2] != blank) & (ext[:-2] != ext[2:])
+    for t in range(t_len - 2, -1, -1):
+        nxt = beta[t + 1]
+        b1 = np.concatenate([nxt[1:], [neg]])
+        b2 = np.where(skip_b, np.concatenate([nxt[2:], [neg, neg]]), neg)
+        beta[t] = _logsumexp(np.stack([nxt, b1, b2]), 0) + lp[t, ext]
+    grad = np.exp(lp).copy()
+    grad[t_len:] = 0
+    ab = alpha + beta  # (T, S)
+    for c in np.unique(ext):
+        lcab = _logsumexp(ab[:, ext == c], 1)
+        with np.errstate(all="ignore"):
+            grad[:t_len, c] = np.exp(lp[:t_len, c]) - np.exp(lcab + nll - lp[:t_len, c])
+    return nll, grad
+
+
+def _ctc_fwd(lp, targets, input_lengths, target_lengths, blank, zero_infinity, batched, flat):
+    x = lp.astype(_F64) if batched else lp.astype(_F64)[:, None, :]
+    n = x.shape[1]
+    losses = np.zeros(n)
+    grads = np.zeros_like(x)
+    offset = 0
+    for b in range(n):
+        tl = int(target_lengths[b])
+        if flat:
+            target = targets[offset:offset + tl]
+            offset += tl
+        else:
+            target = (targets[b] if targets.ndim == 2 else targets)[:tl]
+        nll, grad = _ctc_one(x[:, b, :], np.asarray(target), int(input_lengths[b]), blank)
+        if zero_infinity and np.isinf(nll):
+            grad = np.zeros_like(grad)  # (the loss itself is zeroed by a where, after)
+        losses[b] = nll
+        grads[:, b, :] = grad
+    if not batched:
+        grads = grads[:, 0, :]
+        losses = losses.reshape(())
+    return losses.astype(lp.dtype), grads.astype(lp.dtype)
+
+
+def _ctc_backward(c, g):
+    grads, = c.meta[-1:]
+    scale = g.unsqueeze(-1) if g._data.ndim else g
+    if GRAD_ENABLED[0]:  # (a node that refuses to be differentiated, as PyTorch's)
+        return (run_op(CTC_GRAD, (scale, c.saved[0]), (grads,)),)
+    return (make((scale._data * grads).astype(grads.dtype)),)
+
+
+def _ctc_double(c, gg):
+    raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
+
+
+CTC = defop("ctc_loss", "CtcLossBackward0", lambda lp, meta, grads: meta, _ctc_backward,
+            "the CTC negative log likelihood: alpha-beta recursion; its gradient as PyTorch's "
+            "(through the log_softmax)", save="inputs meta")
+CTC_GRAD = defop("ctc_loss_backward", "NotImplemented",
+                 lambda g, lp, grads: (g * grads).astype(grads.dtype), _ctc_double,
+                 "PyTorch has no derivative of the CTC gradient")
+
+
+@public("torch.nn.functional.ctc_loss", "torch.ctc_loss")
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction="mean", zero_infinity: bool = False) -> Tensor:
+    from .elementwise import where
+
+    if isinstance(reduction, int):
+        reduction = {0: "none", 1: "mean", 2: "sum"}.get(reduction, "none")
+    elif reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    lp = log_probs._data
+    batched = lp.ndim == 3
+    if lp.ndim not in (2, 3):
+        raise RuntimeError(f"ctc_loss(): Expected log_probs to have 2 or 3 dimensions, but got "
+                           f"{lp.ndim}")
+
+    def as_array(v):
+        if isinstance(v, Tensor):
+            return v._data.reshape(-1) if v._data.ndim else v._data.reshape(1)
+        return np.asarray(v).reshape(-1)
+
+    il, tl = as_array(input_lengths), as_array(target_lengths)
+    t = targets._data
+    n = lp.shape[1] if batched else 1
+    if len(il) != n:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tl) != n:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    flat = t.ndim == 1  # the targets of all samples concatenated
+    if np.any(il > lp.shape[0]):
+        bad = int(np.argmax(il > lp.shape[0]))
+        raise RuntimeError(f"Expected input_lengths to have value at most {lp.shape[0]}, but "
+                           f"got value {int(il[bad])} (while checking arguments for ctc_loss_cpu)")
+    _losses, grads = _ctc_fwd(lp, t, il, tl, blank, zero_infinity, batched, flat)
+    loss = run_op(CTC, (log_probs,), (_losses, grads))
+    if zero_infinity:
+        loss = where(loss == np.inf, make(np.zeros(loss._data.shape, lp.dtype)), loss)
+    if reduction == "mean":
+        denom = make(np.maximum(tl, 1).astype(lp.dtype).reshape(loss._data.shape))
+        return (loss / denom).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
