@@ -172,6 +172,15 @@ CASES = {
     "householder_product": ("torch.linalg.householder_product(x0, x1)", [_vec(4, 3), _vec(2)]),
     "householder_square": ("torch.linalg.householder_product(x0, x1)", [_vec(3, 3), _vec(3)]),
     "orgqr": ("torch.orgqr(x0, x1)", [_vec(2, 4, 2), _vec(2, 2)]),
+    "addmv_inplace": ("(x0 * 1).addmv_(x1, x2, beta=0.5)", [_vec(3), _vec(3, 4), _vec(4)]),
+    "torch_addmv_": ("torch.addmv_(x0 * 1, x1, x2, alpha=2)", [_vec(3), _vec(3, 4), _vec(4)]),
+    "addr_inplace": ("(x0 * 1).addr_(x1, x2)", [_vec(3, 4), _vec(3), _vec(4)]),
+    "addbmm_inplace": ("(x0 * 1).addbmm_(x1, x2)", [_vec(3, 4), _vec(2, 3, 5), _vec(2, 5, 4)]),
+    "baddbmm_inplace": ("(x0 * 1).baddbmm_(x1, x2, alpha=3)",
+                        [_vec(2, 3, 4), _vec(2, 3, 5), _vec(2, 5, 4)]),
+    "torch_lu": ("torch.lu(x0)", [_mat(3, shift=0)]),
+    "torch_lu_infos": ("torch.lu(x0, get_infos=True)", [_mat(3, shift=0, batch=(2,))]),
+    "torch_lu_solve": ("torch.lu_solve(x1, *torch.lu(x0))", [_mat(3, shift=0), _vec(3, 2)]),
     "tensorinv": ("torch.linalg.tensorinv(x0, ind=2)", [_mat(6).reshape(2, 3, 6)]),
     "tensorsolve": ("torch.linalg.tensorsolve(x0, x1)", [_mat(6).reshape(2, 3, 6), _vec(2, 3)]),
 }
@@ -342,6 +351,9 @@ ERRORS = {
     "cholesky_inverse_nonsquare": ("torch.cholesky_inverse(x0)", [np.ones((2, 3))]),
     "logdet_int": ("torch.logdet(x0.long())", [np.eye(2)]),
     "matrix_rank_int": ("torch.linalg.matrix_rank(x0.long())", [np.eye(2)]),
+    "removed_solve": ("torch.solve(x0, x0)", [np.eye(2)]),
+    "removed_lstsq": ("x0.lstsq(x0)", [np.eye(2)]),
+    "removed_matrix_rank": ("torch.matrix_rank(x0)", [np.eye(2)]),
     "lstsq_rows": ("torch.linalg.lstsq(x0, x1)", [np.eye(2), np.ones(3)]),
 }
 

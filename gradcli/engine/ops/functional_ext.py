@@ -1924,3 +1924,20 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     if reduction == "sum":
         return loss.sum()
     return loss
+
+
+# ----------------------------------------------------------------- torch.* spellings
+
+@public("torch.instance_norm")
+def torch_instance_norm(input: Tensor, weight, bias, running_mean, running_var,
+                        use_input_stats: bool, momentum: float, eps: float,
+                        cudnn_enabled: bool) -> Tensor:
+    return instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                         momentum, eps)
+
+
+@public("torch.poisson_nll_loss")
+def torch_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
+                           eps: float, reduction: int) -> Tensor:
+    mode = {0: "none", 1: "mean", 2: "sum"}.get(reduction, "none")
+    return poisson_nll_loss(input, target, log_input, full, None, eps, None, mode)

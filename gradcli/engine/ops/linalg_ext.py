@@ -2280,3 +2280,80 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
         raise RuntimeError(f"{fname}: tau dtype {_type_word(tau.dtype)} does not match input "
                            f"dtype {_type_word(A.dtype)}")
     return run_op(HOUSEHOLDER, (A, tau))
+
+
+# ---------------------------------------------------------------- more spellings
+
+def _inplace_product(fn):
+    def method(self, *args, **kwargs):
+        return self._apply_inplace(lambda old: fn(old, *args, **kwargs))
+
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+addmv_ = public("torch.addmv_", "Tensor.addmv_")(_inplace_product(addmv))
+addr_ = public("Tensor.addr_")(_inplace_product(addr))
+addbmm_ = public("Tensor.addbmm_")(_inplace_product(addbmm))
+baddbmm_ = public("Tensor.baddbmm_")(_inplace_product(baddbmm))
+
+
+@public("torch.lu", "Tensor.lu")
+def torch_lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
+    """torch.lu (deprecated): linalg.lu_factor(_ex)'s results as a plain tuple."""
+    warnings.warn(
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+        "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
+        "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
+        "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
+        "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
+        "compute_pivots)", UserWarning, stacklevel=2)
+    LU_, piv, info = _lu_factor(A, pivot, not get_infos, "torch.lu_factor")
+    return (LU_, piv, info) if get_infos else (LU_, piv)
+
+
+@public("torch.lu_solve", "Tensor.lu_solve")
+def torch_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
+    warnings.warn(
+        "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+        "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\n"
+        "X = torch.lu_solve(B, LU, pivots)\nshould be replaced with\n"
+        "X = torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+_REMOVED = {
+    "lstsq": (
+        "This function was deprecated since version 1.9 and is now removed. `torch.lstsq` is "
+        "deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has reversed "
+        "arguments and does not return the QR decomposition in the returned tuple (although it "
+        "returns other information about the problem).\n\nTo get the QR decomposition consider "
+        "using `torch.linalg.qr`.\n\nThe returned solution in `torch.lstsq` stored the residuals "
+        "of the solution in the last m - n columns of the returned value whenever m > n. In "
+        "torch.linalg.lstsq, the residuals are in the field 'residuals' of the returned named "
+        "tuple.\n\nThe unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution"
+        "[:A.size(1)]\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution"),
+    "solve": (
+        "This function was deprecated since version 1.9 and is now removed. `torch.solve` is "
+        "deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its arguments "
+        "reversed and does not return the LU factorization.\n\nTo get the LU factorization see "
+        "`torch.lu`, which can be used with `torch.lu_solve` or `torch.lu_unpack`.\n"
+        "X = torch.solve(B, A).solution should be replaced with:\nX = torch.linalg.solve(A, B)"),
+    "matrix_rank": (
+        "This function was deprecated since version 1.9 and is now removed.\nPlease use the "
+        "`torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
+        "`torch.linalg.matrix_rank()` to 'hermitian'."),
+}
+
+
+def _removed(name: str):
+    def removed(*args, **kwargs):
+        raise RuntimeError(_REMOVED[name])
+
+    removed.__name__ = name
+    return removed
+
+
+public("torch.lstsq", "Tensor.lstsq")(_removed("lstsq"))
+public("torch.solve", "Tensor.solve")(_removed("solve"))
+public("torch.matrix_rank")(_removed("matrix_rank"))
