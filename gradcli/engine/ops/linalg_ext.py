@@ -1340,10 +1340,14 @@ def _move_to_end(x: Tensor, d0: int, d1: int) -> Tensor:
 
 
 def _restore_dims(out: Tensor, d0: int, d1: int, keepdim: bool) -> Tensor:
-    if keepdim:
-        for d in sorted((d0, d1)):
-            out = out.unsqueeze(d)
-    return out
+    """keepdim: the two reduced dims put back as PyTorch does (unsqueezed at the end, then
+    permuted back where they were: PermuteBackward0)."""
+    if not keepdim:
+        return out
+    nd = out._data.ndim + 2
+    order = [d for d in range(nd) if d not in (d0, d1)] + [d0, d1]
+    reverse = [order.index(i) for i in range(nd)]
+    return out.unsqueeze(-1).unsqueeze(-1).permute(*reverse)
 
 
 @public("torch.linalg.norm")
@@ -1452,6 +1456,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     if n < 0:
         A = inv(A)
         n = -n
+        if n == 1:
+            return A
     if n == 1:
         return A.clone()
     if n == 2:
@@ -2190,7 +2196,8 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
                            "instead")
     m = lu_.shape[-1]
     perms = np.tile(np.arange(m), piv.shape[:-1] + (1,))
-    flat_p, flat_v = perms.reshape(-1, m), piv.reshape(-1, piv.shape[-1])
+    flat_p = perms.reshape(-1, m) if m else perms.reshape(0, 0)
+    flat_v = piv.reshape(len(flat_p), -1) if piv.size else np.zeros((len(flat_p), 0), np.int32)
     for row, pv in zip(flat_p, flat_v, strict=True):
         for j, p in enumerate(pv):
             row[[j, p - 1]] = row[[p - 1, j]]
