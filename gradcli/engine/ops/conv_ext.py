@@ -411,9 +411,17 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
                        for i, s, p, d, k, op in zip(x.shape[2:], stride, padding, dilation,
                                                     w.shape[2:], out_pad, strict=True))
         cout = w.shape[1] * groups
+        for op_, s_, d_ in zip(out_pad, stride, dilation, strict=True):
+            if op_ >= s_ and op_ >= d_:
+                raise RuntimeError("output padding must be smaller than either stride or "
+                                   "dilation, but got output_padding_height: "
+                                   f"{out_pad[0]} output_padding_width: {out_pad[-1]} "
+                                   f"stride_height: {stride[0]} stride_width: {stride[-1]} "
+                                   f"dilation_height: {dilation[0]} dilation_width: "
+                                   f"{dilation[-1]}")
         spec = Im2Col(tuple(w.shape[2:]), stride, padding, dilation, (x.shape[0], cout) + out_sp)
-        if spec.out_spatial != tuple(x.shape[2:]):
-            raise RuntimeError("output_padding/size mismatch in conv_transpose")
+        # (the windows are the input's positions; an output_padding past the stride adds none)
+        spec.out_spatial = tuple(x.shape[2:])
         out_shape = (x.shape[0], cout) + out_sp
     b = None if bias is None else bias._data
     out = run_op(CONV, (input, weight, bias), (spec, groups, transposed, out_shape),
@@ -562,8 +570,11 @@ def _adaptive_avg(input: Tensor, output_size, nd: int, fname: str) -> Tensor:
         res = run_op(ADAPTIVE_AVG[1], (x.unsqueeze(-2),),
                      (Separable([(3, _adaptive_matrix(sp[0], out[0]))]),)).squeeze(-2)
     else:
-        mats = [(2 + i, _adaptive_matrix(sp[i], out[i])) for i in range(nd)]
-        res = run_op(ADAPTIVE_AVG[nd], (x,), (Separable(mats),))
+        if all(o == 1 for o in out):  # (PyTorch: a global pool is a mean, MeanBackward1)
+            return input.mean(list(range(-nd, 0)), keepdim=True)
+        lead = input._data.ndim - nd
+        mats = [(lead + i, _adaptive_matrix(sp[i], out[i])) for i in range(nd)]
+        return run_op(ADAPTIVE_AVG[nd], (input,), (Separable(mats),))
     return res if batched else res.squeeze(0)
 
 
@@ -644,14 +655,22 @@ ADAPTIVE_MAX = {nd: defop(f"adaptive_max_pool{nd}d", f"AdaptiveMaxPool{nd}DBackw
                 for nd in (2, 3)}
 
 
-def _gathered(x: Tensor, windows, op, return_indices: bool):
+def _gathered(x: Tensor, windows, op, return_indices: bool, unbatched=None):
+    """The max pool of x (N, C, ...) over the windows; with `unbatched` (x is its
+    unsqueeze(0)) the op is recorded on the unbatched tensor itself, as PyTorch's kernels
+    take unbatched inputs (no Squeeze node)."""
     d = x._data
     mx, arg = _max_windows(d, windows)
     n, c = d.shape[:2]
     plane = math.prod(d.shape[2:])
     flat_index = (np.arange(n * c).reshape(n, c, *([1] * (mx.ndim - 2))) * plane + arg).reshape(-1)
-    spec = Scatter(Gather(flat_index, mx.shape, d.shape))
-    out = run_op(op, (x,), (spec,))
+    if unbatched is not None:
+        spec = Scatter(Gather(flat_index, mx.shape[1:], unbatched._data.shape))
+        out = run_op(op, (unbatched,), (spec,))
+        arg = arg[0]
+    else:
+        spec = Scatter(Gather(flat_index, mx.shape, d.shape))
+        out = run_op(op, (x,), (spec,))
     if return_indices:
         return out, make(arg.astype(np.int64))
     return out
@@ -681,10 +700,7 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     _float_input(x, "max_pool3d_with_indices_cpu")
     sp = x._data.shape[2:]
     windows = [_pool_windows(sp[i], k[i], s[i], p[i], dil[i], ceil_mode) for i in range(3)]
-    res = _gathered(x, windows, MAX_POOL3D, return_indices)
-    if batched:
-        return res
-    return (res[0].squeeze(0), res[1].squeeze(0)) if return_indices else res.squeeze(0)
+    return _gathered(x, windows, MAX_POOL3D, return_indices, None if batched else input)
 
 
 def _adaptive_windows(size, out):
@@ -706,7 +722,8 @@ def _adaptive_max(input: Tensor, output_size, return_indices, nd: int, fname: st
         res = (res[0].squeeze(-2), res[1].squeeze(-2)) if return_indices else res.squeeze(-2)
     else:
         windows = [_adaptive_windows(sp[i], out[i]) for i in range(nd)]
-        res = _gathered(x, windows, ADAPTIVE_MAX[nd], return_indices)
+        return _gathered(x, windows, ADAPTIVE_MAX[nd], return_indices,
+                         None if batched else input)
     if batched:
         return res
     return (res[0].squeeze(0), res[1].squeeze(0)) if return_indices else res.squeeze(0)

@@ -457,9 +457,13 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     return input / denom
 
 
+def _group_flat(x, groups):
+    n, c = x.shape[:2]
+    return x.reshape(n, groups, (c // groups) * math.prod(x.shape[2:]))
+
+
 def _group_stats(x, groups, eps):
-    n = x.shape[0]
-    flat = x.reshape(n, groups, -1).astype(_F64)
+    flat = _group_flat(x, groups).astype(_F64)
     mean = flat.mean(-1)
     var = flat.var(-1)
     return mean, 1.0 / np.sqrt(var + eps)
@@ -468,7 +472,7 @@ def _group_stats(x, groups, eps):
 def _group_norm_fwd(x, w, b, groups, eps):
     n, c = x.shape[:2]
     mean, rstd = _group_stats(x, groups, eps)
-    flat = x.reshape(n, groups, -1).astype(_F64)
+    flat = _group_flat(x, groups).astype(_F64)
     xhat = ((flat - mean[..., None]) * rstd[..., None]).reshape(x.shape)
     shape = (1, c) + (1,) * (x.ndim - 2)
     if w is not None:
@@ -487,14 +491,15 @@ def _group_norm_backward(c, g):
     mean, rstd = _group_stats(d, groups, eps)
     mean_t = make(mean.astype(d.dtype)).reshape(n, groups, 1)
     rstd_t = make(rstd.astype(d.dtype)).reshape(n, groups, 1)
+    per = (ch // groups) * math.prod(d.shape[2:])
     if GRAD_ENABLED[0]:  # differentiable statistics under create_graph
-        flat = x.reshape(n, groups, -1)
+        flat = x.reshape(n, groups, per)
         mean_t = flat.mean(-1, keepdim=True)
         rstd_t = ((flat - mean_t) ** 2).mean(-1, keepdim=True).add(eps).rsqrt()
-    flat = x.reshape(n, groups, -1)
+    flat = x.reshape(n, groups, per)
     xhat = (flat - mean_t) * rstd_t
     gxhat = g * w.reshape(shape) if w is not None else g
-    gflat = gxhat.reshape(n, groups, -1)
+    gflat = gxhat.reshape(n, groups, per)
     gx = gw = gb = None
     if c.needs(0):
         gx = rstd_t * (gflat - gflat.mean(-1, keepdim=True)
