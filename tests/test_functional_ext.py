@@ -177,6 +177,8 @@ CASES = {
                              "mode='sum')", [_r(5, 3)]),
     "embedding_bag_max": (f"{F}.embedding_bag(torch.tensor([0, 2, 1, 3, 4]), x0, "
                           "torch.tensor([0, 2]), mode='max')", [_r(5, 3)]),
+    "embedding_bag_max_empty": (f"{F}.embedding_bag(torch.tensor([0, 2, 1, 3]), x0, "
+                                "torch.tensor([0, 0, 3]), mode='max')", [_r(5, 3)]),
     "embedding_bag_weights": (f"{F}.embedding_bag(torch.tensor([0, 2, 1, 3, 4]), x0, "
                               "torch.tensor([0, 2]), mode='sum', per_sample_weights=x1)",
                               [_r(5, 3), _r(5)]),

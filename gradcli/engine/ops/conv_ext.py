@@ -132,7 +132,11 @@ class Gather:
         self.index, self.out_shape, self.in_shape = index, tuple(out_shape), tuple(in_shape)
 
     def apply(self, x):
-        return x.reshape(-1)[self.index].reshape(self.out_shape)
+        """(an index of -1 reads 0: an empty embedding bag's max)"""
+        vals = x.reshape(-1)[np.maximum(self.index, 0)]
+        if self.index.size and self.index.min() < 0:
+            vals = np.where(self.index < 0, 0, vals).astype(x.dtype)
+        return vals.reshape(self.out_shape)
 
     def adjoint(self):
         return Scatter(self)
@@ -146,7 +150,9 @@ class Scatter:
 
     def apply(self, g):
         out = np.zeros(math.prod(self.gather.in_shape), g.dtype)
-        np.add.at(out, self.gather.index, g.reshape(-1))
+        index = self.gather.index
+        keep = index >= 0
+        np.add.at(out, index[keep], g.reshape(-1)[keep])
         return out.reshape(self.gather.in_shape)
 
     def adjoint(self):

@@ -1702,18 +1702,13 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None, no
     matrix = (rows_scaled @ onehot).astype(w.dtype)
     gather = None
     if mode == "max":
-        index = np.zeros((bags, dim), np.int64)
-        valid = np.zeros(bags, bool)
+        index = np.full((bags, dim), -1, np.int64)  # (-1: an empty bag, zeros)
         for b in range(bags):
             members = flat[(ids == b) & keep]
             if len(members):
                 vals = w[members]
                 index[b] = members[np.argmax(vals, 0)] * dim + np.arange(dim)
-                valid[b] = True
         gather = Scatter(Gather(index.reshape(-1), (bags, dim), w.shape))
-        if not valid.all():
-            raise NotImplementedError("embedding_bag(mode='max') with an empty bag is not "
-                                      "supported by gradcli")
     return run_op(EMBEDDING_BAG, (weight, psw),
                   (matrix, rows.astype(w.dtype), onehot, mode, gather),
                   arrays=(w, None if psw is None else psw._data))
