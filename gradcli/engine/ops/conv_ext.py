@@ -1,0 +1,1166 @@
+"""Convolutions (conv3d, conv_transpose1d/2d/3d), unfold / fold, pooling (max_pool3d,
+avg_pool1d/3d, adaptive avg / max pools 1d-3d, lp_pool) and interpolate / upsample
+(nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area).
+
+Everything linear in the input is a `LinearMap`: im2col / col2im windows, or one matrix per
+spatial dim (interpolation weights, pooling windows: separable, as PyTorch's kernels' index
+arithmetic is); its gradient is the adjoint map, whose gradient is the map again, so every
+order of derivative is exact. A convolution is a matrix product over im2col columns
+(weight gradient = g times columns^T, input gradient = col2im of weight^T times g), and a
+max pool gathers the arg-max of each window (its gradient scatters back to them).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Tensor, _type_word, make
+from .registry import defop, public, run_op
+
+_F64 = np.float64
+
+
+# ------------------------------------------------------------------ linear maps
+
+class Separable:
+    """x -> x with matrix M_d applied along each listed dim d (M_d: out_d x in_d)."""
+
+    __slots__ = ("mats",)
+
+    def __init__(self, mats):
+        self.mats = tuple(mats)
+
+    def apply(self, x):
+        out = x.astype(_F64)
+        for d, m in self.mats:
+            out = np.moveaxis(np.tensordot(m, out, axes=(1, d)), 0, d)
+        return out.astype(x.dtype)
+
+    def adjoint(self):
+        return Separable((d, m.T) for d, m in reversed(self.mats))
+
+
+class Im2Col:
+    """(N, C, *spatial) -> (N, C * prod(kernel), L): each window's elements (channel major,
+    then kernel offsets in order), zero padding, strides and dilation as PyTorch's im2col."""
+
+    __slots__ = ("kernel", "stride", "padding", "dilation", "in_shape", "out_spatial")
+
+    def __init__(self, kernel, stride, padding, dilation, in_shape):
+        self.kernel, self.stride, self.padding, self.dilation = kernel, stride, padding, dilation
+        self.in_shape = tuple(in_shape)
+        sp = self.in_shape[2:]
+        self.out_spatial = tuple(
+            (s + 2 * p - d * (k - 1) - 1) // st + 1
+            for s, k, st, p, d in zip(sp, kernel, stride, padding, dilation, strict=True))
+
+    def _index(self):
+        """For each spatial dim: (kernel offsets, output positions) -> padded input index."""
+        return [np.arange(k)[:, None] * d + np.arange(o)[None, :] * st
+                for k, d, o, st in zip(self.kernel, self.dilation, self.out_spatial, self.stride,
+                                       strict=True)]
+
+    def apply(self, x):
+        n, c = x.shape[:2]
+        pad = [(0, 0), (0, 0)] + [(p, p) for p in self.padding]
+        xp = np.pad(x, pad)
+        idx = self._index()
+        nd = len(idx)
+        grids = np.ix_(*[i.reshape(-1) for i in idx])  # (k*o) per dim
+        block = xp[(slice(None), slice(None)) + grids]  # (N, C, k1*o1, k2*o2, ...)
+        shape = [n, c]
+        for k, o in zip(self.kernel, self.out_spatial, strict=True):
+            shape += [k, o]
+        block = block.reshape(shape)
+        # -> (N, C, k1, k2, ..., o1, o2, ...)
+        order = [0, 1] + [2 + 2 * i for i in range(nd)] + [3 + 2 * i for i in range(nd)]
+        block = block.transpose(order)
+        return np.ascontiguousarray(block).reshape(n, c * math.prod(self.kernel),
+                                                   math.prod(self.out_spatial))
+
+    def adjoint(self):
+        return Col2Im(self)
+
+
+class Col2Im:
+    """The adjoint of an Im2Col: columns added back into their windows, padding dropped."""
+
+    __slots__ = ("im",)
+
+    def __init__(self, im: Im2Col):
+        self.im = im
+
+    def apply(self, cols):
+        im = self.im
+        n, c = im.in_shape[:2]
+        nd = len(im.kernel)
+        shape = [n, c] + list(im.kernel) + list(im.out_spatial)
+        block = cols.astype(_F64).reshape(shape)
+        order = [0, 1]
+        for i in range(nd):
+            order += [2 + i, 2 + nd + i]
+        block = block.transpose(order)
+        flat_shape = [n, c] + [k * o for k, o in zip(im.kernel, im.out_spatial, strict=True)]
+        block = block.reshape(flat_shape)
+        padded = [s + 2 * p for s, p in zip(im.in_shape[2:], im.padding, strict=True)]
+        out = np.zeros([n, c] + padded)
+        idx = im._index()
+        # scatter-add one dim at a time through per-dim one-hot matrices (exact: each
+        # padded position gathers the window entries that read it)
+        res = block
+        for i, (ix, size) in enumerate(zip(idx, padded, strict=True)):
+            hot = np.zeros((size, ix.size))
+            hot[ix.reshape(-1), np.arange(ix.size)] = 1
+            res = np.moveaxis(np.tensordot(hot, res, axes=(1, 2 + i)), 0, 2 + i)
+        out = res
+        crop = (slice(None), slice(None)) + tuple(
+            slice(p, p + s) for p, s in zip(im.padding, im.in_shape[2:], strict=True))
+        return out[crop].astype(cols.dtype)
+
+    def adjoint(self):
+        return self.im
+
+
+class Gather:
+    """x -> x.flat[index] reshaped (a max pool's arg-max elements); adjoint: Scatter."""
+
+    __slots__ = ("index", "out_shape", "in_shape")
+
+    def __init__(self, index, out_shape, in_shape):
+        self.index, self.out_shape, self.in_shape = index, tuple(out_shape), tuple(in_shape)
+
+    def apply(self, x):
+        """(an index of -1 reads 0: an empty embedding bag's max)"""
+        vals = x.reshape(-1)[np.maximum(self.index, 0)]
+        if self.index.size and self.index.min() < 0:
+            vals = np.where(self.index < 0, 0, vals).astype(x.dtype)
+        return vals.reshape(self.out_shape)
+
+    def adjoint(self):
+        return Scatter(self)
+
+
+class Scatter:
+    __slots__ = ("gather",)
+
+    def __init__(self, gather: Gather):
+        self.gather = gather
+
+    def apply(self, g):
+        out = np.zeros(math.prod(self.gather.in_shape), g.dtype)
+        index = self.gather.index
+        keep = index >= 0
+        np.add.at(out, index[keep], g.reshape(-1)[keep])
+        return out.reshape(self.gather.in_shape)
+
+    def adjoint(self):
+        return self.gather
+
+
+def _map_backward(c, g):
+    spec, = c.meta
+    return (run_op(LINEAR_MAP_ADJOINT, (g,), (spec.adjoint(),)),)
+
+
+def _linear_map(name: str, node: str, torch_call: str, rule: str):
+    return defop(name, node, lambda x, spec: spec.apply(x), _map_backward, rule,
+                 torch_call=torch_call)
+
+
+def _second_order_call(forward: str) -> str:
+    """A torch_call reaching a backward op: a create_graph gradient with a grad_output that
+    depends on `a`, used again (so the adjoint's own backward runs)."""
+    w = "(torch.ones_like(x).cumsum(-1) * 0.5)"
+    return (f"torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad({forward}, x, "
+            f"{w} ** 2 + x * 0.5, create_graph=True)[0])(a.reshape(1, 1, -1).expand(1, 2, -1)"
+            f" * 1).sum() * a)(a)")
+
+
+LINEAR_MAP_ADJOINT = defop(
+    "linear_map_adjoint", "LinearMapBackward0", lambda x, spec: spec.apply(x), _map_backward,
+    "the adjoint of a linear map (a pooling's or an interpolation's backward)",
+    torch_call=_second_order_call("torch.nn.functional.interpolate(x, size=6, mode='linear')"))
+
+
+# ------------------------------------------------------------------ helpers
+
+def _tuple(v, n: int, name: str = "") -> tuple:
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1:
+            return tuple(v) * n
+        return tuple(int(i) for i in v)
+    return (int(v),) * n
+
+
+def _check_dims(x: Tensor, nd: int, fname: str) -> bool:
+    """Whether x is batched ((N, C, *nd) vs (C, *nd)); PyTorch's error otherwise."""
+    d = x._data.ndim
+    if d == nd + 2:
+        return True
+    if d == nd + 1:
+        return False
+    raise RuntimeError(f"{fname}: Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input "
+                       f"to {fname}, but got input of size: {list(x._data.shape)}")
+
+
+def _float_input(x: Tensor, kernel: str) -> None:
+    if x._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(x.dtype)}'")
+
+
+# ------------------------------------------------------------------ unfold / fold
+
+IM2COL = _linear_map("im2col", "Im2ColBackward0",
+                     "torch.nn.functional.unfold(a.reshape(1, 1, 1, -1).expand(1, 2, 3, -1) * 1, "
+                     "(2, 1))", "im2col: its gradient is col2im")
+COL2IM = _linear_map("col2im", "Col2ImBackward0",
+                     "torch.nn.functional.fold(a.reshape(1, 1, -1).expand(1, 4, -1) * 1, "
+                     "(2, a.numel() + 1), (2, 2))", "col2im: its gradient is im2col")
+
+
+@public("torch.nn.functional.unfold")
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    x = input._data
+    if x.ndim not in (3, 4):
+        if x.ndim < 3:  # (PyTorch's python wrapper indexes the spatial sizes first)
+            from ..tensor import _wrap_dim
+
+            _wrap_dim(2, x.ndim)
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
+                                  f"(got {x.ndim}D)")
+    batched = x.ndim == 4
+    if not batched:
+        input = input.unsqueeze(0)  # noqa: A001
+    spec = Im2Col(_tuple(kernel_size, 2), _tuple(stride, 2), _tuple(padding, 2),
+                  _tuple(dilation, 2), input._data.shape)
+    if any(o <= 0 for o in spec.out_spatial):
+        raise RuntimeError(
+            f"Given input with spatial size ({x.shape[-2]}, {x.shape[-1]}), kernel_size="
+            f"({spec.kernel[0]}, {spec.kernel[1]}), dilation=({spec.dilation[0]}, "
+            f"{spec.dilation[1]}), padding=({spec.padding[0]}, {spec.padding[1]}), calculated "
+            f"shape of the array of sliding blocks as ({spec.out_spatial[0]}, "
+            f"{spec.out_spatial[1]}), but its components must be at least one.")
+    out = run_op(IM2COL, (input,), (spec,))
+    return out if batched else out.squeeze(0)
+
+
+@public("torch.nn.functional.fold")
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    x = input._data
+    if x.ndim not in (2, 3):
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
+                                  f"Tensors are supported (got {x.ndim}D)")
+    batched = x.ndim == 3
+    if not batched:
+        input = input.unsqueeze(0)  # noqa: A001
+    n, ck, length = input._data.shape
+    kernel = _tuple(kernel_size, 2)
+    kk = math.prod(kernel)
+    if ck % kk:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={ck} and "
+                           f"kernel_size=({kernel[0]}, {kernel[1]}).")
+    size = _tuple(output_size, 2)
+    spec = Im2Col(kernel, _tuple(stride, 2), _tuple(padding, 2), _tuple(dilation, 2),
+                  (n, ck // kk) + size)
+    if math.prod(spec.out_spatial) != length:
+        raise RuntimeError(
+            f"Given output_size=({size[0]}, {size[1]}), kernel_size=({kernel[0]}, {kernel[1]}), "
+            f"dilation=({spec.dilation[0]}, {spec.dilation[1]}), padding=({spec.padding[0]}, "
+            f"{spec.padding[1]}), stride=({spec.stride[0]}, {spec.stride[1]}), expected size "
+            f"of input's dimension 2 to match the calculated number of sliding blocks "
+            f"{spec.out_spatial[0]} * {spec.out_spatial[1]} = {math.prod(spec.out_spatial)}, "
+            f"but got input.size(2)={length}.")
+    out = run_op(COL2IM, (input,), (Col2Im(spec),))
+    return out if batched else out.squeeze(0)
+
+
+# ------------------------------------------------------------------ convolution
+
+def _conv_fwd(x, w, b, spec, groups, transposed, out_shape):
+    if transposed:
+        return _conv_transpose_array(x, w, b, spec, groups)
+    cols = spec.apply(x).astype(_F64)  # (N, C*K, L)
+    n = x.shape[0]
+    g = groups
+    cout = w.shape[0]
+    cols = cols.reshape(n, g, -1, cols.shape[-1])
+    wm = w.astype(_F64).reshape(g, cout // g, -1)
+    out = np.einsum("gok,ngkl->ngol", wm, cols).reshape((n, cout) + spec.out_spatial)
+    if b is not None:
+        out = out + b.astype(_F64).reshape((1, cout) + (1,) * len(spec.out_spatial))
+    return out.astype(x.dtype)
+
+
+def _conv_transpose_array(x, w, b, spec, groups):
+    """The adjoint of a convolution in x: columns = W^T x, then col2im (spec is the Im2Col of
+    the output's shape)."""
+    n, cin = x.shape[:2]
+    g = groups
+    cout_g = w.shape[1]
+    wm = w.astype(_F64).reshape(g, cin // g, -1)  # (G, Cin/G, Cout/G * K)
+    xm = x.astype(_F64).reshape(n, g, cin // g, -1)
+    cols = np.einsum("gik,ngil->ngkl", wm, xm).reshape(n, g * cout_g * math.prod(spec.kernel), -1)
+    out = Col2Im(spec).apply(cols)
+    if b is not None:
+        out = out + b.astype(_F64).reshape((1, -1) + (1,) * len(spec.kernel))
+    return out.astype(x.dtype)
+
+
+def _conv_backward(c, g):
+    x, w, b = c.saved
+    spec, groups, transposed, _ = c.meta
+    n = x._data.shape[0]
+    G = groups
+    gx = gw = gb = None
+    nd = len(spec.kernel)
+    if not transposed:
+        cout = w._data.shape[0]
+        gm = g.reshape(n, G, cout // G, -1)                       # (N, G, O, L)
+        wm = w.reshape(G, cout // G, -1)                           # (G, O, CK)
+        if c.needs(0):
+            cols = (wm.transpose(1, 2).unsqueeze(0) @ gm)           # (N, G, CK, L)
+            gx = run_op(LINEAR_MAP_ADJOINT, (cols.reshape(n, -1, gm._data.shape[-1]),),
+                        (Col2Im(spec),))
+        if c.needs(1):
+            cols = run_op(IM2COL, (x,), (spec,)).reshape(n, G, -1, gm._data.shape[-1])
+            gw = (gm @ cols.transpose(2, 3)).sum(0).reshape(w._data.shape)
+    else:
+        cin = x._data.shape[1]
+        cols_g = run_op(IM2COL, (g,), (spec,))                      # (N, G*O*K, L)
+        cols_g = cols_g.reshape(n, G, -1, cols_g._data.shape[-1])   # (N, G, OK, L)
+        xm = x.reshape(n, G, cin // G, -1)                          # (N, G, I, L)
+        wm = w.reshape(G, cin // G, -1)                             # (G, I, OK)
+        if c.needs(0):
+            gx = (wm.unsqueeze(0) @ cols_g).reshape(x._data.shape)
+        if c.needs(1):
+            gw = (xm @ cols_g.transpose(2, 3)).sum(0).reshape(w._data.shape)
+    if b is not None and c.needs(2):
+        gb = g.sum([0] + list(range(2, 2 + nd)))
+    return gx, gw, gb
+
+
+CONV = defop("convolution_ext", "ConvolutionBackward0", _conv_fwd, _conv_backward,
+             "y = W im2col(x) + b: gx = col2im(W^T g), gW = g im2col(x)^T, gb = sum g",
+             save="inputs",
+             torch_call="torch.nn.functional.conv3d(a.reshape(1, 1, 1, 1, -1).expand(1, 2, 2, 2, -1)"
+                        " * 1, b.reshape(1, 1, 1, 1, -1)[..., :1].expand(3, 2, 2, 1, 1) * 1)")
+
+
+def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups, nd: int,
+          fname: str, transposed: bool = False, output_padding=0) -> Tensor:
+    x, w = input._data, weight._data
+    batched = x.ndim == nd + 2
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{fname}, but got input of size: {list(x.shape)}")
+    if w.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 2}-dimensional input for {nd + 2}-dimensional weight "
+                           f"{list(w.shape)}, but got {x.ndim}-dimensional input of size "
+                           f"{list(x.shape)} instead")
+    if not batched:
+        input = input.unsqueeze(0)  # noqa: A001
+        x = input._data
+    if x.dtype != w.dtype or (bias is not None and bias._data.dtype != x.dtype):
+        raise RuntimeError(f"expected scalar type {_type_word(input.dtype)} but found "
+                           f"{_type_word(weight.dtype)}")
+    _float_input(input, "slow_conv3d_cpu" if nd == 3 else "conv")
+    stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * nd
+        elif padding == "same":
+            if transposed or any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            total = [d * (k - 1) for d, k in zip(dilation, w.shape[2:], strict=True)]
+            if any(t % 2 for t in total):
+                left = tuple(t // 2 for t in total)
+                from .functional_ext import pad as _pad
+
+                input = _pad(input, [v for i in range(nd - 1, -1, -1)  # noqa: A001
+                                     for v in (0, total[i] % 2)])
+                x = input._data
+                padding = left
+            else:
+                padding = tuple(t // 2 for t in total)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    padding = _tuple(padding, nd)
+    if not transposed:
+        cin_g = w.shape[1]
+        if x.shape[1] != cin_g * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {list(w.shape)}, "
+                               f"expected input{list(x.shape)} to have {cin_g * groups} channels, "
+                               f"but got {x.shape[1]} channels instead")
+        if w.shape[0] % groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
+                               f"{groups} at dimension 0, but got weight of size "
+                               f"{list(w.shape)} instead")
+        spec = Im2Col(tuple(w.shape[2:]), stride, padding, dilation, x.shape)
+        if any(o <= 0 for o in spec.out_spatial):
+            padded = [s + 2 * p for s, p in zip(x.shape[2:], padding, strict=True)]
+            eff = [d * (k - 1) + 1 for d, k in zip(dilation, w.shape[2:], strict=True)]
+            raise RuntimeError(f"Calculated padded input size per channel: "
+                               f"({' x '.join(map(str, padded))}). Kernel size: "
+                               f"({' x '.join(map(str, eff))}). Kernel size can't be greater "
+                               "than actual input size")
+        out_shape = None
+    else:
+        if x.shape[1] != w.shape[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected "
+                               f"input{list(x.shape)} to have {w.shape[0]} channels, but got "
+                               f"{x.shape[1]} channels instead")
+        out_pad = _tuple(output_padding, nd)
+        out_sp = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1
+                       for i, s, p, d, k, op in zip(x.shape[2:], stride, padding, dilation,
+                                                    w.shape[2:], out_pad, strict=True))
+        cout = w.shape[1] * groups
+        for op_, s_, d_ in zip(out_pad, stride, dilation, strict=True):
+            if op_ >= s_ and op_ >= d_:
+                raise RuntimeError("output padding must be smaller than either stride or "
+                                   "dilation, but got output_padding_height: "
+                                   f"{out_pad[0]} output_padding_width: {out_pad[-1]} "
+                                   f"stride_height: {stride[0]} stride_width: {stride[-1]} "
+                                   f"dilation_height: {dilation[0]} dilation_width: "
+                                   f"{dilation[-1]}")
+        spec = Im2Col(tuple(w.shape[2:]), stride, padding, dilation, (x.shape[0], cout) + out_sp)
+        # (the windows are the input's positions; an output_padding past the stride adds none)
+        spec.out_spatial = tuple(x.shape[2:])
+        out_shape = (x.shape[0], cout) + out_sp
+    b = None if bias is None else bias._data
+    out = run_op(CONV, (input, weight, bias), (spec, groups, transposed, out_shape),
+                 arrays=(x, w, b))
+    return out if batched else out.squeeze(0)
+
+
+@public("torch.nn.functional.conv3d", "torch.conv3d")
+def conv3d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_t(nd):
+    def conv_transpose(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,
+                       output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+        return _conv(input, weight, bias, stride, padding, dilation, groups, nd,
+                     f"conv_transpose{nd}d", transposed=True, output_padding=output_padding)
+
+    conv_transpose.__name__ = f"conv_transpose{nd}d"
+    return conv_transpose
+
+
+conv_transpose1d = public("torch.nn.functional.conv_transpose1d", "torch.conv_transpose1d")(_conv_t(1))
+conv_transpose2d = public("torch.nn.functional.conv_transpose2d", "torch.conv_transpose2d")(_conv_t(2))
+conv_transpose3d = public("torch.nn.functional.conv_transpose3d", "torch.conv_transpose3d")(_conv_t(3))
+
+
+# ------------------------------------------------------------------ pooling
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    eff = d * (k - 1) + 1
+    num = size + 2 * p - eff
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _avg_matrix(size, k, s, p, ceil_mode, count_include_pad, divisor_override):
+    """One dim of avg_pool as a matrix (out x in), PyTorch's windows and divisors; the
+    divisor's per-dim factor (so the product over dims is the window's divisor)."""
+    out = _pool_out(size, k, s, p, 1, ceil_mode)
+    m = np.zeros((out, size))
+    for o in range(out):
+        start = o * s - p
+        end = min(start + k, size + p)
+        pool = end - start
+        lo, hi = max(start, 0), min(end, size)
+        m[o, lo:hi] = 1.0
+        m[o] /= pool if count_include_pad else (hi - lo)
+    if divisor_override:
+        m = (m > 0).astype(_F64)
+    return m
+
+
+AVG_POOL3D = _linear_map("avg_pool3d", "AvgPool3DBackward0",
+                         "torch.nn.functional.avg_pool3d(a.reshape(1, 1, 1, 1, -1).expand("
+                         "1, 1, 2, 2, -1) * 1, (2, 2, 1))", "the mean of each window")
+AVG_POOL2D_1D = _linear_map("avg_pool1d_2d", "AvgPool2DBackward0",
+                            "torch.nn.functional.avg_pool1d(a.reshape(1, 1, -1).expand(1, 2, -1)"
+                            " * 1, 1)", "the mean of each window")
+
+
+def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, nd: int, fname: str, op):
+    batched = _check_dims(input, nd, fname) if nd != 1 else input._data.ndim == 3
+    if nd == 1 and input._data.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input._data.ndim}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "avg_pool1d)")
+    x = input if batched else input.unsqueeze(0)
+    k = _tuple(kernel_size, nd)
+    s = _tuple(stride if stride not in (None, [], ()) else kernel_size, nd)
+    p = _tuple(padding, nd)
+    for kk, pp in zip(k, p, strict=True):
+        if pp * 2 > kk:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pp}, kernel_size={kk} and dilation=1")
+    _float_input(x, f"avg_pool{nd}d_out_frame")
+    sp = x._data.shape[2:]
+    mats = []
+    for i in range(nd):
+        m = _avg_matrix(sp[i], k[i], s[i], p[i], ceil_mode, count_include_pad, divisor_override)
+        if m.shape[0] <= 0:
+            raise RuntimeError("Output size is too small")
+        mats.append((2 + i, m))
+    if divisor_override:
+        mats[0] = (mats[0][0], mats[0][1] / divisor_override)
+    if nd == 1:
+        out = run_op(op, (x.unsqueeze(-2),), (Separable([(3, mats[0][1])]),)).squeeze(-2)
+    else:
+        out = run_op(op, (x,), (Separable(mats),))
+    return out if batched else out.squeeze(0)
+
+
+@public("torch.nn.functional.avg_pool1d", "torch.avg_pool1d")
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
+                     1, "avg_pool1d", AVG_POOL2D_1D)
+
+
+@public("torch.nn.functional.avg_pool3d")
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d", AVG_POOL3D)
+
+
+def _adaptive_matrix(size, out):
+    m = np.zeros((out, size))
+    for o in range(out):
+        start = (o * size) // out
+        end = -(-((o + 1) * size) // out)
+        m[o, start:end] = 1.0 / (end - start)
+    return m
+
+
+ADAPTIVE_AVG = {
+    2: _linear_map("adaptive_avg_pool2d_ext", "AdaptiveAvgPool2DBackward0",
+                   "torch.nn.functional.adaptive_avg_pool1d(a.reshape(1, 1, -1) * 1, 2)",
+                   "the mean of each adaptive window"),
+    3: _linear_map("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0",
+                   "torch.nn.functional.adaptive_avg_pool3d(a.reshape(1, 1, 1, 1, -1) * 1, "
+                   "(1, 2, 1))", "the mean of each adaptive window")}
+ADAPTIVE_AVG[1] = ADAPTIVE_AVG[2]  # adaptive_avg_pool1d runs the 2-d kernel
+
+
+def _sizes_arg(output_size, nd, in_sp):
+    out = _tuple(output_size, nd) if not isinstance(output_size, (tuple, list)) else tuple(
+        output_size)
+    return tuple(in_sp[i] if o is None else int(o) for i, o in enumerate(out))
+
+
+def _adaptive_avg(input: Tensor, output_size, nd: int, fname: str) -> Tensor:
+    batched = _check_dims(input, nd, fname) if nd > 1 else input._data.ndim == 3
+    if nd == 1 and input._data.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got "
+                           f"{list(input._data.shape)}")
+    x = input if batched else input.unsqueeze(0)
+    sp = x._data.shape[2:]
+    out = _sizes_arg(output_size, nd, sp)
+    _float_input(x, f"adaptive_avg_pool{max(nd, 2)}d_cpu")
+    if nd == 1:
+        res = run_op(ADAPTIVE_AVG[1], (x.unsqueeze(-2),),
+                     (Separable([(3, _adaptive_matrix(sp[0], out[0]))]),)).squeeze(-2)
+    else:
+        if all(o == 1 for o in out):  # (PyTorch: a global pool is a mean, MeanBackward1)
+            return input.mean(list(range(-nd, 0)), keepdim=True)
+        lead = input._data.ndim - nd
+        mats = [(lead + i, _adaptive_matrix(sp[i], out[i])) for i in range(nd)]
+        return run_op(ADAPTIVE_AVG[nd], (input,), (Separable(mats),))
+    return res if batched else res.squeeze(0)
+
+
+@public("torch.nn.functional.adaptive_avg_pool1d", "torch.adaptive_avg_pool1d")
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+@public("torch.nn.functional.adaptive_avg_pool3d")
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def _window_index(sp, windows):
+    """Flat indices into the spatial block for the windows: windows[d] is a list, per output
+    position, of input indices along dim d. Returns (out positions..., window elements) as
+    flat indices, and a validity mask (ragged windows padded with -1)."""
+    nd = len(sp)
+    per_dim = []
+    for d in range(nd):
+        w = windows[d]
+        width = max(len(v) for v in w)
+        arr = np.full((len(w), width), -1)
+        for o, v in enumerate(w):
+            arr[o, :len(v)] = v
+        per_dim.append(arr)
+    outs = [a.shape[0] for a in per_dim]
+    widths = [a.shape[1] for a in per_dim]
+    grids = np.meshgrid(*[np.arange(o) for o in outs], *[np.arange(w) for w in widths],
+                        indexing="ij")
+    idx = np.zeros(grids[0].shape, np.int64)
+    valid = np.ones(grids[0].shape, bool)
+    for d in range(nd):
+        v = per_dim[d][grids[d], grids[nd + d]]
+        valid &= v >= 0
+        idx = idx * sp[d] + np.where(v >= 0, v, 0)
+    shape = tuple(outs) + (math.prod(widths),)
+    return idx.reshape(shape), valid.reshape(shape), tuple(outs)
+
+
+def _max_windows(x, windows):
+    """Max and arg-max (a flat index into each (n, c) plane, as PyTorch's indices) over the
+    windows; nan wins, and the first maximum is kept."""
+    n, c = x.shape[:2]
+    sp = x.shape[2:]
+    idx, valid, outs = _window_index(sp, windows)
+    flat = x.reshape(n, c, -1)
+    vals = flat[:, :, idx]  # (n, c, *outs, W)
+    vals = np.where(valid, vals, -np.inf)
+    isnan = np.isnan(vals)
+    key = np.where(isnan, np.inf, vals)
+    pos = np.argmax(key, axis=-1)
+    arg = np.take_along_axis(np.broadcast_to(idx, vals.shape), pos[..., None], -1)[..., 0]
+    mx = np.take_along_axis(vals, pos[..., None], -1)[..., 0]
+    return mx.astype(x.dtype), arg
+
+
+def _max_backward(c, g):
+    spec, = c.meta
+    return (run_op(LINEAR_MAP_ADJOINT, (g,), (spec,)),)
+
+
+def _gather_fwd(x, scatter):
+    return scatter.gather.apply(x)
+
+
+MAX_POOL3D = defop("max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0", _gather_fwd,
+                   _max_backward, "the gradient goes to each window's arg-max",
+                   torch_call="torch.nn.functional.max_pool3d(a.reshape(1, 1, 1, 1, -1).expand("
+                              "1, 1, 2, 2, -1) * torch.tensor([[[[1.], [2.]], [[3.], [-1.]]]], "
+                              "dtype=a.dtype), (2, 2, 1))")
+ADAPTIVE_MAX = {nd: defop(f"adaptive_max_pool{nd}d", f"AdaptiveMaxPool{nd}DBackward0",
+                          _gather_fwd, _max_backward,
+                          "the gradient goes to each window's arg-max",
+                          torch_call=f"torch.nn.functional.adaptive_max_pool{nd}d(a.reshape("
+                                     f"{', '.join(['1'] * (nd + 1))}, -1) * 1, "
+                                     f"({', '.join(['1'] * nd)}))")
+                for nd in (2, 3)}
+
+
+def _gathered(x: Tensor, windows, op, return_indices: bool, unbatched=None):
+    """The max pool of x (N, C, ...) over the windows; with `unbatched` (x is its
+    unsqueeze(0)) the op is recorded on the unbatched tensor itself, as PyTorch's kernels
+    take unbatched inputs (no Squeeze node)."""
+    d = x._data
+    mx, arg = _max_windows(d, windows)
+    n, c = d.shape[:2]
+    plane = math.prod(d.shape[2:])
+    flat_index = (np.arange(n * c).reshape(n, c, *([1] * (mx.ndim - 2))) * plane + arg).reshape(-1)
+    if unbatched is not None:
+        spec = Scatter(Gather(flat_index, mx.shape[1:], unbatched._data.shape))
+        out = run_op(op, (unbatched,), (spec,))
+        arg = arg[0]
+    else:
+        spec = Scatter(Gather(flat_index, mx.shape, d.shape))
+        out = run_op(op, (x,), (spec,))
+    if return_indices:
+        return out, make(arg.astype(np.int64))
+    return out
+
+
+def _pool_windows(size, k, s, p, dil, ceil_mode):
+    out = _pool_out(size, k, s, p, dil, ceil_mode)
+    res = []
+    for o in range(out):
+        start = o * s - p
+        res.append([i for i in range(start, start + dil * (k - 1) + 1, dil) if 0 <= i < size])
+    return res
+
+
+@public("torch.nn.functional.max_pool3d", "torch.max_pool3d")
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    batched = _check_dims(input, 3, "max_pool3d")
+    x = input if batched else input.unsqueeze(0)
+    k = _tuple(kernel_size, 3)
+    s = _tuple(stride if stride not in (None, [], ()) else kernel_size, 3)
+    p, dil = _tuple(padding, 3), _tuple(dilation, 3)
+    for kk, pp in zip(k, p, strict=True):
+        if pp * 2 > kk:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pp}, kernel_size={kk} and dilation=1")
+    _float_input(x, "max_pool3d_with_indices_cpu")
+    sp = x._data.shape[2:]
+    windows = [_pool_windows(sp[i], k[i], s[i], p[i], dil[i], ceil_mode) for i in range(3)]
+    return _gathered(x, windows, MAX_POOL3D, return_indices, None if batched else input)
+
+
+def _adaptive_windows(size, out):
+    return [list(range((o * size) // out, -(-((o + 1) * size) // out))) for o in range(out)]
+
+
+def _adaptive_max(input: Tensor, output_size, return_indices, nd: int, fname: str):
+    batched = _check_dims(input, nd, fname) if nd > 1 else input._data.ndim == 3
+    if nd == 1 and input._data.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got "
+                           f"{list(input._data.shape)}")
+    x = input if batched else input.unsqueeze(0)
+    sp = x._data.shape[2:]
+    out = _sizes_arg(output_size, nd, sp)
+    _float_input(x, f"adaptive_max_pool{max(nd, 2)}d")
+    if nd == 1:
+        windows = [[[0]], _adaptive_windows(sp[0], out[0])]
+        res = _gathered(x.unsqueeze(-2), windows, ADAPTIVE_MAX[2], return_indices)
+        res = (res[0].squeeze(-2), res[1].squeeze(-2)) if return_indices else res.squeeze(-2)
+    else:
+        windows = [_adaptive_windows(sp[i], out[i]) for i in range(nd)]
+        return _gathered(x, windows, ADAPTIVE_MAX[nd], return_indices,
+                         None if batched else input)
+    if batched:
+        return res
+    return (res[0].squeeze(0), res[1].squeeze(0)) if return_indices else res.squeeze(0)
+
+
+@public("torch.nn.functional.adaptive_max_pool1d", "torch.adaptive_max_pool1d")
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+@public("torch.nn.functional.adaptive_max_pool2d")
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+@public("torch.nn.functional.adaptive_max_pool3d")
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+@public("torch.nn.functional.lp_pool1d")
+def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    k = _tuple(kernel_size, 1)
+    out = avg_pool1d(input.pow(norm_type), k[0], stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(k[0]).pow(1.0 / norm_type)
+
+
+@public("torch.nn.functional.lp_pool2d")
+def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    k = _tuple(kernel_size, 2)
+    batched = input._data.ndim == 4
+    x = input if batched else input.unsqueeze(0)
+    s = _tuple(stride if stride not in (None, [], ()) else kernel_size, 2)
+    sp = x._data.shape[2:]
+    mats = [(2 + i, _avg_matrix(sp[i], k[i], s[i], 0, ceil_mode, True, None)) for i in range(2)]
+    out = run_op(AVG_POOL2D, (x.pow(norm_type),), (Separable(mats),))
+    out = out if batched else out.squeeze(0)
+    return (out.sign() * out.abs().relu()).mul(k[0] * k[1]).pow(1.0 / norm_type)
+
+
+AVG_POOL2D = _linear_map("avg_pool2d_ext", "AvgPool2DBackward0",
+                         "torch.nn.functional.lp_pool2d(a.reshape(1, 1, 1, -1).expand(1, 1, 2, -1)"
+                         " * 1, 2, (2, 1))", "the mean of each window")
+
+
+# ------------------------------------------------------------------ interpolate
+
+def _nearest_matrix(in_size, out_size, scale, exact: bool):
+    m = np.zeros((out_size, in_size))
+    s = (in_size / out_size) if scale is None else 1.0 / scale
+    for o in range(out_size):
+        src = math.floor((o + 0.5) * s) if exact else math.floor(o * s)
+        m[o, min(src, in_size - 1)] = 1.0
+    return m
+
+
+def _linear_matrix(in_size, out_size, scale, align_corners: bool):
+    m = np.zeros((out_size, in_size))
+    if align_corners:
+        ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        ratio = (in_size / out_size) if scale is None else 1.0 / scale
+    for o in range(out_size):
+        if align_corners:
+            src = ratio * o
+        else:
+            src = max(ratio * (o + 0.5) - 0.5, 0.0)
+        i0 = min(int(math.floor(src)), in_size - 1)
+        i1 = i0 + (1 if i0 < in_size - 1 else 0)
+        lam = src - i0
+        m[o, i0] += 1 - lam
+        m[o, i1] += lam
+    return m
+
+
+def _cubic_weights(t, a=-0.75):
+    def c1(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def c2(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+
+
+def _cubic_matrix(in_size, out_size, scale, align_corners: bool):
+    m = np.zeros((out_size, in_size))
+    if align_corners:
+        ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        ratio = (in_size / out_size) if scale is None else 1.0 / scale
+    for o in range(out_size):
+        src = ratio * o if align_corners else ratio * (o + 0.5) - 0.5
+        i = math.floor(src)
+        t = src - i
+        for j, w in enumerate(_cubic_weights(t)):
+            idx = min(max(i - 1 + j, 0), in_size - 1)
+            m[o, idx] += w
+    return m
+
+
+_INTERP_NODES = {("nearest", 1): "UpsampleNearest1DBackward0",
+                 ("nearest", 2): "UpsampleNearest2DBackward0",
+                 ("nearest", 3): "UpsampleNearest3DBackward0",
+                 ("nearest-exact", 1): "UpsampleNearestExact1DBackward0",
+                 ("nearest-exact", 2): "UpsampleNearestExact2DBackward0",
+                 ("nearest-exact", 3): "UpsampleNearestExact3DBackward0",
+                 ("linear", 1): "UpsampleLinear1DBackward0",
+                 ("bilinear", 2): "UpsampleBilinear2DBackward0",
+                 ("bicubic", 2): "UpsampleBicubic2DBackward0",
+                 ("trilinear", 3): "UpsampleTrilinear3DBackward0"}
+INTERP = {}
+for (_mode, _nd), _node in _INTERP_NODES.items():
+    _shape = ", ".join(["1"] * (_nd + 1))
+    INTERP[_mode, _nd] = _linear_map(
+        f"upsample_{_mode}{_nd}d", _node,
+        f"torch.nn.functional.interpolate(a.reshape({_shape}, -1).expand("
+        f"{', '.join(['1', '2'] + ['2'] * (_nd - 1))}, -1) * 1, scale_factor=2, mode='{_mode}')",
+        f"{_mode} interpolation: a fixed weighted sum per output element")
+
+
+@public("torch.nn.functional.interpolate")
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners=None, recompute_scale_factor=None, antialias: bool = False) -> Tensor:
+    x = input._data
+    nd = x.ndim - 2
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if align_corners is None:
+        align_corners = False
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if size is not None:
+        sizes = _tuple(size, nd) if not isinstance(size, (tuple, list)) else tuple(size)
+        if len(sizes) != nd:
+            raise ValueError(f"Input and output must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(x.shape[2:])} and output size of {tuple(size) if isinstance(size, (tuple, list)) else size}. Please "
+                             "provide input tensor in (N, C, d1, d2, ...,dK) format and output "
+                             "size in (o1, o2, ...,oK) format.")
+        scales = [None] * nd
+    else:
+        factors = (tuple(float(f) for f in scale_factor) if isinstance(scale_factor,
+                                                                         (tuple, list))
+                   else (float(scale_factor),) * nd)
+        if len(factors) != nd:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(x.shape[2:])} and scale_factor of shape {list(factors)}. "
+                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                             "scale_factor in (s1, s2, ...,sK) format.")
+        sizes = tuple(int(math.floor(s * f)) for s, f in zip(x.shape[2:], factors, strict=True))
+        scales = [None if recompute_scale_factor else f for f in factors]
+    if mode == "area":
+        return _adaptive_avg(input, sizes, nd, f"adaptive_avg_pool{nd}d")
+    wanted = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+    if mode in wanted and wanted[mode] != nd:
+        raise NotImplementedError(
+            f"Got {x.ndim}D input, but {mode} mode needs {wanted[mode] + 2}D input")
+    if (mode, nd) not in INTERP:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
+            f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
+            f"(got {mode})")
+    if antialias:
+        raise NotImplementedError("interpolate(antialias=True) is not supported by gradcli")
+    _float_input(input, f"upsample_{mode}{nd}d_out_frame")
+    mats = []
+    for i in range(nd):
+        if mode in ("nearest", "nearest-exact"):
+            m = _nearest_matrix(x.shape[2 + i], sizes[i], scales[i], mode == "nearest-exact")
+        elif mode == "bicubic":
+            m = _cubic_matrix(x.shape[2 + i], sizes[i], scales[i], align_corners)
+        else:
+            m = _linear_matrix(x.shape[2 + i], sizes[i], scales[i], align_corners)
+        mats.append((2 + i, m))
+    return run_op(INTERP[mode, nd], (input,), (Separable(mats),))
+
+
+@public("torch.nn.functional.upsample")
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners=None) -> Tensor:
+    import warnings
+
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+                  "instead.", UserWarning, stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+@public("torch.nn.functional.upsample_nearest")
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    import warnings
+
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate "
+                  "instead.", UserWarning, stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+@public("torch.nn.functional.upsample_bilinear")
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    import warnings
+
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate "
+                  "instead.", UserWarning, stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ------------------------------------------------------------------ grid_sample
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect_plan(c, lo2, hi2):
+    """reflect c (numpy) into [lo2/2, hi2/2] as PyTorch's reflect_coordinates: returns
+    (sign, offset) with reflected = sign * c + offset (piecewise linear)."""
+    lo, span = lo2 / 2, (hi2 - lo2) / 2
+    if span <= 0:
+        return np.zeros_like(c), np.zeros_like(c)
+    inner = c - lo
+    sign0 = np.where(inner < 0, -1.0, 1.0)
+    a = np.abs(inner)
+    flips = np.floor(a / span)
+    even = (flips % 2) == 0
+    # reflected = lo + extra (even) or span - extra + lo (odd); extra = sign0*(c-lo) - flips*span
+    sign = np.where(even, sign0, -sign0)
+    offset = np.where(even, lo - sign0 * lo - flips * span, span + lo + sign0 * lo + flips * span)
+    return sign, offset
+
+
+def _source_coords(coord: Tensor, size: int, padding: str, align_corners: bool,
+                   apply_padding: bool = True) -> Tensor:
+    """PyTorch's grid_sampler_compute_source_index as Tensor ops (differentiable in coord):
+    unnormalize, then clip (border) or reflect (reflection) with its piecewise slopes."""
+    x = _unnormalize(coord, size, align_corners)
+    if not apply_padding or padding == "zeros":
+        return x
+    if padding == "border":
+        return x.clamp(0, size - 1)
+    d = x._data
+    if align_corners:
+        sign, offset = _reflect_plan(d, 0, 2 * (size - 1))
+    else:
+        sign, offset = _reflect_plan(d, -1, 2 * size - 1)
+    x = x * make(sign.astype(d.dtype)) + make(offset.astype(d.dtype))
+    return x.clamp(0, size - 1)
+
+
+def _gather_corner(inp: Tensor, idx_list, valid, out_sp):
+    """inp (N, C, *sp) sampled at integer positions idx_list (one array per spatial dim, of
+    shape (N, *out_sp)), 0 where not valid: a Gather linear map times a 0/1 constant."""
+    d = inp._data
+    n, c = d.shape[:2]
+    sp = d.shape[2:]
+    flat = np.zeros(idx_list[0].shape, np.int64)
+    for i, ix in enumerate(idx_list):
+        flat = flat * sp[i] + np.clip(ix, 0, sp[i] - 1)
+    plane = math.prod(sp)
+    base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * plane  # (N, C)
+    index = base.reshape((n, c) + (1,) * len(out_sp)) + flat[:, None]
+    spec = Gather(index.reshape(-1), (n, c) + tuple(out_sp), d.shape)
+    vals = run_op(LINEAR_MAP_ADJOINT, (inp,), (spec,))
+    mask = np.broadcast_to(valid[:, None], vals._data.shape).astype(d.dtype)
+    return vals * make(mask)
+
+
+def _cubic_coeffs(t: Tensor):
+    a = -0.75
+
+    def c1(x):
+        return ((x * (a + 2)) - (a + 3)) * x * x + 1
+
+    def c2(x):
+        return ((x * a - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+
+
+def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
+                         align_corners: bool) -> Tensor:
+    """grid_sample as Tensor ops: the gathers are linear maps, the weights functions of the
+    grid, so gradients of every order follow."""
+    d = inp._data
+    nd = d.ndim - 2
+    sp = d.shape[2:]
+    out_sp = grid._data.shape[1:-1]
+    # grid's last dim lists x (the last spatial dim) first
+    coords = [grid[..., nd - 1 - i] for i in range(nd)]  # per spatial dim i
+    if mode == "bicubic":
+        src = [_unnormalize(coords[i], sp[i], align_corners) for i in range(nd)]
+        floors = [np.floor(s._data) for s in src]
+        ts = [s - make(f.astype(d.dtype)) for s, f in zip(src, floors, strict=True)]
+        wy, wx = _cubic_coeffs(ts[0]), _cubic_coeffs(ts[1])
+        out = None
+        for a in range(4):
+            for b in range(4):
+                iy = floors[0] - 1 + a
+                ix = floors[1] - 1 + b
+                idx, valid = [], np.ones(iy.shape, bool)
+                for pos, size in ((iy, sp[0]), (ix, sp[1])):
+                    if padding == "zeros":
+                        valid &= (pos >= 0) & (pos < size)
+                        idx.append(pos.astype(np.int64))
+                    else:
+                        src_pos = _bounded_tap(pos, size, padding, align_corners)
+                        idx.append(src_pos)
+                term = _gather_corner(inp, idx, valid, out_sp) * (wy[a] * wx[b]).unsqueeze(1)
+                out = term if out is None else out + term
+        return out
+    src = [_source_coords(coords[i], sp[i], padding, align_corners) for i in range(nd)]
+    if mode == "nearest":
+        idx = [np.round(s._data).astype(np.int64) for s in src]  # (half to even, as nearbyint)
+        valid = np.ones(idx[0].shape, bool)
+        for i, size in enumerate(sp):
+            valid &= (idx[i] >= 0) & (idx[i] < size)
+        return _gather_corner(inp, idx, valid, out_sp) + (grid.sum() * 0)
+    lows = [np.floor(s._data).astype(np.int64) for s in src]
+    fracs = [s - make(lo.astype(d.dtype)) for s, lo in zip(src, lows, strict=True)]
+    out = None
+    for corner in range(2 ** nd):
+        idx, weight = [], None
+        valid = np.ones(lows[0].shape, bool)
+        for i in range(nd):
+            up = (corner >> (nd - 1 - i)) & 1
+            pos = lows[i] + up
+            valid &= (pos >= 0) & (pos < sp[i])
+            idx.append(pos)
+            w = fracs[i] if up else 1 - fracs[i]
+            weight = w if weight is None else weight * w
+        term = _gather_corner(inp, idx, valid, out_sp) * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _bounded_tap(pos, size, padding, align_corners):
+    """A bicubic tap's index under border / reflection padding (PyTorch's
+    compute_coordinates on the integer tap)."""
+    p = pos.astype(_F64)
+    if padding == "reflection":
+        if align_corners:
+            sign, offset = _reflect_plan(p, 0, 2 * (size - 1))
+        else:
+            sign, offset = _reflect_plan(p, -1, 2 * size - 1)
+        p = sign * p + offset
+    return np.clip(p, 0, size - 1).astype(np.int64)
+
+
+def _grid_sample_fwd(inp, grid, mode, padding, align_corners):
+    from ..grad_mode import no_grad
+
+    with no_grad():
+        return _grid_sample_tensors(make(inp), make(grid), mode, padding, align_corners)._data
+
+
+def _grid_sample_backward(c, g):
+    from ..autograd import grad as _grad
+    from ..grad_mode import GRAD_ENABLED, enable_grad
+
+    inp, grid = c.saved
+    mode, padding, align_corners = c.meta
+    graph = GRAD_ENABLED[0]
+    x = inp if graph and c.needs(0) else inp.detach().requires_grad_()
+    gr = grid if graph and c.needs(1) else grid.detach().requires_grad_()
+    with enable_grad():
+        out = _grid_sample_tensors(x, gr, mode, padding, align_corners)
+        gx, gg = _grad(out, (x, gr), g, create_graph=graph, allow_unused=True)
+    if gg is None:
+        gg = grid * 0
+    return (gx if c.needs(0) else None, gg if c.needs(1) else None)
+
+
+GRID_SAMPLE = {nd: defop(f"grid_sampler_{nd}d", f"GridSampler{nd}DBackward0", _grid_sample_fwd,
+                         _grid_sample_backward,
+                         "sum of corner values times interpolation weights: gradients through "
+                         "the gathers (input) and the weights (grid)", save="inputs",
+                         torch_call=("torch.nn.functional.grid_sample(a.reshape(1, 1, 1, -1)"
+                                     ".expand(1, 1, 2, -1) * 1, (a.reshape(1, 1, -1, 1) * 0.4)"
+                                     ".expand(1, 2, -1, 2) * torch.tensor([1., -0.5], "
+                                     "dtype=a.dtype), align_corners=False)") if nd == 2 else
+                         ("torch.nn.functional.grid_sample(a.reshape(1, 1, 1, 1, -1)"
+                          ".expand(1, 1, 2, 2, -1) * 1, (a.reshape(1, 1, 1, -1, 1) * 0.4)"
+                          ".expand(1, 1, 2, -1, 3) * torch.tensor([1., -0.5, 0.3], "
+                          "dtype=a.dtype), align_corners=True)"))
+               for nd in (2, 3)}
+
+
+@public("torch.nn.functional.grid_sample", "torch.grid_sampler")
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners=None) -> Tensor:
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        import warnings
+
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", UserWarning, stacklevel=2)
+        align_corners = False
+    x, gd = input._data, grid._data
+    if x.dtype != gd.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
+                           f"input has {input.dtype} and grid has {grid.dtype}")
+    if x.ndim not in (4, 5):
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(x.shape)} and grid "
+                           f"with sizes {list(gd.shape)}")
+    if gd.ndim != x.ndim or x.shape[0] != gd.shape[0]:
+        if gd.ndim != x.ndim:
+            raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same "
+                               f"number of dimensions, but got input with sizes "
+                               f"{list(x.shape)} and grid with sizes {list(gd.shape)}")
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(x.shape)} and grid with sizes "
+                           f"{list(gd.shape)}")
+    nd = x.ndim - 2
+    if gd.shape[-1] != nd:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
+                           f"but got grid with sizes {list(gd.shape)}")
+    if mode == "bicubic" and nd == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    _float_input(input, f"grid_sampler_{nd}d_cpu")
+    return run_op(GRID_SAMPLE[nd], (input, grid), (mode, padding_mode, bool(align_corners)))

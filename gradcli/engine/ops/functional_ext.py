@@ -1,0 +1,1943 @@
+"""The long tail of torch.nn.functional: activations (mish selu celu rrelu hardswish
+hardsigmoid softsign softshrink hardshrink tanhshrink threshold glu logsigmoid prelu
+softmin), normalizations (normalize group_norm instance_norm local_response_norm), losses
+(poisson_nll gaussian_nll cosine_embedding margin_ranking hinge_embedding multilabel_margin
+multilabel_soft_margin multi_margin soft_margin triplet_margin(_with_distance)), distances
+(cosine_similarity pairwise_distance pdist cdist), one_hot, pixel_(un)shuffle and pad.
+
+Where PyTorch composes a function from other ops (softsign, tanhshrink, most losses) it is
+composed here from the same ops, so the result's grad_fn is PyTorch's; where PyTorch has a
+kernel of its own (MishBackward0, GluBackward0, PdistBackward0...) it is one `defop`, with
+the backward formula of PyTorch's derivatives.yaml written in Tensor ops (so create_graph
+differentiates it again, though through other node names than PyTorch's double backwards).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..grad_mode import GRAD_ENABLED
+from ..tensor import Tensor, _type_word, _wrap_dim, make
+from .registry import defop, public, run_op
+
+_F64 = np.float64
+
+
+def _const(x, like: Tensor) -> Tensor:
+    return make(np.asarray(x, dtype=like._data.dtype))
+
+
+def _mask_of(cond, like: Tensor) -> Tensor:
+    """A 0/1 constant of like's dtype where `cond` (a numpy bool array) holds."""
+    return make(np.asarray(cond).astype(like._data.dtype))
+
+
+def _float_input(x: Tensor, kernel: str) -> None:
+    if x._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(x.dtype)}'")
+
+
+def _inplace(x: Tensor, op, meta=()) -> Tensor:
+    return x._apply_inplace(lambda old: run_op(op, (old,), meta))
+
+
+# ----------------------------------------------------------------- activations
+
+def _softplus_t(x: Tensor) -> Tensor:
+    return x.clamp_min(0) + (-x.abs()).exp().log1p()
+
+
+def _mish_fwd(x):
+    with np.errstate(all="ignore"):
+        sp = np.logaddexp(0, x.astype(_F64))
+        return (x * np.tanh(sp)).astype(x.dtype)
+
+
+def _mish_backward(c, g):
+    x, = c.saved
+    s = x.sigmoid()
+    t = _softplus_t(x).tanh()
+    return (g * (t + x * s * (1 - t * t)),)
+
+
+MISH = defop("mish", "MishBackward0", _mish_fwd, _mish_backward,
+             "d mish(x) = tanh(sp(x)) + x sigmoid(x) (1 - tanh^2(sp(x)))", save="inputs",
+             torch_call="torch.nn.functional.mish(a)")
+
+
+@public("torch.nn.functional.mish")
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    _float_input(input, "mish_cpu")
+    if inplace:
+        return _inplace(input, MISH)
+    return run_op(MISH, (input,))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _elu_fwd(x, alpha, scale, input_scale):
+    with np.errstate(all="ignore"):
+        neg = scale * alpha * np.expm1(x.astype(_F64) * input_scale)
+        return np.where(x > 0, scale * x.astype(_F64), neg).astype(x.dtype)
+
+
+def _elu_backward(c, g):
+    x, = c.saved
+    alpha, scale, input_scale = c.meta
+    pos = _mask_of(x._data > 0, x)
+    neg_part = (x * input_scale).exp() * (input_scale * scale * alpha)
+    return (g * (pos * scale + (1 - pos) * neg_part),)
+
+
+def _elu_result_backward(c, g):
+    """The in-place form's (is_result): x <= 0 ? g * input_scale * (y + scale * alpha)."""
+    alpha, scale, input_scale = c.meta
+    y = c.result
+    pos = _mask_of(y._data > 0, y)
+    return (g * (pos * scale + (1 - pos) * ((y + scale * alpha) * input_scale)),)
+
+
+SELU = defop("selu", "EluBackward0", _elu_fwd, _elu_backward,
+             "d elu(x) = scale (x > 0), scale alpha input_scale exp(x input_scale) (x <= 0)",
+             save="inputs", torch_call="torch.selu(a)")
+SELU_ = defop("selu_", "EluBackward1", _elu_fwd, _elu_result_backward,
+              "d elu(x) from the result: scale (y > 0), input_scale (y + scale alpha)",
+              save="result", torch_call="torch.selu_(a * 1)")
+CELU = defop("celu", "CeluBackward0", _elu_fwd, _elu_backward,
+             "d celu(x) = 1 (x > 0), exp(x / alpha) (x <= 0)", save="inputs",
+             torch_call="torch.celu(a, alpha=1.5)")
+CELU_ = defop("celu_", "CeluBackward1", _elu_fwd, _elu_result_backward,
+              "d celu(x) from the result: 1 (y > 0), (y + alpha) / alpha", save="result",
+              torch_call="torch.celu_(a * 1, alpha=1.5)")
+
+
+@public("torch.nn.functional.selu")
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    return selu_(input) if inplace else torch_selu(input)
+
+
+@public("torch.selu")
+def torch_selu(input: Tensor) -> Tensor:
+    _float_input(input, "elu")
+    return run_op(SELU, (input,), (_SELU_ALPHA, _SELU_SCALE, 1.0))
+
+
+@public("torch.selu_", "torch.nn.functional.selu_")
+def selu_(input: Tensor) -> Tensor:
+    _float_input(input, "elu")
+    return _inplace(input, SELU_, (_SELU_ALPHA, _SELU_SCALE, 1.0))
+
+
+def _celu_meta(alpha) -> tuple:
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return (float(alpha), 1.0, 1.0 / float(alpha))
+
+
+@public("torch.nn.functional.celu")
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return celu_(input, alpha) if inplace else torch_celu(input, alpha)
+
+
+@public("torch.celu")
+def torch_celu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    _float_input(input, "elu")
+    return run_op(CELU, (input,), _celu_meta(alpha))
+
+
+@public("torch.celu_", "torch.nn.functional.celu_")
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    _float_input(input, "elu")
+    return _inplace(input, CELU_, _celu_meta(alpha))
+
+
+def _leaky_fwd(x, slope):
+    return np.where(x > 0, x, x * x.dtype.type(slope)).astype(x.dtype)
+
+
+def _rrelu_backward(c, g):
+    x, = c.saved
+    slope, = c.meta
+    pos = _mask_of(x._data > 0, x)
+    return (g * (pos + (1 - pos) * slope),)
+
+
+def _rrelu_result_backward(c, g):
+    slope, = c.meta
+    y = c.result
+    pos = _mask_of(y._data > 0, y)
+    return (g * (pos + (1 - pos) * slope),)
+
+
+RRELU = defop("rrelu", "RreluWithNoiseBackward0", _leaky_fwd, _rrelu_backward,
+              "eval mode: d rrelu(x) = 1 (x > 0), (lower + upper) / 2 (x <= 0)", save="inputs",
+              torch_call="torch.rrelu(a)")
+RRELU_ = defop("rrelu_", "RreluWithNoiseBackward1", _leaky_fwd, _rrelu_result_backward,
+               "eval mode, in place: the slope where the result is <= 0", save="result",
+               torch_call="torch.rrelu_(a * 1)")
+
+
+def _rrelu_args(input: Tensor, lower, upper, training: bool) -> tuple:
+    _float_input(input, "rrelu_with_noise_out_cpu")
+    if training:
+        raise NotImplementedError(
+            "rrelu(training=True) draws its slopes from PyTorch's random stream, which gradcli "
+            "does not reproduce here: use training=False (the slope (lower + upper) / 2)")
+    return ((float(lower) + float(upper)) / 2,)
+
+
+@public("torch.nn.functional.rrelu")
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    meta = _rrelu_args(input, lower, upper, training)
+    return _inplace(input, RRELU_, meta) if inplace else run_op(RRELU, (input,), meta)
+
+
+@public("torch.rrelu")
+def torch_rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                training: bool = False, generator=None) -> Tensor:
+    return run_op(RRELU, (input,), _rrelu_args(input, lower, upper, training))
+
+
+@public("torch.rrelu_", "torch.nn.functional.rrelu_")
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False, generator=None) -> Tensor:
+    return _inplace(input, RRELU_, _rrelu_args(input, lower, upper, training))
+
+
+def _hardswish_fwd(x):
+    return (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+
+
+def _hardswish_backward(c, g):
+    x, = c.saved
+    d = x._data
+    mid = _mask_of((d >= -3) & (d <= 3), x)
+    high = _mask_of(d > 3, x)
+    return (g * (mid * (x / 3 + 0.5) + high),)
+
+
+HARDSWISH = defop("hardswish", "HardswishBackward0", _hardswish_fwd, _hardswish_backward,
+                  "d hardswish(x) = 0 (x < -3), x/3 + 1/2 (|x| <= 3), 1 (x > 3)",
+                  save="inputs", torch_call="torch.nn.functional.hardswish(a * 2)")
+
+
+@public("torch.nn.functional.hardswish")
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    _float_input(input, "hardswish_cpu")
+    return _inplace(input, HARDSWISH) if inplace else run_op(HARDSWISH, (input,))
+
+
+def _hardsigmoid_backward(c, g):
+    x, = c.saved
+    d = x._data
+    # (PyTorch's kernel multiplies by 1/6 as a float literal, in double too)
+    return (g * (_mask_of((d > -3) & (d < 3), x) * float(np.float32(1.0 / 6.0))),)
+
+
+HARDSIGMOID = defop("hardsigmoid", "HardsigmoidBackward0",
+                    lambda x: (np.clip(x + 3, 0, 6) / 6).astype(x.dtype), _hardsigmoid_backward,
+                    "d hardsigmoid(x) = 1/6 on (-3, 3), else 0", save="inputs",
+                    torch_call="torch.nn.functional.hardsigmoid(a * 2)")
+
+
+@public("torch.nn.functional.hardsigmoid")
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    _float_input(input, "hardsigmoid_cpu")
+    return _inplace(input, HARDSIGMOID) if inplace else run_op(HARDSIGMOID, (input,))
+
+
+@public("torch.nn.functional.softsign")
+def softsign(input: Tensor) -> Tensor:
+    return input / (input.abs() + 1)
+
+
+@public("torch.nn.functional.tanhshrink")
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()
+
+
+def _shrink_backward(c, g):
+    x, = c.saved
+    lambd, = c.meta
+    d = x._data
+    return (g * _mask_of((d < -lambd) | (d > lambd), x),)
+
+
+def _softshrink_fwd(x, lambd):
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0)).astype(x.dtype)
+
+
+SOFTSHRINK = defop("softshrink", "SoftshrinkBackward0", _softshrink_fwd, _shrink_backward,
+                   "d softshrink(x) = 1 where |x| > lambda", save="inputs",
+                   torch_call="torch.nn.functional.softshrink(a, 0.4)")
+HARDSHRINK = defop("hardshrink", "HardshrinkBackward0",
+                   lambda x, lambd: np.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype),
+                   _shrink_backward, "d hardshrink(x) = 1 where |x| > lambda", save="inputs",
+                   torch_call="a.hardshrink(0.4)")
+
+
+@public("torch.nn.functional.softshrink")
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    _float_input(input, "softshrink_cpu")
+    top = np.finfo(input._data.dtype).max
+    if not 0 <= lambd <= top:
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                           f"{_type_word(input.dtype)}, but found {float(lambd):g}")
+    return run_op(SOFTSHRINK, (input,), (lambd,))
+
+
+@public("torch.nn.functional.hardshrink", "torch.hardshrink", "Tensor.hardshrink")
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    _float_input(input, "hardshrink_cpu")
+    return run_op(HARDSHRINK, (input,), (lambd,))
+
+
+def _threshold_fwd(x, threshold, value):
+    return np.where(x <= threshold, value, x).astype(x.dtype)
+
+
+def _threshold_backward(c, g):
+    x, = c.saved
+    threshold, _ = c.meta
+    return (g * _mask_of(x._data > threshold, x),)
+
+
+def _threshold_result_backward(c, g):
+    threshold, _ = c.meta
+    y = c.result
+    return (g * _mask_of(y._data > threshold, y),)
+
+
+THRESHOLD = defop("threshold", "ThresholdBackward0", _threshold_fwd, _threshold_backward,
+                  "d threshold(x) = 1 where x > threshold", save="inputs",
+                  torch_call="torch.threshold(a, 0.5, 2.0)")
+THRESHOLD_ = defop("threshold_", "ThresholdBackward1", _threshold_fwd,
+                   _threshold_result_backward, "d threshold_(x) = 1 where the result > threshold",
+                   save="result", torch_call="torch.threshold_(a * 1, 0.5, -2.0)")
+
+
+@public("torch.threshold")
+def torch_threshold(input: Tensor, threshold, value) -> Tensor:
+    return run_op(THRESHOLD, (input,), (threshold, value))
+
+
+@public("torch.threshold_", "torch.nn.functional.threshold_")
+def threshold_(input: Tensor, threshold, value) -> Tensor:
+    return _inplace(input, THRESHOLD_, (threshold, value))
+
+
+@public("torch.nn.functional.threshold")
+def threshold(input: Tensor, threshold, value, inplace: bool = False) -> Tensor:  # noqa: F811
+    if inplace:
+        return threshold_(input, threshold, value)
+    return run_op(THRESHOLD, (input,), (threshold, value))
+
+
+def _glu_fwd(x, dim):
+    a, b = np.split(x, 2, axis=dim)
+    with np.errstate(all="ignore"):
+        return (a / (1 + np.exp(-b.astype(_F64)))).astype(x.dtype)
+
+
+def _glu_backward(c, g):
+    from .shape import cat
+
+    x, = c.saved
+    dim, = c.meta
+    half = x._data.shape[dim] // 2
+    a, b = x.narrow(dim, 0, half), x.narrow(dim, half, half)
+    s = b.sigmoid()
+    return (cat([g * s, g * a * s * (1 - s)], dim),)
+
+
+GLU = defop("glu", "GluBackward0", _glu_fwd, _glu_backward,
+            "glu(a|b) = a sigmoid(b): ga = g s, gb = g a s (1 - s)", save="inputs",
+            torch_call="torch.nn.functional.glu(torch.cat([a, a.cos()], -1))")
+
+
+@public("torch.nn.functional.glu")
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    if input._data.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, input._data.ndim)
+    if input._data.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{input._data.shape[d]}")
+    _float_input(input, "glu_cpu")
+    return run_op(GLU, (input,), (d,))
+
+
+@public("torch.nn.functional.logsigmoid")
+def logsigmoid(input: Tensor) -> Tensor:
+    from .nn import LOG_SIGMOID
+
+    _float_input(input, "log_sigmoid_cpu")
+    return run_op(LOG_SIGMOID, (input,))
+
+
+def _prelu_shape(x_ndim: int, w: np.ndarray, channels: int):
+    if w.size == 1 or x_ndim < 2:
+        return w.reshape(())
+    return w.reshape((channels,) + (1,) * (x_ndim - 2))
+
+
+def _prelu_fwd(x, w):
+    ws = _prelu_shape(x.ndim, w, x.shape[1] if x.ndim >= 2 else 1)
+    return np.where(x > 0, x, ws * x).astype(x.dtype)
+
+
+def _prelu_backward(c, g):
+    x, w = c.saved
+    d = x._data
+    pos = _mask_of(d > 0, x)
+    channels = d.shape[1] if d.ndim >= 2 else 1
+    ws = w.reshape(_prelu_shape(d.ndim, w._data, channels).shape)
+    gx = g * (pos + (1 - pos) * ws) if c.needs(0) else None
+    gw = None
+    if c.needs(1):
+        contrib = g * x * (1 - pos)
+        if w._data.size == 1 or d.ndim < 2:
+            gw = contrib.sum().reshape(w._data.shape)
+        else:
+            dims = [0] + list(range(2, d.ndim))
+            gw = contrib.sum(dims).reshape(w._data.shape)
+    return gx, gw
+
+
+PRELU = defop("prelu", "PreluKernelBackward0", _prelu_fwd, _prelu_backward,
+              "d prelu(x, w): gx = g (x > 0 ? 1 : w), gw = sum g x (x <= 0)", save="inputs",
+              torch_call="torch.prelu(a, b.reshape(-1)[:1])")
+
+
+@public("torch.nn.functional.prelu", "torch.prelu", "Tensor.prelu")
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    x, w = input._data, weight._data
+    if w.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {w.ndim}")
+    channels = x.shape[1] if x.ndim >= 2 else 1
+    if w.size != 1 and w.size != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {w.size} and channel size = {channels}.")
+    if x.dtype != w.dtype:
+        common = dtypes.promote(input.dtype, weight.dtype)
+        input, weight = input.to(common), weight.to(common)
+    _float_input(input, "prelu_cpu")
+    return run_op(PRELU, (input, weight))
+
+
+@public("torch.nn.functional.softmin")
+def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    from .nn import softmax
+
+    if dim is None:
+        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
+                      "call to include dim=X as an argument.", UserWarning, stacklevel=2)
+        nd = input._data.ndim
+        dim = 0 if nd in (0, 1, 3) else 1
+    if dtype is None:
+        return softmax(-input, dim)
+    return softmax(-input.to(dtype), dim)
+
+
+# ----------------------------------------------------------------- normalization
+
+@public("torch.nn.functional.normalize")
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    from .linalg_ext import vector_norm
+
+    denom = vector_norm(input, p, dim, True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+def _group_flat(x, groups):
+    n, c = x.shape[:2]
+    return x.reshape(n, groups, (c // groups) * math.prod(x.shape[2:]))
+
+
+def _group_stats(x, groups, eps):
+    flat = _group_flat(x, groups).astype(_F64)
+    mean = flat.mean(-1)
+    var = flat.var(-1)
+    return mean, 1.0 / np.sqrt(var + eps)
+
+
+def _group_norm_fwd(x, w, b, groups, eps):
+    n, c = x.shape[:2]
+    mean, rstd = _group_stats(x, groups, eps)
+    flat = _group_flat(x, groups).astype(_F64)
+    xhat = ((flat - mean[..., None]) * rstd[..., None]).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if w is not None:
+        xhat = xhat * w.reshape(shape)
+    if b is not None:
+        xhat = xhat + b.reshape(shape)
+    return xhat.astype(x.dtype)
+
+
+def _group_norm_backward(c, g):
+    x, w, b = c.saved
+    groups, eps = c.meta
+    d = x._data
+    n, ch = d.shape[:2]
+    shape = (1, ch) + (1,) * (d.ndim - 2)
+    mean, rstd = _group_stats(d, groups, eps)
+    mean_t = make(mean.astype(d.dtype)).reshape(n, groups, 1)
+    rstd_t = make(rstd.astype(d.dtype)).reshape(n, groups, 1)
+    per = (ch // groups) * math.prod(d.shape[2:])
+    if GRAD_ENABLED[0]:  # differentiable statistics under create_graph
+        flat = x.reshape(n, groups, per)
+        mean_t = flat.mean(-1, keepdim=True)
+        rstd_t = ((flat - mean_t) ** 2).mean(-1, keepdim=True).add(eps).rsqrt()
+    flat = x.reshape(n, groups, per)
+    xhat = (flat - mean_t) * rstd_t
+    gxhat = g * w.reshape(shape) if w is not None else g
+    gflat = gxhat.reshape(n, groups, per)
+    gx = gw = gb = None
+    if c.needs(0):
+        gx = rstd_t * (gflat - gflat.mean(-1, keepdim=True)
+                       - xhat * (gflat * xhat).mean(-1, keepdim=True))
+        gx = gx.reshape(d.shape)
+    dims = [0] + list(range(2, d.ndim))
+    if w is not None and c.needs(1):
+        gw = (g * xhat.reshape(d.shape)).sum(dims)
+    if b is not None and c.needs(2):
+        gb = g.sum(dims)
+    return gx, gw, gb
+
+
+GROUP_NORM = defop("native_group_norm", "NativeGroupNormBackward0", _group_norm_fwd,
+                   _group_norm_backward,
+                   "xhat = (x - mean) rstd per group: gx = rstd (gxhat - mean gxhat - xhat mean(gxhat xhat))",
+                   save="inputs",
+                   torch_call="torch.nn.functional.group_norm(a.reshape(1, -1, 1).expand(2, -1, 3)"
+                              " * torch.tensor([1., -2., 0.5], dtype=a.dtype), 1)")
+
+
+@public("torch.nn.functional.group_norm", "torch.group_norm")
+def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5,
+               cudnn_enabled: bool = True) -> Tensor:
+    x = input._data
+    if x.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{x.ndim}")
+    c = x.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {_sizes(x.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and (p._data.ndim != 1 or p._data.shape[0] != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"{_sizes(p._data.shape)} and input of shape {_sizes(x.shape)}")
+    _float_input(input, "native_group_norm")
+    inputs = (input, weight, bias)
+    return run_op(GROUP_NORM, inputs, (num_groups, eps),
+                  arrays=(x, None if weight is None else weight._data,
+                          None if bias is None else bias._data))
+
+
+def _sizes(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+@public("torch.nn.functional.instance_norm")
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    """PyTorch's instance_norm: batch_norm over a (1, N*C, ...) view, viewed back
+    (ViewBackward0); written here as group_norm with one group per channel, the same
+    statistics and gradients."""
+    x = input._data
+    if use_input_stats:
+        spatial = math.prod(x.shape[2:])
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {input.shape}")
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+        if weight is not None:
+            out = out * weight.reshape(shape)
+        if bias is not None:
+            out = out + bias.reshape(shape)
+        return out
+    if running_mean is not None or running_var is not None:
+        flat = x.reshape(x.shape[0], x.shape[1], -1).astype(_F64)
+        n = flat.shape[-1]
+        with np.errstate(all="ignore"):
+            mean = flat.mean(-1).mean(0)
+            var = (flat.var(-1) * n / max(n - 1, 1)).mean(0)
+        if running_mean is not None:
+            running_mean._data[...] = ((1 - momentum) * running_mean._data + momentum * mean)
+            running_mean._vc[0] += 1
+        if running_var is not None:
+            running_var._data[...] = ((1 - momentum) * running_var._data + momentum * var)
+            running_var._vc[0] += 1
+    n = x.shape[0]
+    w = weight.repeat(n) if weight is not None else None
+    b = bias.repeat(n) if bias is not None else None
+    out = group_norm(input.reshape(1, n * x.shape[1], *x.shape[2:]), n * x.shape[1], w, b, eps)
+    return out.view(x.shape)
+
+
+@public("torch.nn.functional.local_response_norm")
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta (the channel
+    window zero-padded size//2 before and (size-1)//2 after)."""
+    from .shape import cat
+
+    x = input._data
+    if x.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    before, after = size // 2, (size - 1) // 2
+    zeros_shape = list(x.shape)
+    parts = []
+    if before:
+        zeros_shape[1] = before
+        parts.append(make(np.zeros(zeros_shape, x.dtype)))
+    parts.append(sq)
+    if after:
+        zeros_shape[1] = after
+        parts.append(make(np.zeros(zeros_shape, x.dtype)))
+    padded = cat(parts, 1) if len(parts) > 1 else sq
+    c = x.shape[1]
+    total = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        total = total + padded.narrow(1, i, c)
+    div = ((total / size) * alpha + k) ** beta
+    return input / div
+
+
+# ----------------------------------------------------------------- losses
+
+def _reduction(size_average, reduce, reduction):
+    from .nn import _reduction_arg
+
+    return _reduction_arg(size_average, reduce, reduction)
+
+
+def _reduce_t(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+@public("torch.nn.functional.poisson_nll_loss")
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        t = target._data
+        with np.errstate(all="ignore"):
+            keep = t > 1
+        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        loss = loss + stirling * _mask_of(keep, stirling)
+    return _reduce_t(loss, reduction)
+
+
+@public("torch.nn.functional.gaussian_nll_loss")
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    if not isinstance(var, Tensor):
+        var = make(np.full(input._data.shape, float(var), input._data.dtype))
+        if var._data.ndim and float(var._data.reshape(-1)[0]) < 0:
+            raise ValueError("var has negative entry/entries")
+    vshape, ishape = var._data.shape, input._data.shape
+    if vshape != ishape:
+        if ishape[:-1] == vshape:
+            var = var.unsqueeze(-1)
+        elif ishape[:-1] == vshape[:-1] and vshape[-1:] == (1,):
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if np.any(var._data < 0):
+        raise ValueError("var has negative entry/entries")
+    var = var.clone()
+    var._data[...] = np.maximum(var._data, eps)  # (PyTorch clamps under no_grad, in place)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce_t(loss, reduction)
+
+
+def _check_target_shape(name, input: Tensor, target: Tensor):
+    if input._data.shape != target._data.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+
+
+@public("torch.nn.functional.cosine_embedding_loss", "torch.cosine_embedding_loss")
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    from .elementwise import where
+
+    if isinstance(reduction, str):
+        reduction = _reduction(size_average, reduce, reduction)
+    else:
+        reduction = {0: "none", 1: "mean", 2: "sum"}.get(reduction, "none")
+    nd = input1._data.ndim
+    tdim = target._data.ndim
+    if tdim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if not (nd == input2._data.ndim == tdim + 1):
+        raise RuntimeError(f"{tdim}D target tensor expects {tdim + 1}D input tensors, but found "
+                           f"inputs with sizes {_sizes(input1._data.shape)} and "
+                           f"{_sizes(input2._data.shape)}.")
+    dim = nd - 1
+    prod_sum = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + 1e-12
+    mag2 = (input2 * input2).sum(dim) + 1e-12
+    cos = prod_sum / (mag1 * mag2).sqrt()
+    zeros = make(np.zeros(cos._data.shape, cos._data.dtype))
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0)
+    out = where(target == 1, pos, zeros) + where(target == -1, neg, zeros)
+    return _reduce_t(out, reduction)
+
+
+@public("torch.nn.functional.margin_ranking_loss", "torch.margin_ranking_loss")
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    if isinstance(reduction, str):
+        reduction = _reduction(size_average, reduce, reduction)
+        if not (input1._data.ndim == input2._data.ndim == target._data.ndim):
+            raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                               f"dimension but got sizes: input1: {input1.shape}, input2: "
+                               f"{input2.shape}, target: {target.shape} ")
+    else:
+        reduction = {0: "none", 1: "mean", 2: "sum"}.get(reduction, "none")
+    out = (-target * (input1 - input2) + margin).clamp_min(0)
+    return _reduce_t(out, reduction)
+
+
+@public("torch.nn.functional.hinge_embedding_loss", "torch.hinge_embedding_loss")
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    from .elementwise import where
+
+    if isinstance(reduction, str):
+        reduction = _reduction(size_average, reduce, reduction)
+    else:
+        reduction = {0: "none", 1: "mean", 2: "sum"}.get(reduction, "none")
+    zeros = make(np.zeros(input._data.shape, input._data.dtype))
+    margin_clamp = (margin - input).clamp_min(0)
+    out = where(target != 1, margin_clamp, zeros) + where(target != -1, input, zeros)
+    return _reduce_t(out, reduction)
+
+
+@public("torch.nn.functional.soft_margin_loss")
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    if GRAD_ENABLED[0] and target.requires_grad:
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
+    return run_op(SOFT_MARGIN, (input, target), (reduction,))
+
+
+def _soft_margin_fwd(x, t, reduction):
+    with np.errstate(all="ignore"):
+        loss = np.log1p(np.exp(-t.astype(_F64) * x))
+    if reduction == "mean":
+        loss = loss.mean()
+    elif reduction == "sum":
+        loss = loss.sum()
+    return np.asarray(loss).astype(x.dtype)
+
+
+def _soft_margin_backward(c, g):
+    x, t = c.saved
+    reduction, = c.meta
+    z = (-t * x).exp()
+    base = -t * z / (z + 1)
+    if reduction == "mean":
+        base = base / x._data.size
+    gx = g * base if c.needs(0) else None
+    gt = None
+    if c.needs(1):
+        gt = g * (-x * z / (z + 1))
+        if reduction == "mean":
+            gt = gt / x._data.size
+    return gx, gt
+
+
+SOFT_MARGIN = defop("soft_margin_loss", "SoftMarginLossBackward0", _soft_margin_fwd,
+                    _soft_margin_backward, "d log(1 + exp(-t x))/dx = -t e / (1 + e)",
+                    save="inputs", broadcast=True,
+                    torch_call="torch.nn.functional.soft_margin_loss(a, "
+                               "b.detach().sign().expand_as(a))")
+
+
+@public("torch.nn.functional.multilabel_soft_margin_loss")
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
+                                reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input._data.ndim - 1
+    n_classes = input._data.shape[class_dim]
+    loss = loss.sum(class_dim) / n_classes
+    return _reduce_t(loss, reduction)
+
+
+def _margin_targets(target, n_classes):
+    """multilabel_margin_loss's targets per sample: the class indices before the first -1,
+    as a 0/1 mask (is_target)."""
+    t = target.reshape(-1, n_classes) if target.ndim else target.reshape(1, 1)
+    mask = np.zeros(t.shape, bool)
+    for i, row in enumerate(t):
+        for j in row:
+            if j < 0:
+                break
+            mask[i, j] = True
+    return mask
+
+
+def _multilabel_margin_fwd(x, target, reduction):
+    x2 = x.reshape(-1, x.shape[-1]).astype(_F64) if x.ndim else x.reshape(1, 1).astype(_F64)
+    n_classes = x2.shape[1]
+    is_t = _margin_targets(target, n_classes)
+    t2 = target.reshape(x2.shape)
+    losses = np.zeros(len(x2))
+    for i in range(len(x2)):
+        for j in t2[i]:
+            if j < 0:
+                break
+            diff = 1 - (x2[i, j] - x2[i])
+            losses[i] += np.sum(np.maximum(diff, 0)[~is_t[i]])
+    losses /= n_classes
+    if reduction == "mean":
+        return np.asarray(losses.mean()).astype(x.dtype)
+    if reduction == "sum":
+        return np.asarray(losses.sum()).astype(x.dtype)
+    return losses.reshape(x.shape[:-1] if x.ndim == 2 else ()).astype(x.dtype)
+
+
+def _multilabel_margin_backward(c, g):
+    """The loss is piecewise linear in x: its gradient is a constant pattern times g (so a
+    create_graph backward differentiates it in g only, as PyTorch's)."""
+    x, = c.saved
+    target, reduction = c.meta
+    d = x._data
+    x2 = d.reshape(-1, d.shape[-1]).astype(_F64) if d.ndim else d.reshape(1, 1).astype(_F64)
+    n_classes = x2.shape[1]
+    is_t = _margin_targets(target, n_classes)
+    t2 = target.reshape(x2.shape)
+    pattern = np.zeros_like(x2)
+    for i in range(len(x2)):
+        for j in t2[i]:
+            if j < 0:
+                break
+            active = (1 - (x2[i, j] - x2[i]) > 0) & ~is_t[i]
+            pattern[i] += active / n_classes
+            pattern[i, j] -= active.sum() / n_classes
+    if reduction == "mean":
+        pattern /= len(x2)
+    const = make(pattern.astype(d.dtype))
+    if reduction == "none" and g._data.ndim:
+        return ((const * g.unsqueeze(-1)).reshape(d.shape),)
+    return ((const * g).reshape(d.shape),)
+
+
+MULTILABEL_MARGIN = defop("multilabel_margin_loss", "MultilabelMarginLossBackward0",
+                          _multilabel_margin_fwd, _multilabel_margin_backward,
+                          "sum over targets j, non-targets i of max(0, 1 - (x_j - x_i)) / C",
+                          save="inputs meta",
+                          torch_call="torch.nn.functional.multilabel_margin_loss(a.reshape(1, -1),"
+                                     " torch.tensor([[0] + [-1] * (a.numel() - 1)]))")
+
+
+@public("torch.nn.functional.multilabel_margin_loss")
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    x, t = input._data, target._data
+    if x.ndim > 2 or (x.ndim <= 1 and t.ndim > 1) or t.shape != x.shape:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {_sizes(x.shape)}" if x.ndim > 2 or x.size == 0 else
+                           f"inconsistent target size: {_sizes(t.shape)} for input of size: "
+                           f"{_sizes(x.shape)}")
+    if t.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_type_word(target.dtype)}")
+    n_classes = x.shape[-1] if x.ndim else 1
+    if np.any(t >= n_classes) or np.any(t < -1):
+        raise RuntimeError("multilabel_margin_loss: target out of range")
+    return run_op(MULTILABEL_MARGIN, (input,), (t.copy(), reduction))
+
+
+def _multi_margin_fwd(x, target, p, margin, weight, reduction):
+    x2 = x.reshape(-1, x.shape[-1]).astype(_F64) if x.ndim else x.reshape(1, 1).astype(_F64)
+    n, c = x2.shape
+    t = target.reshape(-1)
+    xt = x2[np.arange(n), t][:, None]
+    z = np.maximum(margin - xt + x2, 0)
+    z[np.arange(n), t] = 0
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.astype(_F64)[t][:, None]
+    losses = z.sum(1) / c
+    if reduction == "mean":
+        return np.asarray(losses.mean()).astype(x.dtype)
+    if reduction == "sum":
+        return np.asarray(losses.sum()).astype(x.dtype)
+    return losses.reshape(x.shape[:-1] if x.ndim == 2 else ()).astype(x.dtype)
+
+
+def _multi_margin_backward(c, g):
+    """Tensor ops (differentiable again): with z_i = margin - x_y + x_i on the active
+    non-target classes, g_i = coef_i = (p == 2 ? 2 z_i : 1) w_y / C, g_y = -sum coef."""
+    x, = c.saved
+    target, p, margin, weight, reduction = c.meta
+    d = x._data
+    x2 = x.reshape(-1, d.shape[-1]) if d.ndim else x.reshape(1, 1)
+    n, ncls = x2._data.shape
+    t = target.reshape(-1)
+    rows = np.arange(n)
+    onehot_np = np.zeros((n, ncls), d.dtype)
+    onehot_np[rows, t] = 1
+    onehot = make(onehot_np)
+    z = (x2 - (x2 * onehot).sum(1, keepdim=True)) + margin
+    active = (z._data > 0) & (onehot_np == 0)
+    coef = z * 2 if p == 2 else make(np.ones((n, ncls), d.dtype))
+    scale = active.astype(d.dtype) / ncls
+    if weight is not None:
+        scale = scale * weight.astype(d.dtype)[t][:, None]
+    coef = coef * make(scale)
+    grad = coef - onehot * coef.sum(1, keepdim=True)
+    if reduction == "mean":
+        grad = grad * (g / n)
+    elif reduction == "sum" or not g._data.ndim:
+        grad = grad * g
+    else:
+        grad = grad * g.reshape(-1, 1)
+    return (grad.reshape(d.shape),)
+
+
+MULTI_MARGIN = defop("multi_margin_loss", "MultiMarginLossBackward0", _multi_margin_fwd,
+                     _multi_margin_backward, "sum over i != y of max(0, margin - x_y + x_i)^p / C",
+                     save="inputs meta",
+                     torch_call="torch.nn.functional.multi_margin_loss(a.reshape(1, -1) * 0.3, "
+                                "torch.tensor([0]))")
+
+
+@public("torch.nn.functional.multi_margin_loss")
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight=None, size_average=None, reduce=None,
+                      reduction: str = "mean") -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight._data.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    x, t = input._data, target._data
+    if x.ndim > 2 or x.size == 0:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {_sizes(x.shape)}")
+    n = x.shape[0] if x.ndim == 2 else 1
+    if t.ndim > 1 or t.size != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
+                           f"the number of input samples (batch size). Expected target size "
+                           f"[{n}], but got {_sizes(t.shape)}. Input has shape "
+                           f"{_sizes(x.shape)}.")
+    n_classes = x.shape[-1] if x.ndim else 1
+    if np.any(t < 0) or np.any(t >= n_classes):
+        raise IndexError(f"Target {int(t.reshape(-1)[(t.reshape(-1) < 0) | (t.reshape(-1) >= n_classes)][0])}"
+                         f" is out of bounds.")
+    w = None if weight is None else weight._data
+    return run_op(MULTI_MARGIN, (input,), (t.copy(), p, float(margin), w, reduction))
+
+
+@public("torch.nn.functional.triplet_margin_loss", "torch.triplet_margin_loss")
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    from .elementwise import minimum
+
+    if isinstance(reduction, str):
+        reduction = _reduction(size_average, reduce, reduction)
+    else:
+        reduction = {0: "none", 1: "mean", 2: "sum"}.get(reduction, "none")
+    a, pz, nz = anchor._data.ndim, positive._data.ndim, negative._data.ndim
+    if not (a == pz == nz):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a}D, positive "
+                           f"{pz}D, and negative {nz}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    out = (margin + dist_pos - dist_neg).clamp_min(0)
+    return _reduce_t(out, reduction)
+
+
+@public("torch.nn.functional.triplet_margin_with_distance_loss")
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    from .elementwise import minimum
+
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pz, nz = anchor._data.ndim, positive._data.ndim, negative._data.ndim
+    if not (a == pz == nz):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a}D, positive "
+                           f"{pz}D, and negative {nz}D inputs")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    dist_pos = dist(anchor, positive)
+    dist_neg = dist(anchor, negative)
+    if swap:
+        dist_neg = minimum(dist_neg, dist(positive, negative))
+    loss = (margin + dist_pos - dist_neg).clamp_min(0)
+    return _reduce_t(loss, reduction)
+
+
+# ----------------------------------------------------------------- distances
+
+def _norm1_fwd(x, p, dim, keepdim):
+    from .linalg_ext import _vector_norm_array
+
+    return _vector_norm_array(x, float(p), (dim,), keepdim, x.dtype)
+
+
+def _norm1_backward(c, g):
+    from types import SimpleNamespace
+
+    from .linalg_ext import _vector_norm_backward
+
+    # the same formula as linalg.vector_norm's, over the one dim
+    ctx = SimpleNamespace(saved=c.saved, result=c.result,
+                          meta=(float(c.meta[0]), (c.meta[1],), c.meta[2], None))
+    return _vector_norm_backward(ctx, g)
+
+
+NORM_DIM = defop("norm_dim", "NormBackward1", _norm1_fwd, _norm1_backward,
+                 "d ||x||_p/dx over one dim", save="inputs result",
+                 torch_call="torch.nn.functional.pairwise_distance(a, b)")
+
+
+@public("torch.nn.functional.pairwise_distance", "torch.pairwise_distance")
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    n1, n2 = x1._data.ndim, x2._data.ndim
+    out_dim = max(n1, n2)
+    inner = out_dim - 1 if out_dim else 0
+    diff = x1 - x2 + eps
+    return run_op(NORM_DIM, (diff,), (p, inner, keepdim))
+
+
+@public("torch.nn.functional.cosine_similarity", "torch.cosine_similarity")
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    from .linalg_ext import vector_norm
+
+    common = dtypes.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_type_word(common)}")
+    if x1._data.dtype.kind != "f":
+        x1 = x1.to(common)
+    if x2._data.dtype.kind != "f":
+        x2 = x2.to(common)
+    shape = np.broadcast_shapes(x1._data.shape, x2._data.shape)
+    if x1._data.shape != shape:
+        x1 = x1.expand(*shape)
+    if x2._data.shape != shape:
+        x2 = x2.expand(*shape)
+    n1 = vector_norm(x1, 2, dim, True).clone()
+    n2 = vector_norm(x2, 2, dim, True).clone()
+    # (PyTorch clamps the clones in place under no_grad: the values change, not the graph)
+    n1._data[...] = np.maximum(n1._data, eps)
+    n2._data[...] = np.maximum(n2._data, eps)
+    n1._vc[0] += 1
+    n2._vc[0] += 1
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _pdist_fwd(x, p):
+    n = x.shape[0]
+    i, j = np.triu_indices(n, 1)
+    diff = np.abs(x[i].astype(_F64) - x[j].astype(_F64))
+    with np.errstate(all="ignore"):
+        if p == 0:
+            r = (diff != 0).sum(-1).astype(_F64)
+        elif math.isinf(p):
+            r = diff.max(-1) if diff.shape[-1] else np.zeros(len(diff))
+        else:
+            r = (diff ** p).sum(-1) ** (1 / p)
+    return r.astype(x.dtype)
+
+
+def _pair_grad(diff: Tensor, dist: Tensor, g: Tensor, p: float) -> Tensor:
+    """d dist_p(diff)/d diff times g, per pair (rows of diff), as PyTorch's pdist/cdist
+    backward kernels: 0 where the distance is 0 (and for p = 0)."""
+    from .elementwise import where
+
+    zero = make(np.array(0.0, diff._data.dtype))
+    dd = dist.unsqueeze(-1)
+    gg = g.unsqueeze(-1)
+    if p == 0:
+        return diff * 0
+    if p == 1:
+        return gg * diff.sign()
+    if p == 2:
+        return where(dd == 0, zero, gg * diff / dd)
+    if math.isinf(p):
+        mask = (diff.abs() == dd).to(diff.dtype)
+        return gg * diff.sign() * mask
+    if p < 2:
+        return where(dd == 0, zero, gg * diff.sign() * diff.abs() ** (p - 1) / dd ** (p - 1))
+    return where(dd == 0, zero, gg * diff * diff.abs() ** (p - 2) / dd ** (p - 1))
+
+
+def _pdist_backward(c, g):
+    x, = c.saved
+    p, = c.meta
+    dist = c.result
+    n = x._data.shape[0]
+    i, j = np.triu_indices(n, 1)
+    if len(i) == 0:
+        return (x * 0,)
+    diff = x[make(i)] - x[make(j)]
+    pair = _pair_grad(diff, dist, g, p)
+    # scatter: + to row i, - to row j
+    scatter_i = make(np.eye(n, dtype=x._data.dtype)[:, i])
+    scatter_j = make(np.eye(n, dtype=x._data.dtype)[:, j])
+    return ((scatter_i - scatter_j) @ pair,)
+
+
+PDIST = defop("pdist", "PdistBackward0", _pdist_fwd, _pdist_backward,
+              "d ||x_i - x_j||_p: + to row i, - to row j", save="inputs result",
+              torch_call="torch.pdist(a.reshape(a.numel(), 1) * torch.tensor([[1., 2.]], "
+                         "dtype=a.dtype))")
+
+
+@public("torch.nn.functional.pdist", "torch.pdist")
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    x = input._data
+    if x.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")
+    if x.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    if not x.flags.c_contiguous:
+        input = input.contiguous()
+    return run_op(PDIST, (input,), (float(p),))
+
+
+def _cdist_fwd(x1, x2, p):
+    diff = np.abs(x1[..., :, None, :].astype(_F64) - x2[..., None, :, :].astype(_F64))
+    with np.errstate(all="ignore"):
+        if p == 0:
+            r = (diff != 0).sum(-1).astype(_F64)
+        elif math.isinf(p):
+            r = diff.max(-1) if diff.shape[-1] else np.zeros(diff.shape[:-1])
+        else:
+            r = (diff ** p).sum(-1) ** (1 / p)
+    return r.astype(x1.dtype)
+
+
+def _cdist_backward(c, g):
+    x1, x2 = c.saved
+    p, = c.meta
+    dist = c.result
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    pair = _pair_grad(diff, dist, g, p)
+    g1 = pair.sum(-2) if c.needs(0) else None
+    g2 = -pair.sum(-3) if c.needs(1) else None
+    return g1, g2
+
+
+CDIST = defop("cdist", "CdistBackward0", _cdist_fwd, _cdist_backward,
+              "d ||x1_i - x2_j||_p: summed over j for x1, minus over i for x2",
+              save="inputs result", broadcast=True,
+              torch_call="torch.cdist(a.reshape(-1, 1), a.reshape(-1, 1).cos() * 2)")
+
+
+@public("torch.cdist")
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    a, b = x1._data, x2._data
+    if a.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")
+    if b.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {b.ndim}D")
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} "
+                           f"X2: {b.shape[-1]}")
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
+                           f"{_type_word(x1.dtype)}")
+    if b.dtype.kind != "f":
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: "
+                           f"{_type_word(x2.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return run_op(CDIST, (x1, x2), (float(p),))
+
+
+# ----------------------------------------------------------------- shape functions
+
+@public("torch.nn.functional.one_hot")
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    t = tensor._data
+    if t.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if t.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(t.max()) + 1
+    if t.size and t.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if t.size and t.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = np.zeros(t.shape + (num_classes,), np.int64)
+    np.put_along_axis(out, t[..., None], 1, axis=-1)
+    return make(out)
+
+
+def _pixel_shuffle_fwd(x, r):
+    *batch, c, h, w = x.shape
+    oc = c // (r * r)
+    y = x.reshape(*batch, oc, r, r, h, w)
+    nb = len(batch)
+    order = list(range(nb)) + [nb, nb + 3, nb + 1, nb + 4, nb + 2]
+    return np.ascontiguousarray(y.transpose(order)).reshape(*batch, oc, h * r, w * r)
+
+
+def _pixel_unshuffle_fwd(x, r):
+    *batch, c, h, w = x.shape
+    y = x.reshape(*batch, c, h // r, r, w // r, r)
+    nb = len(batch)
+    order = list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3]
+    return np.ascontiguousarray(y.transpose(order)).reshape(*batch, c * r * r, h // r, w // r)
+
+
+PIXEL_SHUFFLE = defop("pixel_shuffle", "PixelShuffleBackward0", _pixel_shuffle_fwd,
+                      lambda c, g: (run_op(PIXEL_UNSHUFFLE, (g,), c.meta),),
+                      "a permutation: its gradient is pixel_unshuffle's",
+                      torch_call="torch.nn.functional.pixel_shuffle(a.reshape(1, -1, 1, 1)"
+                                 ".expand(1, 4, 1, 2), 2)")
+PIXEL_UNSHUFFLE = defop("pixel_unshuffle", "PixelUnshuffleBackward0", _pixel_unshuffle_fwd,
+                        lambda c, g: (run_op(PIXEL_SHUFFLE, (g,), c.meta),),
+                        "a permutation: its gradient is pixel_shuffle's",
+                        torch_call="torch.nn.functional.pixel_unshuffle(a.reshape(1, 1, 1, -1)"
+                                   ".expand(1, 1, 2, -1).repeat(1, 1, 1, 2), 2)")
+
+
+@public("torch.nn.functional.pixel_shuffle", "torch.pixel_shuffle")
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    x = input._data
+    if x.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {x.ndim} dimension(s)")
+    if upscale_factor <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got "
+                           f"{upscale_factor}")
+    c = x.shape[-3]
+    if c % (upscale_factor * upscale_factor):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {upscale_factor * upscale_factor}")
+    return run_op(PIXEL_SHUFFLE, (input,), (upscale_factor,))
+
+
+@public("torch.nn.functional.pixel_unshuffle", "torch.pixel_unshuffle")
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    x = input._data
+    if x.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {x.ndim} dimension(s)")
+    if downscale_factor <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got "
+                           f"{downscale_factor}")
+    h, w = x.shape[-2:]
+    if h % downscale_factor:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, "
+                           f"but input.size(-2)={h} is not divisible by {downscale_factor}")
+    if w % downscale_factor:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, "
+                           f"but input.size(-1)={w} is not divisible by {downscale_factor}")
+    return run_op(PIXEL_UNSHUFFLE, (input,), (downscale_factor,))
+
+
+# pad: constant (ConstantPadNdBackward0), reflect / replicate (Reflection/ReplicationPad{1,2,3}D),
+# circular (a composition: CopySlices in PyTorch)
+
+def _pad_widths(ndim, pad):
+    widths = [(0, 0)] * ndim
+    for i in range(len(pad) // 2):
+        widths[ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    return widths
+
+
+def _constant_pad_fwd(x, pad, value):
+    widths = _pad_widths(x.ndim, pad)
+    # negative widths crop
+    crop = tuple(slice(max(-lo, 0), x.shape[d] - max(-hi, 0)) for d, (lo, hi) in enumerate(widths))
+    x = x[crop]
+    pos = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+    return np.pad(x, pos, constant_values=value).astype(x.dtype)
+
+
+def _constant_pad_backward(c, g):
+    pad, _ = c.meta
+    return (run_op(CONSTANT_PAD, (g,), (tuple(-p for p in pad), 0)),)
+
+
+CONSTANT_PAD = defop("constant_pad_nd", "ConstantPadNdBackward0", _constant_pad_fwd,
+                     _constant_pad_backward, "padding's gradient: the same slice of g",
+                     torch_call="torch.nn.functional.pad(a, (1, 2), value=0.5)")
+
+
+def _index_pad(size, lo, hi, mode):
+    """The source index of each output position along one dim, for reflect / replicate."""
+    idx = np.arange(-lo, size + hi)
+    if mode == "replicate":
+        return np.clip(idx, 0, size - 1)
+    period = 2 * (size - 1) if size > 1 else 1
+    idx = np.abs(idx) % period if size > 1 else np.zeros_like(idx)
+    return np.where(idx >= size, period - idx, idx)
+
+
+def _gather_pad_fwd(x, pad, mode):
+    out = x
+    widths = _pad_widths(x.ndim, pad)
+    for d, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            out = np.take(out, _index_pad(x.shape[d], lo, hi, mode), axis=d)
+    return np.ascontiguousarray(out)
+
+
+def _gather_pad_backward(c, g):
+    pad, mode = c.meta
+    return (run_op(SCATTER_PAD, (g,), (pad, mode)),)
+
+
+def _scatter_pad_fwd(g, pad, mode):
+    """The adjoint of _gather_pad_fwd: each output position's gradient added to its source."""
+    out = g
+    widths = _pad_widths(g.ndim, pad)
+    for d, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            size = g.shape[d] - lo - hi
+            idx = _index_pad(size, lo, hi, mode)
+            moved = np.moveaxis(out, d, 0)
+            acc = np.zeros((size,) + moved.shape[1:], g.dtype)
+            np.add.at(acc, idx, moved)
+            out = np.moveaxis(acc, 0, d)
+    return np.ascontiguousarray(out)
+
+
+def _pad_node(mode: str, dims: int) -> str:
+    return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{dims}DBackward0"
+
+
+_GATHER_PADS = {}
+for _mode in ("reflect", "replicate"):
+    for _dims in (1, 2, 3):
+        _GATHER_PADS[_mode, _dims] = defop(
+            f"{_mode}_pad{_dims}d", _pad_node(_mode, _dims), _gather_pad_fwd,
+            _gather_pad_backward, f"{_mode} padding: each gradient added back to its source",
+            torch_call=f"torch.nn.functional.pad(a.reshape({', '.join(['1'] * (_dims + 1))}, -1),"
+                       f" ({', '.join(['1'] * (2 * _dims))}), mode='{_mode}')"
+            if _dims == 1 else
+            f"torch.nn.functional.pad(a.reshape({', '.join(['1'] * (_dims + 1))}, -1)"
+            f".expand({', '.join(['1', '1'] + ['2'] * (_dims - 1))}, -1), "
+            f"({', '.join(['1'] * (2 * _dims))}), mode='{_mode}')")
+SCATTER_PAD = defop("pad_backward", "PadBackwardBackward0", _scatter_pad_fwd,
+                    lambda c, g: (run_op(_GATHER_PADS[c.meta[1], len(c.meta[0]) // 2], (g,),
+                                         c.meta),),
+                    "the adjoint of a gather: its gradient is the gather",
+                    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad("
+                               "torch.nn.functional.pad(x, (2, 1), mode='replicate'), x, "
+                               "(torch.ones(1, 2, x.shape[-1] + 3, dtype=a.dtype).cumsum(-1) * "
+                               "0.5) ** 2 + x.sum() * 0.5, create_graph=True)[0])("
+                               "a.reshape(1, 1, -1).expand(1, 2, -1) * 1).sum() * a)(a)")
+
+
+@public("torch.nn.functional.pad")
+def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
+
+    pad = tuple(int(p) for p in pad)
+    x = input._data
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > x.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
+                           "dimension but got padding length "
+                           f"{len(pad)} and input of dimension {x.ndim}")
+    if mode == "constant":
+        fill = 0 if value is None else value
+        widths = _pad_widths(x.ndim, pad)
+        new_shape = [s + lo + hi for s, (lo, hi) in zip(x.shape, widths, strict=True)]
+        for d, (lo, hi) in enumerate(widths):
+            if x.shape[d] - max(-lo, 0) - max(-hi, 0) < 0:
+                raise RuntimeError("narrow(): length must be non-negative.")
+        if any(s < 0 for s in new_shape):
+            d = next(i for i, s in enumerate(new_shape) if s < 0)
+            raise RuntimeError(f"The input size {x.shape[d]}, plus negative padding "
+                               f"{widths[d][0]} and {widths[d][1]} resulted in a negative output "
+                               f"size, which is invalid. Check dimension {d} of your input.")
+        return run_op(CONSTANT_PAD, (input,), (pad, fill))
+    if value is not None and value != 0:
+        raise NotImplementedError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+    dims = len(pad) // 2
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if x.ndim not in (dims + 1, dims + 2) or dims > 3:
+        raise NotImplementedError(
+            "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+    if mode == "circular":
+        return _pad_circular(input, pad)
+    for i in range(dims):
+        d = x.ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and (lo >= x.shape[d] or hi >= x.shape[d]):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
+                               f"of input {_sizes(x.shape)}")
+    return run_op(_GATHER_PADS[mode, dims], (input,), (pad, mode))
+
+
+def _pad_circular(input: Tensor, pad: tuple) -> Tensor:
+    """PyTorch's circular padding: the (cropped) input copied into the middle of a new
+    tensor, then each dim's borders copied from the other side (CopySlices)."""
+    x = input._data
+    dims = len(pad) // 2
+    core = input
+    widths = _pad_widths(x.ndim, pad)
+    for d, (lo, hi) in enumerate(widths):
+        size = x.shape[d]
+        if lo > size or hi > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if lo < 0 or hi < 0:
+            core = core.narrow(d, max(-lo, 0), size - max(-lo, 0) - max(-hi, 0))
+    shape = [s + lo + hi for s, (lo, hi) in zip(x.shape, widths, strict=True)]
+    out = make(np.zeros(shape, x.dtype))
+    middle = out
+    for d, (lo, _) in enumerate(widths):
+        middle = middle.narrow(d, max(lo, 0), core._data.shape[d])
+    middle.copy_(core)
+    for i in range(dims):
+        d = x.ndim - 1 - i
+        lo, hi = max(widths[d][0], 0), max(widths[d][1], 0)
+        size = shape[d]
+        if lo:
+            out.narrow(d, 0, lo).copy_(out.narrow(d, size - hi - lo, lo))
+        if hi:
+            out.narrow(d, size - hi, hi).copy_(out.narrow(d, lo, hi))
+    return out
+
+
+# ----------------------------------------------------------------- attention
+
+def _causal_mask(length: int, source: int) -> np.ndarray:
+    return np.tril(np.ones((length, source), bool))
+
+
+def _additive_mask(mask, dtype):
+    """An attn_mask as the additive float mask PyTorch adds to the scores (bool: -inf where
+    False)."""
+    if mask is None:
+        return None
+    if mask.dtype == np.bool_:
+        return np.where(mask, 0.0, -np.inf).astype(dtype)
+    return mask.astype(dtype)
+
+
+def _sdpa_fwd(q, k, v, mask, scale, groups):
+    kk = np.repeat(k, groups, axis=-3) if groups > 1 else k
+    vv = np.repeat(v, groups, axis=-3) if groups > 1 else v
+    s = (q.astype(_F64) @ np.swapaxes(kk.astype(_F64), -1, -2)) * scale
+    if mask is not None:
+        s = s + mask
+    with np.errstate(all="ignore"):
+        s = s - s.max(-1, keepdims=True)
+        e = np.exp(s)
+        p = e / e.sum(-1, keepdims=True)
+    p = np.nan_to_num(p)  # a fully masked row attends to nothing (0)
+    return (p @ vv.astype(_F64)).astype(q.dtype)
+
+
+def _expand_heads(x: Tensor, groups: int) -> Tensor:
+    if groups == 1:
+        return x
+    n, h, s, e = x._data.shape
+    return x.unsqueeze(2).expand(n, h, groups, s, e).reshape(n, h * groups, s, e)
+
+
+def _sum_heads(x: Tensor, groups: int) -> Tensor:
+    if groups == 1:
+        return x
+    n, hg, s, e = x._data.shape
+    return x.reshape(n, hg // groups, groups, s, e).sum(2)
+
+
+def _sdpa_backward(c, g):
+    from .nn import softmax
+
+    q, k, v = c.saved
+    mask, scale, groups = c.meta
+    kk, vv = _expand_heads(k, groups), _expand_heads(v, groups)
+    s = (q @ kk.transpose(-2, -1)) * scale
+    if mask is not None:
+        s = s + make(mask)
+    p = softmax(s, -1)
+    gq = gk = gv = None
+    if c.needs(2):
+        gv = _sum_heads(p.transpose(-2, -1) @ g, groups)
+    if c.needs(0) or c.needs(1):
+        gp = g @ vv.transpose(-2, -1)
+        gs = p * (gp - (gp * p).sum(-1, keepdim=True))
+        if c.needs(0):
+            gq = (gs @ kk) * scale
+        if c.needs(1):
+            gk = _sum_heads((gs.transpose(-2, -1) @ q) * scale, groups)
+    return gq, gk, gv
+
+
+SDPA = defop("scaled_dot_product_flash_attention", "ScaledDotProductFlashAttentionForCpuBackward0",
+             _sdpa_fwd, _sdpa_backward,
+             "O = softmax(Q K^T s + M) V: gV = P^T gO, gS = P (gP - rowsum(gP P)), "
+             "gQ = gS K s, gK = gS^T Q s", save="inputs",
+             torch_call="torch.nn.functional.scaled_dot_product_attention(a.reshape(1, 1, -1, 1)"
+                        " * 1, a.reshape(1, 1, -1, 1).cos(), a.reshape(1, 1, -1, 1).sin())")
+
+
+@public("torch.nn.functional.scaled_dot_product_attention")
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale=None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """PyTorch's CPU choice: its flash kernel (one node) for 4-d inputs with equal batch
+    sizes and head dims and no dropout; else the math composition (matmuls, softmax)."""
+    from .nn import softmax
+
+    q, k, v = query._data, key._data, value._data
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {query.dtype} key.dtype: {key.dtype} and value.dtype: "
+                           f"{value.dtype} instead.")
+    if dropout_p > 0:
+        raise NotImplementedError("scaled_dot_product_attention(dropout_p > 0) draws from "
+                                  "PyTorch's random stream, which gradcli does not reproduce "
+                                  "here")
+    e = q.shape[-1]
+    sc = (1.0 / math.sqrt(e)) if scale is None else float(scale)
+    length, source = q.shape[-2], k.shape[-2]
+    mask = _causal_mask(length, source) if is_causal else (
+        attn_mask._data if attn_mask is not None else None)
+    groups = 1
+    if enable_gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        if q.shape[-3] % k.shape[-3]:
+            raise RuntimeError("number of heads in key and value must divide the number of "
+                               "heads in query")
+        groups = q.shape[-3] // k.shape[-3]
+    flash = (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0]
+             and e == k.shape[-1] == v.shape[-1] and q.dtype.kind == "f"
+             and (groups > 1 or q.shape[1] == k.shape[1] == v.shape[1])
+             and not (attn_mask is not None and attn_mask.requires_grad))
+    if flash:
+        add = _additive_mask(mask, q.dtype)
+        return run_op(SDPA, (query, key, value), (add, sc, groups))
+    # the math path: both operands scaled by sqrt(scale), masked, softmax, matmul
+    root = math.sqrt(sc)
+    kk, vv = key, value
+    if groups > 1:
+        kk, vv = _expand_heads(key, groups), _expand_heads(value, groups)
+    scores = (query * root) @ (kk * root).transpose(-2, -1)
+    if mask is not None:
+        if mask.dtype == np.bool_:
+            scores = scores + make(_additive_mask(mask, q.dtype))
+        else:
+            scores = scores + attn_mask
+    return softmax(scores, -1) @ vv
+
+
+# ----------------------------------------------------------------- embedding_bag
+
+def _bag_ids(n_idx, offsets, include_last):
+    """The bag each index belongs to (-1: none), and the number of bags."""
+    offs = list(offsets)
+    if include_last:
+        bags = len(offs) - 1
+        ends = offs[1:]
+    else:
+        bags = len(offs)
+        ends = offs[1:] + [n_idx]
+    ids = np.full(n_idx, -1)
+    for b in range(bags):
+        ids[offs[b]:ends[b]] = b
+    return ids, bags
+
+
+def _bag_backward(c, g):
+    weight, psw = c.saved
+    matrix, rows, onehot, mode, gather = c.meta
+    gw = gpsw = None
+    if mode == "max":
+        gw = run_op(_linear_adjoint(), (g,), (gather,)) if c.needs(0) else None
+        return gw, None
+    if c.needs(0):
+        m = make(matrix)
+        if psw is not None:
+            m = (make(rows) * psw.unsqueeze(0)) @ make(onehot)
+        gw = m.transpose(0, 1) @ g
+    if psw is not None and c.needs(1):
+        gpsw = ((make(onehot) @ weight) * (make(rows).transpose(0, 1) @ g)).sum(-1)
+    return gw, gpsw
+
+
+def _linear_adjoint():
+    from .conv_ext import LINEAR_MAP_ADJOINT
+
+    return LINEAR_MAP_ADJOINT
+
+
+def _bag_fwd(weight, psw, matrix, rows, onehot, mode, gather):
+    if mode == "max":
+        return gather.gather.apply(weight)
+    m = matrix if psw is None else (rows * psw[None, :]) @ onehot
+    return (m @ weight.astype(_F64)).astype(weight.dtype)
+
+
+EMBEDDING_BAG = defop("embedding_bag", "EmbeddingBagBackward0", _bag_fwd, _bag_backward,
+                      "each bag a (weighted) sum / mean / max of rows: the gradient goes back to "
+                      "those rows", save="inputs",
+                      torch_call="torch.nn.functional.embedding_bag(torch.tensor([0, 0, 0]), "
+                                 "a.reshape(1, -1) * 1, torch.tensor([0, 1]), mode='sum')")
+
+
+@public("torch.nn.functional.embedding_bag")
+def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False,
+                  padding_idx=None) -> Tensor:
+    from .conv_ext import Gather, Scatter
+
+    idx, w = input._data, weight._data
+    if w.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {w.ndim}")
+    if idx.dtype.kind not in "iu":
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{idx.ndim}" if idx.ndim not in (1, 2) else
+                         "embedding_bag: expected indices to be long or int")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets).__name__}")
+        bags_n, per = idx.shape
+        offs = list(range(0, bags_n * per, per))
+        flat = idx.reshape(-1)
+        psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+        include_last_offset = False
+    elif idx.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets._data.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        offs = [int(o) for o in offsets._data]
+        flat = idx
+        psw = per_sample_weights
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{idx.ndim}")
+    vocab, dim = w.shape
+    if flat.size and (flat.min() < 0 or flat.max() >= vocab):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += vocab
+    ids, bags = _bag_ids(len(flat), offs, include_last_offset)
+    keep = ids >= 0
+    if padding_idx is not None:
+        keep &= flat != padding_idx
+    rows = np.zeros((bags, len(flat)), w.dtype)
+    rows[ids[keep], np.arange(len(flat))[keep]] = 1.0
+    if mode == "mean":
+        counts = rows.sum(1, keepdims=True)
+        rows_scaled = np.where(counts > 0, rows / np.maximum(counts, 1), 0.0)
+    else:
+        rows_scaled = rows
+    onehot = np.zeros((len(flat), vocab), w.dtype)
+    onehot[np.arange(len(flat)), flat] = 1.0
+    matrix = (rows_scaled @ onehot).astype(w.dtype)
+    gather = None
+    if mode == "max":
+        index = np.full((bags, dim), -1, np.int64)  # (-1: an empty bag, zeros)
+        for b in range(bags):
+            members = flat[(ids == b) & keep]
+            if len(members):
+                vals = w[members]
+                index[b] = members[np.argmax(vals, 0)] * dim + np.arange(dim)
+        gather = Scatter(Gather(index.reshape(-1), (bags, dim), w.shape))
+    return run_op(EMBEDDING_BAG, (weight, psw),
+                  (matrix, rows.astype(w.dtype), onehot, mode, gather),
+                  arrays=(w, None if psw is None else psw._data))
+
+
+# ----------------------------------------------------------------- affine_grid
+
+def _base_grid(size, align_corners):
+    """(prod(spatial), nd + 1) rows [x, y, (z,) 1]: normalized coordinates, x the last dim."""
+    def coords(n):
+        if n <= 1:
+            return np.zeros(max(n, 1))
+        lin = np.linspace(-1.0, 1.0, n)
+        return lin if align_corners else lin * (n - 1) / n
+
+    spatial = size[2:]
+    axes = [coords(n) for n in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    cols = [m.reshape(-1) for m in reversed(mesh)]  # x (last dim) first
+    return np.stack(cols + [np.ones(cols[0].shape)], -1)
+
+
+def _affine_fwd(theta, base, out_shape):
+    grid = np.einsum("pk,nik->npi", base, theta.astype(_F64))
+    return grid.reshape(out_shape).astype(theta.dtype)
+
+
+def _affine_backward(c, g):
+    base, out_shape = c.meta
+    n = out_shape[0]
+    k = out_shape[-1]
+    gm = g.reshape(n, -1, k)  # (N, P, nd)
+    return (gm.transpose(1, 2) @ make(base.astype(g._data.dtype)),)
+
+
+AFFINE_GRID = defop("affine_grid_generator", "AffineGridGeneratorBackward0", _affine_fwd,
+                    _affine_backward, "grid = base theta^T: g_theta = g^T base",
+                    torch_call="torch.nn.functional.affine_grid(a.reshape(1, 1, -1)[..., :1]"
+                               ".expand(1, 2, 3) * torch.tensor([[1., 0.5, 2.], [0., 1., -1.]], "
+                               "dtype=a.dtype), (1, 1, 2, 3), align_corners=False)")
+
+
+@public("torch.nn.functional.affine_grid")
+def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", UserWarning, stacklevel=2)
+        align_corners = False
+    t = theta._data
+    size = tuple(int(s) for s in size)
+    if t.dtype.kind != "f":
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if t.ndim != 3 or t.shape[-2:] != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+    elif len(size) == 5:
+        if t.ndim != 3 or t.shape[-2:] != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    base = _base_grid(size, align_corners)
+    out_shape = (size[0],) + size[2:] + (len(size) - 2,)
+    return run_op(AFFINE_GRID, (theta,), (base, out_shape))
+
+
+# ----------------------------------------------------------------- ctc_loss
+
+def _logsumexp(a, axis=None):
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return out.squeeze(axis) if axis is not None else out.reshape(())
+
+
+def _ctc_one(lp, target, length, blank):
+    """(nll, gradient w.r.t. log_probs) of one sample: PyTorch's CPU kernel's alpha-beta
+    recursion in log space; the gradient is its `exp(lp) - exp(log(alpha beta) + nll - lp)`
+    (the gradient through a log_softmax, as PyTorch returns it)."""
+    t_len = length
+    ext = np.full(2 * len(target) + 1, blank)
+    ext[1::2] = target
+    s_len = len(ext)
+    neg = -np.inf
+    alpha = np.full((t_len, s_len), neg)
+    if t_len:
+        alpha[0, 0] = lp[0, blank]
+        if s_len > 1:
+            alpha[0, 1] = lp[0, ext[1]]
+    skip = np.zeros(s_len, bool)
+    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+    for t in range(1, t_len):
+        prev = alpha[t - 1]
+        a1 = np.concatenate([[neg], prev[:-1]])
+        a2 = np.where(skip, np.concatenate([[neg, neg], prev[:-2]]), neg)
+        alpha[t] = _logsumexp(np.stack([prev, a1, a2]), 0) + lp[t, ext]
+    if t_len == 0:
+        nll = 0.0 if len(target) == 0 else np.inf
+        return nll, np.zeros_like(lp)
+    ends = [alpha[t_len - 1, s_len - 1]] + ([alpha[t_len - 1, s_len - 2]] if s_len > 1 else [])
+    nll = -_logsumexp(np.array(ends))
+    beta = np.full((t_len, s_len), neg)
+    beta[t_len - 1, s_len - 1] = lp[t_len - 1, ext[s_len - 1]]
+    if s_len > 1:
+        beta[t_len - 1, s_len - 2] = lp[t_len - 1, ext[s_len - 2]]
+    skip_b = np.zeros(s_len, bool)
+    skip_b[:-2] = (ext[:-2] != blank) & (ext[:-2] != ext[2:])
+    for t in range(t_len - 2, -1, -1):
+        nxt = beta[t + 1]
+        b1 = np.concatenate([nxt[1:], [neg]])
+        b2 = np.where(skip_b, np.concatenate([nxt[2:], [neg, neg]]), neg)
+        beta[t] = _logsumexp(np.stack([nxt, b1, b2]), 0) + lp[t, ext]
+    grad = np.exp(lp).copy()
+    grad[t_len:] = 0
+    ab = alpha + beta  # (T, S)
+    for c in np.unique(ext):
+        lcab = _logsumexp(ab[:, ext == c], 1)
+        with np.errstate(all="ignore"):
+            grad[:t_len, c] = np.exp(lp[:t_len, c]) - np.exp(lcab + nll - lp[:t_len, c])
+    return nll, grad
+
+
+def _ctc_fwd(lp, targets, input_lengths, target_lengths, blank, zero_infinity, batched, flat):
+    x = lp.astype(_F64) if batched else lp.astype(_F64)[:, None, :]
+    n = x.shape[1]
+    losses = np.zeros(n)
+    grads = np.zeros_like(x)
+    offset = 0
+    for b in range(n):
+        tl = int(target_lengths[b])
+        if flat:
+            target = targets[offset:offset + tl]
+            offset += tl
+        else:
+            target = (targets[b] if targets.ndim == 2 else targets)[:tl]
+        nll, grad = _ctc_one(x[:, b, :], np.asarray(target), int(input_lengths[b]), blank)
+        if zero_infinity and np.isinf(nll):
+            grad = np.zeros_like(grad)  # (the loss itself is zeroed by a where, after)
+        losses[b] = nll
+        grads[:, b, :] = grad
+    if not batched:
+        grads = grads[:, 0, :]
+        losses = losses.reshape(())
+    return losses.astype(lp.dtype), grads.astype(lp.dtype)
+
+
+def _ctc_backward(c, g):
+    grads, = c.meta[-1:]
+    scale = g.unsqueeze(-1) if g._data.ndim else g
+    if GRAD_ENABLED[0]:  # (a node that refuses to be differentiated, as PyTorch's)
+        return (run_op(CTC_GRAD, (scale, c.saved[0]), (grads,)),)
+    return (make((scale._data * grads).astype(grads.dtype)),)
+
+
+def _ctc_double(c, gg):
+    raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
+
+
+CTC = defop("ctc_loss", "CtcLossBackward0", lambda lp, meta, grads: meta, _ctc_backward,
+            "the CTC negative log likelihood: alpha-beta recursion; its gradient as PyTorch's "
+            "(through the log_softmax)", save="inputs meta")
+CTC_GRAD = defop("ctc_loss_backward", "NotImplemented",
+                 lambda g, lp, grads: (g * grads).astype(grads.dtype), _ctc_double,
+                 "PyTorch has no derivative of the CTC gradient")
+
+
+@public("torch.nn.functional.ctc_loss", "torch.ctc_loss")
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction="mean", zero_infinity: bool = False) -> Tensor:
+    from .elementwise import where
+
+    if isinstance(reduction, int):
+        reduction = {0: "none", 1: "mean", 2: "sum"}.get(reduction, "none")
+    elif reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    lp = log_probs._data
+    batched = lp.ndim == 3
+    if lp.ndim not in (2, 3):
+        raise RuntimeError(f"ctc_loss(): Expected log_probs to have 2 or 3 dimensions, but got "
+                           f"{lp.ndim}")
+
+    def as_array(v):
+        if isinstance(v, Tensor):
+            return v._data.reshape(-1) if v._data.ndim else v._data.reshape(1)
+        return np.asarray(v).reshape(-1)
+
+    il, tl = as_array(input_lengths), as_array(target_lengths)
+    t = targets._data
+    n = lp.shape[1] if batched else 1
+    if len(il) != n:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tl) != n:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    flat = t.ndim == 1  # the targets of all samples concatenated
+    if np.any(il > lp.shape[0]):
+        bad = int(np.argmax(il > lp.shape[0]))
+        raise RuntimeError(f"Expected input_lengths to have value at most {lp.shape[0]}, but "
+                           f"got value {int(il[bad])} (while checking arguments for ctc_loss_cpu)")
+    _losses, grads = _ctc_fwd(lp, t, il, tl, blank, zero_infinity, batched, flat)
+    loss = run_op(CTC, (log_probs,), (_losses, grads))
+    if zero_infinity:
+        loss = where(loss == np.inf, make(np.zeros(loss._data.shape, lp.dtype)), loss)
+    if reduction == "mean":
+        denom = make(np.maximum(tl, 1).astype(lp.dtype).reshape(loss._data.shape))
+        return (loss / denom).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+# ----------------------------------------------------------------- torch.* spellings
+
+@public("torch.instance_norm")
+def torch_instance_norm(input: Tensor, weight, bias, running_mean, running_var,
+                        use_input_stats: bool, momentum: float, eps: float,
+                        cudnn_enabled: bool) -> Tensor:
+    return instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                         momentum, eps)
+
+
+@public("torch.poisson_nll_loss")
+def torch_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
+                           eps: float, reduction: int) -> Tensor:
+    mode = {0: "none", 1: "mean", 2: "sum"}.get(reduction, "none")
+    return poisson_nll_loss(input, target, log_input, full, None, eps, None, mode)
