@@ -223,9 +223,7 @@ class _UnsupportedNamespace:
 
 
 fft = _UnsupportedNamespace("torch.fft")
-optim = _UnsupportedNamespace("torch.optim")
-cuda = _UnsupportedNamespace("torch.cuda")
-
+from . import backends, cuda, optim  # noqa: E402,F401  (torch.cuda says no GPU; real optim)
 
 _fill(globals(), "torch.")
 
