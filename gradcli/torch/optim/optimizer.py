@@ -31,18 +31,46 @@ required = _Required()
 _F32 = np.dtype(np.float32)
 
 
+_SPLIT = 134217729.0  # 2**27 + 1: Dekker's splitting constant for float64
+
+
+def _split(x):
+    t = _SPLIT * x
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def fma64(a, b, c):
+    """a * b + c for float64 with (almost always) one rounding, as a fused multiply-add:
+    the product's rounding error (Dekker's two-product) and the sum's (two-sum) are
+    added back. numpy has no fma; PyTorch's float64 kernels use one."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bp = s - p
+    t = (p - (s - bp)) + (c - bp)
+    out = s + (t + err)
+    return np.where(np.isfinite(out), out, p + c)
+
+
 def axpy(alpha, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """y + alpha * x as PyTorch's vectorised kernels form it: alpha in the tensor's dtype,
-    one rounding (a fused multiply-add) for float32."""
+    one rounding (a fused multiply-add)."""
     if x.dtype == _F32:
         return (x.astype(np.float64) * float(np.float32(alpha)) + y).astype(_F32)
+    if x.dtype == np.float64:
+        return fma64(x, float(alpha), y)
     return y + alpha * x
 
 
 def fma_arrays(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """a * b + c, arrays, one rounding for float32."""
+    """a * b + c, arrays, one rounding."""
     if a.dtype == _F32:
         return (a.astype(np.float64) * b.astype(np.float64) + c).astype(_F32)
+    if a.dtype == np.float64:
+        return fma64(a, b, c)
     return a * b + c
 
 
