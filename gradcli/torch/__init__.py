@@ -170,6 +170,7 @@ from gradcli.engine.tensor import Tensor  # noqa: F401
 from . import autograd, linalg, nn, special  # noqa: F401
 from ._namespace import fill as _fill
 from .autograd import Variable  # noqa: F401
+from .torch_version import TorchVersion as _TorchVersion
 
 absolute = abs
 negative = neg
@@ -190,7 +191,7 @@ int64 = long = _dtypes.int64
 int32 = int = _dtypes.int32
 bool = _dtypes.bool_
 
-__version__ = "2.13.0+gradcli"
+__version__ = _TorchVersion("2.13.0+gradcli")  # compares as a version: >= "2.0"
 
 return_types = _SimpleNamespace(**_RETURN_TYPES)
 

@@ -4,7 +4,7 @@ need a GPU fails with PyTorch's "Torch not compiled with CUDA enabled"."""
 
 from __future__ import annotations
 
-NOT_COMPILED = "Torch not compiled with CUDA enabled"
+from gradcli.engine.devices import NOT_COMPILED
 
 __all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all",
            "synchronize", "empty_cache", "current_device", "get_device_name", "set_device",
@@ -59,23 +59,9 @@ def set_device(device) -> None:
     _no_cuda()
 
 
-_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
-                 "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
-                 "privateuseone")
-
-
 def check_device(dev) -> None:
     """Raise as PyTorch does when a tensor or module is moved to `dev` on a CPU-only build
     (a CPU device passes)."""
-    if isinstance(dev, int) and not isinstance(dev, bool):
-        _no_cuda()  # an int is a CUDA ordinal
-    name = str(getattr(dev, "type", dev)).split(":")[0]
-    if name == "cpu":
-        return
-    if name == "cuda":
-        _no_cuda()
-    if name in _DEVICE_TYPES:
-        raise RuntimeError(f"PyTorch is not linked with support for {name} devices")
-    raise RuntimeError(
-        "Expected one of " + ", ".join(_DEVICE_TYPES)
-        + f" device type at start of device string: {name}")
+    from gradcli.engine.devices import check
+
+    check(dev)

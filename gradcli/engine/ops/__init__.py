@@ -9,18 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from . import (  # noqa: F401,I001  (torch.nn's functional forms)
-    activations,
-    creation,
-    elementwise,
-    linalg,
-    losses,
-    nn,
-    nn_layers,
-    reductions,
-    shape,
-    views,
-)
+from . import creation, elementwise, linalg, nn, reductions, shape, views
+
+# isort: split
+from . import activations, losses, nn_layers, placement  # noqa: F401  (torch.nn's F; devices)
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
