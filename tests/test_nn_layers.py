@@ -135,7 +135,7 @@ def test_layer_matches(name):
     ours, theirs = both(build)
     assert repr(ours) == repr(theirs)
     assert list(ours.state_dict()) == list(theirs.state_dict())
-    for step in range(2):  # twice: running statistics move
+    for _ in range(2):  # twice: running statistics move
         out_o, out_t = ours(data(G)), theirs(data(torch))
         np.testing.assert_allclose(np.array(out_o.tolist()), out_t.detach().numpy(),
                                    rtol=1e-5, atol=1e-5)
