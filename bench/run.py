@@ -440,6 +440,96 @@ def bench_w3(args, results):
     results["W3 seed loop (us per run)"] = {k: rows[k] for k in order if k in rows}
 
 
+W7_SOURCE = """\
+import torch
+import math
+x = torch.linspace(-math.pi, math.pi, 2000)
+y = torch.sin(x)
+xx = x.unsqueeze(-1).pow(torch.tensor([1, 2, 3]))
+model = torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Flatten(0, 1))
+with torch.no_grad():
+    model[0].weight.copy_(torch.tensor([[0.1, -0.2, 0.05]]))
+    model[0].bias.fill_(0.3)
+loss_fn = torch.nn.MSELoss(reduction='sum')
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-6)
+for t in range({n}):
+    y_pred = model(xx)
+    loss = loss_fn(y_pred, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+w = model[0].weight
+"""
+
+
+def w7_engine(T, steps: int):
+    """The polynomial fit of "Learning PyTorch with Examples" (nn + optim): seconds a step
+    and the weights at the end (from fixed starting weights, so every peer agrees)."""
+    import math
+
+    x = T.linspace(-math.pi, math.pi, 2000)
+    y = T.sin(x)
+    xx = x.unsqueeze(-1).pow(T.tensor([1, 2, 3]))
+    model = T.nn.Sequential(T.nn.Linear(3, 1), T.nn.Flatten(0, 1))
+    with T.no_grad():
+        model[0].weight.copy_(T.tensor([[0.1, -0.2, 0.05]]))
+        model[0].bias.fill_(0.3)
+    loss_fn = T.nn.MSELoss(reduction="sum")
+    optimizer = T.optim.SGD(model.parameters(), lr=1e-6)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        y_pred = model(xx)
+        loss = loss_fn(y_pred, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return (time.perf_counter() - t0) / steps, np.asarray(model[0].weight.tolist()).ravel()
+
+
+def bench_w7(args, results):
+    """W7: 2,000 steps of the tutorial's nn.Sequential + MSELoss + SGD loop, in plain Python
+    on gradcli.torch, through `gradcli run` (the program times itself: start-up excluded,
+    as W3) and in PyTorch. Peers take turns, as in W3."""
+    steps = 200 if args.quick else 2000
+    repeat = 2 if args.quick else 5
+    import gradcli.torch as G
+
+    peers = {"gradcli (python)": lambda: w7_engine(G, steps)}
+    if have_torch():
+        import torch
+
+        peers["torch"] = lambda: w7_engine(torch, steps)
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "w7.grad").write_text(W7_SOURCE.format(n=steps))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    full = gradcli_cmd() + ["run", "--json", str(tmp / "w7.grad")]
+    first = subprocess.run(full, capture_output=True, text=True, env=env)
+    if first.returncode == 0:
+        def run_file():
+            proc = subprocess.run(full, capture_output=True, text=True, env=env)
+            run = json.loads(proc.stdout)["runs"][0]
+            return run["seconds"] / steps, None
+
+        peers["gradcli run"] = run_file
+    for fn in peers.values():
+        fn()
+    per = {name: [] for name in peers}
+    for _ in range(repeat):
+        for name, fn in peers.items():
+            per[name].append(fn())
+    ref = per["torch"][-1][1] if "torch" in per else per["gradcli (python)"][-1][1]
+    rows = {}
+    for name, ps in per.items():
+        rows[name] = summary([p[0] for p in ps], 1e6)
+        if ps[-1][1] is not None:
+            rows[name]["grad_ok"] = close(ps[-1][1], ref, rtol=1e-4)
+    if first.returncode != 0:
+        rows["gradcli run"] = {"error": (first.stderr.strip().splitlines() or ["failed"])[-1]}
+    shutil.rmtree(tmp, ignore_errors=True)
+    order = ["gradcli (python)", "gradcli run", "torch"]
+    results["W7 nn+optim polynomial fit (us per step)"] = {k: rows[k] for k in order if k in rows}
+
+
 W4_WORKLOADS = {"elementwise": (w4_elementwise, w4_elementwise_numpy),
                 "matmul": (w4_matmul, w4_matmul_numpy)}
 
@@ -618,7 +708,7 @@ def main() -> int:
         return 0
     results: dict = {}
     for wid, fn in (("W1", bench_w1), ("W2", bench_w2), ("W3", bench_w3), ("W4", bench_w4),
-                    ("W5W6", bench_memory)):
+                    ("W5W6", bench_memory), ("W7", bench_w7)):
         if args.k in wid:
             fn(args, results)
     for title, rows in results.items():
@@ -642,6 +732,9 @@ def main() -> int:
                   f"run/numpy {ratio(results, title, 'gradcli run', 'numpy')}, "
                   f"run/python {ratio(results, title, 'gradcli run', 'gradcli (python)')}, "
                   f"python/torch {ratio(results, title, 'gradcli (python)', 'torch')}")
+        elif title.startswith("W7"):
+            print(f"  {title}: python/torch {ratio(results, title, 'gradcli (python)', 'torch')}, "
+                  f"run/torch {ratio(results, title, 'gradcli run', 'torch')}")
         elif title.startswith("W4"):
             print(f"  {title}: gradcli/torch {ratio(results, title, 'gradcli', 'torch')}, "
                   f"gradcli/numpy {ratio(results, title, 'gradcli', 'numpy')}")

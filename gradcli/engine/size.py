@@ -36,22 +36,37 @@ class Size(tuple):
 
 
 class device:  # noqa: N801 - torch's name
-    __slots__ = ("type",)
+    """torch.device('cpu'), device('cuda:1'), device('cpu', 0): a name and an optional
+    index (only the CPU can hold tensors; see engine/devices.py)."""
 
-    def __init__(self, type: str = "cpu"):  # noqa: A002
-        self.type = str(type).split(":")[0]
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str = "cpu", index=None):  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index  # noqa: A001
+        from .devices import parse
+
+        kind, parsed = parse(type)
+        if parsed is not None and index is not None:
+            raise RuntimeError(
+                "type (string) must not include an index because index was passed explicitly: "
+                f"{type}")
+        self.type = kind
+        self.index = parsed if index is None else int(index)
 
     def __repr__(self) -> str:
-        return f"device(type='{self.type}')"
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
 
     def __str__(self) -> str:
-        return self.type
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other) -> bool:
-        return str(other) == self.type
+        return isinstance(other, device) and (other.type, other.index) == (self.type, self.index)
 
     def __hash__(self) -> int:
-        return hash(self.type)
+        return hash((self.type, self.index))
 
 
 CPU = device("cpu")

@@ -55,7 +55,7 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (SPEC 1.1),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-acos addcdiv addcmul apply_ argsort asin atan atan2 bincount cosh cpu cuda cummax cummin
+acos addcdiv addcmul apply_ argsort asin atan atan2 bincount cosh cummax cummin
 diag dist eq_ erf exp2 expm1 fliplr float_power frac gather half histc hypot
 index_select kthvalue lerp log10 log2 logcumsumexp map_ masked_select median mode moveaxis
 movedim nanmean nansum new_empty numpy positive renorm repeat_interleave resize_ roll

@@ -29,6 +29,7 @@ from . import autograd, linalg, nn, special  # noqa: F401
 from ._namespace import fill as _fill
 from ._namespace import unsupported as _unsupported
 from .autograd import Variable  # noqa: F401
+from .torch_version import TorchVersion as _TorchVersion
 
 get_default_dtype = _dtypes.get_default_dtype
 set_default_dtype = _dtypes.set_default_dtype
@@ -42,7 +43,7 @@ int64 = long = _dtypes.int64
 int32 = int = _dtypes.int32
 bool = _dtypes.bool_
 
-__version__ = "2.13.0+gradcli"
+__version__ = _TorchVersion("2.13.0+gradcli")  # compares as a version: >= "2.0"
 
 return_types = _SimpleNamespace(**_RETURN_TYPES)
 
@@ -75,9 +76,7 @@ class _UnsupportedNamespace:
 
 
 fft = _UnsupportedNamespace("torch.fft")
-optim = _UnsupportedNamespace("torch.optim")
-cuda = _UnsupportedNamespace("torch.cuda")
-
+from . import backends, cuda, optim  # noqa: E402,F401  (torch.cuda says no GPU; real optim)
 
 _fill(globals(), "torch.")
 

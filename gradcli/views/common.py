@@ -153,6 +153,28 @@ def grad_of(t: Tensor):
 
 
 # ------------------------------------------------------------------ names
+def with_module_parameters(names) -> dict:
+    """`names` plus, for each name bound to an nn.Module, its parameters and buffers under
+    their qualified names behind the variable's (`model.fc1.weight`, `model.0.bias`): the
+    expression that reaches them, as PyTorch's named_parameters names them."""
+    names = dict(names or {})
+    module_mod = sys.modules.get("gradcli.torch.nn.modules.module")
+    if module_mod is None:  # no program has made a module yet (nn loads on first use)
+        return names
+    module_cls = module_mod.Module
+    extra = {}
+    for name, obj in names.items():
+        if isinstance(obj, module_cls):
+            try:
+                for qual, t in list(obj.named_parameters()) + list(obj.named_buffers()):
+                    extra.setdefault(f"{name}.{qual}", t)
+            except Exception:  # noqa: BLE001 - a half-built user module: name what we can
+                continue
+    for key, value in extra.items():
+        names.setdefault(key, value)
+    return names
+
+
 class NameIndex:
     """The script's names for tensors: leaves by identity, non-leaves by grad_fn edge."""
 
@@ -161,7 +183,7 @@ class NameIndex:
         self._by_edge: dict[tuple[int, int], list[str]] = {}
         self._by_node: dict[int, list[str]] = {}
         self._keep = []  # the tensors, so their ids stay unique while we look
-        for name, obj in (names or {}).items():
+        for name, obj in with_module_parameters(names).items():
             if not isinstance(obj, Tensor):
                 continue
             self._keep.append(obj)

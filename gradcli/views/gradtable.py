@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from gradcli.engine.tensor import Tensor
 
-from .common import emit, grad_of, shape_str, short
+from .common import emit, grad_of, shape_str, short, with_module_parameters
 
 
 def named_grad_tensors(names) -> list[tuple[str, Tensor]]:
     """(name, tensor) for each named tensor that requires grad, in `names` order."""
-    return [(str(k), v) for k, v in (names or {}).items()
+    return [(str(k), v) for k, v in with_module_parameters(names).items()
             if isinstance(v, Tensor) and v.requires_grad]
 
 

@@ -11,13 +11,17 @@ import numpy as np
 from ..fpstate import quiet_forwards
 from ..tensor import Tensor
 from . import (  # noqa: F401
+    activations,
     creation,
     elementwise,
     indexing,
     layout,
     linalg,
+    losses,
     math,
     nn,
+    nn_layers,
+    placement,
     reductions,
     shape,
     sorting,

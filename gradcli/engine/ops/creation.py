@@ -126,6 +126,7 @@ def _conversion_error(data, target: dtypes.dtype, err: Exception) -> Exception:
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    _placed(device)
     if isinstance(data, Tensor):
         arr = np.array(data._data, copy=True)
         if dtype is not None:
@@ -169,22 +170,47 @@ IntTensor = _legacy(np.int32)
 BoolTensor = _legacy(np.bool_)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+def _placed(device) -> None:
+    """Only the CPU holds tensors: another device raises PyTorch's error."""
+    if device is not None:
+        from ..devices import check
+
+        check(device)
+
+
+def _sizes(args: tuple, size, name: str) -> tuple:
+    """The size of `ones(2, 3)`, `ones((2, 3))` or `ones(size=(2, 3))`."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    size = _sizes(args, size, "ones")
+    _placed(device)
     return _finish(np.ones(_size(size), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    size = _sizes(args, size, "zeros")
+    _placed(device)
     flat = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     if any(isinstance(s, int) and s < 0 for s in flat):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=None,
+          memory_format=None, pin_memory=False) -> Tensor:
+    size = _sizes(args, size, "empty")
+    _placed(device)
     return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _placed(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     if dtype is None:
@@ -193,6 +219,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _placed(device)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     m = n if m is None else m
@@ -231,6 +258,7 @@ def _check_convertible(v, target: np.dtype) -> None:
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _placed(device)
     start, end, step = _num(start), _num(end), _num(step)
     if end is None:
         start, end = 0, start
@@ -255,6 +283,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _placed(device)
     start, end = _num(start), _num(end)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -275,13 +304,15 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     return _finish(arr, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    shape = _size(size)
+def rand(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    _placed(device)
+    shape = _size(_sizes(args, size, "rand"))
     return _finish(rng().random(shape).astype(_float_dtype(dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    shape = _size(size)
+def randn(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    _placed(device)
+    shape = _size(_sizes(args, size, "randn"))
     return _finish(rng().standard_normal(shape).astype(_float_dtype(dtype)), requires_grad)
 
 

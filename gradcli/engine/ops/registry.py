@@ -150,7 +150,7 @@ def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save:
 
 def edge_of(x):
     """The (node, output_nr) edge through which a gradient reaches `x`."""
-    if type(x) is not Tensor:
+    if not isinstance(x, Tensor):
         return (None, 0)
     if x._base is not None and x._attr_version != x._vc[0]:
         refresh_view(x)
@@ -165,7 +165,7 @@ def edge_of(x):
 def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None) -> Tensor:
     """Run `op` forward on `inputs` and, if grad mode needs it, record its node."""
     if arrays is None:
-        arrays = [x._data if type(x) is Tensor else x for x in inputs]
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     if MAX_ELEMENTS[0] is not None and op.out_size is not None:
         check_count(op.out_size(arrays, meta))
     try:
@@ -176,7 +176,7 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
         out = _asarray(out)
     if GRAD_ENABLED[0] and op.backward is not None:
         for x in inputs:
-            if type(x) is Tensor and (x._requires_grad or (x._base is not None
+            if isinstance(x, Tensor) and (x._requires_grad or (x._base is not None
                                                              and x._base._requires_grad)):
                 # (a view made before its base required grad records too, with no edge)
                 if out.dtype.kind != "f":
@@ -330,7 +330,7 @@ def _record(op: Op, inputs, meta, out):
     """Make the graph node for one op application (only when a gradient is needed)."""
     edges = []
     for x in inputs:  # edge_of, inlined: this runs for every recorded op
-        if type(x) is Tensor:
+        if isinstance(x, Tensor):
             if x._base is not None and x._attr_version != x._vc[0]:
                 refresh_view(x)
             fn = x._grad_fn
@@ -346,12 +346,12 @@ def _record(op: Op, inputs, meta, out):
     saved = versions = input_meta = None
     if op.save_inputs:
         saved = inputs if op.save_for is None else op.save_for(inputs, edges)
-        versions = tuple([x._vc[0] for x in saved if type(x) is Tensor])
+        versions = tuple([x._vc[0] for x in saved if isinstance(x, Tensor)])
     if op.broadcast:
         shape, dt = out.shape, out.dtype
         i = 0
         for x in inputs:
-            if type(x) is Tensor:
+            if isinstance(x, Tensor):
                 d = x._data
                 ddt = d.dtype
                 if d.shape != shape or (ddt is not dt and ddt != dt):  # identity first: cheap

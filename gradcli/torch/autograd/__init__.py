@@ -16,7 +16,7 @@ from gradcli.engine.grad_mode import (  # noqa: F401
 )
 from gradcli.engine.tensor import Tensor as _Tensor
 
-from . import functional  # noqa: F401
+from . import functional, profiler  # noqa: F401
 
 
 def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - legacy torch name

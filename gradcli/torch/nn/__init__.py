@@ -1,11 +1,46 @@
-"""torch.nn: only its functional part is provided by gradcli."""
+"""torch.nn: Module and its layers, Parameter, the functional forms, init and utils.
+
+Plain Python classes over the engine's ops, so programs may subclass them. Only
+`functional` loads with the facade; the classes load on first use (start-up of
+`gradcli grad` does not grow).
+"""
 
 from __future__ import annotations
 
+import importlib as _importlib
+
 from . import functional  # noqa: F401
+
+_CLASSES = (
+    "ELU GELU Hardtanh LeakyReLU LogSoftmax ReLU ReLU6 Sigmoid SiLU Softmax Softplus Tanh "
+    "ModuleDict ModuleList ParameterDict ParameterList Sequential Dropout Flatten Unflatten "
+    "Bilinear Identity Linear BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss "
+    "L1Loss MSELoss NLLLoss SmoothL1Loss Module Embedding Conv1d Conv2d MaxPool1d MaxPool2d "
+    "AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d LayerNorm RNN LSTM GRU RNNCell "
+    "LSTMCell GRUCell").split()
+_SUBMODULES = ("modules", "parameter", "utils", "init")
+
+__all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])
 
 
 def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(f"torch.nn.{name} is not supported by gradcli")
+    if name in _CLASSES:
+        modules = _importlib.import_module(__name__ + ".modules")
+        value = getattr(modules, name, None)
+        if value is None:
+            raise AttributeError(f"torch.nn.{name} is not supported by gradcli")
+    elif name == "Parameter":
+        value = _importlib.import_module(__name__ + ".parameter").Parameter
+    elif name == "init":
+        try:
+            value = _importlib.import_module(__name__ + ".init")
+        except ImportError:  # before the rng helper's nn.init is merged
+            value = _importlib.import_module(__name__ + "._init_fallback")
+    elif name in _SUBMODULES:
+        value = _importlib.import_module(f"{__name__}.{name}")
+    else:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"torch.nn.{name} is not supported by gradcli")
+    globals()[name] = value
+    return value

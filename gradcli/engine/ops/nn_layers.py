@@ -1,0 +1,769 @@
+"""Layers' functional forms: bilinear, layer_norm, embedding, batch_norm, conv1d/conv2d,
+max/avg pooling (and Tensor.unflatten, which nn.Unflatten rests on)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor, make
+from .registry import defop, public, run_op
+
+
+@public("torch.unflatten", "Tensor.unflatten")
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    from ..tensor import _wrap_dim
+
+    shape = list(input.shape)
+    ax = _wrap_dim(dim, len(shape))
+    sizes = [int(s) for s in sizes]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if -1 in sizes:
+        known = 1
+        for s in sizes:
+            if s != -1:
+                known *= s
+        sizes[sizes.index(-1)] = shape[ax] // known if known else 0
+    total = 1
+    for s in sizes:
+        total *= s
+    if total != shape[ax]:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
+            f"{dim} ({shape[ax]}) in the input tensor")
+    return input.view(shape[:ax] + sizes + shape[ax + 1:])
+
+
+# ------------------------------------------------------------- module backward hooks
+# nn.Module.register_full_backward_hook passes a module's tensor inputs and outputs through
+# an identity node, as PyTorch's BackwardHookFunction does, so the gradients flowing
+# through them can be seen (and the inputs' replaced) by the hooks.
+BACKWARD_HOOK = defop("backward_hook_function", "BackwardHookFunctionBackward", lambda a: a,
+                      lambda c, g: (g,), "identity (module backward hooks watch it)",
+                      torch_call="(lambda m, x: (m.register_full_backward_hook(lambda *h: None), "
+                                 "m(x * 1))[1])(torch.nn.Identity(), a)")
+
+
+def backward_hook_identity(t: Tensor) -> Tensor:
+    return run_op(BACKWARD_HOOK, (t,))
+
+
+# ------------------------------------------------------------------ helpers
+def _tuple(v, n: int) -> tuple:
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1:
+            return tuple(v) * n
+        return tuple(int(x) for x in v)
+    return (int(v),) * n
+
+
+# ------------------------------------------------------------------ bilinear
+@public("torch.nn.functional.bilinear", "torch.bilinear")
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias=None) -> Tensor:
+    """x1^T W_k x2 (+ b_k) for each output k, as Tensor ops (the result a view, as
+    PyTorch's _trilinear leaves it)."""
+    out, in1, in2 = weight.shape
+    lead = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    mixed = x1.matmul(weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(-1, out, in2)
+    y = (mixed * x2.unsqueeze(1)).sum(-1).view(lead + (out,))
+    return y + bias if bias is not None else y
+
+
+# ------------------------------------------------------------------ embedding
+def _embedding_fwd(weight, indices, padding_idx):
+    return weight[indices]
+
+
+def _embedding_grads(arrays, meta, g):
+    weight = arrays[0]
+    indices, padding_idx = meta
+    gw = np.zeros_like(weight)
+    np.add.at(gw, indices.reshape(-1), g.reshape(-1, weight.shape[1]))
+    if padding_idx is not None and padding_idx >= 0:
+        gw[padding_idx] = 0
+    return (gw,)
+
+
+def _embedding_backward(c, g):
+    """The gradient rows added at the indices (index_put with accumulate: Tensor ops, so
+    it can be differentiated again); the padding row gets none."""
+    from .views import index_put
+
+    weight = c.saved[0]
+    indices, padding_idx = c.meta
+    n, d = weight._data.shape
+    flat = make(np.ascontiguousarray(indices.reshape(-1)).astype(np.int64))
+    gw = index_put(make(np.zeros((n, d), g._data.dtype)), (flat,), g.reshape(-1, d),
+                   accumulate=True)
+    if padding_idx is not None and padding_idx >= 0:
+        keep = np.ones((n, 1), g._data.dtype)
+        keep[padding_idx] = 0
+        gw = gw * make(keep)
+    return (gw,)
+
+
+EMBEDDING = defop("embedding", "EmbeddingBackward0", _embedding_fwd, _embedding_backward,
+                       "d embedding(W, i)/dW = the gradient rows added at the indices",
+                       save="inputs",
+                       torch_call="torch.nn.functional.embedding(torch.tensor([[0, 1], [1, 0]]), "
+                                  "a.reshape(a.shape[0], -1) if a.dim() > 1 else a.reshape(-1, 1))")
+
+
+@public("torch.nn.functional.embedding")
+def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False) -> Tensor:
+    idx = input._data
+    if idx.dtype.kind not in "iu":
+        from ..tensor import _type_word
+
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got torch."
+                           f"{_type_word(input.dtype)}Tensor instead (while checking arguments "
+                           "for embedding)")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += n
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        from ..grad_mode import no_grad
+
+        with no_grad():
+            rows = np.unique(idx)
+            w = weight._data
+            norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
+            scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+            w[rows] = w[rows] * scale[:, None].astype(w.dtype)
+            weight._vc[0] += 1
+    return run_op(EMBEDDING, (weight,), (idx, padding_idx))
+
+
+# ------------------------------------------------------------------ layer_norm
+def _norm_axes(x, k):
+    return tuple(range(x.ndim - k, x.ndim))
+
+
+def _layer_norm_fwd(x, weight, bias, k, eps):
+    """PyTorch's CPU kernel, rounding where it rounds: the row's mean and variance (exact
+    here, rounded to x's dtype), rstd = 1 / sqrt(var + eps), then per element
+    (x * rstd + (-mean * rstd)) * w + b, each multiply-add fused (one rounding)."""
+    axes = _norm_axes(x, k)
+    dt = x.dtype
+    x64 = x.astype(np.float64)
+    mean64 = x64.mean(axis=axes, keepdims=True)
+    var64 = ((x64 - mean64) ** 2).mean(axis=axes, keepdims=True)
+    mean = mean64.astype(dt)
+    rstd = (1 / np.sqrt(var64.astype(dt) + dt.type(eps))).astype(dt)
+    shift = (-mean * rstd).astype(dt)
+    y = (x64 * rstd + shift).astype(dt)
+    if weight is not None:
+        y = (y.astype(np.float64) * weight + (bias if bias is not None else 0)).astype(dt)
+    elif bias is not None:
+        y = (y + bias).astype(dt)
+    return y
+
+
+def _layer_norm_grads(arrays, meta, g):
+    x, weight, bias = arrays
+    k, eps = meta
+    axes = _norm_axes(x, k)
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=axes, keepdims=True)
+    var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True)
+    rstd = 1 / np.sqrt(var + eps)
+    xhat = (x64 - mean) * rstd
+    batch = tuple(range(x.ndim - k))
+    gw = (g * xhat).sum(axis=batch).astype(x.dtype) if weight is not None else None
+    gb = g.sum(axis=batch).astype(x.dtype) if bias is not None else None
+    gx = g * weight if weight is not None else g.astype(np.float64)
+    gx = rstd * (gx - gx.mean(axis=axes, keepdims=True)
+                 - xhat * (gx * xhat).mean(axis=axes, keepdims=True))
+    return gx.astype(x.dtype), gw, gb
+
+
+def _normalized_grads(x, w, b, g, axes, batch_axes, eps, shape, stats=None):
+    """The gradients of (x - mean) / sqrt(var + eps) * w + b over `axes`, in Tensor ops (so
+    they can be differentiated again). `stats` = fixed (mean, var) arrays (eval mode)."""
+    if stats is None:
+        mean = x.mean(axes, keepdim=True)
+        xc = x - mean
+        rstd = ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+    else:
+        xc = x - make(stats[0].reshape(shape).astype(x._data.dtype))
+        rstd = make((1 / np.sqrt(stats[1].reshape(shape) + eps)).astype(x._data.dtype))
+    xhat = xc * rstd
+    gw = (g * xhat).sum(batch_axes).reshape(w.shape) if w is not None else None
+    gb = g.sum(batch_axes).reshape(b.shape) if b is not None else None
+    gxh = g * w.reshape(shape) if w is not None else g
+    if stats is None:
+        gx = rstd * (gxh - gxh.mean(axes, keepdim=True)
+                     - xhat * (gxh * xhat).mean(axes, keepdim=True))
+    else:
+        gx = gxh * rstd
+    return gx, gw, gb
+
+
+def _layer_norm_backward(c, g):
+    x, w, b = c.saved
+    k, eps = c.meta
+    nd = x._data.ndim
+    axes = list(range(nd - k, nd))
+    shape = (1,) * (nd - k) + tuple(x._data.shape[nd - k:])
+    batch = list(range(nd - k))
+    gx, gw, gb = _normalized_grads(x, w, b, g, axes, batch, eps, shape)
+    return (gx if c.needs(0) else None, gw if c.needs(1) else None,
+            gb if c.needs(2) else None)
+
+
+LAYER_NORM = defop("layer_norm", "NativeLayerNormBackward0", _layer_norm_fwd,
+                        _layer_norm_backward, "d layer_norm/dx = rstd (g - mean g - xhat mean(g xhat))",
+                        save="inputs",
+                        torch_call="torch.nn.functional.layer_norm(a, a.shape[-1:])")
+
+
+@public("torch.nn.functional.layer_norm", "torch.layer_norm")
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            "one element, but got normalized_shape = []")
+    if tuple(input.shape[input.dim() - k:]) != shape or input.dim() < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size{input.shape}")
+    return run_op(LAYER_NORM, (input, weight, bias), (k, float(eps)))
+
+
+# ------------------------------------------------------------------ batch_norm
+def _bn_shape(x):
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def _bn_axes(x):
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _batch_norm_fwd(x, weight, bias, mean, var, eps):
+    shape = _bn_shape(x)
+    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y.astype(x.dtype)
+
+
+def _batch_norm_grads(arrays, meta, g):
+    x, weight, bias = arrays
+    mean, var, eps, training = meta
+    shape, axes = _bn_shape(x), _bn_axes(x)
+    rstd = 1 / np.sqrt(var.reshape(shape).astype(np.float64) + eps)
+    xhat = (x - mean.reshape(shape)) * rstd
+    gw = (g * xhat).sum(axis=axes).astype(x.dtype) if weight is not None else None
+    gb = g.sum(axis=axes).astype(x.dtype) if bias is not None else None
+    gx = g * weight.reshape(shape) if weight is not None else g.astype(np.float64)
+    if training:
+        gx = rstd * (gx - gx.mean(axis=axes, keepdims=True)
+                     - xhat * (gx * xhat).mean(axis=axes, keepdims=True))
+    else:
+        gx = gx * rstd
+    return gx.astype(x.dtype), gw, gb
+
+
+def _batch_norm_backward(c, g):
+    x, w, b = c.saved
+    mean, var, eps, training = c.meta
+    nd = x._data.ndim
+    axes = [0] + list(range(2, nd))
+    shape = (1, x._data.shape[1]) + (1,) * (nd - 2)
+    gx, gw, gb = _normalized_grads(x, w, b, g, axes, axes, eps, shape,
+                                   None if training else (mean, var))
+    return (gx if c.needs(0) else None, gw if c.needs(1) else None,
+            gb if c.needs(2) else None)
+
+
+BATCH_NORM = defop("batch_norm", "NativeBatchNormBackward0",
+                        lambda x, w, b, mean, var, eps, training: _batch_norm_fwd(x, w, b, mean, var, eps),
+                        _batch_norm_backward, "d batch_norm/dx over the batch statistics",
+                        save="inputs",
+                        torch_call="torch.nn.functional.batch_norm(a.reshape(a.shape[0], -1) "
+                                   "if a.dim() > 1 else a.reshape(-1, 1), None, None, "
+                                   "training=True)")
+
+
+@public("torch.nn.functional.batch_norm")
+def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    x = input._data
+    if x.ndim < 2:
+        raise ValueError(f"Expected 2D or 3D input (got {x.ndim}D input)")
+    axes = _bn_axes(x)
+    if training:
+        n = x.size // x.shape[1]
+        if n <= 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
+        x64 = x.astype(np.float64)
+        mean = x64.mean(axis=axes)
+        var = x64.var(axis=axes)
+        if running_mean is not None:
+            rm = running_mean._data
+            rm[...] = ((1 - momentum) * rm + momentum * mean).astype(rm.dtype)
+            running_mean._vc[0] += 1
+        if running_var is not None:
+            rv = running_var._data
+            rv[...] = ((1 - momentum) * rv + momentum * var * n / (n - 1)).astype(rv.dtype)
+            running_var._vc[0] += 1
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        mean, var = running_mean._data.astype(np.float64), running_var._data.astype(np.float64)
+    return run_op(BATCH_NORM, (input, weight, bias), (mean, var, float(eps), bool(training)))
+
+
+# ------------------------------------------------------------------ convolution
+# conv1d runs as conv2d over a (N, C, 1, L) view of its input; one ConvolutionBackward0
+# node either way. Windows come from sliding_window_view (no copy) and one einsum per
+# group dimension; the input's gradient adds each kernel position's slice back.
+def _windows(xp, kh, kw, stride, dilation, oh, ow):
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    sh, sw = stride
+    dh, dw = dilation
+    span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    win = sliding_window_view(xp, (span_h, span_w), axis=(2, 3))
+    return win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow]
+
+
+def _conv_geometry(x_shape, w_shape, stride, padding, dilation):
+    _, _, h, w = x_shape
+    _, _, kh, kw = w_shape
+    (ph, pw), (dh, dw), (sh, sw) = padding, dilation, stride
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    return oh, ow
+
+
+def _conv_fwd(x, w, b, stride, padding, dilation, groups, one_d):
+    if one_d:
+        x, w = x[:, :, None, :], w[:, :, None, :]
+    n, c, _, _ = x.shape
+    o, cg, kh, kw = w.shape
+    oh, ow = _conv_geometry(x.shape, w.shape, stride, padding, dilation)
+    ph, pw = padding
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+    win = _windows(xp, kh, kw, stride, dilation, oh, ow)  # n, c, oh, ow, kh, kw
+    win = win.reshape(n, groups, cg, oh, ow, kh, kw)
+    wg = w.reshape(groups, o // groups, cg, kh, kw)
+    out = np.einsum("ngchwij,gocij->ngohw", win, wg, optimize=True).reshape(n, o, oh, ow)
+    if b is not None:
+        out = out + b.reshape(1, o, 1, 1)
+    out = out.astype(x.dtype, copy=False)
+    return out[:, :, 0, :] if one_d else out
+
+
+def _lift(a, one_d):
+    return a[:, :, None, :] if one_d else a
+
+
+def _conv_grad_input(g, w, x_shape, stride, padding, dilation, groups, one_d):
+    """d<g, conv(x, w)>/dx: each kernel position's slice of g @ w added back."""
+    g, w = _lift(g, one_d), _lift(w, one_d)
+    n, c = x_shape[0], x_shape[1]
+    h, wd = (1, x_shape[2]) if one_d else x_shape[2:]
+    o, cg, kh, kw = w.shape
+    oh, ow = g.shape[2], g.shape[3]
+    ph, pw = padding
+    (sh, sw), (dh, dw) = stride, dilation
+    gg = g.reshape(n, groups, o // groups, oh, ow)
+    wg = w.reshape(groups, o // groups, cg, kh, kw)
+    cols = np.einsum("ngohw,gocij->ngchwij", gg, wg, optimize=True).reshape(n, c, oh, ow, kh, kw)
+    gxp = np.zeros((n, c, h + 2 * ph, wd + 2 * pw), dtype=np.result_type(g, w))
+    for i in range(kh):
+        for j in range(kw):
+            gxp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                j * dw: j * dw + sw * (ow - 1) + 1: sw] += cols[:, :, :, :, i, j]
+    gx = gxp[:, :, ph: ph + h, pw: pw + wd]
+    return gx[:, :, 0, :] if one_d else gx
+
+
+def _conv_grad_weight(g, x, w_shape, stride, padding, dilation, groups, one_d):
+    """d<g, conv(x, w)>/dw: the correlation of x's windows with g."""
+    g, x = _lift(g, one_d), _lift(x, one_d)
+    n, c = x.shape[:2]
+    o, cg = w_shape[0], w_shape[1]
+    kh, kw = (1, w_shape[2]) if one_d else w_shape[2:]
+    oh, ow = g.shape[2], g.shape[3]
+    ph, pw = padding
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+    win = _windows(xp, kh, kw, stride, dilation, oh, ow).reshape(n, groups, cg, oh, ow, kh, kw)
+    gg = g.reshape(n, groups, o // groups, oh, ow)
+    gw = np.einsum("ngohw,ngchwij->gocij", gg, win, optimize=True).reshape(o, cg, kh, kw)
+    return gw[:, :, 0, :] if one_d else gw
+
+
+def _conv_grad_input_grads(c, gg):
+    g, w = c.saved
+    geo = c.meta[1:]
+    return (run_op(CONVOLUTION, (gg, w, None), geo) if c.needs(0) else None,
+            run_op(CONV_GRAD_WEIGHT, (g, gg), (tuple(w._data.shape),) + geo)
+            if c.needs(1) else None)
+
+
+def _conv_grad_weight_grads(c, gg):
+    g, x = c.saved
+    geo = c.meta[1:]
+    return (run_op(CONVOLUTION, (x, gg, None), geo) if c.needs(0) else None,
+            run_op(CONV_GRAD_INPUT, (g, gg), (tuple(x._data.shape),) + geo)
+            if c.needs(1) else None)
+
+
+CONV_GRAD_INPUT = defop(
+    "convolution_backward_input", "ConvolutionBackwardBackward0",
+    lambda g, w, x_shape, *geo: _conv_grad_input(g, w, x_shape, *geo).astype(w.dtype),
+    _conv_grad_input_grads, "d conv_backward_input(g, w)/dg = conv(gg, w), /dw = corr(g, gg)",
+    save="inputs",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.conv1d("
+               "a.reshape(1, 1, -1), torch.tensor([[[0.5, -1.0]]], dtype=a.dtype, "
+               "requires_grad=True)), a, torch.ones(1, 1, a.numel() - 1, dtype=a.dtype) * a.sum(),"
+               " create_graph=True)[0])(a)")
+CONV_GRAD_WEIGHT = defop(
+    "convolution_backward_weight", "ConvolutionBackwardBackward0",
+    lambda g, x, w_shape, *geo: _conv_grad_weight(g, x, w_shape, *geo).astype(x.dtype),
+    _conv_grad_weight_grads, "d conv_backward_weight(g, x)/dg = conv(x, gg), /dx = ...",
+    save="inputs",
+    torch_call="torch.enable_grad()(lambda a: (lambda w: torch.autograd.grad("
+               "torch.nn.functional.conv1d(a.reshape(1, 1, -1), w), w, "
+               "torch.ones(1, 1, a.numel() - 1, dtype=a.dtype) * a.sum(), create_graph=True)[0])("
+               "torch.tensor([[[0.5, -1.0]]], dtype=a.dtype, requires_grad=True)))(a)")
+
+
+def _conv_backward(c, g):
+    x, w, b = c.saved
+    geo = c.meta
+    gx = run_op(CONV_GRAD_INPUT, (g, w), (tuple(x._data.shape),) + geo) if c.needs(0) else None
+    gw = run_op(CONV_GRAD_WEIGHT, (g, x), (tuple(w._data.shape),) + geo) if c.needs(1) else None
+    gb = None
+    if b is not None and c.needs(2):
+        gb = g.sum([0, 2] if geo[-1] else [0, 2, 3])
+    return gx, gw, gb
+
+
+CONVOLUTION = defop("convolution", "ConvolutionBackward0", _conv_fwd, _conv_backward,
+                    "d conv/dx = transposed conv of g, d/dw = correlation of x and g",
+                    save="inputs",
+                    torch_call="torch.nn.functional.conv1d(a.reshape(1, 1, -1), "
+                               "torch.tensor([[[0.5, -1.0]]], dtype=a.dtype))")
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, dims: int):
+    name = f"conv{dims}d"
+    x = input._data
+    if x.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but "
+            f"got input of size: {list(input.shape)}")
+    unbatched = x.ndim == dims + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    stride, dilation = _tuple(stride, dims), _tuple(dilation, dims)
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * dims
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+            if any(t % 2 for t in total):
+                raise RuntimeError("gradcli: padding='same' with an even kernel extent is not "
+                                   "supported")
+            padding = tuple(t // 2 for t in total)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                             "{'valid', 'same'}")
+    padding = _tuple(padding, dims)
+    c_in = input.shape[1]
+    if weight.shape[1] * groups != c_in:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+            f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got {c_in} "
+            "channels instead")
+    if dims == 1:
+        stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
+    x_shape = tuple(input.shape) if dims == 2 else (input.shape[0], c_in, 1, input.shape[2])
+    w_shape = tuple(weight.shape) if dims == 2 else (weight.shape[0], weight.shape[1], 1,
+                                                     weight.shape[2])
+    oh, ow = _conv_geometry(x_shape, w_shape, stride, padding, dilation)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(
+            "Calculated padded input size per channel: "
+            f"({' x '.join(str(s + 2 * p) for s, p in zip(x_shape[4 - dims:], padding[2 - dims:]))}). "
+            f"Kernel size: ({' x '.join(str(k) for k in kernel)}). Kernel size can't be greater "
+            "than actual input size")
+    out = run_op(CONVOLUTION, (input, weight, bias),
+                 (stride, padding, dilation, int(groups), dims == 1))
+    return out.squeeze(0) if unbatched else out
+
+
+@public("torch.nn.functional.conv1d", "torch.conv1d")
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+@public("torch.nn.functional.conv2d", "torch.conv2d")
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+# ------------------------------------------------------------------ pooling
+def _pool_out(size, k, s, p, d, ceil_mode):
+    eff = d * (k - 1) + 1
+    num = size + 2 * p - eff
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _max_pool_fwd(x, kernel, stride, padding, dilation, ceil_mode):
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    n, c, h, w = x.shape
+    oh = _pool_out(h, kh, sh, ph, dilation[0], ceil_mode)
+    ow = _pool_out(w, kw, sw, pw, dilation[1], ceil_mode)
+    need_h = (oh - 1) * sh + dilation[0] * (kh - 1) + 1
+    need_w = (ow - 1) * sw + dilation[1] * (kw - 1) + 1
+    xp = np.full((n, c, max(need_h, h + 2 * ph), max(need_w, w + 2 * pw)), -np.inf, x.dtype)
+    xp[:, :, ph:ph + h, pw:pw + w] = x
+    win = _windows(xp, kh, kw, stride, dilation, oh, ow).reshape(n, c, oh, ow, kh * kw)
+    # the first maximum (nan wins, as PyTorch's kernel)
+    nan = np.isnan(win)
+    arg = np.where(nan.any(-1), nan.argmax(-1), win.argmax(-1))
+    out = np.take_along_axis(win, arg[..., None], -1)[..., 0]
+    ki, kj = np.divmod(arg, kw)
+    rows = np.arange(oh)[:, None] * sh + ki * dilation[0] - ph
+    cols = np.arange(ow)[None, :] * sw + kj * dilation[1] - pw
+    return out, rows * w + cols
+
+
+def _max_pool_op_fwd(x, kernel, stride, padding, dilation, ceil_mode, holder):
+    out, idx = _max_pool_fwd(x, kernel, stride, padding, dilation, ceil_mode)
+    holder.append(idx)
+    return out
+
+
+def _max_pool_grads(arrays, meta, g):
+    x = arrays[0]
+    idx = meta[-1][0]
+    n, c, h, w = x.shape
+    gx = np.zeros((n, c, h * w), dtype=x.dtype)
+    flat = idx.reshape(n, c, -1)
+    np.add.at(gx, (np.arange(n)[:, None, None], np.arange(c)[None, :, None], flat),
+              g.reshape(n, c, -1))
+    return (gx.reshape(x.shape),)
+
+
+def _max_pool_backward(c, g):
+    """g added at each window's maximum (index_put with accumulate: differentiable)."""
+    from .views import index_put
+
+    x = c.saved[0]
+    n, ch, h, w = x._data.shape
+    idx = c.meta[-1][0].reshape(n, ch, -1)
+    planes = (np.arange(n * ch).reshape(n, ch, 1) * (h * w))
+    flat = make(np.ascontiguousarray((idx + planes).reshape(-1)).astype(np.int64))
+    gx = index_put(make(np.zeros(n * ch * h * w, g._data.dtype)), (flat,), g.reshape(-1),
+                   accumulate=True)
+    return (gx.view(n, ch, h, w),)
+
+
+MAX_POOL2D = defop("max_pool2d", "MaxPool2DWithIndicesBackward0", _max_pool_op_fwd,
+                        _max_pool_backward, "d max_pool/dx = g at each window's maximum",
+                        save="inputs",
+                        torch_call="torch.nn.functional.max_pool2d(a.reshape(1, 1, 1, -1), "
+                                   "(1, 2), ceil_mode=True)")
+
+
+def _pool_args(kernel_size, stride, padding, dilation=1):
+    kernel = _tuple(kernel_size, 2)
+    stride = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 2)
+    return kernel, stride, _tuple(padding, 2), _tuple(dilation, 2)
+
+
+def _as_4d(input, name: str, dims: int = 2):
+    x = input._data
+    if x.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"{name}: Expected {dims + 1}D or {dims + 2}D (batch mode) tensor "
+                           f"for input, but got {input.shape}")
+    return (input.unsqueeze(0), True) if x.ndim == dims + 1 else (input, False)
+
+
+@public("torch.nn.functional.max_pool2d", "torch.max_pool2d")
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, dilation)
+    if any(p * 2 > k for p, k in zip(padding, kernel)):
+        raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                           f"pad={padding[0]}, kernel_size={kernel[0]} and dilation={dilation[0]}")
+    x4, unbatched = _as_4d(input, "max_pool2d")
+    holder = []
+    out = run_op(MAX_POOL2D, (x4,), (kernel, stride, padding, dilation, bool(ceil_mode), holder))
+    if unbatched:
+        out = out.squeeze(0)
+    if return_indices:
+        idx = holder[0]
+        return out, make(idx[0] if unbatched else idx)
+    return out
+
+
+@public("torch.nn.functional.max_pool1d", "torch.max_pool1d")
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    k = _tuple(kernel_size, 1)[0]
+    s = k if stride is None or stride == [] else _tuple(stride, 1)[0]
+    res = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _tuple(padding, 1)[0]),
+                     (1, _tuple(dilation, 1)[0]), ceil_mode, return_indices)
+    if return_indices:
+        return res[0].squeeze(-2), res[1].squeeze(-2)
+    return res.squeeze(-2)
+
+
+def _avg_pool_fwd(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    n, c, h, w = x.shape
+    oh, ow = _pool_out(h, kh, sh, ph, 1, ceil_mode), _pool_out(w, kw, sw, pw, 1, ceil_mode)
+    xp = np.zeros((n, c, max((oh - 1) * sh + kh, h + 2 * ph),
+                   max((ow - 1) * sw + kw, w + 2 * pw)), x.dtype)
+    xp[:, :, ph:ph + h, pw:pw + w] = x
+    win = _windows(xp, kh, kw, stride, (1, 1), oh, ow)
+    return win.sum(axis=(-2, -1), dtype=np.float64) / _avg_divisors(
+        x.shape, kernel, stride, padding, count_include_pad, divisor, oh, ow)
+
+
+def _avg_divisors(shape, kernel, stride, padding, count_include_pad, divisor, oh, ow):
+    if divisor:
+        return float(divisor)
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    h, w = shape[2], shape[3]
+    hs = np.arange(oh) * sh - ph
+    ws = np.arange(ow) * sw - pw
+    he = np.minimum(hs + kh, h + ph)
+    we = np.minimum(ws + kw, w + pw)
+    if count_include_pad:
+        return ((he - hs)[:, None] * (we - ws)[None, :]).astype(np.float64)
+    hs2, ws2 = np.maximum(hs, 0), np.maximum(ws, 0)
+    he2, we2 = np.minimum(he, h), np.minimum(we, w)
+    return ((he2 - hs2)[:, None] * (we2 - ws2)[None, :]).astype(np.float64)
+
+
+def _avg_pool_grads(arrays, meta, g):
+    x = arrays[0]
+    kernel, stride, padding, ceil_mode, count_include_pad, divisor = meta
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    n, c, h, w = x.shape
+    oh, ow = g.shape[2], g.shape[3]
+    share = g / _avg_divisors(x.shape, kernel, stride, padding, count_include_pad, divisor,
+                              oh, ow)
+    gxp = np.zeros((n, c, max((oh - 1) * sh + kh, h + 2 * ph),
+                    max((ow - 1) * sw + kw, w + 2 * pw)), np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            gxp[:, :, i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw] += share
+    return (gxp[:, :, ph:ph + h, pw:pw + w].astype(x.dtype),)
+
+
+def _avg_pool_spread(g, x_shape, *meta):
+    """avg_pool2d's backward in numpy: each output's gradient spread over its window."""
+    return _avg_pool_grads([np.empty(x_shape, g.dtype)], meta, g)[0]
+
+
+# the pool and its backward are linear and adjoint: each one's gradient is the other
+AVG_POOL2D = defop(
+    "avg_pool2d", "AvgPool2DBackward0", lambda x, *m: _avg_pool_fwd(x, *m).astype(x.dtype),
+    lambda c, g: (run_op(AVG_POOL2D_BACKWARD, (g,), (tuple(c.saved[0]._data.shape),) + c.meta),),
+    "d avg_pool/dx = g / window size, spread over each window", save="inputs",
+    torch_call="torch.nn.functional.avg_pool2d(a.reshape(1, 1, 1, -1), (1, 2), ceil_mode=True)")
+AVG_POOL2D_BACKWARD = defop(
+    "avg_pool2d_backward", "AvgPool2DBackwardBackward0", _avg_pool_spread,
+    lambda c, gg: (run_op(AVG_POOL2D, (gg,), c.meta[1:]),),
+    "d avg_pool_backward(g)/dg = avg_pool", save="inputs",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.avg_pool2d("
+               "a.reshape(1, 1, 1, -1), (1, 2), ceil_mode=True).pow(2).sum(), a, "
+               "create_graph=True)[0])(a)")
+
+
+@public("torch.nn.functional.avg_pool2d", "torch.avg_pool2d")
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    kernel, stride, padding, _ = _pool_args(kernel_size, stride, padding)
+    if any(p * 2 > k for p, k in zip(padding, kernel)):
+        raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                           f"pad={padding[0]}, kernel_size={kernel[0]} and dilation=1")
+    x4, unbatched = _as_4d(input, "avg_pool2d")
+    out = run_op(AVG_POOL2D, (x4,), (kernel, stride, padding, bool(ceil_mode),
+                                     bool(count_include_pad), divisor_override))
+    return out.squeeze(0) if unbatched else out
+
+
+def _bins(size, out):
+    starts = [(i * size) // out for i in range(out)]
+    ends = [-(-((i + 1) * size) // out) for i in range(out)]
+    return starts, ends
+
+
+def _adaptive_fwd(x, oh, ow):
+    n, c, h, w = x.shape
+    hs, he = _bins(h, oh)
+    ws, we = _bins(w, ow)
+    out = np.empty((n, c, oh, ow), x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            out[:, :, i, j] = x[:, :, hs[i]:he[i], ws[j]:we[j]].mean(axis=(-2, -1))
+    return out
+
+
+def _adaptive_grads(arrays, meta, g):
+    x = arrays[0]
+    oh, ow = meta
+    n, c, h, w = x.shape
+    hs, he = _bins(h, oh)
+    ws, we = _bins(w, ow)
+    gx = np.zeros(x.shape, np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            area = (he[i] - hs[i]) * (we[j] - ws[j])
+            gx[:, :, hs[i]:he[i], ws[j]:we[j]] += g[:, :, i:i + 1, j:j + 1] / area
+    return (gx.astype(x.dtype),)
+
+
+ADAPTIVE_AVG_POOL2D = defop(
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", _adaptive_fwd,
+    lambda c, g: (run_op(ADAPTIVE_AVG_POOL2D_BACKWARD, (g,),
+                         (tuple(c.saved[0]._data.shape),) + c.meta),),
+    "d adaptive_avg_pool/dx = g / bin size over each bin", save="inputs",
+    torch_call="torch.nn.functional.adaptive_avg_pool2d(a.reshape(1, 1, 1, -1), (1, 2))")
+ADAPTIVE_AVG_POOL2D_BACKWARD = defop(
+    "adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0",
+    lambda g, x_shape, oh, ow: _adaptive_grads([np.empty(x_shape, g.dtype)], (oh, ow), g)[0],
+    lambda c, gg: (run_op(ADAPTIVE_AVG_POOL2D, (gg,), c.meta[1:]),),
+    "d adaptive_avg_pool_backward(g)/dg = adaptive_avg_pool", save="inputs",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+               "torch.nn.functional.adaptive_avg_pool2d(a.reshape(1, 1, 1, -1), (1, 2)).pow(2).sum(),"
+               " a, create_graph=True)[0])(a)")
+
+
+@public("torch.nn.functional.adaptive_avg_pool2d", "torch.adaptive_avg_pool2d")
+def adaptive_avg_pool2d(input, output_size):
+    x4, unbatched = _as_4d(input, "adaptive_avg_pool2d")
+    sizes = _tuple(output_size, 2) if not isinstance(output_size, (tuple, list)) else tuple(
+        x4.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
+    if sizes == (1, 1):
+        out = x4.mean((-2, -1), keepdim=True)  # PyTorch's shortcut: MeanBackward1
+    else:
+        out = run_op(ADAPTIVE_AVG_POOL2D, (x4,), sizes)
+    return out.squeeze(0) if unbatched else out

@@ -1,0 +1,9 @@
+"""torch.backends.cuda: a CPU-only build."""
+
+from __future__ import annotations
+
+__all__ = ["is_built"]
+
+
+def is_built() -> bool:
+    return False

@@ -1,0 +1,54 @@
+"""torch.nn.modules: the layer classes, one module per family as in PyTorch."""
+
+from __future__ import annotations
+
+from .activation import (  # noqa: F401
+    ELU,
+    GELU,
+    Hardtanh,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .dropout import Dropout  # noqa: F401
+from .flatten import Flatten, Unflatten  # noqa: F401
+from .layers import (  # noqa: F401
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
+    Conv1d,
+    Conv2d,
+    Embedding,
+    LayerNorm,
+    MaxPool1d,
+    MaxPool2d,
+)
+from .linear import Bilinear, Identity, Linear  # noqa: F401
+from .loss import (  # noqa: F401
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from .module import Module  # noqa: F401
+
+__all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "Sigmoid",
+           "SiLU", "Softmax", "Softplus", "Tanh", "ModuleDict", "ModuleList", "ParameterDict",
+           "ParameterList", "Sequential", "Dropout", "Flatten", "Unflatten", "Bilinear",
+           "Identity", "Linear", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss",
+           "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss", "SmoothL1Loss", "Module",
+           "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
+           "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d"]

@@ -1,0 +1,57 @@
+"""nn.Parameter: a Tensor that a Module registers as one of its parameters.
+
+It is a real subclass of the engine's Tensor (same slots, so every op reads it as a
+tensor): ops on it return plain Tensors, as in PyTorch; only the way it prints and the
+registration rule of Module.__setattr__ tell it apart.
+"""
+
+from __future__ import annotations
+
+from gradcli.engine.tensor import Tensor, _init
+
+__all__ = ["Parameter"]
+
+
+def _share(cls, data: Tensor, requires_grad: bool):
+    """A `cls` instance over data's storage and version counter, as a leaf."""
+    if not isinstance(data, Tensor):
+        raise TypeError(f"Parameter(): argument 'data' (position 1) must be Tensor, not "
+                        f"{type(data).__name__}")
+    if requires_grad and data._data.dtype.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    t = object.__new__(cls)
+    _init(t, data._data, bool(requires_grad), None)
+    t._vc = data._vc
+    return t
+
+
+class Parameter(Tensor):
+    """A tensor that is a module's parameter: assigning one to a Module attribute
+    registers it (plain tensors assigned there stay plain attributes)."""
+
+    __slots__ = ()
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            from gradcli.engine.ops.creation import empty
+
+            data = empty(0)
+        return _share(cls, data, requires_grad)
+
+    def __init__(self, data=None, requires_grad=True):
+        pass  # all done in __new__ (Tensor.__init__ is the legacy constructor)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + Tensor.__repr__(self)
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):  # pragma: no cover - deepcopy support only
+        raise TypeError("gradcli Parameters cannot be pickled")
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.data.clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result

@@ -1,0 +1,100 @@
+"""torch.nn.utils: gradient clipping and flattening parameters to one vector."""
+
+from __future__ import annotations
+
+import math
+
+from gradcli.engine.grad_mode import no_grad
+from gradcli.engine.tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_to_vector",
+           "vector_to_parameters", "get_total_norm", "clip_grads_with_norm_"]
+
+
+def _as_list(tensors) -> list:
+    if isinstance(tensors, Tensor):
+        return [tensors]
+    return list(tensors)
+
+
+def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    """The norm of the norms of `tensors` (as if they were one vector)."""
+    from gradcli.engine.ops.creation import tensor as make_tensor
+    from gradcli.engine.ops.shape import stack
+
+    tensors = _as_list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return make_tensor(0.0)
+    with no_grad():
+        if norm_type == math.inf:
+            norms = [t.detach().abs().max() for t in tensors]
+            total = norms[0] if len(norms) == 1 else stack(norms).max()
+        else:
+            norms = [t.detach().norm(norm_type) for t in tensors]
+            total = stack(norms).norm(norm_type)
+    if error_if_nonfinite and not bool(total.isfinite()):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the "
+            "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    if not grads:
+        return
+    with no_grad():
+        coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.dtype))
+
+
+def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """Scale the gradients so that their total norm is at most max_norm; returns the
+    total norm before clipping."""
+    params = _as_list(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(params, max_norm, total)
+    return total
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    import warnings
+
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
+    """Clamp every gradient into [-clip_value, clip_value], in place."""
+    clip_value = float(clip_value)
+    with no_grad():
+        for p in _as_list(parameters):
+            if p.grad is not None:
+                p.grad.clamp_(min=-clip_value, max=clip_value)
+
+
+def parameters_to_vector(parameters) -> Tensor:
+    from gradcli.engine.ops.shape import cat
+
+    if isinstance(parameters, Tensor):
+        raise TypeError("expected torch.Tensor or Iterable of Tensors, but got: "
+                        f"{type(parameters).__name__}")
+    return cat([p.view(-1) for p in parameters])
+
+
+def vector_to_parameters(vec: Tensor, parameters) -> None:
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+    pointer = 0
+    for param in parameters:
+        n = param.numel()
+        param.data = vec[pointer:pointer + n].view_as(param).data
+        pointer += n

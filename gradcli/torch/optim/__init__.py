@@ -1,0 +1,22 @@
+"""torch.optim: SGD, Adam, AdamW, RMSprop, Adagrad and lr_scheduler (loaded on first use)."""
+
+from __future__ import annotations
+
+import importlib as _importlib
+
+__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Optimizer", "lr_scheduler"]
+
+
+def __getattr__(name: str):
+    if name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad"):
+        value = getattr(_importlib.import_module(__name__ + ".algorithms"), name)
+    elif name == "Optimizer":
+        value = _importlib.import_module(__name__ + ".optimizer").Optimizer
+    elif name == "lr_scheduler":
+        value = _importlib.import_module(__name__ + ".lr_scheduler")
+    else:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"torch.optim.{name} is not supported by gradcli")
+    globals()[name] = value
+    return value

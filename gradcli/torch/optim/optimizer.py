@@ -1,0 +1,251 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad, state_dict.
+
+The updates (in the subclasses) follow PyTorch's single-tensor CPU implementation
+(`foreach=False`, which is what PyTorch runs for CPU tensors) step for step, on the
+parameters' numpy buffers: each PyTorch in-place op becomes the same float32 (or float64)
+operation, rounded where PyTorch's kernel rounds. Where its vectorised kernels fuse a
+multiply and an add (add with alpha, lerp, addcmul) the float32 result is formed in
+float64 and rounded once, as a fused multiply-add rounds. So parameters stay within
+rounding of PyTorch's over thousands of steps.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from copy import deepcopy
+
+import numpy as np
+
+from gradcli.engine.tensor import Tensor, make
+
+__all__ = ["Optimizer", "required"]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+_F32 = np.dtype(np.float32)
+
+
+_SPLIT = 134217729.0  # 2**27 + 1: Dekker's splitting constant for float64
+
+
+def _split(x):
+    t = _SPLIT * x
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def fma64(a, b, c):
+    """a * b + c for float64 with (almost always) one rounding, as a fused multiply-add:
+    the product's rounding error (Dekker's two-product) and the sum's (two-sum) are
+    added back. numpy has no fma; PyTorch's float64 kernels use one."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bp = s - p
+    t = (p - (s - bp)) + (c - bp)
+    out = s + (t + err)
+    return np.where(np.isfinite(out), out, p + c)
+
+
+def axpy(alpha, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """y + alpha * x as PyTorch's vectorised kernels form it: alpha in the tensor's dtype,
+    one rounding (a fused multiply-add)."""
+    if x.dtype == _F32:
+        return (x.astype(np.float64) * float(np.float32(alpha)) + y).astype(_F32)
+    if x.dtype == np.float64:
+        return fma64(x, float(alpha), y)
+    return y + alpha * x
+
+
+def fma_arrays(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """a * b + c, arrays, one rounding."""
+    if a.dtype == _F32:
+        return (a.astype(np.float64) * b.astype(np.float64) + c).astype(_F32)
+    if a.dtype == np.float64:
+        return fma64(a, b, c)
+    return a * b + c
+
+
+def scalar(x, dtype):
+    """A Python number as the tensor kernel sees it (cast to the tensor's dtype)."""
+    return dtype.type(x)
+
+
+def write(t: Tensor, values: np.ndarray) -> None:
+    """t's buffer := values, in place (views of t see it), and bump its version."""
+    np.copyto(t._data, values)
+    t._vc[0] += 1
+
+
+def step_tensor(value: float = 0.0) -> Tensor:
+    """The float32 0-d tensor PyTorch keeps as a parameter's 'step'."""
+    return make(np.array(value, np.float32))
+
+
+class Optimizer:
+    """Base class of the optimizers: holds param_groups and per-parameter state."""
+
+    def __init__(self, params, defaults: dict) -> None:
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            from gradcli.torch.nn.modules.module import _typename
+
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {_typename(params)}")
+        param_groups = list(params)
+        if not param_groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __repr__(self) -> str:
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += "\n"
+            text += f"Parameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+    def add_param_group(self, param_group: dict) -> None:
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + type(param).__name__)
+            if not param.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        params = param_group["params"]
+        if len(params) != len({id(p) for p in params}):
+            import warnings
+
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+        if seen & {id(p) for p in param_group["params"]}:
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+        self._group_added(param_group)
+
+    def _group_added(self, group: dict) -> None:
+        """Hook for optimizers that make their state eagerly (Adagrad)."""
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    # ------------------------------------------------------------ state_dict
+    def state_dict(self) -> dict:
+        index = {}
+        start = 0
+
+        def pack(group):
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                index.setdefault(id(p), i)
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        groups = [pack(g) for g in self.param_groups]
+        by_id = {id(p): p for g in self.param_groups for p in g["params"]}
+        state = {}
+        for p_id, p in by_id.items():
+            if p in self.state:
+                state[index[p_id]] = self.state[p]
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = dict(state_dict)
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = {}
+        for g, s in zip(groups, saved_groups):
+            for old, p in zip(s["params"], g["params"]):
+                id_map[old] = p
+        self.state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in id_map:
+                param = id_map[key]
+                self.state[param] = {k: _cast_state(param, k, v) for k, v in value.items()}
+        new_groups = []
+        for g, s in zip(groups, saved_groups):
+            s["params"] = g["params"]
+            new_groups.append(s)
+        self.param_groups = new_groups
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    def _closure_loss(self, closure):
+        """Run the closure (with grad mode on) at the start of step(); also notes that
+        step() ran, for lr_scheduler's order warning."""
+        self._opt_called = True
+        if closure is None:
+            return None
+        from gradcli.engine.grad_mode import enable_grad
+
+        with enable_grad():
+            return closure()
+
+
+def _cast_state(param: Tensor, key: str, value):
+    """A loaded state value, a copy in the parameter's dtype ('step' stays as it is)."""
+    if isinstance(value, Tensor):
+        if key == "step":
+            return make(value._data.copy())
+        return make(value._data.astype(param._data.dtype).copy())
+    return value
