@@ -9,7 +9,6 @@ import numpy as np
 
 from .. import dtypes
 from ..limits import check_elements
-from ..random import rng
 from ..tensor import Tensor, _plain, make
 
 
@@ -274,30 +273,67 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     return _finish(arr, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def _random_float(shape, dtype, kernel: str) -> np.ndarray:
+    target = _float_dtype(dtype)
+    if target.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE[target.name]}'")
+    return np.empty(shape, target)
+
+
+_KERNEL_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
+    """torch.rand: uniform_(0, 1) of a new tensor (PyTorch's draws: see engine/rng_sample)."""
+    from .. import rng_sample
+    from ..random import generator_of
+
     shape = _size(size)
-    return _finish(rng().random(shape).astype(_float_dtype(dtype)), requires_grad)
+    out = _random_float(shape, dtype, "check_uniform_bounds")
+    out[...] = rng_sample.uniform(generator_of(generator), out.size, out.dtype).reshape(shape)
+    return _finish(out, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
+    """torch.randn: normal_(0, 1) of a new tensor."""
+    from .. import rng_sample
+    from ..random import generator_of
+
     shape = _size(size)
-    return _finish(rng().standard_normal(shape).astype(_float_dtype(dtype)), requires_grad)
+    out = _random_float(shape, dtype, "normal_kernel_cpu")
+    out[...] = rng_sample.normal(generator_of(generator), out.size, out.dtype, True, 0.0, 1.0).reshape(shape)
+    return _finish(out, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+            **kwargs) -> Tensor:
+    from .. import rng_sample
+    from ..random import generator_of
+
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     shape = _size((size,))
+    low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     target = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
-    return _finish(rng().integers(low, high, size=shape).astype(target), requires_grad)
+    n = int(np.prod(shape, dtype=np.int64))
+    values = rng_sample.random_from_to(generator_of(generator), n, high - low, low)
+    return _finish(values.astype(target).reshape(shape), requires_grad)
 
 
-def randperm(n, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return make(rng().permutation(n).astype(np.int64))
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
+    from .. import rng_sample
+    from ..random import generator_of
+
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    check_elements((n,))
+    target = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
+    return _finish(rng_sample.randperm(generator_of(generator), n).astype(target), requires_grad)
 
 
 def _keeps_layout(proto: np.ndarray):
@@ -337,8 +373,45 @@ def _like(fn):
 ones_like = _like(lambda shape, d, rg: _finish(np.ones(shape, d.np), rg))
 zeros_like = _like(lambda shape, d, rg: _finish(np.zeros(shape, d.np), rg))
 empty_like = _like(lambda shape, d, rg: _finish(np.zeros(shape, d.np), rg))
-rand_like = _like(lambda shape, d, rg: _finish(rng().random(shape).astype(d.np), rg))
-randn_like = _like(lambda shape, d, rg: _finish(rng().standard_normal(shape).astype(d.np), rg))
+
+
+def _random_like(kernel: str, draw):
+    def fn(shape, d, rg, generator=None, contiguous=True):
+        from .. import rng_sample
+        from ..random import generator_of
+
+        if d.np.kind != "f":
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE[d.name]}'")
+        out = np.empty(shape, d.np)
+        out[...] = draw(rng_sample, generator_of(generator), out, contiguous).reshape(shape)
+        return _finish(out, rg)
+
+    return fn
+
+
+def _like_random(fn):
+    """A random *_like: PyTorch draws into the result laid out like input (memory order)."""
+
+    def like(input, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None,
+             **kwargs):
+        d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
+        proto = input._data
+        if _keeps_layout(proto):
+            arr = _laid_out_like(proto, d.np)
+            dims = sorted(range(arr.ndim), key=lambda i: -arr.strides[i])
+            drawn = fn(tuple(arr.shape[i] for i in dims), d, requires_grad, generator, False)
+            arr[...] = np.transpose(drawn._data, np.argsort(dims))
+            drawn._data = arr
+            return drawn
+        return fn(proto.shape, d, requires_grad, generator)
+
+    return like
+
+
+rand_like = _like_random(_random_like(
+    "check_uniform_bounds", lambda S, g, out, contiguous: S.uniform(g, out.size, out.dtype)))
+randn_like = _like_random(_random_like(
+    "normal_kernel_cpu", lambda S, g, out, contiguous: S.normal(g, out.size, out.dtype, contiguous, 0.0, 1.0)))
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
@@ -346,11 +419,21 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, m
         input, dtype=dtype, requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, dtype=None, requires_grad=False) -> Tensor:
+def randint_like(input, low, high=None, *, dtype=None, requires_grad=False, generator=None,
+                 **kwargs) -> Tensor:
+    from .. import rng_sample
+    from ..random import generator_of
+
     if high is None:
         low, high = 0, low
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
-    return make(rng().integers(low, high, size=input._data.shape).astype(d.np))
+    values = rng_sample.random_from_to(generator_of(generator), input._data.size, high - low, low)
+    out = np.empty(input._data.shape, d.np)
+    rng_sample.fill_in_order(out, values.astype(d.np))
+    return _finish(out, requires_grad)
 
 
 def zero_(t: Tensor) -> Tensor:

@@ -1,0 +1,194 @@
+"""PyTorch's vectorised Box-Muller for float32 (`randn`, `normal_` of 16+ contiguous
+elements), with the arithmetic of its AVX2 kernel, so the bits are PyTorch's.
+
+PyTorch's CPU normal kernel fills a float32 tensor of 16 or more elements with uniforms,
+then turns each block of 16 into normals: lanes 0-7 give the radius from log(1 - u),
+lanes 8-15 the angle 2*pi*u, cos goes to the first half and sin to the second. It takes
+log and sin/cos from a Cephes-style AVX polynomial library (not libm), and the compiler
+fused many of its multiply-adds into FMA instructions (read from the shipped binary: the
+log polynomial, y*z + e*q1, e*q2 + x, the three-part angle reduction, both sin/cos
+polynomials, y*z - z/2 and x*y2 + x). The normal kernel is registered for the AVX2 build
+only (PyTorch keeps it off AVX-512 on purpose), so an AVX2 and an AVX-512 machine draw the
+same numbers; a build without AVX2 (ATEN_CPU_CAPABILITY=default) takes libm's float log,
+sin and cos instead, which this module does not reproduce.
+
+Every step is one IEEE float32 operation in numpy, as the vector unit does it. A fused
+multiply-add is taken in float64 (the product of two float32 is exact there) and rounded
+to float32; that rounds twice, which differs from one FMA only when the float64 sum falls
+exactly on a float32 tie it did not start on (odds around 2**-29 per operation; none seen
+in tens of millions of draws compared with PyTorch). Products PyTorch fuses that are exact
+in float32 anyway (e*q2, y*DP1, y*DP2, z*0.5) are plain float32 operations here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_F32 = np.float32
+_F64 = np.float64
+
+_SQRTHF = _F32(0.707106781186547524)
+_LOG_P = [_F64(_F32(c)) for c in (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
+                                   1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1,
+                                   -2.4999993993E-1, 3.3333331174E-1)]
+_LOG_Q1 = _F32(-2.12194440e-4)
+_LOG_Q2 = _F32(0.693359375)
+_FOPI = _F32(1.27323954473516)
+_DP1 = _F32(-0.78515625)
+_DP2 = _F32(-2.4187564849853515625e-4)
+_DP3 = _F64(_F32(-3.77489497744594108e-8))
+_COS_P = [_F64(_F32(c)) for c in (2.443315711809948E-005, -1.388731625493765E-003, 4.166664568298827E-002)]
+_SIN_P = [_F64(_F32(c)) for c in (-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1)]
+_TWO_PI = _F32(2.0 * math.pi)
+
+#: blocks of 16 per pass: the temporaries (a few 8-lane float32/float64 arrays) stay in cache
+_CHUNK_BLOCKS = 2048
+
+
+class _Scratch:
+    """Reused temporaries for one chunk size."""
+
+    def __init__(self, lanes: int):
+        self.f = [np.empty(lanes, _F32) for _ in range(6)]
+        self.d = [np.empty(lanes, _F64) for _ in range(2)]
+        self.i = [np.empty(lanes, np.int32) for _ in range(2)]
+        self.b = [np.empty(lanes, np.bool_) for _ in range(2)]
+
+
+_SCRATCH: dict[int, _Scratch] = {}
+
+
+def _poly(y64, x64, coefs, out32):
+    """Horner with one FMA per step: y = fma(y, x, c), rounded to float32 each time.
+    `y64` holds the float32 start value as float64; `x64` is x as float64."""
+    for c in coefs:
+        np.multiply(y64, x64, out=y64)
+        np.add(y64, c, out=y64)
+        out32[...] = y64  # round to float32 (one IEEE rounding of the float64 sum)
+        y64[...] = out32
+    return out32
+
+
+def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
+    """Turn `data` (float32 uniforms, shape (k, 16), C order) into normals in place."""
+    k = data.shape[0]
+    lanes = k * 8
+    s = _SCRATCH.get(lanes)
+    if s is None:
+        s = _SCRATCH[lanes] = _Scratch(lanes)
+    x, y, e, z, t, r = s.f
+    d0, d1 = s.d
+    ibits, j = s.i
+    mask, m2 = s.b
+    x2 = x.reshape(k, 8)
+
+    # ---- radius = sqrt(-2 * log(1 - u)), lanes 0..7 ----
+    np.subtract(_F32(1), data[:, :8], out=x2)  # u1 in [2**-24, 1]: never 0, never subnormal
+    xb = x.view(np.int32)
+    np.right_shift(xb, 23, out=ibits)
+    np.subtract(ibits, 126, out=ibits)  # exponent + 1, as the kernel's (e - 127) + 1.0
+    e[...] = ibits
+    np.bitwise_and(xb, ~0x7F800000, out=xb)
+    np.bitwise_or(xb, 0x3F000000, out=xb)  # mantissa scaled to [0.5, 1)
+    np.less(x, _SQRTHF, out=mask)
+    np.subtract(e, mask, out=e, casting="unsafe")
+    # x < sqrt(1/2): x + x - 1, else x - 1 (both exact in float32)
+    np.subtract(x, _F32(1), out=t)
+    np.multiply(x, mask, out=y, casting="unsafe")
+    np.add(t, y, out=x)
+    np.multiply(x, x, out=z)
+    d1[...] = x
+    d0.fill(_LOG_P[0])
+    _poly(d0, d1, _LOG_P[1:], y)
+    np.multiply(y, x, out=y)
+    np.multiply(e, _LOG_Q1, out=t)
+    # fma(y, z, e*q1)
+    np.multiply(y, z, out=d0, dtype=_F64)
+    np.add(d0, t, out=d0)
+    y[...] = d0
+    np.multiply(z, _F32(0.5), out=t)
+    np.subtract(y, t, out=y)
+    np.add(x, y, out=x)
+    np.multiply(e, _LOG_Q2, out=t)  # exact: e is a small integer, q2 has 9 bits
+    np.add(x, t, out=x)
+    np.multiply(x, _F32(-2), out=x)
+    np.sqrt(x, out=r)  # r: the radius
+
+    # ---- sin and cos of theta = 2*pi*u, lanes 8..15 (theta >= 0) ----
+    th = x.reshape(k, 8)
+    np.multiply(data[:, 8:], _TWO_PI, out=th)
+    np.multiply(x, _FOPI, out=y)
+    j[...] = y  # truncation toward zero, as cvttps2dq
+    np.add(j, 1, out=j)
+    np.bitwise_and(j, ~1, out=j)
+    y[...] = j
+    np.multiply(y, _DP1, out=t)  # exact product
+    np.add(x, t, out=x)
+    np.multiply(y, _DP2, out=t)  # exact product
+    np.add(x, t, out=x)
+    np.multiply(y, _DP3, out=d0, dtype=_F64)  # fma(y, DP3, x)
+    np.add(d0, x, out=d0)
+    x[...] = d0
+    np.multiply(x, x, out=z)
+    d1[...] = z
+    # cos polynomial: fma, fma, *z, fma(y, z, -z/2), +1
+    d0.fill(_COS_P[0])
+    _poly(d0, d1, _COS_P[1:], e)
+    np.multiply(e, z, out=e)
+    np.multiply(e, z, out=d0, dtype=_F64)
+    np.multiply(z, _F32(0.5), out=t)
+    np.subtract(d0, t, out=d0)
+    e[...] = d0
+    np.add(e, _F32(1), out=e)  # e: the cos-type polynomial
+    # sin polynomial: fma, fma, z*y, fma(x, t, x)
+    d0.fill(_SIN_P[0])
+    _poly(d0, d1, _SIN_P[1:], t)
+    np.multiply(z, t, out=t)
+    np.multiply(x, t, out=d0, dtype=_F64)
+    np.add(d0, x, out=d0)
+    t[...] = d0  # t: the sin-type polynomial
+    # quadrant: (j & 2) == 0 picks the polynomials as they are, else swapped
+    np.bitwise_and(j, 2, out=ibits)
+    np.equal(ibits, 0, out=mask)
+    np.copyto(z, t)
+    np.copyto(z, e, where=~mask)  # z: sin
+    np.copyto(e, t, where=~mask)  # e: cos
+    np.bitwise_and(j, 4, out=ibits)
+    np.not_equal(ibits, 0, out=m2)
+    np.negative(z, out=z, where=m2)
+    np.subtract(j, 2, out=j)
+    np.bitwise_and(j, 4, out=j)
+    np.equal(j, 0, out=m2)
+    np.negative(e, out=e, where=m2)
+
+    # ---- n = r*cos, r*sin; fma(n, std, mean) ----
+    out_lo = data[:, :8]
+    out_hi = data[:, 8:]
+    np.multiply(r, e, out=e)
+    np.multiply(r, z, out=z)
+    if std == 1 and mean == 0:  # fma(n, 1, 0) is n
+        out_lo[...] = e.reshape(k, 8)
+        out_hi[...] = z.reshape(k, 8)
+        return
+    for n, out in ((e, out_lo), (z, out_hi)):
+        np.multiply(n, std, out=d0, dtype=_F64)
+        np.add(d0, mean, out=d0)
+        out[...] = d0.reshape(k, 8)
+
+
+def normal_fill_f32(data: np.ndarray, tail: np.ndarray | None, mean: float, std: float) -> None:
+    """PyTorch's float32 normal fill of a C-contiguous 1-D `data` (16+ uniforms drawn, in
+    place). `tail`: when len(data) is not a multiple of 16, the 16 fresh uniforms PyTorch
+    draws for the last 16 elements (which it recomputes, overwriting normals already made)."""
+    mean32, std32 = _F32(mean), _F32(std)
+    n = data.shape[0]
+    full = n // 16
+    blocks = data[:full * 16].reshape(full, 16)
+    for start in range(0, full, _CHUNK_BLOCKS):
+        _fill_blocks(blocks[start:start + _CHUNK_BLOCKS], mean32, std32)
+    if tail is not None:
+        last = np.ascontiguousarray(tail, dtype=_F32).reshape(1, 16)
+        _fill_blocks(last, mean32, std32)
+        data[n - 16:] = last.reshape(16)
