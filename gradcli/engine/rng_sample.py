@@ -239,9 +239,9 @@ def bernoulli_tensor(gen, p: np.ndarray) -> np.ndarray:
 
 def exponential(gen, n: int, lambd: float) -> np.ndarray:
     u = uniform01_f64(gen, n).tolist()
-    log = math.log
+    log1p = math.log1p
     scale = -1.0 / lambd
-    return np.array([scale * log(1.0 - x) for x in u], dtype=np.float64)
+    return np.array([scale * log1p(-x) for x in u], dtype=np.float64)
 
 
 def geometric(gen, n: int, p: float) -> np.ndarray:
