@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import functional  # noqa: F401
+from . import functional, init  # noqa: F401
 
 
 def __getattr__(name: str):
