@@ -23,6 +23,7 @@ in float32 anyway (e*q2, y*DP1, y*DP2, z*0.5) are plain float32 operations here.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -45,19 +46,29 @@ _TWO_PI = _F32(2.0 * math.pi)
 
 #: blocks of 16 per pass: the temporaries (a few 8-lane float32/float64 arrays) stay in cache
 _CHUNK_BLOCKS = 2048
+_SQRTHF_MANT = 0x3504F3  # sqrt(1/2)'s mantissa bits: x in [0.5, 1) is below it iff its mantissa is
 
 
 class _Scratch:
-    """Reused temporaries for one chunk size."""
+    """Reused temporaries for one chunk size (one set per thread)."""
 
     def __init__(self, lanes: int):
-        self.f = [np.empty(lanes, _F32) for _ in range(6)]
+        self.f = [np.empty(lanes, _F32) for _ in range(5)]
         self.d = [np.empty(lanes, _F64) for _ in range(2)]
-        self.i = [np.empty(lanes, np.int32) for _ in range(2)]
-        self.b = [np.empty(lanes, np.bool_) for _ in range(2)]
+        self.i = [np.empty(lanes, np.int32) for _ in range(3)]
 
 
-_SCRATCH: dict[int, _Scratch] = {}
+_LOCAL = threading.local()
+
+
+def _scratch(lanes: int) -> _Scratch:
+    per_thread = getattr(_LOCAL, "scratch", None)
+    if per_thread is None:
+        per_thread = _LOCAL.scratch = {}
+    s = per_thread.get(lanes)
+    if s is None:
+        s = per_thread[lanes] = _Scratch(lanes)
+    return s
 
 
 def _poly(y64, x64, coefs, out32):
@@ -72,62 +83,59 @@ def _poly(y64, x64, coefs, out32):
 
 
 def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
-    """Turn `data` (float32 uniforms, shape (k, 16), C order) into normals in place."""
+    """Turn `data` (float32 uniforms, shape (k, 16), C order) into normals in place.
+
+    Lane selections and sign flips are integer bit operations on the float32 patterns, as
+    the vector code does them (numpy's masked where/copyto run ~50x slower per element)."""
     k = data.shape[0]
     lanes = k * 8
-    s = _SCRATCH.get(lanes)
-    if s is None:
-        s = _SCRATCH[lanes] = _Scratch(lanes)
-    x, y, e, z, t, r = s.f
+    s = _scratch(lanes)
+    x, y, e, z, r = s.f
     d0, d1 = s.d
-    ibits, j = s.i
-    mask, m2 = s.b
-    x2 = x.reshape(k, 8)
+    ia, ib, j = s.i
+    xb, yb, eb, zb = (v.view(np.int32) for v in (x, y, e, z))
 
     # ---- radius = sqrt(-2 * log(1 - u)), lanes 0..7 ----
-    np.subtract(_F32(1), data[:, :8], out=x2)  # u1 in [2**-24, 1]: never 0, never subnormal
-    xb = x.view(np.int32)
-    np.right_shift(xb, 23, out=ibits)
-    np.subtract(ibits, 126, out=ibits)  # exponent + 1, as the kernel's (e - 127) + 1.0
-    e[...] = ibits
-    np.bitwise_and(xb, ~0x7F800000, out=xb)
-    np.bitwise_or(xb, 0x3F000000, out=xb)  # mantissa scaled to [0.5, 1)
-    np.less(x, _SQRTHF, out=mask)
-    np.subtract(e, mask, out=e, casting="unsafe")
-    # x < sqrt(1/2): x + x - 1, else x - 1 (both exact in float32)
-    np.subtract(x, _F32(1), out=t)
-    np.multiply(x, mask, out=y, casting="unsafe")
-    np.add(t, y, out=x)
+    np.subtract(_F32(1), data[:, :8], out=x.reshape(k, 8))  # u1 in [2**-24, 1]: no 0, no subnormal
+    np.right_shift(xb, 23, out=ia)
+    np.subtract(ia, 126, out=ia)  # the kernel's exponent (e - 127) + 1
+    np.bitwise_and(xb, 0x7FFFFF, out=xb)  # the mantissa
+    np.subtract(xb, _SQRTHF_MANT, out=ib)
+    np.right_shift(ib, 31, out=ib)  # -1 where the scaled mantissa is below sqrt(1/2), else 0
+    np.add(ia, ib, out=ia)  # e -= 1 there
+    e[...] = ia
+    np.bitwise_or(xb, 0x3F000000, out=xb)  # x in [0.5, 1)
+    np.left_shift(ib, 23, out=ib)
+    np.subtract(xb, ib, out=xb)  # doubled (exponent + 1) where below sqrt(1/2)
+    np.subtract(x, _F32(1), out=x)  # x - 1, or x + x - 1: both exact
     np.multiply(x, x, out=z)
     d1[...] = x
     d0.fill(_LOG_P[0])
     _poly(d0, d1, _LOG_P[1:], y)
     np.multiply(y, x, out=y)
-    np.multiply(e, _LOG_Q1, out=t)
-    # fma(y, z, e*q1)
-    np.multiply(y, z, out=d0, dtype=_F64)
-    np.add(d0, t, out=d0)
+    np.multiply(e, _LOG_Q1, out=r)
+    np.multiply(y, z, out=d0, dtype=_F64)  # fma(y, z, e*q1)
+    np.add(d0, r, out=d0)
     y[...] = d0
-    np.multiply(z, _F32(0.5), out=t)
-    np.subtract(y, t, out=y)
+    np.multiply(z, _F32(0.5), out=r)  # exact
+    np.subtract(y, r, out=y)
     np.add(x, y, out=x)
-    np.multiply(e, _LOG_Q2, out=t)  # exact: e is a small integer, q2 has 9 bits
-    np.add(x, t, out=x)
+    np.multiply(e, _LOG_Q2, out=r)  # exact: e is a small integer, q2 has 9 bits
+    np.add(x, r, out=x)
     np.multiply(x, _F32(-2), out=x)
     np.sqrt(x, out=r)  # r: the radius
 
     # ---- sin and cos of theta = 2*pi*u, lanes 8..15 (theta >= 0) ----
-    th = x.reshape(k, 8)
-    np.multiply(data[:, 8:], _TWO_PI, out=th)
+    np.multiply(data[:, 8:], _TWO_PI, out=x.reshape(k, 8))
     np.multiply(x, _FOPI, out=y)
     j[...] = y  # truncation toward zero, as cvttps2dq
     np.add(j, 1, out=j)
     np.bitwise_and(j, ~1, out=j)
     y[...] = j
-    np.multiply(y, _DP1, out=t)  # exact product
-    np.add(x, t, out=x)
-    np.multiply(y, _DP2, out=t)  # exact product
-    np.add(x, t, out=x)
+    np.multiply(y, _DP1, out=e)  # exact product
+    np.add(x, e, out=x)
+    np.multiply(y, _DP2, out=e)  # exact product
+    np.add(x, e, out=x)
     np.multiply(y, _DP3, out=d0, dtype=_F64)  # fma(y, DP3, x)
     np.add(d0, x, out=d0)
     x[...] = d0
@@ -138,44 +146,70 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     _poly(d0, d1, _COS_P[1:], e)
     np.multiply(e, z, out=e)
     np.multiply(e, z, out=d0, dtype=_F64)
-    np.multiply(z, _F32(0.5), out=t)
-    np.subtract(d0, t, out=d0)
+    np.multiply(z, _F32(0.5), out=y)
+    np.subtract(d0, y, out=d0)
     e[...] = d0
     np.add(e, _F32(1), out=e)  # e: the cos-type polynomial
     # sin polynomial: fma, fma, z*y, fma(x, t, x)
     d0.fill(_SIN_P[0])
-    _poly(d0, d1, _SIN_P[1:], t)
-    np.multiply(z, t, out=t)
-    np.multiply(x, t, out=d0, dtype=_F64)
+    _poly(d0, d1, _SIN_P[1:], y)
+    np.multiply(z, y, out=y)
+    np.multiply(x, y, out=d0, dtype=_F64)
     np.add(d0, x, out=d0)
-    t[...] = d0  # t: the sin-type polynomial
-    # quadrant: (j & 2) == 0 picks the polynomials as they are, else swapped
-    np.bitwise_and(j, 2, out=ibits)
-    np.equal(ibits, 0, out=mask)
-    np.copyto(z, t)
-    np.copyto(z, e, where=~mask)  # z: sin
-    np.copyto(e, t, where=~mask)  # e: cos
-    np.bitwise_and(j, 4, out=ibits)
-    np.not_equal(ibits, 0, out=m2)
-    np.negative(z, out=z, where=m2)
+    y[...] = d0  # y: the sin-type polynomial
+    # (j & 2) == 0: sin = y, cos = e; else swapped. m = all ones where swapped.
+    np.bitwise_and(j, 2, out=ia)
+    np.right_shift(ia, 1, out=ia)
+    np.negative(ia, out=ia)
+    np.bitwise_xor(yb, eb, out=ib)
+    np.bitwise_and(ib, ia, out=ib)  # the bits that differ, where swapped
+    np.bitwise_xor(yb, ib, out=zb)  # z: sin
+    np.bitwise_xor(eb, ib, out=eb)  # e: cos
+    # signs: sin negated where j & 4, cos where (j - 2) & 4 == 0
+    np.bitwise_and(j, 4, out=ia)
+    np.left_shift(ia, 29, out=ia)
+    np.bitwise_xor(zb, ia, out=zb)
     np.subtract(j, 2, out=j)
+    np.invert(j, out=j)
     np.bitwise_and(j, 4, out=j)
-    np.equal(j, 0, out=m2)
-    np.negative(e, out=e, where=m2)
+    np.left_shift(j, 29, out=j)
+    np.bitwise_xor(eb, j, out=eb)
 
     # ---- n = r*cos, r*sin; fma(n, std, mean) ----
-    out_lo = data[:, :8]
-    out_hi = data[:, 8:]
-    np.multiply(r, e, out=e)
-    np.multiply(r, z, out=z)
+    r2 = r.reshape(k, 8)
     if std == 1 and mean == 0:  # fma(n, 1, 0) is n
-        out_lo[...] = e.reshape(k, 8)
-        out_hi[...] = z.reshape(k, 8)
+        np.multiply(r2, e.reshape(k, 8), out=data[:, :8])
+        np.multiply(r2, z.reshape(k, 8), out=data[:, 8:])
         return
-    for n, out in ((e, out_lo), (z, out_hi)):
+    for n, half in ((e, slice(0, 8)), (z, slice(8, 16))):
+        np.multiply(r, n, out=n)
         np.multiply(n, std, out=d0, dtype=_F64)
         np.add(d0, mean, out=d0)
-        out[...] = d0.reshape(k, 8)
+        data[:, half] = d0.reshape(k, 8)
+
+
+def _fill_range(blocks: np.ndarray, mean, std, lo: int, hi: int) -> None:
+    for start in range(lo, hi, _CHUNK_BLOCKS):
+        _fill_blocks(blocks[start:min(start + _CHUNK_BLOCKS, hi)], mean, std)
+
+
+#: from this many blocks (65,536 elements) the blocks are shared out over the engine's
+#: threads (engine/parallel.py): each block is computed alone, so the bits do not change
+_SPLIT_BLOCKS = 4096
+
+
+def _fill_split(blocks: np.ndarray, mean, std) -> None:
+    full = blocks.shape[0]
+    if full >= _SPLIT_BLOCKS:
+        from .. import parallel
+
+        pieces = min(parallel.POOL.threads, parallel.POOL.cores, full // (_SPLIT_BLOCKS // 2))
+        if pieces > 1 and parallel.perf_counter() >= parallel._blas_spin_until[0]:
+            step = _CHUNK_BLOCKS
+            bounds = [full * k // pieces // step * step for k in range(pieces)] + [full]
+            parallel._run_pieces(_fill_range, (blocks, mean, std), bounds)
+            return
+    _fill_range(blocks, mean, std, 0, full)
 
 
 def normal_fill_f32(data: np.ndarray, tail: np.ndarray | None, mean: float, std: float) -> None:
@@ -186,8 +220,7 @@ def normal_fill_f32(data: np.ndarray, tail: np.ndarray | None, mean: float, std:
     n = data.shape[0]
     full = n // 16
     blocks = data[:full * 16].reshape(full, 16)
-    for start in range(0, full, _CHUNK_BLOCKS):
-        _fill_blocks(blocks[start:start + _CHUNK_BLOCKS], mean32, std32)
+    _fill_split(blocks, mean32, std32)
     if tail is not None:
         last = np.ascontiguousarray(tail, dtype=_F32).reshape(1, 16)
         _fill_blocks(last, mean32, std32)
