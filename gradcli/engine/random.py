@@ -45,7 +45,7 @@ def _init_key(seed: int) -> np.ndarray:
 class Generator:
     """`torch.Generator`: PyTorch's CPU generator (the default one is `default_generator`)."""
 
-    __slots__ = ("_seed", "_bg", "_key", "_pos", "_next_double", "_next_float", "__weakref__")
+    __slots__ = ("_seed", "_bg", "_np_gen", "_key", "_pos", "_next_double", "_next_float", "__weakref__")
 
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
@@ -62,6 +62,7 @@ class Generator:
     def _set_seed(self, seed: int) -> None:
         self._seed = seed
         self._bg = None  # the twister is made from the seed on the first draw
+        self._np_gen = None
         self._key = None
         self._pos = _N
         self._next_double = None
@@ -129,6 +130,7 @@ class Generator:
         nxt &= 0xFFFFFFFF
         self._seed = seed
         self._bg = None
+        self._np_gen = None
         self._key = key
         # left == 1 means the next draw twists (numpy: pos 624); otherwise words up to
         # `next` are used. PyTorch's own states always have next + left == 625 or left == 1.
@@ -147,6 +149,16 @@ class Generator:
     def random32(self, n: int) -> np.ndarray:
         """n tempered 32-bit outputs (PyTorch's `random()`), as uint64."""
         return self._engine().random_raw(n)
+
+    def random32_words(self, n: int) -> np.ndarray:
+        """The same n outputs as `random32`, as uint32 (half the memory: for large n).
+        numpy's full-range 32-bit integers from MT19937 are its raw outputs, in order."""
+        gen = self._np_gen
+        if gen is None:
+            from numpy.random import Generator as NumpyGenerator
+
+            gen = self._np_gen = NumpyGenerator(self._engine())
+        return gen.integers(0, 1 << 32, size=n, dtype=np.uint32)
 
     def random64(self, n: int) -> np.ndarray:
         """n 64-bit draws (PyTorch's `random64()`: two outputs, the first the high word)."""

@@ -52,6 +52,12 @@ def is_contiguous(arr: np.ndarray) -> bool:
 # ---------------------------------------------------------------- uniform
 def uniform01_f32(gen, n: int) -> np.ndarray:
     """n float32 uniforms in [0, 1): 24 bits of one 32-bit draw each."""
+    if n >= 4096:
+        words = gen.random32_words(n).view(np.int32)
+        words &= 0xFFFFFF
+        out = words.astype(np.float32)
+        out *= _F32_SCALE
+        return out
     raw = gen.random32(n)
     raw &= _M24
     out = raw.astype(np.float32)

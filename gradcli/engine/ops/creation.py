@@ -273,11 +273,11 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     return _finish(arr, requires_grad)
 
 
-def _random_float(shape, dtype, kernel: str) -> np.ndarray:
+def _random_float(dtype, kernel: str) -> np.dtype:
     target = _float_dtype(dtype)
     if target.kind != "f":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE[target.name]}'")
-    return np.empty(shape, target)
+    return target
 
 
 _KERNEL_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
@@ -289,9 +289,10 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **
     from ..random import generator_of
 
     shape = _size(size)
-    out = _random_float(shape, dtype, "check_uniform_bounds")
-    out[...] = rng_sample.uniform(generator_of(generator), out.size, out.dtype).reshape(shape)
-    return _finish(out, requires_grad)
+    target = _random_float(dtype, "check_uniform_bounds")
+    n = math.prod(shape)
+    values = rng_sample.uniform(generator_of(generator), n, target)
+    return _finish(values.reshape(shape), requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
@@ -300,9 +301,10 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, *
     from ..random import generator_of
 
     shape = _size(size)
-    out = _random_float(shape, dtype, "normal_kernel_cpu")
-    out[...] = rng_sample.normal(generator_of(generator), out.size, out.dtype, True, 0.0, 1.0).reshape(shape)
-    return _finish(out, requires_grad)
+    target = _random_float(dtype, "normal_kernel_cpu")
+    n = math.prod(shape)
+    values = rng_sample.normal(generator_of(generator), n, target, True, 0.0, 1.0)
+    return _finish(values.reshape(shape), requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
