@@ -121,3 +121,19 @@ def test_errors(call, kind, text):
         with pytest.raises(kind) as info:
             eval(call, {"m": m})  # noqa: S307 - the test's own text
         assert str(info.value).splitlines()[0] == text
+
+
+def test_normal_tensor_nodes_and_zero_gradients():
+    for m in (torch, gt):
+        m.manual_seed(0)
+    for call in ("m.normal(x, 2.0)", "m.normal(1.0, s)", "m.normal(x, s)", "m.normal(y, s)"):
+        out = []
+        for m in (torch, gt):
+            x = m.zeros(3, requires_grad=True)
+            y = m.zeros(2, 1, requires_grad=True)
+            s = m.ones(3, requires_grad=True)
+            r = eval(call, {"m": m, "x": x, "s": s, "y": y})  # noqa: S307 - the test's own text
+            r.sum().backward()
+            grads = [t.grad for t in (x, y, s) if t.grad is not None]
+            out.append((r.grad_fn.name(), tuple(r.shape), [g.tolist() for g in grads], r.tolist()))
+        assert out[0] == out[1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from . import creation, dropout, elementwise, linalg, nn, reductions, sampling, shape, views  # noqa: F401
+from . import creation, elementwise, linalg, nn, reductions, sampling, shape, views  # noqa: F401
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg

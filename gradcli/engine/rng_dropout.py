@@ -10,8 +10,7 @@ import warnings
 
 import numpy as np
 
-from ..tensor import Tensor, make
-from .registry import public
+from .tensor import Tensor, make
 
 _ALPHA = 1.7580993408473766  # SELU's alpha * scale: the value dropped units take
 
@@ -51,24 +50,20 @@ def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bo
     return input.mul_(noise) if inplace else input * noise
 
 
-@public("torch.nn.functional.dropout")
 def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     return _dropout_impl(input, p, training, False, False, inplace)
 
 
-@public("torch.dropout")
-def dropout_aten(input, p, train):
+def torch_dropout(input, p, train):
     return _dropout_impl(input, p, train, False, False, False)
 
 
-@public("torch.nn.functional.alpha_dropout")
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_p(p)
     return _dropout_impl(input, p, training, False, True, inplace)
 
 
-@public("torch.nn.functional.feature_alpha_dropout")
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_p(p)
     return _dropout_impl(input, p, training, True, True, inplace)
@@ -83,7 +78,6 @@ def _batched(input, p, training, inplace, batched: bool):
     return result
 
 
-@public("torch.nn.functional.dropout1d")
 def dropout1d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     dim = input.dim()
@@ -95,7 +89,6 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _batched(input, p, training, inplace, dim == 3)
 
 
-@public("torch.nn.functional.dropout2d")
 def dropout2d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     dim = input.dim()
@@ -116,7 +109,6 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _dropout_impl(input, p, training, True, False, inplace)
 
 
-@public("torch.nn.functional.dropout3d")
 def dropout3d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     dim = input.dim()
