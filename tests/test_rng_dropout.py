@@ -6,10 +6,11 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from rng_oracle import torch_with_vector_kernels
 
 import gradcli.torch as gt
 
-torch = pytest.importorskip("torch")
+torch = torch_with_vector_kernels()
 
 CALLS = [
     ("dropout", (4, 5), {"p": 0.5}), ("dropout", (40,), {"p": 0.2}), ("dropout", (3, 3), {"p": 0.0}),

@@ -7,10 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from rng_oracle import torch_with_vector_kernels
 
 import gradcli.torch as gt
 
-torch = pytest.importorskip("torch")
+torch = torch_with_vector_kernels()
 
 CALLS = [
     ("uniform_", (), {}), ("uniform_", (-0.5, 2.0), {}), ("normal_", (), {}), ("normal_", (0.5, 0.1), {}),

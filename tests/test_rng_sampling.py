@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rng_oracle import torch_with_vector_kernels
 
 import gradcli.torch as gt
 
-torch = pytest.importorskip("torch")
+torch = torch_with_vector_kernels()
 
 
 def _same(a, b):
