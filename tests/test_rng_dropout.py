@@ -39,6 +39,22 @@ def test_dropout(call, dtype):
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("name", ["dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout"])
+def test_aten_forms(name):
+    out = []
+    for m in (torch, gt):
+        m.manual_seed(5)
+        x = m.arange(1.0, 13.0).reshape(4, 3).requires_grad_(True)
+        y = getattr(m, name)(x, 0.4, True)
+        z = m.ones(4, 3)
+        w = getattr(m, name + "_")(z, 0.4, True)
+        out.append((y.tolist(), y.grad_fn.name(), w is z, z.tolist()))
+    assert out[0] == out[1]
+    for m in (torch, gt):
+        with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+            getattr(m, name)(m.ones(3), 1.5, True)
+
+
 def test_bad_p():
     for m in (torch, gt):
         with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):

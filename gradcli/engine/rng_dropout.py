@@ -55,8 +55,25 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _dropout_impl(input, p, training, False, False, inplace)
 
 
-def torch_dropout(input, p, train):
-    return _dropout_impl(input, p, train, False, False, False)
+def _aten_form(feature: bool, alpha: bool, inplace: bool):
+    """torch.dropout & co (ATen's own functions): p out of range is a RuntimeError there."""
+
+    def fn(input, p, train):
+        if p < 0 or p > 1:
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+        return _dropout_impl(input, p, train, feature, alpha, inplace)
+
+    return fn
+
+
+torch_dropout = _aten_form(False, False, False)
+torch_dropout_ = _aten_form(False, False, True)
+torch_alpha_dropout = _aten_form(False, True, False)
+torch_alpha_dropout_ = _aten_form(False, True, True)
+torch_feature_dropout = _aten_form(True, False, False)
+torch_feature_dropout_ = _aten_form(True, False, True)
+torch_feature_alpha_dropout = _aten_form(True, True, False)
+torch_feature_alpha_dropout_ = _aten_form(True, True, True)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
