@@ -165,23 +165,26 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
     return np.array(normal_scalar(gen, n, mean, std), dtype=np.float64).astype(npdt)
 
 
+def _libm(fn, arr: np.ndarray) -> np.ndarray:
+    """fn (math.log, cos, sin: the C library's, as PyTorch's kernel calls them) over arr."""
+    return np.fromiter(map(fn, arr.ravel().tolist()), dtype=np.float64, count=arr.size).reshape(arr.shape)
+
+
 def _normal_fill_f64(data: np.ndarray, mean: float, std: float) -> None:
     """The float64 block Box-Muller: per block of 16, lanes j and j+8 from
-    r = sqrt(-2 log(1 - u_j)), theta = 2*pi*u_{j+8} (libm's log/cos/sin, as PyTorch)."""
+    r = sqrt(-2 log(1 - u_j)), theta = 2*pi*u_{j+8}, r*cos and r*sin (libm's log/cos/sin;
+    the IEEE operations in numpy, which rounds them as the C code does)."""
     full = data.size // 16 * 16
     blocks = data[:full].reshape(-1, 16)
-    u1 = (1.0 - blocks[:, :8]).ravel().tolist()
-    u2 = blocks[:, 8:].ravel().tolist()
-    log, sqrt, cos, sin = math.log, math.sqrt, math.cos, math.sin
-    radius = [sqrt(-2.0 * log(a)) for a in u1]
-    theta = [_TWO_PI * b for b in u2]
-    c = np.array([r * cos(t) for r, t in zip(radius, theta)])
-    s = np.array([r * sin(t) for r, t in zip(radius, theta)])
+    radius = np.sqrt(-2.0 * _libm(math.log, 1.0 - blocks[:, :8]))
+    theta = _TWO_PI * blocks[:, 8:]
+    c = radius * _libm(math.cos, theta)
+    s = radius * _libm(math.sin, theta)
     if not (std == 1.0 and mean == 0.0):
         c = fma64(c, std, mean)
         s = fma64(s, std, mean)
-    blocks[:, :8] = c.reshape(-1, 8)
-    blocks[:, 8:] = s.reshape(-1, 8)
+    blocks[:, :8] = c
+    blocks[:, 8:] = s
 
 
 # ---------------------------------------------------------------- integers
