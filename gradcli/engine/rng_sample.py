@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from .kernels.boxmuller import normal_fill_f32
+
 _M24 = np.uint64((1 << 24) - 1)
 _M53 = np.uint64((1 << 53) - 1)
 _F32_SCALE = np.float32(2.0 ** -24)
@@ -149,8 +151,6 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
     npdt = np.dtype(npdt)
     if n >= 16 and contiguous:
         if npdt == np.float32:
-            from .kernels.boxmuller import normal_fill_f32
-
             data = uniform01_f32(gen, n)
             tail = uniform01_f32(gen, 16) if n % 16 else None
             normal_fill_f32(data, tail, mean, std)

@@ -273,6 +273,19 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     return _finish(arr, requires_grad)
 
 
+_SAMPLING: list = []
+
+
+def _sampling():
+    """(engine.rng_sample, random.generator_of), imported on the first draw (not at start-up)."""
+    if not _SAMPLING:
+        from .. import rng_sample
+        from ..random import generator_of
+
+        _SAMPLING.append((rng_sample, generator_of))
+    return _SAMPLING[0]
+
+
 def _random_float(dtype, kernel: str) -> np.dtype:
     target = _float_dtype(dtype)
     if target.kind != "f":
@@ -285,9 +298,7 @@ _KERNEL_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
     """torch.rand: uniform_(0, 1) of a new tensor (PyTorch's draws: see engine/rng_sample)."""
-    from .. import rng_sample
-    from ..random import generator_of
-
+    rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
     shape = _size(size)
     target = _random_float(dtype, "check_uniform_bounds")
     n = math.prod(shape)
@@ -297,9 +308,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
     """torch.randn: normal_(0, 1) of a new tensor."""
-    from .. import rng_sample
-    from ..random import generator_of
-
+    rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
     shape = _size(size)
     target = _random_float(dtype, "normal_kernel_cpu")
     n = math.prod(shape)
