@@ -138,3 +138,30 @@ def test_normal_tensor_nodes_and_zero_gradients():
             grads = [t.grad for t in (x, y, s) if t.grad is not None]
             out.append((r.grad_fn.name(), tuple(r.shape), [g.tolist() for g in grads], r.tolist()))
         assert out[0] == out[1]
+
+
+SIGNATURES = [
+ "m.randn(0)", "m.rand(())", "m.randn(2, 0, 3)", "m.randn((2, 3))", "m.randn([2, 3])", "m.randn(size=(2, 3))", "m.rand(size=(4,))",
+ "m.randint(3, 10, size=(4,))", "m.randint(10, size=(3,))", "m.randint(low=2, high=9, size=(3,))", "m.randint(5, (2, 2), dtype=m.float32)",
+ "m.randperm(5, dtype=m.int32)", "m.randperm(n=4)", "m.normal(0.0, 1.0, size=(3,))", "m.normal(mean=m.zeros(3), std=1.0)",
+ "m.rand(3, requires_grad=True)", "m.randn(2, dtype=m.float64, requires_grad=True)", "m.rand_like(m.ones(3), dtype=m.float64)",
+ "m.randn_like(m.ones(2, 2), requires_grad=True)", "m.randint_like(m.ones(3), 2, 5)", "m.randint_like(m.ones(3), high=5)",
+ "m.bernoulli(m.full((3,), 0.5), generator=m.Generator().manual_seed(1))", "m.ones(3).bernoulli_(p=0.5)",
+ "m.empty(3).uniform_(a=1.0, b=2.0)", "m.empty(3).normal_(mean=1.0, std=0.1)", "m.empty(3).exponential_(lambd=2.0)",
+ "m.empty(3).random_(to=5)", "m.empty(3).random_(2, to=5)", "m.ones(2, 3).multinomial(2)", "m.multinomial(m.ones(4), num_samples=2, replacement=True)",
+ "m.empty(4).cauchy_(median=1.0, sigma=2.0)", "m.empty(4).log_normal_(mean=0.0, std=0.5)", "m.empty(4).geometric_(p=0.2)",
+ "m.rand(2, 3).t().uniform_()", "m.randn(3, generator=None)", "m.rand(2, 2, out=None) if False else m.rand(2, 2)",
+]
+
+
+@pytest.mark.parametrize("call", SIGNATURES)
+def test_signatures(call):
+    """Keyword and positional spellings, dtypes and options print what PyTorch prints."""
+    res = []
+    for m in (torch, gt):
+        m.manual_seed(0)
+        try:
+            res.append(repr(eval(call, {"m": m})))  # noqa: S307 - the test's own text
+        except Exception as e:  # noqa: BLE001 - the error itself is compared
+            res.append(f"{type(e).__name__}: {str(e).splitlines()[0]}")
+    assert res[0] == res[1]

@@ -62,8 +62,11 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def uniform_(self, a=0.0, b=1.0, *, generator=None, **kwargs):
+def uniform_(self, *args, generator=None, **kwargs):
+    a, b = (list(args) + [0.0, 1.0][len(args):])[:2] if len(args) <= 2 else args[:2]
     a, b = kwargs.pop("from", a), kwargs.pop("to", b)
+    for name in kwargs:
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{name}'")
     _float_only(self, "check_uniform_bounds")
     a, b = _num(a), _num(b)
     if a > b:
@@ -87,7 +90,10 @@ def random_(self, *args, generator=None, **kwargs):
     low = kwargs.pop("from", None)
     high = kwargs.pop("to", None)
     if len(args) == 1:
-        high = args[0]
+        if high is None:
+            high = args[0]
+        else:
+            low = args[0]
     elif len(args) == 2:
         low, high = args
     gen = generator_of(generator)

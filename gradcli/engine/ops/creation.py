@@ -299,7 +299,7 @@ _KERNEL_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
     """torch.rand: uniform_(0, 1) of a new tensor (PyTorch's draws: see engine/rng_sample)."""
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
-    shape = _size(size)
+    shape = _size(size if "size" not in kwargs else (kwargs.pop("size"),))
     target = _random_float(dtype, "check_uniform_bounds")
     n = math.prod(shape)
     values = rng_sample.uniform(generator_of(generator), n, target)
@@ -309,7 +309,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
     """torch.randn: normal_(0, 1) of a new tensor."""
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
-    shape = _size(size)
+    shape = _size(size if "size" not in kwargs else (kwargs.pop("size"),))
     target = _random_float(dtype, "normal_kernel_cpu")
     n = math.prod(shape)
     values = rng_sample.normal(generator_of(generator), n, target, True, 0.0, 1.0)
@@ -430,13 +430,15 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, m
         input, dtype=dtype, requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, *, dtype=None, requires_grad=False, generator=None,
+def randint_like(input, low=None, high=None, *, dtype=None, requires_grad=False, generator=None,
                  **kwargs) -> Tensor:
     from .. import rng_sample
     from ..random import generator_of
 
     if high is None:
         low, high = 0, low
+    elif low is None:
+        low = 0
     low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
