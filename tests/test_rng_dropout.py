@@ -61,3 +61,12 @@ def test_bad_p():
             m.nn.functional.dropout(m.ones(3), 1.5)
         with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 1D input"):
             m.nn.functional.dropout1d(m.ones(3), 0.5)
+
+
+def test_transposed_input_draws_in_its_memory_order():
+    out = []
+    for m in (torch, gt):
+        m.manual_seed(2)
+        x = m.arange(12.0).reshape(3, 4).t()
+        out.append((m.nn.functional.dropout(x, 0.5).tolist(), m.nn.functional.alpha_dropout(x, 0.5, True).tolist()))
+    assert out[0] == out[1]

@@ -26,9 +26,9 @@ def _noise(input: Tensor, p: float, feature: bool) -> Tensor:
         if arr.ndim < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = arr.shape[:2] + (1,) * (arr.ndim - 2)
-    else:
-        shape = arr.shape
-    noise = make(np.empty(shape, arr.dtype))
+        noise = make(np.empty(shape, arr.dtype))
+    else:  # empty_like: input's layout, so the draws follow its memory order
+        noise = make(np.empty_like(arr))
     noise.bernoulli_(1 - p)
     return noise
 
