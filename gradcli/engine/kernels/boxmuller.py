@@ -71,14 +71,19 @@ def _scratch(lanes: int) -> _Scratch:
     return s
 
 
-def _poly(y64, x64, coefs, out32):
-    """Horner with one FMA per step: y = fma(y, x, c), rounded to float32 each time.
-    `y64` holds the float32 start value as float64; `x64` is x as float64."""
-    for c in coefs:
-        np.multiply(y64, x64, out=y64)
+def _poly(x64, coefs, out32, y64):
+    """Horner with one FMA per step: y = fma(y, x, c), rounded to float32 each time (a
+    product of two float32 is exact in float64, the sum rounds once there, then to
+    float32). `x64` is x as float64; the result is left in `out32`. (Mixed float32/float64
+    operands would save calls but cost more per call, on small arrays too: measured.)"""
+    np.multiply(x64, coefs[0], out=y64)
+    last = len(coefs) - 2
+    for i, c in enumerate(coefs[1:]):
         np.add(y64, c, out=y64)
-        out32[...] = y64  # round to float32 (one IEEE rounding of the float64 sum)
-        y64[...] = out32
+        out32[...] = y64
+        if i < last:
+            y64[...] = out32
+            np.multiply(y64, x64, out=y64)
     return out32
 
 
@@ -110,8 +115,7 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     np.subtract(x, _F32(1), out=x)  # x - 1, or x + x - 1: both exact
     np.multiply(x, x, out=z)
     d1[...] = x
-    d0.fill(_LOG_P[0])
-    _poly(d0, d1, _LOG_P[1:], y)
+    _poly(d1, _LOG_P, y, d0)
     np.multiply(y, x, out=y)
     np.multiply(e, _LOG_Q1, out=r)
     np.multiply(y, z, out=d0, dtype=_F64)  # fma(y, z, e*q1)
@@ -142,8 +146,7 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     np.multiply(x, x, out=z)
     d1[...] = z
     # cos polynomial: fma, fma, *z, fma(y, z, -z/2), +1
-    d0.fill(_COS_P[0])
-    _poly(d0, d1, _COS_P[1:], e)
+    _poly(d1, _COS_P, e, d0)
     np.multiply(e, z, out=e)
     np.multiply(e, z, out=d0, dtype=_F64)
     np.multiply(z, _F32(0.5), out=y)
@@ -151,8 +154,7 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     e[...] = d0
     np.add(e, _F32(1), out=e)  # e: the cos-type polynomial
     # sin polynomial: fma, fma, z*y, fma(x, t, x)
-    d0.fill(_SIN_P[0])
-    _poly(d0, d1, _SIN_P[1:], y)
+    _poly(d1, _SIN_P, y, d0)
     np.multiply(z, y, out=y)
     np.multiply(x, y, out=d0, dtype=_F64)
     np.add(d0, x, out=d0)
