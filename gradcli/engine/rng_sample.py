@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .kernels.boxmuller import normal_fill_f32
+from .kernels.boxmuller import fma32, normal_fill_f32
 
 _M24 = np.uint64((1 << 24) - 1)
 _M53 = np.uint64((1 << 53) - 1)
@@ -88,9 +88,7 @@ def uniform(gen, n: int, npdt, low: float = 0.0, high: float = 1.0) -> np.ndarra
     if low == 0.0 and high == 1.0:
         return u.astype(npdt, copy=False)
     lo32, hi32 = np.float32(low), np.float32(high)
-    span = np.float64(hi32 - lo32)
-    out = (u.astype(np.float64) * span + np.float64(lo32)).astype(np.float32)
-    return out.astype(npdt, copy=False)
+    return fma32(u, hi32 - lo32, lo32).astype(npdt, copy=False)
 
 
 def fma64(a: np.ndarray, b, c) -> np.ndarray:

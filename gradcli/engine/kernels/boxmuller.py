@@ -14,10 +14,15 @@ sin and cos instead, which this module does not reproduce.
 
 Every step is one IEEE float32 operation in numpy, as the vector unit does it. A fused
 multiply-add is taken in float64 (the product of two float32 is exact there) and rounded
-to float32; that rounds twice, which differs from one FMA only when the float64 sum falls
-exactly on a float32 tie it did not start on (odds around 2**-29 per operation; none seen
-in tens of millions of draws compared with PyTorch). Products PyTorch fuses that are exact
-in float32 anyway (e*q2, y*DP1, y*DP2, z*0.5) are plain float32 operations here.
+to float32 (`_round32`); that rounds twice, which differs from one FMA only when the
+float64 sum falls exactly halfway between two float32 without the exact sum being there.
+Each half of a block depends on one uniform alone (2**24 possible values), so this was
+checked exhaustively: tests/test_rng_boxmuller_exact.py finds every halfway sum over all
+of them and recomputes those lanes with true FMAs in rational arithmetic; they agree, so
+the standard normal path is PyTorch's bits for every input. The final fma(n, std, mean),
+which depends on the caller's numbers, goes through `fma32`, which redoes halfway lanes
+exactly. Products PyTorch fuses that are exact in float32 anyway (e*q2, y*DP1, y*DP2,
+z*0.5) are plain float32 operations here.
 """
 
 from __future__ import annotations
@@ -71,6 +76,12 @@ def _scratch(lanes: int) -> _Scratch:
     return s
 
 
+def _round32(d64, out32) -> None:
+    """A fused multiply-add's float64 sum, rounded to float32 into out32 (every FMA of the
+    kernel ends here: tests/test_rng_boxmuller_exact.py watches it)."""
+    out32[...] = d64
+
+
 def _poly(x64, coefs, out32, y64):
     """Horner with one FMA per step: y = fma(y, x, c), rounded to float32 each time (a
     product of two float32 is exact in float64, the sum rounds once there, then to
@@ -80,7 +91,7 @@ def _poly(x64, coefs, out32, y64):
     last = len(coefs) - 2
     for i, c in enumerate(coefs[1:]):
         np.add(y64, c, out=y64)
-        out32[...] = y64
+        _round32(y64, out32)
         if i < last:
             y64[...] = out32
             np.multiply(y64, x64, out=y64)
@@ -120,7 +131,7 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     np.multiply(e, _LOG_Q1, out=r)
     np.multiply(y, z, out=d0, dtype=_F64)  # fma(y, z, e*q1)
     np.add(d0, r, out=d0)
-    y[...] = d0
+    _round32(d0, y)
     np.multiply(z, _F32(0.5), out=r)  # exact
     np.subtract(y, r, out=y)
     np.add(x, y, out=x)
@@ -142,7 +153,7 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     np.add(x, e, out=x)
     np.multiply(y, _DP3, out=d0, dtype=_F64)  # fma(y, DP3, x)
     np.add(d0, x, out=d0)
-    x[...] = d0
+    _round32(d0, x)
     np.multiply(x, x, out=z)
     d1[...] = z
     # cos polynomial: fma, fma, *z, fma(y, z, -z/2), +1
@@ -151,14 +162,14 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     np.multiply(e, z, out=d0, dtype=_F64)
     np.multiply(z, _F32(0.5), out=y)
     np.subtract(d0, y, out=d0)
-    e[...] = d0
+    _round32(d0, e)
     np.add(e, _F32(1), out=e)  # e: the cos-type polynomial
     # sin polynomial: fma, fma, z*y, fma(x, t, x)
     _poly(d1, _SIN_P, y, d0)
     np.multiply(z, y, out=y)
     np.multiply(x, y, out=d0, dtype=_F64)
     np.add(d0, x, out=d0)
-    y[...] = d0  # y: the sin-type polynomial
+    _round32(d0, y)  # y: the sin-type polynomial
     # (j & 2) == 0: sin = y, cos = e; else swapped. m = all ones where swapped.
     np.bitwise_and(j, 2, out=ia)
     np.right_shift(ia, 1, out=ia)
@@ -185,14 +196,48 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
         return
     for n, half in ((e, slice(0, 8)), (z, slice(8, 16))):
         np.multiply(r, n, out=n)
-        np.multiply(n, std, out=d0, dtype=_F64)
-        np.add(d0, mean, out=d0)
-        data[:, half] = d0.reshape(k, 8)
+        data[:, half] = fma32(n, std, mean).reshape(k, 8)
 
 
 def _fill_range(blocks: np.ndarray, mean, std, lo: int, hi: int) -> None:
     for start in range(lo, hi, _CHUNK_BLOCKS):
         _fill_blocks(blocks[start:min(start + _CHUNK_BLOCKS, hi)], mean, std)
+
+
+def fma32(a, b, c) -> np.ndarray:
+    """float32 fma(a, b, c) over arrays (broadcasting), rounded once as the FMA instruction
+    does. The product of two float32 is exact in float64; the float64 sum then rounds, and
+    rounding that to float32 can differ from one rounding only when the float64 sum sits
+    exactly halfway between two float32 (its low 29 bits 1000...0) without the exact sum
+    being there: those rare lanes are redone in exact rational arithmetic."""
+    a64 = np.asarray(a, np.float64)
+    s = a64 * np.asarray(b, np.float64)
+    s += np.asarray(c, np.float64)
+    out = s.astype(np.float32)
+    bits = s.view(np.int64)
+    tie = (bits & 0x1FFFFFFF) == 0x10000000
+    if tie.any():
+        _fix_ties(out, tie, a, b, c, s)
+    return out
+
+
+def _fix_ties(out, tie, a, b, c, s) -> None:
+    from fractions import Fraction
+
+    shape = out.shape
+    a, b, c = (np.broadcast_to(np.asarray(v, np.float32), shape) for v in (a, b, c))
+    for idx in zip(*np.nonzero(tie)):
+        exact = Fraction(float(a[idx])) * Fraction(float(b[idx])) + Fraction(float(c[idx]))
+        near = Fraction(float(s[idx]))  # the float64 sum: a float32 midpoint
+        if exact == near:
+            continue  # a true tie: rounding it to even, as the cast did, is right
+        # the two float32 around the midpoint; the exact value lies on one side of it
+        even = np.float32(s[idx])
+        if Fraction(float(even)) > near:
+            below, above = np.nextafter(even, np.float32(-np.inf)), even
+        else:
+            below, above = even, np.nextafter(even, np.float32(np.inf))
+        out[idx] = above if exact > near else below
 
 
 #: from this many blocks (65,536 elements) the blocks are shared out over the engine's
