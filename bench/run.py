@@ -667,6 +667,42 @@ def bench_memory(args, results):
     results[f"W6 {n6} sin ops on 1e6 float64 (memory)"] = {p: run_probe(p, "W6", n6) for p in peers}
 
 
+def bench_w7(args, results):
+    """W7 random draws: randn and rand of 10**6 float32 and of 16 elements, gradcli (PyTorch's
+    bits) beside PyTorch and numpy's own Generator (PCG64, other numbers: the speed a
+    numpy-backed engine could have without PyTorch's bits). Round robin after a warm-up."""
+    import gradcli.torch as G
+
+    repeat = 5 if args.quick else 15
+    small_reps = 200 if args.quick else 2000
+    npg = np.random.Generator(np.random.PCG64(0))
+    peers = {"gradcli": G}
+    if have_torch():
+        import torch
+
+        peers["torch"] = torch
+    cases = {}
+    for n, reps in ((10**6, 1), (16, small_reps)):
+        for kind in ("randn", "rand"):
+            row = {}
+            for name, T in peers.items():
+                fn = getattr(T, kind)
+                row[name] = (lambda fn=fn, n=n, reps=reps: [fn(n) for _ in range(reps)])
+            np_fn = npg.standard_normal if kind == "randn" else npg.random
+            row["numpy"] = (lambda f=np_fn, n=n, reps=reps: [f(n, dtype=np.float32) for _ in range(reps)])
+            cases[(kind, n, reps)] = row
+    for (kind, n, reps), row in cases.items():
+        for fn in row.values():
+            fn()
+        per = {name: [] for name in row}
+        for _ in range(repeat):
+            for name, fn in row.items():
+                per[name].append(timed(fn, 1)[0] / reps)
+        scale, unit = (1e3, "ms") if n > 16 else (1e6, "us")
+        results[f"W7 {kind}({n}) float32 ({unit} per call)"] = {
+            name: summary(times, scale) for name, times in per.items()}
+
+
 def fmt_row(name: str, cell) -> str:
     if cell is None:
         return f"  {name:18s} n/a"
@@ -736,6 +772,9 @@ def main() -> int:
             print(f"  {title}: python/torch {ratio(results, title, 'gradcli (python)', 'torch')}, "
                   f"run/torch {ratio(results, title, 'gradcli run', 'torch')}")
         elif title.startswith("W4"):
+            print(f"  {title}: gradcli/torch {ratio(results, title, 'gradcli', 'torch')}, "
+                  f"gradcli/numpy {ratio(results, title, 'gradcli', 'numpy')}")
+        elif title.startswith("W7"):
             print(f"  {title}: gradcli/torch {ratio(results, title, 'gradcli', 'torch')}, "
                   f"gradcli/numpy {ratio(results, title, 'gradcli', 'numpy')}")
         elif title.startswith("W5"):

@@ -40,18 +40,21 @@ int32 = dtype("int32", np.int32, 1, "IntTensor")
 int64 = dtype("int64", np.int64, 1, "LongTensor")
 float32 = dtype("float32", np.float32, 2, "FloatTensor")
 float64 = dtype("float64", np.float64, 2, "DoubleTensor")
+# torch.uint8: what get_rng_state returns (PyTorch's generator state is a byte tensor)
+uint8 = dtype("uint8", np.uint8, 1, "ByteTensor")
+uint8.is_signed = False
 
-ALL = (bool_, int32, int64, float32, float64)
+ALL = (bool_, int32, int64, float32, float64, uint8)
 BY_NAME = {d.name: d for d in ALL}
 FROM_NP = {d.np: d for d in ALL}
 # numpy types of other widths map onto the nearest torch dtype we support
-for _np_t, _d in ((np.int8, int64), (np.int16, int64), (np.uint8, int64), (np.uint16, int64),
+for _np_t, _d in ((np.int8, int64), (np.int16, int64), (np.uint16, int64),
                   (np.uint32, int64), (np.uint64, int64), (np.float16, float32)):
     FROM_NP.setdefault(np.dtype(_np_t), _d)
 
 ALIASES = {
     "float32": float32, "float": float32, "float64": float64, "double": float64,
-    "int64": int64, "long": int64, "int32": int32, "int": int32, "bool": bool_,
+    "int64": int64, "long": int64, "int32": int32, "int": int32, "bool": bool_, "uint8": uint8,
 }
 
 _default_float = [float32]

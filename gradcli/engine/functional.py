@@ -283,10 +283,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     inputs = _as_tuple(inputs)
     outputs = _as_tuple(func(*inputs))
     if grad_outputs is None:
-        from .random import rng
+        from .ops.creation import randn
 
-        grad_outputs = tuple(make(rng().standard_normal(o._data.shape).astype(o._data.dtype)).requires_grad_(True)
-                             for o in outputs)
+        grad_outputs = tuple(randn(o._data.shape, dtype=o.dtype).requires_grad_(True) for o in outputs)
     grad_outputs = _as_tuple(grad_outputs)
     diff_inputs = [i for i in inputs if isinstance(i, Tensor) and i._requires_grad]
 

@@ -1,48 +1,150 @@
-"""The one seeded generator of a run: seed 0 at start, `manual_seed(n)` reseeds.
+"""PyTorch's CPU random generator, bit for bit: seed 0 at start, `manual_seed(n)` reseeds.
 
-gradcli's random numbers are its own (numpy's PCG64), not PyTorch's: the
-same seed gives the same numbers on every run and machine.
+PyTorch's CPU generator is a 32-bit Mersenne Twister (mt19937) seeded with the standard
+initialisation from the low 32 bits of the seed; `random()` is one tempered 32-bit output
+and `random64()` two of them, the first as the high word. A generator also caches the
+second value of a scalar Box-Muller pair, which its state carries.
+
+The twister itself is numpy's MT19937 (the same recurrence and tempering, in C): its raw
+outputs are exactly PyTorch's 32-bit draws, and its (key, pos) state maps one to one onto
+PyTorch's (state, left, next). PyTorch's own parts (seeding, the 64-bit draw, the normal
+cache, the 5056-byte state tensor) are here and in rng_state.py, which loads, with
+numpy.random, when a program first draws: a run that draws nothing does not pay for it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-# the generator is made on first use: numpy.random costs ~10 ms to import, which a run
-# that draws no random number (every `gradcli grad`) need not pay
-_state = {"rng": None, "seed": 0}
+#: c10's default seed of a new `torch.Generator()`
+DEFAULT_SEED = 67280421310721
+_U64 = (1 << 64) - 1
 
 
 class Generator:
-    """What manual_seed returns (torch returns its default generator)."""
+    """`torch.Generator`: PyTorch's CPU generator (the default one is `default_generator`)."""
 
-    def __init__(self, seed: int):
+    __slots__ = ("_seed", "_bg", "_np_gen", "_key", "_pos", "_next_double", "_next_float", "__weakref__")
+
+    def __init__(self, device="cpu"):
+        if str(device) != "cpu":
+            raise RuntimeError(f"gradcli has only CPU generators, not {device!r}")
+        self._set_seed(DEFAULT_SEED)
+
+    @property
+    def device(self):
+        from .size import device
+
+        return device("cpu")
+
+    def _set_seed(self, seed: int) -> None:
         self._seed = seed
+        self._bg = None  # the twister is made from the seed on the first draw
+        self._np_gen = None
+        self._key = None  # set_state's words, until the twister is made
+        self._pos = 624
+        self._next_double = None
+        self._next_float = None
+
+    def manual_seed(self, seed) -> Generator:
+        self._set_seed(_seed_value(seed))
+        return self
+
+    def seed(self) -> int:
+        import os
+
+        value = int.from_bytes(os.urandom(8), "little") & ((1 << 53) - 1)
+        self._set_seed(value)
+        return value
 
     def initial_seed(self) -> int:
         return self._seed
 
+    def get_state(self):
+        from . import rng_state
+
+        return rng_state.get_state(self)
+
+    def set_state(self, new_state) -> Generator:
+        from . import rng_state
+
+        rng_state.set_state(self, new_state)
+        return self
+
     def __repr__(self) -> str:
         return f"<torch._C.Generator object at {id(self):#x}>"
 
+    # ---- draws ----
+    def _engine(self):
+        bg = self._bg
+        if bg is None:
+            from . import rng_state
+
+            bg = self._bg = rng_state.engine(self)
+            self._key = None
+        return bg
+
+    def random32(self, n: int) -> np.ndarray:
+        """n tempered 32-bit outputs (PyTorch's `random()`), as uint64."""
+        return (self._bg or self._engine()).random_raw(n)
+
+    def random32_words(self, n: int) -> np.ndarray:
+        """The same n outputs as `random32`, as uint32 (half the memory: for large n).
+        numpy's full-range 32-bit integers from MT19937 are its raw outputs, in order."""
+        gen = self._np_gen
+        if gen is None:
+            from numpy.random import Generator as NumpyGenerator
+
+            gen = self._np_gen = NumpyGenerator(self._engine())
+        return gen.integers(0, 1 << 32, size=n, dtype=np.uint32)
+
+    def random64(self, n: int) -> np.ndarray:
+        """n 64-bit draws (PyTorch's `random64()`: two outputs, the first the high word)."""
+        raw = (self._bg or self._engine()).random_raw(2 * n)
+        hi = raw[0::2]
+        hi <<= np.uint64(32)
+        hi |= raw[1::2]
+        return hi
+
+
+def _seed_value(seed) -> int:
+    """PyTorch's unpacking of a seed: an integer in [-2**63, 2**64); negatives wrap."""
+    if isinstance(seed, str):
+        raise ValueError(f"invalid literal for int() with base 10: {seed!r}")
+    value = int(seed)
+    if value < -(1 << 63) or value > _U64:
+        raise ValueError("Overflow when unpacking long long")
+    return value & _U64
+
+
+default_generator = Generator()
+default_generator.manual_seed(0)
+
 
 def manual_seed(seed) -> Generator:
-    seed = int(seed)
-    _state["rng"] = None  # made from the seed when first used
-    _state["seed"] = seed
-    return Generator(seed)
+    return default_generator.manual_seed(seed)
 
 
-seed = manual_seed
+def seed() -> int:
+    return default_generator.seed()
 
 
 def initial_seed() -> int:
-    return _state["seed"]
+    return default_generator.initial_seed()
 
 
-def rng() -> np.random.Generator:
-    gen = _state["rng"]
-    if gen is None:
-        gen = _state["rng"] = np.random.Generator(
-            np.random.PCG64(_state["seed"] & 0xFFFFFFFFFFFFFFFF))
-    return gen
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    default_generator.set_state(new_state)
+
+
+def generator_of(generator) -> Generator:
+    """The generator a sampling function uses: `generator=` or the default one."""
+    if generator is None:
+        return default_generator
+    if not isinstance(generator, Generator):
+        raise TypeError(f"expected a torch.Generator for argument 'generator', got {type(generator).__name__}")
+    return generator

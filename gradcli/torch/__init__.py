@@ -25,7 +25,7 @@ from gradcli.engine.random import initial_seed, manual_seed, seed  # noqa: F401
 from gradcli.engine.size import Size, device  # noqa: F401
 from gradcli.engine.tensor import Tensor  # noqa: F401
 
-from . import autograd, linalg, nn, special  # noqa: F401
+from . import autograd, linalg, nn, random, special  # noqa: F401
 from ._namespace import fill as _fill
 from ._namespace import unsupported as _unsupported
 from .autograd import Variable  # noqa: F401

@@ -23,6 +23,7 @@ from . import (  # noqa: F401
     nn_layers,
     placement,
     reductions,
+    sampling,
     shape,
     sorting,
     views,

@@ -9,7 +9,6 @@ import numpy as np
 
 from .. import dtypes
 from ..limits import check_elements
-from ..random import rng
 from ..tensor import Tensor, _plain, make
 
 
@@ -304,32 +303,80 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     return _finish(arr, requires_grad)
 
 
-def rand(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+_SAMPLING: list = []
+
+
+def _sampling():
+    """(engine.rng_sample, random.generator_of), imported on the first draw (not at start-up)."""
+    if not _SAMPLING:
+        from .. import rng_sample
+        from ..random import generator_of
+
+        _SAMPLING.append((rng_sample, generator_of))
+    return _SAMPLING[0]
+
+
+def _random_float(dtype, kernel: str) -> np.dtype:
+    target = _float_dtype(dtype)
+    if target.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE[target.name]}'")
+    return target
+
+
+_KERNEL_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
+    """torch.rand: uniform_(0, 1) of a new tensor (PyTorch's draws: see engine/rng_sample)."""
     _placed(device)
-    shape = _size(_sizes(args, size, "rand"))
-    return _finish(rng().random(shape).astype(_float_dtype(dtype)), requires_grad)
+    rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
+    shape = _size(_sizes(size, kwargs.pop("size", None), "rand"))
+    target = _random_float(dtype, "check_uniform_bounds")
+    n = math.prod(shape)
+    values = rng_sample.uniform(generator_of(generator), n, target)
+    return _finish(values.reshape(shape), requires_grad)
 
 
-def randn(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
+    """torch.randn: normal_(0, 1) of a new tensor."""
     _placed(device)
-    shape = _size(_sizes(args, size, "randn"))
-    return _finish(rng().standard_normal(shape).astype(_float_dtype(dtype)), requires_grad)
+    rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
+    shape = _size(_sizes(size, kwargs.pop("size", None), "randn"))
+    target = _random_float(dtype, "normal_kernel_cpu")
+    n = math.prod(shape)
+    values = rng_sample.normal(generator_of(generator), n, target, True, 0.0, 1.0)
+    return _finish(values.reshape(shape), requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+            **kwargs) -> Tensor:
+    from .. import rng_sample
+    from ..random import generator_of
+
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     shape = _size((size,))
+    low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     target = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
-    return _finish(rng().integers(low, high, size=shape).astype(target), requires_grad)
+    n = int(np.prod(shape, dtype=np.int64))
+    values = rng_sample.random_from_to(generator_of(generator), n, high - low, low)
+    return _finish(values.astype(target).reshape(shape), requires_grad)
 
 
-def randperm(n, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return make(rng().permutation(n).astype(np.int64))
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
+    from .. import rng_sample
+    from ..random import generator_of
+
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    check_elements((n,))
+    target = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
+    return _finish(rng_sample.randperm(generator_of(generator), n).astype(target), requires_grad)
 
 
 def _keeps_layout(proto: np.ndarray):
@@ -369,8 +416,45 @@ def _like(fn):
 ones_like = _like(lambda shape, d, rg: _finish(np.ones(shape, d.np), rg))
 zeros_like = _like(lambda shape, d, rg: _finish(np.zeros(shape, d.np), rg))
 empty_like = _like(lambda shape, d, rg: _finish(np.zeros(shape, d.np), rg))
-rand_like = _like(lambda shape, d, rg: _finish(rng().random(shape).astype(d.np), rg))
-randn_like = _like(lambda shape, d, rg: _finish(rng().standard_normal(shape).astype(d.np), rg))
+
+
+def _random_like(kernel: str, draw):
+    def fn(shape, d, rg, generator=None, contiguous=True):
+        from .. import rng_sample
+        from ..random import generator_of
+
+        if d.np.kind != "f":
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE[d.name]}'")
+        out = np.empty(shape, d.np)
+        out[...] = draw(rng_sample, generator_of(generator), out, contiguous).reshape(shape)
+        return _finish(out, rg)
+
+    return fn
+
+
+def _like_random(fn):
+    """A random *_like: PyTorch draws into the result laid out like input (memory order)."""
+
+    def like(input, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None,
+             **kwargs):
+        d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
+        proto = input._data
+        if _keeps_layout(proto):
+            arr = _laid_out_like(proto, d.np)
+            dims = sorted(range(arr.ndim), key=lambda i: -arr.strides[i])
+            drawn = fn(tuple(arr.shape[i] for i in dims), d, requires_grad, generator, False)
+            arr[...] = np.transpose(drawn._data, np.argsort(dims))
+            drawn._data = arr
+            return drawn
+        return fn(proto.shape, d, requires_grad, generator)
+
+    return like
+
+
+rand_like = _like_random(_random_like(
+    "check_uniform_bounds", lambda S, g, out, contiguous: S.uniform(g, out.size, out.dtype)))
+randn_like = _like_random(_random_like(
+    "normal_kernel_cpu", lambda S, g, out, contiguous: S.normal(g, out.size, out.dtype, contiguous, 0.0, 1.0)))
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
@@ -378,11 +462,23 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, m
         input, dtype=dtype, requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, dtype=None, requires_grad=False) -> Tensor:
+def randint_like(input, low=None, high=None, *, dtype=None, requires_grad=False, generator=None,
+                 **kwargs) -> Tensor:
+    from .. import rng_sample
+    from ..random import generator_of
+
     if high is None:
         low, high = 0, low
+    elif low is None:
+        low = 0
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
-    return make(rng().integers(low, high, size=input._data.shape).astype(d.np))
+    values = rng_sample.random_from_to(generator_of(generator), input._data.size, high - low, low)
+    out = np.empty(input._data.shape, d.np)
+    rng_sample.fill_in_order(out, values.astype(d.np))
+    return _finish(out, requires_grad)
 
 
 def zero_(t: Tensor) -> Tensor:

@@ -1,0 +1,269 @@
+"""The distributions as PyTorch's CPU kernels draw them, on numpy arrays.
+
+Every function takes a `random.Generator` and returns values in the order PyTorch's
+serial kernels draw them: the elements of the target in memory order (`fill_in_order`
+puts a flat run of values into a strided target that way). Double-precision transforms
+of single draws (exponential, Cauchy, geometric, log-normal, the scalar normal path) use
+Python's math module, i.e. the C library's log/sin/cos/tan/exp that PyTorch's kernels
+call, so the bits agree; numpy's own SIMD versions of those may differ in the last bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .kernels.boxmuller import fma32, normal_fill_f32
+
+_M24 = np.uint64((1 << 24) - 1)
+_M53 = np.uint64((1 << 53) - 1)
+_F32_SCALE = np.float32(2.0 ** -24)
+_TWO_PI = 2.0 * math.pi
+
+
+# ---------------------------------------------------------------- layout
+def memory_order(arr: np.ndarray):
+    """(perm, shape in that order): the dims of `arr` from outermost to innermost in
+    memory, as PyTorch's TensorIterator walks a single output (by stride; ties keep order)."""
+    dims = sorted(range(arr.ndim), key=lambda d: -abs(arr.strides[d]))
+    return dims, [arr.shape[d] for d in dims]
+
+
+def fill_in_order(target: np.ndarray, values: np.ndarray) -> None:
+    """Write the flat `values` into `target` element by element in memory order."""
+    if target.flags.c_contiguous or target.ndim < 2:
+        target[...] = values.reshape(target.shape)
+        return
+    dims, shape = memory_order(target)
+    np.transpose(target, dims)[...] = values.reshape(shape)
+
+
+def is_contiguous(arr: np.ndarray) -> bool:
+    """PyTorch's is_contiguous(): C order, size-1 dims' strides ignored."""
+    if arr.flags.c_contiguous:
+        return True
+    step = arr.itemsize
+    for size, stride in zip(reversed(arr.shape), reversed(arr.strides)):
+        if size != 1 and stride != step:
+            return False
+        step *= size
+    return True
+
+
+# ---------------------------------------------------------------- uniform
+def uniform01_f32(gen, n: int) -> np.ndarray:
+    """n float32 uniforms in [0, 1): 24 bits of one 32-bit draw each."""
+    if n >= 4096:
+        words = gen.random32_words(n).view(np.int32)
+        words &= 0xFFFFFF
+        out = words.astype(np.float32)
+        out *= _F32_SCALE
+        return out
+    raw = gen.random32(n)
+    raw &= _M24
+    out = raw.astype(np.float32)
+    out *= _F32_SCALE
+    return out
+
+
+def uniform01_f64(gen, n: int) -> np.ndarray:
+    """n float64 uniforms in [0, 1): 53 bits of one 64-bit draw each."""
+    raw = gen.random64(n)
+    raw &= _M53
+    out = raw.astype(np.float64)
+    out *= 2.0 ** -53
+    return out
+
+
+def uniform(gen, n: int, npdt, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    """uniform_(low, high): u * (high - low) + low in the tensor's type, with the
+    multiply-add fused as PyTorch's compiled kernel has it."""
+    if np.dtype(npdt) == np.float64:
+        u = uniform01_f64(gen, n)
+        if low == 0.0 and high == 1.0:
+            return u
+        return fma64(u, np.float64(high) - np.float64(low), np.float64(low))
+    u = uniform01_f32(gen, n)
+    if low == 0.0 and high == 1.0:
+        return u.astype(npdt, copy=False)
+    lo32, hi32 = np.float32(low), np.float32(high)
+    return fma32(u, hi32 - lo32, lo32).astype(npdt, copy=False)
+
+
+def fma64(a: np.ndarray, b, c) -> np.ndarray:
+    """a*b + c with one rounding, in float64 (Dekker's exact product, then an error-
+    compensated sum): what a fused multiply-add gives."""
+    a = np.asarray(a, np.float64)
+    b = np.float64(b)
+    c = np.float64(c)
+    p = a * b
+    split = 134217729.0  # 2**27 + 1
+    ta = a * split
+    ah = ta - (ta - a)
+    al = a - ah
+    tb = b * split
+    bh = tb - (tb - b)
+    bl = b - bh
+    perr = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # a*b = p + perr exactly
+    s = p + c
+    bb = s - p
+    serr = (p - (s - bb)) + (c - bb)  # p + c = s + serr exactly
+    return s + (serr + perr)
+
+
+# ---------------------------------------------------------------- normal
+def _normal_pair(gen) -> float:
+    """One scalar-path normal (PyTorch's normal_distribution<double>): the cached second
+    value of the last Box-Muller pair if there is one, else a new pair."""
+    cached = gen._next_double
+    if cached is not None:
+        gen._next_double = None
+        return cached
+    u1, u2 = uniform01_f64(gen, 2).tolist()
+    r = math.sqrt(-2.0 * math.log1p(-u2))
+    theta = _TWO_PI * u1
+    gen._next_double = r * math.sin(theta)
+    return r * math.cos(theta)
+
+
+def normal_scalar(gen, n: int, mean: float, std: float) -> list:
+    """n draws of the scalar path, as float64 values (mean + std*z, fused)."""
+    out = []
+    for _ in range(n):
+        z = _normal_pair(gen)
+        out.append(z * std + mean if (std == 1.0 and mean == 0.0) else _fma1(z, std, mean))
+    return out
+
+
+def _fma1(a: float, b: float, c: float) -> float:
+    return float(fma64(np.array([a]), b, c)[0])
+
+
+def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.ndarray:
+    """normal_(mean, std) of n elements (float32 or float64), flat, in draw order.
+
+    16 or more elements of a contiguous target: all uniforms first, then Box-Muller over
+    blocks of 16 (the last, partial block recomputed from 16 fresh uniforms). Otherwise one
+    value at a time from the scalar path, in memory order."""
+    npdt = np.dtype(npdt)
+    if n >= 16 and contiguous:
+        if npdt == np.float32:
+            data = uniform01_f32(gen, n)
+            tail = uniform01_f32(gen, 16) if n % 16 else None
+            normal_fill_f32(data, tail, mean, std)
+            return data
+        data = uniform01_f64(gen, n)
+        tail = uniform01_f64(gen, 16) if n % 16 else None
+        _normal_fill_f64(data, mean, std)
+        if tail is not None:
+            _normal_fill_f64(tail, mean, std)
+            data[n - 16:] = tail
+        return data.astype(npdt, copy=False)
+    return np.array(normal_scalar(gen, n, mean, std), dtype=np.float64).astype(npdt)
+
+
+def _libm(fn, arr: np.ndarray) -> np.ndarray:
+    """fn (math.log, cos, sin: the C library's, as PyTorch's kernel calls them) over arr."""
+    return np.fromiter(map(fn, arr.ravel().tolist()), dtype=np.float64, count=arr.size).reshape(arr.shape)
+
+
+def _normal_fill_f64(data: np.ndarray, mean: float, std: float) -> None:
+    """The float64 block Box-Muller: per block of 16, lanes j and j+8 from
+    r = sqrt(-2 log(1 - u_j)), theta = 2*pi*u_{j+8}, r*cos and r*sin (libm's log/cos/sin;
+    the IEEE operations in numpy, which rounds them as the C code does)."""
+    full = data.size // 16 * 16
+    blocks = data[:full].reshape(-1, 16)
+    radius = np.sqrt(-2.0 * _libm(math.log, 1.0 - blocks[:, :8]))
+    theta = _TWO_PI * blocks[:, 8:]
+    c = radius * _libm(math.cos, theta)
+    s = radius * _libm(math.sin, theta)
+    if not (std == 1.0 and mean == 0.0):
+        c = fma64(c, std, mean)
+        s = fma64(s, std, mean)
+    blocks[:, :8] = c
+    blocks[:, 8:] = s
+
+
+# ---------------------------------------------------------------- integers
+def random_from_to(gen, n: int, span: int, base: int) -> np.ndarray:
+    """random_(from, to) / randint: draw % span + from, with 64-bit draws when the span
+    reaches 2**32 (as int64)."""
+    raw = gen.random64(n) if span >= (1 << 32) else gen.random32(n)
+    raw %= np.uint64(span)
+    return (raw.astype(np.int64) + np.int64(base)) if base else raw.astype(np.int64)
+
+
+def random_default(gen, n: int, npdt) -> np.ndarray:
+    """random_() without bounds: [0, 2**mantissa] for floats, [0, max] for integers."""
+    npdt = np.dtype(npdt)
+    if npdt == np.bool_:
+        return (gen.random32(n) & np.uint64(1)).astype(np.bool_)
+    if npdt in (np.dtype(np.float64), np.dtype(np.int64)):
+        raw = gen.random64(n)
+    else:
+        raw = gen.random32(n)
+    if npdt.kind == "f":
+        mod = (1 << (np.finfo(npdt).nmant + 1)) + 1
+    else:
+        mod = int(np.iinfo(npdt).max) + 1
+    return (raw % np.uint64(mod)).astype(npdt)
+
+
+def randperm(gen, n: int) -> np.ndarray:
+    """PyTorch's shuffle: for n below 2**32/20 swap position i with i + draw % (n - i);
+    above it, the inside-out variant with 64-bit draws."""
+    if n < (0xFFFFFFFF // 20):
+        perm = list(range(n))
+        if n > 1:
+            draws = gen.random32(n - 1).tolist()
+            for i, r in enumerate(draws):
+                z = i + r % (n - i)
+                perm[i], perm[z] = perm[z], perm[i]
+        return np.array(perm, dtype=np.int64)
+    perm = np.empty(n, dtype=np.int64)
+    draws = gen.random64(n).tolist()
+    for i, r in enumerate(draws):
+        z = r % (i + 1)
+        perm[i] = perm[z]
+        perm[z] = i
+    return perm
+
+
+# ---------------------------------------------------------------- the rest
+def bernoulli_scalar(gen, n: int, p: float) -> np.ndarray:
+    """bernoulli_(p) for a float p: a float64 uniform below p."""
+    return uniform01_f64(gen, n) < p
+
+
+def bernoulli_tensor(gen, p: np.ndarray) -> np.ndarray:
+    """bernoulli(p) for a tensor p (already broadcast, in draw order): float64 p compares a
+    float64 uniform, float32 p a float32 one."""
+    if p.dtype == np.float64:
+        return uniform01_f64(gen, p.size) < p.ravel()
+    return uniform01_f32(gen, p.size) < p.ravel().astype(np.float32)
+
+
+def exponential(gen, n: int, lambd: float) -> np.ndarray:
+    u = uniform01_f64(gen, n).tolist()
+    log1p = math.log1p
+    scale = -1.0 / lambd
+    return np.array([scale * log1p(-x) for x in u], dtype=np.float64)
+
+
+def geometric(gen, n: int, p: float) -> np.ndarray:
+    u = uniform01_f64(gen, n).tolist()
+    log, ceil = math.log, math.ceil
+    denom = log(1.0 - p)
+    return np.array([float(ceil(log(x) / denom)) if x > 0 else math.inf for x in u], dtype=np.float64)
+
+
+def cauchy(gen, n: int, median: float, sigma: float) -> np.ndarray:
+    u = uniform01_f64(gen, n).tolist()
+    tan, pi = math.tan, math.pi
+    return np.array([median + sigma * tan(pi * (x - 0.5)) for x in u], dtype=np.float64)
+
+
+def log_normal(gen, n: int, mean: float, std: float) -> np.ndarray:
+    exp = math.exp
+    return np.array([exp(z) for z in normal_scalar(gen, n, mean, std)], dtype=np.float64)

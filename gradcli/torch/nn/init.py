@@ -1,0 +1,38 @@
+"""torch.nn.init. The functions live in gradcli/engine/rng_init.py and load on the first
+call (start-up of a run that initialises nothing stays as it was)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+__all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",
+           "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
+           "zeros_"]
+
+
+def _forward(name: str):
+    target = []
+
+    def call(*args, **kwargs):
+        if not target:
+            target.append(getattr(import_module("gradcli.engine.rng_init"), name))
+        return target[0](*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+calculate_gain = _forward("calculate_gain")
+constant_ = _forward("constant_")
+eye_ = _forward("eye_")
+kaiming_normal_ = _forward("kaiming_normal_")
+kaiming_uniform_ = _forward("kaiming_uniform_")
+normal_ = _forward("normal_")
+ones_ = _forward("ones_")
+orthogonal_ = _forward("orthogonal_")
+trunc_normal_ = _forward("trunc_normal_")
+uniform_ = _forward("uniform_")
+xavier_normal_ = _forward("xavier_normal_")
+xavier_uniform_ = _forward("xavier_uniform_")
+zeros_ = _forward("zeros_")
+_calculate_fan_in_and_fan_out = _forward("_calculate_fan_in_and_fan_out")
