@@ -304,12 +304,17 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if stop:  # a target of grad() with no other target below: after its tensor hooks
                     _capture(capture[node], grads, captured)
                     continue
+                leaf = type(node) is AccumulateGrad
+                if target and stop_at is None and not leaf:
+                    # backward(inputs=) on a non-leaf: its .grad sees the tensor hooks'
+                    # changes only, not the grad_fn pre-hooks' (PyTorch's retains_grad order)
+                    _capture(capture[node], grads, captured)
                 if observe is None and node.pre_hooks and None in node.pre_hooks:
                     for hook in list(node.pre_hooks[None]):
                         replaced = hook(tuple(grads))
                         if replaced is not None:
                             grads = list(replaced)
-                if target and stop_at is None:  # backward(inputs=): after every hook
+                if target and stop_at is None and leaf:  # a leaf: what its AccumulateGrad gets
                     _capture(capture[node], grads, captured)
             if type(node) is AccumulateGrad:
                 if observe is not None:
