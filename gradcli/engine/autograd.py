@@ -322,7 +322,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if accumulate and grads[0] is not None:
                     _accumulate(node.variable, grads, create_graph)
                 continue
-            if grads[0] is None and all(g is None for g in grads):  # (list.count calls __eq__)
+            if grads[0] is None and all(g is None for g in grads) and not node.custom:
+                # (list.count would call __eq__; a custom Function's backward still runs)
                 out_grads = (None,) * len(node.next_functions)
             else:
                 if node.freed or node.versions:

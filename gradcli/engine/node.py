@@ -49,6 +49,7 @@ class Node:
     post_hooks = None  # [fn(grad_inputs, grad_outputs), ...] from Node.register_hook
     trace = None  # where the forward op ran, under detect_anomaly
     hooked = False  # set once any of the three hook tables above is (the engine's one test)
+    custom = False  # a custom Function's node: its backward runs even with no gradient
 
     def __init__(self, op, next_functions, saved, versions, result, meta, input_meta):
         self.op = op
@@ -78,7 +79,12 @@ class Node:
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict for the user's own notes, the same one on every read (as PyTorch's)."""
+        d = self.__dict__
+        meta = d.get("_metadata")
+        if meta is None:
+            meta = d["_metadata"] = {}
+        return meta
 
     def register_hook(self, fn):
         """A hook on the node: fn(grad_inputs, grad_outputs) after it runs."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradcli.engine.autograd import backward, grad  # noqa: F401
+from gradcli.engine.custom_function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from gradcli.engine.functional import gradcheck, gradgradcheck  # noqa: F401
 from gradcli.engine.grad_mode import (  # noqa: F401
     detect_anomaly,
@@ -16,7 +17,7 @@ from gradcli.engine.grad_mode import (  # noqa: F401
 )
 from gradcli.engine.tensor import Tensor as _Tensor
 
-from . import functional  # noqa: F401
+from . import function, functional  # noqa: F401
 
 
 def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - legacy torch name
