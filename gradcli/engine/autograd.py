@@ -23,6 +23,13 @@ from .ops.registry import edge_of, reduce_to_inputs
 from .tensor import Tensor, make
 
 _LEAF_PRIORITY = float("-inf")
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter "
+    "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+    "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+    ".grad fields of your parameters to None after use to break the cycle and avoid the leak. "
+    "(Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
+_CREATE_GRAPH_WARNED = [False]
 _refcount = sys.getrefcount
 
 
@@ -76,6 +83,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                         if not isinstance(grad_tensors, Tensor) else [grad_tensors], create_graph)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph and not _CREATE_GRAPH_WARNED[0]:
+        _CREATE_GRAPH_WARNED[0] = True  # (once per process, as PyTorch's TORCH_WARN_ONCE)
+        import warnings
+
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
     if inputs is not None:
         targets = _as_tensor_list(inputs)
         if not targets:
@@ -156,7 +168,7 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool) -> None:
             var._grad = g
         else:
             var._grad = make(np.array(g._data, copy=True))
-    elif create_graph and (g._requires_grad or old._requires_grad):
+    elif create_graph:  # recording: out of place, as PyTorch (the old .grad stays as it was)
         var._grad = old + g
     else:
         if old._data.flags.writeable:
@@ -399,10 +411,10 @@ def _add_to(buf: list, nr: int, g: Tensor) -> None:
 def _run_pre_hooks(node, grads: list) -> None:
     """Tensor hooks, in registration order; a hook may return a replacement gradient."""
     for nr, hooks in node.pre_hooks.items():
-        if nr is None:
+        if nr is None or not hooks:
             continue
-        if nr >= len(grads) or grads[nr] is None:
-            continue
+        while len(grads) <= nr:  # (an output no gradient reached: its hooks see None)
+            grads.append(None)
         g = grads[nr]
         for hook in list(hooks):
             replaced = hook(g)
@@ -410,7 +422,7 @@ def _run_pre_hooks(node, grads: list) -> None:
                 if not isinstance(replaced, Tensor):
                     raise TypeError(
                         f"expected Variable, but hook returned '{type(replaced).__name__}'")
-                if replaced._data.shape != g._data.shape:
+                if g is not None and replaced._data.shape != g._data.shape:
                     name = getattr(hook, "__name__", type(hook).__name__)
                     raise RuntimeError(f"hook '{name}' has changed the size of value")
                 g = replaced

@@ -104,7 +104,11 @@ class BackwardCFunction(Node, FunctionCtx):
             out.append(t)
         return tuple(out)
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self) -> tuple:
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
 
     @property
     def needs_input_grad(self) -> tuple:
@@ -122,39 +126,27 @@ class BackwardCFunction(Node, FunctionCtx):
         backward reads ctx.saved_tensors."""
 
     def apply(self, *grads):
-        with _grad_mode(GRAD_ENABLED[0]):
-            return _call_user_backward(self, list(grads))
+        return tuple(_call_user_backward(self, list(grads)))
 
+    def __call__(self, *grads):
+        out = _call_user_backward(self, list(grads))
+        return out[0] if len(out) == 1 else tuple(out)
 
-_backward_classes: dict = {}
+    def _output_count(self):
+        return len(self.__dict__.get("_out_meta") or ())
 
 
 def _backward_class(cls) -> type:
-    """`<Name>Backward`, made once per Function class."""
-    node_cls = _backward_classes.get(cls)
+    """`<Name>Backward`, made once per Function class and kept on it (`_backward_cls`)."""
+    node_cls = cls.__dict__.get("_backward_cls")
     if node_cls is None:
         name = f"{cls.__name__}Backward"
         node_cls = type(name, (BackwardCFunction,), {"__slots__": (), "_forward_cls": cls})
         node_cls.__module__ = "torch.autograd.function"
         node_cls._op = _CustomOp(name, f"{cls.__name__}.backward(ctx, grad_outputs...): your own "
                                  "backward rule (custom autograd.Function)", _run_backward)
-        _backward_classes[cls] = node_cls
+        cls._backward_cls = node_cls
     return node_cls
-
-
-class _grad_mode:  # noqa: N801 - a tiny context manager, cheaper than importing no_grad here
-    __slots__ = ("mode", "prev")
-
-    def __init__(self, mode: bool):
-        self.mode = mode
-
-    def __enter__(self):
-        self.prev = GRAD_ENABLED[0]
-        GRAD_ENABLED[0] = self.mode
-
-    def __exit__(self, *exc):
-        GRAD_ENABLED[0] = self.prev
-        return False
 
 
 # ------------------------------------------------------------------ apply
@@ -434,7 +426,15 @@ def once_differentiable(fn):
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
-        node = Error(_DelayedErrorOp(), (), None, None, None, None, None)
+        edges = []  # as PyTorch: each output stands on a detached leaf of its own
+        for o in outs:
+            if isinstance(o, Tensor):
+                leaf = make(o._data, True, None)
+                leaf._vc = o._vc
+                edges.append((leaf._grad_accumulator(), 0))
+            else:
+                edges.append((None, 0))
+        node = Error(_DelayedErrorOp(), tuple(edges), None, None, None, None, None)
         wrapped = []
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
@@ -470,6 +470,10 @@ class Function:
 
     is_traceable = False
     generate_vmap_rule = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _backward_class(cls)  # cls._backward_cls, as PyTorch's FunctionMeta sets it
 
     @staticmethod
     def forward(*args, **kwargs):

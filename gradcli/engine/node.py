@@ -135,6 +135,26 @@ class Node:
         op = self.op
         return op.backward(self, grads if op.multi else grads[0])
 
+    def __call__(self, *grads):
+        """Run this node's backward on the given gradients, in the current grad mode, as
+        PyTorch's nodes are callable: one result alone, several as a tuple."""
+        expected = self._output_count()
+        if expected is not None and len(grads) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
+        if self.freed or self.versions:
+            self.saved_tensors_check()
+        out = self.apply(list(grads) if self.op.multi else grads)
+        if self.input_meta is not None:
+            from .ops.registry import reduce_to_inputs
+
+            out = reduce_to_inputs(self, out)
+        out = tuple(out)
+        return out[0] if len(out) == 1 else out
+
+    def _output_count(self):
+        """How many gradients this node takes (None: not known for a multi-output op)."""
+        return None if self.op.multi else 1
+
     def saved_tensors_check(self) -> None:
         """Raise PyTorch's errors for freed or modified saved tensors (the first modified
         one in the op's check_order names itself in the message)."""
@@ -194,6 +214,16 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
+
+    def __call__(self, *grads):
+        if len(grads) != 1:
+            raise TypeError(f"expected 1 arguments, got {len(grads)} instead")
+        if grads[0] is not None:
+            from .autograd import _accumulate
+            from .grad_mode import GRAD_ENABLED
+
+            _accumulate(self.variable, [grads[0]], GRAD_ENABLED[0])
+        return ()
 
 
 class CopySlices(Node):

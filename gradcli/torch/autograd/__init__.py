@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from gradcli.engine.autograd import backward, grad  # noqa: F401
 from gradcli.engine.custom_function import Function, FunctionCtx, once_differentiable  # noqa: F401
-from gradcli.engine.functional import gradcheck, gradgradcheck  # noqa: F401
 from gradcli.engine.grad_mode import (  # noqa: F401
     detect_anomaly,
     enable_grad,
@@ -18,6 +17,11 @@ from gradcli.engine.grad_mode import (  # noqa: F401
 from gradcli.engine.tensor import Tensor as _Tensor
 
 from . import function, functional  # noqa: F401
+from . import gradcheck as _gradcheck_module
+
+# torch.autograd.gradcheck is the function; the module of that name stays importable
+gradcheck = _gradcheck_module.gradcheck
+gradgradcheck = _gradcheck_module.gradgradcheck
 
 
 def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - legacy torch name
