@@ -106,8 +106,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outs = _as_tensor_list(outputs)
     ins = _as_tensor_list(inputs)
     single = isinstance(inputs, Tensor)
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if is_grads_batched:
+        return _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     for t in ins:
         if not isinstance(t, Tensor):
             raise RuntimeError(
@@ -134,6 +141,51 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "graph. Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     del single
+    return tuple(result)
+
+
+def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads) -> tuple:
+    """grad(is_grads_batched=True): one backward per slice of the grad_outputs' first
+    dimension, stacked (PyTorch vectorizes it with vmap; the values are the same)."""
+    from .ops.shape import stack
+    from .size import Size
+
+    gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs or ())
+    if len(gos) != len(outs):
+        raise RuntimeError(
+            f"Mismatch in number of grad_outputs: got {len(gos)} but expected {len(outs)}")
+    for i, (o, g) in enumerate(zip(outs, gos, strict=True)):
+        if g._data.ndim == 0 or g._data.shape[1:] != o._data.shape:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output "
+                "as the batch dimension. The sizes of the remaining dimensions are expected to "
+                "match the shape of corresponding output, but a mismatch was detected: "
+                f"grad_output[{i}] has a shape of {Size(g._data.shape[2:])} and output[{i}] has a "
+                f"shape of {Size(o._data.shape)}. If you only want some tensors in `grad_output` "
+                "to be considered batched, consider using vmap.")
+    batch = gos[0]._data.shape[0] if gos else 0
+    per_input = [[] for _ in ins]
+    for b in range(batch):
+        keep = True if b < batch - 1 else retain_graph
+        res = grad(outs, ins, [g[b] for g in gos], retain_graph=keep, create_graph=create_graph,
+                   allow_unused=True)
+        for k, r in enumerate(res):
+            per_input[k].append(r)
+    result = []
+    for i, (t, rows) in enumerate(zip(ins, per_input, strict=True)):
+        if not rows or all(r is None for r in rows):
+            if materialize_grads:
+                result.append(make(np.zeros((batch,) + t._data.shape, t._data.dtype)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
+            result.append(None)
+            continue
+        rows = [make(np.zeros_like(t._data)) if r is None else r for r in rows]
+        result.append(stack(rows, 0))
     return tuple(result)
 
 

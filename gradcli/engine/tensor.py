@@ -107,7 +107,13 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     @property
     def requires_grad(self) -> bool:
@@ -129,6 +135,10 @@ class Tensor:
         if flag and self._data.dtype.kind != "f":
             raise RuntimeError(ONLY_FLOAT_GRAD_SETTER)
         self._set_leaf_requires_grad(flag)
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self.grad_fn is not None:
@@ -196,6 +206,10 @@ class Tensor:
                     "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
                     "break downstream systems that assume they match.")
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def retains_grad(self) -> bool:

@@ -25,12 +25,14 @@ gradgradcheck = _gradcheck_module.gradgradcheck
 
 
 def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - legacy torch name
-    """Legacy Variable(t, requires_grad=): in PyTorch 2.x it is just the tensor."""
+    """Legacy Variable(t, requires_grad=): a new leaf over t's data (t itself is left as
+    it was, as PyTorch's)."""
     if not isinstance(data, _Tensor):
         raise TypeError("Variable data has to be a tensor, but got " + type(data).__name__)
+    out = data.detach()
     if requires_grad:
-        data.requires_grad_(True)
-    return data
+        out.requires_grad_(True)
+    return out
 
 
 def __getattr__(name: str):
