@@ -11,8 +11,10 @@ PyTorch's order. Saved tensors are released as each node finishes unless
 from __future__ import annotations
 
 import heapq
+import itertools
 import sys
 from heapq import heappop, heappush, heappushpop
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,7 +22,18 @@ from . import grad_mode
 from .grad_mode import GRAD_ENABLED
 from .node import AccumulateGrad
 from .ops.registry import edge_of, reduce_to_inputs
+from .saved_hooks import run_unpacked
 from .tensor import Tensor, make
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: the node a gradient enters and which of its outputs
+    (torch.autograd.graph.GradientEdge); autograd.grad takes it as an input."""
+
+    node: object
+    output_nr: int
+    ownership_token: object = None  # (PyTorch's keeps a Python-made graph alive)
+
 
 _LEAF_PRIORITY = float("-inf")
 CREATE_GRAPH_CYCLE_WARNING = (
@@ -30,13 +43,15 @@ CREATE_GRAPH_CYCLE_WARNING = (
     ".grad fields of your parameters to None after use to break the cycle and avoid the leak. "
     "(Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
 _CREATE_GRAPH_WARNED = [False]
+TASKS: list = []  # (id, the nodes it will run) of each backward running now, innermost last
+_task_ids = itertools.count()
 _refcount = sys.getrefcount
 
 
 def _as_tensor_list(x) -> list:
     if x is None:
         return []
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return [x]
     return list(x)
 
@@ -116,7 +131,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         return _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
     for t in ins:
-        if not isinstance(t, Tensor):
+        if not isinstance(t, (Tensor, GradientEdge)):
             raise RuntimeError(
                 f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
     gos = None
@@ -124,7 +139,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
     grads = _root_grads(outs, gos, create_graph)
     for t in ins:
-        if not t.requires_grad:
+        if type(t) is not GradientEdge and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
@@ -133,7 +148,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = []
     for i, (t, g) in enumerate(zip(ins, captured, strict=False)):
         if g is None:
-            if materialize_grads:
+            if materialize_grads and type(t) is not GradientEdge:
                 g = make(np.zeros_like(t._data))
             elif not allow_unused:
                 raise RuntimeError(
@@ -303,7 +318,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     if targets is not None:
         capture = {}
         for i, t in enumerate(targets):
-            node, nr = edge_of(t)
+            node, nr = edge_of(t) if type(t) is not GradientEdge else t[:2]
             if node is None:
                 continue
             capture.setdefault(node, []).append((nr, i))
@@ -335,6 +350,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 counter += 1
         heapq.heapify(heap)
 
+    TASKS.append((next(_task_ids), deps if needed is None else needed))
     prev_mode = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
@@ -385,15 +401,18 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     observe(node, grads, ())
                 if accumulate and grads[0] is not None:
                     _accumulate(node.variable, grads, create_graph)
+                    if node.hooked:
+                        _after_accumulate(node, grads)
                 continue
             if grads[0] is None and all(g is None for g in grads) and not node.custom:
                 # (list.count would call __eq__; a custom Function's backward still runs)
                 out_grads = (None,) * len(node.next_functions)
             else:
-                if node.freed or node.versions:
-                    node.saved_tensors_check()
                 op = node.op
-                out_grads = op.backward(node, grads if op.multi else grads[0])
+                if (node.freed or node.versions) and node.saved_tensors_check():
+                    out_grads = run_unpacked(node, grads)  # (saved_tensors_hooks)
+                else:
+                    out_grads = op.backward(node, grads if op.multi else grads[0])
                 if node.input_meta is not None:
                     out_grads = reduce_to_inputs(node, out_grads)
                 if anomaly:
@@ -430,7 +449,32 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             out_grads = g = None
     finally:
         GRAD_ENABLED[0] = prev_mode
+        TASKS.pop()
     return captured
+
+
+def _after_accumulate(node, grads: list) -> None:
+    """The leaf's post-accumulate-grad hooks (they see the tensor), then the node's own
+    post-hooks (grad_inputs=(), grad_outputs=the gradient), as PyTorch runs them."""
+    var = node.variable
+    for hook in list(getattr(var, "_post_acc_hooks", None) or ()):
+        hook(var)
+    if node.post_hooks:
+        for hook in list(node.post_hooks):
+            hook((), tuple(grads))
+
+
+def current_task_id() -> int:
+    """The running backward's id (-1 outside backward), as torch._C._current_graph_task_id."""
+    return TASKS[-1][0] if TASKS else -1
+
+
+def will_engine_execute_node(node) -> bool:
+    """Whether the running backward will run `node` (torch._C._will_engine_execute_node)."""
+    if not TASKS:
+        raise RuntimeError(
+            "_will_engine_execute_node should only be called during the backward pass")
+    return node in TASKS[-1][1]
 
 
 def _capture(spots, grads: list, captured: list) -> None:

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from . import saved_hooks
 from .grad_mode import GRAD_ENABLED
 from .node import SECOND_BACKWARD, Node, modified_inplace_message
 from .tensor import Tensor, make
@@ -94,6 +95,9 @@ class BackwardCFunction(Node, FunctionCtx):
                 out.append(None)
                 continue
             t, version, output_nr = entry
+            if version is None:  # packed by saved_tensors_hooks: unpacked on each read
+                out.append(t.tensor())
+                continue
             if output_nr is not None:  # an output of this node: rebuilt, no cycle held
                 data, vc = t
                 t = make(data, True, self if GRAD_ENABLED[0] else None)
@@ -121,9 +125,10 @@ class BackwardCFunction(Node, FunctionCtx):
             d["_saved"] = None
             d["_released"] = True
 
-    def saved_tensors_check(self) -> None:
+    def saved_tensors_check(self) -> bool:
         """Nothing up front: PyTorch checks a custom node's saved tensors when its
         backward reads ctx.saved_tensors."""
+        return False
 
     def apply(self, *grads):
         return tuple(_call_user_backward(self, list(grads)))
@@ -289,7 +294,10 @@ def _save(ctx, replaced: dict) -> None:
             entries.append(None)
             continue
         t = replaced.get(id(t), t)
-        if t._grad_fn is ctx:
+        if saved_hooks.STACK:
+            pack, unpack = saved_hooks.STACK[-1]
+            entries.append((saved_hooks._Packed(t, pack, unpack), None, None))
+        elif t._grad_fn is ctx:
             entries.append(((t._data, t._vc), t._vc[0], t._output_nr))
         else:
             entries.append((t, t._vc[0], None))

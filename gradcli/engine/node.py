@@ -50,6 +50,7 @@ class Node:
     trace = None  # where the forward op ran, under detect_anomaly
     hooked = False  # set once any of the three hook tables above is (the engine's one test)
     custom = False  # a custom Function's node: its backward runs even with no gradient
+    packed = False  # its saved tensors went through saved_tensors_hooks' pack hook
 
     def __init__(self, op, next_functions, saved, versions, result, meta, input_meta):
         self.op = op
@@ -118,6 +119,12 @@ class Node:
         saved = self.saved_result
         if saved is None:
             return None
+        if self.packed:  # (saved_tensors_hooks: unpacked on every read)
+            from .saved_hooks import PACKED
+
+            if saved[0] is PACKED:
+                t = saved[1].tensor()
+                saved = (t._data, t._vc)
         out = (_make or _import_make())(saved[0], True, self if GRAD_ENABLED[0] else None)
         out._vc = saved[1]
         return out
@@ -141,9 +148,12 @@ class Node:
         expected = self._output_count()
         if expected is not None and len(grads) != expected:
             raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
-        if self.freed or self.versions:
-            self.saved_tensors_check()
-        out = self.apply(list(grads) if self.op.multi else grads)
+        if (self.freed or self.versions) and self.saved_tensors_check():
+            from .saved_hooks import run_unpacked
+
+            out = run_unpacked(self, list(grads))
+        else:
+            out = self.apply(list(grads) if self.op.multi else grads)
         if self.input_meta is not None:
             from .ops.registry import reduce_to_inputs
 
@@ -155,11 +165,14 @@ class Node:
         """How many gradients this node takes (None: not known for a multi-output op)."""
         return None if self.op.multi else 1
 
-    def saved_tensors_check(self) -> None:
+    def saved_tensors_check(self) -> bool:
         """Raise PyTorch's errors for freed or modified saved tensors (the first modified
-        one in the op's check_order names itself in the message)."""
+        one in the op's check_order names itself in the message). True when the saved
+        tensors are packed (saved_tensors_hooks): the engine unpacks them around backward."""
         if self.freed:
             raise RuntimeError(SECOND_BACKWARD)
+        if self.packed:
+            return True
         versions = self.versions
         if versions:
             from .tensor import Tensor

@@ -86,7 +86,7 @@ class Tensor:
     __slots__ = (
         "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
         "_base", "_view_fn", "_accumulator", "_retains_grad", "_attr_version", "_creation",
-        "_leaf_hooks", "__weakref__",
+        "_leaf_hooks", "_post_acc_hooks", "__weakref__",
     )
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
@@ -433,7 +433,25 @@ class Tensor:
         if hooks is not None:
             node.pre_hooks = {self._output_nr: hooks}
             node.hooked = True
+        if getattr(self, "_post_acc_hooks", None) is not None:
+            node.hooked = True  # (the engine runs them after accumulating)
         return node
+
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """hook(tensor) after backward has accumulated into this leaf's .grad."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = getattr(self, "_post_acc_hooks", None)
+        if hooks is None:
+            hooks = self._post_acc_hooks = []
+            acc = self._grad_accumulator()
+            if acc is not None:
+                acc.hooked = True
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
                  retain_variables=None):
