@@ -144,6 +144,9 @@ class detect_anomaly:  # noqa: N801
 
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+            "only be enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):
         self._prev = ANOMALY[0]
@@ -153,9 +156,6 @@ class detect_anomaly:  # noqa: N801
     def __exit__(self, *exc):
         ANOMALY[0] = self._prev
         return False
-
-    def __call__(self, fn):
-        return _decorate(fn, lambda: detect_anomaly(self.check_nan))
 
 
 class set_detect_anomaly(detect_anomaly):  # noqa: N801

@@ -9,6 +9,7 @@ metadata), and the tensor hooks registered on the tensors it produced.
 from __future__ import annotations
 
 import itertools
+import weakref
 
 from .grad_mode import GRAD_ENABLED
 
@@ -22,6 +23,13 @@ def _import_make():
     _make = make
     return make
 
+
+# Non-leaf tensors detach_()-ed in place (id -> tensor, held weakly): a node that saved
+# one refuses to run, as PyTorch's SavedVariable does. Empty, it costs one test.
+DETACHED_INPLACE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+DETACHED_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
+    "not supported, please use out-of-place `.detach()` instead")
 
 _sequence = itertools.count()
 next_sequence = _sequence.__next__  # creation order: newer nodes run first in backward
@@ -173,6 +181,10 @@ class Node:
             raise RuntimeError(SECOND_BACKWARD)
         if self.packed:
             return True
+        if DETACHED_INPLACE:
+            for t in self.saved or ():
+                if DETACHED_INPLACE.get(id(t)) is t:
+                    raise RuntimeError(DETACHED_MESSAGE)
         versions = self.versions
         if versions:
             from .tensor import Tensor

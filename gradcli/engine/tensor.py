@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes
 from .grad_mode import GRAD_ENABLED
-from .node import AccumulateGrad, RemovableHandle
+from .node import DETACHED_INPLACE, AccumulateGrad, RemovableHandle
 from .node import _sequence as _node_sequence
 
 NON_LEAF_GRAD_WARNING = (
@@ -109,6 +109,10 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self.requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex "
+                "dtype")
         self._data = value._data
 
     @data.deleter
@@ -297,6 +301,11 @@ class Tensor:
         return self._data.shape[0]
 
     # ------------------------------------------------------------- printing
+    def __reduce_ex__(self, protocol):
+        """Pickling (in memory): the data and requires_grad; it comes back a leaf without
+        .grad, whatever it was (as torch's pickles do)."""
+        return (_rebuild, (np.array(self._data, copy=True), bool(self.requires_grad)))
+
     def __repr__(self) -> str:
         from .formatting import tensor_repr
 
@@ -381,6 +390,8 @@ class Tensor:
                 "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
                 "called on these gradients. To fix this error, please refer to the Optimizer."
                 "zero_grad() function in torch/optim/optimizer.py as the solution.")
+        if self._grad_fn is not None:  # a node may have saved it: backward will refuse it
+            DETACHED_INPLACE[id(self)] = self
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
@@ -665,6 +676,11 @@ def _c_name(d: dtypes.dtype) -> str:
 
 def _type_word(d: dtypes.dtype) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}[d.name]
+
+
+def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
+    """Unpickling: a fresh leaf over the pickled data."""
+    return make(data, requires_grad, None)
 
 
 def _init(t: Tensor, data: np.ndarray, requires_grad: bool, grad_fn) -> None:

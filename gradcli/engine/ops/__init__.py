@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from . import creation, elementwise, linalg, nn, reductions, shape, views
+from . import creation, elementwise, legacy, linalg, nn, reductions, shape, views  # noqa: F401 (legacy: registers only)
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
