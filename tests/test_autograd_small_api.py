@@ -60,3 +60,18 @@ def test_small_api_matches_pytorch():
     mine = _run(gt)
     assert mine == _run(torch)
     assert any("detached in-place" in entry for entry in mine)
+
+
+def test_detach_inplace_of_a_tensor_no_node_saved_is_fine():
+    def run(t):
+        mu = t.ones(1, requires_grad=True)
+        x = t.zeros(1)
+        loss = 0
+        for i in range(3):
+            x.detach_()  # a non-leaf again each time round; mul saves only the constant
+            x.copy_(mu + i)
+            loss = loss + (x * t.tensor([float(i)])).sum()
+        loss.backward()
+        return mu.grad.tolist()
+
+    assert run(gt) == run(torch) == [3.0]

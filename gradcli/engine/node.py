@@ -183,7 +183,7 @@ class Node:
             return True
         if DETACHED_INPLACE:
             for t in self.saved or ():
-                if DETACHED_INPLACE.get(id(t)) is t:
+                if t is not None and DETACHED_INPLACE.get(id(t)) is t:
                     raise RuntimeError(DETACHED_MESSAGE)
         versions = self.versions
         if versions:
