@@ -11,8 +11,10 @@ PyTorch's order. Saved tensors are released as each node finishes unless
 from __future__ import annotations
 
 import heapq
+import itertools
 import sys
 from heapq import heappop, heappush, heappushpop
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,16 +22,36 @@ from . import grad_mode
 from .grad_mode import GRAD_ENABLED
 from .node import AccumulateGrad
 from .ops.registry import edge_of, reduce_to_inputs
+from .saved_hooks import run_unpacked
 from .tensor import Tensor, make
 
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: the node a gradient enters and which of its outputs
+    (torch.autograd.graph.GradientEdge); autograd.grad takes it as an input."""
+
+    node: object
+    output_nr: int
+    ownership_token: object = None  # (PyTorch's keeps a Python-made graph alive)
+
+
 _LEAF_PRIORITY = float("-inf")
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter "
+    "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+    "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+    ".grad fields of your parameters to None after use to break the cycle and avoid the leak. "
+    "(Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
+_CREATE_GRAPH_WARNED = [False]
+TASKS: list = []  # (id, the nodes it will run) of each backward running now, innermost last
+_task_ids = itertools.count()
 _refcount = sys.getrefcount
 
 
 def _as_tensor_list(x) -> list:
     if x is None:
         return []
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return [x]
     return list(x)
 
@@ -76,6 +98,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                         if not isinstance(grad_tensors, Tensor) else [grad_tensors], create_graph)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph and not _CREATE_GRAPH_WARNED[0]:
+        _CREATE_GRAPH_WARNED[0] = True  # (once per process, as PyTorch's TORCH_WARN_ONCE)
+        import warnings
+
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
     if inputs is not None:
         targets = _as_tensor_list(inputs)
         if not targets:
@@ -94,10 +121,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outs = _as_tensor_list(outputs)
     ins = _as_tensor_list(inputs)
     single = isinstance(inputs, Tensor)
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if is_grads_batched:
+        return _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     for t in ins:
-        if not isinstance(t, Tensor):
+        if not isinstance(t, (Tensor, GradientEdge)):
             raise RuntimeError(
                 f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
     gos = None
@@ -105,7 +139,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
     grads = _root_grads(outs, gos, create_graph)
     for t in ins:
-        if not t.requires_grad:
+        if type(t) is not GradientEdge and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
@@ -114,7 +148,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = []
     for i, (t, g) in enumerate(zip(ins, captured, strict=False)):
         if g is None:
-            if materialize_grads:
+            if materialize_grads and type(t) is not GradientEdge:
                 g = make(np.zeros_like(t._data))
             elif not allow_unused:
                 raise RuntimeError(
@@ -122,6 +156,51 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "graph. Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     del single
+    return tuple(result)
+
+
+def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads) -> tuple:
+    """grad(is_grads_batched=True): one backward per slice of the grad_outputs' first
+    dimension, stacked (PyTorch vectorizes it with vmap; the values are the same)."""
+    from .ops.shape import stack
+    from .size import Size
+
+    gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs or ())
+    if len(gos) != len(outs):
+        raise RuntimeError(
+            f"Mismatch in number of grad_outputs: got {len(gos)} but expected {len(outs)}")
+    for i, (o, g) in enumerate(zip(outs, gos, strict=True)):
+        if g._data.ndim == 0 or g._data.shape[1:] != o._data.shape:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output "
+                "as the batch dimension. The sizes of the remaining dimensions are expected to "
+                "match the shape of corresponding output, but a mismatch was detected: "
+                f"grad_output[{i}] has a shape of {Size(g._data.shape[2:])} and output[{i}] has a "
+                f"shape of {Size(o._data.shape)}. If you only want some tensors in `grad_output` "
+                "to be considered batched, consider using vmap.")
+    batch = gos[0]._data.shape[0] if gos else 0
+    per_input = [[] for _ in ins]
+    for b in range(batch):
+        keep = True if b < batch - 1 else retain_graph
+        res = grad(outs, ins, [g[b] for g in gos], retain_graph=keep, create_graph=create_graph,
+                   allow_unused=True)
+        for k, r in enumerate(res):
+            per_input[k].append(r)
+    result = []
+    for i, (t, rows) in enumerate(zip(ins, per_input, strict=True)):
+        if not rows or all(r is None for r in rows):
+            if materialize_grads:
+                result.append(make(np.zeros((batch,) + t._data.shape, t._data.dtype)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
+            result.append(None)
+            continue
+        rows = [make(np.zeros_like(t._data)) if r is None else r for r in rows]
+        result.append(stack(rows, 0))
     return tuple(result)
 
 
@@ -156,7 +235,7 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool) -> None:
             var._grad = g
         else:
             var._grad = make(np.array(g._data, copy=True))
-    elif create_graph and (g._requires_grad or old._requires_grad):
+    elif create_graph:  # recording: out of place, as PyTorch (the old .grad stays as it was)
         var._grad = old + g
     else:
         if old._data.flags.writeable:
@@ -239,7 +318,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     if targets is not None:
         capture = {}
         for i, t in enumerate(targets):
-            node, nr = edge_of(t)
+            node, nr = edge_of(t) if type(t) is not GradientEdge else t[:2]
             if node is None:
                 continue
             capture.setdefault(node, []).append((nr, i))
@@ -271,6 +350,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 counter += 1
         heapq.heapify(heap)
 
+    TASKS.append((next(_task_ids), deps if needed is None else needed))
     prev_mode = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
@@ -304,26 +384,35 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if stop:  # a target of grad() with no other target below: after its tensor hooks
                     _capture(capture[node], grads, captured)
                     continue
+                leaf = type(node) is AccumulateGrad
+                if target and stop_at is None and not leaf:
+                    # backward(inputs=) on a non-leaf: its .grad sees the tensor hooks'
+                    # changes only, not the grad_fn pre-hooks' (PyTorch's retains_grad order)
+                    _capture(capture[node], grads, captured)
                 if observe is None and node.pre_hooks and None in node.pre_hooks:
                     for hook in list(node.pre_hooks[None]):
                         replaced = hook(tuple(grads))
                         if replaced is not None:
                             grads = list(replaced)
-                if target and stop_at is None:  # backward(inputs=): after every hook
+                if target and stop_at is None and leaf:  # a leaf: what its AccumulateGrad gets
                     _capture(capture[node], grads, captured)
             if type(node) is AccumulateGrad:
                 if observe is not None:
                     observe(node, grads, ())
                 if accumulate and grads[0] is not None:
                     _accumulate(node.variable, grads, create_graph)
+                    if node.hooked:
+                        _after_accumulate(node, grads)
                 continue
-            if grads[0] is None and all(g is None for g in grads):  # (list.count calls __eq__)
+            if grads[0] is None and all(g is None for g in grads) and not node.custom:
+                # (list.count would call __eq__; a custom Function's backward still runs)
                 out_grads = (None,) * len(node.next_functions)
             else:
-                if node.freed or node.versions:
-                    node.saved_tensors_check()
                 op = node.op
-                out_grads = op.backward(node, grads if op.multi else grads[0])
+                if (node.freed or node.versions) and node.saved_tensors_check():
+                    out_grads = run_unpacked(node, grads)  # (saved_tensors_hooks)
+                else:
+                    out_grads = op.backward(node, grads if op.multi else grads[0])
                 if node.input_meta is not None:
                     out_grads = reduce_to_inputs(node, out_grads)
                 if anomaly:
@@ -360,7 +449,32 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             out_grads = g = None
     finally:
         GRAD_ENABLED[0] = prev_mode
+        TASKS.pop()
     return captured
+
+
+def _after_accumulate(node, grads: list) -> None:
+    """The leaf's post-accumulate-grad hooks (they see the tensor), then the node's own
+    post-hooks (grad_inputs=(), grad_outputs=the gradient), as PyTorch runs them."""
+    var = node.variable
+    for hook in list(getattr(var, "_post_acc_hooks", None) or ()):
+        hook(var)
+    if node.post_hooks:
+        for hook in list(node.post_hooks):
+            hook((), tuple(grads))
+
+
+def current_task_id() -> int:
+    """The running backward's id (-1 outside backward), as torch._C._current_graph_task_id."""
+    return TASKS[-1][0] if TASKS else -1
+
+
+def will_engine_execute_node(node) -> bool:
+    """Whether the running backward will run `node` (torch._C._will_engine_execute_node)."""
+    if not TASKS:
+        raise RuntimeError(
+            "_will_engine_execute_node should only be called during the backward pass")
+    return node in TASKS[-1][1]
 
 
 def _capture(spots, grads: list, captured: list) -> None:
@@ -393,10 +507,10 @@ def _add_to(buf: list, nr: int, g: Tensor) -> None:
 def _run_pre_hooks(node, grads: list) -> None:
     """Tensor hooks, in registration order; a hook may return a replacement gradient."""
     for nr, hooks in node.pre_hooks.items():
-        if nr is None:
+        if nr is None or not hooks:
             continue
-        if nr >= len(grads) or grads[nr] is None:
-            continue
+        while len(grads) <= nr:  # (an output no gradient reached: its hooks see None)
+            grads.append(None)
         g = grads[nr]
         for hook in list(hooks):
             replaced = hook(g)
@@ -404,7 +518,7 @@ def _run_pre_hooks(node, grads: list) -> None:
                 if not isinstance(replaced, Tensor):
                     raise TypeError(
                         f"expected Variable, but hook returned '{type(replaced).__name__}'")
-                if replaced._data.shape != g._data.shape:
+                if g is not None and replaced._data.shape != g._data.shape:
                     name = getattr(hook, "__name__", type(hook).__name__)
                     raise RuntimeError(f"hook '{name}' has changed the size of value")
                 g = replaced

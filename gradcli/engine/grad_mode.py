@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import inspect
+import warnings
 
 # One-element lists: the hot path reads STATE[0] without attribute lookups.
 GRAD_ENABLED = [True]
@@ -28,15 +30,58 @@ class _GradModeContext:
         return False
 
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with type(self)() if not isinstance(self, set_grad_enabled) else set_grad_enabled(self._target):
-                return fn(*args, **kwargs)
-
-        return wrapper
+        return _decorate(fn, self.clone)
 
     def clone(self):
         return type(self)()
+
+
+def _decorate(fn, make_context):
+    """fn run inside a fresh context from make_context() (PyTorch's context_decorator):
+    a generator function holds the mode inside each of its steps only, and a class
+    (deprecated in PyTorch) is wrapped as a call, with its FutureWarning."""
+    if inspect.isclass(fn):
+        warnings.warn(
+            "Decorating classes is deprecated and will be disabled in future versions. You should "
+            "only decorate functions or methods. To preserve the current behavior of class "
+            "decoration, you can directly decorate the `__init__` method and nothing else.",
+            FutureWarning, stacklevel=3)
+        cls = fn
+
+        def fn(*args, **kwargs):
+            return cls(*args, **kwargs)
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with make_context():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with make_context():
+                            gen.close()
+                        raise
+                    except BaseException as exc:  # noqa: BLE001 - handed to the generator
+                        with make_context():
+                            response = gen.throw(exc)
+                    else:
+                        with make_context():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+
+        return generator
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make_context():
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 class no_grad(_GradModeContext):  # noqa: N801
@@ -80,7 +125,7 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
 
     def __call__(self, fn):
         GRAD_ENABLED[0] = self._prev  # as a decorator it must not change the mode now
-        return _GradModeContext.__call__(self, fn)
+        return _decorate(fn, self.clone)
 
     def clone(self):
         return set_grad_enabled(self._target)
@@ -90,12 +135,18 @@ class inference_mode(no_grad):  # noqa: N801
     def __init__(self, mode: bool = True):
         self._target = not mode
 
+    def clone(self):
+        return inference_mode(not self._target)
+
 
 class detect_anomaly:  # noqa: N801
     """Anomaly mode: NaN produced in backward raises, naming the node."""
 
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+            "only be enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):
         self._prev = ANOMALY[0]
@@ -105,14 +156,6 @@ class detect_anomaly:  # noqa: N801
     def __exit__(self, *exc):
         ANOMALY[0] = self._prev
         return False
-
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with detect_anomaly(self.check_nan):
-                return fn(*args, **kwargs)
-
-        return wrapper
 
 
 class set_detect_anomaly(detect_anomaly):  # noqa: N801

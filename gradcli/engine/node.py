@@ -9,6 +9,7 @@ metadata), and the tensor hooks registered on the tensors it produced.
 from __future__ import annotations
 
 import itertools
+import weakref
 
 from .grad_mode import GRAD_ENABLED
 
@@ -22,6 +23,13 @@ def _import_make():
     _make = make
     return make
 
+
+# Non-leaf tensors detach_()-ed in place (id -> tensor, held weakly): a node that saved
+# one refuses to run, as PyTorch's SavedVariable does. Empty, it costs one test.
+DETACHED_INPLACE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+DETACHED_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
+    "not supported, please use out-of-place `.detach()` instead")
 
 _sequence = itertools.count()
 next_sequence = _sequence.__next__  # creation order: newer nodes run first in backward
@@ -49,6 +57,8 @@ class Node:
     post_hooks = None  # [fn(grad_inputs, grad_outputs), ...] from Node.register_hook
     trace = None  # where the forward op ran, under detect_anomaly
     hooked = False  # set once any of the three hook tables above is (the engine's one test)
+    custom = False  # a custom Function's node: its backward runs even with no gradient
+    packed = False  # its saved tensors went through saved_tensors_hooks' pack hook
 
     def __init__(self, op, next_functions, saved, versions, result, meta, input_meta):
         self.op = op
@@ -78,7 +88,12 @@ class Node:
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict for the user's own notes, the same one on every read (as PyTorch's)."""
+        d = self.__dict__
+        meta = d.get("_metadata")
+        if meta is None:
+            meta = d["_metadata"] = {}
+        return meta
 
     def register_hook(self, fn):
         """A hook on the node: fn(grad_inputs, grad_outputs) after it runs."""
@@ -112,6 +127,12 @@ class Node:
         saved = self.saved_result
         if saved is None:
             return None
+        if self.packed:  # (saved_tensors_hooks: unpacked on every read)
+            from .saved_hooks import PACKED
+
+            if saved[0] is PACKED:
+                t = saved[1].tensor()
+                saved = (t._data, t._vc)
         out = (_make or _import_make())(saved[0], True, self if GRAD_ENABLED[0] else None)
         out._vc = saved[1]
         return out
@@ -129,11 +150,41 @@ class Node:
         op = self.op
         return op.backward(self, grads if op.multi else grads[0])
 
-    def saved_tensors_check(self) -> None:
+    def __call__(self, *grads):
+        """Run this node's backward on the given gradients, in the current grad mode, as
+        PyTorch's nodes are callable: one result alone, several as a tuple."""
+        expected = self._output_count()
+        if expected is not None and len(grads) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
+        if (self.freed or self.versions) and self.saved_tensors_check():
+            from .saved_hooks import run_unpacked
+
+            out = run_unpacked(self, list(grads))
+        else:
+            out = self.apply(list(grads) if self.op.multi else grads)
+        if self.input_meta is not None:
+            from .ops.registry import reduce_to_inputs
+
+            out = reduce_to_inputs(self, out)
+        out = tuple(out)
+        return out[0] if len(out) == 1 else out
+
+    def _output_count(self):
+        """How many gradients this node takes (None: not known for a multi-output op)."""
+        return None if self.op.multi else 1
+
+    def saved_tensors_check(self) -> bool:
         """Raise PyTorch's errors for freed or modified saved tensors (the first modified
-        one in the op's check_order names itself in the message)."""
+        one in the op's check_order names itself in the message). True when the saved
+        tensors are packed (saved_tensors_hooks): the engine unpacks them around backward."""
         if self.freed:
             raise RuntimeError(SECOND_BACKWARD)
+        if self.packed:
+            return True
+        if DETACHED_INPLACE:
+            for t in self.saved or ():
+                if t is not None and DETACHED_INPLACE.get(id(t)) is t:
+                    raise RuntimeError(DETACHED_MESSAGE)
         versions = self.versions
         if versions:
             from .tensor import Tensor
@@ -188,6 +239,16 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
+
+    def __call__(self, *grads):
+        if len(grads) != 1:
+            raise TypeError(f"expected 1 arguments, got {len(grads)} instead")
+        if grads[0] is not None:
+            from .autograd import _accumulate
+            from .grad_mode import GRAD_ENABLED
+
+            _accumulate(self.variable, [grads[0]], GRAD_ENABLED[0])
+        return ()
 
 
 class CopySlices(Node):

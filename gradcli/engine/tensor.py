@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes
 from .grad_mode import GRAD_ENABLED
-from .node import AccumulateGrad, RemovableHandle
+from .node import DETACHED_INPLACE, AccumulateGrad, RemovableHandle
 from .node import _sequence as _node_sequence
 
 NON_LEAF_GRAD_WARNING = (
@@ -86,7 +86,7 @@ class Tensor:
     __slots__ = (
         "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
         "_base", "_view_fn", "_accumulator", "_retains_grad", "_attr_version", "_creation",
-        "_leaf_hooks", "__weakref__",
+        "_leaf_hooks", "_post_acc_hooks", "__weakref__",
     )
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
@@ -107,7 +107,17 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self.requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex "
+                "dtype")
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     @property
     def requires_grad(self) -> bool:
@@ -129,6 +139,10 @@ class Tensor:
         if flag and self._data.dtype.kind != "f":
             raise RuntimeError(ONLY_FLOAT_GRAD_SETTER)
         self._set_leaf_requires_grad(flag)
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self.grad_fn is not None:
@@ -172,7 +186,8 @@ class Tensor:
 
     @property
     def grad(self):
-        if self.grad_fn is not None and not self._retains_grad:
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+            # (PyTorch warns only while nothing is there: backward(inputs=) may fill it)
             warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -195,6 +210,10 @@ class Tensor:
                     "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
                     "break downstream systems that assume they match.")
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def retains_grad(self) -> bool:
@@ -282,6 +301,11 @@ class Tensor:
         return self._data.shape[0]
 
     # ------------------------------------------------------------- printing
+    def __reduce_ex__(self, protocol):
+        """Pickling (in memory): the data and requires_grad; it comes back a leaf without
+        .grad, whatever it was (as torch's pickles do)."""
+        return (_rebuild, (np.array(self._data, copy=True), bool(self.requires_grad)))
+
     def __repr__(self) -> str:
         from .formatting import tensor_repr
 
@@ -366,6 +390,8 @@ class Tensor:
                 "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
                 "called on these gradients. To fix this error, please refer to the Optimizer."
                 "zero_grad() function in torch/optim/optimizer.py as the solution.")
+        if self._grad_fn is not None:  # a node may have saved it: backward will refuse it
+            DETACHED_INPLACE[id(self)] = self
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
@@ -418,7 +444,25 @@ class Tensor:
         if hooks is not None:
             node.pre_hooks = {self._output_nr: hooks}
             node.hooked = True
+        if getattr(self, "_post_acc_hooks", None) is not None:
+            node.hooked = True  # (the engine runs them after accumulating)
         return node
+
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """hook(tensor) after backward has accumulated into this leaf's .grad."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = getattr(self, "_post_acc_hooks", None)
+        if hooks is None:
+            hooks = self._post_acc_hooks = []
+            acc = self._grad_accumulator()
+            if acc is not None:
+                acc.hooked = True
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
                  retain_variables=None):
@@ -632,6 +676,11 @@ def _c_name(d: dtypes.dtype) -> str:
 
 def _type_word(d: dtypes.dtype) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}[d.name]
+
+
+def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
+    """Unpickling: a fresh leaf over the pickled data."""
+    return make(data, requires_grad, None)
 
 
 def _init(t: Tensor, data: np.ndarray, requires_grad: bool, grad_fn) -> None:

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     elementwise,
     indexing,
     layout,
+    legacy,
     linalg,
     losses,
     math,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gradcli.engine.autograd import backward, grad  # noqa: F401
-from gradcli.engine.functional import gradcheck, gradgradcheck  # noqa: F401
+from gradcli.engine.custom_function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from gradcli.engine.grad_mode import (  # noqa: F401
     detect_anomaly,
     enable_grad,
@@ -16,16 +16,23 @@ from gradcli.engine.grad_mode import (  # noqa: F401
 )
 from gradcli.engine.tensor import Tensor as _Tensor
 
-from . import functional, profiler  # noqa: F401
+from . import function, functional, graph, profiler  # noqa: F401
+from . import gradcheck as _gradcheck_module
+
+# torch.autograd.gradcheck is the function; the module of that name stays importable
+gradcheck = _gradcheck_module.gradcheck
+gradgradcheck = _gradcheck_module.gradgradcheck
 
 
 def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - legacy torch name
-    """Legacy Variable(t, requires_grad=): in PyTorch 2.x it is just the tensor."""
+    """Legacy Variable(t, requires_grad=): a new leaf over t's data (t itself is left as
+    it was, as PyTorch's)."""
     if not isinstance(data, _Tensor):
         raise TypeError("Variable data has to be a tensor, but got " + type(data).__name__)
+    out = data.detach()
     if requires_grad:
-        data.requires_grad_(True)
-    return data
+        out.requires_grad_(True)
+    return out
 
 
 def __getattr__(name: str):

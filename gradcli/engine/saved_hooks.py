@@ -1,0 +1,149 @@
+"""Saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks): pack each tensor a node
+saves when the op runs, unpack it when backward (or the user) reads it.
+
+Nothing of this is on the hot path while no hooks are active: entering the first
+context swaps the op table's two node-recording functions (`registry._record_one`,
+`registry._result_of`, through which every op's node is made) for versions that pack
+after recording, and leaving the last context puts the originals back. A packed node
+keeps `saved` as a tuple whose tensors are `_Packed` entries and `saved_result` as
+`(PACKED, _Packed)`; `Node.saved_tensors_check` tells the engine to unpack them around
+the backward formula (`run_unpacked`), so a retained graph unpacks again next time.
+"""
+
+from __future__ import annotations
+
+from .tensor import Tensor, make
+
+STACK: list = []  # [(pack_hook, unpack_hook)], innermost last
+DISABLED = [None]  # the error message while disable_saved_tensors_hooks is active
+PACKED = object()  # marks a packed saved_result (its [1] is never a version counter)
+_originals: dict = {}
+
+
+class _Packed:
+    """One packed tensor, with what the unpacked tensor needs of the original: its
+    place in the graph (grad_fn and output number, or the leaf's accumulator)."""
+
+    __slots__ = ("value", "unpack", "grad_fn", "output_nr", "leaf")
+
+    def __init__(self, t: Tensor, pack, unpack):
+        version = t._vc[0]
+        self.value = pack(t)
+        if t._vc[0] != version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook can not be modified by in-place operations as this can lead "
+                "to unexpected side-effects. Please open an issue if you need to perform in-place "
+                "operations on the input to a pack hook.")
+        self.unpack = unpack
+        self.grad_fn = t._grad_fn
+        self.output_nr = t._output_nr
+        self.leaf = t if t._grad_fn is None and t._requires_grad else None
+
+    def tensor(self) -> Tensor:
+        out = self.unpack(self.value)
+        if not isinstance(out, Tensor):
+            raise TypeError(
+                "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                f"type {type(out).__name__}")
+        if self.leaf is not None:
+            if out is self.leaf:
+                return out
+            # a new tensor whose gradient still reaches the original leaf
+            res = make(out._data, True, None)
+            res._accumulator = self.leaf._accumulator
+            return res
+        if self.grad_fn is None:
+            return out if not out._requires_grad else out.detach()
+        res = make(out._data, True, self.grad_fn)
+        res._output_nr = self.output_nr
+        res._vc = out._vc
+        return res
+
+
+def push(pack, unpack) -> None:
+    if DISABLED[0] is not None:
+        raise RuntimeError(DISABLED[0])
+    if not STACK:
+        _install()
+    STACK.append((pack, unpack))
+
+
+def pop() -> None:
+    STACK.pop()
+    if not STACK:
+        _uninstall()
+
+
+def pack_node(node) -> None:
+    """Pack what `node` saved with the innermost hooks (called right after it is made)."""
+    pack, unpack = STACK[-1]
+    saved = node.saved
+    packed = False
+    if saved:
+        node.saved = tuple(_Packed(x, pack, unpack) if isinstance(x, Tensor) else x for x in saved)
+        packed = True
+    result = node.saved_result
+    if result is not None and result[0] is not PACKED:
+        t = make(result[0], True, node)
+        t._vc = result[1]
+        node.saved_result = (PACKED, _Packed(t, pack, unpack))
+        packed = True
+    if packed:
+        node.packed = True
+
+
+def unpack_saved(node) -> tuple:
+    """(saved, saved_result) with every packed tensor unpacked."""
+    saved = node.saved
+    if saved:
+        saved = tuple(x.tensor() if type(x) is _Packed else x for x in saved)
+    result = node.saved_result
+    if result is not None and result[0] is PACKED:
+        t = result[1].tensor()
+        result = (t._data, t._vc)
+    return saved, result
+
+
+def run_unpacked(node, grads):
+    """The node's backward formula, with its saved tensors unpacked while it runs."""
+    packed = node.saved, node.saved_result
+    node.saved, node.saved_result = unpack_saved(node)
+    try:
+        op = node.op
+        return op.backward(node, grads if op.multi else grads[0])
+    finally:
+        if node.saved is not None or node.saved_result is not None:  # (not released meanwhile)
+            node.saved, node.saved_result = packed
+
+
+def _install() -> None:
+    from .ops import registry
+
+    record_one = registry._record_one
+    result_of = registry._result_of
+    _originals["_record_one"] = record_one
+    _originals["_result_of"] = result_of
+
+    def record_one_packed(op, a, inputs, meta, out):
+        res = record_one(op, a, inputs, meta, out)
+        if STACK:
+            pack_node(res._grad_fn)
+        return res
+
+    def result_of_packed(op, node, out):
+        res = result_of(op, node, out)
+        if STACK:
+            pack_node(node)
+        return res
+
+    registry._record_one = record_one_packed
+    registry._result_of = result_of_packed
+
+
+def _uninstall() -> None:
+    from .ops import registry
+
+    for name, fn in _originals.items():
+        setattr(registry, name, fn)
+    _originals.clear()

@@ -1,0 +1,144 @@
+"""torch.autograd.graph: the graph's Node type, gradient edges, saved-tensor hooks and
+multi-tensor gradient hooks, over gradcli's engine."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from gradcli.engine import saved_hooks as _saved_hooks
+from gradcli.engine.autograd import GradientEdge, current_task_id, will_engine_execute_node
+from gradcli.engine.node import Node, RemovableHandle
+from gradcli.engine.tensor import Tensor as _Tensor
+
+__all__ = [
+    "GradientEdge", "Node", "disable_saved_tensors_hooks", "get_gradient_edge",
+    "increment_version", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks",
+]
+
+GradientEdge.__module__ = "torch.autograd.graph"
+
+
+def _node_of(t):
+    if isinstance(t, GradientEdge):
+        return t.node
+    if t.grad_fn is not None:
+        return t.grad_fn
+    return t._grad_accumulator()
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge through which tensor's gradient flows: usable as an input of autograd.grad."""
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients")
+    return GradientEdge(_node_of(tensor), tensor._output_nr)
+
+
+def increment_version(tensor) -> None:
+    """Mark tensor(s) as changed in place, for the saved-tensor version checks."""
+    for t in (tensor,) if isinstance(tensor, _Tensor) else tensor:
+        t._vc[0] += 1
+
+
+class saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Inside the context, each tensor saved for backward is pack_hook(tensor), and
+    backward reads unpack_hook(packed)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        _saved_hooks.push(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *args) -> None:
+        _saved_hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
+    """Saved tensors are kept as copies "on the CPU" (gradcli has no other device)."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        def pack_to_cpu(tensor):
+            return ("cpu", tensor)  # (already there: PyTorch's .cpu() returns it as it is)
+
+        def unpack_from_cpu(packed):
+            return packed[1]
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str):
+    """Inside, entering saved_tensors_hooks raises RuntimeError(error_message)."""
+    previous = _saved_hooks.DISABLED[0]
+    try:
+        _saved_hooks.DISABLED[0] = error_message
+        yield
+    finally:
+        _saved_hooks.DISABLED[0] = previous
+
+
+class _MultiHandle(RemovableHandle):
+    __slots__ = ("handles",)
+
+    def __init__(self, handles: tuple):
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def __repr__(self) -> str:
+        return f"<torch.autograd.graph._MultiHandle object at {id(self):#x}>"
+
+
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
+    """fn(grads) once the gradients of all `tensors` this backward computes are there
+    (None for the others); mode="any": fn(grad) with the first of them."""
+    supported_modes = ("all", "any")
+    if mode not in supported_modes:
+        raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")
+    tensors = tuple(tensors)
+    if mode == "all":
+        count: dict = {}
+        buffer: dict = {}
+        grad_fns = [_node_of(t) for t in tensors]
+        expected = [0]
+
+        def inner(idx):
+            def hook(grad):
+                task = current_task_id()
+                if task == -1:
+                    raise AssertionError("expected this hook to be called inside a backward call")
+                seen = count.get(task, 0)
+                count[task] = seen + 1
+                slots = buffer.setdefault(task, [None] * len(tensors))
+                if seen == 0:
+                    expected[0] = sum(will_engine_execute_node(n) for n in grad_fns)
+                slots[idx] = grad
+                if seen == expected[0] - 1:
+                    del count[task]
+                    del buffer[task]
+                    fn(slots)
+
+            return hook
+
+        handles = tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors))
+    else:
+        ran: set = set()
+
+        @functools.wraps(fn)
+        def first(grad):
+            task = current_task_id()
+            if task == -1:
+                raise AssertionError("expected this hook to be called inside a backward call")
+            if task in ran:
+                return
+            ran.add(task)
+            fn(grad)
+
+        handles = tuple(t.register_hook(first) for t in tensors if t.requires_grad)
+    return _MultiHandle(handles)

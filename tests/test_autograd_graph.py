@@ -1,0 +1,156 @@
+"""torch.autograd.graph (saved-tensor hooks, gradient edges, increment_version, multi-grad
+hooks, Node) and post-accumulate-grad hooks, compared with PyTorch 2.13."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import gradcli.torch as gt
+
+torch = pytest.importorskip("torch")
+
+ADDR = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def _run(mod, scenario) -> list:
+    log = []
+    try:
+        scenario(mod, log)
+    except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
+        log.append(f"{type(e).__name__}: {e}")
+    return [ADDR.sub("0x?", str(x)) for x in log]
+
+
+def _same(scenario) -> list:
+    mine, theirs = _run(gt, scenario), _run(torch, scenario)
+    assert mine == theirs
+    return mine
+
+
+def _attempt(log, f):
+    try:
+        log.append(f())
+    except Exception as e:  # noqa: BLE001
+        log.append(f"{type(e).__name__}: {e}")
+
+
+def test_saved_tensors_hooks_pack_and_unpack():
+    def scenario(t, log):
+        graph = t.autograd.graph
+
+        def pack(x):
+            log.append(("pack", tuple(x.shape)))
+            return x * 1
+
+        def unpack(x):
+            log.append(("unpack", tuple(x.shape)))
+            return x
+
+        x = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        with graph.saved_tensors_hooks(pack, unpack):
+            z = (x.exp() * x).sum()
+        log.append("forward done")
+        z.backward()
+        log.append(x.grad)
+        x.grad = None
+        with graph.saved_tensors_hooks(lambda a: a, lambda a: a):
+            y = (x ** 3).sum()
+        (g,) = t.autograd.grad(y, x, create_graph=True)
+        g.sum().backward()  # double backward through unpacked tensors
+        log += [g, x.grad]
+        with graph.save_on_cpu():
+            y = (x.sin() * x).sum()
+        y.backward()
+        log.append(x.grad)
+
+    log = _same(scenario)
+    assert "('pack', (3,))" in log and "('unpack', (3,))" in log
+
+
+def test_saved_tensors_hooks_on_custom_functions_and_errors():
+    def scenario(t, log):
+        graph = t.autograd.graph
+
+        class Square(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 2 * x * g
+
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        with graph.saved_tensors_hooks(lambda a: (log.append("pack"), a)[1],
+                                       lambda a: (log.append("unpack"), a)[1]):
+            y = Square.apply(x)
+        y.sum().backward()
+        log.append(x.grad)
+        with graph.saved_tensors_hooks(lambda a: a, lambda a: 3):
+            y = (x * x).sum()
+        _attempt(log, lambda: y.backward())
+        with graph.disable_saved_tensors_hooks("no hooks here"):
+            _attempt(log, lambda: graph.saved_tensors_hooks(lambda a: a, lambda a: a).__enter__())
+
+    log = _same(scenario)
+    assert log[:2] == ["pack", "unpack"]
+
+
+def test_gradient_edges_and_increment_version():
+    def scenario(t, log):
+        graph = t.autograd.graph
+        a = t.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 2
+        edge = graph.get_gradient_edge(b)
+        log += [edge, edge.node is b.grad_fn, edge.output_nr]
+        log.append(t.autograd.grad((b * b).sum(), edge))
+        log.append(t.autograd.grad((b * b).sum(), graph.get_gradient_edge(a)))
+        _attempt(log, lambda: graph.get_gradient_edge(t.ones(1)))
+        c = a * 1
+        d = c * c
+        graph.increment_version(c)
+        _attempt(log, lambda: d.sum().backward())
+        log.append(isinstance(b.grad_fn, graph.Node))
+
+    log = _same(scenario)
+    assert "(tensor([4., 8.]),)" in log
+
+
+def test_multi_grad_hooks():
+    def scenario(t, log):
+        graph = t.autograd.graph
+        t1, t2, t3 = (t.tensor([v], requires_grad=True) for v in (1.0, 2.0, 3.0))
+        handle = graph.register_multi_grad_hook((t1, t2, t3), lambda gs: log.append(("all", gs)))
+        (t1 * t2).sum().backward()
+        (t1 * t2 * t3).sum().backward()
+        handle.remove()
+        (t1 * t2).sum().backward()
+        graph.register_multi_grad_hook((t1, t2), lambda g: log.append(("any", g)), mode="any")
+        (t1 * 2 + t2 * 3).sum().backward()
+        _attempt(log, lambda: graph.register_multi_grad_hook((t1,), print, mode="bad"))
+
+    log = _same(scenario)
+    assert log[0] == "('all', [tensor([2.]), tensor([1.]), None])"
+
+
+def test_post_accumulate_grad_hooks_and_accumulator_post_hooks():
+    def scenario(t, log):
+        p = t.tensor([1.0, 2.0], requires_grad=True)
+        p.register_post_accumulate_grad_hook(lambda x: log.append(("post acc", x.grad)))
+        (p * 3).sum().backward()
+        (p * 3).sum().backward()
+        _attempt(log, lambda: (p * 2).register_post_accumulate_grad_hook(print))
+        _attempt(log, lambda: t.ones(1).register_post_accumulate_grad_hook(print))
+        q = t.tensor([1.0], requires_grad=True)
+        acc = (q * 1).grad_fn.next_functions[0][0]
+        acc.register_hook(lambda gi, go: log.append(("acc post", gi, go)))
+        (q * 5).sum().backward()
+        other = t.tensor([1.0], requires_grad=True)
+        (q * other).sum().backward(inputs=[other])  # q's accumulator does not run
+
+    log = _same(scenario)
+    assert log.count("('acc post', (), (tensor([5.]),))") == 1

@@ -1,0 +1,77 @@
+"""Small autograd-adjacent API, against PyTorch 2.13: pickling tensors in memory,
+Tensor.new, torch.inf/nan, detach_() of a saved tensor, .data type checks and
+detect_anomaly's warning."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import pytest
+
+import gradcli.torch as gt
+
+torch = pytest.importorskip("torch")
+
+
+def _run(t) -> list:
+    log = []
+
+    def attempt(f):
+        try:
+            log.append(str(f()))
+        except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
+            log.append(f"{type(e).__name__}: {e}")
+
+    x = t.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = t.ones(2)
+    for value in (x, x * 2, x[0:1], t.tensor([1, 2]), t.tensor([1.0], dtype=t.float64)):
+        back = pickle.loads(pickle.dumps(value))
+        log.append(str((back, back.grad, back.is_leaf, back.dtype)))
+    log.append(str((t.inf, t.nan)))
+    base = t.ones(2)
+    attempt(lambda: base.new(2, 3).shape)
+    attempt(lambda: t.ones(2, dtype=t.float64).new([1, 2]))
+    attempt(lambda: base.new())
+    attempt(lambda: base.new(t.tensor([1, 2])))
+    attempt(lambda: base.new(t.tensor([3.0])))
+    y = x * 1
+    z = y.sin()
+    y.detach_()
+    attempt(lambda: z.sum().backward())
+    leaf = t.ones(2, requires_grad=True)
+
+    def set_int_data():
+        leaf.data = t.tensor([1, 2])
+
+    attempt(set_int_data)
+    plain = t.ones(2)
+    plain.data = t.tensor([1, 2])
+    log.append(str(plain))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with t.autograd.detect_anomaly():
+            pass
+    log.append(str([str(w.message) for w in caught]))
+    return log
+
+
+def test_small_api_matches_pytorch():
+    mine = _run(gt)
+    assert mine == _run(torch)
+    assert any("detached in-place" in entry for entry in mine)
+
+
+def test_detach_inplace_of_a_tensor_no_node_saved_is_fine():
+    def run(t):
+        mu = t.ones(1, requires_grad=True)
+        x = t.zeros(1)
+        loss = 0
+        for i in range(3):
+            x.detach_()  # a non-leaf again each time round; mul saves only the constant
+            x.copy_(mu + i)
+            loss = loss + (x * t.tensor([float(i)])).sum()
+        loss.backward()
+        return mu.grad.tolist()
+
+    assert run(gt) == run(torch) == [3.0]
