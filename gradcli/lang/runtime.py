@@ -27,6 +27,7 @@ import operator
 import re
 import sys
 import types
+import weakref
 
 from .limits import LimitExceeded, Limits
 
@@ -238,14 +239,20 @@ LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count",
                           "sort", "remove", "copy", "clear"})
 STR_METHODS = frozenset({"join", "split", "strip", "upper", "lower", "replace", "startswith",
                          "endswith", "lstrip", "rstrip", "rsplit", "splitlines", "count",
-                         "find", "isdigit", "isalpha", "isspace", "title", "capitalize"})
+                         "find", "isdigit", "isalpha", "isspace", "title", "capitalize",
+                         "format", "center", "ljust", "rjust", "zfill", "index"})
+DICT_METHODS = frozenset({"get", "keys", "values", "items", "update", "pop", "setdefault",
+                          "copy", "clear", "popitem"})
+SET_METHODS = frozenset({"add", "update", "discard", "remove", "pop", "clear", "copy", "union",
+                         "intersection", "difference", "issubset", "issuperset"})
 TUPLE_METHODS = frozenset({"index", "count"})
 EXC_ATTRS = frozenset({"args"})
 _VALUE_POLICY = {
     list: LIST_METHODS, str: STR_METHODS, tuple: TUPLE_METHODS,
     range: frozenset({"start", "stop", "step", "index", "count"}),
     float: frozenset({"is_integer"}), int: frozenset(), bool: frozenset(),
-    type(None): frozenset(),
+    type(None): frozenset(), dict: DICT_METHODS, set: SET_METHODS,
+    property: frozenset({"setter", "getter", "deleter", "fget", "fset", "fdel"}),
 }
 
 
@@ -285,6 +292,8 @@ def _engine_allowlist(tp):
 
 def _policy(tp):
     """frozenset of allowed names, or "engine" (all public), "module", "class"."""
+    if tp in USER_CLASSES:
+        return "user"
     pol = _POLICY.get(tp)
     if pol is not None:
         return pol
@@ -312,11 +321,17 @@ def _type_name(obj) -> str:
 
 
 def get_attr(obj, name):
-    """``obj.name`` as a program may see it (name never starts with '_'
-    except the tensor's ``_version``)."""
+    """``obj.name`` as a program may see it (name never starts with '_' except the
+    tensor's ``_version``, a node's ``_saved_*`` and the special methods of SPEC 1.2)."""
     tp = type(obj)
     pol = _policy(tp)
+    if pol == "user":
+        return _user_get(obj, tp.__mro__, name)
+    if tp is super:
+        return _super_get(obj, name)
     if pol == "engine":
+        if name in ALLOWED_DUNDERS:
+            return _dunder_get(obj, tp.__mro__, name)
         if name in DENY_ATTRS or (name.startswith("_") and name != "_version"):
             raise AttributeError(f"{_engine_display(obj)}.{name} is not supported by gradcli")
         return getattr(obj, name)
@@ -325,13 +340,17 @@ def get_attr(obj, name):
             raise AttributeError(f"{display_module_name(obj)}.{name} is not supported by gradcli")
         return getattr(obj, name)
     if pol == "class":
+        if obj in USER_CLASSES:
+            return _user_get(obj, obj.__mro__, name)
+        if name in ALLOWED_DUNDERS:
+            return _dunder_get(obj, obj.__mro__, name)
         if _is_engine_type(obj) and name not in DENY_ATTRS and not name.startswith("_"):
             return getattr(obj, name)
         if hasattr(_REAL_TYPES.get(obj, obj), name):
             raise AttributeError(f"{obj.__name__}.{name} is not supported by gradcli")
         raise AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
     if name in pol:
-        if tp is list or tp is str:
+        if tp in _CHECKED_TYPES:
             wrapped = _CHECKED_METHODS.get((tp, name))
             if wrapped is not None:
                 return wrapped(obj)
@@ -351,9 +370,14 @@ def _engine_display(obj):
 
 
 def set_attr(obj, name, value):
-    """``obj.name = value``: only on engine objects (tensors), never on
-    modules, classes or Python values."""
+    """``obj.name = value``: on engine objects (tensors), user classes and their
+    instances; never on modules, other classes or Python values."""
     pol = _policy(type(obj))
+    if name.startswith("_"):
+        raise AttributeError(private_message(name))
+    if pol == "user" or obj in USER_CLASSES:
+        setattr(obj, name, value)
+        return
     if pol == "engine" and name not in DENY_ATTRS and (not name.startswith("_")):
         setattr(obj, name, value)
         return
@@ -367,10 +391,220 @@ def set_attr(obj, name, value):
 
 def del_attr(obj, name):
     pol = _policy(type(obj))
+    if name.startswith("_"):
+        raise AttributeError(private_message(name))
+    if pol == "user" or obj in USER_CLASSES:
+        delattr(obj, name)
+        return
     if pol == "engine" and name not in DENY_ATTRS and not name.startswith("_"):
         delattr(obj, name)
         return
     raise AttributeError(f"'{_type_name(obj)}' object attribute '{name}' cannot be deleted")
+
+
+# -------------------------------------------------------------- user classes
+#: the special methods a class statement may define (SPEC 1.2); a program may read them
+#: as attributes (``super().__init__``), checked at run time by where they are defined
+_OPERATOR_DUNDERS = [f"__{p}{op}__" for op in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul") for p in ("", "r", "i")]
+ALLOWED_DUNDERS = frozenset([
+    "__init__", "__call__", "__repr__", "__str__", "__len__", "__getitem__", "__setitem__",
+    "__iter__", "__next__", "__contains__", "__eq__", "__hash__", "__ne__", "__lt__",
+    "__le__", "__gt__", "__ge__", "__neg__", "__pos__", "__abs__", "__bool__",
+    *_OPERATOR_DUNDERS])
+DUNDER_LIST = ("__init__, __call__, __repr__, __str__, __len__, __getitem__, __setitem__, "
+               "__iter__, __next__, __contains__, __eq__, __hash__ and the operator methods")
+
+#: every class a program's class statement made (a subclass of one is one too)
+USER_CLASSES: weakref.WeakSet = weakref.WeakSet()
+
+#: host classes a program may derive from, by their facade path (the nn and autograd
+#: parts supply them; a path the facade lacks is skipped)
+SUBCLASSABLE = ("torch.nn.Module", "torch.autograd.Function", "torch.utils.data.Dataset",
+                "torch.optim.Optimizer")
+
+
+def private_message(name) -> str:
+    return (f"attribute '{name}' is not allowed: gradcli programs cannot use attributes whose "
+            "name starts with '_'")
+
+
+def _refuse(obj, name):
+    what = obj.__name__ if isinstance(obj, type) else _type_name(obj)
+    return AttributeError(f"{what}.{name} is not supported by gradcli")
+
+
+def _owner_of(mro, name):
+    for klass in mro:
+        if name in klass.__dict__:
+            return klass
+    return None
+
+
+def _member_ok(owner, name) -> bool:
+    """May a program read ``name`` found in the class ``owner``'s own dict?"""
+    if owner in USER_CLASSES:
+        return True
+    if _is_engine_type(owner):
+        return name in ALLOWED_DUNDERS or (not name.startswith("_") and name not in DENY_ATTRS)
+    if owner is object or (issubclass(owner, BaseException) and owner.__module__ == "builtins"):
+        return name in ALLOWED_DUNDERS or name in EXC_ATTRS
+    return False
+
+
+def _user_get(obj, mro, name):
+    """An attribute of a user class or instance: its own attributes and methods, and what
+    its host base (a Module, a Function, an exception) shows programs."""
+    if name.startswith("_") and name not in ALLOWED_DUNDERS:
+        raise AttributeError(private_message(name))
+    owner = _owner_of(mro, name)
+    if owner is None:
+        if isinstance(obj, type):  # only the metaclass (type) has it: mro, __call__...
+            if hasattr(obj, name):
+                raise _refuse(obj, name)
+            raise AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
+        if name in DENY_ATTRS and name not in getattr(obj, "__dict__", {}):
+            raise _refuse(obj, name)
+        return getattr(obj, name)  # the instance's own, a Module's registered parts
+    if _member_ok(owner, name):
+        return getattr(obj, name)
+    raise _refuse(obj, name)
+
+
+def _dunder_get(obj, mro, name):
+    owner = _owner_of(mro, name)
+    if owner is not None and _member_ok(owner, name):
+        return getattr(obj, name)
+    raise _refuse(obj, name)
+
+
+def _super_get(sup, name):
+    """``super().name``: looked up past the class as Python does, allowed by where found."""
+    if name.startswith("_") and name not in ALLOWED_DUNDERS:
+        raise AttributeError(private_message(name))
+    start, target = sup.__thisclass__, sup.__self_class__
+    mro = target.__mro__
+    owner = _owner_of(mro[mro.index(start) + 1:], name)
+    if owner is None:
+        raise AttributeError(f"'super' object has no attribute '{name}'")
+    if _member_ok(owner, name):
+        return getattr(sup, name)
+    raise AttributeError(f"super().{name} is not supported by gradcli")
+
+
+def _subclassable():
+    out = []
+    for path in SUBCLASSABLE:
+        mod, _, attr = path.rpartition(".")
+        try:
+            value = getattr(facade_module(mod), attr, None)
+        except (LookupError, Exception):
+            continue
+        if isinstance(value, type):
+            out.append(value)
+    return tuple(out)
+
+
+def check_base(base):
+    """Refuse a base class a program may not derive from (SPEC 1.2: user classes, torch's
+    Module and Function, the exception classes)."""
+    if not isinstance(base, type):
+        raise TypeError(f"class bases must be classes, not {_type_name(base)}")
+    if base in USER_CLASSES or base is object:
+        return
+    if issubclass(base, BaseException) and base.__module__ == "builtins" and \
+            base in EXCEPTIONS.values():
+        return
+    if _is_engine_type(base) and issubclass(base, _subclassable() or ()):
+        return
+    shown = display_class_name(base)
+    raise TypeError(f"gradcli classes cannot derive from {shown}: a class may derive from "
+                    "gradcli classes, torch.nn.Module, torch.autograd.Function and the "
+                    "exception classes")
+
+
+def make_class(name, qualname, bases, ns):
+    """The class a class statement makes: a real Python class (so a host base's own
+    machinery, such as Module.__setattr__, works on its instances)."""
+    for base in bases:
+        check_base(base)
+    for key in ns:
+        if key.startswith("_") and key not in ALLOWED_DUNDERS:  # the compiler refuses these
+            raise TypeError(f"name '{key}' is not allowed in a class body")
+    body = dict(ns)
+    body["__module__"] = "__main__"
+    body["__qualname__"] = qualname
+    cls = types.new_class(name, bases or (), None, lambda d: d.update(body))
+    USER_CLASSES.add(cls)
+    return cls
+
+
+def make_super(cls, obj):
+    """``super()`` and ``super(cls, obj)`` with a gradcli class."""
+    if cls not in USER_CLASSES:
+        raise TypeError("super() argument 1 must be a gradcli class")
+    if not (isinstance(obj, cls) or (isinstance(obj, type) and issubclass(obj, cls))):
+        raise TypeError("super(type, obj): obj must be an instance or subtype of type")
+    return super(cls, obj)
+
+
+def super_builtin(*args):
+    if not args:
+        raise RuntimeError("super(): no arguments")
+    if len(args) != 2:
+        raise TypeError("super() takes a class and an object in gradcli: super(Class, self)")
+    return make_super(*args)
+
+
+def _mapping_items(m, what):
+    if type(m) is dict:
+        return list(m.items())
+    keys = getattr(type(m), "keys", None)
+    if keys is None or isinstance(m, (str, list, tuple)):
+        raise TypeError(what)
+    ks = bounded(get_attr(m, "keys")())
+    return [(k, m[k]) for k in ks]
+
+
+def merge_kwargs(f, pairs):
+    """The keyword arguments of a call with ``**mapping`` items, with Python's errors."""
+    out = {}
+    fname = getattr(f, "__name__", None) or _type_name(f)
+    for name, value in pairs:
+        items = [(name, value)] if name is not None else _mapping_items(
+            value, f"{fname}() argument after ** must be a mapping, not {_type_name(value)}")
+        for k, v in items:
+            if type(k) is not str:
+                raise TypeError("keywords must be strings")
+            if k.startswith("__"):
+                raise TypeError(f"keyword '{k}' is not allowed")
+            if k in out:
+                raise TypeError(f"{fname}() got multiple values for keyword argument '{k}'")
+            out[k] = v
+    return out
+
+
+def merge_mapping(out, m):
+    """``{**m}``."""
+    for k, v in _mapping_items(m, f"'{_type_name(m)}' object is not a mapping"):
+        out[k] = v
+
+
+def is_saved_attr(name) -> bool:
+    """A grad_fn's read-only saved values (PyTorch's ``_saved_self``, ``_raw_saved_self``)."""
+    return name.startswith(("_saved_", "_raw_saved_")) and name.isidentifier()
+
+
+def display_class_name(cls) -> str:
+    mod = getattr(cls, "__module__", "") or ""
+    if mod.startswith(("gradcli.engine", "gradcli.torch")):
+        if cls.__name__ == "Tensor":
+            return "torch.Tensor"
+        return "torch." + cls.__qualname__ if mod.startswith("gradcli.engine") else \
+            "torch" + mod[len("gradcli.torch"):] + "." + cls.__qualname__
+    if mod in ("builtins", "__main__"):
+        return cls.__qualname__ if mod == "builtins" else f"__main__.{cls.__qualname__}"
+    return cls.__qualname__
 
 
 # -------------------------------------------------------------------- guards
@@ -517,6 +751,8 @@ def check_format_spec(spec: str):
 
 def format_value(value, conversion, spec):
     """One f-string replacement field."""
+    if isinstance(value, type):
+        value = class_shown(value)
     if conversion is not None:
         check_repr_size(value)
         value = str(value) if conversion == "s" else repr(value) if conversion == "r" \
@@ -625,8 +861,10 @@ def _short(v):
     return s
 
 
-LAZY_TYPES = frozenset({zip, enumerate, reversed, type(iter([])), type(iter(())),
-                        type(iter("")), type(iter(range(0))), type(reversed([]))})
+LAZY_TYPES = frozenset({zip, enumerate, reversed, map, filter, type(iter([])), type(iter(())),
+                        type(iter("")), type(iter(range(0))), type(reversed([])),
+                        type(iter({})), type(iter({}.values())), type(iter({}.items())),
+                        type(iter(set()))})
 
 
 def bounded(x, what="list"):
@@ -645,7 +883,9 @@ def bounded(x, what="list"):
         if n > lim:
             raise too_long(n, what)
         return x
-    if tx in LAZY_TYPES:
+    if tx in LAZY_TYPES or tx in USER_CLASSES:
+        # (a program's own iterable may hand C code an endless iterator: take at most
+        # the limit, as from a lazy one)
         items = list(itertools.islice(x, lim + 1))
         if len(items) > lim:
             raise too_long(f"more than {lim}", what)
@@ -654,9 +894,11 @@ def bounded(x, what="list"):
 
 
 def contains(a, b):
-    if type(b) is range and type(a) not in INTS:
+    tb = type(b)
+    if tb is range and type(a) not in INTS:
         b = bounded(b)
-    elif type(b) in LAZY_TYPES:
+    elif tb in LAZY_TYPES or (tb in USER_CLASSES and _owner_of(tb.__mro__, "__contains__")
+                              is None):
         b = bounded(b)
     return a in b
 
@@ -761,12 +1003,66 @@ def _str_replace(s):
     return replace
 
 
+def _bounded_args(method):
+    """A dict/set method whose arguments C code would iterate: lazy ones are bounded."""
+    def wrap(obj):
+        bound = getattr(obj, method)
+
+        def call(*args, **kwargs):
+            return bound(*[a if isinstance(a, (dict, set)) else bounded(a) for a in args],
+                         **kwargs)
+        return call
+    return wrap
+
+
+#: what a field of str.format may name: a position or a keyword, nothing looked up in it
+_FIELD = r"\A(?:\d*|[^\W\d]\w*)\Z"
+
+
+def _check_format_string(fmt, depth=0):
+    import string
+    if depth > 2:
+        raise ValueError("Max string recursion exceeded")
+    for _, field, spec, conv in string.Formatter().parse(fmt):
+        if field is None:
+            continue
+        if not re.match(_FIELD, field):
+            raise ValueError(f"str.format fields in gradcli name a position or a keyword "
+                             f"only: '{{{field}}}' looks up an attribute or an index")
+        if spec:
+            if "{" in spec:
+                _check_format_string(spec, depth + 1)
+            else:
+                check_format_spec(spec)
+
+
+def _str_format(s):
+    def format(*args, **kwargs):  # noqa: A001 - str.format as programs call it
+        _check_format_string(s)
+        for v in (*args, *kwargs.values()):
+            check_repr_size(v)
+        res = s.format(*args, **kwargs)
+        if len(res) > _LIMITS.max_length:
+            raise too_long(len(res), "string")
+        return res
+    return format
+
+
 _CHECKED_METHODS = {
     (list, "extend"): _list_extend,
     (list, "sort"): _list_sort,
     (str, "join"): _str_join,
     (str, "replace"): _str_replace,
+    (str, "format"): _str_format,
+    (dict, "update"): _bounded_args("update"),
+    (set, "update"): _bounded_args("update"),
+    (set, "union"): _bounded_args("union"),
+    (set, "intersection"): _bounded_args("intersection"),
+    (set, "difference"): _bounded_args("difference"),
+    (set, "issubset"): _bounded_args("issubset"),
+    (set, "issuperset"): _bounded_args("issuperset"),
 }
+_CHECKED_TYPES = frozenset({list, str, dict, set})
 
 
 # ------------------------------------------------------------------ builtins
@@ -791,6 +1087,9 @@ class _Print:
         for v in values:
             if type(v) not in _PLAIN:
                 check_repr_size(v)
+                if isinstance(v, type):
+                    values = tuple(class_shown(x) for x in values)
+                    break
         out = self.state.out or sys.stdout
         _py.print(*values, sep=sep, end=end, file=out, flush=bool(flush))
 
@@ -817,7 +1116,23 @@ def _wrap_first(fn, name):
 
 def _repr_builtin(obj, /):
     check_repr_size(obj)
-    return repr(obj)
+    return repr(class_shown(obj))
+
+
+class _ClassText(str):
+    """A torch class as Python prints it (``<class 'torch.Tensor'>``), for print/str/repr."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return str(self)
+
+
+def class_shown(v):
+    """An engine class stands in print, str, repr and f-strings for its torch name."""
+    if isinstance(v, type) and v not in USER_CLASSES and _is_engine_type(v):
+        return _ClassText(f"<class '{display_class_name(v)}'>")
+    return v
 
 
 class _Builtin:
@@ -850,7 +1165,10 @@ EXCEPTIONS = {
 #: the Python builtins of SPEC 1.2 (these win over facade names)
 PY_BUILTIN_NAMES = ("print", "len", "range", "float", "int", "bool", "str", "repr", "abs",
                     "min", "max", "sum", "round", "list", "tuple", "enumerate", "zip",
-                    "sorted", "reversed", "all", "any", "isinstance")
+                    "sorted", "reversed", "all", "any", "isinstance", "issubclass", "type",
+                    "getattr", "setattr", "hasattr", "delattr", "map", "filter", "iter",
+                    "next", "dict", "set", "id", "hash", "callable", "super", "property",
+                    "staticmethod", "classmethod", "divmod", "pow", "object")
 
 
 def make_builtins(state: RunState, with_facade=True) -> dict:
@@ -876,6 +1194,8 @@ def make_builtins(state: RunState, with_facade=True) -> dict:
         "sorted": _wrap_first(sorted, "sorted"), "reversed": reversed,
         "isinstance": isinstance,
     })
+    from . import pybuiltins
+    b.update(pybuiltins.BUILTINS)
     return b
 
 
@@ -886,7 +1206,7 @@ def _make_seq_builtin(tp, check=None):
         if len(args) == 1 and not kwargs:
             if check is not None:
                 check(args[0])
-                return tp(args[0])
+                return tp(class_shown(args[0]))
             return tp(bounded(args[0], tp.__name__))
         return tp(*args, **kwargs)
 
@@ -902,7 +1222,8 @@ def _make_seq_builtin(tp, check=None):
 list_builtin = _make_seq_builtin(list)
 tuple_builtin = _make_seq_builtin(tuple)
 str_builtin = _make_seq_builtin(str, check_repr_size)
-_REAL_TYPES = {list_builtin: list, tuple_builtin: tuple, str_builtin: str}
+REAL_TYPES = {list_builtin: list, tuple_builtin: tuple, str_builtin: str}
+_REAL_TYPES = REAL_TYPES
 
 #: every Python builtin a program may not use, with the reason shown
 _REASONS = {
@@ -916,9 +1237,7 @@ _REASONS = {
     "quit": "programs end at their last statement (or raise an exception)",
     "help": "there is no interactive help inside programs",
 }
-for _n in ("getattr", "setattr", "delattr", "hasattr", "vars", "dir", "globals", "locals",
-           "type", "object", "super", "id", "classmethod", "staticmethod", "property",
-           "memoryview", "callable", "issubclass"):
+for _n in ("vars", "dir", "globals", "locals", "memoryview"):
     _REASONS[_n] = "programs cannot inspect or change objects' internals"
 
 
