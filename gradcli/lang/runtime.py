@@ -569,17 +569,22 @@ def _mapping_items(m, what):
 def merge_kwargs(f, pairs):
     """The keyword arguments of a call with ``**mapping`` items, with Python's errors."""
     out = {}
-    fname = getattr(f, "__name__", None) or _type_name(f)
+    qual, mod = getattr(f, "__qualname__", None), getattr(f, "__module__", None)
+    # (Python names the callee as _PyObject_FunctionStr does)
+    fname = f"{_type_name(f)} object" if not isinstance(qual, str) else \
+        qual if mod in (None, "builtins") else f"{mod}.{qual}"
     for name, value in pairs:
         items = [(name, value)] if name is not None else _mapping_items(
-            value, f"{fname}() argument after ** must be a mapping, not {_type_name(value)}")
+            value, f"{fname}{'()' if isinstance(qual, str) else ''} argument after ** must be a "
+                   f"mapping, not {_type_name(value)}")
         for k, v in items:
             if type(k) is not str:
                 raise TypeError("keywords must be strings")
             if k.startswith("__"):
                 raise TypeError(f"keyword '{k}' is not allowed")
             if k in out:
-                raise TypeError(f"{fname}() got multiple values for keyword argument '{k}'")
+                raise TypeError(f"{fname}{'()' if isinstance(qual, str) else ''} got multiple "
+                                f"values for keyword argument '{k}'")
             out[k] = v
     return out
 
@@ -1023,7 +1028,7 @@ def _check_format_string(fmt, depth=0):
     import string
     if depth > 2:
         raise ValueError("Max string recursion exceeded")
-    for _, field, spec, conv in string.Formatter().parse(fmt):
+    for _, field, spec, _conv in string.Formatter().parse(fmt):
         if field is None:
             continue
         if not re.match(_FIELD, field):
