@@ -1422,8 +1422,8 @@ class Compiler:
         first = self.scope.params[0] if self.scope.kind == "function" and self.scope.params \
             else None
         if kind not in ("cell", "free") or first is None:
-            msg = "super(): no arguments" if kind in ("cell", "free") else \
-                "super(): __class__ cell not found"
+            msg = "super(): no arguments" if kind in ("cell", "free") or \
+                self.scope.kind != "function" else "super(): __class__ cell not found"
 
             def fail(env):
                 e = RuntimeError(msg)
