@@ -330,8 +330,6 @@ def get_attr(obj, name):
     if tp is super:
         return _super_get(obj, name)
     if pol == "engine":
-        if name in ALLOWED_DUNDERS:
-            return _dunder_get(obj, tp.__mro__, name)
         if name in DENY_ATTRS or (name.startswith("_") and name != "_version"):
             raise AttributeError(f"{_engine_display(obj)}.{name} is not supported by gradcli")
         return getattr(obj, name)
@@ -342,7 +340,9 @@ def get_attr(obj, name):
     if pol == "class":
         if obj in USER_CLASSES:
             return _user_get(obj, obj.__mro__, name)
-        if name in ALLOWED_DUNDERS:
+        if name in ALLOWED_DUNDERS and (not _is_engine_type(obj) or
+                                        issubclass(obj, _subclassable() or ())):
+            # nn.Module.__init__(self), Exception.__init__(self, msg)
             return _dunder_get(obj, obj.__mro__, name)
         if _is_engine_type(obj) and name not in DENY_ATTRS and not name.startswith("_"):
             return getattr(obj, name)
@@ -1022,31 +1022,38 @@ def _bounded_args(method):
 
 #: what a field of str.format may name: a position or a keyword, nothing looked up in it
 _FIELD = r"\A(?:\d*|[^\W\d]\w*)\Z"
+_FORMATTER = None
 
 
-def _check_format_string(fmt, depth=0):
-    import string
-    if depth > 2:
-        raise ValueError("Max string recursion exceeded")
-    for _, field, spec, _conv in string.Formatter().parse(fmt):
-        if field is None:
-            continue
-        if not re.match(_FIELD, field):
-            raise ValueError(f"str.format fields in gradcli name a position or a keyword "
-                             f"only: '{{{field}}}' looks up an attribute or an index")
-        if spec:
-            if "{" in spec:
-                _check_format_string(spec, depth + 1)
-            else:
-                check_format_spec(spec)
+def _formatter():
+    """str.format run by string.Formatter, whose steps gradcli checks: a field names a
+    position or a keyword only, and each field's spec (nested fields substituted) is
+    checked against the length limit before the field is formatted."""
+    global _FORMATTER
+    if _FORMATTER is None:
+        import string
+
+        class Formatter(string.Formatter):
+            def get_field(self, field_name, args, kwargs):
+                if not re.match(_FIELD, field_name):
+                    raise ValueError(
+                        f"str.format fields in gradcli name a position or a keyword only: "
+                        f"'{{{field_name}}}' looks up an attribute or an index")
+                if field_name.isdigit() and int(field_name) >= len(args):
+                    raise IndexError(f"Replacement index {int(field_name)} out of range for "
+                                     "positional args tuple")
+                return super().get_field(field_name, args, kwargs)
+
+            def format_field(self, value, format_spec):
+                return format_value(value, None, format_spec)
+
+        _FORMATTER = Formatter()
+    return _FORMATTER
 
 
 def _str_format(s):
     def format(*args, **kwargs):  # noqa: A001 - str.format as programs call it
-        _check_format_string(s)
-        for v in (*args, *kwargs.values()):
-            check_repr_size(v)
-        res = s.format(*args, **kwargs)
+        res = _formatter().vformat(s, args, kwargs)
         if len(res) > _LIMITS.max_length:
             raise too_long(len(res), "string")
         return res
