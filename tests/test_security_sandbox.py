@@ -412,6 +412,310 @@ ENGINE_ALLOCATIONS = [
 ]
 
 
+# ------------------------------------------------- classes and the builtins SPEC 1.2 added
+#: special names a class body may not bind (SPEC 1.2 lists the ones it may)
+OTHER_DUNDERS = ["__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__del__",
+                 "__new__", "__init_subclass__", "__class_getitem__", "__set_name__", "__get__",
+                 "__set__", "__delete__", "__slots__", "__dict__", "__weakref__", "__module__",
+                 "__qualname__", "__doc__", "__class__", "__format__", "__reduce__",
+                 "__reduce_ex__", "__getstate__", "__setstate__", "__index__", "__enter__",
+                 "__exit__", "__await__", "__instancecheck__", "__subclasscheck__",
+                 "__mro_entries__", "__prepare__", "__missing__", "__reversed__", "__dir__",
+                 "__sizeof__", "__array__", "__torch_function__", "__metaclass__", "__bases__",
+                 "__annotations__", "__copy__", "__deepcopy__", "__float__", "__int__",
+                 "__complex__", "__bytes__", "__fspath__", "__buffer__", "_private", "_"]
+CLASS_BODY_FORMS = [
+    "def {n}(self, *a, **k):\n        return 1",
+    "{n} = 1",
+    "{n} = print",
+    "{n}, other = 1, 2",
+    "for {n} in []:\n        pass",
+    "import math as {n}",
+    "{n}: int = 1",
+    "[{n}] = [1]",
+    "def ok(self):\n        return 1\n    {n} = ok",
+    "if True:\n        {n} = 1",
+    "try:\n        pass\n    except Exception as {n}:\n        pass",
+]
+
+
+def _class_body_attacks() -> list:
+    out = []
+    for k, name in enumerate(OTHER_DUNDERS):
+        for j, form in enumerate(CLASS_BODY_FORMS):
+            if (k + j) % 3 and j:  # every name with the def form, a third with each other
+                continue
+            body = form.format(n=name)
+            out.append((f"class X:\n    {body}\n", {2}, "ForbiddenError"))
+            out.append((f"class Y(Exception):\n    {body}\n", {2}, "ForbiddenError"))
+    return out
+
+
+#: a class, an instance, a subclass and an exception subclass for the attacks below
+CLASS_PRELUDE = PRELUDE + """\
+class A:
+    k = 1
+    def __init__(self, v=0):
+        self.v = v
+    def m(self):
+        return self.v
+    @property
+    def p(self):
+        return self.v
+    @staticmethod
+    def st():
+        return 1
+    @classmethod
+    def cm(cls):
+        return cls
+class B(A):
+    def m(self):
+        return super().m()
+class Err(ValueError):
+    pass
+a = A()
+bm = a.m
+sup = super(B, B())
+prop = A.p
+"""
+CLASS_OBJECTS = ["A", "a", "B", "B()", "bm", "sup", "prop", "Err", "Err('x')", "A.m", "A.st",
+                 "A.cm", "a.p", "super(B, B())", "type(a)", "A.__init__", "a.__init__"]
+WALK_ATTRS = ["__class__", "__mro__", "__bases__", "__base__", "__subclasses__", "__dict__",
+              "__globals__", "__func__", "__self__", "__code__", "__closure__", "__builtins__",
+              "__thisclass__", "__self_class__", "__objclass__", "__wrapped__", "__get__",
+              "__getattribute__", "__reduce_ex__", "__module__", "__qualname__", "__name__",
+              "__doc__", "__setattr__", "__defaults__", "__traceback__", "_v", "_"]
+
+
+def _class_walk_attacks() -> list:
+    """Class attribute walks, spelled (compile-time refusal) and built at run time through
+    getattr/setattr/hasattr/delattr (run-time refusal), on every class-made object."""
+    out = []
+    for k, obj in enumerate(CLASS_OBJECTS):
+        for j, attr in enumerate(WALK_ATTRS):
+            if (k + j) % 2:
+                continue
+            out.append((CLASS_PRELUDE + f"y = {obj}.{attr}", {2}, "ForbiddenError"))
+            out.append((CLASS_PRELUDE + f"y = {obj}.m.{attr}" if False else
+                        CLASS_PRELUDE + f"y = [{obj}][0].{attr}", {2}, "ForbiddenError"))
+            built = "'" + attr[:1] + "' + '" + attr[1:] + "'"
+            out.append((CLASS_PRELUDE + f"y = getattr({obj}, {built})", {1}, "AttributeError"))
+            out.append((CLASS_PRELUDE + f"y = getattr({obj}, {built}, None)", {1},
+                        "AttributeError"))
+            out.append((CLASS_PRELUDE + f"y = hasattr({obj}, {built})", {1}, "AttributeError"))
+            out.append((CLASS_PRELUDE + f"setattr({obj}, {built}, 1)", {1}, "AttributeError"))
+            out.append((CLASS_PRELUDE + f"delattr({obj}, {built})", {1}, "AttributeError"))
+    for k, obj in enumerate(OBJECTS):
+        attr = PRIVATE_ATTRS[k % len(PRIVATE_ATTRS)]
+        if attr in R.ALLOWED_DUNDERS:
+            continue
+        built = "'_' + '" + attr[1:] + "'"
+        for call in (f"getattr({obj}, {built})", f"hasattr({obj}, {built})",
+                     f"setattr({obj}, {built}, 1)", f"delattr({obj}, {built})",
+                     f"getattr({obj}, ''.join(['_', '{attr[1:]}']))",
+                     f"getattr({obj}, '{attr}'.strip())"):
+            out.append((PRELUDE + call, {1}, "AttributeError"))
+    return out
+
+
+CLASS_ATTACKS = [
+    # metaclasses and class keywords
+    ("class X(metaclass=type):\n    pass", {2}, "ForbiddenError"),
+    ("class M(type):\n    pass", {1}, "TypeError"),
+    ("class X(object, metaclass=A):\n    pass", {2}, "ForbiddenError"),
+    ("class X(A, **{'metaclass': type}):\n    pass", {2}, "ForbiddenError"),
+    ("class X(*[A]):\n    pass", {2}, "ForbiddenError"),
+    ("@print\nclass X:\n    pass", {2}, "SyntaxError"),
+    # bases that are not gradcli classes, Module, Function or exception classes
+    ("class X(type(a.m)):\n    pass", {1}, "TypeError"),
+    ("class X(type(len)):\n    pass", {1}, "TypeError"),
+    ("class X(t.__class__):\n    pass", {2}, "ForbiddenError"),
+    ("class X(type(t)):\n    pass", {1}, "TypeError"),
+    ("class X(type(n)):\n    pass", {1}, "TypeError"),
+    ("class X(type(h)):\n    pass", {1}, "TypeError"),
+    ("class X(type(torch.float32)):\n    pass", {1}, "TypeError"),
+    ("class X(type(t.shape)):\n    pass", {1}, "TypeError"),
+    ("class X(type(mx)):\n    pass", {1}, "TypeError"),
+    ("class X(type(r)):\n    pass", {1}, "TypeError"),
+    ("class X(type(A)):\n    pass", {1}, "TypeError"),
+    ("class X(type(sup)):\n    pass", {1}, "TypeError"),
+    ("class X(type(prop)):\n    pass", {1}, "TypeError"),
+    ("class X(property):\n    pass", {1}, "TypeError"),
+    ("class X(staticmethod):\n    pass", {1}, "TypeError"),
+    ("class X(dict):\n    pass", {1}, "TypeError"),
+    ("class X(list):\n    pass", {1}, "TypeError"),
+    ("class X(1):\n    pass", {1}, "TypeError"),
+    ("class X(torch.Tensor):\n    pass", {1}, "TypeError"),
+    # type() makes no classes
+    ("type('X', (), {})", {1}, "TypeError"),
+    ("type('X', (A,), {'__del__': print})", {1}, "TypeError"),
+    ("type(type(1))('X', (), {})", {1}, "TypeError"),
+    ("type(A)('X', (A,), {})", {1}, "TypeError"),
+    ("tp2 = type\ntp2('X', (), {})", {1}, "TypeError"),
+    ("type(type)('X', (), {})", {1}, "TypeError"),
+    ("type(list)('X', (), {})", {1}, "TypeError"),
+    ("type(dict)('X', (), {})", {1}, "TypeError"),
+    ("type(Err)('X', (Err,), {})", {1}, "TypeError"),
+    ("type(t).mro()", {1}, "AttributeError"),
+    ("type(a).mro()", {1}, "AttributeError"),
+    ("type.mro(A)", {1}, "AttributeError"),
+    ("type(print)(None)", {1}, "TypeError"),
+    ("type(str)('x', (), {})", {1}, "TypeError"),
+    ("type(iter([]))([])", {1}, "TypeError"),
+    ("type(lambda: 1)(1, 2)", {1}, "TypeError"),
+    ("iter(lambda: 1, 2)", {1}, "TypeError"),
+    # super() tricks
+    ("super(type, A).__call__", {1}, "TypeError"),
+    ("super(int, 1)", {1}, "TypeError"),
+    ("super(A, 1)", {1}, "TypeError"),
+    ("super(A, A).mro", {1}, "AttributeError"),
+    ("super(B, B).__call__('X', (), {})", {1}, "AttributeError"),
+    ("super(B, B()).__class__", {2}, "ForbiddenError"),
+    ("super(B, B()).__init__.__globals__", {2}, "ForbiddenError"),
+    ("getattr(super(B, B()), '__thisclass__')", {1}, "AttributeError"),
+    ("getattr(super(B, B()), '__self__')", {1}, "AttributeError"),
+    ("getattr(super(B, B()).__init__, '__self__')", {1}, "AttributeError"),
+    ("getattr(super(B, B()).m, '__func__')", {1}, "AttributeError"),
+    ("super(B, B()).with_traceback", {1}, "AttributeError"),
+    ("super(Err, Err()).with_traceback(None)", {1}, "AttributeError"),
+    ("class C(Err):\n    pass\nsuper(C, C()).with_traceback(None)", {1}, "AttributeError"),
+    ("super()", {1}, "RuntimeError"),
+    ("class C(A):\n    def m(self):\n        return super().__init__.__self__\nC().m()",
+     {2}, "ForbiddenError"),
+    ("class C(A):\n    def m(self):\n        return getattr(super(), '__self' + '__')\nC().m()",
+     {1}, "AttributeError"),
+    ("class C(A):\n    def m(self):\n        return getattr(super(), 'mro')\nC().m()",
+     {1}, "AttributeError"),
+    # the class's own machinery: methods and properties hand out nothing internal
+    ("prop.fget.__globals__", {2}, "ForbiddenError"),
+    ("getattr(prop.fget, '__glo' + 'bals__')", {1}, "AttributeError"),
+    ("getattr(prop, '__get__')", {1}, "AttributeError"),
+    ("bm.__func__", {2}, "ForbiddenError"),
+    ("getattr(bm, '__fu' + 'nc__')", {1}, "AttributeError"),
+    ("getattr(A.st, '__' + 'code__')", {1}, "AttributeError"),
+    ("A.cm().__dict__", {2}, "ForbiddenError"),
+    ("staticmethod(print).__func__", {2}, "ForbiddenError"),
+    ("getattr(staticmethod(print), '__fu' + 'nc__')", {1}, "AttributeError"),
+    ("getattr(classmethod(print), '__wrapped' + '__')", {1}, "AttributeError"),
+    ("property(print).fget.x", {1}, "AttributeError"),
+    ("a.__init__.__globals__", {2}, "ForbiddenError"),
+    ("A.__init__.__code__", {2}, "ForbiddenError"),
+    ("getattr(A.__init__, '__glo' + 'bals__')", {1}, "AttributeError"),
+    ("getattr(a.__init__, '__self__')", {1}, "AttributeError"),
+    ("getattr(a, '__init__').__func__", {2}, "ForbiddenError"),
+    ("a.__call__", {1}, "AttributeError"),
+    ("A.__call__", {1}, "AttributeError"),
+    ("A.__repr__(t)", {0}, None),
+    ("Err.__init__.__objclass__", {2}, "ForbiddenError"),
+    ("getattr(Err.__init__, '__objclass' + '__')", {1}, "AttributeError"),
+    ("getattr(Err('x'), 'with_traceback')", {1}, "AttributeError"),
+    ("Err('x').with_traceback", {1}, "AttributeError"),
+    ("Err('x').add_note('n')", {1}, "AttributeError"),
+    ("A.mro", {1}, "AttributeError"),
+    ("a.numpy", {1}, "AttributeError"),
+    ("A.k = print\nA.k.__self__", {2}, "ForbiddenError"),
+    ("setattr(A, '__getattr' + '__', print)", {1}, "AttributeError"),
+    ("setattr(A, '__init__', print)", {1}, "AttributeError"),
+    ("A.__init__ = print", {2}, "ForbiddenError"),
+    ("a.__init__ = print", {2}, "ForbiddenError"),
+    ("del A.__init__", {2}, "ForbiddenError"),
+    ("delattr(a, '__class__')", {1}, "AttributeError"),
+    ("setattr(a, '__class__', B)", {1}, "AttributeError"),
+    ("setattr(type(a), 'mro', print)", {1}, "AttributeError") if False else
+    ("setattr(int, 'x', 1)", {1}, "AttributeError"),
+    ("setattr(t, '_data', 1)", {1}, "AttributeError"),
+    ("setattr(torch, 'ones', 1)", {1}, "AttributeError"),
+    ("setattr(torch.Tensor, 'add', 1)", {1}, "AttributeError"),
+    ("setattr(print, 'state', 1)", {1}, "AttributeError"),
+    ("delattr(torch.Tensor, 'add')", {1}, "AttributeError"),
+    ("getattr(torch, 'np')", {1}, "AttributeError"),
+    ("getattr(t, 'numpy')()", {1}, "AttributeError"),
+    ("getattr(math, 'sys')", {1}, "AttributeError"),
+    ("getattr(1, 'to_bytes')", {1}, "AttributeError"),
+    ("getattr('x', 'encode')", {1}, "AttributeError"),
+    ("getattr(n, 'saved')", {1}, "AttributeError"),
+    ("getattr(n, 'op')", {1}, "AttributeError"),
+    ("getattr(t, 1)", {1}, "TypeError"),
+    ("getattr(t, '_' + 'version')", {0}, None),
+    ("f = lambda **k: k\nf(**{'__class__': 1})", {1}, "TypeError"),
+    ("f = lambda **k: k\nf(**{1: 1})", {1}, "TypeError"),
+    ("print(**{'file': print})", {1}, "TypeError"),
+    ("print(*[1], **{'sep': 1})", {1}, "TypeError"),
+    ("y = {**t}", {1}, "TypeError"),
+    ("y = dict(**{'__class__': 1})", {1}, "TypeError"),
+    ("dict.fromkeys(range(10 ** 9))", {1}, "AttributeError"),
+    ("set.union", {1}, "AttributeError"),
+    ("{}.fromkeys(range(3))", {1}, "AttributeError"),
+    ("{}.__class__", {2}, "ForbiddenError"),
+    ("{1}.__class__", {2}, "ForbiddenError"),
+    ("{}.keys().mapping", {1}, "AttributeError"),
+    ("y = {}.keys()\ny.mapping", {1}, "AttributeError"),
+    ("getattr({}.values(), 'mapping')", {1}, "AttributeError"),
+    ("map(print, [1]).__reduce__()", {2}, "ForbiddenError"),
+    ("getattr(map(print, [1]), '__reduce__')()", {1}, "AttributeError"),
+    ("getattr(iter([1]), '__setstate__')", {1}, "AttributeError"),
+    ("getattr(filter(None, [1]), '__reduce_ex__')(2)", {1}, "AttributeError"),
+    ("object().__class__", {2}, "ForbiddenError"),
+    ("getattr(object, '__subclasses__')()", {1}, "AttributeError"),
+    ("object.__init__", {0}, None),
+    ("getattr(object, '__init__').__self__", {2}, "ForbiddenError"),
+]
+
+#: a program's own objects cannot make C code loop or allocate without bound
+CLASS_BLOWUPS = [
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nlist(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nset(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nsorted(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\ntuple(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\ny = [*I()]",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nsum(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n-1 in I()",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = ''.join(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = dict(zip(I(), I()))",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = []\ny.extend(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nprint(*I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = {}\ny.update(zip(I(), I()))",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = set()\ny.update(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = set().union(I())",
+    "class I:\n    def __iter__(self):\n        return self\n    __next__ = lambda self: 1\n"
+    "list(I())",
+    "class I:\n    __getitem__ = lambda self, i: i\nlist(I())",
+    "class I:\n    __getitem__ = lambda self, i: i\nmax(I())",
+    "class I:\n    def __len__(self):\n        return 10 ** 12\ny = [0] * len(I())",
+    "class I:\n    def __len__(self):\n        return 10 ** 12\ny = 'a' * len(I())",
+    "class I:\n    def __repr__(self):\n        return repr(self)\nrepr(I())",
+    "class I:\n    def __eq__(self, o):\n        return self == o\nI() == I()",
+    "class I:\n    def __init__(self):\n        I()\nI()",
+    "class I:\n    def __init__(self):\n        while True:\n            pass\nI()",
+    "class I:\n    def __str__(self):\n        return 'a' * 60000\nprint(str(I()) * 2)",
+    "class I:\n    def keys(self):\n        return range(10 ** 12)\n"
+    "    __getitem__ = lambda self, k: k\ny = {**I()}",
+    "class I:\n    def keys(self):\n        return range(10 ** 12)\n"
+    "    __getitem__ = lambda self, k: k\ny = dict(I())",
+    "class I:\n    def keys(self):\n        return iter(range(10 ** 12))\n"
+    "    __getitem__ = lambda self, k: k\n(lambda **k: 1)(**I())",
+    "y = list(map(abs, range(10 ** 12)))",
+    "y = list(filter(None, range(10 ** 12)))",
+    "y = set(range(10 ** 12))",
+    "y = {*range(10 ** 12)}",
+    "y = dict.fromkeys if False else {i: i for i in range(10 ** 9)}",
+    "y = {i for i in range(10 ** 9)}",
+    "y = pow(2, 10 ** 9)",
+    "y = pow(10, 10 ** 8, None)",
+    "y = sorted(map(abs, range(10 ** 12)), key=lambda v: v)",
+    "y = {}\ny.update(zip(range(10 ** 12), range(10 ** 12)))",
+    "y = '{:>{w}}'.format(1, w=10 ** 9)",
+    "y = list(iter(range(10 ** 12)))",
+    "y = dict(zip(range(10 ** 12), range(10 ** 12)))",
+]
+
+
 def attack_corpus() -> list:
     """(source, allowed exit codes, expected error kind) for every attack."""
     out = []
@@ -421,6 +725,10 @@ def attack_corpus() -> list:
     out += _facade_internal_attacks()
     out += [(PRELUDE + src, codes, kind) for src, codes, kind in FORMAT_ATTACKS]
     out += [(PRELUDE + src, {1}, kind) for src, kind in BLOWUPS]
+    out += _class_body_attacks()
+    out += _class_walk_attacks()
+    out += [(CLASS_PRELUDE + src, codes, kind) for src, codes, kind in CLASS_ATTACKS]
+    out += [(PRELUDE + src, {1}, ("LimitError", "RecursionError")) for src in CLASS_BLOWUPS]
     out += [(PRELUDE + src, {1}, "LimitError") for src in ENGINE_ALLOCATIONS]
     return out
 
@@ -543,6 +851,46 @@ q = torch.tensor([1, 2])
 b = torch.tensor([True])
 d64 = torch.ones(2, dtype=torch.float64)
 sp = t.split(1)
+class K:
+    k = [1]
+    def __init__(self):
+        self.v = t
+    def __call__(self, x):
+        return x
+    def __repr__(self):
+        return "K"
+    def m(self):
+        return self.v
+    @property
+    def p(self):
+        return self.v
+    @staticmethod
+    def st():
+        return 1
+    @classmethod
+    def cm(cls):
+        return cls
+class K2(K):
+    def m(self):
+        return super().m()
+class KE(ValueError):
+    pass
+ki = K2()
+kbound = ki.m
+ksup = super(K2, ki)
+kprop = K.p
+kerr = KE('x')
+kinit = K.__init__
+kinit2 = ki.__init__
+kobj = object()
+kobjinit = object.__init__
+dct = {'a': t, 'k': K}
+st_ = {1, 2}
+mp = map(abs, [1])
+fl_ = filter(None, [1])
+it_ = iter([1])
+dkeys = dct.keys()
+tpt = type(t)
 """
 
 SAFE_BUILTIN_CALLABLES = {len, range, float, int, bool, abs, round, enumerate, zip, reversed,
@@ -553,7 +901,10 @@ def _readable(obj) -> list:
     """(name, value) of every attribute a program may read from ``obj``."""
     tp = type(obj)
     pol = R._policy(tp)
-    if pol == "engine":
+    if pol == "user" or tp is super or isinstance(obj, type):
+        # every public name it has, and every special method a program may spell
+        names = [n for n in dir(obj) if not n.startswith("_")] + sorted(R.ALLOWED_DUNDERS)
+    elif pol == "engine":
         names = [n for n in dir(obj) if not n.startswith("_")] + ["_version"]
     elif pol == "module":
         names = list(R.module_names(obj)) if R.is_allowed_module(obj) else []

@@ -173,7 +173,8 @@ class ScopeBuilder:
                 for h in n.handlers:
                     stack.append(h.type)
                     if h.name:
-                        self.c.check_name(h.name, h.pos)
+                        self.c.check_name(h.name, h.pos, in_class=scope.kind == "class",
+                                          binding=True)
                         scope.assigned.add(h.name)
                     stack.extend(reversed(h.body))
                 stack.extend(reversed(n.orelse))
@@ -187,7 +188,8 @@ class ScopeBuilder:
                 if t is A.Nonlocal and scope.kind == "module":
                     raise self.c.syntax("nonlocal declaration not allowed at module level", n.pos)
                 for name in n.names:
-                    self.c.check_name(name, n.pos)
+                    self.c.check_name(name, n.pos, in_class=scope.kind == "class",
+                                      binding=True)
                     if name in scope.params:
                         raise self.c.syntax(f"name '{name}' is parameter and "
                                             f"{'global' if t is A.Global else 'nonlocal'}", n.pos)
@@ -196,7 +198,8 @@ class ScopeBuilder:
             if t is A.Import:
                 for alias in n.names:
                     bound = alias.asname or alias.name.split(".")[0]
-                    self.c.check_name(bound, alias.pos)
+                    self.c.check_name(bound, alias.pos, in_class=scope.kind == "class",
+                                      binding=True)
                     scope.assigned.add(bound)
                 continue
             if t is A.ImportFrom:
@@ -206,7 +209,8 @@ class ScopeBuilder:
                     scope.star_import = True
                 for alias in n.names:
                     bound = alias.asname or alias.name
-                    self.c.check_name(bound, alias.pos)
+                    self.c.check_name(bound, alias.pos, in_class=scope.kind == "class",
+                                      binding=True)
                     scope.assigned.add(bound)
                 continue
             if t is A.FunctionDef:

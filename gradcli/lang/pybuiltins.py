@@ -78,7 +78,11 @@ def issubclass_(cls, classinfo, /):
 
 
 def _bounded_mapping_arg(args):
-    if len(args) == 1 and not isinstance(args[0], dict) and not hasattr(type(args[0]), "keys"):
+    """dict(x)'s argument as C code may take it: a lazy iterable bounded, a program's own
+    mapping read through its keys() within the limit (C would list all its keys at once)."""
+    if len(args) == 1 and type(args[0]) is not dict:
+        if hasattr(type(args[0]), "keys"):
+            return (R.mapping_items(args[0], "object is not a mapping"),)
         return (R.bounded(args[0], "dict"),)
     return args
 

@@ -556,7 +556,7 @@ def super_builtin(*args):
     return make_super(*args)
 
 
-def _mapping_items(m, what):
+def mapping_items(m, what):
     if type(m) is dict:
         return list(m.items())
     keys = getattr(type(m), "keys", None)
@@ -574,7 +574,7 @@ def merge_kwargs(f, pairs):
     fname = f"{_type_name(f)} object" if not isinstance(qual, str) else \
         qual if mod in (None, "builtins") else f"{mod}.{qual}"
     for name, value in pairs:
-        items = [(name, value)] if name is not None else _mapping_items(
+        items = [(name, value)] if name is not None else mapping_items(
             value, f"{fname}{'()' if isinstance(qual, str) else ''} argument after ** must be a "
                    f"mapping, not {_type_name(value)}")
         for k, v in items:
@@ -591,7 +591,7 @@ def merge_kwargs(f, pairs):
 
 def merge_mapping(out, m):
     """``{**m}``."""
-    for k, v in _mapping_items(m, f"'{_type_name(m)}' object is not a mapping"):
+    for k, v in mapping_items(m, f"'{_type_name(m)}' object is not a mapping"):
         out[k] = v
 
 
@@ -1009,13 +1009,21 @@ def _str_replace(s):
 
 
 def _bounded_args(method):
-    """A dict/set method whose arguments C code would iterate: lazy ones are bounded."""
+    """A dict/set method whose arguments C code would iterate: lazy ones are bounded, a
+    program's own mapping is read through its keys() within the limit."""
     def wrap(obj):
         bound = getattr(obj, method)
+        is_dict = type(obj) is dict
+
+        def one(a):
+            if type(a) in (dict, set):
+                return a
+            if is_dict and hasattr(type(a), "keys"):
+                return mapping_items(a, f"'{_type_name(a)}' object is not a mapping")
+            return bounded(a)
 
         def call(*args, **kwargs):
-            return bound(*[a if isinstance(a, (dict, set)) else bounded(a) for a in args],
-                         **kwargs)
+            return bound(*[one(a) for a in args], **kwargs)
         return call
     return wrap
 
