@@ -386,6 +386,7 @@ ALLOWED_PRIVATE_ATTRS = frozenset({"_version"})
 #: reads, and the namespace dict the body's names go to (no program can spell either)
 CLASS_SLOTS = frozenset({"__class__", "__ns__"})
 ALLOWED_DUNDERS = R.ALLOWED_DUNDERS
+PY_MODULES = frozenset({"random", "functools", "collections", "numpy"})
 FORBIDDEN_ATTRS = {
     "format_map": "str.format_map is not available in gradcli: use an f-string",
 }
@@ -1018,6 +1019,10 @@ class Compiler:
                     continue
                 if alias.asname is None:
                     value = R.facade()
+            elif name in PY_MODULES or name == "numpy.random":
+                value = self._py_module(name)
+                if name == "numpy.random" and alias.asname is None:
+                    value = self._py_module("numpy")
             else:
                 self._bad_import(name, alias.pos)
                 continue
@@ -1034,18 +1039,25 @@ class Compiler:
             self.forbid(str(e), pos)
             return None
 
+    def _py_module(self, name):
+        """The session's ``random``/``functools``/``collections``/``numpy`` module."""
+        from . import pymodules
+        cache = self.B.setdefault("__modules__", {})
+        if name == "numpy.random":
+            return pymodules.load("numpy", cache).random
+        return pymodules.load(name, cache)
+
     def _bad_import(self, name, pos):
-        root = name.split(".")[0]
-        hint = None
-        if root == "numpy":
-            hint = "numpy is not exposed to programs; use the torch functions"
         self.forbid(f"import of '{name}' is not allowed: gradcli programs can import only "
-                    "torch (and its submodules) and math", pos, hint=hint)
+                    "torch (and its submodules), math, random, functools, collections and "
+                    "numpy", pos)
 
     def s_ImportFrom(self, node):
         mod = node.module
         if mod == "math":
             module = math
+        elif mod in PY_MODULES or mod == "numpy.random":
+            module = self._py_module(mod)
         elif mod == "torch" or mod.startswith("torch."):
             module = self._torch_module(mod, node.pos)
             if module is None:

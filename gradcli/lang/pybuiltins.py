@@ -136,6 +136,9 @@ def type_of(obj):
     shown = _SHOWN_CLASS.get(tp)
     if shown is not None:
         return shown
+    if tp.__name__ == "SafeArray" and tp.__module__ == "gradcli.lang.pynumpy":
+        from .pynumpy import NDARRAY
+        return NDARRAY
     if tp.__module__ == __name__ or tp.__module__ == R.__name__:
         return _BUILTIN_FUNCTION  # print, repr, the stand-ins' helpers: builtin functions
     return tp

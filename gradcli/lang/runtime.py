@@ -222,6 +222,9 @@ def _exportable(v) -> bool:
 def is_allowed_module(obj) -> bool:
     if obj is math:
         return True
+    mods = sys.modules.get("gradcli.lang.pymodules")
+    if mods is not None and obj in mods.MODULES:
+        return True
     name = getattr(obj, "__name__", "")
     return name == FACADE_NAME or name.startswith(FACADE_NAME + ".")
 
@@ -299,6 +302,12 @@ def _policy(tp):
         return pol
     if tp in _VALUE_POLICY:
         pol = _VALUE_POLICY[tp]
+    elif (tp.__module__ or "").startswith(("numpy", "gradcli.lang.pynumpy")):
+        pol = _numpy_policy(tp)
+    elif tp.__module__ in ("collections", "__main__") and \
+            sys.modules.get("gradcli.lang.pymodules") is not None and \
+            sys.modules["gradcli.lang.pymodules"].policy_for(tp) is not None:
+        pol = sys.modules["gradcli.lang.pymodules"].policy_for(tp)
     elif issubclass(tp, types.ModuleType):
         pol = "module"
     elif issubclass(tp, BaseException):
@@ -316,6 +325,33 @@ def _policy(tp):
     return pol
 
 
+def _numpy_policy(tp):
+    import numpy as np
+    if issubclass(tp, np.ndarray):
+        return "ndarray" if tp.__name__ == "SafeArray" else frozenset()
+    if issubclass(tp, np.generic):
+        return "npscalar"
+    if issubclass(tp, np.dtype):
+        return "npdtype"
+    return frozenset()
+
+
+def register_int_types(base):
+    """numpy's integer scalars get the guards Python ints get (``[0] * n``, ``'a' * n``)."""
+    for tp in _all_subclasses(base):
+        INTS.add(tp)
+        RISKY_MUL.add(tp)
+
+
+def _all_subclasses(base):
+    out, stack = [], [base]
+    while stack:
+        c = stack.pop()
+        out.append(c)
+        stack.extend(c.__subclasses__())
+    return out
+
+
 def _type_name(obj) -> str:
     return type(obj).__name__
 
@@ -329,7 +365,15 @@ def get_attr(obj, name):
         return _user_get(obj, tp.__mro__, name)
     if tp is super:
         return _super_get(obj, name)
+    if pol == "ndarray":
+        return sys.modules["gradcli.lang.pynumpy"].array_attr(obj, name)
+    if pol == "npscalar":
+        return sys.modules["gradcli.lang.pynumpy"].scalar_attr(obj, name)
+    if pol == "npdtype":
+        return sys.modules["gradcli.lang.pynumpy"].dtype_attr(obj, name)
     if pol == "engine":
+        if name == "numpy" and tp.__name__ == "Tensor":
+            return _tensor_numpy(obj)
         if name in DENY_ATTRS or (name.startswith("_") and name != "_version"):
             raise AttributeError(f"{_engine_display(obj)}.{name} is not supported by gradcli")
         return getattr(obj, name)
@@ -360,6 +404,17 @@ def get_attr(obj, name):
     if hasattr(obj, name):
         raise AttributeError(f"{_type_name(obj)}.{name} is not supported by gradcli")
     raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
+
+
+def _tensor_numpy(t):
+    """``Tensor.numpy`` for programs: the engine's array, held as a checked numpy array."""
+    from . import pynumpy
+    method = getattr(t, "numpy")
+    register_int_types(__import__("numpy").integer)
+
+    def numpy(*args, **kwargs):
+        return pynumpy.wrap(method(*args, **kwargs))
+    return _Builtin(numpy, "numpy")
 
 
 def _engine_display(obj):
@@ -656,9 +711,10 @@ def too_long(n, what="string") -> LimitExceeded:
                          f"{_LIMITS.max_length} (GRADCLI_MAX_LENGTH)")
 
 
-INTS = frozenset({int, bool})
+#: (sets, not frozensets: numpy's integer scalars join them once a program holds arrays)
+INTS = {int, bool}
 SEQS = frozenset({str, list, tuple})
-RISKY_MUL = frozenset({int, bool, str, list, tuple})
+RISKY_MUL = {int, bool, str, list, tuple}
 
 
 def checked_pow(a, b):
