@@ -160,12 +160,15 @@ def _lookalikes(name: str) -> list:
 
 
 IMPORTS = ["os", "sys", "subprocess", "builtins", "importlib", "ctypes", "io", "pathlib",
-           "shutil", "socket", "pickle", "marshal", "numpy", "numpy.linalg", "gradcli",
+           "shutil", "socket", "pickle", "marshal", "numpy.linalg", "numpy.lib", "numpy.core",
+           "numpy.ctypeslib", "numpy.random.mtrand", "random.os", "collections.abc",
+           "functools.os", "gradcli",
            "gradcli.engine", "gradcli.lang", "gradcli.torch", "torch._C", "torch.engine",
            "torch.np", "torch.os", "torch.sys", "torch.autograd.np",
            "torch.autograd.functional.np", "torch.nn.functional.np", "torch.autograd._functions",
            "math.os", "__future__", "this", "antigravity", "code", "inspect", "gc", "types",
-           "functools", "operator", "signal", "threading", "multiprocessing", "tempfile"]
+           "operator", "signal", "threading", "multiprocessing", "tempfile", "_random",
+           "numpy.testing", "numpy.f2py"]
 IMPORT_FORMS = ["import {m}", "import {m} as q", "from {m} import *", "from {m} import path",
                 "def never_called():\n    import {m}"]
 FROM_TORCH = ["_C", "engine", "np", "numpy", "os", "sys", "_tensor", "importlib", "lang",
@@ -716,6 +719,191 @@ CLASS_BLOWUPS = [
 ]
 
 
+# ------------------------------------- numpy, random, functools, collections, saved tensors
+MODULE_PRELUDE = PRELUDE + """\
+import numpy as np
+import random
+import functools
+import collections
+from functools import partial, reduce
+from collections import OrderedDict, namedtuple
+na = np.ones((2, 3))
+nv = t.detach().numpy()
+ns = na.sum()
+nd = na.dtype
+pt = partial(print, 1)
+od = OrderedDict(a=1)
+NT = namedtuple('NT', 'x y')
+nt = NT(1, 2)
+m2 = t * t
+sn = m2.grad_fn
+"""
+MODULE_ATTACKS = [
+    # numpy: nothing that reaches files, raw memory or pickles
+    *[(f"np.{name}", {1}, "AttributeError") for name in (
+        "tofile", "save", "savez", "load", "loadtxt", "savetxt", "genfromtxt", "fromfile",
+        "frombuffer", "fromstring", "memmap", "lib", "core", "ctypeslib", "testing", "f2py",
+        "distutils", "os", "sys", "set_printoptions", "seterr", "dtype", "tile", "repeat",
+        "kron", "broadcast_to", "einsum", "vectorize", "frompyfunc", "apply_along_axis",
+        "load", "DataSource", "char", "rec", "ma", "polynomial", "fft", "linalg", "emath",
+        "busday_count", "datetime64", "object_", "str_", "bytes_", "void", "array2string")],
+    *[(f"na.{name}", {1}, "AttributeError") for name in (
+        "tofile", "dump", "dumps", "ctypes", "data", "base", "view", "tobytes", "flags",
+        "setflags", "itemset", "resize", "byteswap", "strides", "repeat", "put", "take",
+        "choose", "getfield", "setfield", "newbyteorder", "partition", "searchsorted",
+        "compress", "diagonal", "trace", "conj", "imag", "flat", "ptp", "nonzero")],
+    *[(f"nv.{name}", {1}, "AttributeError") for name in ("tofile", "ctypes", "data", "base")],
+    *[(f"getattr(na, 'to' + '{name}')", {1}, "AttributeError") for name in ("file", "bytes")],
+    ("na.__array_interface__", {2}, "ForbiddenError"),
+    ("na.__class__", {2}, "ForbiddenError"),
+    ("na.__reduce__()", {2}, "ForbiddenError"),
+    ("getattr(na, '__array_interface__')", {1}, "AttributeError"),
+    ("getattr(na, '__reduce_ex__')(2)", {1}, "AttributeError"),
+    ("na.astype(object)", {1}, "TypeError"),
+    ("na.astype('U5')", {1}, "TypeError"),
+    ("np.array([1], dtype=object)", {1}, "TypeError"),
+    ("np.array(['a'])", {1}, "TypeError"),
+    ("np.array([print])", {1}, "TypeError"),
+    ("np.ndarray((2,))", {1}, "TypeError"),
+    ("np.ndarray((2,), buffer=na)", {1}, "TypeError"),
+    ("np.float64.__mro__", {2}, "ForbiddenError"),
+    ("np.float64.fromhex('1')", {1}, "AttributeError"),
+    ("ns.tobytes()", {1}, "AttributeError"),
+    ("ns.view", {1}, "AttributeError"),
+    ("ns.__class__", {2}, "ForbiddenError"),
+    ("nd.type", {1}, "AttributeError"),
+    ("nd.fields", {1}, "AttributeError"),
+    ("nd.descr", {1}, "AttributeError"),
+    ("np.add.outer", {1}, "AttributeError"),
+    ("np.add.reduce", {1}, "AttributeError"),
+    ("np.sin.__self__", {2}, "ForbiddenError"),
+    ("getattr(np.sin, 'fn')", {1}, "AttributeError"),
+    ("np.random.RandomState", {1}, "AttributeError"),
+    ("np.random.get_state()", {1}, "AttributeError"),
+    ("np.random.set_state", {1}, "AttributeError"),
+    ("np.random.mtrand", {1}, "AttributeError"),
+    ("np.random.bit_generator", {1}, "AttributeError"),
+    ("np.random.default_rng", {1}, "AttributeError"),
+    ("np.random.__dict__", {2}, "ForbiddenError"),
+    ("np.random.seed.__self__", {2}, "ForbiddenError"),
+    ("from numpy import tofile", {2}, "ForbiddenError"),
+    ("from numpy import _core", {2}, "ForbiddenError"),
+    ("from numpy.random import RandomState", {2}, "ForbiddenError"),
+    ("import numpy.random as r\nr.mtrand", {1}, "AttributeError"),
+    ("np.zeros = 1", {1}, "AttributeError"),
+    ("setattr(np, 'zeros', 1)", {1}, "AttributeError"),
+    ("na.shape = (3, 2)", {1}, "AttributeError"),
+    ("na.dtype = np.int64", {1}, "AttributeError"),
+    ("torch.from_numpy(1)", {1}, "TypeError"),
+    ("t.numpy()", {1}, "RuntimeError"),
+    ("t.numpy(force=True).tofile('f')", {1}, "AttributeError"),
+    # random: Python's generator, none of its internals
+    *[(f"random.{name}", {1}, "AttributeError") for name in (
+        "Random", "SystemRandom", "getstate", "setstate", "getrandbits", "randbytes",
+        "betavariate", "os", "sys", "choices", "randrange", "triangular", "expovariate")],
+    *[(f"random.{name}", {2}, "ForbiddenError") for name in (
+        "_inst", "_os", "__dict__", "_random", "_sha512", "__builtins__")],
+    ("getattr(random, '_in' + 'st')", {1}, "AttributeError"),
+    ("random.seed.__self__", {2}, "ForbiddenError"),
+    ("getattr(random.seed, 'fn')", {1}, "AttributeError"),
+    ("random.random = print", {1}, "AttributeError"),
+    ("from random import Random", {2}, "ForbiddenError"),
+    ("from random import _inst", {2}, "ForbiddenError"),
+    ("from random import *\ny = Random", {1}, "NameError"),
+    # functools: partial's .func/.args/.keywords are not readable
+    *[(f"pt.{name}", {1}, "AttributeError") for name in ("func", "args", "keywords")],
+    *[(f"getattr(pt, '{name}')", {1}, "AttributeError") for name in ("func", "args", "keywords")],
+    ("pt.__setstate__((print, (), {}, {}))", {2}, "ForbiddenError"),
+    ("pt.__reduce__()", {2}, "ForbiddenError"),
+    ("partial.__new__", {2}, "ForbiddenError"),
+    ("type(pt).func", {1}, "AttributeError"),
+    ("functools.wraps", {1}, "AttributeError"),
+    ("functools.lru_cache", {1}, "AttributeError"),
+    ("functools.cache", {1}, "AttributeError"),
+    ("functools.update_wrapper", {1}, "AttributeError"),
+    ("from functools import wraps", {2}, "ForbiddenError"),
+    ("reduce.__wrapped__", {2}, "ForbiddenError"),
+    # collections: OrderedDict internals, namedtuple's _make/_asdict, no other classes
+    ("od._OrderedDict__root", {2}, "ForbiddenError"),
+    ("getattr(od, '_OrderedDict__map')", {1}, "AttributeError"),
+    ("od.__class__", {2}, "ForbiddenError"),
+    ("OrderedDict.fromkeys([1])", {1}, "AttributeError"),
+    ("od.fromkeys([1])", {1}, "AttributeError"),
+    ("NT._make([1, 2])", {2}, "ForbiddenError"),
+    ("nt._asdict()", {2}, "ForbiddenError"),
+    ("nt._replace(x=2)", {2}, "ForbiddenError"),
+    ("NT._fields", {2}, "ForbiddenError"),
+    ("getattr(NT, '_ma' + 'ke')([1, 2])", {1}, "AttributeError"),
+    ("getattr(nt, '_as' + 'dict')()", {1}, "AttributeError"),
+    ("getattr(nt, '_field_defaults')", {1}, "AttributeError"),
+    ("NT.x.__get__", {2}, "ForbiddenError"),
+    ("NT.x", {1}, "AttributeError"),
+    ("namedtuple('P', 'x', module='os')", {1}, "TypeError"),
+    ("namedtuple('P', ['__class__'])", {1}, "ValueError"),
+    ("namedtuple('P', ['x', '_y'])", {1}, "ValueError"),
+    ("namedtuple('P', ['x=1'])", {1}, "ValueError"),
+    ("namedtuple('os.system', ['x'])", {1}, "ValueError"),
+    ("namedtuple('P', 'x')(1).count.__self__", {2}, "ForbiddenError"),
+    ("class Q(NT):\n    pass", {1}, "TypeError"),
+    ("class Q(OrderedDict):\n    pass", {1}, "TypeError"),
+    *[(f"collections.{name}", {1}, "AttributeError") for name in (
+        "deque", "Counter", "defaultdict", "ChainMap", "UserDict", "abc", "_collections",
+        "sys") if not name.startswith("_")],
+    ("from collections import deque", {2}, "ForbiddenError"),
+    ("from collections import abc", {2}, "ForbiddenError"),
+    # grad_fn._saved_*: read-only
+    ("sn._saved_self = t", {2}, "ForbiddenError"),
+    ("del sn._saved_self", {2}, "ForbiddenError"),
+    ("sn._saved_self += 1", {2}, "ForbiddenError"),
+    ("setattr(sn, '_saved_self', 1)", {1}, "AttributeError"),
+    ("delattr(sn, '_saved_self')", {1}, "AttributeError"),
+    ("sn._saved_self._data", {2}, "ForbiddenError"),
+    ("sn._raw_saved_self.__class__", {2}, "ForbiddenError"),
+    ("sn._raw_saved_self.register_hooks", {1}, "AttributeError"),
+    ("getattr(sn._raw_saved_self, 'data')", {1}, "AttributeError"),
+    ("t._saved_self", {1}, "AttributeError"),
+    ("getattr(t, '_saved_data')", {1}, "AttributeError"),
+    ("sn._saved_", {1}, "AttributeError"),
+    ("sn._saved_op", {1}, "AttributeError"),
+    ("getattr(sn, '_saved' + 'x')", {1}, "AttributeError"),
+    ("getattr(sn, '_sav' + 'ed')", {1}, "AttributeError"),
+    ("sn._savedself", {2}, "ForbiddenError"),
+    ("print(f'{sn._saved_self.__class__}')", {2}, "ForbiddenError"),
+]
+#: numpy arrays check every result's size before numpy allocates it (--max-elements)
+MODULE_BLOWUPS = [
+    "np.ones(10 ** 9)", "np.zeros((10 ** 5, 10 ** 5))", "np.empty(10 ** 10)",
+    "np.full((10 ** 9,), 1.0)", "np.ones(10 ** 4)[:, None] * np.ones(10 ** 4)",
+    "np.ones((10 ** 4, 1)) + np.ones(10 ** 4)", "np.outer(np.ones(10 ** 4), np.ones(10 ** 4))",
+    "np.arange(10 ** 12)", "np.arange(0, 1, 1e-9)", "np.linspace(0, 1, 10 ** 9)",
+    "np.eye(10 ** 5)", "np.identity(10 ** 5)", "np.random.randn(10 ** 5, 10 ** 5)",
+    "np.random.rand(10 ** 9)", "np.random.normal(size=(10 ** 5, 10 ** 5))",
+    "np.random.randint(0, 5, size=10 ** 9)", "np.random.choice(10 ** 12)",
+    "np.random.permutation(10 ** 12)",
+    "np.dot(np.ones((10 ** 4, 1)), np.ones((1, 10 ** 4)))",
+    "np.ones((10 ** 4, 1)).dot(np.ones((1, 10 ** 4)))",
+    "np.ones((10 ** 4, 1)) @ np.ones((1, 10 ** 4))",
+    "np.matmul(np.ones((10 ** 4, 1)), np.ones((1, 10 ** 4)))",
+    "np.concatenate([np.ones(10 ** 5)] * 100)", "np.stack([np.ones(10 ** 5)] * 100)",
+    "np.array(range(10 ** 12))", "np.where(np.ones((10 ** 4, 1)) > 0, np.ones(10 ** 4), 0)",
+    "np.maximum(np.ones((10 ** 4, 1)), np.ones(10 ** 4))",
+    "np.add([[0]] * 10 ** 4, [0] * 10 ** 4)",
+    "x = nv.reshape(6)[:, None] * np.ones(10 ** 6)",
+    "np.zeros_like(np.ones(10 ** 4)[:, None] * np.ones(10 ** 4))",
+    "y = [0] * np.int64(10 ** 10)", "y = 'a' * np.array([10 ** 10])[0]",
+    "y = [0] * nv.astype(np.int64).sum() * 10 ** 9",
+    "random.sample(range(10 ** 12), 10 ** 9)", "reduce(max, range(10 ** 12))",
+    "OrderedDict(zip(range(10 ** 12), range(10 ** 12)))",
+    "namedtuple('P', ['a%d' % i for i in range(10 ** 6)])",
+]
+
+
+def _module_attacks() -> list:
+    out = [(MODULE_PRELUDE + src, codes, kind) for src, codes, kind in MODULE_ATTACKS]
+    out += [(MODULE_PRELUDE + src, {1}, ("LimitError", "MemoryError")) for src in MODULE_BLOWUPS]
+    return out
+
+
 def attack_corpus() -> list:
     """(source, allowed exit codes, expected error kind) for every attack."""
     out = []
@@ -729,6 +917,7 @@ def attack_corpus() -> list:
     out += _class_walk_attacks()
     out += [(CLASS_PRELUDE + src, codes, kind) for src, codes, kind in CLASS_ATTACKS]
     out += [(PRELUDE + src, {1}, ("LimitError", "RecursionError")) for src in CLASS_BLOWUPS]
+    out += _module_attacks()
     out += [(PRELUDE + src, {1}, "LimitError") for src in ENGINE_ALLOCATIONS]
     return out
 
@@ -826,7 +1015,7 @@ def test_an_attack_never_half_runs_a_program():
 
 
 def test_lookalike_identifiers_are_normalised_like_python():
-    for spelling in _lookalikes("eval") + _lookalikes("getattr"):
+    for spelling in _lookalikes("eval") + _lookalikes("vars"):
         rc, out, err = run(f"{spelling}('1')")
         assert rc == 2 and "ForbiddenError" in err, err
     rc, out, err = run("ｘ = 3\nprint(x + ｘ)")
@@ -891,6 +1080,27 @@ fl_ = filter(None, [1])
 it_ = iter([1])
 dkeys = dct.keys()
 tpt = type(t)
+import numpy as np
+import random
+import functools
+import collections
+from functools import partial, reduce
+from collections import OrderedDict, namedtuple
+na = np.ones((2, 3))
+nv = t.detach().numpy()
+ns = na.sum()
+ni = np.arange(3)[0]
+nd = na.dtype
+nt_ = type(na)
+pt = partial(print, 1)
+od = OrderedDict(a=1)
+NT = namedtuple('NT', 'x y')
+ntv = NT(1, 2)
+m2 = t * t
+sn = m2.grad_fn
+saved_self = sn._saved_self
+saved_raw = sn._raw_saved_self
+saved_res = t.exp().grad_fn._saved_result
 """
 
 SAFE_BUILTIN_CALLABLES = {len, range, float, int, bool, abs, round, enumerate, zip, reversed,
@@ -901,7 +1111,11 @@ def _readable(obj) -> list:
     """(name, value) of every attribute a program may read from ``obj``."""
     tp = type(obj)
     pol = R._policy(tp)
-    if pol == "user" or tp is super or isinstance(obj, type):
+    if pol in ("ndarray", "npscalar", "npdtype"):
+        from gradcli.lang import pynumpy
+        names = list({"ndarray": pynumpy.ARRAY_ATTRS, "npscalar": pynumpy.SCALAR_ATTRS,
+                      "npdtype": pynumpy.DTYPE_ATTRS}[pol])
+    elif pol == "user" or tp is super or isinstance(obj, type):
         # every public name it has, and every special method a program may spell
         names = [n for n in dir(obj) if not n.startswith("_")] + sorted(R.ALLOWED_DUNDERS)
     elif pol == "engine":
@@ -933,10 +1147,20 @@ def _unsafe(obj) -> str | None:
                         types.GeneratorType, types.CoroutineType, types.CellType)):
         return "frame/code"
     mod = type(obj).__module__ or ""
-    if mod.startswith("numpy"):
+    if mod.startswith("numpy") or type(obj).__name__ == "SafeArray":
+        # numpy values a program holds go through the attribute policy's allowlists
+        import numpy as np
+
+        from gradcli.lang import pynumpy
+        if type(obj) is pynumpy.SafeArray or isinstance(obj, (np.generic, np.dtype)):
+            return None
         return "numpy object"
     if isinstance(obj, type):
-        if (obj.__module__ or "").startswith(("numpy", "os", "sys", "io", "ctypes")):
+        from gradcli.lang import pynumpy
+        if obj in pynumpy.SAFE_CLASSES:
+            return None
+        if (obj.__module__ or "").startswith(("numpy", "os", "sys", "io", "ctypes", "random",
+                                              "_random")):
             return "foreign class"
         return None
     if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType)):
@@ -963,7 +1187,7 @@ def test_nothing_reachable_leaves_the_sandbox():
     # (names a program can spell: pytest's assertion rewriting adds '@py_builtins' & co.)
     roots = [(k, v) for k, v in s.globals.items() if k.isidentifier()]
     roots += [(k, v) for k, v in s.builtins.items() if k.isidentifier()]
-    seen_pairs, seen_ids, bad = set(), set(), []
+    seen_pairs, seen_ids, bad, kept = set(), set(), [], []
     queue = list(roots)
     visited = 0
     while queue:
@@ -971,6 +1195,7 @@ def test_nothing_reachable_leaves_the_sandbox():
         if id(obj) in seen_ids:
             continue
         seen_ids.add(id(obj))
+        kept.append(obj)  # (keeps ids unique while the walk runs)
         visited += 1
         why = _unsafe(obj)
         if why:
@@ -989,6 +1214,10 @@ def test_nothing_reachable_leaves_the_sandbox():
             queue.append((f"{path}.{name}", value))
     assert visited > 300
     assert not bad, bad[:20]
+    # the walk reached what classes, modules and numpy made
+    reached = {type(obj).__name__ for obj in kept}
+    assert {"SafeArray", "K2", "super", "method", "partial", "NT", "OrderedDict", "float64",
+            "SavedTensor", "property"} <= reached, reached
 
 
 def test_public_tensor_methods_return_nothing_unsafe():

@@ -145,6 +145,7 @@ def type_of(obj):
 
 
 def _builtin(fn, name):
+    fn.__name__ = fn.__qualname__ = name  # (argument errors name the builtin: "getattr()")
     return R._Builtin(fn, name)
 
 

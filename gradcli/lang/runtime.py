@@ -393,6 +393,9 @@ def get_attr(obj, name):
         if hasattr(_REAL_TYPES.get(obj, obj), name):
             raise AttributeError(f"{obj.__name__}.{name} is not supported by gradcli")
         raise AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
+    if name.startswith(("_saved_", "_raw_saved_")) and _engine_allowlist(tp) is not None and \
+            tp.__module__.startswith("gradcli.engine") and hasattr(obj, "next_functions"):
+        return saved_attr(obj, name)
     if name in pol:
         if tp in _CHECKED_TYPES:
             wrapped = _CHECKED_METHODS.get((tp, name))
@@ -409,7 +412,7 @@ def get_attr(obj, name):
 def _tensor_numpy(t):
     """``Tensor.numpy`` for programs: the engine's array, held as a checked numpy array."""
     from . import pynumpy
-    method = getattr(t, "numpy")
+    method = t.numpy
     register_int_types(__import__("numpy").integer)
 
     def numpy(*args, **kwargs):
@@ -430,7 +433,7 @@ def set_attr(obj, name, value):
     pol = _policy(type(obj))
     if name.startswith("_"):
         raise AttributeError(private_message(name))
-    if pol == "user" or obj in USER_CLASSES:
+    if pol == "user" or (isinstance(obj, type) and obj in USER_CLASSES):
         setattr(obj, name, value)
         return
     if pol == "engine" and name not in DENY_ATTRS and (not name.startswith("_")):
@@ -448,7 +451,7 @@ def del_attr(obj, name):
     pol = _policy(type(obj))
     if name.startswith("_"):
         raise AttributeError(private_message(name))
-    if pol == "user" or obj in USER_CLASSES:
+    if pol == "user" or (isinstance(obj, type) and obj in USER_CLASSES):
         delattr(obj, name)
         return
     if pol == "engine" and name not in DENY_ATTRS and not name.startswith("_"):
@@ -653,6 +656,65 @@ def merge_mapping(out, m):
 def is_saved_attr(name) -> bool:
     """A grad_fn's read-only saved values (PyTorch's ``_saved_self``, ``_raw_saved_self``)."""
     return name.startswith(("_saved_", "_raw_saved_")) and name.isidentifier()
+
+
+#: the name PyTorch gives a node's second saved input (its first is always ``self``)
+_SECOND_SAVED = {"Pow": "exponent", "Mm": "mat2", "Bmm": "mat2", "Mv": "vec", "Dot": "tensor",
+                 "Atan2": "other"}
+
+
+class SavedTensor:
+    """What ``grad_fn._raw_saved_x`` gives: PyTorch's SavedTensor handle, opaque here."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"<torch._C._autograd.SavedTensor object at {id(self):#x}>"
+
+
+def saved_attr(node, name):
+    """A grad_fn's read-only ``_saved_x`` (the saved input or result, as PyTorch names them)
+    and ``_raw_saved_x``."""
+    raw = name.startswith("_raw_saved_")
+    key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
+    kind = type(node).__name__
+    base = kind.rstrip("0123456789")
+    base = base[:-len("Backward")] if base.endswith("Backward") else base
+    missing = AttributeError(f"'{kind}' object has no attribute '{name}'")
+    value = _NO_VALUE = object()
+    if key == "result":
+        if getattr(node, "saved_result", None) is None and not getattr(node, "freed", False):
+            raise missing
+        if not getattr(node, "freed", False):
+            value = node.result
+    elif key == "alpha" and base in ("Add", "Sub") and not raw:
+        return 1
+    else:
+        saved = getattr(node, "saved", None)
+        names = ("self", _SECOND_SAVED.get(base, "other"))
+        if key not in names or (saved is None and not getattr(node, "freed", False)):
+            raise missing
+        i = names.index(key)
+        if saved is not None:
+            if i >= len(saved):
+                meta = getattr(node, "meta", None) or ()
+                if base != "Pow" or raw or not meta or type(meta[0]) not in (int, float):
+                    raise missing
+                # a Python exponent lives in the node's meta (PyTorch keeps the Scalar; an
+                # integral one is most often written as an int: x ** 2)
+                v = meta[0]
+                return int(v) if type(v) is float and v.is_integer() else v
+            value = saved[i]
+            if type(value) in (int, float, bool):
+                if raw:
+                    raise missing
+                # (PyTorch saves a Python operand as a wrapped 0-d tensor: int64 or float64)
+                fac = facade()
+                return fac.tensor(value, dtype=fac.float64 if type(value) is float else None)
+    if value is _NO_VALUE:
+        node_mod = sys.modules.get("gradcli.engine.node")
+        raise RuntimeError(getattr(node_mod, "SECOND_BACKWARD", "saved tensors were freed"))
+    return SavedTensor() if raw else value
 
 
 def display_class_name(cls) -> str:

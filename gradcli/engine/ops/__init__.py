@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from . import creation, elementwise, linalg, nn, reductions, shape, views
-from . import numpy_interop  # noqa: F401 - Tensor.numpy, torch.from_numpy (lang branch)
+from . import creation, elementwise, linalg, nn, numpy_interop, reductions, shape, views  # noqa: F401
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
