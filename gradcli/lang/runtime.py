@@ -27,7 +27,6 @@ import operator
 import re
 import sys
 import types
-import weakref
 
 from .limits import LimitExceeded, Limits
 
@@ -295,11 +294,11 @@ def _engine_allowlist(tp):
 
 def _policy(tp):
     """frozenset of allowed names, or "engine" (all public), "module", "class"."""
-    if tp in USER_CLASSES:
-        return "user"
-    pol = _POLICY.get(tp)
+    pol = _POLICY.get(tp)  # (never holds a user class)
     if pol is not None:
         return pol
+    if tp in USER_CLASSES:
+        return "user"
     if tp in _VALUE_POLICY:
         pol = _VALUE_POLICY[tp]
     elif (tp.__module__ or "").startswith(("numpy", "gradcli.lang.pynumpy")):
@@ -361,22 +360,31 @@ def get_attr(obj, name):
     tensor's ``_version``, a node's ``_saved_*`` and the special methods of SPEC 1.2)."""
     tp = type(obj)
     pol = _policy(tp)
-    if pol == "user":
-        return _user_get(obj, tp.__mro__, name)
-    if tp is super:
-        return _super_get(obj, name)
-    if pol == "ndarray":
-        return sys.modules["gradcli.lang.pynumpy"].array_attr(obj, name)
-    if pol == "npscalar":
-        return sys.modules["gradcli.lang.pynumpy"].scalar_attr(obj, name)
-    if pol == "npdtype":
-        return sys.modules["gradcli.lang.pynumpy"].dtype_attr(obj, name)
+    if type(pol) is frozenset:  # Python values (xs.append in a loop): the common case first
+        if name in pol:
+            if tp in _CHECKED_TYPES:
+                wrapped = _CHECKED_METHODS.get((tp, name))
+                if wrapped is not None:
+                    return wrapped(obj)
+            return getattr(obj, name)
+        if tp is super:
+            return _super_get(obj, name)
+        if name.startswith(("_saved_", "_raw_saved_")) and _engine_allowlist(tp) is not None \
+                and tp.__module__.startswith("gradcli.engine") and hasattr(obj, "next_functions"):
+            return saved_attr(obj, name)
+        if name == "_version":
+            raise AttributeError(f"'{_type_name(obj)}' object has no attribute '_version'")
+        if hasattr(obj, name):
+            raise AttributeError(f"{_type_name(obj)}.{name} is not supported by gradcli")
+        raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
     if pol == "engine":
         if name == "numpy" and tp.__name__ == "Tensor":
             return _tensor_numpy(obj)
         if name in DENY_ATTRS or (name.startswith("_") and name != "_version"):
             raise AttributeError(f"{_engine_display(obj)}.{name} is not supported by gradcli")
         return getattr(obj, name)
+    if pol == "user":
+        return _user_get(obj, tp.__mro__, name)
     if pol == "module":
         if not is_allowed_module(obj) or name not in module_names(obj):
             raise AttributeError(f"{display_module_name(obj)}.{name} is not supported by gradcli")
@@ -393,20 +401,12 @@ def get_attr(obj, name):
         if hasattr(_REAL_TYPES.get(obj, obj), name):
             raise AttributeError(f"{obj.__name__}.{name} is not supported by gradcli")
         raise AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
-    if name.startswith(("_saved_", "_raw_saved_")) and _engine_allowlist(tp) is not None and \
-            tp.__module__.startswith("gradcli.engine") and hasattr(obj, "next_functions"):
-        return saved_attr(obj, name)
-    if name in pol:
-        if tp in _CHECKED_TYPES:
-            wrapped = _CHECKED_METHODS.get((tp, name))
-            if wrapped is not None:
-                return wrapped(obj)
-        return getattr(obj, name)
-    if name == "_version":
-        raise AttributeError(f"'{_type_name(obj)}' object has no attribute '_version'")
-    if hasattr(obj, name):
-        raise AttributeError(f"{_type_name(obj)}.{name} is not supported by gradcli")
-    raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
+    numpy_part = sys.modules["gradcli.lang.pynumpy"]
+    if pol == "ndarray":
+        return numpy_part.array_attr(obj, name)
+    if pol == "npscalar":
+        return numpy_part.scalar_attr(obj, name)
+    return numpy_part.dtype_attr(obj, name)  # "npdtype"
 
 
 def _tensor_numpy(t):
@@ -473,8 +473,10 @@ ALLOWED_DUNDERS = frozenset([
 DUNDER_LIST = ("__init__, __call__, __repr__, __str__, __len__, __getitem__, __setitem__, "
                "__iter__, __next__, __contains__, __eq__, __hash__ and the operator methods")
 
-#: every class a program's class statement made (a subclass of one is one too)
-USER_CLASSES: weakref.WeakSet = weakref.WeakSet()
+#: every class a program's class statement made (a subclass of one is one too); a plain
+#: set, as cheap to test as the policy cache (a class lives as long as its process's
+#: sessions: few, small)
+USER_CLASSES: set = set()
 
 #: host classes a program may derive from, by their facade path (the nn and autograd
 #: parts supply them; a path the facade lacks is skipped)
