@@ -661,6 +661,13 @@ CLASS_ATTACKS = [
     ("object().__class__", {2}, "ForbiddenError"),
     ("getattr(object, '__subclasses__')()", {1}, "AttributeError"),
     ("object.__init__", {0}, None),
+    # type() of a module, super object or OrderedDict is no way to make one unchecked
+    ("type(torch)('gradcli.torch.x')", {1}, "TypeError"),
+    ("type(math)('m')", {1}, "TypeError"),
+    ("type(sup)(type, A).__call__", {2}, "ForbiddenError"),
+    ("getattr(type(sup)(type, A), 'mro')", {1}, "TypeError"),
+    ("type(sup)(int, 1)", {1}, "TypeError"),
+    ("type(sup) is super", {0}, None),
     ("getattr(object, '__init__').__self__", {2}, "ForbiddenError"),
 ]
 
@@ -716,6 +723,9 @@ CLASS_BLOWUPS = [
     "y = '{:>{w}}'.format(1, w=10 ** 9)",
     "y = list(iter(range(10 ** 12)))",
     "y = dict(zip(range(10 ** 12), range(10 ** 12)))",
+    "C = object\nwhile True:\n    class C(C):\n        pass",
+    "C = Exception\nfor i in range(10 ** 6):\n    class D(C):\n        pass\n    class C(D, C):\n"
+    "        pass",
 ]
 
 

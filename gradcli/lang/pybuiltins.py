@@ -14,6 +14,7 @@ Each keeps the sandbox's promises where the real builtin would break one:
 from __future__ import annotations
 
 import builtins as _py
+import types
 
 from . import runtime as R
 
@@ -129,13 +130,30 @@ _SHOWN_CLASS = {list: R.list_builtin, tuple: R.tuple_builtin, str: R.str_builtin
 _BUILTIN_FUNCTION = type(len)
 
 
+def _not_constructible(name):
+    def call(cls, *args, **kwargs):
+        raise TypeError(f"cannot create '{name}' instances in gradcli")
+    meta = type(f"{name}_builtin", (type,), {
+        "__call__": call, "__repr__": lambda cls: f"<class '{name}'>"})
+    return meta(name, (), {})
+
+
+_MODULE_CLASS = _not_constructible("module")
+
+
 def type_of(obj):
+    """``type(obj)``: the class a program may hold for it (stand-ins where calling the real
+    class would build a class, a module or a container without the length check)."""
     tp = type(obj)
     if issubclass(tp, type):
         return type_builtin
     shown = _SHOWN_CLASS.get(tp)
     if shown is not None:
         return shown
+    if issubclass(tp, types.ModuleType):
+        return _MODULE_CLASS
+    if tp is super:
+        return BUILTINS["super"]
     if tp.__name__ == "SafeArray" and tp.__module__ == "gradcli.lang.pynumpy":
         from .pynumpy import NDARRAY
         return NDARRAY

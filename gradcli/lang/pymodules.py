@@ -114,6 +114,8 @@ def make_collections():
     })
     ordered = meta("OrderedDict", (), {})
     R.REAL_TYPES[ordered] = real
+    from .pybuiltins import _SHOWN_CLASS
+    _SHOWN_CLASS[real] = ordered  # type(od)(...) is built within the length limit too
     return _module("collections", {"OrderedDict": ordered,
                                    "namedtuple": _fn(namedtuple, "namedtuple")})
 

@@ -583,11 +583,20 @@ def check_base(base):
                     "exception classes")
 
 
+MAX_CLASS_DEPTH = 1000
+
+
 def make_class(name, qualname, bases, ns):
     """The class a class statement makes: a real Python class (so a host base's own
     machinery, such as Module.__setattr__, works on its instances)."""
     for base in bases:
         check_base(base)
+    depth = sum(len(b.__mro__) for b in bases)
+    if depth > MAX_CLASS_DEPTH:
+        # (each class's MRO lists all its ancestors: a loop deriving each class from the last
+        # would make quadratic work and memory in C, outside the step budget)
+        raise LimitExceeded(f"class hierarchy too deep: {name} would have {depth} ancestors "
+                            f"(the limit is {MAX_CLASS_DEPTH})")
     for key in ns:
         if key.startswith("_") and key not in ALLOWED_DUNDERS:  # the compiler refuses these
             raise TypeError(f"name '{key}' is not allowed in a class body")
