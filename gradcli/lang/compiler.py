@@ -14,10 +14,19 @@ their own scope. Statements return ``None``, ``BREAK``, ``CONTINUE`` or
 ``(value,)`` for ``return``.
 
 Sandbox checks made here (reported as :class:`ForbiddenError`, exit 2):
-attribute names starting with ``_`` (except ``_version``), ``format`` and
-``format_map``, dunder names, Python builtins outside SPEC 1.2 that the
-program does not define itself, and imports other than ``torch[.sub]`` and
-``math``.
+attribute names starting with ``_`` (except ``_version``, a node's read-only
+``_saved_*``, and the special methods of SPEC 1.2 read from a name, a dotted
+name or ``super()``: checked again at run time), ``format_map``, dunder names,
+class bodies binding any ``_`` name but those special methods, metaclasses and
+class keywords, Python builtins outside SPEC 1.2 that the program does not
+define itself, and imports other than ``torch[.sub]``, ``math``, ``random``,
+``functools``, ``collections`` and ``numpy``.
+
+A class statement runs its body in a frame whose names go to a namespace dict (slot
+``__ns__``); its methods see the enclosing function's variables but not the class's
+names, as in Python; zero-argument ``super()`` reads the class cell (slot
+``__class__``) and the method's first argument. The class itself is made by
+:func:`gradcli.lang.runtime.make_class`.
 """
 from __future__ import annotations
 

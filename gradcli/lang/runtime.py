@@ -10,12 +10,17 @@ Everything a program can reach goes through here:
 * :func:`get_attr` / :func:`set_attr` -- the attribute policy: engine objects
   (anything defined in ``gradcli.engine`` / ``gradcli.torch``) expose their
   public attributes; facade modules and ``math`` only their listed names;
-  Python values an explicit allowlist of methods (SPEC 1.2);
+  Python values an explicit allowlist of methods (SPEC 1.2); program classes and
+  their instances their own attributes and their host base's public ones; super
+  objects, numpy arrays and a node's ``_saved_*`` their own rules (see get_attr);
+* :func:`make_class` / :func:`make_super` -- class statements and ``super()``;
 * the guarded operators (``**``, ``<<``, ``*``, ``+``, ``%`` on Python ints,
   strings and lists) and the length checks, raising
   :class:`~gradcli.lang.limits.LimitExceeded`.
 
-Names starting with ``_`` never reach this module: the compiler rejects them.
+Names starting with ``_`` reach this module only as the compiler lets them through
+(the special methods of SPEC 1.2, ``_version``, ``_saved_*``) or as strings given to
+getattr/setattr/hasattr/delattr (gradcli.lang.pybuiltins), and are checked again here.
 """
 from __future__ import annotations
 
