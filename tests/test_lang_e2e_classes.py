@@ -33,3 +33,19 @@ def test_gradcli_run_prints_what_python_prints(path, tmp_path):
         last = theirs.stderr.strip().splitlines()[-1]  # "NegativeError: negative value: -2"
         head = ours.stderr.splitlines()[0]
         assert ours.returncode == 1 and head.endswith(last), (head, last)
+
+
+@pytest.mark.parametrize("src,kind", [
+    ("class A:\n    def __getattr__(self, n):\n        return 1\nprint('ran')\n", "ForbiddenError"),
+    ("class A(metaclass=type):\n    pass\nprint('ran')\n", "ForbiddenError"),
+    ("print('ran')\ntype('A', (), {})\n", "TypeError"),
+    ("print('ran')\nimport numpy as np\nnp.ones(2).tofile('x')\n", "AttributeError"),
+])
+def test_refusals_through_the_cli(src, kind, tmp_path):
+    (tmp_path / "p.grad").write_text(src)
+    p = _run([sys.executable, "-m", "gradcli", "run", "p.grad"], tmp_path)
+    head = p.stderr.splitlines()[0]
+    assert f": {kind}: " in head and "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == (2 if kind == "ForbiddenError" else 1)
+    assert p.stdout == ("" if kind == "ForbiddenError" else "ran\n")
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["p.grad"]
