@@ -81,9 +81,11 @@ def host_classes(monkeypatch):
     monkeypatch.setattr(autograd_facade, "Function", Function, raising=False)
     R._MODULE_NAMES.clear()
     R._POLICY.clear()
+    R._SUBCLASSABLE_CACHE.clear()
     yield
     R._MODULE_NAMES.clear()
     R._POLICY.clear()
+    R._SUBCLASSABLE_CACHE.clear()
 
 
 def run(src):

@@ -147,6 +147,7 @@ def set_facade(module):
     _MODULE_NAMES.clear()
     ENGINE_TYPES.clear()
     _POLICY.clear()
+    _SUBCLASSABLE_CACHE.clear()
 
 
 def facade_module(dotted: str):
@@ -557,7 +558,18 @@ def _super_get(sup, name):
     raise AttributeError(f"super().{name} is not supported by gradcli")
 
 
+_SUBCLASSABLE_CACHE: dict = {}
+
+
 def _subclassable():
+    key = (id(_FACADE), SUBCLASSABLE)
+    found = _SUBCLASSABLE_CACHE.get(key)
+    if found is None:
+        found = _SUBCLASSABLE_CACHE[key] = _find_subclassable()
+    return found
+
+
+def _find_subclassable():
     out = []
     for path in SUBCLASSABLE:
         mod, _, attr = path.rpartition(".")
