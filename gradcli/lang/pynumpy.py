@@ -79,10 +79,33 @@ def _ufunc_size(ufunc, method, inputs):
         return 0  # numpy raises its own error
 
 
+def _is_tensor(x):
+    return type(x).__name__ == "Tensor" and type(x).__module__.startswith("gradcli.")
+
+
+def _operators():
+    import operator
+    return {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+            np.true_divide: operator.truediv, np.floor_divide: operator.floordiv,
+            np.remainder: operator.mod, np.power: operator.pow, np.matmul: operator.matmul,
+            np.less: operator.lt, np.less_equal: operator.le, np.greater: operator.gt,
+            np.greater_equal: operator.ge, np.equal: operator.eq, np.not_equal: operator.ne}
+
+
+_TENSOR_OPERATORS = _operators()
+
+
 class SafeArray(np.ndarray):
     """An ndarray as a program holds it (see the module docstring)."""
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs and ufunc in _TENSOR_OPERATORS and \
+                any(_is_tensor(x) for x in inputs):
+            # `tensor + array` (Tensor.__add__ declined): the tensor operator, the array as a
+            # tensor, as PyTorch computes it
+            fac = R.facade()
+            return _TENSOR_OPERATORS[ufunc](*[fac.from_numpy(plain(x)) if isinstance(
+                x, np.ndarray) else x for x in inputs])
         _check(_ufunc_size(ufunc, method, inputs))
         inputs = tuple(plain(x) for x in inputs)
         out = kwargs.get("out")
@@ -159,7 +182,7 @@ def dtype_attr(dt, name):
 # ------------------------------------------------------------------ the module
 def _arrays_in(args):
     out = []
-    for a in args:
+    for a in map(_tensor_data, args):
         if isinstance(a, (list, tuple)) and not isinstance(a, np.ndarray):
             out.append(np.asarray(R.bounded(a)))
         else:
@@ -167,7 +190,15 @@ def _arrays_in(args):
     return out
 
 
+def _tensor_data(obj):
+    """A tensor's array as numpy takes it (PyTorch's Tensor.__array__: numpy())."""
+    if type(obj).__name__ == "Tensor" and type(obj).__module__.startswith("gradcli."):
+        return obj.numpy()
+    return obj
+
+
 def _array(obj, dtype=None, copy=True, ndmin=0):
+    obj = _tensor_data(obj)
     if isinstance(obj, range) or type(obj) in R.LAZY_TYPES:
         obj = R.bounded(obj)
     arr = np.array(plain(obj), dtype=_dtype_arg(dtype), copy=copy, ndmin=ndmin)
