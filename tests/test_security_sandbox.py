@@ -83,9 +83,9 @@ PRIVATE_ATTRS = ["__subclasses__", "__bases__", "__base__", "__globals__", "__co
                  "_grad_fn", "_engine", "_"]
 
 #: dangerous names without a '_': refused at run time when reached
-UNSAFE_PUBLIC = ["mro", "format", "format_map", "func_globals", "func_code", "func_closure",
+UNSAFE_PUBLIC = ["mro", "format_map", "func_globals", "func_code", "func_closure",
                  "im_class", "im_func", "im_self", "gi_code", "gi_frame", "f_locals",
-                 "f_globals", "tb_frame", "cr_frame", "ag_frame", "numpy", "tofile", "dump",
+                 "f_globals", "tb_frame", "cr_frame", "ag_frame", "tofile", "dump",
                  "ctypes", "storage", "untyped_storage", "data_ptr", "np", "meta", "op",
                  "saved", "apply", "release", "trace", "versions", "forward", "engine",
                  "os", "sys", "builtins", "globals", "modules", "load", "save"]
@@ -119,13 +119,11 @@ POSITIONS = [
 ]
 
 #: builtins a program may not use (simpleeval DISALLOW_FUNCTIONS, asteval, SPEC 1.2)
-FORBIDDEN_BUILTINS = ["getattr", "setattr", "delattr", "hasattr", "type", "vars", "globals",
+FORBIDDEN_BUILTINS = ["vars", "globals",
                       "locals", "dir", "open", "__import__", "eval", "exec", "compile",
-                      "help", "input", "breakpoint", "exit", "quit", "object", "super", "id",
-                      "classmethod", "staticmethod", "property", "memoryview", "callable",
-                      "issubclass", "format", "bytes", "bytearray", "iter", "next", "map",
-                      "filter", "hash", "chr", "ord", "slice", "frozenset", "set", "dict",
-                      "divmod", "ascii", "bin", "hex", "oct", "__build_class__",
+                      "help", "input", "breakpoint", "exit", "quit",
+                      "memoryview", "format", "bytes", "bytearray", "chr", "ord", "slice",
+                      "frozenset", "ascii", "bin", "hex", "oct", "__build_class__",
                       "__builtins__", "__name__", "__file__", "__spec__", "__loader__",
                       "SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException",
                       "aiter", "anext", "license", "credits", "copyright"]
@@ -162,16 +160,33 @@ def _lookalikes(name: str) -> list:
 
 
 IMPORTS = ["os", "sys", "subprocess", "builtins", "importlib", "ctypes", "io", "pathlib",
-           "shutil", "socket", "pickle", "marshal", "numpy", "numpy.linalg", "gradcli",
+           "shutil", "socket", "pickle", "marshal", "numpy.linalg", "numpy.lib", "numpy.core",
+           "numpy.ctypeslib", "numpy.random.mtrand", "random.os", "collections.abc",
+           "functools.os", "gradcli",
            "gradcli.engine", "gradcli.lang", "gradcli.torch", "torch._C", "torch.engine",
            "torch.np", "torch.os", "torch.sys", "torch.autograd.np",
            "torch.autograd.functional.np", "torch.nn.functional.np", "torch.autograd._functions",
            "math.os", "__future__", "this", "antigravity", "code", "inspect", "gc", "types",
-           "functools", "operator", "signal", "threading", "multiprocessing", "tempfile"]
+           "operator", "signal", "threading", "multiprocessing", "tempfile", "_random",
+           "numpy.testing", "numpy.f2py"]
 IMPORT_FORMS = ["import {m}", "import {m} as q", "from {m} import *", "from {m} import path",
                 "def never_called():\n    import {m}"]
 FROM_TORCH = ["_C", "engine", "np", "numpy", "os", "sys", "_tensor", "importlib", "lang",
               "__builtins__", "__dict__"]
+
+
+#: positions that write an attribute: a special method name is never writable
+STORE_POSITIONS = frozenset({"{a} = 1", "del {a}", "{a} += 1", "for {a} in []:\n    pass"})
+
+
+def _expected(attr, pos):
+    """A special method a class may define (SPEC 1.2) may be read from a name or a dotted
+    name (``nn.Module.__init__``) and is checked at run time by where it is defined: such
+    a read is refused or succeeds (what it gives is crawled below); anything else is a
+    compile-time refusal."""
+    if attr in R.ALLOWED_DUNDERS and pos not in STORE_POSITIONS:
+        return {0, 1, 2}, None  # (then any error: the value may be used wrongly after)
+    return {2}, "ForbiddenError"
 
 
 def _attribute_attacks() -> list:
@@ -181,11 +196,11 @@ def _attribute_attacks() -> list:
     for k, attr in enumerate(PRIVATE_ATTRS):
         for j, pos in enumerate(POSITIONS):
             obj = OBJECTS[(k + j) % len(OBJECTS)]
-            out.append((PRELUDE + pos.format(a=f"{obj}.{attr}"), {2}, "ForbiddenError"))
+            out.append((PRELUDE + pos.format(a=f"{obj}.{attr}"), *_expected(attr, pos)))
     for k, obj in enumerate(OBJECTS):
         for j, pos in enumerate(POSITIONS):
             attr = PRIVATE_ATTRS[(3 * k + j) % len(PRIVATE_ATTRS)]
-            out.append((PRELUDE + pos.format(a=f"{obj}.{attr}"), {2}, "ForbiddenError"))
+            out.append((PRELUDE + pos.format(a=f"{obj}.{attr}"), *_expected(attr, pos)))
     refused = ("AttributeError", "ForbiddenError")
     for k, attr in enumerate(UNSAFE_PUBLIC):
         for j in range(6):
@@ -251,11 +266,23 @@ def _facade_internal_attacks() -> list:
 
 
 FORMAT_ATTACKS = [
-    ("'{0.__class__}'.format(1)", {2}, "ForbiddenError"),                    # row 5
-    ("'{0}'.format(t)", {2}, "ForbiddenError"),
-    ("str.format('{0}', t)", {2}, "ForbiddenError"),
+    # str.format takes positional and keyword fields only (SPEC 1.2): no lookups in them
+    ("'{0.__class__}'.format(1)", {1}, "ValueError"),                    # row 5
+    ("'{0.__class__.__subclasses__}'.format(t)", {1}, "ValueError"),
+    ("'{x.__init__.__globals__}'.format(x=fn)", {1}, "ValueError"),
+    ("'{0[0]}'.format(xs)", {1}, "ValueError"),
+    ("'{0.real}'.format(1)", {1}, "ValueError"),
+    ("'{a[__class__]}'.format(a={})", {1}, "ValueError"),
+    ("'{:{0.__class__}}'.format(1)", {1}, "ValueError"),
+    ("'{0:{1.__class__}}'.format(1, 2)", {1}, "ValueError"),
+    ("'{' + '0.__cl' + 'ass__}'.format(1)", {1}, "ValueError"),
+    ("g = '{0.__class__}'.format\ng(1)", {1}, "ValueError"),
+    ("g = getattr('{0.__class__}', 'format')\ng(1)", {1}, "ValueError"),
+    ("'{:100000000}'.format(1)", {1}, "LimitError"),
+    ("'{:>{w}}'.format(1, w=10 ** 8)", {1}, "LimitError"),
+    ("'{}'.format('a' * 60000) * 2", {1}, "LimitError"),
+    ("str.format('{0}', t)", {1}, "AttributeError"),
     ("'{a.__class__}'.format_map(xs)", {2}, "ForbiddenError"),
-    ("g = s.format\ng('{0.__class__}', 1)", {2}, "ForbiddenError"),
     ("g = [s.format_map][0]", {2}, "ForbiddenError"),
     ("print(f'{t.__class__}')", {2}, "ForbiddenError"),                     # row 6
     ("print(f'{fn.__globals__}')", {2}, "ForbiddenError"),
@@ -388,6 +415,505 @@ ENGINE_ALLOCATIONS = [
 ]
 
 
+# ------------------------------------------------- classes and the builtins SPEC 1.2 added
+#: special names a class body may not bind (SPEC 1.2 lists the ones it may)
+OTHER_DUNDERS = ["__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__del__",
+                 "__new__", "__init_subclass__", "__class_getitem__", "__set_name__", "__get__",
+                 "__set__", "__delete__", "__slots__", "__dict__", "__weakref__", "__module__",
+                 "__qualname__", "__doc__", "__class__", "__format__", "__reduce__",
+                 "__reduce_ex__", "__getstate__", "__setstate__", "__index__", "__enter__",
+                 "__exit__", "__await__", "__instancecheck__", "__subclasscheck__",
+                 "__mro_entries__", "__prepare__", "__missing__", "__reversed__", "__dir__",
+                 "__sizeof__", "__array__", "__torch_function__", "__metaclass__", "__bases__",
+                 "__annotations__", "__copy__", "__deepcopy__", "__float__", "__int__",
+                 "__complex__", "__bytes__", "__fspath__", "__buffer__", "_private", "_"]
+CLASS_BODY_FORMS = [
+    "def {n}(self, *a, **k):\n        return 1",
+    "{n} = 1",
+    "{n} = print",
+    "{n}, other = 1, 2",
+    "for {n} in []:\n        pass",
+    "import math as {n}",
+    "{n}: int = 1",
+    "[{n}] = [1]",
+    "def ok(self):\n        return 1\n    {n} = ok",
+    "if True:\n        {n} = 1",
+    "try:\n        pass\n    except Exception as {n}:\n        pass",
+]
+
+
+def _class_body_attacks() -> list:
+    out = []
+    for k, name in enumerate(OTHER_DUNDERS):
+        for j, form in enumerate(CLASS_BODY_FORMS):
+            if (k + j) % 3 and j:  # every name with the def form, a third with each other
+                continue
+            body = form.format(n=name)
+            out.append((f"class X:\n    {body}\n", {2}, "ForbiddenError"))
+            out.append((f"class Y(Exception):\n    {body}\n", {2}, "ForbiddenError"))
+    return out
+
+
+#: a class, an instance, a subclass and an exception subclass for the attacks below
+CLASS_PRELUDE = PRELUDE + """\
+class A:
+    k = 1
+    def __init__(self, v=0):
+        self.v = v
+    def m(self):
+        return self.v
+    @property
+    def p(self):
+        return self.v
+    @staticmethod
+    def st():
+        return 1
+    @classmethod
+    def cm(cls):
+        return cls
+class B(A):
+    def m(self):
+        return super().m()
+class Err(ValueError):
+    pass
+a = A()
+bm = a.m
+sup = super(B, B())
+prop = A.p
+"""
+CLASS_OBJECTS = ["A", "a", "B", "B()", "bm", "sup", "prop", "Err", "Err('x')", "A.m", "A.st",
+                 "A.cm", "a.p", "super(B, B())", "type(a)", "A.__init__", "a.__init__"]
+WALK_ATTRS = ["__class__", "__mro__", "__bases__", "__base__", "__subclasses__", "__dict__",
+              "__globals__", "__func__", "__self__", "__code__", "__closure__", "__builtins__",
+              "__thisclass__", "__self_class__", "__objclass__", "__wrapped__", "__get__",
+              "__getattribute__", "__reduce_ex__", "__module__", "__qualname__", "__name__",
+              "__doc__", "__setattr__", "__defaults__", "__traceback__", "_v", "_"]
+
+
+def _class_walk_attacks() -> list:
+    """Class attribute walks, spelled (compile-time refusal) and built at run time through
+    getattr/setattr/hasattr/delattr (run-time refusal), on every class-made object."""
+    out = []
+    for k, obj in enumerate(CLASS_OBJECTS):
+        for j, attr in enumerate(WALK_ATTRS):
+            if (k + j) % 2:
+                continue
+            out.append((CLASS_PRELUDE + f"y = {obj}.{attr}", {2}, "ForbiddenError"))
+            out.append((CLASS_PRELUDE + f"y = {obj}.m.{attr}" if False else
+                        CLASS_PRELUDE + f"y = [{obj}][0].{attr}", {2}, "ForbiddenError"))
+            built = "'" + attr[:1] + "' + '" + attr[1:] + "'"
+            out.append((CLASS_PRELUDE + f"y = getattr({obj}, {built})", {1}, "AttributeError"))
+            out.append((CLASS_PRELUDE + f"y = getattr({obj}, {built}, None)", {1},
+                        "AttributeError"))
+            out.append((CLASS_PRELUDE + f"y = hasattr({obj}, {built})", {1}, "AttributeError"))
+            out.append((CLASS_PRELUDE + f"setattr({obj}, {built}, 1)", {1}, "AttributeError"))
+            out.append((CLASS_PRELUDE + f"delattr({obj}, {built})", {1}, "AttributeError"))
+    for k, obj in enumerate(OBJECTS):
+        attr = PRIVATE_ATTRS[k % len(PRIVATE_ATTRS)]
+        if attr in R.ALLOWED_DUNDERS:
+            continue
+        built = "'_' + '" + attr[1:] + "'"
+        for call in (f"getattr({obj}, {built})", f"hasattr({obj}, {built})",
+                     f"setattr({obj}, {built}, 1)", f"delattr({obj}, {built})",
+                     f"getattr({obj}, ''.join(['_', '{attr[1:]}']))",
+                     f"getattr({obj}, '{attr}'.strip())"):
+            out.append((PRELUDE + call, {1}, "AttributeError"))
+    return out
+
+
+CLASS_ATTACKS = [
+    # metaclasses and class keywords
+    ("class X(metaclass=type):\n    pass", {2}, "ForbiddenError"),
+    ("class M(type):\n    pass", {1}, "TypeError"),
+    ("class X(object, metaclass=A):\n    pass", {2}, "ForbiddenError"),
+    ("class X(A, **{'metaclass': type}):\n    pass", {2}, "ForbiddenError"),
+    ("class X(*[A]):\n    pass", {2}, "ForbiddenError"),
+    ("@print\nclass X:\n    pass", {2}, "SyntaxError"),
+    # bases that are not gradcli classes, Module, Function or exception classes
+    ("class X(type(a.m)):\n    pass", {1}, "TypeError"),
+    ("class X(type(len)):\n    pass", {1}, "TypeError"),
+    ("class X(t.__class__):\n    pass", {2}, "ForbiddenError"),
+    ("class X(type(t)):\n    pass", {1}, "TypeError"),
+    ("class X(type(n)):\n    pass", {1}, "TypeError"),
+    ("class X(type(h)):\n    pass", {1}, "TypeError"),
+    ("class X(type(torch.float32)):\n    pass", {1}, "TypeError"),
+    ("class X(type(t.shape)):\n    pass", {1}, "TypeError"),
+    ("class X(type(mx)):\n    pass", {1}, "TypeError"),
+    ("class X(type(r)):\n    pass", {1}, "TypeError"),
+    ("class X(type(A)):\n    pass", {1}, "TypeError"),
+    ("class X(type(sup)):\n    pass", {1}, "TypeError"),
+    ("class X(type(prop)):\n    pass", {1}, "TypeError"),
+    ("class X(property):\n    pass", {1}, "TypeError"),
+    ("class X(staticmethod):\n    pass", {1}, "TypeError"),
+    ("class X(dict):\n    pass", {1}, "TypeError"),
+    ("class X(list):\n    pass", {1}, "TypeError"),
+    ("class X(1):\n    pass", {1}, "TypeError"),
+    ("class X(torch.Tensor):\n    pass", {1}, "TypeError"),
+    # type() makes no classes
+    ("type('X', (), {})", {1}, "TypeError"),
+    ("type('X', (A,), {'__del__': print})", {1}, "TypeError"),
+    ("type(type(1))('X', (), {})", {1}, "TypeError"),
+    ("type(A)('X', (A,), {})", {1}, "TypeError"),
+    ("tp2 = type\ntp2('X', (), {})", {1}, "TypeError"),
+    ("type(type)('X', (), {})", {1}, "TypeError"),
+    ("type(list)('X', (), {})", {1}, "TypeError"),
+    ("type(dict)('X', (), {})", {1}, "TypeError"),
+    ("type(Err)('X', (Err,), {})", {1}, "TypeError"),
+    ("type(t).mro()", {1}, "AttributeError"),
+    ("type(a).mro()", {1}, "AttributeError"),
+    ("type.mro(A)", {1}, "AttributeError"),
+    ("type(print)(None)", {1}, "TypeError"),
+    ("type(str)('x', (), {})", {1}, "TypeError"),
+    ("type(iter([]))([])", {1}, "TypeError"),
+    ("type(lambda: 1)(1, 2)", {1}, "TypeError"),
+    ("iter(lambda: 1, 2)", {1}, "TypeError"),
+    # super() tricks
+    ("super(type, A).__call__", {1}, "TypeError"),
+    ("super(int, 1)", {1}, "TypeError"),
+    ("super(A, 1)", {1}, "TypeError"),
+    ("super(A, A).mro", {1}, "AttributeError"),
+    ("super(B, B).__call__('X', (), {})", {1}, "AttributeError"),
+    ("super(B, B()).__class__", {2}, "ForbiddenError"),
+    ("super(B, B()).__init__.__globals__", {2}, "ForbiddenError"),
+    ("getattr(super(B, B()), '__thisclass__')", {1}, "AttributeError"),
+    ("getattr(super(B, B()), '__self__')", {1}, "AttributeError"),
+    ("getattr(super(B, B()).__init__, '__self__')", {1}, "AttributeError"),
+    ("getattr(super(B, B()).m, '__func__')", {1}, "AttributeError"),
+    ("super(B, B()).with_traceback", {1}, "AttributeError"),
+    ("super(Err, Err()).with_traceback(None)", {1}, "AttributeError"),
+    ("class C(Err):\n    pass\nsuper(C, C()).with_traceback(None)", {1}, "AttributeError"),
+    ("super()", {1}, "RuntimeError"),
+    ("class C(A):\n    def m(self):\n        return super().__init__.__self__\nC().m()",
+     {2}, "ForbiddenError"),
+    ("class C(A):\n    def m(self):\n        return getattr(super(), '__self' + '__')\nC().m()",
+     {1}, "AttributeError"),
+    ("class C(A):\n    def m(self):\n        return getattr(super(), 'mro')\nC().m()",
+     {1}, "AttributeError"),
+    # the class's own machinery: methods and properties hand out nothing internal
+    ("prop.fget.__globals__", {2}, "ForbiddenError"),
+    ("getattr(prop.fget, '__glo' + 'bals__')", {1}, "AttributeError"),
+    ("getattr(prop, '__get__')", {1}, "AttributeError"),
+    ("bm.__func__", {2}, "ForbiddenError"),
+    ("getattr(bm, '__fu' + 'nc__')", {1}, "AttributeError"),
+    ("getattr(A.st, '__' + 'code__')", {1}, "AttributeError"),
+    ("A.cm().__dict__", {2}, "ForbiddenError"),
+    ("staticmethod(print).__func__", {2}, "ForbiddenError"),
+    ("getattr(staticmethod(print), '__fu' + 'nc__')", {1}, "AttributeError"),
+    ("getattr(classmethod(print), '__wrapped' + '__')", {1}, "AttributeError"),
+    ("property(print).fget.x", {1}, "AttributeError"),
+    ("a.__init__.__globals__", {2}, "ForbiddenError"),
+    ("A.__init__.__code__", {2}, "ForbiddenError"),
+    ("getattr(A.__init__, '__glo' + 'bals__')", {1}, "AttributeError"),
+    ("getattr(a.__init__, '__self__')", {1}, "AttributeError"),
+    ("getattr(a, '__init__').__func__", {2}, "ForbiddenError"),
+    ("a.__call__", {1}, "AttributeError"),
+    ("A.__call__", {1}, "AttributeError"),
+    ("A.__repr__(t)", {0}, None),
+    ("Err.__init__.__objclass__", {2}, "ForbiddenError"),
+    ("getattr(Err.__init__, '__objclass' + '__')", {1}, "AttributeError"),
+    ("getattr(Err('x'), 'with_traceback')", {1}, "AttributeError"),
+    ("Err('x').with_traceback", {1}, "AttributeError"),
+    ("Err('x').add_note('n')", {1}, "AttributeError"),
+    ("A.mro", {1}, "AttributeError"),
+    ("a.numpy", {1}, "AttributeError"),
+    ("A.k = print\nA.k.__self__", {2}, "ForbiddenError"),
+    ("setattr(A, '__getattr' + '__', print)", {1}, "AttributeError"),
+    ("setattr(A, '__init__', print)", {1}, "AttributeError"),
+    ("A.__init__ = print", {2}, "ForbiddenError"),
+    ("a.__init__ = print", {2}, "ForbiddenError"),
+    ("del A.__init__", {2}, "ForbiddenError"),
+    ("delattr(a, '__class__')", {1}, "AttributeError"),
+    ("setattr(a, '__class__', B)", {1}, "AttributeError"),
+    ("setattr(type(a), 'mro', print)", {1}, "AttributeError") if False else
+    ("setattr(int, 'x', 1)", {1}, "AttributeError"),
+    ("setattr(t, '_data', 1)", {1}, "AttributeError"),
+    ("setattr(torch, 'ones', 1)", {1}, "AttributeError"),
+    ("setattr(torch.Tensor, 'add', 1)", {1}, "AttributeError"),
+    ("setattr(print, 'state', 1)", {1}, "AttributeError"),
+    ("delattr(torch.Tensor, 'add')", {1}, "AttributeError"),
+    ("getattr(torch, 'np')", {1}, "AttributeError"),
+    ("getattr(t, 'numpy')()", {1}, "RuntimeError"),  # (t requires grad: PyTorch's error)
+    ("getattr(math, 'sys')", {1}, "AttributeError"),
+    ("getattr(1, 'to_bytes')", {1}, "AttributeError"),
+    ("getattr('x', 'encode')", {1}, "AttributeError"),
+    ("getattr(n, 'saved')", {1}, "AttributeError"),
+    ("getattr(n, 'op')", {1}, "AttributeError"),
+    ("getattr(t, 1)", {1}, "TypeError"),
+    ("getattr(t, '_' + 'version')", {0}, None),
+    ("f = lambda **k: k\nf(**{'__class__': 1})", {1}, "TypeError"),
+    ("f = lambda **k: k\nf(**{1: 1})", {1}, "TypeError"),
+    ("print(**{'file': print})", {1}, "TypeError"),
+    ("print(*[1], **{'sep': 1})", {1}, "TypeError"),
+    ("y = {**t}", {1}, "TypeError"),
+    ("y = dict(**{'__class__': 1})", {1}, "TypeError"),
+    ("dict.fromkeys(range(10 ** 9))", {1}, "AttributeError"),
+    ("set.union", {1}, "AttributeError"),
+    ("{}.fromkeys(range(3))", {1}, "AttributeError"),
+    ("{}.__class__", {2}, "ForbiddenError"),
+    ("{1}.__class__", {2}, "ForbiddenError"),
+    ("{}.keys().mapping", {1}, "AttributeError"),
+    ("y = {}.keys()\ny.mapping", {1}, "AttributeError"),
+    ("getattr({}.values(), 'mapping')", {1}, "AttributeError"),
+    ("map(print, [1]).__reduce__()", {2}, "ForbiddenError"),
+    ("getattr(map(print, [1]), '__reduce__')()", {1}, "AttributeError"),
+    ("getattr(iter([1]), '__setstate__')", {1}, "AttributeError"),
+    ("getattr(filter(None, [1]), '__reduce_ex__')(2)", {1}, "AttributeError"),
+    ("object().__class__", {2}, "ForbiddenError"),
+    ("getattr(object, '__subclasses__')()", {1}, "AttributeError"),
+    ("object.__init__", {0}, None),
+    # type() of a module, super object or OrderedDict is no way to make one unchecked
+    ("type(torch)('gradcli.torch.x')", {1}, "TypeError"),
+    ("type(math)('m')", {1}, "TypeError"),
+    ("type(sup)(type, A).__call__", {2}, "ForbiddenError"),
+    ("getattr(type(sup)(type, A), 'mro')", {1}, "TypeError"),
+    ("type(sup)(int, 1)", {1}, "TypeError"),
+    ("type(sup) is super", {0}, None),
+    ("getattr(object, '__init__').__self__", {2}, "ForbiddenError"),
+]
+
+#: a program's own objects cannot make C code loop or allocate without bound
+CLASS_BLOWUPS = [
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nlist(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nset(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nsorted(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\ntuple(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\ny = [*I()]",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nsum(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n-1 in I()",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = ''.join(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = dict(zip(I(), I()))",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = []\ny.extend(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\nprint(*I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = {}\ny.update(zip(I(), I()))",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = set()\ny.update(I())",
+    "class I:\n    def __iter__(self):\n        return iter(range(10 ** 12))\n"
+    "y = set().union(I())",
+    "class I:\n    def __iter__(self):\n        return self\n    __next__ = lambda self: 1\n"
+    "list(I())",
+    "class I:\n    __getitem__ = lambda self, i: i\nlist(I())",
+    "class I:\n    __getitem__ = lambda self, i: i\nmax(I())",
+    "class I:\n    def __len__(self):\n        return 10 ** 12\ny = [0] * len(I())",
+    "class I:\n    def __len__(self):\n        return 10 ** 12\ny = 'a' * len(I())",
+    "class I:\n    def __repr__(self):\n        return repr(self)\nrepr(I())",
+    "class I:\n    def __eq__(self, o):\n        return self == o\nI() == I()",
+    "class I:\n    def __init__(self):\n        I()\nI()",
+    "class I:\n    def __init__(self):\n        while True:\n            pass\nI()",
+    "class I:\n    def __str__(self):\n        return 'a' * 60000\nprint(str(I()) * 2)",
+    "class I:\n    def keys(self):\n        return range(10 ** 12)\n"
+    "    __getitem__ = lambda self, k: k\ny = {**I()}",
+    "class I:\n    def keys(self):\n        return range(10 ** 12)\n"
+    "    __getitem__ = lambda self, k: k\ny = dict(I())",
+    "class I:\n    def keys(self):\n        return iter(range(10 ** 12))\n"
+    "    __getitem__ = lambda self, k: k\n(lambda **k: 1)(**I())",
+    "y = list(map(abs, range(10 ** 12)))",
+    "y = list(filter(None, range(10 ** 12)))",
+    "y = set(range(10 ** 12))",
+    "y = {*range(10 ** 12)}",
+    "y = dict.fromkeys if False else {i: i for i in range(10 ** 9)}",
+    "y = {i for i in range(10 ** 9)}",
+    "y = pow(2, 10 ** 9)",
+    "y = pow(10, 10 ** 8, None)",
+    "y = sorted(map(abs, range(10 ** 12)), key=lambda v: v)",
+    "y = {}\ny.update(zip(range(10 ** 12), range(10 ** 12)))",
+    "y = '{:>{w}}'.format(1, w=10 ** 9)",
+    "y = list(iter(range(10 ** 12)))",
+    "y = dict(zip(range(10 ** 12), range(10 ** 12)))",
+    "C = object\nwhile True:\n    class C(C):\n        pass",
+    "C = Exception\nfor i in range(10 ** 6):\n    class D(C):\n        pass\n    class C(D, C):\n"
+    "        pass",
+]
+
+
+# ------------------------------------- numpy, random, functools, collections, saved tensors
+MODULE_PRELUDE = PRELUDE + """\
+import numpy as np
+import random
+import functools
+import collections
+from functools import partial, reduce
+from collections import OrderedDict, namedtuple
+na = np.ones((2, 3))
+nv = t.detach().numpy()
+ns = na.sum()
+nd = na.dtype
+pt = partial(print, 1)
+od = OrderedDict(a=1)
+NT = namedtuple('NT', 'x y')
+nt = NT(1, 2)
+m2 = t * t
+sn = m2.grad_fn
+"""
+MODULE_ATTACKS = [
+    # numpy: nothing that reaches files, raw memory or pickles
+    *[(f"np.{name}", {1}, "AttributeError") for name in (
+        "tofile", "save", "savez", "load", "loadtxt", "savetxt", "genfromtxt", "fromfile",
+        "frombuffer", "fromstring", "memmap", "lib", "core", "ctypeslib", "testing", "f2py",
+        "distutils", "os", "sys", "set_printoptions", "seterr", "dtype", "tile", "repeat",
+        "kron", "broadcast_to", "einsum", "vectorize", "frompyfunc", "apply_along_axis",
+        "load", "DataSource", "char", "rec", "ma", "polynomial", "fft", "linalg", "emath",
+        "busday_count", "datetime64", "object_", "str_", "bytes_", "void", "array2string")],
+    *[(f"na.{name}", {1}, "AttributeError") for name in (
+        "tofile", "dump", "dumps", "ctypes", "data", "base", "view", "tobytes", "flags",
+        "setflags", "itemset", "resize", "byteswap", "strides", "repeat", "put", "take",
+        "choose", "getfield", "setfield", "newbyteorder", "partition", "searchsorted",
+        "compress", "diagonal", "trace", "conj", "imag", "flat", "ptp", "nonzero")],
+    *[(f"nv.{name}", {1}, "AttributeError") for name in ("tofile", "ctypes", "data", "base")],
+    *[(f"getattr(na, 'to' + '{name}')", {1}, "AttributeError") for name in ("file", "bytes")],
+    ("na.__array_interface__", {2}, "ForbiddenError"),
+    ("na.__class__", {2}, "ForbiddenError"),
+    ("na.__reduce__()", {2}, "ForbiddenError"),
+    ("getattr(na, '__array_interface__')", {1}, "AttributeError"),
+    ("getattr(na, '__reduce_ex__')(2)", {1}, "AttributeError"),
+    ("na.astype(object)", {1}, "TypeError"),
+    ("na.astype('U5')", {1}, "TypeError"),
+    ("np.array([1], dtype=object)", {1}, "TypeError"),
+    ("np.array(['a'])", {1}, "TypeError"),
+    ("np.array([print])", {1}, "TypeError"),
+    ("np.ndarray((2,))", {1}, "TypeError"),
+    ("np.ndarray((2,), buffer=na)", {1}, "TypeError"),
+    ("np.float64.__mro__", {2}, "ForbiddenError"),
+    ("np.float64.fromhex('1')", {1}, "AttributeError"),
+    ("ns.tobytes()", {1}, "AttributeError"),
+    ("ns.view", {1}, "AttributeError"),
+    ("ns.__class__", {2}, "ForbiddenError"),
+    ("nd.type", {1}, "AttributeError"),
+    ("nd.fields", {1}, "AttributeError"),
+    ("nd.descr", {1}, "AttributeError"),
+    ("np.add.outer", {1}, "AttributeError"),
+    ("np.add.reduce", {1}, "AttributeError"),
+    ("np.sin.__self__", {2}, "ForbiddenError"),
+    ("getattr(np.sin, 'fn')", {1}, "AttributeError"),
+    ("np.random.RandomState", {1}, "AttributeError"),
+    ("np.random.get_state()", {1}, "AttributeError"),
+    ("np.random.set_state", {1}, "AttributeError"),
+    ("np.random.mtrand", {1}, "AttributeError"),
+    ("np.random.bit_generator", {1}, "AttributeError"),
+    ("np.random.default_rng", {1}, "AttributeError"),
+    ("np.random.__dict__", {2}, "ForbiddenError"),
+    ("np.random.seed.__self__", {2}, "ForbiddenError"),
+    ("from numpy import tofile", {2}, "ForbiddenError"),
+    ("from numpy import _core", {2}, "ForbiddenError"),
+    ("from numpy.random import RandomState", {2}, "ForbiddenError"),
+    ("import numpy.random as r\nr.mtrand", {1}, "AttributeError"),
+    ("np.zeros = 1", {1}, "AttributeError"),
+    ("setattr(np, 'zeros', 1)", {1}, "AttributeError"),
+    ("na.shape = (3, 2)", {1}, "AttributeError"),
+    ("na.dtype = np.int64", {1}, "AttributeError"),
+    ("torch.from_numpy(1)", {1}, "TypeError"),
+    ("t.numpy()", {1}, "RuntimeError"),
+    ("t.numpy(force=True).tofile('f')", {1}, "AttributeError"),
+    # random: Python's generator, none of its internals
+    *[(f"random.{name}", {1}, "AttributeError") for name in (
+        "Random", "SystemRandom", "getstate", "setstate", "getrandbits", "randbytes",
+        "betavariate", "os", "sys", "choices", "randrange", "triangular", "expovariate")],
+    *[(f"random.{name}", {2}, "ForbiddenError") for name in (
+        "_inst", "_os", "__dict__", "_random", "_sha512", "__builtins__")],
+    ("getattr(random, '_in' + 'st')", {1}, "AttributeError"),
+    ("random.seed.__self__", {2}, "ForbiddenError"),
+    ("getattr(random.seed, 'fn')", {1}, "AttributeError"),
+    ("random.random = print", {1}, "AttributeError"),
+    ("from random import Random", {2}, "ForbiddenError"),
+    ("from random import _inst", {2}, "ForbiddenError"),
+    ("from random import *\ny = Random", {1}, "NameError"),
+    # functools: partial's .func/.args/.keywords are not readable
+    *[(f"pt.{name}", {1}, "AttributeError") for name in ("func", "args", "keywords")],
+    *[(f"getattr(pt, '{name}')", {1}, "AttributeError") for name in ("func", "args", "keywords")],
+    ("pt.__setstate__((print, (), {}, {}))", {2}, "ForbiddenError"),
+    ("pt.__reduce__()", {2}, "ForbiddenError"),
+    ("partial.__new__", {2}, "ForbiddenError"),
+    ("type(pt).func", {1}, "AttributeError"),
+    ("functools.wraps", {1}, "AttributeError"),
+    ("functools.lru_cache", {1}, "AttributeError"),
+    ("functools.cache", {1}, "AttributeError"),
+    ("functools.update_wrapper", {1}, "AttributeError"),
+    ("from functools import wraps", {2}, "ForbiddenError"),
+    ("reduce.__wrapped__", {2}, "ForbiddenError"),
+    # collections: OrderedDict internals, namedtuple's _make/_asdict, no other classes
+    ("od._OrderedDict__root", {2}, "ForbiddenError"),
+    ("getattr(od, '_OrderedDict__map')", {1}, "AttributeError"),
+    ("od.__class__", {2}, "ForbiddenError"),
+    ("OrderedDict.fromkeys([1])", {1}, "AttributeError"),
+    ("od.fromkeys([1])", {1}, "AttributeError"),
+    ("NT._make([1, 2])", {2}, "ForbiddenError"),
+    ("nt._asdict()", {2}, "ForbiddenError"),
+    ("nt._replace(x=2)", {2}, "ForbiddenError"),
+    ("NT._fields", {2}, "ForbiddenError"),
+    ("getattr(NT, '_ma' + 'ke')([1, 2])", {1}, "AttributeError"),
+    ("getattr(nt, '_as' + 'dict')()", {1}, "AttributeError"),
+    ("getattr(nt, '_field_defaults')", {1}, "AttributeError"),
+    ("NT.x.__get__", {2}, "ForbiddenError"),
+    ("NT.x", {1}, "AttributeError"),
+    ("namedtuple('P', 'x', module='os')", {1}, "TypeError"),
+    ("namedtuple('P', ['__class__'])", {1}, "ValueError"),
+    ("namedtuple('P', ['x', '_y'])", {1}, "ValueError"),
+    ("namedtuple('P', ['x=1'])", {1}, "ValueError"),
+    ("namedtuple('os.system', ['x'])", {1}, "ValueError"),
+    ("namedtuple('P', 'x')(1).count.__self__", {2}, "ForbiddenError"),
+    ("class Q(NT):\n    pass", {1}, "TypeError"),
+    ("class Q(OrderedDict):\n    pass", {1}, "TypeError"),
+    *[(f"collections.{name}", {1}, "AttributeError") for name in (
+        "deque", "Counter", "defaultdict", "ChainMap", "UserDict", "abc", "_collections",
+        "sys") if not name.startswith("_")],
+    ("from collections import deque", {2}, "ForbiddenError"),
+    ("from collections import abc", {2}, "ForbiddenError"),
+    # grad_fn._saved_*: read-only
+    ("sn._saved_self = t", {2}, "ForbiddenError"),
+    ("del sn._saved_self", {2}, "ForbiddenError"),
+    ("sn._saved_self += 1", {2}, "ForbiddenError"),
+    ("setattr(sn, '_saved_self', 1)", {1}, "AttributeError"),
+    ("delattr(sn, '_saved_self')", {1}, "AttributeError"),
+    ("sn._saved_self._data", {2}, "ForbiddenError"),
+    ("sn._raw_saved_self.__class__", {2}, "ForbiddenError"),
+    ("sn._raw_saved_self.register_hooks", {1}, "AttributeError"),
+    ("getattr(sn._raw_saved_self, 'data')", {1}, "AttributeError"),
+    ("t._saved_self", {1}, "AttributeError"),
+    ("getattr(t, '_saved_data')", {1}, "AttributeError"),
+    ("sn._saved_", {1}, "AttributeError"),
+    ("sn._saved_op", {1}, "AttributeError"),
+    ("getattr(sn, '_saved' + 'x')", {1}, "AttributeError"),
+    ("getattr(sn, '_sav' + 'ed')", {1}, "AttributeError"),
+    ("sn._savedself", {2}, "ForbiddenError"),
+    ("print(f'{sn._saved_self.__class__}')", {2}, "ForbiddenError"),
+]
+#: numpy arrays check every result's size before numpy allocates it (--max-elements)
+MODULE_BLOWUPS = [
+    "np.ones(10 ** 9)", "np.zeros((10 ** 5, 10 ** 5))", "np.empty(10 ** 10)",
+    "np.full((10 ** 9,), 1.0)", "np.ones(10 ** 4)[:, None] * np.ones(10 ** 4)",
+    "np.ones((10 ** 4, 1)) + np.ones(10 ** 4)", "np.outer(np.ones(10 ** 4), np.ones(10 ** 4))",
+    "np.arange(10 ** 12)", "np.arange(0, 1, 1e-9)", "np.linspace(0, 1, 10 ** 9)",
+    "np.eye(10 ** 5)", "np.identity(10 ** 5)", "np.random.randn(10 ** 5, 10 ** 5)",
+    "np.random.rand(10 ** 9)", "np.random.normal(size=(10 ** 5, 10 ** 5))",
+    "np.random.randint(0, 5, size=10 ** 9)", "np.random.choice(10 ** 12)",
+    "np.random.permutation(10 ** 12)",
+    "np.dot(np.ones((10 ** 4, 1)), np.ones((1, 10 ** 4)))",
+    "np.ones((10 ** 4, 1)).dot(np.ones((1, 10 ** 4)))",
+    "np.ones((10 ** 4, 1)) @ np.ones((1, 10 ** 4))",
+    "np.matmul(np.ones((10 ** 4, 1)), np.ones((1, 10 ** 4)))",
+    "np.concatenate([np.ones(10 ** 5)] * 100)", "np.stack([np.ones(10 ** 5)] * 100)",
+    "np.array(range(10 ** 12))", "np.where(np.ones((10 ** 4, 1)) > 0, np.ones(10 ** 4), 0)",
+    "np.maximum(np.ones((10 ** 4, 1)), np.ones(10 ** 4))",
+    "np.add([[0]] * 10 ** 4, [0] * 10 ** 4)",
+    "x = nv.reshape(6)[:, None] * np.ones(10 ** 6)",
+    "np.zeros_like(np.ones(10 ** 4)[:, None] * np.ones(10 ** 4))",
+    "y = [0] * np.int64(10 ** 10)", "y = 'a' * np.array([10 ** 10])[0]",
+    "y = [0] * nv.astype(np.int64).sum() * 10 ** 9",
+    "random.sample(range(10 ** 12), 10 ** 9)", "reduce(max, range(10 ** 12))",
+    "OrderedDict(zip(range(10 ** 12), range(10 ** 12)))",
+    "namedtuple('P', ['a%d' % i for i in range(10 ** 6)])",
+]
+
+
+def _module_attacks() -> list:
+    out = [(MODULE_PRELUDE + src, codes, kind) for src, codes, kind in MODULE_ATTACKS]
+    out += [(MODULE_PRELUDE + src, {1}, ("LimitError", "MemoryError")) for src in MODULE_BLOWUPS]
+    return out
+
+
 def attack_corpus() -> list:
     """(source, allowed exit codes, expected error kind) for every attack."""
     out = []
@@ -397,6 +923,11 @@ def attack_corpus() -> list:
     out += _facade_internal_attacks()
     out += [(PRELUDE + src, codes, kind) for src, codes, kind in FORMAT_ATTACKS]
     out += [(PRELUDE + src, {1}, kind) for src, kind in BLOWUPS]
+    out += _class_body_attacks()
+    out += _class_walk_attacks()
+    out += [(CLASS_PRELUDE + src, codes, kind) for src, codes, kind in CLASS_ATTACKS]
+    out += [(PRELUDE + src, {1}, ("LimitError", "RecursionError")) for src in CLASS_BLOWUPS]
+    out += _module_attacks()
     out += [(PRELUDE + src, {1}, "LimitError") for src in ENGINE_ALLOCATIONS]
     return out
 
@@ -418,10 +949,14 @@ def run(src: str, **limits):
 def check_refused(src, codes, kind):
     rc, out, err = run(src)
     assert rc in codes, (src, rc, out, err)
+    if rc == 0:  # a read the rules allow (see _expected)
+        return err
     assert "Traceback" not in err and "Traceback" not in out, err
     assert "InternalError" not in err and "internal error" not in err, err
     assert HEADLINE.match(err), (src, err)
     head = err.splitlines()[0]
+    if kind is None:
+        return err
     kinds = (kind,) if isinstance(kind, str) else kind
     assert any(f": {k}: " in head for k in kinds), (src, err)
     return err
@@ -490,7 +1025,7 @@ def test_an_attack_never_half_runs_a_program():
 
 
 def test_lookalike_identifiers_are_normalised_like_python():
-    for spelling in _lookalikes("eval") + _lookalikes("getattr"):
+    for spelling in _lookalikes("eval") + _lookalikes("vars"):
         rc, out, err = run(f"{spelling}('1')")
         assert rc == 2 and "ForbiddenError" in err, err
     rc, out, err = run("ｘ = 3\nprint(x + ｘ)")
@@ -515,6 +1050,67 @@ q = torch.tensor([1, 2])
 b = torch.tensor([True])
 d64 = torch.ones(2, dtype=torch.float64)
 sp = t.split(1)
+class K:
+    k = [1]
+    def __init__(self):
+        self.v = t
+    def __call__(self, x):
+        return x
+    def __repr__(self):
+        return "K"
+    def m(self):
+        return self.v
+    @property
+    def p(self):
+        return self.v
+    @staticmethod
+    def st():
+        return 1
+    @classmethod
+    def cm(cls):
+        return cls
+class K2(K):
+    def m(self):
+        return super().m()
+class KE(ValueError):
+    pass
+ki = K2()
+kbound = ki.m
+ksup = super(K2, ki)
+kprop = K.p
+kerr = KE('x')
+kinit = K.__init__
+kinit2 = ki.__init__
+kobj = object()
+kobjinit = object.__init__
+dct = {'a': t, 'k': K}
+st_ = {1, 2}
+mp = map(abs, [1])
+fl_ = filter(None, [1])
+it_ = iter([1])
+dkeys = dct.keys()
+tpt = type(t)
+import numpy as np
+import random
+import functools
+import collections
+from functools import partial, reduce
+from collections import OrderedDict, namedtuple
+na = np.ones((2, 3))
+nv = t.detach().numpy()
+ns = na.sum()
+ni = np.arange(3)[0]
+nd = na.dtype
+nt_ = type(na)
+pt = partial(print, 1)
+od = OrderedDict(a=1)
+NT = namedtuple('NT', 'x y')
+ntv = NT(1, 2)
+m2 = t * t
+sn = m2.grad_fn
+saved_self = sn._saved_self
+saved_raw = sn._raw_saved_self
+saved_res = t.exp().grad_fn._saved_result
 """
 
 SAFE_BUILTIN_CALLABLES = {len, range, float, int, bool, abs, round, enumerate, zip, reversed,
@@ -525,7 +1121,14 @@ def _readable(obj) -> list:
     """(name, value) of every attribute a program may read from ``obj``."""
     tp = type(obj)
     pol = R._policy(tp)
-    if pol == "engine":
+    if pol in ("ndarray", "npscalar", "npdtype"):
+        from gradcli.lang import pynumpy
+        names = list({"ndarray": pynumpy.ARRAY_ATTRS, "npscalar": pynumpy.SCALAR_ATTRS,
+                      "npdtype": pynumpy.DTYPE_ATTRS}[pol])
+    elif pol == "user" or tp is super or isinstance(obj, type):
+        # every public name it has, and every special method a program may spell
+        names = [n for n in dir(obj) if not n.startswith("_")] + sorted(R.ALLOWED_DUNDERS)
+    elif pol == "engine":
         names = [n for n in dir(obj) if not n.startswith("_")] + ["_version"]
     elif pol == "module":
         names = list(R.module_names(obj)) if R.is_allowed_module(obj) else []
@@ -554,10 +1157,20 @@ def _unsafe(obj) -> str | None:
                         types.GeneratorType, types.CoroutineType, types.CellType)):
         return "frame/code"
     mod = type(obj).__module__ or ""
-    if mod.startswith("numpy"):
+    if mod.startswith("numpy") or type(obj).__name__ == "SafeArray":
+        # numpy values a program holds go through the attribute policy's allowlists
+        import numpy as np
+
+        from gradcli.lang import pynumpy
+        if type(obj) is pynumpy.SafeArray or isinstance(obj, (np.generic, np.dtype)):
+            return None
         return "numpy object"
     if isinstance(obj, type):
-        if (obj.__module__ or "").startswith(("numpy", "os", "sys", "io", "ctypes")):
+        from gradcli.lang import pynumpy
+        if obj in pynumpy.SAFE_CLASSES:
+            return None
+        if (obj.__module__ or "").startswith(("numpy", "os", "sys", "io", "ctypes", "random",
+                                              "_random")):
             return "foreign class"
         return None
     if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType)):
@@ -584,7 +1197,7 @@ def test_nothing_reachable_leaves_the_sandbox():
     # (names a program can spell: pytest's assertion rewriting adds '@py_builtins' & co.)
     roots = [(k, v) for k, v in s.globals.items() if k.isidentifier()]
     roots += [(k, v) for k, v in s.builtins.items() if k.isidentifier()]
-    seen_pairs, seen_ids, bad = set(), set(), []
+    seen_pairs, seen_ids, bad, kept = set(), set(), [], []
     queue = list(roots)
     visited = 0
     while queue:
@@ -592,6 +1205,7 @@ def test_nothing_reachable_leaves_the_sandbox():
         if id(obj) in seen_ids:
             continue
         seen_ids.add(id(obj))
+        kept.append(obj)  # (keeps ids unique while the walk runs)
         visited += 1
         why = _unsafe(obj)
         if why:
@@ -610,6 +1224,10 @@ def test_nothing_reachable_leaves_the_sandbox():
             queue.append((f"{path}.{name}", value))
     assert visited > 300
     assert not bad, bad[:20]
+    # the walk reached what classes, modules and numpy made
+    reached = {type(obj).__name__ for obj in kept}
+    assert {"SafeArray", "K2", "super", "method", "partial", "NT", "OrderedDict", "float64",
+            "SavedTensor", "property"} <= reached, reached
 
 
 def test_public_tensor_methods_return_nothing_unsafe():

@@ -156,6 +156,15 @@ class TupleDisplay(Node):
     __slots__ = _fields = ('elts',)
 
 
+class DictDisplay(Node):
+    """``{k: v, **m}``: a ``None`` key marks a ``**`` item."""
+    __slots__ = _fields = ('keys', 'values',)
+
+
+class SetDisplay(Node):
+    __slots__ = _fields = ('elts',)
+
+
 class Comprehension(Node):
     __slots__ = _fields = ('target', 'iter', 'ifs',)
 
@@ -166,6 +175,14 @@ class ListComp(Node):
 
 class GenExp(Node):
     __slots__ = _fields = ('elt', 'generators',)
+
+
+class SetComp(Node):
+    __slots__ = _fields = ('elt', 'generators',)
+
+
+class DictComp(Node):
+    __slots__ = _fields = ('key', 'value', 'generators',)
 
 
 # ------------------------------------------------------------------ statements
@@ -212,6 +229,10 @@ class Pass(Node):
 class FunctionDef(Node):
     __slots__ = _fields = ('name', 'params', 'body', 'decorators', 'returns',)
     _defaults = {'returns': None}
+
+
+class ClassDef(Node):
+    __slots__ = _fields = ('name', 'bases', 'keywords', 'body',)
 
 
 class Return(Node):

@@ -14,10 +14,19 @@ their own scope. Statements return ``None``, ``BREAK``, ``CONTINUE`` or
 ``(value,)`` for ``return``.
 
 Sandbox checks made here (reported as :class:`ForbiddenError`, exit 2):
-attribute names starting with ``_`` (except ``_version``), ``format`` and
-``format_map``, dunder names, Python builtins outside SPEC 1.2 that the
-program does not define itself, and imports other than ``torch[.sub]`` and
-``math``.
+attribute names starting with ``_`` (except ``_version``, a node's read-only
+``_saved_*``, and the special methods of SPEC 1.2 read from a name, a dotted
+name or ``super()``: checked again at run time), ``format_map``, dunder names,
+class bodies binding any ``_`` name but those special methods, metaclasses and
+class keywords, Python builtins outside SPEC 1.2 that the program does not
+define itself, and imports other than ``torch[.sub]``, ``math``, ``random``,
+``functools``, ``collections`` and ``numpy``.
+
+A class statement runs its body in a frame whose names go to a namespace dict (slot
+``__ns__``); its methods see the enclosing function's variables but not the class's
+names, as in Python; zero-argument ``super()`` reads the class cell (slot
+``__class__``) and the method's first argument. The class itself is made by
+:func:`gradcli.lang.runtime.make_class`.
 """
 from __future__ import annotations
 
@@ -36,8 +45,9 @@ from .runtime import BREAK, CONTINUE, UNBOUND, Cell, note
 
 class Scope:
     def __init__(self, kind, name, parent, node):
-        self.kind = kind  # "module", "function", "comp"
+        self.kind = kind  # "module", "function", "comp", "class"
         self.name = name
+        self.qualname = name
         self.parent = parent
         self.node = node
         self.params = []
@@ -58,7 +68,19 @@ class Scope:
         return self.kind != "module"
 
     def resolve(self, name):
-        """('global', name) | ('local'|'cell'|'free', slot)."""
+        """('global', name) | ('local'|'cell'|'free', slot) | ('classns', (name, fallback)).
+
+        A class body keeps its names in a namespace dict (the slot ``__ns__``); a name it
+        reads but did not bind falls back to the enclosing scopes (``fallback``)."""
+        if self.kind == "module" or name in self.globals:
+            return ("global", name)
+        if self.kind == "class" and name not in CLASS_SLOTS:
+            return ("classns", (name, self.resolve_closure(name)))
+        return self.resolve_closure(name)
+
+    def resolve_closure(self, name):
+        """How a function defined in this scope captures ``name``: as ``resolve``, except
+        that the names a class body binds are invisible to its methods (Python's rule)."""
         if self.kind == "module" or name in self.globals:
             return ("global", name)
         if name in self.slots:
@@ -105,12 +127,17 @@ class ScopeBuilder:
 
     def _new(self, kind, name, parent, node):
         s = Scope(kind, name, parent, node)
+        if parent.kind == "class":
+            s.qualname = f"{parent.qualname}.{name}"
+        elif parent.kind != "module":
+            s.qualname = f"{parent.qualname}.<locals>.{name}"
         parent.children.append(s)
         self.by_node[id(node)] = s
         return s
 
     def _bind(self, scope, name_node):
-        self.c.check_name(name_node.id, name_node.pos)
+        self.c.check_name(name_node.id, name_node.pos, in_class=scope.kind == "class",
+                          binding=True)
         scope.assigned.add(name_node.id)
 
     def _collect(self, scope, stmts, exprs, todo):
@@ -122,7 +149,7 @@ class ScopeBuilder:
             t = type(n)
             if t is A.Name:
                 scope.used.add(n.id)
-                self.c.check_name(n.id, n.pos)
+                self.c.check_name(n.id, n.pos, in_class=scope.kind == "class")
                 continue
             if t is A.Assign:
                 stack.append(n.value)
@@ -155,7 +182,8 @@ class ScopeBuilder:
                 for h in n.handlers:
                     stack.append(h.type)
                     if h.name:
-                        self.c.check_name(h.name, h.pos)
+                        self.c.check_name(h.name, h.pos, in_class=scope.kind == "class",
+                                          binding=True)
                         scope.assigned.add(h.name)
                     stack.extend(reversed(h.body))
                 stack.extend(reversed(n.orelse))
@@ -169,7 +197,8 @@ class ScopeBuilder:
                 if t is A.Nonlocal and scope.kind == "module":
                     raise self.c.syntax("nonlocal declaration not allowed at module level", n.pos)
                 for name in n.names:
-                    self.c.check_name(name, n.pos)
+                    self.c.check_name(name, n.pos, in_class=scope.kind == "class",
+                                      binding=True)
                     if name in scope.params:
                         raise self.c.syntax(f"name '{name}' is parameter and "
                                             f"{'global' if t is A.Global else 'nonlocal'}", n.pos)
@@ -178,7 +207,8 @@ class ScopeBuilder:
             if t is A.Import:
                 for alias in n.names:
                     bound = alias.asname or alias.name.split(".")[0]
-                    self.c.check_name(bound, alias.pos)
+                    self.c.check_name(bound, alias.pos, in_class=scope.kind == "class",
+                                      binding=True)
                     scope.assigned.add(bound)
                 continue
             if t is A.ImportFrom:
@@ -188,11 +218,12 @@ class ScopeBuilder:
                     scope.star_import = True
                 for alias in n.names:
                     bound = alias.asname or alias.name
-                    self.c.check_name(bound, alias.pos)
+                    self.c.check_name(bound, alias.pos, in_class=scope.kind == "class",
+                                      binding=True)
                     scope.assigned.add(bound)
                 continue
             if t is A.FunctionDef:
-                self.c.check_name(n.name, n.pos)
+                self.c.check_name(n.name, n.pos, in_class=scope.kind == "class", binding=True)
                 scope.assigned.add(n.name)
                 stack.extend(n.decorators)
                 self._param_exprs(n.params, stack)
@@ -202,17 +233,29 @@ class ScopeBuilder:
                 self._params(child, n.params)
                 todo.append((child, n.body, []))
                 continue
+            if t is A.ClassDef:
+                self.c.check_name(n.name, n.pos)
+                scope.assigned.add(n.name)
+                stack.extend(n.bases)
+                stack.extend(k.value for k in n.keywords)
+                child = self._new("class", n.name, scope, n)
+                todo.append((child, n.body, []))
+                continue
+            if t is A.Call and type(n.func) is A.Name and n.func.id == "super" and \
+                    not n.args and not n.keywords:
+                scope.used.add("__class__")  # zero-argument super() reads the class cell
             if t is A.Lambda:
                 self._param_exprs(n.params, stack)
                 child = self._new("function", "<lambda>", scope, n)
                 self._params(child, n.params)
                 todo.append((child, [], [n.body]))
                 continue
-            if t is A.ListComp or t is A.GenExp:
+            if t is A.ListComp or t is A.GenExp or t is A.SetComp or t is A.DictComp:
                 gens = n.generators
                 stack.append(gens[0].iter)
                 child = self._new("comp", scope.name, scope, n)
-                inner = [n.elt]
+                child.qualname = scope.qualname
+                inner = [n.key, n.value] if t is A.DictComp else [n.elt]
                 for i, g in enumerate(gens):
                     tnames, loads = [], []
                     _target_names(g.target, tnames, loads)
@@ -225,7 +268,7 @@ class ScopeBuilder:
                 todo.append((child, [], inner))
                 continue
             if t is A.Attribute:
-                self.c.check_attr(n.attr, n.pos)
+                self.c.check_attr(n.attr, n.pos, load=True, classy=_names_a_class(n.value))
             elif t is A.Keyword:
                 pass
             stack.extend(A.iter_children(n))
@@ -275,6 +318,10 @@ class ScopeBuilder:
         for s in order:
             if s.kind == "module":
                 continue
+            if s.kind == "class":
+                # a class body's own names live in its namespace dict, not in slots
+                s.locals = set(CLASS_SLOTS)
+                continue
             s.locals = (s.assigned | set(s.params)) - s.globals - s.nonlocals
             for nm in s.nonlocals:
                 if nm in s.assigned and nm in s.globals:
@@ -283,6 +330,8 @@ class ScopeBuilder:
             if s.kind == "module":
                 continue
             wanted = (s.used | s.assigned | s.nonlocals) - s.locals - s.globals
+            if s.kind == "class":
+                wanted -= CLASS_SLOTS
             for nm in sorted(wanted):
                 owner = self._owner(s.parent, nm)
                 if owner is None:
@@ -298,7 +347,8 @@ class ScopeBuilder:
         for s in order:
             if s.kind == "module":
                 continue
-            names = list(s.params) + sorted(s.locals - set(s.params)) + s.frees
+            names = list(s.params) + sorted(s.locals - set(s.params)) + \
+                [nm for nm in s.frees if nm not in s.locals]
             s.slots = {nm: i for i, nm in enumerate(names)}
             s.nslots = len(names)
 
@@ -341,8 +391,12 @@ _CMPOPS = {
 _UNOPS = {"-": operator.neg, "+": operator.pos, "~": operator.invert, "not": operator.not_}
 
 ALLOWED_PRIVATE_ATTRS = frozenset({"_version"})
+#: the hidden slots of a class body's frame: the class cell that zero-argument super()
+#: reads, and the namespace dict the body's names go to (no program can spell either)
+CLASS_SLOTS = frozenset({"__class__", "__ns__"})
+ALLOWED_DUNDERS = R.ALLOWED_DUNDERS
+PY_MODULES = frozenset({"random", "functools", "collections", "numpy"})
 FORBIDDEN_ATTRS = {
-    "format": "str.format is not available in gradcli: use an f-string",
     "format_map": "str.format_map is not available in gradcli: use an f-string",
 }
 
@@ -383,14 +437,24 @@ class Compiler:
     def forbid(self, message, pos, hint=None):
         self.errors.append(ForbiddenError(message, self.filename, pos, self.source, hint=hint))
 
-    def check_attr(self, name, pos):
+    def check_attr(self, name, pos, load=False, classy=False):
+        if load and ((classy and name in ALLOWED_DUNDERS) or R.is_saved_attr(name)):
+            return  # read-only names checked again at run time (runtime.get_attr)
         if name.startswith("_") and name not in ALLOWED_PRIVATE_ATTRS:
             self.forbid(f"attribute '{name}' is not allowed: gradcli programs cannot use "
                         "attributes whose name starts with '_'", pos)
         elif name in FORBIDDEN_ATTRS:
             self.forbid(FORBIDDEN_ATTRS[name], pos)
 
-    def check_name(self, name, pos):
+    def check_name(self, name, pos, in_class=False, binding=False):
+        if in_class and name.startswith("_"):
+            if name in ALLOWED_DUNDERS:
+                return
+            if binding:
+                self.forbid(f"name '{name}' is not allowed in a class body: a gradcli class "
+                            "may define only the special methods " + R.DUNDER_LIST +
+                            " and no other name that starts with '_'", pos)
+                return
         if name.startswith("__"):
             self.forbid(f"name '{name}' is not allowed: gradcli programs cannot use names that "
                         "start with '__'", pos)
@@ -707,6 +771,49 @@ class Compiler:
             store(env, fn)
         return ex
 
+    def s_ClassDef(self, node):
+        for k in node.keywords:
+            what = "metaclasses" if k.name == "metaclass" else "class keywords"
+            self.forbid(f"{what} are not allowed: a gradcli class statement takes only base "
+                        "classes", k.pos)
+        for b in node.bases:
+            if isinstance(b, A.Starred):
+                self.forbid("starred base classes are not allowed", b.pos)
+        bases = [self.expr(b) for b in node.bases if not isinstance(b, A.Starred)]
+        scope = self.scopes[id(node)]
+        outer = self.scope
+        self.scope = scope
+        saved_loop = self.loop_depth
+        self.loop_depth = 0
+        body = self.block(node.body)
+        self.loop_depth = saved_loop
+        self.scope = outer
+        free_slots = tuple(w for _, w in (outer.resolve_closure(nm) for nm in scope.frees))
+        free_targets = tuple(scope.slots[nm] for nm in scope.frees)
+        nslots = scope.nslots
+        ns_slot, cls_slot = scope.slots["__ns__"], scope.slots["__class__"]
+        name, qual = node.name, scope.qualname
+        store = self.store(A.Name(name, pos=node.pos))
+        make_class = R.make_class
+        loc = self.loc(node)
+
+        def ex(env):
+            bs = tuple(b(env) for b in bases)
+            frame = [UNBOUND] * nslots
+            cell = frame[cls_slot] = Cell()
+            ns = frame[ns_slot] = {}
+            for src, dst in zip(free_slots, free_targets, strict=False):
+                frame[dst] = env[src]
+            body(frame)
+            try:
+                cls = make_class(name, qual, bs, ns)
+            except BaseException as e:
+                note(e, loc)
+                raise
+            cell.v = cls
+            store(env, cls)
+        return ex
+
     def s_Global(self, node):
         return lambda env: None
 
@@ -724,6 +831,15 @@ class Compiler:
         if isinstance(t, A.Name):
             kind, where = self.scope.resolve(t.id)
             name = t.id
+            if kind == "classns":
+                ns_slot = self.scope.slots["__ns__"]
+
+                def d(env):
+                    try:
+                        del env[ns_slot][name]
+                    except KeyError:
+                        raise NameError(f"name '{name}' is not defined") from None
+                return d
             if kind == "global":
                 G = self.G
 
@@ -922,6 +1038,10 @@ class Compiler:
                     continue
                 if alias.asname is None:
                     value = R.facade()
+            elif name in PY_MODULES or name == "numpy.random":
+                value = self._py_module(name)
+                if name == "numpy.random" and alias.asname is None:
+                    value = self._py_module("numpy")
             else:
                 self._bad_import(name, alias.pos)
                 continue
@@ -952,13 +1072,18 @@ class Compiler:
             self.forbid(str(e), pos)
             return None
 
+    def _py_module(self, name):
+        """The session's ``random``/``functools``/``collections``/``numpy`` module."""
+        from . import pymodules
+        cache = self.B.setdefault("__modules__", {})
+        if name == "numpy.random":
+            return pymodules.load("numpy", cache).random
+        return pymodules.load(name, cache)
+
     def _bad_import(self, name, pos):
-        root = name.split(".")[0]
-        hint = None
-        if root == "numpy":
-            hint = "numpy is not exposed to programs; use the torch functions"
         self.forbid(f"import of '{name}' is not allowed: gradcli programs can import only "
-                    "torch (and its submodules) and math", pos, hint=hint)
+                    "torch (and its submodules), math, random, functools, collections and "
+                    "numpy", pos)
 
     def s_ImportFrom(self, node):
         mod = node.module
@@ -968,6 +1093,8 @@ class Compiler:
                 return self._from_sibling(node, load)
         if mod == "math":
             module = math
+        elif mod in PY_MODULES or mod == "numpy.random":
+            module = self._py_module(mod)
         elif mod == "torch" or mod.startswith("torch."):
             module = self._torch_module(mod, node.pos)
             if module is None:
@@ -1032,6 +1159,12 @@ class Compiler:
     def store(self, t):
         if isinstance(t, A.Name):
             kind, where = self.scope.resolve(t.id)
+            if kind == "classns":
+                ns_slot, name = self.scope.slots["__ns__"], t.id
+
+                def s(env, v):
+                    env[ns_slot][name] = v
+                return s
             if kind == "global":
                 G = self.G
 
@@ -1127,9 +1260,6 @@ class Compiler:
         """A maker ``make(env) -> function`` for a def or lambda."""
         outer = self.scope
         scope = self.scopes[id(node)]
-        if params.kwarg is not None:
-            raise self.syntax("'**' parameters are not supported by gradcli (it has no dicts)",
-                              params.kwarg.pos)
         defaults = [self.expr(p.default) for p in params.args if p.default is not None]
         kwdefaults = [(p.name, self.expr(p.default)) for p in params.kwonly
                       if p.default is not None]
@@ -1139,8 +1269,14 @@ class Compiler:
         if body_expr is not None:
             ev = self.expr(body_expr)
             loc = self.loc(body_expr)
+            st_ = self.state
 
             def body(env):
+                # a lambda's body counts as one step, as a def's return statement does (a
+                # lambda called from C, as a key or an __iter__, is bounded by the budget too)
+                st_.steps -= 1
+                if st_.steps < 0:
+                    st_.out_of_steps()
                 try:
                     return (ev(env),)
                 except BaseException as e:
@@ -1150,9 +1286,11 @@ class Compiler:
             body = self.block(body_stmts)
         self.loop_depth = saved_loop
         self.scope = outer
-        qual = name if outer.kind == "module" else f"{outer.name}.<locals>.{name}"
-        binder = _Binder(name, params, scope)
-        free_src = [outer.resolve(nm) for nm in scope.frees]
+        qual = scope.qualname if name != "<lambda>" else (
+            name if outer.kind == "module" else f"{outer.qualname}.<locals>.{name}")
+        # Python names a method by its qualified name in argument errors ("A.f() takes ...")
+        binder = _Binder(qual if outer.kind == "class" else name, params, scope)
+        free_src = [outer.resolve_closure(nm) for nm in scope.frees]
         for kind, _ in free_src:
             assert kind in ("cell", "free"), kind
         free_slots = tuple(w for _, w in free_src)
@@ -1202,6 +1340,24 @@ class Compiler:
         name = node.id
         kind, where = self.scope.resolve(name)
         loc = self.loc(node)
+        if kind == "classns":
+            ns_slot = self.scope.slots["__ns__"]
+            saved = self.scope
+            # the fallback reads the name as the enclosing code would (a free slot of this
+            # frame, or the globals)
+            fkind, fwhere = where[1]
+            self.scope = _FallbackScope(saved, fkind, fwhere)
+            try:
+                fallback = self.name_load(node)
+            finally:
+                self.scope = saved
+
+            def ev(env):
+                ns = env[ns_slot]
+                if name in ns:
+                    return ns[name]
+                return fallback(env)
+            return ev
         if kind == "local":
             def ev(env):
                 v = env[where]
@@ -1343,8 +1499,38 @@ class Compiler:
                 raise
         return ev
 
+    def _zero_arg_super(self, node):
+        """``super()`` inside a method: the class cell and the method's first argument."""
+        kind, where = self.scope.resolve("__class__")
+        loc = self.loc(node)
+        first = self.scope.params[0] if self.scope.kind == "function" and self.scope.params \
+            else None
+        if kind not in ("cell", "free") or first is None:
+            msg = "super(): no arguments" if kind in ("cell", "free") or \
+                self.scope.kind != "function" else "super(): __class__ cell not found"
+
+            def fail(env):
+                e = RuntimeError(msg)
+                note(e, loc)
+                raise e
+            return fail
+        self_load = self.name_load(A.Name(first, pos=node.pos))
+        make = R.make_super
+
+        def ev(env):
+            cls = env[where].v
+            try:
+                return make(cls, self_load(env))
+            except BaseException as e:
+                note(e, loc)
+                raise
+        return ev
+
     def e_Call(self, node):
         f = node.func
+        if type(f) is A.Name and f.id == "super" and not node.args and not node.keywords \
+                and self.scope.resolve("super")[0] == "global" and "super" not in self.global_bound:
+            return self._zero_arg_super(node)
         if (not node.args and not node.keywords and isinstance(f, A.Attribute)
                 and not (f.attr in R.DENY_ATTRS or f.attr.startswith("_")
                          or f.attr in R.SIZED_METHODS)):
@@ -1414,9 +1600,35 @@ class Compiler:
                 parts.append((False, self.expr(a)))
         kws = [(k.name, self.expr(k.value)) for k in node.keywords]
         for k in node.keywords:
-            if k.name.startswith("__"):
+            if k.name is not None and k.name.startswith("__"):
                 self.forbid(f"keyword '{k.name}' is not allowed", k.pos)
+        has_kwstar = any(k.name is None for k in node.keywords)
         bounded = R.bounded
+        merge_kwargs = R.merge_kwargs
+
+        if has_kwstar:
+            def ev(env):
+                f = func(env)
+                args = []
+                for star, a in parts:
+                    if star:
+                        v = a(env)
+                        try:
+                            args.extend(bounded(v))
+                        except TypeError:
+                            e = TypeError(f"Value after * must be an iterable, not "
+                                          f"{type(v).__name__}")
+                            note(e, loc)
+                            raise e from None
+                    else:
+                        args.append(a(env))
+                try:
+                    kwargs = merge_kwargs(f, [(k, a(env)) for k, a in kws])
+                    return f(*args, **kwargs)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ev
 
         def ev(env):
             f = func(env)
@@ -1634,6 +1846,35 @@ class Compiler:
             return out if tp is list else tuple(out)
         return ev
 
+    def e_DictDisplay(self, node):
+        items = tuple((self.expr(k) if k is not None else None, self.expr(v))
+                      for k, v in zip(node.keys, node.values, strict=False))
+        loc = self.loc(node)
+        if all(k is not None for k, _ in items):
+            return lambda env: {k(env): v(env) for k, v in items}
+        merge = R.merge_mapping
+
+        def ev(env):
+            out = {}
+            for k, v in items:
+                if k is None:
+                    try:
+                        merge(out, v(env))
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                else:
+                    out[k(env)] = v(env)
+            return out
+        return ev
+
+    def e_SetDisplay(self, node):
+        fns, parts = self._display_items(node.elts)
+        if fns is not None:
+            return lambda env: {f(env) for f in fns}
+        seq = self._starred_seq(parts, list, node)
+        return lambda env: set(seq(env))
+
     def e_FString(self, node):
         pieces = []
         for p in node.parts:
@@ -1678,9 +1919,9 @@ class Compiler:
         return ev
 
     # ------------------------------------------------------------- comprehensions
-    def _comprehension(self, node):
+    def _comprehension(self, node, scope_of=None):
         """Returns (first_iter_fn, run(env_outer, it0, emit)) pieces."""
-        scope = self.scopes[id(node)]
+        scope = self.scopes[id(scope_of if scope_of is not None else node)]
         outer = self.scope
         first = self.expr(node.generators[0].iter)
         self.scope = scope
@@ -1692,7 +1933,7 @@ class Compiler:
             levels.append((it, store, ifs))
         elt = self.expr(node.elt)
         self.scope = outer
-        free_slots = tuple(w for _, w in (outer.resolve(nm) for nm in scope.frees))
+        free_slots = tuple(w for _, w in (outer.resolve_closure(nm) for nm in scope.frees))
         nslots = scope.nslots
         cell_slots = tuple(scope.slots[nm] for nm in sorted(scope.cells & scope.locals))
         free_targets = tuple(scope.slots[nm] for nm in scope.frees)
@@ -1732,9 +1973,9 @@ class Compiler:
                     yield from run(frame, nxt, levels[nxt][0](frame))
         return run
 
-    def e_ListComp(self, node):
+    def e_ListComp(self, node, scope_of=None):
         first, levels, elt, free_slots, nslots, cell_slots, free_targets = \
-            self._comprehension(node)
+            self._comprehension(node, scope_of)
         loc = self.loc(node)
         make_env = self._comp_env
         run = self._comp_walker(levels, elt)
@@ -1749,6 +1990,15 @@ class Compiler:
                 raise
         return ev
 
+    def e_SetComp(self, node):
+        listcomp = self.e_ListComp(node)
+        return lambda env: set(listcomp(env))
+
+    def e_DictComp(self, node):
+        pair = A.TupleDisplay([node.key, node.value], pos=node.pos)
+        pairs = self.e_ListComp(A.ListComp(pair, node.generators, pos=node.pos), scope_of=node)
+        return lambda env: dict(pairs(env))
+
     def e_GenExp(self, node):
         first, levels, elt, free_slots, nslots, cell_slots, free_targets = \
             self._comprehension(node)
@@ -1760,6 +2010,32 @@ class Compiler:
             frame = make_env(env, free_slots, nslots, cell_slots, free_targets)
             return run(frame, 0, it0)
         return ev
+
+
+class _FallbackScope:
+    """Stands for a class body's scope while the compiler builds the read of a name the
+    body did not bind: the name resolves as the enclosing code sees it."""
+
+    def __init__(self, scope, kind, where):
+        self.scope = scope
+        self.kind = scope.kind
+        self.name = scope.name
+        self.qualname = scope.qualname
+        self._found = (kind, where)
+
+    def resolve(self, name):
+        return self._found
+
+
+def _names_a_class(node) -> bool:
+    """Whether an attribute's object may carry a special method a program reads (checked
+    again at run time): ``super()``, ``super(A, self)``, a name or a dotted name
+    (``nn.Module.__init__``, ``self.__call__``)."""
+    if type(node) is A.Call:
+        return type(node.func) is A.Name and node.func.id == "super"
+    while type(node) is A.Attribute:
+        node = node.value
+    return type(node) is A.Name
 
 
 def _bind_all(stores):
@@ -1852,7 +2128,7 @@ class _Binder:
         filler = [UNBOUND] * (nslots - npos)
         cell_slots = self.cell_slots
         free_targets = self.free_targets
-        simple = not self.vararg and not self.kwonly
+        simple = not self.vararg and not self.kwonly and not self.kwarg
         general = self._general
 
         def finish(frame):
@@ -1897,14 +2173,18 @@ class _Binder:
                 raise TypeError(f"{name}() takes {takes} but {len(args)} {was} given")
         if self.vararg is not None:
             frame[slots[self.vararg]] = tuple(extra)
+        rest = {} if self.kwarg is not None else None
         for k, v in kwargs.items():
-            if k in self.pos_names:
+            if k in self.pos_names and self.pos_names.index(k) >= self.posonly:
                 i = self.pos_names.index(k)
-                if i < self.posonly:
-                    raise TypeError(f"{name}() got some positional-only arguments passed as "
-                                    f"keyword arguments: '{k}'")
             elif k in self.kwonly:
                 i = slots[k]
+            elif rest is not None:
+                rest[k] = v
+                continue
+            elif k in self.pos_names:
+                raise TypeError(f"{name}() got some positional-only arguments passed as "
+                                f"keyword arguments: '{k}'")
             else:
                 raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
             if frame[i] is not UNBOUND:
@@ -1931,6 +2211,8 @@ class _Binder:
                     kwmissing.append(k)
         if kwmissing:
             raise TypeError(_missing(name, kwmissing, "keyword-only"))
+        if rest is not None:
+            frame[slots[self.kwarg]] = rest
         return frame
 
 

@@ -439,7 +439,7 @@ class _Parse:
 _NEST = frozenset({
     "call", "subscript", "attribute", "list", "paren_tuple", "listcomp", "genexp", "binchain",
     "pow", "compare", "ifexp", "lambdef", "or_op", "and_op", "not_op", "star_expr", "suite",
-    "brace", "slice",
+    "brace", "slice", "setcomp", "dictcomp",
 })
 
 # (patterns, not compiled objects: re compiles and caches one on its first use, and a
@@ -689,7 +689,17 @@ class _Converter:
         return kids[0]
 
     def c_classdef(self, meta, kids):
-        raise self.error("class definitions are not supported by gradcli", self.pos(meta))
+        name, body = kids[0], kids[-1]
+        args = next((k for k in kids[1:-1] if isinstance(k, list)), [])
+        bases, keywords = [], []
+        for a in args:
+            if isinstance(a, A.GenExp):
+                raise self.error("invalid syntax", a.pos)
+            if isinstance(a, A.Keyword):
+                keywords.append(a)
+            else:
+                bases.append(a)
+        return A.ClassDef(str(name), bases, keywords, body, pos=self.pos(meta))
 
     # ---------------------------------------------------------- parameters
     def _params(self, meta, items, lam):
@@ -815,6 +825,9 @@ class _Converter:
         seen = set()
         for a in args:
             if isinstance(a, A.Keyword):
+                if a.name is None:
+                    keywords.append(a)
+                    continue
                 if a.name in seen:
                     raise self.error(f"keyword argument repeated: {a.name}", a.pos)
                 seen.add(a.name)
@@ -842,8 +855,7 @@ class _Converter:
         return A.Starred(kids[0], pos=self.pos(meta))
 
     def c_kwstar_arg(self, meta, kids):
-        raise self.error("'**' arguments are not supported by gradcli (it has no dicts)",
-                         self.pos(meta))
+        return A.Keyword(None, kids[0], pos=self.pos(meta))
 
     def c_subscript(self, meta, kids):
         return A.Subscript(kids[0], kids[1], pos=self.pos(meta))
@@ -892,8 +904,34 @@ class _Converter:
         return A.ListComp(elt, gens, pos=self.pos(meta))
 
     def c_brace(self, meta, kids):
-        raise self.error("dict and set displays ('{...}') are not supported by gradcli",
-                         self.pos(meta))
+        items = [k for k in kids if k is not None]
+        pos = self.pos(meta)
+        if not items:
+            return A.DictDisplay([], [], pos=pos)
+        is_dict = [isinstance(k, tuple) for k in items]
+        if all(is_dict):
+            return A.DictDisplay([k[0] for k in items], [k[1] for k in items], pos=pos)
+        if any(is_dict):
+            bad = next(k for k in items if isinstance(k, tuple) != is_dict[0])
+            where = bad[1].pos if isinstance(bad, tuple) else bad.pos
+            raise self.error("invalid syntax", where)
+        return A.SetDisplay(items, pos=pos)
+
+    def c_dict_pair(self, meta, kids):
+        return (kids[0], kids[1])
+
+    def c_dict_star(self, meta, kids):
+        return (None, kids[0])
+
+    def c_setcomp(self, meta, kids):
+        elt, gens = kids[0]
+        return A.SetComp(elt, gens, pos=self.pos(meta))
+
+    def c_dictcomp(self, meta, kids):
+        (key, value), gens = kids[0], kids[1:]
+        if key is None:
+            raise self.error("dict unpacking cannot be used in dict comprehension", value.pos)
+        return A.DictComp(key, value, list(gens), pos=self.pos(meta))
 
     def c_comprehension(self, meta, kids):
         elt = kids[0]
@@ -1187,6 +1225,10 @@ _EXPR_KINDS = {
     A.Lambda: "lambda",
     A.ListComp: "list comprehension",
     A.GenExp: "generator expression",
+    A.SetComp: "set comprehension",
+    A.DictComp: "dict comprehension",
+    A.DictDisplay: "dict literal",
+    A.SetDisplay: "set display",
     A.TupleDisplay: "tuple",
     A.ListDisplay: "list",
 }

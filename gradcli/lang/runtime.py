@@ -10,12 +10,17 @@ Everything a program can reach goes through here:
 * :func:`get_attr` / :func:`set_attr` -- the attribute policy: engine objects
   (anything defined in ``gradcli.engine`` / ``gradcli.torch``) expose their
   public attributes; facade modules and ``math`` only their listed names;
-  Python values an explicit allowlist of methods (SPEC 1.2);
+  Python values an explicit allowlist of methods (SPEC 1.2); program classes and
+  their instances their own attributes and their host base's public ones; super
+  objects, numpy arrays and a node's ``_saved_*`` their own rules (see get_attr);
+* :func:`make_class` / :func:`make_super` -- class statements and ``super()``;
 * the guarded operators (``**``, ``<<``, ``*``, ``+``, ``%`` on Python ints,
   strings and lists) and the length checks, raising
   :class:`~gradcli.lang.limits.LimitExceeded`.
 
-Names starting with ``_`` never reach this module: the compiler rejects them.
+Names starting with ``_`` reach this module only as the compiler lets them through
+(the special methods of SPEC 1.2, ``_version``, ``_saved_*``) or as strings given to
+getattr/setattr/hasattr/delattr (gradcli.lang.pybuiltins), and are checked again here.
 """
 from __future__ import annotations
 
@@ -142,6 +147,7 @@ def set_facade(module):
     _MODULE_NAMES.clear()
     ENGINE_TYPES.clear()
     _POLICY.clear()
+    _SUBCLASSABLE_CACHE.clear()
 
 
 def facade_module(dotted: str):
@@ -221,6 +227,9 @@ def _exportable(v) -> bool:
 def is_allowed_module(obj) -> bool:
     if obj is math or type(obj).__name__ == "ProgramModule":  # a sibling .grad file
         return True
+    mods = sys.modules.get("gradcli.lang.pymodules")
+    if mods is not None and obj in mods.MODULES:
+        return True
     name = getattr(obj, "__name__", "")
     return name == FACADE_NAME or name.startswith(FACADE_NAME + ".")
 
@@ -238,14 +247,20 @@ LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count",
                           "sort", "remove", "copy", "clear"})
 STR_METHODS = frozenset({"join", "split", "strip", "upper", "lower", "replace", "startswith",
                          "endswith", "lstrip", "rstrip", "rsplit", "splitlines", "count",
-                         "find", "isdigit", "isalpha", "isspace", "title", "capitalize"})
+                         "find", "isdigit", "isalpha", "isspace", "title", "capitalize",
+                         "format", "center", "ljust", "rjust", "zfill", "index"})
+DICT_METHODS = frozenset({"get", "keys", "values", "items", "update", "pop", "setdefault",
+                          "copy", "clear", "popitem"})
+SET_METHODS = frozenset({"add", "update", "discard", "remove", "pop", "clear", "copy", "union",
+                         "intersection", "difference", "issubset", "issuperset"})
 TUPLE_METHODS = frozenset({"index", "count"})
 EXC_ATTRS = frozenset({"args"})
 _VALUE_POLICY = {
     list: LIST_METHODS, str: STR_METHODS, tuple: TUPLE_METHODS,
     range: frozenset({"start", "stop", "step", "index", "count"}),
     float: frozenset({"is_integer"}), int: frozenset(), bool: frozenset(),
-    type(None): frozenset(),
+    type(None): frozenset(), dict: DICT_METHODS, set: SET_METHODS,
+    property: frozenset({"setter", "getter", "deleter", "fget", "fset", "fdel"}),
 }
 
 
@@ -285,11 +300,19 @@ def _engine_allowlist(tp):
 
 def _policy(tp):
     """frozenset of allowed names, or "engine" (all public), "module", "class"."""
-    pol = _POLICY.get(tp)
+    pol = _POLICY.get(tp)  # (never holds a user class)
     if pol is not None:
         return pol
+    if tp in USER_CLASSES:
+        return "user"
     if tp in _VALUE_POLICY:
         pol = _VALUE_POLICY[tp]
+    elif (tp.__module__ or "").startswith(("numpy", "gradcli.lang.pynumpy")):
+        pol = _numpy_policy(tp)
+    elif tp.__module__ in ("collections", "__main__") and \
+            sys.modules.get("gradcli.lang.pymodules") is not None and \
+            sys.modules["gradcli.lang.pymodules"].policy_for(tp) is not None:
+        pol = sys.modules["gradcli.lang.pymodules"].policy_for(tp)
     elif issubclass(tp, types.ModuleType):
         pol = "module"
     elif issubclass(tp, BaseException):
@@ -307,40 +330,100 @@ def _policy(tp):
     return pol
 
 
+def _numpy_policy(tp):
+    import numpy as np
+    if issubclass(tp, np.ndarray):
+        return "ndarray" if tp.__name__ == "SafeArray" else frozenset()
+    if issubclass(tp, np.generic):
+        return "npscalar"
+    if issubclass(tp, np.dtype):
+        return "npdtype"
+    return frozenset()
+
+
+def register_int_types(base):
+    """numpy's integer scalars get the guards Python ints get (``[0] * n``, ``'a' * n``)."""
+    for tp in _all_subclasses(base):
+        INTS.add(tp)
+        RISKY_MUL.add(tp)
+
+
+def _all_subclasses(base):
+    out, stack = [], [base]
+    while stack:
+        c = stack.pop()
+        out.append(c)
+        stack.extend(c.__subclasses__())
+    return out
+
+
 def _type_name(obj) -> str:
     return type(obj).__name__
 
 
 def get_attr(obj, name):
-    """``obj.name`` as a program may see it (name never starts with '_'
-    except the tensor's ``_version``)."""
+    """``obj.name`` as a program may see it (name never starts with '_' except the
+    tensor's ``_version``, a node's ``_saved_*`` and the special methods of SPEC 1.2)."""
     tp = type(obj)
     pol = _policy(tp)
+    if type(pol) is frozenset:  # Python values (xs.append in a loop): the common case first
+        if name in pol:
+            if tp in _CHECKED_TYPES:
+                wrapped = _CHECKED_METHODS.get((tp, name))
+                if wrapped is not None:
+                    return wrapped(obj)
+            return getattr(obj, name)
+        if tp is super:
+            return _super_get(obj, name)
+        if name.startswith(("_saved_", "_raw_saved_")) and _engine_allowlist(tp) is not None \
+                and tp.__module__.startswith("gradcli.engine") and hasattr(obj, "next_functions"):
+            return saved_attr(obj, name)
+        if name == "_version":
+            raise AttributeError(f"'{_type_name(obj)}' object has no attribute '_version'")
+        if hasattr(obj, name):
+            raise AttributeError(f"{_type_name(obj)}.{name} is not supported by gradcli")
+        raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
     if pol == "engine":
+        if name == "numpy" and tp.__name__ == "Tensor":
+            return _tensor_numpy(obj)
         if name in DENY_ATTRS or (name.startswith("_") and name != "_version"):
             raise AttributeError(f"{_engine_display(obj)}.{name} is not supported by gradcli")
         return getattr(obj, name)
+    if pol == "user":
+        return _user_get(obj, tp.__mro__, name)
     if pol == "module":
         if not is_allowed_module(obj) or name not in module_names(obj):
             raise AttributeError(f"{display_module_name(obj)}.{name} is not supported by gradcli")
         return getattr(obj, name)
     if pol == "class":
+        if obj in USER_CLASSES:
+            return _user_get(obj, obj.__mro__, name)
+        if name in ALLOWED_DUNDERS and (not _is_engine_type(obj) or
+                                        issubclass(obj, _subclassable() or ())):
+            # nn.Module.__init__(self), Exception.__init__(self, msg)
+            return _dunder_get(obj, obj.__mro__, name)
         if _is_engine_type(obj) and name not in DENY_ATTRS and not name.startswith("_"):
             return getattr(obj, name)
         if hasattr(_REAL_TYPES.get(obj, obj), name):
             raise AttributeError(f"{obj.__name__}.{name} is not supported by gradcli")
         raise AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
-    if name in pol:
-        if tp is list or tp is str:
-            wrapped = _CHECKED_METHODS.get((tp, name))
-            if wrapped is not None:
-                return wrapped(obj)
-        return getattr(obj, name)
-    if name == "_version":
-        raise AttributeError(f"'{_type_name(obj)}' object has no attribute '_version'")
-    if hasattr(obj, name):
-        raise AttributeError(f"{_type_name(obj)}.{name} is not supported by gradcli")
-    raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
+    numpy_part = sys.modules["gradcli.lang.pynumpy"]
+    if pol == "ndarray":
+        return numpy_part.array_attr(obj, name)
+    if pol == "npscalar":
+        return numpy_part.scalar_attr(obj, name)
+    return numpy_part.dtype_attr(obj, name)  # "npdtype"
+
+
+def _tensor_numpy(t):
+    """``Tensor.numpy`` for programs: the engine's array, held as a checked numpy array."""
+    from . import pynumpy
+    method = t.numpy
+    register_int_types(__import__("numpy").integer)
+
+    def numpy(*args, **kwargs):
+        return pynumpy.wrap(method(*args, **kwargs))
+    return _Builtin(numpy, "numpy")
 
 
 def _engine_display(obj):
@@ -351,9 +434,14 @@ def _engine_display(obj):
 
 
 def set_attr(obj, name, value):
-    """``obj.name = value``: only on engine objects (tensors), never on
-    modules, classes or Python values."""
+    """``obj.name = value``: on engine objects (tensors), user classes and their
+    instances; never on modules, other classes or Python values."""
     pol = _policy(type(obj))
+    if name.startswith("_"):
+        raise AttributeError(private_message(name))
+    if pol == "user" or (isinstance(obj, type) and obj in USER_CLASSES):
+        setattr(obj, name, value)
+        return
     if pol == "engine" and name not in DENY_ATTRS and (not name.startswith("_")):
         setattr(obj, name, value)
         return
@@ -367,10 +455,306 @@ def set_attr(obj, name, value):
 
 def del_attr(obj, name):
     pol = _policy(type(obj))
+    if name.startswith("_"):
+        raise AttributeError(private_message(name))
+    if pol == "user" or (isinstance(obj, type) and obj in USER_CLASSES):
+        delattr(obj, name)
+        return
     if pol == "engine" and name not in DENY_ATTRS and not name.startswith("_"):
         delattr(obj, name)
         return
     raise AttributeError(f"'{_type_name(obj)}' object attribute '{name}' cannot be deleted")
+
+
+# -------------------------------------------------------------- user classes
+#: the special methods a class statement may define (SPEC 1.2); a program may read them
+#: as attributes (``super().__init__``), checked at run time by where they are defined
+_OPERATOR_DUNDERS = [f"__{p}{op}__" for op in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul") for p in ("", "r", "i")]
+ALLOWED_DUNDERS = frozenset([
+    "__init__", "__call__", "__repr__", "__str__", "__len__", "__getitem__", "__setitem__",
+    "__iter__", "__next__", "__contains__", "__eq__", "__hash__", "__ne__", "__lt__",
+    "__le__", "__gt__", "__ge__", "__neg__", "__pos__", "__abs__", "__bool__",
+    *_OPERATOR_DUNDERS])
+DUNDER_LIST = ("__init__, __call__, __repr__, __str__, __len__, __getitem__, __setitem__, "
+               "__iter__, __next__, __contains__, __eq__, __hash__ and the operator methods")
+
+#: every class a program's class statement made (a subclass of one is one too); a plain
+#: set, as cheap to test as the policy cache (a class lives as long as its process's
+#: sessions: few, small)
+USER_CLASSES: set = set()
+
+#: host classes a program may derive from, by their facade path (the nn and autograd
+#: parts supply them; a path the facade lacks is skipped)
+SUBCLASSABLE = ("torch.nn.Module", "torch.autograd.Function", "torch.utils.data.Dataset",
+                "torch.optim.Optimizer")
+
+
+def private_message(name) -> str:
+    return (f"attribute '{name}' is not allowed: gradcli programs cannot use attributes whose "
+            "name starts with '_'")
+
+
+def _refuse(obj, name):
+    what = obj.__name__ if isinstance(obj, type) else _type_name(obj)
+    return AttributeError(f"{what}.{name} is not supported by gradcli")
+
+
+def _owner_of(mro, name):
+    for klass in mro:
+        if name in klass.__dict__:
+            return klass
+    return None
+
+
+def _member_ok(owner, name) -> bool:
+    """May a program read ``name`` found in the class ``owner``'s own dict?"""
+    if owner in USER_CLASSES:
+        return True
+    if _is_engine_type(owner):
+        return name in ALLOWED_DUNDERS or (not name.startswith("_") and name not in DENY_ATTRS)
+    if owner is object or (issubclass(owner, BaseException) and owner.__module__ == "builtins"):
+        return name in ALLOWED_DUNDERS or name in EXC_ATTRS
+    return False
+
+
+def _user_get(obj, mro, name):
+    """An attribute of a user class or instance: its own attributes and methods, and what
+    its host base (a Module, a Function, an exception) shows programs."""
+    if name.startswith("_") and name not in ALLOWED_DUNDERS:
+        raise AttributeError(private_message(name))
+    owner = _owner_of(mro, name)
+    if owner is None:
+        if isinstance(obj, type):  # only the metaclass (type) has it: mro, __call__...
+            if hasattr(obj, name):
+                raise _refuse(obj, name)
+            raise AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
+        if name in DENY_ATTRS and name not in getattr(obj, "__dict__", {}):
+            raise _refuse(obj, name)
+        return getattr(obj, name)  # the instance's own, a Module's registered parts
+    if _member_ok(owner, name):
+        return getattr(obj, name)
+    raise _refuse(obj, name)
+
+
+def _dunder_get(obj, mro, name):
+    owner = _owner_of(mro, name)
+    if owner is not None and _member_ok(owner, name):
+        return getattr(obj, name)
+    raise _refuse(obj, name)
+
+
+def _super_get(sup, name):
+    """``super().name``: looked up past the class as Python does, allowed by where found."""
+    if name.startswith("_") and name not in ALLOWED_DUNDERS:
+        raise AttributeError(private_message(name))
+    start, target = sup.__thisclass__, sup.__self_class__
+    mro = target.__mro__
+    owner = _owner_of(mro[mro.index(start) + 1:], name)
+    if owner is None:
+        raise AttributeError(f"'super' object has no attribute '{name}'")
+    if _member_ok(owner, name):
+        return getattr(sup, name)
+    raise AttributeError(f"super().{name} is not supported by gradcli")
+
+
+_SUBCLASSABLE_CACHE: dict = {}
+
+
+def _subclassable():
+    key = (id(_FACADE), SUBCLASSABLE)
+    found = _SUBCLASSABLE_CACHE.get(key)
+    if found is None:
+        found = _SUBCLASSABLE_CACHE[key] = _find_subclassable()
+    return found
+
+
+def _find_subclassable():
+    out = []
+    for path in SUBCLASSABLE:
+        mod, _, attr = path.rpartition(".")
+        try:
+            value = getattr(facade_module(mod), attr, None)
+        except (LookupError, Exception):
+            continue
+        if isinstance(value, type):
+            out.append(value)
+    return tuple(out)
+
+
+def check_base(base):
+    """Refuse a base class a program may not derive from (SPEC 1.2: user classes, torch's
+    Module and Function, the exception classes)."""
+    if not isinstance(base, type):
+        raise TypeError(f"class bases must be classes, not {_type_name(base)}")
+    if base in USER_CLASSES or base is object:
+        return
+    if issubclass(base, BaseException) and base.__module__ == "builtins" and \
+            base in EXCEPTIONS.values():
+        return
+    if _is_engine_type(base) and issubclass(base, _subclassable() or ()):
+        return
+    shown = display_class_name(base)
+    raise TypeError(f"gradcli classes cannot derive from {shown}: a class may derive from "
+                    "gradcli classes, torch.nn.Module, torch.autograd.Function and the "
+                    "exception classes")
+
+
+MAX_CLASS_DEPTH = 1000
+
+
+def make_class(name, qualname, bases, ns):
+    """The class a class statement makes: a real Python class (so a host base's own
+    machinery, such as Module.__setattr__, works on its instances)."""
+    for base in bases:
+        check_base(base)
+    depth = sum(len(b.__mro__) for b in bases)
+    if depth > MAX_CLASS_DEPTH:
+        # (each class's MRO lists all its ancestors: a loop deriving each class from the last
+        # would make quadratic work and memory in C, outside the step budget)
+        raise LimitExceeded(f"class hierarchy too deep: {name} would have {depth} ancestors "
+                            f"(the limit is {MAX_CLASS_DEPTH})")
+    for key in ns:
+        if key.startswith("_") and key not in ALLOWED_DUNDERS:  # the compiler refuses these
+            raise TypeError(f"name '{key}' is not allowed in a class body")
+    body = dict(ns)
+    body["__module__"] = "__main__"
+    body["__qualname__"] = qualname
+    cls = types.new_class(name, bases or (), None, lambda d: d.update(body))
+    USER_CLASSES.add(cls)
+    return cls
+
+
+def make_super(cls, obj):
+    """``super()`` and ``super(cls, obj)`` with a gradcli class."""
+    if cls not in USER_CLASSES:
+        raise TypeError("super() argument 1 must be a gradcli class")
+    if not (isinstance(obj, cls) or (isinstance(obj, type) and issubclass(obj, cls))):
+        raise TypeError("super(type, obj): obj must be an instance or subtype of type")
+    return super(cls, obj)
+
+
+def super_builtin(*args):
+    if not args:
+        raise RuntimeError("super(): no arguments")
+    if len(args) != 2:
+        raise TypeError("super() takes a class and an object in gradcli: super(Class, self)")
+    return make_super(*args)
+
+
+def mapping_items(m, what):
+    if type(m) is dict:
+        return list(m.items())
+    keys = getattr(type(m), "keys", None)
+    if keys is None or isinstance(m, (str, list, tuple)):
+        raise TypeError(what)
+    ks = bounded(get_attr(m, "keys")())
+    return [(k, m[k]) for k in ks]
+
+
+def merge_kwargs(f, pairs):
+    """The keyword arguments of a call with ``**mapping`` items, with Python's errors."""
+    out = {}
+    qual, mod = getattr(f, "__qualname__", None), getattr(f, "__module__", None)
+    # (Python names the callee as _PyObject_FunctionStr does)
+    fname = f"{_type_name(f)} object" if not isinstance(qual, str) else \
+        qual if mod in (None, "builtins") else f"{mod}.{qual}"
+    for name, value in pairs:
+        items = [(name, value)] if name is not None else mapping_items(
+            value, f"{fname}{'()' if isinstance(qual, str) else ''} argument after ** must be a "
+                   f"mapping, not {_type_name(value)}")
+        for k, v in items:
+            if type(k) is not str:
+                raise TypeError("keywords must be strings")
+            if k.startswith("__"):
+                raise TypeError(f"keyword '{k}' is not allowed")
+            if k in out:
+                raise TypeError(f"{fname}{'()' if isinstance(qual, str) else ''} got multiple "
+                                f"values for keyword argument '{k}'")
+            out[k] = v
+    return out
+
+
+def merge_mapping(out, m):
+    """``{**m}``."""
+    for k, v in mapping_items(m, f"'{_type_name(m)}' object is not a mapping"):
+        out[k] = v
+
+
+def is_saved_attr(name) -> bool:
+    """A grad_fn's read-only saved values (PyTorch's ``_saved_self``, ``_raw_saved_self``)."""
+    return name.startswith(("_saved_", "_raw_saved_")) and name.isidentifier()
+
+
+#: the name PyTorch gives a node's second saved input (its first is always ``self``)
+_SECOND_SAVED = {"Pow": "exponent", "Mm": "mat2", "Bmm": "mat2", "Mv": "vec", "Dot": "tensor",
+                 "Atan2": "other"}
+
+
+class SavedTensor:
+    """What ``grad_fn._raw_saved_x`` gives: PyTorch's SavedTensor handle, opaque here."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"<torch._C._autograd.SavedTensor object at {id(self):#x}>"
+
+
+def saved_attr(node, name):
+    """A grad_fn's read-only ``_saved_x`` (the saved input or result, as PyTorch names them)
+    and ``_raw_saved_x``."""
+    raw = name.startswith("_raw_saved_")
+    key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
+    kind = type(node).__name__
+    base = kind.rstrip("0123456789")
+    base = base[:-len("Backward")] if base.endswith("Backward") else base
+    missing = AttributeError(f"'{kind}' object has no attribute '{name}'")
+    value = _NO_VALUE = object()
+    if key == "result":
+        if getattr(node, "saved_result", None) is None and not getattr(node, "freed", False):
+            raise missing
+        if not getattr(node, "freed", False):
+            value = node.result
+    elif key == "alpha" and base in ("Add", "Sub") and not raw:
+        return 1
+    else:
+        saved = getattr(node, "saved", None)
+        names = ("self", _SECOND_SAVED.get(base, "other"))
+        if key not in names or (saved is None and not getattr(node, "freed", False)):
+            raise missing
+        i = names.index(key)
+        if saved is not None:
+            if i >= len(saved):
+                meta = getattr(node, "meta", None) or ()
+                if base != "Pow" or raw or not meta or type(meta[0]) not in (int, float):
+                    raise missing
+                # a Python exponent lives in the node's meta (PyTorch keeps the Scalar; an
+                # integral one is most often written as an int: x ** 2)
+                v = meta[0]
+                return int(v) if type(v) is float and v.is_integer() else v
+            value = saved[i]
+            if type(value) in (int, float, bool):
+                if raw:
+                    raise missing
+                # (PyTorch saves a Python operand as a wrapped 0-d tensor: int64 or float64)
+                fac = facade()
+                return fac.tensor(value, dtype=fac.float64 if type(value) is float else None)
+    if value is _NO_VALUE:
+        node_mod = sys.modules.get("gradcli.engine.node")
+        raise RuntimeError(getattr(node_mod, "SECOND_BACKWARD", "saved tensors were freed"))
+    return SavedTensor() if raw else value
+
+
+def display_class_name(cls) -> str:
+    mod = getattr(cls, "__module__", "") or ""
+    if mod.startswith(("gradcli.engine", "gradcli.torch")):
+        if cls.__name__ == "Tensor":
+            return "torch.Tensor"
+        return "torch." + cls.__qualname__ if mod.startswith("gradcli.engine") else \
+            "torch" + mod[len("gradcli.torch"):] + "." + cls.__qualname__
+    if mod in ("builtins", "__main__"):
+        return cls.__qualname__ if mod == "builtins" else f"__main__.{cls.__qualname__}"
+    return cls.__qualname__
 
 
 # -------------------------------------------------------------------- guards
@@ -417,9 +801,10 @@ def too_long(n, what="string") -> LimitExceeded:
                          f"{_LIMITS.max_length} (raise it with {raise_with('max_length')})")
 
 
-INTS = frozenset({int, bool})
+#: (sets, not frozensets: numpy's integer scalars join them once a program holds arrays)
+INTS = {int, bool}
 SEQS = frozenset({str, list, tuple})
-RISKY_MUL = frozenset({int, bool, str, list, tuple})
+RISKY_MUL = {int, bool, str, list, tuple}
 
 
 def checked_pow(a, b):
@@ -517,6 +902,8 @@ def check_format_spec(spec: str):
 
 def format_value(value, conversion, spec):
     """One f-string replacement field."""
+    if isinstance(value, type):
+        value = class_shown(value)
     if conversion is not None:
         check_repr_size(value)
         value = str(value) if conversion == "s" else repr(value) if conversion == "r" \
@@ -625,8 +1012,10 @@ def _short(v):
     return s
 
 
-LAZY_TYPES = frozenset({zip, enumerate, reversed, type(iter([])), type(iter(())),
-                        type(iter("")), type(iter(range(0))), type(reversed([]))})
+LAZY_TYPES = frozenset({zip, enumerate, reversed, map, filter, type(iter([])), type(iter(())),
+                        type(iter("")), type(iter(range(0))), type(reversed([])),
+                        type(iter({})), type(iter({}.values())), type(iter({}.items())),
+                        type(iter(set()))})
 
 
 def bounded(x, what="list"):
@@ -645,7 +1034,9 @@ def bounded(x, what="list"):
         if n > lim:
             raise too_long(n, what)
         return x
-    if tx in LAZY_TYPES:
+    if tx in LAZY_TYPES or tx in USER_CLASSES:
+        # (a program's own iterable may hand C code an endless iterator: take at most
+        # the limit, as from a lazy one)
         items = list(itertools.islice(x, lim + 1))
         if len(items) > lim:
             raise too_long(f"more than {lim}", what)
@@ -654,9 +1045,11 @@ def bounded(x, what="list"):
 
 
 def contains(a, b):
-    if type(b) is range and type(a) not in INTS:
+    tb = type(b)
+    if tb is range and type(a) not in INTS:
         b = bounded(b)
-    elif type(b) in LAZY_TYPES:
+    elif tb in LAZY_TYPES or (tb in USER_CLASSES and _owner_of(tb.__mro__, "__contains__")
+                              is None):
         b = bounded(b)
     return a in b
 
@@ -761,12 +1154,81 @@ def _str_replace(s):
     return replace
 
 
+def _bounded_args(method):
+    """A dict/set method whose arguments C code would iterate: lazy ones are bounded, a
+    program's own mapping is read through its keys() within the limit."""
+    def wrap(obj):
+        bound = getattr(obj, method)
+        is_dict = type(obj) is dict
+
+        def one(a):
+            if type(a) in (dict, set):
+                return a
+            if is_dict and hasattr(type(a), "keys"):
+                return mapping_items(a, f"'{_type_name(a)}' object is not a mapping")
+            return bounded(a)
+
+        def call(*args, **kwargs):
+            return bound(*[one(a) for a in args], **kwargs)
+        return call
+    return wrap
+
+
+#: what a field of str.format may name: a position or a keyword, nothing looked up in it
+_FIELD = r"\A(?:\d*|[^\W\d]\w*)\Z"
+_FORMATTER = None
+
+
+def _formatter():
+    """str.format run by string.Formatter, whose steps gradcli checks: a field names a
+    position or a keyword only, and each field's spec (nested fields substituted) is
+    checked against the length limit before the field is formatted."""
+    global _FORMATTER
+    if _FORMATTER is None:
+        import string
+
+        class Formatter(string.Formatter):
+            def get_field(self, field_name, args, kwargs):
+                if not re.match(_FIELD, field_name):
+                    raise ValueError(
+                        f"str.format fields in gradcli name a position or a keyword only: "
+                        f"'{{{field_name}}}' looks up an attribute or an index")
+                if field_name.isdigit() and int(field_name) >= len(args):
+                    raise IndexError(f"Replacement index {int(field_name)} out of range for "
+                                     "positional args tuple")
+                return super().get_field(field_name, args, kwargs)
+
+            def format_field(self, value, format_spec):
+                return format_value(value, None, format_spec)
+
+        _FORMATTER = Formatter()
+    return _FORMATTER
+
+
+def _str_format(s):
+    def format(*args, **kwargs):  # noqa: A001 - str.format as programs call it
+        res = _formatter().vformat(s, args, kwargs)
+        if len(res) > _LIMITS.max_length:
+            raise too_long(len(res), "string")
+        return res
+    return format
+
+
 _CHECKED_METHODS = {
     (list, "extend"): _list_extend,
     (list, "sort"): _list_sort,
     (str, "join"): _str_join,
     (str, "replace"): _str_replace,
+    (str, "format"): _str_format,
+    (dict, "update"): _bounded_args("update"),
+    (set, "update"): _bounded_args("update"),
+    (set, "union"): _bounded_args("union"),
+    (set, "intersection"): _bounded_args("intersection"),
+    (set, "difference"): _bounded_args("difference"),
+    (set, "issubset"): _bounded_args("issubset"),
+    (set, "issuperset"): _bounded_args("issuperset"),
 }
+_CHECKED_TYPES = frozenset({list, str, dict, set})
 
 
 # ------------------------------------------------------------------ builtins
@@ -791,6 +1253,9 @@ class _Print:
         for v in values:
             if type(v) not in _PLAIN:
                 check_repr_size(v)
+                if isinstance(v, type):
+                    values = tuple(class_shown(x) for x in values)
+                    break
         out = self.state.out or sys.stdout
         _py.print(*values, sep=sep, end=end, file=out, flush=bool(flush))
 
@@ -817,7 +1282,23 @@ def _wrap_first(fn, name):
 
 def _repr_builtin(obj, /):
     check_repr_size(obj)
-    return repr(obj)
+    return repr(class_shown(obj))
+
+
+class _ClassText(str):
+    """A torch class as Python prints it (``<class 'torch.Tensor'>``), for print/str/repr."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return str(self)
+
+
+def class_shown(v):
+    """An engine class stands in print, str, repr and f-strings for its torch name."""
+    if isinstance(v, type) and v not in USER_CLASSES and _is_engine_type(v):
+        return _ClassText(f"<class '{display_class_name(v)}'>")
+    return v
 
 
 class _Builtin:
@@ -850,7 +1331,10 @@ EXCEPTIONS = {
 #: the Python builtins of SPEC 1.2 (these win over facade names)
 PY_BUILTIN_NAMES = ("print", "len", "range", "float", "int", "bool", "str", "repr", "abs",
                     "min", "max", "sum", "round", "list", "tuple", "enumerate", "zip",
-                    "sorted", "reversed", "all", "any", "isinstance")
+                    "sorted", "reversed", "all", "any", "isinstance", "issubclass", "type",
+                    "getattr", "setattr", "hasattr", "delattr", "map", "filter", "iter",
+                    "next", "dict", "set", "id", "hash", "callable", "super", "property",
+                    "staticmethod", "classmethod", "divmod", "pow", "object")
 
 
 def make_builtins(state: RunState, with_facade=True) -> dict:
@@ -876,6 +1360,8 @@ def make_builtins(state: RunState, with_facade=True) -> dict:
         "sorted": _wrap_first(sorted, "sorted"), "reversed": reversed,
         "isinstance": isinstance,
     })
+    from . import pybuiltins
+    b.update(pybuiltins.BUILTINS)
     return b
 
 
@@ -886,7 +1372,7 @@ def _make_seq_builtin(tp, check=None):
         if len(args) == 1 and not kwargs:
             if check is not None:
                 check(args[0])
-                return tp(args[0])
+                return tp(class_shown(args[0]))
             return tp(bounded(args[0], tp.__name__))
         return tp(*args, **kwargs)
 
@@ -902,7 +1388,8 @@ def _make_seq_builtin(tp, check=None):
 list_builtin = _make_seq_builtin(list)
 tuple_builtin = _make_seq_builtin(tuple)
 str_builtin = _make_seq_builtin(str, check_repr_size)
-_REAL_TYPES = {list_builtin: list, tuple_builtin: tuple, str_builtin: str}
+REAL_TYPES = {list_builtin: list, tuple_builtin: tuple, str_builtin: str}
+_REAL_TYPES = REAL_TYPES
 
 #: every Python builtin a program may not use, with the reason shown
 _REASONS = {
@@ -916,9 +1403,7 @@ _REASONS = {
     "quit": "programs end at their last statement (or raise an exception)",
     "help": "there is no interactive help inside programs",
 }
-for _n in ("getattr", "setattr", "delattr", "hasattr", "vars", "dir", "globals", "locals",
-           "type", "object", "super", "id", "classmethod", "staticmethod", "property",
-           "memoryview", "callable", "issubclass"):
+for _n in ("vars", "dir", "globals", "locals", "memoryview"):
     _REASONS[_n] = "programs cannot inspect or change objects' internals"
 
 

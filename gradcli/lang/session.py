@@ -89,7 +89,8 @@ class Session:
 
     def names(self) -> list:
         """Every name the program can use (for completion)."""
-        return sorted(set(self.globals) | set(self.builtins))
+        return sorted(n for n in set(self.globals) | set(self.builtins)
+                      if not n.startswith("__"))  # (not the session's module cache)
 
     def reset(self):
         self.globals.clear()

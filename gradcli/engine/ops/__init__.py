@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     math,
     nn,
     nn_layers,
+    numpy_interop,
     placement,
     reductions,
     sampling,

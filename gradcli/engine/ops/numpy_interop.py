@@ -1,0 +1,35 @@
+"""Tensor.numpy() and torch.from_numpy(): a tensor and a numpy array sharing one buffer."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor, make
+from .registry import public
+
+_SUPPORTED = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+              "uint64, uint32, uint16, uint8, and bool")
+
+
+@public("Tensor.numpy")
+def numpy(self: Tensor, *, force: bool = False):
+    """The tensor's data as a numpy array sharing its memory (PyTorch refuses a tensor that
+    requires grad unless ``force``, which then returns a copy of a detached tensor)."""
+    if self.requires_grad:
+        if not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return np.array(self._data, copy=True)
+    return self._data
+
+
+@public("torch.from_numpy")
+def from_numpy(ndarray) -> Tensor:
+    """A tensor sharing the array's memory."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    arr = np.asarray(ndarray)  # (a subclass's base ndarray view: the same memory)
+    if arr.dtype not in dtypes.FROM_NP:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. "
+                        f"The only supported types are: {_SUPPORTED}.")
+    return make(arr)

@@ -1,0 +1,187 @@
+"""The Python builtins SPEC 1.2 added for classes and tutorials' idioms, as programs see them.
+
+Each keeps the sandbox's promises where the real builtin would break one:
+
+* ``type(x)`` returns ``x``'s class, but the class of a class is the stand-in ``type``,
+  which refuses three arguments (a program makes classes only with ``class``), and the
+  classes of list/tuple/str/dict/set are the length-checked stand-ins;
+* ``getattr``/``setattr``/``hasattr``/``delattr`` apply the dot's rules to the name string
+  at run time (a name built as ``'_' + '_class__'`` is refused like the spelled one);
+* ``iter`` takes one argument (``iter(f, sentinel)`` would let C code call ``f``
+  without end); ``dict``/``set`` take at most the length limit from a lazy iterable;
+* ``pow`` with two integers is ``**``'s guarded power.
+"""
+from __future__ import annotations
+
+import builtins as _py
+import types
+
+from . import runtime as R
+
+
+def _check_name(name):
+    if type(name) is not str:
+        raise TypeError(f"attribute name must be string, not '{type(name).__name__}'")
+    if name.startswith("_") and name not in R.ALLOWED_DUNDERS and name != "_version" and \
+            not R.is_saved_attr(name):
+        raise AttributeError(R.private_message(name))
+
+
+_MISSING = object()
+
+
+def getattr_(obj, name, default=_MISSING, /):
+    _check_name(name)
+    try:
+        return R.get_attr(obj, name)
+    except AttributeError:
+        if default is _MISSING:
+            raise
+        return default
+
+
+def setattr_(obj, name, value, /):
+    _check_name(name)
+    if name.startswith("_"):
+        raise AttributeError(R.private_message(name))
+    R.set_attr(obj, name, value)
+
+
+def hasattr_(obj, name, /):
+    _check_name(name)
+    try:
+        R.get_attr(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+def delattr_(obj, name, /):
+    _check_name(name)
+    R.del_attr(obj, name)
+
+
+def iter_(obj, *sentinel):
+    if sentinel:
+        raise TypeError("iter() with a sentinel is not supported by gradcli: iter() takes one "
+                        "argument")
+    return _py.iter(obj)
+
+
+def pow_(base, exp, mod=None):
+    if mod is None:
+        return R.checked_pow(base, exp)
+    return _py.pow(base, exp, mod)
+
+
+def issubclass_(cls, classinfo, /):
+    return _py.issubclass(R.REAL_TYPES.get(cls, cls), classinfo)
+
+
+def _bounded_mapping_arg(args):
+    """dict(x)'s argument as C code may take it: a lazy iterable bounded, a program's own
+    mapping read through its keys() within the limit (C would list all its keys at once)."""
+    if len(args) == 1 and type(args[0]) is not dict:
+        if hasattr(type(args[0]), "keys"):
+            return (R.mapping_items(args[0], "object is not a mapping"),)
+        return (R.bounded(args[0], "dict"),)
+    return args
+
+
+def _dict_call(cls, *args, **kwargs):
+    return dict(*_bounded_mapping_arg(args), **kwargs)
+
+
+def _set_call(cls, *args):
+    if len(args) == 1:
+        return set(R.bounded(args[0], "set"))
+    return set(*args)
+
+
+def _stand_in(real, call):
+    """A class-like stand-in for ``real``: calling it goes through ``call``; isinstance,
+    issubclass and its printing are the real class's."""
+    meta = type(f"{real.__name__}_builtin", (type,), {
+        "__call__": call,
+        "__instancecheck__": lambda cls, obj: isinstance(obj, real),
+        "__subclasscheck__": lambda cls, sub: issubclass(sub, real),
+        "__repr__": lambda cls: f"<class '{real.__name__}'>",
+    })
+    return meta(real.__name__, (), {})
+
+
+def _type_call(cls, *args, **kwargs):
+    if len(args) == 1 and not kwargs:
+        return type_of(args[0])
+    if len(args) == 3:
+        raise TypeError("type() with three arguments is not supported by gradcli: programs "
+                        "make classes with the class statement")
+    raise TypeError("type() takes 1 argument in gradcli")
+
+
+dict_builtin = _stand_in(dict, _dict_call)
+set_builtin = _stand_in(set, _set_call)
+type_builtin = _stand_in(type, _type_call)
+R.REAL_TYPES.update({dict_builtin: dict, set_builtin: set, type_builtin: type})
+
+#: the class a program sees for a value of each of these classes
+_SHOWN_CLASS = {list: R.list_builtin, tuple: R.tuple_builtin, str: R.str_builtin,
+                dict: dict_builtin, set: set_builtin}
+_BUILTIN_FUNCTION = type(len)
+
+
+def _not_constructible(name):
+    def call(cls, *args, **kwargs):
+        raise TypeError(f"cannot create '{name}' instances in gradcli")
+    meta = type(f"{name}_builtin", (type,), {
+        "__call__": call, "__repr__": lambda cls: f"<class '{name}'>"})
+    return meta(name, (), {})
+
+
+_MODULE_CLASS = _not_constructible("module")
+
+
+def type_of(obj):
+    """``type(obj)``: the class a program may hold for it (stand-ins where calling the real
+    class would build a class, a module or a container without the length check)."""
+    tp = type(obj)
+    if issubclass(tp, type):
+        return type_builtin
+    shown = _SHOWN_CLASS.get(tp)
+    if shown is not None:
+        return shown
+    if issubclass(tp, types.ModuleType):
+        return _MODULE_CLASS
+    if tp is super:
+        return BUILTINS["super"]
+    if tp.__name__ == "SafeArray" and tp.__module__ == "gradcli.lang.pynumpy":
+        from .pynumpy import NDARRAY
+        return NDARRAY
+    if tp.__module__ == __name__ or tp.__module__ == R.__name__:
+        return _BUILTIN_FUNCTION  # print, repr, the stand-ins' helpers: builtin functions
+    return tp
+
+
+def _builtin(fn, name):
+    fn.__name__ = fn.__qualname__ = name  # (argument errors name the builtin: "getattr()")
+    return R._Builtin(fn, name)
+
+
+BUILTINS = {
+    "type": type_builtin,
+    "issubclass": _builtin(issubclass_, "issubclass"),
+    "getattr": _builtin(getattr_, "getattr"),
+    "setattr": _builtin(setattr_, "setattr"),
+    "hasattr": _builtin(hasattr_, "hasattr"),
+    "delattr": _builtin(delattr_, "delattr"),
+    "map": map, "filter": filter,
+    "iter": _builtin(iter_, "iter"),
+    "next": next,
+    "dict": dict_builtin, "set": set_builtin,
+    "id": id, "hash": hash, "callable": callable,
+    "super": _builtin(R.super_builtin, "super"),
+    "property": property, "staticmethod": staticmethod, "classmethod": classmethod,
+    "divmod": divmod,
+    "pow": _builtin(pow_, "pow"),
+    "object": object,
+}
