@@ -69,15 +69,18 @@ class Problem:
         self.extra = {} if extra is None else extra
 
 
+AT_USAGE = "usage: --at NAME=VALUE, one name per --at (--at x=3 --at y=2)"
+
+
 def parse_at(items: list) -> list:
     pairs = []
     for item in items:
         name, eq, value = item.partition("=")
         name = name.strip()
-        if not eq or not value.strip():
-            raise UsageError(f"--at expects NAME=VALUE, got {item!r}")
+        if not eq or not value.strip() or not name:
+            raise UsageError(f"--at expects NAME=VALUE, got {item!r}\n{AT_USAGE}")
         if not name.isidentifier() or name.startswith("_"):
-            raise UsageError(f"--at: {name!r} is not a valid name")
+            raise UsageError(f"--at: {name!r} is not a valid name\n{AT_USAGE}")
         pairs.append((name, value.strip()))
     return pairs
 
@@ -105,7 +108,7 @@ def _as_input(value, dtype, name: str):
 def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits) -> Problem:
     """Bind the inputs and evaluate EXPR (GradcliError propagates with its report)."""
     import gradcli.torch as torch
-    from gradcli.lang import Session
+    from gradcli.lang import GradcliError, Session
     from gradcli.lang.session import reset_engine
 
     dtype = None
@@ -130,21 +133,76 @@ def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits) -> 
     if not wrt:
         wrt = list(names)
     inputs = {}
+    from gradcli.lang.bare_names import calculus_names
+
+    session.builtins.update(calculus_names(session.builtins))
     for name, text in pairs:
-        value = session.run(text, f"--at {name}")
+        value = _at_value(session, name, text)
         t = _as_input(value, dtype, name)
         if name in wrt:
             t.requires_grad_(True)
         inputs[name] = t
         session.globals[name] = t
-    program = session.compile(expr, "<expr>")
-    value = session.execute(program)
+    try:
+        program = session.compile(expr, "<expr>")
+        value = session.execute(program)
+    except GradcliError as e:
+        _add_hint(e, expr, session)
+        raise
     if not isinstance(value, torch.Tensor):
         if isinstance(value, (int, float, bool)):
             value = torch.tensor(value, dtype=dtype or torch.get_default_dtype())
         else:
             raise UsageError(f"EXPR must give a tensor or a number, got {type(value).__name__}")
     return Problem(expr, session, names, inputs, wrt, value, program)
+
+
+def _at_value(session, name, text):
+    """An --at value; one that is not a single expression is a usage error (exit 2)."""
+    from gradcli.lang import CompileError, GradcliError
+
+    try:
+        program = session.compile(text, f"--at {name}")
+    except CompileError as e:
+        hint = ""
+        if "=" in text:
+            hint = "; bind each name with its own --at"
+        raise UsageError(f"--at {name}={text}: not one value ({e.message}){hint}\n{AT_USAGE}") \
+            from None
+    try:
+        return session.execute(program)
+    except GradcliError as e:
+        _add_hint(e, text, session, in_at=True)
+        raise
+
+
+_NOT_DEFINED = "name '"
+
+
+def _add_hint(err, text: str, session, in_at: bool = False) -> None:
+    """What a calculus user most likely meant, as the error's hint line."""
+    import re
+
+    from gradcli.lang.bare_names import alias_hint
+
+    message = getattr(err, "message", "") or ""
+    if "^" in text:
+        err.hint = f"`^` is bitwise xor in Python: write `{text.replace('^', '**')}`"
+        return
+    found = re.fullmatch(r"name '(\w+)' is not defined", message)
+    if found is None:
+        return
+    name = found.group(1)
+    alias = alias_hint(name, session.builtins)
+    if alias is not None:
+        err.hint = alias
+    elif re.search(rf"\b{name}\s*\(", text):
+        err.hint = (f"gradcli has no function `{name}`: the functions of torch, "
+                    "torch.nn.functional and torch.special work by their bare names")
+    elif in_at:
+        err.hint = "an --at value is a number, a list or an expression of constants (pi, e)"
+    else:
+        err.hint = f"bind it with --at {name}=VALUE"
 
 
 # --------------------------------------------------------------- computing
