@@ -325,6 +325,9 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
     except NoRule as e:
         reason = f"no symbolic rule for {e}"
         return {name: (None, reason) for name in wrt}
+    import time
+
+    deadline = time.monotonic() + SIMPLIFY_SECONDS
     out = {}
     for name in wrt:
         try:
@@ -334,19 +337,59 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
             else:
                 d = _derivative(b, v, name)
                 d = _restore(b, d)
-                d = _simplify(d)
+                d = _simplify(d, deadline - time.monotonic())
             out[name] = (d, None)
         except NoRule as e:
             out[name] = (None, f"no symbolic rule for {e}")
     return out
 
 
-def _simplify(d):
+#: seconds sympy.simplify may take for all the formulas of one command (it is exponential
+#: on some expressions): past it, a formula is printed as differentiated, cheaply tidied
+SIMPLIFY_SECONDS = 0.4
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _simplify(d, seconds=SIMPLIFY_SECONDS):
+    """The shorter of d (cheaply tidied) and sympy.simplify(d) within `seconds`."""
     try:
-        s = sympy.simplify(d)
+        tidy = sympy.factor_terms(d)
+    except Exception:  # noqa: BLE001 - tidying is a nicety
+        tidy = d
+    if sympy.count_ops(tidy) > 60 or seconds < 0.01:
+        return tidy
+    simplified = _with_deadline(lambda: sympy.simplify(tidy), seconds)
+    if simplified is None:
+        return tidy
+    return simplified if sympy.count_ops(simplified) <= sympy.count_ops(tidy) else tidy
+
+
+def _with_deadline(fn, seconds):
+    """fn() or None when it takes longer than `seconds` (SIGALRM; main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "setitimer"):
+        return None
+
+    def stop(signum, frame):
+        raise _TooSlow()
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn()
+    except _TooSlow:
+        return None
     except Exception:  # noqa: BLE001 - simplification is a nicety
-        return d
-    return s if sympy.count_ops(s) <= sympy.count_ops(d) else d
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def _derivative(b: Builder, v: Val, name: str):
@@ -354,7 +397,7 @@ def _derivative(b: Builder, v: Val, name: str):
     sym = b.symbols[name]
     target = tuple(b.shapes[name])
     d = sympy.diff(v.e, sym)
-    for r, (kind, inner) in b.reductions.items():
+    for r, (kind, inner) in list(b.reductions.items()):
         if not v.e.has(r):
             continue
         outer = sympy.diff(v.e, r)
@@ -425,10 +468,11 @@ class TextPrinter(StrPrinter):
 
     def _print_Function(self, expr):
         name = expr.func.__name__
-        if name == "sum_all":
-            return f"({self._print(expr.args[0])}).sum()"
-        if name == "mean_all":
-            return f"({self._print(expr.args[0])}).mean()"
+        if name in ("sum_all", "mean_all"):
+            inner = self._print(expr.args[0])
+            if not expr.args[0].is_Symbol:
+                inner = f"({inner})"
+            return f"{inner}.{name[:-4]}()"
         return super()._print_Function(expr)
 
     def _print_Abs(self, expr):
