@@ -929,7 +929,7 @@ def register(app) -> None:
         plot: Annotated[Optional[str], typer.Option(
             "--plot", metavar="[FILE]", is_flag=False, flag_value="", help=(
                 "Draw EXPR and its derivative over the 1-D range in the terminal, or to "
-                "FILE.png/.svg/.pdf (needs matplotlib: pip install 'gradcli[plot]')."))] = None,
+                "FILE.png/.svg/.pdf (needs matplotlib: gradcli's `plot` extra)."))] = None,
         precision: Annotated[Optional[int], typer.Option("--precision", metavar="N", help=(
             "Digits of every printed number (tensors: after the point, as "
             "torch.set_printoptions).")) ] = None,
