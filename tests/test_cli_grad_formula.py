@@ -140,6 +140,7 @@ def test_generated_sums_and_means_over_vectors_match_sympy():
 def test_issue_example_in_the_expressions_notation():
     doc = grad_json("(x**3).sum() + (x*w).sum()", "--at", "x=[1,2,3]", "--at", "w=[4,5,6]",
                     "--formula")
+    assert doc["formula_text"]["x"] == "3*x**2 + w"
     assert parse_expr(doc["formula"]["x"]) - parse_expr("3*x**2 + w") == 0
     assert doc["formula"]["w"] == "x"
     assert doc["formula_check"]["x"]["ok"] is True and doc["formula_check"]["w"]["ok"] is True
