@@ -346,7 +346,7 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
 
 #: seconds sympy.simplify may take for all the formulas of one command (it is exponential
 #: on some expressions): past it, a formula is printed as differentiated, cheaply tidied
-SIMPLIFY_SECONDS = 0.4
+SIMPLIFY_SECONDS = 0.25
 
 
 class _TooSlow(Exception):

@@ -6,9 +6,6 @@ In the terminal with plotext (a runtime dependency, imported here only); to an i
 
 from __future__ import annotations
 
-import os
-import sys
-
 IMAGE_SUFFIXES = (".png", ".svg", ".pdf")
 
 
@@ -31,11 +28,11 @@ def check_target(target: str) -> None:
 
 
 def _size():
-    try:
-        cols, lines = os.get_terminal_size(sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        cols, lines = 80, 24
-    return max(40, min(cols, 120)), max(15, min(lines - 4, 30))
+    """(width, height) for the plot: the terminal's (COLUMNS/LINES honoured), bounded."""
+    import shutil
+
+    cols, lines = shutil.get_terminal_size((80, 24))
+    return max(40, min(cols, 120)), max(12, min(lines - 4, 30))
 
 
 def terminal(xs, series: dict, xname: str, title: str, color: bool) -> str:
