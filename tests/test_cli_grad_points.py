@@ -294,3 +294,19 @@ def test_grad_help_examples_run_as_pasted(tmp_path):
         proc = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=env,
                               timeout=120, cwd=tmp_path)
         assert proc.returncode == 0, (line, proc.stderr)
+
+
+def test_plot_through_the_typer_parser_too(tmp_path):
+    # a root option before the command sends the arguments through typer, not the fast path
+    proc = gradcli("--no-color", "grad", "sin(x)", "--grid", "x=0:3:20", "--plot")
+    assert proc.returncode == 0, proc.stderr
+    assert "sin(x) and d/dx" in proc.stdout
+    proc = gradcli("--no-color", "grad", "sin(x)", "stray", "--grid", "x=0:3:20")
+    assert proc.returncode == 2 and "stray" in proc.stderr
+    target = tmp_path / "t.svg"
+    proc = gradcli("--no-color", "grad", "sin(x)", "--grid", "x=0:3:20", "--plot", str(target))
+    if importlib.util.find_spec("matplotlib") is None:
+        assert proc.returncode == 2 and "needs matplotlib" in proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stderr
+        assert b"<svg" in target.read_bytes()

@@ -926,10 +926,11 @@ def register(app) -> None:
             "the value, each derivative, all digits."))] = False,
         grid: Annotated[List[str], typer.Option("--grid", metavar="NAME=START:STOP:N", help=(
             "Evaluate at N points from START to STOP (repeatable: every combination)."))] = [],  # noqa: B006
-        plot: Annotated[Optional[str], typer.Option(
-            "--plot", metavar="[FILE]", is_flag=False, flag_value="", help=(
-                "Draw EXPR and its derivative over the 1-D range in the terminal, or to "
-                "FILE.png/.svg/.pdf (needs matplotlib: gradcli's `plot` extra)."))] = None,
+        plot: Annotated[bool, typer.Option("--plot", help=(
+            "Draw EXPR and its derivative over the 1-D range in the terminal; --plot FILE.png "
+            "(.svg, .pdf) writes an image (needs matplotlib: gradcli's `plot` extra)."))] = False,
+        plot_file: Annotated[Optional[str], typer.Argument(
+            metavar="FILE", hidden=True, help="The image --plot writes.")] = None,
         precision: Annotated[Optional[int], typer.Option("--precision", metavar="N", help=(
             "Digits of every printed number (tensors: after the point, as "
             "torch.set_printoptions).")) ] = None,
@@ -939,10 +940,15 @@ def register(app) -> None:
         max_steps: MaxSteps = None,
         max_elements: MaxElements = None,
     ):
+        # typer has no option with an optional value: `--plot FILE` arrives as a flag and a
+        # second word (the fast path reads it directly)
+        if plot_file is not None and not plot:
+            raise typer.BadParameter(f"unexpected extra argument {plot_file!r}")
         raise typer.Exit(do_grad(Options(
             expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_, as_json, dtype,
             seed, no_color, _limits(max_steps=max_steps, max_elements=max_elements),
-            formula=formula, csv=csv, grid=grid, plot=plot, precision=precision)))
+            formula=formula, csv=csv, grid=grid, plot=(plot_file or "") if plot else None,
+            precision=precision)))
 
     @app.command("graph", help=GRAPH_HELP)
     def graph_cmd(
