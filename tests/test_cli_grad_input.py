@@ -191,7 +191,8 @@ def test_calculus_functions_of_nn_functional_are_bare_in_grad():
 
 
 @pytest.mark.parametrize("code", [
-    "exp.fn", "exp.__call__", "exp.name", "exp.__class__", "exp.__slots__",
+    "exp.fn", "exp.__call__", "exp.name", "exp.__class__", "exp.__wrapped__", "exp.__closure__",
+    "exp.__globals__",
     "type(exp)", "exp.__dict__",
 ])
 def test_bare_function_wrapper_cannot_leave_the_sandbox(code):

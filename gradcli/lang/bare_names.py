@@ -2,7 +2,7 @@
 
 `torch.exp(1)` raises PyTorch's TypeError, so a program that writes the torch-qualified
 name behaves as under PyTorch. A *bare* name is gradcli's convenience: the session's
-bare functions are wrapped in `BareFunction`, which first calls the function as it is
+bare functions are wrapped by `bare_function`, which first calls the function as it is
 and, only when that fails on a Python number, retries with the numbers as tensors,
 provided the function is elementwise.
 
@@ -30,34 +30,32 @@ _ARITY: dict = {}
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
 
 
-class BareFunction:
-    """A facade function called by its bare name: also takes Python numbers.
+def bare_function(fn, name: str):
+    """`fn` as called by its bare name: also takes Python numbers.
 
-    `exp(1)` gives the Python float e (computed in float64), `atan2(1, x)` a tensor.
-    The program sees no attributes on it (the sandbox gives unknown classes none)."""
+    `exp(1)` gives the Python float e (computed in float64), `atan2(1, x)` a tensor. A
+    closure rather than an object with `__call__`: it costs ~0.15 us per call instead of
+    ~0.25 us, and the sandbox gives a program no attribute of a function."""
 
-    __slots__ = ("fn", "name")
-
-    def __init__(self, fn, name: str):
-        self.fn = fn
-        self.name = name
-
-    def __call__(self, *args, **kwargs):
+    def bare(*args, **kwargs):
         try:
-            return self.fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         except (TypeError, AttributeError) as first:
             for a in args:
                 if type(a) in _NUMBERS:
                     break
             else:
                 raise
-            result = _with_numbers(self, args, kwargs)
+            result = _with_numbers(fn, args, kwargs)
             if result is _UNKNOWN:
-                raise _clear(self.name, args, first) from None
+                raise _clear(name, args, first) from None
             return result
 
-    def __repr__(self) -> str:
-        return repr(self.fn)
+    bare.__name__ = getattr(fn, "__name__", name)
+    bare.__qualname__ = getattr(fn, "__qualname__", name)
+    bare.__doc__ = getattr(fn, "__doc__", None)
+    bare.__wrapped__ = fn
+    return bare
 
 
 def _clear(name, args, err):
@@ -71,10 +69,10 @@ def _clear(name, args, err):
     return err
 
 
-def _with_numbers(bare, args, kwargs):
-    arity = _ARITY.get(bare.fn)
+def _with_numbers(fn, args, kwargs):
+    arity = _ARITY.get(fn)
     if arity is None:
-        arity = _ARITY[bare.fn] = _elementwise_arity(bare.fn)
+        arity = _ARITY[fn] = _elementwise_arity(fn)
     if not arity or len(args) < arity:
         return _UNKNOWN
     import gradcli.torch as torch
@@ -89,12 +87,12 @@ def _with_numbers(bare, args, kwargs):
         dtype = torch.float64  # all numbers: a math function, computed at full precision
     converted = [torch.tensor(a, dtype=dtype) if type(a) in _NUMBERS else a for a in head]
     try:
-        out = bare.fn(*converted, *args[arity:], **kwargs)
+        out = fn(*converted, *args[arity:], **kwargs)
     except (TypeError, RuntimeError):
         # bitwise and integer functions: the numbers in their own dtypes
         converted = [torch.tensor(a) if type(a) in _NUMBERS else a for a in head]
         try:
-            out = bare.fn(*converted, *args[arity:], **kwargs)
+            out = fn(*converted, *args[arity:], **kwargs)
         except (TypeError, RuntimeError, AttributeError):
             return _UNKNOWN
     if not tensors and isinstance(out, torch.Tensor) and out.dim() == 0:
@@ -148,12 +146,12 @@ def _same_elementwise(fn, inputs, torch) -> bool:
 
 
 def bare_functions(namespace: dict) -> dict:
-    """{name: BareFunction} for each plain function among a bare-name namespace's values
+    """{name: bare function} for each plain function among a bare-name namespace's values
     (classes, dtypes, modules and Python's own builtins are left as they are)."""
     out = {}
     for name, value in namespace.items():
         if isinstance(value, types.FunctionType) and _from_facade(value):
-            out[name] = BareFunction(value, name)
+            out[name] = bare_function(value, name)
     return out
 
 
