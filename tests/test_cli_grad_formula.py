@@ -216,3 +216,20 @@ def test_formula_for_constants_and_bare_functions():
     doc = grad_json("exp(1)*x + pi*x**2", "--at", "x=1", "--formula")
     assert parse_expr(doc["formula"]["x"]) - (sympy.E + 2 * sympy.pi * sympy.Symbol("x")) == 0
     assert doc["formula_check"]["x"]["ok"] is True
+
+
+def test_formula_on_a_grid_is_checked_at_every_point():
+    doc = grad_json("x**3*y", "--grid", "x=-1:1:5", "--grid", "y=0:2:3", "--formula")
+    assert doc["formula"] == {"x": "3*x**2*y", "y": "x**3"}
+    for name in ("x", "y"):
+        assert doc["formula_check"][name]["ok"] is True
+        assert doc["formula_check"][name]["points"] == 15
+    proc = gradcli("grad", "sin(x)", "--grid", "x=0:3:20", "--plot", "--formula")
+    assert proc.returncode == 0, proc.stderr
+    assert "checked against autograd at every point" in proc.stdout
+    assert "d/dx = cos(x)  [matches autograd" in proc.stdout
+
+
+def test_formula_with_csv_is_refused():
+    proc = gradcli("grad", "x**3", "--at", "x=[1,2]", "--formula", "--csv")
+    assert proc.returncode == 2 and "--csv" in proc.stderr and proc.stdout == ""

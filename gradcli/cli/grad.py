@@ -555,6 +555,7 @@ CONFLICTS = (
     ("csv", "check", "--csv prints one row per point: drop --check"),
     ("csv", "seed_grad", "--csv gives each point's own derivatives: drop --seed-grad"),
     ("csv", "plot", "--csv and --plot both write the points: give one of them"),
+    ("csv", "formula", "--csv prints only the points: run --formula without --csv"),
     ("grid", "jacobian", "--grid gives each point's derivatives: drop --jacobian"),
     ("grid", "hessian", "--grid gives each point's derivatives: drop --hessian"),
     ("grid", "seed_grad", "--grid gives each point's derivatives: drop --seed-grad"),
@@ -666,7 +667,11 @@ def _many_points(p: Problem, o: Options, grid: list) -> int:
         headers, rows = table(p, grid)
     except PointsError as e:
         raise UsageError(str(e)) from None
+    if formulas is not None:
+        _check_formulas_at_points(p, formulas, headers, rows)
     if o.plot is not None:
+        if formulas is not None:
+            print_formulas(formulas, o.precision)
         return _plot(p, o, grid, headers, rows)
     if o.csv:
         write_csv(headers, rows, o.precision, sys.stdout)
@@ -730,7 +735,7 @@ def formula_report(p: Problem, grads, check: bool = True) -> dict:
     out = {}
     for n in p.wrt:
         d, reason = derived[n]
-        entry = {"text": None, "sympy": None, "missing": reason, "check": None}
+        entry = {"text": None, "sympy": None, "missing": reason, "check": None, "expr": d}
         if d is not None:
             entry["text"] = F.as_text(d)
             entry["sympy"] = F.as_sympy(d)
@@ -792,8 +797,38 @@ def _check_formula(F, d, p: Problem, expected) -> dict:
             "atol": atol}
 
 
+def _check_formulas_at_points(p: Problem, formulas: dict, headers: list, rows: list) -> None:
+    """With --grid/--plot: each formula against the autograd column at every point."""
+    import numpy as np
+
+    from gradcli.cli import formula as F
+
+    columns = {h: np.asarray([r[k] for r in rows], dtype=float) for k, h in enumerate(headers)}
+    shapes = {n: () for n in p.names}
+    for n, f in formulas.items():
+        if f["text"] is None or f"d/d{n}" not in columns:
+            continue
+        d = f["expr"]
+        if d is None or any(s.name not in columns for s in d.free_symbols):
+            continue
+        try:
+            got = np.broadcast_to(np.asarray(F.evaluate(d, shapes, columns, False), dtype=float),
+                                  (len(rows),))
+        except Exception:  # noqa: BLE001 - a formula sympy cannot evaluate numerically
+            continue
+        want = columns[f"d/d{n}"]
+        float64 = p.value.dtype.name == "float64"
+        rtol, atol = (1e-7, 1e-7) if float64 else (1e-5, 1e-5)
+        diff = np.where(np.isnan(got) & np.isnan(want), 0.0, np.abs(got - want))
+        f["check"] = {"ok": bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)),
+                      "max_abs_error": float(np.nanmax(diff)) if diff.size else 0.0,
+                      "rtol": rtol, "atol": atol, "points": len(rows)}
+
+
 def print_formulas(formulas: dict, precision) -> None:
-    print("formula (sympy; checked against autograd at the --at point):")
+    at_points = any(f["check"] and f["check"].get("points") for f in formulas.values())
+    where = "at every point" if at_points else "at the --at point"
+    print(f"formula (sympy; checked against autograd {where}):")
     for n, f in formulas.items():
         if f["text"] is None:
             print(f"  d/d{n}: {f['missing']}; the numbers are autograd's")
