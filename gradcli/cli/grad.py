@@ -2,7 +2,13 @@
 
 Both bind `--at NAME=VALUE` inputs, evaluate EXPR with the language (so EXPR and
 the values are sandboxed like any program), and then either differentiate it or
-draw its graph. The JSON schema of `grad --json` is documented in GRAD_JSON_SCHEMA.
+draw its graph. The JSON schema of `grad --json` is documented in GRAD_JSON_SCHEMA
+(versioned: "schema": "gradcli.grad/2").
+
+Start-up matters (`gradcli grad "x*2" --at x=1` is the W1 benchmark): sympy
+(`--formula`, gradcli.cli.formula), plotext/matplotlib (`--plot`, gradcli.cli.plot) and
+the many-points code (`--csv`/`--grid`, gradcli.cli.points) are imported only when their
+flag is given.
 """
 
 import math
@@ -11,38 +17,64 @@ import sys
 
 GRAD_HELP = """Differentiate EXPR at a point: prints its value and the gradients.
 
+EXPR and the --at values may use pi, e, inf, nan and every elementwise function of
+torch, torch.nn.functional and torch.special by its bare name (exp(1) is e). Powers
+are written x**2 (^ is bitwise xor in Python).
+
 \b
-Examples:
-  gradcli grad "(x**2 * y.sin()).sum()" --at x=[1,2,3] --at y=0.5
-  gradcli grad "x @ W @ x" --at x=ones(3) --at W=eye(3) --wrt x
-  gradcli grad "x.sin()" --at x=[0.0,1.0] --jacobian
-  gradcli grad "(x*y).sum()" --at x=[1.,2.] --at y=[3.,4.] --hessian
-  gradcli grad "x.exp().sum()" --at x=[1,2] --explain
-  gradcli grad "x.tanh().sum()" --at x=[0.5] --check --json
+Examples (quoted as they must be in bash and zsh):
+  gradcli grad "x**2*sin(x)" --at x=1 --formula
+  gradcli grad "(x**2 * y.sin()).sum()" --at "x=[1,2,3]" --at y=0.5
+  gradcli grad "x @ W @ x" --at "x=ones(3)" --at "W=eye(3)" --wrt x --formula
+  gradcli grad "x.sin()" --at "x=[0.0,1.0]" --jacobian
+  gradcli grad "x**2*y + y**3" --at x=1 --at y=2 --hessian
+  gradcli grad "x.exp().sum()" --at "x=[1,2]" --explain
+  gradcli grad "x.tanh().sum()" --at x=0.5 --check --json
+  gradcli grad "sin(x)*y" --at "x=[0,1,2]" --at y=2 --csv
+  gradcli grad "x**2*y" --grid x=0:1:3 --grid y=1:2:2
+  gradcli grad "sin(x)" --grid x=0:6.28:100 --plot
 """
 
 GRAPH_HELP = """Draw the autograd graph of EXPR (tree, or export as dot/mermaid/json).
 
 \b
-Examples:
-  gradcli graph "(x * y + x.sin()).sum()" --at x=[1,2] --at y=3.0
-  gradcli graph "(x @ x).tanh()" --at x=ones(2,2) --format mermaid
+Examples (quoted as they must be in bash and zsh):
+  gradcli graph "(x * y + x.sin()).sum()" --at "x=[1,2]" --at y=3.0
+  gradcli graph "(x @ x).tanh()" --at "x=ones(2,2)" --format mermaid
 """
 
-GRAD_JSON_SCHEMA = """gradcli.grad/1 -- the object `gradcli grad --json` prints:
-  schema      "gradcli.grad/1"
+SCHEMA = "gradcli.grad/2"
+
+GRAD_JSON_SCHEMA = """gradcli.grad/2 -- the object `gradcli grad --json` prints:
+  schema      "gradcli.grad/2"
   expr        the expression text
-  wrt         the names differentiated with respect to, in --at order
-  inputs      {name: TENSOR} the values bound by --at
+  wrt         the names differentiated with respect to, in --at order (then --grid)
+  inputs      {name: TENSOR} the values bound by --at (a --grid name: its START)
   value       TENSOR, the expression's value
   gradients   {name: TENSOR | null} d(value)/d(name) (scalar value, or with --seed-grad);
               null where the name does not reach the value
   jacobian    {name: TENSOR} with --jacobian (shape = value.shape + name.shape)
   hessian     {"a,b": TENSOR} with --hessian (shape = a.shape + b.shape)
+  hessian_matrix  with --hessian: {"labels": [str...], "data": [[number...]...]}, the blocks
+              as one matrix over every element of the wrt names ("x", "W[0,1]")
   check       with --check: {"ok": bool, "max_abs_error": float, "max_rel_error": float,
               "worst": {"name": str, "index": [int...]} | null, "eps": float, "atol": float, "rtol": float}
+  formula     with --formula: {name: str | null}, d(value)/d(name) as a string
+              sympy.parse_expr reads; each name stands for one element of its tensor (the
+              formula holds elementwise); sum_all(E)/mean_all(E) are the sum/mean over all
+              elements of E, transpose(W) a matrix transpose; null where no symbolic rule
+  formula_text    {name: str | null} the same in EXPR's notation ((E).sum(), W.T @ x)
+  formula_check   {name: {"ok": bool | null, "max_abs_error": float | null, ...} | null},
+              the formula against autograd at the --at point
+  formula_missing {name: str} why a name has no formula ("no symbolic rule for ...")
+  graph       with --graph: the graph as `gradcli graph --format json` prints it
+  explanation with --explain: the step-by-step backward walk, as plain text
+  points      with --grid: {"headers": [str...], "rows": [[number...]...]}, one row per
+              grid point (the names, "value", "d/dNAME" for each wrt name)
 TENSOR = {"shape": [int...], "dtype": "float32"|"float64"|"int64"|"bool", "data": nested lists}
 Non-finite numbers appear as the strings "nan", "inf" and "-inf".
+Changes: /2 added hessian_matrix, formula*, graph, explanation and points; every key of
+/1 keeps its meaning.
 """
 
 
@@ -69,15 +101,18 @@ class Problem:
         self.extra = {} if extra is None else extra
 
 
+AT_USAGE = "usage: --at NAME=VALUE, one name per --at (--at x=3 --at y=2)"
+
+
 def parse_at(items: list) -> list:
     pairs = []
     for item in items:
         name, eq, value = item.partition("=")
         name = name.strip()
-        if not eq or not value.strip():
-            raise UsageError(f"--at expects NAME=VALUE, got {item!r}")
+        if not eq or not value.strip() or not name:
+            raise UsageError(f"--at expects NAME=VALUE, got {item!r}\n{AT_USAGE}")
         if not name.isidentifier() or name.startswith("_"):
-            raise UsageError(f"--at: {name!r} is not a valid name")
+            raise UsageError(f"--at: {name!r} is not a valid name\n{AT_USAGE}")
         pairs.append((name, value.strip()))
     return pairs
 
@@ -102,10 +137,10 @@ def _as_input(value, dtype, name: str):
     return t
 
 
-def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits) -> Problem:
+def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits, grid=()) -> Problem:
     """Bind the inputs and evaluate EXPR (GradcliError propagates with its report)."""
     import gradcli.torch as torch
-    from gradcli.lang import Session
+    from gradcli.lang import GradcliError, Session
     from gradcli.lang.session import reset_engine
 
     dtype = None
@@ -118,33 +153,90 @@ def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits) -> 
     reset_engine(seed)
     session = Session(limits=limits, interactive=True)
     pairs = parse_at(at)
+    for g in grid:  # a --grid name is bound to its start (the points come later)
+        pairs.append((g[0], repr(float(g[1]))))
     names = [n for n, _ in pairs]
     if len(set(names)) != len(names):
-        raise UsageError("--at: each name may be bound once")
+        raise UsageError("--at/--grid: each name may be bound once")
     wrt = []
     for w in wrt_opt:
         wrt.extend(x.strip() for x in w.split(",") if x.strip())
     for w in wrt:
         if w not in names:
-            raise UsageError(f"--wrt {w}: not bound by any --at")
+            raise UsageError(f"--wrt {w}: not bound by any --at or --grid")
     if not wrt:
         wrt = list(names)
     inputs = {}
+    from gradcli.lang.bare_names import calculus_names
+
+    session.builtins.update(calculus_names(session.builtins))
     for name, text in pairs:
-        value = session.run(text, f"--at {name}")
+        value = _at_value(session, name, text)
         t = _as_input(value, dtype, name)
         if name in wrt:
             t.requires_grad_(True)
         inputs[name] = t
         session.globals[name] = t
-    program = session.compile(expr, "<expr>")
-    value = session.execute(program)
+    try:
+        program = session.compile(expr, "<expr>")
+        value = session.execute(program)
+    except GradcliError as e:
+        _add_hint(e, expr, session)
+        raise
     if not isinstance(value, torch.Tensor):
         if isinstance(value, (int, float, bool)):
             value = torch.tensor(value, dtype=dtype or torch.get_default_dtype())
         else:
             raise UsageError(f"EXPR must give a tensor or a number, got {type(value).__name__}")
     return Problem(expr, session, names, inputs, wrt, value, program)
+
+
+def _at_value(session, name, text):
+    """An --at value; one that is not a single expression is a usage error (exit 2)."""
+    from gradcli.lang import CompileError, GradcliError
+
+    try:
+        program = session.compile(text, f"--at {name}")
+    except CompileError as e:
+        hint = ""
+        if "=" in text:
+            hint = "; bind each name with its own --at"
+        raise UsageError(f"--at {name}={text}: not one value ({e.message}){hint}\n{AT_USAGE}") \
+            from None
+    try:
+        return session.execute(program)
+    except GradcliError as e:
+        _add_hint(e, text, session, in_at=True)
+        raise
+
+
+_NOT_DEFINED = "name '"
+
+
+def _add_hint(err, text: str, session, in_at: bool = False) -> None:
+    """What a calculus user most likely meant, as the error's hint line."""
+    import re
+
+    from gradcli.lang.bare_names import alias_hint
+
+    message = getattr(err, "message", "") or ""
+    if "^" in text:
+        err.hint = f"`^` is bitwise xor in Python: write `{text.replace('^', '**')}`"
+        return
+    found = re.fullmatch(r"name '(\w+)' is not defined", message)
+    if found is None:
+        return
+    name = found.group(1)
+    alias = alias_hint(name, session.builtins)
+    if alias is not None:
+        err.hint = alias
+    elif re.search(rf"\b{name}\s*\(", text):
+        err.hint = (f"gradcli has no function `{name}`: the functions of torch, "
+                    "torch.nn.functional and torch.special work by their bare names")
+    elif in_at:
+        err.hint = "an --at value is a number, a list or an expression of constants (pi, e)"
+    else:
+        err.hint = f"bind it with --at {name}=VALUE"
 
 
 # --------------------------------------------------------------- computing
@@ -343,7 +435,7 @@ def _short(t) -> str:
                                    for line in lines[1:]])
 
 
-def report(p: Problem, grads, jac, hess, chk, no_color: bool) -> None:
+def report(p: Problem, grads, jac, hess, chk, no_color: bool, precision=None) -> None:
     print(f"value: {p.value!r}")
     if grads is not None:
         rows = [(n, list(p.inputs[n].shape), _short(p.inputs[n]), _short(grads[n])) for n in p.wrt]
@@ -352,17 +444,65 @@ def report(p: Problem, grads, jac, hess, chk, no_color: bool) -> None:
         for n, block in jac.items():
             print(f"jacobian d({p.expr})/d{n}: shape {list(block.shape)}\n{block!r}")
     if hess is not None:
-        for key, block in hess.items():
-            a, b = key.split(",")
-            print(f"hessian d2({p.expr})/d{a} d{b}: shape {list(block.shape)}\n{block!r}")
+        labels, matrix = hessian_matrix(p, hess)
+        kind = "" if all(p.inputs[n].numel() == 1 and p.inputs[n].dim() == 0 for n in p.wrt) \
+            else " (blocks d2/da db of each pair, flattened)"
+        print(f"hessian d2({p.expr}){kind}:\n{format_matrix(labels, matrix, precision)}")
     if chk is not None:
         where = ""
         if chk["worst"] is not None:
             idx = chk["worst"]["index"]
             where = f" at {chk['worst']['name']}{idx if idx else ''}"
         verdict = "PASS" if chk["ok"] else "FAIL"
+        digits = 3 if precision is None else precision
         print(f"gradcheck (float64, eps={chk['eps']:g}, atol={chk['atol']:g}, rtol={chk['rtol']:g}): {verdict}; "
-              f"max abs error {chk['max_abs_error']:.3e}{where}, max rel error {chk['max_rel_error']:.3e}")
+              f"max abs error {chk['max_abs_error']:.{digits}e}{where}, "
+              f"max rel error {chk['max_rel_error']:.{digits}e}")
+
+
+def hessian_matrix(p: Problem, hess: dict):
+    """(labels, rows): the Hessian as one matrix over every element of the wrt names
+    (`x` for a 0-d name, `x[0]`, `W[1,0]` for elements), in --at order."""
+    import itertools
+
+    labels, spans = [], []
+    for n in p.wrt:
+        shape = tuple(p.inputs[n].shape)
+        if not shape:
+            labels.append(n)
+        else:
+            for idx in itertools.product(*[range(k) for k in shape]):
+                labels.append(f"{n}[{','.join(map(str, idx))}]")
+        spans.append((n, max(1, p.inputs[n].numel())))
+    rows = []
+    for a, na in spans:
+        block_rows = [[] for _ in range(na)]
+        for b, nb in spans:
+            flat = hess[f"{a},{b}"].detach().reshape(na, nb).tolist()
+            for i in range(na):
+                block_rows[i].extend(flat[i])
+        rows.extend(block_rows)
+    return labels, rows
+
+
+def format_matrix(labels: list, rows: list, precision=None) -> str:
+    digits = 4 if precision is None else precision
+    cells = [[_fixed(v, digits) for v in r] for r in rows]
+    width = max([len(lab) for lab in labels] + [len(c) for r in cells for c in r] + [1])
+    side = max(len(lab) for lab in labels)
+    lines = [" " * side + "  " + "  ".join(lab.rjust(width) for lab in labels)]
+    for lab, r in zip(labels, cells):
+        lines.append(lab.ljust(side) + "  " + "  ".join(c.rjust(width) for c in r))
+    return "\n".join(lines)
+
+
+def _fixed(v, digits) -> str:
+    v = float(v)
+    if v != v:
+        return "nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.{digits}f}"
 
 
 def _seed_grad(p: Problem, text):
@@ -382,64 +522,369 @@ def _seed_grad(p: Problem, text):
     return g
 
 
-def do_grad(expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_, as_json, dtype,
-            seed, no_color, limits) -> int:
+class Options:
+    """Everything `gradcli grad` was asked for (one object, so the typer command and the
+    hand-written fast path call the same `do_grad`)."""
+
+    __slots__ = ("expr", "at", "wrt", "seed_grad", "jacobian", "hessian", "graph", "explain",
+                 "check", "as_json", "dtype", "seed", "no_color", "limits", "formula", "csv",
+                 "grid", "plot", "precision")
+
+    def __init__(self, expr, at=(), wrt=(), seed_grad=None, jacobian=False, hessian=False,
+                 graph=False, explain=False, check=False, as_json=False, dtype=None, seed=0,
+                 no_color=False, limits=None, formula=False, csv=False, grid=(), plot=None,
+                 precision=None):
+        self.expr, self.at, self.wrt, self.seed_grad = expr, list(at), list(wrt), seed_grad
+        self.jacobian, self.hessian, self.graph, self.explain = jacobian, hessian, graph, explain
+        self.check, self.as_json, self.dtype, self.seed = check, as_json, dtype, seed
+        self.no_color, self.limits, self.formula, self.csv = no_color, limits, formula, csv
+        self.grid, self.plot, self.precision = list(grid), plot, precision
+
+
+#: flag pairs that cannot go together, and why (checked before anything runs)
+CONFLICTS = (
+    ("jacobian", "seed_grad", "--jacobian computes every row of the Jacobian; --seed-grad asks "
+                              "for one vector-Jacobian product: give one of them"),
+    ("jacobian", "explain", "--explain walks one backward pass: use --seed-grad VALUE instead of "
+                            "--jacobian"),
+    ("csv", "as_json", "--csv and --json are two output formats: give one of them"),
+    ("csv", "jacobian", "--csv prints one row per point: drop --jacobian"),
+    ("csv", "hessian", "--csv prints one row per point: drop --hessian"),
+    ("csv", "graph", "--csv prints one row per point: drop --graph"),
+    ("csv", "explain", "--csv prints one row per point: drop --explain"),
+    ("csv", "check", "--csv prints one row per point: drop --check"),
+    ("csv", "seed_grad", "--csv gives each point's own derivatives: drop --seed-grad"),
+    ("csv", "plot", "--csv and --plot both write the points: give one of them"),
+    ("csv", "formula", "--csv prints only the points: run --formula without --csv"),
+    ("grid", "jacobian", "--grid gives each point's derivatives: drop --jacobian"),
+    ("grid", "hessian", "--grid gives each point's derivatives: drop --hessian"),
+    ("grid", "seed_grad", "--grid gives each point's derivatives: drop --seed-grad"),
+    ("grid", "graph", "--grid evaluates many points: --graph draws one; drop one of them"),
+    ("grid", "explain", "--grid evaluates many points: --explain walks one; drop one of them"),
+    ("grid", "check", "--grid evaluates many points: run --check at one --at point"),
+    ("plot", "as_json", "--plot draws; --json prints data: give one of them"),
+    ("plot", "jacobian", "--plot draws EXPR and its derivative: drop --jacobian"),
+    ("plot", "hessian", "--plot draws EXPR and its derivative: drop --hessian"),
+    ("plot", "seed_grad", "--plot draws each point's derivative: drop --seed-grad"),
+)
+
+
+def refuse_conflicts(o: Options) -> None:
+    for a, b, why in CONFLICTS:
+        va, vb = getattr(o, a), getattr(o, b)
+        if (va not in (None, False, []) and vb not in (None, False, [])):
+            raise UsageError(why)
+    if o.precision is not None and not 0 <= o.precision <= 17:
+        raise UsageError(f"--precision must be between 0 and 17, got {o.precision}")
+    if o.plot:
+        from gradcli.cli.plot import PlotError, check_target
+
+        try:
+            check_target(o.plot)
+        except PlotError as e:
+            raise UsageError(str(e)) from None
+
+
+def do_grad(o: Options) -> int:
     from gradcli.lang import GradcliError
 
     try:
-        p = build(expr, at, wrt, dtype, seed, limits)
-        sg = _seed_grad(p, seed_grad)
-        grads = jac = hess = chk = None
-        if jacobian:
-            jac = jacobians(p)
-        elif p.value.numel() != 1 and sg is None and not hessian:
-            raise UsageError(
-                "EXPR is not a scalar (shape "
-                f"{list(p.value.shape)}): give --seed-grad VALUE for a vector-Jacobian product, "
-                "or --jacobian")
-        elif not hessian or sg is not None or p.value.numel() == 1:
-            grads = gradients(p, sg)
-        if hessian:
-            hess = hessians(p)
-        if check_:
-            chk = check(p, sg)
-        if as_json:
-            doc = {"schema": "gradcli.grad/1", "expr": expr, "wrt": p.wrt,
-                   "inputs": {n: tensor_json(t) for n, t in p.inputs.items()},
-                   "value": tensor_json(p.value)}
-            if grads is not None:
-                doc["gradients"] = {n: tensor_json(g) for n, g in grads.items()}
-            if jac is not None:
-                doc["jacobian"] = {n: tensor_json(b) for n, b in jac.items()}
-            if hess is not None:
-                doc["hessian"] = {k: tensor_json(b) for k, b in hess.items()}
-            if chk is not None:
-                doc["check"] = chk
-            import json
+        refuse_conflicts(o)
+        grid = []
+        if o.grid:
+            from gradcli.cli.points import PointsError, parse_grid
 
-            print(json.dumps(doc, indent=2))
-        else:
-            report(p, grads, jac, hess, chk, no_color)
-            if graph:
-                from gradcli.views import graph as draw
+            try:
+                grid = parse_grid(o.grid)
+            except PointsError as e:
+                raise UsageError(str(e)) from None
+        p = build(o.expr, o.at, o.wrt, o.dtype, o.seed, o.limits, grid=grid)
+        if o.precision is not None:
+            import gradcli.torch as torch
 
-                for n, g in (grads or {}).items():  # fresh leaves: show their gradients in the tree
-                    p.inputs[n].grad = None if g is None else g.detach()
-                draw(p.value, names=p.inputs, color=False if no_color else None)
-                for n in p.inputs:
-                    p.inputs[n].grad = None
-            if explain:
-                from gradcli.views import explain as walk
-
-                walk(p.value, gradient=sg, names=p.inputs, color=False if no_color else None)
-        if chk is not None and not chk["ok"]:
-            return 1
-        return 0
+            torch.set_printoptions(precision=o.precision)
+        if o.csv or grid or o.plot is not None:
+            return _many_points(p, o, grid)
+        return _one_point(p, o)
     except (UsageError, GradcliError) as e:
         return _report_failure("grad", e)
     except RuntimeError as e:  # engine errors raised outside a program (e.g. autograd.grad)
         print(f"gradcli grad: RuntimeError: {e}", file=sys.stderr)
         return 1
+
+
+def _one_point(p: Problem, o: Options) -> int:
+    sg = _seed_grad(p, o.seed_grad)
+    grads = jac = hess = chk = formulas = None
+    if o.jacobian:
+        jac = jacobians(p)
+    elif p.value.numel() != 1 and sg is None and not o.hessian and not o.formula:
+        raise UsageError(
+            "EXPR is not a scalar (shape "
+            f"{list(p.value.shape)}): give --seed-grad VALUE for a vector-Jacobian product, "
+            "or --jacobian")
+    elif not o.hessian or sg is not None or p.value.numel() == 1:
+        if p.value.numel() == 1 or sg is not None:
+            grads = gradients(p, sg)
+    if o.hessian:
+        hess = hessians(p)
+    if o.check:
+        chk = check(p, sg)
+    if o.formula:
+        formulas = formula_report(p, grads)
+    if o.as_json:
+        import json
+
+        print(json.dumps(json_doc(p, o, grads, jac, hess, chk, formulas, sg), indent=2))
+    else:
+        report(p, grads, jac, hess, chk, o.no_color, o.precision)
+        if formulas is not None:
+            print_formulas(formulas, o.precision)
+        if o.graph:
+            from gradcli.views import graph as draw
+
+            for n, g in (grads or {}).items():  # fresh leaves: show their gradients in the tree
+                p.inputs[n].grad = None if g is None else g.detach()
+            draw(p.value, names=p.inputs, color=False if o.no_color else None)
+            for n in p.inputs:
+                p.inputs[n].grad = None
+        if o.explain:
+            from gradcli.views import explain as walk
+
+            walk(p.value, gradient=sg, names=p.inputs, color=False if o.no_color else None)
+    if chk is not None and not chk["ok"]:
+        return 1
+    return 0
+
+
+def _many_points(p: Problem, o: Options, grid: list) -> int:
+    from gradcli.cli.points import PointsError, number, table, write_csv
+
+    formulas = formula_report(p, None, check=False) if o.formula else None
+    try:
+        if o.plot is not None and not grid:
+            grid = _plot_range(p)
+        headers, rows = table(p, grid)
+    except PointsError as e:
+        raise UsageError(str(e)) from None
+    if formulas is not None:
+        _check_formulas_at_points(p, formulas, headers, rows)
+    if o.plot is not None:
+        if formulas is not None:
+            print_formulas(formulas, o.precision)
+        return _plot(p, o, grid, headers, rows)
+    if o.csv:
+        write_csv(headers, rows, o.precision, sys.stdout)
+        return 0
+    if o.as_json:
+        import json
+
+        doc = json_doc(p, o, None, None, None, None, formulas, None)
+        doc["points"] = {"headers": headers,
+                         "rows": [[_jsonable(float(v)) for v in r] for r in rows]}
+        print(json.dumps(doc, indent=2))
+        return 0
+    if formulas is not None:
+        print_formulas(formulas, o.precision)
+    digits = 6 if o.precision is None else o.precision
+    print_table(f"{p.expr} at {len(rows)} points", [[number(v, digits) for v in r] for r in rows],
+                headers, o.no_color)
+    return 0
+
+
+def _plot_range(p: Problem) -> list:
+    """--plot without --grid: the one 1-D --at vector is the x axis."""
+    vectors = [n for n in p.names if p.inputs[n].dim() == 1 and p.inputs[n].numel() > 1]
+    if len(vectors) != 1 or any(p.inputs[n].numel() != 1 for n in p.names if n not in vectors):
+        raise UsageError("--plot needs one 1-D range: --grid NAME=START:STOP:N (or one --at "
+                         "NAME bound to a 1-D vector, the other names to numbers)")
+    return []
+
+
+def _plot(p: Problem, o: Options, grid: list, headers: list, rows: list) -> int:
+    from gradcli.cli import plot as plotting
+
+    if grid and len(grid) != 1:
+        raise UsageError("--plot draws over one name: give one --grid")
+    xname = grid[0][0] if grid else next(n for n in p.names if p.inputs[n].dim() == 1)
+    xi = headers.index(xname)
+    vi = headers.index("value")
+    xs = [r[xi] for r in rows]
+    series = {p.expr: [r[vi] for r in rows]}
+    if xname in p.wrt:
+        di = headers.index(f"d/d{xname}")
+        series[f"d/d{xname}"] = [r[di] for r in rows]
+    title = f"{p.expr} and d/d{xname}" if xname in p.wrt else p.expr
+    if o.plot:
+        plotting.image(o.plot, xs, series, xname, title)
+        print(f"wrote {o.plot}")
+    else:
+        print(plotting.terminal(xs, series, xname, title, color=_use_rich(o.no_color)))
+    return 0
+
+
+# ----------------------------------------------------------------- formula
+
+def formula_report(p: Problem, grads, check: bool = True) -> dict:
+    """{name: {"text", "sympy", "missing", "check"}} for each wrt name (sympy on first use)."""
+    from gradcli.cli import formula as F
+
+    shapes = {n: tuple(t.shape) for n, t in p.inputs.items()}
+    derived = F.derive(p.expr, shapes, p.wrt)
+    expected = None
+    out = {}
+    for n in p.wrt:
+        d, reason = derived[n]
+        entry = {"text": None, "sympy": None, "missing": reason, "check": None, "expr": d}
+        if d is not None:
+            entry["text"] = F.as_text(d)
+            entry["sympy"] = F.as_sympy(d)
+            if check:
+                if expected is None:
+                    expected = _autograd_partials(p, grads)
+                entry["check"] = _check_formula(F, d, p, expected.get(n) if expected else None)
+        out[n] = entry
+    return out
+
+
+def _autograd_partials(p: Problem, grads) -> dict:
+    """What the formulas must equal: the gradient of a scalar EXPR, each element's own
+    partials for an elementwise one ({} when neither)."""
+    import numpy as np
+
+    if p.value.numel() == 1:
+        g = grads if grads is not None else gradients(p, None)
+        return {n: (np.zeros(tuple(p.inputs[n].shape)) if t is None else
+                    np.asarray(t.tolist(), dtype=float)) for n, t in g.items()}
+    from gradcli.cli.points import _broadcast_shape, elementwise
+
+    try:
+        shape = _broadcast_shape([tuple(t.shape) for t in p.inputs.values()])
+    except ValueError:
+        return {}
+    found = elementwise(p, dict(p.inputs), shape)
+    if found is None:
+        return {}
+    return {n: np.asarray(t.tolist(), dtype=float) for n, t in found[1].items()}
+
+
+def _check_formula(F, d, p: Problem, expected) -> dict:
+    import numpy as np
+
+    if expected is None:
+        return {"ok": None, "max_abs_error": None, "note": "not checked (EXPR is neither a "
+                "scalar nor elementwise)"}
+    values = {n: np.asarray(t.detach().tolist(), dtype=float) for n, t in p.inputs.items()}
+    shapes = {n: tuple(t.shape) for n, t in p.inputs.items()}
+    try:
+        got = F.evaluate(d, shapes, values, False)
+        got = np.broadcast_to(np.asarray(got, dtype=float).reshape(-1) if
+                              np.size(got) == np.size(expected) else got, expected.reshape(-1).shape
+                              if np.size(got) == np.size(expected) else expected.shape)
+        got = got.reshape(expected.shape)
+    except Exception as e:  # noqa: BLE001 - a formula sympy cannot evaluate numerically
+        return {"ok": None, "max_abs_error": None, "note": f"not checked ({type(e).__name__})"}
+    float64 = p.value.dtype.name == "float64"
+    rtol, atol = (1e-7, 1e-7) if float64 else (1e-5, 1e-5)
+    diff = np.abs(got - expected)
+    both_nan = np.isnan(got) & np.isnan(expected)
+    diff = np.where(both_nan, 0.0, diff)
+    same_inf = np.isinf(got) & (got == expected)
+    diff = np.where(same_inf, 0.0, diff)
+    worst = float(np.nanmax(diff)) if diff.size else 0.0
+    ok = bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+    return {"ok": ok, "max_abs_error": worst if worst == worst else None, "rtol": rtol,
+            "atol": atol}
+
+
+def _check_formulas_at_points(p: Problem, formulas: dict, headers: list, rows: list) -> None:
+    """With --grid/--plot: each formula against the autograd column at every point."""
+    import numpy as np
+
+    from gradcli.cli import formula as F
+
+    columns = {h: np.asarray([r[k] for r in rows], dtype=float) for k, h in enumerate(headers)}
+    shapes = {n: () for n in p.names}
+    for n, f in formulas.items():
+        if f["text"] is None or f"d/d{n}" not in columns:
+            continue
+        d = f["expr"]
+        if d is None or any(s.name not in columns for s in d.free_symbols):
+            continue
+        try:
+            got = np.broadcast_to(np.asarray(F.evaluate(d, shapes, columns, False), dtype=float),
+                                  (len(rows),))
+        except Exception:  # noqa: BLE001 - a formula sympy cannot evaluate numerically
+            continue
+        want = columns[f"d/d{n}"]
+        float64 = p.value.dtype.name == "float64"
+        rtol, atol = (1e-7, 1e-7) if float64 else (1e-5, 1e-5)
+        diff = np.where(np.isnan(got) & np.isnan(want), 0.0, np.abs(got - want))
+        f["check"] = {"ok": bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)),
+                      "max_abs_error": float(np.nanmax(diff)) if diff.size else 0.0,
+                      "rtol": rtol, "atol": atol, "points": len(rows)}
+
+
+def print_formulas(formulas: dict, precision) -> None:
+    at_points = any(f["check"] and f["check"].get("points") for f in formulas.values())
+    where = "at every point" if at_points else "at the --at point"
+    print(f"formula (sympy; checked against autograd {where}):")
+    for n, f in formulas.items():
+        if f["text"] is None:
+            print(f"  d/d{n}: {f['missing']}; the numbers are autograd's")
+            continue
+        chk = f["check"]
+        if chk is None:
+            verdict = ""
+        elif chk["ok"] is None:
+            verdict = f"  [{chk['note']}]"
+        else:
+            err = chk["max_abs_error"]
+            digits = 2 if precision is None else precision
+            err_text = "nan" if err is None else f"{err:.{digits}e}"
+            verdict = (f"  [{'matches' if chk['ok'] else 'DIFFERS FROM'} autograd, "
+                       f"max abs difference {err_text}]")
+        print(f"  d/d{n} = {f['text']}{verdict}")
+
+
+# ----------------------------------------------------------------- JSON
+
+def json_doc(p: Problem, o: Options, grads, jac, hess, chk, formulas, sg) -> dict:
+    doc = {"schema": SCHEMA, "expr": p.expr, "wrt": p.wrt,
+           "inputs": {n: tensor_json(t) for n, t in p.inputs.items()},
+           "value": tensor_json(p.value)}
+    if grads is not None:
+        doc["gradients"] = {n: tensor_json(g) for n, g in grads.items()}
+    if jac is not None:
+        doc["jacobian"] = {n: tensor_json(b) for n, b in jac.items()}
+    if hess is not None:
+        doc["hessian"] = {k: tensor_json(b) for k, b in hess.items()}
+        labels, matrix = hessian_matrix(p, hess)
+        doc["hessian_matrix"] = {"labels": labels, "data": _jsonable(matrix)}
+    if chk is not None:
+        doc["check"] = chk
+    if formulas is not None:
+        doc["formula"] = {n: f["sympy"] for n, f in formulas.items()}
+        doc["formula_text"] = {n: f["text"] for n, f in formulas.items()}
+        doc["formula_check"] = {n: f["check"] for n, f in formulas.items()}
+        missing = {n: f["missing"] for n, f in formulas.items() if f["missing"]}
+        if missing:
+            doc["formula_missing"] = missing
+    if o.graph:
+        import json
+
+        from gradcli.views import export
+
+        doc["graph"] = json.loads(export(p.value, "json", names=p.inputs))
+    if o.explain:
+        import io
+
+        from gradcli.views import explain as walk
+
+        buf = io.StringIO()
+        walk(p.value, gradient=sg, names=p.inputs, color=False, file=buf, width=100)
+        doc["explanation"] = buf.getvalue()
+    return doc
 
 
 def do_graph(expr, at, fmt, dtype, seed, no_color, limits) -> int:
@@ -507,16 +952,38 @@ def register(app) -> None:
         graph: Annotated[bool, typer.Option("--graph", help="Also draw the grad_fn graph.")] = False,
         explain: Annotated[bool, typer.Option("--explain", help="Also walk the backward pass step by step.")] = False,
         check_: Annotated[bool, typer.Option("--check", help="gradcheck in float64 against finite differences.")] = False,
-        as_json: Annotated[bool, typer.Option("--json", help="Print a JSON document (schema gradcli.grad/1).")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Print a JSON document (schema gradcli.grad/2).")] = False,
+        formula: Annotated[bool, typer.Option("--formula", help=(
+            "Also the derivative as a formula for each wrt name (sympy), checked against "
+            "autograd."))] = False,
+        csv: Annotated[bool, typer.Option("--csv", help=(
+            "One CSV row per element of an elementwise EXPR (or per --grid point): the names, "
+            "the value, each derivative, all digits."))] = False,
+        grid: Annotated[List[str], typer.Option("--grid", metavar="NAME=START:STOP:N", help=(
+            "Evaluate at N points from START to STOP (repeatable: every combination)."))] = [],  # noqa: B006
+        plot: Annotated[bool, typer.Option("--plot", help=(
+            "Draw EXPR and its derivative over the 1-D range in the terminal; --plot FILE.png "
+            "(.svg, .pdf) writes an image (needs matplotlib: gradcli's `plot` extra)."))] = False,
+        plot_file: Annotated[Optional[str], typer.Argument(
+            metavar="FILE", hidden=True, help="The image --plot writes.")] = None,
+        precision: Annotated[Optional[int], typer.Option("--precision", metavar="N", help=(
+            "Digits of every printed number (tensors: after the point, as "
+            "torch.set_printoptions).")) ] = None,
         dtype: Dtype = None,
         seed: Seed = 0,
         no_color: NoColor = False,
         max_steps: MaxSteps = None,
         max_elements: MaxElements = None,
     ):
-        raise typer.Exit(do_grad(expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_,
-                                 as_json, dtype, seed, no_color,
-                                 _limits(max_steps=max_steps, max_elements=max_elements)))
+        # typer has no option with an optional value: `--plot FILE` arrives as a flag and a
+        # second word (the fast path reads it directly)
+        if plot_file is not None and not plot:
+            raise typer.BadParameter(f"unexpected extra argument {plot_file!r}")
+        raise typer.Exit(do_grad(Options(
+            expr, at, wrt, seed_grad, jacobian, hessian, graph, explain, check_, as_json, dtype,
+            seed, no_color, _limits(max_steps=max_steps, max_elements=max_elements),
+            formula=formula, csv=csv, grid=grid, plot=(plot_file or "") if plot else None,
+            precision=precision)))
 
     @app.command("graph", help=GRAPH_HELP)
     def graph_cmd(
@@ -538,12 +1005,25 @@ def register(app) -> None:
 # import costs about 0.1-0.2 s); anything else (--help, errors) goes to typer.
 
 _FLAGS = {"--jacobian": "jacobian", "--hessian": "hessian", "--graph": "graph",
-          "--explain": "explain", "--check": "check_", "--json": "as_json", "--no-color": "no_color"}
+          "--explain": "explain", "--check": "check", "--json": "as_json", "--no-color": "no_color",
+          "--formula": "formula", "--csv": "csv"}
 _VALUES = {"--at": "at", "--wrt": "wrt", "--seed-grad": "seed_grad", "--dtype": "dtype",
            "--seed": "seed", "--max-steps": "max_steps", "--max-elements": "max_elements",
-           "--format": "fmt", "-f": "fmt"}
-_REPEATED = ("at", "wrt")
-_INTS = ("seed", "max_steps", "max_elements")
+           "--format": "fmt", "-f": "fmt", "--grid": "grid", "--precision": "precision"}
+_REPEATED = ("at", "wrt", "grid")
+_INTS = ("seed", "max_steps", "max_elements", "precision")
+_GRAD_ONLY = ("wrt", "seed_grad", "grid", "precision")
+
+
+def _plot_value(rest: list, i: int):
+    """`--plot` takes a FILE only when the next word names an image (or `--plot=FILE`)."""
+    a = rest[i]
+    if a.startswith("--plot="):
+        return a.partition("=")[2], i
+    if i + 1 < len(rest) and not rest[i + 1].startswith("-") and \
+            rest[i + 1].lower().endswith((".png", ".svg", ".pdf")):
+        return rest[i + 1], i + 1
+    return "", i
 
 
 def fast_path(argv: list):
@@ -557,7 +1037,7 @@ def fast_path(argv: list):
     )
 
     cmd = argv[0]
-    kw = {"at": [], "wrt": []}
+    kw = {"at": [], "wrt": [], "grid": []}
     positional = []
     rest = argv[1:]
     i = 0
@@ -567,14 +1047,16 @@ def fast_path(argv: list):
             positional.append(a)
         elif a in _FLAGS and (cmd == "grad" or a == "--no-color"):
             kw[_FLAGS[a]] = True
+        elif cmd == "grad" and (a == "--plot" or a.startswith("--plot=")):
+            kw["plot"], i = _plot_value(rest, i)
         else:
             name, value, i = _option_value(rest, i)
             key = _VALUES.get(name)
-            if key is None or value is None or (cmd == "graph" and key in ("wrt", "seed_grad")) \
+            if key is None or value is None or (cmd == "graph" and key in _GRAD_ONLY) \
                     or (cmd == "grad" and key == "fmt"):
                 return None
             if key in _INTS:
-                value = _int_value(value, positive=key != "seed")
+                value = _int_value(value, positive=key not in ("seed", "precision"))
                 if value is None:
                     return None
             if key in _REPEATED:
@@ -593,7 +1075,5 @@ def fast_path(argv: list):
     if cmd == "graph":
         return lambda: do_graph(expr, kw["at"], kw.get("fmt", "tree"), kw.get("dtype"),
                                 kw.get("seed", 0), kw.get("no_color", False), limits)
-    return lambda: do_grad(expr, kw["at"], kw["wrt"], kw.get("seed_grad"), kw.get("jacobian", False),
-                           kw.get("hessian", False), kw.get("graph", False), kw.get("explain", False),
-                           kw.get("check_", False), kw.get("as_json", False), kw.get("dtype"),
-                           kw.get("seed", 0), kw.get("no_color", False), limits)
+    kw.pop("fmt", None)
+    return lambda: do_grad(Options(expr, limits=limits, **kw))

@@ -6,6 +6,7 @@ import sys
 import warnings
 
 from . import runtime as R
+from .bare_names import bare_functions
 from .compiler import Compiler, Program, compile_program
 from .errors import CompileError, GradcliError, InternalError, Interrupted, LimitError, ProgramError
 from .limits import LimitExceeded, Limits, raise_with
@@ -78,6 +79,7 @@ class Session:
             from .view_builtins import view_builtins
 
             self._builtins = R.make_builtins(self.state, with_facade=self._with_facade)
+            self._builtins.update(bare_functions(self._builtins))  # bare exp(1) is e
             self._builtins.update(view_builtins(self.globals, self.state))
         return self._builtins
 

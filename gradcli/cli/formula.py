@@ -1,0 +1,603 @@
+"""`gradcli grad --formula`: the derivative of EXPR as a formula, with sympy.
+
+Imported only when `--formula` is given (sympy costs ~0.4 s to import).
+
+EXPR is read with Python's `ast` (it is already known to be a valid gradcli expression:
+it was evaluated first) and rebuilt as a sympy expression:
+
+- every bound name is one sympy symbol standing for *one element* of its tensor, so an
+  elementwise expression over vectors is written exactly as over numbers;
+- a full reduction (`.sum()`, `.mean()`, `torch.sum(E)`) becomes a fresh symbol R, and
+  what it reduces is remembered; the derivative of a scalar EXPR with respect to `x` is
+  then d/dx of the explicit part plus, for each R, dEXPR/dR times the derivative of the
+  reduced expression (summed over the elements `x` was broadcast to). So
+  `(x**3).sum() + (x*w).sum()` with vectors gives `3*x**2 + w`;
+- matrix products (`@`, `mm`, `mv`, `matmul`, `dot`, `.T`) are written with sympy's matrix
+  symbols, whose derivative sympy knows in closed form (`x @ W @ x` gives
+  `W @ x + W.T @ x`).
+
+What has no symbolic rule here (indexing, reductions over one dim, a function sympy does not
+know) is reported by name; the numbers are printed anyway. The formula is checked
+numerically against the autograd gradient at the --at point.
+
+Formulas are given twice: `text`, in the expression's notation (`(x**2).sum()`, `W.T @ x`),
+and `sympy`, a string `sympy.parse_expr` reads (`sum_all(x**2)`, `transpose(W)*x`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import sympy
+from sympy.printing.str import StrPrinter
+
+
+class NoRule(Exception):
+    """EXPR uses something that has no symbolic rule here (the message says what)."""
+
+
+SumAll = sympy.Function("sum_all")
+MeanAll = sympy.Function("mean_all")
+
+
+def _relu(a):
+    return sympy.Max(0, a)
+
+
+def _sigmoid(a):
+    return 1 / (1 + sympy.exp(-a))
+
+
+def _softplus(a, beta=1, threshold=20):
+    return sympy.log(1 + sympy.exp(beta * a)) / beta
+
+
+def _clamp(a, lo=None, hi=None):
+    if lo is not None and lo is not sympy.nan:
+        a = sympy.Max(a, lo)
+    if hi is not None and hi is not sympy.nan:
+        a = sympy.Min(a, hi)
+    return a
+
+
+def _gelu(a, approximate="none"):
+    return a * (1 + sympy.erf(a / sympy.sqrt(2))) / 2
+
+
+#: gradcli function or method name -> sympy builder (the symbolic rules)
+FUNCTIONS = {
+    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "exp": sympy.exp,
+    "log": sympy.log, "sqrt": sympy.sqrt, "tanh": sympy.tanh, "sinh": sympy.sinh,
+    "cosh": sympy.cosh, "asin": sympy.asin, "acos": sympy.acos, "atan": sympy.atan,
+    "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
+    "asinh": sympy.asinh, "acosh": sympy.acosh, "atanh": sympy.atanh,
+    "arcsinh": sympy.asinh, "arccosh": sympy.acosh, "arctanh": sympy.atanh,
+    "atan2": sympy.atan2, "arctan2": sympy.atan2,
+    "log2": lambda a: sympy.log(a, 2), "log10": lambda a: sympy.log(a, 10),
+    "log1p": lambda a: sympy.log(1 + a), "expm1": lambda a: sympy.exp(a) - 1,
+    "exp2": lambda a: 2 ** a, "square": lambda a: a ** 2, "rsqrt": lambda a: 1 / sympy.sqrt(a),
+    "reciprocal": lambda a: 1 / a, "neg": lambda a: -a, "negative": lambda a: -a,
+    "abs": sympy.Abs, "absolute": sympy.Abs, "sign": sympy.sign, "sgn": sympy.sign,
+    "erf": sympy.erf, "erfc": sympy.erfc, "erfinv": sympy.erfinv,
+    "sigmoid": _sigmoid, "expit": _sigmoid, "logit": lambda a: sympy.log(a / (1 - a)),
+    "relu": _relu, "softplus": _softplus, "silu": lambda a: a * _sigmoid(a),
+    "logsigmoid": lambda a: -_softplus(-a), "softsign": lambda a: a / (1 + sympy.Abs(a)),
+    "gelu": _gelu, "mish": lambda a: a * sympy.tanh(_softplus(a)),
+    "pow": lambda a, b: a ** b, "float_power": lambda a, b: a ** b,
+    "add": lambda a, b, alpha=1: a + alpha * b, "sub": lambda a, b, alpha=1: a - alpha * b,
+    "subtract": lambda a, b, alpha=1: a - alpha * b,
+    "mul": lambda a, b: a * b, "multiply": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "divide": lambda a, b: a / b, "true_divide": lambda a, b: a / b,
+    "maximum": sympy.Max, "minimum": sympy.Min, "clamp": _clamp, "clip": _clamp,
+    "hypot": lambda a, b: sympy.sqrt(a ** 2 + b ** 2),
+    "xlogy": lambda a, b: a * sympy.log(b), "sinc": lambda a: sympy.sin(sympy.pi * a) / (sympy.pi * a),
+    "deg2rad": lambda a: a * sympy.pi / 180, "rad2deg": lambda a: a * 180 / sympy.pi,
+    "lgamma": sympy.loggamma, "digamma": sympy.digamma, "gammaln": sympy.loggamma,
+    "cbrt": sympy.cbrt,
+}
+REDUCTIONS = ("sum", "mean")
+MATMULS = ("matmul", "mm", "mv", "dot", "inner", "__matmul__")
+CONSTANTS = {"pi": sympy.pi, "e": sympy.E, "inf": sympy.oo, "nan": sympy.nan}
+MODULES = ("torch", "F", "special", "nn", "functional", "math")
+
+
+class Val:
+    """A symbolic value: a sympy expression and the shape of the tensor it stands for
+    (an elementwise expression stands for every element of that shape)."""
+
+    __slots__ = ("e", "shape", "matrix")
+
+    def __init__(self, e, shape, matrix=False):
+        self.e = e
+        self.shape = tuple(shape)
+        self.matrix = matrix
+
+
+def _broadcast(*shapes):
+    out = []
+    for dims in _zip_right(shapes):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise NoRule("shapes that do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(reversed(out))
+
+
+def _zip_right(shapes):
+    n = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
+    return [tuple(p[i] for p in padded) for i in reversed(range(n))]
+
+
+def _number(v):
+    if isinstance(v, bool):
+        return sympy.Integer(int(v))
+    if isinstance(v, int):
+        return sympy.Integer(v)
+    text = repr(v)
+    if v != v:
+        return sympy.nan
+    if v in (float("inf"), float("-inf")):
+        return sympy.oo if v > 0 else -sympy.oo
+    if len(text) <= 8 and "e" not in text:
+        return sympy.Rational(text)
+    return sympy.Float(v, 17)
+
+
+class Builder:
+    """EXPR -> Val, recording each full reduction as a symbol."""
+
+    def __init__(self, shapes: dict, matrix: bool):
+        self.shapes = shapes
+        self.matrix = matrix
+        self.symbols = {}
+        for name, shape in shapes.items():
+            if matrix and len(shape) in (1, 2):
+                rows, cols = (shape[0], 1) if len(shape) == 1 else shape
+                self.symbols[name] = sympy.MatrixSymbol(name, rows, cols)
+            else:
+                self.symbols[name] = sympy.Symbol(name, real=True)
+        self.reductions = {}  # R symbol -> (kind, Val reduced)
+
+    def build(self, text: str) -> Val:
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError:
+            raise NoRule("an expression Python's parser does not read") from None
+        return self.node(tree.body)
+
+    # ------------------------------------------------------------ nodes
+    def node(self, n) -> Val:
+        method = getattr(self, "n_" + type(n).__name__, None)
+        if method is None:
+            raise NoRule(f"{type(n).__name__.lower()} expressions")
+        return method(n)
+
+    def n_Constant(self, n):
+        if isinstance(n.value, (int, float)):
+            return Val(_number(n.value), ())
+        raise NoRule(f"the constant {n.value!r}")
+
+    def n_Name(self, n):
+        if n.id in self.symbols:
+            shape = self.shapes[n.id]
+            return Val(self.symbols[n.id], shape, self.matrix and len(shape) in (1, 2))
+        if n.id in CONSTANTS:
+            return Val(CONSTANTS[n.id], ())
+        raise NoRule(f"the name {n.id}")
+
+    def n_UnaryOp(self, n):
+        v = self.node(n.operand)
+        if isinstance(n.op, ast.USub):
+            return Val(-v.e, v.shape, v.matrix)
+        if isinstance(n.op, ast.UAdd):
+            return v
+        raise NoRule(f"the operator {type(n.op).__name__}")
+
+    def n_BinOp(self, n):
+        a, b = self.node(n.left), self.node(n.right)
+        op = type(n.op).__name__
+        if op == "MatMult":
+            return self.matmul(a, b)
+        if op == "BitXor":
+            raise NoRule("`^` (bitwise xor; write ** for powers)")
+        if a.matrix or b.matrix:
+            return self.matrix_arith(op, a, b)
+        shape = _broadcast(a.shape, b.shape)
+        if op == "Add":
+            return Val(a.e + b.e, shape)
+        if op == "Sub":
+            return Val(a.e - b.e, shape)
+        if op == "Mult":
+            return Val(a.e * b.e, shape)
+        if op == "Div":
+            return Val(a.e / b.e, shape)
+        if op == "Pow":
+            return Val(a.e ** b.e, shape)
+        raise NoRule(f"the operator {op}")
+
+    def n_Attribute(self, n):
+        if n.attr in ("T", "mT") and not isinstance(n.value, ast.Name) or \
+                (n.attr in ("T", "mT") and n.value.id not in MODULES):
+            v = self.node(n.value)
+            if not v.matrix:
+                if len(v.shape) < 2:
+                    return v
+                raise NoRule(".T outside a matrix product")
+            return Val(v.e.T, tuple(reversed(v.shape)), True)
+        raise NoRule(f"the attribute .{n.attr}")
+
+    def n_Call(self, n):
+        f = n.func
+        if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and
+                                                 f.value.id in MODULES) and \
+                not (isinstance(f.value, ast.Attribute) and f.value.attr in MODULES):
+            name = f.attr
+            args = [f.value] + list(n.args)  # a method: self is the first argument
+        elif isinstance(f, ast.Attribute):
+            name = f.attr
+            args = list(n.args)
+        elif isinstance(f, ast.Name):
+            name = f.id
+            args = list(n.args)
+        else:
+            raise NoRule("a call of a computed function")
+        kwargs = {}
+        for k in n.keywords:
+            if k.arg is None:
+                raise NoRule("**kwargs")
+            kwargs[k.arg] = k.value
+        if name in REDUCTIONS:
+            if len(args) != 1 or kwargs:
+                raise NoRule(f"{name} over a dim (only the full {name}() has a rule here)")
+            return self.reduce(name, self.node(args[0]))
+        if name in MATMULS:
+            if len(args) != 2 or kwargs:
+                raise NoRule(name)
+            return self.matmul(self.node(args[0]), self.node(args[1]))
+        if name in ("t", "transpose") and len(args) == 1:
+            return self.n_Attribute(ast.Attribute(value=args[0], attr="T"))
+        rule = FUNCTIONS.get(name)
+        if rule is None:
+            raise NoRule(name)
+        vals = [self.node(a) for a in args]
+        kw = {}
+        for k, v in kwargs.items():
+            kw[k] = self.node(v).e if not _is_none(v) else None
+        if any(v.matrix for v in vals):
+            raise NoRule(f"{name} of a matrix product (no closed form here)")
+        try:
+            e = rule(*[v.e for v in vals], **kw)
+        except TypeError:
+            raise NoRule(f"{name} with these arguments") from None
+        return Val(e, _broadcast(*[v.shape for v in vals]))
+
+    # ------------------------------------------------------------ pieces
+    def reduce(self, kind, v: Val) -> Val:
+        if v.matrix:
+            raise NoRule(f"{kind}() of a matrix product")
+        if not v.shape:
+            return v  # the sum of one element is the element
+        r = sympy.Dummy(f"R{len(self.reductions)}", real=True)
+        self.reductions[r] = (kind, v)
+        return Val(r, ())
+
+    def matmul(self, a: Val, b: Val) -> Val:
+        if not (self.matrix and a.matrix and b.matrix):
+            raise NoRule("a matrix product with a non-matrix operand")
+        if len(a.shape) == 1 and len(b.shape) == 1:
+            return Val(a.e.T * b.e, (), True)
+        if len(a.shape) == 1:
+            return Val(b.e.T * a.e, (b.shape[1],), True)
+        if len(b.shape) == 1:
+            return Val(a.e * b.e, (a.shape[0],), True)
+        return Val(a.e * b.e, (a.shape[0], b.shape[1]), True)
+
+    def matrix_arith(self, op, a: Val, b: Val):
+        if op in ("Add", "Sub") and a.matrix and b.matrix and a.shape == b.shape:
+            return Val(a.e + b.e if op == "Add" else a.e - b.e, a.shape, True)
+        scalar = a if not a.matrix else b
+        mat = b if scalar is a else a
+        if not scalar.shape and op == "Mult" and not scalar.matrix:
+            return Val(scalar.e * mat.e, mat.shape, True)
+        if not scalar.shape and op == "Div" and mat is a:
+            return Val(mat.e / scalar.e, mat.shape, True)
+        raise NoRule("elementwise arithmetic on a matrix product (no closed form here)")
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+# ---------------------------------------------------------------- derivative
+
+def _uses_matrices(text: str) -> bool:
+    return "@" in text or any(f"{m}(" in text for m in MATMULS) or ".T" in text or ".t(" in text
+
+
+def derive(text: str, shapes: dict, wrt: list) -> dict:
+    """{name: (sympy expression, None) or (None, reason)}: the derivative of EXPR with
+    respect to each wrt name (elementwise where EXPR is not a scalar)."""
+    matrix = _uses_matrices(text)
+    try:
+        b = Builder(shapes, matrix)
+        v = b.build(text)
+    except NoRule as e:
+        reason = f"no symbolic rule for {e}"
+        return {name: (None, reason) for name in wrt}
+    import time
+
+    deadline = time.monotonic() + SIMPLIFY_SECONDS
+    out = {}
+    for name in wrt:
+        try:
+            if v.matrix or (matrix and name in b.symbols and
+                            isinstance(b.symbols[name], sympy.MatrixSymbol)):
+                d = _matrix_derivative(b, v, name)
+            else:
+                d = _derivative(b, v, name)
+                d = _restore(b, d)
+                d = _simplify(d, deadline - time.monotonic())
+            out[name] = (d, None)
+        except NoRule as e:
+            out[name] = (None, f"no symbolic rule for {e}")
+    return out
+
+
+#: seconds sympy.simplify may take for all the formulas of one command (it is exponential
+#: on some expressions): past it, a formula is printed as differentiated, cheaply tidied
+SIMPLIFY_SECONDS = 0.25
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _simplify(d, seconds=SIMPLIFY_SECONDS):
+    """The shorter of d (cheaply tidied) and sympy.simplify(d) within `seconds`."""
+    try:
+        tidy = sympy.factor_terms(d)
+    except Exception:  # noqa: BLE001 - tidying is a nicety
+        tidy = d
+    if sympy.count_ops(tidy) > 60 or seconds < 0.01:
+        return tidy
+    simplified = _with_deadline(lambda: sympy.simplify(tidy), seconds)
+    if simplified is None:
+        return tidy
+    return simplified if sympy.count_ops(simplified) <= sympy.count_ops(tidy) else tidy
+
+
+def _with_deadline(fn, seconds):
+    """fn() or None when it takes longer than `seconds` (SIGALRM; main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "setitimer"):
+        return None
+
+    def stop(signum, frame):
+        raise _TooSlow()
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn()
+    except _TooSlow:
+        return None
+    except Exception:  # noqa: BLE001 - simplification is a nicety
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _derivative(b: Builder, v: Val, name: str):
+    """d v / d name, elementwise; reductions' chain terms added."""
+    sym = b.symbols[name]
+    target = tuple(b.shapes[name])
+    d = sympy.diff(v.e, sym)
+    for r, (kind, inner) in list(b.reductions.items()):
+        if not v.e.has(r):
+            continue
+        outer = sympy.diff(v.e, r)
+        if outer == 0:
+            continue
+        part = _derivative(b, inner, name)
+        if part == 0:
+            continue
+        if kind == "mean":
+            part = part / _numel(inner.shape)
+        part = _sum_to(b, part, inner.shape, target)
+        d = d + outer * part
+    return d
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _sum_to(b: Builder, part, shape, target):
+    """The elementwise derivative `part` (over `shape`) summed to the wrt name's shape."""
+    if _numel(shape) == _numel(target) and _broadcast(shape, target) == tuple(shape):
+        return part
+    if not target or _numel(target) == 1:
+        r = sympy.Dummy(f"R{len(b.reductions)}", real=True)
+        b.reductions[r] = ("sum", Val(part, shape))
+        return r
+    raise NoRule("a sum over broadcast dims of part of a tensor")
+
+
+def _restore(b: Builder, d):
+    """Put each reduction symbol back as sum_all(E) / mean_all(E)."""
+    for _ in range(len(b.reductions) + 1):
+        free = [r for r in b.reductions if d.has(r)]
+        if not free:
+            break
+        subs = {}
+        for r in free:
+            kind, inner = b.reductions[r]
+            fn = SumAll if kind == "sum" else MeanAll
+            subs[r] = fn(inner.e)
+        d = d.xreplace(subs)
+    return d
+
+
+def _matrix_derivative(b: Builder, v: Val, name: str):
+    if v.shape != ():
+        raise NoRule("the derivative of a non-scalar matrix product")
+    if b.reductions:
+        raise NoRule("sum() together with a matrix product")
+    sym = b.symbols[name]
+    e = v.e
+    d = e.diff(sym)
+    if isinstance(d, sympy.MatrixBase) or not hasattr(d, "shape"):
+        return d
+    if len(b.shapes[name]) == 1 and d.shape == (1, b.shapes[name][0]):
+        d = d.T
+    return d
+
+
+# ---------------------------------------------------------------- printing
+
+class TextPrinter(StrPrinter):
+    """sympy -> the expression's own notation (gradcli/PyTorch spelling)."""
+
+    def _print_Function(self, expr):
+        name = expr.func.__name__
+        if name in ("sum_all", "mean_all"):
+            inner = self._print(expr.args[0])
+            if not expr.args[0].is_Symbol:
+                inner = f"({inner})"
+            return f"{inner}.{name[:-4]}()"
+        return super()._print_Function(expr)
+
+    def _print_Abs(self, expr):
+        return f"abs({self._print(expr.args[0])})"
+
+    def _print_Heaviside(self, expr):
+        return f"heaviside({self._print(expr.args[0])}, 0.5)"
+
+    def _print_MatMul(self, expr):
+        parts = []
+        for a in expr.args:
+            text = self._print(a)
+            if isinstance(a, (sympy.MatAdd,)):
+                text = f"({text})"
+            parts.append(text)
+        scalars = [p for a, p in zip(expr.args, parts) if not getattr(a, "is_Matrix", False)]
+        mats = [p for a, p in zip(expr.args, parts) if getattr(a, "is_Matrix", False)]
+        out = " @ ".join(mats)
+        return "*".join(scalars + [out]) if scalars else out
+
+    def _print_Transpose(self, expr):
+        inner = self._print(expr.arg)
+        if not isinstance(expr.arg, sympy.MatrixSymbol):
+            inner = f"({inner})"
+        return f"{inner}.T"
+
+    def _print_loggamma(self, expr):
+        return f"lgamma({self._print(expr.args[0])})"
+
+    def _print_Max(self, expr):
+        if len(expr.args) == 2:
+            return f"maximum({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+        return super()._print_Max(expr)
+
+    def _print_Min(self, expr):
+        if len(expr.args) == 2:
+            return f"minimum({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+        return super()._print_Min(expr)
+
+    def _print_Exp1(self, expr):
+        return "e"
+
+
+class SympyPrinter(StrPrinter):
+    """sympy -> a string sympy.parse_expr reads back (matrix transposes as transpose())."""
+
+    def _print_Transpose(self, expr):
+        return f"transpose({self._print(expr.arg)})"
+
+    def _print_MatMul(self, expr):
+        return "*".join(self.parenthesize(a, 50) for a in expr.args)
+
+
+#: higher degree first, as a calculus text writes it: `3*x**2 + w`, not `w + 3*x**2`
+_ORDER = {"order": "grlex"}
+
+
+def as_text(d) -> str:
+    return TextPrinter(_ORDER).doprint(d)
+
+
+def as_sympy(d) -> str:
+    return SympyPrinter(_ORDER).doprint(d)
+
+
+# ---------------------------------------------------------------- numbers
+
+def evaluate(d, b_shapes: dict, values: dict, names_matrix: bool):
+    """The formula's numbers at the point: a numpy array."""
+    import numpy as np
+
+    if isinstance(d, sympy.MatrixExpr) or getattr(d, "is_Matrix", False):
+        subs = {}
+        for sym in d.free_symbols:
+            if isinstance(sym, sympy.MatrixSymbol):
+                arr = np.asarray(values[sym.name], dtype=float)
+                if arr.ndim == 1:
+                    arr = arr.reshape(-1, 1)
+                subs[sym] = sympy.Matrix(arr)
+        m = d.subs(subs).doit()
+        return np.asarray(sympy.Matrix(m).tolist(), dtype=float)
+    sums = {}
+    for f in d.atoms(sympy.Function):
+        if f.func in (SumAll, MeanAll):
+            sums[f] = f
+    expr = d
+    # reductions inside out: evaluate the innermost first
+    for _ in range(10):
+        inner = [f for f in expr.atoms(sympy.Function) if f.func in (SumAll, MeanAll)
+                 and not any(g.func in (SumAll, MeanAll) for g in f.args[0].atoms(sympy.Function))]
+        if not inner:
+            break
+        subs = {}
+        for f in inner:
+            arr = np.asarray(_lambdify(f.args[0], values), dtype=float)
+            full = np.broadcast_to(arr, _shape_of(f.args[0], b_shapes))
+            subs[f] = sympy.Float(float(full.sum() if f.func is SumAll else full.mean()), 30)
+        expr = expr.xreplace(subs)
+    return np.asarray(_lambdify(expr, values), dtype=float)
+
+
+def _shape_of(e, shapes):
+    syms = [s.name for s in e.free_symbols if s.name in shapes]
+    return _broadcast(*[shapes[s] for s in syms]) if syms else ()
+
+
+def _lambdify(e, values):
+    """e at the point, elementwise over the values' broadcast shape. mpmath (which sympy
+    has loaded already) does the arithmetic: numpy's printer would import scipy.special
+    for erf & co, ~0.4 s of a command that should answer within a second."""
+    import numpy as np
+
+    syms = sorted((s for s in e.free_symbols), key=lambda s: s.name)
+    heaviside = {"Heaviside": lambda x, h=0.5: 1.0 if x > 0 else (0.0 if x < 0 else h)}
+    fn = sympy.lambdify(syms, e, modules=[heaviside, "mpmath"])
+
+    def one(*xs):
+        try:
+            v = fn(*xs)
+            return float(v.real) if isinstance(v, complex) or hasattr(v, "imag") and v.imag == 0 \
+                else float(v)
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return float("nan")
+
+    args = [np.asarray(values[s.name], dtype=float) for s in syms]
+    if not args:
+        return np.asarray(one(), dtype=float)
+    return np.vectorize(one, otypes=[float])(*args)
