@@ -1,10 +1,11 @@
 """Every package of the source tree is in pyproject's package list: an editable install
 finds a package the list forgets, a real `pip install .` (CI, users) leaves it out."""
 
+from pathlib import Path
+
 import pytest
 
 tomllib = pytest.importorskip("tomllib")
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
