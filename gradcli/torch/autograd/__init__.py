@@ -16,7 +16,7 @@ from gradcli.engine.grad_mode import (  # noqa: F401
 )
 from gradcli.engine.tensor import Tensor as _Tensor
 
-from . import function, functional, graph  # noqa: F401
+from . import function, functional, graph, profiler  # noqa: F401
 from . import gradcheck as _gradcheck_module
 
 # torch.autograd.gradcheck is the function; the module of that name stays importable
