@@ -75,3 +75,13 @@ def test_detach_inplace_of_a_tensor_no_node_saved_is_fine():
         return mu.grad.tolist()
 
     assert run(gt) == run(torch) == [3.0]
+
+
+def test_profiler_blocks_run_unchanged_and_record_nothing():
+    x = gt.ones(2, requires_grad=True)
+    with gt.autograd.profiler.profile() as prof:
+        with gt.autograd.profiler.record_function("forward"):
+            y = (x * 3).sum()
+        y.backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    assert list(prof.key_averages()) == []  # recorded nothing, and says nothing

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import sys
 from heapq import heappop, heappush, heappushpop
 from typing import NamedTuple
 
@@ -43,9 +42,9 @@ CREATE_GRAPH_CYCLE_WARNING = (
     ".grad fields of your parameters to None after use to break the cycle and avoid the leak. "
     "(Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
 _CREATE_GRAPH_WARNED = [False]
-TASKS: list = []  # (id, the nodes it will run) of each backward running now, innermost last
+# (id, the nodes it will run, its `shared` set) of each backward running now, innermost last
+TASKS: list = []
 _task_ids = itertools.count()
-_refcount = sys.getrefcount
 
 
 def _as_tensor_list(x) -> list:
@@ -204,22 +203,26 @@ def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unu
     return tuple(result)
 
 
-def _owned(t: Tensor, refs: int) -> bool:
-    """Whether gradient `t` and its buffer are held only by the engine's own `refs`
-    references (list slots and locals of the caller), so the engine may take the buffer
-    over or add into it. PyTorch's AccumulateGrad decides the same way, by use count.
-    (+2 below: this frame's `t` and getrefcount's argument; the ndarray: t's slot, `d`
-    and the argument. A numpy view of the buffer holds it as its base, so counts too.)"""
+def _exclusive(t: Tensor, shared) -> bool:
+    """Whether the engine alone holds gradient `t` and its buffer, so it may take the
+    buffer over (AccumulateGrad) or add into it: `t` was made by a built-in backward
+    formula (or by the engine's own sum) into a buffer of its own, and was never given to
+    anyone else this pass. Everything that hands a gradient out records it in `shared`
+    (run_engine's set of ids): the user's root gradients, tensor and node hooks, retained
+    and captured gradients, custom Functions' results, and a tensor sent down two edges.
+    A stale id there only costs a copy, never a wrong value. `shared` None: never."""
+    if shared is None or id(t) in shared:
+        return False
     d = t._data
-    return (_refcount(t) == refs + 2 and _refcount(d) == 3 and d.base is None
-            and d.flags.writeable and t._base is None and t._grad_fn is None)
+    return (d.base is None and d.flags.owndata and d.flags.writeable and t._base is None
+            and t._grad_fn is None)
 
 
-def _accumulate(var: Tensor, grads: list, create_graph: bool) -> None:
+def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> None:
     """AccumulateGrad: .grad = grads[0] the first time, .grad += it after.
 
-    The first gradient is copied, unless nothing else holds it (then it becomes .grad
-    as it is, PyTorch's "steal"; the caller drops its own extra references first)."""
+    The first gradient is copied, unless the engine alone holds it (`_exclusive`): then
+    it becomes .grad as it is, PyTorch's "steal"."""
     g = grads[0]
     if g._data.dtype != var._data.dtype:
         g = make(g._data.astype(var._data.dtype), g._requires_grad, g._grad_fn)
@@ -231,7 +234,7 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool) -> None:
             from .ops.views import COPY, run_op
 
             var._grad = run_op(COPY, (make(np.zeros_like(var._data)), g))  # CopyBackwards
-        elif not g._requires_grad and _owned(g, 2):  # grads[0] and `g`
+        elif not g._requires_grad and _exclusive(g, shared):
             var._grad = g
         else:
             var._grad = make(np.array(g._data, copy=True))
@@ -305,13 +308,14 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     """
     root_nodes = []
     buffers: dict = {}
+    shared = {id(g) for g in root_grads}  # see _exclusive: the gradients others hold too
     for out, g in zip(outputs, root_grads):
         node, nr = edge_of(out)
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = []
             root_nodes.append(node)
-        _add_to(buf, nr, g)
+        _add_to(buf, nr, g, shared)
 
     order, deps = _collect(root_nodes)
     capture = stop_at = None
@@ -350,7 +354,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 counter += 1
         heapq.heapify(heap)
 
-    TASKS.append((next(_task_ids), deps if needed is None else needed))
+    TASKS.append((next(_task_ids), deps if needed is None else needed, shared))
     prev_mode = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
@@ -373,12 +377,15 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             grads = buffers.pop(node, None) or [None]
             if special or node.hooked:
                 target = capture is not None and node in capture
+                if target or node.hooked or observe is not None:
+                    shared.update(map(id, grads))  # (hooks, retained, captured grads see them)
                 stop = target and stop_at is not None and node in stop_at
                 if target and stop_at is not None and not stop:
                     _capture(capture[node], grads, captured)  # grad(): before any hook, as PyTorch
                 if observe is None:
                     if node.pre_hooks:
                         _run_pre_hooks(node, grads)
+                        shared.update(map(id, grads))  # (a hook's replacement is the user's)
                     if node.retain_hooks:
                         _retain(node, grads, create_graph)
                 if stop:  # a target of grad() with no other target below: after its tensor hooks
@@ -394,13 +401,14 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                         replaced = hook(tuple(grads))
                         if replaced is not None:
                             grads = list(replaced)
+                            shared.update(map(id, grads))
                 if target and stop_at is None and leaf:  # a leaf: what its AccumulateGrad gets
                     _capture(capture[node], grads, captured)
             if type(node) is AccumulateGrad:
                 if observe is not None:
                     observe(node, grads, ())
                 if accumulate and grads[0] is not None:
-                    _accumulate(node.variable, grads, create_graph)
+                    _accumulate(node.variable, grads, create_graph, shared)
                     if node.hooked:
                         _after_accumulate(node, grads)
                 continue
@@ -419,14 +427,22 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     _check_nan(node, out_grads)
                 if observe is not None:
                     observe(node, grads, out_grads)
+                    shared.update(map(id, out_grads))
                 elif node.hooked and node.post_hooks:
+                    shared.update(map(id, out_grads))
                     for hook in list(node.post_hooks):
                         hook(tuple(out_grads), tuple(grads))
+                if len(out_grads) > 2:  # (two edges: checked in the loop below)
+                    _mark_repeats(out_grads, shared)
             if not retain_graph:
                 node.release()
+            prev = None
             for (child, nr), g in zip(node.next_functions, out_grads):
                 if child is None or (needed is not None and child not in needed):
                     continue
+                if g is prev and g is not None:  # one tensor down two edges: both hold it
+                    shared.add(id(g))
+                prev = g
                 buf = buffers.get(child)
                 if buf is None:
                     if nr == 0:
@@ -434,9 +450,9 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     else:
                         buf = buffers[child] = []
                         if g is not None:
-                            _add_to(buf, nr, g)
+                            _add_to(buf, nr, g, shared)
                 elif g is not None:
-                    _add_to(buf, nr, g)
+                    _add_to(buf, nr, g, shared)
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
@@ -444,9 +460,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                         counter += 1
                         heappush(heap, (_priority(ready), counter, ready))
                     ready = child
-            # Only the buffers hold the gradients now: a spent one is freed at once, and
-            # _owned can count the references to one that is added into or taken over.
-            out_grads = g = None
+            # Only the buffers hold the gradients now: a spent one is freed at once.
+            out_grads = g = prev = None
     finally:
         GRAD_ENABLED[0] = prev_mode
         TASKS.pop()
@@ -477,6 +492,17 @@ def will_engine_execute_node(node) -> bool:
     return node in TASKS[-1][1]
 
 
+def _mark_repeats(out_grads, shared: set) -> None:
+    """Record in `shared` a gradient tensor that a formula returned for two inputs."""
+    seen = set()
+    for g in out_grads:
+        if g is not None:
+            key = id(g)
+            if key in seen:
+                shared.add(key)
+            seen.add(key)
+
+
 def _capture(spots, grads: list, captured: list) -> None:
     """Keep the gradients arriving at a target of grad() (spots: (output_nr, index) pairs)."""
     for nr, i in spots:
@@ -488,17 +514,17 @@ def _priority(node) -> float:
     return _LEAF_PRIORITY if type(node) is AccumulateGrad else -node.seq
 
 
-def _add_to(buf: list, nr: int, g: Tensor) -> None:
+def _add_to(buf: list, nr: int, g: Tensor, shared=None) -> None:
     """Add gradient g into slot nr of a node's input buffer: into the buffer already there
-    when only this buffer holds it (no graph is being recorded, same shape and dtype),
-    else as a new sum."""
+    when the engine alone holds it (`_exclusive`; no graph is being recorded, same shape
+    and dtype), else as a new sum (which the engine alone holds)."""
     while len(buf) <= nr:
         buf.append(None)
     old = buf[nr]
     if old is None:
         buf[nr] = g
     elif (not GRAD_ENABLED[0] and old._data.shape == g._data.shape
-            and old._data.dtype == g._data.dtype and _owned(old, 2)):  # buf[nr] and `old`
+            and old._data.dtype == g._data.dtype and _exclusive(old, shared)):
         np.add(old._data, g._data, out=old._data)
     else:
         buf[nr] = old + g

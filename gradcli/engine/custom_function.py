@@ -307,8 +307,14 @@ def _save(ctx, replaced: dict) -> None:
 # ------------------------------------------------------------------ backward
 
 def _run_backward(node, grads):
-    """The engine's call: (gradients per output) -> gradients per tensor input."""
-    return _call_user_backward(node, list(grads))
+    """The engine's call: (gradients per output) -> gradients per tensor input. The
+    user's backward may keep what it returns: the engine must not write into it."""
+    out = _call_user_backward(node, list(grads))
+    from .autograd import TASKS
+
+    if TASKS:
+        TASKS[-1][2].update(map(id, out))
+    return out
 
 
 def _call_user_backward(node, grads: list):

@@ -58,3 +58,14 @@ class record_function:  # noqa: N801 - torch's name
 
     def __exit__(self, *exc) -> None:
         return None
+
+    def __call__(self, fn):
+        """As a decorator: the function runs inside the (recording-nothing) region."""
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with record_function(self.name):
+                return fn(*args, **kwargs)
+
+        return wrapper
