@@ -36,6 +36,13 @@ public("torch.linalg.LinAlgError")(_LinAlgError)
 _F64 = np.float64
 
 
+class _ReturnTuple(tuple):
+    """Base of the torch.return_types classes made here: a class of the engine, so the
+    language's sandbox gives programs their public names (the fields) and nothing else."""
+
+    __slots__ = ()
+
+
 def _rtype(name: str, fields: tuple):
     """A torch.return_types.NAME class: a tuple with named fields and PyTorch's repr."""
 
@@ -51,7 +58,7 @@ def _rtype(name: str, fields: tuple):
           "n_sequence_fields": len(fields), "n_unnamed_fields": 0}
     for i, f in enumerate(fields):
         ns[f] = property(lambda self, i=i: self[i])
-    return type(name, (tuple,), ns)
+    return type(name, (_ReturnTuple,), ns)
 
 
 RT = {name: _rtype(name, fields) for name, fields in (
