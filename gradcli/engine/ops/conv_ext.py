@@ -366,7 +366,6 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
     if x.dtype != w.dtype or (bias is not None and bias._data.dtype != x.dtype):
         raise RuntimeError(f"expected scalar type {_type_word(input.dtype)} but found "
                            f"{_type_word(weight.dtype)}")
-    _float_input(input, "slow_conv3d_cpu" if nd == 3 else "conv")
     stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
     if isinstance(padding, str):
         if padding == "valid":
@@ -703,7 +702,6 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
         if pp * 2 > kk:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={pp}, kernel_size={kk} and dilation=1")
-    _float_input(x, "max_pool3d_with_indices_cpu")
     sp = x._data.shape[2:]
     windows = [_pool_windows(sp[i], k[i], s[i], p[i], dil[i], ceil_mode) for i in range(3)]
     return _gathered(x, windows, MAX_POOL3D, return_indices, None if batched else input)
@@ -721,7 +719,7 @@ def _adaptive_max(input: Tensor, output_size, return_indices, nd: int, fname: st
     x = input if batched else input.unsqueeze(0)
     sp = x._data.shape[2:]
     out = _sizes_arg(output_size, nd, sp)
-    _float_input(x, f"adaptive_max_pool{max(nd, 2)}d")
+    _float_input(x, f"adaptive_max_pool{max(nd, 2)}d")  # (PyTorch's kernel name)
     if nd == 1:
         windows = [[[0]], _adaptive_windows(sp[0], out[0])]
         res = _gathered(x.unsqueeze(-2), windows, ADAPTIVE_MAX[2], return_indices)
@@ -853,6 +851,14 @@ for (_mode, _nd), _node in _INTERP_NODES.items():
         f"{_mode} interpolation: a fixed weighted sum per output element")
 
 
+# the kernel a non-float input reaches first (its "not implemented for 'Long'" error)
+_INTERP_KERNELS = {("nearest", 1): "compute_indices_weights_nearest",
+                   ("nearest", 2): "upsample_nearest2d_channels_last",
+                   ("nearest", 3): "upsample_nearest3d_channels_last",
+                   ("bilinear", 2): "upsample_bilinear2d_channels_last",
+                   ("bicubic", 2): "compute_indices_weights_cubic"}
+
+
 @public("torch.nn.functional.interpolate")
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners=None, recompute_scale_factor=None, antialias: bool = False) -> Tensor:
@@ -901,7 +907,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             f"(got {mode})")
     if antialias:
         raise NotImplementedError("interpolate(antialias=True) is not supported by gradcli")
-    _float_input(input, f"upsample_{mode}{nd}d_out_frame")
+    _float_input(input, _INTERP_KERNELS.get((mode.replace("-exact", ""), nd),
+                                            "compute_indices_weights_linear"))
     mats = []
     for i in range(nd):
         if mode in ("nearest", "nearest-exact"):

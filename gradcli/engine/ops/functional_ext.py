@@ -124,13 +124,13 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 @public("torch.selu")
 def torch_selu(input: Tensor) -> Tensor:
-    _float_input(input, "elu")
+    _float_input(input, "elu_cpu")
     return run_op(SELU, (input,), (_SELU_ALPHA, _SELU_SCALE, 1.0))
 
 
 @public("torch.selu_", "torch.nn.functional.selu_")
 def selu_(input: Tensor) -> Tensor:
-    _float_input(input, "elu")
+    _float_input(input, "elu_cpu")
     return _inplace(input, SELU_, (_SELU_ALPHA, _SELU_SCALE, 1.0))
 
 
@@ -147,13 +147,13 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 @public("torch.celu")
 def torch_celu(input: Tensor, alpha: float = 1.0) -> Tensor:
-    _float_input(input, "elu")
+    _float_input(input, "elu_cpu")
     return run_op(CELU, (input,), _celu_meta(alpha))
 
 
 @public("torch.celu_", "torch.nn.functional.celu_")
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    _float_input(input, "elu")
+    _float_input(input, "elu_cpu")
     return _inplace(input, CELU_, _celu_meta(alpha))
 
 
@@ -184,7 +184,7 @@ RRELU_ = defop("rrelu_", "RreluWithNoiseBackward1", _leaky_fwd, _rrelu_result_ba
 
 
 def _rrelu_args(input: Tensor, lower, upper, training: bool) -> tuple:
-    _float_input(input, "rrelu_with_noise_out_cpu")
+    _float_input(input, "leaky_relu_cpu")
     if training:
         raise NotImplementedError(
             "rrelu(training=True) draws its slopes from PyTorch's random stream, which gradcli "
@@ -285,7 +285,7 @@ HARDSHRINK = defop("hardshrink", "HardshrinkBackward0",
 
 @public("torch.nn.functional.softshrink")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    _float_input(input, "softshrink_cpu")
+    _float_input(input, "softshrink_check")
     top = np.finfo(input._data.dtype).max
     if not 0 <= lambd <= top:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
@@ -538,7 +538,7 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: floa
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape "
                                f"{_sizes(p._data.shape)} and input of shape {_sizes(x.shape)}")
-    _float_input(input, "native_group_norm")
+    _float_input(input, "GroupNormKernelImpl")
     inputs = (input, weight, bias)
     return run_op(GROUP_NORM, inputs, (num_groups, eps),
                   arrays=(x, None if weight is None else weight._data,
@@ -1416,7 +1416,11 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if x.ndim not in (dims + 1, dims + 2) or dims > 3:
         raise NotImplementedError(
-            "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+            f"Padding size {len(pad)} is not supported for {x.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode == "circular":
         return _pad_circular(input, pad)
     for i in range(dims):
