@@ -309,6 +309,11 @@ ERRORS = {
     "triplet_dims": f"{F}.triplet_margin_loss(torch.ones(3, 2), torch.ones(3, 2), torch.ones(2))",
     "triplet_distance_margin": f"{F}.triplet_margin_with_distance_loss(torch.ones(3, 2), "
                                "torch.ones(3, 2), torch.ones(3, 2), margin=0)",
+    "selu_long": f"{F}.selu(torch.tensor([1, 2]))",
+    "softshrink_long": f"{F}.softshrink(torch.tensor([1, 2]))",
+    "group_norm_long": f"{F}.group_norm(torch.ones(1, 2, 2, dtype=torch.long), 1)",
+    "pad_reflect_1d": f"{F}.pad(torch.ones(4), (1, 1), mode='reflect')",
+    "rrelu_long": f"{F}.rrelu(torch.tensor([1, 2]))",
     "cosine_embedding_dims": f"{F}.cosine_embedding_loss(torch.ones(3, 2), torch.ones(3), "
                              "torch.ones(3))",
 }
