@@ -1183,6 +1183,38 @@ CDIST = defop("cdist", "CdistBackward0", _cdist_fwd, _cdist_backward,
               torch_call="torch.cdist(a.reshape(-1, 1), a.reshape(-1, 1).cos() * 2)")
 
 
+def _euclid_fwd(x1, x2):
+    """PyTorch's _euclidean_dist: sqrt(clamp(|a|^2 + |b|^2 - 2 a.b, 0)) by one matrix product."""
+    # in the inputs' dtype and PyTorch's order ([-2a, |a|^2, 1] . [b, 1, |b|^2], one term
+    # after the other): float32's cancellation near 0 is part of PyTorch's result
+    a, b = x1, x2
+    an = (a * a).sum(-1)[..., :, None]
+    bn = (b * b).sum(-1)[..., None, :]
+    sq = ((a * a.dtype.type(-2)) @ np.swapaxes(b, -1, -2)) + an
+    sq = sq + bn
+    return np.sqrt(np.maximum(sq, 0)).astype(x1.dtype)
+
+
+def _euclid_backward(c, g):
+    """PyTorch's _euclidean_dist_backward: ratio = g / d (0 where d is 0)."""
+    from .elementwise import where
+
+    x1, x2 = c.saved
+    res = c.result
+    zero = make(np.array(0.0, res._data.dtype))
+    ratio = where(res == 0, zero, g / res)
+    g1 = x1 * ratio.sum(-1, keepdim=True) - ratio @ x2 if c.needs(0) else None
+    g2 = x2 * ratio.sum(-2).unsqueeze(-1) - ratio.transpose(-2, -1) @ x1 if c.needs(1) else None
+    return g1, g2
+
+
+EUCLIDEAN_DIST = defop("euclidean_dist", "EuclideanDistBackward0", _euclid_fwd,
+                       _euclid_backward, "d ||a_i - b_j||: ratio = g/d, ga = a rowsum - ratio b",
+                       save="inputs result",
+                       torch_call="torch.cdist(a.reshape(-1, 1), a.reshape(-1, 1).cos() * 2, "
+                                  "compute_mode='use_mm_for_euclid_dist')")
+
+
 @public("torch.cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
@@ -1202,6 +1234,22 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
                            f"{_type_word(x2.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+             "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    r1, r2 = a.shape[-2], b.shape[-2]
+    if p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and (r1 > 25 or r2 > 25))):
+        # PyTorch's matrix-product path: _euclidean_dist on (batch, rows, cols), viewed back
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        out_shape = tuple(batch) + (r1, r2)
+        if batch:
+            count = math.prod(batch)
+            e1 = x1.expand(*batch, r1, a.shape[-1]).reshape(count, r1, a.shape[-1])
+            e2 = x2.expand(*batch, r2, b.shape[-1]).reshape(count, r2, b.shape[-1])
+        else:
+            e1, e2 = x1, x2
+        return run_op(EUCLIDEAN_DIST, (e1, e2)).view(out_shape)
     return run_op(CDIST, (x1, x2), (float(p),))
 
 
