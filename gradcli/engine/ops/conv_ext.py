@@ -506,14 +506,28 @@ def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_incl
         if pp * 2 > kk:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={pp}, kernel_size={kk} and dilation=1")
-    _float_input(x, f"avg_pool{nd}d_out_frame")
+    if x._data.dtype == np.bool_:
+        _float_input(x, f"avg_pool{nd}d_out_frame")
     sp = x._data.shape[2:]
+    if nd == 3 and any(sp[i] < k[i] for i in range(3)):
+        raise RuntimeError(f"input image (T: {sp[0]} H: {sp[1]} W: {sp[2]}) smaller than kernel "
+                           f"size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    sizes = [_pool_out(sp[i], k[i], s[i], p[i], 1, ceil_mode) for i in range(nd)]
+    if any(o < 1 for o in sizes):
+        lead = [1] if nd == 1 else []  # (avg_pool1d runs the 2-d kernel on H = 1)
+        shape = "x".join(map(str, [x._data.shape[1]] + lead + list(sp)))
+        calc = "x".join(map(str, [x._data.shape[1]] + lead + sizes))
+        raise RuntimeError(f"Given input size: ({shape}). Calculated output size: ({calc}). "
+                           "Output size is too small")
     mats = []
     for i in range(nd):
         m = _avg_matrix(sp[i], k[i], s[i], p[i], ceil_mode, count_include_pad, divisor_override)
         if m.shape[0] <= 0:
             raise RuntimeError("Output size is too small")
         mats.append((2 + i, m))
+    if x._data.dtype.kind in "iu":
+        out = _integer_avg(x._data, mats, divisor_override)
+        return make(out if batched else out[0])
     if divisor_override:
         mats[0] = (mats[0][0], mats[0][1] / divisor_override)
     if nd == 1:
@@ -521,6 +535,24 @@ def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_incl
     else:
         out = run_op(op, (x,), (Separable(mats),))
     return out if batched else out.squeeze(0)
+
+
+def _integer_avg(x, mats, divisor_override):
+    """avg_pool of an integer tensor as PyTorch's kernel: the window's sum (exact) divided
+    by its divisor in integer arithmetic (truncating toward zero)."""
+    ones = Separable([(d, (m > 0).astype(_F64)) for d, m in mats])
+    total = np.rint(ones.apply(x.astype(_F64))).astype(np.int64)
+    if divisor_override:
+        div = np.full(total.shape, int(divisor_override), np.int64)
+    else:
+        div = np.ones(total.shape, np.int64)
+        for d, m in mats:
+            per = np.rint(1.0 / m.max(axis=1)).astype(np.int64)  # (each row's 1/divisor)
+            shape = [1] * total.ndim
+            shape[d] = len(per)
+            div = div * per.reshape(shape)
+    quotient = np.abs(total) // div * np.sign(total)
+    return quotient.astype(x.dtype)
 
 
 @public("torch.nn.functional.avg_pool1d", "torch.avg_pool1d")
@@ -703,6 +735,12 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={pp}, kernel_size={kk} and dilation=1")
     sp = x._data.shape[2:]
+    sizes = [_pool_out(sp[i], k[i], s[i], p[i], dil[i], ceil_mode) for i in range(3)]
+    if any(o < 1 for o in sizes):
+        shape = "x".join(map(str, x._data.shape[1:]))
+        calc = "x".join(map(str, [x._data.shape[1]] + sizes))
+        raise RuntimeError(f"Given input size: ({shape}). Calculated output size: ({calc}). "
+                           "Output size is too small")
     windows = [_pool_windows(sp[i], k[i], s[i], p[i], dil[i], ceil_mode) for i in range(3)]
     return _gathered(x, windows, MAX_POOL3D, return_indices, None if batched else input)
 
