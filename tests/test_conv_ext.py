@@ -184,13 +184,35 @@ ERRORS = {
     "fold_blocks": f"{F}.fold(torch.ones(1, 4, 5), (3, 3), 2)",
     "fold_kernel": f"{F}.fold(torch.ones(1, 5, 4), (3, 3), 2)",
     "max_pool3d_pad": f"{F}.max_pool3d(torch.ones(1, 1, 4, 4, 4), 2, padding=2)",
+    "avg_pool3d_small": f"{F}.avg_pool3d(torch.ones(1, 1, 1, 2, 2), 2, padding=1)",
+    "max_pool3d_small": f"{F}.max_pool3d(torch.ones(1, 1, 1, 2, 2), 2)",
+    "avg_pool1d_small": f"{F}.avg_pool1d(torch.ones(1, 1, 1), 2)",
     "avg_pool1d_dims": f"{F}.avg_pool1d(torch.ones(3), 2)",
+    "interp_bilinear_long": f"{F}.interpolate(torch.ones(1, 1, 2, 2, dtype=torch.long), size=3, "
+                            "mode='bilinear')",
+    "interp_nearest_long": f"{F}.interpolate(torch.ones(1, 1, 2, dtype=torch.long), size=3)",
+    "conv_t_output_padding": f"{F}.conv_transpose2d(torch.ones(1, 1, 3, 3), torch.ones(1, 1, 2, 2), "
+                             "stride=2, output_padding=2)",
     "interp_both": f"{F}.interpolate(torch.ones(1, 1, 3), size=2, scale_factor=2)",
     "interp_none": f"{F}.interpolate(torch.ones(1, 1, 3))",
     "interp_align": f"{F}.interpolate(torch.ones(1, 1, 3), size=2, align_corners=True)",
     "interp_mode_dims": f"{F}.interpolate(torch.ones(1, 1, 3), size=2, mode='bilinear')",
     "interp_size_len": f"{F}.interpolate(torch.ones(1, 1, 3, 3), size=(2, 2, 2))",
 }
+
+
+def test_integer_conv_and_max_pool_as_pytorch():
+    for expr in (f"{F}.conv3d(x.reshape(1, 1, 1, 2, 2), x.reshape(1, 1, 1, 2, 2))",
+                 f"{F}.max_pool3d(x.reshape(1, 1, 1, 2, 2), 1)",
+                 f"{F}.conv_transpose1d(x.reshape(1, 1, 4), x.reshape(1, 1, 4))",
+                 f"{F}.avg_pool1d(x.reshape(1, 1, 4) * 7, 3, stride=1, padding=1)",
+                 f"{F}.avg_pool1d(x.reshape(1, 4) * 5, 3, padding=1, ceil_mode=True, "
+                 "count_include_pad=False)",
+                 f"{F}.avg_pool3d(x.reshape(1, 1, 1, 2, 2) * 3, (1, 2, 1), padding=(0, 1, 0))",
+                 f"{F}.avg_pool3d(x.reshape(1, 1, 2, 2) * 9, (1, 2, 2), divisor_override=3)"):
+        t = eval(expr, {"torch": torch}, {"x": torch.tensor([1, -2, 3, 4])})  # noqa: S307
+        g = eval(expr, {"torch": gt}, {"x": gt.tensor([1, -2, 3, 4])})  # noqa: S307
+        assert repr(g) == repr(t)
 
 
 def _raised(module, expr):

@@ -140,6 +140,11 @@ CASES = {
     "cdist": ("torch.cdist(x0, x1)", [_r(3, 4), _r(5, 4)]),
     "cdist_p1_batched": ("torch.cdist(x0, x1, p=1)", [_r(2, 3, 4), _r(2, 2, 4)]),
     "cdist_p0.5": ("torch.cdist(x0, x1, p=0.5)", [_r(3, 2), _r(2, 2)]),
+    "cdist_mm": ("torch.cdist(x0, x1)", [_r(30, 3), _r(4, 3)]),
+    "cdist_mm_batched": ("torch.cdist(x0, x1, compute_mode='use_mm_for_euclid_dist')",
+                         [_r(2, 3, 4), _r(1, 2, 4)]),
+    "cdist_no_mm": ("torch.cdist(x0, x1, compute_mode='donot_use_mm_for_euclid_dist')",
+                    [_r(30, 3), _r(4, 3)]),
     "one_hot": (f"{F}.one_hot(torch.tensor([0, 2, 1]))", []),
     "one_hot_n": (f"{F}.one_hot(torch.tensor([[0], [2]]), 4)", []),
     "pixel_shuffle": (f"{F}.pixel_shuffle(x0, 2)", [_r(2, 8, 2, 3)]),
@@ -309,6 +314,11 @@ ERRORS = {
     "triplet_dims": f"{F}.triplet_margin_loss(torch.ones(3, 2), torch.ones(3, 2), torch.ones(2))",
     "triplet_distance_margin": f"{F}.triplet_margin_with_distance_loss(torch.ones(3, 2), "
                                "torch.ones(3, 2), torch.ones(3, 2), margin=0)",
+    "selu_long": f"{F}.selu(torch.tensor([1, 2]))",
+    "softshrink_long": f"{F}.softshrink(torch.tensor([1, 2]))",
+    "group_norm_long": f"{F}.group_norm(torch.ones(1, 2, 2, dtype=torch.long), 1)",
+    "pad_reflect_1d": f"{F}.pad(torch.ones(4), (1, 1), mode='reflect')",
+    "rrelu_long": f"{F}.rrelu(torch.tensor([1, 2]))",
     "cosine_embedding_dims": f"{F}.cosine_embedding_loss(torch.ones(3, 2), torch.ones(3), "
                              "torch.ones(3))",
 }

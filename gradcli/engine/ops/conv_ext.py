@@ -366,7 +366,6 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
     if x.dtype != w.dtype or (bias is not None and bias._data.dtype != x.dtype):
         raise RuntimeError(f"expected scalar type {_type_word(input.dtype)} but found "
                            f"{_type_word(weight.dtype)}")
-    _float_input(input, "slow_conv3d_cpu" if nd == 3 else "conv")
     stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
     if isinstance(padding, str):
         if padding == "valid":
@@ -507,14 +506,28 @@ def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_incl
         if pp * 2 > kk:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={pp}, kernel_size={kk} and dilation=1")
-    _float_input(x, f"avg_pool{nd}d_out_frame")
+    if x._data.dtype == np.bool_:
+        _float_input(x, f"avg_pool{nd}d_out_frame")
     sp = x._data.shape[2:]
+    if nd == 3 and any(sp[i] < k[i] for i in range(3)):
+        raise RuntimeError(f"input image (T: {sp[0]} H: {sp[1]} W: {sp[2]}) smaller than kernel "
+                           f"size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    sizes = [_pool_out(sp[i], k[i], s[i], p[i], 1, ceil_mode) for i in range(nd)]
+    if any(o < 1 for o in sizes):
+        lead = [1] if nd == 1 else []  # (avg_pool1d runs the 2-d kernel on H = 1)
+        shape = "x".join(map(str, [x._data.shape[1]] + lead + list(sp)))
+        calc = "x".join(map(str, [x._data.shape[1]] + lead + sizes))
+        raise RuntimeError(f"Given input size: ({shape}). Calculated output size: ({calc}). "
+                           "Output size is too small")
     mats = []
     for i in range(nd):
         m = _avg_matrix(sp[i], k[i], s[i], p[i], ceil_mode, count_include_pad, divisor_override)
         if m.shape[0] <= 0:
             raise RuntimeError("Output size is too small")
         mats.append((2 + i, m))
+    if x._data.dtype.kind in "iu":
+        out = _integer_avg(x._data, mats, divisor_override)
+        return make(out if batched else out[0])
     if divisor_override:
         mats[0] = (mats[0][0], mats[0][1] / divisor_override)
     if nd == 1:
@@ -522,6 +535,24 @@ def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_incl
     else:
         out = run_op(op, (x,), (Separable(mats),))
     return out if batched else out.squeeze(0)
+
+
+def _integer_avg(x, mats, divisor_override):
+    """avg_pool of an integer tensor as PyTorch's kernel: the window's sum (exact) divided
+    by its divisor in integer arithmetic (truncating toward zero)."""
+    ones = Separable([(d, (m > 0).astype(_F64)) for d, m in mats])
+    total = np.rint(ones.apply(x.astype(_F64))).astype(np.int64)
+    if divisor_override:
+        div = np.full(total.shape, int(divisor_override), np.int64)
+    else:
+        div = np.ones(total.shape, np.int64)
+        for d, m in mats:
+            per = np.rint(1.0 / m.max(axis=1)).astype(np.int64)  # (each row's 1/divisor)
+            shape = [1] * total.ndim
+            shape[d] = len(per)
+            div = div * per.reshape(shape)
+    quotient = np.abs(total) // div * np.sign(total)
+    return quotient.astype(x.dtype)
 
 
 @public("torch.nn.functional.avg_pool1d", "torch.avg_pool1d")
@@ -703,8 +734,13 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
         if pp * 2 > kk:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={pp}, kernel_size={kk} and dilation=1")
-    _float_input(x, "max_pool3d_with_indices_cpu")
     sp = x._data.shape[2:]
+    sizes = [_pool_out(sp[i], k[i], s[i], p[i], dil[i], ceil_mode) for i in range(3)]
+    if any(o < 1 for o in sizes):
+        shape = "x".join(map(str, x._data.shape[1:]))
+        calc = "x".join(map(str, [x._data.shape[1]] + sizes))
+        raise RuntimeError(f"Given input size: ({shape}). Calculated output size: ({calc}). "
+                           "Output size is too small")
     windows = [_pool_windows(sp[i], k[i], s[i], p[i], dil[i], ceil_mode) for i in range(3)]
     return _gathered(x, windows, MAX_POOL3D, return_indices, None if batched else input)
 
@@ -721,7 +757,7 @@ def _adaptive_max(input: Tensor, output_size, return_indices, nd: int, fname: st
     x = input if batched else input.unsqueeze(0)
     sp = x._data.shape[2:]
     out = _sizes_arg(output_size, nd, sp)
-    _float_input(x, f"adaptive_max_pool{max(nd, 2)}d")
+    _float_input(x, f"adaptive_max_pool{max(nd, 2)}d")  # (PyTorch's kernel name)
     if nd == 1:
         windows = [[[0]], _adaptive_windows(sp[0], out[0])]
         res = _gathered(x.unsqueeze(-2), windows, ADAPTIVE_MAX[2], return_indices)
@@ -853,6 +889,14 @@ for (_mode, _nd), _node in _INTERP_NODES.items():
         f"{_mode} interpolation: a fixed weighted sum per output element")
 
 
+# the kernel a non-float input reaches first (its "not implemented for 'Long'" error)
+_INTERP_KERNELS = {("nearest", 1): "compute_indices_weights_nearest",
+                   ("nearest", 2): "upsample_nearest2d_channels_last",
+                   ("nearest", 3): "upsample_nearest3d_channels_last",
+                   ("bilinear", 2): "upsample_bilinear2d_channels_last",
+                   ("bicubic", 2): "compute_indices_weights_cubic"}
+
+
 @public("torch.nn.functional.interpolate")
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners=None, recompute_scale_factor=None, antialias: bool = False) -> Tensor:
@@ -901,7 +945,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             f"(got {mode})")
     if antialias:
         raise NotImplementedError("interpolate(antialias=True) is not supported by gradcli")
-    _float_input(input, f"upsample_{mode}{nd}d_out_frame")
+    _float_input(input, _INTERP_KERNELS.get((mode.replace("-exact", ""), nd),
+                                            "compute_indices_weights_linear"))
     mats = []
     for i in range(nd):
         if mode in ("nearest", "nearest-exact"):

@@ -124,13 +124,13 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 @public("torch.selu")
 def torch_selu(input: Tensor) -> Tensor:
-    _float_input(input, "elu")
+    _float_input(input, "elu_cpu")
     return run_op(SELU, (input,), (_SELU_ALPHA, _SELU_SCALE, 1.0))
 
 
 @public("torch.selu_", "torch.nn.functional.selu_")
 def selu_(input: Tensor) -> Tensor:
-    _float_input(input, "elu")
+    _float_input(input, "elu_cpu")
     return _inplace(input, SELU_, (_SELU_ALPHA, _SELU_SCALE, 1.0))
 
 
@@ -147,13 +147,13 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 @public("torch.celu")
 def torch_celu(input: Tensor, alpha: float = 1.0) -> Tensor:
-    _float_input(input, "elu")
+    _float_input(input, "elu_cpu")
     return run_op(CELU, (input,), _celu_meta(alpha))
 
 
 @public("torch.celu_", "torch.nn.functional.celu_")
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    _float_input(input, "elu")
+    _float_input(input, "elu_cpu")
     return _inplace(input, CELU_, _celu_meta(alpha))
 
 
@@ -184,7 +184,7 @@ RRELU_ = defop("rrelu_", "RreluWithNoiseBackward1", _leaky_fwd, _rrelu_result_ba
 
 
 def _rrelu_args(input: Tensor, lower, upper, training: bool) -> tuple:
-    _float_input(input, "rrelu_with_noise_out_cpu")
+    _float_input(input, "leaky_relu_cpu")
     if training:
         raise NotImplementedError(
             "rrelu(training=True) draws its slopes from PyTorch's random stream, which gradcli "
@@ -285,7 +285,7 @@ HARDSHRINK = defop("hardshrink", "HardshrinkBackward0",
 
 @public("torch.nn.functional.softshrink")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    _float_input(input, "softshrink_cpu")
+    _float_input(input, "softshrink_check")
     top = np.finfo(input._data.dtype).max
     if not 0 <= lambd <= top:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
@@ -538,7 +538,7 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: floa
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape "
                                f"{_sizes(p._data.shape)} and input of shape {_sizes(x.shape)}")
-    _float_input(input, "native_group_norm")
+    _float_input(input, "GroupNormKernelImpl")
     inputs = (input, weight, bias)
     return run_op(GROUP_NORM, inputs, (num_groups, eps),
                   arrays=(x, None if weight is None else weight._data,
@@ -1183,6 +1183,38 @@ CDIST = defop("cdist", "CdistBackward0", _cdist_fwd, _cdist_backward,
               torch_call="torch.cdist(a.reshape(-1, 1), a.reshape(-1, 1).cos() * 2)")
 
 
+def _euclid_fwd(x1, x2):
+    """PyTorch's _euclidean_dist: sqrt(clamp(|a|^2 + |b|^2 - 2 a.b, 0)) by one matrix product."""
+    # in the inputs' dtype and PyTorch's order ([-2a, |a|^2, 1] . [b, 1, |b|^2], one term
+    # after the other): float32's cancellation near 0 is part of PyTorch's result
+    a, b = x1, x2
+    an = (a * a).sum(-1)[..., :, None]
+    bn = (b * b).sum(-1)[..., None, :]
+    sq = ((a * a.dtype.type(-2)) @ np.swapaxes(b, -1, -2)) + an
+    sq = sq + bn
+    return np.sqrt(np.maximum(sq, 0)).astype(x1.dtype)
+
+
+def _euclid_backward(c, g):
+    """PyTorch's _euclidean_dist_backward: ratio = g / d (0 where d is 0)."""
+    from .elementwise import where
+
+    x1, x2 = c.saved
+    res = c.result
+    zero = make(np.array(0.0, res._data.dtype))
+    ratio = where(res == 0, zero, g / res)
+    g1 = x1 * ratio.sum(-1, keepdim=True) - ratio @ x2 if c.needs(0) else None
+    g2 = x2 * ratio.sum(-2).unsqueeze(-1) - ratio.transpose(-2, -1) @ x1 if c.needs(1) else None
+    return g1, g2
+
+
+EUCLIDEAN_DIST = defop("euclidean_dist", "EuclideanDistBackward0", _euclid_fwd,
+                       _euclid_backward, "d ||a_i - b_j||: ratio = g/d, ga = a rowsum - ratio b",
+                       save="inputs result",
+                       torch_call="torch.cdist(a.reshape(-1, 1), a.reshape(-1, 1).cos() * 2, "
+                                  "compute_mode='use_mm_for_euclid_dist')")
+
+
 @public("torch.cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
@@ -1202,6 +1234,22 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
                            f"{_type_word(x2.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+             "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    r1, r2 = a.shape[-2], b.shape[-2]
+    if p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and (r1 > 25 or r2 > 25))):
+        # PyTorch's matrix-product path: _euclidean_dist on (batch, rows, cols), viewed back
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        out_shape = tuple(batch) + (r1, r2)
+        if batch:
+            count = math.prod(batch)
+            e1 = x1.expand(*batch, r1, a.shape[-1]).reshape(count, r1, a.shape[-1])
+            e2 = x2.expand(*batch, r2, b.shape[-1]).reshape(count, r2, b.shape[-1])
+        else:
+            e1, e2 = x1, x2
+        return run_op(EUCLIDEAN_DIST, (e1, e2)).view(out_shape)
     return run_op(CDIST, (x1, x2), (float(p),))
 
 
@@ -1416,7 +1464,11 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if x.ndim not in (dims + 1, dims + 2) or dims > 3:
         raise NotImplementedError(
-            "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+            f"Padding size {len(pad)} is not supported for {x.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode == "circular":
         return _pad_circular(input, pad)
     for i in range(dims):

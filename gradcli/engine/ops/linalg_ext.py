@@ -36,6 +36,13 @@ public("torch.linalg.LinAlgError")(_LinAlgError)
 _F64 = np.float64
 
 
+class _ReturnTuple(tuple):
+    """Base of the torch.return_types classes made here: a class of the engine, so the
+    language's sandbox gives programs their public names (the fields) and nothing else."""
+
+    __slots__ = ()
+
+
 def _rtype(name: str, fields: tuple):
     """A torch.return_types.NAME class: a tuple with named fields and PyTorch's repr."""
 
@@ -51,7 +58,7 @@ def _rtype(name: str, fields: tuple):
           "n_sequence_fields": len(fields), "n_unnamed_fields": 0}
     for i, f in enumerate(fields):
         ns[f] = property(lambda self, i=i: self[i])
-    return type(name, (tuple,), ns)
+    return type(name, (_ReturnTuple,), ns)
 
 
 RT = {name: _rtype(name, fields) for name, fields in (
@@ -603,10 +610,9 @@ def _solve_triangular_backward(c, g):
 SOLVE_TRIANGULAR = defop(
     "linalg_solve_triangular", "LinalgSolveTriangularBackward0", _solve_triangular_array,
     _solve_triangular_backward, "X = A^{-1}B, A triangular: gB = A^{-T}G, gA = tri(-gB X^T)",
-    save="inputs result", broadcast=True, save_for=((), ()),
+    save="inputs result", broadcast=True,
     torch_call="torch.linalg.solve_triangular(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
                "+ torch.eye(a.numel(), dtype=a.dtype) * 3, a.reshape(-1, 1).sin(), upper=True)")
-SOLVE_TRIANGULAR.save_for = None  # A is needed for gB, X for gA: both always kept
 
 
 def _check_same_dtype(fname: str, A: Tensor, B: Tensor) -> None:
@@ -1534,7 +1540,6 @@ def _cross_backward(c, g):
 
 CROSS = defop("linalg_cross", "LinalgCrossBackward0", _cross_array, _cross_backward,
               "d (a x b): ga = b x g, gb = g x a", save="inputs", broadcast=True,
-              save_for=((1,), (0,)),
               torch_call="torch.linalg.cross(a.reshape(-1)[:1].expand(3) * "
                          "torch.tensor([1., 2., 3.], dtype=a.dtype), a.reshape(-1)[-1:].expand(3).cos())")
 
@@ -1588,7 +1593,7 @@ def _vdot_backward(c, g):
 
 
 VDOT = defop("vdot", "VdotBackward0", lambda a, b: np.asarray(np.dot(a, b)), _vdot_backward,
-             "d(a.b)/da = b, d(a.b)/db = a", save="inputs", save_for=((1,), (0,)),
+             "d(a.b)/da = b, d(a.b)/db = a", save="inputs",
              torch_call="torch.vdot(a.reshape(-1), a.reshape(-1).cos())")
 
 
@@ -1749,7 +1754,7 @@ def _addmv_fwd(bias, mat, vec, beta, alpha):
 
 ADDMV = defop("addmv", "AddmvBackward0", _addmv_fwd, _addmv_backward,
               "beta*b + alpha*M v: gb = beta g, gM = alpha g v^T, gv = alpha M^T g",
-              save="inputs", broadcast=True, save_for=((), (2,), (1,)),
+              save="inputs", broadcast=True,
               torch_call="torch.addmv(a.reshape(-1)[:1], a.reshape(-1, 1) * a.reshape(1, -1), "
                          "a.reshape(-1).cos(), beta=0.5, alpha=2)")
 
@@ -1807,7 +1812,7 @@ def _addr_backward(c, g):
 
 ADDR = defop("addr", "AddrBackward0", _addr_fwd, _addr_backward,
              "beta*M + alpha*u v^T: gM = beta g, gu = alpha g v, gv = alpha g^T u",
-             save="inputs", broadcast=True, save_for=((), (2,), (1,)),
+             save="inputs", broadcast=True,
              torch_call="torch.addr(a.reshape(-1, 1) * a.reshape(1, -1), a.reshape(-1), "
                         "a.reshape(-1).cos(), beta=0.5, alpha=2)")
 
@@ -1845,7 +1850,6 @@ def _addbmm_backward(c, g):
 
 ADDBMM = defop("addbmm", "AddbmmBackward0", _addbmm_fwd, _addbmm_backward,
                "beta*M + alpha*sum_b B1_b B2_b", save="inputs", broadcast=True,
-               save_for=((), (2,), (1,)),
                torch_call="torch.addbmm(a.reshape(-1, 1) * a.reshape(1, -1), "
                           "(a.reshape(-1, 1) * a.reshape(1, -1)).expand(2, -1, -1), "
                           "a.reshape(-1, 1).cos().expand(2, -1, a.numel()), beta=0.5, alpha=2)")
@@ -1897,7 +1901,6 @@ def _baddbmm_backward(c, g):
 
 BADDBMM = defop("baddbmm", "BaddbmmBackward0", _baddbmm_fwd, _baddbmm_backward,
                 "beta*M + alpha*B1 B2 per batch", save="inputs", broadcast=True,
-                save_for=((), (2,), (1,)),
                 torch_call="torch.baddbmm(a.reshape(-1, 1) * a.reshape(1, -1), "
                            "(a.reshape(-1, 1) * a.reshape(1, -1)).expand(2, -1, -1), "
                            "a.reshape(-1, 1).cos().expand(2, -1, a.numel()), beta=0.5, alpha=2)")
@@ -2364,3 +2367,18 @@ def _removed(name: str):
 public("torch.lstsq", "Tensor.lstsq")(_removed("lstsq"))
 public("torch.solve", "Tensor.solve")(_removed("solve"))
 public("torch.matrix_rank")(_removed("matrix_rank"))
+
+
+# Which inputs each product saves, as PyTorch: only those a needed gradient reads (so an
+# in-place change of the others is no error). Written out rather than through defop's
+# save_for, whose compiled form costs an eval per op at start-up.
+def _saved_pair(x, e):
+    return (x[0] if e[1][0] is not None else None, x[1] if e[0][0] is not None else None)
+
+
+def _saved_product(x, e):
+    return (None, x[1] if e[2][0] is not None else None, x[2] if e[1][0] is not None else None)
+
+
+CROSS.save_for = VDOT.save_for = _saved_pair
+ADDMV.save_for = ADDR.save_for = ADDBMM.save_for = BADDBMM.save_for = _saved_product
