@@ -113,31 +113,34 @@ def fma64(a: np.ndarray, b, c) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- normal
-def _normal_pair(gen) -> float:
-    """One scalar-path normal (PyTorch's normal_distribution<double>): the cached second
-    value of the last Box-Muller pair if there is one, else a new pair."""
-    cached = gen._next_double
-    if cached is not None:
+def normal_scalar(gen, n: int, mean: float, std: float) -> np.ndarray:
+    """n draws of the scalar path, as float64 values (z * std + mean, fused).
+
+    One value at a time PyTorch takes the cached second value of the last pair if there is
+    one, else makes a pair (r cos, r sin) from two 64-bit uniforms and caches r sin. So a
+    run of n values is: the cached one (if any), then the pairs' values in order, cos
+    before sin, the last pair's sin cached when the count is odd. Made here whole arrays
+    at a time; log1p/cos/sin are the C library's (math), as PyTorch's kernel calls them."""
+    z = np.empty(n, dtype=np.float64)
+    start = 0
+    if n and gen._next_double is not None:
+        z[0] = gen._next_double
         gen._next_double = None
-        return cached
-    u1, u2 = uniform01_f64(gen, 2).tolist()
-    r = math.sqrt(-2.0 * math.log1p(-u2))
-    theta = _TWO_PI * u1
-    gen._next_double = r * math.sin(theta)
-    return r * math.cos(theta)
-
-
-def normal_scalar(gen, n: int, mean: float, std: float) -> list:
-    """n draws of the scalar path, as float64 values (mean + std*z, fused)."""
-    out = []
-    for _ in range(n):
-        z = _normal_pair(gen)
-        out.append(z * std + mean if (std == 1.0 and mean == 0.0) else _fma1(z, std, mean))
-    return out
-
-
-def _fma1(a: float, b: float, c: float) -> float:
-    return float(fma64(np.array([a]), b, c)[0])
+        start = 1
+    pairs = (n - start + 1) // 2
+    if pairs:
+        u = uniform01_f64(gen, 2 * pairs)
+        radius = np.sqrt(-2.0 * _libm(math.log1p, -u[1::2]))
+        theta = _TWO_PI * u[0::2]
+        values = np.empty(2 * pairs, dtype=np.float64)
+        values[0::2] = radius * _libm(math.cos, theta)
+        values[1::2] = radius * _libm(math.sin, theta)
+        z[start:] = values[:n - start]
+        if (n - start) % 2:
+            gen._next_double = float(values[-1])
+    if std == 1.0 and mean == 0.0:
+        return z
+    return fma64(z, std, mean)
 
 
 def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.ndarray:
@@ -160,7 +163,7 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
             _normal_fill_f64(tail, mean, std)
             data[n - 16:] = tail
         return data.astype(npdt, copy=False)
-    return np.array(normal_scalar(gen, n, mean, std), dtype=np.float64).astype(npdt)
+    return normal_scalar(gen, n, mean, std).astype(npdt)
 
 
 def _libm(fn, arr: np.ndarray) -> np.ndarray:
@@ -265,5 +268,4 @@ def cauchy(gen, n: int, median: float, sigma: float) -> np.ndarray:
 
 
 def log_normal(gen, n: int, mean: float, std: float) -> np.ndarray:
-    exp = math.exp
-    return np.array([exp(z) for z in normal_scalar(gen, n, mean, std)], dtype=np.float64)
+    return _libm(math.exp, normal_scalar(gen, n, mean, std))
