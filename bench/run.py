@@ -667,8 +667,8 @@ def bench_memory(args, results):
     results[f"W6 {n6} sin ops on 1e6 float64 (memory)"] = {p: run_probe(p, "W6", n6) for p in peers}
 
 
-def bench_w7(args, results):
-    """W7 random draws: randn and rand of 10**6 float32 and of 16 elements, gradcli (PyTorch's
+def bench_w8(args, results):
+    """W8 random draws: randn and rand of 10**6 float32 and of 16 elements, gradcli (PyTorch's
     bits) beside PyTorch and numpy's own Generator (PCG64, other numbers: the speed a
     numpy-backed engine could have without PyTorch's bits). Round robin after a warm-up."""
     import gradcli.torch as G
@@ -699,7 +699,7 @@ def bench_w7(args, results):
             for name, fn in row.items():
                 per[name].append(timed(fn, 1)[0] / reps)
         scale, unit = (1e3, "ms") if n > 16 else (1e6, "us")
-        results[f"W7 {kind}({n}) float32 ({unit} per call)"] = {
+        results[f"W8 {kind}({n}) float32 ({unit} per call)"] = {
             name: summary(times, scale) for name, times in per.items()}
 
 
@@ -744,7 +744,7 @@ def main() -> int:
         return 0
     results: dict = {}
     for wid, fn in (("W1", bench_w1), ("W2", bench_w2), ("W3", bench_w3), ("W4", bench_w4),
-                    ("W5W6", bench_memory), ("W7", bench_w7)):
+                    ("W5W6", bench_memory), ("W7", bench_w7), ("W8", bench_w8)):
         if args.k in wid:
             fn(args, results)
     for title, rows in results.items():
@@ -774,7 +774,7 @@ def main() -> int:
         elif title.startswith("W4"):
             print(f"  {title}: gradcli/torch {ratio(results, title, 'gradcli', 'torch')}, "
                   f"gradcli/numpy {ratio(results, title, 'gradcli', 'numpy')}")
-        elif title.startswith("W7"):
+        elif title.startswith("W8"):
             print(f"  {title}: gradcli/torch {ratio(results, title, 'gradcli', 'torch')}, "
                   f"gradcli/numpy {ratio(results, title, 'gradcli', 'numpy')}")
         elif title.startswith("W5"):
