@@ -35,6 +35,9 @@ INTERNAL = {
                   "'as_strided' and 'copy_slices' runs it",
     "scatter": "the backward of MaxBackward0/MinBackward0: second order of 'max_dim' runs it",
     "gather": "the backward of ScatterBackward0: third-order test below",
+    "rnn_output_transpose": "nn.RNN/GRU(batch_first=True)'s output node (layers' random "
+                            "weights): tests/test_nn_layers.py compares with PyTorch",
+    "lstm_layer_output": "nn.LSTM's output node (random weights): tests/test_nn_layers.py",
 }
 
 CALLED = sorted(name for name, op in OPS.items() if op.torch_call)
