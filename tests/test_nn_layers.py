@@ -180,3 +180,30 @@ def test_activation_and_loss_modules():
     ]:
         assert repr(build(G)) == repr(build(torch))
         compare(lambda L, *ts, b=build: b(L)(*ts), *args)
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("kwargs", [{}, {"num_layers": 2, "batch_first": True},
+                                    {"num_layers": 2, "bias": False}], ids=["one", "bf", "nobias"])
+def test_recurrent_layers_match(name, kwargs):
+    ours, theirs = both(lambda lib: getattr(lib.nn, name)(3, 4, **kwargs))
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    x = f(5, 2, 3)
+    h0 = f(kwargs.get("num_layers", 1), 2 if not kwargs.get("batch_first") else 5, 4)
+    results = []
+    for lib, m in ((torch, theirs), (G, ours)):
+        xt = lib.tensor(x, requires_grad=True)
+        hx = lib.tensor(h0)
+        if name == "LSTM":
+            hx = (hx, lib.tensor(h0 * 0.5))
+        out, h = m(xt, hx)
+        hn = h[0] if isinstance(h, tuple) else h
+        (out.sum() + hn.pow(2).sum()).backward()
+        results.append((np.array(out.tolist()), np.array(hn.tolist()), np.array(xt.grad.tolist()),
+                        np.array(m.weight_ih_l0.grad.tolist()), type(out.grad_fn).__name__,
+                        type(hn.grad_fn).__name__))
+    (t, g) = results
+    for a, b in zip(g[:4], t[:4]):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert g[4:] == t[4:]

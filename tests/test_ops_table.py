@@ -41,6 +41,9 @@ INTERNAL = {
                 "tests/test_functional_ext.py compares it with PyTorch and gradchecks it",
     "ctc_loss_backward": "the NotImplemented node of ctc_loss's create_graph gradient: "
                          "tests/test_functional_ext.py checks its error against PyTorch's",
+    "rnn_output_transpose": "nn.RNN/GRU(batch_first=True)'s output node (layers' random "
+                            "weights): tests/test_nn_layers.py compares with PyTorch",
+    "lstm_layer_output": "nn.LSTM's output node (random weights): tests/test_nn_layers.py",
 }
 
 CALLED = sorted(name for name, op in OPS.items() if op.torch_call)

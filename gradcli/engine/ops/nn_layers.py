@@ -767,3 +767,25 @@ def adaptive_avg_pool2d(input, output_size):
     else:
         out = run_op(ADAPTIVE_AVG_POOL2D, (x4,), sizes)
     return out.squeeze(0) if unbatched else out
+
+
+# ------------------------------------------------------------------ recurrent layers
+# What PyTorch's CPU RNN paths leave as the output's grad_fn: RNN and GRU (batch_first)
+# transpose their stacked output in place (TransposeBackward1); LSTM runs each layer as one
+# oneDNN op (MkldnnRnnLayerBackward0). gradcli computes the same values with Tensor ops
+# and ends on these nodes, so programs print PyTorch's names.
+TRANSPOSE_INPLACE = defop(
+    "rnn_output_transpose", "TransposeBackward1",
+    lambda a: np.ascontiguousarray(np.swapaxes(a, 0, 1)) if a.ndim >= 2 else a,
+    lambda c, g: (g.transpose(0, 1),), "d transpose_(0, 1)(a)/da = the gradient transposed back")
+LSTM_LAYER = defop(
+    "lstm_layer_output", "MkldnnRnnLayerBackward0", lambda a: a, lambda c, g: (g,),
+    "the LSTM layer's output (identity over the cell's Tensor ops)")
+
+
+def rnn_output_transpose(t: Tensor) -> Tensor:
+    return run_op(TRANSPOSE_INPLACE, (t,))
+
+
+def lstm_layer_output(t: Tensor) -> Tensor:
+    return run_op(LSTM_LAYER, (t,))

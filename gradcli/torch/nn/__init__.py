@@ -31,11 +31,6 @@ def __getattr__(name: str):
             raise AttributeError(f"torch.nn.{name} is not supported by gradcli")
     elif name == "Parameter":
         value = _importlib.import_module(__name__ + ".parameter").Parameter
-    elif name == "init":
-        try:
-            value = _importlib.import_module(__name__ + ".init")
-        except ImportError:  # before the rng helper's nn.init is merged
-            value = _importlib.import_module(__name__ + "._init_fallback")
     elif name in _SUBMODULES:
         value = _importlib.import_module(f"{__name__}.{name}")
     else:

@@ -12,7 +12,6 @@ rounding of PyTorch's over thousands of steps.
 from __future__ import annotations
 
 from collections import defaultdict
-from copy import deepcopy
 
 import numpy as np
 
@@ -206,7 +205,8 @@ class Optimizer:
     def load_state_dict(self, state_dict: dict) -> None:
         state_dict = dict(state_dict)
         groups = self.param_groups
-        saved_groups = deepcopy(state_dict["param_groups"])
+        # copies of the group dicts (never a deep copy: the values are the program's own)
+        saved_groups = [dict(g) for g in state_dict["param_groups"]]
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):

@@ -44,6 +44,7 @@ from .loss import (  # noqa: F401
     SmoothL1Loss,
 )
 from .module import Module  # noqa: F401
+from .rnn import GRU, LSTM, RNN  # noqa: F401
 
 __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "Sigmoid",
            "SiLU", "Softmax", "Softplus", "Tanh", "ModuleDict", "ModuleList", "ParameterDict",
@@ -51,4 +52,4 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "Identity", "Linear", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss",
            "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss", "SmoothL1Loss", "Module",
            "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
-           "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d"]
+           "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d", "RNN", "LSTM", "GRU"]

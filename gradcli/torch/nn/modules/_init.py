@@ -4,10 +4,8 @@ from __future__ import annotations
 
 
 def nn_init():
-    try:
-        from gradcli.torch.nn import init
-    except ImportError:  # before the rng helper's nn.init is merged
-        from gradcli.torch.nn import _init_fallback as init
+    from gradcli.torch.nn import init
+
     return init
 
 

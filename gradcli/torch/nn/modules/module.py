@@ -277,7 +277,7 @@ class Module:
             return self
         mod = self
         for item in target.split("."):
-            if not hasattr(mod, item):
+            if item.startswith("_") or not hasattr(mod, item):
                 raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
             mod = getattr(mod, item)
             if not isinstance(mod, Module):
@@ -287,7 +287,7 @@ class Module:
     def get_parameter(self, target: str) -> Parameter:
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
-        if not hasattr(mod, name):
+        if name.startswith("_") or not hasattr(mod, name):
             raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
         param = getattr(mod, name)
         if not isinstance(param, Parameter):
