@@ -102,6 +102,11 @@ def test_grid_with_a_fixed_vector_goes_point_by_point():
     assert [float(r[2]) for r in rows[1:]] == [3.0, 3.0, 3.0]
 
 
+def test_too_many_grid_points_together_are_refused():
+    proc = gradcli("grad", "x*y", "--grid", "x=0:1:10000", "--grid", "y=0:1:1000")
+    assert proc.returncode == 2 and "points in all" in proc.stderr
+
+
 def test_grid_table_stays_one_line_per_point():
     proc = gradcli("grad", "sin(x)", "--grid", "x=0:3:31")
     assert proc.returncode == 0, proc.stderr
@@ -111,7 +116,8 @@ def test_grid_table_stays_one_line_per_point():
     assert "..." not in proc.stdout
 
 
-@pytest.mark.parametrize("spec", ["x=0:1", "x=a:b:3", "x=0:1:0", "0:1:3", "x=0:1:2.5"])
+@pytest.mark.parametrize("spec", ["x=0:1", "x=a:b:3", "x=0:1:0", "0:1:3", "x=0:1:2.5",
+                                  "x=0:1:2000000"])
 def test_bad_grid_is_a_usage_error(spec):
     proc = gradcli("grad", "x*2", "--grid", spec)
     assert proc.returncode == 2, proc.stderr

@@ -275,7 +275,13 @@ class Builder:
     # ------------------------------------------------------------ pieces
     def reduce(self, kind, v: Val) -> Val:
         if v.matrix:
-            raise NoRule(f"{kind}() of a matrix product")
+            if not v.shape:
+                return v
+            rows, cols = v.e.shape
+            total = sympy.OneMatrix(1, rows) * v.e * sympy.OneMatrix(cols, 1)
+            if kind == "mean":
+                total = total / (rows * cols)
+            return Val(total, (), True)
         if not v.shape:
             return v  # the sum of one element is the element
         r = sympy.Dummy(f"R{len(self.reductions)}", real=True)
@@ -337,7 +343,7 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
             else:
                 d = _derivative(b, v, name)
                 d = _restore(b, d)
-                d = _simplify(d, deadline - time.monotonic())
+                d = _torch_step(_simplify(d, deadline - time.monotonic()))
             out[name] = (d, None)
         except NoRule as e:
             out[name] = (None, f"no symbolic rule for {e}")
@@ -351,6 +357,14 @@ SIMPLIFY_SECONDS = 0.25
 
 class _TooSlow(Exception):
     pass
+
+
+def _torch_step(d):
+    """Heaviside(x) (1/2 at 0 in sympy) as Heaviside(x, 0): autograd's relu, abs and
+    clamp send 0 at the kink, so the formula must too."""
+    return d.replace(lambda e: isinstance(e, sympy.Heaviside) and
+                     (len(e.args) == 1 or e.args[1] == sympy.S.Half),
+                     lambda e: sympy.Heaviside(e.args[0], 0))
 
 
 def _simplify(d, seconds=SIMPLIFY_SECONDS):
@@ -479,19 +493,29 @@ class TextPrinter(StrPrinter):
         return f"abs({self._print(expr.args[0])})"
 
     def _print_Heaviside(self, expr):
-        return f"heaviside({self._print(expr.args[0])}, 0.5)"
+        at_zero = self._print(expr.args[1]) if len(expr.args) > 1 else "0.5"
+        return f"heaviside({self._print(expr.args[0])}, {at_zero})"
+
+    def _print_OneMatrix(self, expr):
+        return f"ones({max(expr.shape)})"
 
     def _print_MatMul(self, expr):
+        args = list(expr.args)
+        scalars = [a for a in args if not getattr(a, "is_Matrix", False)]
+        mats = [a for a in args if getattr(a, "is_Matrix", False)]
+        if len(mats) == 2 and mats[0].shape[1] == 1 and mats[1].shape[0] == 1 and \
+                isinstance(mats[1], sympy.Transpose):
+            # a column times a row: the outer product of two vectors
+            text = f"outer({self._print(mats[0])}, {self._print(mats[1].arg)})"
+            return "*".join([self._print(a) for a in scalars] + [text])
         parts = []
-        for a in expr.args:
+        for a in mats:
             text = self._print(a)
-            if isinstance(a, (sympy.MatAdd,)):
+            if isinstance(a, sympy.MatAdd):
                 text = f"({text})"
             parts.append(text)
-        scalars = [p for a, p in zip(expr.args, parts) if not getattr(a, "is_Matrix", False)]
-        mats = [p for a, p in zip(expr.args, parts) if getattr(a, "is_Matrix", False)]
-        out = " @ ".join(mats)
-        return "*".join(scalars + [out]) if scalars else out
+        out = " @ ".join(parts)
+        return "*".join([self._print(a) for a in scalars] + [out]) if scalars else out
 
     def _print_Transpose(self, expr):
         inner = self._print(expr.arg)
@@ -586,7 +610,7 @@ def _lambdify(e, values):
     import numpy as np
 
     syms = sorted((s for s in e.free_symbols), key=lambda s: s.name)
-    heaviside = {"Heaviside": lambda x, h=0.5: 1.0 if x > 0 else (0.0 if x < 0 else h)}
+    heaviside = {"Heaviside": lambda x, h=0.5: 1.0 if x > 0 else (0.0 if x < 0 else float(h))}
     fn = sympy.lambdify(syms, e, modules=[heaviside, "mpmath"])
 
     def one(*xs):

@@ -444,6 +444,8 @@ def report(p: Problem, grads, jac, hess, chk, no_color: bool, precision=None) ->
         for n, block in jac.items():
             print(f"jacobian d({p.expr})/d{n}: shape {list(block.shape)}\n{block!r}")
     if hess is not None:
+        from gradcli.cli.grad_output import format_matrix, hessian_matrix
+
         labels, matrix = hessian_matrix(p, hess)
         kind = "" if all(p.inputs[n].numel() == 1 and p.inputs[n].dim() == 0 for n in p.wrt) \
             else " (blocks d2/da db of each pair, flattened)"
@@ -458,51 +460,6 @@ def report(p: Problem, grads, jac, hess, chk, no_color: bool, precision=None) ->
         print(f"gradcheck (float64, eps={chk['eps']:g}, atol={chk['atol']:g}, rtol={chk['rtol']:g}): {verdict}; "
               f"max abs error {chk['max_abs_error']:.{digits}e}{where}, "
               f"max rel error {chk['max_rel_error']:.{digits}e}")
-
-
-def hessian_matrix(p: Problem, hess: dict):
-    """(labels, rows): the Hessian as one matrix over every element of the wrt names
-    (`x` for a 0-d name, `x[0]`, `W[1,0]` for elements), in --at order."""
-    import itertools
-
-    labels, spans = [], []
-    for n in p.wrt:
-        shape = tuple(p.inputs[n].shape)
-        if not shape:
-            labels.append(n)
-        else:
-            for idx in itertools.product(*[range(k) for k in shape]):
-                labels.append(f"{n}[{','.join(map(str, idx))}]")
-        spans.append((n, max(1, p.inputs[n].numel())))
-    rows = []
-    for a, na in spans:
-        block_rows = [[] for _ in range(na)]
-        for b, nb in spans:
-            flat = hess[f"{a},{b}"].detach().reshape(na, nb).tolist()
-            for i in range(na):
-                block_rows[i].extend(flat[i])
-        rows.extend(block_rows)
-    return labels, rows
-
-
-def format_matrix(labels: list, rows: list, precision=None) -> str:
-    digits = 4 if precision is None else precision
-    cells = [[_fixed(v, digits) for v in r] for r in rows]
-    width = max([len(lab) for lab in labels] + [len(c) for r in cells for c in r] + [1])
-    side = max(len(lab) for lab in labels)
-    lines = [" " * side + "  " + "  ".join(lab.rjust(width) for lab in labels)]
-    for lab, r in zip(labels, cells):
-        lines.append(lab.ljust(side) + "  " + "  ".join(c.rjust(width) for c in r))
-    return "\n".join(lines)
-
-
-def _fixed(v, digits) -> str:
-    v = float(v)
-    if v != v:
-        return "nan"
-    if v in (float("inf"), float("-inf")):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.{digits}f}"
 
 
 def _seed_grad(p: Problem, text):
@@ -604,7 +561,9 @@ def do_grad(o: Options) -> int:
 
             torch.set_printoptions(precision=o.precision)
         if o.csv or grid or o.plot is not None:
-            return _many_points(p, o, grid)
+            from gradcli.cli.grad_many import many_points
+
+            return many_points(p, o, grid)
         return _one_point(p, o)
     except (UsageError, GradcliError) as e:
         return _report_failure("grad", e)
@@ -631,14 +590,20 @@ def _one_point(p: Problem, o: Options) -> int:
     if o.check:
         chk = check(p, sg)
     if o.formula:
+        from gradcli.cli.grad_formula import formula_report
+
         formulas = formula_report(p, grads)
     if o.as_json:
         import json
+
+        from gradcli.cli.grad_output import json_doc
 
         print(json.dumps(json_doc(p, o, grads, jac, hess, chk, formulas, sg), indent=2))
     else:
         report(p, grads, jac, hess, chk, o.no_color, o.precision)
         if formulas is not None:
+            from gradcli.cli.grad_formula import print_formulas
+
             print_formulas(formulas, o.precision)
         if o.graph:
             from gradcli.views import graph as draw
@@ -655,236 +620,6 @@ def _one_point(p: Problem, o: Options) -> int:
     if chk is not None and not chk["ok"]:
         return 1
     return 0
-
-
-def _many_points(p: Problem, o: Options, grid: list) -> int:
-    from gradcli.cli.points import PointsError, number, table, write_csv
-
-    formulas = formula_report(p, None, check=False) if o.formula else None
-    try:
-        if o.plot is not None and not grid:
-            grid = _plot_range(p)
-        headers, rows = table(p, grid)
-    except PointsError as e:
-        raise UsageError(str(e)) from None
-    if formulas is not None:
-        _check_formulas_at_points(p, formulas, headers, rows)
-    if o.plot is not None:
-        if formulas is not None:
-            print_formulas(formulas, o.precision)
-        return _plot(p, o, grid, headers, rows)
-    if o.csv:
-        write_csv(headers, rows, o.precision, sys.stdout)
-        return 0
-    if o.as_json:
-        import json
-
-        doc = json_doc(p, o, None, None, None, None, formulas, None)
-        doc["points"] = {"headers": headers,
-                         "rows": [[_jsonable(float(v)) for v in r] for r in rows]}
-        print(json.dumps(doc, indent=2))
-        return 0
-    if formulas is not None:
-        print_formulas(formulas, o.precision)
-    digits = 6 if o.precision is None else o.precision
-    print_table(f"{p.expr} at {len(rows)} points", [[number(v, digits) for v in r] for r in rows],
-                headers, o.no_color)
-    return 0
-
-
-def _plot_range(p: Problem) -> list:
-    """--plot without --grid: the one 1-D --at vector is the x axis."""
-    vectors = [n for n in p.names if p.inputs[n].dim() == 1 and p.inputs[n].numel() > 1]
-    if len(vectors) != 1 or any(p.inputs[n].numel() != 1 for n in p.names if n not in vectors):
-        raise UsageError("--plot needs one 1-D range: --grid NAME=START:STOP:N (or one --at "
-                         "NAME bound to a 1-D vector, the other names to numbers)")
-    return []
-
-
-def _plot(p: Problem, o: Options, grid: list, headers: list, rows: list) -> int:
-    from gradcli.cli import plot as plotting
-
-    if grid and len(grid) != 1:
-        raise UsageError("--plot draws over one name: give one --grid")
-    xname = grid[0][0] if grid else next(n for n in p.names if p.inputs[n].dim() == 1)
-    xi = headers.index(xname)
-    vi = headers.index("value")
-    xs = [r[xi] for r in rows]
-    series = {p.expr: [r[vi] for r in rows]}
-    if xname in p.wrt:
-        di = headers.index(f"d/d{xname}")
-        series[f"d/d{xname}"] = [r[di] for r in rows]
-    title = f"{p.expr} and d/d{xname}" if xname in p.wrt else p.expr
-    if o.plot:
-        plotting.image(o.plot, xs, series, xname, title)
-        print(f"wrote {o.plot}")
-    else:
-        print(plotting.terminal(xs, series, xname, title, color=_use_rich(o.no_color)))
-    return 0
-
-
-# ----------------------------------------------------------------- formula
-
-def formula_report(p: Problem, grads, check: bool = True) -> dict:
-    """{name: {"text", "sympy", "missing", "check"}} for each wrt name (sympy on first use)."""
-    from gradcli.cli import formula as F
-
-    shapes = {n: tuple(t.shape) for n, t in p.inputs.items()}
-    derived = F.derive(p.expr, shapes, p.wrt)
-    expected = None
-    out = {}
-    for n in p.wrt:
-        d, reason = derived[n]
-        entry = {"text": None, "sympy": None, "missing": reason, "check": None, "expr": d}
-        if d is not None:
-            entry["text"] = F.as_text(d)
-            entry["sympy"] = F.as_sympy(d)
-            if check:
-                if expected is None:
-                    expected = _autograd_partials(p, grads)
-                entry["check"] = _check_formula(F, d, p, expected.get(n) if expected else None)
-        out[n] = entry
-    return out
-
-
-def _autograd_partials(p: Problem, grads) -> dict:
-    """What the formulas must equal: the gradient of a scalar EXPR, each element's own
-    partials for an elementwise one ({} when neither)."""
-    import numpy as np
-
-    if p.value.numel() == 1:
-        g = grads if grads is not None else gradients(p, None)
-        return {n: (np.zeros(tuple(p.inputs[n].shape)) if t is None else
-                    np.asarray(t.tolist(), dtype=float)) for n, t in g.items()}
-    from gradcli.cli.points import _broadcast_shape, elementwise
-
-    try:
-        shape = _broadcast_shape([tuple(t.shape) for t in p.inputs.values()])
-    except ValueError:
-        return {}
-    found = elementwise(p, dict(p.inputs), shape)
-    if found is None:
-        return {}
-    return {n: np.asarray(t.tolist(), dtype=float) for n, t in found[1].items()}
-
-
-def _check_formula(F, d, p: Problem, expected) -> dict:
-    import numpy as np
-
-    if expected is None:
-        return {"ok": None, "max_abs_error": None, "note": "not checked (EXPR is neither a "
-                "scalar nor elementwise)"}
-    values = {n: np.asarray(t.detach().tolist(), dtype=float) for n, t in p.inputs.items()}
-    shapes = {n: tuple(t.shape) for n, t in p.inputs.items()}
-    try:
-        got = F.evaluate(d, shapes, values, False)
-        got = np.broadcast_to(np.asarray(got, dtype=float).reshape(-1) if
-                              np.size(got) == np.size(expected) else got, expected.reshape(-1).shape
-                              if np.size(got) == np.size(expected) else expected.shape)
-        got = got.reshape(expected.shape)
-    except Exception as e:  # noqa: BLE001 - a formula sympy cannot evaluate numerically
-        return {"ok": None, "max_abs_error": None, "note": f"not checked ({type(e).__name__})"}
-    float64 = p.value.dtype.name == "float64"
-    rtol, atol = (1e-7, 1e-7) if float64 else (1e-5, 1e-5)
-    diff = np.abs(got - expected)
-    both_nan = np.isnan(got) & np.isnan(expected)
-    diff = np.where(both_nan, 0.0, diff)
-    same_inf = np.isinf(got) & (got == expected)
-    diff = np.where(same_inf, 0.0, diff)
-    worst = float(np.nanmax(diff)) if diff.size else 0.0
-    ok = bool(np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
-    return {"ok": ok, "max_abs_error": worst if worst == worst else None, "rtol": rtol,
-            "atol": atol}
-
-
-def _check_formulas_at_points(p: Problem, formulas: dict, headers: list, rows: list) -> None:
-    """With --grid/--plot: each formula against the autograd column at every point."""
-    import numpy as np
-
-    from gradcli.cli import formula as F
-
-    columns = {h: np.asarray([r[k] for r in rows], dtype=float) for k, h in enumerate(headers)}
-    shapes = {n: () for n in p.names}
-    for n, f in formulas.items():
-        if f["text"] is None or f"d/d{n}" not in columns:
-            continue
-        d = f["expr"]
-        if d is None or any(s.name not in columns for s in d.free_symbols):
-            continue
-        try:
-            got = np.broadcast_to(np.asarray(F.evaluate(d, shapes, columns, False), dtype=float),
-                                  (len(rows),))
-        except Exception:  # noqa: BLE001 - a formula sympy cannot evaluate numerically
-            continue
-        want = columns[f"d/d{n}"]
-        float64 = p.value.dtype.name == "float64"
-        rtol, atol = (1e-7, 1e-7) if float64 else (1e-5, 1e-5)
-        diff = np.where(np.isnan(got) & np.isnan(want), 0.0, np.abs(got - want))
-        f["check"] = {"ok": bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)),
-                      "max_abs_error": float(np.nanmax(diff)) if diff.size else 0.0,
-                      "rtol": rtol, "atol": atol, "points": len(rows)}
-
-
-def print_formulas(formulas: dict, precision) -> None:
-    at_points = any(f["check"] and f["check"].get("points") for f in formulas.values())
-    where = "at every point" if at_points else "at the --at point"
-    print(f"formula (sympy; checked against autograd {where}):")
-    for n, f in formulas.items():
-        if f["text"] is None:
-            print(f"  d/d{n}: {f['missing']}; the numbers are autograd's")
-            continue
-        chk = f["check"]
-        if chk is None:
-            verdict = ""
-        elif chk["ok"] is None:
-            verdict = f"  [{chk['note']}]"
-        else:
-            err = chk["max_abs_error"]
-            digits = 2 if precision is None else precision
-            err_text = "nan" if err is None else f"{err:.{digits}e}"
-            verdict = (f"  [{'matches' if chk['ok'] else 'DIFFERS FROM'} autograd, "
-                       f"max abs difference {err_text}]")
-        print(f"  d/d{n} = {f['text']}{verdict}")
-
-
-# ----------------------------------------------------------------- JSON
-
-def json_doc(p: Problem, o: Options, grads, jac, hess, chk, formulas, sg) -> dict:
-    doc = {"schema": SCHEMA, "expr": p.expr, "wrt": p.wrt,
-           "inputs": {n: tensor_json(t) for n, t in p.inputs.items()},
-           "value": tensor_json(p.value)}
-    if grads is not None:
-        doc["gradients"] = {n: tensor_json(g) for n, g in grads.items()}
-    if jac is not None:
-        doc["jacobian"] = {n: tensor_json(b) for n, b in jac.items()}
-    if hess is not None:
-        doc["hessian"] = {k: tensor_json(b) for k, b in hess.items()}
-        labels, matrix = hessian_matrix(p, hess)
-        doc["hessian_matrix"] = {"labels": labels, "data": _jsonable(matrix)}
-    if chk is not None:
-        doc["check"] = chk
-    if formulas is not None:
-        doc["formula"] = {n: f["sympy"] for n, f in formulas.items()}
-        doc["formula_text"] = {n: f["text"] for n, f in formulas.items()}
-        doc["formula_check"] = {n: f["check"] for n, f in formulas.items()}
-        missing = {n: f["missing"] for n, f in formulas.items() if f["missing"]}
-        if missing:
-            doc["formula_missing"] = missing
-    if o.graph:
-        import json
-
-        from gradcli.views import export
-
-        doc["graph"] = json.loads(export(p.value, "json", names=p.inputs))
-    if o.explain:
-        import io
-
-        from gradcli.views import explain as walk
-
-        buf = io.StringIO()
-        walk(p.value, gradient=sg, names=p.inputs, color=False, file=buf, width=100)
-        doc["explanation"] = buf.getvalue()
-    return doc
 
 
 def do_graph(expr, at, fmt, dtype, seed, no_color, limits) -> int:

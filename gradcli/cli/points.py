@@ -12,6 +12,8 @@ for each wrt name. Nothing is ever summed across points:
 
 from __future__ import annotations
 
+#: the most points all --grid axes may make together (a row each is printed)
+MAX_POINTS = 1_000_000
 GRID_USAGE = "usage: --grid NAME=START:STOP:N (N points from START to STOP, N >= 1)"
 
 
@@ -43,6 +45,12 @@ def parse_grid(items: list) -> list:
         out.append((name, start, stop, n))
     if len({g[0] for g in out}) != len(out):
         raise PointsError("--grid: each name may be given once")
+    total = 1
+    for g in out:
+        total *= g[3]
+    if total > MAX_POINTS:
+        raise PointsError(f"--grid: {total} points in all; at most {MAX_POINTS:,} "
+                          "(fewer points per name)")
     return out
 
 
