@@ -226,7 +226,8 @@ def test_class_bodies_define_only_the_listed_special_names(body, fragment):
     ("class X(object, metaclass=type):\n    pass", "!ForbiddenError: metaclasses are not allowed"),
     ("class X(foo=1):\n    pass", "!ForbiddenError: class keywords are not allowed"),
     ("class X(*[object]):\n    pass", "!ForbiddenError: starred base classes are not allowed"),
-    ("def deco(c):\n    return c\n@deco\nclass X:\n    pass", "!SyntaxError"),
+    ("def deco(c):\n    return c\n@deco\nclass X:\n    pass",
+     "!SyntaxError: class decorators are not supported by gradcli"),
     ("type('X', (object,), {'__del__': print})", "!TypeError: type() with three arguments"),
     ("type(type(1))('X', (), {})", "!TypeError: type() with three arguments"),
     ("type(int)('X', (), {})", "!TypeError: type() with three arguments"),
@@ -275,3 +276,14 @@ def test_class_machinery_cannot_be_turned_against_the_sandbox(src, fragment):
 def test_a_subclass_of_an_exception_is_raised_and_reported():
     out = run("class Oops(ValueError):\n    pass\nraise Oops('bad value')\n")
     assert out == "!Oops: bad value"
+
+
+def test_methods_show_host_code_the_parameters_the_program_wrote():
+    import inspect
+    s = Session(stdout=io.StringIO())
+    s.run("class F:\n    @staticmethod\n    def forward(ctx, x, k=2, *a, w=1, **kw):\n"
+          "        return x\n    def m(self, /, q):\n        return q\n", "p.grad")
+    cls = s.globals["F"]
+    assert str(inspect.signature(cls.forward)) == "(ctx, x, k=2, *a, w=1, **kw)"
+    assert str(inspect.signature(cls.m)) == "(self, /, q)"
+    assert cls.forward(None, 5) == 5 and cls.m(cls(), q=3) == 3

@@ -905,6 +905,10 @@ MODULE_BLOWUPS = [
     "random.sample(range(10 ** 12), 10 ** 9)", "reduce(max, range(10 ** 12))",
     "OrderedDict(zip(range(10 ** 12), range(10 ** 12)))",
     "namedtuple('P', ['a%d' % i for i in range(10 ** 6)])",
+    "class L:\n    def __len__(self):\n        return 10 ** 9\n"
+    "    __getitem__ = lambda self, i: 1.0\nnp.array(L())",
+    "class L:\n    def __len__(self):\n        return 10 ** 9\n"
+    "    __getitem__ = lambda self, i: 1.0\nnp.sin(L())",
 ]
 
 

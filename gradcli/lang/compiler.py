@@ -1296,6 +1296,7 @@ class Compiler:
         free_slots = tuple(w for _, w in free_src)
         st = self.state
         mark = R.mark_frame_exit
+        is_method = outer.kind == "class"
 
         def make(env):
             dvals = tuple(d(env) for d in defaults)
@@ -1319,6 +1320,10 @@ class Compiler:
             fn.__name__ = name
             fn.__qualname__ = qual
             fn.__module__ = "__main__"
+            if is_method:
+                # host code may inspect a method (a Function's forward): it sees the
+                # parameters the program wrote, not the closure's (*args, **kwargs)
+                fn.__signature__ = _signature(params, dvals, kwd)
             return fn
         return make
 
@@ -2214,6 +2219,25 @@ class _Binder:
         if rest is not None:
             frame[slots[self.kwarg]] = rest
         return frame
+
+
+def _signature(params: A.Params, defaults, kwdefaults):
+    """An inspect.Signature of a program function's parameters (imported on first use)."""
+    import inspect
+    P = inspect.Parameter
+    out = []
+    first_default = len(params.args) - len(defaults)
+    for i, p in enumerate(params.args):
+        kind = P.POSITIONAL_ONLY if i < params.posonly else P.POSITIONAL_OR_KEYWORD
+        d = defaults[i - first_default] if i >= first_default else P.empty
+        out.append(P(p.name, kind, default=d))
+    if params.vararg is not None:
+        out.append(P(params.vararg.name, P.VAR_POSITIONAL))
+    for p in params.kwonly:
+        out.append(P(p.name, P.KEYWORD_ONLY, default=kwdefaults.get(p.name, P.empty)))
+    if params.kwarg is not None:
+        out.append(P(params.kwarg.name, P.VAR_KEYWORD))
+    return inspect.Signature(out)
 
 
 def _missing(name, names, kind):

@@ -407,6 +407,8 @@ class _Parse:
                 return self.error("expected ':'", pos)
             return self.error("invalid syntax", pos, hint="the statement is incomplete")
         value = str(tok.value)
+        if value == "class" and "DEF" in expected:  # after a decorator
+            return self.error("class decorators are not supported by gradcli", pos)
         if value in UNSUPPORTED_KEYWORDS and UNSUPPORTED_KEYWORDS[value]:
             return self.error(UNSUPPORTED_KEYWORDS[value], pos)
         lines_ = text.split("\n")

@@ -183,7 +183,7 @@ def dtype_attr(dt, name):
 def _arrays_in(args):
     out = []
     for a in map(_tensor_data, args):
-        if isinstance(a, (list, tuple)) and not isinstance(a, np.ndarray):
+        if isinstance(a, (list, tuple)) or type(a) in R.USER_CLASSES:
             out.append(np.asarray(R.bounded(a)))
         else:
             out.append(plain(a))
@@ -199,8 +199,8 @@ def _tensor_data(obj):
 
 def _array(obj, dtype=None, copy=True, ndmin=0):
     obj = _tensor_data(obj)
-    if isinstance(obj, range) or type(obj) in R.LAZY_TYPES:
-        obj = R.bounded(obj)
+    if isinstance(obj, range) or type(obj) in R.LAZY_TYPES or type(obj) in R.USER_CLASSES:
+        obj = R.bounded(obj)  # (numpy would size an array by a program object's __len__)
     arr = np.array(plain(obj), dtype=_dtype_arg(dtype), copy=copy, ndmin=ndmin)
     _check(arr.size)
     return wrap(arr)

@@ -300,10 +300,11 @@ def _engine_allowlist(tp):
 
 def _policy(tp):
     """frozenset of allowed names, or "engine" (all public), "module", "class"."""
-    pol = _POLICY.get(tp)  # (never holds a user class)
+    pol = _POLICY.get(tp)
     if pol is not None:
         return pol
     if tp in USER_CLASSES:
+        _POLICY[tp] = "user"
         return "user"
     if tp in _VALUE_POLICY:
         pol = _VALUE_POLICY[tp]
