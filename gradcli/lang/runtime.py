@@ -221,7 +221,10 @@ def _exportable(v) -> bool:
         return True
     mod = getattr(v, "__module__", None) if isinstance(v, (type, types.FunctionType)) \
         or callable(v) else type(v).__module__
-    return isinstance(mod, str) and mod.startswith(("gradcli.", FACADE_NAME))
+    # gradcli's classes that print as PyTorch's (torch.autograd.Function, LinAlgError, ...)
+    # name torch's modules: real torch is never imported, so they are gradcli's own
+    return isinstance(mod, str) and (mod.startswith(("gradcli.", FACADE_NAME))
+                                     or _TORCH_NAMED(mod))
 
 
 def is_allowed_module(obj) -> bool:
@@ -269,16 +272,31 @@ def _is_engine_type(tp) -> bool:
     as ``torch.return_types.max``, which names a module that does not exist)."""
     for klass in getattr(tp, "__mro__", (tp,)):
         mod = getattr(klass, "__module__", "") or ""
-        if mod.startswith(_ENGINE_PREFIXES) or mod.startswith(FACADE_NAME):
+        if mod.startswith(_ENGINE_PREFIXES) or mod.startswith(FACADE_NAME) or \
+                _TORCH_NAMED(mod):
             return True
     return False
+
+
+def _TORCH_NAMED(mod: str) -> bool:  # noqa: N802 - reads as the predicate it is
+    """gradcli's classes that print as PyTorch's name torch's modules
+    (``torch.autograd.function.Function``): real torch is never imported."""
+    return mod == "torch" or mod.startswith("torch.")
 
 
 #: engine classes whose public Python surface is wider than PyTorch's: a program
 #: sees only PyTorch's names (a node's raw saved arrays, its op's numpy-level
 #: forward/backward or a dtype's numpy dtype would hand it objects outside the
 #: sandbox: raw buffers that bypass the version counter and the element limit)
+_CTX_API = frozenset({"save_for_backward", "saved_tensors", "saved_variables",
+                      "needs_input_grad", "mark_dirty", "mark_non_differentiable",
+                      "set_materialize_grads", "save_for_forward"})
 _ENGINE_ALLOWLISTS = (
+    # a custom Function's ctx: its API, the node's names, and (see ctx_attr) the
+    # attributes the program's forward sets on it (ctx.alpha = alpha)
+    ("gradcli.engine.custom_function", "BackwardCFunction",
+     _CTX_API | {"name", "next_functions", "metadata", "register_hook", "register_prehook",
+                 "requires_grad"}),
     ("gradcli.engine.node", "Node",
      frozenset({"name", "next_functions", "metadata", "register_hook", "register_prehook",
                 "variable", "requires_grad"})),
@@ -287,6 +305,13 @@ _ENGINE_ALLOWLISTS = (
                 "to_complex"})),
     ("gradcli.engine.ops.registry", "Op", frozenset()),
 )
+
+
+def _is_ctx(tp) -> bool:
+    """A custom Function's ctx (its node), which programs may give attributes of their own."""
+    mod = sys.modules.get("gradcli.engine.custom_function")
+    cls = getattr(mod, "BackwardCFunction", None) if mod is not None else None
+    return cls is not None and issubclass(tp, cls)
 
 
 def _engine_allowlist(tp):
@@ -311,8 +336,8 @@ def _policy(tp):
     elif (tp.__module__ or "").startswith(("numpy", "gradcli.lang.pynumpy")):
         pol = _numpy_policy(tp)
     elif tp.__module__ in ("collections", "__main__") and \
-            sys.modules.get("gradcli.lang.pymodules") is not None and \
-            sys.modules["gradcli.lang.pymodules"].policy_for(tp) is not None:
+            importlib.import_module("gradcli.lang.pymodules").policy_for(tp) is not None:
+        # (an OrderedDict may come from nn's state_dict() before any import of collections)
         pol = sys.modules["gradcli.lang.pymodules"].policy_for(tp)
     elif issubclass(tp, types.ModuleType):
         pol = "module"
@@ -381,6 +406,12 @@ def get_attr(obj, name):
             return saved_attr(obj, name)
         if name == "_version":
             raise AttributeError(f"'{_type_name(obj)}' object has no attribute '_version'")
+        if _is_ctx(tp) and not name.startswith("_") and not hasattr(tp, name):
+            try:  # an attribute the program's forward set on its ctx
+                return obj.__dict__[name]
+            except KeyError:
+                raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'") \
+                    from None
         if hasattr(obj, name):
             raise AttributeError(f"{_type_name(obj)}.{name} is not supported by gradcli")
         raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
@@ -445,6 +476,9 @@ def set_attr(obj, name, value):
         return
     if pol == "engine" and name not in DENY_ATTRS and (not name.startswith("_")):
         setattr(obj, name, value)
+        return
+    if _is_ctx(type(obj)) and not hasattr(type(obj), name):
+        obj.__dict__[name] = value  # ctx.alpha = alpha: never a name the engine reads
         return
     if pol == "module":
         raise AttributeError(f"cannot assign to {display_module_name(obj)}.{name}: "
