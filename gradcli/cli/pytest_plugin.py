@@ -12,7 +12,7 @@ ini options (``pytest.ini``, ``[tool.pytest.ini_options]``, or ``-o``)::
     grad_files        = test_*.grad      # glob patterns (space separated)
     grad_timeout      = 60               # wall-clock seconds per file (0: none)
     grad_seed         = 0
-    grad_max_steps    = 10000000         # the resource guards (SPEC 4);
+    grad_max_steps    = 10000000         # the guards (docs/language.md);
     grad_max_elements = 100000000        # unset: the GRADCLI_MAX_* env vars
     grad_max_depth    = 500              # or gradcli's defaults
     grad_max_length   = 10000000

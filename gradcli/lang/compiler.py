@@ -15,7 +15,7 @@ their own scope. Statements return ``None``, ``BREAK``, ``CONTINUE`` or
 
 Sandbox checks made here (reported as :class:`ForbiddenError`, exit 2):
 attribute names starting with ``_`` (except ``_version``), ``format`` and
-``format_map``, dunder names, Python builtins outside SPEC 1.2 that the
+``format_map``, dunder names, Python builtins outside docs/language.md that the
 program does not define itself, and imports other than ``torch[.sub]`` and
 ``math``.
 """
