@@ -1,6 +1,6 @@
-"""Every `gradcli` command in the README and in docs/ runs as pasted, in bash and in zsh
-(the default shell on macOS, which rejects an unquoted `--at x=[1,2,3]`), and prints what
-the text shows after it.
+"""Every `gradcli` command in the README, in docs/ and in the examples of `gradcli COMMAND
+--help` runs as pasted, in bash and in zsh (the default shell on macOS, which rejects an
+unquoted `--at x=[1,2,3]`), and prints what the text shows after it.
 
 Commands are the lines of ```console blocks that start with `$ gradcli` (the lines up to
 the next `$` are their output; `...` stands for lines left out) and the lines of ```bash
@@ -45,13 +45,41 @@ def _commands():
     return found
 
 
-COMMANDS = _commands()
+# the files the --help examples name, so that they run (and their globs match in zsh)
+HELP_FILES = {"prog.grad": "x = ones(2)\nprint(x)\n", "a.grad": "print(1)\n",
+              "b.grad": "print(2)\n", "examples/seed_demo.grad": "assert 1 + 1 == 2\n",
+              "tests/test_demo.grad": "assert 2 * 2 == 4\n"}
+
+
+def _help_commands():
+    """The example command lines of the --help texts (what follows an example on its line,
+    after two spaces or more, is its explanation)."""
+    import subprocess
+    import sys
+
+    found = []
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    for command in ["", "grad", "graph", "run", "eval", "check", "test", "repl"]:
+        args = [sys.executable, "-m", "gradcli", *command.split(), "--help"]
+        text = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120).stdout
+        for line in text.splitlines():
+            line = line.strip(" │")
+            if line.startswith("Example: "):
+                line = line[len("Example: "):]
+            if line.startswith("gradcli ") and line not in ("gradcli run -",):
+                found.append((Path(f"--help of gradcli {command}".strip()), HELP_FILES,
+                              re.split(r"\s{2,}", line)[0], None))
+    return found
+
+
+COMMANDS = _commands() + _help_commands()
 SHELLS = ["bash", "zsh"]
 
 
 def test_the_docs_have_commands():
     assert len(COMMANDS) >= 10
     assert {doc.name for doc, *_ in COMMANDS} >= {"README.md", "language.md"}
+    assert sum(doc.name.startswith("--help") for doc, *_ in COMMANDS) >= 10
 
 
 def _matches(expected: list[str], got: str) -> bool:

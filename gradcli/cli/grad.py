@@ -13,20 +13,20 @@ GRAD_HELP = """Differentiate EXPR at a point: prints its value and the gradients
 
 \b
 Examples:
-  gradcli grad "(x**2 * y.sin()).sum()" --at x=[1,2,3] --at y=0.5
-  gradcli grad "x @ W @ x" --at x=ones(3) --at W=eye(3) --wrt x
-  gradcli grad "x.sin()" --at x=[0.0,1.0] --jacobian
-  gradcli grad "(x*y).sum()" --at x=[1.,2.] --at y=[3.,4.] --hessian
-  gradcli grad "x.exp().sum()" --at x=[1,2] --explain
-  gradcli grad "x.tanh().sum()" --at x=[0.5] --check --json
+  gradcli grad "(x**2 * y.sin()).sum()" --at 'x=[1,2,3]' --at y=0.5
+  gradcli grad "x @ W @ x" --at 'x=ones(3)' --at 'W=eye(3)' --wrt x
+  gradcli grad "x.sin()" --at 'x=[0.0,1.0]' --jacobian
+  gradcli grad "(x*y).sum()" --at 'x=[1.,2.]' --at 'y=[3.,4.]' --hessian
+  gradcli grad "x.exp().sum()" --at 'x=[1,2]' --explain
+  gradcli grad "x.tanh().sum()" --at 'x=[0.5]' --check --json
 """
 
 GRAPH_HELP = """Draw the autograd graph of EXPR (tree, or export as dot/mermaid/json).
 
 \b
 Examples:
-  gradcli graph "(x * y + x.sin()).sum()" --at x=[1,2] --at y=3.0
-  gradcli graph "(x @ x).tanh()" --at x=ones(2,2) --format mermaid
+  gradcli graph "(x * y + x.sin()).sum()" --at 'x=[1,2]' --at y=3.0
+  gradcli graph "(x @ x).tanh()" --at 'x=ones(2,2)' --format mermaid
 """
 
 GRAD_JSON_SCHEMA = """gradcli.grad/1 -- the object `gradcli grad --json` prints:
