@@ -129,3 +129,13 @@ def test_every_named_gradcli_module_exists():
                     and node.module.startswith("gradcli."):
                 assert node.module in known or node.module.startswith("gradcli.grammar"), \
                     f"{name} imports {node.module}, which does not exist"
+
+
+def test_no_references_to_files_or_sections_outside_the_repo():
+    """Comments point to what a checkout has: docs/, existing tests; not to spec sections
+    kept elsewhere."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\bSPEC (section )?\d", text), f"{path.relative_to(ROOT)} cites SPEC"
+        for ref in re.findall(r"\b(tests/[\w/]+\.py|docs/[\w/]+\.md)", text):
+            assert (ROOT / ref).exists(), f"{path.relative_to(ROOT)} names {ref}, which is missing"

@@ -3,9 +3,11 @@
 gradcli adds in the order PyTorch 2.13's CPU kernels add (engine/kernels/summation.py) and sums
 small float32 products in the order its MKL does (engine/kernels/mkl.py), as measured on
 this project's machines: PyTorch's AVX2 kernels (8 float32 / 4 float64 lanes), and MKL
-on an AMD CPU. Where PyTorch picks other kernels (AVX-512, or MKL's paths for another
-CPU vendor) its last bits differ and a comparison says nothing about gradcli, so these
-tests skip there, saying why, instead of failing.
+on an AMD CPU. tests/conftest.py asks PyTorch for its AVX2 kernels on every machine
+(ATEN_CPU_CAPABILITY); where it runs others all the same (a caller's own setting, a CPU
+without AVX2) a comparison says nothing about gradcli, and these tests skip, saying why.
+MKL's matrix products follow the CPU's vendor whatever is pinned (its Intel paths sum in
+other orders), so the tests of their order skip on other vendors' CPUs, saying so.
 """
 
 from __future__ import annotations

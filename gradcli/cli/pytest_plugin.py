@@ -14,7 +14,7 @@ command-line flag that wins over the ini file (``--grad-timeout 10``,
     grad_files        = test_*.grad      # glob patterns (space separated)
     grad_timeout      = 60               # wall-clock seconds per file (0: none)
     grad_seed         = 0
-    grad_max_steps    = 10000000         # the resource guards (SPEC 4);
+    grad_max_steps    = 10000000         # the guards (docs/language.md);
     grad_max_elements = 100000000        # unset: the GRADCLI_MAX_* env vars
     grad_max_depth    = 500              # or gradcli's defaults
     grad_max_length   = 10000000

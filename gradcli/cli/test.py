@@ -1,4 +1,4 @@
-"""``gradcli test PATH...``: run ``.grad`` files as tests (SPEC 3).
+"""``gradcli test PATH...``: run ``.grad`` files as tests (docs/commands.md).
 
 One test per file, each in a fresh session in its own process (see
 :mod:`gradcli.cli.testing`, shared with the pytest plugin). Results go to

@@ -1,4 +1,4 @@
-"""Allocation guard: the largest tensor one op may create (SPEC 4, --max-elements).
+"""Allocation guard: the largest tensor one op may create (docs/language.md: --max-elements).
 
 The language runtime sets MAX_ELEMENTS[0]; plain Python users get no limit
 unless they set it. Checked before numpy allocates.

@@ -52,7 +52,7 @@ _REBASE_HINT = {
 }
 
 
-# PyTorch Tensor methods outside gradcli's API: asking for one says so (SPEC 1.1),
+# PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
 acos addcdiv addcmul apply_ argsort asin atan atan2 bincount cosh cummax cummin

@@ -1,5 +1,11 @@
 """Compile grammar/gradcli.lark with lark into gradcli/lang/_lalr_tables.py.
 
+The tables are read from lark's public serialization of the built parser
+(``Lark.memo_serialize``, what lark's standalone generator writes): the LALR states,
+the rules with their options, the terminals. What lark's tree builder and basic lexer
+make of those (kept and inlined children, None placeholders, the lexer's alternation
+and keyword table) is derived here from that data, and gradcli.lang._lalr runs it.
+
 Regenerate after any change to the grammar (a test fails while the tables are stale)::
 
     python -m gradcli.lang._lalr_gen
@@ -12,6 +18,7 @@ tables are made with is pinned in pyproject.toml's ``dev`` extra
 """
 import hashlib
 import os
+import re
 import sys
 
 OPTIONS = dict(parser="lalr", lexer="basic", start=["file_input", "fexpr"],
@@ -50,77 +57,157 @@ def lark_parser(postlex=None):
     return Lark(grammar_text(), postlex=postlex, **OPTIONS)
 
 
-def _child_filter(rule):
-    """(include, append_none) as lark's maybe_create_child_filter builds them; include is
-    None when lark adds no filter."""
-    from lark.parse_tree_builder import (
-        ChildFilterLALR,
-        ChildFilterLALR_NoPlaceholders,
-        maybe_create_child_filter,
-    )
-
-    opts = rule.options
-    f = maybe_create_child_filter(rule.expansion, opts.keep_all_tokens, False,
-                                  opts.empty_indices)
-    if f is None:
+def _child_filter(rule: dict):
+    """(include, append_none) of a rule, from its serialized form: which children the tree
+    keeps (terminals lark filters out go unless the rule keeps all tokens), which it
+    inlines (rules whose name starts with `_`), and how many None placeholders (the rule's
+    empty_indices, from `[...]` optionals) go before each kept child and after the last;
+    include is None when the tree keeps every child as it is."""
+    expansion = rule["expansion"]
+    options = rule["options"]
+    flags = options.get("empty_indices") or ()
+    if flags:  # one flag per child and per placeholder: True for a placeholder
+        nones = [len(ones) for ones in "".join(str(int(b)) for b in flags).split("0")]
+    else:
+        nones = [0] * (len(expansion) + 1)
+    include, waiting = [], 0
+    for i, sym in enumerate(expansion):
+        waiting += nones[i]
+        terminal = sym["__type__"] == "Terminal"
+        if options.get("keep_all_tokens") or not (terminal and sym.get("filter_out")):
+            inline = not terminal and sym["name"].startswith("_")
+            include.append((i, inline, waiting))
+            waiting = 0
+    waiting += nones[len(expansion)]
+    if not (flags or len(include) < len(expansion) or any(x for _, x, _ in include)):
         return None, 0
-    if f.func is ChildFilterLALR:
-        to_include, append_none = f.args
-        return tuple((i, bool(x), n) for i, x, n in to_include), append_none
-    assert f.func is ChildFilterLALR_NoPlaceholders, f
-    (to_include,) = f.args
-    return tuple((i, bool(x), 0) for i, x in to_include), 0
+    if flags:
+        return tuple(include), waiting
+    return tuple((i, x, 0) for i, x, _ in include), 0
+
+
+def _to_regexp(pattern: dict) -> str:
+    value = pattern["value"]
+    if pattern["__type__"] == "PatternStr":
+        value = re.escape(value)
+    for flag in pattern["flags"]:
+        value = f"(?{flag}:{value})"
+    return value
+
+
+def _max_width(pattern: dict) -> int:
+    return len(pattern["value"]) if pattern["__type__"] == "PatternStr" else pattern["_width"][1]
+
+
+def _has_newline(regexp: str) -> bool:
+    """Whether a token of this pattern may span lines (lark counts lines in those)."""
+    return ("\n" in regexp or "\\n" in regexp or "\\s" in regexp or "[^" in regexp
+            or ("(?s" in regexp and "." in regexp))
+
+
+def _lexer(terminals: list, flags: int):
+    """(patterns, unless, allowed) of the basic lexer over the serialized terminals: in the
+    order they are tried (priority, then longest possible match, then longest text, then
+    name); a string terminal that a regexp terminal of the same priority matches whole is
+    that terminal's keyword (unless) and leaves the alternation when its flags allow."""
+    terminals = sorted(terminals, key=lambda t: (-t["priority"], -_max_width(t["pattern"]),
+                                                 -len(t["pattern"]["value"]), t["name"]))
+    strings = [t for t in terminals if t["pattern"]["__type__"] == "PatternStr"]
+    embedded, unless = set(), {}
+    for retok in terminals:
+        if retok["pattern"]["__type__"] != "PatternRE":
+            continue
+        keywords = {}
+        for strtok in strings:
+            if strtok["priority"] != retok["priority"]:
+                continue
+            text = strtok["pattern"]["value"]
+            m = re.match(_to_regexp(retok["pattern"]), text, flags)
+            if m and m.group(0) == text:
+                assert not strtok["pattern"]["flags"], strtok
+                keywords.setdefault(text, strtok["name"])
+                if set(strtok["pattern"]["flags"]) <= set(retok["pattern"]["flags"]):
+                    embedded.add(strtok["name"])
+        if keywords:
+            unless[retok["name"]] = dict(sorted(keywords.items()))
+    kept = [t for t in terminals if t["name"] not in embedded]
+    alternation = "|".join(f"(?P<{t['name']}>{_to_regexp(t['pattern'])})" for t in kept)
+    compiled = re.compile(alternation, flags)  # (one pattern: Python's re has no group limit)
+    return ((alternation, compiled.flags),), unless, kept
+
+
+def _resolve(value, memo):
+    """A serialized value with its memo references ({'@': n}) replaced."""
+    if isinstance(value, dict):
+        if set(value) == {"@"}:
+            return _resolve(memo[value["@"]], memo)
+        return {k: _resolve(v, memo) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_resolve(v, memo) for v in value)
+    return value
 
 
 def generate() -> str:
-    """The text of _lalr_tables.py."""
+    """The text of _lalr_tables.py, from lark's serialization of the parser (what lark's
+    standalone generator writes: Lark.memo_serialize), not from lark's objects."""
     import lark
-    from lark.parsers.lalr_analysis import Shift
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
 
     text = grammar_text()
-    p = lark_parser()
-    frontend = p.parser
-    basic = frontend.lexer.lexer
-    scanner = basic.scanner
-    assert not basic.user_callbacks and p.lexer_conf.re_module.__name__ == "re"
-    table = frontend.parser.parser.parse_table
+    data, memo = lark_parser().memo_serialize([TerminalDef, Rule])
+    frontend = data["parser"]
+    lexer_conf = _resolve(frontend["lexer_conf"], memo)
+    assert lexer_conf["lexer_type"] == "basic" and not lexer_conf["use_bytes"]
+    table = frontend["parser"]
+    tokens = table["tokens"]
 
     rules, rule_index = [], {}
 
-    def rule_id(rule):
-        if rule not in rule_index:
+    def rule_id(ref):
+        key = ref["@"]
+        if key not in rule_index:
+            rule = _resolve(ref, memo)
             include, append_none = _child_filter(rule)
-            expand1 = bool(rule.options.expand1 and not rule.alias)
-            name = rule.alias or rule.options.template_source or rule.origin.name
-            rule_index[rule] = len(rules)
-            rules.append((str(rule.origin.name), len(rule.expansion), str(name), expand1,
-                          include, append_none))
-        return rule_index[rule]
+            options = rule["options"]
+            expand1 = bool(options.get("expand1") and not rule["alias"])
+            name = rule["alias"] or options.get("template_source") or rule["origin"]["name"]
+            rule_index[key] = len(rules)
+            rules.append((str(rule["origin"]["name"]), len(rule["expansion"]), str(name),
+                          expand1, include, append_none))
+        return rule_index[key]
+
+    def actions(state):
+        return sorted((tokens[t], a) for t, a in table["states"][state].items())
 
     # lark numbers states in an order that depends on string hashing: renumber them
     # breadth-first from the start states (symbols in sorted order) so that the output
     # depends only on the grammar and lark's version
     order, number = [], {}
-    for start in sorted(table.start_states):
-        queue = [table.start_states[start]]
+    for start in sorted(table["start_states"]):
+        queue = [table["start_states"][start]]
         while queue:
             s = queue.pop(0)
             if s in number:
                 continue
             number[s] = len(order)
             order.append(s)
-            for _sym, (action, arg) in sorted(table.states[s].items()):
-                if action is Shift and arg not in number:
+            for _sym, (action, arg) in actions(s):
+                if action == 0 and arg not in number:
                     queue.append(arg)
-    assert len(order) == len(table.states)
+    assert len(order) == len(table["states"])
     states = []
     for s in order:
         row = {}
-        for sym, (action, arg) in sorted(table.states[s].items()):
-            row[str(sym)] = number[arg] if action is Shift else ~rule_id(arg)
+        for sym, (action, arg) in actions(s):
+            row[str(sym)] = number[arg] if action == 0 else ~rule_id(arg)
         states.append(row)
-    start_states = {k: number[v] for k, v in sorted(table.start_states.items())}
-    end_states = {k: number[v] for k, v in sorted(table.end_states.items())}
+    start_states = {k: number[v] for k, v in sorted(table["start_states"].items())}
+    end_states = {k: number[v] for k, v in sorted(table["end_states"].items())}
+    patterns, unless, kept = _lexer(lexer_conf["terminals"], lexer_conf["g_regex_flags"])
+    ignore = set(lexer_conf["ignore"])
+    newline = sorted(t["name"] for t in lexer_conf["terminals"]
+                     if _has_newline(_to_regexp(t["pattern"])))
 
     out = [
         '"""Generated by ``python -m gradcli.lang._lalr_gen`` from grammar/gradcli.lark: do not edit.',
@@ -130,22 +217,18 @@ def generate() -> str:
         "# ruff: noqa",
         f"GRAMMAR_SHA256 = {grammar_digest(text)!r}",
         f"LARK_VERSION = {lark.__version__!r}",
-        f"PATTERNS = {tuple((m.pattern, m.flags) for m in scanner._mres)!r}",
+        f"PATTERNS = {patterns!r}",
         "# a token of these types whose whole text is one of the keys takes the key's type",
         "# (lark's UnlessCallback: its alternation of literal strings, fullmatched)",
         "UNLESS = {",
     ]
-    for name, cb in sorted(basic.callback.items()):
-        keywords = {}
-        for t in cb.scanner.terminals:
-            assert t.pattern.type == "str" and not t.pattern.flags, t
-            keywords.setdefault(t.pattern.value, t.name)
-        out.append(f"    {name!r}: {dict(sorted(keywords.items()))!r},")
+    for name, keywords in sorted(unless.items()):
+        out.append(f"    {name!r}: {keywords!r},")
     out += [
         "}",
-        f"IGNORE = frozenset({sorted(basic.ignore_types)!r})",
-        f"NEWLINE_TYPES = frozenset({sorted(basic.newline_types)!r})",
-        f"ALLOWED = frozenset({sorted(scanner.allowed_types - basic.ignore_types)!r})",
+        f"IGNORE = frozenset({sorted(ignore)!r})",
+        f"NEWLINE_TYPES = frozenset({newline!r})",
+        f"ALLOWED = frozenset({sorted({t['name'] for t in kept} - ignore)!r})",
         f"START = {start_states!r}",
         f"END = {end_states!r}",
         "# (origin, size, tree name, expand single child, (index, inline, Nones before)|None,"

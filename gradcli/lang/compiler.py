@@ -15,10 +15,10 @@ their own scope. Statements return ``None``, ``BREAK``, ``CONTINUE`` or
 
 Sandbox checks made here (reported as :class:`ForbiddenError`, exit 2):
 attribute names starting with ``_`` (except ``_version``, a node's read-only
-``_saved_*``, and the special methods of SPEC 1.2 read from a name, a dotted
+``_saved_*``, and the special methods of docs/language.md read from a name, a dotted
 name or ``super()``: checked again at run time), ``format_map``, dunder names,
 class bodies binding any ``_`` name but those special methods, metaclasses and
-class keywords, Python builtins outside SPEC 1.2 that the program does not
+class keywords, Python builtins outside docs/language.md that the program does not
 define itself, and imports other than ``torch[.sub]``, ``math``, ``random``,
 ``functools``, ``collections`` and ``numpy``.
 

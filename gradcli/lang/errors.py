@@ -1,6 +1,6 @@
 """The errors gradcli reports to users, and their text.
 
-Every report has the same shape (SPEC 4)::
+Every report has the same shape (docs/language.md, "Errors")::
 
     prog.grad:3:12: ZeroDivisionError: division by zero
         3 |     return a / b

@@ -2,15 +2,15 @@
 
 Everything a program can reach goes through here:
 
-* :func:`make_builtins` -- the names of SPEC 1.2 (wrapped where a Python
+* :func:`make_builtins` -- the names of docs/language.md (wrapped where a Python
   builtin could read files, consume an unbounded iterator in C or print to
-  another stream), the exception classes of SPEC 1.3, and every name of the
+  another stream), its exception classes, and every name of the
   ``gradcli.torch`` facade's ``__all__`` (a Python builtin wins over a facade
   name of the same spelling);
 * :func:`get_attr` / :func:`set_attr` -- the attribute policy: engine objects
   (anything defined in ``gradcli.engine`` / ``gradcli.torch``) expose their
   public attributes; facade modules and ``math`` only their listed names;
-  Python values an explicit allowlist of methods (SPEC 1.2); program classes and
+  Python values an explicit allowlist of methods (docs/language.md); program classes and
   their instances their own attributes and their host base's public ones; super
   objects, numpy arrays and a node's ``_saved_*`` their own rules (see get_attr);
 * :func:`make_class` / :func:`make_super` -- class statements and ``super()``;
@@ -1363,7 +1363,7 @@ EXCEPTIONS = {
     "UnboundLocalError": UnboundLocalError, "StopIteration": StopIteration,
 }
 
-#: the Python builtins of SPEC 1.2 (these win over facade names)
+#: the Python builtins of docs/language.md (these win over facade names)
 PY_BUILTIN_NAMES = ("print", "len", "range", "float", "int", "bool", "str", "repr", "abs",
                     "min", "max", "sum", "round", "list", "tuple", "enumerate", "zip",
                     "sorted", "reversed", "all", "any", "isinstance", "issubclass", "type",

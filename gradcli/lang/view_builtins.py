@@ -1,4 +1,4 @@
-"""The rich views as program builtins: show, graph, grads, explain, export (SPEC 2).
+"""The rich views as program builtins: show, graph, grads, explain, export (docs/language.md).
 
 They see the program's globals, so leaves are named by the script's variables,
 and they print to the program's stdout. gradcli.views (and rich) load on first use.

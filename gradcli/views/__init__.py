@@ -1,4 +1,4 @@
-"""Rich views of tensors, graphs and the backward pass (SPEC section 2).
+"""Rich views of tensors, graphs and the backward pass (the tour in README.md).
 
 Importing this package is cheap: nothing here imports rich, and each name below
 is loaded on first use from its submodule, so a one-shot `gradcli grad` that

@@ -206,7 +206,9 @@ def _pow_exp_grad(g, a, e, result):
         return g * _where((a == 0).logical_and(e >= 0), 0.0, result * a.log())
     if a == 0:
         return g * _where(e >= 0, 0.0, result * float("-inf"))
-    return g * (result * float(np.log(a)))  # Scalar.log(): nan for a negative base
+    with np.errstate(invalid="ignore"):  # (a backward formula: not an op's quiet forward)
+        log_a = float(np.log(a))  # Scalar.log(): nan for a negative base
+    return g * (result * log_a)
 
 
 def _pow_scalar(a, e):
