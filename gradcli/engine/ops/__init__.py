@@ -10,6 +10,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import (  # noqa: F401
+    composite,
     creation,
     elementwise,
     indexing,
