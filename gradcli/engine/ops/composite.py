@@ -525,3 +525,63 @@ def frexp(input):
     exponent = np.frexp(d)[1].astype(np.int32)
     mantissa = run_unary(FREXP, input, (exponent,))
     return FREXP_T((mantissa, make(exponent)))
+
+
+# ------------------------------------------------------------------ pieces that are copies
+
+
+def _pieces_backward(c, grads):
+    from .shape import _pieces_backward as join
+
+    return join(c, grads)
+
+
+def _copy_pieces_op(name, node, call):
+    return defop(name, node, None, _pieces_backward, f"d {name}(a)/da: join the pieces' gradients",
+                 multi=True, torch_call=call)
+
+
+UNSAFE_SPLIT = _copy_pieces_op(
+    "unsafe_split", "UnsafeSplitBackward0",
+    "torch.unsafe_split(a.reshape(-1), 1)[-1] * torch.unsafe_split(a.reshape(-1), 1)[0]")
+SPLIT_WITH_SIZES_COPY = _copy_pieces_op(
+    "split_with_sizes_copy", "SplitWithSizesBackward0_copy",
+    "torch.split_with_sizes_copy(a.reshape(-1), [1, a.numel() - 1])[0]")
+UNBIND_COPY = _copy_pieces_op("unbind_copy", "UnbindBackward0_copy",
+                              "torch.unbind_copy(a.reshape(-1))[0]")
+
+
+def _as_copies(op, pieces, x):
+    """Copies of the view pieces split/chunk/unbind made, as one node of `op` (with the
+    views' own bookkeeping, so the backward joins the gradients the same way)."""
+    from ..grad_mode import GRAD_ENABLED
+
+    outs = [make(np.array(p._data, copy=True)) for p in pieces]
+    fn = pieces[0]._grad_fn if pieces else None
+    if fn is not None and GRAD_ENABLED[0]:
+        node = op.node_class()(op, fn.next_functions, None, None, None, fn.meta, None)
+        for i, o in enumerate(outs):
+            o._requires_grad = True
+            o._grad_fn = node
+            o._output_nr = i
+    return tuple(outs)
+
+
+@public("torch.unsafe_split", "Tensor.unsafe_split")
+def unsafe_split(input, split_size, dim=0):
+    return _as_copies(UNSAFE_SPLIT, input.split(split_size, dim), input)
+
+
+@public("torch.unsafe_chunk", "Tensor.unsafe_chunk")
+def unsafe_chunk(input, chunks, dim=0):
+    return _as_copies(UNSAFE_SPLIT, input.chunk(chunks, dim), input)
+
+
+@public("torch.split_with_sizes_copy")
+def split_with_sizes_copy(input, split_sizes, dim=0):
+    return _as_copies(SPLIT_WITH_SIZES_COPY, input.split_with_sizes(split_sizes, dim), input)
+
+
+@public("torch.unbind_copy")
+def unbind_copy(input, dim=0):
+    return _as_copies(UNBIND_COPY, input.unbind(dim), input)
