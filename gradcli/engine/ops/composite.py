@@ -421,6 +421,10 @@ def combinations(input, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     n = input._data.shape[0]
+    from ..limits import check_count
+
+    count = _m.comb(n + r - 1, r) if with_replacement else _m.comb(n, r)
+    check_count(count * max(r, 1))  # before enumerating them (--max-elements)
     pick = (itertools.combinations_with_replacement if with_replacement
             else itertools.combinations)
     rows = list(pick(range(n), r))
