@@ -163,7 +163,8 @@ def _differentiable(op, shapes):
         out = _call(gt, op.torch_call, a, b)
     except (RuntimeError, IndexError, ValueError, TypeError):
         return None, None
-    if out.grad_fn is not None and out.grad_fn.name() == "NotImplemented":
+    if out.grad_fn is not None and (out.grad_fn.name() == "NotImplemented"
+                                    or getattr(op.backward, "no_derivative", False)):
         return "not implemented", None
     if not np.isfinite(out._data).all():  # e.g. var of one element: nan, as in PyTorch
         return None, None

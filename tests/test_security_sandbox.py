@@ -90,6 +90,11 @@ UNSAFE_PUBLIC = ["mro", "format_map", "func_globals", "func_code", "func_closure
                  "saved", "apply", "release", "trace", "versions", "forward", "engine",
                  "os", "sys", "builtins", "globals", "modules", "load", "save"]
 
+#: PyTorch Tensor methods among those names: ordinary ops on a tensor, refused elsewhere
+#: (a node's `trace` is the anomaly traceback)
+TENSOR_METHODS = {"trace"}
+TENSORS = {"t", "u", "t.data", "torch.Tensor"}
+
 #: positions an attribute can appear in; {a} is the attribute expression
 POSITIONS = [
     "{a}",
@@ -205,6 +210,8 @@ def _attribute_attacks() -> list:
     for k, attr in enumerate(UNSAFE_PUBLIC):
         for j in range(6):
             obj = OBJECTS[(5 * k + j) % len(OBJECTS)]
+            if attr in TENSOR_METHODS and obj in TENSORS:
+                continue  # PyTorch's own method there (t.trace() is the matrix trace)
             out.append((PRELUDE + f"y = {obj}.{attr}", {1, 2}, refused))
             out.append((PRELUDE + f"{obj}.{attr} = 1", {1, 2}, refused))
             out.append((PRELUDE + f"print(f'{{{obj}.{attr}}}')", {1, 2}, refused))

@@ -55,12 +55,8 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-acos addcdiv addcmul apply_ argsort asin atan atan2 bincount cosh cummax cummin
-diag dist eq_ erf exp2 expm1 fliplr float_power frac gather half histc hypot
-index_select kthvalue lerp log10 log2 logcumsumexp map_ masked_select median mode moveaxis
-movedim nanmean nansum new_empty numpy positive renorm repeat_interleave resize_ roll
-scatter sgn signbit sinh sort squeeze_ storage_offset sum_to_size swapdims t_ tensor_split tile
-topk trace transpose_ tril triu unfold unsqueeze_ vdot xlogy
+apply_ bincount eq_ half histc map_ new_empty resize_ signbit squeeze_ storage_offset t_
+transpose_ unsqueeze_
 """.split())
 
 

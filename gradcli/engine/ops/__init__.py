@@ -12,6 +12,7 @@ from ..fpstate import quiet_forwards
 from ..tensor import Tensor
 from . import (  # noqa: F401
     activations,
+    composite,
     creation,
     elementwise,
     indexing,
@@ -269,6 +270,8 @@ expose_from("torch.", E, "abs add bitwise_and bitwise_left_shift bitwise_not bit
             "relu remainder round rsqrt rsub sigmoid sign sin sqrt square sub tan tanh trunc where")
 expose_from("torch.", L, "addmm bmm dot ger matmul mm mv outer")
 expose_from("torch.", nn, "log_softmax softmax")
+# Python 2's name, still a Tensor method: PyTorch's reciprocal() * other (MulBackward0)
+expose("Tensor.", {"__rdiv__": lambda self, other: E.mul(E.reciprocal(self), other)})
 expose("torch.", {"binary_cross_entropy_with_logits": nn.torch_binary_cross_entropy_with_logits,
                   "absolute": E.abs, "negative": E.neg, "subtract": E.sub, "multiply": E.mul,
                   "divide": E.div, "true_divide": E.div, "swapaxes": V.transpose})

@@ -127,6 +127,8 @@ def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "in
         def no_derivative(c, g):
             raise NotImplementedError(message)
 
+        no_derivative.no_derivative = True  # the generic gradchecks skip it (as PyTorch's)
+
         op_inplace = defop(name + "_inplace", inplace_node, forward, no_derivative, rule,
                            torch_call=f"a.clone().{name}_()", domain=op.domain)
 
@@ -167,8 +169,9 @@ def binary(name: str, node: str, forward, backward, rule: str, *, save: str = "i
                torch_call=torch_call or f"{callee}(a, b)", domain=domain)
     op_other = op_self = None
     if scalar_other:
+        # (a tensor and a number: the result has the tensor's shape, nothing to sum back)
         op_other = defop(name + "_scalar_other", scalar_other, forward, backward, rule, save=save,
-                         broadcast=True, torch_call=f"{callee}(a, 1.5)", domain=domain)
+                         torch_call=f"{callee}(a, 1.5)", domain=domain)
     if scalar_self:
         op_self = defop(name + "_scalar_self", scalar_self, forward, backward, rule, save=save,
                         broadcast=True, torch_call=f"{callee}(1.5, a)", domain=domain)

@@ -564,7 +564,9 @@ MASKED_SCATTER = defop("masked_scatter", "MaskedScatterBackward0", _masked_scatt
                        _masked_scatter_grads,
                        "d masked_scatter(a, m, s)/da = 1 where not m, d/ds: g where m",
                        save="meta", broadcast=True,
-                       torch_call="torch.masked_scatter(a, a > 0, (a * b.sum()).reshape(-1))")
+                       torch_call="torch.masked_scatter(a, a > 0, (a * b.sum()).reshape(-1))",
+                       out_size=lambda arrays, meta: int(np.prod(np.broadcast_shapes(
+                           arrays[0].shape, meta[0].shape), dtype=np.float64)))
 
 
 @public("torch.masked_scatter", "Tensor.masked_scatter")

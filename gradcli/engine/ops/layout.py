@@ -65,7 +65,8 @@ DIAGONAL_BACKWARD = defop(
     "diagonal_backward", "DiagonalBackwardBackward0",
     lambda g, offset, d1, d2, shape: _embed_diag(g, shape, offset, d1, d2),
     lambda c, gg: (run_op(DIAGONAL, (gg,), c.meta),),
-    "d embed(g)/dg: take the diagonal back",
+    "d embed(g)/dg: take the diagonal back", out_size=lambda arrays, meta: _shape_count(
+        arrays, meta),
     torch_call="torch.enable_grad()(lambda a: (lambda m: torch.autograd.grad("
                "torch.diagonal(m), m, torch.diagonal(m) * 1, create_graph=True)[0])("
                "a.reshape(-1, 1) * a.reshape(1, -1)))(a)")
@@ -98,9 +99,15 @@ def _diag_embed_fwd(a, offset, d1, d2, shape):
     return _embed_diag(a, shape, offset, d1, d2)
 
 
+def _shape_count(arrays, meta) -> int:
+    """Elements of a result whose shape is the op's last meta (for --max-elements)."""
+    return int(np.prod(meta[-1], dtype=np.float64))
+
+
 DIAG_EMBED = defop("diag_embed", "DiagEmbedBackward0", _diag_embed_fwd,
                    lambda c, g: (run_op(DIAGONAL, (g,), c.meta[:3] + (c.meta[3],)),),
-                   "d diag_embed(a)/da: the gradient's diagonal", torch_call="torch.diag_embed(a)")
+                   "d diag_embed(a)/da: the gradient's diagonal", torch_call="torch.diag_embed(a)",
+                   out_size=_shape_count)
 
 
 def _embed_shape(shape, offset, d1, d2):
@@ -274,7 +281,9 @@ def _block_diag_grads(c, g):
 BLOCK_DIAG = defop("block_diag", "BlockDiagBackward0",
                    lambda *am: _block_diag_fwd(*am[:-2], am[-2]), _block_diag_grads,
                    "d block_diag(a, b)/da: the gradient's block for a",
-                   torch_call="torch.block_diag(a, b)")
+                   torch_call="torch.block_diag(a, b)",
+                   out_size=lambda arrays, meta: sum(s[0] for s in meta[0]) * sum(
+                       s[1] for s in meta[0]))
 
 
 @public("torch.block_diag")

@@ -348,6 +348,9 @@ def mvlgamma(input, p):
         raise RuntimeError("mvlgamma is not implemented for integral types")
     if (d <= (p - 1) / 2).any():
         raise RuntimeError("All elements must be greater than (p-1)/2")
+    from ..limits import check_count
+
+    check_count(d.size * int(p))  # p passes over the input (--max-elements bounds the work)
     return run_unary(MVLGAMMA, input, (int(p),))
 
 
