@@ -109,9 +109,7 @@ def _elementwise_arity(fn) -> int:
     import gradcli.torch as torch
     from gradcli.engine import random as rnd
 
-    saved = dict(rnd._state)
-    gen = saved.get("rng")
-    gen_state = gen.bit_generator.state if gen is not None else None
+    saved = rnd.get_rng_state()  # a probe must not move the program's random stream
     probes = [torch.tensor([0.25, 0.5], dtype=torch.float64),
               torch.tensor([0.75, 0.125], dtype=torch.float64),
               torch.tensor([0.375, 0.625], dtype=torch.float64)]
@@ -126,9 +124,7 @@ def _elementwise_arity(fn) -> int:
                     continue
             return 0
     finally:
-        rnd._state.update(saved)
-        if gen is not None:
-            gen.bit_generator.state = gen_state
+        rnd.set_rng_state(saved)
 
 
 def _same_elementwise(fn, inputs, torch) -> bool:

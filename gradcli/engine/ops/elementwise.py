@@ -936,7 +936,10 @@ def _float_unary(op):
     """A unary op that, like PyTorch, computes integer inputs in the default float dtype."""
 
     def fn(input):
-        d = input._data
+        try:
+            d = input._data
+        except AttributeError:
+            raise _not_a_tensor(op, input) from None
         if d.dtype.kind != "f":
             return run_unary(op, input, (), d.astype(dtypes.get_default_dtype().np))
         return run_unary(op, input)
@@ -947,10 +950,18 @@ def _float_unary(op):
 
 def _same_dtype_unary(op):
     def fn(input):
+        if not isinstance(input, Tensor):
+            raise _not_a_tensor(op, input)
         return run_unary(op, input)
 
     fn.__name__ = op.name
     return fn
+
+
+def _not_a_tensor(op, value) -> TypeError:
+    """PyTorch's text for `torch.exp(1)`: a function of tensors given a Python value."""
+    return TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
+                     f"{type(value).__name__}")
 
 
 exp = _float_unary(EXP)
@@ -968,7 +979,11 @@ def _no_bool_unary(op, kernel):
     """A unary op PyTorch has no bool kernel for (NotImplementedError, or relu's own text)."""
 
     def fn(input):
-        if input._data.dtype == np.bool_:
+        try:
+            is_bool = input._data.dtype == np.bool_
+        except AttributeError:
+            raise _not_a_tensor(op, input) from None
+        if is_bool:
             if kernel == "relu":
                 raise RuntimeError("Boolean inputs not supported for relu")
             raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')

@@ -249,7 +249,11 @@ def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
     """`run_op(op, (a,), meta)` for ops with one Tensor input (unary math, reductions):
     the node is built inline, with no per-input loops. `array` replaces a's data for the
     forward (a dtype cast). Same nodes, saved values and errors as run_op."""
-    d = a._data if array is None else array
+    try:
+        d = a._data if array is None else array
+    except AttributeError:  # torch.exp(1): PyTorch's TypeError, not an internal name
+        raise TypeError(f"{op.name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(a).__name__}") from None
     if MAX_ELEMENTS[0] is not None and op.out_size is not None:
         check_count(op.out_size((d,), meta))
     try:
