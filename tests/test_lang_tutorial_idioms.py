@@ -79,3 +79,10 @@ def test_version_is_read_only_and_only_on_the_facade():
     assert run("import torch\ntorch.__version__ = '9'\n").startswith("!")
     assert "not supported" in run("import math\nprint(math.__version__)\n")
     assert run("import torch\nprint(torch.__version__.__class__)\n").startswith("!")
+
+
+def test_host_classes_print_as_pytorchs():
+    out = run("import torch\nprint(torch.autograd.Function)\n"
+              "from torch.autograd.function import FunctionCtx\nprint(FunctionCtx)\n")
+    assert out == ("<class 'torch.autograd.function.Function'>\n"
+                   "<class 'torch.autograd.function.FunctionCtx'>\n")

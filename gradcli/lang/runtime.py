@@ -795,6 +795,8 @@ def display_class_name(cls) -> str:
             "torch" + mod[len("gradcli.torch"):] + "." + cls.__qualname__
     if mod in ("builtins", "__main__"):
         return cls.__qualname__ if mod == "builtins" else f"__main__.{cls.__qualname__}"
+    if mod.startswith("torch."):  # gradcli's classes that name PyTorch's module as theirs
+        return f"{mod}.{cls.__qualname__}"
     return cls.__qualname__
 
 
