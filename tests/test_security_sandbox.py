@@ -258,7 +258,16 @@ def _facade_internal_attacks() -> list:
                 if isinstance(value, types.ModuleType) and R.is_allowed_module(value):
                     stack.append((f"{spelled}.{name}", value))
                 continue
-            if name.startswith("_"):
+            if name == "__version__" and isinstance(value, str):
+                # readable (issue 23: scripts compare torch.__version__), never writable
+                out.append((f"import torch\nimport math\n{spelled}.{name} = '9'", {2},
+                            "ForbiddenError"))
+            elif R.is_saved_attr(name):
+                # (a grad_fn's _saved_* passes the compiler; on a module it is refused
+                # when read)
+                out.append((f"import torch\nimport math\ny = {spelled}.{name}", {1, 2},
+                            ("AttributeError", "ForbiddenError")))
+            elif name.startswith("_"):
                 out.append((f"import torch\nimport math\ny = {spelled}.{name}", {2},
                             "ForbiddenError"))
             else:

@@ -438,7 +438,8 @@ class Compiler:
         self.errors.append(ForbiddenError(message, self.filename, pos, self.source, hint=hint))
 
     def check_attr(self, name, pos, load=False, classy=False):
-        if load and ((classy and name in ALLOWED_DUNDERS) or R.is_saved_attr(name)):
+        if load and ((classy and name in ALLOWED_DUNDERS) or R.is_saved_attr(name)
+                     or name == "__version__"):
             return  # read-only names checked again at run time (runtime.get_attr)
         if name.startswith("_") and name not in ALLOWED_PRIVATE_ATTRS:
             self.forbid(f"attribute '{name}' is not allowed: gradcli programs cannot use "

@@ -214,17 +214,16 @@ def module_names(mod) -> frozenset:
 
 
 def _exportable(v) -> bool:
-    """A facade module without ``__all__`` exports what gradcli defines."""
+    """A facade module without ``__all__`` exports what gradcli defines, including the
+    classes that name PyTorch's module as theirs so that they print as PyTorch's
+    (``torch.autograd.Function`` says ``torch.autograd.function``)."""
     if isinstance(v, types.ModuleType):
         return False  # submodules are added separately
     if type(v) in (int, float, bool):
         return True
     mod = getattr(v, "__module__", None) if isinstance(v, (type, types.FunctionType)) \
         or callable(v) else type(v).__module__
-    # gradcli's classes that print as PyTorch's (torch.autograd.Function, LinAlgError, ...)
-    # name torch's modules: real torch is never imported, so they are gradcli's own
-    return isinstance(mod, str) and (mod.startswith(("gradcli.", FACADE_NAME))
-                                     or _TORCH_NAMED(mod))
+    return isinstance(mod, str) and mod.startswith(("gradcli.", FACADE_NAME, "torch."))
 
 
 def is_allowed_module(obj) -> bool:
@@ -240,7 +239,9 @@ def is_allowed_module(obj) -> bool:
 # ----------------------------------------------------------- attribute policy
 ENGINE_TYPES: set = set()  # fast path: instances whose public attributes are all allowed
 _POLICY: dict = {}
-_ENGINE_PREFIXES = ("gradcli.engine", "gradcli.torch")
+#: ("torch." is gradcli's own classes that print as PyTorch's, such as
+#: torch.autograd.function.Function: a program never holds a real torch object)
+_ENGINE_PREFIXES = ("gradcli.engine", "gradcli.torch", "torch.")
 #: never reachable, even on engine objects (file/pointer access, class walks)
 DENY_ATTRS = frozenset({"numpy", "tofile", "dump", "dumps", "save", "load", "ctypes",
                         "mro", "from_file", "storage", "untyped_storage", "data_ptr",
@@ -288,15 +289,7 @@ def _TORCH_NAMED(mod: str) -> bool:  # noqa: N802 - reads as the predicate it is
 #: sees only PyTorch's names (a node's raw saved arrays, its op's numpy-level
 #: forward/backward or a dtype's numpy dtype would hand it objects outside the
 #: sandbox: raw buffers that bypass the version counter and the element limit)
-_CTX_API = frozenset({"save_for_backward", "saved_tensors", "saved_variables",
-                      "needs_input_grad", "mark_dirty", "mark_non_differentiable",
-                      "set_materialize_grads", "save_for_forward"})
 _ENGINE_ALLOWLISTS = (
-    # a custom Function's ctx: its API, the node's names, and (see ctx_attr) the
-    # attributes the program's forward sets on it (ctx.alpha = alpha)
-    ("gradcli.engine.custom_function", "BackwardCFunction",
-     _CTX_API | {"name", "next_functions", "metadata", "register_hook", "register_prehook",
-                 "requires_grad"}),
     ("gradcli.engine.node", "Node",
      frozenset({"name", "next_functions", "metadata", "register_hook", "register_prehook",
                 "variable", "requires_grad"})),
@@ -306,15 +299,25 @@ _ENGINE_ALLOWLISTS = (
     ("gradcli.engine.ops.registry", "Op", frozenset()),
 )
 
+#: a custom Function's node is also the ``ctx`` its forward and backward get: the node's
+#: names, the context's API, and (CTX_TYPES) the attributes the program set on it
+_CTX_NAMES = _ENGINE_ALLOWLISTS[0][2] | frozenset({
+    "save_for_backward", "saved_tensors", "needs_input_grad", "mark_dirty",
+    "mark_non_differentiable", "set_materialize_grads", "save_for_forward",
+    "saved_variables"})
+CTX_TYPES: set = set()
 
-def _is_ctx(tp) -> bool:
-    """A custom Function's ctx (its node), which programs may give attributes of their own."""
+
+def _is_ctx_type(tp) -> bool:
     mod = sys.modules.get("gradcli.engine.custom_function")
-    cls = getattr(mod, "BackwardCFunction", None) if mod is not None else None
-    return cls is not None and issubclass(tp, cls)
+    ctx = getattr(mod, "FunctionCtx", None) if mod is not None else None
+    return isinstance(ctx, type) and issubclass(tp, ctx)
 
 
 def _engine_allowlist(tp):
+    if _is_ctx_type(tp):
+        CTX_TYPES.add(tp)
+        return _CTX_NAMES
     for modname, clsname, names in _ENGINE_ALLOWLISTS:
         mod = sys.modules.get(modname)
         cls = getattr(mod, clsname, None) if mod is not None else None
@@ -335,10 +338,10 @@ def _policy(tp):
         pol = _VALUE_POLICY[tp]
     elif (tp.__module__ or "").startswith(("numpy", "gradcli.lang.pynumpy")):
         pol = _numpy_policy(tp)
-    elif tp.__module__ in ("collections", "__main__") and \
-            importlib.import_module("gradcli.lang.pymodules").policy_for(tp) is not None:
-        # (an OrderedDict may come from nn's state_dict() before any import of collections)
-        pol = sys.modules["gradcli.lang.pymodules"].policy_for(tp)
+    elif tp.__module__ in ("collections", "__main__") and _pymodules_policy(tp) is not None:
+        # (an OrderedDict also reaches programs that never import collections: a
+        # Module's state_dict)
+        pol = _pymodules_policy(tp)
     elif issubclass(tp, types.ModuleType):
         pol = "module"
     elif issubclass(tp, BaseException):
@@ -354,6 +357,11 @@ def _policy(tp):
         pol = frozenset()
     _POLICY[tp] = pol
     return pol
+
+
+def _pymodules_policy(tp):
+    from . import pymodules
+    return pymodules.policy_for(tp)
 
 
 def _numpy_policy(tp):
@@ -401,17 +409,13 @@ def get_attr(obj, name):
             return getattr(obj, name)
         if tp is super:
             return _super_get(obj, name)
+        if tp in CTX_TYPES and not name.startswith("_") and name in obj.__dict__:
+            return obj.__dict__[name]  # ctx.constant = c in forward, read in backward
         if name.startswith(("_saved_", "_raw_saved_")) and _engine_allowlist(tp) is not None \
                 and tp.__module__.startswith("gradcli.engine") and hasattr(obj, "next_functions"):
             return saved_attr(obj, name)
         if name == "_version":
             raise AttributeError(f"'{_type_name(obj)}' object has no attribute '_version'")
-        if _is_ctx(tp) and not name.startswith("_") and not hasattr(tp, name):
-            try:  # an attribute the program's forward set on its ctx
-                return obj.__dict__[name]
-            except KeyError:
-                raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'") \
-                    from None
         if hasattr(obj, name):
             raise AttributeError(f"{_type_name(obj)}.{name} is not supported by gradcli")
         raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
@@ -424,6 +428,9 @@ def get_attr(obj, name):
     if pol == "user":
         return _user_get(obj, tp.__mro__, name)
     if pol == "module":
+        if name == "__version__" and is_allowed_module(obj) and \
+                isinstance(getattr(obj, name, None), str):
+            return getattr(obj, name)  # torch.__version__ >= "2.0": a string, read-only
         if not is_allowed_module(obj) or name not in module_names(obj):
             raise AttributeError(f"{display_module_name(obj)}.{name} is not supported by gradcli")
         return getattr(obj, name)
@@ -477,8 +484,8 @@ def set_attr(obj, name, value):
     if pol == "engine" and name not in DENY_ATTRS and (not name.startswith("_")):
         setattr(obj, name, value)
         return
-    if _is_ctx(type(obj)) and not hasattr(type(obj), name):
-        obj.__dict__[name] = value  # ctx.alpha = alpha: never a name the engine reads
+    if tp_is_ctx(obj) and not hasattr(type(obj), name) and name not in DENY_ATTRS:
+        obj.__dict__[name] = value  # the program's own state on a ctx, never the node's
         return
     if pol == "module":
         raise AttributeError(f"cannot assign to {display_module_name(obj)}.{name}: "
@@ -486,6 +493,13 @@ def set_attr(obj, name, value):
     if pol == "class":
         raise AttributeError(f"cannot set '{name}' attribute of type '{obj.__name__}'")
     raise AttributeError(f"'{_type_name(obj)}' object attribute '{name}' is read-only")
+
+
+def tp_is_ctx(obj) -> bool:
+    tp = type(obj)
+    if tp not in CTX_TYPES:
+        _policy(tp)
+    return tp in CTX_TYPES
 
 
 def del_attr(obj, name):
@@ -789,6 +803,8 @@ def display_class_name(cls) -> str:
             "torch" + mod[len("gradcli.torch"):] + "." + cls.__qualname__
     if mod in ("builtins", "__main__"):
         return cls.__qualname__ if mod == "builtins" else f"__main__.{cls.__qualname__}"
+    if mod.startswith("torch."):  # gradcli's classes that name PyTorch's module as theirs
+        return f"{mod}.{cls.__qualname__}"
     return cls.__qualname__
 
 

@@ -298,6 +298,11 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
         # PyTorch fills from both ends toward the middle
         idx = np.arange(steps, dtype=np.float64)
         step = (end - start) / (steps - 1)
+        if np.dtype(target) == np.float32:
+            # its float kernel takes the step in float from the float ends, then each
+            # element is one fused multiply-add (exact product in float64, one rounding)
+            start, end = float(np.float32(start)), float(np.float32(end))
+            step = float(np.float32(np.float32(end) - np.float32(start)) / np.float32(steps - 1))
         half = steps // 2
         arr = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx)).astype(target)
     return _finish(arr, requires_grad)
