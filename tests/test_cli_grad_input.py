@@ -152,6 +152,9 @@ def test_aliases_get_a_hint(alias, real):
     if not _gradcli_has(real):
         pytest.skip(f"{real} is not in this build yet (the ops issue adds it)")
     proc = gradcli("grad", f"{alias}(x)", "--at", "x=0.5")
+    if _gradcli_has(alias):  # PyTorch spells it too (torch.arctan, torch.sgn): no hint
+        assert proc.returncode == 0, proc.stderr
+        return
     assert proc.returncode == 1
     assert f"`{alias}` is written `{real}`" in proc.stderr
 
@@ -192,8 +195,7 @@ def test_calculus_functions_of_nn_functional_are_bare_in_grad():
 
 @pytest.mark.parametrize("code", [
     "exp.fn", "exp.__call__", "exp.name", "exp.__class__", "exp.__wrapped__", "exp.__closure__",
-    "exp.__globals__",
-    "type(exp)", "exp.__dict__",
+    "exp.__globals__", "type(exp)(1)", "type(exp).__dict__", "exp.__dict__",
 ])
 def test_bare_function_wrapper_cannot_leave_the_sandbox(code):
     proc = gradcli("eval", code)

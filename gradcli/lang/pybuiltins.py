@@ -130,15 +130,24 @@ _SHOWN_CLASS = {list: R.list_builtin, tuple: R.tuple_builtin, str: R.str_builtin
 _BUILTIN_FUNCTION = type(len)
 
 
-def _not_constructible(name):
+def _not_constructible(name, real=None):
     def call(cls, *args, **kwargs):
         raise TypeError(f"cannot create '{name}' instances in gradcli")
-    meta = type(f"{name}_builtin", (type,), {
-        "__call__": call, "__repr__": lambda cls: f"<class '{name}'>"})
+    body = {"__call__": call, "__repr__": lambda cls: f"<class '{name}'>"}
+    if real is not None:  # isinstance(f, type(g)) still reads as Python's
+        body["__instancecheck__"] = lambda cls, obj: isinstance(obj, real)
+    meta = type(f"{name}_builtin", (type,), body)
     return meta(name, (), {})
 
 
 _MODULE_CLASS = _not_constructible("module")
+#: classes whose constructors build code-level objects (a function from a code object, a
+#: bound method of any callable): type() of such a value gives a stand-in that prints and
+#: checks as the class but cannot be called
+_CODE_CLASSES = {tp: _not_constructible(tp.__name__, tp)
+                 for tp in (types.FunctionType, types.MethodType, types.CodeType,
+                            types.FrameType, types.TracebackType, types.GeneratorType,
+                            types.CellType)}
 
 
 def type_of(obj):
@@ -152,6 +161,9 @@ def type_of(obj):
         return shown
     if issubclass(tp, types.ModuleType):
         return _MODULE_CLASS
+    code_class = _CODE_CLASSES.get(tp)
+    if code_class is not None:
+        return code_class
     if tp is super:
         return BUILTINS["super"]
     if tp.__name__ == "SafeArray" and tp.__module__ == "gradcli.lang.pynumpy":
