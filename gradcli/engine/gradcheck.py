@@ -341,8 +341,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
         outs = _differentiable(func(*inputs))
         grad_outputs = tuple(  # uniform in [-1, 1) from the program's generator
-            make(rand(o._data.shape, dtype=o.dtype if o._data.dtype.kind == "f"
-                      else dtypes.float64)._data * 2 - 1).requires_grad_(True)
+            make(np.asarray(rand(o._data.shape, dtype=o.dtype if o._data.dtype.kind == "f"
+                                 else dtypes.float64)._data * 2 - 1)).requires_grad_(True)
             for o in outs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
