@@ -384,7 +384,7 @@ def main(argv=None) -> None:
 
     gradcli.OWNS_PROCESS = True  # (read when the engine is imported: engine/__init__.py)
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv and not _stdin_is_terminal():
+    if not argv and not _stdin_is_terminal() and "_GRADCLI_COMPLETE" not in os.environ:
         argv = ["run", "-"]  # `echo 'print(1)' | gradcli` runs the program, as python does
     try:
         fast = _fast_path(argv)
