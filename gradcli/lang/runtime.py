@@ -273,16 +273,9 @@ def _is_engine_type(tp) -> bool:
     as ``torch.return_types.max``, which names a module that does not exist)."""
     for klass in getattr(tp, "__mro__", (tp,)):
         mod = getattr(klass, "__module__", "") or ""
-        if mod.startswith(_ENGINE_PREFIXES) or mod.startswith(FACADE_NAME) or \
-                _TORCH_NAMED(mod):
+        if mod.startswith(_ENGINE_PREFIXES) or mod.startswith(FACADE_NAME) or mod == "torch":
             return True
     return False
-
-
-def _TORCH_NAMED(mod: str) -> bool:  # noqa: N802 - reads as the predicate it is
-    """gradcli's classes that print as PyTorch's name torch's modules
-    (``torch.autograd.function.Function``): real torch is never imported."""
-    return mod == "torch" or mod.startswith("torch.")
 
 
 #: engine classes whose public Python surface is wider than PyTorch's: a program
