@@ -447,8 +447,13 @@ def report(p: Problem, grads, jac, hess, chk, no_color: bool, precision=None) ->
         from gradcli.cli.grad_output import format_matrix, hessian_matrix
 
         labels, matrix = hessian_matrix(p, hess)
-        kind = "" if all(p.inputs[n].numel() == 1 and p.inputs[n].dim() == 0 for n in p.wrt) \
-            else " (blocks d2/da db of each pair, flattened)"
+        if all(p.inputs[n].dim() == 0 for n in p.wrt):
+            kind = ""
+        elif len(p.wrt) == 1:
+            n = p.wrt[0]
+            kind = f"/d{n} d{n} (shape {[len(labels), len(labels)]})"
+        else:
+            kind = " (blocks d2/da db of each pair, flattened)"
         print(f"hessian d2({p.expr}){kind}:\n{format_matrix(labels, matrix, precision)}")
     if chk is not None:
         where = ""
