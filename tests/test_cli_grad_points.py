@@ -218,7 +218,7 @@ def test_json_carries_graph_and_explanation():
 
 
 def test_json_schema_is_documented():
-    from gradcli.cli.grad import GRAD_JSON_SCHEMA, SCHEMA
+    from gradcli.cli.grad_problem import GRAD_JSON_SCHEMA, SCHEMA
 
     assert GRAD_JSON_SCHEMA.startswith(SCHEMA)
     doc = grad_json("x**2*y", "--at", "x=1", "--at", "y=2", "--hessian", "--formula", "--graph",

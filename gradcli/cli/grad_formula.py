@@ -5,7 +5,7 @@ Imported only with --formula (gradcli.cli.formula imports sympy).
 
 from __future__ import annotations
 
-from gradcli.cli.grad import Problem, gradients
+from gradcli.cli.grad_problem import Problem, gradients
 
 
 def formula_report(p: Problem, grads, check: bool = True) -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from gradcli.cli.grad import Options, Problem, UsageError, _jsonable, _use_rich, print_table
+from gradcli.cli.grad_problem import Options, Problem, UsageError, _jsonable, _use_rich, print_table
 
 
 def many_points(p: Problem, o: Options, grid: list) -> int:

@@ -1,9 +1,9 @@
 """`gradcli grad` output that only some flags need: the --json document (schema in
-gradcli.cli.grad.GRAD_JSON_SCHEMA) and the Hessian as one labelled matrix."""
+gradcli.cli.grad_problem.GRAD_JSON_SCHEMA) and the Hessian as one labelled matrix."""
 
 from __future__ import annotations
 
-from gradcli.cli.grad import SCHEMA, Options, Problem, _jsonable, tensor_json
+from gradcli.cli.grad_problem import SCHEMA, Options, Problem, _jsonable, tensor_json
 
 
 def hessian_matrix(p: Problem, hess: dict):

@@ -28,7 +28,7 @@ def named_tensors(session) -> dict:
 
 
 def _values(t):
-    from gradcli.cli.grad import _jsonable
+    from gradcli.cli.grad_problem import _jsonable
 
     if t is None:
         return None
