@@ -1,4 +1,4 @@
-"""Bare math functions that take Python numbers (SPEC 1.1: bare `exp(1)` is e).
+"""Bare math functions that take Python numbers (docs/language.md: bare `exp(1)` is e).
 
 `torch.exp(1)` raises PyTorch's TypeError, so a program that writes the torch-qualified
 name behaves as under PyTorch. A *bare* name is gradcli's convenience: the session's
@@ -12,7 +12,7 @@ first time it is called with a number (a probe on a two-element tensor, compared
 by element with the same function on each element alone). So every function the op
 modules declare with `@public(...)` gets the convenience without an entry here.
 
-`calculus_names()` adds what `gradcli grad` offers on top (SPEC 3): the constants
+`calculus_names()` adds what `gradcli grad` offers on top (docs/commands.md): the constants
 `pi`, `e`, `inf`, `nan` and the bare functions of torch.nn.functional and torch.special.
 """
 

@@ -1,4 +1,4 @@
-"""The Python builtins SPEC 1.2 added for classes and tutorials' idioms, as programs see them.
+"""The Python builtins docs/language.md lists for classes and tutorials' idioms, as programs see them.
 
 Each keeps the sandbox's promises where the real builtin would break one:
 

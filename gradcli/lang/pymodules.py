@@ -1,6 +1,6 @@
-"""The Python modules a program may import besides torch and math (SPEC 1.1), as programs see them.
+"""The Python modules a program may import besides torch and math (docs/language.md), as programs see them.
 
-Each is a fresh module object per session holding only the names SPEC 1.1 lists, each a
+Each is a fresh module object per session holding only the names docs/language.md lists, each a
 wrapper that keeps the sandbox's promises:
 
 * ``random``: seed, random, randint, uniform, choice, shuffle, gauss, sample of one

@@ -1,4 +1,4 @@
-"""``import numpy as np`` for programs: an allow-listed part of numpy (SPEC 1.1).
+"""``import numpy as np`` for programs: an allow-listed part of numpy (docs/language.md).
 
 Array creation, arithmetic, indexing, reductions, the common elementwise functions, a
 seeded ``np.random`` per session and printing exactly as numpy prints. Nothing that touches

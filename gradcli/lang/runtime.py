@@ -19,7 +19,7 @@ Everything a program can reach goes through here:
   :class:`~gradcli.lang.limits.LimitExceeded`.
 
 Names starting with ``_`` reach this module only as the compiler lets them through
-(the special methods of SPEC 1.2, ``_version``, ``_saved_*``) or as strings given to
+(the special methods docs/language.md lists, ``_version``, ``_saved_*``) or as strings given to
 getattr/setattr/hasattr/delattr (gradcli.lang.pybuiltins), and are checked again here.
 """
 from __future__ import annotations
@@ -390,7 +390,7 @@ def _type_name(obj) -> str:
 
 def get_attr(obj, name):
     """``obj.name`` as a program may see it (name never starts with '_' except the
-    tensor's ``_version``, a node's ``_saved_*`` and the special methods of SPEC 1.2)."""
+    tensor's ``_version``, a node's ``_saved_*`` and the special methods docs/language.md lists)."""
     tp = type(obj)
     pol = _policy(tp)
     if type(pol) is frozenset:  # Python values (xs.append in a loop): the common case first
@@ -509,7 +509,7 @@ def del_attr(obj, name):
 
 
 # -------------------------------------------------------------- user classes
-#: the special methods a class statement may define (SPEC 1.2); a program may read them
+#: the special methods a class statement may define (docs/language.md); a program may read them
 #: as attributes (``super().__init__``), checked at run time by where they are defined
 _OPERATOR_DUNDERS = [f"__{p}{op}__" for op in (
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul") for p in ("", "r", "i")]
@@ -625,7 +625,7 @@ def _find_subclassable():
 
 
 def check_base(base):
-    """Refuse a base class a program may not derive from (SPEC 1.2: user classes, torch's
+    """Refuse a base class a program may not derive from (docs/language.md: user classes, torch's
     Module and Function, the exception classes)."""
     if not isinstance(base, type):
         raise TypeError(f"class bases must be classes, not {_type_name(base)}")
