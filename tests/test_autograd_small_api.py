@@ -77,6 +77,27 @@ def test_detach_inplace_of_a_tensor_no_node_saved_is_fine():
     assert run(gt) == run(torch) == [3.0]
 
 
+def test_detach_inplace_refuses_only_the_nodes_made_before_it():
+    def run(t):
+        log = []
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        w = x * 3
+        before = (x * w).sum()   # saves w while it has history
+        w.detach_()
+        after = (x * w).sum()    # saves w as the leaf it now is
+        for name, loss in (("after", after), ("before", before)):
+            try:
+                loss.backward()
+                log.append(f"{name}: {x.grad.tolist()}")
+            except RuntimeError as e:
+                log.append(f"{name}: {e}")
+        return log
+
+    mine = run(gt)
+    assert mine == run(torch)
+    assert mine[0] == "after: [3.0, 6.0]" and "detached in-place" in mine[1]
+
+
 def test_profiler_blocks_run_unchanged_and_record_nothing():
     x = gt.ones(2, requires_grad=True)
     with gt.autograd.profiler.profile() as prof:

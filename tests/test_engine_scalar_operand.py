@@ -35,8 +35,10 @@ def _bits(x) -> bytes:
     return x.dtype.str.encode() + repr(x.shape).encode() + x.tobytes()
 
 
-def test_the_binary_ufunc_ops_are_the_operators():
-    assert sorted(op.name for op in BINARY_UFUNC_OPS) == sorted(OPERATORS)
+def test_the_operators_take_the_cached_operand_path():
+    # every two-input ufunc op takes the path (fmax, hypot, ...); the operators must be
+    # among them, and the test below checks each one's bits
+    assert set(OPERATORS) <= {op.name for op in BINARY_UFUNC_OPS}
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

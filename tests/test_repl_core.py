@@ -92,8 +92,10 @@ def test_completion_of_tensor_methods(repl):
     prefix, names = completions(repl.session, "x.su")
     assert prefix == "su"
     assert {"sum", "sub", "sub_"} <= set(names)
-    assert "sum_to_size" not in names                 # a PyTorch method gradcli lacks
     assert all(n.startswith("su") for n in names)
+    _, names = completions(repl.session, "x.st")
+    assert {"std", "stride"} <= set(names)
+    assert "stft" not in names                        # a PyTorch method gradcli lacks
     prefix, names = completions(repl.session, "y = x.grad.nu")
     assert prefix == "nu" and "numel" in names
     _, names = completions(repl.session, "x.")
@@ -115,7 +117,7 @@ def test_completion_of_names_keywords_and_modules(repl):
     assert "relu" in names
     repl.handle("import torch.nn.functional as F")
     _, names = completions(repl.session, "F.softm")
-    assert names == ["softmax"]
+    assert names == ["softmax", "softmin"]
     repl.handle("import math")
     _, names = completions(repl.session, "math.sq")
     assert names == ["sqrt"]

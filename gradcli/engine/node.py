@@ -24,9 +24,17 @@ def _import_make():
     return make
 
 
-# Non-leaf tensors detach_()-ed in place (id -> tensor, held weakly): a node that saved
-# one refuses to run, as PyTorch's SavedVariable does. Empty, it costs one test.
-DETACHED_INPLACE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# Non-leaf tensors detach_()-ed in place: id -> (a weak reference to the tensor, the node
+# sequence number at the detach). A node made before the detach that saved one refuses to
+# run, as PyTorch's SavedVariable does (it saved a tensor with history, now without); a
+# node made after it saved a leaf. Empty, it costs one test.
+DETACHED_INPLACE: dict = {}
+
+
+def mark_detached_in_place(t) -> None:
+    key = id(t)
+    DETACHED_INPLACE[key] = (weakref.ref(t, lambda _, key=key: DETACHED_INPLACE.pop(key, None)),
+                             next_sequence())
 DETACHED_MESSAGE = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
     "not supported, please use out-of-place `.detach()` instead")
@@ -183,7 +191,8 @@ class Node:
             return True
         if DETACHED_INPLACE:
             for t in self.saved or ():
-                if t is not None and DETACHED_INPLACE.get(id(t)) is t:
+                mark = DETACHED_INPLACE.get(id(t)) if t is not None else None
+                if mark is not None and mark[0]() is t and mark[1] > self.seq:
                     raise RuntimeError(DETACHED_MESSAGE)
         versions = self.versions
         if versions:

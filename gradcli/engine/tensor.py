@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes
 from .grad_mode import GRAD_ENABLED
-from .node import DETACHED_INPLACE, AccumulateGrad, RemovableHandle
+from .node import AccumulateGrad, RemovableHandle, mark_detached_in_place
 from .node import _sequence as _node_sequence
 
 NON_LEAF_GRAD_WARNING = (
@@ -386,8 +386,8 @@ class Tensor:
                 "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
                 "called on these gradients. To fix this error, please refer to the Optimizer."
                 "zero_grad() function in torch/optim/optimizer.py as the solution.")
-        if self._grad_fn is not None:  # a node may have saved it: backward will refuse it
-            DETACHED_INPLACE[id(self)] = self
+        if self._grad_fn is not None:  # nodes made so far may have saved it: their backward
+            mark_detached_in_place(self)  # refuses it, later ones not
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

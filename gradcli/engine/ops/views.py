@@ -99,6 +99,12 @@ def _swap(st, d0, d1):
 _STRIDE_RULES = {}  # forward function -> (strides, in shape, out shape, *meta) -> strides
 
 
+def is_view_forward(forward) -> bool:
+    """Whether `forward` makes a view (it has a stride rule). A view's chain is keyed by its
+    forward functions, and a view moves no numbers, so its forward stays unwrapped."""
+    return forward in _STRIDE_RULES
+
+
 def _as_view(res: Tensor, x: Tensor, op, meta: tuple) -> Tensor:
     """Mark `res` (made by `op` from `x`) as a view: same storage, counter and base."""
     res._vc = x._vc
