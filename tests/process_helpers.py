@@ -1,5 +1,5 @@
 """Helpers for the tests that interrupt a running ``gradcli`` with Ctrl-C
-(tests/test_cli_test.py, tests/test_faults.py)."""
+(tests/test_cli_test.py, tests/test_faults.py, tests/test_lang_errors.py)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,12 @@ def kill_process_group(proc) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def sigint_as_in_a_terminal() -> None:
+    """Popen's ``preexec_fn``: the child starts with Ctrl-C's default action, as a terminal
+    starts a command. A pytest started in the background (a CI script's ``&``) ignores
+    SIGINT, and an ignored signal stays ignored across exec: Python would then install no
+    KeyboardInterrupt handler in gradcli, and the test would test nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+

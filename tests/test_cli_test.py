@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from process_helpers import kill_process_group, read_until
+from process_helpers import kill_process_group, read_until, sigint_as_in_a_terminal
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ci"
 HUGE_STEPS = "1000000000000"  # so that only the wall clock can stop slow_loop.grad
@@ -368,7 +368,7 @@ def test_ctrl_c_writes_partial_junit_and_exits_130(tmp_path):
         [sys.executable, "-m", "gradcli", "test", "t", "--timeout", "0", "--max-steps",
          HUGE_STEPS, "--junit-xml", "partial.xml"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=sigint_as_in_a_terminal)
     try:
         seen = read_until(proc, b"zz_slow_loop.grad ... ", timeout=60)
         os.killpg(proc.pid, signal.SIGINT)

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from process_helpers import kill_process_group, read_until
+from process_helpers import kill_process_group, read_until, sigint_as_in_a_terminal
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pipes")
 ENV = dict(os.environ, NO_COLOR="1", COLUMNS="100")
@@ -44,7 +44,7 @@ def gradcli(*args, cwd, stdin=None, timeout=WAIT, env=None, **kw):
 def interrupt_after(args, marker, cwd):
     proc = subprocess.Popen([sys.executable, "-m", "gradcli", *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=sigint_as_in_a_terminal)
     try:
         seen = read_until(proc, marker, WAIT)
         os.killpg(proc.pid, signal.SIGINT)
@@ -217,7 +217,7 @@ def test_interrupted_test_run_writes_a_valid_report(tmp_path, when):
         [sys.executable, "-m", "gradcli", "test", "t", "--timeout", "0", "--junit-xml",
          "partial.xml", "--max-steps", "100000000"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=sigint_as_in_a_terminal)
     try:
         seen = read_until(proc, b"test_zz_long.grad ... ", WAIT)
         # the long file is running (its forward, then 1000 backwards): interrupt it

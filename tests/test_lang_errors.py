@@ -6,6 +6,7 @@ import sys
 import time
 
 import pytest
+from process_helpers import sigint_as_in_a_terminal
 
 ENV = dict(os.environ, NO_COLOR="1", COLUMNS="100", TERMINAL_WIDTH="100")
 
@@ -186,7 +187,8 @@ def test_closed_stdout_ends_quietly(tmp_path):
 def test_ctrl_c_exits_130_with_a_report(tmp_path):
     (tmp_path / "spin.grad").write_text("print('started', flush=True)\nwhile True:\n    pass\n")
     proc = subprocess.Popen([sys.executable, "-m", "gradcli", "run", "spin.grad"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+                            preexec_fn=sigint_as_in_a_terminal)
     assert proc.stdout.readline() == "started\n"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -204,7 +206,8 @@ def test_keyboard_interrupt_cannot_be_caught_by_the_program(tmp_path):
            "        print('caught')\n")
     (tmp_path / "spin.grad").write_text(src)
     proc = subprocess.Popen([sys.executable, "-m", "gradcli", "run", "spin.grad"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+                            preexec_fn=sigint_as_in_a_terminal)
     assert proc.stdout.readline() == "started\n"
     time.sleep(0.2)  # let the loop start (not needed for correctness, only for coverage)
     proc.send_signal(signal.SIGINT)

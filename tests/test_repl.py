@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_helpers import sigint_as_in_a_terminal
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -58,7 +59,8 @@ class Term:
     def __init__(self, args, env, cwd):
         self.child = pexpect.spawn(sys.executable, ["-m", "gradcli", *args], env=env,
                                    cwd=str(cwd), dimensions=(ROWS, COLS), encoding="utf-8",
-                                   codec_errors="replace", timeout=WAIT)
+                                   codec_errors="replace", timeout=WAIT,
+                                   preexec_fn=sigint_as_in_a_terminal)
         self.raw = ""
         self.pos = 0
 

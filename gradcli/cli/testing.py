@@ -451,6 +451,20 @@ def _on_timeout(signum, frame):
 _LIMIT_EXCEEDED = None
 
 
+def _block_sigint() -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        # caught, not ignored (even if the caller ignores it): a pending one must survive
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    else:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _unblock_sigint() -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _child(request: dict, files: _TempFiles) -> int:
     """In the child process: redirect output, run the program, write the record."""
     global _LIMIT_EXCEEDED
@@ -477,6 +491,7 @@ def _child(request: dict, files: _TempFiles) -> int:
                                   errors="backslashreplace", newline="\n",
                                   line_buffering=True)
     try:
+        _unblock_sigint()  # a Ctrl-C pending since the fork raises here, inside the try
         result = _run_program(request)
     except BaseException as e:  # never let anything escape the child
         if _TIMED_OUT:
@@ -546,7 +561,10 @@ def _run_program(request: dict) -> dict:
 
 def _serve(proto_in: int, proto_out: int) -> int:
     """The fork server: one JSON request per line in, one result per line out."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's and the child's
+    # Ctrl-C is the caller's and the child's. Blocked here, not ignored: a Ctrl-C that comes
+    # between a fork and the child's unblocking waits for the child (an ignored one would be
+    # lost, and the child would run on). Blocked before any thread starts, for all of them.
+    _block_sigint()
     current = {"pid": None}
 
     def on_term(signum, frame):
