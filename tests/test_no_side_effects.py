@@ -68,3 +68,18 @@ def test_blas_threads_are_put_back_after_split_products():
     result = _run({"OPENBLAS_NUM_THREADS": "2"})
     assert result["split"] is True  # the product did take threadpoolctl's road
     assert result["after"]["blas"] == result["before"]["blas"]
+
+
+def test_the_command_gives_inf_and_nan_silently_as_pytorch_does(tmp_path):
+    # the command's process ignores numpy's errors once, not per op: nothing may slip out
+    src = ("import torch\n"
+           "x = torch.tensor([1e38, 0.0, -1.0], requires_grad=True)\n"
+           "y = (x * 100) + x.log() + x.sqrt() + x / 0 + (x - x.exp()).tanh()\n"
+           "y.sum().backward()\n"
+           "print(y, x.grad)\n")
+    (tmp_path / "p.grad").write_text(src)
+    proc = subprocess.run([sys.executable, "-m", "gradcli", "run", "p.grad"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert "nan" in proc.stdout and "inf" in proc.stdout
