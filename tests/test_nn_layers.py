@@ -289,3 +289,50 @@ def test_same_initial_weights_after_seed():
     theirs = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True, proj_size=2)
     for (k, a), (_, b) in zip(ours.named_parameters(), theirs.named_parameters()):
         assert np.array_equal(np.array(a.tolist(), np.float32), b.detach().numpy()), k
+
+
+CONV_PADDING_MODES = [
+    ("Conv1d", (2, 3, 9), dict(padding=2, padding_mode="reflect")),
+    ("Conv1d", (2, 3, 9), dict(padding=1, stride=2, padding_mode="replicate")),
+    ("Conv1d", (2, 3, 9), dict(padding=3, padding_mode="circular")),
+    ("Conv1d", (2, 3, 9), dict(padding="same", dilation=2, padding_mode="reflect")),
+    ("Conv2d", (2, 3, 7, 6), dict(padding=1, padding_mode="reflect")),
+    ("Conv2d", (2, 3, 7, 6), dict(padding=(2, 1), padding_mode="replicate", bias=False)),
+    ("Conv2d", (2, 3, 7, 6), dict(padding=(1, 2), padding_mode="circular", groups=3)),
+    ("Conv2d", (2, 3, 7, 6), dict(padding="same", padding_mode="circular")),
+]
+
+
+@pytest.mark.parametrize("name,shape,kwargs", CONV_PADDING_MODES,
+                         ids=[f"{n}-{k['padding_mode']}-{i}" for i, (n, _, k) in
+                              enumerate(CONV_PADDING_MODES)])
+def test_conv_padding_modes_match(name, shape, kwargs):
+    """padding_mode reflect/replicate/circular: PyTorch pads with F.pad and convolves
+    unpadded; the repr, output, grad_fn chain and gradients are its."""
+    ours, theirs = both(lambda lib: getattr(lib.nn, name)(3, 6, 3, **kwargs))
+    assert repr(ours) == repr(theirs)
+    assert ours._reversed_padding_repeated_twice == list(theirs._reversed_padding_repeated_twice)
+    x = f(*shape)
+    got = []
+    for lib, m in ((torch, theirs), (G, ours)):
+        xt = lib.tensor(x, requires_grad=True)
+        out = m(xt)
+        (out * out).sum().backward()
+        chain = []
+        node = out.grad_fn
+        while node is not None and node.next_functions:
+            chain.append(type(node).__name__)
+            node = node.next_functions[0][0]
+        got.append((np.array(out.tolist()), np.array(xt.grad.tolist()),
+                    np.array(m.weight.grad.tolist()), chain))
+    for a, b in zip(got[1][:3], got[0][:3]):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert got[1][3] == got[0][3]
+
+
+def test_conv_unknown_padding_mode_is_refused_as_pytorch_does():
+    for lib in (G, torch):
+        with pytest.raises(ValueError, match="padding_mode must be one of .* but got "
+                                             "padding_mode='mirror'"):
+            lib.nn.Conv2d(3, 4, 3, padding_mode="mirror")
