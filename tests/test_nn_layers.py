@@ -336,3 +336,28 @@ def test_conv_unknown_padding_mode_is_refused_as_pytorch_does():
         with pytest.raises(ValueError, match="padding_mode must be one of .* but got "
                                              "padding_mode='mirror'"):
             lib.nn.Conv2d(3, 4, 3, padding_mode="mirror")
+
+
+@pytest.mark.parametrize("call", [
+    "nn.GRU(3, 4, bidirectional=True)(T.zeros(5, 2, 3), T.zeros(1, 2, 4))",
+    "nn.RNN(3, 4, num_layers=2)(T.zeros(5, 2, 3), T.zeros(2, 3, 4))",
+    "nn.RNN(3, 4)(T.zeros(5, 2, 3), T.zeros(2, 4))",
+    "nn.RNN(3, 4)(T.zeros(5, 3), T.zeros(1, 1, 4))",
+    "nn.RNN(3, 4)(T.zeros(2, 5, 2, 3))",
+    "nn.GRU(3, 4)(T.zeros(2, 5, 2, 3))",
+    "nn.LSTM(3, 4)(T.zeros(5, 2, 2))",
+    "nn.LSTM(3, 4, proj_size=2)(T.zeros(5, 2, 3), (T.zeros(1, 2, 4), T.zeros(1, 2, 4)))",
+    "nn.LSTM(3, 4, bidirectional=True)(T.zeros(5, 2, 3), (T.zeros(2, 2, 4), T.zeros(1, 2, 4)))",
+    "nn.LSTM(3, 4)(T.zeros(5, 3), (T.zeros(1, 1, 4), T.zeros(1, 4)))",
+    "nn.LSTM(3, 4)(T.zeros(5, 2, 3, dtype=T.float64))",
+    "nn.LSTM(3, 4, batch_first=True)(T.zeros(2, 5, 3), (T.zeros(1, 5, 4), T.zeros(1, 5, 4)))",
+])
+def test_recurrent_forward_errors_match(call):
+    def run(lib):
+        try:
+            eval(call, {"nn": lib.nn, "T": lib})  # noqa: S307 - the fixed expressions above
+        except Exception as e:  # noqa: BLE001 - compare what each raises
+            return type(e).__name__, str(e)
+        return None
+
+    assert run(G) == run(torch) is not None

@@ -116,18 +116,46 @@ class _RNNBase(Module):
                 get(f"bias_ih_{suffix}"), get(f"bias_hh_{suffix}"))
 
     def _prepare(self, input, hx):
-        """(input as (T, N, F), initial states per layer, unbatched?)."""
+        """(input as (T, N, F), unbatched?), after PyTorch's checks of the input and of the
+        initial states, in its order and with its messages."""
         unbatched = input.dim() == 2
         if input.dim() not in (2, 3):
+            tensor = " tensor" if self._mode == "RNN" else ""
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
-                             f"{input.dim()}D instead")
+                             f"{input.dim()}D{tensor} instead")
+        states = hx if self._mode == "LSTM" and hx is not None else (hx,)
+        if hx is not None:
+            dims = [h.dim() for h in states]
+            want = 2 if unbatched else 3
+            if any(d != want for d in dims):
+                kind = "unbatched 2-D" if unbatched else "batched 3-D"
+                if self._mode == "LSTM":
+                    raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but "
+                                       f"got ({dims[0]}-D, {dims[1]}-D) tensors")
+                raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got "
+                                   f"{dims[0]}-D tensor")
         if unbatched:
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
+        weight = self.weight_ih_l0
+        if input.dtype != weight.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
+                             f"convert model: model.to({input.dtype})")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
+        if hx is not None:
+            count = self.num_layers * self._directions
+            batch = input.shape[1]
+            sizes = [(count, batch, self.proj_size or self.hidden_size),
+                     (count, batch, self.hidden_size)]
+            for k, h in enumerate(states):
+                shape = tuple(h.shape) if not unbatched else (h.shape[0], 1, h.shape[1])
+                if shape != sizes[k]:
+                    what = f"hidden[{k}]" if self._mode == "LSTM" else "hidden"
+                    raise RuntimeError(f"Expected {what} size {sizes[k]}, got {list(shape)}")
         return input, unbatched
 
     def _zeros(self, batch: int, like, size: int | None = None):
