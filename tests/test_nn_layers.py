@@ -361,3 +361,17 @@ def test_recurrent_forward_errors_match(call):
         return None
 
     assert run(G) == run(torch) is not None
+
+
+def test_seeded_bidirectional_gru_with_dropout_draws_as_pytorch():
+    """Weights and the dropout between layers (on both directions' joined output) drawn
+    from the seeded generator in PyTorch's order."""
+    results = []
+    for lib in (torch, G):
+        lib.manual_seed(5)
+        m = lib.nn.GRU(3, 4, num_layers=3, bidirectional=True, dropout=0.5)
+        out, h = m(lib.randn(6, 2, 3))
+        results.append((np.array(out.tolist()), np.array(h.tolist()), out.grad_fn.name()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
+    assert results[1][2] == results[0][2] == "CatBackward0"
