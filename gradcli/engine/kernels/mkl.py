@@ -181,7 +181,8 @@ def _lane_frame(m: int, k: int, n: int, start: int, step: int, gemv: bool):
     """Where each product goes in _lanes' common frame for all elements: a flat index into the
     k+1 products (the last a zero; stored as _products does) for each of rows*8 lane slots, one
     for the lanes' sum and the tail's slots (an element with fewer adds zeros: no sum changes).
-    a's row i starts start + i*step floats past a 16-byte boundary."""
+    a's row i starts start + i*step floats past a 16-byte boundary. None when no element has
+    a vector (small k): each is then its products in order from 0."""
     if gemv:
         count = max(m, n)
         kinds = [("block",) if j < count & ~3 else ("odd",) if (j - (count & ~3)) % 2 else ("even",)
@@ -191,6 +192,8 @@ def _lane_frame(m: int, k: int, n: int, start: int, step: int, gemv: bool):
         grid = [[("dot", -(start + i * step) % 4, 4 if j < n & ~3 else 8) for j in range(n)]
                 for i in range(m)]
     plans = {kind: _lane_plan(kind, k) for row in grid for kind in row}
+    if not any(vectors for _, vectors, _ in plans.values()):
+        return None  # every element in order (_lanes sums them so, without a frame)
     rows = max(len(head) + len(vectors) for head, vectors, _ in plans.values())
     tail = max(len(t) for _, _, t in plans.values())
     kinds = list(plans)
@@ -216,7 +219,10 @@ def _lanes(a, b, m: int, k: int, n: int, gemv: bool = False):
     if not gemv and a.strides[1] == item and a.strides[0] >= k * item:
         start = 0 if a.base is None else a.ctypes.data // item % 4
         step = a.strides[0] // item % 4
-    index, rows, tail = _lane_frame(m, k, n, start, step, gemv)
+    frame = _lane_frame(m, k, n, start, step, gemv)
+    if frame is None:  # as the frame would sum them (lane 0 from 0, the others +0), cheaply
+        return _in_order(_products(a, b))
+    index, rows, tail = frame
     if n >= m:  # as _products stores them, and a zero last
         terms = np.empty((k + 1, m, n), _F32)
         np.multiply(a.T[:, :, None], b[:, None, :], out=terms[:k])

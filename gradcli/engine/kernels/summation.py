@@ -88,11 +88,15 @@ def _runs(rows, step: int):
 
 
 def _moved_first(x, axis: int):
-    """A C-contiguous copy of x with `axis` moved to the front, the others in order. x's
+    """A C-contiguous copy (or view) of x with `axis` moved to the front, the others in order. x's
     last axis must be contiguous; each of its rows is copied as one opaque element (a
     row of floats copied element by element costs as much as the additions it saves)."""
-    block = np.dtype((np.void, x.shape[-1] * x.itemsize))
-    moved = np.ascontiguousarray(np.moveaxis(x.view(block), axis, 0))
+    shape = x.shape
+    if x.flags.c_contiguous and all(size == 1 for size in shape[:axis]):  # nothing moves
+        return x.reshape(shape[axis:axis + 1] + shape[:axis] + shape[axis + 1:])
+    block = np.dtype((np.void, shape[-1] * x.itemsize))
+    order = (axis, *range(axis), *range(axis + 1, x.ndim))
+    moved = np.ascontiguousarray(x.view(block).transpose(order))
     return moved.view(x.dtype).reshape(moved.shape[:-1] + x.shape[-1:])
 
 
@@ -103,10 +107,18 @@ def _cascade(rows):
     if size < step:  # no run completes: every row goes to the first level, in order
         return _in_order(rows)
     level1 = _runs(rows, step)
-    level2 = _runs(level1, step)
-    level3 = _runs(level2, step)
     total = _in_order(rows[len(level1) * step:])
+    # a level with no complete run leaves the ones above it empty: their sums, +0, would
+    # change nothing (total, started from +0, is never -0), so they are not computed
+    if len(level1) < step:
+        total += _in_order(level1)
+        return total
+    level2 = _runs(level1, step)
     total += _in_order(level1[len(level2) * step:])
+    if len(level2) < step:
+        total += _in_order(level2)
+        return total
+    level3 = _runs(level2, step)
     total += _in_order(level2[len(level3) * step:])
     total += _in_order(level3)
     return total

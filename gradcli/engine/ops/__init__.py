@@ -235,7 +235,7 @@ expose("Tensor.", {
     "split_with_sizes": S.tensor_split_with_sizes, "index_put": V.tensor_index_put,
     "index_put_": V.tensor_index_put_,
     "contiguous": S.contiguous, "clone": S.clone, "flip": S.flip, "nonzero": S.nonzero,
-    "to": S.to, "type_as": S.type_as, "type": _type,
+    "type_as": S.type_as, "type": _type,  # Tensor.to: placement.py (devices, then dtype)
     "float": _dtype_method("float"), "double": _dtype_method("double"),
     "long": _dtype_method("long"), "int": _dtype_method("int"), "bool": _dtype_method("bool"),
     "softmax": nn.softmax, "log_softmax": nn.log_softmax,

@@ -13,6 +13,7 @@ import numpy as np
 from .. import dtypes
 from ..grad_mode import GRAD_ENABLED
 from ..kernels.fma import fused_minus_product32
+from ..kernels.sleef import power as _float_power
 from ..kernels.sleef import rounded_once, sigmoid32
 from ..parallel import split_elementwise
 from ..tensor import Tensor, make
@@ -29,7 +30,7 @@ def _power(a, b):
     """a ** b; integers to negative integer powers as PyTorch computes them (1, -1 or 0)."""
     if not (isinstance(b, np.ndarray) and b.dtype.kind in "iu" and np.result_type(a, b).kind in "iu"
             and (b < 0).any()):
-        return np.power(a, b)
+        return _float_power(a, b)
     a = np.asarray(a, dtype=np.result_type(a, b))
     neg = b < 0
     out = np.power(a, np.where(neg, 0, b))
@@ -232,7 +233,13 @@ def _pow_scalar(a, e):
             return a * a * a
         if e == -2:
             return 1 / (a * a)
-        return np.power(a, a.dtype.type(e))
+        out = _float_power(a, a.dtype.type(e))  # PyTorch's vector code: a float32 exponent
+        if a.dtype == np.float32 and float(a.dtype.type(e)) != e and a.size:
+            # its scalar loop (the tail) raises to the double exponent
+            vectorized = _simd_positions(a.shape, (a,), 16)
+            exact = _float_power(a, e)
+            out = exact if vectorized is None else np.where(vectorized, out, exact)
+        return out
     return np.power(a, e)
 
 

@@ -9,6 +9,7 @@ import math
 from gradcli.engine.grad_mode import no_grad
 from gradcli.engine.ops import nn_layers as F
 from gradcli.engine.ops.creation import tensor as _tensor
+from gradcli.engine.ops.functional_ext import pad as _pad
 
 from ._common import new_buffer, new_param
 from ._init import fan_in, nn_init
@@ -107,8 +108,10 @@ class _ConvNd(Module):
                                  "{'valid', 'same'}")
             if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
-        if padding_mode != "zeros":
-            raise ValueError(f"gradcli supports padding_mode='zeros' only, not {padding_mode!r}")
+        modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in modes:
+            raise ValueError(f"padding_mode must be one of {modes}, but got "
+                             f"padding_mode='{padding_mode}'")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _ntuple(kernel_size, n)
@@ -119,6 +122,17 @@ class _ConvNd(Module):
         self.output_padding = (0,) * n
         self.groups = groups
         self.padding_mode = padding_mode
+        # the F.pad argument of a padding_mode other than zeros: last dim first, each side
+        # (for 'same': the odd one out on the right, as PyTorch splits it)
+        if isinstance(self.padding, str):
+            pads = [0, 0] * n
+            if self.padding == "same":
+                for d, k, i in zip(self.dilation, self.kernel_size, range(n - 1, -1, -1)):
+                    total = d * (k - 1)
+                    pads[2 * i], pads[2 * i + 1] = total // 2, total - total // 2
+        else:
+            pads = [p for p in reversed(self.padding) for _ in range(2)]
+        self._reversed_padding_repeated_twice = pads
         self.weight = new_param((out_channels, in_channels // groups) + self.kernel_size,
                                 device, dtype)
         if bias:
@@ -147,23 +161,33 @@ class _ConvNd(Module):
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
+
+    def _conv(self, conv, input):
+        """PyTorch's padding modes other than zeros: F.pad (ReflectionPad/ReplicationPad
+        nodes, circular's copies), then the convolution without padding."""
+        if self.padding_mode == "zeros":
+            return conv(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
+        padded = _pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+        return conv(padded, self.weight, self.bias, self.stride, (0,) * self._dims,
+                    self.dilation, self.groups)
 
 
 class Conv1d(_ConvNd):
     _dims = 1
 
     def forward(self, input):
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        return self._conv(F.conv1d, input)
 
 
 class Conv2d(_ConvNd):
     _dims = 2
 
     def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        return self._conv(F.conv2d, input)
 
 
 class _MaxPoolNd(Module):

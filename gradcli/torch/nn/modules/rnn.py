@@ -1,8 +1,10 @@
-"""RNN, LSTM and GRU (single and multi-layer, batch_first, h0/c0), as PyTorch's CPU
-composite path computes them: each time step is linear layers and pointwise ops, the
-steps' hidden states stacked (StackBackward0), the final states stacked over layers.
-The outputs end on PyTorch's nodes: MkldnnRnnLayerBackward0 for an LSTM layer (PyTorch
-runs it through oneDNN), TransposeBackward1 for a batch_first RNN/GRU output."""
+"""RNN, LSTM and GRU (single and multi-layer, bidirectional, batch_first, h0/c0, LSTM
+proj_size), as PyTorch's CPU composite path computes them: each time step is linear
+layers and pointwise ops, the steps' hidden states stacked (StackBackward0), the final
+states stacked over layers and directions. The outputs end on PyTorch's nodes:
+MkldnnRnnLayerBackward0 for an LSTM layer (PyTorch runs it through oneDNN, except with
+projections), CatBackward0 joining two directions, TransposeBackward1 for a batch_first
+RNN/GRU output."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import math
 from gradcli.engine.ops import nn as F
 from gradcli.engine.ops import nn_layers as layers
 from gradcli.engine.ops.creation import zeros
-from gradcli.engine.ops.shape import stack
+from gradcli.engine.ops.linalg import matmul
+from gradcli.engine.ops.shape import cat, stack
 
 from ._common import new_param
 from ._init import nn_init
@@ -29,15 +32,34 @@ class _RNNBase(Module):
                  bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None,
                  nonlinearity: str = "tanh") -> None:
         super().__init__()
-        if bidirectional:
-            raise ValueError("gradcli: bidirectional RNNs are not supported")
-        if proj_size:
-            raise ValueError("gradcli: LSTM proj_size is not supported")
-        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+        if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) \
+                or not 0 <= dropout <= 1:
             raise ValueError("dropout should be a number in range [0, 1] representing the "
                              "probability of an element being zeroed")
-        if num_layers < 1:
-            raise ValueError("num_layers must be greater than or equal to 1")
+        if dropout > 0 and num_layers == 1:
+            import warnings
+
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", UserWarning,
+                          stacklevel=3)
+        for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                                  ("input_size", input_size, int)):
+            if not isinstance(value, kind):
+                raise TypeError(f"{name} should be of type {kind.__name__}, got: "
+                                f"{type(value).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
                              "'relu'.")
@@ -48,18 +70,34 @@ class _RNNBase(Module):
         self.bias = bias
         self.batch_first = batch_first
         self.dropout = float(dropout)
-        self.bidirectional = False
-        self.proj_size = 0
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
         self.nonlinearity = nonlinearity
         gate = self._gates * hidden_size
+        directions = 2 if bidirectional else 1
+        real_hidden = proj_size or hidden_size
+        # registered in PyTorch's order (layer, direction, then ih, hh, biases, hr), which is
+        # the order reset_parameters draws their random numbers in
+        self._all_weights = []
         for layer in range(num_layers):
-            width = input_size if layer == 0 else hidden_size
-            setattr(self, f"weight_ih_l{layer}", new_param((gate, width), device, dtype))
-            setattr(self, f"weight_hh_l{layer}", new_param((gate, hidden_size), device, dtype))
-            if bias:
-                setattr(self, f"bias_ih_l{layer}", new_param((gate,), device, dtype))
-                setattr(self, f"bias_hh_l{layer}", new_param((gate,), device, dtype))
+            width = input_size if layer == 0 else real_hidden * directions
+            for direction in range(directions):
+                suffix = f"l{layer}" + ("_reverse" if direction else "")
+                shapes = [("weight_ih", (gate, width)), ("weight_hh", (gate, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
+                names = []
+                for kind, shape in shapes:
+                    setattr(self, f"{kind}_{suffix}", new_param(shape, device, dtype))
+                    names.append(f"{kind}_{suffix}")
+                self._all_weights.append(names)
         self.reset_parameters()
+
+    @property
+    def all_weights(self) -> list:
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
 
     def reset_parameters(self) -> None:
         init = nn_init()
@@ -67,47 +105,94 @@ class _RNNBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
-    def _layer_params(self, layer: int):
+    @property
+    def _directions(self) -> int:
+        return 2 if self.bidirectional else 1
+
+    def _layer_params(self, layer: int, direction: int = 0):
         get = self._parameters.get
-        return (get(f"weight_ih_l{layer}"), get(f"weight_hh_l{layer}"),
-                get(f"bias_ih_l{layer}"), get(f"bias_hh_l{layer}"))
+        suffix = f"l{layer}" + ("_reverse" if direction else "")
+        return (get(f"weight_ih_{suffix}"), get(f"weight_hh_{suffix}"),
+                get(f"bias_ih_{suffix}"), get(f"bias_hh_{suffix}"))
 
     def _prepare(self, input, hx):
-        """(input as (T, N, F), initial states per layer, unbatched?)."""
+        """(input as (T, N, F), unbatched?), after PyTorch's checks of the input and of the
+        initial states, in its order and with its messages."""
         unbatched = input.dim() == 2
         if input.dim() not in (2, 3):
+            tensor = " tensor" if self._mode == "RNN" else ""
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
-                             f"{input.dim()}D instead")
+                             f"{input.dim()}D{tensor} instead")
+        states = hx if self._mode == "LSTM" and hx is not None else (hx,)
+        if hx is not None:
+            dims = [h.dim() for h in states]
+            want = 2 if unbatched else 3
+            if any(d != want for d in dims):
+                kind = "unbatched 2-D" if unbatched else "batched 3-D"
+                if self._mode == "LSTM":
+                    raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but "
+                                       f"got ({dims[0]}-D, {dims[1]}-D) tensors")
+                raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got "
+                                   f"{dims[0]}-D tensor")
         if unbatched:
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
+        weight = self.weight_ih_l0
+        if input.dtype != weight.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
+                             f"convert model: model.to({input.dtype})")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
+        if hx is not None:
+            count = self.num_layers * self._directions
+            batch = input.shape[1]
+            sizes = [(count, batch, self.proj_size or self.hidden_size),
+                     (count, batch, self.hidden_size)]
+            for k, h in enumerate(states):
+                shape = tuple(h.shape) if not unbatched else (h.shape[0], 1, h.shape[1])
+                if shape != sizes[k]:
+                    what = f"hidden[{k}]" if self._mode == "LSTM" else "hidden"
+                    raise RuntimeError(f"Expected {what} size {sizes[k]}, got {list(shape)}")
         return input, unbatched
 
-    def _zeros(self, batch: int, like):
-        return zeros(self.num_layers, batch, self.hidden_size, dtype=like.dtype)
+    def _zeros(self, batch: int, like, size: int | None = None):
+        return zeros(self.num_layers * self._directions, batch, size or self.hidden_size,
+                     dtype=like.dtype)
+
+    def _direction_output(self, outputs):
+        """One direction's outputs over time (in time order) as one tensor: an LSTM's as
+        its oneDNN layer's output (not with projections: PyTorch's default path)."""
+        out = stack(outputs, 0)
+        if self._mode == "LSTM" and not self.proj_size:
+            out = layers.lstm_layer_output(out)
+        return out
 
     def _run(self, input, states, cell):
-        """Run every layer over time; states: per layer a tuple of state tensors."""
+        """Run every layer over time, each direction in turn (the reverse one from the last
+        step back), the directions' outputs concatenated; states: per layer and direction
+        (index layer * directions + direction) a tuple of state tensors."""
         finals = []
+        directions = self._directions
+        steps = input.shape[0]
         for layer in range(self.num_layers):
-            params = self._layer_params(layer)
-            state = states[layer]
-            outputs = []
-            for t in range(input.shape[0]):
-                state = cell(input[t], state, *params)
-                outputs.append(state[0])
-            input = stack(outputs, 0)
-            if self._mode == "LSTM":
-                input = layers.lstm_layer_output(input)
+            outs = []
+            for direction in range(directions):
+                params = self._layer_params(layer, direction)
+                state = states[layer * directions + direction]
+                outputs = [None] * steps
+                for t in (range(steps - 1, -1, -1) if direction else range(steps)):
+                    state = cell(input[t], state, *params, layer=layer, direction=direction)
+                    outputs[t] = state[0]
+                outs.append(self._direction_output(outputs))
+                finals.append(state)
+            input = outs[0] if directions == 1 else cat(outs, 2)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 from gradcli.torch.nn import functional
 
                 input = functional.dropout(input, self.dropout, True)
-            finals.append(state)
         return input, finals
 
     def _finish(self, output, unbatched):
@@ -121,6 +206,8 @@ class _RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:
@@ -129,21 +216,23 @@ class _RNNBase(Module):
             s += f", batch_first={self.batch_first}"
         if self.dropout != 0:
             s += f", dropout={self.dropout}"
-        if getattr(self, "nonlinearity", "tanh") != "tanh":
-            s += f", nonlinearity={self.nonlinearity}"
-        return s
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s  # (PyTorch's shows no nonlinearity)
 
 
-def _states(h, unbatched, num_layers):
+def _states(h, unbatched, count):
     if h is None:
         return None
     if unbatched:
         h = h.unsqueeze(1)
-    return [h[k] for k in range(num_layers)]
+    return [h[k] for k in range(count)]
 
 
 class RNN(_RNNBase):
     def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if len(args) > 3 and isinstance(args[3], str):  # RNN(in, hidden, layers, 'relu')
             kwargs["nonlinearity"] = args[3]
             args = args[:3] + args[4:]
@@ -151,10 +240,11 @@ class RNN(_RNNBase):
 
     def forward(self, input, hx=None):
         input, unbatched = self._prepare(input, hx)
-        hs = _states(hx, unbatched, self.num_layers) or list(self._zeros(input.shape[1], input))
+        count = self.num_layers * self._directions
+        hs = _states(hx, unbatched, count) or list(self._zeros(input.shape[1], input))
         act = (lambda t: t.tanh()) if self.nonlinearity == "tanh" else (lambda t: t.relu())
 
-        def cell(x, state, w_ih, w_hh, b_ih, b_hh):
+        def cell(x, state, w_ih, w_hh, b_ih, b_hh, **where):
             return (act(F.linear(x, w_ih, b_ih) + F.linear(state[0], w_hh, b_hh)),)
 
         out, finals = self._run(input, [(h,) for h in hs], cell)
@@ -162,25 +252,43 @@ class RNN(_RNNBase):
         return self._finish(out, unbatched), (h_n.squeeze(1) if unbatched else h_n)
 
 
+_PROJ_WARNED = []
+
+
 class LSTM(_RNNBase):
+    """With proj_size, each step's hidden state is projected by weight_hr (h @ w_hr.t(),
+    MmBackward0) and PyTorch leaves oneDNN for its default path (warning once)."""
+
     _gates = 4
     _mode = "LSTM"
 
     def forward(self, input, hx=None):
         input, unbatched = self._prepare(input, hx)
-        if hx is None:
-            z = self._zeros(input.shape[1], input)
-            hs, cs = list(z), list(z)
-        else:
-            hs = _states(hx[0], unbatched, self.num_layers)
-            cs = _states(hx[1], unbatched, self.num_layers)
+        count = self.num_layers * self._directions
+        if self.proj_size and not _PROJ_WARNED:
+            import warnings
 
-        def cell(x, state, w_ih, w_hh, b_ih, b_hh):
+            _PROJ_WARNED.append(True)
+            warnings.warn("LSTM with projections is not supported with oneDNN. Using default "
+                          "implementation.", UserWarning, stacklevel=3)
+        if hx is None:
+            hs = list(self._zeros(input.shape[1], input, self.proj_size or self.hidden_size))
+            cs = list(self._zeros(input.shape[1], input))
+        else:
+            hs = _states(hx[0], unbatched, count)
+            cs = _states(hx[1], unbatched, count)
+        get = self._parameters.get
+
+        def cell(x, state, w_ih, w_hh, b_ih, b_hh, layer=0, direction=0):
             h, c = state
             gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
             i, f, g, o = gates.chunk(4, 1)
             c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-            return (o.sigmoid() * c.tanh(), c)
+            h = o.sigmoid() * c.tanh()
+            if self.proj_size:
+                w_hr = get(f"weight_hr_l{layer}" + ("_reverse" if direction else ""))
+                h = matmul(h, w_hr.t())
+            return (h, c)
 
         out, finals = self._run(input, list(zip(hs, cs)), cell)
         h_n = stack([s[0] for s in finals], 0)
@@ -194,11 +302,17 @@ class GRU(_RNNBase):
     _gates = 3
     _mode = "GRU"
 
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__(*args, **kwargs)
+
     def forward(self, input, hx=None):
         input, unbatched = self._prepare(input, hx)
-        hs = _states(hx, unbatched, self.num_layers) or list(self._zeros(input.shape[1], input))
+        count = self.num_layers * self._directions
+        hs = _states(hx, unbatched, count) or list(self._zeros(input.shape[1], input))
 
-        def cell(x, state, w_ih, w_hh, b_ih, b_hh):
+        def cell(x, state, w_ih, w_hh, b_ih, b_hh, **where):
             h = state[0]
             gi = F.linear(x, w_ih, b_ih).chunk(3, 1)
             gh = F.linear(h, w_hh, b_hh).chunk(3, 1)
