@@ -75,6 +75,8 @@ def resolve(op):
         scope["torch"] = gt
         if "F" in scope:
             scope["F"] = gt.nn.functional
+        if "wrapper_set_seed" in scope:
+            scope["wrapper_set_seed"] = _seeded
         return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
                                   fn.__closure__)
     name = op.name
@@ -85,6 +87,19 @@ def resolve(op):
     if method is None or isinstance(method, _Unsupported):
         return None
     return lambda x, *args, **kwargs: getattr(x, name)(*args, **kwargs)
+
+
+def _seeded(fn, *args, **kwargs):
+    """PyTorch's wrapper_set_seed for gradcli: the random ops' OpInfo wrappers seed the
+    generator with 42 around the call and restore its state after (PyTorch's own wrapper
+    seeds PyTorch's generator, not gradcli's)."""
+    gt = _gt()
+    state = gt.get_rng_state()
+    gt.manual_seed(42)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        gt.set_rng_state(state)
 
 
 def _convert(value, gt, memo):
@@ -194,11 +209,15 @@ def check_sample(fn, sample, seed: int) -> None:
     memo: dict = {}
     ours_args = _convert((sample.input, *sample.args), gt, memo)
     ours_kwargs = _convert(dict(sample.kwargs), gt, memo)
+    # the random ops (normal, bernoulli, dropout...) draw PyTorch's numbers bit for bit
+    # from the same seed: both generators start the sample from it
+    torch.manual_seed(seed)
     try:
         theirs = sample.output_process_fn_grad(
             _call_torch(sample))
     except Exception as err:  # noqa: BLE001 - PyTorch refusing a sample: not ours to check
         raise Unsupported(f"PyTorch raised {type(err).__name__}") from err
+    gt.manual_seed(seed)
     try:
         ours = fn(*ours_args, **ours_kwargs)
     except Unsupported:
