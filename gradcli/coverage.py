@@ -151,7 +151,28 @@ def _convert(value, gt, memo):
         raise Unsupported(str(value))
     if isinstance(value, torch.Generator):
         raise Unsupported(type(value).__name__)
+    if isinstance(value, torch.nn.Module):
+        return _stateless_module(value, gt)
     return value
+
+
+def _stateless_module(module, gt):
+    """A parameter-free torch.nn.Module argument (a distance_function=PairwiseDistance()):
+    its own forward, run with its module's `torch`/`F` pointing at gradcli's, on the same
+    instance (which only lends its settings: norm, eps...)."""
+    import torch
+
+    if any(True for _ in module.parameters()) or any(True for _ in module.buffers()):
+        raise Unsupported(f"{type(module).__name__} with parameters")
+    forward = type(module).forward
+    scope = dict(forward.__globals__)
+    if "torch" in scope:
+        scope["torch"] = gt
+    if scope.get("F") is torch.nn.functional:
+        scope["F"] = gt.nn.functional
+    fn = types.FunctionType(forward.__code__, scope, forward.__name__, forward.__defaults__,
+                            forward.__closure__)
+    return lambda *args, **kwargs: fn(module, *args, **kwargs)
 
 
 def _flat(out):
