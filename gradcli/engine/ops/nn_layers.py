@@ -305,8 +305,18 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     x = input._data
     if training and x.ndim >= 1 and x.size and x.size // (x.shape[1] if x.ndim > 1 else 1) == 1:
+        # (F.batch_norm's own check, in Python: ATen's entry points have none)
         raise ValueError("Expected more than 1 value per channel when training, got input "
                          f"size {input.shape}")
+    return batch_norm_as(BATCH_NORM, input, running_mean, running_var, weight, bias, training,
+                         momentum, eps)
+
+
+def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, training: bool,
+                  momentum: float, eps: float) -> Tensor:
+    """batch_norm recorded as `op`: BATCH_NORM, or the same rule under the node name of
+    another ATen entry point (_native_batch_norm_legit, _batch_norm_with_update)."""
+    x = input._data
     if x.size == 0:  # ATen: a copy (not a view, not a fresh tensor: the graph goes on)
         out = input.clone()
         if weight is not None:
@@ -325,9 +335,6 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
     axes = _bn_axes(x)
     if training:
         n = x.size // x.shape[1]
-        if n <= 1:
-            raise ValueError("Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape}")
         x64 = x.astype(np.float64)
         mean = x64.mean(axis=axes)
         var = x64.var(axis=axes)
@@ -337,13 +344,15 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
             running_mean._vc[0] += 1
         if running_var is not None:
             rv = running_var._data
-            rv[...] = ((1 - momentum) * rv + momentum * var * n / (n - 1)).astype(rv.dtype)
+            with np.errstate(all="ignore"):  # (one value per channel: ATen's inf too)
+                unbiased = var * n / (n - 1) if n > 1 else var * np.inf
+            rv[...] = ((1 - momentum) * rv + momentum * unbiased).astype(rv.dtype)
             running_var._vc[0] += 1
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         mean, var = running_mean._data.astype(np.float64), running_var._data.astype(np.float64)
-    return run_op(BATCH_NORM, (input, weight, bias), (mean, var, float(eps), bool(training)))
+    return run_op(op, (input, weight, bias), (mean, var, float(eps), bool(training)))
 
 
 # ------------------------------------------------------------------ convolution

@@ -1,0 +1,537 @@
+"""More of PyTorch's OpInfo list (issue #24): index_reduce, cov/corrcoef, nextafter,
+channel_shuffle, constant_pad_nd, linalg.diagonal/vander, rms_norm, the native_*_norm
+forms. Each is PyTorch's own composition where PyTorch composes (so the grad_fn chain is
+PyTorch's), or one node computed in numpy at full accuracy, with PyTorch's errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..tensor import Tensor, _type_word, _wrap_dim, make
+from .declare import binary
+from .registry import defop, public, run_op
+
+# ----------------------------------------------------------------- nextafter
+
+
+def _nextafter_backward(c, g):
+    # PyTorch: the input's gradient passes through, the direction's is zero
+    other = c.saved[1]
+    return (g if c.needs(0) else None,
+            make(np.zeros(other._data.shape, g._data.dtype)) if c.needs(1) else None)
+
+
+binary("nextafter", "NextafterBackward0", np.nextafter, _nextafter_backward,
+       "d nextafter(a, b)/da = 1, d/db = 0", ints="error")
+
+
+# ----------------------------------------------------------------- index_reduce
+
+_REDUCES = ("prod", "mean", "amax", "amin")
+
+
+def _index_reduce_fwd(x, src, index, dim, reduce, include_self):
+    if x.ndim == 0:
+        return _index_reduce_fwd(x.reshape(1), src.reshape(-1), index, 0, reduce,
+                                 include_self).reshape(())
+    out = np.moveaxis(x.copy(), dim, 0)
+    s = np.moveaxis(src, dim, 0)
+    touched = np.unique(index)
+    if reduce == "prod":
+        if not include_self:
+            out[touched] = 1
+        np.multiply.at(out, index, s)
+    elif reduce == "amax":
+        if not include_self:
+            out[touched] = -np.inf
+        np.maximum.at(out, index, s)
+    elif reduce == "amin":
+        if not include_self:
+            out[touched] = np.inf
+        np.minimum.at(out, index, s)
+    else:  # mean: the sum over self (if included) and the sources, over their count
+        count = np.zeros(out.shape[:1], np.int64)
+        np.add.at(count, index, 1)
+        if include_self:
+            count += 1
+        else:
+            out[touched] = 0
+        np.add.at(out, index, s)
+        count = np.maximum(count, 1).reshape((-1,) + (1,) * (out.ndim - 1))
+        if out.dtype.kind == "f":
+            out = out / count
+        else:
+            out = out // count
+    return np.moveaxis(out.astype(x.dtype, copy=False), 0, dim)
+
+
+def _index_reduce_backward(c, g):
+    """PyTorch's index_reduce_backward (FunctionsManual.cpp), in Tensor ops."""
+    x, src = c.saved
+    index_arr, dim, reduce, include_self = c.meta
+    index = make(index_arr)
+    result = c.result
+    if x._data.ndim == 0:  # (a 0-d self: the same rule on one-element vectors)
+        x, src, result, g = x.reshape(1), src.reshape(-1), result.reshape(1), g.reshape(1)
+        gs, gsrc = _index_reduce_rule(x, src, result, g, index, index_arr, 0, reduce,
+                                      include_self, c)
+        shape = c.saved[1]._data.shape
+        return (gs.reshape(()) if gs is not None else None,
+                gsrc.reshape(shape) if gsrc is not None else None)
+    return _index_reduce_rule(x, src, result, g, index, index_arr, dim, reduce, include_self, c)
+
+
+def _index_reduce_rule(x, src, result, g, index, index_arr, dim, reduce, include_self, c):
+    from .elementwise import where
+
+    dt = x._data.dtype
+    if reduce == "prod":
+        masked_self = x.masked_fill(x == 0, 1)
+        masked_self_result = masked_self.index_reduce(dim, index, src, reduce,
+                                                      include_self=include_self)
+        grad_self = g * masked_self_result / masked_self
+        src_zero = src == 0
+        src_num_zeros = make(np.zeros(x._data.shape, dt)).index_add(
+            dim, index, src_zero.to(x.dtype)).index_select(dim, index)
+        src_single_zero = src_zero & (src_num_zeros == 1)
+        masked_src = src.masked_fill(src_single_zero, 1)
+        masked_src_result = x.index_reduce(dim, index, masked_src, reduce,
+                                           include_self=include_self)
+        grad_src = where(src_single_zero, (g * masked_src_result).index_select(dim, index),
+                         (g * result).index_select(dim, index) / src.masked_fill(src_zero, 1))
+    elif reduce == "mean":
+        n = make((np.ones if include_self else np.zeros)(g._data.shape, g._data.dtype))
+        n = n.index_add(dim, index, make(np.ones(src._data.shape, g._data.dtype)))
+        n = n.masked_fill(n == 0, 1)
+        grad_self = g / n
+        grad_src = g.index_select(dim, index) / n.index_select(dim, index)
+    else:
+        value = result.index_select(dim, index)
+        self_is_result = (x == result).to(x.dtype)
+        src_is_result = (src == value).to(x.dtype)
+        n_to_distribute = self_is_result.index_add(dim, index, src_is_result)
+        grad_distributed = g / n_to_distribute
+        grad_self = self_is_result * grad_distributed
+        grad_src = src_is_result * grad_distributed.index_select(dim, index)
+    if not include_self:
+        reduced = np.zeros(x._data.shape[dim], bool)
+        reduced[index_arr] = True
+        shape = [1] * x._data.ndim
+        shape[dim] = -1
+        grad_self = grad_self.masked_fill(make(reduced.reshape(shape)), 0)
+    return (grad_self if c.needs(0) else None, grad_src if c.needs(1) else None)
+
+
+INDEX_REDUCE = defop("index_reduce", "IndexReduceBackward0", _index_reduce_fwd,
+                     _index_reduce_backward,
+                     "prod: g * result / x (single zeros apart); mean: g / count; amax/amin: "
+                     "g split among the elements equal to the result",
+                     save="inputs result",
+                     torch_call="torch.index_reduce(a.reshape(-1), 0, torch.tensor([0, 0]), "
+                                "a.reshape(-1)[:2].cos() + 3, 'mean')")
+
+
+def _index_reduce_checks(name: str, x: Tensor, dim: int, index, source, reduce: str):
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"{name.rstrip('_')}(): Expected reduce to be one of prod, mean, amax "
+                           f"or amin but got {reduce}.")
+    d = _wrap_dim(dim, max(x._data.ndim, 1))
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_reduce(): argument 'index' (position 2) must be Tensor, not "
+                        f"{type(index).__name__}")
+    idx = index._data
+    if idx.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{idx.ndim} with type: {_type_word(index.dtype)} and size: "
+                         f"{list(idx.shape)}")
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{_type_word(index.dtype)}")
+    src_size = source._data.shape[d] if source._data.ndim else 1
+    if idx.size != src_size:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal "
+                           f"to source.size(dim): ({src_size}), for dim: {d}")
+    self_sizes, source_sizes = list(x._data.shape), list(source._data.shape)
+    if self_sizes and source_sizes:
+        del self_sizes[d]
+        if d < len(source_sizes):
+            del source_sizes[d]
+    if self_sizes != source_sizes:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(x._data.shape)} "
+                           f"source.shape = {list(source._data.shape)}")
+    if x._data.dtype != source._data.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_type_word(x.dtype)}) and source "
+                           f"({_type_word(source.dtype)}) must have the same scalar type")
+    size = x._data.shape[d] if x._data.ndim else 1
+    flat = idx.reshape(-1).astype(np.int64)
+    if flat.size and (flat.min() < -size or flat.max() >= size):
+        raise IndexError("index out of range in self")
+    return d, np.where(flat < 0, flat + size, flat)
+
+
+def _warn_beta() -> None:
+    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning,
+                  stacklevel=3)
+
+
+@public("torch.index_reduce", "Tensor.index_reduce")
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    d, idx = _index_reduce_checks("index_reduce", input, dim, index, source, reduce)
+    _warn_beta()
+    return run_op(INDEX_REDUCE, (input, source), (idx, d, reduce, bool(include_self)))
+
+
+@public("Tensor.index_reduce_")
+def index_reduce_(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                  include_self: bool = True) -> Tensor:
+    return input._apply_inplace(lambda old: index_reduce(old, dim, index, source, reduce,
+                                                         include_self=include_self))
+
+
+# ----------------------------------------------------------------- cov / corrcoef
+
+
+@public("torch.cov", "Tensor.cov")
+def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
+    """ATen's composition (Correlation.cpp): the centred observations' product over the
+    normalisation factor, squeezed."""
+    x = input._data
+    if x.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {x.ndim} dimensions")
+    if x.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    obs = input.view(1, -1) if x.ndim < 2 else input
+    n_obs = obs.shape[1]
+    w = None
+    if fweights is not None:
+        f = fweights._data
+        if f.ndim > 1:
+            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but "
+                               f"got fweights with {f.ndim} dimensions")
+        if f.dtype.kind not in "iu":
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
+                               f"fweights with {_type_word(fweights.dtype)} dtype")
+        if f.size != n_obs:
+            raise RuntimeError(f"cov(): expected fweights to have the same numel as there are "
+                               f"observations in the input but got {f.size} != {n_obs}")
+        if f.size and f.min() < 0:
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        a = aweights._data
+        if a.ndim > 1:
+            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but "
+                               f"got aweights with {a.ndim} dimensions")
+        if a.dtype.kind != "f":
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
+                               f"aweights with {_type_word(aweights.dtype)} dtype")
+        if a.size != n_obs:
+            raise RuntimeError(f"cov(): expected aweights to have the same numel as there are "
+                               f"observations in the input but got {a.size} != {n_obs}")
+        if a.size and a.min() < 0:
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aweights if w is None else w * aweights
+    if w is not None:
+        w_sum = w.sum()
+        if not np.any(w_sum._data != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    else:
+        w_sum = make(np.array(n_obs, np.int64))
+    avg = (obs * w if w is not None else obs).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if bool(np.all(norm_factor._data <= 0)):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm_factor = make(np.zeros((), norm_factor._data.dtype))
+    centred = obs - avg.unsqueeze(1)
+    c = centred.mm((centred * w if w is not None else centred).t())
+    return c.true_divide(norm_factor).squeeze()
+
+
+@public("torch.corrcoef", "Tensor.corrcoef")
+def corrcoef(input: Tensor) -> Tensor:
+    x = input._data
+    if x.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got "
+                           f"an input with {x.ndim} dimensions")
+    c = cov(input)
+    if c._data.ndim == 0:
+        return c / c  # nan for nan, inf or 0, else 1
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
+
+
+# ----------------------------------------------------------------- shapes
+
+
+def _channel_shuffle_fwd(x, groups):
+    n, ch = x.shape[:2]
+    rest = x.shape[2:]
+    return np.ascontiguousarray(
+        x.reshape((n, groups, ch // groups) + rest).swapaxes(1, 2)).reshape(x.shape)
+
+
+CHANNEL_SHUFFLE = defop(
+    "channel_shuffle", "ChannelShuffleBackward0", _channel_shuffle_fwd,
+    lambda c, g: (run_op(CHANNEL_SHUFFLE, (g,), (g._data.shape[1] // c.meta[0],)),),
+    "d channel_shuffle(x, g)/dx = channel_shuffle(grad, C / g) (the inverse permutation)",
+    torch_call="torch.nn.functional.channel_shuffle(a.reshape(1, -1, 1).repeat(1, 2, 1), 2)")
+
+
+@public("torch.nn.functional.channel_shuffle", "torch.channel_shuffle",
+        "torch.native_channel_shuffle")
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    x = input._data
+    if x.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(x.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    if x.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {x.shape[1]} "
+                           f"channels and {groups} groups.")
+    return run_op(CHANNEL_SHUFFLE, (input,), (int(groups),))
+
+
+@public("torch.constant_pad_nd")
+def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
+    from .functional_ext import pad as f_pad
+
+    return f_pad(input, tuple(pad), "constant", value)
+
+
+@public("torch.linalg.diagonal")
+def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    nd = A._data.ndim
+    _wrap_dim(dim1, nd)  # (PyTorch's IndexError, dim1 first)
+    _wrap_dim(dim2, nd)
+    return A.diagonal(offset, dim1, dim2)
+
+
+@public("torch.linalg.vander")
+def linalg_vander(x: Tensor, *, N=None) -> Tensor:
+    """ATen's composition: ones, then the cumulative product of x repeated N - 1 times."""
+    d = x._data
+    n = (d.shape[-1] if d.ndim else 1) if N is None else int(N)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    if d.dtype == np.bool_:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer "
+                           "tensors, but got Bool")
+    if d.ndim == 0:
+        x = x.unsqueeze(0)
+        d = x._data
+    ones = make(np.ones(d.shape + (1,), x._data.dtype))
+    powers = x.unsqueeze(-1).expand(*d.shape, n - 1).cumprod(-1)
+    from .shape import cat
+
+    return cat([ones, powers], -1)
+
+
+# ----------------------------------------------------------------- rms_norm
+
+
+@public("torch.nn.functional.rms_norm", "torch.rms_norm")
+def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
+    """ATen's composition: x * rsqrt(mean(x^2 over the normalized dims) + eps) (* weight)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    x = input._data
+    k = len(shape)
+    if k == 0 or x.ndim < k or tuple(x.shape[x.ndim - k:]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*{', '.join(map(str, shape))}], but got input of size{list(x.shape)}")
+    if weight is not None and tuple(weight._data.shape) != shape:
+        raise RuntimeError(
+            f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight._data.shape)} and normalized_shape = {list(shape)}")
+    if eps is None:
+        eps = float(np.finfo(x.dtype).eps) if x.dtype.kind == "f" else float(
+            np.finfo(np.float32).eps)
+    dims = tuple(range(x.ndim - k, x.ndim))
+    rstd = (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    out = input.mul(rstd)
+    return out.mul(weight) if weight is not None else out
+
+
+# ----------------------------------------------------------------- native norms
+
+
+@public("torch.native_layer_norm")
+def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float):
+    """(output, mean, rstd): layer_norm's node, and its statistics (no graph, as PyTorch's:
+    they have no gradient formula of their own)."""
+    from .nn_layers import layer_norm
+
+    out = layer_norm(input, normalized_shape, weight, bias, eps)
+    k = len(normalized_shape) if not isinstance(normalized_shape, int) else 1
+    x = input._data
+    axes = tuple(range(x.ndim - k, x.ndim))
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=axes, keepdims=True) if x.size else np.zeros(
+        x.shape[:x.ndim - k] + (1,) * k)
+    var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True) if x.size else mean
+    with np.errstate(all="ignore"):
+        rstd = 1 / np.sqrt(var + eps)
+    return out, make(mean.astype(x.dtype)), make(rstd.astype(x.dtype))
+
+
+def _bn_stats(x: np.ndarray, eps: float):
+    axes = (0,) + tuple(range(2, x.ndim))
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        mean = x64.mean(axis=axes)
+        invstd = 1 / np.sqrt(x64.var(axis=axes) + eps)
+    return mean.astype(x.dtype), invstd.astype(x.dtype)
+
+
+def _batch_norm_alias(name: str, node: str, call: str):
+    from .nn_layers import BATCH_NORM
+
+    return defop(name, node, BATCH_NORM.forward, BATCH_NORM.backward, BATCH_NORM.rule,
+                 save="inputs", torch_call=call)
+
+
+BATCH_NORM_LEGIT = _batch_norm_alias(
+    "native_batch_norm_legit", "NativeBatchNormLegitBackward0",
+    "torch._native_batch_norm_legit(a.reshape(-1, 1).repeat(1, 2), None, None, "
+    "torch.zeros(2, dtype=a.dtype), torch.ones(2, dtype=a.dtype), True, 0.1, 1e-5)[0]")
+BATCH_NORM_LEGIT_NO_STATS = _batch_norm_alias(
+    "native_batch_norm_legit_no_stats", "NativeBatchNormLegitBackward1",
+    "torch._native_batch_norm_legit(a.reshape(-1, 1).repeat(1, 2), None, None, True, 0.1, "
+    "1e-5)[0]")
+
+
+@public("torch.native_batch_norm")
+def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool,
+                      momentum: float, eps: float):
+    """(output, save_mean, save_invstd): batch_norm's node and the batch statistics it
+    saved (empty in evaluation mode)."""
+    from .nn_layers import BATCH_NORM
+
+    return _native_batch_norm(BATCH_NORM, input, weight, bias, running_mean, running_var,
+                              training, momentum, eps)
+
+
+def _native_batch_norm(op, input: Tensor, weight, bias, running_mean, running_var,
+                       training: bool, momentum: float, eps: float):
+    from .nn_layers import batch_norm_as
+
+    out = batch_norm_as(op, input, running_mean, running_var, weight, bias, training,
+                        momentum, eps)
+    x = input._data
+    if training:
+        mean, invstd = _bn_stats(x, eps)
+    else:
+        mean = invstd = np.zeros(0, x.dtype)
+    return out, make(mean), make(invstd)
+
+
+@public("torch._native_batch_norm_legit")
+def native_batch_norm_legit(input: Tensor, weight, bias, running_mean, running_var=None,
+                            training=None, momentum=None, eps=None):
+    """Both overloads: (input, weight, bias, running_mean, running_var, training, momentum,
+    eps) and the one without running statistics (input, weight, bias, training, momentum,
+    eps)."""
+    op = BATCH_NORM_LEGIT
+    if isinstance(running_mean, bool):  # the no_stats overload
+        training, momentum, eps = running_mean, running_var, training
+        running_mean = running_var = None
+        op = BATCH_NORM_LEGIT_NO_STATS
+    return _native_batch_norm(op, input, weight, bias, running_mean, running_var,
+                              training, momentum, eps)
+
+
+def _group_norm_fwd(x, weight, bias, n, c, hw, group, eps):
+    xs = x.astype(np.float64).reshape(n, group, -1)
+    mean = xs.mean(-1, keepdims=True)
+    var = ((xs - mean) ** 2).mean(-1, keepdims=True)
+    rstd = 1 / np.sqrt(var + eps)
+    y = ((xs - mean) * rstd).reshape(n, c, -1)
+    if weight is not None:
+        y = y * weight.reshape(1, c, 1)
+    if bias is not None:
+        y = y + bias.reshape(1, c, 1)
+    dt = x.dtype
+    return (y.reshape(x.shape).astype(dt), mean.reshape(n, group).astype(dt),
+            rstd.reshape(n, group).astype(dt))
+
+
+def _group_norm_backward(c, grads):
+    """The output's gradient through group_norm (in Tensor ops); the statistics' gradients
+    (rarely asked) through their own definitions."""
+    x, w, b = c.saved
+    n, ch, hw, group, eps = c.meta[:5]
+    g_out, g_mean, g_rstd = (list(grads) + [None, None])[:3]
+    xs = x.reshape(n, group, -1)
+    mean = xs.mean(-1, keepdim=True)
+    xc = xs - mean
+    var = (xc * xc).mean(-1, keepdim=True)
+    rstd = (var + eps).rsqrt()
+    total = None
+    if g_out is not None:
+        gy = g_out.reshape(n, ch, -1)
+        if w is not None:
+            gy = gy * w.reshape(1, ch, 1)
+        gxh = gy.reshape(n, group, -1)
+        xhat = xc * rstd
+        total = rstd * (gxh - gxh.mean(-1, keepdim=True)
+                        - xhat * (gxh * xhat).mean(-1, keepdim=True))
+    if g_mean is not None:
+        m = xs.shape[-1]
+        part = g_mean.reshape(n, group, 1).expand(n, group, m) / m
+        total = part if total is None else total + part
+    if g_rstd is not None:
+        m = xs.shape[-1]
+        part = g_rstd.reshape(n, group, 1) * (-(rstd ** 3)) * xc / m
+        total = part if total is None else total + part
+    gx = total.reshape(x.shape) if total is not None and c.needs(0) else None
+    gw = gb = None
+    if g_out is not None and (c.needs(1) or c.needs(2)):
+        gy = g_out.reshape(n, ch, -1)
+        if c.needs(1) and w is not None:
+            xhat = (xc * rstd).reshape(n, ch, -1)
+            gw = (gy * xhat).sum((0, 2))
+        if c.needs(2) and b is not None:
+            gb = gy.sum((0, 2))
+    return gx, gw, gb
+
+
+NATIVE_GROUP_NORM = defop(
+    "native_group_norm", "NativeGroupNormBackward0", None, _group_norm_backward,
+    "group_norm over (N, group, C/group * HxW): layer_norm's rule per group",
+    save="inputs", multi=True,
+    torch_call="torch.native_group_norm(torch.cat([a.reshape(-1), a.reshape(-1) * -0.5 + 1])"
+               ".reshape(1, 2, -1).repeat(2, 2, 1), None, None, 2, 4, a.numel(), 2, 1e-5)[0]")
+
+
+@public("torch.native_group_norm")
+def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int, group: int,
+                      eps: float):
+    from .linalg_ext import _run_multi
+
+    x = input._data
+    if x.size != N * C * HxW:
+        raise RuntimeError(f"Expected input to have {N * C * HxW} elements, but got "
+                           f"{x.size} elements")
+    if C % group:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {input.shape} and "
+                           f"num_groups={group}")
+    meta = (N, C, HxW, group, float(eps))
+    arrays = _group_norm_fwd(x, weight._data if weight is not None else None,
+                             bias._data if bias is not None else None, *meta)
+    return tuple(_run_multi(NATIVE_GROUP_NORM, (input, weight, bias), meta, list(arrays),
+                            (True, True, True)))
+
