@@ -535,3 +535,97 @@ def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int, gro
     return tuple(_run_multi(NATIVE_GROUP_NORM, (input, weight, bias), meta, list(arrays),
                             (True, True, True)))
 
+
+
+# ----------------------------------------------------------------- quantile / nanquantile
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+# ATen ends quantile on an in-place squeeze_ (a scalar q) or unsqueeze_/transpose_/squeeze_
+# (a vector q: the quantiles' dim moved first); gradcli has no in-place view ops, so one
+# node of PyTorch's last name does that move.
+QUANTILE_OUT = defop(
+    "quantile_out", "SqueezeBackward4",
+    lambda v, scalar_q: v[..., 0] if scalar_q else np.ascontiguousarray(np.moveaxis(v, -1, 0)),
+    lambda c, g: (g.unsqueeze(-1) if c.meta[0] else g.movedim(0, -1),),
+    "the quantiles' dim moved first (or squeezed): its gradient moved back",
+    torch_call="torch.quantile(a, 0.5)")
+
+
+def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
+    from .sorting import sort
+
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    x = input._data
+    if not isinstance(q, Tensor):
+        q = float(q)
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+        q = make(np.array(q, x.dtype if x.dtype.kind == "f" else np.float32))
+        scalar_given = True
+    else:
+        scalar_given = False
+    if x.size == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if q._data.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if x.dtype not in (np.float32, np.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if q._data.dtype != x.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if not scalar_given and not bool(np.all((q._data >= 0) & (q._data <= 1))):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    if dim is not None:
+        d = _wrap_dim(dim, max(x.ndim, 1))
+        if x.ndim:
+            rest = list(x.shape)
+            if keepdim:
+                rest[d] = 1
+            else:
+                del rest[d]
+        else:
+            rest = []
+        ordered = sort(input.unsqueeze(-1).transpose(d, -1))[0]
+    else:
+        rest = [1] * x.ndim if keepdim else []
+        ordered = sort(input.flatten())[0]
+    n = ordered.shape[-1]
+    ordered = ordered.view(*rest, n)
+    qd = q._data.astype(np.float64)
+    nan_rows = np.isnan(ordered._data)
+    if ignore_nan:
+        ranks = qd * (np.count_nonzero(~nan_rows, axis=-1, keepdims=True) - 1)
+        ranks = np.maximum(ranks, 0)
+    else:
+        ranks = qd * (n - 1)
+        ranks, any_nan = np.broadcast_arrays(ranks, nan_rows.any(-1, keepdims=True))
+        ranks = np.where(any_nan, n - 1, ranks)
+    ranks = ranks.astype(x.dtype)  # (q's dtype, as ATen's ranks)
+    if interpolation == "lower":
+        ranks = np.floor(ranks)
+    elif interpolation == "higher":
+        ranks = np.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = np.round(ranks)  # (half to even, as ATen's round_)
+    below = ranks.astype(np.int64)
+    values = ordered.gather(-1, make(below))
+    if interpolation in ("linear", "midpoint"):
+        weights = (np.full_like(ranks, 0.5) if interpolation == "midpoint"
+                   else (ranks - below).astype(x.dtype))
+        above = np.ceil(ranks).astype(np.int64)
+        values = values.lerp(ordered.gather(-1, make(above)), make(weights))
+    return run_op(QUANTILE_OUT, (values,), (q._data.ndim == 0,))
+
+
+@public("torch.quantile", "Tensor.quantile")
+def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    return _quantile(input, q, dim, keepdim, interpolation, False)
+
+
+@public("torch.nanquantile", "Tensor.nanquantile")
+def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
+    return _quantile(input, q, dim, keepdim, interpolation, True)
