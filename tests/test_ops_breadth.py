@@ -77,6 +77,21 @@ CASES = {
     "nanquantile": ("torch.nanquantile(x0.log(), 0.6, dim=1)", [_r(3, 5)]),
     "nanquantile_all_nan": ("torch.nanquantile(x0 * float('nan'), torch.tensor([0.5], "
                             "dtype=torch.float64))", [_r(4)]),
+    "linear_cross_entropy": ("torch.nn.functional.linear_cross_entropy(x0, x1, "
+                             "torch.tensor([0, 3, 1]))", [_r(3, 5), _r(4, 5)]),
+    "linear_cross_entropy_kdim": ("torch.nn.functional.linear_cross_entropy(x0, x1, "
+                                  "torch.tensor([[0, 1], [2, 2]]), linear_bias=x2, "
+                                  "reduction='sum', label_smoothing=0.1)",
+                                  [_r(2, 4), _r(3, 2, 4), _r(3, 2)]),
+    "linear_cross_entropy_unbatched": ("torch.nn.functional.linear_cross_entropy(x0, x1, "
+                                       "torch.tensor(2), reduction='none')", [_r(5), _r(4, 5)]),
+    "lu_unpack_square": ("torch.lu_unpack(*torch.linalg.lu_factor(x0))", [_r(3, 3)]),
+    "lu_unpack_wide": ("torch.lu_unpack(*torch.linalg.lu_factor(x0))", [_r(2, 3, 5)]),
+    "lu_unpack_tall": ("torch.lu_unpack(*torch.linalg.lu_factor(x0))[1:]", [_r(5, 3)]),
+    "lu_unpack_data_only": ("torch.lu_unpack(*torch.linalg.lu_factor(x0), "
+                            "unpack_pivots=False)[1:]", [_r(4, 3)]),
+    "softmax_backward_data": ("torch._softmax_backward_data(x0, x1.softmax(1), 1, "
+                              "torch.float64)", [_r(3, 4), _r(3, 4)]),
     "batch_norm_empty": ("torch.nn.functional.batch_norm(x0, None, None, training=True)",
                          [np.zeros((0, 3))]),
     "layer_norm_all_dims": ("torch.nn.functional.layer_norm(x0, (2, 3), x1, x1 * 2)",
@@ -163,6 +178,9 @@ ERRORS = [
     "torch.norm(x.reshape(1, 2, 3), 'nuc')",
     "torch.norm(x, 'bad')",
     "torch.quantile(x, 1.5)",
+    "torch.lu_unpack(*torch.linalg.lu_factor(x @ x.T)[:1], torch.tensor([1, 2]))",
+    "torch.nn.functional.linear_cross_entropy(x, s[:, :2], torch.tensor([0, 1]))",
+    "torch.nn.functional.linear_cross_entropy(x.reshape(1, 1, 6), s, torch.tensor([0, 1]))",
     "torch.nanquantile(x, -0.5)",
     "torch.quantile(x, torch.tensor([0.2, 1.5], dtype=torch.float64))",
     "torch.quantile(x, 0.5, interpolation='bad')",

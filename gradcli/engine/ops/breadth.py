@@ -5,6 +5,7 @@ PyTorch's), or one node computed in numpy at full accuracy, with PyTorch's error
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -629,3 +630,192 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
 def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
     return _quantile(input, q, dim, keepdim, interpolation, True)
+
+
+# ----------------------------------------------------------------- linear_cross_entropy
+
+
+@public("torch.nn.functional.linear_cross_entropy")
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias=None, weight=None, reduction: str = "mean",
+                         ignore_index=None, label_smoothing: float = 0.0,
+                         options=None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target), as PyTorch's
+    reference path composes it (a K-dimensional linear_weight (C, d1.., in) gives
+    K-dimensional logits). PyTorch's chunked path (`options=`) runs custom kernels with
+    nodes of their own: gradcli does not reproduce it."""
+    from .nn import cross_entropy, linear
+
+    x, w = input._data, linear_weight._data
+    if x.ndim < 1 or x.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {x.ndim}")
+    if w.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {w.ndim}")
+    batches = tuple(x.shape[:-1])
+    in_features = x.shape[-1]
+    if in_features != w.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {w.shape[-1]}, respectively")
+    classes = w.shape[0]
+    out_features = tuple(w.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias._data.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got "
+                           f"{tuple(linear_bias._data.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(w.shape)} "
+                           f"requires batched input, (N, {in_features}), got unbatched input "
+                           f"with shape {tuple(x.shape)}")
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target._data.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if options is not None:
+        if (not out_features and reduction in ("mean", "sum", "none")
+                and label_smoothing == 0.0 and target._data.dtype == np.int64):
+            raise NotImplementedError("torch.nn.functional.linear_cross_entropy(options=...) "
+                                      "(its chunked kernels) is not supported by gradcli")
+        warnings.warn(
+            "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+            "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, "
+            f"out_features == (). Got reduction={reduction!r}, "
+            f"label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+            f"out_features={out_features}, tracing=False, linear_bias.shape="
+            f"{tuple(linear_bias._data.shape) if linear_bias is not None else None}.",
+            UserWarning, stacklevel=2)
+    if out_features:
+        flat = math.prod(out_features) * classes
+        linear_weight = linear_weight.reshape(flat, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(flat)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+# ----------------------------------------------------------------- lu_unpack
+
+
+def _lu_unpack_backward(c, grads):
+    """ATen's lu_unpack_backward: L's strictly lower and U's upper triangle of the
+    gradients, laid over the (m, n) factor (the wide or tall part added in)."""
+    from .shape import cat
+
+    lu_data, _ = c.saved
+    m, n = lu_data._data.shape[-2:]
+    k = min(m, n)
+    _, g_low, g_up = (list(grads) + [None] * 3)[:3]
+    a1 = g_low.tril(-1) if g_low is not None else None
+    a2 = g_up.triu() if g_up is not None else None
+    if a1 is None and a2 is None:
+        return (None, None)
+    if m == n:
+        out = a2 if a1 is None else a1 if a2 is None else a1 + a2
+    elif m < n:  # wide: L is m x m, U is m x n
+        if a2 is None:
+            zeros = make(np.zeros(a1._data.shape[:-1] + (n - k,), a1._data.dtype))
+            out = cat([a1, zeros], -1)
+        else:
+            left = a2[..., :, :k] if a1 is None else a2[..., :, :k] + a1
+            out = cat([left, a2[..., :, k:]], -1)
+    else:  # tall: L is m x n, U is n x n
+        if a1 is None:
+            zeros = make(np.zeros(a2._data.shape[:-2] + (m - k, n), a2._data.dtype))
+            out = cat([a2, zeros], -2)
+        else:
+            top = a1[..., :k, :] if a2 is None else a1[..., :k, :] + a2
+            out = cat([top, a1[..., k:, :]], -2)
+    return (out, None)
+
+
+LU_UNPACK = defop("lu_unpack", "LuUnpackBackward0", None, _lu_unpack_backward,
+                  "d lu_unpack/dLU: tril(gL, -1) + triu(gU) over the factor's shape",
+                  save="inputs", multi=True,
+                  torch_call="torch.lu_unpack(*torch.linalg.lu_factor(a.reshape(-1, 1) * "
+                             "(a.reshape(1, -1) * 0.5 - 0.3) + torch.eye(a.numel(), "
+                             "dtype=a.dtype) * 3))[1]")
+
+
+@public("torch.lu_unpack")
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
+              unpack_pivots: bool = True):
+    """(P, L, U) from linalg.lu_factor's (LU, pivots): A = P L U."""
+    from .linalg_ext import _perm_matrix, _run_multi, _unpack
+
+    piv = LU_pivots._data
+    if piv.dtype != np.int32:
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor "
+                           "of torch.int32 dtype.\nNote: this function is intended to be used "
+                           "with the output produced by torch.linalg.lu_factor")
+    lu = LU_data._data
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    dt = lu.dtype
+    empty = np.zeros(0, dt)
+    if unpack_pivots:
+        perms = np.tile(np.arange(m), lu.shape[:-2] + (1,))
+        flat_perm = perms.reshape(-1, m)
+        flat_piv = piv.reshape(-1, piv.shape[-1]) - 1
+        for b in range(flat_perm.shape[0]):
+            for j, p in enumerate(flat_piv[b][:k]):
+                flat_perm[b, [j, p]] = flat_perm[b, [p, j]]
+        P = _perm_matrix(flat_perm.reshape(perms.shape), dt)
+    else:
+        P = empty
+    if unpack_data:
+        low, up = _unpack(lu, k)
+        low, up = low.astype(dt), up.astype(dt)
+    else:
+        low = up = empty
+    outs = _run_multi(LU_UNPACK, (LU_data, LU_pivots), (), [P, low, up],
+                      (False, bool(unpack_data), bool(unpack_data)))
+    return _LU_UNPACK_RESULT(*outs)
+
+
+def _lu_unpack_result():
+    from .linalg_ext import _rtype
+
+    return _rtype("lu_unpack", ("P", "L", "U"))
+
+
+_LU_UNPACK_RESULT = _lu_unpack_result()
+
+
+# ----------------------------------------------------------------- _softmax_backward_data
+
+
+def _softmax_bwd_fwd(g, y, dim):
+    axis = dim if y.ndim else None
+    return (y * (g - (g * y).sum(axis, keepdims=True))).astype(g.dtype)
+
+
+def _softmax_bwd_backward(c, u):
+    """y = o (g - sum(g o)): dy/dg is the same map on u; dy/do = u (g - sum(g o)) -
+    g sum(u o)."""
+    g, o = c.saved
+    dim, = c.meta
+    gg = run_op(SOFTMAX_BACKWARD_DATA, (u, o), (dim,)) if c.needs(0) else None
+    go = None
+    if c.needs(1):
+        go = u * (g - (g * o).sum(dim, keepdim=True)) - g * (u * o).sum(dim, keepdim=True)
+    return gg, go
+
+
+SOFTMAX_BACKWARD_DATA = defop(
+    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _softmax_bwd_fwd,
+    _softmax_bwd_backward, "y = o (g - sum(g o)): self-adjoint in g; in o: u (g - sum g o) - "
+    "g sum(u o)", save="inputs",
+    torch_call="torch._softmax_backward_data(a.reshape(1, -1), a.reshape(1, -1).softmax(1), 1, "
+               "a.dtype)")
+
+
+@public("torch._softmax_backward_data")
+def softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype) -> Tensor:
+    """softmax's gradient as a function of its incoming gradient and its result (what
+    softmax's backward computes), itself differentiable."""
+    g, y = grad_output._data, output._data
+    if g.dtype != y.dtype:
+        raise RuntimeError(f"expected scalar type {_type_word(output.dtype)} but found "
+                           f"{_type_word(grad_output.dtype)}")
+    d = _wrap_dim(dim, max(y.ndim, 1))
+    return run_op(SOFTMAX_BACKWARD_DATA, (grad_output, output), (d,))
