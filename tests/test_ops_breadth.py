@@ -92,6 +92,15 @@ CASES = {
                             "unpack_pivots=False)[1:]", [_r(4, 3)]),
     "softmax_backward_data": ("torch._softmax_backward_data(x0, x1.softmax(1), 1, "
                               "torch.float64)", [_r(3, 4), _r(3, 4)]),
+    "gradient": ("torch.gradient(x0)", [_r(4, 5)]),
+    "gradient_spacing_dim": ("torch.gradient(x0, spacing=2.5, dim=1, edge_order=2)",
+                             [_r(3, 4)]),
+    "gradient_spacings": ("torch.gradient(x0, spacing=[0.5, 2], edge_order=2)", [_r(3, 4)]),
+    "gradient_coords": ("torch.gradient(x0, spacing=(torch.tensor([0.0, 1.0, 1.5, 3.5], "
+                        "dtype=torch.float64),), dim=0)", [_r(4, 2)]),
+    "gradient_coords_order2": ("torch.gradient(x0, spacing=(x1.cumsum(0) * 0 + "
+                               "torch.tensor([0.0, 0.5, 2.0], dtype=torch.float64),), dim=[-1], "
+                               "edge_order=2)", [_r(2, 3), _r(3)]),
     "batch_norm_empty": ("torch.nn.functional.batch_norm(x0, None, None, training=True)",
                          [np.zeros((0, 3))]),
     "layer_norm_all_dims": ("torch.nn.functional.layer_norm(x0, (2, 3), x1, x1 * 2)",
@@ -178,6 +187,12 @@ ERRORS = [
     "torch.norm(x.reshape(1, 2, 3), 'nuc')",
     "torch.norm(x, 'bad')",
     "torch.quantile(x, 1.5)",
+    "torch.gradient(x, spacing=[1.0])",
+    "torch.gradient(x, spacing=[1.0, 2.0], dim=0)",
+    "torch.gradient(x, edge_order=3)",
+    "torch.gradient(x, edge_order=2)",
+    "torch.gradient(x, dim=[0, 0])",
+    "torch.gradient(x, spacing=(torch.ones(3, 1),), dim=1)",
     "torch.lu_unpack(*torch.linalg.lu_factor(x @ x.T)[:1], torch.tensor([1, 2]))",
     "torch.nn.functional.linear_cross_entropy(x, s[:, :2], torch.tensor([0, 1]))",
     "torch.nn.functional.linear_cross_entropy(x.reshape(1, 1, 6), s, torch.tensor([0, 1]))",

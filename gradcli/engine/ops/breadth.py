@@ -819,3 +819,110 @@ def softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_d
                            f"{_type_word(grad_output.dtype)}")
     d = _wrap_dim(dim, max(y.ndim, 1))
     return run_op(SOFTMAX_BACKWARD_DATA, (grad_output, output), (d,))
+
+
+# ----------------------------------------------------------------- gradient
+
+
+def _gradient_checks(x: np.ndarray, spacing_size, dims, edge_order: int, dim_given: bool):
+    if x.dtype == np.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    if spacing_size is not None and not dim_given and spacing_size != x.ndim:
+        raise RuntimeError(
+            f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+            f"equal to 'self.dim() = {x.ndim}', since dim argument was not given, but got a "
+            f"list of length {spacing_size}")
+    if spacing_size is not None and dim_given and spacing_size != len(dims):
+        raise RuntimeError(
+            f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and "
+            f"dim arguments to have the same length, but got a spacing argument of length "
+            f"{spacing_size} and a dim argument of length {len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    seen = set()
+    for d in dims:
+        w = _wrap_dim(d, max(x.ndim, 1))
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.add(w)
+    for d in dims:
+        if x.shape[_wrap_dim(d, x.ndim)] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+
+
+def _gradient_uniform(x: Tensor, h, d: int, edge_order: int) -> Tensor:
+    from .shape import cat
+
+    def sl(start, stop=None):
+        return _slice(x, d, start, stop)
+
+    center = (sl(2) - sl(0, -2)) / h
+    if edge_order == 1:
+        before = (sl(1, 2) - sl(0, 1)) / h
+        after = (sl(-1) - sl(-2, -1)) / h
+    else:
+        before = (sl(0, 1) * -1.5 + sl(1, 2) * 2 - sl(2, 3) * 0.5) / h
+        after = (sl(-3, -2) * 0.5 + sl(-2, -1) * -2 + sl(-1) * 1.5) / h
+    return cat([before, center / 2, after], d)
+
+
+def _slice(x: Tensor, d: int, start, stop=None) -> Tensor:
+    key = [slice(None)] * x._data.ndim
+    key[d] = slice(start, stop)
+    return x[tuple(key)]
+
+
+def _gradient_coords(x: Tensor, coords: Tensor, d: int, edge_order: int) -> Tensor:
+    from .shape import cat
+
+    if coords._data.ndim != 1:
+        raise RuntimeError(f"torch.gradient expected each element of spacing to have one "
+                           f"dimension, but got an element with {coords._data.ndim} dimensions!")
+    shape = [1] * x._data.ndim
+    shape[d] = -1
+    dx = coords.diff(1, 0)
+    dx1, dx2 = dx[0:-1], dx[1:]
+    a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+    b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+    c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+    center = a * _slice(x, d, 0, -2) + b * _slice(x, d, 1, -1) + c * _slice(x, d, 2)
+    if edge_order == 1:
+        before = (_slice(x, d, 1, 2) - _slice(x, d, 0, 1)) / dx[0]
+        after = (_slice(x, d, -1) - _slice(x, d, -2, -1)) / dx[-1]
+    else:
+        a = -(2.0 * dx[0] + dx[1]) / (dx[0] * (dx[0] + dx[1]))
+        b = (dx[0] + dx[1]) / (dx[0] * dx[1])
+        c = (-dx[0]) / (dx[1] * (dx[0] + dx[1]))
+        before = a * _slice(x, d, 0, 1) + b * _slice(x, d, 1, 2) + c * _slice(x, d, 2, 3)
+        a = dx[-1] / (dx[-2] * (dx[-1] + dx[-2]))
+        b = -(dx[-1] + dx[-2]) / (dx[-1] * dx[-2])
+        c = (2 * dx[-1] + dx[-2]) / (dx[-1] * (dx[-1] + dx[-2]))
+        after = a * _slice(x, d, -3, -2) + b * _slice(x, d, -2, -1) + c * _slice(x, d, -1)
+    return cat([before, center, after], d)
+
+
+@public("torch.gradient")
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+    """ATen's torch.gradient: central differences inside, one-sided (edge_order 1 or 2) at
+    the ends, over each dim; spacing a number, one number per dim, or coordinates."""
+    x = input._data
+    if spacing is None:
+        spacing = 1
+    dim_given = dim is not None
+    dims = ([dim] if isinstance(dim, int) else list(dim)) if dim_given else list(range(x.ndim))
+    if isinstance(spacing, (list, tuple)):
+        spacing_size = len(spacing)
+        values = list(spacing)
+    else:
+        spacing_size = None
+        values = [spacing] * len(dims)
+    _gradient_checks(x, spacing_size, dims, int(edge_order), dim_given)
+    out = []
+    for d, h in zip(dims, values, strict=True):
+        w = _wrap_dim(d, x.ndim)
+        if isinstance(h, Tensor):
+            out.append(_gradient_coords(input, h, w, int(edge_order)))
+        else:
+            out.append(_gradient_uniform(input, h, w, int(edge_order)))
+    return tuple(out)
