@@ -101,6 +101,14 @@ CASES = {
     "gradient_coords_order2": ("torch.gradient(x0, spacing=(x1.cumsum(0) * 0 + "
                                "torch.tensor([0.0, 0.5, 2.0], dtype=torch.float64),), dim=[-1], "
                                "edge_order=2)", [_r(2, 3), _r(3)]),
+    "as_strided": ("torch.as_strided(x0, (2, 2), (1, 2), 1)", [_r(3, 3)]),
+    "as_strided_overlap": ("x0.as_strided((2, 1, 1, 2), (1, 7, 7, 1))", [_r(16)]),
+    "as_strided_of_view": ("(x0 * 1)[1:].as_strided((2, 2), (1, 2))", [_r(3, 3)]),
+    "as_strided_copy": ("torch.as_strided_copy(x0, (2, 2), (1, 2), 1)", [_r(3, 3)]),
+    "as_strided_scatter": ("torch.as_strided_scatter(x0, x1, (2, 2), (1, 2), 1)",
+                           [_r(3, 3), _r(2, 2)]),
+    "as_strided_scatter_0d": ("torch.as_strided_scatter(x0, x1, (), (), storage_offset=0)",
+                              [_r(1), np.array(0.5)]),
     "batch_norm_empty": ("torch.nn.functional.batch_norm(x0, None, None, training=True)",
                          [np.zeros((0, 3))]),
     "layer_norm_all_dims": ("torch.nn.functional.layer_norm(x0, (2, 3), x1, x1 * 2)",
@@ -187,6 +195,12 @@ ERRORS = [
     "torch.norm(x.reshape(1, 2, 3), 'nuc')",
     "torch.norm(x, 'bad')",
     "torch.quantile(x, 1.5)",
+    "torch.as_strided(x, (2, 2), (1, 2), 10)",
+    "torch.as_strided(x, (2, 2), (1,))",
+    "torch.as_strided(x, (2, -2), (1, 2))",
+    "torch.as_strided(x, (2, 2), (1, -2))",
+    "torch.as_strided(x, (2, 2), (1, 2), -1)",
+    "torch.as_strided_scatter(x, s, (2, 2), (1, 2))",
     "torch.gradient(x, spacing=[1.0])",
     "torch.gradient(x, spacing=[1.0, 2.0], dim=0)",
     "torch.gradient(x, edge_order=3)",
@@ -232,3 +246,14 @@ def test_errors_match_pytorch(expr):
 def test_index_reduce_warns_beta_as_pytorch():
     with pytest.warns(UserWarning, match="index_reduce\\(\\) is in beta"):
         gt.tensor([1.0, 2.0]).index_reduce(0, gt.tensor([0]), gt.tensor([3.0]), "amax")
+
+
+def test_as_strided_is_a_view_of_the_storage():
+    # a write through the strided view shows in the input, and bumps the shared version
+    for module in (torch, gt):
+        base = module.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0]])
+        view = base.as_strided((2, 2), (1, 2), 1)
+        view.mul_(10)
+        assert base.tolist() == [[0.0, 10.0, 20.0], [30.0, 40.0, 5.0], [6.0, 7.0, 8.0]]
+        assert base._version == view._version == 1
+        assert view._base is base

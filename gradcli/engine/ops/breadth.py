@@ -926,3 +926,161 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
         else:
             out.append(_gradient_uniform(input, h, w, int(edge_order)))
     return tuple(out)
+
+
+# ----------------------------------------------------------------- as_strided
+
+
+def _storage_positions(x: Tensor):
+    """(the flat storage array x lives in, x's storage offset, each element's storage
+    position in x's C order), or None when gradcli cannot name x's storage (a root whose
+    buffer is not C-contiguous)."""
+    root = x if x._base is None else x._base
+    rd = root._data
+    if not rd.flags.c_contiguous:
+        return None
+    flat = rd.reshape(-1)
+    d = x._data
+    item = d.itemsize
+    if d.size == 0:
+        return flat, 0, np.zeros(d.shape, np.int64)
+    start = (d.__array_interface__["data"][0] - flat.__array_interface__["data"][0]) // item
+    pos = np.full(d.shape, start, np.int64)
+    for k, (n, st) in enumerate(zip(d.shape, d.strides, strict=True)):
+        shape = [1] * d.ndim
+        shape[k] = n
+        pos = pos + (np.arange(n, dtype=np.int64) * (st // item)).reshape(shape)
+    return flat, int(start), pos
+
+
+def _strided_positions(size, stride, offset: int) -> np.ndarray:
+    pos = np.full(tuple(size), offset, np.int64)
+    for k, (n, st) in enumerate(zip(size, stride, strict=True)):
+        shape = [1] * len(size)
+        shape[k] = n
+        pos = pos + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    return pos
+
+
+def _as_strided_args(name: str, x: Tensor, size, stride, storage_offset, storage_len):
+    size = tuple(int(s) for s in size)
+    stride = tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    item = x._data.itemsize
+    need = 0 if 0 in size else storage_offset + sum((n - 1) * s for n, s in zip(
+        size, stride, strict=True)) + 1
+    if need > storage_len:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {storage_offset}, and itemsize {item} requiring a storage "
+                           f"size of {need * item} are out of bounds for storage of size "
+                           f"{storage_len * item}")
+    return size, stride
+
+
+def _index_in_input(name: str, x: Tensor, size, stride, storage_offset):
+    """For each element of the strided result, its C-order position in x (the graph's
+    input); the storage array and offset used."""
+    found = _storage_positions(x)
+    if found is None:
+        raise NotImplementedError(f"torch.{name} of a tensor whose storage is not contiguous "
+                                  f"is not supported by gradcli")
+    flat, own_offset, x_pos = found
+    offset = own_offset if storage_offset is None else int(storage_offset)
+    size, stride = _as_strided_args(name, x, size, stride, offset, flat.size)
+    where = np.full(flat.size, -1, np.int64)
+    where[x_pos.reshape(-1)] = np.arange(x_pos.size, dtype=np.int64)
+    index = where[_strided_positions(size, stride, offset)]
+    if index.size and index.min() < 0:
+        raise NotImplementedError(f"torch.{name} reaching storage outside its input tensor is "
+                                  f"not supported by gradcli")
+    return flat, offset, size, stride, index
+
+
+@public("torch.as_strided", "Tensor.as_strided")
+def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """A view of input's storage with the given geometry (PyTorch's AsStridedBackward0: the
+    gradient added back at each element's place in the input)."""
+    from numpy.lib.stride_tricks import as_strided as np_strided
+
+    from .views import AS_STRIDED, _as_view
+
+    flat, offset, size, stride, index = _index_in_input("as_strided", input, size, stride,
+                                                        storage_offset)
+    meta = (index, tuple(input._data.shape))
+    res = run_op(AS_STRIDED, (input,), meta)
+    item = flat.itemsize
+    res._data = np_strided(flat[offset:] if flat.size else flat, size,
+                           tuple(s * item for s in stride))
+    return _as_view(res, input, AS_STRIDED, meta)
+
+
+def _as_strided_copy_backward(c, g):
+    from .views import REGION_PUT
+
+    return (run_op(REGION_PUT, (g,), c.meta),)
+
+
+AS_STRIDED_COPY = defop(
+    "as_strided_copy", "AsStridedBackward0_copy", lambda a, index, shape: a.reshape(-1)[index],
+    _as_strided_copy_backward, "d as_strided_copy/dx: the gradient added back at each place",
+    torch_call="torch.as_strided_copy(a.reshape(-1), (2,), (0,))")
+
+
+@public("torch.as_strided_copy")
+def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    _, _, _, _, index = _index_in_input("as_strided_copy", input, size, stride, storage_offset)
+    return run_op(AS_STRIDED_COPY, (input,), (index, tuple(input._data.shape)))
+
+
+def _scatter_fwd(x, src, index, shape):
+    out = np.array(x, order="C", copy=True)
+    out.reshape(-1)[index.reshape(-1)] = np.broadcast_to(src, index.shape).reshape(-1)
+    return out
+
+
+def _scatter_backward(c, g):
+    from .elementwise import where
+    from .views import AS_STRIDED
+
+    index, shape = c.meta
+    gx = gs = None
+    if c.needs(0):
+        # PyTorch's as_strided_scatter_backward gives the input the gradient *inside* the
+        # region (zeros elsewhere), not outside it: reproduced as PyTorch computes it
+        region = np.zeros(int(np.prod(shape)), bool)
+        region[index.reshape(-1)] = True
+        gx = where(make(region.reshape(shape)), g, 0.0)
+    if c.needs(1):
+        gs = run_op(AS_STRIDED, (g,), (index, shape))
+    return gx, gs
+
+
+AS_STRIDED_SCATTER = defop(
+    "as_strided_scatter", "AsStridedScatterBackward0", _scatter_fwd, _scatter_backward,
+    "d as_strided_scatter: src's gradient is the region's; x's too (PyTorch's formula)",
+    # (the generic gradchecks see src's gradient only: the input's, PyTorch's formula, is
+    # not the finite-difference one; tests/test_ops_breadth.py compares it with PyTorch)
+    torch_call="torch.as_strided_scatter(torch.zeros(4, dtype=a.dtype), a.reshape(-1)[:2] * 2, "
+               "(2,), (2,), 1)")
+
+
+@public("torch.as_strided_scatter", "Tensor.as_strided_scatter")
+def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """input with the strided region (over a contiguous copy's storage) replaced by src."""
+    x = input._data
+    offset = 0 if storage_offset is None else int(storage_offset)
+    size, stride = _as_strided_args("as_strided_scatter", input, size, stride, offset, x.size)
+    if tuple(src._data.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src._data.shape)}, slice size = {list(size)}")
+    index = _strided_positions(size, stride, offset)
+    return run_op(AS_STRIDED_SCATTER, (input, src), (index, tuple(x.shape)))
