@@ -109,6 +109,15 @@ CASES = {
                            [_r(3, 3), _r(2, 2)]),
     "as_strided_scatter_0d": ("torch.as_strided_scatter(x0, x1, (), (), storage_offset=0)",
                               [_r(1), np.array(0.5)]),
+    "max_unpool2d": ("torch.nn.functional.max_unpool2d(*torch.nn.functional.max_pool2d(x0, 2, "
+                     "return_indices=True), 2, output_size=(5, 5))", [_r(1, 2, 4, 5)]),
+    "max_unpool2d_unbatched": ("torch.nn.functional.max_unpool2d(*torch.nn.functional."
+                               "max_pool2d(x0, 3, 2, 1, return_indices=True), 3, 2, 1, (5, 4))",
+                               [_r(2, 5, 4)]),
+    "max_unpool1d": ("torch.nn.functional.max_unpool1d(*torch.nn.functional.max_pool1d(x0, 2, "
+                     "return_indices=True), 2)", [_r(2, 3, 6)]),
+    "max_unpool3d": ("torch.nn.functional.max_unpool3d(*torch.nn.functional.max_pool3d(x0, 2, "
+                     "return_indices=True), 2)", [_r(1, 1, 4, 2, 4)]),
     "batch_norm_empty": ("torch.nn.functional.batch_norm(x0, None, None, training=True)",
                          [np.zeros((0, 3))]),
     "layer_norm_all_dims": ("torch.nn.functional.layer_norm(x0, (2, 3), x1, x1 * 2)",
@@ -195,6 +204,16 @@ ERRORS = [
     "torch.norm(x.reshape(1, 2, 3), 'nuc')",
     "torch.norm(x, 'bad')",
     "torch.quantile(x, 1.5)",
+    "torch.nn.functional.max_unpool2d(x.reshape(1, 1, 2, 3), torch.tensor([[[[0, 1, 2], "
+    "[3, 4, 99]]]]), 2)",
+    "torch.nn.functional.max_unpool2d(x.reshape(1, 1, 2, 3), torch.ones(1, 1, 2, 3), 2)",
+    "torch.nn.functional.max_unpool2d(x.reshape(1, 1, 2, 3), torch.zeros(1, 1, 3, 2, "
+    "dtype=torch.int64), 2)",
+    "torch.nn.functional.max_unpool2d(x, torch.zeros(2, 3, dtype=torch.int64), 2)",
+    "torch.nn.functional.max_unpool2d(x.reshape(1, 1, 2, 3), torch.zeros(1, 1, 2, 3, "
+    "dtype=torch.int64), 2, output_size=(9, 9))",
+    "torch.nn.functional.max_unpool2d(x.reshape(1, 1, 2, 3), torch.zeros(1, 1, 2, 3, "
+    "dtype=torch.int64), 2, output_size=[4])",
     "torch.as_strided(x, (2, 2), (1, 2), 10)",
     "torch.as_strided(x, (2, 2), (1,))",
     "torch.as_strided(x, (2, -2), (1, 2))",

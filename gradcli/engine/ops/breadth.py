@@ -1084,3 +1084,126 @@ def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=
                            f"{list(src._data.shape)}, slice size = {list(size)}")
     index = _strided_positions(size, stride, offset)
     return run_op(AS_STRIDED_SCATTER, (input, src), (index, tuple(x.shape)))
+
+
+# ----------------------------------------------------------------- max_unpool
+
+
+def _unpool_fwd(x, idx, out_spatial):
+    k = len(out_spatial)
+    lead = x.shape[:x.ndim - k]
+    size = math.prod(out_spatial)
+    flat_x = x.reshape(-1, math.prod(x.shape[x.ndim - k:]) if x.size else 0)
+    flat_i = idx.reshape(flat_x.shape)
+    out = np.zeros((flat_x.shape[0], size), x.dtype)
+    rows = np.arange(flat_x.shape[0])[:, None]
+    out[rows, flat_i] = flat_x
+    return out.reshape(lead + tuple(out_spatial))
+
+
+def _unpool_backward(c, g):
+    x, = c.saved
+    idx, out_spatial = c.meta
+    k = len(out_spatial)
+    d = x._data
+    planes = int(np.prod(d.shape[:d.ndim - k]))
+    flat_g = g.reshape(planes, -1)
+    taken = flat_g.gather(1, make(idx.reshape(planes, -1)))
+    return (taken.reshape(d.shape),)
+
+
+def _unpool_op(name: str, node: str, dims: int):
+    spatial = ", ".join(["2"] * dims)
+    return defop(name, node, _unpool_fwd, _unpool_backward,
+                 "d max_unpool/dx: the gradient taken back from each index", save="inputs",
+                 torch_call=f"torch.nn.functional.max_unpool{dims}d(*torch.nn.functional."
+                            f"max_pool{dims}d(a.reshape(1, 1, {', '.join(['1'] * (dims - 1))}"
+                            f"{', ' if dims > 1 else ''}-1).repeat(1, 1, {spatial}), 2, "
+                            f"return_indices=True), 2)")
+
+
+MAX_UNPOOL2D = _unpool_op("max_unpool2d", "MaxUnpool2DBackward0", 2)
+MAX_UNPOOL3D = _unpool_op("max_unpool3d", "MaxUnpool3DBackward0", 3)
+
+
+def _unpool_output_size(x_shape, kernel, stride, padding, output_size):
+    k = len(kernel)
+    default = [(x_shape[len(x_shape) - k + d] - 1) * stride[d] + kernel[d] - 2 * padding[d]
+               for d in range(k)]
+    if output_size is None:
+        ret = default
+    else:
+        if len(output_size) == k + 2:
+            output_size = output_size[2:]
+        if len(output_size) != k:
+            raise ValueError(f"output_size should be a sequence containing {k} or {k + 2} "
+                             f"elements, but it has a length of '{len(output_size)}'")
+        for d in range(k):
+            lo, hi = default[d] - stride[d], default[d] + stride[d]
+            if not lo < output_size[d] < hi:
+                raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be '
+                                 f"between {lo} and {hi})")
+        ret = output_size
+    for d in range(k):
+        if ret[d] < 0:
+            raise ValueError(f"max_unpooling: output_size must contain non-negative spatial "
+                             f"dimensions, but got output_size[{d}]={ret[d]}")
+    return [int(r) for r in ret]
+
+
+def _max_unpool(op, dims: int, input: Tensor, indices: Tensor, kernel_size, stride, padding,
+                output_size):
+    def as_tuple(v):
+        return tuple(v) if isinstance(v, (list, tuple)) else (int(v),) * dims
+
+    kernel = as_tuple(kernel_size)
+    strides = kernel if stride is None else as_tuple(stride)
+    pads = as_tuple(padding)
+    out = _unpool_output_size(input._data.shape, kernel, strides, pads, output_size)
+    x, idx = input._data, indices._data
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{_type_word(indices.dtype)}")
+    if x.shape != idx.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(x.shape)}) but got indices tensor with shape: "
+                           f"{list(idx.shape)}")
+    if x.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"Input to max_unpooling{dims}d should be a {dims + 1}d or "
+                           f"{dims + 2}d Tensor, but got a tensor with {x.ndim} dimensions.")
+    size = math.prod(out)
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = int(idx.reshape(-1)[(idx.reshape(-1) < 0) | (idx.reshape(-1) >= size)][0])
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, out))})")
+    return run_op(op, (input,), (idx, tuple(out)))
+
+
+@public("torch.nn.functional.max_unpool2d")
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    return _max_unpool(MAX_UNPOOL2D, 2, input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+@public("torch.nn.functional.max_unpool3d")
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    return _max_unpool(MAX_UNPOOL3D, 3, input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+@public("torch.nn.functional.max_unpool1d")
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """PyTorch's: max_unpool2d over a trailing unit dim, squeezed (SqueezeBackward1)."""
+    def single(v):
+        return (v[0] if isinstance(v, (list, tuple)) else int(v),)
+
+    kernel = single(kernel_size)
+    strides = kernel if stride is None else single(stride)
+    pads = single(padding)
+    out = _unpool_output_size(input._data.shape, kernel, strides, pads, output_size)
+    return _max_unpool(MAX_UNPOOL2D, 2, input.unsqueeze(-1), indices.unsqueeze(-1),
+                       (kernel[0], 1), (strides[0], 1), (pads[0], 0),
+                       out + [1]).squeeze(-1)
