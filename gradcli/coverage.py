@@ -20,7 +20,10 @@ MAX_SAMPLES = 4  # per op, from each of sample_inputs and reference_inputs
 OUT_OF_SCOPE_PREFIXES = ("fft.", "masked.")
 
 #: ops gradcli has, whose OpInfo samples are known not to pass yet: name -> why
-KNOWN_FAILING: dict[str, str] = {}
+KNOWN_FAILING: dict[str, str] = {
+    "as_strided.partial_views": "every sample is a view into a larger storage, read past its "
+                                "end; the harness's leaves copy only their own elements",
+}
 
 
 class Unsupported(Exception):
