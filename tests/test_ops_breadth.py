@@ -276,3 +276,21 @@ def test_as_strided_is_a_view_of_the_storage():
         assert base.tolist() == [[0.0, 10.0, 20.0], [30.0, 40.0, 5.0], [6.0, 7.0, 8.0]]
         assert base._version == view._version == 1
         assert view._base is base
+
+
+def test_results_are_sized_before_allocating():
+    # stride 0 or a large output_size ask for big results from small inputs: refused
+    # by --max-elements before anything is allocated
+    from gradcli.engine import limits
+
+    limits.MAX_ELEMENTS[0] = 10 ** 6
+    try:
+        x = gt.ones(4)
+        for call in (lambda: x.as_strided((10 ** 5, 10 ** 5), (0, 0)),
+                     lambda: gt.as_strided_copy(x, (10 ** 7,), (0,)),
+                     lambda: gt.nn.functional.max_unpool1d(
+                         gt.ones(1, 1, 2), gt.zeros(1, 1, 2, dtype=gt.int64), 1, 10 ** 7)):
+            with pytest.raises(limits.AllocationLimitError, match="exceeds the limit"):
+                call()
+    finally:
+        limits.MAX_ELEMENTS[0] = None

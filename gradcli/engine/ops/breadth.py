@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from ..limits import check_elements
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from .declare import binary
 from .registry import defop, public, run_op
@@ -967,6 +968,7 @@ def _as_strided_args(name: str, x: Tensor, size, stride, storage_offset, storage
     stride = tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
+    check_elements(tuple(max(n, 0) for n in size))  # (stride 0 makes any size cheap to ask)
     if any(s < 0 for s in size):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
                            f"strides={list(stride)}")
@@ -1116,6 +1118,8 @@ def _unpool_op(name: str, node: str, dims: int):
     spatial = ", ".join(["2"] * dims)
     return defop(name, node, _unpool_fwd, _unpool_backward,
                  "d max_unpool/dx: the gradient taken back from each index", save="inputs",
+                 out_size=lambda arrays, meta: math.prod(
+                     arrays[0].shape[:arrays[0].ndim - len(meta[1])]) * math.prod(meta[1]),
                  torch_call=f"torch.nn.functional.max_unpool{dims}d(*torch.nn.functional."
                             f"max_pool{dims}d(a.reshape(1, 1, {', '.join(['1'] * (dims - 1))}"
                             f"{', ' if dims > 1 else ''}-1).repeat(1, 1, {spatial}), 2, "
