@@ -511,7 +511,7 @@ def _group_norm_backward(c, grads):
 
 
 NATIVE_GROUP_NORM = defop(
-    "native_group_norm", "NativeGroupNormBackward0", None, _group_norm_backward,
+    "native_group_norm_stats", "NativeGroupNormBackward0", None, _group_norm_backward,
     "group_norm over (N, group, C/group * HxW): layer_norm's rule per group",
     save="inputs", multi=True,
     torch_call="torch.native_group_norm(torch.cat([a.reshape(-1), a.reshape(-1) * -0.5 + 1])"
@@ -803,7 +803,7 @@ def _softmax_bwd_backward(c, u):
 
 
 SOFTMAX_BACKWARD_DATA = defop(
-    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _softmax_bwd_fwd,
+    "softmax_backward_data_public", "SoftmaxBackwardDataBackward0", _softmax_bwd_fwd,
     _softmax_bwd_backward, "y = o (g - sum(g o)): self-adjoint in g; in o: u (g - sum g o) - "
     "g sum(u o)", save="inputs",
     torch_call="torch._softmax_backward_data(a.reshape(1, -1), a.reshape(1, -1).softmax(1), 1, "
