@@ -88,19 +88,26 @@ def _elu_fwd(x, alpha, scale, input_scale):
 
 
 def _elu_backward(c, g):
+    """ATen's elu_backward: x <= 0 ? the exponential branch : scale. (A NaN x takes the
+    scale branch; the exponential is taken of min(x, 0), so a huge x gives no inf * 0.)"""
+    from .elementwise import where
+
     x, = c.saved
     alpha, scale, input_scale = c.meta
-    pos = _mask_of(x._data > 0, x)
-    neg_part = (x * input_scale).exp() * (input_scale * scale * alpha)
-    return (g * (pos * scale + (1 - pos) * neg_part),)
+    neg = make(x._data <= 0)
+    neg_part = (x.clamp_max(0) * input_scale).exp() * (input_scale * scale * alpha)
+    return (g * where(neg, neg_part, make(np.array(scale, x._data.dtype))),)
 
 
 def _elu_result_backward(c, g):
     """The in-place form's (is_result): x <= 0 ? g * input_scale * (y + scale * alpha)."""
+    from .elementwise import where
+
     alpha, scale, input_scale = c.meta
     y = c.result
-    pos = _mask_of(y._data > 0, y)
-    return (g * (pos * scale + (1 - pos) * ((y + scale * alpha) * input_scale)),)
+    neg = make(y._data <= 0)
+    return (g * where(neg, (y.clamp_max(0) + scale * alpha) * input_scale,
+                      make(np.array(scale, y._data.dtype))),)
 
 
 SELU = defop("selu", "EluBackward0", _elu_fwd, _elu_backward,
