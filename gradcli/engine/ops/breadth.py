@@ -19,10 +19,14 @@ from .registry import defop, public, run_op
 
 
 def _nextafter_backward(c, g):
-    # PyTorch: the input's gradient passes through, the direction's is zero
-    other = c.saved[1]
-    return (g if c.needs(0) else None,
-            make(np.zeros(other._data.shape, g._data.dtype)) if c.needs(1) else None)
+    # PyTorch: the input's gradient passes through where the step is taken (x != y; zero
+    # where x == y and the result is y), the direction's is zero
+    x, other = c.saved
+    gx = None
+    if c.needs(0):
+        moved = make((x._data != other._data).astype(g._data.dtype))
+        gx = g * moved
+    return (gx, make(np.zeros(other._data.shape, g._data.dtype)) if c.needs(1) else None)
 
 
 binary("nextafter", "NextafterBackward0", np.nextafter, _nextafter_backward,
@@ -285,7 +289,8 @@ def _channel_shuffle_fwd(x, groups):
 
 CHANNEL_SHUFFLE = defop(
     "channel_shuffle", "ChannelShuffleBackward0", _channel_shuffle_fwd,
-    lambda c, g: (run_op(CHANNEL_SHUFFLE, (g,), (g._data.shape[1] // c.meta[0],)),),
+    # (through the public checks: no channels means 0 groups, PyTorch's error)
+    lambda c, g: (channel_shuffle(g, g._data.shape[1] // c.meta[0]),),
     "d channel_shuffle(x, g)/dx = channel_shuffle(grad, C / g) (the inverse permutation)",
     torch_call="torch.nn.functional.channel_shuffle(a.reshape(1, -1, 1).repeat(1, 2, 1), 2)")
 
