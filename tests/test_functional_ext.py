@@ -344,6 +344,49 @@ def test_errors_match_pytorch(name):
     assert str(ours) == str(theirs)
 
 
-def test_rrelu_training_says_why_not():
-    with pytest.raises(NotImplementedError, match="random stream"):
-        gt.nn.functional.rrelu(gt.ones(3), training=True)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("form", ["F.rrelu", "torch.rrelu", "F.rrelu_"])
+def test_rrelu_training_draws_pytorchs_slopes(dtype, form):
+    # one draw per element <= 0 (in a contiguous copy's order), PyTorch's bits after the
+    # same seed, the gradient through the drawn slopes, and the generator left where
+    # PyTorch's is (the next rand agrees)
+    data = np.random.default_rng(5).normal(size=(4, 5)).T  # a transposed input
+    data[0, 0] = 0.0
+    results = []
+    for mod in (torch, gt):
+        mod.manual_seed(11)
+        x = mod.tensor(data, dtype=getattr(mod, dtype), requires_grad=True)
+        y = x * 1
+        if form == "F.rrelu":
+            out = mod.nn.functional.rrelu(y, 0.1, 0.6, training=True)
+        elif form == "torch.rrelu":
+            out = mod.rrelu(y, 0.1, 0.6, training=True)
+        else:
+            out = mod.nn.functional.rrelu_(y, 0.1, 0.6, training=True)
+        out.backward(mod.arange(20.0, dtype=out.dtype).reshape(5, 4))
+        results.append((out.detach().numpy() if mod is torch else out._data,
+                        type(out.grad_fn).__name__, x.grad.numpy() if mod is torch
+                        else x.grad._data, mod.rand(3).tolist()))
+    (t_out, t_fn, t_grad, t_next), (g_out, g_fn, g_grad, g_next) = results
+    np.testing.assert_array_equal(g_out, t_out)
+    assert g_fn == t_fn
+    np.testing.assert_array_equal(g_grad, t_grad)
+    assert g_next == t_next
+
+
+def test_sdpa_dropout_draws_pytorchs_mask():
+    data = np.random.default_rng(6).normal(size=(3, 2, 4, 5))
+    results = []
+    for mod in (torch, gt):
+        mod.manual_seed(4)
+        q = mod.tensor(data, requires_grad=True)
+        out = mod.nn.functional.scaled_dot_product_attention(q, q * 0.5, q.cos(),
+                                                              dropout_p=0.3)
+        out.sum().backward()
+        results.append((out.detach().numpy() if mod is torch else out._data,
+                        type(out.grad_fn).__name__,
+                        q.grad.numpy() if mod is torch else q.grad._data))
+    (t_out, t_fn, t_grad), (g_out, g_fn, g_grad) = results
+    np.testing.assert_allclose(g_out, t_out, rtol=1e-7, atol=1e-7)
+    assert g_fn == t_fn == "UnsafeViewBackward0"  # the math path: no fused kernel with dropout
+    np.testing.assert_allclose(g_grad, t_grad, rtol=1e-7, atol=1e-7)

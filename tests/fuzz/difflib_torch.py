@@ -36,9 +36,9 @@ def _usable(call: str) -> bool:
 #: the ops the random programs and the edge sweep draw from: the table's core, listed in
 #: SWEPT_OPS.txt. The ops added with the op-breadth work (torch.linalg, special, the
 #: nn.functional tail, indexing/sorting/layout) are checked against PyTorch by their own
-#: tests and by tests/test_opinfo.py; sweeping their edge values is still to do (it found
-#: 46 differences on empty and non-finite inputs, and one input on which PyTorch itself
-#: crashes in-process), so they join this list as each is swept clean.
+#: tests and by tests/test_opinfo.py; they join this list as each is swept clean (the edge
+#: sweep runs PyTorch in a child process, run_torch_isolated, so an input on which one of
+#: PyTorch's kernels crashes cannot take the run down).
 SWEPT = frozenset((Path(__file__).with_name("SWEPT_OPS.txt")).read_text().split())
 
 #: op name -> torch_call usable as a gradcli expression (no walrus, no dunder)
@@ -214,3 +214,49 @@ def compare(ours: str, theirs: str, rtol: float = 2e-4) -> str:
         if not math.isclose(fx, fy, rel_tol=rtol, abs_tol=1.5e-4):
             return "differ"
     return "close"
+
+
+#: the worker run_torch_isolated starts: reads programs (a JSON string per line) and
+#: answers each with run_torch's output (a JSON string per line)
+_WORKER = r"""
+import json, sys
+sys.path.insert(0, {here!r})
+import difflib_torch as D
+for line in sys.stdin:
+    print("RESULT " + json.dumps(D.run_torch(json.loads(line))), flush=True)
+"""
+
+
+def run_torch_isolated(sources: list) -> list:
+    """run_torch for each program, in a child process: an input on which PyTorch itself
+    dies (a segfault in a kernel) reports `PYTORCH CRASHED (exit N)` for that program
+    instead of taking the test run down; the child is restarted for the rest."""
+    import json
+    import subprocess
+    import sys
+
+    code = _WORKER.format(here=str(Path(__file__).resolve().parent))
+    results: list = []
+    pending = list(sources)
+    while pending:
+        proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            while pending:
+                proc.stdin.write(json.dumps(pending[0]) + "\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+                while line and not line.startswith("RESULT "):  # (stray output of PyTorch's)
+                    line = proc.stdout.readline()
+                if not line:
+                    code_ = proc.wait()
+                    results.append(f"PYTORCH CRASHED (exit {code_})\n")
+                    pending.pop(0)
+                    break
+                results.append(json.loads(line[len("RESULT "):]))
+                pending.pop(0)
+        finally:
+            if proc.poll() is None:
+                proc.stdin.close()
+                proc.wait()
+    return results

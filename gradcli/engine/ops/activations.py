@@ -113,7 +113,8 @@ SILU = defop("silu", "SiluBackward0", lambda x: _cast(x * _sig(x), x), _silu_gra
 
 # ------------------------------------------------------------------ elu
 def _elu(x, alpha, scale, input_scale):
-    neg = scale * alpha * np.expm1(np.minimum(x, 0) * input_scale)
+    # (x where x <= 0, not np.minimum(x, 0): -0.0 stays -0.0, so elu(-0.0) is -0.0 as in ATen)
+    neg = scale * alpha * np.expm1(np.where(x > 0, 0, x) * input_scale)
     return np.where(x > 0, scale * x, neg)
 
 

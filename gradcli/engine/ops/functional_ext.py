@@ -88,19 +88,26 @@ def _elu_fwd(x, alpha, scale, input_scale):
 
 
 def _elu_backward(c, g):
+    """ATen's elu_backward: x <= 0 ? the exponential branch : scale. (A NaN x takes the
+    scale branch; the exponential is taken of min(x, 0), so a huge x gives no inf * 0.)"""
+    from .elementwise import where
+
     x, = c.saved
     alpha, scale, input_scale = c.meta
-    pos = _mask_of(x._data > 0, x)
-    neg_part = (x * input_scale).exp() * (input_scale * scale * alpha)
-    return (g * (pos * scale + (1 - pos) * neg_part),)
+    neg = make(x._data <= 0)
+    neg_part = (x.clamp_max(0) * input_scale).exp() * (input_scale * scale * alpha)
+    return (g * where(neg, neg_part, make(np.array(scale, x._data.dtype))),)
 
 
 def _elu_result_backward(c, g):
     """The in-place form's (is_result): x <= 0 ? g * input_scale * (y + scale * alpha)."""
+    from .elementwise import where
+
     alpha, scale, input_scale = c.meta
     y = c.result
-    pos = _mask_of(y._data > 0, y)
-    return (g * (pos * scale + (1 - pos) * ((y + scale * alpha) * input_scale)),)
+    neg = make(y._data <= 0)
+    return (g * where(neg, (y.clamp_max(0) + scale * alpha) * input_scale,
+                      make(np.array(scale, y._data.dtype))),)
 
 
 SELU = defop("selu", "EluBackward0", _elu_fwd, _elu_backward,
@@ -158,37 +165,60 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 def _leaky_fwd(x, slope):
+    if type(slope) is np.ndarray:  # rrelu in training: the drawn slopes (1 where x > 0)
+        return x * slope
     return np.where(x > 0, x, x * x.dtype.type(slope)).astype(x.dtype)
 
 
 def _rrelu_backward(c, g):
     x, = c.saved
     slope, = c.meta
+    if type(slope) is np.ndarray:
+        return (g * make(slope),)
     pos = _mask_of(x._data > 0, x)
     return (g * (pos + (1 - pos) * slope),)
 
 
 def _rrelu_result_backward(c, g):
     slope, = c.meta
+    if type(slope) is np.ndarray:
+        return (g * make(slope),)
     y = c.result
     pos = _mask_of(y._data > 0, y)
     return (g * (pos + (1 - pos) * slope),)
 
 
 RRELU = defop("rrelu", "RreluWithNoiseBackward0", _leaky_fwd, _rrelu_backward,
-              "eval mode: d rrelu(x) = 1 (x > 0), (lower + upper) / 2 (x <= 0)", save="inputs",
+              "d rrelu(x) = 1 (x > 0), else the slope: (lower + upper) / 2 in eval mode, the "
+              "drawn one in training", save="inputs",
               torch_call="torch.rrelu(a)")
 RRELU_ = defop("rrelu_", "RreluWithNoiseBackward1", _leaky_fwd, _rrelu_result_backward,
-               "eval mode, in place: the slope where the result is <= 0", save="result",
+               "in place: the slope where the result is <= 0", save="result",
                torch_call="torch.rrelu_(a * 1)")
 
 
-def _rrelu_args(input: Tensor, lower, upper, training: bool) -> tuple:
+def _rrelu_noise(x: np.ndarray, lower, upper, generator) -> np.ndarray:
+    """The slopes rrelu draws in training, as ATen's CPU kernel does: one 64-bit draw per
+    element <= 0, in the order of a contiguous copy (boolean indexing's order), made a double uniform in [lower, upper) (lower and
+    upper in the input's type first; a multiply and an add, unfused), cast to the input's
+    type; 1 for the other elements."""
+    from ..random import generator_of
+
+    gen = generator_of(generator)
+    low = float(x.dtype.type(lower))
+    high = float(x.dtype.type(upper))
+    draw = x <= 0
+    raw = gen.random64(int(np.count_nonzero(draw)))
+    u = (raw & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+    noise = np.ones(x.shape, x.dtype)
+    noise[draw] = (u * (high - low) + low).astype(x.dtype)
+    return noise
+
+
+def _rrelu_args(input: Tensor, lower, upper, training: bool, generator=None) -> tuple:
     _float_input(input, "leaky_relu_cpu")
     if training:
-        raise NotImplementedError(
-            "rrelu(training=True) draws its slopes from PyTorch's random stream, which gradcli "
-            "does not reproduce here: use training=False (the slope (lower + upper) / 2)")
+        return (_rrelu_noise(input._data, lower, upper, generator),)
     return ((float(lower) + float(upper)) / 2,)
 
 
@@ -202,13 +232,13 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 @public("torch.rrelu")
 def torch_rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
                 training: bool = False, generator=None) -> Tensor:
-    return run_op(RRELU, (input,), _rrelu_args(input, lower, upper, training))
+    return run_op(RRELU, (input,), _rrelu_args(input, lower, upper, training, generator))
 
 
 @public("torch.rrelu_", "torch.nn.functional.rrelu_")
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False, generator=None) -> Tensor:
-    return _inplace(input, RRELU_, _rrelu_args(input, lower, upper, training))
+    return _inplace(input, RRELU_, _rrelu_args(input, lower, upper, training, generator))
 
 
 def _hardswish_fwd(x):
@@ -1177,9 +1207,19 @@ def _cdist_backward(c, g):
     return g1, g2
 
 
+def _cdist_count(arrays, meta) -> int:
+    """cdist's result size (broadcast batch x rows of x1 x rows of x2), for --max-elements."""
+    x1, x2 = arrays[0], arrays[1]
+    try:
+        batch = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    except ValueError:
+        return 0  # the forward raises PyTorch's error
+    return math.prod(batch) * x1.shape[-2] * x2.shape[-2]
+
+
 CDIST = defop("cdist", "CdistBackward0", _cdist_fwd, _cdist_backward,
               "d ||x1_i - x2_j||_p: summed over j for x1, minus over i for x2",
-              save="inputs result", broadcast=True,
+              save="inputs result", broadcast=True, out_size=_cdist_count,
               torch_call="torch.cdist(a.reshape(-1, 1), a.reshape(-1, 1).cos() * 2)")
 
 
@@ -1208,10 +1248,12 @@ def _euclid_backward(c, g):
     return g1, g2
 
 
+# (its generic test takes two independent inputs: a cos() of the first moves a last bit by
+# CPU, which the matrix product's cancellation near 0 would magnify)
 EUCLIDEAN_DIST = defop("euclidean_dist", "EuclideanDistBackward0", _euclid_fwd,
                        _euclid_backward, "d ||a_i - b_j||: ratio = g/d, ga = a rowsum - ratio b",
                        save="inputs result",
-                       torch_call="torch.cdist(a.reshape(-1, 1), a.reshape(-1, 1).cos() * 2, "
+                       torch_call="torch.cdist(a.reshape(-1, 1), b.reshape(-1, 1) * 2, "
                                   "compute_mode='use_mm_for_euclid_dist')")
 
 
@@ -1591,7 +1633,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  dropout_p: float = 0.0, is_causal: bool = False, scale=None,
                                  enable_gqa: bool = False) -> Tensor:
     """PyTorch's CPU choice: its flash kernel (one node) for 4-d inputs with equal batch
-    sizes and head dims and no dropout; else the math composition (matmuls, softmax)."""
+    sizes and head dims and no dropout; else the math composition (matmuls, softmax,
+    dropout)."""
     from .nn import softmax
 
     q, k, v = query._data, key._data, value._data
@@ -1602,10 +1645,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
                            f"query.dtype: {query.dtype} key.dtype: {key.dtype} and value.dtype: "
                            f"{value.dtype} instead.")
-    if dropout_p > 0:
-        raise NotImplementedError("scaled_dot_product_attention(dropout_p > 0) draws from "
-                                  "PyTorch's random stream, which gradcli does not reproduce "
-                                  "here")
     e = q.shape[-1]
     sc = (1.0 / math.sqrt(e)) if scale is None else float(scale)
     length, source = q.shape[-2], k.shape[-2]
@@ -1620,7 +1659,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     flash = (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0]
              and e == k.shape[-1] == v.shape[-1] and q.dtype.kind == "f"
              and (groups > 1 or q.shape[1] == k.shape[1] == v.shape[1])
-             and not (attn_mask is not None and attn_mask.requires_grad))
+             and not (attn_mask is not None and attn_mask.requires_grad) and not dropout_p > 0)
     if flash:
         add = _additive_mask(mask, q.dtype)
         return run_op(SDPA, (query, key, value), (add, sc, groups))
@@ -1635,7 +1674,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
             scores = scores + make(_additive_mask(mask, q.dtype))
         else:
             scores = scores + attn_mask
-    return softmax(scores, -1) @ vv
+    attn = softmax(scores, -1)
+    if dropout_p > 0:  # ATen's dropout (training), drawn from the default generator
+        from ..rng_dropout import dropout
+
+        attn = dropout(attn, dropout_p, True)
+    return attn @ vv
 
 
 # ----------------------------------------------------------------- embedding_bag

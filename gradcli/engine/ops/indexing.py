@@ -467,6 +467,10 @@ TAKE = defop("take", "TakeBackward0", lambda a, idx, shape: a.reshape(-1)[idx],
 def _flat_index(fname, input, index):
     idx = _index_arg(fname, index, "index", 2)
     n = input._data.size
+    if idx.size and n == 0:  # (PyTorch's own words for an empty source or target)
+        if fname == "take":
+            raise IndexError("take(): tried to take from an empty tensor")
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
     if idx.size and ((idx < -n).any() or (idx >= n).any()):
         bad = idx[(idx < -n) | (idx >= n)].flat[0]
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "

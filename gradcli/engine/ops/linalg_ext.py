@@ -121,6 +121,35 @@ def _float_cast(out, like_dtype):
     return np.asarray(out).astype(like_dtype, copy=False)
 
 
+def _batched_count(batch_a: tuple, batch_b: tuple, rows: int, cols: int) -> int:
+    """Elements of a batched matrix result (the solves, cdist): the broadcast batch times
+    rows x cols, for --max-elements; 0 when the batches cannot broadcast (the forward
+    raises PyTorch's error). The default broadcast count of `broadcast=True` is wrong for
+    these: their inputs do not broadcast elementwise."""
+    try:
+        batch = np.broadcast_shapes(batch_a, batch_b)
+    except ValueError:
+        return 0
+    return math.prod(batch) * rows * cols
+
+
+def _solve_count(arrays, meta) -> int:
+    """linalg.solve's result size; meta is (left, vector): a vector B has no column dim."""
+    a, b = arrays
+    if meta[1]:
+        return _batched_count(a.shape[:-2], b.shape[:-1], b.shape[-1], 1)
+    return _batched_count(a.shape[:-2], b.shape[:-2], b.shape[-2], b.shape[-1])
+
+
+def _rhs_count(a_index: int, b_index: int):
+    """The result size of a solve whose right-hand side B is arrays[b_index] and whose
+    (factored) matrix is arrays[a_index]: B's shape with the batches broadcast."""
+    def count(arrays, meta) -> int:
+        a, b = arrays[a_index], arrays[b_index]
+        return _batched_count(a.shape[:-2], b.shape[:-2], b.shape[-2], b.shape[-1])
+    return count
+
+
 def _colmajor(x):
     """x laid out as LAPACK leaves PyTorch's results: each matrix stored column by column
     (strides (..., 1, rows)), so stride(), is_contiguous() and what a later reshape records
@@ -303,9 +332,13 @@ def _det_backward(c, g):
     return (g.unsqueeze(-1).unsqueeze(-1) * adj,)
 
 
+# (the generic tests' matrix for det, slogdet and pinv: 3I plus a rank-one term that cannot
+# cancel it, condition number under 5, built from exact float operations, so float32
+# results compare at torch.testing's tolerance on any CPU; an ill-conditioned float32
+# matrix puts PyTorch's own LAPACK rounding above it)
 DET = defop("linalg_det", "LinalgDetBackward0", _det_array, _det_backward,
             "d det(A)/dA = det(A) A^{-T}", save="inputs result",
-            torch_call="torch.linalg.det(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
+            torch_call="torch.linalg.det(a.reshape(-1, 1) * (a.reshape(1, -1) * 0.5 - 0.3) "
                        "+ torch.eye(a.numel(), dtype=a.dtype) * 3)")
 
 
@@ -334,7 +367,7 @@ def _slogdet_backward(c, grads):
 SLOGDET = defop("linalg_slogdet", "LinalgSlogdetBackward0", None, _slogdet_backward,
                 "d log|det A|/dA = A^{-T} (the sign has no gradient)", save="inputs meta",
                 multi=True,
-                torch_call="torch.linalg.slogdet(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
+                torch_call="torch.linalg.slogdet(a.reshape(-1, 1) * (a.reshape(1, -1) * 0.5 - 0.3) "
                            "+ torch.eye(a.numel(), dtype=a.dtype) * 3)[1]")
 
 
@@ -415,6 +448,7 @@ def _solve_backward(c, g):
 
 SOLVE = defop("linalg_solve", "LinalgSolveExBackward0", _solve_arrays, _solve_backward,
               "X = A^{-1}B: gB = A^{-T}G, gA = -gB X^T", save="inputs result", broadcast=True,
+              out_size=_solve_count,
               torch_call="torch.linalg.solve(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
                          "+ torch.eye(a.numel(), dtype=a.dtype) * 3, a.reshape(-1).sin())")
 
@@ -610,7 +644,7 @@ def _solve_triangular_backward(c, g):
 SOLVE_TRIANGULAR = defop(
     "linalg_solve_triangular", "LinalgSolveTriangularBackward0", _solve_triangular_array,
     _solve_triangular_backward, "X = A^{-1}B, A triangular: gB = A^{-T}G, gA = tri(-gB X^T)",
-    save="inputs result", broadcast=True,
+    save="inputs result", broadcast=True, out_size=_rhs_count(0, 1),
     torch_call="torch.linalg.solve_triangular(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
                "+ torch.eye(a.numel(), dtype=a.dtype) * 3, a.reshape(-1, 1).sin(), upper=True)")
 
@@ -727,7 +761,7 @@ def _cholesky_solve_backward(c, g):
 CHOLESKY_SOLVE = defop(
     "cholesky_solve", "CholeskySolveBackward0", _cholesky_solve_array, _cholesky_solve_backward,
     "X = (LL^T)^{-1}B: gB = (LL^T)^{-1}G, gL = -(gB X^T + X gB^T) L", save="inputs result",
-    broadcast=True,
+    broadcast=True, out_size=_rhs_count(1, 0),
     torch_call="torch.cholesky_solve(a.reshape(-1, 1).sin(), (a.reshape(-1, 1) * "
                "a.reshape(1, -1).cos() + torch.eye(a.numel(), dtype=a.dtype) * 3) * "
                "(torch.arange(a.numel()).reshape(-1, 1) >= torch.arange(a.numel())))")
@@ -1068,7 +1102,7 @@ def _pinv_backward(c, g):
 PINV = defop("linalg_pinv", "LinalgPinvBackward0",
              lambda a, atol, rtol, herm: _pinv_array(a, atol, rtol, herm), _pinv_backward,
              "the pseudo-inverse's derivative (Golub & Pereyra)", save="inputs result",
-             torch_call="torch.linalg.pinv(a.reshape(-1, 1) * a.reshape(1, -1).cos() "
+             torch_call="torch.linalg.pinv(a.reshape(-1, 1) * (a.reshape(1, -1) * 0.5 - 0.3) "
                         "+ torch.eye(a.numel(), dtype=a.dtype) * 3)")
 
 
@@ -1754,7 +1788,7 @@ def _addmv_fwd(bias, mat, vec, beta, alpha):
 
 ADDMV = defop("addmv", "AddmvBackward0", _addmv_fwd, _addmv_backward,
               "beta*b + alpha*M v: gb = beta g, gM = alpha g v^T, gv = alpha M^T g",
-              save="inputs", broadcast=True,
+              save="inputs", broadcast=True, out_size=lambda arrays, meta: arrays[1].shape[0],
               torch_call="torch.addmv(a.reshape(-1)[:1], a.reshape(-1, 1) * a.reshape(1, -1), "
                          "a.reshape(-1).cos(), beta=0.5, alpha=2)")
 
@@ -1850,6 +1884,7 @@ def _addbmm_backward(c, g):
 
 ADDBMM = defop("addbmm", "AddbmmBackward0", _addbmm_fwd, _addbmm_backward,
                "beta*M + alpha*sum_b B1_b B2_b", save="inputs", broadcast=True,
+               out_size=lambda arrays, meta: arrays[1].shape[-2] * arrays[2].shape[-1],
                torch_call="torch.addbmm(a.reshape(-1, 1) * a.reshape(1, -1), "
                           "(a.reshape(-1, 1) * a.reshape(1, -1)).expand(2, -1, -1), "
                           "a.reshape(-1, 1).cos().expand(2, -1, a.numel()), beta=0.5, alpha=2)")
@@ -2165,6 +2200,7 @@ LU_SOLVE = defop("linalg_lu_solve", "LinalgLuSolveBackward0",
                      _lu_solve_array(lu_, perms, b, left, adjoint)),
                  _lu_solve_backward, "X = (PLU)^{-1}B: gB = (PLU)^{-T}G, gLU from gL and gU",
                  save="inputs result", broadcast=True,
+                 out_size=_rhs_count(0, 2),
                  torch_call="torch.linalg.lu_solve(*torch.linalg.lu_factor(a.reshape(-1, 1) * "
                             "a.reshape(1, -1).cos() + torch.eye(a.numel(), dtype=a.dtype) * 3), "
                             "a.reshape(-1, 1).sin())")

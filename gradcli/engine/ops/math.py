@@ -150,15 +150,23 @@ def _xlogy_fwd(x, y):
 def _xlogy_grads(c, g):
     x, y = c.saved
     gx = gy = None
-    if c.needs(0):
-        gx = g * xlogy((x != 0).to(y.dtype if isinstance(y, Tensor) else g.dtype), y)
+    if c.needs(0):  # PyTorch's formula: 0 only where x == 0 and y <= 0 (log(y) at x == 0)
+        gx = _zero_where(xlogy(g, y), x, y, 0)
     if c.needs(1):
         gy = g * x / y
     return gx, gy
 
 
+def _zero_where(gx: Tensor, x: Tensor, y, bound: float) -> Tensor:
+    """gx with zeros where x == 0 and y <= bound (y a tensor or a Python number)."""
+    if isinstance(y, Tensor):
+        return gx.masked_fill((x == 0) & (y <= bound), 0.0)
+    return gx.masked_fill(x == 0, 0.0) if y <= bound else gx
+
+
 xlogy = binary("xlogy", "XlogyBackward0", _f64(_xlogy_fwd), _xlogy_grads,
-               "d xlogy(x, y)/dx = log(y) (0 where x = 0), d/dy = x/y", domain="positive",
+               "d xlogy(x, y)/dx = log(y) (0 where x = 0 and y <= 0), d/dy = x/y",
+               domain="positive",
                scalar_other="XlogyBackward2", scalar_self="XlogyBackward1",
                extra=("torch.special.xlogy",), torch_call="torch.xlogy(a, b.abs() + 0.5)")
 
@@ -172,8 +180,8 @@ def _xlog1py_fwd(x, y):
 def _xlog1py_grads(c, g):
     x, y = c.saved
     gx = gy = None
-    if c.needs(0):
-        gx = g * xlog1py((x != 0).to(y.dtype if isinstance(y, Tensor) else g.dtype), y)
+    if c.needs(0):  # PyTorch's formula: 0 only where x == 0 and y <= -1
+        gx = _zero_where(xlog1py(g, y), x, y, -1)
     if c.needs(1):
         gy = g * x / (y + 1)
     return gx, gy

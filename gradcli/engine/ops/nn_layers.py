@@ -195,8 +195,12 @@ def _normalized_grads(x, w, b, g, axes, batch_axes, eps, shape, stats=None):
         xc = x - make(stats[0].reshape(shape).astype(x._data.dtype))
         rstd = make((1 / np.sqrt(stats[1].reshape(shape) + eps)).astype(x._data.dtype))
     xhat = xc * rstd
-    gw = (g * xhat).sum(batch_axes).reshape(w.shape) if w is not None else None
-    gb = g.sum(batch_axes).reshape(b.shape) if b is not None else None
+
+    def batch_sum(t):  # (sum over no dims would be a sum over all of them)
+        return t.sum(batch_axes) if batch_axes else t
+
+    gw = batch_sum(g * xhat).reshape(w.shape) if w is not None else None
+    gb = batch_sum(g).reshape(b.shape) if b is not None else None
     gxh = g * w.reshape(shape) if w is not None else g
     if stats is None:
         gx = rstd * (gxh - gxh.mean(axes, keepdim=True)
@@ -300,14 +304,37 @@ BATCH_NORM = defop("batch_norm", "NativeBatchNormBackward0",
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     x = input._data
-    if x.ndim < 2:
-        raise ValueError(f"Expected 2D or 3D input (got {x.ndim}D input)")
+    if training and x.ndim >= 1 and x.size and x.size // (x.shape[1] if x.ndim > 1 else 1) == 1:
+        # (F.batch_norm's own check, in Python: ATen's entry points have none)
+        raise ValueError("Expected more than 1 value per channel when training, got input "
+                         f"size {input.shape}")
+    return batch_norm_as(BATCH_NORM, input, running_mean, running_var, weight, bias, training,
+                         momentum, eps)
+
+
+def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, training: bool,
+                  momentum: float, eps: float) -> Tensor:
+    """batch_norm recorded as `op`: BATCH_NORM, or the same rule under the node name of
+    another ATen entry point (_native_batch_norm_legit, _batch_norm_with_update)."""
+    x = input._data
+    if x.size == 0:  # ATen: a copy (not a view, not a fresh tensor: the graph goes on)
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
+    if x.ndim < 2:  # ATen reads the channel count as size(1), in this order
+        if running_mean is not None:
+            raise RuntimeError(f"running_mean should contain 0 elements not "
+                               f"{running_mean.numel()}")
+        if training:
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                             "got 1)")
+        raise RuntimeError("running_mean must be defined in evaluation mode")
     axes = _bn_axes(x)
     if training:
         n = x.size // x.shape[1]
-        if n <= 1:
-            raise ValueError("Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape}")
         x64 = x.astype(np.float64)
         mean = x64.mean(axis=axes)
         var = x64.var(axis=axes)
@@ -317,13 +344,15 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
             running_mean._vc[0] += 1
         if running_var is not None:
             rv = running_var._data
-            rv[...] = ((1 - momentum) * rv + momentum * var * n / (n - 1)).astype(rv.dtype)
+            with np.errstate(all="ignore"):  # (one value per channel: ATen's inf too)
+                unbiased = var * n / (n - 1) if n > 1 else var * np.inf
+            rv[...] = ((1 - momentum) * rv + momentum * unbiased).astype(rv.dtype)
             running_var._vc[0] += 1
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         mean, var = running_mean._data.astype(np.float64), running_var._data.astype(np.float64)
-    return run_op(BATCH_NORM, (input, weight, bias), (mean, var, float(eps), bool(training)))
+    return run_op(op, (input, weight, bias), (mean, var, float(eps), bool(training)))
 
 
 # ------------------------------------------------------------------ convolution
@@ -717,27 +746,29 @@ def _bins(size, out):
 
 
 def _adaptive_fwd(x, oh, ow):
-    n, c, h, w = x.shape
+    """Over the last two dims of a (C, H, W) or (N, C, H, W) input (one node for both, as
+    PyTorch's kernel)."""
+    h, w = x.shape[-2:]
     hs, he = _bins(h, oh)
     ws, we = _bins(w, ow)
-    out = np.empty((n, c, oh, ow), x.dtype)
+    out = np.empty(x.shape[:-2] + (oh, ow), x.dtype)
     for i in range(oh):
         for j in range(ow):
-            out[:, :, i, j] = x[:, :, hs[i]:he[i], ws[j]:we[j]].mean(axis=(-2, -1))
+            out[..., i, j] = x[..., hs[i]:he[i], ws[j]:we[j]].mean(axis=(-2, -1))
     return out
 
 
 def _adaptive_grads(arrays, meta, g):
     x = arrays[0]
     oh, ow = meta
-    n, c, h, w = x.shape
+    h, w = x.shape[-2:]
     hs, he = _bins(h, oh)
     ws, we = _bins(w, ow)
     gx = np.zeros(x.shape, np.float64)
     for i in range(oh):
         for j in range(ow):
             area = (he[i] - hs[i]) * (we[j] - ws[j])
-            gx[:, :, hs[i]:he[i], ws[j]:we[j]] += g[:, :, i:i + 1, j:j + 1] / area
+            gx[..., hs[i]:he[i], ws[j]:we[j]] += g[..., i:i + 1, j:j + 1] / area
     return (gx.astype(x.dtype),)
 
 
@@ -759,14 +790,12 @@ ADAPTIVE_AVG_POOL2D_BACKWARD = defop(
 
 @public("torch.nn.functional.adaptive_avg_pool2d", "torch.adaptive_avg_pool2d")
 def adaptive_avg_pool2d(input, output_size):
-    x4, unbatched = _as_4d(input, "adaptive_avg_pool2d")
+    x4, _ = _as_4d(input, "adaptive_avg_pool2d")
     sizes = _tuple(output_size, 2) if not isinstance(output_size, (tuple, list)) else tuple(
         x4.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
     if sizes == (1, 1):
-        out = x4.mean((-2, -1), keepdim=True)  # PyTorch's shortcut: MeanBackward1
-    else:
-        out = run_op(ADAPTIVE_AVG_POOL2D, (x4,), sizes)
-    return out.squeeze(0) if unbatched else out
+        return input.mean((-2, -1), keepdim=True)  # PyTorch's shortcut: MeanBackward1
+    return run_op(ADAPTIVE_AVG_POOL2D, (input,), sizes)
 
 
 # ------------------------------------------------------------------ recurrent layers

@@ -776,10 +776,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
             return run_unary(NORM, input, _FULL_NORM2_META[d.ndim])
     if p == "fro" or p is None:
         p = 2
-    if isinstance(p, str):
-        if p == "nuc":
-            raise RuntimeError("torch.norm with p='nuc' is not supported by gradcli")
-        raise RuntimeError(f"linalg.vector_norm: unsupported norm type {p}")
+    if isinstance(p, str):  # torch.norm hands any other string to linalg.matrix_norm
+        from .linalg_ext import matrix_norm
+
+        dims = list(range(input._data.ndim)) if dim is None else (
+            [dim] if isinstance(dim, int) else list(dim))
+        return matrix_norm(input, p, dims, keepdim, dtype=dtype)
     if dtype is None and input._data.dtype.kind != "f":
         from ..tensor import _type_word
 
