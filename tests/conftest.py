@@ -58,29 +58,3 @@ if "NPY_DISABLE_CPU_FEATURES" not in os.environ:
     _targets = _numpy_avx512_targets()
     if _targets:
         os.environ["NPY_DISABLE_CPU_FEATURES"] = _targets
-
-
-def _known_failures() -> dict:
-    """{test id: reason} of tests/KNOWN_FAILURES.txt: failures found in a merged run that
-    are listed, with a reason, until they are fixed (and their line removed)."""
-    listed = {}
-    path = os.path.join(os.path.dirname(__file__), "KNOWN_FAILURES.txt")
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                test, _, reason = line.partition("  # ")
-                if test.strip() and not test.startswith("#"):
-                    listed[test.strip()] = reason.strip()
-    return listed
-
-
-def pytest_collection_modifyitems(config, items):
-    import pytest
-
-    listed = _known_failures()
-    if not listed:
-        return
-    for item in items:
-        reason = listed.get(item.nodeid)
-        if reason is not None:
-            item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
