@@ -156,6 +156,8 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
             if n <= _AHEAD_MAX and not n & 15:
                 data = normals_ahead(gen, n)
                 if data is not None:
+                    if std == 1.0 and mean == 0.0:
+                        return data
                     mean32, std32 = np.float32(mean), np.float32(std)
                     return data if std32 == 1 and mean32 == 0 else fma32(data, std32, mean32)
             data = uniform01_f32(gen, n)
@@ -190,7 +192,7 @@ def normals_ahead(gen, n: int):
     twister's current key (up to 39) are computed at once from the words ahead, and the
     twister is put back just after the words this draw uses, by setting its position
     (same key: no twist is crossed, so that is exact). Each following draw of whole
-    blocks takes its normals from there and advances the twister over their words; any
+    blocks takes its normals from there and moves the position over their words; any
     other draw, a reseed or set_state drops them (gen._ahead = None). The generator's
     state, hence get_state, is always exactly PyTorch's."""
     blocks = n >> 4
@@ -198,9 +200,11 @@ def normals_ahead(gen, n: int):
     if ahead is not None:
         i = gen._ahead_i
         if i + blocks <= ahead.shape[0]:
-            gen._bg.random_raw(n)  # the words these normals were made from
+            gen._pos_cell[1].value += n  # past the words these normals were made from
             gen._ahead_i = i + blocks
-            return ahead[i:i + blocks].reshape(n).copy()  # (a tensor owns its memory)
+            if blocks == 1:
+                return ahead[i].copy()  # (a tensor owns its memory)
+            return ahead[i:i + blocks].flatten()
     gen._ahead = None
     bg = gen._bg or gen._engine()
     cell = _position_cell(gen, bg)
