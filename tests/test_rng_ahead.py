@@ -89,14 +89,14 @@ def test_generator_objects_keep_their_own_blocks():
 
 
 def test_the_shortcut_is_taken():
-    """randn(16) after a first draw computes the rest of the key's blocks ahead, once."""
+    """randn(16) computes the next blocks ahead, once for many draws."""
     gen = gt.Generator().manual_seed(1)
-    gt.randn(16, generator=gen)  # a fresh seed twists first: drawn the ordinary way
-    assert gen._ahead is None
     gt.randn(16, generator=gen)
-    assert gen._ahead is not None and gen._ahead.shape == (38, 16) and gen._ahead_i == 1
-    gt.randn(16, generator=gen)
-    assert gen._ahead_i == 2
+    assert gen._ahead is not None and gen._ahead.shape == (rng_sample._AHEAD_BLOCKS, 16)
+    assert gen._ahead_i == 1
+    kept = gen._ahead
+    gt.randn(32, generator=gen)
+    assert gen._ahead is kept and gen._ahead_i == 3
     gt.rand(1, generator=gen)
     assert gen._ahead is None
 
@@ -123,7 +123,7 @@ def test_state_next_field():
 
 def test_fallback_when_layout_is_unknown(monkeypatch):
     """Without the twister's position (an unknown numpy layout) draws take the plain path."""
-    monkeypatch.setattr(rng_sample, "_POS_LAYOUT_OK", [False])
+    monkeypatch.setattr(rng_sample, "_LAYOUT_OK", [False])
     g, t = gt.Generator().manual_seed(9), torch.Generator().manual_seed(9)
     for _ in range(5):
         _same(gt.randn(16, generator=g), torch.randn(16, generator=t))

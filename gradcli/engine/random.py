@@ -25,7 +25,7 @@ class Generator:
     """`torch.Generator`: PyTorch's CPU generator (the default one is `default_generator`)."""
 
     __slots__ = ("_seed", "_bg", "_np_gen", "_key", "_pos", "_next_double", "_next_float",
-                 "_end_next", "_ahead", "_ahead_i", "_pos_cell", "__weakref__")
+                 "_end_next", "_ahead", "_ahead_i", "_state_view", "__weakref__")
 
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
@@ -49,7 +49,7 @@ class Generator:
         self._next_float = None
         self._ahead = None  # normals computed ahead (rng_sample.normals_ahead)
         self._ahead_i = 0
-        self._pos_cell = None
+        self._state_view = None
 
     def manual_seed(self, seed) -> Generator:
         self._set_seed(_seed_value(seed))

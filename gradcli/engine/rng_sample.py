@@ -175,11 +175,11 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
 
 
 #: a float32 normal draw of at most this many elements (a multiple of 16) is served from
-#: blocks computed ahead; one twist's worth of words (624 = 39 blocks) at a time
+#: blocks computed ahead, this many at a time
 _AHEAD_MAX = 256
-_AHEAD_BLOCKS = 39
+_AHEAD_BLOCKS = 128
 _MT_N = 624
-_POS_LAYOUT_OK: list = []  # [True/False] once numpy's twister state layout has been checked
+_LAYOUT_OK: list = []  # [True/False] once numpy's twister state layout has been checked
 
 
 def normals_ahead(gen, n: int):
@@ -187,61 +187,56 @@ def normals_ahead(gen, n: int):
     or None where this shortcut does not apply.
 
     Each block of 16 normals depends on its own 16 words alone, and a numpy call costs
-    about as much for one block as for forty: randn(16) computed one block at a time is
-    almost all call overhead. So on a miss the normals of every whole block left in the
-    twister's current key (up to 39) are computed at once from the words ahead, and the
-    twister is put back just after the words this draw uses, by setting its position
-    (same key: no twist is crossed, so that is exact). Each following draw of whole
-    blocks takes its normals from there and moves the position over their words; any
-    other draw, a reseed or set_state drops them (gen._ahead = None). The generator's
-    state, hence get_state, is always exactly PyTorch's."""
+    about as much for one block as for a hundred: randn(16) computed one block at a time
+    is almost all call overhead. So on a miss the normals of the next 128 blocks are
+    computed at once from the words ahead, and the twister is put back as it was (its
+    624-word key and position copied out of numpy's MT19937 state and back), then moved
+    past the words this draw uses. Each following draw of whole blocks takes its normals
+    from there and draws their words; any other draw, a reseed or set_state drops them
+    (gen._ahead = None). The generator's state, hence get_state, is always PyTorch's."""
     blocks = n >> 4
     ahead = gen._ahead
     if ahead is not None:
         i = gen._ahead_i
         if i + blocks <= ahead.shape[0]:
-            gen._pos_cell[1].value += n  # past the words these normals were made from
+            gen._bg.random_raw(n)  # the words these normals were made from
             gen._ahead_i = i + blocks
             if blocks == 1:
                 return ahead[i].copy()  # (a tensor owns its memory)
             return ahead[i:i + blocks].flatten()
     gen._ahead = None
     bg = gen._bg or gen._engine()
-    cell = _position_cell(gen, bg)
-    if cell is None:
+    state = _state_words(gen, bg)
+    if state is None:
         return None
-    pos = cell.value
-    count = min(_AHEAD_BLOCKS, (_MT_N - pos) // 16)  # pos 624: a twist comes first: none
-    if count < blocks or not 0 <= pos <= _MT_N:
-        return None
-    data = (bg.random_raw(16 * count) & _M24).astype(np.float32)
+    saved = state.copy()
+    data = (bg.random_raw(16 * _AHEAD_BLOCKS) & _M24).astype(np.float32)
+    state[...] = saved
+    bg.random_raw(n)
     data *= _F32_SCALE
-    cell.value = pos + n
     normal_fill_f32(data, None, 0.0, 1.0)
-    gen._ahead = data.reshape(count, 16)
+    gen._ahead = data.reshape(_AHEAD_BLOCKS, 16)
     gen._ahead_i = blocks
     return data[:n].copy()
 
 
-def _position_cell(gen, bg):
-    """The int holding numpy's MT19937 position (its C state: key[624], then pos), as a
-    ctypes cell over the live state, or None when the layout is not that one (checked
-    once against the public `state`). Kept per generator with the engine it belongs to."""
-    held = gen._pos_cell
+def _state_words(gen, bg):
+    """numpy's MT19937 C state (key[624], then the int position) as 625 uint32 over its
+    live memory, or None when the layout is not that one (checked once against the
+    public `state`). Kept per generator with the engine it belongs to."""
+    held = gen._state_view
     if held is not None and held[0] is bg:
         return held[1]
     import ctypes
 
-    address = bg.ctypes.state_address
-    cell = ctypes.c_int.from_address(address + 4 * _MT_N)
-    if not _POS_LAYOUT_OK:
+    words = np.ctypeslib.as_array((ctypes.c_uint32 * (_MT_N + 1)).from_address(bg.ctypes.state_address))
+    if not _LAYOUT_OK:
         state = bg.state["state"]
-        key = np.ctypeslib.as_array((ctypes.c_uint32 * _MT_N).from_address(address))
-        _POS_LAYOUT_OK.append(cell.value == int(state["pos"]) and np.array_equal(key, state["key"]))
-    if not _POS_LAYOUT_OK[0]:
+        _LAYOUT_OK.append(int(words[_MT_N]) == int(state["pos"]) and np.array_equal(words[:_MT_N], state["key"]))
+    if not _LAYOUT_OK[0]:
         return None
-    gen._pos_cell = (bg, cell)
-    return cell
+    gen._state_view = (bg, words)
+    return words
 
 
 def _libm(fn, arr: np.ndarray) -> np.ndarray:

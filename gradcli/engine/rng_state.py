@@ -80,7 +80,7 @@ def set_state(gen, new_state) -> None:
     gen._bg = None
     gen._np_gen = None
     gen._ahead = None
-    gen._pos_cell = None
+    gen._state_view = None
     gen._key = key
     # left == 1: the next draw twists (numpy: pos 624); otherwise the words up to `next`
     # are used (PyTorch's own states have next + left == 625 then)
