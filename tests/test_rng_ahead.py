@@ -89,16 +89,25 @@ def test_generator_objects_keep_their_own_blocks():
 
 
 def test_the_shortcut_is_taken():
-    """randn(16) computes the next blocks ahead, once for many draws."""
+    """randn(16) computes the next blocks ahead, once for many draws, more while they are
+    all used; another draw drops them and the next look-ahead starts small again."""
     gen = gt.Generator().manual_seed(1)
     gt.randn(16, generator=gen)
-    assert gen._ahead is not None and gen._ahead.shape == (rng_sample._AHEAD_BLOCKS, 16)
+    first = rng_sample._AHEAD_FIRST
+    assert gen._ahead is not None and gen._ahead.shape == (first, 16)
     assert gen._ahead_i == 1
     kept = gen._ahead
     gt.randn(32, generator=gen)
     assert gen._ahead is kept and gen._ahead_i == 3
+    sizes = set()
+    for _ in range(400):
+        gt.randn(16, generator=gen)
+        sizes.add(gen._ahead.shape[0])
+    assert sizes == {first * 2 ** k for k in range(6) if first * 2 ** k <= rng_sample._AHEAD_MOST}
     gt.rand(1, generator=gen)
     assert gen._ahead is None
+    gt.randn(16, generator=gen)
+    assert gen._ahead.shape == (first, 16)
 
 
 @pytest.mark.parametrize("words", [0, 1, 623, 624, 625, 1248])

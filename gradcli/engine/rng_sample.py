@@ -175,9 +175,11 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
 
 
 #: a float32 normal draw of at most this many elements (a multiple of 16) is served from
-#: blocks computed ahead, this many at a time
+#: blocks computed ahead: first 8 at a time, twice as many each time draws like it used
+#: them all, up to 128
 _AHEAD_MAX = 256
-_AHEAD_BLOCKS = 128
+_AHEAD_FIRST = 8
+_AHEAD_MOST = 128
 _MT_N = 624
 _LAYOUT_OK: list = []  # [True/False] once numpy's twister state layout has been checked
 
@@ -188,8 +190,8 @@ def normals_ahead(gen, n: int):
 
     Each block of 16 normals depends on its own 16 words alone, and a numpy call costs
     about as much for one block as for a hundred: randn(16) computed one block at a time
-    is almost all call overhead. So on a miss the normals of the next 128 blocks are
-    computed at once from the words ahead, and the twister is put back as it was (its
+    is almost all call overhead. So on a miss the normals of the next blocks (8, up to
+    128 while draws keep using them all) are computed at once from the words ahead, and the twister is put back as it was (its
     624-word key and position copied out of numpy's MT19937 state and back), then moved
     past the words this draw uses. Each following draw of whole blocks takes its normals
     from there and draws their words; any other draw, a reseed or set_state drops them
@@ -204,18 +206,22 @@ def normals_ahead(gen, n: int):
             if blocks == 1:
                 return ahead[i].copy()  # (a tensor owns its memory)
             return ahead[i:i + blocks].flatten()
+        count = min(_AHEAD_MOST, 2 * ahead.shape[0])
+    else:
+        count = _AHEAD_FIRST
+    count = max(count, blocks)
     gen._ahead = None
     bg = gen._bg or gen._engine()
     state = _state_words(gen, bg)
     if state is None:
         return None
     saved = state.copy()
-    data = (bg.random_raw(16 * _AHEAD_BLOCKS) & _M24).astype(np.float32)
+    data = (bg.random_raw(16 * count) & _M24).astype(np.float32)
     state[...] = saved
     bg.random_raw(n)
     data *= _F32_SCALE
     normal_fill_f32(data, None, 0.0, 1.0)
-    gen._ahead = data.reshape(_AHEAD_BLOCKS, 16)
+    gen._ahead = data.reshape(count, 16)
     gen._ahead_i = blocks
     return data[:n].copy()
 
