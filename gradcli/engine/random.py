@@ -24,7 +24,8 @@ _U64 = (1 << 64) - 1
 class Generator:
     """`torch.Generator`: PyTorch's CPU generator (the default one is `default_generator`)."""
 
-    __slots__ = ("_seed", "_bg", "_np_gen", "_key", "_pos", "_next_double", "_next_float", "__weakref__")
+    __slots__ = ("_seed", "_bg", "_np_gen", "_key", "_pos", "_next_double", "_next_float",
+                 "_end_next", "_ahead", "_ahead_i", "_state_view", "__weakref__")
 
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
@@ -41,10 +42,14 @@ class Generator:
         self._seed = seed
         self._bg = None  # the twister is made from the seed on the first draw
         self._np_gen = None
-        self._key = None  # set_state's words, until the twister is made
+        self._key = None  # set_state's words (then the twister's starting key)
         self._pos = 624
+        self._end_next = 0  # PyTorch's `next` while the starting words wait for a twist
         self._next_double = None
         self._next_float = None
+        self._ahead = None  # normals computed ahead (rng_sample.normals_ahead)
+        self._ahead_i = 0
+        self._state_view = None
 
     def manual_seed(self, seed) -> Generator:
         self._set_seed(_seed_value(seed))
@@ -81,16 +86,17 @@ class Generator:
             from . import rng_state
 
             bg = self._bg = rng_state.engine(self)
-            self._key = None
         return bg
 
     def random32(self, n: int) -> np.ndarray:
         """n tempered 32-bit outputs (PyTorch's `random()`), as uint64."""
+        self._ahead = None  # (every draw but normals_ahead's own ends what it computed)
         return (self._bg or self._engine()).random_raw(n)
 
     def random32_words(self, n: int) -> np.ndarray:
         """The same n outputs as `random32`, as uint32 (half the memory: for large n).
         numpy's full-range 32-bit integers from MT19937 are its raw outputs, in order."""
+        self._ahead = None
         gen = self._np_gen
         if gen is None:
             from numpy.random import Generator as NumpyGenerator
@@ -100,6 +106,7 @@ class Generator:
 
     def random64(self, n: int) -> np.ndarray:
         """n 64-bit draws (PyTorch's `random64()`: two outputs, the first the high word)."""
+        self._ahead = None
         raw = (self._bg or self._engine()).random_raw(2 * n)
         hi = raw[0::2]
         hi <<= np.uint64(32)

@@ -18,6 +18,8 @@ from .kernels.boxmuller import fma32, normal_fill_f32
 
 _M24 = np.uint64((1 << 24) - 1)
 _M53 = np.uint64((1 << 53) - 1)
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 _F32_SCALE = np.float32(2.0 ** -24)
 _TWO_PI = 2.0 * math.pi
 
@@ -60,9 +62,7 @@ def uniform01_f32(gen, n: int) -> np.ndarray:
         out = words.astype(np.float32)
         out *= _F32_SCALE
         return out
-    raw = gen.random32(n)
-    raw &= _M24
-    out = raw.astype(np.float32)
+    out = (gen.random32(n) & _M24).astype(np.float32)
     out *= _F32_SCALE
     return out
 
@@ -79,14 +79,14 @@ def uniform01_f64(gen, n: int) -> np.ndarray:
 def uniform(gen, n: int, npdt, low: float = 0.0, high: float = 1.0) -> np.ndarray:
     """uniform_(low, high): u * (high - low) + low in the tensor's type, with the
     multiply-add fused as PyTorch's compiled kernel has it."""
-    if np.dtype(npdt) == np.float64:
+    if npdt == _F64:  # (a dtype compares with a dtype fast, with a type slowly)
         u = uniform01_f64(gen, n)
         if low == 0.0 and high == 1.0:
             return u
         return fma64(u, np.float64(high) - np.float64(low), np.float64(low))
     u = uniform01_f32(gen, n)
     if low == 0.0 and high == 1.0:
-        return u.astype(npdt, copy=False)
+        return u if npdt == _F32 else u.astype(npdt)
     lo32, hi32 = np.float32(low), np.float32(high)
     return fma32(u, hi32 - lo32, lo32).astype(npdt, copy=False)
 
@@ -149,9 +149,17 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
     16 or more elements of a contiguous target: all uniforms first, then Box-Muller over
     blocks of 16 (the last, partial block recomputed from 16 fresh uniforms). Otherwise one
     value at a time from the scalar path, in memory order."""
-    npdt = np.dtype(npdt)
+    if not isinstance(npdt, np.dtype):
+        npdt = np.dtype(npdt)
     if n >= 16 and contiguous:
-        if npdt == np.float32:
+        if npdt == _F32:
+            if n <= _AHEAD_MAX and not n & 15:
+                data = normals_ahead(gen, n)
+                if data is not None:
+                    if std == 1.0 and mean == 0.0:
+                        return data
+                    mean32, std32 = np.float32(mean), np.float32(std)
+                    return data if std32 == 1 and mean32 == 0 else fma32(data, std32, mean32)
             data = uniform01_f32(gen, n)
             tail = uniform01_f32(gen, 16) if n % 16 else None
             normal_fill_f32(data, tail, mean, std)
@@ -164,6 +172,77 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
             data[n - 16:] = tail
         return data.astype(npdt, copy=False)
     return normal_scalar(gen, n, mean, std).astype(npdt)
+
+
+#: a float32 normal draw of at most this many elements (a multiple of 16) is served from
+#: blocks computed ahead: first 8 at a time, twice as many each time draws like it used
+#: them all, up to 128
+_AHEAD_MAX = 256
+_AHEAD_FIRST = 8
+_AHEAD_MOST = 128
+_MT_N = 624
+_LAYOUT_OK: list = []  # [True/False] once numpy's twister state layout has been checked
+
+
+def normals_ahead(gen, n: int):
+    """The standard normals of a float32 draw of n elements (a multiple of 16, contiguous),
+    or None where this shortcut does not apply.
+
+    Each block of 16 normals depends on its own 16 words alone, and a numpy call costs
+    about as much for one block as for a hundred: randn(16) computed one block at a time
+    is almost all call overhead. So on a miss the normals of the next blocks (8, up to
+    128 while draws keep using them all) are computed at once from the words ahead, and the twister is put back as it was (its
+    624-word key and position copied out of numpy's MT19937 state and back), then moved
+    past the words this draw uses. Each following draw of whole blocks takes its normals
+    from there and draws their words; any other draw, a reseed or set_state drops them
+    (gen._ahead = None). The generator's state, hence get_state, is always PyTorch's."""
+    blocks = n >> 4
+    ahead = gen._ahead
+    if ahead is not None:
+        i = gen._ahead_i
+        if i + blocks <= ahead.shape[0]:
+            gen._bg.random_raw(n)  # the words these normals were made from
+            gen._ahead_i = i + blocks
+            if blocks == 1:
+                return ahead[i].copy()  # (a tensor owns its memory)
+            return ahead[i:i + blocks].flatten()
+        count = min(_AHEAD_MOST, 2 * ahead.shape[0])
+    else:
+        count = _AHEAD_FIRST
+    count = max(count, blocks)
+    gen._ahead = None
+    bg = gen._bg or gen._engine()
+    state = _state_words(gen, bg)
+    if state is None:
+        return None
+    saved = state.copy()
+    data = (bg.random_raw(16 * count) & _M24).astype(np.float32)
+    state[...] = saved
+    bg.random_raw(n)
+    data *= _F32_SCALE
+    normal_fill_f32(data, None, 0.0, 1.0)
+    gen._ahead = data.reshape(count, 16)
+    gen._ahead_i = blocks
+    return data[:n].copy()
+
+
+def _state_words(gen, bg):
+    """numpy's MT19937 C state (key[624], then the int position) as 625 uint32 over its
+    live memory, or None when the layout is not that one (checked once against the
+    public `state`). Kept per generator with the engine it belongs to."""
+    held = gen._state_view
+    if held is not None and held[0] is bg:
+        return held[1]
+    import ctypes
+
+    words = np.ctypeslib.as_array((ctypes.c_uint32 * (_MT_N + 1)).from_address(bg.ctypes.state_address))
+    if not _LAYOUT_OK:
+        state = bg.state["state"]
+        _LAYOUT_OK.append(int(words[_MT_N]) == int(state["pos"]) and np.array_equal(words[:_MT_N], state["key"]))
+    if not _LAYOUT_OK[0]:
+        return None
+    gen._state_view = (bg, words)
+    return words
 
 
 def _libm(fn, arr: np.ndarray) -> np.ndarray:

@@ -30,7 +30,9 @@ def engine(gen):
     from numpy.random import MT19937
 
     bg = MT19937()
-    key = gen._key if gen._key is not None else init_key(gen._seed)
+    key = gen._key
+    if key is None:
+        key = gen._key = init_key(gen._seed)  # kept: get_state tells a twist by it
     bg.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": gen._pos}}
     return bg
 
@@ -44,8 +46,12 @@ def get_state(gen):
         st = gen._bg.state["state"]
         key, pos = st["key"], int(st["pos"])
     # numpy's pos counts the words used since the last twist (624: twist next);
-    # PyTorch keeps next (the same count) and left (624 - next + 1; 1: twist next)
-    nxt = 0 if pos == N else pos
+    # PyTorch keeps next (the same count) and left (624 - next + 1; 1: twist next).
+    # With a twist next, PyTorch's next is 0 after seeding and 624 after a whole block
+    # of drawn words: a key that is no longer the starting one was twisted, then used up.
+    nxt = pos
+    if pos == N:
+        nxt = gen._end_next if gen._bg is None or np.array_equal(key, gen._key) else N
     left = 1 if pos == N else N - pos + 1
     head = _HEAD.pack(gen._seed, left, 1, nxt)
     words = np.asarray(key).astype("<u8").tobytes()
@@ -73,9 +79,12 @@ def set_state(gen, new_state) -> None:
     gen._seed = seed
     gen._bg = None
     gen._np_gen = None
+    gen._ahead = None
+    gen._state_view = None
     gen._key = key
     # left == 1: the next draw twists (numpy: pos 624); otherwise the words up to `next`
     # are used (PyTorch's own states have next + left == 625 then)
     gen._pos = N if left == 1 else nxt
+    gen._end_next = nxt if left == 1 else 0
     gen._next_double = normal_y if normal_valid else None
     gen._next_float = np.float32(next_float) if float_valid else None

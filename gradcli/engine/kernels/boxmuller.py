@@ -55,12 +55,16 @@ _SQRTHF_MANT = 0x3504F3  # sqrt(1/2)'s mantissa bits: x in [0.5, 1) is below it 
 
 
 class _Scratch:
-    """Reused temporaries for one chunk size (one set per thread)."""
+    """Reused temporaries for one chunk size (one set per thread). The sin and cos
+    polynomials share rows of (2, lanes) arrays: one numpy call does both."""
 
     def __init__(self, lanes: int):
         self.f = [np.empty(lanes, _F32) for _ in range(5)]
         self.d = [np.empty(lanes, _F64) for _ in range(2)]
         self.i = [np.empty(lanes, np.int32) for _ in range(3)]
+        self.f2 = np.empty((2, lanes), _F32)
+        self.d2 = [np.empty((2, lanes), _F64) for _ in range(2)]
+        self.i2 = np.empty((2, lanes), np.int32)
 
 
 _LOCAL = threading.local()
@@ -85,118 +89,126 @@ def _round32(d64, out32) -> None:
 def _poly(x64, coefs, out32, y64):
     """Horner with one FMA per step: y = fma(y, x, c), rounded to float32 each time (a
     product of two float32 is exact in float64, the sum rounds once there, then to
-    float32). `x64` is x as float64; the result is left in `out32`. (Mixed float32/float64
-    operands would save calls but cost more per call, on small arrays too: measured.)"""
-    np.multiply(x64, coefs[0], out=y64)
+    float32). `x64` is x as float64; the result is left in `out32`. The coefficients are
+    scalars, or columns (one per row of a 2-D x). Every operation keeps one dtype: numpy's
+    mixed float32/float64 loops cast through buffers and cost 3-6 times a plain one."""
+    mul, add = np.multiply, np.add
+    mul(x64, coefs[0], y64)
     last = len(coefs) - 2
     for i, c in enumerate(coefs[1:]):
-        np.add(y64, c, out=y64)
+        add(y64, c, y64)
         _round32(y64, out32)
         if i < last:
             y64[...] = out32
-            np.multiply(y64, x64, out=y64)
+            mul(y64, x64, y64)
     return out32
+
+
+#: the cos-type (row 0) and sin-type (row 1) polynomials' coefficients, as columns
+_TRIG_P = [np.array([[c], [s]], _F64) for c, s in zip(_COS_P, _SIN_P)]
+#: sign of cos: flipped where (j + 2) & 4, of sin: where j & 4 (j is even)
+_SIGN_SHIFT = np.array([[2], [0]], np.int32)
 
 
 def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     """Turn `data` (float32 uniforms, shape (k, 16), C order) into normals in place.
 
     Lane selections and sign flips are integer bit operations on the float32 patterns, as
-    the vector code does them (numpy's masked where/copyto run ~50x slower per element)."""
+    the vector code does them (numpy's masked where/copyto run ~50x slower per element).
+    Each numpy call costs ~0.5 us however few its lanes: for one block (randn(16)) the
+    call count is the time, so work that can share a call does."""
+    mul, add, sub = np.multiply, np.add, np.subtract
+    band, bxor, shr, shl = np.bitwise_and, np.bitwise_xor, np.right_shift, np.left_shift
     k = data.shape[0]
     lanes = k * 8
     s = _scratch(lanes)
     x, y, e, z, r = s.f
     d0, d1 = s.d
     ia, ib, j = s.i
-    xb, yb, eb, zb = (v.view(np.int32) for v in (x, y, e, z))
+    t2, i2 = s.f2, s.i2
+    z2, w2 = s.d2
+    xb = x.view(np.int32)
 
     # ---- radius = sqrt(-2 * log(1 - u)), lanes 0..7 ----
-    np.subtract(_F32(1), data[:, :8], out=x.reshape(k, 8))  # u1 in [2**-24, 1]: no 0, no subnormal
-    np.right_shift(xb, 23, out=ia)
-    np.subtract(ia, 126, out=ia)  # the kernel's exponent (e - 127) + 1
-    np.bitwise_and(xb, 0x7FFFFF, out=xb)  # the mantissa
-    np.subtract(xb, _SQRTHF_MANT, out=ib)
-    np.right_shift(ib, 31, out=ib)  # -1 where the scaled mantissa is below sqrt(1/2), else 0
-    np.add(ia, ib, out=ia)  # e -= 1 there
+    sub(_F32(1), data[:, :8], x.reshape(k, 8))  # u1 in [2**-24, 1]: no 0, no subnormal
+    shr(xb, 23, ia)
+    sub(ia, 126, ia)  # the kernel's exponent (e - 127) + 1
+    band(xb, 0x7FFFFF, xb)  # the mantissa
+    sub(xb, _SQRTHF_MANT, ib)
+    shr(ib, 31, ib)  # -1 where the scaled mantissa is below sqrt(1/2), else 0
+    add(ia, ib, ia)  # e -= 1 there
     e[...] = ia
-    np.bitwise_or(xb, 0x3F000000, out=xb)  # x in [0.5, 1)
-    np.left_shift(ib, 23, out=ib)
-    np.subtract(xb, ib, out=xb)  # doubled (exponent + 1) where below sqrt(1/2)
-    np.subtract(x, _F32(1), out=x)  # x - 1, or x + x - 1: both exact
-    np.multiply(x, x, out=z)
+    np.bitwise_or(xb, 0x3F000000, xb)  # x in [0.5, 1)
+    shl(ib, 23, ib)
+    sub(xb, ib, xb)  # doubled (exponent + 1) where below sqrt(1/2)
+    sub(x, _F32(1), x)  # x - 1, or x + x - 1: both exact
+    mul(x, x, z)
     d1[...] = x
     _poly(d1, _LOG_P, y, d0)
-    np.multiply(y, x, out=y)
-    np.multiply(e, _LOG_Q1, out=r)
-    np.multiply(y, z, out=d0, dtype=_F64)  # fma(y, z, e*q1)
-    np.add(d0, r, out=d0)
+    mul(y, x, y)
+    mul(e, _LOG_Q1, r)
+    d0[...] = y  # fma(y, z, e*q1)
+    d1[...] = z
+    mul(d0, d1, d0)
+    d1[...] = r
+    add(d0, d1, d0)
     _round32(d0, y)
-    np.multiply(z, _F32(0.5), out=r)  # exact
-    np.subtract(y, r, out=y)
-    np.add(x, y, out=x)
-    np.multiply(e, _LOG_Q2, out=r)  # exact: e is a small integer, q2 has 9 bits
-    np.add(x, r, out=x)
-    np.multiply(x, _F32(-2), out=x)
-    np.sqrt(x, out=r)  # r: the radius
+    mul(z, _F32(0.5), r)  # exact
+    sub(y, r, y)
+    add(x, y, x)
+    mul(e, _LOG_Q2, r)  # exact: e is a small integer, q2 has 9 bits
+    add(x, r, x)
+    mul(x, _F32(-2), x)
+    np.sqrt(x, r)  # r: the radius
 
     # ---- sin and cos of theta = 2*pi*u, lanes 8..15 (theta >= 0) ----
-    np.multiply(data[:, 8:], _TWO_PI, out=x.reshape(k, 8))
-    np.multiply(x, _FOPI, out=y)
+    mul(data[:, 8:], _TWO_PI, x.reshape(k, 8))
+    mul(x, _FOPI, y)
     j[...] = y  # truncation toward zero, as cvttps2dq
-    np.add(j, 1, out=j)
-    np.bitwise_and(j, ~1, out=j)
+    add(j, 1, j)
+    band(j, ~1, j)
     y[...] = j
-    np.multiply(y, _DP1, out=e)  # exact product
-    np.add(x, e, out=x)
-    np.multiply(y, _DP2, out=e)  # exact product
-    np.add(x, e, out=x)
-    np.multiply(y, _DP3, out=d0, dtype=_F64)  # fma(y, DP3, x)
-    np.add(d0, x, out=d0)
+    mul(y, _DP1, e)  # exact product
+    add(x, e, x)
+    mul(y, _DP2, e)  # exact product
+    add(x, e, x)
+    d0[...] = y  # fma(y, DP3, x)
+    mul(d0, _DP3, d0)
+    d1[...] = x
+    add(d0, d1, d0)
     _round32(d0, x)
-    np.multiply(x, x, out=z)
-    d1[...] = z
-    # cos polynomial: fma, fma, *z, fma(y, z, -z/2), +1
-    _poly(d1, _COS_P, e, d0)
-    np.multiply(e, z, out=e)
-    np.multiply(e, z, out=d0, dtype=_F64)
-    np.multiply(z, _F32(0.5), out=y)
-    np.subtract(d0, y, out=d0)
-    _round32(d0, e)
-    np.add(e, _F32(1), out=e)  # e: the cos-type polynomial
-    # sin polynomial: fma, fma, z*y, fma(x, t, x)
-    _poly(d1, _SIN_P, y, d0)
-    np.multiply(z, y, out=y)
-    np.multiply(x, y, out=d0, dtype=_F64)
-    np.add(d0, x, out=d0)
-    _round32(d0, y)  # y: the sin-type polynomial
-    # (j & 2) == 0: sin = y, cos = e; else swapped. m = all ones where swapped.
-    np.bitwise_and(j, 2, out=ia)
-    np.right_shift(ia, 1, out=ia)
-    np.negative(ia, out=ia)
-    np.bitwise_xor(yb, eb, out=ib)
-    np.bitwise_and(ib, ia, out=ib)  # the bits that differ, where swapped
-    np.bitwise_xor(yb, ib, out=zb)  # z: sin
-    np.bitwise_xor(eb, ib, out=eb)  # e: cos
-    # signs: sin negated where j & 4, cos where (j - 2) & 4 == 0
-    np.bitwise_and(j, 4, out=ia)
-    np.left_shift(ia, 29, out=ia)
-    np.bitwise_xor(zb, ia, out=zb)
-    np.subtract(j, 2, out=j)
-    np.invert(j, out=j)
-    np.bitwise_and(j, 4, out=j)
-    np.left_shift(j, 29, out=j)
-    np.bitwise_xor(eb, j, out=eb)
+    mul(x, x, z)
+    # both polynomials at once: row 0 the cos type, row 1 the sin type, on z
+    z2[...] = z
+    _poly(z2, _TRIG_P, t2, w2)
+    # cos: fma(p*z, z, -z/2) + 1; sin: fma(p*z, x, x)
+    mul(t2, z, t2)
+    w2[...] = t2
+    z2[1] = x
+    mul(w2, z2, w2)
+    mul(z2[0], -0.5, z2[0])  # exact (z is far above float32's subnormals or zero)
+    add(w2, z2, w2)
+    _round32(w2, t2)
+    add(t2[0], _F32(1), t2[0])
+    # (j & 2) == 0: cos, sin = rows 0, 1; else swapped: exchange the bits that differ
+    tb = t2.view(np.int32)
+    shl(j, 30, ia)
+    shr(ia, 31, ia)  # all ones where swapped
+    bxor(tb[0], tb[1], ib)
+    band(ib, ia, ib)
+    bxor(tb, ib, tb)
+    # signs: cos negated where (j + 2) & 4, sin where j & 4
+    add(j, _SIGN_SHIFT, i2)
+    band(i2, 4, i2)
+    shl(i2, 29, i2)
+    bxor(tb, i2, tb)
 
     # ---- n = r*cos, r*sin; fma(n, std, mean) ----
-    r2 = r.reshape(k, 8)
+    halves = data.reshape(k, 2, 8).transpose(1, 0, 2)
+    mul(t2.reshape(2, k, 8), r.reshape(1, k, 8), halves)
     if std == 1 and mean == 0:  # fma(n, 1, 0) is n
-        np.multiply(r2, e.reshape(k, 8), out=data[:, :8])
-        np.multiply(r2, z.reshape(k, 8), out=data[:, 8:])
         return
-    for n, half in ((e, slice(0, 8)), (z, slice(8, 16))):
-        np.multiply(r, n, out=n)
-        data[:, half] = fma32(n, std, mean).reshape(k, 8)
+    data[...] = fma32(data, std, mean)
 
 
 def _fill_range(blocks: np.ndarray, mean, std, lo: int, hi: int) -> None:

@@ -321,7 +321,18 @@ def _sampling():
     return _SAMPLING[0]
 
 
+def _random_size(size: tuple, kwargs: dict, name: str) -> tuple:
+    """rand(n)'s size without the general parsing (a draw of a few numbers is mostly
+    overhead); anything else through _size."""
+    if len(size) == 1 and not kwargs and type(size[0]) is int and size[0] >= 0:
+        check_elements(size)
+        return size
+    return _size(_sizes(size, kwargs.pop("size", None), name))
+
+
 def _random_float(dtype, kernel: str) -> np.dtype:
+    if dtype is None:
+        return dtypes.get_default_dtype().np
     target = _float_dtype(dtype)
     if target.kind != "f":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE[target.name]}'")
@@ -335,22 +346,20 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **
     """torch.rand: uniform_(0, 1) of a new tensor (PyTorch's draws: see engine/rng_sample)."""
     _placed(device)
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
-    shape = _size(_sizes(size, kwargs.pop("size", None), "rand"))
+    shape = _random_size(size, kwargs, "rand")
     target = _random_float(dtype, "check_uniform_bounds")
-    n = math.prod(shape)
-    values = rng_sample.uniform(generator_of(generator), n, target)
-    return _finish(values.reshape(shape), requires_grad)
+    values = rng_sample.uniform(generator_of(generator), math.prod(shape), target)
+    return _finish(values if len(shape) == 1 else values.reshape(shape), requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
     """torch.randn: normal_(0, 1) of a new tensor."""
     _placed(device)
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
-    shape = _size(_sizes(size, kwargs.pop("size", None), "randn"))
+    shape = _random_size(size, kwargs, "randn")
     target = _random_float(dtype, "normal_kernel_cpu")
-    n = math.prod(shape)
-    values = rng_sample.normal(generator_of(generator), n, target, True, 0.0, 1.0)
-    return _finish(values.reshape(shape), requires_grad)
+    values = rng_sample.normal(generator_of(generator), math.prod(shape), target, True, 0.0, 1.0)
+    return _finish(values if len(shape) == 1 else values.reshape(shape), requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
