@@ -354,7 +354,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 counter += 1
         heapq.heapify(heap)
 
-    TASKS.append((next(_task_ids), deps if needed is None else needed, shared))
+    TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at))
     prev_mode = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
@@ -488,7 +488,12 @@ def will_engine_execute_node(node) -> bool:
     """Whether the running backward will run `node` (torch._C._will_engine_execute_node)."""
     if not TASKS:
         raise RuntimeError(
-            "_will_engine_execute_node should only be called during the backward pass")
+            "_get_should_execute_nodes should only be called during the backward pass")
+    stop_at = TASKS[-1][3]
+    if stop_at and node in stop_at and type(node) is AccumulateGrad:
+        raise RuntimeError(
+            "A leaf node was passed to _will_engine_execute_node but we are currently running "
+            "autograd.grad(). This is currently not supported.")
     return node in TASKS[-1][1]
 
 

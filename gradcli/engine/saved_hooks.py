@@ -32,7 +32,7 @@ class _Packed:
         if t._vc[0] != version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
-                "input to pack hook can not be modified by in-place operations as this can lead "
+                "input to pack hook cannot be modified by in-place operations as this can lead "
                 "to unexpected side-effects. Please open an issue if you need to perform in-place "
                 "operations on the input to a pack hook.")
         self.unpack = unpack

@@ -14,8 +14,10 @@ from gradcli.engine.grad_mode import (  # noqa: F401
     set_detect_anomaly,
     set_grad_enabled,
 )
+from gradcli.engine.saved_tensor import SavedTensor  # noqa: F401
 from gradcli.engine.tensor import Tensor as _Tensor
 
+from .. import _C  # noqa: F401,E402  (torch._C: attached to the facade package on import)
 from . import function, functional, graph, profiler  # noqa: F401
 from . import gradcheck as _gradcheck_module
 

@@ -73,6 +73,8 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
 @contextlib.contextmanager
 def disable_saved_tensors_hooks(error_message: str):
     """Inside, entering saved_tensors_hooks raises RuntimeError(error_message)."""
+    if _saved_hooks.STACK:  # (PyTorch refuses to disable hooks that are in use)
+        raise RuntimeError(error_message)
     previous = _saved_hooks.DISABLED[0]
     try:
         _saved_hooks.DISABLED[0] = error_message
