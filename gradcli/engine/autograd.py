@@ -354,7 +354,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 counter += 1
         heapq.heapify(heap)
 
-    TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at))
+    TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at, []))
     prev_mode = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
@@ -462,6 +462,9 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     ready = child
             # Only the buffers hold the gradients now: a spent one is freed at once.
             out_grads = g = prev = None
+        callbacks = TASKS[-1][4]
+        while callbacks:  # queue_callback's, in order (one may queue another)
+            callbacks.pop(0)()
     finally:
         GRAD_ENABLED[0] = prev_mode
         TASKS.pop()
@@ -477,6 +480,14 @@ def _after_accumulate(node, grads: list) -> None:
     if node.post_hooks:
         for hook in list(node.post_hooks):
             hook((), tuple(grads))
+
+
+def queue_callback(callback) -> None:
+    """Run `callback` when the running backward has finished its graph (PyTorch's
+    Variable._execution_engine.queue_callback)."""
+    if not TASKS:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    TASKS[-1][4].append(callback)
 
 
 def current_task_id() -> int:

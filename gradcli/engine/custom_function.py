@@ -22,7 +22,7 @@ import numpy as np
 from . import saved_hooks
 from .grad_mode import GRAD_ENABLED
 from .node import SECOND_BACKWARD, Node, modified_inplace_message
-from .tensor import Tensor, make
+from .tensor import VIEW_CUSTOM, VIEW_MULTI, Tensor, make
 
 
 class _CustomOp:
@@ -256,11 +256,14 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
                     "change.")
             o._vc[0] += 1  # (PyTorch's rebase_history bumps the version once more)
             _set_history(o, ctx, i)
-        elif is_input:
-            new = _view_of_self(o)
-            _set_history(new, ctx, i)
         else:
-            _set_history(o, ctx, i)
+            if is_input:
+                new = _view_of_self(o)
+            _set_history(new, ctx, i)
+            if new._base is not None:
+                # written in place later, PyTorch refuses rather than replay the view over
+                # the custom backward (CreationMeta IN_CUSTOM_FUNCTION / MULTI_OUTPUT_NODE)
+                new._creation = VIEW_MULTI if len(outs) > 1 else VIEW_CUSTOM
         if new is not o:
             replaced[id(o)] = new
         wrapped.append(new)

@@ -38,13 +38,18 @@ VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used 
 # Views made in no_grad mode, and the outputs of ops returning several views (split,
 # unbind), may not be written in place with grad mode on, nor used after their base
 # changed: PyTorch raises instead of guessing what the history should be.
-VIEW_DEFAULT, VIEW_NO_GRAD, VIEW_MULTI = 0, 1, 2
+VIEW_DEFAULT, VIEW_NO_GRAD, VIEW_MULTI, VIEW_CUSTOM = 0, 1, 2, 3  # (CUSTOM: a custom Function's)
 _REBASE_HINT = {
     VIEW_NO_GRAD: (
         " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
         "your code by moving both the view and the inplace either both inside the no_grad block "
         "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
         "to be tracked)."),
+    VIEW_CUSTOM: (
+        " This view was created inside a custom Function (or because an input was returned "
+        "as-is) and the autograd logic to handle view+inplace would override the custom "
+        "backward associated with the custom Function, leading to incorrect gradients. This "
+        "behavior is forbidden. You can fix this by cloning the output of the custom Function."),
     VIEW_MULTI: (
         " This view is the output of a function that returns multiple views. Such functions do "
         "not allow the output views to be modified inplace. You should replace the inplace "

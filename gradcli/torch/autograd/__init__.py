@@ -37,6 +37,19 @@ def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - legacy 
     return out
 
 
+class _ExecutionEngine:
+    """Variable._execution_engine: the engine hook custom backward code reaches for."""
+
+    @staticmethod
+    def queue_callback(callback) -> None:
+        from gradcli.engine.autograd import queue_callback
+
+        queue_callback(callback)
+
+
+Variable._execution_engine = _ExecutionEngine()
+
+
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
