@@ -126,6 +126,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if is_grads_batched:
         return _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
@@ -147,8 +149,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = []
     for i, (t, g) in enumerate(zip(ins, captured, strict=False)):
         if g is None:
-            if materialize_grads and type(t) is not GradientEdge:
-                g = make(np.zeros_like(t._data))
+            if materialize_grads:
+                if type(t) is GradientEdge:
+                    raise RuntimeError(
+                        "materialize_grads cannot be used when the given input is a GradientEdge")
+                # (under create_graph PyTorch's zeros require grad: a higher-order grad works)
+                g = make(np.zeros_like(t._data), bool(create_graph))
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the "
@@ -476,7 +482,8 @@ def _after_accumulate(node, grads: list) -> None:
     post-hooks (grad_inputs=(), grad_outputs=the gradient), as PyTorch runs them."""
     var = node.variable
     for hook in list(getattr(var, "_post_acc_hooks", None) or ()):
-        hook(var)
+        if hook(var) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
     if node.post_hooks:
         for hook in list(node.post_hooks):
             hook((), tuple(grads))

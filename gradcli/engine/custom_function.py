@@ -159,7 +159,7 @@ def _backward_class(cls) -> type:
 def apply_function(cls, args: tuple, kwargs: dict):
     """Function.apply: run forward without recording, then wire the outputs to a node."""
     setup_style = getattr(cls.setup_context, "__func__", cls.setup_context) is not _BASE_SETUP
-    if kwargs:
+    if kwargs or setup_style:  # (setup_context sees forward's defaults too, as PyTorch's)
         sig = inspect.signature(cls.forward)
         bound = sig.bind(*args, **kwargs) if setup_style else sig.bind(None, *args, **kwargs)
         bound.apply_defaults()
@@ -217,7 +217,7 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
                 in_meta.append((a._data.shape, a._data.dtype))
             else:
                 in_meta.append(None)
-    wrapped, out_meta, replaced = [], [], {}
+    wrapped, out_meta, replaced, non_diff_outputs = [], [], {}, []
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             wrapped.append(o)
@@ -230,6 +230,7 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
                           and o._data.dtype.kind in "fc")
         new = o
         if not differentiable:
+            non_diff_outputs.append(i)
             if not o.requires_grad:
                 if is_input and not is_modified:
                     new = _view_of_self(o)
@@ -271,6 +272,8 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
         ctx.next_functions = tuple(edges)
         d["_in_meta"] = in_meta
         d["_out_meta"] = out_meta
+        if non_diff_outputs:
+            d["_non_diff_outputs"] = non_diff_outputs
         _save(ctx, replaced)
     else:
         d.pop("_to_save", None)
@@ -326,8 +329,10 @@ def _call_user_backward(node, grads: list):
     while len(grads) < len(out_meta):
         grads.append(None)
     if d.get("_materialize", True):
+        # ctx._materialize_non_diff_grads = False: non-differentiable outputs' stay None
+        skip = () if d.get("_materialize_non_diff_grads", True) else d.get("_non_diff_outputs", ())
         for i, spec in enumerate(out_meta):
-            if grads[i] is None and spec is not None:
+            if grads[i] is None and spec is not None and i not in skip:
                 grads[i] = make(np.zeros(spec[0], spec[1]))
     cls = type(node)._forward_cls
     backward_fn = cls.backward

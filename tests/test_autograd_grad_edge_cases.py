@@ -1,0 +1,115 @@
+"""autograd.grad's argument edge cases, post-accumulate-grad hooks that return a value, and
+custom Functions' setup_context defaults / non-differentiable output gradients, compared with
+PyTorch 2.13."""
+
+from __future__ import annotations
+
+import pytest
+
+import gradcli.torch as gt
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(f):
+    try:
+        return ("ok", f())
+    except Exception as e:  # noqa: BLE001 - the error is the behaviour compared
+        return (type(e).__name__, str(e))
+
+
+def _both(scenario):
+    mine, theirs = _outcome(lambda: scenario(gt)), _outcome(lambda: scenario(torch))
+    assert mine == theirs
+    return mine
+
+
+def test_grad_with_no_inputs_is_refused():
+    def scenario(t):
+        x = t.tensor([1.0], requires_grad=True)
+        return t.autograd.grad(2 * x, [], grad_outputs=t.tensor([1.0]))
+
+    kind, msg = _both(scenario)
+    assert kind == "RuntimeError" and "cannot be empty" in msg
+
+
+def test_materialized_zero_grads_can_be_differentiated_again():
+    def scenario(t):
+        x = t.tensor(0.5, requires_grad=True)
+        a = t.tensor(1.0, requires_grad=True)
+        (dydx,) = t.autograd.grad(x * a, x, create_graph=True)
+        (d2,) = t.autograd.grad(dydx, x, create_graph=True, materialize_grads=True)
+        (d3,) = t.autograd.grad(d2, x, materialize_grads=True)
+        return d2.item(), d2.requires_grad, d3.item()
+
+    assert _both(scenario) == ("ok", (0.0, True, 0.0))
+
+
+def test_materialize_grads_refuses_an_unreached_gradient_edge():
+    def scenario(t):
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        y = t.tensor([3.0], requires_grad=True)
+        edge = t.autograd.graph.get_gradient_edge(y * 1)
+        return t.autograd.grad((x * 2).sum(), (x, edge), materialize_grads=True)
+
+    kind, msg = _both(scenario)
+    assert kind == "RuntimeError" and "GradientEdge" in msg
+
+
+def test_post_accumulate_grad_hook_must_return_none():
+    def scenario(t):
+        w = t.tensor([1.0, 2.0], requires_grad=True)
+        w.register_post_accumulate_grad_hook(lambda p: p.grad)
+        w.sum().backward()
+
+    kind, msg = _both(scenario)
+    assert kind == "RuntimeError" and msg == "Tensor post accumulate grad hooks should return None."
+
+
+def test_setup_context_sees_forward_defaults():
+    def scenario(t):
+        class Pow(t.autograd.Function):
+            @staticmethod
+            def forward(x, y=3):
+                return t.pow(x, y)
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, y = inputs
+                ctx.save_for_backward(x)
+                ctx.y = y
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * ctx.y * t.pow(x, ctx.y - 1), None
+
+        x = t.tensor(2.0, requires_grad=True)
+        out = Pow.apply(x)
+        return out.item(), t.autograd.grad(out, x)[0].item()
+
+    assert _both(scenario) == ("ok", (8.0, 12.0))
+
+
+@pytest.mark.parametrize("materialize_non_diff", [True, False])
+def test_non_differentiable_output_gradient_materialization(materialize_non_diff):
+    def scenario(t):
+        seen = []
+
+        class Func(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                out0, out1 = x.clone(), x.clone()
+                ctx.mark_non_differentiable(out1)
+                ctx._materialize_non_diff_grads = materialize_non_diff
+                return out0, out1
+
+            @staticmethod
+            def backward(ctx, g0, g1):
+                seen.append(None if g1 is None else g1.tolist())
+                return g0
+
+        Func.apply(t.tensor(1.0, requires_grad=True))[0].backward()
+        return seen
+
+    assert _both(scenario) == ("ok", [0.0 if materialize_non_diff else None])
