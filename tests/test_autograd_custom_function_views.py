@@ -130,3 +130,58 @@ def _chained_callbacks(t) -> list:
 
 def test_queue_callback_chains_and_needs_a_running_backward():
     assert _chained_callbacks(gt) == _chained_callbacks(torch) == ["first", "second"]
+
+
+def _view_when_input_needs_no_grad(t):
+    class ViewAs(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp.view_as(inp)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    out = []
+    for write in (lambda v, b: v.add_(b), lambda v, b: v.copy_(b)):
+        view = ViewAs.apply(t.ones(1, 2))
+        try:
+            write(view, t.ones(1, requires_grad=True))
+            out.append("no error")
+        except RuntimeError as e:
+            out.append(str(e))
+    view = t.ones(1, 2).unbind()[0]
+    try:
+        view.copy_(t.ones(1, requires_grad=True))
+        out.append("no error")
+    except RuntimeError as e:
+        out.append(str(e))
+    return out
+
+
+def test_view_output_of_a_function_whose_input_needs_no_grad():
+    mine = _view_when_input_needs_no_grad(gt)
+    assert mine == _view_when_input_needs_no_grad(torch)
+    assert "This view was created inside a custom Function" in mine[0]
+
+
+def _local_inplace(t):
+    class Fn(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            view = inp.clone()[:3]
+            view += 2  # a view written inside forward: its history is still this node's
+            return view
+
+        @staticmethod
+        def backward(ctx, grad):
+            return t.ones(10)
+
+    base = t.arange(10.0, requires_grad=True)
+    out = Fn.apply(base)
+    out.sum().backward()
+    return type(out.grad_fn).__name__, out.tolist(), base.grad.tolist()
+
+
+def test_view_written_inside_forward_keeps_the_function_node():
+    assert _local_inplace(gt) == _local_inplace(torch)

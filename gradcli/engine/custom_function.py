@@ -218,6 +218,7 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
             else:
                 in_meta.append(None)
     wrapped, out_meta, replaced, non_diff_outputs = [], [], {}, []
+    views, n_differentiable = [], 0
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             wrapped.append(o)
@@ -261,13 +262,20 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
             if is_input:
                 new = _view_of_self(o)
             _set_history(new, ctx, i)
-            if new._base is not None:
-                # written in place later, PyTorch refuses rather than replay the view over
-                # the custom backward (CreationMeta IN_CUSTOM_FUNCTION / MULTI_OUTPUT_NODE)
-                new._creation = VIEW_MULTI if len(outs) > 1 else VIEW_CUSTOM
+        if new._base is not None and not (is_input and is_modified):
+            # written in place later, PyTorch refuses rather than replay the view over the
+            # custom backward (CreationMeta IN_CUSTOM_FUNCTION; MULTI_OUTPUT_NODE below)
+            new._creation = VIEW_CUSTOM
+            views.append(new)
+        if differentiable:
+            n_differentiable += 1
         if new is not o:
             replaced[id(o)] = new
         wrapped.append(new)
+    if n_differentiable > 1:
+        for v in views:
+            if v._grad_fn is ctx:
+                v._creation = VIEW_MULTI
     if is_executable:
         ctx.next_functions = tuple(edges)
         d["_in_meta"] = in_meta
@@ -284,6 +292,8 @@ def _set_history(t: Tensor, node, output_nr: int) -> None:
     t._grad_fn = node
     t._output_nr = output_nr
     t._requires_grad = True
+    if t._base is not None:  # its history is this node now, whatever forward wrote into it
+        t._attr_version = t._vc[0]
 
 
 def _save(ctx, replaced: dict) -> None:
