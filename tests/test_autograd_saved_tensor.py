@@ -267,3 +267,33 @@ def test_construct_standard_basis_for():
         assert [tuple(b.shape) for b in blocks] == [(6, 2), (6, 3), (6, 1)]
         full = mod.cat([b.double() for b in blocks], dim=1)
         assert full.tolist() == mod.eye(6, dtype=mod.float64).tolist()
+
+
+def test_graph_node_is_a_virtual_base_of_every_node_class():
+    def facts(t):
+        node_type = t.autograd.graph.Node
+        a = t.rand(3, requires_grad=True)
+        b = a.exp()
+
+        class Func(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        out = Func.apply(a)
+        return [
+            isinstance(b.grad_fn, node_type), issubclass(type(b.grad_fn), node_type),
+            node_type in type(b.grad_fn).mro(), isinstance(b.grad_fn.next_functions[0][0], node_type),
+            isinstance(t._C._functions.AccumulateGrad, node_type),
+            issubclass(t._C._functions.AccumulateGrad, node_type),
+            issubclass(t._C._functions.DelayedError, node_type),
+            isinstance(None, node_type), isinstance(node_type, node_type), issubclass(node_type, node_type),
+            issubclass(t.autograd.function.BackwardCFunction, node_type),
+            isinstance(out.grad_fn, node_type), node_type in type(out.grad_fn).mro(),
+        ]
+
+    assert facts(gt) == facts(torch)

@@ -56,7 +56,7 @@ def _identity_function(name: str, backward):
     return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
-class UndefinedGrad:
+class UndefinedGrad(_Node):
     """torch._C._functions.UndefinedGrad()(t): t passed through; its gradient is undefined
     (None) for the nodes below, as a backward that returns nothing gives."""
 
@@ -66,7 +66,7 @@ class UndefinedGrad:
         return outs[0] if len(outs) == 1 else outs
 
 
-class DelayedError:
+class DelayedError(_Node):
     """torch._C._functions.DelayedError(msg, n)(t): t passed through; backward through it
     raises RuntimeError(msg)."""
 
