@@ -60,6 +60,9 @@ class UndefinedGrad(_Node):
     """torch._C._functions.UndefinedGrad()(t): t passed through; its gradient is undefined
     (None) for the nodes below, as a backward that returns nothing gives."""
 
+    def __init__(self):
+        """A factory of pass-through nodes: it keeps no node state of its own."""
+
     def __call__(self, *tensors):
         fn = _identity_function("UndefinedGrad", lambda ctx, g: None)
         outs = tuple(fn.apply(t) for t in tensors)
