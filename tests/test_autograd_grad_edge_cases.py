@@ -113,3 +113,36 @@ def test_non_differentiable_output_gradient_materialization(materialize_non_diff
         return seen
 
     assert _both(scenario) == ("ok", [0.0 if materialize_non_diff else None])
+
+
+def _hook_counts(t):
+    a = t.tensor(1.0, requires_grad=True)
+    b = a * 2
+    c = b * 2
+    counts = []
+    cnt = {"tensor": 0, "pre": 0, "post": 0}
+
+    def bump(key):
+        cnt[key] += 1
+
+    a.register_hook(lambda g: bump("tensor"))
+    b.register_hook(lambda g: bump("tensor"))
+    acc = b.grad_fn.next_functions[0][0]
+    for node in (acc, b.grad_fn):
+        node.register_hook(lambda gi, go: bump("post"))
+        node.register_prehook(lambda go: bump("pre"))
+    runs = [lambda: t.autograd.grad(c, inputs=(b,), retain_graph=True),
+            lambda: t.autograd.grad(c, inputs=(a, b), retain_graph=True),
+            lambda: c.backward(retain_graph=True),
+            lambda: c.backward(inputs=(a, b), retain_graph=True)]
+    for run in runs:
+        cnt.update(tensor=0, pre=0, post=0)
+        run()
+        counts.append(dict(cnt))
+    return counts
+
+
+def test_which_hooks_run_for_grad_and_backward_with_inputs():
+    mine = _hook_counts(gt)
+    assert mine == _hook_counts(torch)
+    assert mine[3] == {"tensor": 2, "pre": 2, "post": 2}  # the leaf's AccumulateGrad ran

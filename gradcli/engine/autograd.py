@@ -110,6 +110,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         for t, g in zip(targets, captured, strict=False):
             if g is not None and not (t._retains_grad and t._grad_fn is not None):
                 _accumulate(t, [g], create_graph)  # (retain_grad already stored a non-leaf's)
+                if t._grad_fn is None:  # a leaf's AccumulateGrad ran: its post-hooks too
+                    acc = t._grad_accumulator()
+                    if acc is not None and acc.hooked:
+                        _after_accumulate(acc, [g])
         return
     run_engine(outputs, grads, retain_graph, create_graph, None, True)  # accumulate
 
