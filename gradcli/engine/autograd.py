@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import grad_mode
+from . import grad_mode, saved_hooks
 from .grad_mode import GRAD_ENABLED
 from .node import AccumulateGrad
 from .ops.registry import edge_of, reduce_to_inputs
@@ -365,6 +365,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
         heapq.heapify(heap)
 
     TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at, []))
+    hooks_before = list(saved_hooks.STACK)
     prev_mode = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
@@ -478,6 +479,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     finally:
         GRAD_ENABLED[0] = prev_mode
         TASKS.pop()
+        if saved_hooks.STACK or hooks_before:
+            saved_hooks.restore(hooks_before)
     return captured
 
 

@@ -70,8 +70,24 @@ def push(pack, unpack) -> None:
 
 
 def pop() -> None:
+    if not STACK:  # an extra __exit__ (e.g. from inside a hook): nothing to undo, as PyTorch
+        return
     STACK.pop()
     if not STACK:
+        _uninstall()
+
+
+def restore(snapshot: list) -> None:
+    """Put the hook stack back as it was when a backward started: hooks entered or exited
+    by code running inside backward do not outlive it (PyTorch's engine restores its
+    thread-local state after each node)."""
+    if len(STACK) == len(snapshot) and all(a is b for a, b in zip(STACK, snapshot, strict=True)):
+        return
+    had = bool(STACK)
+    STACK[:] = snapshot
+    if STACK and not had:
+        _install()
+    elif had and not STACK:
         _uninstall()
 
 
