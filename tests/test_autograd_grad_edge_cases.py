@@ -146,3 +146,16 @@ def test_which_hooks_run_for_grad_and_backward_with_inputs():
     mine = _hook_counts(gt)
     assert mine == _hook_counts(torch)
     assert mine[3] == {"tensor": 2, "pre": 2, "post": 2}  # the leaf's AccumulateGrad ran
+
+
+def test_numpy_of_a_tensor_requiring_grad_is_allowed_under_no_grad():
+    def scenario(t):
+        x = t.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        with t.no_grad():
+            arr = x.numpy()
+            arr[0, 0] = 5.0  # the same memory
+        return x.tolist(), (x * 1).requires_grad
+
+    assert _both(scenario) == ("ok", ([[5.0, 2.0], [3.0, 4.0]], True))
+    kind, msg = _both(lambda t: t.ones(2, requires_grad=True).numpy())
+    assert kind == "RuntimeError" and "Can't call numpy()" in msg
