@@ -174,6 +174,26 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (shares its base's storage and version)."""
+        return self._base is not None
+
+    @property
+    def volatile(self) -> bool:
+        """Removed from PyTorch long ago: always False, with its warning."""
+        import warnings
+
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value) -> None:
+        import warnings
+
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                      "instead.", UserWarning, stacklevel=2)
+
     @property
     def grad_fn(self):
         if self._base is not None:

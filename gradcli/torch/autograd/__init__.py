@@ -49,6 +49,8 @@ class _ExecutionEngine:
 
 Variable._execution_engine = _ExecutionEngine()
 
+import gradcli.torch as torch  # noqa: E402,F401  (torch.autograd.torch is torch, as PyTorch's)
+
 
 def __getattr__(name: str):
     if name.startswith("__"):
