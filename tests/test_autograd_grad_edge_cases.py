@@ -159,3 +159,19 @@ def test_numpy_of_a_tensor_requiring_grad_is_allowed_under_no_grad():
     assert _both(scenario) == ("ok", ([[5.0, 2.0], [3.0, 4.0]], True))
     kind, msg = _both(lambda t: t.ones(2, requires_grad=True).numpy())
     assert kind == "RuntimeError" and "Can't call numpy()" in msg
+
+
+def test_backward_inputs_may_be_gradient_edges():
+    def scenario(t):
+        edge_of = t.autograd.graph.get_gradient_edge
+        x = t.tensor([1.0, 2.0], requires_grad=True).clone()
+        y = t.tensor([3.0, 4.0], requires_grad=True).clone()
+        y.retain_grad()
+        out = x.clone() * y
+        t.autograd.backward(out.sum(), inputs=(edge_of(x), y), retain_graph=True)
+        t.autograd.backward(out.sum(), inputs=(edge_of(x), edge_of(y)))
+        leaf = t.tensor([1.0, 2.0], requires_grad=True)
+        t.autograd.backward((leaf * 3).sum(), inputs=(edge_of(leaf),))
+        return x.grad, y.grad.tolist(), leaf.grad.tolist()
+
+    assert _both(scenario) == ("ok", (None, [1.0, 2.0], [3.0, 3.0]))

@@ -108,6 +108,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         captured = run_engine(outputs, grads, retain_graph, create_graph, targets, accumulate=False)
         for t, g in zip(targets, captured, strict=False):
+            if type(t) is GradientEdge:  # an edge: only a leaf's AccumulateGrad stores a .grad
+                if g is not None and type(t.node) is AccumulateGrad:
+                    _accumulate(t.node.variable, [g], create_graph)
+                continue
             if g is not None and not (t._retains_grad and t._grad_fn is not None):
                 _accumulate(t, [g], create_graph)  # (retain_grad already stored a non-leaf's)
                 if t._grad_fn is None:  # a leaf's AccumulateGrad ran: its post-hooks too
