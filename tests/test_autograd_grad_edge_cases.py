@@ -175,3 +175,33 @@ def test_backward_inputs_may_be_gradient_edges():
         return x.grad, y.grad.tolist(), leaf.grad.tolist()
 
     assert _both(scenario) == ("ok", (None, [2.0, 4.0], [3.0, 3.0]))  # (y retains its grad)
+
+
+def _anomaly_warnings(t, warnings_are_errors):
+    import contextlib
+    import io
+    import warnings
+
+    err = io.StringIO()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            with t.autograd.detect_anomaly():
+                if warnings_are_errors:
+                    warnings.simplefilter("error")
+                a = t.tensor([1.0, 2.0], requires_grad=True)
+                d1 = a + 1
+                d2 = d1 ** 2
+                d1 += 1
+                with contextlib.redirect_stderr(err):
+                    t.autograd.grad(d2.sum(), a)
+        except RuntimeError as e:
+            raised = str(e)[:60]
+    return raised, [str(x.message)[:40] for x in w], "Error detected in PowBackward0" in err.getvalue()
+
+
+@pytest.mark.parametrize("warnings_are_errors", [False, True])
+def test_detect_anomaly_names_the_failing_node(warnings_are_errors):
+    mine = _anomaly_warnings(gt, warnings_are_errors)
+    assert mine == _anomaly_warnings(torch, warnings_are_errors)
+    assert len(mine[1]) == (1 if warnings_are_errors else 2)

@@ -374,6 +374,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
     special = capture is not None or observe is not None  # else: hooks are the only extras
+    node = None
     try:
         # A chain hands over straight to its one newly ready child (`ready`); the heap
         # orders the rest (AccumulateGrad first, then the newest node first).
@@ -480,6 +481,10 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
         callbacks = TASKS[-1][4]
         while callbacks:  # queue_callback's, in order (one may queue another)
             callbacks.pop(0)()
+    except Exception:
+        if anomaly and node is not None:
+            _warn_error_in(node)
+        raise
     finally:
         GRAD_ENABLED[0] = prev_mode
         TASKS.pop()
@@ -595,6 +600,21 @@ def _retain(node, grads: list, create_graph: bool) -> None:
             t._grad = g if create_graph else make(np.array(g._data, copy=True))
         else:
             t._grad = t._grad + g
+
+
+def _warn_error_in(node) -> None:
+    """detect_anomaly: name the node whose backward failed and where its forward ran, as a
+    warning (printed to stderr if warnings are errors, so the original error still wins)."""
+    import sys
+    import warnings
+
+    trace = node.trace
+    msg = (f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+           f"{trace if isinstance(trace, str) else ''}")
+    try:
+        warnings.warn(msg, UserWarning, stacklevel=2)
+    except Exception:  # noqa: BLE001 - a warnings filter set to "error"
+        print(msg, file=sys.stderr)
 
 
 def _check_nan(node, out_grads) -> None:
