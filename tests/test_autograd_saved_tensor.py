@@ -297,3 +297,25 @@ def test_graph_node_is_a_virtual_base_of_every_node_class():
         ]
 
     assert facts(gt) == facts(torch)
+
+
+def test_unsafe_version_counter_tools():
+    def scenario(t, log):
+        x = t.ones(2, requires_grad=True).clone()
+        x.add_(1)
+        x.add_(2)
+        v = x[0:1]  # a view shares the counter
+        with t.autograd._unsafe_preserve_version_counter(x):
+            x.mul_(2)
+        log.append((x._version, v._version))
+        t._C._autograd._unsafe_set_version_counter((x,), (0,))
+        log.append((x._version, v._version))
+        y = t.ones(2, requires_grad=True).clone()
+        with t.autograd._unsafe_preserve_version_counter((x, y)):
+            x.mul_(2)
+            y.mul_(3)
+        log.append((x._version, y._version))
+        _attempt(log, lambda: t._C._autograd._unsafe_set_version_counter((x,), (-1,)))
+
+    log = _same(scenario)
+    assert log[0] == "(2, 2)" and "Cannot set" in log[-1]

@@ -7,6 +7,7 @@ import types as _types
 
 from gradcli.engine import autograd as _engine
 from gradcli.engine.grad_mode import is_grad_enabled  # noqa: F401
+from gradcli.engine.grad_mode import unsafe_set_version_counter as _unsafe_set_version_counter
 from gradcli.engine.node import AccumulateGrad as _AccumulateGrad
 from gradcli.engine.node import Node as _Node
 from gradcli.engine.saved_tensor import SavedTensor as _SavedTensor
@@ -21,6 +22,7 @@ def _saved_tensors_hooks_is_enabled() -> bool:
 _autograd = _types.ModuleType("torch._C._autograd")
 _autograd.SavedTensor = _SavedTensor
 _autograd._saved_tensors_hooks_is_enabled = _saved_tensors_hooks_is_enabled
+_autograd._unsafe_set_version_counter = _unsafe_set_version_counter
 
 _functions = _types.ModuleType("torch._C._functions")
 _functions.AccumulateGrad = _AccumulateGrad

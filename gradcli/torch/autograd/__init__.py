@@ -5,6 +5,7 @@ from __future__ import annotations
 from gradcli.engine.autograd import backward, grad  # noqa: F401
 from gradcli.engine.custom_function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from gradcli.engine.grad_mode import (  # noqa: F401
+    _unsafe_preserve_version_counter,
     detect_anomaly,
     enable_grad,
     inference_mode,
