@@ -154,3 +154,50 @@ def test_post_accumulate_grad_hooks_and_accumulator_post_hooks():
 
     log = _same(scenario)
     assert log.count("('acc post', (), (tensor([5.]),))") == 1
+
+
+def _hooks_entered_or_exited_inside_backward(t):
+    import gc
+    import weakref
+
+    log = []
+
+    def scope():
+        def unpack(x):
+            weak_ctx().__enter__()  # entered during backward, never exited
+            return x
+
+        ctx = t.autograd.graph.saved_tensors_hooks(lambda x: x, unpack)
+        weak_ctx = weakref.ref(ctx)
+        x = t.tensor([0.5, 1.0], requires_grad=True)
+        with ctx:
+            x.sin().sum().backward()
+        return weakref.ref(unpack)
+
+    gc.disable()
+    try:
+        log.append(scope()() is None)  # the hook entered inside backward did not outlive it
+    finally:
+        gc.enable()
+
+    def exit_inside(x):
+        ctx_1.__exit__()
+        return x
+
+    ctx_1 = t.autograd.graph.saved_tensors_hooks(lambda x: x, exit_inside)
+    ctx_2 = t.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x)
+    for _ in range(3):
+        with ctx_2:
+            ctx_1.__enter__()
+            t.tensor([0.5, 1.0], requires_grad=True).sin().sum().backward()
+    for _ in range(3):
+        ctx_1.__exit__()  # more exits than enters: no error
+    a = t.tensor(1.0, requires_grad=True)
+    y = a.exp()
+    y.grad_fn._raw_saved_result.register_hooks(lambda x: x, lambda x: x)  # no hooks left active
+    log.append(y.grad_fn._saved_result.item())
+    return log
+
+
+def test_saved_tensors_hooks_entered_or_exited_inside_backward():
+    assert _hooks_entered_or_exited_inside_backward(gt) == _hooks_entered_or_exited_inside_backward(torch)

@@ -106,3 +106,28 @@ def test_profiler_blocks_run_unchanged_and_record_nothing():
         y.backward()
     assert x.grad.tolist() == [3.0, 3.0]
     assert list(prof.key_averages()) == []  # recorded nothing, and says nothing
+
+
+def test_volatile_is_gone_but_still_answers_with_its_warnings():
+    def facts(t):
+        v = t.ones(2)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            read = v.volatile
+            v.volatile = True
+        return read, [(x.category.__name__, str(x.message)) for x in w]
+
+    assert facts(gt) == facts(torch)
+    assert gt.autograd.torch is gt
+
+
+def test_is_view_says_whether_a_tensor_is_a_view():
+    def facts(t):
+        x = t.ones(2, 3, requires_grad=True)
+        y = x * 1
+        with t.no_grad():
+            z = x.view_as(x)
+        return [x._is_view(), y._is_view(), y[0]._is_view(), y.t()._is_view(), z._is_view(),
+                y.unbind()[1]._is_view(), y.clone()._is_view()]
+
+    assert facts(gt) == facts(torch)

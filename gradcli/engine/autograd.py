@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import grad_mode
+from . import grad_mode, saved_hooks
 from .grad_mode import GRAD_ENABLED
 from .node import AccumulateGrad
 from .ops.registry import edge_of, reduce_to_inputs
@@ -108,8 +108,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         captured = run_engine(outputs, grads, retain_graph, create_graph, targets, accumulate=False)
         for t, g in zip(targets, captured, strict=False):
+            if type(t) is GradientEdge:  # an edge: only a leaf's AccumulateGrad stores a .grad
+                if g is not None and type(t.node) is AccumulateGrad:
+                    _accumulate(t.node.variable, [g], create_graph)
+                continue
             if g is not None and not (t._retains_grad and t._grad_fn is not None):
                 _accumulate(t, [g], create_graph)  # (retain_grad already stored a non-leaf's)
+                if t._grad_fn is None:  # a leaf's AccumulateGrad ran: its post-hooks too
+                    acc = t._grad_accumulator()
+                    if acc is not None and acc.hooked:
+                        _after_accumulate(acc, [g])
         return
     run_engine(outputs, grads, retain_graph, create_graph, None, True)  # accumulate
 
@@ -126,6 +134,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if is_grads_batched:
         return _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
@@ -147,8 +157,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = []
     for i, (t, g) in enumerate(zip(ins, captured, strict=False)):
         if g is None:
-            if materialize_grads and type(t) is not GradientEdge:
-                g = make(np.zeros_like(t._data))
+            if materialize_grads:
+                if type(t) is GradientEdge:
+                    raise RuntimeError(
+                        "materialize_grads cannot be used when the given input is a GradientEdge")
+                # (under create_graph PyTorch's zeros require grad: a higher-order grad works)
+                g = make(np.zeros_like(t._data), bool(create_graph))
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the "
@@ -354,11 +368,13 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 counter += 1
         heapq.heapify(heap)
 
-    TASKS.append((next(_task_ids), deps if needed is None else needed, shared))
+    TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at, []))
+    hooks_before = list(saved_hooks.STACK)
     prev_mode = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
     special = capture is not None or observe is not None  # else: hooks are the only extras
+    node = None
     try:
         # A chain hands over straight to its one newly ready child (`ready`); the heap
         # orders the rest (AccumulateGrad first, then the newest node first).
@@ -462,9 +478,18 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     ready = child
             # Only the buffers hold the gradients now: a spent one is freed at once.
             out_grads = g = prev = None
+        callbacks = TASKS[-1][4]
+        while callbacks:  # queue_callback's, in order (one may queue another)
+            callbacks.pop(0)()
+    except Exception:
+        if anomaly and node is not None:
+            _warn_error_in(node)
+        raise
     finally:
         GRAD_ENABLED[0] = prev_mode
         TASKS.pop()
+        if saved_hooks.STACK or hooks_before:
+            saved_hooks.restore(hooks_before)
     return captured
 
 
@@ -473,10 +498,19 @@ def _after_accumulate(node, grads: list) -> None:
     post-hooks (grad_inputs=(), grad_outputs=the gradient), as PyTorch runs them."""
     var = node.variable
     for hook in list(getattr(var, "_post_acc_hooks", None) or ()):
-        hook(var)
+        if hook(var) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
     if node.post_hooks:
         for hook in list(node.post_hooks):
             hook((), tuple(grads))
+
+
+def queue_callback(callback) -> None:
+    """Run `callback` when the running backward has finished its graph (PyTorch's
+    Variable._execution_engine.queue_callback)."""
+    if not TASKS:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    TASKS[-1][4].append(callback)
 
 
 def current_task_id() -> int:
@@ -488,7 +522,12 @@ def will_engine_execute_node(node) -> bool:
     """Whether the running backward will run `node` (torch._C._will_engine_execute_node)."""
     if not TASKS:
         raise RuntimeError(
-            "_will_engine_execute_node should only be called during the backward pass")
+            "_get_should_execute_nodes should only be called during the backward pass")
+    stop_at = TASKS[-1][3]
+    if stop_at and node in stop_at and type(node) is AccumulateGrad:
+        raise RuntimeError(
+            "A leaf node was passed to _will_engine_execute_node but we are currently running "
+            "autograd.grad(). This is currently not supported.")
     return node in TASKS[-1][1]
 
 
@@ -561,6 +600,21 @@ def _retain(node, grads: list, create_graph: bool) -> None:
             t._grad = g if create_graph else make(np.array(g._data, copy=True))
         else:
             t._grad = t._grad + g
+
+
+def _warn_error_in(node) -> None:
+    """detect_anomaly: name the node whose backward failed and where its forward ran, as a
+    warning (printed to stderr if warnings are errors, so the original error still wins)."""
+    import sys
+    import warnings
+
+    trace = node.trace
+    msg = (f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+           f"{trace if isinstance(trace, str) else ''}")
+    try:
+        warnings.warn(msg, UserWarning, stacklevel=2)
+    except Exception:  # noqa: BLE001 - a warnings filter set to "error"
+        print(msg, file=sys.stderr)
 
 
 def _check_nan(node, out_grads) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 from . import saved_hooks
 from .grad_mode import GRAD_ENABLED
 from .node import SECOND_BACKWARD, Node, modified_inplace_message
-from .tensor import Tensor, make
+from .tensor import VIEW_CUSTOM, VIEW_MULTI, Tensor, make
 
 
 class _CustomOp:
@@ -159,7 +159,7 @@ def _backward_class(cls) -> type:
 def apply_function(cls, args: tuple, kwargs: dict):
     """Function.apply: run forward without recording, then wire the outputs to a node."""
     setup_style = getattr(cls.setup_context, "__func__", cls.setup_context) is not _BASE_SETUP
-    if kwargs:
+    if kwargs or setup_style:  # (setup_context sees forward's defaults too, as PyTorch's)
         sig = inspect.signature(cls.forward)
         bound = sig.bind(*args, **kwargs) if setup_style else sig.bind(None, *args, **kwargs)
         bound.apply_defaults()
@@ -217,7 +217,8 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
                 in_meta.append((a._data.shape, a._data.dtype))
             else:
                 in_meta.append(None)
-    wrapped, out_meta, replaced = [], [], {}
+    wrapped, out_meta, replaced, non_diff_outputs = [], [], {}, []
+    views, n_differentiable = [], 0
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             wrapped.append(o)
@@ -230,6 +231,7 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
                           and o._data.dtype.kind in "fc")
         new = o
         if not differentiable:
+            non_diff_outputs.append(i)
             if not o.requires_grad:
                 if is_input and not is_modified:
                     new = _view_of_self(o)
@@ -256,18 +258,30 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
                     "change.")
             o._vc[0] += 1  # (PyTorch's rebase_history bumps the version once more)
             _set_history(o, ctx, i)
-        elif is_input:
-            new = _view_of_self(o)
-            _set_history(new, ctx, i)
         else:
-            _set_history(o, ctx, i)
+            if is_input:
+                new = _view_of_self(o)
+            _set_history(new, ctx, i)
+        if new._base is not None and not (is_input and is_modified):
+            # written in place later, PyTorch refuses rather than replay the view over the
+            # custom backward (CreationMeta IN_CUSTOM_FUNCTION; MULTI_OUTPUT_NODE below)
+            new._creation = VIEW_CUSTOM
+            views.append(new)
+        if differentiable:
+            n_differentiable += 1
         if new is not o:
             replaced[id(o)] = new
         wrapped.append(new)
+    if n_differentiable > 1:
+        for v in views:
+            if v._grad_fn is ctx:
+                v._creation = VIEW_MULTI
     if is_executable:
         ctx.next_functions = tuple(edges)
         d["_in_meta"] = in_meta
         d["_out_meta"] = out_meta
+        if non_diff_outputs:
+            d["_non_diff_outputs"] = non_diff_outputs
         _save(ctx, replaced)
     else:
         d.pop("_to_save", None)
@@ -278,6 +292,8 @@ def _set_history(t: Tensor, node, output_nr: int) -> None:
     t._grad_fn = node
     t._output_nr = output_nr
     t._requires_grad = True
+    if t._base is not None:  # its history is this node now, whatever forward wrote into it
+        t._attr_version = t._vc[0]
 
 
 def _save(ctx, replaced: dict) -> None:
@@ -323,8 +339,10 @@ def _call_user_backward(node, grads: list):
     while len(grads) < len(out_meta):
         grads.append(None)
     if d.get("_materialize", True):
+        # ctx._materialize_non_diff_grads = False: non-differentiable outputs' stay None
+        skip = () if d.get("_materialize_non_diff_grads", True) else d.get("_non_diff_outputs", ())
         for i, spec in enumerate(out_meta):
-            if grads[i] is None and spec is not None:
+            if grads[i] is None and spec is not None and i not in skip:
                 grads[i] = make(np.zeros(spec[0], spec[1]))
     cls = type(node)._forward_cls
     backward_fn = cls.backward

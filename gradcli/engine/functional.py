@@ -10,6 +10,19 @@ from .grad_mode import GRAD_ENABLED, enable_grad, set_grad_enabled
 from .tensor import Tensor, make
 
 
+def _construct_standard_basis_for(tensors, tensor_numels) -> tuple:
+    """The identity matrix of size sum(tensor_numels), cut column-wise into one block per
+    tensor and cast to that tensor's dtype: the grad_outputs a batched jacobian feeds to
+    every output at once (torch exposes it under this private name; its tests call it)."""
+    total = sum(tensor_numels)
+    eye = np.eye(total)
+    blocks, start = [], 0
+    for t, n in zip(tensors, tensor_numels):
+        blocks.append(make(np.ascontiguousarray(eye[:, start:start + n]).astype(t._data.dtype)))
+        start += n
+    return tuple(blocks)
+
+
 def _as_tuple(x):
     return (x,) if isinstance(x, Tensor) else tuple(x)
 

@@ -175,3 +175,27 @@ def is_anomaly_enabled() -> bool:
 # Where the current forward op runs (file, line), asked only under detect_anomaly;
 # the language runtime installs a provider, plain Python gets none.
 TRACE_PROVIDER = [None]
+
+
+def unsafe_set_version_counter(tensors, versions) -> None:
+    """torch._C._autograd._unsafe_set_version_counter: overwrite each tensor's version
+    counter (shared with its views, as PyTorch's is)."""
+    for t, v in zip(tensors, versions, strict=True):
+        if v < 0:
+            raise RuntimeError(f"Cannot set a version_counter to a value below 0: {v}")
+        t._vc[0] = v
+
+
+class _unsafe_preserve_version_counter:  # noqa: N801 - torch's name
+    """torch.autograd._unsafe_preserve_version_counter(t or tuple): on exit, the versions the
+    tensors had on entry are put back, so autograd does not see the writes made inside."""
+
+    def __init__(self, tensors):
+        self.tensors = tensors if isinstance(tensors, tuple) else (tensors,)
+        self.prev_versions = tuple(t._vc[0] for t in self.tensors)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> None:
+        unsafe_set_version_counter(self.tensors, self.prev_versions)

@@ -94,6 +94,14 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
+    def __getattr__(self, name: str):
+        """Only for names not found otherwise: PyTorch's `_saved_<x>` / `_raw_saved_<x>`."""
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from .saved_tensor import saved_attr
+
+            return saved_attr(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     @property
     def metadata(self) -> dict:
         """A dict for the user's own notes, the same one on every read (as PyTorch's)."""

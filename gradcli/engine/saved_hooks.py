@@ -32,7 +32,7 @@ class _Packed:
         if t._vc[0] != version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
-                "input to pack hook can not be modified by in-place operations as this can lead "
+                "input to pack hook cannot be modified by in-place operations as this can lead "
                 "to unexpected side-effects. Please open an issue if you need to perform in-place "
                 "operations on the input to a pack hook.")
         self.unpack = unpack
@@ -70,8 +70,24 @@ def push(pack, unpack) -> None:
 
 
 def pop() -> None:
+    if not STACK:  # an extra __exit__ (e.g. from inside a hook): nothing to undo, as PyTorch
+        return
     STACK.pop()
     if not STACK:
+        _uninstall()
+
+
+def restore(snapshot: list) -> None:
+    """Put the hook stack back as it was when a backward started: hooks entered or exited
+    by code running inside backward do not outlive it (PyTorch's engine restores its
+    thread-local state after each node)."""
+    if len(STACK) == len(snapshot) and all(a is b for a, b in zip(STACK, snapshot, strict=True)):
+        return
+    had = bool(STACK)
+    STACK[:] = snapshot
+    if STACK and not had:
+        _install()
+    elif had and not STACK:
         _uninstall()
 
 

@@ -38,13 +38,18 @@ VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used 
 # Views made in no_grad mode, and the outputs of ops returning several views (split,
 # unbind), may not be written in place with grad mode on, nor used after their base
 # changed: PyTorch raises instead of guessing what the history should be.
-VIEW_DEFAULT, VIEW_NO_GRAD, VIEW_MULTI = 0, 1, 2
+VIEW_DEFAULT, VIEW_NO_GRAD, VIEW_MULTI, VIEW_CUSTOM = 0, 1, 2, 3  # (CUSTOM: a custom Function's)
 _REBASE_HINT = {
     VIEW_NO_GRAD: (
         " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
         "your code by moving both the view and the inplace either both inside the no_grad block "
         "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
         "to be tracked)."),
+    VIEW_CUSTOM: (
+        " This view was created inside a custom Function (or because an input was returned "
+        "as-is) and the autograd logic to handle view+inplace would override the custom "
+        "backward associated with the custom Function, leading to incorrect gradients. This "
+        "behavior is forbidden. You can fix this by cloning the output of the custom Function."),
     VIEW_MULTI: (
         " This view is the output of a function that returns multiple views. Such functions do "
         "not allow the output views to be modified inplace. You should replace the inplace "
@@ -168,6 +173,26 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (shares its base's storage and version)."""
+        return self._base is not None
+
+    @property
+    def volatile(self) -> bool:
+        """Removed from PyTorch long ago: always False, with its warning."""
+        import warnings
+
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value) -> None:
+        import warnings
+
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                      "instead.", UserWarning, stacklevel=2)
 
     @property
     def grad_fn(self):

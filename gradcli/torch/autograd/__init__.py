@@ -5,6 +5,7 @@ from __future__ import annotations
 from gradcli.engine.autograd import backward, grad  # noqa: F401
 from gradcli.engine.custom_function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from gradcli.engine.grad_mode import (  # noqa: F401
+    _unsafe_preserve_version_counter,
     detect_anomaly,
     enable_grad,
     inference_mode,
@@ -14,8 +15,10 @@ from gradcli.engine.grad_mode import (  # noqa: F401
     set_detect_anomaly,
     set_grad_enabled,
 )
+from gradcli.engine.saved_tensor import SavedTensor  # noqa: F401
 from gradcli.engine.tensor import Tensor as _Tensor
 
+from .. import _C  # noqa: F401,E402  (torch._C: attached to the facade package on import)
 from . import function, functional, graph, profiler  # noqa: F401
 from . import gradcheck as _gradcheck_module
 
@@ -33,6 +36,21 @@ def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - legacy 
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+class _ExecutionEngine:
+    """Variable._execution_engine: the engine hook custom backward code reaches for."""
+
+    @staticmethod
+    def queue_callback(callback) -> None:
+        from gradcli.engine.autograd import queue_callback
+
+        queue_callback(callback)
+
+
+Variable._execution_engine = _ExecutionEngine()
+
+import gradcli.torch as torch  # noqa: E402,F401  (torch.autograd.torch is torch, as PyTorch's)
 
 
 def __getattr__(name: str):

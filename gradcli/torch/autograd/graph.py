@@ -8,7 +8,8 @@ import functools
 
 from gradcli.engine import saved_hooks as _saved_hooks
 from gradcli.engine.autograd import GradientEdge, current_task_id, will_engine_execute_node
-from gradcli.engine.node import Node, RemovableHandle
+from gradcli.engine.node import Node as _EngineNode
+from gradcli.engine.node import RemovableHandle
 from gradcli.engine.tensor import Tensor as _Tensor
 
 __all__ = [
@@ -17,6 +18,23 @@ __all__ = [
 ]
 
 GradientEdge.__module__ = "torch.autograd.graph"
+
+
+class _VirtualBase(type):
+    """isinstance/issubclass answer for every grad_fn class without being in their MRO."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _EngineNode)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return sub is cls or (isinstance(sub, type) and issubclass(sub, _EngineNode))
+
+
+class Node(metaclass=_VirtualBase):
+    """torch.autograd.graph.Node: the abstract type of grad_fn objects. As PyTorch's, a
+    virtual base: every node is an instance, no node class lists it in its MRO."""
+
+    __slots__ = ()
 
 
 def _node_of(t):
@@ -73,6 +91,8 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
 @contextlib.contextmanager
 def disable_saved_tensors_hooks(error_message: str):
     """Inside, entering saved_tensors_hooks raises RuntimeError(error_message)."""
+    if _saved_hooks.STACK:  # (PyTorch refuses to disable hooks that are in use)
+        raise RuntimeError(error_message)
     previous = _saved_hooks.DISABLED[0]
     try:
         _saved_hooks.DISABLED[0] = error_message
