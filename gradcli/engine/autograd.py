@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import grad_mode, saved_hooks
-from .grad_mode import GRAD_ENABLED
+from .grad_mode import GRAD_MODE
 from .node import AccumulateGrad
 from .ops.registry import edge_of, reduce_to_inputs
 from .saved_hooks import run_unpacked
@@ -370,8 +370,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
 
     TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at, []))
     hooks_before = list(saved_hooks.STACK)
-    prev_mode = GRAD_ENABLED[0]
-    GRAD_ENABLED[0] = bool(create_graph)
+    prev_mode = GRAD_MODE.enabled
+    GRAD_MODE.enabled = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
     special = capture is not None or observe is not None  # else: hooks are the only extras
     node = None
@@ -486,7 +486,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             _warn_error_in(node)
         raise
     finally:
-        GRAD_ENABLED[0] = prev_mode
+        GRAD_MODE.enabled = prev_mode
         TASKS.pop()
         if saved_hooks.STACK or hooks_before:
             saved_hooks.restore(hooks_before)
@@ -562,7 +562,7 @@ def _add_to(buf: list, nr: int, g: Tensor, shared=None) -> None:
     old = buf[nr]
     if old is None:
         buf[nr] = g
-    elif (not GRAD_ENABLED[0] and old._data.shape == g._data.shape
+    elif (not GRAD_MODE.enabled and old._data.shape == g._data.shape
             and old._data.dtype == g._data.dtype and _exclusive(old, shared)):
         np.add(old._data, g._data, out=old._data)
     else:

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from . import saved_hooks
-from .grad_mode import GRAD_ENABLED
+from .grad_mode import GRAD_MODE
 from .node import SECOND_BACKWARD, Node, modified_inplace_message
 from .tensor import VIEW_CUSTOM, VIEW_MULTI, Tensor, make
 
@@ -100,7 +100,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 continue
             if output_nr is not None:  # an output of this node: rebuilt, no cycle held
                 data, vc = t
-                t = make(data, True, self if GRAD_ENABLED[0] else None)
+                t = make(data, True, self if GRAD_MODE.enabled else None)
                 t._vc = vc
                 t._output_nr = output_nr
             if t._vc[0] != version:
@@ -167,12 +167,12 @@ def apply_function(cls, args: tuple, kwargs: dict):
     node_cls = _backward_class(cls)
     ctx = node_cls.__new__(node_cls)
     Node.__init__(ctx, node_cls._op, (), None, None, None, None, None)
-    grad_on = GRAD_ENABLED[0]
+    grad_on = GRAD_MODE.enabled
     needs = tuple(grad_on and isinstance(a, Tensor) and a.requires_grad for a in args)
     d = ctx.__dict__
     d["_needs_input_grad"] = needs
     is_executable = any(needs)
-    GRAD_ENABLED[0] = False
+    GRAD_MODE.enabled = False
     try:
         if setup_style:
             output = cls.forward(*args)
@@ -180,19 +180,19 @@ def apply_function(cls, args: tuple, kwargs: dict):
         else:
             output = cls.forward(ctx, *args)
     finally:
-        GRAD_ENABLED[0] = grad_on
+        GRAD_MODE.enabled = grad_on
     return _wrap_outputs(ctx, args, output, is_executable)
 
 
 def _view_of_self(t: Tensor) -> Tensor:
     """A new tensor object over the same storage and version counter (an input returned
     as it is becomes a view of itself, as PyTorch's view_as)."""
-    prev = GRAD_ENABLED[0]
-    GRAD_ENABLED[0] = False
+    prev = GRAD_MODE.enabled
+    GRAD_MODE.enabled = False
     try:
         return t.view_as(t)
     finally:
-        GRAD_ENABLED[0] = prev
+        GRAD_MODE.enabled = prev
 
 
 def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
@@ -446,12 +446,12 @@ def once_differentiable(fn):
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        prev = GRAD_ENABLED[0]
-        GRAD_ENABLED[0] = False
+        prev = GRAD_MODE.enabled
+        GRAD_MODE.enabled = False
         try:
             outputs = fn(ctx, *args)
         finally:
-            GRAD_ENABLED[0] = prev
+            GRAD_MODE.enabled = prev
         if not prev:
             return outputs
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .autograd import grad
-from .grad_mode import GRAD_ENABLED, enable_grad, set_grad_enabled
+from .grad_mode import GRAD_MODE, enable_grad, set_grad_enabled
 from .tensor import Tensor, make
 
 
@@ -162,7 +162,7 @@ def _zeros_for_none(grads, refs, strict: bool, create_graph: bool, stage: str) -
 
 def _second_mode(create_graph: bool) -> bool:
     """Grad mode of the final backward: on for create_graph, else the caller's."""
-    return True if create_graph else GRAD_ENABLED[0]
+    return True if create_graph else GRAD_MODE.enabled
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):

@@ -1,18 +1,31 @@
-"""Global grad mode and anomaly mode, with torch's context managers/decorators."""
+"""Grad mode (per thread, as PyTorch's) and anomaly mode (process-wide, as PyTorch's),
+with torch's context managers/decorators."""
 
 from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import warnings
 
-# One-element lists: the hot path reads STATE[0] without attribute lookups.
-GRAD_ENABLED = [True]
+
+class _GradMode(threading.local):
+    """Grad mode of the thread that reads it: each thread starts with it on and changes only
+    its own, as PyTorch's thread-local GradMode (a thread started inside no_grad records
+    graphs). A thread-local attribute, not a context variable: op forwards may run inside
+    the per-thread numpy-error Context (engine/fpstate.py), which would hold a stale copy."""
+
+    def __init__(self):
+        self.enabled = True
+
+
+GRAD_MODE = _GradMode()
+# One-element list: the hot path reads ANOMALY[0] without attribute lookups.
 ANOMALY = [False]
 
 
 def is_grad_enabled() -> bool:
-    return GRAD_ENABLED[0]
+    return GRAD_MODE.enabled
 
 
 class _GradModeContext:
@@ -21,12 +34,12 @@ class _GradModeContext:
     _target: bool
 
     def __enter__(self):
-        self._prev = GRAD_ENABLED[0]
-        GRAD_ENABLED[0] = self._target
+        self._prev = GRAD_MODE.enabled
+        GRAD_MODE.enabled = self._target
         return None
 
     def __exit__(self, *exc):
-        GRAD_ENABLED[0] = self._prev
+        GRAD_MODE.enabled = self._prev
         return False
 
     def __call__(self, fn):
@@ -113,18 +126,18 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
 
     def __init__(self, mode: bool):
         self._target = bool(mode)
-        self._prev = GRAD_ENABLED[0]
-        GRAD_ENABLED[0] = self._target
+        self._prev = GRAD_MODE.enabled
+        GRAD_MODE.enabled = self._target
 
     def __enter__(self):
         return None
 
     def __exit__(self, *exc):
-        GRAD_ENABLED[0] = self._prev
+        GRAD_MODE.enabled = self._prev
         return False
 
     def __call__(self, fn):
-        GRAD_ENABLED[0] = self._prev  # as a decorator it must not change the mode now
+        GRAD_MODE.enabled = self._prev  # as a decorator it must not change the mode now
         return _decorate(fn, self.clone)
 
     def clone(self):

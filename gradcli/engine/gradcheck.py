@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .grad_mode import GRAD_ENABLED
+from .grad_mode import GRAD_MODE
 from .node import Node
 from .tensor import Tensor, make
 
@@ -311,8 +311,8 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, 
                check_backward_ad):
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
-    prev = GRAD_ENABLED[0]
-    GRAD_ENABLED[0] = True  # (as torch.autograd.grad needs; the caller's mode comes back)
+    prev = GRAD_MODE.enabled
+    GRAD_MODE.enabled = True  # (as torch.autograd.grad needs; the caller's mode comes back)
     try:
         func_out = func(*inputs)
         outputs = _differentiable(func_out)
@@ -323,7 +323,7 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, 
         if check_undefined_grad:
             _check_undefined_grads(func, outputs, inputs)
     finally:
-        GRAD_ENABLED[0] = prev
+        GRAD_MODE.enabled = prev
     return True
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
-from .grad_mode import GRAD_ENABLED
+from .grad_mode import GRAD_MODE
 
 _make = None  # tensor.make, imported on first use (tensor imports this module)
 
@@ -149,7 +149,7 @@ class Node:
             if saved[0] is PACKED:
                 t = saved[1].tensor()
                 saved = (t._data, t._vc)
-        out = (_make or _import_make())(saved[0], True, self if GRAD_ENABLED[0] else None)
+        out = (_make or _import_make())(saved[0], True, self if GRAD_MODE.enabled else None)
         out._vc = saved[1]
         return out
 
@@ -262,9 +262,9 @@ class AccumulateGrad(Node):
             raise TypeError(f"expected 1 arguments, got {len(grads)} instead")
         if grads[0] is not None:
             from .autograd import _accumulate
-            from .grad_mode import GRAD_ENABLED
+            from .grad_mode import GRAD_MODE
 
-            _accumulate(self.variable, [grads[0]], GRAD_ENABLED[0])
+            _accumulate(self.variable, [grads[0]], GRAD_MODE.enabled)
         return ()
 
 

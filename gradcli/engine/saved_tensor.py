@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import saved_hooks
-from .grad_mode import GRAD_ENABLED
+from .grad_mode import GRAD_MODE
 from .node import SECOND_BACKWARD
 from .tensor import Tensor, make
 
@@ -87,12 +87,12 @@ SavedTensor.__module__ = "torch._C._autograd"
 
 def _pack(t: Tensor, pack, unpack):
     """Pack one saved tensor now, with grad mode off as PyTorch calls the pack hook here."""
-    prev = GRAD_ENABLED[0]
-    GRAD_ENABLED[0] = False
+    prev = GRAD_MODE.enabled
+    GRAD_MODE.enabled = False
     try:
         return saved_hooks._Packed(t, pack, unpack)
     finally:
-        GRAD_ENABLED[0] = prev
+        GRAD_MODE.enabled = prev
 
 
 def _already_set() -> RuntimeError:

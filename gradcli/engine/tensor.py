@@ -14,7 +14,7 @@ from weakref import ref as _weak_ref
 import numpy as np
 
 from . import dtypes
-from .grad_mode import GRAD_ENABLED
+from .grad_mode import GRAD_MODE
 from .node import AccumulateGrad, RemovableHandle, mark_detached_in_place
 from .node import _sequence as _node_sequence
 
@@ -498,7 +498,7 @@ class Tensor:
     # -------------------------------------------------------------- in-place
     def _check_inplace(self) -> None:
         """PyTorch's check_inplace, for what `self` alone decides (see _apply_inplace)."""
-        if GRAD_ENABLED[0]:
+        if GRAD_MODE.enabled:
             base = self._base
             if base is not None and (self._requires_grad or base._requires_grad):
                 if self._creation:
@@ -518,7 +518,7 @@ class Tensor:
         the op may write an expanded tensor (several elements, one memory location).
         """
         self._check_inplace()
-        if not GRAD_ENABLED[0]:
+        if not GRAD_MODE.enabled:
             result = compute(self, *others)
             _write_into(self, result._data, overlap_ok)
             self._vc[0] += 1

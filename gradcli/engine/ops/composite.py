@@ -558,11 +558,11 @@ UNBIND_COPY = _copy_pieces_op("unbind_copy", "UnbindBackward0_copy",
 def _as_copies(op, pieces, x):
     """Copies of the view pieces split/chunk/unbind made, as one node of `op` (with the
     views' own bookkeeping, so the backward joins the gradients the same way)."""
-    from ..grad_mode import GRAD_ENABLED
+    from ..grad_mode import GRAD_MODE
 
     outs = [make(np.array(p._data, copy=True)) for p in pieces]
     fn = pieces[0]._grad_fn if pieces else None
-    if fn is not None and GRAD_ENABLED[0]:
+    if fn is not None and GRAD_MODE.enabled:
         node = op.node_class()(op, fn.next_functions, None, None, None, fn.meta, None)
         for i, o in enumerate(outs):
             o._requires_grad = True

@@ -1138,11 +1138,11 @@ def _grid_sample_fwd(inp, grid, mode, padding, align_corners):
 
 def _grid_sample_backward(c, g):
     from ..autograd import grad as _grad
-    from ..grad_mode import GRAD_ENABLED, enable_grad
+    from ..grad_mode import GRAD_MODE, enable_grad
 
     inp, grid = c.saved
     mode, padding, align_corners = c.meta
-    graph = GRAD_ENABLED[0]
+    graph = GRAD_MODE.enabled
     x = inp if graph and c.needs(0) else inp.detach().requires_grad_()
     gr = grid if graph and c.needs(1) else grid.detach().requires_grad_()
     with enable_grad():

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import GRAD_ENABLED
+from ..grad_mode import GRAD_MODE
 from ..kernels.fma import fused_minus_product32
 from ..kernels.sleef import power as _float_power
 from ..kernels.sleef import rounded_once, sigmoid32
@@ -295,7 +295,7 @@ def _times_fresh(g: Tensor, fresh: Tensor) -> Tensor:
     it: without a graph to record, the product goes into fresh's buffer (the same ufunc
     and values, one array less at the peak of a long backward)."""
     f, gd = fresh._data, g._data
-    if (GRAD_ENABLED[0] or type(f) is not np.ndarray or f.shape != gd.shape
+    if (GRAD_MODE.enabled or type(f) is not np.ndarray or f.shape != gd.shape
             or f.dtype != gd.dtype):
         return g * fresh
     return make(np.multiply(gd, f, out=f))

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import GRAD_ENABLED
+from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from .registry import defop, public, run_op
 
@@ -522,7 +522,7 @@ def _group_norm_backward(c, g):
     mean_t = make(mean.astype(d.dtype)).reshape(n, groups, 1)
     rstd_t = make(rstd.astype(d.dtype)).reshape(n, groups, 1)
     per = (ch // groups) * math.prod(d.shape[2:])
-    if GRAD_ENABLED[0]:  # differentiable statistics under create_graph
+    if GRAD_MODE.enabled:  # differentiable statistics under create_graph
         flat = x.reshape(n, groups, per)
         mean_t = flat.mean(-1, keepdim=True)
         rstd_t = ((flat - mean_t) ** 2).mean(-1, keepdim=True).add(eps).rsqrt()
@@ -784,7 +784,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
-    if GRAD_ENABLED[0] and target.requires_grad:
+    if GRAD_MODE.enabled and target.requires_grad:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
                            "to argument 'target'. This input cannot have requires_grad True.")
     return run_op(SOFT_MARGIN, (input, target), (reduction,))
@@ -1961,7 +1961,7 @@ def _ctc_fwd(lp, targets, input_lengths, target_lengths, blank, zero_infinity, b
 def _ctc_backward(c, g):
     grads, = c.meta[-1:]
     scale = g.unsqueeze(-1) if g._data.ndim else g
-    if GRAD_ENABLED[0]:  # (a node that refuses to be differentiated, as PyTorch's)
+    if GRAD_MODE.enabled:  # (a node that refuses to be differentiated, as PyTorch's)
         return (run_op(CTC_GRAD, (scale, c.saved[0]), (grads,)),)
     return (make((scale._data * grads).astype(grads.dtype)),)
 

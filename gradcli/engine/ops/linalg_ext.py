@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import GRAD_ENABLED
+from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from .registry import _record, defop, public, run_op
 
@@ -84,7 +84,7 @@ def _outs(c) -> list:
     """The saved outputs of multi-output node `c` as Tensors: under grad mode (a
     create_graph backward) they hang off `c`, so their use is differentiated again."""
     arrays = c.meta[-1]
-    if not GRAD_ENABLED[0]:
+    if not GRAD_MODE.enabled:
         return [make(a) for a in arrays]
     outs = []
     for i, a in enumerate(arrays):
@@ -95,7 +95,7 @@ def _outs(c) -> list:
 
 
 def _needs_graph(inputs) -> bool:
-    return GRAD_ENABLED[0] and any(type(x) is Tensor and x.requires_grad for x in inputs)
+    return GRAD_MODE.enabled and any(type(x) is Tensor and x.requires_grad for x in inputs)
 
 
 def _run_multi(op, inputs: tuple, meta: tuple, arrays: list, differentiable: tuple) -> list:
@@ -317,7 +317,7 @@ def _det_backward(c, g):
     eps = np.finfo(a.dtype).eps
     if a.size == 0:
         return (A * 0,)
-    if not GRAD_ENABLED[0]:
+    if not GRAD_MODE.enabled:
         # PyTorch solves A^T G = det * g * I on A's LU with its zero pivots nudged to eps: an
         # exactly singular A (det 0) gets a zero gradient there
         with np.errstate(all="ignore"):
@@ -704,7 +704,7 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
                      unitriangular: bool = False, *, out=None):
     _check_tensor("triangular_solve", "input", input)
     _check_tensor("triangular_solve", "A", A, 2)
-    if GRAD_ENABLED[0] is not None:
+    if GRAD_MODE.enabled is not None:
         warnings.warn(
             "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular"
             "and will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular "
@@ -1490,7 +1490,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     _check_matrix("linalg.matrix_power", A, floating=False)
     if n == 0:
         eye = np.broadcast_to(np.eye(A._data.shape[-1], dtype=A._data.dtype), A._data.shape).copy()
-        if A.requires_grad and GRAD_ENABLED[0]:
+        if A.requires_grad and GRAD_MODE.enabled:
             return _zero_grad_copy(A, eye)
         return make(eye)
     if n < 0:

@@ -755,7 +755,7 @@ def _as_tensor_arg(value, name: str, position: int):
 def _bce_logits_impl(input: Tensor, target: Tensor, weight, pos_weight, reduction: str) -> Tensor:
     """torch.binary_cross_entropy_with_logits: PyTorch's checks in the order its steps
     would raise them (log_sigmoid's dtype, pos_weight's broadcast, the in-place ops')."""
-    from ..grad_mode import GRAD_ENABLED
+    from ..grad_mode import GRAD_MODE
     from ..tensor import _type_word
     from .shape import broadcast_error
 
@@ -792,7 +792,7 @@ def _bce_logits_impl(input: Tensor, target: Tensor, weight, pos_weight, reductio
     if weight is not None:
         fits(t.shape, t.shape, weight._data.shape)
         w = weight._data
-    if GRAD_ENABLED[0]:
+    if GRAD_MODE.enabled:
         for name, arg in (("weight", weight), ("pos_weight", pos_weight)):
             if arg is not None and arg.requires_grad:
                 raise RuntimeError(

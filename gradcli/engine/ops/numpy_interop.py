@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import GRAD_ENABLED
+from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, make
 from .registry import public
 
@@ -18,7 +18,7 @@ def numpy(self: Tensor, *, force: bool = False):
     requires grad unless ``force``, which then returns a copy of a detached tensor)."""
     if self.requires_grad:
         if not force:
-            if not GRAD_ENABLED[0]:  # (under no_grad PyTorch shares the memory as for any tensor)
+            if not GRAD_MODE.enabled:  # (under no_grad PyTorch shares the memory as for any tensor)
                 return self._data
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")

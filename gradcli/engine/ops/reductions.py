@@ -158,14 +158,14 @@ def _prod_backward(c, g):
 
 
 def _prod_all_grad(c, g, a):
-    from ..grad_mode import GRAD_ENABLED
+    from ..grad_mode import GRAD_MODE
 
     if not a._data.ndim:
         return g
     zeros = np.count_nonzero(a._data == 0)
     if not zeros:
         return g * (c.result / a)
-    if zeros > 1 and not GRAD_ENABLED[0]:
+    if zeros > 1 and not GRAD_MODE.enabled:
         return make(np.zeros(a._data.shape, dtype=g._data.dtype))
     if a._data.size == 1:  # the product of no others: the gradient itself
         return g.view(a._data.shape)
@@ -517,7 +517,7 @@ def _cumprod_backward(c, g):
     slice get a gradient (computed directly). Zeros with create_graph: for each k the
     products that leave out element k (prods before it times cumprods after it) are
     written into select(dim, k) of a zero tensor (CopySlices nodes)."""
-    from ..grad_mode import GRAD_ENABLED
+    from ..grad_mode import GRAD_MODE
 
     a = c.saved[0]
     dim = c.meta[0]
@@ -529,7 +529,7 @@ def _cumprod_backward(c, g):
         w = c.result * g
         res = w.flip([dim]).cumsum(dim).flip([dim]).div(a)
         return (res if res._data.dtype == a._data.dtype else res.to(a.dtype),)  # cumprod(dtype=)
-    if not GRAD_ENABLED[0]:
+    if not GRAD_MODE.enabled:
         return (make(_cumprod_zeros_grad(a._data, g._data, c.result._data, dim)),)
     return (_cumprod_zeros_graph(a, g, dim),)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import float32, float64
-from ..grad_mode import ANOMALY, GRAD_ENABLED, TRACE_PROVIDER
+from ..grad_mode import ANOMALY, GRAD_MODE, TRACE_PROVIDER
 from ..limits import MAX_ELEMENTS, check_count
 from ..node import next_sequence as _next_seq
 from ..node import node_class
@@ -174,7 +174,7 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
         raise _translate(err, arrays) from None
     if type(out) is not _ndarray:
         out = _asarray(out)
-    if GRAD_ENABLED[0] and op.backward is not None:
+    if GRAD_MODE.enabled and op.backward is not None:
         for x in inputs:
             if isinstance(x, Tensor) and (x._requires_grad or (x._base is not None
                                                              and x._base._requires_grad)):
@@ -214,7 +214,7 @@ def run_scalar(op: Op, a: Tensor, s) -> Tensor:
     if type(out) is not _ndarray:
         out = _asarray(out)
     base = a._base
-    if not (GRAD_ENABLED[0] and (a._requires_grad or (base is not None and base._requires_grad))) \
+    if not (GRAD_MODE.enabled and (a._requires_grad or (base is not None and base._requires_grad))) \
             or op.backward is None:
         return make(out, False, None)
     return _record_one(op, a, (a, s), (), out)
@@ -263,7 +263,7 @@ def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
     if type(out) is not _ndarray:
         out = _asarray(out)
     base = a._base
-    if not (GRAD_ENABLED[0] and (a._requires_grad or (base is not None and base._requires_grad))) \
+    if not (GRAD_MODE.enabled and (a._requires_grad or (base is not None and base._requires_grad))) \
             or op.backward is None or out.dtype.kind != "f":
         return make(out, False, None)
     if op.broadcast:  # (input_meta bookkeeping lives in _record)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import GRAD_ENABLED
+from ..grad_mode import GRAD_MODE
 from ..tensor import VIEW_MULTI, Tensor, _wrap_dim, make
 from .registry import defop, edge_of, run_op
 
@@ -126,7 +126,7 @@ def _run_pieces(op, x: Tensor, arrays: list, meta: tuple, steps: list) -> tuple:
         o._base = x if x._base is None else x._base
         o._view_fn = chain + (step,)
         o._creation = VIEW_MULTI  # never written in place (PyTorch), even without history
-    if not GRAD_ENABLED[0]:
+    if not GRAD_MODE.enabled:
         from .views import mark_no_grad_view
 
         for o in outs:

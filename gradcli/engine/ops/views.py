@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..grad_mode import GRAD_ENABLED
+from ..grad_mode import GRAD_MODE
 from ..tensor import VIEW_DEFAULT, VIEW_NO_GRAD, Tensor, _wrap_dim, has_internal_overlap, make
 from .registry import defop, edge_of, reduce_to_inputs, run_op
 
@@ -118,7 +118,7 @@ def _as_view(res: Tensor, x: Tensor, op, meta: tuple) -> Tensor:
         res._base = x._base
         res._view_fn = x._view_fn + step
         res._creation = x._creation  # a view of a no_grad or split view is one too
-    if not GRAD_ENABLED[0]:
+    if not GRAD_MODE.enabled:
         mark_no_grad_view(res, x)
     return res
 
