@@ -9,30 +9,10 @@ pre-hooks (b.grad 12 where PyTorch has 3).
 
 from __future__ import annotations
 
-import re
-
 import pytest
-
-import gradcli.torch as gt
+from scenario_log import same as _same
 
 torch = pytest.importorskip("torch")
-
-ADDR = re.compile(r"0x[0-9a-fA-F]+")
-
-
-def _run(mod, scenario) -> list:
-    log = []
-    try:
-        scenario(mod, log)
-    except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
-        log.append(f"{type(e).__name__}: {e}")
-    return [ADDR.sub("0x?", str(x)) for x in log]
-
-
-def _same(scenario) -> list:
-    mine, theirs = _run(gt, scenario), _run(torch, scenario)
-    assert mine == theirs
-    return mine
 
 
 FUNCTIONS = {

@@ -2,41 +2,11 @@
 
 from __future__ import annotations
 
-import re
-import warnings
-
 import pytest
-
-import gradcli.torch as gt
+from scenario_log import attempt as _attempt
+from scenario_log import same_recording_warnings as _same
 
 torch = pytest.importorskip("torch")
-
-ADDR = re.compile(r"0x[0-9a-fA-F]+")
-
-
-def _run(mod, scenario) -> list:
-    log = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            scenario(mod, log)
-        except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
-            log.append(f"{type(e).__name__}: {e}")
-    log += [f"{w.category.__name__}: {w.message}" for w in caught]
-    return [ADDR.sub("0x?", str(x)) for x in log]
-
-
-def _same(scenario) -> list:
-    mine, theirs = _run(gt, scenario), _run(torch, scenario)
-    assert mine == theirs
-    return mine
-
-
-def _attempt(log, f):
-    try:
-        log.append(f())
-    except Exception as e:  # noqa: BLE001
-        log.append(f"{type(e).__name__}: {e}")
 
 
 def test_mismatch_message_and_error_class():

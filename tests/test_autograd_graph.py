@@ -3,37 +3,13 @@ hooks, Node) and post-accumulate-grad hooks, compared with PyTorch 2.13."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from scenario_log import attempt as _attempt
+from scenario_log import same as _same
 
 import gradcli.torch as gt
 
 torch = pytest.importorskip("torch")
-
-ADDR = re.compile(r"0x[0-9a-fA-F]+")
-
-
-def _run(mod, scenario) -> list:
-    log = []
-    try:
-        scenario(mod, log)
-    except Exception as e:  # noqa: BLE001 - the error is part of the behaviour
-        log.append(f"{type(e).__name__}: {e}")
-    return [ADDR.sub("0x?", str(x)) for x in log]
-
-
-def _same(scenario) -> list:
-    mine, theirs = _run(gt, scenario), _run(torch, scenario)
-    assert mine == theirs
-    return mine
-
-
-def _attempt(log, f):
-    try:
-        log.append(f())
-    except Exception as e:  # noqa: BLE001
-        log.append(f"{type(e).__name__}: {e}")
 
 
 def test_saved_tensors_hooks_pack_and_unpack():
