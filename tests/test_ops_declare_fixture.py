@@ -58,3 +58,12 @@ def test_unregister_removes_every_trace():
     assert "fixture_gone" not in OPS and not hasattr(Tensor, "fixture_gone_")
     with pytest.raises(AttributeError, match="not supported by gradcli"):
         gt.fixture_gone  # noqa: B018
+
+
+def test_a_second_op_of_one_name_is_refused():
+    from gradcli.engine.ops.registry import defop
+
+    before = OPS["exp"]
+    with pytest.raises(ValueError, match="'exp' is declared twice"):
+        defop("exp", "ExpBackward0", np.exp)
+    assert OPS["exp"] is before

@@ -435,7 +435,7 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def _trapezoid_sum(y, dx, dim):
-    from .math import MUL_SCALAR
+    from .reductions import MUL_SCALAR
 
     n = y._data.shape[dim]
     if n == 0:
@@ -469,7 +469,7 @@ def _half(t):
 
 @public("torch.cumulative_trapezoid")
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    from .math import MUL_SCALAR
+    from .reductions import MUL_SCALAR
 
     if isinstance(x, (int, float)) and dx is None:
         x, dx = None, x

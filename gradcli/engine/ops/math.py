@@ -15,6 +15,10 @@ import numpy as np
 from .. import dtypes
 from ..tensor import Tensor, make
 from .declare import binary, expose, scipy_fn, unary
+from .reductions import (  # mul.Scalar / add.Scalar (MulBackward1, AddBackward1)
+    ADD_SCALAR,
+    MUL_SCALAR,
+)
 from .registry import defop, public, run_op, run_unary
 
 _PI = _m.pi
@@ -403,13 +407,6 @@ special_erfcx = unary("special_erfcx", "SpecialErfcxBackward0", _f64(_erfcx),
                       "d erfcx(a)/da = 2 a erfcx(a) - 2/sqrt(pi)", save="inputs,result",
                       names=("torch.special.erfcx",), inplace=False,
                       torch_call="torch.special.erfcx(a)")
-# mul.Scalar and add.Scalar: what PyTorch's composite functions record when their C++
-# multiplies or adds a plain number (MulBackward1, AddBackward1), unlike Python's `t * 2`
-MUL_SCALAR = defop("mul_scalar", "MulBackward1", lambda a, s: a * a.dtype.type(s),
-                   lambda c, g: (g * c.meta[0],), "d(a*s)/da = s",
-                   torch_call="torch.special.ndtr(a)")
-ADD_SCALAR = defop("add_scalar", "AddBackward1", lambda a, s: a + a.dtype.type(s),
-                   lambda c, g: (g,), "d(a+s)/da = 1", torch_call="torch.special.ndtr(a)")
 
 
 @public("torch.special.ndtr")

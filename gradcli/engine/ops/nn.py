@@ -547,7 +547,8 @@ BCE_BACKWARD = defop(
     _bce_double_backward, "d bce_backward(g, x, t)/dg, /dx, /dt (PyTorch's double backward)",
     save="inputs", torch_call=_BCE_GRAD)
 # logit(x) = log(x / (1 - x)): the gradient of binary_cross_entropy for its target is -logit(x)
-LOGIT = defop("logit", "LogitBackward0", _logit_fwd, _logit_backward,
+# (its own table entry: torch.logit, in math.py, takes eps)
+LOGIT = defop("bce_target_logit", "LogitBackward0", _logit_fwd, _logit_backward,
               "d logit(x)/dx = 1/(x(1 - x))", save="inputs", torch_call=_BCE_GRAD)
 
 

@@ -144,6 +144,8 @@ def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save:
     op = Op(name, node, forward, backward, rule, "inputs" in save, "result" in save,
             "meta" in save, broadcast, torch_call, examples or [], multi, save_for, domain,
             out_size, check_order)
+    if name in OPS:  # two ops of one name: the table, explain and the tests would see one
+        raise ValueError(f"an op named {name!r} is declared twice")
     OPS[name] = op
     return op
 
