@@ -728,13 +728,9 @@ def is_saved_attr(name) -> bool:
     return name.startswith(("_saved_", "_raw_saved_")) and name.isidentifier()
 
 
-#: the name PyTorch gives a node's second saved input (its first is always ``self``)
-_SECOND_SAVED = {"Pow": "exponent", "Mm": "mat2", "Bmm": "mat2", "Mv": "vec", "Dot": "tensor",
-                 "Atan2": "other"}
-
-
 class SavedTensor:
-    """What ``grad_fn._raw_saved_x`` gives: PyTorch's SavedTensor handle, opaque here."""
+    """What ``grad_fn._raw_saved_x`` gives a program: PyTorch's SavedTensor handle, opaque
+    (its ``register_hooks`` is plain Python's, not the language's)."""
 
     __slots__ = ()
 
@@ -744,47 +740,12 @@ class SavedTensor:
 
 def saved_attr(node, name):
     """A grad_fn's read-only ``_saved_x`` (the saved input or result, as PyTorch names them)
-    and ``_raw_saved_x``."""
-    raw = name.startswith("_raw_saved_")
-    key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
-    kind = type(node).__name__
-    base = kind.rstrip("0123456789")
-    base = base[:-len("Backward")] if base.endswith("Backward") else base
-    missing = AttributeError(f"'{kind}' object has no attribute '{name}'")
-    value = _NO_VALUE = object()
-    if key == "result":
-        if getattr(node, "saved_result", None) is None and not getattr(node, "freed", False):
-            raise missing
-        if not getattr(node, "freed", False):
-            value = node.result
-    elif key == "alpha" and base in ("Add", "Sub") and not raw:
-        return 1
-    else:
-        saved = getattr(node, "saved", None)
-        names = ("self", _SECOND_SAVED.get(base, "other"))
-        if key not in names or (saved is None and not getattr(node, "freed", False)):
-            raise missing
-        i = names.index(key)
-        if saved is not None:
-            if i >= len(saved):
-                meta = getattr(node, "meta", None) or ()
-                if base != "Pow" or raw or not meta or type(meta[0]) not in (int, float):
-                    raise missing
-                # a Python exponent lives in the node's meta (PyTorch keeps the Scalar; an
-                # integral one is most often written as an int: x ** 2)
-                v = meta[0]
-                return int(v) if type(v) is float and v.is_integer() else v
-            value = saved[i]
-            if type(value) in (int, float, bool):
-                if raw:
-                    raise missing
-                # (PyTorch saves a Python operand as a wrapped 0-d tensor: int64 or float64)
-                fac = facade()
-                return fac.tensor(value, dtype=fac.float64 if type(value) is float else None)
-    if value is _NO_VALUE:
-        node_mod = sys.modules.get("gradcli.engine.node")
-        raise RuntimeError(getattr(node_mod, "SECOND_BACKWARD", "saved tensors were freed"))
-    return SavedTensor() if raw else value
+    and ``_raw_saved_x``: the engine's answer and errors (engine/saved_tensor.py), with the
+    raw handle replaced by an opaque one."""
+    from gradcli.engine.saved_tensor import saved_attr as engine_saved_attr
+
+    value = engine_saved_attr(node, name)
+    return SavedTensor() if name.startswith("_raw_saved_") else value
 
 
 def display_class_name(cls) -> str:
