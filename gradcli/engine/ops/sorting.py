@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..tensor import Tensor, _wrap_dim, make
+from ..tensor import Tensor, _type_word, _wrap_dim, make
 from .reductions import RETURN_TYPES, return_type
 from .registry import defop, public, run_unary
 
@@ -410,3 +410,97 @@ def aminmax(input, *, dim=None, keepdim=False):
             dims = ()
     meta = (dims, bool(keepdim))
     return AMINMAX_T((run_unary(AMINMAX_MIN, input, meta), run_unary(AMINMAX_MAX, input, meta)))
+
+
+# ------------------------------------------------------------- searchsorted, bucketize
+
+def _bound_indices(seq: np.ndarray, vals: np.ndarray, right: bool, sorter) -> np.ndarray:
+    """Per row, the index where each value would go in that row of `seq` (rows: all but
+    the last dim, the same for both), by ATen's binary search: move right while
+    `!(mid >= v)` (left) or `!(mid > v)` (right), so a NaN value goes past the end and a
+    NaN boundary counts as larger than every number."""
+    n = seq.shape[-1]
+    lo = np.zeros(vals.shape, dtype=np.int64)
+    hi = np.full(vals.shape, n, dtype=np.int64)
+    active = lo < hi
+    with np.errstate(invalid="ignore"):
+        while active.any():
+            mid = (lo + hi) // 2
+            at = np.minimum(mid, n - 1)
+            if sorter is not None:
+                at = np.take_along_axis(sorter, at, axis=-1)
+            mid_val = np.take_along_axis(seq, at, axis=-1)
+            go_right = ~(mid_val > vals) if right else ~(mid_val >= vals)
+            lo = np.where(active & go_right, mid + 1, lo)
+            hi = np.where(active & ~go_right, mid, hi)
+            active = lo < hi
+    return lo
+
+
+def _sizes_text(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+@public("torch.searchsorted")
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, out=None,
+                 sorter=None):
+    """Indices that keep each row of `sorted_sequence` sorted if `input`'s values went in
+    there (integers, never differentiable)."""
+    name = "torch.searchsorted()"
+    if out is not None:
+        raise RuntimeError(f"{name}: out= is not supported by gradcli")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"{name}: side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError(f"{name}: side and right can't be set to opposites, got side of "
+                               f"left while right was True")
+        right = side == "right"
+    seq = sorted_sequence._data
+    if seq.ndim == 0:
+        raise RuntimeError(f"{name}: boundaries tensor should have positive dimension, but got "
+                           f"0 dimension")
+    scalar = not isinstance(input, Tensor)
+    vals = np.asarray(input) if scalar else input._data
+    if scalar and seq.ndim != 1:
+        raise RuntimeError(
+            f"{name}: input value can be a scalar only when boundaries tensor dimension is 1, "
+            f"but we got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)")
+    if seq.ndim > 1 and (vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError(
+            f"{name}: boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+            f"boundaries tensor and input value tensor must match, but we got boundaries tensor "
+            f"{_sizes_text(seq.shape)} and input value tensor {_sizes_text(vals.shape)}")
+    order = None
+    if sorter is not None:
+        if sorter._data.dtype != np.int64:
+            raise RuntimeError(f"{name}: sorter must be a tensor of long dtype but got dtype "
+                               f"{_type_word(dtypes.of_array(sorter._data))}")
+        if sorter._data.shape != seq.shape:
+            raise RuntimeError(f"{name}: boundary and sorter must have the same size, but got "
+                               f"boundary tensor {_sizes_text(seq.shape)}and got sorter tensor "
+                               f"{_sizes_text(sorter._data.shape)}")
+        order = sorter._data
+    index_dtype = np.int32 if out_int32 else np.int64
+    if seq.shape[-1] == 0 or vals.size == 0:
+        return make(np.zeros(vals.shape, dtype=index_dtype))
+    if seq.ndim == 1:  # one row for every value
+        flat = vals.reshape(1, -1)
+        found = _bound_indices(seq.reshape(1, -1), flat, right,
+                               None if order is None else order.reshape(1, -1))
+        return make(found.reshape(vals.shape).astype(index_dtype))
+    rows = int(np.prod(seq.shape[:-1]))
+    found = _bound_indices(seq.reshape(rows, -1), vals.reshape(rows, -1), right,
+                           None if order is None else order.reshape(rows, -1))
+    return make(found.reshape(vals.shape).astype(index_dtype))
+
+
+@public("torch.bucketize")
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The bucket of each value of `input` among the 1-d sorted `boundaries`."""
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries._data.ndim})")
+    if out is not None:
+        raise RuntimeError("torch.bucketize(): out= is not supported by gradcli")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)

@@ -1,0 +1,71 @@
+"""torch.searchsorted and torch.bucketize against PyTorch 2.13: ATen's binary search (NaN
+values go past the end, a NaN boundary is larger than every number), rows of an N-d
+boundaries tensor, scalars, sorter, int32 results, never a gradient, and its errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import gradcli.torch as gt
+
+torch = pytest.importorskip("torch")
+
+NAN = math.nan
+
+
+def _cases(T):
+    s = T.tensor([1.0, 2.0, 3.0])
+    with_nan = T.tensor([1.0, 2.0, 3.0, NAN])
+    rows = T.tensor([[1.0, 2.0, 3.0], [2.0, 3.0, 4.0]])
+    return [
+        lambda: T.searchsorted(s, T.tensor([0.5, 1.0, 2.5, 3.0, 9.0])),
+        lambda: T.searchsorted(s, T.tensor([0.5, 1.0, 2.5, 3.0, 9.0]), right=True),
+        lambda: T.searchsorted(s, T.tensor([1.0, 3.0]), side="right"),
+        lambda: T.searchsorted(with_nan, T.tensor([NAN, 2.0, 0.5, 5.0])),
+        lambda: T.searchsorted(with_nan, T.tensor([NAN, 2.0, 0.5, 5.0]), right=True),
+        lambda: T.searchsorted(s, 2.0),
+        lambda: T.searchsorted(s, 2, right=True),
+        lambda: T.searchsorted(s, T.tensor(2.0)),
+        lambda: T.searchsorted(s, T.tensor([[1, 2], [3, 4]])),
+        lambda: T.searchsorted(s.double(), T.tensor([1.5])),
+        lambda: T.searchsorted(rows, T.tensor([[2.5], [2.5]])),
+        lambda: T.searchsorted(rows, T.tensor([[0.0, 2.0, 9.0], [2.0, 3.5, 4.0]]), right=True),
+        lambda: T.searchsorted(T.tensor([3.0, 1.0, 2.0]), T.tensor([2.5, 0.0]),
+                               sorter=T.tensor([1, 2, 0])),
+        lambda: T.searchsorted(s, T.tensor([1.0]), out_int32=True),
+        lambda: T.searchsorted(s, T.empty(0)),
+        lambda: T.searchsorted(T.empty(0), T.tensor([1.0])),
+        lambda: T.searchsorted(T.ones(2, 3), T.ones(3, 2)),
+        lambda: T.searchsorted(s, T.tensor([1.0]), right=True, side="left"),
+        lambda: T.searchsorted(s, T.tensor([1.0]), side="middle"),
+        lambda: T.searchsorted(T.tensor(1.0), T.tensor([1.0])),
+        lambda: T.searchsorted(s, T.tensor([1.0]), sorter=T.tensor([0, 1])),
+        lambda: T.searchsorted(s, T.tensor([1.0]), sorter=T.tensor([0.0, 1.0, 2.0])),
+        lambda: T.searchsorted(T.ones(2, 3), 1.0),
+        lambda: T.bucketize(T.tensor([[0.5, 2.0]]), s),
+        lambda: T.bucketize(T.tensor([[0.5, 2.0]]), s, right=True, out_int32=True),
+        lambda: T.bucketize(2.0, s),
+        lambda: T.bucketize(T.tensor([1.0]), T.ones(2, 2)),
+    ]
+
+
+def _show(f):
+    try:
+        r = f()
+    except RuntimeError as e:
+        return f"RuntimeError: {e}"
+    return f"{r!r} {r.dtype} {r.requires_grad}"
+
+
+@pytest.mark.parametrize("i", range(len(_cases(gt))))
+def test_searchsorted_and_bucketize_match_pytorch(i):
+    assert _show(_cases(gt)[i]) == _show(_cases(torch)[i])
+
+
+def test_the_result_never_requires_grad():
+    x = gt.rand(5, requires_grad=True)
+    bins = gt.linspace(0, 1.0, steps=10, requires_grad=True)
+    for out in (gt.searchsorted(bins, x), gt.bucketize(x, bins)):
+        assert out.dtype == gt.int64 and not out.requires_grad and out.grad_fn is None
