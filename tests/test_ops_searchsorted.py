@@ -1,6 +1,7 @@
 """torch.searchsorted and torch.bucketize against PyTorch 2.13: ATen's binary search (NaN
 values go past the end, a NaN boundary is larger than every number), rows of an N-d
-boundaries tensor, scalars, sorter, int32 results, never a gradient, and its errors."""
+boundaries tensor, scalars, sorter, int32 results, never a gradient, and its errors; and
+Tensor.data_ptr()'s relations between views of one storage."""
 
 from __future__ import annotations
 
@@ -69,3 +70,14 @@ def test_the_result_never_requires_grad():
     bins = gt.linspace(0, 1.0, steps=10, requires_grad=True)
     for out in (gt.searchsorted(bins, x), gt.bucketize(x, bins)):
         assert out.dtype == gt.int64 and not out.requires_grad and out.grad_fn is None
+
+
+def test_data_ptr_relations_match_pytorch():
+    def relations(T):
+        x = T.arange(6.0).reshape(2, 3)
+        return (x[1].data_ptr() - x.data_ptr(), x[:, 1].data_ptr() - x.data_ptr(),
+                x.view(-1).data_ptr() == x.data_ptr(), x.t().data_ptr() == x.data_ptr(),
+                x.clone().data_ptr() == x.data_ptr(), T.empty(0).data_ptr(),
+                isinstance(x.data_ptr(), int))
+
+    assert relations(gt) == relations(torch)

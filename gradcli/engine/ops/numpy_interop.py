@@ -36,3 +36,11 @@ def from_numpy(ndarray) -> Tensor:
         raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. "
                         f"The only supported types are: {_SUPPORTED}.")
     return make(arr)
+
+
+@public("Tensor.data_ptr")
+def data_ptr(self) -> int:
+    """The address of the tensor's first element: views of one storage differ by their
+    offset, as PyTorch's; an empty tensor has none (0)."""
+    d = self._data
+    return 0 if d.size == 0 else int(d.__array_interface__["data"][0])
