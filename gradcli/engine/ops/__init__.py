@@ -311,6 +311,31 @@ def install_methods() -> None:
         setattr(Tensor, name, property(fn))
 
 
+# torch.exp_(t), torch.relu_(t), ...: PyTorch's in-place function forms are its Tensor methods
+# called with the tensor first (those whose method gradcli has)
+TORCH_INPLACE_FUNCTIONS = (
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
+    "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_",
+    "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_", "lcm_", "ldexp_",
+    "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_",
+    "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_",
+    "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "dropout_",
+    "alpha_dropout_", "feature_alpha_dropout_", "feature_dropout_", "selu_", "celu_", "rrelu_",
+    "zero_", "index_put_",
+)
+
+
+def install_torch_inplace_functions() -> None:
+    methods = public_names("Tensor.")
+    torch_names = public_names("torch.")
+    for name in TORCH_INPLACE_FUNCTIONS:
+        method = methods.get(name) or getattr(Tensor, name, None)
+        if method is not None and name not in torch_names:
+            public(f"torch.{name}")(method)
+
+
+install_torch_inplace_functions()
 install_methods()
 # PyTorch gives nan/inf silently; so do the ops, without changing the caller's numpy
 # error state (engine/fpstate.py); views compute nothing and keep their forwards as keys
