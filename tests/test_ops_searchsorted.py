@@ -81,3 +81,52 @@ def test_data_ptr_relations_match_pytorch():
                 isinstance(x.data_ptr(), int))
 
     assert relations(gt) == relations(torch)
+
+
+def _unique_cases(T):
+    nan = math.nan
+    x = T.tensor([3.0, 1.0, 2.0, 3.0, nan, 1.0, nan])
+    m = T.tensor([[1, 2], [1, 2], [0, 5]])
+    return [
+        lambda: T.unique(x),
+        lambda: T.unique(x, sorted=False),
+        lambda: T.unique(x, return_inverse=True, return_counts=True),
+        lambda: x.unique(return_counts=True),
+        lambda: T.unique(m, dim=0, return_inverse=True, return_counts=True),
+        lambda: T.unique(m, dim=1),
+        lambda: T.unique(m, dim=-1, return_inverse=True),
+        lambda: T.unique(T.tensor([2, 1, 2])),
+        lambda: T.unique(T.tensor(3.0)),
+        lambda: T.unique(T.empty(0), return_inverse=True, return_counts=True),
+        lambda: T.unique(T.tensor([[1.0, 2.0], [2.0, 1.0]])),
+        lambda: T.unique(T.ones(2, 2), dim=2),
+    ]
+
+
+def _show_all(f):
+    try:
+        r = f()
+    except (RuntimeError, IndexError) as e:
+        return f"{type(e).__name__}: {e}"
+    rs = r if isinstance(r, tuple) else (r,)
+    return [f"{t!r} {t.dtype}" for t in rs]
+
+
+@pytest.mark.parametrize("i", range(len(_unique_cases(gt))))
+def test_unique_matches_pytorch(i):
+    assert _show_all(_unique_cases(gt)[i]) == _show_all(_unique_cases(torch)[i])
+
+
+def test_unique_has_a_node_without_derivative():
+    def run(T, **kw):
+        y = T.tensor([[1.0, 2.0], [1.0, 2.0]], requires_grad=True)
+        u = T.unique(y, **kw)
+        try:
+            u.sum().backward()
+        except NotImplementedError as e:
+            return type(u.grad_fn).__name__, u.requires_grad, str(e)
+        return None
+
+    for kw in ({}, {"dim": 0}):
+        assert run(gt, **kw) == run(torch, **kw)
+        assert run(gt, **kw)[0].startswith("Unique")

@@ -28,6 +28,10 @@ from gradcli.engine.ops.registry import OPS
 
 # Ops without a public spelling of their own: how each is exercised instead.
 INTERNAL = {
+    "unique": "no derivative (PyTorch's Unique2Backward0 raises): tests/test_ops_searchsorted.py "
+              "compares values, inverse, counts and that error with PyTorch",
+    "unique_dim": "no derivative (PyTorch's UniqueDimBackward0 raises): "
+                  "tests/test_ops_searchsorted.py compares it with PyTorch",
     "select_backward": "the backward of SelectBackward0: second order of 'select' runs it",
     "slice_backward": "the backward of SliceBackward0: second order of 'slice' runs it",
     "index_backward": "the backward of IndexBackward0: second order of 'index' runs it",

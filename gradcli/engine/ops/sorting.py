@@ -504,3 +504,65 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     if out is not None:
         raise RuntimeError("torch.bucketize(): out= is not supported by gradcli")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# ------------------------------------------------------------------------- unique
+
+def _unique_flat(a: np.ndarray):
+    """Sorted distinct values of `a`, the index of each element among them and the counts;
+    every NaN is its own value, after the numbers, in the order the NaNs come (as ATen's
+    CPU kernel)."""
+    flat = a.reshape(-1)
+    nan = np.isnan(flat) if flat.dtype.kind == "f" else np.zeros(flat.shape, dtype=bool)
+    numbers = flat[~nan]
+    values, inverse, counts = np.unique(numbers, return_inverse=True, return_counts=True)
+    n_nan = int(nan.sum())
+    index = np.empty(flat.shape, dtype=np.int64)
+    index[~nan] = inverse.reshape(-1)
+    index[nan] = len(values) + np.arange(n_nan)
+    values = np.concatenate([values, flat[nan]])
+    counts = np.concatenate([counts, np.ones(n_nan, dtype=np.int64)]).astype(np.int64)
+    return values.astype(a.dtype), index.reshape(a.shape), counts
+
+
+def _unique_dim(a: np.ndarray, dim: int):
+    """Sorted distinct slices of `a` along `dim` (rows compared lexicographically)."""
+    moved = np.moveaxis(a, dim, 0)
+    rows = moved.reshape(moved.shape[0], -1)
+    if rows.shape[0] == 0:
+        return a.copy(), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    slices, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    slices = slices.reshape((slices.shape[0],) + moved.shape[1:])
+    return np.moveaxis(slices, 0, dim).astype(a.dtype), inverse.reshape(-1), counts
+
+
+def _no_derivative(name):
+    def backward(ctx, grad):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    return backward
+
+
+UNIQUE = defop("unique", "Unique2Backward0", lambda a: _unique_flat(a)[0],
+               _no_derivative("_unique2"), "unique has no derivative")
+UNIQUE_DIM = defop("unique_dim", "UniqueDimBackward0", lambda a, dim: _unique_dim(a, dim)[0],
+                   _no_derivative("unique_dim"), "unique has no derivative")
+
+
+@public("torch.unique", "Tensor.unique")
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values (or slices along `dim`), sorted, with the inverse indices and
+    counts if asked; the values' node has no derivative, as PyTorch's."""
+    a = input._data
+    if dim is None:
+        _, inverse, counts = _unique_flat(a)
+        values = run_unary(UNIQUE, input)
+    else:
+        d = _wrap_dim(dim, a.ndim)
+        _, inverse, counts = _unique_dim(a, d)
+        values = run_unary(UNIQUE_DIM, input, (d,))
+    out = [values]
+    if return_inverse:
+        out.append(make(inverse))
+    if return_counts:
+        out.append(make(counts))
+    return out[0] if len(out) == 1 else tuple(out)
