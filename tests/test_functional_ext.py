@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from expr_compare import run_expr as _run
 
 import gradcli.torch as gt
 
@@ -209,16 +210,6 @@ CASES = {
                                "[1, 2, 0]]), torch.tensor([3, 4]), torch.tensor([3, 2]), "
                                "zero_infinity=True, reduction='none')", [_r(4, 2, 3)]),
 }
-
-
-def _run(module, expr, arrays):
-    inputs = [module.tensor(a, dtype=module.float64, requires_grad=True) for a in arrays]
-    names = {f"x{i}": x for i, x in enumerate(inputs)}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = eval(expr, {"torch": module}, names)  # noqa: S307 - the table above
-    outs = list(out) if isinstance(out, tuple) else [out]
-    return inputs, outs
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from expr_compare import run_expr as _run
 
 import gradcli.torch as gt
 
@@ -184,16 +185,6 @@ CASES = {
     "tensorinv": ("torch.linalg.tensorinv(x0, ind=2)", [_mat(6).reshape(2, 3, 6)]),
     "tensorsolve": ("torch.linalg.tensorsolve(x0, x1)", [_mat(6).reshape(2, 3, 6), _vec(2, 3)]),
 }
-
-
-def _run(module, expr, arrays):
-    inputs = [module.tensor(a, dtype=module.float64, requires_grad=True) for a in arrays]
-    names = {f"x{i}": x for i, x in enumerate(inputs)}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = eval(expr, {"torch": module}, names)  # noqa: S307 - the table above
-    outs = list(out) if isinstance(out, tuple) else [out]
-    return inputs, outs
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

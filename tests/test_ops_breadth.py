@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from expr_compare import run_expr as _run
 
 import gradcli.torch as gt
 
@@ -127,20 +128,11 @@ CASES = {
 }
 
 
-def _run(module, expr, arrays):
-    xs = [module.tensor(a, dtype=module.float64, requires_grad=True) for a in arrays]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = eval(expr, {"torch": module}, {f"x{i}": x for i, x in enumerate(xs)})  # noqa: S307
-    outs = list(out) if isinstance(out, tuple) else [out]
-    return outs, xs
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_pytorch(name):
     expr, arrays = CASES[name]
-    t_outs, t_in = _run(torch, expr, arrays)
-    g_outs, g_in = _run(gt, expr, arrays)
+    t_in, t_outs = _run(torch, expr, arrays)
+    g_in, g_outs = _run(gt, expr, arrays)
     assert len(g_outs) == len(t_outs)
     for o, t in zip(g_outs, t_outs, strict=True):
         assert str(o.dtype) == str(t.dtype)
