@@ -4,15 +4,13 @@ defaults and reprs), the arithmetic in engine/ops/nn_layers.py."""
 
 from __future__ import annotations
 
-import math
-
 from gradcli.engine.grad_mode import no_grad
 from gradcli.engine.ops import nn_layers as F
 from gradcli.engine.ops.creation import tensor as _tensor
 from gradcli.engine.ops.functional_ext import pad as _pad
 
 from ._common import new_buffer, new_param
-from ._init import fan_in, nn_init
+from ._init import nn_init, reset_weight_and_bias
 from .module import Module
 
 __all__ = ["Embedding", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool2d",
@@ -142,12 +140,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init = nn_init()
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan = fan_in(self.weight)
-            bound = 1 / math.sqrt(fan) if fan > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_weight_and_bias(self)
 
     def extra_repr(self) -> str:
         n = self._dims

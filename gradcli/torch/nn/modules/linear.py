@@ -7,7 +7,7 @@ import math
 from gradcli.engine.ops import nn as F
 
 from ._common import new_param
-from ._init import fan_in, nn_init
+from ._init import nn_init, reset_weight_and_bias
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear"]
@@ -39,12 +39,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init = nn_init()
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan = fan_in(self.weight)
-            bound = 1 / math.sqrt(fan) if fan > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_weight_and_bias(self)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
