@@ -93,14 +93,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-@pytest.mark.parametrize("package", [
-    "gradcli.cli",
-    pytest.param("gradcli.engine", marks=pytest.mark.xfail(strict=True, reason=(
-        "issue 20 part 6, open: tensor.py imports its methods from the ops modules, which "
-        "import tensor.py; the ops modules import each other (elementwise <-> reductions, "
-        "views <-> shape <-> registry). Installing the Tensor methods from the op table "
-        "(the op-table work) removes them; this xfail then fails and goes."))),
-])
+@pytest.mark.parametrize("package", ["gradcli.cli", "gradcli.engine"])
 def test_no_import_cycles(package):
     graph = _graph(package)
     assert len(graph) > 3

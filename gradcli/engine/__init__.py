@@ -14,3 +14,7 @@ if gradcli.OWNS_PROCESS:  # the `gradcli` command: its own process, tuned for it
 
     tune_malloc()  # freed buffers stay for reuse: see engine/memory.py
     _np.seterr(all="ignore")  # as every op does for itself (engine/fpstate.py), once
+
+# Every op, and with them the modules that complete a tensor (printing, backward, saved
+# tensors): importing any engine module gives a whole engine (see late.py).
+from gradcli.engine import ops  # noqa: E402,F401

@@ -18,6 +18,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import grad_mode, saved_hooks
+from . import node as node_module
+from . import tensor as tensor_module
 from .grad_mode import GRAD_MODE
 from .node import AccumulateGrad
 from .ops.registry import edge_of, reduce_to_inputs
@@ -623,3 +625,7 @@ def _check_nan(node, out_grads) -> None:
             err = RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
             err.gradcli_trace = node.trace
             raise err
+
+
+node_module.ABOVE.install(accumulate=_accumulate)
+tensor_module.ABOVE.install(backward=backward)

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .late import Slots
+
+#: the tensor class, which result_type tells from Python scalars (tensor.py fills it)
+ABOVE = Slots("gradcli.engine.dtypes", "Tensor")
+
 
 class dtype:  # noqa: N801 - named as torch names it
     """A tensor element type; prints as `torch.float32`, wraps a numpy dtype."""
@@ -104,8 +109,7 @@ def result_type(*operands) -> dtype:
     Dimensioned tensors win over 0-d tensors, which win over Python scalars,
     unless the weaker class holds a higher category (bool < int < float).
     """
-    from .tensor import Tensor
-
+    Tensor = ABOVE.Tensor
     dim = zero = wrapped = None
     for op in operands:
         if isinstance(op, Tensor):

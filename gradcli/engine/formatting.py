@@ -18,6 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from . import tensor as tensor_module
+from .dtypes import get_default_dtype
+
 __all__ = [
     "PRINT_OPTIONS",
     "PrintOptions",
@@ -124,8 +127,6 @@ _IMPLIED_DTYPES = frozenset({("i", 8), ("b", 1)})
 
 def _default_float_key() -> tuple[str, int]:
     """The default float dtype (torch.set_default_dtype), which PyTorch leaves implied."""
-    from .dtypes import get_default_dtype
-
     return _dtype_key(get_default_dtype().np)
 
 # The prefix every tensor repr starts with; continuation lines are indented past it.
@@ -335,3 +336,6 @@ def tensor_repr(
         suffixes.append("requires_grad=True")
 
     return _append_suffixes(_PREFIX + body, suffixes, indent, options.linewidth)
+
+
+tensor_module.ABOVE.install(tensor_repr=tensor_repr)

@@ -12,16 +12,14 @@ import itertools
 import weakref
 
 from .grad_mode import GRAD_MODE
+from .late import Slots
 
-_make = None  # tensor.make, imported on first use (tensor imports this module)
-
-
-def _import_make():
-    global _make
-    from .tensor import make
-
-    _make = make
-    return make
+#: what nodes use of the modules above: the tensor factory and class (tensor.py), a
+#: saved tensor's `_saved_*` view (saved_tensor.py), the packed-result marker and the
+#: unpacking backward (saved_hooks.py), the sum back to the inputs' shapes (the op
+#: table) and leaf accumulation (autograd.py)
+ABOVE = Slots("gradcli.engine.node", "make", "Tensor", "saved_attr", "PACKED", "run_unpacked",
+              "reduce_to_inputs", "accumulate")
 
 
 # Non-leaf tensors detach_()-ed in place: id -> (a weak reference to the tensor, the node
@@ -87,9 +85,7 @@ class Node:
         return self.next_functions[i][0] is not None
 
     def meta_tensor(self, i: int):
-        from .tensor import make
-
-        return make(self.meta[i])
+        return ABOVE.make(self.meta[i])
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
@@ -97,9 +93,7 @@ class Node:
     def __getattr__(self, name: str):
         """Only for names not found otherwise: PyTorch's `_saved_<x>` / `_raw_saved_<x>`."""
         if name.startswith(("_saved_", "_raw_saved_")):
-            from .saved_tensor import saved_attr
-
-            return saved_attr(self, name)
+            return ABOVE.saved_attr(self, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
@@ -144,12 +138,10 @@ class Node:
         if saved is None:
             return None
         if self.packed:  # (saved_tensors_hooks: unpacked on every read)
-            from .saved_hooks import PACKED
-
-            if saved[0] is PACKED:
+            if saved[0] is ABOVE.PACKED:
                 t = saved[1].tensor()
                 saved = (t._data, t._vc)
-        out = (_make or _import_make())(saved[0], True, self if GRAD_MODE.enabled else None)
+        out = ABOVE.make(saved[0], True, self if GRAD_MODE.enabled else None)
         out._vc = saved[1]
         return out
 
@@ -173,15 +165,11 @@ class Node:
         if expected is not None and len(grads) != expected:
             raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
         if (self.freed or self.versions) and self.saved_tensors_check():
-            from .saved_hooks import run_unpacked
-
-            out = run_unpacked(self, list(grads))
+            out = ABOVE.run_unpacked(self, list(grads))
         else:
             out = self.apply(list(grads) if self.op.multi else grads)
         if self.input_meta is not None:
-            from .ops.registry import reduce_to_inputs
-
-            out = reduce_to_inputs(self, out)
+            out = ABOVE.reduce_to_inputs(self, out)
         out = tuple(out)
         return out[0] if len(out) == 1 else out
 
@@ -204,8 +192,7 @@ class Node:
                     raise RuntimeError(DETACHED_MESSAGE)
         versions = self.versions
         if versions:
-            from .tensor import Tensor
-
+            Tensor = ABOVE.Tensor
             saved = self.saved or ()
             entries, k = {}, 0  # position -> (tensor, version it had, is the output)
             for i, s in enumerate(saved):
@@ -261,10 +248,7 @@ class AccumulateGrad(Node):
         if len(grads) != 1:
             raise TypeError(f"expected 1 arguments, got {len(grads)} instead")
         if grads[0] is not None:
-            from .autograd import _accumulate
-            from .grad_mode import GRAD_MODE
-
-            _accumulate(self.variable, [grads[0]], GRAD_MODE.enabled)
+            ABOVE.accumulate(self.variable, [grads[0]], GRAD_MODE.enabled)
         return ()
 
 

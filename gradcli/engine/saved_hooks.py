@@ -12,6 +12,7 @@ the backward formula (`run_unpacked`), so a retained graph unpacks again next ti
 
 from __future__ import annotations
 
+from . import node as node_module
 from .tensor import Tensor, make
 
 STACK: list = []  # [(pack_hook, unpack_hook)], innermost last
@@ -134,12 +135,10 @@ def run_unpacked(node, grads):
 
 
 def _install() -> None:
-    from .ops import registry
+    from .ops.registry import set_recorders
 
-    record_one = registry._record_one
-    result_of = registry._result_of
-    _originals["_record_one"] = record_one
-    _originals["_result_of"] = result_of
+    record_one, result_of = set_recorders(None, None)
+    _originals["recorders"] = (record_one, result_of)
 
     def record_one_packed(op, a, inputs, meta, out):
         res = record_one(op, a, inputs, meta, out)
@@ -153,13 +152,13 @@ def _install() -> None:
             pack_node(node)
         return res
 
-    registry._record_one = record_one_packed
-    registry._result_of = result_of_packed
+    set_recorders(record_one_packed, result_of_packed)
 
 
 def _uninstall() -> None:
-    from .ops import registry
+    from .ops.registry import set_recorders
 
-    for name, fn in _originals.items():
-        setattr(registry, name, fn)
-    _originals.clear()
+    set_recorders(*_originals.pop("recorders"))
+
+
+node_module.ABOVE.install(PACKED=PACKED, run_unpacked=run_unpacked)

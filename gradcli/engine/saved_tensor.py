@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import node as node_module
 from . import saved_hooks
 from .grad_mode import GRAD_MODE
 from .node import SECOND_BACKWARD
@@ -174,3 +175,6 @@ def saved_attr(node, name: str):
     if not isinstance(value, Tensor):
         raise missing
     return value
+
+
+node_module.ABOVE.install(saved_attr=saved_attr)

@@ -14,9 +14,16 @@ from weakref import ref as _weak_ref
 import numpy as np
 
 from . import dtypes
+from . import node as node_module
 from .grad_mode import GRAD_MODE
-from .node import AccumulateGrad, RemovableHandle, mark_detached_in_place
+from .late import Slots
+from .node import AccumulateGrad, RemovableHandle, mark_detached_in_place, short_name
 from .node import _sequence as _node_sequence
+
+#: what tensors use of the modules above: printing (formatting.py), backward
+#: (autograd.py) and the view machinery of the op table (ops/views.py)
+ABOVE = Slots("gradcli.engine.tensor", "tensor_repr", "backward", "view_strides",
+              "rewrite_base_history", "regenerate_grad_fn", "region_index")
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -303,9 +310,7 @@ class Tensor:
     def stride(self, dim=None):
         d = self._data
         if self._base is not None:
-            from .ops.views import view_strides
-
-            strides = view_strides(self)
+            strides = ABOVE.view_strides(self)
         elif d.size == 0:  # numpy's strides of empty arrays are not PyTorch's: contiguous ones
             strides, step = [], 1
             for s in reversed(d.shape):
@@ -328,8 +333,7 @@ class Tensor:
         return (_rebuild, (np.array(self._data, copy=True), bool(self.requires_grad)))
 
     def __repr__(self) -> str:
-        from .formatting import tensor_repr
-
+        tensor_repr = ABOVE.tensor_repr
         try:
             fn = self.grad_fn
             name = None if fn is None else type(fn).__name__
@@ -491,7 +495,7 @@ class Tensor:
             retain_graph = retain_variables
         if self._accumulator is False and self.grad_fn is None:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        (_autograd_backward or _import_backward())(
+        ABOVE.backward(
             [self], None if gradient is None else [gradient], retain_graph, create_graph,
             None, inputs)  # (positional: a keyword costs more than the rest of the call)
 
@@ -561,9 +565,7 @@ class Tensor:
             self._requires_grad = fn is not None or self._requires_grad
             move_retain_hook(self, old_fn)
         elif fn is not None:
-            from .ops.views import rewrite_base_history
-
-            rewrite_base_history(self, result)
+            ABOVE.rewrite_base_history(self, result)
         return self
 
 
@@ -620,16 +622,12 @@ def refresh_view(t: Tensor) -> None:
             return
         if t._creation:
             raise view_rebase_error(t, True)
-        from .ops.views import regenerate_grad_fn
-
-        regenerate_grad_fn(t)
+        ABOVE.regenerate_grad_fn(t)
 
 
 def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
     """PyTorch's error for a view that may not be written in place (`indirect`: its base
     or another view of it was), by how the view was made."""
-    from .node import short_name
-
     creation, fn = t._creation, t._grad_fn
     what = "its base or another view of its base has been" if indirect else "is being"
     if creation == VIEW_NO_GRAD or fn is None:
@@ -667,11 +665,9 @@ def _write_into(target: Tensor, values: np.ndarray, overlap_ok: bool = False) ->
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to a "
                 "single memory location. Please clone() the tensor before performing the operation.")
-        from .ops.views import region_index
-
         new = np.broadcast_to(values, data.shape).astype(data.dtype, copy=False)
         changed = new != data  # (what the op wrote: index_put_ leaves the rest alone)
-        where = np.unravel_index(region_index(target._view_fn, base._data)[changed], base._data.shape)
+        where = np.unravel_index(ABOVE.region_index(target._view_fn, base._data)[changed], base._data.shape)
         base._data[where] = new[changed]
         return
     np.copyto(data, values, casting="unsafe")
@@ -720,17 +716,6 @@ def _init(t: Tensor, data: np.ndarray, requires_grad: bool, grad_fn) -> None:
 _new = object.__new__
 
 
-_autograd_backward = None  # autograd.backward, imported on the first .backward() (a cycle)
-
-
-def _import_backward():
-    global _autograd_backward
-    from .autograd import backward
-
-    _autograd_backward = backward
-    return backward
-
-
 def make(data: np.ndarray, requires_grad: bool = False, grad_fn=None) -> Tensor:
     """Wrap a numpy array as a Tensor (the fast constructor used by every op)."""
     t = _new(Tensor)
@@ -768,3 +753,7 @@ def _plain(data):
             return data
         return [_plain(d) for d in data]
     return data
+
+
+node_module.ABOVE.install(make=make, Tensor=Tensor)
+dtypes.ABOVE.install(Tensor=Tensor)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# the modules above the op table that fill the slots of tensor.py and node.py (printing,
+# backward, saved-tensor hooks): loaded with the ops, before any tensor can be made
+from .. import autograd, formatting, saved_hooks, saved_tensor  # noqa: F401
 from ..fpstate import quiet_forwards
 from ..tensor import Tensor
 from . import (  # noqa: F401

@@ -346,7 +346,7 @@ def broadcast_tensors(*tensors):
     try:
         shape = np.broadcast_shapes(*[t._data.shape for t in tensors])
     except ValueError:
-        from .shape import broadcast_error
+        from .registry import broadcast_error
 
         broadcast_error(tensors[0]._data.shape, tensors[1]._data.shape)
     return tuple(t.expand(*shape) for t in tensors)
@@ -435,7 +435,7 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def _trapezoid_sum(y, dx, dim):
-    from .reductions import MUL_SCALAR
+    from .elementwise import MUL_SCALAR
 
     n = y._data.shape[dim]
     if n == 0:
@@ -462,14 +462,14 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 
 def _half(t):
     """t / 2 as PyTorch's C++ divides by a number (div.Scalar: DivBackward1)."""
-    from .reductions import DIV_SCALAR
+    from .elementwise import DIV_SCALAR
 
     return run_unary(DIV_SCALAR, t, (2,))
 
 
 @public("torch.cumulative_trapezoid")
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    from .reductions import MUL_SCALAR
+    from .elementwise import MUL_SCALAR
 
     if isinstance(x, (int, float)) and dx is None:
         x, dx = None, x

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor, _type_word, make
-from .registry import defop, public, run_op
+from .registry import PUBLIC, defop, public, run_op
 
 _F64 = np.float64
 
@@ -376,10 +376,9 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
             total = [d * (k - 1) for d, k in zip(dilation, w.shape[2:], strict=True)]
             if any(t % 2 for t in total):
                 left = tuple(t // 2 for t in total)
-                from .functional_ext import pad as _pad
-
-                input = _pad(input, [v for i in range(nd - 1, -1, -1)  # noqa: A001
-                                     for v in (0, total[i] % 2)])
+                pad = PUBLIC["torch.nn.functional.pad"]
+                input = pad(input, [v for i in range(nd - 1, -1, -1)  # noqa: A001
+                                    for v in (0, total[i] % 2)])
                 x = input._data
                 padding = left
             else:

@@ -17,7 +17,7 @@ from ..kernels.sleef import power as _float_power
 from ..kernels.sleef import rounded_once, sigmoid32
 from ..parallel import split_elementwise
 from ..tensor import Tensor, make
-from .registry import defop, run_op, run_scalar, run_unary
+from .registry import PUBLIC, defop, run_op, run_scalar, run_unary
 
 # ----------------------------------------------------------------- helpers
 
@@ -310,17 +310,55 @@ TAN = defop("tan", "TanBackward0", _tan, lambda c, g: (g * (1 + c.result * c.res
             domain="small")
 
 
+def _mul_scalar_fwd(a, s):
+    out = a * s
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+# tensor * Python number inside PyTorch's C++ formulas: MulBackward1 (the Python operator
+# makes a MulBackward0); std/var's backward use it
+MUL_SCALAR = defop("mul_scalar", "MulBackward1", _mul_scalar_fwd,
+                   lambda c, g: (run_op(MUL_SCALAR, (g,), c.meta),), "d(a*s)/da = s",
+                   torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+                              "a.std(), a, create_graph=True)[0] * a * a)(a)")
+
+
+def _add_scalar_fwd(a, s):
+    out = a + s
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+# tensor + Python number inside PyTorch's C++ formulas (sigmoid's and binary_cross_entropy's
+# double backward): AddBackward1
+ADD_SCALAR = defop("add_scalar", "AddBackward1", _add_scalar_fwd, lambda c, g: (g,), "d(a+s)/da = 1",
+                   torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.autograd.grad("
+                              "a.sigmoid(), a, a * 0.5 + 1, create_graph=True)[0] * a, a, a, "
+                              "create_graph=True)[0])(a)")
+
+
+def _div_scalar_fwd(a, s):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = a / s
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+# tensor / Python number inside PyTorch's C++ formulas (mean's backward, cross_entropy with
+# class probabilities): DivBackward1
+DIV_SCALAR = defop("div_scalar", "DivBackward1", _div_scalar_fwd,
+                   lambda c, g: (run_op(DIV_SCALAR, (g,), c.meta),), "d(a/s)/da = 1/s",
+                   # times a.sum(): cross_entropy alone is shift-invariant, so the sum of
+                   # its gradient is rounding noise (the fuzzer's create_graph scenario)
+                   torch_call="torch.nn.functional.cross_entropy(a.reshape(1, -1), "
+                              "torch.ones_like(a.reshape(1, -1)) / a.numel()) * a.sum()")
+
+
 def _times(t, s):
     """t * s for a Python number inside PyTorch's C++ formulas: MulBackward1."""
-    from .reductions import MUL_SCALAR
-
     return run_op(MUL_SCALAR, (t,), (s,))
 
 
 def _plus(t, s):
     """t + s for a Python number inside PyTorch's C++ formulas: AddBackward1."""
-    from .reductions import ADD_SCALAR
-
     return run_op(ADD_SCALAR, (t,), (s,))
 
 
@@ -1145,9 +1183,7 @@ def minimum(input, other):
 
 def where(condition, input=None, other=None):
     if input is None and other is None:
-        from .shape import nonzero
-
-        return nonzero(condition, as_tuple=True)
+        return PUBLIC["torch.nonzero"](condition, as_tuple=True)
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
         from ..tensor import _type_word
@@ -1169,7 +1205,7 @@ def where(condition, input=None, other=None):
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
-        from .shape import broadcast_error
+        from .registry import broadcast_error
 
         broadcast_error(*_first_mismatch(shapes))
     res = run_op(WHERE, (input if a_t else None, other if b_t else None), (cond,), arrays=(x, y))
@@ -1227,7 +1263,7 @@ def _compare(npfn, scalar_op):
 
 
 def _broadcast_error(a, b):
-    from .shape import broadcast_error
+    from .registry import broadcast_error
 
     broadcast_error(a, b)
 

@@ -41,7 +41,7 @@ def _broadcast_check(mask, a) -> None:
     try:
         np.broadcast_shapes(mask._data.shape, a._data.shape)
     except ValueError:
-        from .shape import broadcast_error
+        from .registry import broadcast_error
 
         broadcast_error(mask._data.shape, a._data.shape)
 

@@ -11,8 +11,7 @@ import numpy as np
 from ..kernels import mkl
 from ..parallel import blas_called, blas_product
 from ..tensor import Tensor, _c_name, _type_word
-from .registry import defop, run_op
-from .shape import broadcast_error
+from .registry import broadcast_error, defop, run_op
 from .views import squeeze, squeeze_internal, t, transpose, unsafe_view, unsqueeze
 
 

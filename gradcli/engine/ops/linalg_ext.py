@@ -471,7 +471,7 @@ def _solve(A: Tensor, B: Tensor, left: bool, check_errors: bool, fname: str = "l
     try:
         np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
     except ValueError:
-        from .shape import broadcast_error
+        from .registry import broadcast_error
 
         broadcast_error(a.shape[:-2], bm.shape[:-2])
     where = _singular_element(a) if a.size else None
@@ -1579,7 +1579,7 @@ CROSS = defop("linalg_cross", "LinalgCrossBackward0", _cross_array, _cross_backw
 
 
 def _cross(input: Tensor, other: Tensor, dim: int, name: str):
-    from .shape import broadcast_error
+    from .registry import broadcast_error
 
     a, b = input._data, other._data
     if a.ndim != b.ndim:

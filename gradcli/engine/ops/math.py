@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..tensor import Tensor, make
 from .declare import binary, expose, scipy_fn, unary
-from .reductions import (  # mul.Scalar / add.Scalar (MulBackward1, AddBackward1)
+from .elementwise import (  # mul.Scalar / add.Scalar (MulBackward1, AddBackward1)
     ADD_SCALAR,
     MUL_SCALAR,
 )

@@ -15,7 +15,8 @@ from ..kernels.softmax import (
 )
 from ..kernels.summation import nll_cascade_sum
 from ..tensor import Tensor, _wrap_dim, make
-from .reductions import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR, _mean_fwd, _sum_all
+from .elementwise import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR
+from .reductions import _mean_fwd, _sum_all
 from .registry import defop, run_op, run_unary
 
 
@@ -758,7 +759,7 @@ def _bce_logits_impl(input: Tensor, target: Tensor, weight, pos_weight, reductio
     would raise them (log_sigmoid's dtype, pos_weight's broadcast, the in-place ops')."""
     from ..grad_mode import GRAD_MODE
     from ..tensor import _type_word
-    from .shape import broadcast_error
+    from .registry import broadcast_error
 
     x, t = input._data, target._data
     if x.dtype.kind != "f":

@@ -20,8 +20,8 @@ from ..kernels.extrema import extreme_all, zero_as_kernel
 from ..kernels.summation import torch_order_sum, torch_order_sum_dims
 from ..parallel import POOL
 from ..tensor import Tensor, _wrap_dim, make
-from .elementwise import _exp, log_rounded_once  # (for logsumexp)
-from .registry import defop, run_op, run_unary
+from .elementwise import DIV_SCALAR, MUL_SCALAR, _exp, log_rounded_once
+from .registry import PUBLIC, defop, run_op, run_unary
 
 
 def _dims(dim, ndim: int) -> tuple:
@@ -382,48 +382,6 @@ def _std_fwd(a, dims, correction, keepdim, full):
     return np.sqrt(_var64(a, dims, correction, keepdim)).astype(a.dtype)
 
 
-def _mul_scalar_fwd(a, s):
-    out = a * s
-    return out if out.dtype == a.dtype else out.astype(a.dtype)
-
-
-# tensor * Python number inside PyTorch's C++ formulas: MulBackward1 (the Python operator
-# makes a MulBackward0); std/var's backward use it
-MUL_SCALAR = defop("mul_scalar", "MulBackward1", _mul_scalar_fwd,
-                   lambda c, g: (run_op(MUL_SCALAR, (g,), c.meta),), "d(a*s)/da = s",
-                   torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
-                              "a.std(), a, create_graph=True)[0] * a * a)(a)")
-
-
-def _add_scalar_fwd(a, s):
-    out = a + s
-    return out if out.dtype == a.dtype else out.astype(a.dtype)
-
-
-# tensor + Python number inside PyTorch's C++ formulas (sigmoid's and binary_cross_entropy's
-# double backward): AddBackward1
-ADD_SCALAR = defop("add_scalar", "AddBackward1", _add_scalar_fwd, lambda c, g: (g,), "d(a+s)/da = 1",
-                   torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.autograd.grad("
-                              "a.sigmoid(), a, a * 0.5 + 1, create_graph=True)[0] * a, a, a, "
-                              "create_graph=True)[0])(a)")
-
-
-def _div_scalar_fwd(a, s):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = a / s
-    return out if out.dtype == a.dtype else out.astype(a.dtype)
-
-
-# tensor / Python number inside PyTorch's C++ formulas (mean's backward, cross_entropy with
-# class probabilities): DivBackward1
-DIV_SCALAR = defop("div_scalar", "DivBackward1", _div_scalar_fwd,
-                   lambda c, g: (run_op(DIV_SCALAR, (g,), c.meta),), "d(a/s)/da = 1/s",
-                   # times a.sum(): cross_entropy alone is shift-invariant, so the sum of
-                   # its gradient is rounding noise (the fuzzer's create_graph scenario)
-                   torch_call="torch.nn.functional.cross_entropy(a.reshape(1, -1), "
-                              "torch.ones_like(a.reshape(1, -1)) / a.numel()) * a.sum()")
-
-
 def _var_backward_of(g, a, dims, correction, keepdim, full):
     """PyTorch's var_backward, term for term (node names and rounding)."""
     if full or not a._data.ndim:
@@ -777,11 +735,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):  # torch.norm hands any other string to linalg.matrix_norm
-        from .linalg_ext import matrix_norm
-
         dims = list(range(input._data.ndim)) if dim is None else (
             [dim] if isinstance(dim, int) else list(dim))
-        return matrix_norm(input, p, dims, keepdim, dtype=dtype)
+        return PUBLIC["torch.linalg.matrix_norm"](input, p, dims, keepdim, dtype=dtype)
     if dtype is None and input._data.dtype.kind != "f":
         from ..tensor import _type_word
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import node as node_module
 from ..dtypes import float32, float64
 from ..grad_mode import ANOMALY, GRAD_MODE, TRACE_PROVIDER
 from ..limits import MAX_ELEMENTS, check_count
@@ -273,6 +274,17 @@ def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
     return _record_one(op, a, (a,), meta, out)
 
 
+def set_recorders(record_one, result_of) -> tuple:
+    """Swap the two functions every op's node is recorded through (saved_tensors_hooks
+    wraps them to pack what the node saved) and return the pair they replace; None
+    leaves a function as it is."""
+    global _record_one, _result_of
+    previous = _record_one, _result_of
+    _record_one = record_one or _record_one
+    _result_of = result_of or _result_of
+    return previous
+
+
 def _result_of(op: Op, node, out) -> Tensor:
     """The output Tensor of `node` (kept by the node too when the op saves its result)."""
     res = make(out, True, node)
@@ -315,13 +327,25 @@ def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
     return res
 
 
+def broadcast_error(a: tuple, b: tuple):
+    """Raise PyTorch's message for shapes that do not broadcast."""
+    a, b = tuple(a), tuple(b)
+    n = max(len(a), len(b))
+    pa = (1,) * (n - len(a)) + a
+    pb = (1,) * (n - len(b)) + b
+    for i in range(n - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) "
+                f"at non-singleton dimension {i}")
+    raise RuntimeError("shapes do not broadcast")
+
+
 def _translate(err: ValueError, arrays) -> Exception:
     """numpy's broadcasting ValueError becomes PyTorch's RuntimeError text."""
     if "broadcast" in str(err):
         shapes = [np.shape(a) for a in arrays if isinstance(a, _ndarray)]
         if len(shapes) >= 2:
-            from .shape import broadcast_error
-
             try:
                 broadcast_error(shapes[0], shapes[1])
             except RuntimeError as torch_err:
@@ -411,3 +435,6 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     if lead:
         g = g.reshape(shape)
     return g
+
+
+node_module.ABOVE.install(reduce_to_inputs=reduce_to_inputs)

@@ -10,22 +10,7 @@ import numpy as np
 from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..tensor import VIEW_MULTI, Tensor, _wrap_dim, make
-from .registry import defop, edge_of, run_op
-
-
-def broadcast_error(a: tuple, b: tuple):
-    """Raise PyTorch's message for shapes that do not broadcast."""
-    a, b = tuple(a), tuple(b)
-    n = max(len(a), len(b))
-    pa = (1,) * (n - len(a)) + a
-    pb = (1,) * (n - len(b)) + b
-    for i in range(n - 1, -1, -1):
-        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) "
-                f"at non-singleton dimension {i}")
-    raise RuntimeError("shapes do not broadcast")
-
+from .registry import broadcast_error, defop, edge_of, run_op  # noqa: F401 (shape.broadcast_error)
 
 CLONE = defop("clone", "CloneBackward0", lambda a: np.array(a, copy=True), lambda c, g: (g,),
               "d clone(a)/da = 1", torch_call="a.clone()")

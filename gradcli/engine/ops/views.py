@@ -12,9 +12,10 @@ import math
 
 import numpy as np
 
+from .. import tensor as tensor_module
 from ..grad_mode import GRAD_MODE
 from ..tensor import VIEW_DEFAULT, VIEW_NO_GRAD, Tensor, _wrap_dim, has_internal_overlap, make
-from .registry import defop, edge_of, reduce_to_inputs, run_op
+from .registry import PUBLIC, defop, edge_of, reduce_to_inputs, run_op
 
 # ----------------------------------------------------------------- helpers
 
@@ -407,9 +408,7 @@ def infer_shape(shape: tuple, numel: int) -> tuple:
 
 def view(x: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
-        from .shape import to
-
-        return to(x, shape[0])
+        return PUBLIC["Tensor.to"](x, shape[0])
     d = x._data
     target = infer_shape(_shape_arg(shape), d.size)
     if not _viewable(d, target):
@@ -435,9 +434,7 @@ def reshape(x: Tensor, *shape) -> Tensor:
     if _viewable(d, target):
         # PyTorch: a view of a contiguous tensor is ViewBackward0, of another one an alias
         return view_op(VIEW if d.flags.c_contiguous else RESHAPE_ALIAS, x, (target, d.shape))
-    from .shape import clone
-
-    return run_op(UNSAFE_VIEW, (clone(x),), (target, d.shape))
+    return run_op(UNSAFE_VIEW, (PUBLIC["torch.clone"](x),), (target, d.shape))
 
 
 def unsafe_view(x: Tensor, shape) -> Tensor:
@@ -872,7 +869,7 @@ def copy_(x: Tensor, src, non_blocking=False) -> Tensor:
     try:
         ok = np.broadcast_shapes(dst, shape) == dst
     except ValueError:
-        from .shape import broadcast_error
+        from .registry import broadcast_error
 
         broadcast_error(dst, shape)
     if not ok:
@@ -1044,3 +1041,7 @@ def tensor_index_put_(x: Tensor, indices, values, accumulate=False) -> Tensor:
 def tensor_index_put(x: Tensor, indices, values, accumulate=False) -> Tensor:
     """Tensor.index_put (its error messages count arguments from `indices`)."""
     return _index_put_entry("index_put", x, indices, values, accumulate, 1, False)
+
+
+tensor_module.ABOVE.install(view_strides=view_strides, rewrite_base_history=rewrite_base_history,
+                            regenerate_grad_fn=regenerate_grad_fn, region_index=region_index)
