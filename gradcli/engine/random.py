@@ -25,7 +25,7 @@ class Generator:
     """`torch.Generator`: PyTorch's CPU generator (the default one is `default_generator`)."""
 
     __slots__ = ("_seed", "_bg", "_np_gen", "_key", "_pos", "_next_double", "_next_float",
-                 "_end_next", "_ahead", "_ahead_i", "_state_view", "__weakref__")
+                 "_end_next", "_ahead", "_ahead_i", "_ahead_normals", "_state_view", "__weakref__")
 
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
@@ -47,8 +47,9 @@ class Generator:
         self._end_next = 0  # PyTorch's `next` while the starting words wait for a twist
         self._next_double = None
         self._next_float = None
-        self._ahead = None  # normals computed ahead (rng_sample.normals_ahead)
+        self._ahead = None  # uniforms of the words ahead (rng_sample._ahead_words)
         self._ahead_i = 0
+        self._ahead_normals = None  # their normals, once a normal draw asked
         self._state_view = None
 
     def manual_seed(self, seed) -> Generator:
@@ -90,7 +91,7 @@ class Generator:
 
     def random32(self, n: int) -> np.ndarray:
         """n tempered 32-bit outputs (PyTorch's `random()`), as uint64."""
-        self._ahead = None  # (every draw but normals_ahead's own ends what it computed)
+        self._ahead = None  # (every other draw ends what was drawn ahead)
         return (self._bg or self._engine()).random_raw(n)
 
     def random32_words(self, n: int) -> np.ndarray:
