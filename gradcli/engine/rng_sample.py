@@ -157,6 +157,10 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
     16 or more elements of a contiguous target: all uniforms first, then Box-Muller over
     blocks of 16 (the last, partial block recomputed from 16 fresh uniforms). Otherwise one
     value at a time from the scalar path, in memory order."""
+    if npdt is _F32 and contiguous and 16 <= n <= _AHEAD_MAX and not n & 15 and std == 1.0 and mean == 0.0:
+        data = _normals_ahead_hit(gen, n)  # randn(16): the common small draw, checked first
+        if data is not None:
+            return data
     if not isinstance(npdt, np.dtype):
         npdt = np.dtype(npdt)
     if n >= 16 and contiguous:
@@ -190,6 +194,22 @@ _AHEAD_FIRST = 128
 _AHEAD_MOST = 8192
 _MT_N = 624
 _LAYOUT_OK: list = []  # [True/False] once numpy's twister state layout has been checked
+
+
+def _normals_ahead_hit(gen, n: int):
+    """`normals_ahead` where its normals are made and hold the n asked for (else None),
+    with nothing but the bookkeeping: randn(16) in a loop is mostly this."""
+    ahead, normals, i = gen._ahead, gen._ahead_normals, gen._ahead_i
+    if ahead is None or normals is None or i & 15 or i + n > ahead.shape[0]:
+        return normals_ahead(gen, n)
+    position = gen._state_view[2]
+    pos = position.value
+    if pos + n <= _MT_N:
+        position.value = pos + n
+    else:
+        gen._bg.random_raw(n)
+    gen._ahead_i = i + n
+    return normals[i:i + n].copy()
 
 
 def normals_ahead(gen, n: int):
