@@ -64,8 +64,7 @@ def uniform01_f32(gen, n: int) -> np.ndarray:
         # converted in place: a second 4 MB array per million costs more (fresh pages)
         # than the conversion itself (numpy casts an array onto itself without a copy
         # when source and target start at the same address with the same strides)
-        words = gen.random32_words(n).view(np.int32)
-        words &= 0xFFFFFF
+        words = gen.random24_words(n).view(np.int32)
         out = words.view(np.float32)
         out[...] = words
         out *= _F32_SCALE
