@@ -90,8 +90,9 @@ def _poly(x64, coefs, out32, y64):
     """Horner with one FMA per step: y = fma(y, x, c), rounded to float32 each time (a
     product of two float32 is exact in float64, the sum rounds once there, then to
     float32). `x64` is x as float64; the result is left in `out32`. The coefficients are
-    scalars, or columns (one per row of a 2-D x). Every operation keeps one dtype: numpy's
-    mixed float32/float64 loops cast through buffers and cost 3-6 times a plain one."""
+    scalars, or columns (one per row of y64; x broadcasts over them). Every operation
+    keeps one dtype: numpy's mixed float32/float64 loops cast through buffers and cost 3-6
+    times a plain one."""
     mul, add = np.multiply, np.add
     mul(x64, coefs[0], y64)
     last = len(coefs) - 2
@@ -195,9 +196,10 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     add(d0, d1, d0)
     _round32(d0, x)
     mul(x, x, z)
-    # both polynomials at once: row 0 the cos type, row 1 the sin type, on z
-    z2[...] = z
-    _poly(z2, _TRIG_P, t2, w2)
+    # both polynomials at once: row 0 the cos type, row 1 the sin type, on z (one row of
+    # z2, broadcast: its second row takes x below)
+    z2[0] = z
+    _poly(z2[:1], _TRIG_P, t2, w2)
     # cos: fma(p*z, z, -z/2) + 1; sin: fma(p*z, x, x)
     mul(t2, z, t2)
     w2[...] = t2
