@@ -1,4 +1,4 @@
-"""Small float32 normal draws served from blocks computed ahead (rng_sample.normals_ahead)
+"""Small float32 draws served from words drawn ahead (rng_sample._ahead_words, normals_ahead)
 stay PyTorch's draws and PyTorch's generator state, however other draws, reseeding and
 set_state interleave with them; and get_state's `next` after a whole block of words."""
 
@@ -89,25 +89,48 @@ def test_generator_objects_keep_their_own_blocks():
 
 
 def test_the_shortcut_is_taken():
-    """randn(16) computes the next blocks ahead, once for many draws, more while they are
-    all used; another draw drops them and the next look-ahead starts small again."""
+    """randn(16) and rand(16) draw the next words ahead, once for many draws, more while
+    they are all used; the normals are made once for all blocks ahead; another draw drops
+    them and the next look-ahead starts small again."""
     gen = gt.Generator().manual_seed(1)
     gt.randn(16, generator=gen)
     first = rng_sample._AHEAD_FIRST
-    assert gen._ahead is not None and gen._ahead.shape == (first, 16)
-    assert gen._ahead_i == 1
+    assert gen._ahead is not None and gen._ahead.shape == (first,)
+    assert gen._ahead_normals.shape == (first,) and gen._ahead_i == 16
     kept = gen._ahead
     gt.randn(32, generator=gen)
-    assert gen._ahead is kept and gen._ahead_i == 3
+    assert gen._ahead is kept and gen._ahead_i == 48
+    gt.rand(16, generator=gen)
+    assert gen._ahead is kept and gen._ahead_i == 64
+    normals = gen._ahead_normals
+    gt.randn(16, generator=gen)
+    assert gen._ahead_normals is normals and gen._ahead_i == 80
+    gt.rand(3, generator=gen)  # off the grid: the next normal draw draws ahead again
+    assert gen._ahead is kept and gen._ahead_i == 83
+    gt.randn(16, generator=gen)
+    assert gen._ahead is not kept and gen._ahead_i == 16
     sizes = set()
-    for _ in range(400):
+    for _ in range(1100):
         gt.randn(16, generator=gen)
         sizes.add(gen._ahead.shape[0])
-    assert sizes == {first * 2 ** k for k in range(6) if first * 2 ** k <= rng_sample._AHEAD_MOST}
-    gt.rand(1, generator=gen)
+    assert sizes == {first * 2 ** k for k in range(8) if first * 2 ** k <= rng_sample._AHEAD_MOST}
+    gt.randint(0, 5, (1,), generator=gen)
     assert gen._ahead is None
-    gt.randn(16, generator=gen)
-    assert gen._ahead.shape == (first, 16)
+    gt.rand(5, generator=gen)
+    assert gen._ahead.shape == (first,) and gen._ahead_normals is None
+
+
+@pytest.mark.parametrize("seed", [0, 9])
+def test_small_uniform_draws_across_twists(seed):
+    """Draws served ahead cross the twister's 624-word blocks (a real draw moves it there)."""
+    g, t = gt.Generator().manual_seed(seed), torch.Generator().manual_seed(seed)
+    for i in range(700):
+        n = (i * 7) % 40 + 1
+        _same(gt.rand(n, generator=g), torch.rand(n, generator=t))
+        if i % 50 == 0:
+            _same(gt.randn(16, generator=g), torch.randn(16, generator=t))
+            _same_state(g.get_state(), t.get_state())
+    _same_state(g.get_state(), t.get_state())
 
 
 @pytest.mark.parametrize("words", [0, 1, 623, 624, 625, 1248])

@@ -50,6 +50,14 @@ def test_randn_million_float32(seed):
 
 
 @pytest.mark.parametrize("seed", [0, 3])
+def test_rand_large_float32(seed):
+    """From 4096 elements the uniforms are converted in place (another path)."""
+    a, b = _both(seed, lambda m: (m.rand(10**6 + 3), m.rand(4096), m.rand(5000).uniform_(-2, 3)))
+    for x, y in zip(a, b):
+        _same_bits(x, y)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
 def test_randn_large_float64(seed):
     a, b = _both(seed, lambda m: m.randn(4099 if seed else 10**6 + 7, dtype=m.float64))
     _same_bits(a, b)

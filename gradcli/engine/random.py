@@ -24,8 +24,8 @@ _U64 = (1 << 64) - 1
 class Generator:
     """`torch.Generator`: PyTorch's CPU generator (the default one is `default_generator`)."""
 
-    __slots__ = ("_seed", "_bg", "_np_gen", "_key", "_pos", "_next_double", "_next_float",
-                 "_end_next", "_ahead", "_ahead_i", "_state_view", "__weakref__")
+    __slots__ = ("_seed", "_bg", "_np_legacy", "_key", "_pos", "_next_double", "_next_float",
+                 "_end_next", "_ahead", "_ahead_i", "_ahead_normals", "_state_view", "__weakref__")
 
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
@@ -41,14 +41,15 @@ class Generator:
     def _set_seed(self, seed: int) -> None:
         self._seed = seed
         self._bg = None  # the twister is made from the seed on the first draw
-        self._np_gen = None
+        self._np_legacy = None
         self._key = None  # set_state's words (then the twister's starting key)
         self._pos = 624
         self._end_next = 0  # PyTorch's `next` while the starting words wait for a twist
         self._next_double = None
         self._next_float = None
-        self._ahead = None  # normals computed ahead (rng_sample.normals_ahead)
+        self._ahead = None  # uniforms of the words ahead (rng_sample._ahead_words)
         self._ahead_i = 0
+        self._ahead_normals = None  # their normals, once a normal draw asked
         self._state_view = None
 
     def manual_seed(self, seed) -> Generator:
@@ -90,19 +91,21 @@ class Generator:
 
     def random32(self, n: int) -> np.ndarray:
         """n tempered 32-bit outputs (PyTorch's `random()`), as uint64."""
-        self._ahead = None  # (every draw but normals_ahead's own ends what it computed)
+        self._ahead = None  # (every other draw ends what was drawn ahead)
         return (self._bg or self._engine()).random_raw(n)
 
-    def random32_words(self, n: int) -> np.ndarray:
-        """The same n outputs as `random32`, as uint32 (half the memory: for large n).
-        numpy's full-range 32-bit integers from MT19937 are its raw outputs, in order."""
+    def random24_words(self, n: int) -> np.ndarray:
+        """The low 24 bits of the next n outputs (what a float32 uniform keeps), as uint32.
+        numpy's legacy RandomState draws integers in [0, 2**k) as one output masked to its
+        low k bits (its stream is frozen, NEP 19): the masking comes with the draw, and a
+        uint32 array takes half the memory of `random32`'s uint64."""
         self._ahead = None
-        gen = self._np_gen
-        if gen is None:
-            from numpy.random import Generator as NumpyGenerator
+        legacy = self._np_legacy
+        if legacy is None:
+            from numpy.random import RandomState
 
-            gen = self._np_gen = NumpyGenerator(self._engine())
-        return gen.integers(0, 1 << 32, size=n, dtype=np.uint32)
+            legacy = self._np_legacy = RandomState(self._engine())
+        return legacy.randint(0, 1 << 24, size=n, dtype=np.uint32)
 
     def random64(self, n: int) -> np.ndarray:
         """n 64-bit draws (PyTorch's `random64()`: two outputs, the first the high word)."""

@@ -56,10 +56,17 @@ def is_contiguous(arr: np.ndarray) -> bool:
 # ---------------------------------------------------------------- uniform
 def uniform01_f32(gen, n: int) -> np.ndarray:
     """n float32 uniforms in [0, 1): 24 bits of one 32-bit draw each."""
+    if 0 < n <= _AHEAD_MAX:
+        start = _ahead_words(gen, n, False)
+        if start >= 0:
+            return gen._ahead[start:start + n].copy()  # (a tensor owns its memory)
     if n >= 4096:
-        words = gen.random32_words(n).view(np.int32)
-        words &= 0xFFFFFF
-        out = words.astype(np.float32)
+        # converted in place: a second 4 MB array per million costs more (fresh pages)
+        # than the conversion itself (numpy casts an array onto itself without a copy
+        # when source and target start at the same address with the same strides)
+        words = gen.random24_words(n).view(np.int32)
+        out = words.view(np.float32)
+        out[...] = words
         out *= _F32_SCALE
         return out
     out = (gen.random32(n) & _M24).astype(np.float32)
@@ -149,6 +156,10 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
     16 or more elements of a contiguous target: all uniforms first, then Box-Muller over
     blocks of 16 (the last, partial block recomputed from 16 fresh uniforms). Otherwise one
     value at a time from the scalar path, in memory order."""
+    if npdt is _F32 and contiguous and 16 <= n <= _AHEAD_MAX and not n & 15 and std == 1.0 and mean == 0.0:
+        data = _normals_ahead_hit(gen, n)  # randn(16): the common small draw, checked first
+        if data is not None:
+            return data
     if not isinstance(npdt, np.dtype):
         npdt = np.dtype(npdt)
     if n >= 16 and contiguous:
@@ -174,14 +185,30 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
     return normal_scalar(gen, n, mean, std).astype(npdt)
 
 
-#: a float32 normal draw of at most this many elements (a multiple of 16) is served from
-#: blocks computed ahead: first 8 at a time, twice as many each time draws like it used
-#: them all, up to 128
+#: a float32 draw of at most this many elements (a normal one: a multiple of 16) is served
+#: from words drawn ahead: first 128, twice as many each time draws used them all, up to 8192
+#: (making the normals of 8192 words costs 180 us, of 128 already 60 us: numpy calls)
 _AHEAD_MAX = 256
-_AHEAD_FIRST = 8
-_AHEAD_MOST = 128
+_AHEAD_FIRST = 128
+_AHEAD_MOST = 8192
 _MT_N = 624
 _LAYOUT_OK: list = []  # [True/False] once numpy's twister state layout has been checked
+
+
+def _normals_ahead_hit(gen, n: int):
+    """`normals_ahead` where its normals are made and hold the n asked for (else None),
+    with nothing but the bookkeeping: randn(16) in a loop is mostly this."""
+    ahead, normals, i = gen._ahead, gen._ahead_normals, gen._ahead_i
+    if ahead is None or normals is None or i & 15 or i + n > ahead.shape[0]:
+        return normals_ahead(gen, n)
+    position = gen._state_view[2]
+    pos = position.value
+    if pos + n <= _MT_N:
+        position.value = pos + n
+    else:
+        gen._bg.random_raw(n)
+    gen._ahead_i = i + n
+    return normals[i:i + n].copy()
 
 
 def normals_ahead(gen, n: int):
@@ -190,40 +217,67 @@ def normals_ahead(gen, n: int):
 
     Each block of 16 normals depends on its own 16 words alone, and a numpy call costs
     about as much for one block as for a hundred: randn(16) computed one block at a time
-    is almost all call overhead. So on a miss the normals of the next blocks (8, up to
-    128 while draws keep using them all) are computed at once from the words ahead, and the twister is put back as it was (its
-    624-word key and position copied out of numpy's MT19937 state and back), then moved
-    past the words this draw uses. Each following draw of whole blocks takes its normals
-    from there and draws their words; any other draw, a reseed or set_state drops them
-    (gen._ahead = None). The generator's state, hence get_state, is always PyTorch's."""
-    blocks = n >> 4
+    is almost all call overhead. So the normals of all blocks ahead (`_ahead_words`) are
+    computed at once, the first time a normal draw starts on their 16-word grid."""
+    start = _ahead_words(gen, n, True)
+    if start < 0:
+        return None
+    normals = gen._ahead_normals
+    if normals is None:
+        normals = gen._ahead.copy()
+        normal_fill_f32(normals, None, 0.0, 1.0)
+        gen._ahead_normals = normals
+    return normals[start:start + n].copy()
+
+
+def _ahead_words(gen, n: int, blocks: bool) -> int:
+    """Where the uniforms of the next n words start in `gen._ahead` (the twister is moved
+    past them), or -1 where this shortcut does not apply; `blocks`: the draw needs them
+    on the 16-word grid of the words ahead (a normal draw).
+
+    A numpy call costs about as much for 16 values as for 2000, so a small draw made alone
+    is almost all call overhead. On a miss the uniforms of the next 128 words (up to 2048,
+    doubling while draws keep using them all) are made at once, and the twister is put
+    back as it was (its 624-word key and position copied out of numpy's MT19937 state and
+    back); each draw served from them then moves the twister's position past its words (one
+    word written, or a real draw when a twist is due). Any other draw, a reseed or
+    set_state drops them (gen._ahead = None). The generator's state, hence get_state, is
+    always PyTorch's."""
     ahead = gen._ahead
     if ahead is not None:
         i = gen._ahead_i
-        if i + blocks <= ahead.shape[0]:
-            gen._bg.random_raw(n)  # the words these normals were made from
-            gen._ahead_i = i + blocks
-            if blocks == 1:
-                return ahead[i].copy()  # (a tensor owns its memory)
-            return ahead[i:i + blocks].flatten()
-        count = min(_AHEAD_MOST, 2 * ahead.shape[0])
+        if i + n <= ahead.shape[0] and not (blocks and i & 15):
+            _advance(gen, n)
+            gen._ahead_i = i + n
+            return i
+        count = min(_AHEAD_MOST, 2 * ahead.shape[0]) if i + n > ahead.shape[0] else ahead.shape[0]
     else:
         count = _AHEAD_FIRST
-    count = max(count, blocks)
+    count = max(count, (n + 15) & ~15)
     gen._ahead = None
     bg = gen._bg or gen._engine()
     state = _state_words(gen, bg)
     if state is None:
-        return None
+        return -1
     saved = state.copy()
-    data = (bg.random_raw(16 * count) & _M24).astype(np.float32)
+    data = (bg.random_raw(count) & _M24).astype(np.float32)
     state[...] = saved
-    bg.random_raw(n)
     data *= _F32_SCALE
-    normal_fill_f32(data, None, 0.0, 1.0)
-    gen._ahead = data.reshape(count, 16)
-    gen._ahead_i = blocks
-    return data[:n].copy()
+    gen._ahead = data
+    gen._ahead_normals = None
+    gen._ahead_i = n
+    _advance(gen, n)
+    return 0
+
+
+def _advance(gen, n: int) -> None:
+    """Move gen's twister past n words: its position written, or drawn when a twist is due."""
+    position = gen._state_view[2]
+    pos = position.value
+    if pos + n <= _MT_N:
+        position.value = pos + n
+    else:
+        gen._bg.random_raw(n)
 
 
 def _state_words(gen, bg):
@@ -235,13 +289,15 @@ def _state_words(gen, bg):
         return held[1]
     import ctypes
 
-    words = np.ctypeslib.as_array((ctypes.c_uint32 * (_MT_N + 1)).from_address(bg.ctypes.state_address))
+    address = bg.ctypes.state_address
+    words = np.ctypeslib.as_array((ctypes.c_uint32 * (_MT_N + 1)).from_address(address))
     if not _LAYOUT_OK:
         state = bg.state["state"]
         _LAYOUT_OK.append(int(words[_MT_N]) == int(state["pos"]) and np.array_equal(words[:_MT_N], state["key"]))
     if not _LAYOUT_OK[0]:
         return None
-    gen._state_view = (bg, words)
+    # the position alone as well: read and written once per draw served ahead
+    gen._state_view = (bg, words, ctypes.c_uint32.from_address(address + 4 * _MT_N))
     return words
 
 

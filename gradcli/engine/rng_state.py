@@ -78,7 +78,7 @@ def set_state(gen, new_state) -> None:
         raise RuntimeError("Invalid mt19937 state")
     gen._seed = seed
     gen._bg = None
-    gen._np_gen = None
+    gen._np_legacy = None
     gen._ahead = None
     gen._state_view = None
     gen._key = key

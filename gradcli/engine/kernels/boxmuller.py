@@ -90,8 +90,9 @@ def _poly(x64, coefs, out32, y64):
     """Horner with one FMA per step: y = fma(y, x, c), rounded to float32 each time (a
     product of two float32 is exact in float64, the sum rounds once there, then to
     float32). `x64` is x as float64; the result is left in `out32`. The coefficients are
-    scalars, or columns (one per row of a 2-D x). Every operation keeps one dtype: numpy's
-    mixed float32/float64 loops cast through buffers and cost 3-6 times a plain one."""
+    scalars, or columns (one per row of y64; x broadcasts over them). Every operation
+    keeps one dtype: numpy's mixed float32/float64 loops cast through buffers and cost 3-6
+    times a plain one."""
     mul, add = np.multiply, np.add
     mul(x64, coefs[0], y64)
     last = len(coefs) - 2
@@ -108,6 +109,23 @@ def _poly(x64, coefs, out32, y64):
 _TRIG_P = [np.array([[c], [s]], _F64) for c, s in zip(_COS_P, _SIN_P)]
 #: sign of cos: flipped where (j + 2) & 4, of sin: where j & 4 (j is even)
 _SIGN_SHIFT = np.array([[2], [0]], np.int32)
+
+
+def _d0(value, dtype) -> np.ndarray:
+    """A constant operand as a 0-d array of its operation's dtype: numpy takes one ~0.25 us
+    faster than a scalar (no conversion per call), which is a third of the time of a
+    look-ahead's few blocks (rng_sample._ahead_words). The dtype is the other operand's,
+    so the loop, hence every rounding, is the one a scalar of that type selects."""
+    return np.array(value, dtype)
+
+
+_LOG_P0 = [_d0(c, _F64) for c in _LOG_P]
+_I0 = {v: _d0(v, np.int32) for v in (1, 4, 23, 29, 30, 31, 126, ~1, 0x7FFFFF, 0x3F000000, _SQRTHF_MANT)}
+_ONE32, _HALF32, _MINUS_TWO32 = _d0(1, _F32), _d0(0.5, _F32), _d0(-2, _F32)
+_MINUS_HALF64 = _d0(-0.5, _F64)
+_Q1_32, _Q2_32 = _d0(_LOG_Q1, _F32), _d0(_LOG_Q2, _F32)
+_TWO_PI32, _FOPI32, _DP1_32, _DP2_32 = (_d0(c, _F32) for c in (_TWO_PI, _FOPI, _DP1, _DP2))
+_DP3_64 = _d0(_DP3, _F64)
 
 
 def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
@@ -130,77 +148,78 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
     xb = x.view(np.int32)
 
     # ---- radius = sqrt(-2 * log(1 - u)), lanes 0..7 ----
-    sub(_F32(1), data[:, :8], x.reshape(k, 8))  # u1 in [2**-24, 1]: no 0, no subnormal
-    shr(xb, 23, ia)
-    sub(ia, 126, ia)  # the kernel's exponent (e - 127) + 1
-    band(xb, 0x7FFFFF, xb)  # the mantissa
-    sub(xb, _SQRTHF_MANT, ib)
-    shr(ib, 31, ib)  # -1 where the scaled mantissa is below sqrt(1/2), else 0
+    sub(_ONE32, data[:, :8], x.reshape(k, 8))  # u1 in [2**-24, 1]: no 0, no subnormal
+    shr(xb, _I0[23], ia)
+    sub(ia, _I0[126], ia)  # the kernel's exponent (e - 127) + 1
+    band(xb, _I0[0x7FFFFF], xb)  # the mantissa
+    sub(xb, _I0[_SQRTHF_MANT], ib)
+    shr(ib, _I0[31], ib)  # -1 where the scaled mantissa is below sqrt(1/2), else 0
     add(ia, ib, ia)  # e -= 1 there
     e[...] = ia
-    np.bitwise_or(xb, 0x3F000000, xb)  # x in [0.5, 1)
-    shl(ib, 23, ib)
+    np.bitwise_or(xb, _I0[0x3F000000], xb)  # x in [0.5, 1)
+    shl(ib, _I0[23], ib)
     sub(xb, ib, xb)  # doubled (exponent + 1) where below sqrt(1/2)
-    sub(x, _F32(1), x)  # x - 1, or x + x - 1: both exact
+    sub(x, _ONE32, x)  # x - 1, or x + x - 1: both exact
     mul(x, x, z)
     d1[...] = x
-    _poly(d1, _LOG_P, y, d0)
+    _poly(d1, _LOG_P0, y, d0)
     mul(y, x, y)
-    mul(e, _LOG_Q1, r)
+    mul(e, _Q1_32, r)
     d0[...] = y  # fma(y, z, e*q1)
     d1[...] = z
     mul(d0, d1, d0)
     d1[...] = r
     add(d0, d1, d0)
     _round32(d0, y)
-    mul(z, _F32(0.5), r)  # exact
+    mul(z, _HALF32, r)  # exact
     sub(y, r, y)
     add(x, y, x)
-    mul(e, _LOG_Q2, r)  # exact: e is a small integer, q2 has 9 bits
+    mul(e, _Q2_32, r)  # exact: e is a small integer, q2 has 9 bits
     add(x, r, x)
-    mul(x, _F32(-2), x)
+    mul(x, _MINUS_TWO32, x)
     np.sqrt(x, r)  # r: the radius
 
     # ---- sin and cos of theta = 2*pi*u, lanes 8..15 (theta >= 0) ----
-    mul(data[:, 8:], _TWO_PI, x.reshape(k, 8))
-    mul(x, _FOPI, y)
+    mul(data[:, 8:], _TWO_PI32, x.reshape(k, 8))
+    mul(x, _FOPI32, y)
     j[...] = y  # truncation toward zero, as cvttps2dq
-    add(j, 1, j)
-    band(j, ~1, j)
+    add(j, _I0[1], j)
+    band(j, _I0[~1], j)
     y[...] = j
-    mul(y, _DP1, e)  # exact product
+    mul(y, _DP1_32, e)  # exact product
     add(x, e, x)
-    mul(y, _DP2, e)  # exact product
+    mul(y, _DP2_32, e)  # exact product
     add(x, e, x)
     d0[...] = y  # fma(y, DP3, x)
-    mul(d0, _DP3, d0)
+    mul(d0, _DP3_64, d0)
     d1[...] = x
     add(d0, d1, d0)
     _round32(d0, x)
     mul(x, x, z)
-    # both polynomials at once: row 0 the cos type, row 1 the sin type, on z
-    z2[...] = z
-    _poly(z2, _TRIG_P, t2, w2)
+    # both polynomials at once: row 0 the cos type, row 1 the sin type, on z (one row of
+    # z2, broadcast: its second row takes x below)
+    z2[0] = z
+    _poly(z2[:1], _TRIG_P, t2, w2)
     # cos: fma(p*z, z, -z/2) + 1; sin: fma(p*z, x, x)
     mul(t2, z, t2)
     w2[...] = t2
     z2[1] = x
     mul(w2, z2, w2)
-    mul(z2[0], -0.5, z2[0])  # exact (z is far above float32's subnormals or zero)
+    mul(z2[0], _MINUS_HALF64, z2[0])  # exact (z is far above float32's subnormals or zero)
     add(w2, z2, w2)
     _round32(w2, t2)
-    add(t2[0], _F32(1), t2[0])
+    add(t2[0], _ONE32, t2[0])
     # (j & 2) == 0: cos, sin = rows 0, 1; else swapped: exchange the bits that differ
     tb = t2.view(np.int32)
-    shl(j, 30, ia)
-    shr(ia, 31, ia)  # all ones where swapped
+    shl(j, _I0[30], ia)
+    shr(ia, _I0[31], ia)  # all ones where swapped
     bxor(tb[0], tb[1], ib)
     band(ib, ia, ib)
     bxor(tb, ib, tb)
     # signs: cos negated where (j + 2) & 4, sin where j & 4
     add(j, _SIGN_SHIFT, i2)
-    band(i2, 4, i2)
-    shl(i2, 29, i2)
+    band(i2, _I0[4], i2)
+    shl(i2, _I0[29], i2)
     bxor(tb, i2, tb)
 
     # ---- n = r*cos, r*sin; fma(n, std, mean) ----
