@@ -57,6 +57,60 @@ def test_allclose_failure_reports_the_largest_difference(tmp_path):
     assert "1 of 3 elements differ beyond the tolerance" in r.stderr
 
 
+@pytest.mark.parametrize("call,allowed", [
+    ("torch.allclose(a, b, atol=1e-3)", "allowed 0.001025 = atol 0.001 + rtol 1e-05 * |b|"),
+    ("torch.allclose(a, b, rtol=0.01, atol=0.0)", "allowed 0.025 = atol 0 + rtol 0.01 * |b|"),
+    ("a.allclose(b, 0.01)", "allowed 0.025 = atol 1e-08 + rtol 0.01 * |b|"),
+    ("torch.allclose(input=a, other=b, atol=0.1)", "allowed 0.100025 = atol 0.1 + rtol 1e-05"),
+])
+def test_allclose_with_its_tolerances_given_reports_against_them(tmp_path, call, allowed):
+    write(tmp_path, {"test_c.grad": "import torch\na = torch.tensor([1.0, 2.0, 3.0])\n"
+                                    "b = torch.tensor([1.0, 2.5, 3.0])\n"
+                                    f"assert {call}\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    assert r.returncode == 1
+    assert f"AssertionError: assert {call}" in r.stdout
+    assert "largest difference 0.5 at index (1,) (2 vs 2.5; " + allowed in r.stdout
+    assert "where torch =" not in r.stdout and "<module" not in r.stdout
+
+
+def test_allclose_nan_and_infinity_rules(tmp_path):
+    write(tmp_path, {"test_c.grad": "import torch\nnan, inf = float('nan'), float('inf')\n"
+                                    "a = torch.tensor([nan, inf, 1.0])\n"
+                                    "b = torch.tensor([nan, inf, 1.5])\n"
+                                    "assert torch.allclose(a, b, equal_nan=True)\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    # equal NaNs (asked for) and equal infinities are close: only the last element is not
+    assert "largest difference 0.5 at index (2,) (1 vs 1.5; " in r.stdout, r.stdout
+    assert "1 of 3 elements differ beyond the tolerance" in r.stdout
+
+
+def test_a_chained_comparison_shows_the_link_that_failed(tmp_path):
+    write(tmp_path, {"test_k.grad": "import torch\nx = torch.tensor(0.5)\nlo, hi = 0, 0.25\n"
+                                    "calls = []\n"
+                                    "def f():\n    calls.append(1)\n    return 9\n"
+                                    "assert lo <= x <= hi < f()\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    assert "AssertionError: assert tensor(0.5000) <= 0.25" in r.stdout, r.stdout
+    assert "  where x = tensor(0.5000)" in r.stdout and "  where hi = 0.25" in r.stdout
+    # evaluated as Python does: f() after the failed link never ran
+    src = ("calls = []\ndef f():\n    calls.append(1)\n    return 9\n"
+           "try:\n    assert 1 < 0 < f()\nexcept AssertionError:\n    print(calls)\n"
+           "assert 0 < 1 < f() < 20\nprint(calls)\n")
+    r = gradcli("run", "-", cwd=tmp_path, stdin=src)
+    assert r.stdout == "[]\n[1]\n" and r.returncode == 0, r.stderr
+
+
+def test_modules_and_functions_are_not_listed_as_values(tmp_path):
+    write(tmp_path, {"test_m.grad": "import torch\nimport math\ndef f(v):\n    return v\n"
+                                    "x = torch.ones(2)\n"
+                                    "assert torch.equal(f(x), x * math.pi)\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    assert "  where x = tensor([1., 1.])" in r.stdout
+    assert "where torch" not in r.stdout and "where math" not in r.stdout
+    assert "where f " not in r.stdout
+
+
 def test_other_failed_expressions_list_the_names_they_read(tmp_path):
     write(tmp_path, {"test_n.grad": "import torch\nx = torch.ones(2)\nlimit = 1\n"
                                     "assert x.sum() < limit and x.max() > 0, 'too big'\n"})
@@ -101,6 +155,23 @@ def test_workers_give_the_serial_runs_report(tmp_path):
 
     assert stable(serial.stdout) == stable(parallel.stdout)
     assert "9 passed, 3 failed" in parallel.stdout.splitlines()[-1]
+
+
+def test_workers_run_files_at_once_and_report_them_in_order(tmp_path):
+    """The JSON report says when each file started: with -n 2 the quick second file starts
+    while the first still runs (it runs until its 2 s timeout), in a serial run after."""
+    write(tmp_path, {"test_a.grad": "while True:\n    pass\n", "test_b.grad": "print('b')\n"})
+    args = ("test", ".", "--timeout", "2", "--max-steps", str(10**12), "--json", "-")
+    parallel = gradcli(*args, "-n", "2", cwd=tmp_path)
+    serial = gradcli(*args, cwd=tmp_path)
+    for r in (parallel, serial):
+        a, b = json.loads(r.stdout)["tests"]  # in the files' order either way
+        assert (a["path"], a["status"], b["path"], b["status"]) == (
+            "test_a.grad", "timeout", "test_b.grad", "passed")
+    a, b = json.loads(parallel.stdout)["tests"]
+    assert b["start"] < a["start"] + a["duration"]
+    a, b = json.loads(serial.stdout)["tests"]
+    assert b["start"] >= a["start"] + a["duration"]
 
 
 def test_workers_must_be_positive(tmp_path):
@@ -159,6 +230,9 @@ def test_json_report_schema(tmp_path):
                                                                "hi\n", None)
     assert (b["status"], b["kind"], b["line"], b["col"]) == ("failed", "AssertionError", 4, 1)
     assert b["message"] == "assert tensor(4.) == 13"
+    assert 0 <= a["start"] <= b["start"] and a["duration"] >= 0
+    assert set(a) == {"path", "status", "duration", "start", "kind", "message", "line", "col",
+                      "report", "golden", "diff", "stdout", "stderr"}
     assert "where x.grad[1] = tensor(4.)" in b["report"]
 
 
@@ -212,6 +286,41 @@ def test_collection_follows_grad_files_like_pytest(tmp_path):
     assert collected == ["checks/check_b.grad", "checks/test_a.grad"], p.stdout
     # a helper named on the command line runs
     assert gradcli("test", "checks/helper.grad", cwd=tmp_path).returncode == 1
+
+
+def pytest_collects(cwd, *args):
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
+                        "-p", "no:cacheprovider", *args], cwd=cwd, capture_output=True,
+                       text=True, timeout=120)
+    return sorted(x.split("::")[0] for x in p.stdout.splitlines() if "::" in x)
+
+
+def gradcli_runs(cwd, *args):
+    r = gradcli("test", *args, "--json", "-", cwd=cwd)
+    assert r.returncode in (0, 1), r.stderr
+    return sorted(t["path"] for t in json.loads(r.stdout)["tests"])
+
+
+def test_both_runners_skip_the_folders_pytest_skips(tmp_path):
+    write(tmp_path, {f"{d}/test_x.grad": "pass\n"
+                     for d in ("keep", "build", "dist", "venv", "lib.egg", ".hidden",
+                               "__pycache__", "env1", "skip_me")})
+    (tmp_path / "env1" / "pyvenv.cfg").write_text("home = /usr\n")  # a virtualenv
+    expected = ["keep/test_x.grad", "skip_me/test_x.grad"]
+    assert gradcli_runs(tmp_path, ".") == pytest_collects(tmp_path) == expected
+    # norecursedirs of the configuration replaces pytest's default list, for both
+    (tmp_path / "pytest.ini").write_text("[pytest]\nnorecursedirs = skip_* .*\n")
+    expected = ["build/test_x.grad", "dist/test_x.grad", "keep/test_x.grad",
+                "lib.egg/test_x.grad", "venv/test_x.grad"]
+    assert gradcli_runs(tmp_path, ".") == pytest_collects(tmp_path) == expected
+
+
+def test_both_runners_run_a_file_named_on_the_command_line(tmp_path):
+    write(tmp_path, {"checks/helper.grad": "assert 1 + 1 == 3\n", "checks/test_a.grad": "pass\n"})
+    assert gradcli_runs(tmp_path, "checks") == pytest_collects(tmp_path, "checks") == [
+        "checks/test_a.grad"]
+    named = ("checks/helper.grad", "checks/test_a.grad")
+    assert gradcli_runs(tmp_path, *named) == pytest_collects(tmp_path, *named) == list(named)
 
 
 @pytest.mark.parametrize("name,text", [

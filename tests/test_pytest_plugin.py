@@ -111,6 +111,16 @@ def test_non_matching_names_are_not_collected(pytester):
     assert "fails_assert" not in text and "helper" not in text and ".txt" not in text
 
 
+def test_a_file_named_on_the_command_line_is_collected_whatever_its_name(pytester):
+    """As gradcli test runs a file it is given (and pytest a .py file it is given)."""
+    copy(pytester, "fails_syntax.grad", "helper.grad")
+    copy(pytester, "test_gradient.grad")
+    run(pytester, "helper.grad").assert_outcomes(failed=1)
+    result = run(pytester, "--collect-only", "-q")  # searching the folder: not collected
+    result.stdout.fnmatch_lines(["test_gradient.grad::test_gradient", "1 test collected*"])
+    assert "helper" not in result.stdout.str()
+
+
 def test_no_grad_files_no_items(pytester):
     pytester.makepyfile(test_plain="def test_one():\n    assert True\n")
     result = run(pytester)
@@ -153,7 +163,8 @@ def test_ini_timeout(pytester):
     result = run(pytester)
     assert time.monotonic() - t0 < 20
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["test_slow.grad:*: Timeout: timed out after 1 s (wall clock)"])
+    result.stdout.fnmatch_lines(["test_slow.grad:*: Timeout: timed out after 1 s (wall clock; raise it with "
+                                 "--grad-timeout or the grad_timeout ini option)"])
 
 
 def test_bad_ini_value_is_a_usage_error(pytester):
@@ -253,7 +264,8 @@ def test_command_line_flags_override_the_ini_file(pytester):
     copy(pytester, "slow_loop.grad", "test_slow.grad")
     result = run(pytester, "--grad-timeout", "1", "--grad-max-steps", HUGE_STEPS)
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["test_slow.grad:*: Timeout: timed out after 1 s (wall clock)"])
+    result.stdout.fnmatch_lines(["test_slow.grad:*: Timeout: timed out after 1 s (wall clock; raise it with "
+                                 "--grad-timeout or the grad_timeout ini option)"])
     bad = run(pytester, "--grad-seed", "x")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
 

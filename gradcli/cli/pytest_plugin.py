@@ -1,7 +1,9 @@
 """pytest plugin (entry point ``pytest11``): ``.grad`` scripts as tests.
 
-Files whose name matches ``test_*.grad`` are collected, one test item per
-file, judged exactly as ``gradcli test`` judges them
+Files whose name matches ``test_*.grad`` (the ``grad_files`` ini option), and
+``.grad`` files named on the command line, are collected (the rule of
+:mod:`gradcli.cli.collect`, shared with ``gradcli test``), one test item per file,
+judged exactly as ``gradcli test`` judges them
 (:func:`gradcli.cli.testing.run_grad_test`): the test fails at the script's
 first failed ``assert``, error or syntax error, and where ``NAME.out`` lies
 beside ``NAME.grad`` its stdout must equal it. A failure shows gradcli's own
@@ -65,8 +67,12 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_collect_file(parent, file_path):
+    """A ``.grad`` file matching ``grad_files``, or named on the command line whatever its
+    name (as ``gradcli test`` runs a file it is given, and pytest a ``.py`` file)."""
+    if file_path.suffix != ".grad":
+        return None
     patterns = parent.config.getini("grad_files") or DEFAULT_PATTERNS
-    if matches(file_path, patterns):
+    if matches(file_path, patterns) or parent.session.isinitpath(file_path):
         return GradFile.from_parent(parent, path=file_path)
     return None
 

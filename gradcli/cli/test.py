@@ -90,7 +90,8 @@ def register(app):
                  "the end); the files then pass.")] = False,
         json_report: Annotated[Optional[str], typer.Option(
             "--json", metavar="FILE",
-            help="Also write a JSON report (schema gradcli.test/1; '-' for stdout).")] = None,
+            help="Also write a JSON report ('-' for stdout; schema gradcli.test/1, "
+                 "documented in docs/commands.md).")] = None,
         seed: Annotated[int, typer.Option(
             "--seed", metavar="N", help="Seed of the random generator for every file.")] = 0,
         max_steps: Annotated[Optional[int], typer.Option(
@@ -434,13 +435,18 @@ def _run_all(chosen, reporter, *, workers, exitfirst, timeout, limits, seed):
     for runner in runners:
         idle.put(runner)
 
+    began = time.perf_counter()
+
     def run_one(path):
         runner = idle.get()
+        start = time.perf_counter() - began
         try:
-            return testing.run_grad_test(path, timeout=timeout, limits=limits, seed=seed,
-                                         runner=runner)
+            outcome = testing.run_grad_test(path, timeout=timeout, limits=limits, seed=seed,
+                                            runner=runner)
         finally:
             idle.put(runner)
+        outcome.extra["start"] = start
+        return outcome
 
     outcomes, interrupted = [], False
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None

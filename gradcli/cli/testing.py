@@ -429,9 +429,21 @@ def _read_text(path, limit=64 * 1024 * 1024) -> str:
     return text
 
 
+#: how a user raises the wall-clock limit, by the runner in use (as the guards say it)
+TIMEOUT_OPTION = {"cli": "--timeout", "pytest": "--grad-timeout or the grad_timeout ini option"}
+
+
+def timeout_message(request) -> str:
+    """``timed out after 1 s (wall clock; raise it with --timeout)``: the option named is
+    the one of the runner in use (``gradcli test``'s flag, or pytest's)."""
+    t = request.get("timeout") or 0
+    option = TIMEOUT_OPTION.get(request.get("runner_name") or "cli", TIMEOUT_OPTION["cli"])
+    return f"timed out after {format_seconds(t)} s (wall clock; raise it with {option})"
+
+
 def _timeout_result(request, partial) -> dict:
     t = request.get("timeout") or 0
-    msg = f"timed out after {format_seconds(t)} s (wall clock)"
+    msg = timeout_message(request)
     res = {"status": TIMEOUT, "kind": "Timeout", "message": msg, "duration": t,
            "report": f"{request['path']}: Timeout: {msg}"}
     if partial and partial.get("line"):
@@ -539,7 +551,7 @@ def _run_program(request: dict) -> dict:
                "line": e.line or None, "col": e.col or None}
         if _TIMED_OUT:
             t = request.get("timeout") or 0
-            e.kind, e.message = "Timeout", f"timed out after {format_seconds(t)} s (wall clock)"
+            e.kind, e.message = "Timeout", timeout_message(request)
             e.hint = None
             res.update(status=TIMEOUT, kind=e.kind, message=e.message, duration=t)
         elif isinstance(e, Interrupted):
@@ -679,19 +691,24 @@ def _helper_main(argv) -> int:
 
 
 # ---------------------------------------------------------------- discovery
-SKIP_DIRS = {"__pycache__", "node_modules", "venv"}
-
-
 def discover(paths, patterns=None) -> tuple:
     """``(files, problems)``: the test files under ``paths``, without duplicates, in
     order. Files named in ``paths`` are taken as given; directories are searched
-    recursively (hidden ones skipped) for files matching ``patterns`` (default: the
-    ``grad_files`` rule of :mod:`gradcli.cli.collect`). ``problems`` lists paths that
+    recursively (skipping those pytest skips: :func:`gradcli.cli.collect.skipped_dir`)
+    for files matching ``patterns`` (default: the ``grad_files`` rule of
+    :mod:`gradcli.cli.collect`). ``problems`` lists paths that
     do not exist or are not ``.grad`` files."""
-    from gradcli.cli.collect import configured_patterns, matches
+    from gradcli.cli.collect import (
+        DEFAULT_NORECURSE,
+        configured,
+        configured_patterns,
+        matches,
+        skipped_dir,
+    )
 
     if patterns is None:
         patterns = configured_patterns()
+    norecurse = configured("norecursedirs", DEFAULT_NORECURSE)
     found, seen, problems = [], set(), []
 
     def add(p):
@@ -705,7 +722,7 @@ def discover(paths, patterns=None) -> tuple:
         if os.path.isdir(p):
             for root, dirs, names in os.walk(p):
                 dirs[:] = sorted(d for d in dirs
-                                 if not d.startswith(".") and d not in SKIP_DIRS)
+                                 if not skipped_dir(os.path.join(root, d), norecurse))
                 for name in sorted(names):
                     full = os.path.normpath(os.path.join(root, name))
                     if name.endswith(".grad") and not name.startswith(".") \
@@ -822,8 +839,9 @@ def junit_xml(outcomes, *, duration: float, timestamp: str | None = None,
               suite_name: str = "gradcli", properties: dict | None = None,
               note: str | None = None) -> bytes:
     """A JUnit XML report: ``<testsuites>`` with one ``<testsuite>`` and one
-    ``<testcase classname= name= time=>`` per file (classname: the path, dotted,
-    without ``.grad``; name: the file name); a non-passing file
+    ``<testcase classname= name= time= file= line=>`` per file (classname: the path,
+    dotted, without ``.grad``; name: the file name; file: the path; line: the failing
+    line of the script, or 1 when there is none); a non-passing file
     has ``<failure>`` (failed assert, runtime error, golden mismatch) or
     ``<error>`` (syntax error, timeout, crash) with ``message`` (the report's
     first line), ``type`` (the kind) and the whole report as text; the
@@ -855,9 +873,9 @@ def junit_xml(outcomes, *, duration: float, timestamp: str | None = None,
             "name": _xml_safe(os.path.basename(o.path)),
             "time": f"{o.duration:.3f}",
             "file": _xml_safe(o.path),
+            # the failing line; else 1, where the test (the whole file) begins
+            "line": str(o.line or 1),
         }
-        if o.line:
-            attrs["line"] = str(o.line)
         case = ET.SubElement(suite, "testcase", attrs)
         if not o.passed:
             tag = "failure" if o.status == FAILED else "error"
@@ -956,6 +974,8 @@ def json_report(outcomes, *, duration: float, deselected: int = 0, interrupted: 
                      "deselected", "duration" (s), "interrupted" (bool), "exit_code"},
          "settings": {"seed", "timeout" (s per file, null: none)},
          "tests": [{"path", "status" (passed|failed|error|timeout), "duration" (s),
+                    "start" (s from the start of the run to the file's start; with -n
+                    files overlap),
                     "kind" (AssertionError, OutputMismatch, ...; "" when passed),
                     "message", "line", "col" (1-based, null when unknown),
                     "report" (the whole text shown for a failure), "golden" (the NAME.out
@@ -977,6 +997,7 @@ def json_report(outcomes, *, duration: float, deselected: int = 0, interrupted: 
                     "interrupted": interrupted, "exit_code": exit_code},
         "settings": {"seed": seed, "timeout": timeout or None},
         "tests": [{"path": o.path, "status": o.status, "duration": round(o.duration, 6),
+                   "start": round(o.extra.get("start", 0.0), 6),
                    "kind": o.kind, "message": o.message, "line": o.line, "col": o.col,
                    "report": o.report, "golden": o.golden, "diff": o.diff,
                    "stdout": o.stdout, "stderr": o.stderr} for o in outcomes],
