@@ -65,7 +65,9 @@ def test_gradcli_test_runs_tests_not_helpers(tmp_path):
     ("from helpers import nope\n",
      "ImportError: cannot import name 'nope' from 'helpers' (helpers.grad)"),
     ("import helpers\nhelpers.TOL = 3\n", "modules are read-only in gradcli"),
-    ("import nothere\n", "import of 'nothere' is not allowed"),
+    ("import nothere\n", "import of 'nothere' is not allowed: gradcli programs can import "
+                        "only torch (and its submodules), math, random, functools, "
+                        "collections, numpy and the NAME.grad files beside the program"),
 ])
 def test_misuse_is_one_clear_error(tmp_path, program, expected):
     write(tmp_path, helpers=HELPERS, test_p=program)
@@ -124,6 +126,7 @@ def test_only_files_beside_the_program_can_be_imported(tmp_path):
     r = subprocess.run([sys.executable, "-m", "gradcli", "run", "-"], cwd=tmp_path,
                        input="import helpers\n", capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "import of 'helpers' is not allowed" in r.stderr
+    assert "NAME.grad" not in r.stderr  # a program without a file has no siblings
 
 
 def test_steps_in_a_helper_count_toward_the_budget(tmp_path):
