@@ -461,6 +461,10 @@ def test_help_call_points_to_the_help_command(spawn):
     out = t.run("help()")
     assert "gradcli's help is the :help command" in out
     assert ":explain EXPR [GRAD]" in out
+    out = t.run("help(ones)")  # help on a value: the command that describes one
+    assert ("Python's help() is not available in gradcli: :show ones describes a value "
+            "(shape, dtype, grad_fn, values, .grad); :help lists the REPL's commands") in out
+    assert "Error" not in out
     assert t.exit_status() == 0
 
 

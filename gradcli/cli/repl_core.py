@@ -125,6 +125,13 @@ class Repl:
                  "here):\n")
             _out(help_text())
             return True
+        asked = re.fullmatch(r"help\((.+)\)", stripped, re.S)
+        if asked and "help" not in self.session.globals and "\n" not in stripped:
+            what = asked.group(1).strip()
+            _out(f"Python's help() is not available in gradcli: :show {what} describes a "
+                 "value (shape, dtype, grad_fn, values, .grad); :help lists the REPL's "
+                 "commands\n")
+            return True
         self.run(text)
         return True
 
