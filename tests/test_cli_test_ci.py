@@ -85,6 +85,19 @@ def test_allclose_nan_and_infinity_rules(tmp_path):
     assert "1 of 3 elements differ beyond the tolerance" in r.stdout
 
 
+def test_allclose_reports_the_largest_difference_among_the_elements_not_close(tmp_path):
+    # element 0 misses its (larger) tolerance by less than element 1 misses its own, but
+    # its difference is the largest: that is the one shown, as torch.testing ranks them
+    write(tmp_path, {"test_c.grad": "import torch\n"
+                                    "a = torch.tensor([1000.0, 1.0, 5.0], dtype=torch.float64)\n"
+                                    "b = torch.tensor([1000.02, 1.015, 5.0], dtype=torch.float64)\n"
+                                    "assert torch.allclose(a, b, rtol=1e-5, atol=0.0)\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    assert "largest difference 0.02 at index (0,) (1000 vs 1000.02; allowed 0.0100002" \
+        in r.stdout, r.stdout
+    assert "2 of 3 elements differ beyond the tolerance" in r.stdout
+
+
 def test_a_chained_comparison_shows_the_link_that_failed(tmp_path):
     write(tmp_path, {"test_k.grad": "import torch\nx = torch.tensor(0.5)\nlo, hi = 0, 0.25\n"
                                     "calls = []\n"

@@ -113,8 +113,11 @@ def allclose_detail(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> list:
         excess = np.where(np.isnan(excess), np.inf, excess)
         if equal_nan:
             excess = np.where(np.isnan(x) & np.isnan(y), -np.inf, excess)
-    worst = np.unravel_index(int(np.argmax(excess)), excess.shape)
-    bad = int(np.count_nonzero(excess > 0))
+    failing = excess > 0
+    # the largest difference among the elements that are not close (NaN counts as largest)
+    ranked = np.where(failing, np.where(np.isnan(diff), np.inf, diff), -np.inf)
+    worst = np.unravel_index(int(np.argmax(ranked)), ranked.shape)
+    bad = int(np.count_nonzero(failing))
     where = f" at index {tuple(int(i) for i in worst)}" if x.ndim else ""
     return [f"  largest difference {float(diff[worst]):.6g}{where} "
             f"({float(x[worst]):.6g} vs {float(y[worst]):.6g}; allowed "
