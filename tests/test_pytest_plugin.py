@@ -284,3 +284,21 @@ def test_short_summary_is_the_failure_without_the_file_name_again(pytester):
     result = run(pytester, "-rf")
     result.stdout.fnmatch_lines(
         ["FAILED test_g.grad::test_g - line 4: AssertionError: assert tensor(1.) == 13"])
+
+
+def test_the_report_and_short_summary_read_the_same_under_xdist(pytester):
+    """With -n the failure travels from a worker to the controller: it must keep gradcli's
+    report and the one-line short summary (not the report's first line, file name again)."""
+    pytest.importorskip("xdist")
+    pytester.path.joinpath("test_g.grad").write_text(
+        "import torch\nx = torch.ones(2, requires_grad=True)\nx.sum().backward()\n"
+        "assert x.grad[1] == 13\n")
+    copy(pytester, "test_gradient.grad")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "test_g.grad:4:1: AssertionError: assert tensor(1.) == 13",
+        "    4 | assert x.grad[1] == 13",
+        "  where x.grad[1] = tensor(1.)",
+        "FAILED test_g.grad::test_g - line 4: AssertionError: assert tensor(1.) == 13"])
+    assert "Traceback" not in result.stdout.str()

@@ -165,6 +165,32 @@ class GradFailureRepr:
         return self.report
 
 
+def failure_repr(outcome):
+    """A failed item's report as pytest's own exception representation, whose lines are
+    gradcli's report verbatim (the "value" style) and whose crash line is the one-line
+    failure: it is what pytest-xdist can send from a worker, so the short summary reads the
+    same with ``-n`` as without. :class:`GradFailureRepr` where pytest's classes differ."""
+    try:
+        from _pytest._code.code import (
+            ExceptionChainRepr,
+            ReprEntry,
+            ReprFileLocation,
+            ReprTraceback,
+        )
+
+        crash = _Crash(outcome)
+        lines = outcome.report.rstrip("\n").split("\n")
+        entry = ReprEntry(lines=lines, reprfuncargs=None, reprlocals=None, reprfileloc=None,
+                          style="value")
+        return ExceptionChainRepr([(
+            ReprTraceback(reprentries=[entry], extraline=None, style="value"),
+            ReprFileLocation(path=str(crash.path), lineno=crash.lineno,
+                             message=crash.message),
+            None)])
+    except (ImportError, TypeError):
+        return GradFailureRepr(outcome)
+
+
 class GradItem(pytest.Item):
     """One ``.grad`` file run as a test by gradcli."""
 
@@ -196,7 +222,7 @@ class GradItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, GradTestFailed):
-            return GradFailureRepr(excinfo.value.outcome)
+            return failure_repr(excinfo.value.outcome)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
