@@ -45,7 +45,7 @@ def _in_helpers(module, filename: str, visited=None) -> list:
     forbidden-name errors are the compiler's (see :mod:`gradcli.lang.grad_modules`)."""
     import os
 
-    from .grad_modules import sibling_path
+    from .grad_modules import links_out, sibling_path
     from .parser import parse
 
     visited = visited if visited is not None else {os.path.realpath(filename)}
@@ -58,8 +58,8 @@ def _in_helpers(module, filename: str, visited=None) -> list:
             names.append(node.module)
     for name in names:
         path = sibling_path(filename, name)
-        if path is None or os.path.realpath(path) in visited:
-            continue
+        if path is None or os.path.realpath(path) in visited or links_out(path, filename):
+            continue  # (a link out of the folder is refused by the compiler)
         visited.add(os.path.realpath(path))
         shown = os.path.join(os.path.dirname(filename), name + ".grad")
         try:

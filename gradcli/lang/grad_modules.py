@@ -36,6 +36,13 @@ def sibling_path(importer: str, name: str) -> str | None:
     return path if os.path.isfile(path) else None
 
 
+def links_out(path: str, importer: str) -> bool:
+    """Whether the helper ``path`` is a link to a file outside the importer's folder."""
+    real_dir = os.path.dirname(os.path.realpath(path))
+    return real_dir not in (os.path.dirname(os.path.realpath(importer)),
+                            os.path.realpath(os.path.dirname(path)))
+
+
 def compile_sibling(compiler, name: str, pos):
     """``load(env) -> ProgramModule`` for ``import name`` in the program ``compiler``
     compiles, or None when no ``name.grad`` lies beside it. Problems with the helper
@@ -50,8 +57,7 @@ def compile_sibling(compiler, name: str, pos):
     real = os.path.realpath(path)
     shown = os.path.join(os.path.dirname(compiler.filename), name + ".grad")
     importer = os.path.realpath(compiler.filename)
-    if os.path.dirname(real) not in (os.path.dirname(importer),
-                                     os.path.realpath(os.path.dirname(path))):
+    if links_out(path, compiler.filename):
         # a link out of the folder would let a program read (and show, in an error
         # report) any file: a program reads only the .grad files beside it
         compiler.forbid(f"cannot import '{name}': {shown} is a link to a file outside the "
