@@ -14,7 +14,7 @@ import pytest
 
 def gradcli(*args, cwd, env=None, stdin=None):
     e = {k: v for k, v in os.environ.items()
-         if k not in ("NO_COLOR", "FORCE_COLOR", "GITHUB_ACTIONS")}
+         if k not in ("NO_COLOR", "FORCE_COLOR", "GITHUB_ACTIONS", "GITHUB_WORKSPACE")}
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "gradcli", *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, timeout=120, env=e)
@@ -268,6 +268,12 @@ def test_github_actions_annotations(tmp_path):
                                "assert tensor(4.) == 13%0A")
     plain = gradcli("test", ".", cwd=tmp_path)
     assert "::error" not in plain.stdout
+    # run from a folder below the checkout: GitHub wants the path from the checkout's root
+    r = gradcli("test", ".", cwd=tmp_path / "sub",
+                env={"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(tmp_path)})
+    lines = [x for x in r.stdout.splitlines() if x.startswith("::error ")]
+    assert len(lines) == 1 and lines[0].startswith(
+        "::error file=sub/test_b.grad,line=4,col=1,title=AssertionError::test_b.grad:4:1: ")
 
 
 def test_force_color_colours_a_pipe_and_no_color_wins(tmp_path):

@@ -1012,10 +1012,25 @@ def _gh_escape(text: str, prop: bool = False) -> str:
     return text
 
 
+def _workspace_path(path: str) -> str:
+    """``path`` as GitHub resolves an annotation's file: relative to the checkout
+    (``GITHUB_WORKSPACE``) when the run started in a folder below it."""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if not workspace:
+        return path
+    try:
+        full = os.path.realpath(path)
+        rel = os.path.relpath(full, os.path.realpath(workspace))
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
+
+
 def github_annotation(o) -> str:
-    """A GitHub Actions ``::error`` workflow command for a failed outcome: the file,
-    the script's line and column, the kind as title and the report as message."""
-    props = [f"file={_gh_escape(o.path, True)}"]
+    """A GitHub Actions ``::error`` workflow command for a failed outcome: the file
+    (relative to the checkout), the script's line and column, the kind as title and
+    the report as message."""
+    props = [f"file={_gh_escape(_workspace_path(o.path), True)}"]
     if o.line:
         props.append(f"line={o.line}")
         if o.col:
