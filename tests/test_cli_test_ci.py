@@ -342,6 +342,15 @@ def test_both_runners_run_a_file_named_on_the_command_line(tmp_path):
     assert gradcli_runs(tmp_path, *named) == pytest_collects(tmp_path, *named) == list(named)
 
 
+def test_without_a_path_both_runners_search_the_testpaths(tmp_path):
+    write(tmp_path, {"pytest.ini": "[pytest]\ntestpaths = tests\n",
+                     "tests/test_a.grad": "pass\n", "examples/test_b.grad": "pass\n"})
+    assert gradcli_runs(tmp_path) == pytest_collects(tmp_path) == ["tests/test_a.grad"]
+    # in another folder than the configuration's, both search where they run
+    assert gradcli_runs(tmp_path / "examples") == ["test_b.grad"]
+    assert pytest_collects(tmp_path / "examples") == ["examples/test_b.grad"]
+
+
 @pytest.mark.parametrize("name,text", [
     ("pytest.ini", "[pytest]\ngrad_files = spec_*.grad\n"),
     ("tox.ini", "[pytest]\ngrad_files = spec_*.grad\n"),

@@ -75,10 +75,10 @@ def _from_ini(path, section, key):
     return () if value is None else tuple(shlex.split(value))
 
 
-def configured(key: str, default: tuple, start=None) -> tuple:
-    """The value of the ini option ``key`` (a list of words) in the pytest configuration
-    that governs ``start`` (default: the current directory), or ``default`` when that
-    configuration does not set it (or there is none)."""
+def _governing(key: str, start=None):
+    """``(folder, value)``: the pytest configuration file that governs ``start`` (default:
+    the current directory), found as pytest finds it, and the value it gives the ini
+    option ``key`` (``()`` when unset); ``(None, None)`` when there is none."""
     here = os.path.abspath(start or os.getcwd())
     while True:
         for name, read in (("pytest.ini", lambda p: _from_ini(p, "pytest", key)),
@@ -89,11 +89,30 @@ def configured(key: str, default: tuple, start=None) -> tuple:
             if os.path.isfile(candidate):
                 found = read(candidate)
                 if found is not None:  # this file configures pytest: it decides
-                    return found or default
+                    return here, found
         parent = os.path.dirname(here)
         if parent == here:
-            return default
+            return None, None
         here = parent
+
+
+def configured(key: str, default: tuple, start=None) -> tuple:
+    """The value of the ini option ``key`` (a list of words) in the pytest configuration
+    that governs ``start`` (default: the current directory), or ``default`` when that
+    configuration does not set it (or there is none)."""
+    return _governing(key, start)[1] or default
+
+
+def default_paths() -> list:
+    """What to search when no path is given: pytest's ``testpaths`` (glob patterns, from
+    the configuration's folder) when run in that folder, as pytest does; else ``.``."""
+    import glob
+
+    folder, testpaths = _governing("testpaths")
+    if not testpaths or os.path.abspath(os.getcwd()) != folder:
+        return ["."]
+    found = [p for pattern in testpaths for p in sorted(glob.glob(pattern, recursive=True))]
+    return found or ["."]
 
 
 def configured_patterns(start=None) -> tuple:

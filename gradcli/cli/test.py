@@ -64,7 +64,8 @@ def register(app):
     @app.command("test", help=TEST_HELP)
     def test_cmd(
         paths: Annotated[Optional[List[str]], typer.Argument(
-            metavar="PATH...", help="Files or directories (default: the current directory).",
+            metavar="PATH...", help="Files or directories (default: the testpaths of the "
+            "pytest configuration when run in its folder, else the current directory).",
             show_default=False)] = None,
         keyword: Annotated[Optional[str], typer.Option(
             "-k", metavar="EXPR",
@@ -110,8 +111,12 @@ def register(app):
         no_color: Annotated[bool, typer.Option(
             "--no-color", help="Plain text output, no colours.")] = False,
     ):
+        if not paths:
+            from gradcli.cli.collect import default_paths
+
+            paths = default_paths()
         raise typer.Exit(do_test(
-            paths or ["."], keyword=keyword, timeout=timeout, junit_xml=junit_xml,
+            paths, keyword=keyword, timeout=timeout, junit_xml=junit_xml,
             exitfirst=exitfirst, seed=seed, no_color=no_color, workers=workers or 1,
             quiet=quiet, update_goldens=update_goldens, json_report=json_report,
             max_steps=max_steps,
