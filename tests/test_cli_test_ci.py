@@ -215,13 +215,16 @@ def test_many_passing_files_print_one_line_each_and_a_summary(tmp_path):
 def test_update_goldens_writes_out_files_and_then_they_pass(tmp_path):
     write(tmp_path, {"test_p.grad": "import torch\nprint(torch.ones(2) * 3)\n",
                      "test_q.grad": "print('new')\n", "test_q.out": "old\n",
-                     "test_r.grad": "assert False\n"})
+                     "test_r.grad": "assert False\n", "test_s.grad": "assert True\n",
+                     "test_t.grad": "pass\n", "test_t.out": "was here\n"})
     r = gradcli("test", ".", "--update-goldens", cwd=tmp_path)
     assert r.returncode == 1  # test_r still fails: its assert is not a golden
     assert (tmp_path / "test_p.out").read_text() == "tensor([3., 3.])\n"
     assert (tmp_path / "test_q.out").read_text() == "new\n"
     assert not (tmp_path / "test_r.out").exists()
-    assert "wrote 2 golden files" in r.stderr
+    assert not (tmp_path / "test_s.out").exists()  # printed nothing, had no golden
+    assert (tmp_path / "test_t.out").read_text() == ""  # had one: now it prints nothing
+    assert "wrote 3 golden files" in r.stderr
     assert gradcli("test", "test_p.grad", "test_q.grad", cwd=tmp_path).returncode == 0
     (tmp_path / "test_q.grad").write_text("print('changed')\n")
     assert gradcli("test", "test_q.grad", cwd=tmp_path).returncode == 1

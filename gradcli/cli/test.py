@@ -88,7 +88,7 @@ def register(app):
         update_goldens: Annotated[bool, typer.Option(
             "--update-goldens",
             help="Write each file's stdout to NAME.out beside it (for files that ran to "
-                 "the end); the files then pass.")] = False,
+                 "the end and printed something or had one); the files then pass.")] = False,
         json_report: Annotated[Optional[str], typer.Option(
             "--json", metavar="FILE",
             help="Also write a JSON report ('-' for stdout; schema gradcli.test/1, "
@@ -491,12 +491,15 @@ def _run_all(chosen, reporter, *, workers, exitfirst, timeout, limits, seed):
 
 def _update_goldens(outcomes):
     """NAME.out := the stdout of each file that ran to its end (passed, or failed only
-    on its golden); the outcome then passes."""
+    on its golden); the outcome then passes. A file that printed nothing and has no
+    NAME.out yet gets none (an empty golden for every assert-only test is clutter)."""
     from gradcli.cli import testing
 
     written = 0
     for o in outcomes:
         if not (o.passed or o.kind == "OutputMismatch"):
+            continue
+        if not o.stdout and o.golden is None:
             continue
         target = testing.golden_target(o.path)
         try:
