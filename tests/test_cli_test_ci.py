@@ -134,6 +134,21 @@ def test_other_failed_expressions_list_the_names_they_read(tmp_path):
     assert "  where limit = 1" in r.stderr
 
 
+@pytest.mark.parametrize("body,shown", [
+    ("        while True:\n            pass\n",
+     "<repr failed: LimitExceeded: step limit exceeded: the program ran more than 2000 "
+     "statements (raise it with --max-steps or GRADCLI_MAX_STEPS)>"),
+    ("        return 1 / 0\n", "<repr failed: ZeroDivisionError: division by zero>"),
+    ("        return 'v' * 5000\n", "v" * 600 + "... (4400 more characters)"),
+])
+def test_a_value_whose_repr_misbehaves_is_named_not_a_traceback(tmp_path, body, shown):
+    src = f"class A:\n    def __repr__(self):\n{body}\nassert A() == 1\n"
+    r = gradcli("run", "--max-steps", "2000", "-", cwd=tmp_path, stdin=src)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"AssertionError: assert {shown} == 1" in r.stderr
+    assert f"  where A() = {shown}" in r.stderr
+
+
 def test_the_program_still_sees_pythons_assertion_message(tmp_path):
     src = ("try:\n    assert 1 == 2\nexcept AssertionError as e:\n    print(repr(str(e)))\n"
            "try:\n    assert [1][0] == 3, 'msg'\nexcept AssertionError as e:\n"

@@ -22,10 +22,14 @@ MAX_VALUE_CHARS = 600
 
 
 def shown(value) -> str:
-    """A value as the report shows it: its repr, cut to MAX_VALUE_CHARS."""
+    """A value as the report shows it: its repr, cut to MAX_VALUE_CHARS. A user
+    ``__repr__`` that fails, or runs out of the program's budget (a guard is a
+    BaseException), must not hide the failure: it is named instead."""
+    from .limits import LimitExceeded
+
     try:
         text = repr(value)
-    except Exception as e:  # a user __repr__ that fails must not hide the failure
+    except (Exception, LimitExceeded) as e:
         text = f"<repr failed: {type(e).__name__}: {e}>"
     if len(text) > MAX_VALUE_CHARS:
         text = text[:MAX_VALUE_CHARS] + f"... ({len(text) - MAX_VALUE_CHARS} more characters)"
@@ -85,9 +89,14 @@ def _where_lines(pairs, source) -> list:
 def worth_showing(value) -> bool:
     """Whether a ``where`` line for ``value`` helps: modules, functions and classes are
     what a name reads, not what it compared (pytest leaves them out too)."""
+    from .limits import LimitExceeded
+
     if type(value).__name__ in ("module", "ProgramModule"):
         return False
-    return not (callable(value) and not hasattr(value, "shape"))
+    try:  # (hasattr may run a program's __getattr__)
+        return not (callable(value) and not hasattr(value, "shape"))
+    except (Exception, LimitExceeded):
+        return True
 
 
 def allclose_detail(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> list:
