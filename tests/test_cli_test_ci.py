@@ -385,3 +385,6 @@ def test_piped_stdin_without_a_command_runs_the_program(tmp_path):
     assert r.returncode == 0 and r.stdout == "tensor([2., 2.])\n", r.stderr
     r = gradcli(cwd=tmp_path, stdin="print(1 +)\n")
     assert r.returncode == 2 and "<stdin>:1:" in r.stderr
+    # with the top-level options too: the program runs, no help screen
+    r = gradcli("--no-color", cwd=tmp_path, stdin="print(2 * 21)\n")
+    assert r.returncode == 0 and r.stdout == "42\n", r.stdout + r.stderr

@@ -250,9 +250,12 @@ def _build_app():
         if no_color:
             os.environ["NO_COLOR"] = "1"
         if ctx.invoked_subcommand is None:
+            if sys.stdin is not None and not _stdin_is_terminal():
+                # `echo 'print(1)' | gradcli --no-color` runs the program, as without options
+                raise typer.Exit(do_run(["-"]))
             repl = _optional_module("gradcli.cli.repl")
             start = getattr(repl, "start", None) if repl is not None else None
-            if start is not None and sys.stdin.isatty():
+            if start is not None and _stdin_is_terminal():
                 raise typer.Exit(start())
             typer.echo(ctx.get_help())
             raise typer.Exit(0)
