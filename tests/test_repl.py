@@ -442,6 +442,38 @@ def test_lines_typed_while_busy_run_after_it_with_their_own_indentation(spawn):
 
 
 @deadline()
+def test_lines_typed_while_the_repl_starts_show_once(env, tmp_path):
+    """The terminal stops echoing as soon as gradcli starts (before its imports), so a line
+    typed during the start-up shows once, at the prompt that reads it."""
+    import termios
+
+    t = Term(["repl"], env, tmp_path)
+    try:
+        end = time.monotonic() + WAIT
+        while termios.tcgetattr(t.child.child_fd)[3] & termios.ECHO:
+            assert time.monotonic() < end, "the terminal's echo was never turned off"
+            try:
+                t.raw += t.child.read_nonblocking(65536, timeout=0.01)
+            except pexpect.TIMEOUT:
+                pass
+        try:
+            t.raw += t.child.read_nonblocking(65536, timeout=0)
+        except pexpect.TIMEOUT:
+            pass
+        assert "gradcli" not in t.text  # echo off before the REPL printed anything
+        t.line("print('early' + 'bird')")
+        t.expect(r"^earlybird$")
+        t.ready()
+        assert t.text.count("print('early' + 'bird')") >= 1
+        banner = t.text.index("type :help")
+        assert "print('early'" not in t.text[:banner]  # not echoed by the terminal
+        assert t.exit_status() == 0
+    finally:
+        if t.child.isalive():
+            t.child.terminate(force=True)
+
+
+@deadline()
 def test_no_cursor_position_requests(spawn, env):
     assert "PROMPT_TOOLKIT_NO_CPR" not in env  # a terminal that never answers them
     t = spawn("repl")

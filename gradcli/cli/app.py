@@ -389,6 +389,11 @@ def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv and not _stdin_is_terminal() and "_GRADCLI_COMPLETE" not in os.environ:
         argv = ["run", "-"]  # `echo 'print(1)' | gradcli` runs the program, as python does
+    elif (not argv or argv[0] == "repl") and "-h" not in argv and "--help" not in argv \
+            and _stdin_is_terminal():
+        from gradcli.cli.repl import hold_terminal_echo
+
+        hold_terminal_echo()  # keys typed while the REPL starts show once, at its prompt
     try:
         fast = _fast_path(argv)
         if fast is not None:
