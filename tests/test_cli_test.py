@@ -414,6 +414,21 @@ def test_spawn_isolation_same_results(tmp_path):
     assert suite.get("tests") == "4"
 
 
+def test_spawn_isolation_starts_the_clock_when_the_program_starts(tmp_path):
+    """A new interpreter per file may take seconds to start on a loaded machine (here a
+    sitecustomize makes it 2 s): the wall-clock limit is the program's, not the start's."""
+    site = tmp_path / "slow_start"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import time\ntime.sleep(2)\n")
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_quick.grad").write_text("assert 1 + 1 == 2\n")
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    r = gradcli_test("t", "--timeout", "1", cwd=tmp_path,
+                     env={"GRADCLI_TEST_ISOLATION": "spawn", "PYTHONPATH": path})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1].startswith("1 passed in ")
+
+
 def test_files_do_not_share_state(tmp_path):
     every_grad_file_a_test(tmp_path)
     d = tmp_path / "t"

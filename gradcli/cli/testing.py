@@ -305,18 +305,38 @@ class ForkServerRunner(_RunnerBase):
 class SpawnRunner(_RunnerBase):
     """Runs each request in a new interpreter (any platform)."""
 
+    #: seconds an interpreter may take to start before its program's clock starts anyway
+    START_LIMIT = 120.0
+
     def run(self, request: dict) -> dict:
         tmp = tempfile.mkdtemp(prefix="gradcli-test-")
         files = _TempFiles(tmp)
+        ready_r = ready_w = None
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-c", _HELPER, "--child", json.dumps(request), tmp],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, env=_child_env())
+            args = [sys.executable, "-c", _HELPER, "--child", json.dumps(request), tmp]
+            extra = {}
+            if os.name == "posix":  # the clock starts when the program does (_signal_ready)
+                ready_r, ready_w = os.pipe()
+                args.append(str(ready_w))
+                extra["pass_fds"] = (ready_w,)
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, env=_child_env(), **extra)
             timed_out = False
             try:
+                if ready_w is not None:
+                    os.close(ready_w)
+                    ready_w = None
+                    # "." when the program starts (end of file if the child ends first),
+                    # then "!" when its result is written: the program's time is between
+                    select.select([ready_r], [], [], self.START_LIMIT)
+                    os.read(ready_r, 1)
+                    done, _, _ = select.select([ready_r], [], [],
+                                               request.get("timeout") or None)
+                    wait = 60.0 if done else 0.0  # (then only the teardown is left)
+                else:
+                    wait = request.get("timeout") or None
                 try:
-                    proc.wait(timeout=request.get("timeout") or None)
+                    proc.wait(timeout=wait)
                 except subprocess.TimeoutExpired:
                     timed_out = True
                     if hasattr(signal, "SIGUSR1"):
@@ -334,6 +354,9 @@ class SpawnRunner(_RunnerBase):
                     proc.wait()
             return files.collect(request, proc.returncode, timed_out)
         finally:
+            for fd in (ready_r, ready_w):
+                if fd is not None:
+                    os.close(fd)
             files.remove()
 
 
@@ -521,6 +544,7 @@ def _child(request: dict, files: _TempFiles) -> int:
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(result, f)
     os.replace(tmp, files.res)
+    _signal_done()
     return 0
 
 
@@ -533,6 +557,7 @@ def _run_program(request: dict) -> dict:
     os.chdir(request["cwd"])
     limits_module.RUNNER[0] = request.get("runner_name") or "cli"
     limits = Limits(**request["limits"]) if request.get("limits") else Limits.from_env()
+    _signal_ready()
     t0 = time.perf_counter()
     try:
         try:
@@ -674,6 +699,35 @@ def _warm_up():
         pass
 
 
+#: (spawned children) the pipe on which the child says its program starts ("."), then
+#: that its result is written ("!"), or None
+_READY_FD = None
+
+
+def _signal_ready() -> None:
+    """Tell a SpawnRunner the program starts now: its wall-clock limit begins here, not
+    at the interpreter's start (imports take seconds on a loaded machine)."""
+    if _READY_FD is not None:
+        _warm_up()  # what the fork server does before forking: the language, the facade
+        try:
+            os.write(_READY_FD, b".")
+        except OSError:
+            pass
+
+
+def _signal_done() -> None:
+    """Tell a SpawnRunner the result is written: the interpreter's teardown is not the
+    program's time either."""
+    global _READY_FD
+    fd, _READY_FD = _READY_FD, None
+    if fd is not None:
+        try:
+            os.write(fd, b"!")
+            os.close(fd)
+        except OSError:
+            pass
+
+
 def _helper_main(argv) -> int:
     if argv[:1] == ["--serve"]:
         proto_in, proto_out = os.dup(0), os.dup(1)
@@ -684,9 +738,12 @@ def _helper_main(argv) -> int:
         sys.stdin = open(os.devnull, encoding="utf-8")
         sys.stdout = open(os.devnull, "w", encoding="utf-8")
         return _serve(proto_in, proto_out)
-    if argv[:1] == ["--child"] and len(argv) == 3:
+    if argv[:1] == ["--child"] and len(argv) in (3, 4):
+        global _READY_FD
+        if len(argv) == 4:
+            _READY_FD = int(argv[3])
         return _child(json.loads(argv[1]), _TempFiles(argv[2]))
-    sys.stderr.write("usage: (internal) --serve | --child REQUEST TMPDIR\n")
+    sys.stderr.write("usage: (internal) --serve | --child REQUEST TMPDIR [READY_FD]\n")
     return 2
 
 
