@@ -524,8 +524,19 @@ def test_interrupted_backward_leaves_a_note(spawn):
     t.expect(r"^backward$")
     t.send("\x03")
     t.expect(r"KeyboardInterrupt: interrupted at")
-    t.expect(r"note: the backward pass was cut short")
+    t.expect(r"note: the backward pass was cut short: part of its graph is already freed")
     t.ready()
     assert not re.search(r"^finished$", t.text, re.M)
     assert "tensor([2.])" in t.run("x.detach() * 2")  # the session is kept
+    # with retain_graph=True nothing is freed: the note says so
+    t.line("y = x")
+    t.ready()
+    t.run("for i in range(400000):\r    y = y * 1.0\r")
+    t.line("print('again'); y.backward(retain_graph=True); print('finished')")
+    t.expect(r"^again$")
+    t.send("\x03")
+    t.expect(r"KeyboardInterrupt: interrupted at")
+    m = t.expect(r"note: the backward pass was cut short: (.*)")
+    assert m.group(1).startswith("its graph is kept (retain_graph)"), m.group(1)
+    t.ready()
     assert t.exit_status() == 0
