@@ -28,6 +28,44 @@ Environment: `GRADCLI_MAX_STEPS`, `GRADCLI_MAX_ELEMENTS`, `GRADCLI_MAX_DEPTH`,
 """
 
 
+#: text after a command's --help: what a help screen is too short to hold
+APPENDIX = {"test": """
+### The JSON report of `gradcli test --json FILE` (schema `gradcli.test/1`)
+
+One document per run (`-` writes it to stdout and the human report to stderr). Fields are
+never removed or changed in meaning within a schema; a new field may be added.
+
+```json
+{
+  "schema": "gradcli.test/1",
+  "summary": {"total": 2, "passed": 1, "failed": 1, "errors": 0, "timed_out": 0,
+              "deselected": 0, "duration": 0.41, "interrupted": false, "exit_code": 1},
+  "settings": {"seed": 0, "timeout": 60.0},
+  "tests": [
+    {"path": "tests/test_square.grad", "status": "failed", "duration": 0.02, "start": 0.01,
+     "kind": "AssertionError", "message": "assert tensor(4.) == 13", "line": 4, "col": 1,
+     "report": "tests/test_square.grad:4:1: AssertionError: ...", "golden": null,
+     "diff": "", "stdout": "", "stderr": ""}
+  ]
+}
+```
+
+- `summary`: counts by status (`errors`: files that could not run, such as a syntax error;
+  `timed_out`: over `--timeout`), the files left out by `-k` (`deselected`), the run's
+  wall-clock seconds, whether Ctrl-C cut it short, and the exit code.
+- `settings`: the seed every file started from and the per-file timeout (null: none).
+- `tests`: one entry per file, in the order the files were given (also with `-n`).
+  `status` is `passed`, `failed` (a failed assert, a runtime error, a resource guard, a
+  golden-output mismatch), `error` or `timeout`; `start` is when the file began, in
+  seconds from the start of the run, and `duration` how long its program ran (with `-n N`,
+  files overlap); `kind` is the error's kind (`AssertionError`, `OutputMismatch`, `Timeout`,
+  ...; empty when passed), `message` its one-line text, `line`/`col` the script's failing
+  place (1-based; null when there is none), `report` the whole text the terminal shows
+  (with a failed assert's values), `golden` the `NAME.out` compared (or null), `diff` the
+  unified diff of a golden mismatch, `stdout`/`stderr` what the program printed.
+"""}
+
+
 def help_text(args: list[str]) -> str:
     env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
     out = subprocess.run([sys.executable, "-m", "gradcli", *args, "--help"], capture_output=True,
@@ -40,6 +78,7 @@ def main() -> int:
     parts = [INTRO, "\n## gradcli\n\n```text\n" + help_text([]) + "\n```\n"]
     for command in COMMANDS:
         parts.append(f"\n## gradcli {command}\n\n```text\n" + help_text([command]) + "\n```\n")
+        parts.append(APPENDIX.get(command, ""))
     (HERE / "commands.md").write_text("".join(parts), encoding="utf-8")
     print(f"wrote {HERE / 'commands.md'}")
     return 0

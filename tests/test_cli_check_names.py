@@ -55,3 +55,36 @@ def test_names_gradcli_has_are_not_reported():
     names = [n for n in sorted(gtorch.__all__) if callable(getattr(gtorch, n))][:200]
     source = "import torch\n" + "".join(f"f{i} = torch.{n}\n" for i, n in enumerate(names))
     assert [e.render() for e in check_source(source, "p.grad")] == []
+
+
+def test_every_spelling_of_a_torch_module_is_followed(tmp_path):
+    r = check(tmp_path, "import torch as t\nfrom torch import nn\n"
+                        "from torch.nn import functional as Fn\nimport torch.special as sp\n"
+                        "a = t.nope1(1)\nb = nn.functional.nope2(a)\nc = Fn.nope3(a)\n"
+                        "d = t.nn.functional.nope4(a)\ne = nn.init.nope5\n"
+                        "def inner():\n    return sp.nope6(t.linalg.nope7(1))\n"
+                        "from torch.nn.functional import nope8\n")
+    assert r.returncode == 2
+    found = [line.split(": NotSupported: ")[0].split(": ForbiddenError: ")[0]
+             for line in r.stderr.splitlines() if line.startswith("prog.grad:")]
+    assert found == ["prog.grad:5:5", "prog.grad:6:5", "prog.grad:7:5", "prog.grad:8:5",
+                     "prog.grad:9:5", "prog.grad:11:12", "prog.grad:11:21", "prog.grad:12:33"]
+    for name in ("torch.nope1", "torch.nn.functional.nope2", "torch.nn.functional.nope3",
+                 "torch.nn.functional.nope4", "torch.nn.init.nope5", "torch.special.nope6",
+                 "torch.linalg.nope7", "torch.nn.functional.nope8"):
+        assert f"{name} is not supported by gradcli" in r.stderr
+
+
+def test_the_helpers_a_file_imports_are_checked_too(tmp_path):
+    (tmp_path / "helpers.grad").write_text(
+        "import torch\nfrom more import g\ndef f(x):\n    return torch.nope_h(x)\n")
+    (tmp_path / "more.grad").write_text(
+        "import torch.nn.functional as F\ndef g(x):\n    return F.nope_m(x)\n")
+    r = check(tmp_path, "from helpers import f\nimport torch\nprint(torch.nope_p(1))\n")
+    assert r.returncode == 2
+    heads = [line for line in r.stderr.splitlines() if ": NotSupported: " in line]
+    assert heads == [
+        "prog.grad:3:7: NotSupported: torch.nope_p is not supported by gradcli",
+        "helpers.grad:4:12: NotSupported: torch.nope_h is not supported by gradcli",
+        "more.grad:3:12: NotSupported: torch.nn.functional.nope_m is not supported by gradcli"]
+    assert "    4 |     return torch.nope_h(x)" in r.stderr  # the helper's own line

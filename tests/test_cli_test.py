@@ -207,7 +207,7 @@ def test_timeout_fails_that_file_and_the_run_continues(tmp_path):
     assert elapsed < 20
     out = r.stdout
     # the report shows where the loop was when the time was up
-    assert re.search(r"^t/slow_loop\.grad:[23]:\d+: Timeout: timed out after 1 s \(wall clock\)$",
+    assert re.search(r"^t/slow_loop\.grad:[23]:\d+: Timeout: timed out after 1 s \(wall clock; raise it with --timeout\)$",
                      out, re.M), out
     assert "    3 |     n = n + 1" in out or "    2 | while True:" in out
     assert "2 passed, 1 timed out" in out.splitlines()[-1]
@@ -319,7 +319,9 @@ def test_junit_target_directory_missing_is_made(tmp_path):
     _, _, cases = junit(tmp_path / "no" / "such" / "dir" / "report.xml")
     assert cases["fails_assert.grad"].get("file") == "t/fails_assert.grad"
     assert cases["fails_assert.grad"].get("line") == "5"
-    assert cases["test_gradient.grad"].get("line") is None
+    # every testcase has a file and a line: a passing file's test begins at its line 1
+    assert cases["test_gradient.grad"].get("file") == "t/test_gradient.grad"
+    assert cases["test_gradient.grad"].get("line") == "1"
     assert "1 passed, 1 failed" in r.stdout.splitlines()[-1]
 
 
@@ -410,6 +412,21 @@ def test_spawn_isolation_same_results(tmp_path):
     assert "Timeout: timed out after 2 s" in r.stdout
     _, suite, cases = junit(tmp_path / "s.xml")
     assert suite.get("tests") == "4"
+
+
+def test_spawn_isolation_starts_the_clock_when_the_program_starts(tmp_path):
+    """A new interpreter per file may take seconds to start on a loaded machine (here a
+    sitecustomize makes it 2 s): the wall-clock limit is the program's, not the start's."""
+    site = tmp_path / "slow_start"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import time\ntime.sleep(2)\n")
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_quick.grad").write_text("assert 1 + 1 == 2\n")
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    r = gradcli_test("t", "--timeout", "1", cwd=tmp_path,
+                     env={"GRADCLI_TEST_ISOLATION": "spawn", "PYTHONPATH": path})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1].startswith("1 passed in ")
 
 
 def test_files_do_not_share_state(tmp_path):

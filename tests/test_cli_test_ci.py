@@ -14,7 +14,7 @@ import pytest
 
 def gradcli(*args, cwd, env=None, stdin=None):
     e = {k: v for k, v in os.environ.items()
-         if k not in ("NO_COLOR", "FORCE_COLOR", "GITHUB_ACTIONS")}
+         if k not in ("NO_COLOR", "FORCE_COLOR", "GITHUB_ACTIONS", "GITHUB_WORKSPACE")}
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "gradcli", *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, timeout=120, env=e)
@@ -57,6 +57,73 @@ def test_allclose_failure_reports_the_largest_difference(tmp_path):
     assert "1 of 3 elements differ beyond the tolerance" in r.stderr
 
 
+@pytest.mark.parametrize("call,allowed", [
+    ("torch.allclose(a, b, atol=1e-3)", "allowed 0.001025 = atol 0.001 + rtol 1e-05 * |b|"),
+    ("torch.allclose(a, b, rtol=0.01, atol=0.0)", "allowed 0.025 = atol 0 + rtol 0.01 * |b|"),
+    ("a.allclose(b, 0.01)", "allowed 0.025 = atol 1e-08 + rtol 0.01 * |b|"),
+    ("torch.allclose(input=a, other=b, atol=0.1)", "allowed 0.100025 = atol 0.1 + rtol 1e-05"),
+])
+def test_allclose_with_its_tolerances_given_reports_against_them(tmp_path, call, allowed):
+    write(tmp_path, {"test_c.grad": "import torch\na = torch.tensor([1.0, 2.0, 3.0])\n"
+                                    "b = torch.tensor([1.0, 2.5, 3.0])\n"
+                                    f"assert {call}\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    assert r.returncode == 1
+    assert f"AssertionError: assert {call}" in r.stdout
+    assert "largest difference 0.5 at index (1,) (2 vs 2.5; " + allowed in r.stdout
+    assert "where torch =" not in r.stdout and "<module" not in r.stdout
+
+
+def test_allclose_nan_and_infinity_rules(tmp_path):
+    write(tmp_path, {"test_c.grad": "import torch\nnan, inf = float('nan'), float('inf')\n"
+                                    "a = torch.tensor([nan, inf, 1.0])\n"
+                                    "b = torch.tensor([nan, inf, 1.5])\n"
+                                    "assert torch.allclose(a, b, equal_nan=True)\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    # equal NaNs (asked for) and equal infinities are close: only the last element is not
+    assert "largest difference 0.5 at index (2,) (1 vs 1.5; " in r.stdout, r.stdout
+    assert "1 of 3 elements differ beyond the tolerance" in r.stdout
+
+
+def test_allclose_reports_the_largest_difference_among_the_elements_not_close(tmp_path):
+    # element 0 misses its (larger) tolerance by less than element 1 misses its own, but
+    # its difference is the largest: that is the one shown, as torch.testing ranks them
+    write(tmp_path, {"test_c.grad": "import torch\n"
+                                    "a = torch.tensor([1000.0, 1.0, 5.0], dtype=torch.float64)\n"
+                                    "b = torch.tensor([1000.02, 1.015, 5.0], dtype=torch.float64)\n"
+                                    "assert torch.allclose(a, b, rtol=1e-5, atol=0.0)\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    assert "largest difference 0.02 at index (0,) (1000 vs 1000.02; allowed 0.0100002" \
+        in r.stdout, r.stdout
+    assert "2 of 3 elements differ beyond the tolerance" in r.stdout
+
+
+def test_a_chained_comparison_shows_the_link_that_failed(tmp_path):
+    write(tmp_path, {"test_k.grad": "import torch\nx = torch.tensor(0.5)\nlo, hi = 0, 0.25\n"
+                                    "calls = []\n"
+                                    "def f():\n    calls.append(1)\n    return 9\n"
+                                    "assert lo <= x <= hi < f()\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    assert "AssertionError: assert tensor(0.5000) <= 0.25" in r.stdout, r.stdout
+    assert "  where x = tensor(0.5000)" in r.stdout and "  where hi = 0.25" in r.stdout
+    # evaluated as Python does: f() after the failed link never ran
+    src = ("calls = []\ndef f():\n    calls.append(1)\n    return 9\n"
+           "try:\n    assert 1 < 0 < f()\nexcept AssertionError:\n    print(calls)\n"
+           "assert 0 < 1 < f() < 20\nprint(calls)\n")
+    r = gradcli("run", "-", cwd=tmp_path, stdin=src)
+    assert r.stdout == "[]\n[1]\n" and r.returncode == 0, r.stderr
+
+
+def test_modules_and_functions_are_not_listed_as_values(tmp_path):
+    write(tmp_path, {"test_m.grad": "import torch\nimport math\ndef f(v):\n    return v\n"
+                                    "x = torch.ones(2)\n"
+                                    "assert torch.equal(f(x), x * math.pi)\n"})
+    r = gradcli("test", ".", cwd=tmp_path)
+    assert "  where x = tensor([1., 1.])" in r.stdout
+    assert "where torch" not in r.stdout and "where math" not in r.stdout
+    assert "where f " not in r.stdout
+
+
 def test_other_failed_expressions_list_the_names_they_read(tmp_path):
     write(tmp_path, {"test_n.grad": "import torch\nx = torch.ones(2)\nlimit = 1\n"
                                     "assert x.sum() < limit and x.max() > 0, 'too big'\n"})
@@ -65,6 +132,21 @@ def test_other_failed_expressions_list_the_names_they_read(tmp_path):
     assert "assert x.sum() < limit and x.max() > 0" in r.stderr
     assert "  where x = tensor([1., 1.])" in r.stderr
     assert "  where limit = 1" in r.stderr
+
+
+@pytest.mark.parametrize("body,shown", [
+    ("        while True:\n            pass\n",
+     "<repr failed: LimitExceeded: step limit exceeded: the program ran more than 2000 "
+     "statements (raise it with --max-steps or GRADCLI_MAX_STEPS)>"),
+    ("        return 1 / 0\n", "<repr failed: ZeroDivisionError: division by zero>"),
+    ("        return 'v' * 5000\n", "v" * 600 + "... (4400 more characters)"),
+])
+def test_a_value_whose_repr_misbehaves_is_named_not_a_traceback(tmp_path, body, shown):
+    src = f"class A:\n    def __repr__(self):\n{body}\nassert A() == 1\n"
+    r = gradcli("run", "--max-steps", "2000", "-", cwd=tmp_path, stdin=src)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"AssertionError: assert {shown} == 1" in r.stderr
+    assert f"  where A() = {shown}" in r.stderr
 
 
 def test_the_program_still_sees_pythons_assertion_message(tmp_path):
@@ -103,6 +185,23 @@ def test_workers_give_the_serial_runs_report(tmp_path):
     assert "9 passed, 3 failed" in parallel.stdout.splitlines()[-1]
 
 
+def test_workers_run_files_at_once_and_report_them_in_order(tmp_path):
+    """The JSON report says when each file started: with -n 2 the quick second file starts
+    while the first still runs (it runs until its 2 s timeout), in a serial run after."""
+    write(tmp_path, {"test_a.grad": "while True:\n    pass\n", "test_b.grad": "print('b')\n"})
+    args = ("test", ".", "--timeout", "2", "--max-steps", str(10**12), "--json", "-")
+    parallel = gradcli(*args, "-n", "2", cwd=tmp_path)
+    serial = gradcli(*args, cwd=tmp_path)
+    for r in (parallel, serial):
+        a, b = json.loads(r.stdout)["tests"]  # in the files' order either way
+        assert (a["path"], a["status"], b["path"], b["status"]) == (
+            "test_a.grad", "timeout", "test_b.grad", "passed")
+    a, b = json.loads(parallel.stdout)["tests"]
+    assert b["start"] < a["start"] + a["duration"]
+    a, b = json.loads(serial.stdout)["tests"]
+    assert b["start"] >= a["start"] + a["duration"]
+
+
 def test_workers_must_be_positive(tmp_path):
     r = gradcli("test", ".", "-n", "0", cwd=tmp_path)
     assert r.returncode == 2 and "must be a positive integer" in r.stderr
@@ -131,13 +230,16 @@ def test_many_passing_files_print_one_line_each_and_a_summary(tmp_path):
 def test_update_goldens_writes_out_files_and_then_they_pass(tmp_path):
     write(tmp_path, {"test_p.grad": "import torch\nprint(torch.ones(2) * 3)\n",
                      "test_q.grad": "print('new')\n", "test_q.out": "old\n",
-                     "test_r.grad": "assert False\n"})
+                     "test_r.grad": "assert False\n", "test_s.grad": "assert True\n",
+                     "test_t.grad": "pass\n", "test_t.out": "was here\n"})
     r = gradcli("test", ".", "--update-goldens", cwd=tmp_path)
     assert r.returncode == 1  # test_r still fails: its assert is not a golden
     assert (tmp_path / "test_p.out").read_text() == "tensor([3., 3.])\n"
     assert (tmp_path / "test_q.out").read_text() == "new\n"
     assert not (tmp_path / "test_r.out").exists()
-    assert "wrote 2 golden files" in r.stderr
+    assert not (tmp_path / "test_s.out").exists()  # printed nothing, had no golden
+    assert (tmp_path / "test_t.out").read_text() == ""  # had one: now it prints nothing
+    assert "wrote 3 golden files" in r.stderr
     assert gradcli("test", "test_p.grad", "test_q.grad", cwd=tmp_path).returncode == 0
     (tmp_path / "test_q.grad").write_text("print('changed')\n")
     assert gradcli("test", "test_q.grad", cwd=tmp_path).returncode == 1
@@ -159,6 +261,9 @@ def test_json_report_schema(tmp_path):
                                                                "hi\n", None)
     assert (b["status"], b["kind"], b["line"], b["col"]) == ("failed", "AssertionError", 4, 1)
     assert b["message"] == "assert tensor(4.) == 13"
+    assert 0 <= a["start"] <= b["start"] and a["duration"] >= 0
+    assert set(a) == {"path", "status", "duration", "start", "kind", "message", "line", "col",
+                      "report", "golden", "diff", "stdout", "stderr"}
     assert "where x.grad[1] = tensor(4.)" in b["report"]
 
 
@@ -181,6 +286,12 @@ def test_github_actions_annotations(tmp_path):
                                "assert tensor(4.) == 13%0A")
     plain = gradcli("test", ".", cwd=tmp_path)
     assert "::error" not in plain.stdout
+    # run from a folder below the checkout: GitHub wants the path from the checkout's root
+    r = gradcli("test", ".", cwd=tmp_path / "sub",
+                env={"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(tmp_path)})
+    lines = [x for x in r.stdout.splitlines() if x.startswith("::error ")]
+    assert len(lines) == 1 and lines[0].startswith(
+        "::error file=sub/test_b.grad,line=4,col=1,title=AssertionError::test_b.grad:4:1: ")
 
 
 def test_force_color_colours_a_pipe_and_no_color_wins(tmp_path):
@@ -214,6 +325,50 @@ def test_collection_follows_grad_files_like_pytest(tmp_path):
     assert gradcli("test", "checks/helper.grad", cwd=tmp_path).returncode == 1
 
 
+def pytest_collects(cwd, *args):
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
+                        "-p", "no:cacheprovider", *args], cwd=cwd, capture_output=True,
+                       text=True, timeout=120)
+    return sorted(x.split("::")[0] for x in p.stdout.splitlines() if "::" in x)
+
+
+def gradcli_runs(cwd, *args):
+    r = gradcli("test", *args, "--json", "-", cwd=cwd)
+    assert r.returncode in (0, 1), r.stderr
+    return sorted(t["path"] for t in json.loads(r.stdout)["tests"])
+
+
+def test_both_runners_skip_the_folders_pytest_skips(tmp_path):
+    write(tmp_path, {f"{d}/test_x.grad": "pass\n"
+                     for d in ("keep", "build", "dist", "venv", "lib.egg", ".hidden",
+                               "__pycache__", "env1", "skip_me")})
+    (tmp_path / "env1" / "pyvenv.cfg").write_text("home = /usr\n")  # a virtualenv
+    expected = ["keep/test_x.grad", "skip_me/test_x.grad"]
+    assert gradcli_runs(tmp_path, ".") == pytest_collects(tmp_path) == expected
+    # norecursedirs of the configuration replaces pytest's default list, for both
+    (tmp_path / "pytest.ini").write_text("[pytest]\nnorecursedirs = skip_* .*\n")
+    expected = ["build/test_x.grad", "dist/test_x.grad", "keep/test_x.grad",
+                "lib.egg/test_x.grad", "venv/test_x.grad"]
+    assert gradcli_runs(tmp_path, ".") == pytest_collects(tmp_path) == expected
+
+
+def test_both_runners_run_a_file_named_on_the_command_line(tmp_path):
+    write(tmp_path, {"checks/helper.grad": "assert 1 + 1 == 3\n", "checks/test_a.grad": "pass\n"})
+    assert gradcli_runs(tmp_path, "checks") == pytest_collects(tmp_path, "checks") == [
+        "checks/test_a.grad"]
+    named = ("checks/helper.grad", "checks/test_a.grad")
+    assert gradcli_runs(tmp_path, *named) == pytest_collects(tmp_path, *named) == list(named)
+
+
+def test_without_a_path_both_runners_search_the_testpaths(tmp_path):
+    write(tmp_path, {"pytest.ini": "[pytest]\ntestpaths = tests\n",
+                     "tests/test_a.grad": "pass\n", "examples/test_b.grad": "pass\n"})
+    assert gradcli_runs(tmp_path) == pytest_collects(tmp_path) == ["tests/test_a.grad"]
+    # in another folder than the configuration's, both search where they run
+    assert gradcli_runs(tmp_path / "examples") == ["test_b.grad"]
+    assert pytest_collects(tmp_path / "examples") == ["examples/test_b.grad"]
+
+
 @pytest.mark.parametrize("name,text", [
     ("pytest.ini", "[pytest]\ngrad_files = spec_*.grad\n"),
     ("tox.ini", "[pytest]\ngrad_files = spec_*.grad\n"),
@@ -230,3 +385,6 @@ def test_piped_stdin_without_a_command_runs_the_program(tmp_path):
     assert r.returncode == 0 and r.stdout == "tensor([2., 2.])\n", r.stderr
     r = gradcli(cwd=tmp_path, stdin="print(1 +)\n")
     assert r.returncode == 2 and "<stdin>:1:" in r.stderr
+    # with the top-level options too: the program runs, no help screen
+    r = gradcli("--no-color", cwd=tmp_path, stdin="print(2 * 21)\n")
+    assert r.returncode == 0 and r.stdout == "42\n", r.stdout + r.stderr

@@ -65,7 +65,9 @@ def test_gradcli_test_runs_tests_not_helpers(tmp_path):
     ("from helpers import nope\n",
      "ImportError: cannot import name 'nope' from 'helpers' (helpers.grad)"),
     ("import helpers\nhelpers.TOL = 3\n", "modules are read-only in gradcli"),
-    ("import nothere\n", "import of 'nothere' is not allowed"),
+    ("import nothere\n", "import of 'nothere' is not allowed: gradcli programs can import "
+                        "only torch (and its submodules), math, random, functools, "
+                        "collections, numpy and the NAME.grad files beside the program"),
 ])
 def test_misuse_is_one_clear_error(tmp_path, program, expected):
     write(tmp_path, helpers=HELPERS, test_p=program)
@@ -124,6 +126,7 @@ def test_only_files_beside_the_program_can_be_imported(tmp_path):
     r = subprocess.run([sys.executable, "-m", "gradcli", "run", "-"], cwd=tmp_path,
                        input="import helpers\n", capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "import of 'helpers' is not allowed" in r.stderr
+    assert "NAME.grad" not in r.stderr  # a program without a file has no siblings
 
 
 def test_steps_in_a_helper_count_toward_the_budget(tmp_path):
@@ -134,3 +137,28 @@ def test_steps_in_a_helper_count_toward_the_budget(tmp_path):
                         "test_x.grad"], cwd=tmp_path, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 1 and "slow.grad:2:5: LimitError: step limit exceeded" in r.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_link_out_of_the_folder_cannot_be_imported(tmp_path):
+    """A link named NAME.grad must not let a program read (and show in an error report) a
+    file elsewhere: a secret of the CI machine, say. Links within the folder are fine."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOKEN = 'hunter2'\n")
+    (tmp_path / "outside.grad").write_text("TOKEN = 'hunter2'\n")
+    progs = tmp_path / "progs"
+    progs.mkdir()
+    os.symlink(secret, progs / "leak.grad")
+    os.symlink(os.path.join("..", "outside.grad"), progs / "up.grad")
+    (progs / "real.grad").write_text("X = 5\n")
+    os.symlink("real.grad", progs / "alias.grad")
+    for name in ("leak", "up"):
+        (progs / "test_x.grad").write_text(f"import {name}\nprint({name}.TOKEN)\n")
+        r = run(tmp_path, os.path.join("progs", "test_x.grad"), "run")
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "hunter2" not in r.stdout + r.stderr
+        assert (f"cannot import '{name}': {os.path.join('progs', name)}.grad is a link to a "
+                "file outside the program's folder") in r.stderr
+    (progs / "test_x.grad").write_text("from alias import X\nprint(X)\n")
+    r = run(tmp_path, os.path.join("progs", "test_x.grad"), "run")
+    assert r.returncode == 0 and r.stdout == "5\n", r.stderr

@@ -111,6 +111,16 @@ def test_non_matching_names_are_not_collected(pytester):
     assert "fails_assert" not in text and "helper" not in text and ".txt" not in text
 
 
+def test_a_file_named_on_the_command_line_is_collected_whatever_its_name(pytester):
+    """As gradcli test runs a file it is given (and pytest a .py file it is given)."""
+    copy(pytester, "fails_syntax.grad", "helper.grad")
+    copy(pytester, "test_gradient.grad")
+    run(pytester, "helper.grad").assert_outcomes(failed=1)
+    result = run(pytester, "--collect-only", "-q")  # searching the folder: not collected
+    result.stdout.fnmatch_lines(["test_gradient.grad::test_gradient", "1 test collected*"])
+    assert "helper" not in result.stdout.str()
+
+
 def test_no_grad_files_no_items(pytester):
     pytester.makepyfile(test_plain="def test_one():\n    assert True\n")
     result = run(pytester)
@@ -153,7 +163,8 @@ def test_ini_timeout(pytester):
     result = run(pytester)
     assert time.monotonic() - t0 < 20
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["test_slow.grad:*: Timeout: timed out after 1 s (wall clock)"])
+    result.stdout.fnmatch_lines(["test_slow.grad:*: Timeout: timed out after 1 s (wall clock; raise it with "
+                                 "--grad-timeout or the grad_timeout ini option)"])
 
 
 def test_bad_ini_value_is_a_usage_error(pytester):
@@ -253,7 +264,8 @@ def test_command_line_flags_override_the_ini_file(pytester):
     copy(pytester, "slow_loop.grad", "test_slow.grad")
     result = run(pytester, "--grad-timeout", "1", "--grad-max-steps", HUGE_STEPS)
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["test_slow.grad:*: Timeout: timed out after 1 s (wall clock)"])
+    result.stdout.fnmatch_lines(["test_slow.grad:*: Timeout: timed out after 1 s (wall clock; raise it with "
+                                 "--grad-timeout or the grad_timeout ini option)"])
     bad = run(pytester, "--grad-seed", "x")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
 
@@ -272,3 +284,21 @@ def test_short_summary_is_the_failure_without_the_file_name_again(pytester):
     result = run(pytester, "-rf")
     result.stdout.fnmatch_lines(
         ["FAILED test_g.grad::test_g - line 4: AssertionError: assert tensor(1.) == 13"])
+
+
+def test_the_report_and_short_summary_read_the_same_under_xdist(pytester):
+    """With -n the failure travels from a worker to the controller: it must keep gradcli's
+    report and the one-line short summary (not the report's first line, file name again)."""
+    pytest.importorskip("xdist")
+    pytester.path.joinpath("test_g.grad").write_text(
+        "import torch\nx = torch.ones(2, requires_grad=True)\nx.sum().backward()\n"
+        "assert x.grad[1] == 13\n")
+    copy(pytester, "test_gradient.grad")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "test_g.grad:4:1: AssertionError: assert tensor(1.) == 13",
+        "    4 | assert x.grad[1] == 13",
+        "  where x.grad[1] = tensor(1.)",
+        "FAILED test_g.grad::test_g - line 4: AssertionError: assert tensor(1.) == 13"])
+    assert "Traceback" not in result.stdout.str()

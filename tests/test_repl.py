@@ -1,8 +1,9 @@
 """The REPL driven in a real pseudo-terminal (pexpect), as a person uses it.
 
 Each test starts ``python -m gradcli repl`` (or ``python -m gradcli``) in a pty
-with TERM=xterm, NO_COLOR=1, PROMPT_TOOLKIT_NO_CPR=1 (nobody answers cursor
-position requests), a fixed 40x100 window and a private HOME and history file.
+with TERM=xterm, NO_COLOR=1, a fixed 40x100 window and a private HOME and history
+file. Nobody answers cursor-position requests (as under pexpect, ``script`` or some
+IDE consoles), and PROMPT_TOOLKIT_NO_CPR is not set: the REPL itself must not ask.
 The screen stream is read with ANSI sequences stripped; the one escape kept is
 ``ESC[?2004h``, which prompt_toolkit sends each time a prompt starts reading
 keys (it turns bracketed paste on): it becomes :data:`READY`, so a test waits
@@ -123,8 +124,9 @@ class Term:
 
 @pytest.fixture
 def env(tmp_path):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("GRADCLI_", "XDG_"))}
-    e.update(TERM="xterm", NO_COLOR="1", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS=str(COLS),
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("GRADCLI_", "XDG_", "PROMPT_TOOLKIT_"))}
+    e.update(TERM="xterm", NO_COLOR="1", COLUMNS=str(COLS),
              LINES=str(ROWS), HOME=str(tmp_path), GRADCLI_HISTORY=str(tmp_path / "history"),
              PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     return e
@@ -425,26 +427,63 @@ def test_lines_typed_while_busy_run_after_it_with_their_own_indentation(spawn):
     t.line("print('busy'); s = sum(i for i in range(400000)); print('done')")
     t.expect(r"^busy$")
     # typed ahead while the loop runs: the block's lines carry their own indentation
-    t.send("for k in range(2):\r    print('k', k)\r\rprint('after', s)\r")
+    # (auto-indent stacked onto them would put `for` deeper than `t = 0`: IndentationError)
+    t.send("def h(n):\r    t = 0\r    for i in range(n):\r        t += i\r    return t\r\r"
+           "for k in range(2):\r    print('k', k)\r\rprint('after', s, h(4))\r")
     busy_from = t.pos
     m = t.expect(r"^done$")
     # the terminal did not echo the keys while the program ran: the prompt shows them
     assert "range(2)" not in t.text[busy_from:m.start()]
     t.expect(r"^k 0\nk 1$")
-    t.expect(r"^after 79999800000$")
+    t.expect(r"^after 79999800000 6$")
     t.ready()
     assert "IndentationError" not in t.text and "Error" not in t.text
     assert t.exit_status() == 0
 
 
 @deadline()
+def test_lines_typed_while_the_repl_starts_show_once(env, tmp_path):
+    """The terminal stops echoing as soon as gradcli starts (before its imports), so a line
+    typed during the start-up shows once, at the prompt that reads it."""
+    import termios
+
+    t = Term(["repl"], env, tmp_path)
+    try:
+        end = time.monotonic() + WAIT
+        while termios.tcgetattr(t.child.child_fd)[3] & termios.ECHO:
+            assert time.monotonic() < end, "the terminal's echo was never turned off"
+            try:
+                t.raw += t.child.read_nonblocking(65536, timeout=0.01)
+            except pexpect.TIMEOUT:
+                pass
+        try:
+            t.raw += t.child.read_nonblocking(65536, timeout=0)
+        except pexpect.TIMEOUT:
+            pass
+        assert "gradcli" not in t.text  # echo off before the REPL printed anything
+        t.line("print('early' + 'bird')")
+        t.expect(r"^earlybird$")
+        t.ready()
+        assert t.text.count("print('early' + 'bird')") >= 1
+        banner = t.text.index("type :help")
+        assert "print('early'" not in t.text[:banner]  # not echoed by the terminal
+        assert t.exit_status() == 0
+    finally:
+        if t.child.isalive():
+            t.child.terminate(force=True)
+
+
+@deadline()
 def test_no_cursor_position_requests(spawn, env):
-    env.pop("PROMPT_TOOLKIT_NO_CPR", None)  # a terminal that never answers them
+    assert "PROMPT_TOOLKIT_NO_CPR" not in env  # a terminal that never answers them
     t = spawn("repl")
     out = t.run("1 + 1")
-    assert "2" in out
-    assert "\x1b[6n" not in t.raw  # prompt_toolkit never asked
-    assert "CPR" not in t.text
+    assert re.search(r"^2$", out, re.M)
+    t.run("def f(a):\r    return a * 2\r")
+    out = t.run("f(21)")
+    assert re.search(r"^42$", out, re.M)
+    assert "\x1b[6n" not in t.raw  # prompt_toolkit never asked where the cursor is
+    assert "CPR" not in t.text and "WARNING" not in t.text
     assert t.exit_status() == 0
 
 
@@ -454,6 +493,10 @@ def test_help_call_points_to_the_help_command(spawn):
     out = t.run("help()")
     assert "gradcli's help is the :help command" in out
     assert ":explain EXPR [GRAD]" in out
+    out = t.run("help(ones)")  # help on a value: the command that describes one
+    assert ("Python's help() is not available in gradcli: :show ones describes a value "
+            "(shape, dtype, grad_fn, values, .grad); :help lists the REPL's commands") in out
+    assert "Error" not in out
     assert t.exit_status() == 0
 
 
@@ -481,8 +524,19 @@ def test_interrupted_backward_leaves_a_note(spawn):
     t.expect(r"^backward$")
     t.send("\x03")
     t.expect(r"KeyboardInterrupt: interrupted at")
-    t.expect(r"note: the backward pass was cut short")
+    t.expect(r"note: the backward pass was cut short: part of its graph is already freed")
     t.ready()
     assert not re.search(r"^finished$", t.text, re.M)
     assert "tensor([2.])" in t.run("x.detach() * 2")  # the session is kept
+    # with retain_graph=True nothing is freed: the note says so
+    t.line("y = x")
+    t.ready()
+    t.run("for i in range(400000):\r    y = y * 1.0\r")
+    t.line("print('again'); y.backward(retain_graph=True); print('finished')")
+    t.expect(r"^again$")
+    t.send("\x03")
+    t.expect(r"KeyboardInterrupt: interrupted at")
+    m = t.expect(r"note: the backward pass was cut short: (.*)")
+    assert m.group(1).startswith("its graph is kept (retain_graph)"), m.group(1)
+    t.ready()
     assert t.exit_status() == 0

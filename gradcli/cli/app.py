@@ -250,9 +250,12 @@ def _build_app():
         if no_color:
             os.environ["NO_COLOR"] = "1"
         if ctx.invoked_subcommand is None:
+            if sys.stdin is not None and not _stdin_is_terminal():
+                # `echo 'print(1)' | gradcli --no-color` runs the program, as without options
+                raise typer.Exit(do_run(["-"]))
             repl = _optional_module("gradcli.cli.repl")
             start = getattr(repl, "start", None) if repl is not None else None
-            if start is not None and sys.stdin.isatty():
+            if start is not None and _stdin_is_terminal():
                 raise typer.Exit(start())
             typer.echo(ctx.get_help())
             raise typer.Exit(0)
@@ -386,6 +389,11 @@ def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv and not _stdin_is_terminal() and "_GRADCLI_COMPLETE" not in os.environ:
         argv = ["run", "-"]  # `echo 'print(1)' | gradcli` runs the program, as python does
+    elif (not argv or argv[0] == "repl") and "-h" not in argv and "--help" not in argv \
+            and _stdin_is_terminal():
+        from gradcli.cli.repl import hold_terminal_echo
+
+        hold_terminal_echo()  # keys typed while the REPL starts show once, at its prompt
     try:
         fast = _fast_path(argv)
         if fast is not None:

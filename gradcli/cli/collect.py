@@ -6,7 +6,9 @@ pytest reads (``pytest.ini``, ``[tool.pytest.ini_options]`` of ``pyproject.toml`
 ``tox.ini``'s ``[pytest]``, ``setup.cfg``'s ``[tool:pytest]``), found as pytest
 finds its configuration: in the current directory or the nearest parent that has
 one. A file named on the command line runs whatever its name. Other ``.grad``
-files (helpers a test imports) are not run.
+files (helpers a test imports) are not run. Directories are skipped as pytest skips
+them: ``__pycache__``, virtual environments (a ``pyvenv.cfg`` inside) and the
+``norecursedirs`` patterns of the same configuration (pytest's default list unless set).
 
 This module is imported by the pytest plugin at start-up: keep it small.
 """
@@ -19,6 +21,9 @@ import os
 import shlex
 
 DEFAULT_PATTERNS = ("test_*.grad",)
+#: pytest's default ``norecursedirs``
+DEFAULT_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv",
+                     "{arch}")
 
 
 def matches(path, patterns) -> bool:
@@ -36,7 +41,7 @@ def matches(path, patterns) -> bool:
     return False
 
 
-def _from_pyproject(path):
+def _from_pyproject(path, key):
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -52,13 +57,13 @@ def _from_pyproject(path):
     section = data.get("tool", {}).get("pytest", {}).get("ini_options")
     if section is None:
         return None
-    value = section.get("grad_files")
+    value = section.get(key)
     if value is None:
         return ()
     return tuple(value) if isinstance(value, list) else tuple(shlex.split(str(value)))
 
 
-def _from_ini(path, section):
+def _from_ini(path, section, key):
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(path, encoding="utf-8")
@@ -66,25 +71,61 @@ def _from_ini(path, section):
         return None
     if not parser.has_section(section):
         return None
-    value = parser.get(section, "grad_files", fallback=None)
+    value = parser.get(section, key, fallback=None)
     return () if value is None else tuple(shlex.split(value))
 
 
-def configured_patterns(start=None) -> tuple:
-    """The ``grad_files`` patterns of the pytest configuration that governs ``start``
-    (default: the current directory), or the default when none sets them."""
+def _governing(key: str, start=None):
+    """``(folder, value)``: the pytest configuration file that governs ``start`` (default:
+    the current directory), found as pytest finds it, and the value it gives the ini
+    option ``key`` (``()`` when unset); ``(None, None)`` when there is none."""
     here = os.path.abspath(start or os.getcwd())
     while True:
-        for name, read in (("pytest.ini", lambda p: _from_ini(p, "pytest")),
-                           ("pyproject.toml", _from_pyproject),
-                           ("tox.ini", lambda p: _from_ini(p, "pytest")),
-                           ("setup.cfg", lambda p: _from_ini(p, "tool:pytest"))):
+        for name, read in (("pytest.ini", lambda p: _from_ini(p, "pytest", key)),
+                           ("pyproject.toml", lambda p: _from_pyproject(p, key)),
+                           ("tox.ini", lambda p: _from_ini(p, "pytest", key)),
+                           ("setup.cfg", lambda p: _from_ini(p, "tool:pytest", key))):
             candidate = os.path.join(here, name)
             if os.path.isfile(candidate):
                 found = read(candidate)
                 if found is not None:  # this file configures pytest: it decides
-                    return found or DEFAULT_PATTERNS
+                    return here, found
         parent = os.path.dirname(here)
         if parent == here:
-            return DEFAULT_PATTERNS
+            return None, None
         here = parent
+
+
+def configured(key: str, default: tuple, start=None) -> tuple:
+    """The value of the ini option ``key`` (a list of words) in the pytest configuration
+    that governs ``start`` (default: the current directory), or ``default`` when that
+    configuration does not set it (or there is none)."""
+    return _governing(key, start)[1] or default
+
+
+def default_paths() -> list:
+    """What to search when no path is given: pytest's ``testpaths`` (glob patterns, from
+    the configuration's folder) when run in that folder, as pytest does; else ``.``."""
+    import glob
+
+    folder, testpaths = _governing("testpaths")
+    if not testpaths or os.path.abspath(os.getcwd()) != folder:
+        return ["."]
+    found = [p for pattern in testpaths for p in sorted(glob.glob(pattern, recursive=True))]
+    return found or ["."]
+
+
+def configured_patterns(start=None) -> tuple:
+    """The ``grad_files`` patterns that govern ``start`` (default ``test_*.grad``)."""
+    return configured("grad_files", DEFAULT_PATTERNS, start)
+
+
+def skipped_dir(path, norecurse) -> bool:
+    """Whether a directory met while searching is left out, as pytest leaves it out:
+    ``__pycache__``, a virtual environment, or a name matching ``norecurse``."""
+    path = os.fspath(path)
+    name = os.path.basename(os.path.normpath(path))
+    if name == "__pycache__" or os.path.isfile(os.path.join(path, "pyvenv.cfg")):
+        return True
+    return any(fnmatch.fnmatch(name, pat) if "/" not in pat and os.sep not in pat
+               else matches(path, (pat,)) for pat in norecurse)

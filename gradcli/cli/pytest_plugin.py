@@ -1,7 +1,9 @@
 """pytest plugin (entry point ``pytest11``): ``.grad`` scripts as tests.
 
-Files whose name matches ``test_*.grad`` are collected, one test item per
-file, judged exactly as ``gradcli test`` judges them
+Files whose name matches ``test_*.grad`` (the ``grad_files`` ini option), and
+``.grad`` files named on the command line, are collected (the rule of
+:mod:`gradcli.cli.collect`, shared with ``gradcli test``), one test item per file,
+judged exactly as ``gradcli test`` judges them
 (:func:`gradcli.cli.testing.run_grad_test`): the test fails at the script's
 first failed ``assert``, error or syntax error, and where ``NAME.out`` lies
 beside ``NAME.grad`` its stdout must equal it. A failure shows gradcli's own
@@ -65,8 +67,12 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_collect_file(parent, file_path):
+    """A ``.grad`` file matching ``grad_files``, or named on the command line whatever its
+    name (as ``gradcli test`` runs a file it is given, and pytest a ``.py`` file)."""
+    if file_path.suffix != ".grad":
+        return None
     patterns = parent.config.getini("grad_files") or DEFAULT_PATTERNS
-    if matches(file_path, patterns):
+    if matches(file_path, patterns) or parent.session.isinitpath(file_path):
         return GradFile.from_parent(parent, path=file_path)
     return None
 
@@ -159,6 +165,32 @@ class GradFailureRepr:
         return self.report
 
 
+def failure_repr(outcome):
+    """A failed item's report as pytest's own exception representation, whose lines are
+    gradcli's report verbatim (the "value" style) and whose crash line is the one-line
+    failure: it is what pytest-xdist can send from a worker, so the short summary reads the
+    same with ``-n`` as without. :class:`GradFailureRepr` where pytest's classes differ."""
+    try:
+        from _pytest._code.code import (
+            ExceptionChainRepr,
+            ReprEntry,
+            ReprFileLocation,
+            ReprTraceback,
+        )
+
+        crash = _Crash(outcome)
+        lines = outcome.report.rstrip("\n").split("\n")
+        entry = ReprEntry(lines=lines, reprfuncargs=None, reprlocals=None, reprfileloc=None,
+                          style="value")
+        return ExceptionChainRepr([(
+            ReprTraceback(reprentries=[entry], extraline=None, style="value"),
+            ReprFileLocation(path=str(crash.path), lineno=crash.lineno,
+                             message=crash.message),
+            None)])
+    except (ImportError, TypeError):
+        return GradFailureRepr(outcome)
+
+
 class GradItem(pytest.Item):
     """One ``.grad`` file run as a test by gradcli."""
 
@@ -190,7 +222,7 @@ class GradItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, GradTestFailed):
-            return GradFailureRepr(excinfo.value.outcome)
+            return failure_repr(excinfo.value.outcome)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):

@@ -125,6 +125,13 @@ class Repl:
                  "here):\n")
             _out(help_text())
             return True
+        asked = re.fullmatch(r"help\((.+)\)", stripped, re.S)
+        if asked and "help" not in self.session.globals and "\n" not in stripped:
+            what = asked.group(1).strip()
+            _out(f"Python's help() is not available in gradcli: :show {what} describes a "
+                 "value (shape, dtype, grad_fn, values, .grad); :help lists the REPL's "
+                 "commands\n")
+            return True
         self.run(text)
         return True
 
@@ -297,23 +304,32 @@ def report(err) -> None:
     if isinstance(err, Interrupted):
         where = err.filename + (f":{err.line}" if err.line else "")
         _err(f"KeyboardInterrupt: interrupted at {where} (the session and its variables are kept)")
-        if _in_backward(getattr(err, "exc", None)):
+        state = _in_backward(getattr(err, "exc", None))
+        if state == "freed":
             _err("note: the backward pass was cut short: part of its graph is already freed "
                  "and some .grad may hold partial sums; run the forward again (and zero the "
                  "gradients) before calling backward")
+        elif state:
+            _err("note: the backward pass was cut short: its graph is kept (retain_graph) "
+                 "but some .grad may hold partial sums; zero the gradients before calling "
+                 "backward again")
     else:
         _err(render_error(err))
 
 
-def _in_backward(exc) -> bool:
-    """Whether ``exc`` was raised inside the engine's backward pass."""
+def _in_backward(exc):
+    """Whether ``exc`` was raised inside the engine's backward pass: "freed" (the pass
+    frees the graph as it goes), "kept" (retain_graph), or None (elsewhere)."""
     tb = getattr(exc, "__traceback__", None)
+    state = None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename.replace("\\", "/").endswith(
-                "gradcli/engine/autograd.py"):
-            return True
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.replace("\\", "/").endswith("gradcli/engine/autograd.py"):
+            retain = frame.f_locals.get("retain_graph", None)
+            if state is None or retain is not None:  # the innermost setting decides
+                state = "kept" if retain else "freed"
         tb = tb.tb_next
-    return False
+    return state
 
 
 def _reset_engine(seed: int) -> None:

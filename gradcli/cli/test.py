@@ -64,7 +64,8 @@ def register(app):
     @app.command("test", help=TEST_HELP)
     def test_cmd(
         paths: Annotated[Optional[List[str]], typer.Argument(
-            metavar="PATH...", help="Files or directories (default: the current directory).",
+            metavar="PATH...", help="Files or directories (default: the testpaths of the "
+            "pytest configuration when run in its folder, else the current directory).",
             show_default=False)] = None,
         keyword: Annotated[Optional[str], typer.Option(
             "-k", metavar="EXPR",
@@ -87,10 +88,11 @@ def register(app):
         update_goldens: Annotated[bool, typer.Option(
             "--update-goldens",
             help="Write each file's stdout to NAME.out beside it (for files that ran to "
-                 "the end); the files then pass.")] = False,
+                 "the end and printed something or had one); the files then pass.")] = False,
         json_report: Annotated[Optional[str], typer.Option(
             "--json", metavar="FILE",
-            help="Also write a JSON report (schema gradcli.test/1; '-' for stdout).")] = None,
+            help="Also write a JSON report ('-' for stdout; schema gradcli.test/1, "
+                 "documented in docs/commands.md).")] = None,
         seed: Annotated[int, typer.Option(
             "--seed", metavar="N", help="Seed of the random generator for every file.")] = 0,
         max_steps: Annotated[Optional[int], typer.Option(
@@ -109,8 +111,12 @@ def register(app):
         no_color: Annotated[bool, typer.Option(
             "--no-color", help="Plain text output, no colours.")] = False,
     ):
+        if not paths:
+            from gradcli.cli.collect import default_paths
+
+            paths = default_paths()
         raise typer.Exit(do_test(
-            paths or ["."], keyword=keyword, timeout=timeout, junit_xml=junit_xml,
+            paths, keyword=keyword, timeout=timeout, junit_xml=junit_xml,
             exitfirst=exitfirst, seed=seed, no_color=no_color, workers=workers or 1,
             quiet=quiet, update_goldens=update_goldens, json_report=json_report,
             max_steps=max_steps,
@@ -434,13 +440,18 @@ def _run_all(chosen, reporter, *, workers, exitfirst, timeout, limits, seed):
     for runner in runners:
         idle.put(runner)
 
+    began = time.perf_counter()
+
     def run_one(path):
         runner = idle.get()
+        start = time.perf_counter() - began
         try:
-            return testing.run_grad_test(path, timeout=timeout, limits=limits, seed=seed,
-                                         runner=runner)
+            outcome = testing.run_grad_test(path, timeout=timeout, limits=limits, seed=seed,
+                                            runner=runner)
         finally:
             idle.put(runner)
+        outcome.extra["start"] = start
+        return outcome
 
     outcomes, interrupted = [], False
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
@@ -480,12 +491,15 @@ def _run_all(chosen, reporter, *, workers, exitfirst, timeout, limits, seed):
 
 def _update_goldens(outcomes):
     """NAME.out := the stdout of each file that ran to its end (passed, or failed only
-    on its golden); the outcome then passes."""
+    on its golden); the outcome then passes. A file that printed nothing and has no
+    NAME.out yet gets none (an empty golden for every assert-only test is clutter)."""
     from gradcli.cli import testing
 
     written = 0
     for o in outcomes:
         if not (o.passed or o.kind == "OutputMismatch"):
+            continue
+        if not o.stdout and o.golden is None:
             continue
         target = testing.golden_target(o.path)
         try:

@@ -305,18 +305,38 @@ class ForkServerRunner(_RunnerBase):
 class SpawnRunner(_RunnerBase):
     """Runs each request in a new interpreter (any platform)."""
 
+    #: seconds an interpreter may take to start before its program's clock starts anyway
+    START_LIMIT = 120.0
+
     def run(self, request: dict) -> dict:
         tmp = tempfile.mkdtemp(prefix="gradcli-test-")
         files = _TempFiles(tmp)
+        ready_r = ready_w = None
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-c", _HELPER, "--child", json.dumps(request), tmp],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, env=_child_env())
+            args = [sys.executable, "-c", _HELPER, "--child", json.dumps(request), tmp]
+            extra = {}
+            if os.name == "posix":  # the clock starts when the program does (_signal_ready)
+                ready_r, ready_w = os.pipe()
+                args.append(str(ready_w))
+                extra["pass_fds"] = (ready_w,)
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, env=_child_env(), **extra)
             timed_out = False
             try:
+                if ready_w is not None:
+                    os.close(ready_w)
+                    ready_w = None
+                    # "." when the program starts (end of file if the child ends first),
+                    # then "!" when its result is written: the program's time is between
+                    select.select([ready_r], [], [], self.START_LIMIT)
+                    os.read(ready_r, 1)
+                    done, _, _ = select.select([ready_r], [], [],
+                                               request.get("timeout") or None)
+                    wait = 60.0 if done else 0.0  # (then only the teardown is left)
+                else:
+                    wait = request.get("timeout") or None
                 try:
-                    proc.wait(timeout=request.get("timeout") or None)
+                    proc.wait(timeout=wait)
                 except subprocess.TimeoutExpired:
                     timed_out = True
                     if hasattr(signal, "SIGUSR1"):
@@ -334,6 +354,9 @@ class SpawnRunner(_RunnerBase):
                     proc.wait()
             return files.collect(request, proc.returncode, timed_out)
         finally:
+            for fd in (ready_r, ready_w):
+                if fd is not None:
+                    os.close(fd)
             files.remove()
 
 
@@ -429,9 +452,21 @@ def _read_text(path, limit=64 * 1024 * 1024) -> str:
     return text
 
 
+#: how a user raises the wall-clock limit, by the runner in use (as the guards say it)
+TIMEOUT_OPTION = {"cli": "--timeout", "pytest": "--grad-timeout or the grad_timeout ini option"}
+
+
+def timeout_message(request) -> str:
+    """``timed out after 1 s (wall clock; raise it with --timeout)``: the option named is
+    the one of the runner in use (``gradcli test``'s flag, or pytest's)."""
+    t = request.get("timeout") or 0
+    option = TIMEOUT_OPTION.get(request.get("runner_name") or "cli", TIMEOUT_OPTION["cli"])
+    return f"timed out after {format_seconds(t)} s (wall clock; raise it with {option})"
+
+
 def _timeout_result(request, partial) -> dict:
     t = request.get("timeout") or 0
-    msg = f"timed out after {format_seconds(t)} s (wall clock)"
+    msg = timeout_message(request)
     res = {"status": TIMEOUT, "kind": "Timeout", "message": msg, "duration": t,
            "report": f"{request['path']}: Timeout: {msg}"}
     if partial and partial.get("line"):
@@ -509,6 +544,7 @@ def _child(request: dict, files: _TempFiles) -> int:
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(result, f)
     os.replace(tmp, files.res)
+    _signal_done()
     return 0
 
 
@@ -521,6 +557,7 @@ def _run_program(request: dict) -> dict:
     os.chdir(request["cwd"])
     limits_module.RUNNER[0] = request.get("runner_name") or "cli"
     limits = Limits(**request["limits"]) if request.get("limits") else Limits.from_env()
+    _signal_ready()
     t0 = time.perf_counter()
     try:
         try:
@@ -539,7 +576,7 @@ def _run_program(request: dict) -> dict:
                "line": e.line or None, "col": e.col or None}
         if _TIMED_OUT:
             t = request.get("timeout") or 0
-            e.kind, e.message = "Timeout", f"timed out after {format_seconds(t)} s (wall clock)"
+            e.kind, e.message = "Timeout", timeout_message(request)
             e.hint = None
             res.update(status=TIMEOUT, kind=e.kind, message=e.message, duration=t)
         elif isinstance(e, Interrupted):
@@ -662,6 +699,35 @@ def _warm_up():
         pass
 
 
+#: (spawned children) the pipe on which the child says its program starts ("."), then
+#: that its result is written ("!"), or None
+_READY_FD = None
+
+
+def _signal_ready() -> None:
+    """Tell a SpawnRunner the program starts now: its wall-clock limit begins here, not
+    at the interpreter's start (imports take seconds on a loaded machine)."""
+    if _READY_FD is not None:
+        _warm_up()  # what the fork server does before forking: the language, the facade
+        try:
+            os.write(_READY_FD, b".")
+        except OSError:
+            pass
+
+
+def _signal_done() -> None:
+    """Tell a SpawnRunner the result is written: the interpreter's teardown is not the
+    program's time either."""
+    global _READY_FD
+    fd, _READY_FD = _READY_FD, None
+    if fd is not None:
+        try:
+            os.write(fd, b"!")
+            os.close(fd)
+        except OSError:
+            pass
+
+
 def _helper_main(argv) -> int:
     if argv[:1] == ["--serve"]:
         proto_in, proto_out = os.dup(0), os.dup(1)
@@ -672,26 +738,34 @@ def _helper_main(argv) -> int:
         sys.stdin = open(os.devnull, encoding="utf-8")
         sys.stdout = open(os.devnull, "w", encoding="utf-8")
         return _serve(proto_in, proto_out)
-    if argv[:1] == ["--child"] and len(argv) == 3:
+    if argv[:1] == ["--child"] and len(argv) in (3, 4):
+        global _READY_FD
+        if len(argv) == 4:
+            _READY_FD = int(argv[3])
         return _child(json.loads(argv[1]), _TempFiles(argv[2]))
-    sys.stderr.write("usage: (internal) --serve | --child REQUEST TMPDIR\n")
+    sys.stderr.write("usage: (internal) --serve | --child REQUEST TMPDIR [READY_FD]\n")
     return 2
 
 
 # ---------------------------------------------------------------- discovery
-SKIP_DIRS = {"__pycache__", "node_modules", "venv"}
-
-
 def discover(paths, patterns=None) -> tuple:
     """``(files, problems)``: the test files under ``paths``, without duplicates, in
     order. Files named in ``paths`` are taken as given; directories are searched
-    recursively (hidden ones skipped) for files matching ``patterns`` (default: the
-    ``grad_files`` rule of :mod:`gradcli.cli.collect`). ``problems`` lists paths that
+    recursively (skipping those pytest skips: :func:`gradcli.cli.collect.skipped_dir`)
+    for files matching ``patterns`` (default: the ``grad_files`` rule of
+    :mod:`gradcli.cli.collect`). ``problems`` lists paths that
     do not exist or are not ``.grad`` files."""
-    from gradcli.cli.collect import configured_patterns, matches
+    from gradcli.cli.collect import (
+        DEFAULT_NORECURSE,
+        configured,
+        configured_patterns,
+        matches,
+        skipped_dir,
+    )
 
     if patterns is None:
         patterns = configured_patterns()
+    norecurse = configured("norecursedirs", DEFAULT_NORECURSE)
     found, seen, problems = [], set(), []
 
     def add(p):
@@ -705,7 +779,7 @@ def discover(paths, patterns=None) -> tuple:
         if os.path.isdir(p):
             for root, dirs, names in os.walk(p):
                 dirs[:] = sorted(d for d in dirs
-                                 if not d.startswith(".") and d not in SKIP_DIRS)
+                                 if not skipped_dir(os.path.join(root, d), norecurse))
                 for name in sorted(names):
                     full = os.path.normpath(os.path.join(root, name))
                     if name.endswith(".grad") and not name.startswith(".") \
@@ -822,8 +896,9 @@ def junit_xml(outcomes, *, duration: float, timestamp: str | None = None,
               suite_name: str = "gradcli", properties: dict | None = None,
               note: str | None = None) -> bytes:
     """A JUnit XML report: ``<testsuites>`` with one ``<testsuite>`` and one
-    ``<testcase classname= name= time=>`` per file (classname: the path, dotted,
-    without ``.grad``; name: the file name); a non-passing file
+    ``<testcase classname= name= time= file= line=>`` per file (classname: the path,
+    dotted, without ``.grad``; name: the file name; file: the path; line: the failing
+    line of the script, or 1 when there is none); a non-passing file
     has ``<failure>`` (failed assert, runtime error, golden mismatch) or
     ``<error>`` (syntax error, timeout, crash) with ``message`` (the report's
     first line), ``type`` (the kind) and the whole report as text; the
@@ -855,9 +930,9 @@ def junit_xml(outcomes, *, duration: float, timestamp: str | None = None,
             "name": _xml_safe(os.path.basename(o.path)),
             "time": f"{o.duration:.3f}",
             "file": _xml_safe(o.path),
+            # the failing line; else 1, where the test (the whole file) begins
+            "line": str(o.line or 1),
         }
-        if o.line:
-            attrs["line"] = str(o.line)
         case = ET.SubElement(suite, "testcase", attrs)
         if not o.passed:
             tag = "failure" if o.status == FAILED else "error"
@@ -956,6 +1031,8 @@ def json_report(outcomes, *, duration: float, deselected: int = 0, interrupted: 
                      "deselected", "duration" (s), "interrupted" (bool), "exit_code"},
          "settings": {"seed", "timeout" (s per file, null: none)},
          "tests": [{"path", "status" (passed|failed|error|timeout), "duration" (s),
+                    "start" (s from the start of the run to the file's start; with -n
+                    files overlap),
                     "kind" (AssertionError, OutputMismatch, ...; "" when passed),
                     "message", "line", "col" (1-based, null when unknown),
                     "report" (the whole text shown for a failure), "golden" (the NAME.out
@@ -977,6 +1054,7 @@ def json_report(outcomes, *, duration: float, deselected: int = 0, interrupted: 
                     "interrupted": interrupted, "exit_code": exit_code},
         "settings": {"seed": seed, "timeout": timeout or None},
         "tests": [{"path": o.path, "status": o.status, "duration": round(o.duration, 6),
+                   "start": round(o.extra.get("start", 0.0), 6),
                    "kind": o.kind, "message": o.message, "line": o.line, "col": o.col,
                    "report": o.report, "golden": o.golden, "diff": o.diff,
                    "stdout": o.stdout, "stderr": o.stderr} for o in outcomes],
@@ -991,10 +1069,25 @@ def _gh_escape(text: str, prop: bool = False) -> str:
     return text
 
 
+def _workspace_path(path: str) -> str:
+    """``path`` as GitHub resolves an annotation's file: relative to the checkout
+    (``GITHUB_WORKSPACE``) when the run started in a folder below it."""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if not workspace:
+        return path
+    try:
+        full = os.path.realpath(path)
+        rel = os.path.relpath(full, os.path.realpath(workspace))
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
+
+
 def github_annotation(o) -> str:
-    """A GitHub Actions ``::error`` workflow command for a failed outcome: the file,
-    the script's line and column, the kind as title and the report as message."""
-    props = [f"file={_gh_escape(o.path, True)}"]
+    """A GitHub Actions ``::error`` workflow command for a failed outcome: the file
+    (relative to the checkout), the script's line and column, the kind as title and
+    the report as message."""
+    props = [f"file={_gh_escape(_workspace_path(o.path), True)}"]
     if o.line:
         props.append(f"line={o.line}")
         if o.col:

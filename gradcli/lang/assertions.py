@@ -22,10 +22,14 @@ MAX_VALUE_CHARS = 600
 
 
 def shown(value) -> str:
-    """A value as the report shows it: its repr, cut to MAX_VALUE_CHARS."""
+    """A value as the report shows it: its repr, cut to MAX_VALUE_CHARS. A user
+    ``__repr__`` that fails, or runs out of the program's budget (a guard is a
+    BaseException), must not hide the failure: it is named instead."""
+    from .limits import LimitExceeded
+
     try:
         text = repr(value)
-    except Exception as e:  # a user __repr__ that fails must not hide the failure
+    except (Exception, LimitExceeded) as e:
         text = f"<repr failed: {type(e).__name__}: {e}>"
     if len(text) > MAX_VALUE_CHARS:
         text = text[:MAX_VALUE_CHARS] + f"... ({len(text) - MAX_VALUE_CHARS} more characters)"
@@ -73,7 +77,7 @@ def _where_lines(pairs, source) -> list:
     not already the value's own text."""
     out = []
     for node, value in pairs:
-        if isinstance(node, A.Const):
+        if isinstance(node, A.Const) or not worth_showing(value):
             continue
         text = source_text(source, node)
         value_text = shown(value)
@@ -82,7 +86,20 @@ def _where_lines(pairs, source) -> list:
     return out
 
 
-def allclose_detail(a, b, rtol=1e-05, atol=1e-08) -> list:
+def worth_showing(value) -> bool:
+    """Whether a ``where`` line for ``value`` helps: modules, functions and classes are
+    what a name reads, not what it compared (pytest leaves them out too)."""
+    from .limits import LimitExceeded
+
+    if type(value).__name__ in ("module", "ProgramModule"):
+        return False
+    try:  # (hasattr may run a program's __getattr__)
+        return not (callable(value) and not hasattr(value, "shape"))
+    except (Exception, LimitExceeded):
+        return True
+
+
+def allclose_detail(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> list:
     """The largest differences between two tensors that failed ``allclose``."""
     import numpy as np
 
@@ -94,17 +111,41 @@ def allclose_detail(a, b, rtol=1e-05, atol=1e-08) -> list:
         return []
     if x.size == 0:
         return []
+    try:
+        rtol, atol = float(rtol), float(atol)
+    except (TypeError, ValueError):
+        return []
     with np.errstate(all="ignore"):
         diff = np.abs(x - y)
         allowed = atol + rtol * np.abs(y)
-        excess = np.where(np.isnan(diff), np.inf, diff - allowed)
-    worst = np.unravel_index(int(np.argmax(excess)), excess.shape)
-    bad = int(np.count_nonzero(excess > 0))
+        excess = np.where(x == y, -np.inf, diff - allowed)  # equal infinities are close
+        excess = np.where(np.isnan(excess), np.inf, excess)
+        if equal_nan:
+            excess = np.where(np.isnan(x) & np.isnan(y), -np.inf, excess)
+    failing = excess > 0
+    # the largest difference among the elements that are not close (NaN counts as largest)
+    ranked = np.where(failing, np.where(np.isnan(diff), np.inf, diff), -np.inf)
+    worst = np.unravel_index(int(np.argmax(ranked)), ranked.shape)
+    bad = int(np.count_nonzero(failing))
     where = f" at index {tuple(int(i) for i in worst)}" if x.ndim else ""
     return [f"  largest difference {float(diff[worst]):.6g}{where} "
             f"({float(x[worst]):.6g} vs {float(y[worst]):.6g}; allowed "
-            f"{float(allowed[worst]):.3g} = atol {atol:g} + rtol {rtol:g} * |b|)",
+            f"{float(allowed[worst]):.6g} = atol {atol:g} + rtol {rtol:g} * |b|)",
             f"  {bad} of {x.size} elements differ beyond the tolerance"]
+
+
+#: torch.allclose's parameters after the two tensors, with their defaults
+ALLCLOSE_PARAMS = (("rtol", 1e-05), ("atol", 1e-08), ("equal_nan", False))
+
+
+def _is_allclose_call(test) -> bool:
+    """``allclose(a, b, ...)`` in any spelling (torch.allclose, a.allclose, a bare
+    allclose), with plain positional and named arguments."""
+    if not isinstance(test, A.Call) or not isinstance(test.func, (A.Attribute, A.Name)):
+        return False
+    name = test.func.attr if isinstance(test.func, A.Attribute) else test.func.id
+    return (name == "allclose" and not any(isinstance(a, A.Starred) for a in test.args)
+            and all(k.name is not None for k in test.keywords))
 
 
 def probe(compiler, test, cmpops: dict):
@@ -112,13 +153,9 @@ def probe(compiler, test, cmpops: dict):
     explanation lines of a failure. Comparisons and ``allclose`` calls evaluate their
     parts here (once, in order); anything else runs as compiled."""
     source = compiler.source
-    if isinstance(test, A.Compare) and len(test.ops) == 1:
-        return _probe_compare(compiler, test, cmpops[test.ops[0]], source)
-    if (isinstance(test, A.Call) and not test.keywords
-            and not any(isinstance(a, A.Starred) for a in test.args)
-            and isinstance(test.func, (A.Attribute, A.Name))
-            and (test.func.attr if isinstance(test.func, A.Attribute) else test.func.id)
-            == "allclose"):
+    if isinstance(test, A.Compare):
+        return _probe_compare(compiler, test, [cmpops[op] for op in test.ops], source)
+    if _is_allclose_call(test):
         return _probe_allclose(compiler, test, source)
     full = compiler.expr(test)
     readers = [(n, compiler.expr(A.Name(n, pos=test.pos))) for n in names_in(test)]
@@ -136,42 +173,51 @@ def probe(compiler, test, cmpops: dict):
                     value = read(env)
                 except Exception:
                     continue
-                if callable(value) and not hasattr(value, "shape"):
-                    continue
-                lines.append(f"  where {name} = {shown(value)}")
+                if worth_showing(value):
+                    lines.append(f"  where {name} = {shown(value)}")
             return lines
         return False, explain
     return ev
 
 
-def _probe_compare(compiler, test, op, source):
-    left = compiler.expr(test.left)
-    right = compiler.expr(test.comparators[0])
+def _probe_compare(compiler, test, ops, source):
+    """A comparison, chained or not, evaluated as Python does (each operand once, left to
+    right, stopping at the first false link); a failure shows that link's operands."""
+    nodes = [test.left] + list(test.comparators)
+    operands = [compiler.expr(n) for n in nodes]
     loc = compiler.loc(test)
-    symbol = test.ops[0]
-    right_node = test.comparators[0]
+    symbols = test.ops
 
     def ev(env):
-        a = left(env)
-        b = right(env)
-        try:
-            r = op(a, b)
-            if r:
-                return True, None
-        except BaseException as e:
-            note(e, loc)
-            raise
-
-        def explain():
-            return ([f"assert {shown(a)} {symbol} {shown(b)}"]
-                    + _where_lines(((test.left, a), (right_node, b)), source))
-        return False, explain
+        a = operands[0](env)
+        for i, op in enumerate(ops):
+            b = operands[i + 1](env)
+            try:
+                r = op(a, b)
+                ok = bool(r)
+            except BaseException as e:
+                note(e, loc)
+                raise
+            if not ok:
+                return False, _link_explainer(a, b, symbols[i], nodes[i], nodes[i + 1],
+                                              source)
+            a = b
+        return True, None
     return ev
+
+
+def _link_explainer(a, b, symbol, left_node, right_node, source):
+    """``explain()`` of the failed link ``a SYMBOL b`` of a comparison."""
+    def explain():
+        return ([f"assert {shown(a)} {symbol} {shown(b)}"]
+                + _where_lines(((left_node, a), (right_node, b)), source))
+    return explain
 
 
 def _probe_allclose(compiler, test, source):
     func = compiler.expr(test.func)
     args = [compiler.expr(a) for a in test.args]
+    kwargs = [(k.name, compiler.expr(k.value)) for k in test.keywords]
     loc = compiler.loc(test)
     text = source_text(source, test)
     method = isinstance(test.func, A.Attribute)
@@ -179,8 +225,9 @@ def _probe_allclose(compiler, test, source):
     def ev(env):
         f = func(env)
         values = [a(env) for a in args]
+        named = {name: value(env) for name, value in kwargs}
         try:
-            r = f(*values)
+            r = f(*values, **named)
             if r:
                 return True, None
         except BaseException as e:
@@ -194,10 +241,12 @@ def _probe_allclose(compiler, test, source):
                 if bound_to is not None:
                     operands = [bound_to] + operands
             lines = [f"assert {text}"] if text else []
-            if len(operands) >= 2:
-                rtol = operands[2] if len(operands) > 2 else 1e-05
-                atol = operands[3] if len(operands) > 3 else 1e-08
-                lines += allclose_detail(operands[0], operands[1], rtol, atol)
+            params = ("input", "other") + tuple(p for p, _ in ALLCLOSE_PARAMS)
+            bound = dict(zip(params, operands))
+            bound.update((k, v) for k, v in named.items() if k in params)
+            if "input" in bound and "other" in bound:
+                settings = {p: bound.get(p, default) for p, default in ALLCLOSE_PARAMS}
+                lines += allclose_detail(bound["input"], bound["other"], **settings)
             return lines
         return False, explain
     return ev

@@ -31,11 +31,58 @@ def check_source(source: str, filename: str) -> list:
         _, partial = _parts(source, filename, errors, session)
         errors.extend(partial)
     if module is not None:
-        seen = {(e.line, e.col) for e in errors}
-        errors.extend(e for e in unsupported_uses(module, source, filename)
-                      if (e.line, e.col) not in seen)
-    errors.sort(key=lambda e: (e.line, e.col))
+        seen = {(e.filename, e.line, e.col) for e in errors}
+        found = unsupported_uses(module, source, filename) + _in_helpers(module, filename)
+        errors.extend(e for e in found if (e.filename, e.line, e.col) not in seen)
+    # the program's own errors first, then those of the helpers it imports, each in order
+    errors.sort(key=lambda e: (e.filename != filename, e.filename or "", e.line, e.col))
     return errors
+
+
+def _in_helpers(module, filename: str, visited=None) -> list:
+    """The unsupported torch names of the sibling ``.grad`` helpers a program imports (and
+    of those they import), reported at the helpers' own lines; their syntax and
+    forbidden-name errors are the compiler's (see :mod:`gradcli.lang.grad_modules`)."""
+    import os
+
+    from .grad_modules import links_out, sibling_path
+    from .parser import parse
+
+    visited = visited if visited is not None else {os.path.realpath(filename)}
+    errors: list = []
+    names = []
+    for node in _walk(module):
+        if isinstance(node, A.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, A.ImportFrom) and node.module:
+            names.append(node.module)
+    for name in names:
+        path = sibling_path(filename, name)
+        if path is None or os.path.realpath(path) in visited or links_out(path, filename):
+            continue  # (a link out of the folder is refused by the compiler)
+        visited.add(os.path.realpath(path))
+        shown = os.path.join(os.path.dirname(filename), name + ".grad")
+        try:
+            with open(path, "rb") as f:
+                source = f.read().decode("utf-8")
+            helper = parse(source, shown)
+        except (OSError, UnicodeDecodeError, GradcliError):
+            continue  # reported by the compiler
+        errors += unsupported_uses(helper, source, shown)
+        errors += _in_helpers(helper, shown, visited)
+    return errors
+
+
+def _walk(node):
+    """Every node of a tree, parents first."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Node):
+            yield n
+            stack.extend(reversed([getattr(n, f, None) for f in n._fields]))
+        elif isinstance(n, (list, tuple)):
+            stack.extend(reversed(n))
 
 
 def unsupported_uses(module, source: str, filename: str) -> list:

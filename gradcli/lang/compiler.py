@@ -1082,9 +1082,10 @@ class Compiler:
         return pymodules.load(name, cache)
 
     def _bad_import(self, name, pos):
+        tail = ("collections and numpy" if not self.filename or self.filename.startswith("<")
+                else "collections, numpy and the NAME.grad files beside the program")
         self.forbid(f"import of '{name}' is not allowed: gradcli programs can import only "
-                    "torch (and its submodules), math, random, functools, collections and "
-                    "numpy", pos)
+                    f"torch (and its submodules), math, random, functools, {tail}", pos)
 
     def s_ImportFrom(self, node):
         mod = node.module

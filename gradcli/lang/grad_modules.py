@@ -6,8 +6,9 @@ importer's compile errors, reported at the helper's own lines) and run once per 
 at the first import statement that executes, with the importer's builtins, step
 budget and guards: it is sandboxed exactly as the importer is. What the importer sees
 is a read-only module of the helper's public top-level names. Only files in the
-importer's own folder are found (no paths, no packages, no search path), and only for
-programs read from a file (not ``-e``, stdin or the REPL).
+importer's own folder are found (no paths, no packages, no search path; a symbolic link
+to a file elsewhere is refused), and only for programs read from a file (not ``-e``,
+stdin or the REPL).
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def sibling_path(importer: str, name: str) -> str | None:
     return path if os.path.isfile(path) else None
 
 
+def links_out(path: str, importer: str) -> bool:
+    """Whether the helper ``path`` is a link to a file outside the importer's folder."""
+    real_dir = os.path.dirname(os.path.realpath(path))
+    return real_dir not in (os.path.dirname(os.path.realpath(importer)),
+                            os.path.realpath(os.path.dirname(path)))
+
+
 def compile_sibling(compiler, name: str, pos):
     """``load(env) -> ProgramModule`` for ``import name`` in the program ``compiler``
     compiles, or None when no ``name.grad`` lies beside it. Problems with the helper
@@ -49,6 +57,12 @@ def compile_sibling(compiler, name: str, pos):
     real = os.path.realpath(path)
     shown = os.path.join(os.path.dirname(compiler.filename), name + ".grad")
     importer = os.path.realpath(compiler.filename)
+    if links_out(path, compiler.filename):
+        # a link out of the folder would let a program read (and show, in an error
+        # report) any file: a program reads only the .grad files beside it
+        compiler.forbid(f"cannot import '{name}': {shown} is a link to a file outside the "
+                        "program's folder", pos)
+        return _nothing
     if real in _COMPILING or real == importer:
         compiler.forbid(f"circular import of '{name}' ({shown} imports itself through "
                         "the files it imports)", pos)
