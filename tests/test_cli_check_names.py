@@ -88,3 +88,27 @@ def test_the_helpers_a_file_imports_are_checked_too(tmp_path):
         "helpers.grad:4:12: NotSupported: torch.nope_h is not supported by gradcli",
         "more.grad:3:12: NotSupported: torch.nn.functional.nope_m is not supported by gradcli"]
     assert "    4 |     return torch.nope_h(x)" in r.stderr  # the helper's own line
+
+
+def test_names_under_a_torch_module_gradcli_lacks_are_listed(tmp_path):
+    r = check(tmp_path, "import torch\nx = torch.ones(4)\ny = torch.fft.rfft(x)\n")
+    assert r.returncode == 2
+    assert "prog.grad:3:5: NotSupported: torch.fft.rfft is not supported by gradcli" in r.stderr
+
+
+def test_a_folder_is_every_grad_file_below_it(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "helpers.grad").write_text("import torch\ndef f(x):\n    return x * 2\n")
+    (tmp_path / "sub" / "test_a.grad").write_text("import torch\ntorch.no_such_fn(1)\n")
+    (tmp_path / ".cache" / "test_b.grad").write_text("import os\n")  # skipped as pytest skips it
+    r = subprocess.run([sys.executable, "-m", "gradcli", "check", "."], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "./helpers.grad: ok" in r.stdout
+    assert "sub/test_a.grad:2:1: NotSupported: torch.no_such_fn" in r.stderr
+    assert "test_b" not in r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "gradcli", "check", "empty"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "empty: no .grad files below it" in r.stderr

@@ -123,15 +123,27 @@ def do_eval(code, *, seed=0, **limits) -> int:
 
 
 def do_check(files, *, quiet=False) -> int:
+    """Check each program (a directory: every .grad file below it, skipping the folders
+    a test search skips); exit 2 if any has an error or a directory holds none."""
     from gradcli.lang.check import check_file
     worst = 0
     for path in files:
-        errors = check_file(path)
-        if errors:
-            _err("\n".join(errors))
-            worst = 2
-        elif not quiet:
-            _out(f"{path}: ok")
+        if path != "-" and os.path.isdir(path):
+            from gradcli.cli.collect import grad_files_below
+
+            found = grad_files_below(path)
+            if not found:
+                _err(f"{path}: no .grad files below it")
+                worst = 2
+        else:
+            found = [path]
+        for program in found:
+            errors = check_file(program)
+            if errors:
+                _err("\n".join(errors))
+                worst = 2
+            elif not quiet:
+                _out(f"{program}: ok")
     return _finish(worst)
 
 
@@ -328,7 +340,7 @@ def _build_app():
     @app.command("check", help=CHECK_HELP)
     def check_cmd(
         files: Annotated[List[str], typer.Argument(metavar="FILE...",
-                                                   help="Programs to check ('-' = stdin).")],
+                                                   help="Programs to check ('-' = stdin; a folder: every .grad file in it).")],
         quiet: Annotated[bool, typer.Option("--quiet", "-q",
                                             help="Print nothing for files that pass.")] = False,
         no_color: NoColor = False,

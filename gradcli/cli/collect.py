@@ -129,3 +129,15 @@ def skipped_dir(path, norecurse) -> bool:
         return True
     return any(fnmatch.fnmatch(name, pat) if "/" not in pat and os.sep not in pat
                else matches(path, (pat,)) for pat in norecurse)
+
+
+def grad_files_below(folder) -> list:
+    """Every ``.grad`` file below ``folder`` (tests and helpers alike), in sorted order,
+    with directories skipped as the test search skips them: what `gradcli check DIR`
+    checks."""
+    norecurse = configured("norecursedirs", DEFAULT_NORECURSE, folder)
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not skipped_dir(os.path.join(root, d), norecurse))
+        found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".grad"))
+    return found

@@ -88,6 +88,8 @@ def _walk(node):
 def unsupported_uses(module, source: str, filename: str) -> list:
     """Every ``torch.…`` / ``F.…`` / ``nn.…`` attribute chain of the program (through
     the names its imports bind to torch's modules) that gradcli's facade lacks."""
+    from gradcli.torch import _UnsupportedNamespace as unsupported_namespace
+
     from .runtime import facade_module
 
     aliases: dict = {}  # program name -> dotted torch module path
@@ -156,6 +158,8 @@ def unsupported_uses(module, source: str, filename: str) -> list:
                 errors.append(UnsupportedError(message, filename, a.pos, source))
                 return
             path = f"{path}.{a.attr}"
+            if isinstance(obj, unsupported_namespace):
+                continue  # torch.fft & co: the next name says it is not supported
             if not isinstance(obj, type) and type(obj).__name__ != "module":
                 return  # a value: its attributes depend on what it holds at run time
 
