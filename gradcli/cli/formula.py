@@ -40,6 +40,41 @@ SumAll = sympy.Function("sum_all")
 MeanAll = sympy.Function("mean_all")
 
 
+class MatScalar(sympy.Function):
+    """The number a 1x1 matrix product stands for (`x @ W @ x`), so that it can sit in
+    scalar arithmetic (`(x @ W @ x)**2`, `tanh(x @ x)`): sympy's Function of a matrix
+    expression is otherwise non-commutative, and a MatMul refuses it as a coefficient."""
+
+    is_commutative = True
+    is_real = True
+
+    def _eval_is_commutative(self):
+        return True
+
+    @property
+    def precedence(self):
+        """Printed `x @ W @ x`, it binds like a product (parenthesized inside one, not as a
+        function's argument); printed `(W @ x).sum()`, like an atom."""
+        from sympy.printing.precedence import PRECEDENCE
+
+        return PRECEDENCE["Atom"] if _sum_form(self.args[0]) else PRECEDENCE["Mul"] - 1
+
+
+def _sum_form(e):
+    """(coefficient, the reduced product, element count) when the 1x1 product `e` is
+    ones.T @ M (@ ones): `M.sum()`; None otherwise."""
+    coeff, mats = e.as_coeff_mmul() if isinstance(e, sympy.MatMul) else (1, e)
+    mats = list(mats.args) if isinstance(mats, sympy.MatMul) else [mats]
+    if len(mats) < 2 or not isinstance(mats[0], sympy.OneMatrix):
+        return None
+    count = mats[0].shape[1]
+    if isinstance(mats[-1], sympy.OneMatrix) and len(mats) >= 3:
+        count *= mats[-1].shape[0]
+        mats = mats[:-1]
+    inner = sympy.MatMul(*mats[1:]) if len(mats) > 2 else mats[1]
+    return coeff, inner, count
+
+
 def _relu(a):
     return sympy.Max(0, a)
 
@@ -275,13 +310,11 @@ class Builder:
     # ------------------------------------------------------------ pieces
     def reduce(self, kind, v: Val) -> Val:
         if v.matrix:
-            if not v.shape:
-                return v
             rows, cols = v.e.shape
             total = sympy.OneMatrix(1, rows) * v.e * sympy.OneMatrix(cols, 1)
             if kind == "mean":
                 total = total / (rows * cols)
-            return Val(total, (), True)
+            return self.matrix_scalar(total)
         if not v.shape:
             return v  # the sum of one element is the element
         r = sympy.Dummy(f"R{len(self.reductions)}", real=True)
@@ -292,12 +325,19 @@ class Builder:
         if not (self.matrix and a.matrix and b.matrix):
             raise NoRule("a matrix product with a non-matrix operand")
         if len(a.shape) == 1 and len(b.shape) == 1:
-            return Val(a.e.T * b.e, (), True)
+            return self.matrix_scalar(a.e.T * b.e)
         if len(a.shape) == 1:
             return Val(b.e.T * a.e, (b.shape[1],), True)
         if len(b.shape) == 1:
             return Val(a.e * b.e, (a.shape[0],), True)
         return Val(a.e * b.e, (a.shape[0], b.shape[1]), True)
+
+    def matrix_scalar(self, e) -> Val:
+        """A 1x1 matrix product as a scalar symbol R, remembered like a reduction: the
+        chain rule through it is dEXPR/dR times sympy's matrix derivative of the product."""
+        r = sympy.Dummy(f"R{len(self.reductions)}", real=True)
+        self.reductions[r] = ("matrix", Val(e, (), True))
+        return Val(r, ())
 
     def matrix_arith(self, op, a: Val, b: Val):
         if op in ("Add", "Sub") and a.matrix and b.matrix and a.shape == b.shape:
@@ -337,13 +377,16 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
     out = {}
     for name in wrt:
         try:
-            if v.matrix or (matrix and name in b.symbols and
-                            isinstance(b.symbols[name], sympy.MatrixSymbol)):
-                d = _matrix_derivative(b, v, name)
+            if v.matrix:
+                raise NoRule("the derivative of a non-scalar matrix product (a Jacobian, "
+                             "not one formula per element)")
+            if isinstance(b.symbols[name], sympy.MatrixSymbol):
+                d = _matrix_name_derivative(b, v, name, deadline - time.monotonic())
             else:
                 d = _derivative(b, v, name)
-                d = _restore(b, d)
+                d = _restore(b, d, ("sum", "mean"))
                 d = _torch_step(_simplify(d, deadline - time.monotonic()))
+                d = _restore(b, d)
             out[name] = (d, None)
         except NoRule as e:
             out[name] = (None, f"no symbolic rule for {e}")
@@ -417,6 +460,9 @@ def _derivative(b: Builder, v: Val, name: str):
         outer = sympy.diff(v.e, r)
         if outer == 0:
             continue
+        if kind == "matrix":  # a 1x1 matrix product of a scalar name
+            d = d + outer * _matrix_part(b, inner, name)
+            continue
         part = _derivative(b, inner, name)
         if part == 0:
             continue
@@ -445,34 +491,89 @@ def _sum_to(b: Builder, part, shape, target):
     raise NoRule("a sum over broadcast dims of part of a tensor")
 
 
-def _restore(b: Builder, d):
-    """Put each reduction symbol back as sum_all(E) / mean_all(E)."""
+def _restore(b: Builder, d, kinds=("sum", "mean", "matrix")):
+    """Put each reduction symbol of `kinds` back as sum_all(E) / mean_all(E) / the matrix
+    product it stands for."""
+    wrappers = {"sum": SumAll, "mean": MeanAll, "matrix": MatScalar}
     for _ in range(len(b.reductions) + 1):
-        free = [r for r in b.reductions if d.has(r)]
+        free = [r for r in b.reductions if d.has(r) and b.reductions[r][0] in kinds]
         if not free:
             break
-        subs = {}
-        for r in free:
-            kind, inner = b.reductions[r]
-            fn = SumAll if kind == "sum" else MeanAll
-            subs[r] = fn(inner.e)
-        d = d.xreplace(subs)
+        d = d.xreplace({r: wrappers[b.reductions[r][0]](b.reductions[r][1].e) for r in free})
     return d
 
 
-def _matrix_derivative(b: Builder, v: Val, name: str):
-    if v.shape != ():
-        raise NoRule("the derivative of a non-scalar matrix product")
-    if b.reductions:
-        raise NoRule("sum() together with a matrix product")
+def _matrix_name_derivative(b: Builder, v: Val, name: str, seconds: float):
+    """d EXPR / d name for a vector or matrix name: EXPR is scalar arithmetic over 1x1
+    matrix products R (`(x @ W @ x)**2`), so the derivative is the sum of dEXPR/dR times
+    sympy's matrix derivative of each R."""
     sym = b.symbols[name]
-    e = v.e
+    terms = []
+    for r, (kind, inner) in list(b.reductions.items()):
+        if not v.e.has(r):
+            continue
+        outer = sympy.diff(v.e, r)
+        if outer == 0:
+            continue
+        if kind != "matrix":
+            raise NoRule(f"{kind}() of an elementwise expression beside a matrix product")
+        part = _matrix_part(b, inner, name)
+        if part == 0 or isinstance(part, sympy.ZeroMatrix):
+            continue
+        outer = _restore(b, _simplify(outer, seconds / 2))
+        terms.append(part if outer == 1 else outer * part)
+    if not terms:
+        return sympy.ZeroMatrix(*sym.shape)
+    d = terms[0]
+    for t in terms[1:]:
+        d = d + t
+    return d
+
+
+def _matrix_part(b: Builder, inner: Val, name: str):
+    """sympy's derivative of the 1x1 matrix product `inner` with respect to `name`: a
+    matrix of name's shape, or for a scalar name a scalar."""
+    e = inner.e
+    if any(e.has(r) for r in b.reductions):
+        raise NoRule("a matrix product of another matrix product's value")
+    sym = b.symbols[name]
+    if not e.has(sym):
+        return sympy.ZeroMatrix(*sym.shape) if isinstance(sym, sympy.MatrixSymbol) else 0
     d = e.diff(sym)
-    if isinstance(d, sympy.MatrixBase) or not hasattr(d, "shape"):
-        return d
+    if not isinstance(sym, sympy.MatrixSymbol):
+        if isinstance(d, sympy.ZeroMatrix) or d == 0:
+            return 0
+        return MatScalar(d) if getattr(d, "is_Matrix", False) else d
+    d = _as_matrix(d, sym.shape)
     if len(b.shapes[name]) == 1 and d.shape == (1, b.shapes[name][0]):
         d = d.T
     return d
+
+
+def _as_matrix(d, shape):
+    """A matrix expression of `shape` for sympy's derivative `d`: sympy gives the
+    derivative of `u.T @ A @ B @ v` with respect to a non-square A as an array expression
+    (a permuted tensor product of two columns); that is the outer product of the two."""
+    from sympy.tensor.array.expressions import ArrayTensorProduct, PermuteDims
+
+    if getattr(d, "is_Matrix", False) and tuple(d.shape) == tuple(shape):
+        return d
+    perm = None
+    if isinstance(d, PermuteDims):
+        perm, d = d.permutation, d.expr
+    if isinstance(d, ArrayTensorProduct) and len(d.args) == 2 and \
+            all(getattr(a, "is_Matrix", False) and a.shape[1] == 1 for a in d.args):
+        a, c = d.args
+        # axes 0, 1 are a's (rows, 1), axes 2, 3 c's; output axis i comes from axis perm(i)
+        source = [perm(i) if perm is not None else i for i in range(4)]
+        sizes = [a.shape[0], 1, c.shape[0], 1]
+        out_shape = tuple(sizes[k] for k in source)
+        if out_shape == tuple(shape) + (1, 1):
+            if source[0] == 0 and source[1] == 2:
+                return a * c.T
+            if source[0] == 2 and source[1] == 0:
+                return c * a.T
+    raise NoRule("a matrix derivative sympy gives only as an array expression")
 
 
 # ---------------------------------------------------------------- printing
@@ -492,22 +593,53 @@ class TextPrinter(StrPrinter):
     def _print_Abs(self, expr):
         return f"abs({self._print(expr.args[0])})"
 
+    def _print_MatScalar(self, expr):
+        """A 1x1 product as EXPR wrote it: `x @ W @ x`, `(W @ x).sum()`."""
+        e = expr.args[0]
+        reduced = _sum_form(e)
+        if reduced is not None:
+            coeff, inner, count = reduced
+            text = self._print(inner)
+            if not isinstance(inner, sympy.MatrixSymbol):
+                text = f"({text})"
+            if coeff * count == 1 and count != 1:
+                return f"{text}.mean()"
+            return f"{text}.sum()" if coeff == 1 else f"{self._print(coeff)}*{text}.sum()"
+        coeff, mats = e.as_coeff_mmul() if isinstance(e, sympy.MatMul) else (1, e)
+        mats = list(mats.args) if isinstance(mats, sympy.MatMul) else [mats]
+        if isinstance(mats[0], sympy.Transpose) and isinstance(mats[0].arg, sympy.MatrixSymbol) \
+                and mats[0].arg.shape[1] == 1:
+            mats[0] = mats[0].arg  # a 1-d vector on the left: `x @ W`, not `x.T @ W`
+        text = " @ ".join(self._print(m) if not isinstance(m, sympy.MatAdd) else
+                          f"({self._print(m)})" for m in mats)
+        return text if coeff == 1 else f"{self._print(coeff)}*{text}"
+
     def _print_Heaviside(self, expr):
         at_zero = self._print(expr.args[1]) if len(expr.args) > 1 else "0.5"
         return f"heaviside({self._print(expr.args[0])}, {at_zero})"
 
     def _print_OneMatrix(self, expr):
-        return f"ones({max(expr.shape)})"
+        rows, cols = expr.shape
+        if rows == 1 or cols == 1:
+            return f"ones({max(rows, cols)})"  # a vector of ones
+        return f"ones({rows}, {cols})"
+
+    def _scalar(self, a) -> str:
+        """A scalar factor of a matrix product, parenthesized where it binds looser."""
+        from sympy.printing.precedence import PRECEDENCE
+
+        return self.parenthesize(a, PRECEDENCE["Mul"], strict=True)
 
     def _print_MatMul(self, expr):
         args = list(expr.args)
         scalars = [a for a in args if not getattr(a, "is_Matrix", False)]
         mats = [a for a in args if getattr(a, "is_Matrix", False)]
         if len(mats) == 2 and mats[0].shape[1] == 1 and mats[1].shape[0] == 1 and \
-                isinstance(mats[1], sympy.Transpose):
+                isinstance(mats[1], (sympy.Transpose, sympy.OneMatrix)):
             # a column times a row: the outer product of two vectors
-            text = f"outer({self._print(mats[0])}, {self._print(mats[1].arg)})"
-            return "*".join([self._print(a) for a in scalars] + [text])
+            row = mats[1].arg if isinstance(mats[1], sympy.Transpose) else mats[1]
+            text = f"outer({self._print(mats[0])}, {self._print(row)})"
+            return "*".join([self._scalar(a) for a in scalars] + [text])
         parts = []
         for a in mats:
             text = self._print(a)
@@ -515,7 +647,7 @@ class TextPrinter(StrPrinter):
                 text = f"({text})"
             parts.append(text)
         out = " @ ".join(parts)
-        return "*".join([self._print(a) for a in scalars] + [out]) if scalars else out
+        return "*".join([self._scalar(a) for a in scalars] + [out]) if scalars else out
 
     def _print_Transpose(self, expr):
         inner = self._print(expr.arg)
@@ -546,6 +678,9 @@ class SympyPrinter(StrPrinter):
     def _print_Transpose(self, expr):
         return f"transpose({self._print(expr.arg)})"
 
+    def _print_MatScalar(self, expr):
+        return self._print(expr.args[0])
+
     def _print_MatMul(self, expr):
         return "*".join(self.parenthesize(a, 50) for a in expr.args)
 
@@ -568,16 +703,11 @@ def evaluate(d, b_shapes: dict, values: dict, names_matrix: bool):
     """The formula's numbers at the point: a numpy array."""
     import numpy as np
 
+    products = {f: _matrix_number(f.args[0], values) for f in d.atoms(MatScalar)}
+    if products:
+        d = d.xreplace(products)
     if isinstance(d, sympy.MatrixExpr) or getattr(d, "is_Matrix", False):
-        subs = {}
-        for sym in d.free_symbols:
-            if isinstance(sym, sympy.MatrixSymbol):
-                arr = np.asarray(values[sym.name], dtype=float)
-                if arr.ndim == 1:
-                    arr = arr.reshape(-1, 1)
-                subs[sym] = sympy.Matrix(arr)
-        m = d.subs(subs).doit()
-        return np.asarray(sympy.Matrix(m).tolist(), dtype=float)
+        return _matrix_numbers(d, values)
     sums = {}
     for f in d.atoms(sympy.Function):
         if f.func in (SumAll, MeanAll):
@@ -596,6 +726,26 @@ def evaluate(d, b_shapes: dict, values: dict, names_matrix: bool):
             subs[f] = sympy.Float(float(full.sum() if f.func is SumAll else full.mean()), 30)
         expr = expr.xreplace(subs)
     return np.asarray(_lambdify(expr, values), dtype=float)
+
+
+def _matrix_numbers(d, values: dict):
+    """A matrix expression at the point (vectors as columns), as a numpy array."""
+    import numpy as np
+
+    subs = {}
+    for sym in d.free_symbols:
+        arr = np.asarray(values[sym.name], dtype=float)
+        if isinstance(sym, sympy.MatrixSymbol):
+            subs[sym] = sympy.Matrix(arr.reshape(-1, 1) if arr.ndim == 1 else arr)
+        else:
+            subs[sym] = sympy.Float(float(arr), 30)
+    m = d.subs(subs).doit()
+    return np.asarray(sympy.Matrix(m).tolist(), dtype=float)
+
+
+def _matrix_number(e, values: dict):
+    """The 1x1 matrix product `e` at the point, as a sympy number."""
+    return sympy.Float(float(_matrix_numbers(e, values).reshape(-1)[0]), 30)
 
 
 def _shape_of(e, shapes):
