@@ -96,9 +96,10 @@ def _as_input(value, dtype, name: str):
         try:
             t = torch.tensor(value, dtype=dtype or torch.get_default_dtype())
         except (TypeError, ValueError) as e:
-            raise UsageError(f"--at {name}: {e}") from None
+            raise UsageError(f"--at {name}: {e}\n{AT_USAGE}") from None
     else:
-        raise UsageError(f"--at {name}: expected a number, a list or a tensor, got {type(value).__name__}")
+        raise UsageError(f"--at {name}: expected a number, a list or a tensor, got "
+                         f"{type(value).__name__}\n{AT_USAGE}")
     if dtype is not None:
         t = t.to(dtype)
     elif not t.is_floating_point():
@@ -152,6 +153,8 @@ def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits, gri
     except GradcliError as e:
         _add_hint(e, expr, session)
         raise
+    for where, text in [("EXPR", expr)] + [(f"--at {n}", t) for n, t in pairs]:
+        _warn_xor(where, text)
     if not isinstance(value, torch.Tensor):
         if isinstance(value, (int, float, bool)):
             value = torch.tensor(value, dtype=dtype or torch.get_default_dtype())
@@ -161,8 +164,10 @@ def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits, gri
 
 
 def _at_value(session, name, text):
-    """An --at value; one that is not a single expression is a usage error (exit 2)."""
+    """An --at value. One that is not a single expression, or that cannot be computed (an
+    unknown name, a bad call), is a usage error (exit 2): it is command-line input."""
     from gradcli.lang import CompileError, GradcliError
+    from gradcli.lang.session import render_error
 
     try:
         program = session.compile(text, f"--at {name}")
@@ -172,11 +177,30 @@ def _at_value(session, name, text):
             hint = "; bind each name with its own --at"
         raise UsageError(f"--at {name}={text}: not one value ({e.message}){hint}\n{AT_USAGE}") \
             from None
+    body = getattr(program.module, "body", ())
+    if len(body) != 1 or type(body[0]).__name__ != "ExprStmt":
+        raise UsageError(f"--at {name}={text}: not one value (give one expression)\n{AT_USAGE}")
     try:
         return session.execute(program)
     except GradcliError as e:
         _add_hint(e, text, session, in_at=True)
-        raise
+        raise UsageError(f"{render_error(e)}\n{AT_USAGE}") from None
+
+
+def _warn_xor(where: str, text: str) -> None:
+    """`2^3` runs (it is 1, bitwise xor): a calculus user meant a power, so say so on stderr
+    even when nothing failed."""
+    if "^" not in text:
+        return
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return
+    if any(isinstance(n, ast.BitXor) for n in ast.walk(tree)):
+        print(f"gradcli grad: note: {where} uses `^`, which is bitwise xor in Python (2^3 is 1); "
+              f"a power is written `**`: {text.replace('^', '**')}", file=sys.stderr)
 
 
 _NOT_DEFINED = "name '"
