@@ -87,7 +87,9 @@ def _softplus(a, beta=1, threshold=20):
     return sympy.log(1 + sympy.exp(beta * a)) / beta
 
 
-def _clamp(a, lo=None, hi=None):
+def _clamp(a, lo=None, hi=None, min=None, max=None):  # noqa: A002 - torch's names
+    lo = min if lo is None else lo
+    hi = max if hi is None else hi
     if lo is not None and lo is not sympy.nan:
         a = sympy.Max(a, lo)
     if hi is not None and hi is not sympy.nan:
@@ -96,7 +98,56 @@ def _clamp(a, lo=None, hi=None):
 
 
 def _gelu(a, approximate="none"):
+    if approximate == "tanh":
+        inner = sympy.sqrt(2 / sympy.pi) * (a + sympy.Rational(44715, 1000000) * a ** 3)
+        return a * (1 + sympy.tanh(inner)) / 2
     return a * (1 + sympy.erf(a / sympy.sqrt(2))) / 2
+
+
+def _piecewise(*pieces):
+    return sympy.Piecewise(*pieces)
+
+
+def _elu(a, alpha=1, inplace=False):
+    return _piecewise((a, a > 0), (alpha * (sympy.exp(a) - 1), True))
+
+
+_ONE_HUNDREDTH = sympy.Rational(1, 100)
+_SELU_ALPHA = sympy.Float("1.6732632423543772848170429916717", 17)
+_SELU_SCALE = sympy.Float("1.0507009873554804934193349852946", 17)
+
+
+def _hardtanh(a, min_val=-1, max_val=1, inplace=False):
+    # autograd's slope is 1 strictly inside (min_val, max_val), 0 at and beyond the ends
+    return _piecewise((min_val, a <= min_val), (max_val, a >= max_val), (a, True))
+
+
+def _ndtr(a):
+    return (1 + sympy.erf(a / sympy.sqrt(2))) / 2
+
+
+class _Step(sympy.Function):
+    """A piecewise-constant function (floor, round, ...): its derivative is 0 wherever it
+    exists, which is what autograd sends everywhere."""
+
+    def fdiff(self, argindex=1):
+        return sympy.S.Zero
+
+
+#: gradcli name -> the step function sympy lacks a derivative for (printed by that name)
+STEPS = {name: type(name, (_Step,), {}) for name in ("floor", "ceil", "round", "trunc")}
+STEP_NUMBERS = {"floor": lambda v: float(__import__("math").floor(v)),
+                "ceil": lambda v: float(__import__("math").ceil(v)),
+                "round": lambda v: float(round(v)),  # half to even, as torch.round
+                "trunc": lambda v: float(int(v))}
+
+
+def _step(name):
+    def rule(a, *rest, **kw):
+        if rest or any(v not in (0, None) for v in kw.values()):
+            raise TypeError(name)  # round(x, decimals=2): no rule
+        return STEPS[name](a)
+    return rule
 
 
 #: gradcli function or method name -> sympy builder (the symbolic rules)
@@ -129,6 +180,48 @@ FUNCTIONS = {
     "deg2rad": lambda a: a * sympy.pi / 180, "rad2deg": lambda a: a * 180 / sympy.pi,
     "lgamma": sympy.loggamma, "digamma": sympy.digamma, "gammaln": sympy.loggamma,
     "cbrt": sympy.cbrt,
+    "psi": sympy.digamma, "polygamma": lambda n, a: sympy.polygamma(n, a),
+    "elu": _elu, "selu": lambda a, inplace=False: _SELU_SCALE * _elu(a, _SELU_ALPHA),
+    "celu": lambda a, alpha=1, inplace=False: _piecewise(
+        (a, a > 0), (alpha * (sympy.exp(a / alpha) - 1), True)),
+    "leaky_relu": lambda a, negative_slope=_ONE_HUNDREDTH, inplace=False: _piecewise(
+        (a, a > 0), (negative_slope * a, True)),
+    "hardtanh": _hardtanh, "relu6": lambda a, inplace=False: _hardtanh(a, 0, 6),
+    "hardsigmoid": lambda a, inplace=False: _piecewise(
+        (0, a <= -3), (1, a >= 3), (a / 6 + sympy.S.Half, True)),
+    "hardswish": lambda a, inplace=False: _piecewise(
+        (0, a < -3), (a * (a + 3) / 6, a <= 3), (a, True)),
+    "softshrink": lambda a, lambd=sympy.S.Half: _piecewise(
+        (a - lambd, a > lambd), (a + lambd, a < -lambd), (0, True)),
+    "hardshrink": lambda a, lambd=sympy.S.Half: _piecewise(
+        (a, a > lambd), (a, a < -lambd), (0, True)),
+    "tanhshrink": lambda a: a - sympy.tanh(a),
+    "ndtr": _ndtr, "log_ndtr": lambda a: sympy.log(_ndtr(a)),
+    "ndtri": lambda a: sympy.sqrt(2) * sympy.erfinv(2 * a - 1),
+    "erfcx": lambda a: sympy.exp(a ** 2) * sympy.erfc(a),
+    "entr": lambda a: -a * sympy.log(a),
+    "i0": lambda a: sympy.besseli(0, a), "i1": lambda a: sympy.besseli(1, a),
+    "i0e": lambda a: sympy.exp(-sympy.Abs(a)) * sympy.besseli(0, a),
+    "i1e": lambda a: sympy.exp(-sympy.Abs(a)) * sympy.besseli(1, a),
+    "xlog1py": lambda a, b: a * sympy.log(1 + b),
+    "logaddexp": lambda a, b: sympy.log(sympy.exp(a) + sympy.exp(b)),
+    "logaddexp2": lambda a, b: sympy.log(2 ** a + 2 ** b, 2),
+    "ldexp": lambda a, b: a * 2 ** b,
+    "copysign": lambda a, b: sympy.Abs(a) * sympy.sign(b),
+    "fmax": sympy.Max, "fmin": sympy.Min,
+    "clamp_min": lambda a, min: sympy.Max(a, min), "clamp_max": lambda a, max: sympy.Min(a, max),
+    "remainder": lambda a, b: a - b * STEPS["floor"](a / b),
+    "fmod": lambda a, b: a - b * STEPS["trunc"](a / b),
+    "frac": lambda a: a - STEPS["trunc"](a),
+    "floor": _step("floor"), "ceil": _step("ceil"), "round": _step("round"),
+    "trunc": _step("trunc"), "fix": _step("trunc"),
+    "rsub": lambda a, b, alpha=1: b - alpha * a,
+    "addcmul": lambda a, b, c, value=1: a + value * b * c,
+    "addcdiv": lambda a, b, c, value=1: a + value * b / c,
+    "lerp": lambda a, b, w: a + w * (b - a),
+    "positive": lambda a: a, "clone": lambda a, memory_format=None: a,
+    "alias_copy": lambda a: a, "resolve_conj": lambda a: a, "resolve_neg": lambda a: a,
+    "conj": lambda a: a, "conj_physical": lambda a: a, "real": lambda a: a,
 }
 REDUCTIONS = ("sum", "mean")
 MATMULS = ("matmul", "mm", "mv", "dot", "inner", "__matmul__")
@@ -298,7 +391,10 @@ class Builder:
         vals = [self.node(a) for a in args]
         kw = {}
         for k, v in kwargs.items():
-            kw[k] = self.node(v).e if not _is_none(v) else None
+            if isinstance(v, ast.Constant) and isinstance(v.value, (str, bool)):
+                kw[k] = v.value
+            else:
+                kw[k] = self.node(v).e if not _is_none(v) else None
         if any(v.matrix for v in vals):
             raise NoRule(f"{name} of a matrix product (no closed form here)")
         try:
@@ -405,9 +501,12 @@ class _TooSlow(Exception):
 def _torch_step(d):
     """Heaviside(x) (1/2 at 0 in sympy) as Heaviside(x, 0): autograd's relu, abs and
     clamp send 0 at the kink, so the formula must too."""
-    return d.replace(lambda e: isinstance(e, sympy.Heaviside) and
-                     (len(e.args) == 1 or e.args[1] == sympy.S.Half),
-                     lambda e: sympy.Heaviside(e.args[0], 0))
+    d = d.replace(lambda e: isinstance(e, sympy.Heaviside) and
+                  (len(e.args) == 1 or e.args[1] == sympy.S.Half),
+                  lambda e: sympy.Heaviside(e.args[0], 0))
+    if d.has(sympy.DiracDelta):  # sign(x)' is 0 for autograd, a delta for sympy
+        d = d.replace(lambda e: isinstance(e, sympy.DiracDelta), lambda e: sympy.S.Zero)
+    return d
 
 
 def _simplify(d, seconds=SIMPLIFY_SECONDS):
@@ -655,6 +754,22 @@ class TextPrinter(StrPrinter):
             inner = f"({inner})"
         return f"{inner}.T"
 
+    def _print_Piecewise(self, expr):
+        """where(cond, a, where(cond2, b, c)), as torch writes a piecewise function."""
+        *pieces, (last, last_cond) = expr.args
+        text = self._print(last)
+        if last_cond != sympy.true:
+            text = f"where({self._print(last_cond)}, {text}, nan)"
+        for value, cond in reversed(pieces):
+            text = f"where({self._print(cond)}, {self._print(value)}, {text})"
+        return text
+
+    def _print_besseli(self, expr):
+        order, arg = expr.args
+        if order in (0, 1):
+            return f"i{order}({self._print(arg)})"
+        return super()._print_Function(expr)
+
     def _print_loggamma(self, expr):
         return f"lgamma({self._print(expr.args[0])})"
 
@@ -753,6 +868,10 @@ def _shape_of(e, shapes):
     return _broadcast(*[shapes[s] for s in syms]) if syms else ()
 
 
+def _on_float(f):
+    return lambda v: f(float(v))
+
+
 def _lambdify(e, values):
     """e at the point, elementwise over the values' broadcast shape. mpmath (which sympy
     has loaded already) does the arithmetic: numpy's printer would import scipy.special
@@ -760,8 +879,9 @@ def _lambdify(e, values):
     import numpy as np
 
     syms = sorted((s for s in e.free_symbols), key=lambda s: s.name)
-    heaviside = {"Heaviside": lambda x, h=0.5: 1.0 if x > 0 else (0.0 if x < 0 else float(h))}
-    fn = sympy.lambdify(syms, e, modules=[heaviside, "mpmath"])
+    numbers = {"Heaviside": lambda x, h=0.5: 1.0 if x > 0 else (0.0 if x < 0 else float(h)),
+               **{name: _on_float(f) for name, f in STEP_NUMBERS.items()}}
+    fn = sympy.lambdify(syms, e, modules=[numbers, "mpmath"])
 
     def one(*xs):
         try:
