@@ -384,3 +384,14 @@ def test_broadcast_grid_of_two_vectors_keeps_each_points_partials():
     assert len(table) == 6
     for (x, y), (dx, dy) in table.items():
         assert dx == y ** 2 and dy == 2 * x * y
+
+
+def test_explain_of_a_non_scalar_without_a_seed_is_refused_before_printing():
+    proc = gradcli("grad", "sin(x)*y", "--at", "x=[0.5,1]", "--at", "y=2", "--explain",
+                   "--formula")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == "" and "--seed-grad" in proc.stderr
+    proc = gradcli("grad", "sin(x)*y", "--at", "x=[0.5,1]", "--at", "y=2", "--explain",
+                   "--formula", "--seed-grad", "ones(2)")
+    assert proc.returncode == 0, proc.stderr
+    assert "Step 1" in proc.stdout and "d/dx = y*cos(x)" in proc.stdout

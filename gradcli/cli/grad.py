@@ -184,6 +184,9 @@ def do_grad(o: Options) -> int:
 def _one_point(p: Problem, o: Options) -> int:
     sg = _seed_grad(p, o.seed_grad)
     grads = jac = hess = chk = formulas = None
+    if o.explain and sg is None and p.value.numel() != 1:  # before anything is printed
+        raise UsageError(f"--explain walks the backward pass of a non-scalar EXPR (shape "
+                         f"{list(p.value.shape)}) from a seed: give --seed-grad VALUE")
     if o.jacobian:
         jac = jacobians(p)
     elif p.value.numel() != 1 and sg is None and not o.hessian and not o.formula:
