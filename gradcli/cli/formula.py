@@ -469,7 +469,7 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
         return {name: (None, reason) for name in wrt}
     import time
 
-    deadline = time.monotonic() + SIMPLIFY_SECONDS
+    deadline = time.process_time() + SIMPLIFY_SECONDS
     out = {}
     for name in wrt:
         try:
@@ -477,11 +477,11 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
                 raise NoRule("the derivative of a non-scalar matrix product (a Jacobian, "
                              "not one formula per element)")
             if isinstance(b.symbols[name], sympy.MatrixSymbol):
-                d = _matrix_name_derivative(b, v, name, deadline - time.monotonic())
+                d = _matrix_name_derivative(b, v, name, deadline - time.process_time())
             else:
                 d = _derivative(b, v, name)
                 d = _restore(b, d, ("sum", "mean"))
-                d = _torch_step(_simplify(d, deadline - time.monotonic()))
+                d = _torch_step(_simplify(d, deadline - time.process_time()))
                 d = _restore(b, d)
             out[name] = (d, None)
         except NoRule as e:
@@ -489,7 +489,7 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
     return out
 
 
-#: seconds sympy.simplify may take for all the formulas of one command (it is exponential
+#: CPU seconds sympy.simplify may take for all the formulas of one command (it is exponential
 #: on some expressions): past it, a formula is printed as differentiated, cheaply tidied
 SIMPLIFY_SECONDS = 0.25
 
@@ -524,7 +524,9 @@ def _simplify(d, seconds=SIMPLIFY_SECONDS):
 
 
 def _with_deadline(fn, seconds):
-    """fn() or None when it takes longer than `seconds` (SIGALRM; main thread only)."""
+    """fn() or None when it takes longer than `seconds` of this process's CPU time (SIGPROF;
+    main thread only). CPU time, not wall time: on a loaded machine the same expression
+    gets the same simplification, so the printed formula does not depend on the load."""
     import signal
     import threading
 
@@ -535,8 +537,8 @@ def _with_deadline(fn, seconds):
     def stop(signum, frame):
         raise _TooSlow()
 
-    old = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    old = signal.signal(signal.SIGPROF, stop)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         return fn()
     except _TooSlow:
@@ -544,8 +546,8 @@ def _with_deadline(fn, seconds):
     except Exception:  # noqa: BLE001 - simplification is a nicety
         return None
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
 
 
 def _derivative(b: Builder, v: Val, name: str):
