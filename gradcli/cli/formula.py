@@ -798,6 +798,9 @@ class SympyPrinter(StrPrinter):
     def _print_MatScalar(self, expr):
         return self._print(expr.args[0])
 
+    def _print_OneMatrix(self, expr):
+        return f"OneMatrix({expr.shape[0]}, {expr.shape[1]})"  # sympy reads it back
+
     def _print_MatMul(self, expr):
         return "*".join(self.parenthesize(a, 50) for a in expr.args)
 
