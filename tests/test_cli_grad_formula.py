@@ -295,6 +295,18 @@ MATRIX_CASES = [
      lambda m: (ONES(1, 2) * m["W"] * m["x"])[0] * (m["x"].T * m["x"])[0], None),
     ("mm(A, B).sum()", {"A": [[1., 2, 0], [0, 1, 3]], "B": [[1., 2], [3, 4], [5, 6]]},
      lambda m: (ONES(1, 2) * m["A"] * m["B"] * ONES(2, 1))[0], None),
+    # least squares, the classic: elementwise square of a matrix product, summed
+    ("((W @ x - b)**2).sum()", {"W": [[1., 2, 0], [0, 1, 3]], "x": [1., 2, 3], "b": [1., 1]},
+     lambda m: sum(v ** 2 for v in (m["W"] * m["x"] - m["b"])),
+     {"W": "2*outer(W @ x - b, x)", "x": "2*W.T @ (W @ x - b)", "b": "-2*W @ x + 2*b"}),
+    ("((W @ x - b)**2).mean()", {"W": [[1., 2, 0], [0, 1, 3]], "x": [1., 2, 3], "b": [1., 1]},
+     lambda m: sum(v ** 2 for v in (m["W"] * m["x"] - m["b"])) / 2, None),
+    ("((A @ X)**2).sum()", {"A": [[1., 2, 0], [0, 1, 3]], "X": [[1., 2], [3, 4], [5, 6]]},
+     lambda m: sum(v ** 2 for v in m["A"] * m["X"]),
+     {"A": "2*A @ X @ X.T", "X": "2*A.T @ A @ X"}),
+    ("square(W @ x).sum() * 0.5", {"W": [[1., 2, 0], [0, 1, 3]], "x": [1., 2, 3]},
+     lambda m: sum(v ** 2 for v in m["W"] * m["x"]) / 2,
+     {"W": "outer(W @ x, x)", "x": "W.T @ W @ x"}),
 ]
 
 

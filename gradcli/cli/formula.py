@@ -60,6 +60,22 @@ class MatScalar(sympy.Function):
         return PRECEDENCE["Atom"] if _sum_form(self.args[0]) else PRECEDENCE["Mul"] - 1
 
 
+def _squared_norm(e):
+    """(coefficient, M) when `e` is M.T @ M or trace(M.T @ M) for an M that is not a name
+    (`x @ x` stays as written); None otherwise."""
+    coeff = 1
+    if isinstance(e, sympy.MatMul) and not all(getattr(a, "is_Matrix", False) for a in e.args):
+        coeff, e = e.as_coeff_mmul()
+        e = e.doit() if isinstance(e, sympy.MatMul) and len(e.args) == 1 else e
+    if isinstance(e, sympy.Trace):
+        e = e.arg
+    if isinstance(e, sympy.MatMul) and len(e.args) == 2 and \
+            isinstance(e.args[0], sympy.Transpose) and e.args[0].arg == e.args[1] and \
+            not isinstance(e.args[1], sympy.MatrixSymbol):
+        return coeff, e.args[1]
+    return None
+
+
 def _sum_form(e):
     """(coefficient, the reduced product, element count) when the 1x1 product `e` is
     ones.T @ M (@ ones): `M.sum()`; None otherwise."""
@@ -329,6 +345,8 @@ class Builder:
             return self.matmul(a, b)
         if op == "BitXor":
             raise NoRule("`^` (bitwise xor; write ** for powers)")
+        if a.matrix and op == "Pow" and not b.matrix and b.e == 2:
+            return self.matrix_square(a)
         if a.matrix or b.matrix:
             return self.matrix_arith(op, a, b)
         shape = _broadcast(a.shape, b.shape)
@@ -395,6 +413,11 @@ class Builder:
                 kw[k] = v.value
             else:
                 kw[k] = self.node(v).e if not _is_none(v) else None
+        if len(vals) == 1 and vals[0].matrix and name == "square" and not kw:
+            return self.matrix_square(vals[0])
+        if len(vals) == 2 and vals[0].matrix and name == "pow" and not vals[1].matrix and \
+                vals[1].e == 2:
+            return self.matrix_square(vals[0])
         if any(v.matrix for v in vals):
             raise NoRule(f"{name} of a matrix product (no closed form here)")
         try:
@@ -405,6 +428,15 @@ class Builder:
 
     # ------------------------------------------------------------ pieces
     def reduce(self, kind, v: Val) -> Val:
+        if v.matrix and isinstance(v.e, sympy.HadamardPower):
+            # ((W @ x - b)**2).sum(): the squared norm M.T @ M (a trace for a matrix M),
+            # whose matrix derivative sympy knows
+            base = v.e.base
+            rows, cols = base.shape
+            total = base.T * base if cols == 1 else sympy.Trace(base.T * base)
+            if kind == "mean":
+                total = total / (rows * cols)
+            return self.matrix_scalar(total)
         if v.matrix:
             rows, cols = v.e.shape
             total = sympy.OneMatrix(1, rows) * v.e * sympy.OneMatrix(cols, 1)
@@ -417,9 +449,18 @@ class Builder:
         self.reductions[r] = (kind, v)
         return Val(r, ())
 
+    def matrix_square(self, a: Val) -> Val:
+        """The elementwise square of a matrix expression: only its full sum or mean has a
+        rule here (the squared norm)."""
+        if isinstance(a.e, sympy.HadamardPower):
+            raise NoRule("a power of a squared matrix product")
+        return Val(sympy.HadamardPower(a.e, 2), a.shape, True)
+
     def matmul(self, a: Val, b: Val) -> Val:
         if not (self.matrix and a.matrix and b.matrix):
             raise NoRule("a matrix product with a non-matrix operand")
+        if isinstance(a.e, sympy.HadamardPower) or isinstance(b.e, sympy.HadamardPower):
+            raise NoRule("a matrix product of an elementwise square")
         if len(a.shape) == 1 and len(b.shape) == 1:
             return self.matrix_scalar(a.e.T * b.e)
         if len(a.shape) == 1:
@@ -436,6 +477,9 @@ class Builder:
         return Val(r, ())
 
     def matrix_arith(self, op, a: Val, b: Val):
+        if isinstance(a.e, sympy.HadamardPower) or isinstance(b.e, sympy.HadamardPower):
+            raise NoRule("arithmetic on an elementwise square of a matrix product (only its "
+                         "sum() or mean() has a rule here)")
         if op in ("Add", "Sub") and a.matrix and b.matrix and a.shape == b.shape:
             return Val(a.e + b.e if op == "Add" else a.e - b.e, a.shape, True)
         scalar = a if not a.matrix else b
@@ -655,10 +699,16 @@ def _as_matrix(d, shape):
     """A matrix expression of `shape` for sympy's derivative `d`: sympy gives the
     derivative of `u.T @ A @ B @ v` with respect to a non-square A as an array expression
     (a permuted tensor product of two columns); that is the outer product of the two."""
-    from sympy.tensor.array.expressions import ArrayTensorProduct, PermuteDims
+    from sympy.tensor.array.expressions import ArrayAdd, ArrayTensorProduct, PermuteDims
 
     if getattr(d, "is_Matrix", False) and tuple(d.shape) == tuple(shape):
         return d
+    if isinstance(d, ArrayAdd):
+        terms = [_as_matrix(t, shape) for t in d.args]
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        return total.doit() if hasattr(total, "doit") else total
     perm = None
     if isinstance(d, PermuteDims):
         perm, d = d.permutation, d.expr
@@ -695,8 +745,17 @@ class TextPrinter(StrPrinter):
         return f"abs({self._print(expr.args[0])})"
 
     def _print_MatScalar(self, expr):
-        """A 1x1 product as EXPR wrote it: `x @ W @ x`, `(W @ x).sum()`."""
+        """A 1x1 product as EXPR wrote it: `x @ W @ x`, `(W @ x).sum()`,
+        `((W @ x - b)**2).sum()`."""
         e = expr.args[0]
+        squared = _squared_norm(e)
+        if squared is not None:
+            coeff, base = squared
+            text = f"(({self._print(base)})**2)"
+            if coeff != 1:
+                return f"{text}.mean()" if coeff * base.shape[0] * base.shape[1] == 1 else \
+                    f"{self._print(coeff)}*{text}.sum()"
+            return f"{text}.sum()"
         reduced = _sum_form(e)
         if reduced is not None:
             coeff, inner, count = reduced
@@ -735,19 +794,27 @@ class TextPrinter(StrPrinter):
         args = list(expr.args)
         scalars = [a for a in args if not getattr(a, "is_Matrix", False)]
         mats = [a for a in args if getattr(a, "is_Matrix", False)]
-        if len(mats) == 2 and mats[0].shape[1] == 1 and mats[1].shape[0] == 1 and \
-                isinstance(mats[1], (sympy.Transpose, sympy.OneMatrix)):
-            # a column times a row: the outer product of two vectors
-            row = mats[1].arg if isinstance(mats[1], sympy.Transpose) else mats[1]
-            text = f"outer({self._print(mats[0])}, {self._print(row)})"
-            return "*".join([self._scalar(a) for a in scalars] + [text])
-        parts = []
-        for a in mats:
-            text = self._print(a)
-            if isinstance(a, sympy.MatAdd):
-                text = f"({text})"
-            parts.append(text)
-        out = " @ ".join(parts)
+        last = mats[-1] if mats else None
+        if len(mats) >= 2 and last.shape[0] == 1 and \
+                isinstance(last, (sympy.Transpose, sympy.OneMatrix)) and \
+                sympy.MatMul(*mats[:-1]).shape[1] == 1:
+            # a column times a row: the outer product of two vectors (`x @ x.T` of a 1-d x
+            # would be a number in torch)
+            row = last.arg if isinstance(last, sympy.Transpose) else last
+            column = mats[0] if len(mats) == 2 else sympy.MatMul(*mats[:-1])
+            out = f"outer({self._print(column)}, {self._print(row)})"
+        else:
+            parts = []
+            for a in mats:
+                text = self._print(a)
+                if isinstance(a, sympy.MatAdd):
+                    text = f"({text})"
+                parts.append(text)
+            out = " @ ".join(parts)
+        if len(scalars) == 1 and scalars[0].is_Number and scalars[0] < 0:
+            # -b, -2*W @ x: the sum's printer turns a leading minus into " - "
+            magnitude = -scalars[0]
+            return f"-{out}" if magnitude == 1 else f"-{self._print(magnitude)}*{out}"
         return "*".join([self._scalar(a) for a in scalars] + [out]) if scalars else out
 
     def _print_Transpose(self, expr):
@@ -799,7 +866,7 @@ class SympyPrinter(StrPrinter):
         return self._print(expr.args[0])
 
     def _print_OneMatrix(self, expr):
-        return f"OneMatrix({expr.shape[0]}, {expr.shape[1]})"  # sympy reads it back
+        return f"ones_matrix({expr.shape[0]}, {expr.shape[1]})"  # a function to parse_expr
 
     def _print_MatMul(self, expr):
         return "*".join(self.parenthesize(a, 50) for a in expr.args)
@@ -860,6 +927,8 @@ def _matrix_numbers(d, values: dict):
         else:
             subs[sym] = sympy.Float(float(arr), 30)
     m = d.subs(subs).doit()
+    if not getattr(m, "is_Matrix", False):  # a trace
+        return np.asarray([[float(m)]], dtype=float)
     return np.asarray(sympy.Matrix(m).tolist(), dtype=float)
 
 

@@ -31,7 +31,7 @@ GRAD_JSON_SCHEMA = """gradcli.grad/2 -- the object `gradcli grad --json` prints:
   formula     with --formula: {name: str | null}, d(value)/d(name) as a string
               sympy.parse_expr reads; each name stands for one element of its tensor (the
               formula holds elementwise); sum_all(E)/mean_all(E) are the sum/mean over all
-              elements of E, transpose(W) a matrix transpose, OneMatrix(m, n) a matrix of
+              elements of E, transpose(W) a matrix transpose, ones_matrix(m, n) a matrix of
               ones (a vector: n = 1); null where no symbolic rule
   formula_text    {name: str | null} the same in EXPR's notation ((E).sum(), W.T @ x)
   formula_check   {name: {"ok": bool | null, "max_abs_error": float | null, ...} | null},
