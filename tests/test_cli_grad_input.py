@@ -263,3 +263,10 @@ def test_qualified_names_in_grad_keep_pytorchs_type_error_text(qualified, arg):
         assert f"TypeError: {info.value}" in first
     bare = gradcli("grad", f"{name}({arg})*x", "--at", "x=1", "--json")
     assert bare.returncode == 0, bare.stderr  # the bare name takes the number
+
+
+def test_unbound_name_hint_wins_over_the_caret_hint():
+    proc = gradcli("grad", "x^2 + foo", "--at", "x=1")
+    assert proc.returncode == 1
+    assert "NameError: name 'foo' is not defined" in proc.stderr
+    assert "hint: bind it with --at foo=VALUE" in proc.stderr

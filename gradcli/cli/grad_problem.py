@@ -214,10 +214,10 @@ def _add_hint(err, text: str, session, in_at: bool = False) -> None:
     from gradcli.lang.bare_names import alias_hint
 
     message = getattr(err, "message", "") or ""
-    if "^" in text:
+    found = re.fullmatch(r"name '(\w+)' is not defined", message)
+    if "^" in text and found is None:  # an unbound name's hint comes first (x^2 + foo)
         err.hint = f"`^` is bitwise xor in Python: write `{text.replace('^', '**')}`"
         return
-    found = re.fullmatch(r"name '(\w+)' is not defined", message)
     if found is None:
         return
     name = found.group(1)
