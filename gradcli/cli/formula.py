@@ -513,6 +513,7 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
         return {name: (None, reason) for name in wrt}
     import time
 
+    _warm_simplify()
     deadline = time.process_time() + SIMPLIFY_SECONDS
     out = {}
     for name in wrt:
@@ -535,7 +536,15 @@ def derive(text: str, shapes: dict, wrt: list) -> dict:
 
 #: CPU seconds sympy.simplify may take for all the formulas of one command (it is exponential
 #: on some expressions): past it, a formula is printed as differentiated, cheaply tidied
-SIMPLIFY_SECONDS = 0.25
+SIMPLIFY_SECONDS = 0.4
+
+
+def _warm_simplify():
+    """sympy.simplify's first call loads its helpers (~0.15 s of CPU): pay that before the
+    budget starts, so the budget measures the simplification alone and the same expression
+    gets the same formula whatever the load (and whether it is the first of a command)."""
+    t = sympy.Symbol("t", real=True)
+    _with_deadline(lambda: sympy.simplify(sympy.sin(t) * sympy.exp(t) + t), 2.0)
 
 
 class _TooSlow(Exception):
