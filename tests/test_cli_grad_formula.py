@@ -10,6 +10,7 @@ import random
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 sympy = pytest.importorskip("sympy")
@@ -247,3 +248,150 @@ def test_kinks_follow_autograds_convention():
     assert doc["formula_text"]["x"] == "y*heaviside(x, 0)"
     assert parse_expr(doc["formula"]["x"]).subs({"x": 0, "y": 1}) == 0
     assert doc["formula_check"]["x"]["ok"] is True and doc["formula_check"]["y"]["ok"] is True
+
+
+# ------------------------------------------------------------ matrix products (issue 25 audit)
+
+def _sympy_matrix_gradient(expr_of, shapes: dict, name: str, at: dict):
+    """The gradient of a scalar matrix expression by sympy on explicit element symbols (no
+    matrix calculus): what the closed forms must equal, element by element."""
+    mats = {}
+    for n, shape in shapes.items():
+        rows, cols = (shape[0], 1) if len(shape) == 1 else shape
+        mats[n] = sympy.Matrix(rows, cols, lambda i, j, n=n: sympy.Symbol(f"{n}_{i}_{j}"))
+    value = expr_of(mats)
+    subs = {}
+    for n, m in mats.items():
+        flat = sympy.Matrix(at[n]).reshape(*m.shape)
+        subs.update({m[i, j]: flat[i, j] for i in range(m.rows) for j in range(m.cols)})
+    m = mats[name]
+    grad = [[float(sympy.diff(value, m[i, j]).subs(subs)) for j in range(m.cols)]
+            for i in range(m.rows)]
+    return grad if len(shapes[name]) == 2 else [row[0] for row in grad]
+
+
+ONES = sympy.ones
+MATRIX_CASES = [
+    # (EXPR, --at values, the same expression on explicit sympy matrices, expected text)
+    ("(A @ B).sum()", {"A": [[1., 2, 0], [0, 1, 3]], "B": [[1., 2], [3, 4], [5, 6]]},
+     lambda m: (ONES(1, 2) * m["A"] * m["B"] * ONES(2, 1))[0],
+     {"A": "ones(2, 2) @ B.T", "B": "A.T @ ones(2, 2)"}),
+    ("(W @ x).sum()", {"W": [[1., 2, 3], [4, 5, 6]], "x": [1., -1, 2]},
+     lambda m: (ONES(1, 2) * m["W"] * m["x"])[0],
+     {"W": "outer(ones(2), x)", "x": "W.T @ ones(2)"}),
+    ("(x @ W).mean()", {"W": [[1., 2], [3, 4], [5, 6]], "x": [1., -1, 2]},
+     lambda m: (m["x"].T * m["W"] * ONES(2, 1))[0] / 2, None),
+    ("x @ W @ x * 2 + 3", {"W": [[1., 2], [3, 4]], "x": [1., 2]},
+     lambda m: 2 * (m["x"].T * m["W"] * m["x"])[0] + 3,
+     {"W": "2*outer(x, x)", "x": "2*W @ x + 2*W.T @ x"}),
+    ("(x @ x) ** 2", {"x": [1., 2, 3]}, lambda m: (m["x"].T * m["x"])[0] ** 2,
+     {"x": "4*(x @ x)*x"}),
+    ("tanh(x @ W @ y) * a", {"W": [[.1, .2], [.3, -.4]], "x": [1., 2], "y": [.5, -1], "a": 1.5},
+     lambda m: sympy.tanh((m["x"].T * m["W"] * m["y"])[0]) * m["a"][0], None),
+    ("sqrt(x @ x) + log(y @ y)", {"x": [1., 2, 3], "y": [1., 1]},
+     lambda m: sympy.sqrt((m["x"].T * m["x"])[0]) + sympy.log((m["y"].T * m["y"])[0]),
+     {"x": "1/sqrt(x @ x)*x", "y": "2/(y @ y)*y"}),
+    ("(W @ x).sum() * (x @ x)", {"W": [[1., 2], [3, 4]], "x": [1., 2]},
+     lambda m: (ONES(1, 2) * m["W"] * m["x"])[0] * (m["x"].T * m["x"])[0], None),
+    ("mm(A, B).sum()", {"A": [[1., 2, 0], [0, 1, 3]], "B": [[1., 2], [3, 4], [5, 6]]},
+     lambda m: (ONES(1, 2) * m["A"] * m["B"] * ONES(2, 1))[0], None),
+    # least squares, the classic: elementwise square of a matrix product, summed
+    ("((W @ x - b)**2).sum()", {"W": [[1., 2, 0], [0, 1, 3]], "x": [1., 2, 3], "b": [1., 1]},
+     lambda m: sum(v ** 2 for v in (m["W"] * m["x"] - m["b"])),
+     {"W": "2*outer(W @ x - b, x)", "x": "2*W.T @ (W @ x - b)", "b": "-2*W @ x + 2*b"}),
+    ("((W @ x - b)**2).mean()", {"W": [[1., 2, 0], [0, 1, 3]], "x": [1., 2, 3], "b": [1., 1]},
+     lambda m: sum(v ** 2 for v in (m["W"] * m["x"] - m["b"])) / 2, None),
+    ("((A @ X)**2).sum()", {"A": [[1., 2, 0], [0, 1, 3]], "X": [[1., 2], [3, 4], [5, 6]]},
+     lambda m: sum(v ** 2 for v in m["A"] * m["X"]),
+     {"A": "2*A @ X @ X.T", "X": "2*A.T @ A @ X"}),
+    ("square(W @ x).sum() * 0.5", {"W": [[1., 2, 0], [0, 1, 3]], "x": [1., 2, 3]},
+     lambda m: sum(v ** 2 for v in m["W"] * m["x"]) / 2,
+     {"W": "outer(W @ x, x)", "x": "W.T @ W @ x"}),
+]
+
+
+@pytest.mark.parametrize("expr,at,reference,texts", MATRIX_CASES, ids=[c[0] for c in MATRIX_CASES])
+def test_matrix_products_have_closed_forms_equal_to_sympys_elementwise_gradient(
+        expr, at, reference, texts):
+    args = []
+    for n, v in at.items():
+        args += ["--at", f"{n}={v}"]
+    doc = grad_json(expr, *args, "--dtype", "float64", "--formula")
+    shapes = {n: tuple(sympy.Matrix(v).shape) if isinstance(v, list) and isinstance(v[0], list)
+              else ((len(v),) if isinstance(v, list) else ()) for n, v in at.items()}
+    for name in at:
+        text = doc["formula_text"][name]
+        assert text is not None and "PermuteDims" not in text, (name, doc.get("formula_missing"))
+        assert doc["formula_check"][name]["ok"] is True, (name, text)
+        if shapes[name]:
+            want = _sympy_matrix_gradient(reference, {n: s if s else (1,) for n, s in
+                                                      shapes.items()}, name,
+                                          {n: v if isinstance(v, list) else [v]
+                                           for n, v in at.items()})
+            # the command checked its formula against autograd; autograd against sympy here
+            assert np.allclose(doc["gradients"][name]["data"], want, rtol=1e-9, atol=1e-12), name
+        if texts is not None and name in texts:
+            assert text == texts[name]
+        parse_expr(doc["formula"][name], local_dict={"transpose": sympy.Function("transpose"),
+                                                      "outer": sympy.Function("outer")})
+
+
+def test_non_elementwise_non_scalar_has_no_per_element_formula():
+    # (x.mean() - x)**2 mixes elements: a formula per element would be the Jacobian's
+    # diagonal, which is not what the seed's vector-Jacobian product prints
+    proc = gradcli("grad", "(x.mean() - x)**2", "--at", "x=[1,2,3]", "--seed-grad", "ones(3)",
+                   "--formula")
+    assert proc.returncode == 0, proc.stderr
+    assert "d/dx: no formula per element: EXPR is neither a scalar nor elementwise" in proc.stdout
+    assert "d/dx =" not in proc.stdout
+    doc = grad_json("W @ x", "--at", "W=[[1.,2],[3,4]]", "--at", "x=[1.,2.]", "--formula")
+    assert doc["formula"] == {"W": None, "x": None}
+    assert "non-scalar matrix product" in doc["formula_missing"]["x"]
+
+
+# ------------------------------------------------------------ the broad generator, in and out of process
+
+def _points(rng, names, count=3):
+    return [{n: rng.uniform(-1.5, 1.5) for n in names} for _ in range(count)]
+
+
+def test_broad_generated_expressions_match_sympys_derivative_in_process():
+    """Every elementwise function of the generator (60 of torch, torch.special and
+    torch.nn.functional, in all their spellings) with 1-3 variables: each formula exists
+    and equals sympy's derivative of the independently built reference."""
+    from grad_formula_gen import SYMBOLS, generate, numerically_equal
+
+    rng = random.Random(2525)
+    checked = 0
+    for _ in range(50):
+        names = ("x", "y", "z")[:rng.choice([1, 2, 3])]
+        text, ref = generate(rng, rng.randint(1, 4), names)
+        derived = _derive(text, {n: () for n in names}, list(names))
+        for n in names:
+            formula_text, why = derived[n]
+            assert formula_text is not None, (text, why)
+            assert numerically_equal(parse_expr(formula_text), sympy.diff(ref, SYMBOLS[n]),
+                                     [SYMBOLS[m] for m in names], _points(rng, names)), \
+                (text, n, formula_text)
+            checked += 1
+    assert checked > 90
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_broad_generated_expressions_through_the_command(seed):
+    """The real process: its JSON formula equals sympy's derivative, and its own check
+    against autograd (float64) passes, for 3 generated expressions in 3 variables each."""
+    from grad_formula_gen import SYMBOLS, generate, numerically_equal
+
+    rng = random.Random(9000 + seed)
+    for _ in range(3):
+        text, ref = generate(rng, 3, ("x", "y", "z"))
+        point = _points(rng, ("x", "y", "z"), 1)[0]
+        args = [a for n, v in point.items() for a in ("--at", f"{n}={v!r}")]
+        doc = grad_json(text, *args, "--dtype", "float64", "--formula")
+        for n in ("x", "y", "z"):
+            assert doc["formula"][n] is not None, (text, doc.get("formula_missing"))
+            assert doc["formula_check"][n]["ok"] is True, (text, n, doc["formula_check"][n])
+            want = sympy.diff(ref, SYMBOLS[n])
+            assert numerically_equal(parse_expr(doc["formula"][n]), want, list(SYMBOLS.values()),
+                                     [point] + _points(rng, ("x", "y", "z"), 2)), (text, n)

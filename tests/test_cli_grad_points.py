@@ -316,3 +316,82 @@ def test_plot_through_the_typer_parser_too(tmp_path):
     else:
         assert proc.returncode == 0, proc.stderr
         assert b"<svg" in target.read_bytes()
+
+
+# ------------------------------------------------------------------- audit additions
+
+WITHOUT_MATPLOTLIB = """
+import sys
+sys.modules["matplotlib"] = None  # as if it were not installed
+from gradcli.cli.app import main
+sys.argv = ["gradcli"] + sys.argv[1:]
+main()
+"""
+
+
+@pytest.mark.parametrize("target", ["d.png", "d.svg"])
+def test_plot_to_a_file_without_matplotlib_says_so_before_running(tmp_path, target):
+    path = tmp_path / target
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_MATPLOTLIB, "grad", "print(7) or sin(x)",
+                           "--grid", "x=0:1:5", "--plot", str(path)],
+                          capture_output=True, text=True, env=ENV, timeout=120)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "writing an image needs matplotlib, which is not installed" in proc.stderr
+    assert "pip install 'gradcli[plot]'" in proc.stderr and "--plot alone draws" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout == "" and not path.exists()  # refused before EXPR ran
+
+
+def test_terminal_plot_works_without_matplotlib():
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_MATPLOTLIB, "grad", "x**2",
+                           "--grid", "x=-1:1:30", "--plot"],
+                          capture_output=True, text=True, env=ENV, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "x**2 and d/dx" in proc.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/zsh") and not
+                    any(os.path.exists(os.path.join(d, "zsh"))
+                        for d in os.environ.get("PATH", "").split(os.pathsep)),
+                    reason="zsh is not installed")
+def test_grad_help_examples_and_readme_first_command_run_as_pasted_in_zsh(tmp_path):
+    from gradcli.cli.grad import GRAD_HELP, GRAPH_HELP
+
+    shim = tmp_path / "gradcli"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gradcli "$@"\n')
+    shim.chmod(0o755)
+    env = {**ENV, "PATH": f"{tmp_path}{os.pathsep}{ENV.get('PATH', '')}"}
+    readme = os.path.join(os.path.dirname(__file__), os.pardir, "README.md")
+    lines = example_lines(GRAD_HELP) + example_lines(GRAPH_HELP)
+    if os.path.exists(readme):
+        with open(readme, encoding="utf-8") as f:
+            first = next(line for line in f if "gradcli grad" in line)
+        lines.append(first[first.index("gradcli grad"):].strip())
+    for line in lines:
+        proc = subprocess.run(["zsh", "-f", "-c", line], capture_output=True, text=True,
+                              env=env, timeout=120, cwd=tmp_path)
+        assert proc.returncode == 0, (line, proc.stderr)
+        assert "no matches found" not in proc.stderr
+
+
+def test_broadcast_grid_of_two_vectors_keeps_each_points_partials():
+    # x down a column, y along a row: 6 points, and d/dy at (x, y) is x there, never
+    # the sum of x over the column (what a plain gradient of the sum gives: 3)
+    rows = rows_of(gradcli("grad", "x*y**2", "--at", "x=[[0],[1],[2]]", "--at", "y=[0,1]",
+                           "--csv").stdout)
+    assert rows[0] == ["x", "y", "value", "d/dx", "d/dy"]
+    table = {(float(r[0]), float(r[1])): (float(r[3]), float(r[4])) for r in rows[1:]}
+    assert len(table) == 6
+    for (x, y), (dx, dy) in table.items():
+        assert dx == y ** 2 and dy == 2 * x * y
+
+
+def test_explain_of_a_non_scalar_without_a_seed_is_refused_before_printing():
+    proc = gradcli("grad", "sin(x)*y", "--at", "x=[0.5,1]", "--at", "y=2", "--explain",
+                   "--formula")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == "" and "--seed-grad" in proc.stderr
+    proc = gradcli("grad", "sin(x)*y", "--at", "x=[0.5,1]", "--at", "y=2", "--explain",
+                   "--formula", "--seed-grad", "ones(2)")
+    assert proc.returncode == 0, proc.stderr
+    assert "Step 1" in proc.stdout and "d/dx = y*cos(x)" in proc.stdout

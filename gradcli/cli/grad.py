@@ -67,7 +67,11 @@ def _short(t) -> str:
     if not text.startswith(prefix):
         return text
     pad = " " * len(prefix)
-    lines = text[len(prefix):-1].split("\n")
+    body = text[len(prefix):-1]
+    cut = body.rfind(", dtype=")  # the value line above the table names the dtype
+    if cut != -1 and "\n" not in body[cut:]:
+        body = body[:cut]
+    lines = body.split("\n")
     return "\n".join([lines[0]] + [line[len(pad):] if line.startswith(pad) else line
                                    for line in lines[1:]])
 
@@ -180,13 +184,16 @@ def do_grad(o: Options) -> int:
 def _one_point(p: Problem, o: Options) -> int:
     sg = _seed_grad(p, o.seed_grad)
     grads = jac = hess = chk = formulas = None
+    if o.explain and sg is None and p.value.numel() != 1:  # before anything is printed
+        raise UsageError(f"--explain walks the backward pass of a non-scalar EXPR (shape "
+                         f"{list(p.value.shape)}) from a seed: give --seed-grad VALUE")
     if o.jacobian:
         jac = jacobians(p)
     elif p.value.numel() != 1 and sg is None and not o.hessian and not o.formula:
         raise UsageError(
             "EXPR is not a scalar (shape "
             f"{list(p.value.shape)}): give --seed-grad VALUE for a vector-Jacobian product, "
-            "or --jacobian")
+            "--jacobian, or --csv for each element's own derivatives (elementwise EXPR)")
     elif not o.hessian or sg is not None or p.value.numel() == 1:
         if p.value.numel() == 1 or sg is not None:
             grads = gradients(p, sg)

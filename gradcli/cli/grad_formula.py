@@ -25,9 +25,18 @@ def formula_report(p: Problem, grads, check: bool = True) -> dict:
             if check:
                 if expected is None:
                     expected = _autograd_partials(p, grads)
-                entry["check"] = _check_formula(F, d, p, expected.get(n) if expected else None)
+                if not expected and p.value.numel() != 1:
+                    # one formula per element would be the Jacobian's diagonal only
+                    entry.update(text=None, sympy=None, expr=None, missing=NOT_ELEMENTWISE)
+                else:
+                    entry["check"] = _check_formula(F, d, p, expected.get(n) if expected
+                                                    else None)
         out[n] = entry
     return out
+
+
+NOT_ELEMENTWISE = ("no formula per element: EXPR is neither a scalar nor elementwise (its "
+                   "derivative is a Jacobian; write a scalar such as (E).sum())")
 
 
 def _autograd_partials(p: Problem, grads) -> dict:

@@ -31,7 +31,8 @@ GRAD_JSON_SCHEMA = """gradcli.grad/2 -- the object `gradcli grad --json` prints:
   formula     with --formula: {name: str | null}, d(value)/d(name) as a string
               sympy.parse_expr reads; each name stands for one element of its tensor (the
               formula holds elementwise); sum_all(E)/mean_all(E) are the sum/mean over all
-              elements of E, transpose(W) a matrix transpose; null where no symbolic rule
+              elements of E, transpose(W) a matrix transpose, ones_matrix(m, n) a matrix of
+              ones (a vector: n = 1); null where no symbolic rule
   formula_text    {name: str | null} the same in EXPR's notation ((E).sum(), W.T @ x)
   formula_check   {name: {"ok": bool | null, "max_abs_error": float | null, ...} | null},
               the formula against autograd at the --at point
@@ -96,9 +97,10 @@ def _as_input(value, dtype, name: str):
         try:
             t = torch.tensor(value, dtype=dtype or torch.get_default_dtype())
         except (TypeError, ValueError) as e:
-            raise UsageError(f"--at {name}: {e}") from None
+            raise UsageError(f"--at {name}: {e}\n{AT_USAGE}") from None
     else:
-        raise UsageError(f"--at {name}: expected a number, a list or a tensor, got {type(value).__name__}")
+        raise UsageError(f"--at {name}: expected a number, a list or a tensor, got "
+                         f"{type(value).__name__}\n{AT_USAGE}")
     if dtype is not None:
         t = t.to(dtype)
     elif not t.is_floating_point():
@@ -152,6 +154,8 @@ def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits, gri
     except GradcliError as e:
         _add_hint(e, expr, session)
         raise
+    for where, text in [("EXPR", expr)] + [(f"--at {n}", t) for n, t in pairs]:
+        _warn_xor(where, text)
     if not isinstance(value, torch.Tensor):
         if isinstance(value, (int, float, bool)):
             value = torch.tensor(value, dtype=dtype or torch.get_default_dtype())
@@ -161,8 +165,10 @@ def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits, gri
 
 
 def _at_value(session, name, text):
-    """An --at value; one that is not a single expression is a usage error (exit 2)."""
+    """An --at value. One that is not a single expression, or that cannot be computed (an
+    unknown name, a bad call), is a usage error (exit 2): it is command-line input."""
     from gradcli.lang import CompileError, GradcliError
+    from gradcli.lang.session import render_error
 
     try:
         program = session.compile(text, f"--at {name}")
@@ -172,11 +178,30 @@ def _at_value(session, name, text):
             hint = "; bind each name with its own --at"
         raise UsageError(f"--at {name}={text}: not one value ({e.message}){hint}\n{AT_USAGE}") \
             from None
+    body = getattr(program.module, "body", ())
+    if len(body) != 1 or type(body[0]).__name__ != "ExprStmt":
+        raise UsageError(f"--at {name}={text}: not one value (give one expression)\n{AT_USAGE}")
     try:
         return session.execute(program)
     except GradcliError as e:
         _add_hint(e, text, session, in_at=True)
-        raise
+        raise UsageError(f"{render_error(e)}\n{AT_USAGE}") from None
+
+
+def _warn_xor(where: str, text: str) -> None:
+    """`2^3` runs (it is 1, bitwise xor): a calculus user meant a power, so say so on stderr
+    even when nothing failed."""
+    if "^" not in text:
+        return
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return
+    if any(isinstance(n, ast.BitXor) for n in ast.walk(tree)):
+        print(f"gradcli grad: note: {where} uses `^`, which is bitwise xor in Python (2^3 is 1); "
+              f"a power is written `**`: {text.replace('^', '**')}", file=sys.stderr)
 
 
 _NOT_DEFINED = "name '"
@@ -189,10 +214,10 @@ def _add_hint(err, text: str, session, in_at: bool = False) -> None:
     from gradcli.lang.bare_names import alias_hint
 
     message = getattr(err, "message", "") or ""
-    if "^" in text:
+    found = re.fullmatch(r"name '(\w+)' is not defined", message)
+    if "^" in text and found is None:  # an unbound name's hint comes first (x^2 + foo)
         err.hint = f"`^` is bitwise xor in Python: write `{text.replace('^', '**')}`"
         return
-    found = re.fullmatch(r"name '(\w+)' is not defined", message)
     if found is None:
         return
     name = found.group(1)
