@@ -55,7 +55,9 @@ Examples:
 EVAL_HELP = """Run statements (separated by ';' or newlines) and echo the last
 expression's value as Python's prompt does (repr; nothing for None).
 
-Example: gradcli eval "x = ones(2, requires_grad=True); (x * 3).sum().backward(); x.grad"
+\b
+Example (quoted as it must be in bash and zsh):
+  gradcli eval "x = tensor(2., requires_grad=True); (x**3).backward(); x.grad"
 """
 
 CHECK_HELP = """Compile without running: report every syntax error and forbidden
