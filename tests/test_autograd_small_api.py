@@ -98,14 +98,15 @@ def test_detach_inplace_refuses_only_the_nodes_made_before_it():
     assert mine[0] == "after: [3.0, 6.0]" and "detached in-place" in mine[1]
 
 
-def test_profiler_blocks_run_unchanged_and_record_nothing():
+def test_profiler_blocks_run_unchanged_and_record_the_ops():
     x = gt.ones(2, requires_grad=True)
     with gt.autograd.profiler.profile() as prof:
         with gt.autograd.profiler.record_function("forward"):
             y = (x * 3).sum()
         y.backward()
     assert x.grad.tolist() == [3.0, 3.0]
-    assert list(prof.key_averages()) == []  # recorded nothing, and says nothing
+    keys = [a.key for a in prof.key_averages()]  # (tests/test_autograd_profiler.py: the rest)
+    assert keys[:3] == ["forward", "aten::mul", "aten::sum"]
 
 
 def test_volatile_is_gone_but_still_answers_with_its_warnings():

@@ -245,7 +245,8 @@ _ENGINE_PREFIXES = ("gradcli.engine", "gradcli.torch", "torch.")
 #: never reachable, even on engine objects (file/pointer access, class walks)
 DENY_ATTRS = frozenset({"numpy", "tofile", "dump", "dumps", "save", "load", "ctypes",
                         "mro", "from_file", "storage", "untyped_storage", "data_ptr",
-                        "format", "format_map"})
+                        "format", "format_map", "export_chrome_trace", "export_stacks",
+                        "export_memory_timeline"})
 
 LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count", "reverse",
                           "sort", "remove", "copy", "clear"})

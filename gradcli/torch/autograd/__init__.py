@@ -19,8 +19,9 @@ from gradcli.engine.saved_tensor import SavedTensor  # noqa: F401
 from gradcli.engine.tensor import Tensor as _Tensor
 
 from .. import _C  # noqa: F401,E402  (torch._C: attached to the facade package on import)
-from . import function, functional, graph, profiler  # noqa: F401
+from . import function, functional, graph, profiler, profiler_util  # noqa: F401
 from . import gradcheck as _gradcheck_module
+from .profiler import _profiler_enabled, kineto_available  # noqa: F401
 
 # torch.autograd.gradcheck is the function; the module of that name stays importable
 gradcheck = _gradcheck_module.gradcheck
