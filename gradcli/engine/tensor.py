@@ -60,7 +60,7 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-apply_ bincount eq_ half histc map_ new_empty resize_ signbit squeeze_ storage_offset t_
+apply_ bincount eq_ half histc map_ new_empty signbit squeeze_ storage_offset t_
 transpose_ unsqueeze_
 """.split())
 

@@ -37,6 +37,7 @@ from . import functional_ext  # noqa: F401  (the nn.functional long tail)  # iso
 from . import conv_ext  # noqa: F401  (conv3d, conv_transpose, pools, interpolate)  # isort: skip
 from . import breadth  # noqa: F401  (index_reduce, cov, nextafter, native norms...)  # isort: skip
 from . import contraction  # noqa: F401  (torch.einsum, in ATen's contraction order)  # isort: skip
+from . import tensor_internals  # noqa: F401  (resize_, set_, _backward_hooks, del rules)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
