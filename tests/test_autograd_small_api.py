@@ -132,3 +132,32 @@ def test_is_view_says_whether_a_tensor_is_a_view():
                 y.unbind()[1]._is_view(), y.clone()._is_view()]
 
     assert facts(gt) == facts(torch)
+
+
+def test_cached_tensor_bookkeeping_of_torch_C():
+    def facts(t):
+        log = []
+        x, y = t.rand(4), t.rand(4)
+        for step in (lambda: t._C._add_cached_tensor(x), lambda: t._C._remove_cached_tensor(x)):
+            try:
+                step()
+            except RuntimeError as e:
+                log.append(str(e))
+        t._C._set_cached_tensors_enabled(True)
+        try:
+            t._C._add_cached_tensor(x)
+            log.append((t._C._is_cached_tensor(x), t._C._is_cached_tensor(y)))
+            t._C._add_cached_tensor(x)
+            t._C._remove_cached_tensor(x)
+            log.append(t._C._is_cached_tensor(x))
+            t._C._add_cached_tensor(x)
+            t._C._set_cached_tensors_enabled(False)
+            log.append(t._C._is_cached_tensor(x))
+            t._C._set_cached_tensors_enabled(True)
+            log.append(t._C._is_cached_tensor(x))
+            t._C._remove_cached_tensor(x)
+        finally:
+            t._C._set_cached_tensors_enabled(False)
+        return log
+
+    assert facts(gt) == facts(torch)
