@@ -9,7 +9,6 @@ formats follow PyTorch 2.13's, so code reading a profile reads gradcli's the sam
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 
 __all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "Interval"]
@@ -255,6 +254,8 @@ class EventList(list):
 
     def export_chrome_trace(self, path) -> None:
         """The events as a Chrome trace ("X" events, times in microseconds)."""
+        import json
+
         trace = [{"name": evt.trace_name or evt.name, "ph": "X", "ts": evt.time_range.start,
                   "dur": evt.time_range.elapsed_us(), "tid": evt.thread, "pid": "CPU functions",
                   "args": {}} for evt in self]
