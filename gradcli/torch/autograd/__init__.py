@@ -17,6 +17,10 @@ from gradcli.engine.grad_mode import (  # noqa: F401
 )
 from gradcli.engine.saved_tensor import SavedTensor  # noqa: F401
 from gradcli.engine.tensor import Tensor as _Tensor
+from gradcli.engine.view_replay import (  # noqa: F401,E402
+    _force_original_view_tracking,
+    is_view_replay_enabled,
+)
 
 from .. import _C  # noqa: F401,E402  (torch._C: attached to the facade package on import)
 from . import function, functional, graph, profiler, profiler_util  # noqa: F401
