@@ -13,7 +13,15 @@ import math
 import numpy as np
 
 from ..grad_mode import GRAD_MODE
-from ..tensor import VIEW_DEFAULT, VIEW_NO_GRAD, Tensor, _wrap_dim, has_internal_overlap, make
+from ..tensor import (
+    VIEW_DEFAULT,
+    VIEW_INFERENCE,
+    VIEW_NO_GRAD,
+    Tensor,
+    _wrap_dim,
+    has_internal_overlap,
+    make,
+)
 from .registry import defop, edge_of, reduce_to_inputs, run_op
 
 # ----------------------------------------------------------------- helpers
@@ -127,7 +135,7 @@ def mark_no_grad_view(res: Tensor, x: Tensor) -> None:
     """A view made under no_grad (PyTorch): it cannot be written in place with grad mode
     on, and if `x` requires grad it does too (through its base), as a leaf whose
     gradients go nowhere (ops on it are recorded, with no edge back to it)."""
-    res._creation = VIEW_NO_GRAD
+    res._creation = VIEW_INFERENCE if GRAD_MODE.inference else VIEW_NO_GRAD
     root = x if x._base is None else x._base  # PyTorch asks the base, not `x` itself
     if root._requires_grad:
         res._requires_grad = True
