@@ -66,8 +66,7 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-apply_ bincount eq_ half histc map_ new_empty signbit squeeze_ storage_offset t_
-transpose_ unsqueeze_
+apply_ bincount eq_ half histc map_ new_empty signbit storage_offset
 """.split())
 
 
