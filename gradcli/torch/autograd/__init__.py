@@ -57,6 +57,8 @@ Variable._execution_engine = _ExecutionEngine()
 
 import gradcli.torch as torch  # noqa: E402,F401  (torch.autograd.torch is torch, as PyTorch's)
 
+from .. import profiler as _torch_profiler  # noqa: E402,F401  (torch.profiler, as PyTorch imports it)
+
 
 def __getattr__(name: str):
     if name.startswith("__"):
