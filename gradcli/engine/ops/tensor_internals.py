@@ -1,9 +1,9 @@
 """Tensor methods that touch a tensor's storage or its autograd bookkeeping directly:
-`resize_`, `set_`, the `_backward_hooks` attribute, and which attributes `del` refuses.
+`resize_`, `set_` and the `_backward_hooks` attribute.
 
 Kept apart from tensor.py so the Tensor class and its hot paths stay as they are: the
-attribute and the deletion rule are installed on the class when this module is imported
-(through the ops package), `__delattr__` only runs for a `del` statement.
+attribute is installed on the class when this module is imported (through the ops
+package).
 """
 
 from __future__ import annotations
@@ -112,21 +112,10 @@ def _run_dict_hooks(key, grad):
     return grad
 
 
-_NOT_DELETABLE = {
-    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
-    "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
-}
+def _refuse_delete(self: Tensor) -> None:
+    raise RuntimeError("Deletion of _backwards_hooks not allowed!")  # (PyTorch's words)
 
 
-def _delattr(self: Tensor, name: str) -> None:
-    """`del t.attr`: PyTorch's refusals for its internals (and gradcli's own slots stay)."""
-    message = _NOT_DELETABLE.get(name)
-    if message is not None:
-        raise RuntimeError(message)
-    if name in Tensor.__slots__:
-        raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-    object.__delattr__(self, name)
-
-
-Tensor._backward_hooks = property(_get_backward_hooks, _set_backward_hooks)
-Tensor.__delattr__ = _delattr
+# (No Tensor.__delattr__ for PyTorch's refusal of `del t._grad_fn`: defining one makes
+# CPython route every attribute write of every tensor through Python, ~30% off the op loop.)
+Tensor._backward_hooks = property(_get_backward_hooks, _set_backward_hooks, _refuse_delete)
