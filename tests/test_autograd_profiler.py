@@ -228,3 +228,20 @@ def test_a_program_profiles_but_cannot_write_a_trace(tmp_path):
     assert "export_chrome_trace is not supported by gradcli" in proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr
     assert not target.exists()
+
+
+def test_a_disabled_or_unfinished_profile_has_no_events():
+    def scenario(t, log):
+        with t.autograd.profiler.profile(enabled=False) as p:
+            t.ones(2) * 2
+        log.append(p)
+        idle = t.autograd.profiler.profile()
+        log.append(str(idle))
+        log.append(len(idle.function_events))
+        log.append(len(idle.key_averages()))
+        with t.autograd.profiler.profile() as running:
+            t.ones(2) * 2
+            log.append(len(running.function_events))
+        log.append(_top(running))
+
+    same(scenario)

@@ -50,7 +50,7 @@ class profile:  # noqa: N801 - torch's name
 
     def __enter__(self):
         if not self.enabled:
-            return self
+            return None  # (PyTorch's: `with profile(enabled=False) as p` binds None)
         if self._entered:
             raise RuntimeError("Profiler context manager is not reentrant")
         self._entered = True
@@ -70,7 +70,9 @@ class profile:  # noqa: N801 - torch's name
         if self._function_events is not None:
             return self._function_events
         if self._recorder is None or not self._stopped:
-            raise RuntimeError("Profiler didn't finish running")
+            # (never started, or still recording: PyTorch has no results yet, an empty list)
+            return EventList(use_device=self.use_device, profile_memory=self.profile_memory,
+                             with_flops=self.with_flops)
         raw = self._recorder.events
         t0 = raw[0][1] if raw else 0
         events = EventList(use_device=self.use_device, profile_memory=self.profile_memory,
