@@ -42,11 +42,12 @@ def test_idiom_matches_cpu_only_pytorch(expr):
     assert _run(expr, G) == _run(expr, torch)
 
 
-def test_profiler_records_nothing_but_works():
+def test_profiler_records_and_the_block_still_works():
     with G.autograd.profiler.profile() as prof:
         x = G.ones(2, requires_grad=True)
         (x * 2).sum().backward()
-    assert prof.key_averages().table(sort_by="self_cpu_time_total") == ""
+    table = prof.key_averages().table(sort_by="self_cpu_time_total")
+    assert "aten::mul" in table and table.splitlines()[-1].startswith("Self CPU time total:")
     assert x.grad.tolist() == [2.0, 2.0]
 
 

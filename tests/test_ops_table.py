@@ -32,6 +32,14 @@ INTERNAL = {
               "compares values, inverse, counts and that error with PyTorch",
     "unique_dim": "no derivative (PyTorch's UniqueDimBackward0 raises): "
                   "tests/test_ops_searchsorted.py compares it with PyTorch",
+    "unique_consecutive": "no derivative (UniqueConsecutiveBackward0): "
+                          "tests/test_autograd_unique_variants.py compares it with PyTorch",
+    "unique_v1": "torch._unique's UniqueBackward0 (no derivative): "
+                 "tests/test_autograd_unique_variants.py compares it with PyTorch",
+    "unique_v2": "torch._unique2's Unique2Backward0 (no derivative): "
+                 "tests/test_autograd_unique_variants.py compares it with PyTorch",
+    "unique_dim_vf": "torch._VF.unique_dim's UniqueDimBackward0 (no derivative): "
+                     "tests/test_autograd_unique_variants.py compares it with PyTorch",
     "select_backward": "the backward of SelectBackward0: second order of 'select' runs it",
     "slice_backward": "the backward of SliceBackward0: second order of 'slice' runs it",
     "index_backward": "the backward of IndexBackward0: second order of 'index' runs it",

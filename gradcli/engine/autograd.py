@@ -46,6 +46,9 @@ CREATE_GRAPH_CYCLE_WARNING = (
 _CREATE_GRAPH_WARNED = [False]
 # (id, the nodes it will run, its `shared` set) of each backward running now, innermost last
 TASKS: list = []
+#: hook slot filled by engine/profiler.py while a profile records: NODE_HOOK[0](node)
+#: is called as each node starts and returns an object whose close() ends its event
+NODE_HOOK: list = [None]
 _task_ids = itertools.count()
 
 
@@ -376,7 +379,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     GRAD_MODE.enabled = bool(create_graph)
     anomaly = grad_mode.ANOMALY[0]
     special = capture is not None or observe is not None  # else: hooks are the only extras
-    node = None
+    node = span = None
     try:
         # A chain hands over straight to its one newly ready child (`ready`); the heap
         # orders the rest (AccumulateGrad first, then the newest node first).
@@ -392,6 +395,10 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 node = heappop(heap)[2]
             else:
                 break
+            if NODE_HOOK[0] is not None:
+                if span is not None:
+                    span.close()
+                span = NODE_HOOK[0](node)
             grads = buffers.pop(node, None) or [None]
             if special or node.hooked:
                 target = capture is not None and node in capture
@@ -488,6 +495,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             _warn_error_in(node)
         raise
     finally:
+        if span is not None:
+            span.close()
         GRAD_MODE.enabled = prev_mode
         TASKS.pop()
         if saved_hooks.STACK or hooks_before:

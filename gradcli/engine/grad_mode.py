@@ -17,6 +17,7 @@ class _GradMode(threading.local):
 
     def __init__(self):
         self.enabled = True
+        self.inference = False  # inside torch.inference_mode() (views made there say so)
 
 
 GRAD_MODE = _GradMode()
@@ -147,6 +148,15 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
 class inference_mode(no_grad):  # noqa: N801
     def __init__(self, mode: bool = True):
         self._target = not mode
+
+    def __enter__(self):
+        self._prev_inference = GRAD_MODE.inference
+        GRAD_MODE.inference = not self._target
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        GRAD_MODE.inference = self._prev_inference
+        return super().__exit__(*exc)
 
     def clone(self):
         return inference_mode(not self._target)

@@ -46,7 +46,13 @@ VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used 
 # unbind), may not be written in place with grad mode on, nor used after their base
 # changed: PyTorch raises instead of guessing what the history should be.
 VIEW_DEFAULT, VIEW_NO_GRAD, VIEW_MULTI, VIEW_CUSTOM = 0, 1, 2, 3  # (CUSTOM: a custom Function's)
+VIEW_INFERENCE = 4  # made inside torch.inference_mode(): as no_grad's, with its own words
 _REBASE_HINT = {
+    VIEW_INFERENCE: (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+        "your code by moving both the view and the inplace either both inside the inference_mode "
+        "block (if you don't want the inplace to be tracked) or both outside (if you want the "
+        "inplace to be tracked)."),
     VIEW_NO_GRAD: (
         " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
         "your code by moving both the view and the inplace either both inside the no_grad block "
@@ -67,8 +73,7 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-apply_ bincount eq_ half histc map_ new_empty resize_ signbit squeeze_ storage_offset t_
-transpose_ unsqueeze_
+apply_ bincount eq_ half histc map_ new_empty signbit storage_offset
 """.split())
 
 
@@ -630,10 +635,13 @@ def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
     or another view of it was), by how the view was made."""
     creation, fn = t._creation, t._grad_fn
     what = "its base or another view of its base has been" if indirect else "is being"
-    if creation == VIEW_NO_GRAD or fn is None:
+    if creation in (VIEW_NO_GRAD, VIEW_INFERENCE) or fn is None:
         prefix = ("A view was created in" if fn is None else
                   f"Output {t._output_nr} of {short_name(fn)} is a view of a view which was created in")
-        msg = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+        if creation == VIEW_INFERENCE:
+            msg = f"{prefix} inference mode and {what} modified inplace in normal mode."
+        else:
+            msg = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
     else:
         msg = f"Output {t._output_nr} of {short_name(fn)} is a view and {what} modified inplace."
     return RuntimeError(msg + _REBASE_HINT[creation])

@@ -208,7 +208,7 @@ def module_names(mod) -> frozenset:
                 if isinstance(v, types.ModuleType) and v.__name__.startswith(prefix) \
                         and not n.startswith("_"):
                     public.add(n)
-            names = frozenset(public)
+            names = frozenset(public) - DENY_ATTRS  # (torch.save, torch.load: files)
         _MODULE_NAMES[mod] = names
     return names
 
@@ -245,7 +245,8 @@ _ENGINE_PREFIXES = ("gradcli.engine", "gradcli.torch", "torch.")
 #: never reachable, even on engine objects (file/pointer access, class walks)
 DENY_ATTRS = frozenset({"numpy", "tofile", "dump", "dumps", "save", "load", "ctypes",
                         "mro", "from_file", "storage", "untyped_storage", "data_ptr",
-                        "format", "format_map"})
+                        "format", "format_map", "export_chrome_trace", "export_stacks",
+                        "export_memory_timeline"})
 
 LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count", "reverse",
                           "sort", "remove", "copy", "clear"})
@@ -1347,7 +1348,7 @@ def make_builtins(state: RunState, with_facade=True) -> dict:
     if with_facade:
         fac = facade()
         for name in getattr(fac, "__all__", ()):
-            if not name.startswith("_") and hasattr(fac, name):
+            if not name.startswith("_") and name not in DENY_ATTRS and hasattr(fac, name):
                 b[name] = getattr(fac, name)
         b["torch"] = fac
     b.update(EXCEPTIONS)

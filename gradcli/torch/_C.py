@@ -106,3 +106,37 @@ class _WeakTensorRef:
 
     def expired(self) -> bool:
         return self._ref() is None
+
+
+# CUDA-graph "cached tensors" (PyTorch keeps a set of tensors whose storage a graph owns):
+# only the bookkeeping, which is all a CPU build has
+_CACHED_TENSORS: dict = {}  # id(tensor) -> weak reference to it
+_CACHED_ENABLED = [False]
+
+
+def _set_cached_tensors_enabled(enabled: bool) -> None:
+    _CACHED_ENABLED[0] = bool(enabled)
+
+
+def _cached_tensors_check(what: str, line: int) -> None:
+    if not _CACHED_ENABLED[0]:  # (PyTorch's internal assert, word for word)
+        raise RuntimeError(f'{what} INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/'
+                           f'ATen/CachedTensorUtils.cpp":{line}, please report a bug to PyTorch. ')
+
+
+def _add_cached_tensor(t) -> None:
+    import weakref
+
+    _cached_tensors_check("cached_tensorimpls_enabled.load(std::memory_order_acquire)", 29)
+    key = id(t)
+    _CACHED_TENSORS[key] = weakref.ref(t, lambda _r: _CACHED_TENSORS.pop(key, None))
+
+
+def _remove_cached_tensor(t) -> None:
+    _cached_tensors_check("cached_tensorimpls_enabled", 35)
+    _CACHED_TENSORS.pop(id(t), None)
+
+
+def _is_cached_tensor(t) -> bool:
+    ref = _CACHED_TENSORS.get(id(t))
+    return _CACHED_ENABLED[0] and ref is not None and ref() is t

@@ -40,6 +40,10 @@ from . import functional_ext  # noqa: F401  (the nn.functional long tail)  # iso
 from . import conv_ext  # noqa: F401  (conv3d, conv_transpose, pools, interpolate)  # isort: skip
 from . import breadth  # noqa: F401  (index_reduce, cov, nextafter, native norms...)  # isort: skip
 from . import contraction  # noqa: F401  (torch.einsum, in ATen's contraction order)  # isort: skip
+from . import tensor_internals  # noqa: F401  (resize_, set_, _backward_hooks, del rules)  # isort: skip
+from . import serialization  # noqa: F401  (torch.save / torch.load, PyTorch's zip format)  # isort: skip
+from . import unique_variants  # noqa: F401  (unique_consecutive, _unique, _unique2, _VF)  # isort: skip
+from . import inplace_views  # noqa: F401  (t_, transpose_, squeeze_, unsqueeze_, as_strided_)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
@@ -343,3 +347,5 @@ install_methods()
 # PyTorch gives nan/inf silently; so do the ops, without changing the caller's numpy
 # error state (engine/fpstate.py); views compute nothing and keep their forwards as keys
 quiet_forwards(op for op in OPS.values() if not V.is_view_forward(op.forward))
+
+from . import out_variants  # noqa: E402,F401  (out= on every torch.* function declared above)  # isort: skip

@@ -684,44 +684,59 @@ def _std_var_fwd(kind):
     return forward
 
 
-def _var_grad(c, g, std):
-    a = c.saved[0]
-    dims, correction, keepdim, n = c.meta
-    mean = a.mean(list(dims), keepdim=True) if dims else a.mean()
-    gx = _expand_back(g, dims, keepdim, a._data.shape)
-    if std:
-        res = c.result
-        res = _expand_back(res, dims, keepdim, a._data.shape)
-        return (gx * (a - mean) / (res * float(n - correction)),)
-    with np.errstate(divide="ignore"):
-        factor = float(np.divide(2.0, np.float64(n - correction)))
-    return (gx * (a - mean) * factor,)
+def _paired_grad(std: bool):
+    """VarMeanBackward0 / StdMeanBackward0: one node for both outputs, as PyTorch's; the
+    input's gradient is var's (or std's) part plus mean's part, for the outputs that got
+    one. std is recomputed from the input with Tensor ops, so double backward sees it."""
+
+    def backward(c, grads):
+        grads = list(grads) + [None] * (2 - len(grads))
+        g_first, g_mean = grads
+        a = c.saved[0]
+        dims, correction, keepdim, n = c.meta[:4]
+        shape = a._data.shape
+        total = None
+        if g_first is not None:
+            gx = _expand_back(g_first, dims, keepdim, shape)
+            mean = a.mean(list(dims), keepdim=True) if dims else a.mean()
+            centred = a - mean
+            if std:
+                sq = (centred * centred).sum(list(dims), keepdim=True) if dims else \
+                    (centred * centred).sum()
+                res = (sq / float(n - correction)).sqrt()
+                total = gx * centred / (res * float(n - correction))
+            else:
+                with np.errstate(divide="ignore"):
+                    factor = float(np.divide(2.0, np.float64(n - correction)))
+                total = gx * centred * factor
+        if g_mean is not None:
+            part = _expand_back(g_mean, dims, keepdim, shape) / n
+            total = part if total is None else total + part
+        return (total,)
+
+    return backward
 
 
-def _mean_part_grad(c, g):
-    dims, keepdim, shape, n = c.meta
-    return (_expand_back(g, dims, keepdim, shape) / n,)
+def _paired_fwd(kind):
+    def forward(a, dims, correction, keepdim, n):
+        fn = np.std if kind == "std" else np.var
+        return (np.asarray(fn(a, axis=dims or None, ddof=correction, keepdims=keepdim), a.dtype),
+                np.asarray(np.mean(a, axis=dims or None, keepdims=keepdim), a.dtype))
+
+    return forward
 
 
-STD_PART = defop("std_mean_std", "StdMeanBackward0", _std_var_fwd("std"),
-                 lambda c, g: _var_grad(c, g, True), "d std/da = (a - mean)/(std (N - c))",
-                 save="inputs,result", torch_call="torch.std_mean(a.reshape(-1) * 1.5)[0]")
-VAR_PART = defop("var_mean_var", "VarMeanBackward0", _std_var_fwd("var"),
-                 lambda c, g: _var_grad(c, g, False), "d var/da = 2 (a - mean)/(N - c)",
-                 save="inputs", torch_call="torch.var_mean(a.reshape(-1) * 1.5)[0]")
-
-
-def _mean_fwd(a, dims, keepdim, shape, n):
-    return np.asarray(np.mean(a, axis=dims or None, keepdims=keepdim), a.dtype)
-
-
-STD_MEAN_PART = defop("std_mean_mean", "StdMeanBackward0", _mean_fwd, _mean_part_grad,
-                      "d mean/da = 1/N", torch_call="torch.std_mean(a.reshape(-1) * 1.5)[1]")
-VAR_MEAN_PART = defop("var_mean_mean", "VarMeanBackward0", _mean_fwd, _mean_part_grad,
-                      "d mean/da = 1/N", torch_call="torch.var_mean(a.reshape(-1) * 1.5)[1]")
+STD_MEAN = defop("std_mean", "StdMeanBackward0", _paired_fwd("std"), _paired_grad(True),
+                 "d std/da = (a - mean)/(std (N - c)), d mean/da = 1/N", save="inputs",
+                 multi=True, torch_call="torch.std_mean(a.reshape(-1) * 1.5)[0]")
+VAR_MEAN = defop("var_mean", "VarMeanBackward0", _paired_fwd("var"), _paired_grad(False),
+                 "d var/da = 2 (a - mean)/(N - c), d mean/da = 1/N", save="inputs",
+                 multi=True, torch_call="torch.var_mean(a.reshape(-1) * 1.5)[1]")
 
 
 def _paired(kind, input, dim, unbiased, keepdim, correction):
+    from .linalg_ext import _run_multi
+
     d = input._data
     if isinstance(dim, bool):  # std_mean(input, unbiased)
         unbiased, dim = dim, None
@@ -729,11 +744,11 @@ def _paired(kind, input, dim, unbiased, keepdim, correction):
         correction = 1 if unbiased in (None, True) else 0
     dims = _reduce_dims(d, dim)
     n = int(np.prod([d.shape[x] for x in dims])) if d.ndim else 1
-    keepdim = bool(keepdim)
-    first = STD_PART if kind == "std" else VAR_PART
-    second = STD_MEAN_PART if kind == "std" else VAR_MEAN_PART
-    return (run_unary(first, input, (dims, correction, keepdim, n)),
-            run_unary(second, input, (dims, keepdim, d.shape, n)))
+    meta = (dims, correction, bool(keepdim), n)
+    op = STD_MEAN if kind == "std" else VAR_MEAN
+    with np.errstate(all="ignore"):
+        arrays = op.forward(d, *meta)
+    return tuple(_run_multi(op, (input,), meta, list(arrays), (True, True)))
 
 
 @public("torch.std_mean")

@@ -14,7 +14,15 @@ import numpy as np
 
 from .. import tensor as tensor_module
 from ..grad_mode import GRAD_MODE
-from ..tensor import VIEW_DEFAULT, VIEW_NO_GRAD, Tensor, _wrap_dim, has_internal_overlap, make
+from ..tensor import (
+    VIEW_DEFAULT,
+    VIEW_INFERENCE,
+    VIEW_NO_GRAD,
+    Tensor,
+    _wrap_dim,
+    has_internal_overlap,
+    make,
+)
 from .registry import PUBLIC, defop, edge_of, reduce_to_inputs, run_op
 
 # ----------------------------------------------------------------- helpers
@@ -128,7 +136,7 @@ def mark_no_grad_view(res: Tensor, x: Tensor) -> None:
     """A view made under no_grad (PyTorch): it cannot be written in place with grad mode
     on, and if `x` requires grad it does too (through its base), as a leaf whose
     gradients go nowhere (ops on it are recorded, with no edge back to it)."""
-    res._creation = VIEW_NO_GRAD
+    res._creation = VIEW_INFERENCE if GRAD_MODE.inference else VIEW_NO_GRAD
     root = x if x._base is None else x._base  # PyTorch asks the base, not `x` itself
     if root._requires_grad:
         res._requires_grad = True
@@ -314,6 +322,12 @@ COPY_SLICES = defop("copy_slices", "CopySlices", None, _copy_slices_backward,
                     torch_call="(c := a * 1).__setitem__((..., 0), b.sum() * 2) or c")
 
 
+#: hook slot filled by engine/view_replay.py: VIEW_NODE_HOOK[0](view) gives the
+#: (node, output_nr) a view written in place (or whose base was) gets, or None for the
+#: default AsStridedBackward0 over its region of the base
+VIEW_NODE_HOOK: list = [None]
+
+
 def rewrite_base_history(view: Tensor, result: Tensor) -> None:
     """After an in-place op on `view`, its base's grad_fn becomes CopySlices."""
     from ..tensor import move_retain_hook
@@ -328,10 +342,12 @@ def rewrite_base_history(view: Tensor, result: Tensor) -> None:
     base._grad_fn = node
     base._output_nr = 0
     base._requires_grad = True
-    vnode = AS_STRIDED.node_class()(AS_STRIDED, ((node, 0),), None, None, None,
-                                (index, base._data.shape), None)
-    view._grad_fn = vnode
-    view._output_nr = 0
+    replayed = VIEW_NODE_HOOK[0](view) if VIEW_NODE_HOOK[0] is not None else None
+    if replayed is None:
+        vnode = AS_STRIDED.node_class()(AS_STRIDED, ((node, 0),), None, None, None,
+                                    (index, base._data.shape), None)
+        replayed = (vnode, 0)
+    view._grad_fn, view._output_nr = replayed
     view._requires_grad = True
     view._attr_version = view._vc[0]
     move_retain_hook(base, old_base_fn)
@@ -343,11 +359,13 @@ def regenerate_grad_fn(view: Tensor) -> None:
     from ..tensor import move_retain_hook
 
     base = view._base
-    index = region_index(view._view_fn, base._data)
     old_fn = view._grad_fn
-    view._grad_fn = AS_STRIDED.node_class()(AS_STRIDED, (edge_of(base),), None, None, None,
-                                        (index, base._data.shape), None)
-    view._output_nr = 0
+    replayed = VIEW_NODE_HOOK[0](view) if VIEW_NODE_HOOK[0] is not None else None
+    if replayed is None:
+        index = region_index(view._view_fn, base._data)
+        replayed = (AS_STRIDED.node_class()(AS_STRIDED, (edge_of(base),), None, None, None,
+                                            (index, base._data.shape), None), 0)
+    view._grad_fn, view._output_nr = replayed
     view._requires_grad = True
     view._attr_version = view._vc[0]
     move_retain_hook(view, old_fn)

@@ -17,10 +17,15 @@ from gradcli.engine.grad_mode import (  # noqa: F401
 )
 from gradcli.engine.saved_tensor import SavedTensor  # noqa: F401
 from gradcli.engine.tensor import Tensor as _Tensor
+from gradcli.engine.view_replay import (  # noqa: F401,E402
+    _force_original_view_tracking,
+    is_view_replay_enabled,
+)
 
 from .. import _C  # noqa: F401,E402  (torch._C: attached to the facade package on import)
-from . import function, functional, graph, profiler  # noqa: F401
+from . import function, functional, graph, profiler, profiler_util  # noqa: F401
 from . import gradcheck as _gradcheck_module
+from .profiler import _profiler_enabled, kineto_available  # noqa: F401
 
 # torch.autograd.gradcheck is the function; the module of that name stays importable
 gradcheck = _gradcheck_module.gradcheck
@@ -51,6 +56,8 @@ class _ExecutionEngine:
 Variable._execution_engine = _ExecutionEngine()
 
 import gradcli.torch as torch  # noqa: E402,F401  (torch.autograd.torch is torch, as PyTorch's)
+
+from .. import profiler as _torch_profiler  # noqa: E402,F401  (torch.profiler, as PyTorch imports it)
 
 
 def __getattr__(name: str):
