@@ -405,7 +405,7 @@ def main(argv=None) -> None:
         argv = ["run", "-"]  # `echo 'print(1)' | gradcli` runs the program, as python does
     elif (not argv or argv[0] == "repl") and "-h" not in argv and "--help" not in argv \
             and _stdin_is_terminal():
-        from gradcli.cli.repl import hold_terminal_echo
+        from gradcli.cli.terminal import hold_terminal_echo
 
         hold_terminal_echo()  # keys typed while the REPL starts show once, at its prompt
     try:

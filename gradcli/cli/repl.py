@@ -42,35 +42,6 @@ as a script, as gradcli run - does.
 """
 
 
-def hold_terminal_echo() -> None:
-    """Stop the terminal echoing keys from now until the process ends (the REPL's start).
-
-    Lines typed while the REPL starts (imports take a second) wait in the terminal's
-    buffer; echoed by the terminal as well, they would show twice once the prompt reads
-    and shows them. The prompt shows them once; the terminal's settings come back at exit.
-    """
-    try:
-        import termios
-
-        fd = sys.stdin.fileno()
-        if not os.isatty(fd):
-            return
-        saved = termios.tcgetattr(fd)
-        quiet = list(saved)
-        quiet[3] &= ~termios.ECHO
-        termios.tcsetattr(fd, termios.TCSANOW, quiet)
-    except (ImportError, OSError, ValueError, AttributeError):
-        return
-    import atexit
-
-    def restore():
-        try:
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
-        except (OSError, ValueError):
-            pass
-    atexit.register(restore)
-
-
 def history_path(option: Optional[str] = None) -> Optional[str]:
     """The history file: ``--history``, ``$GRADCLI_HISTORY``, then the XDG
     data directory; None (in memory) for an empty value."""
