@@ -172,6 +172,8 @@ def apply_function(cls, args: tuple, kwargs: dict):
     d = ctx.__dict__
     d["_needs_input_grad"] = needs
     is_executable = any(needs)
+    forward_ad = FORWARD_AD  # (a dual level: the forward sees plain inputs, jvp runs after)
+    tangents = None if forward_ad is None else forward_ad.enter(args)
     GRAD_MODE.enabled = False
     try:
         if setup_style:
@@ -181,7 +183,19 @@ def apply_function(cls, args: tuple, kwargs: dict):
             output = cls.forward(ctx, *args)
     finally:
         GRAD_MODE.enabled = grad_on
-    return _wrap_outputs(ctx, args, output, is_executable)
+        if forward_ad is not None:
+            forward_ad.leave()
+    wrapped = _wrap_outputs(ctx, args, output, is_executable)
+    if tangents is None:
+        return wrapped
+    return forward_ad.run_jvp(cls, ctx, args, wrapped, tangents)
+
+
+#: forward-mode AD's hook, None unless a dual level is active: an object whose
+#: enter(args) suspends tangents around the user's forward (returning the inputs'
+#: tangents, None when no input has one), leave() resumes them, and run_jvp(cls, ctx,
+#: args, outputs, tangents) calls the Function's jvp and gives the outputs its results.
+FORWARD_AD = None
 
 
 def _view_of_self(t: Tensor) -> Tensor:

@@ -19,7 +19,7 @@ from gradcli.engine.saved_tensor import SavedTensor  # noqa: F401
 from gradcli.engine.tensor import Tensor as _Tensor
 
 from .. import _C  # noqa: F401,E402  (torch._C: attached to the facade package on import)
-from . import function, functional, graph, profiler  # noqa: F401
+from . import forward_ad, function, functional, graph, profiler  # noqa: F401
 from . import gradcheck as _gradcheck_module
 
 # torch.autograd.gradcheck is the function; the module of that name stays importable
