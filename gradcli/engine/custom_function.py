@@ -24,6 +24,8 @@ from .grad_mode import GRAD_MODE
 from .node import SECOND_BACKWARD, Node, modified_inplace_message
 from .tensor import VIEW_CUSTOM, VIEW_MULTI, Tensor, make
 
+_MISSING = object()
+
 
 class _CustomOp:
     """What node.op is for a custom node (the engine reads backward and multi; the
@@ -58,6 +60,25 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def __repr__(self) -> str:
         return f"<torch.autograd.function.{type(self).__name__} object at {id(self):#x}>"
+
+    # `ctx.result = ...` is the user's own attribute (the forward-AD tutorial keeps its
+    # output there): Node.result, an op's saved output, means nothing for a custom node
+    @property
+    def result(self):
+        try:
+            return self.__dict__["result"]
+        except KeyError:
+            raise AttributeError(
+                f"'{type(self).__name__}' object has no attribute 'result'") from None
+
+    @result.setter
+    def result(self, value) -> None:
+        self.__dict__["result"] = value
+
+    @result.deleter
+    def result(self) -> None:
+        if self.__dict__.pop("result", _MISSING) is _MISSING:
+            raise AttributeError("result")
 
     # ----------------------------------------------------------- ctx API
     def save_for_backward(self, *tensors) -> None:

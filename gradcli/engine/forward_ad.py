@@ -295,12 +295,26 @@ def _on_op(op, inputs, meta, res) -> None:
 
 
 def jvp_of_op(op, inputs, meta, out: np.ndarray, tangents: list):
-    """J t for one op application, from its backward: d<vjp(u), t>/du at u = 0."""
+    """J t for one op application, from its backward: d<vjp(u), t>/du at u = 0.
+
+    When grad mode is on and an input requires grad, the tangent is computed with a graph
+    (it depends on the primals, as PyTorch's does: a reverse pass through a jvp works): the
+    node evaluated has the inputs' real edges, so a saved output read by the formula
+    differentiates back to them; inputs with only a tangent get a sentinel edge."""
     if op.backward is None or op.multi:
         return None
-    edge = _sentinel_edge()
-    edges = tuple(edge if t is not None else (None, 0) for t in tangents)
-    primals = tuple(make(x._data) if isinstance(x, Tensor) else x for x in inputs)
+    keep = GRAD_MODE.enabled and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
+    sentinel = _sentinel_edge()
+    if keep:
+        from .ops.registry import edge_of
+
+        edges = tuple(edge_of(x) if isinstance(x, Tensor) and x.requires_grad
+                      else sentinel if t is not None else (None, 0)
+                      for x, t in zip(inputs, tangents, strict=True))
+        primals = tuple(inputs)
+    else:
+        edges = tuple(sentinel if t is not None else (None, 0) for t in tangents)
+        primals = tuple(make(x._data) if isinstance(x, Tensor) else x for x in inputs)
     input_meta = None
     if op.broadcast:
         for i, x in enumerate(inputs):
@@ -310,7 +324,7 @@ def jvp_of_op(op, inputs, meta, out: np.ndarray, tangents: list):
                 input_meta[i] = (x._data.shape, x._data.dtype)
     node = op.node_class()(op, edges, primals if op.save_inputs else None, None,
                            (out, [0]) if op.save_result else None, meta, input_meta)
-    create_graph = any(t is not None and t.requires_grad for t in tangents)
+    create_graph = keep or any(t is not None and t.requires_grad for t in tangents)
     prev = GRAD_MODE.enabled
     GRAD_MODE.enabled = True
     try:
