@@ -104,12 +104,14 @@ class _Suspended:
     def __enter__(self):
         _SUSPENDED[0] += 1
         _registry.FORWARD_AD = None
+        _registry.FORWARD_AD_MULTI = None
         _tensor_mod.FORWARD_AD_INPLACE = None
 
     def __exit__(self, *exc):
         _SUSPENDED[0] -= 1
         if not _SUSPENDED[0] and _LEVEL[0] >= 0:
             _registry.FORWARD_AD = _on_op
+            _registry.FORWARD_AD_MULTI = _MULTI_HOOK
             _tensor_mod.FORWARD_AD_INPLACE = _on_inplace
 
 
@@ -143,6 +145,7 @@ def exit_dual_level(*, level=None) -> None:
 
 def _install() -> None:
     _registry.FORWARD_AD = _on_op
+    _registry.FORWARD_AD_MULTI = _MULTI_HOOK
     _tensor_mod.FORWARD_AD_INPLACE = _on_inplace
     _tensor_mod.FORWARD_AD_TANGENT = tangent_of
     _custom.FORWARD_AD = _CUSTOM_HOOK
@@ -150,6 +153,7 @@ def _install() -> None:
 
 def _uninstall() -> None:
     _registry.FORWARD_AD = None
+    _registry.FORWARD_AD_MULTI = None
     _tensor_mod.FORWARD_AD_INPLACE = None
     _tensor_mod.FORWARD_AD_TANGENT = None
     _custom.FORWARD_AD = None
@@ -286,6 +290,9 @@ def _on_op(op, inputs, meta, res) -> None:
             if tangent._data.dtype != res._data.dtype:
                 tangent = tangent.to(res.dtype)
         else:
+            full = _FULL_VARIANT.get(op.name)
+            if full is not None:
+                op = _registry.OPS[full]
             tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
     if tangent is None:
         return
@@ -294,14 +301,22 @@ def _on_op(op, inputs, meta, res) -> None:
         _remember_saved_result(res, tangent)
 
 
-def jvp_of_op(op, inputs, meta, out: np.ndarray, tangents: list):
+# ops dispatched by whether an input requires grad, whose variant without it has no
+# derivative for that input (it saves nothing): a tangent there needs the full op's rule
+_FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
+
+
+def jvp_of_op(op, inputs, meta, out, tangents: list):
     """J t for one op application, from its backward: d<vjp(u), t>/du at u = 0.
 
+    `out` is the output array (a list of them for an op with several outputs: then a list
+    of tangents comes back, None for the outputs that take none).
     When grad mode is on and an input requires grad, the tangent is computed with a graph
     (it depends on the primals, as PyTorch's does: a reverse pass through a jvp works): the
     node evaluated has the inputs' real edges, so a saved output read by the formula
     differentiates back to them; inputs with only a tangent get a sentinel edge."""
-    if op.backward is None or op.multi:
+    multi = isinstance(out, list)
+    if op.backward is None or op.multi != multi:
         return None
     keep = GRAD_MODE.enabled and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
     sentinel = _sentinel_edge()
@@ -316,20 +331,25 @@ def jvp_of_op(op, inputs, meta, out: np.ndarray, tangents: list):
         edges = tuple(sentinel if t is not None else (None, 0) for t in tangents)
         primals = tuple(make(x._data) if isinstance(x, Tensor) else x for x in inputs)
     input_meta = None
+    first = out[0] if multi else out
     if op.broadcast:
         for i, x in enumerate(inputs):
-            if isinstance(x, Tensor) and (x._data.shape != out.shape or x._data.dtype != out.dtype):
+            if isinstance(x, Tensor) and (x._data.shape != first.shape
+                                          or x._data.dtype != first.dtype):
                 if input_meta is None:
                     input_meta = [None] * len(inputs)
                 input_meta[i] = (x._data.shape, x._data.dtype)
     node = op.node_class()(op, edges, primals if op.save_inputs else None, None,
-                           (out, [0]) if op.save_result else None, meta, input_meta)
+                           (out, [0]) if op.save_result and not multi else None, meta,
+                           input_meta)
     create_graph = keep or any(t is not None and t.requires_grad for t in tangents)
     prev = GRAD_MODE.enabled
     GRAD_MODE.enabled = True
     try:
-        u = make(np.zeros_like(out), True, None)
-        grads = op.backward(node, u)
+        arrays = out if multi else [out]
+        us = [make(np.zeros_like(a), True, None) if a.dtype.kind in "fc" else None
+              for a in arrays]
+        grads = op.backward(node, us if multi else us[0])
         if input_meta is not None:
             grads = _registry.reduce_to_inputs(node, grads)
         total = None
@@ -338,18 +358,66 @@ def jvp_of_op(op, inputs, meta, out: np.ndarray, tangents: list):
                 continue
             term = (g * t).sum()
             total = term if total is None else total + term
+        wanted = [u for u in us if u is not None]
         if total is None or not total.requires_grad:
-            return make(np.zeros_like(out))
-        from .autograd import grad
+            jvps = [None] * len(wanted)
+        else:
+            from .autograd import grad
 
-        (jvp,) = grad(total, u, create_graph=create_graph, allow_unused=True)
+            jvps = list(grad(total, wanted, create_graph=create_graph, allow_unused=True))
     finally:
         GRAD_MODE.enabled = prev
-    if jvp is None:
-        return make(np.zeros_like(out))
-    if not create_graph and jvp._grad_fn is not None:
-        jvp = jvp.detach()
-    return jvp
+    results = []
+    for a, u in zip(arrays, us, strict=True):
+        if u is None:
+            results.append(None)
+            continue
+        jvp = jvps.pop(0)
+        if jvp is None:
+            jvp = make(np.zeros_like(a))
+        elif not create_graph and jvp._grad_fn is not None:
+            jvp = jvp.detach()
+        results.append(jvp)
+    return results if multi else results[0]
+
+
+class _MultiHook:
+    """registry's hook for ops with several outputs."""
+
+    @staticmethod
+    def pieces(x, outs) -> None:
+        """split/chunk/unbind: each piece's tangent is the same view of x's tangent."""
+        t = tangent_of(x)
+        if t is None or x._data.dtype.kind not in "fc":
+            return
+        for o in outs:
+            fwd, meta = o._view_fn[-1]
+            piece = make(fwd(t._data, *meta))
+            piece._vc = t._vc
+            set_tangent(o, piece)
+
+    @staticmethod
+    def copies(sources, outs) -> None:
+        for src, o in zip(sources, outs, strict=True):
+            t = tangent_of(src)
+            if t is not None:
+                set_tangent(o, make(np.array(t._data, copy=True)))
+
+    @staticmethod
+    def multi(op, inputs, meta, outs) -> None:
+        tangents = [tangent_of(x) if isinstance(x, Tensor) else None for x in inputs]
+        if all(t is None for t in tangents):
+            return
+        with _suspended:
+            got = jvp_of_op(op, inputs, meta, [o._data for o in outs], tangents)
+        if got is None:
+            return
+        for o, t in zip(outs, got, strict=True):
+            if t is not None:
+                set_tangent(o, t)
+
+
+_MULTI_HOOK = _MultiHook()
 
 
 def _zeros_like(t: Tensor) -> Tensor:

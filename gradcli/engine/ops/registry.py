@@ -49,6 +49,10 @@ def public_names(prefix: str) -> dict:
 #: sets it): fn(op, inputs, meta, result) gives the result its tangent. The ops below read
 #: this one global and nothing more when forward AD is off.
 FORWARD_AD = None
+#: the same for ops with several outputs (split, unbind, the linalg factorisations): an
+#: object with pieces(x, outs) (views of x), copies(sources, outs) (copies of sources) and
+#: multi(op, inputs, meta, outs) (one node's outputs)
+FORWARD_AD_MULTI = None
 
 _ndarray = np.ndarray
 _new = object.__new__
