@@ -202,7 +202,7 @@ def make_dual(tensor, tangent, *, level=None) -> Tensor:
     if tangent._data.dtype.kind not in "fc":
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     if level != _LEVEL[0]:
-        raise RuntimeError(BAD_LEVEL)
+        raise RuntimeError(BAD_LEVEL if _LEVEL[0] < 0 else "Invalid level given to _make_dual")
     if tangent_of(tensor) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
@@ -241,9 +241,7 @@ def unpack_dual(tensor, *, level=None) -> UnpackedDualTensor:
     level = _check_level(level)
     if level < 0:
         return UnpackedDualTensor(tensor, None)
-    if level != _LEVEL[0]:
-        raise RuntimeError(BAD_LEVEL)
-    tangent = tangent_of(tensor)
+    tangent = tangent_of(tensor) if level == _LEVEL[0] else None  # (another level: none)
     from .ops.views import view_op
 
     with _suspended:
@@ -293,7 +291,10 @@ def _on_op(op, inputs, meta, res) -> None:
             full = _FULL_VARIANT.get(op.name)
             if full is not None:
                 op = _registry.OPS[full]
-            tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
+            if op.name in _CONSTANT_RESULT:
+                tangent = make(np.zeros_like(res._data))
+            else:
+                tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
     if tangent is None:
         return
     set_tangent(res, tangent)
@@ -304,6 +305,9 @@ def _on_op(op, inputs, meta, res) -> None:
 # ops dispatched by whether an input requires grad, whose variant without it has no
 # derivative for that input (it saves nothing): a tangent there needs the full op's rule
 _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
+# ops whose result does not depend on the input's values: a zero tangent, +0 everywhere
+# (the rule would give 0 * t, negative zeros where t < 0; PyTorch zeroes the tangent)
+_CONSTANT_RESULT = {"zero", "fill", "fill_scalar"}
 
 
 def jvp_of_op(op, inputs, meta, out, tangents: list):
@@ -461,6 +465,8 @@ def _fresh_tangent(target: Tensor, new: Tensor) -> Tensor:
     its base when target is a view (the base's other elements have no tangent)."""
     base = target._base
     if base is None:
+        if new._data.shape == target._data.shape and new._data.dtype == target._data.dtype:
+            return new  # (as computed: with its graph when it depends on a primal)
         data = np.array(np.broadcast_to(new._data, target._data.shape), dtype=target._data.dtype)
         return make(data)
     from .ops.views import replay
@@ -505,7 +511,8 @@ class _CustomHook:
         d["_saved"] = None
         d["_to_save"] = d.get("_to_save_forward") or ()
         try:
-            result = cls.jvp(ctx, *given)
+            with _suspended:  # (the jvp sees primals: its own ops make no tangents)
+                result = cls.jvp(ctx, *given)
         finally:
             d["_saved"], d["_to_save"] = saved
             if saved[1] is None:

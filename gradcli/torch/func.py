@@ -66,15 +66,23 @@ def _unflatten(leaves: list, spec):
     return kind(*out)  # a namedtuple
 
 
-def _spec_text(spec) -> str:
-    """PyTorch's TreeSpec text, enough to tell two structures apart in an error."""
+def _spec_text(spec, indent: int = 0) -> str:
+    """PyTorch's TreeSpec text (its repr), as its structure errors print it."""
     if spec is None:
         return "*"
     kind, specs = spec
     if kind is dict:
-        return "D(" + ", ".join(f"{k!r}: {_spec_text(s)}" for k, _, s in specs) + ")"
-    inner = ", ".join(_spec_text(s) for _, s in specs)
-    return ("T(" if kind is tuple else "L(") + inner + ")"
+        context = repr([k for k, _, _ in specs])
+        children = [s for _, _, s in specs]
+    else:
+        context = "None"
+        children = [s for _, s in specs]
+    text = ""
+    if children:
+        indent += 2
+        text = _spec_text(children[0], indent) + ("," if len(children) > 1 else "")
+        text += ",".join("\n" + " " * indent + _spec_text(c, indent) for c in children[1:])
+    return f"TreeSpec({kind.__name__}, {context}, [{text}])"
 
 
 # ------------------------------------------------------------------ argnums
@@ -115,13 +123,23 @@ def _replaced(args: tuple, argnums, new) -> tuple:
 
 def _differentiable(x: Tensor) -> Tensor:
     """The tensor a reverse transform differentiates for input x: a leaf over x's data,
-    or (x already needing a gradient) an alias of x, so the gradient stays a function of x."""
+    or (x already needing a gradient) an alias of x, so the gradient stays a function of x.
+    A tangent of x goes with it (jacfwd over jacrev: hessian)."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if x.requires_grad:
         with enable_grad():
             return x.view_as(x)
-    return x.detach().requires_grad_(True)
+    return _detached(x).requires_grad_(True)
+
+
+def _detached(x: Tensor) -> Tensor:
+    """x.detach(), keeping x's tangent (a transform's result inside a jvp keeps it)."""
+    out = x.detach()
+    tangent = _fwad.tangent_of(x)
+    if tangent is not None:
+        _fwad.set_tangent(out, tangent)
+    return out
 
 
 def _keep_graph(inputs) -> bool:
@@ -133,7 +151,7 @@ def _keep_graph(inputs) -> bool:
 
 def _plain(t, keep: bool):
     if isinstance(t, Tensor) and not keep:
-        return t.detach()
+        return _detached(t)
     return t
 
 
@@ -145,6 +163,10 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
 
     pairs = [(o, c) for o, c in zip(outputs, cotangents, strict=True)
              if isinstance(o, Tensor) and o.requires_grad]
+    if _fwad._LEVEL[0] >= 0 and not keep:
+        # inside a jvp (hessian): the backward runs with a graph, so that the engine sums
+        # gradients with tensor ops, which carry tangents, then the graph is dropped
+        return [_detached(g) for g in _grads_of(outputs, inputs, cotangents, True)]
     if not pairs:
         return [make(np.zeros_like(x._data)) for x in inputs]
     with enable_grad():
@@ -154,7 +176,7 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
     for x, g in zip(inputs, got, strict=True):
         if g is None:
             g = make(np.zeros_like(x._data))
-        out.append(g if keep else g.detach())
+        out.append(g if keep else _detached(g))
     return out
 
 
