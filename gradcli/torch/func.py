@@ -608,11 +608,18 @@ def _named_tensors(module):
 
 def _swap(module, qualified: str, value):
     """Put `value` where `qualified` names (a parameter, a buffer or a plain attribute) and
-    return what puts the original back."""
+    return what puts the original back. The path goes through registered submodules only,
+    and the name is set as `module.name = value` would set it: a name starting with '_'
+    is refused (a .grad program reaches this function)."""
     *path, name = qualified.split(".")
     mod = module
     for part in path:
-        mod = getattr(mod, part)
+        sub = mod.__dict__.get("_modules", {}).get(part)
+        if sub is None:
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{part}`")
+        mod = sub
+    if not name or name.startswith("_"):
+        raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
     d = mod.__dict__
     for table in ("_parameters", "_buffers"):
         held = d.get(table)
@@ -624,14 +631,16 @@ def _swap(module, qualified: str, value):
                 held[name] = old
 
             return restore
+    if hasattr(type(mod), name):  # a method or property of the class: never replaced
+        raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
     missing = object()
     old = d.get(name, missing)
-    object.__setattr__(mod, name, value)
+    setattr(mod, name, value)
 
     def restore_attr(mod=mod, name=name, old=old):
         if old is missing:
-            object.__delattr__(mod, name)
+            delattr(mod, name)
         else:
-            object.__setattr__(mod, name, old)
+            setattr(mod, name, old)
 
     return restore_attr
