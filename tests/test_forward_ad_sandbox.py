@@ -9,11 +9,10 @@ import io
 import types
 
 import pytest
+from test_security_sandbox import BUDGET, _readable, _unsafe
 
 from gradcli.lang import Limits, Session
 from gradcli.lang.session import run_source
-
-from test_security_sandbox import BUDGET, _readable, _unsafe
 
 PRELUDE = """\
 import torch
