@@ -175,9 +175,9 @@ SCENARIOS = {
             r = torch.ones(3, requires_grad=True)
             q = r * 1
             q.mul_(d)
-            qp, qt = fwAD.unpack_dual(q)
-            # (the tangent's own grad_fn name follows PyTorch's per-op jvp formula: not kept)
-            print(q.grad_fn, qt.requires_grad, qt.detach())
+            print(q)
+            print(fwAD.unpack_dual(torch.mm(fwAD.make_dual(r.reshape(3, 1), torch.ones(3, 1)),
+                                            r.reshape(1, 3))).tangent)
     """,
     "reverse_through_tangent": """
         w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)

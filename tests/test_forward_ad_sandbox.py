@@ -18,6 +18,7 @@ PRELUDE = """\
 import torch
 import torch.autograd.forward_ad as fwAD
 import torch.func
+import functorch as ft
 from torch.func import jvp, vjp, grad, jacrev, jacfwd, hessian, vmap, functional_call
 model = torch.nn.Linear(2, 2)
 x = torch.ones(2)
@@ -56,6 +57,15 @@ ATTACKS = [
     "    def jvp(ctx, t):\n"
     "        return ctx._to_save_forward\n"
     "with fwAD.dual_level():\n    F.apply(fwAD.make_dual(x, x))",
+    "ft._MOVED",
+    "ft._func",
+    "ft.jvp.__globals__",
+    "fm, ps, bs = ft.make_functional_with_buffers(model)\nfm._module",
+    "fm, ps, bs = ft.make_functional_with_buffers(model)\nfm._names",
+    "fm, ps = ft.make_functional(model)\nfm.__call__.__globals__",
+    "fm, ps = ft.make_functional(model)\nfm.x = 1",
+    "import functorch.compile",
+    "from functorch import _src",
     "class F(torch.autograd.Function):\n"
     "    @staticmethod\n"
     "    def forward(ctx, a):\n"
@@ -108,6 +118,23 @@ def test_tutorial_features_run_in_the_language():
                    "tensor([2.7183, 2.7183])\n"), out
 
 
+def test_functorch_as_the_tutorial_uses_it():
+    """functorch.jvp and make_functional_with_buffers (deprecated: they warn) run and agree
+    with torch.func."""
+    code, out, err = _run(
+        "fm, params, buffers = ft.make_functional_with_buffers(model)\n"
+        "print(len(params), len(buffers), params[0] is model.weight)\n"
+        "tangents = tuple([torch.ones_like(p) for p in params])\n"
+        "o, t = ft.jvp(lambda ps: fm(ps, buffers, x), (params,), (tangents,))\n"
+        "print(torch.allclose(o, model(x)), t)\n"
+        "f1, p1 = ft.make_functional(model)\n"
+        "print(torch.allclose(f1(p1, x), model(x)))\n")
+    assert code == 0, err
+    assert out.startswith("2 0 True\nTrue tensor([3., 3.]"), out
+    assert out.endswith("\nTrue\n"), out
+    assert "FutureWarning" in err and "functorch.jvp` is deprecated" in err
+
+
 CRAWL = PRELUDE + """\
 import torch.func as tfunc
 level = fwAD.dual_level()
@@ -125,6 +152,9 @@ hs = hessian(lambda a: a.sum())
 vm = vmap(lambda a: a * 2)
 fc = functional_call
 UDT = fwAD.UnpackedDualTensor
+fm, ps, bs = ft.make_functional_with_buffers(model)
+fm1, ps1 = ft.make_functional(model)
+ftj = ft.jvp(lambda a: a * 2, (x,), (x,))
 """
 
 
@@ -157,3 +187,4 @@ def test_nothing_reachable_leaves_the_sandbox():
     assert {"UnpackedDualTensor", "dual_level", "function", "Tensor"} <= reached, reached
     modules = {o.__name__ for o in kept if isinstance(o, types.ModuleType)}
     assert "gradcli.torch.func" in modules and "gradcli.torch.autograd.forward_ad" in modules
+    assert "functorch" in modules and "FunctionalModuleWithBuffers" in reached

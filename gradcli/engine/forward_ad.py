@@ -381,8 +381,39 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
             jvp = make(np.zeros_like(a))
         elif not create_graph and jvp._grad_fn is not None:
             jvp = jvp.detach()
+        if keep and not multi and (op.name in _PRODUCTS or not jvp.requires_grad):
+            jvp = _product_rule_graph(op, inputs, jvp)
         results.append(jvp)
     return results if multi else results[0]
+
+
+# ops whose PyTorch tangent is a product rule's sum, AddBackward0 on top whenever a primal
+# requires grad (derivatives.yaml: mul, mm, addmm, bmm, mv, dot, ...)
+_PRODUCTS = frozenset({"mul", "mm", "addmm", "bmm", "mv", "dot", "addmv", "baddbmm", "addbmm",
+                       "addr", "outer", "vdot"})
+
+
+def _product_rule_graph(op, inputs, jvp: Tensor) -> Tensor:
+    """PyTorch's tangent of a product of two tensors (mul, mm, addmm, linear: a_t * b_p +
+    a_p * b_t) is a sum that reads the primals, so it requires grad when a primal does,
+    with AddBackward0 on top, even where the primal's term is zero (only one input has a
+    tangent). The same here: + (|sum(primal)| * -0.0), which changes no value (not even a
+    zero's sign) and adds the primal's (zero) derivative."""
+    if not (op.save_inputs or op.save_result):
+        return jvp  # a linear op (add, sum, cat, views): its tangent reads no primal
+    held = [x for x in inputs if isinstance(x, Tensor)]
+    if len(held) < 2 and op.name not in _PRODUCTS:  # (mul by a number is a product too)
+        return jvp
+    primal = next((x for x in held if x.requires_grad), None)
+    if primal is None:
+        return jvp
+    prev = GRAD_MODE.enabled
+    GRAD_MODE.enabled = True
+    try:
+        with np.errstate(all="ignore"):
+            return jvp + primal.sum().abs() * -0.0
+    finally:
+        GRAD_MODE.enabled = prev
 
 
 class _MultiHook:

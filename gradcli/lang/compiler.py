@@ -395,7 +395,7 @@ ALLOWED_PRIVATE_ATTRS = frozenset({"_version"})
 #: reads, and the namespace dict the body's names go to (no program can spell either)
 CLASS_SLOTS = frozenset({"__class__", "__ns__"})
 ALLOWED_DUNDERS = R.ALLOWED_DUNDERS
-PY_MODULES = frozenset({"random", "functools", "collections", "numpy"})
+PY_MODULES = frozenset({"random", "functools", "collections", "numpy", "functorch"})
 FORBIDDEN_ATTRS = {
     "format_map": "str.format_map is not available in gradcli: use an f-string",
 }
@@ -1083,8 +1083,8 @@ class Compiler:
 
     def _bad_import(self, name, pos):
         self.forbid(f"import of '{name}' is not allowed: gradcli programs can import only "
-                    "torch (and its submodules), math, random, functools, collections and "
-                    "numpy", pos)
+                    "torch (and its submodules), math, random, functools, collections, "
+                    "numpy and functorch", pos)
 
     def s_ImportFrom(self, node):
         mod = node.module

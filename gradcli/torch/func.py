@@ -401,6 +401,11 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                 import gradcli.torch as torch
 
                 t = torch.zeros_like(o)
+            if o.requires_grad:  # (PyTorch hands back an alias of the output: AliasBackward0)
+                from gradcli.engine.ops.views import alias
+
+                with _fwad._suspended:
+                    o = alias(o)
             primals_out.append(o)
             tangents_out.append(t)
     result = _unflatten(primals_out, out_spec), _unflatten(tangents_out, out_spec)
