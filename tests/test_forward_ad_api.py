@@ -372,6 +372,8 @@ SCENARIOS = {
         print(func.jacfwd(g)(x))
         print(func.jacrev(lambda a, b: a * b, argnums=(0, 1))(x, x))
         print(func.jacfwd(lambda a: a.reshape(3, 1) * a)(x).shape)
+        h = func.hessian(lambda a: (a ** 3).sum())(x)
+        print(h.grad_fn, h.shape, func.jacfwd(func.jacrev(torch.sin))(x).grad_fn)
         print(func.vmap(lambda r: r.sum() * r)(torch.arange(6.).reshape(2, 3)))
         print(func.vmap(torch.dot)(torch.ones(2, 3), torch.arange(6.).reshape(2, 3)))
         ys = func.jvp(g, (xr,), (torch.ones(3),))

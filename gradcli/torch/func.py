@@ -376,6 +376,7 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
         for x in leaves:
             if not isinstance(x, Tensor):
                 raise RuntimeError(f"{name}: Expected {what} to only contain Tensors, got {type(x)}")
+    keep = _keep_graph(flat_p + flat_t)
     with _fwad.dual_level():
         duals = [_fwad.make_dual(p, t) for p, t in zip(flat_p, flat_t, strict=True)]
         output = func(*_unflatten(duals, spec_p))
@@ -401,10 +402,12 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                 import gradcli.torch as torch
 
                 t = torch.zeros_like(o)
-            if o.requires_grad:  # (PyTorch hands back an alias of the output: AliasBackward0)
-                from gradcli.engine.ops.views import alias
+            with _fwad._suspended:
+                if not keep:  # (a graph made inside, e.g. by a jacrev in func: none outside)
+                    o, t = o.detach(), t.detach()
+                elif o.requires_grad:  # (PyTorch hands back an alias: AliasBackward0)
+                    from gradcli.engine.ops.views import alias
 
-                with _fwad._suspended:
                     o = alias(o)
             primals_out.append(o)
             tangents_out.append(t)
