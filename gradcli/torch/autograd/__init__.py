@@ -19,7 +19,7 @@ from gradcli.engine.saved_tensor import SavedTensor  # noqa: F401
 from gradcli.engine.tensor import Tensor as _Tensor
 
 from .. import _C  # noqa: F401,E402  (torch._C: attached to the facade package on import)
-from . import forward_ad, function, functional, graph, profiler  # noqa: F401
+from . import function, functional, graph, profiler  # noqa: F401
 from . import gradcheck as _gradcheck_module
 
 # torch.autograd.gradcheck is the function; the module of that name stays importable
@@ -54,6 +54,10 @@ import gradcli.torch as torch  # noqa: E402,F401  (torch.autograd.torch is torch
 
 
 def __getattr__(name: str):
+    if name == "forward_ad":  # (loaded on first use: start-up does not pay for it)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.forward_ad")
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError(f"torch.autograd.{name} is not supported by gradcli")
