@@ -38,8 +38,8 @@ ADDR = re.compile(r"0x[0-9a-fA-F]+")
 SHIM = """\
 import importlib, runpy, sys
 sys.modules["torch"] = importlib.import_module("gradcli.torch")
-for sub in ("autograd", "autograd.functional", "autograd.function", "autograd.graph", "nn",
-            "nn.functional", "optim", "optim.lr_scheduler"):
+for sub in ("autograd", "autograd.functional", "autograd.function", "autograd.graph",
+            "autograd.forward_ad", "func", "nn", "nn.functional", "optim", "optim.lr_scheduler"):
     try:
         sys.modules["torch." + sub] = importlib.import_module("gradcli.torch." + sub)
     except ImportError:
@@ -136,7 +136,8 @@ TUTORIAL_BUILTINS = {
     "staticmethod", "classmethod",
 }
 TUTORIAL_MODULES = {"random", "numpy", "functools", "collections", "torch.optim",
-                    "torch.autograd.function", "torch.autograd.graph"}
+                    "torch.autograd.function", "torch.autograd.graph",
+                    "torch.autograd.forward_ad", "torch.func"}
 TUTORIAL_DUNDERS = {"__version__", "__init__", "__call__", "__repr__", "__str__", "__len__",
                     "__getitem__", "__iter__", "__next__"}
 TUTORIAL_ALLOWED = (ast.Dict, ast.Set, ast.DictComp, ast.SetComp, ast.ClassDef, ast.Starred)

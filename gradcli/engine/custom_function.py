@@ -24,6 +24,8 @@ from .grad_mode import GRAD_MODE
 from .node import SECOND_BACKWARD, Node, modified_inplace_message
 from .tensor import VIEW_CUSTOM, VIEW_MULTI, Tensor, make
 
+_MISSING = object()
+
 
 class _CustomOp:
     """What node.op is for a custom node (the engine reads backward and multi; the
@@ -58,6 +60,25 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def __repr__(self) -> str:
         return f"<torch.autograd.function.{type(self).__name__} object at {id(self):#x}>"
+
+    # `ctx.result = ...` is the user's own attribute (the forward-AD tutorial keeps its
+    # output there): Node.result, an op's saved output, means nothing for a custom node
+    @property
+    def result(self):
+        try:
+            return self.__dict__["result"]
+        except KeyError:
+            raise AttributeError(
+                f"'{type(self).__name__}' object has no attribute 'result'") from None
+
+    @result.setter
+    def result(self, value) -> None:
+        self.__dict__["result"] = value
+
+    @result.deleter
+    def result(self) -> None:
+        if self.__dict__.pop("result", _MISSING) is _MISSING:
+            raise AttributeError("result")
 
     # ----------------------------------------------------------- ctx API
     def save_for_backward(self, *tensors) -> None:
@@ -172,6 +193,8 @@ def apply_function(cls, args: tuple, kwargs: dict):
     d = ctx.__dict__
     d["_needs_input_grad"] = needs
     is_executable = any(needs)
+    forward_ad = FORWARD_AD  # (a dual level: the forward sees plain inputs, jvp runs after)
+    tangents = None if forward_ad is None else forward_ad.enter(args)
     GRAD_MODE.enabled = False
     try:
         if setup_style:
@@ -181,7 +204,19 @@ def apply_function(cls, args: tuple, kwargs: dict):
             output = cls.forward(ctx, *args)
     finally:
         GRAD_MODE.enabled = grad_on
-    return _wrap_outputs(ctx, args, output, is_executable)
+        if forward_ad is not None:
+            forward_ad.leave()
+    wrapped = _wrap_outputs(ctx, args, output, is_executable)
+    if tangents is None:
+        return wrapped
+    return forward_ad.run_jvp(cls, ctx, args, wrapped, tangents)
+
+
+#: forward-mode AD's hook, None unless a dual level is active: an object whose
+#: enter(args) suspends tangents around the user's forward (returning the inputs'
+#: tangents, None when no input has one), leave() resumes them, and run_jvp(cls, ctx,
+#: args, outputs, tangents) calls the Function's jvp and gives the outputs its results.
+FORWARD_AD = None
 
 
 def _view_of_self(t: Tensor) -> Tensor:

@@ -301,6 +301,7 @@ def tensor_repr(
     *,
     requires_grad: bool = False,
     grad_fn_name: str | None = None,
+    tangent=None,
 ) -> str:
     """What PyTorch prints for a CPU tensor with `data`'s values, dtype and shape.
 
@@ -334,6 +335,8 @@ def tensor_repr(
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:  # a dual tensor's tangent (forward AD), formatted as it prints
+        suffixes.append(f"tangent={tangent}")
 
     return _append_suffixes(_PREFIX + body, suffixes, indent, options.linewidth)
 

@@ -300,7 +300,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     try:
         return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                          check_grad_dtypes, check_backward_ad)
+                          check_grad_dtypes, check_backward_ad, check_forward_ad)
     except GradcheckError:
         if raise_exception:
             raise
@@ -308,7 +308,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-               check_backward_ad):
+               check_backward_ad, check_forward_ad=False):
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     prev = GRAD_MODE.enabled
@@ -316,7 +316,13 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, 
     try:
         func_out = func(*inputs)
         outputs = _differentiable(func_out)
-        _slow_check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+        if check_backward_ad:
+            _slow_check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
+                        nondet_tol)
+        if check_forward_ad:
+            from .forward_ad_check import check_forward_ad as _check_forward
+
+            _check_forward(func, func_out, inputs, outputs, eps, rtol, atol)
         if not check_backward_ad:
             return True
         _check_times_grad_output(outputs, inputs)

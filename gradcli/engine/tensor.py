@@ -348,6 +348,7 @@ class Tensor:
             self._data,
             requires_grad=name is None and self.requires_grad,
             grad_fn_name=name,
+            tangent=None if FORWARD_AD_TANGENT is None else FORWARD_AD_TANGENT(self),
         )
 
     __str__ = __repr__
@@ -527,6 +528,8 @@ class Tensor:
         the op may write an expanded tensor (several elements, one memory location).
         """
         self._check_inplace()
+        if FORWARD_AD_INPLACE is not None:
+            compute = FORWARD_AD_INPLACE(self, compute)
         if not GRAD_MODE.enabled:
             result = compute(self, *others)
             _write_into(self, result._data, overlap_ok)
@@ -722,6 +725,12 @@ def _init(t: Tensor, data: np.ndarray, requires_grad: bool, grad_fn) -> None:
 
 
 _new = object.__new__
+
+#: forward-mode AD's hooks, None unless a dual level is active (gradcli.engine.forward_ad
+#: sets them): FORWARD_AD_INPLACE(tensor, compute) -> compute wrapped to carry tangents
+#: through an in-place op; FORWARD_AD_TANGENT(tensor) -> its tangent or None (printing).
+FORWARD_AD_INPLACE = None
+FORWARD_AD_TANGENT = None
 
 
 def make(data: np.ndarray, requires_grad: bool = False, grad_fn=None) -> Tensor:

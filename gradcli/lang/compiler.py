@@ -395,7 +395,7 @@ ALLOWED_PRIVATE_ATTRS = frozenset({"_version"})
 #: reads, and the namespace dict the body's names go to (no program can spell either)
 CLASS_SLOTS = frozenset({"__class__", "__ns__"})
 ALLOWED_DUNDERS = R.ALLOWED_DUNDERS
-PY_MODULES = frozenset({"random", "functools", "collections", "numpy"})
+PY_MODULES = frozenset({"random", "functools", "collections", "numpy", "functorch"})
 FORBIDDEN_ATTRS = {
     "format_map": "str.format_map is not available in gradcli: use an f-string",
 }
@@ -1082,8 +1082,9 @@ class Compiler:
         return pymodules.load(name, cache)
 
     def _bad_import(self, name, pos):
-        tail = ("collections and numpy" if not self.filename or self.filename.startswith("<")
-                else "collections, numpy and the NAME.grad files beside the program")
+        tail = ("collections, numpy and functorch" if not self.filename
+                or self.filename.startswith("<")
+                else "collections, numpy, functorch and the NAME.grad files beside the program")
         self.forbid(f"import of '{name}' is not allowed: gradcli programs can import only "
                     f"torch (and its submodules), math, random, functools, {tail}", pos)
 

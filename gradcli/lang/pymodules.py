@@ -23,7 +23,7 @@ from . import runtime as R
 
 #: the module objects handed to programs (runtime.is_allowed_module accepts them)
 MODULES: weakref.WeakSet = weakref.WeakSet()
-NAMES = ("random", "functools", "collections", "numpy")
+NAMES = ("random", "functools", "collections", "numpy", "functorch")
 
 
 def _module(name, members: dict):
@@ -120,8 +120,17 @@ def make_collections():
                                    "namedtuple": _fn(namedtuple, "namedtuple")})
 
 
+# ---------------------------------------------------------------- functorch
+def make_functorch():
+    """PyTorch's old functorch package (the forward-AD tutorial imports it): torch.func's
+    transforms and make_functional(_with_buffers), all gradcli functions."""
+    from gradcli.torch import _functorch_compat as compat
+
+    return _module("functorch", {name: getattr(compat, name) for name in compat.__all__})
+
+
 _MAKERS = {"random": make_random, "functools": make_functools,
-           "collections": make_collections}
+           "collections": make_collections, "functorch": make_functorch}
 
 
 def load(name, cache: dict):

@@ -478,7 +478,7 @@ def set_attr(obj, name, value):
     if pol == "engine" and name not in DENY_ATTRS and (not name.startswith("_")):
         setattr(obj, name, value)
         return
-    if tp_is_ctx(obj) and not hasattr(type(obj), name) and name not in DENY_ATTRS:
+    if tp_is_ctx(obj) and _ctx_own(obj, name):
         obj.__dict__[name] = value  # the program's own state on a ctx, never the node's
         return
     if pol == "module":
@@ -506,7 +506,20 @@ def del_attr(obj, name):
     if pol == "engine" and name not in DENY_ATTRS and not name.startswith("_"):
         delattr(obj, name)
         return
+    if tp_is_ctx(obj) and _ctx_own(obj, name) and name in obj.__dict__:
+        del obj.__dict__[name]  # (`del ctx.result` once jvp has used it)
+        return
     raise AttributeError(f"'{_type_name(obj)}' object attribute '{name}' cannot be deleted")
+
+
+#: ctx attributes that are the program's own although the node type defines the name
+#: (a custom Function's ctx.result: the engine's saved output means nothing there)
+CTX_OWN_ATTRS = frozenset({"result"})
+
+
+def _ctx_own(obj, name: str) -> bool:
+    """Whether `name` on ctx `obj` is the program's own state (never the node's)."""
+    return name not in DENY_ATTRS and (name in CTX_OWN_ATTRS or not hasattr(type(obj), name))
 
 
 # -------------------------------------------------------------- user classes

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor, _wrap_dim, make
+from . import registry as _registry
 from .registry import defop, public, run_op, run_unary, sum_to
 from .sorting import _pair_type
 
@@ -568,6 +569,8 @@ def _as_copies(op, pieces, x):
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = i
+    if _registry.FORWARD_AD_MULTI is not None:
+        _registry.FORWARD_AD_MULTI.copies(pieces, outs)
     return tuple(outs)
 
 

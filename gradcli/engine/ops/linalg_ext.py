@@ -20,6 +20,7 @@ import numpy as np
 from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
+from . import registry as _registry
 from .registry import _record, defop, public, run_op
 
 # ------------------------------------------------------------------ plumbing
@@ -109,6 +110,8 @@ def _run_multi(op, inputs: tuple, meta: tuple, arrays: list, differentiable: tup
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = i
+    if _registry.FORWARD_AD_MULTI is not None:
+        _registry.FORWARD_AD_MULTI.multi(op, inputs, meta + (tuple(o._data for o in outs),), outs)
     return outs
 
 

@@ -46,6 +46,15 @@ def public_names(prefix: str) -> dict:
     return {name[cut:]: fn for name, fn in PUBLIC.items()
             if name.startswith(prefix) and "." not in name[cut:]}
 
+#: forward-mode AD's hook, None unless a dual level is active (gradcli.engine.forward_ad
+#: sets it): fn(op, inputs, meta, result) gives the result its tangent. The ops below read
+#: this one global and nothing more when forward AD is off.
+FORWARD_AD = None
+#: the same for ops with several outputs (split, unbind, the linalg factorisations): an
+#: object with pieces(x, outs) (views of x), copies(sources, outs) (copies of sources) and
+#: multi(op, inputs, meta, outs) (one node's outputs)
+FORWARD_AD_MULTI = None
+
 _ndarray = np.ndarray
 _new = object.__new__
 _asarray = np.asarray
@@ -184,8 +193,14 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
                 # (a view made before its base required grad records too, with no edge)
                 if out.dtype.kind != "f":
                     break
-                return _result_of(op, _record(op, inputs, meta, out), out)
-    return make(out, False, None)
+                res = _result_of(op, _record(op, inputs, meta, out), out)
+                if FORWARD_AD is not None:
+                    FORWARD_AD(op, inputs, meta, res)
+                return res
+    res = make(out, False, None)
+    if FORWARD_AD is not None:
+        FORWARD_AD(op, inputs, meta, res)
+    return res
 
 
 def broadcast_count(arrays, meta) -> int:
@@ -219,8 +234,12 @@ def run_scalar(op: Op, a: Tensor, s) -> Tensor:
     base = a._base
     if not (GRAD_MODE.enabled and (a._requires_grad or (base is not None and base._requires_grad))) \
             or op.backward is None:
-        return make(out, False, None)
-    return _record_one(op, a, (a, s), (), out)
+        res = make(out, False, None)
+    else:
+        res = _record_one(op, a, (a, s), (), out)
+    if FORWARD_AD is not None:
+        FORWARD_AD(op, (a, s), (), res)
+    return res
 
 
 # Python scalar (by identity) -> (it, dtype, 0-d array of it): a ufunc takes a 0-d array
@@ -268,10 +287,14 @@ def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
     base = a._base
     if not (GRAD_MODE.enabled and (a._requires_grad or (base is not None and base._requires_grad))) \
             or op.backward is None or out.dtype.kind != "f":
-        return make(out, False, None)
-    if op.broadcast:  # (input_meta bookkeeping lives in _record)
-        return _result_of(op, _record(op, (a,), meta, out), out)
-    return _record_one(op, a, (a,), meta, out)
+        res = make(out, False, None)
+    elif op.broadcast:  # (input_meta bookkeeping lives in _record)
+        res = _result_of(op, _record(op, (a,), meta, out), out)
+    else:
+        res = _record_one(op, a, (a,), meta, out)
+    if FORWARD_AD is not None:
+        FORWARD_AD(op, (a,), meta, res)
+    return res
 
 
 def set_recorders(record_one, result_of) -> tuple:

@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..tensor import VIEW_MULTI, Tensor, _wrap_dim, make
+from . import registry as _registry
 from .registry import broadcast_error, defop, edge_of, run_op  # noqa: F401 (shape.broadcast_error)
 
 CLONE = defop("clone", "CloneBackward0", lambda a: np.array(a, copy=True), lambda c, g: (g,),
@@ -122,6 +123,8 @@ def _run_pieces(op, x: Tensor, arrays: list, meta: tuple, steps: list) -> tuple:
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = i
+    if _registry.FORWARD_AD_MULTI is not None:
+        _registry.FORWARD_AD_MULTI.pieces(x, outs)
     return tuple(outs)
 
 

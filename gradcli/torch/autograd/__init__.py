@@ -61,6 +61,10 @@ from .. import profiler as _torch_profiler  # noqa: E402,F401  (torch.profiler, 
 
 
 def __getattr__(name: str):
+    if name == "forward_ad":  # (loaded on first use: start-up does not pay for it)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.forward_ad")
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError(f"torch.autograd.{name} is not supported by gradcli")

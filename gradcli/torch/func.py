@@ -1,0 +1,654 @@
+"""torch.func over gradcli's engine: jvp, vjp, grad, grad_and_value, jacrev, jacfwd,
+hessian, vmap and functional_call, as plain functions.
+
+PyTorch's functorch wraps tensors per transform level; here each transform is a direct
+use of the engine: reverse-mode ones differentiate a fresh input (a leaf, or a view of
+an input that already needs a gradient, so an enclosing transform differentiates through
+it: grad(grad(f)) works), forward-mode ones use one dual level (torch.autograd.forward_ad),
+so jvp/jacfwd do not nest inside one another (hessian, jacfwd over jacrev, does).
+vmap runs the function once per slice and stacks the results.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from gradcli.engine import forward_ad as _fwad
+from gradcli.engine.autograd import grad as _autograd_grad
+from gradcli.engine.grad_mode import GRAD_MODE, enable_grad
+from gradcli.engine.tensor import Tensor
+
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
+           "vjp", "vmap"]
+
+# how many reverse-mode transforms are running: inside one, results keep their graph so
+# that the enclosing transform differentiates them
+_DEPTH = [0]
+
+
+# ------------------------------------------------------------------ pytrees
+
+def _flatten(tree) -> tuple[list, object]:
+    """Leaves (in order) and a spec to rebuild the structure (tuples, lists, dicts)."""
+    if isinstance(tree, (tuple, list)):
+        leaves, specs = [], []
+        for item in tree:
+            sub, spec = _flatten(item)
+            leaves.extend(sub)
+            specs.append((len(sub), spec))
+        return leaves, (type(tree), specs)
+    if isinstance(tree, dict):
+        leaves, specs = [], []
+        for key, item in tree.items():
+            sub, spec = _flatten(item)
+            leaves.extend(sub)
+            specs.append((key, len(sub), spec))
+        return leaves, (dict, specs)
+    return [tree], None
+
+
+def _unflatten(leaves: list, spec):
+    if spec is None:
+        return leaves[0]
+    kind, specs = spec
+    if kind is dict:
+        out, at = {}, 0
+        for key, n, sub in specs:
+            out[key] = _unflatten(leaves[at:at + n], sub)
+            at += n
+        return out
+    out, at = [], 0
+    for n, sub in specs:
+        out.append(_unflatten(leaves[at:at + n], sub))
+        at += n
+    if kind is tuple or kind is list:
+        return kind(out)
+    return kind(*out)  # a namedtuple
+
+
+def _spec_text(spec, indent: int = 0) -> str:
+    """PyTorch's TreeSpec text (its repr), as its structure errors print it."""
+    if spec is None:
+        return "*"
+    kind, specs = spec
+    if kind is dict:
+        context = repr([k for k, _, _ in specs])
+        children = [s for _, _, s in specs]
+    else:
+        context = "None"
+        children = [s for _, s in specs]
+    text = ""
+    if children:
+        indent += 2
+        text = _spec_text(children[0], indent) + ("," if len(children) > 1 else "")
+        text += ",".join("\n" + " " * indent + _spec_text(c, indent) for c in children[1:])
+    return f"TreeSpec({kind.__name__}, {context}, [{text}])"
+
+
+# ------------------------------------------------------------------ argnums
+
+def _wrap_argnum(argnum, n: int) -> int:
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if 0 <= argnum < n:
+        return argnum
+    if -n <= argnum < 0:
+        return argnum + n
+    raise RuntimeError(f"Got argnum={argnum}, but only {n} positional inputs")
+
+
+def _argnums(argnums, n: int):
+    if isinstance(argnums, int):
+        return _wrap_argnum(argnums, n)
+    if isinstance(argnums, tuple):
+        if len(argnums) == 0:
+            raise RuntimeError("argnums must be non-empty")
+        if len(set(argnums)) != len(argnums):
+            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+        return tuple(_wrap_argnum(a, n) for a in argnums)
+    raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+
+
+def _picked(args: tuple, argnums):
+    return args[argnums] if isinstance(argnums, int) else tuple(args[i] for i in argnums)
+
+
+def _replaced(args: tuple, argnums, new) -> tuple:
+    if isinstance(argnums, int):
+        return tuple(new if i == argnums else a for i, a in enumerate(args))
+    return tuple(new[argnums.index(i)] if i in argnums else a for i, a in enumerate(args))
+
+
+# ------------------------------------------------------------------ reverse mode
+
+def _differentiable(x: Tensor) -> Tensor:
+    """The tensor a reverse transform differentiates for input x: a leaf over x's data,
+    or (x already needing a gradient) an alias of x, so the gradient stays a function of x.
+    A tangent of x goes with it (jacfwd over jacrev: hessian)."""
+    if not isinstance(x, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    if x.requires_grad:
+        with enable_grad():
+            return x.view_as(x)
+    return _detached(x).requires_grad_(True)
+
+
+def _detached(x: Tensor) -> Tensor:
+    """x.detach(), keeping x's tangent (a transform's result inside a jvp keeps it)."""
+    out = x.detach()
+    tangent = _fwad.tangent_of(x)
+    if tangent is not None:
+        _fwad.set_tangent(out, tangent)
+    return out
+
+
+def _keep_graph(inputs) -> bool:
+    """Whether results keep their graph: an enclosing transform, or inputs that needed a
+    gradient already."""
+    return GRAD_MODE.enabled and (_DEPTH[0] > 0 or any(
+        isinstance(x, Tensor) and x.requires_grad for x in inputs))
+
+
+def _plain(t, keep: bool):
+    if isinstance(t, Tensor) and not keep:
+        return _detached(t)
+    return t
+
+
+def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list:
+    """d<outputs, cotangents>/d inputs, zeros where an input was not used."""
+    import numpy as np
+
+    from gradcli.engine.tensor import make
+
+    pairs = [(o, c) for o, c in zip(outputs, cotangents, strict=True)
+             if isinstance(o, Tensor) and o.requires_grad]
+    if _fwad._LEVEL[0] >= 0 and not keep:
+        # inside a jvp (hessian): the backward runs with a graph, so that the engine sums
+        # gradients with tensor ops, which carry tangents, then the graph is dropped
+        return [_detached(g) for g in _grads_of(outputs, inputs, cotangents, True)]
+    if not pairs:
+        return [make(np.zeros_like(x._data)) for x in inputs]
+    with enable_grad():
+        got = _autograd_grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
+                             retain_graph=True, create_graph=keep, allow_unused=True)
+    out = []
+    for x, g in zip(inputs, got, strict=True):
+        if g is None:
+            g = make(np.zeros_like(x._data))
+        out.append(g if keep else _detached(g))
+    return out
+
+
+def vjp(func, *primals, has_aux: bool = False):
+    """(func(*primals), vjp_fn): vjp_fn(cotangents) gives one gradient per primal."""
+    flat, spec = _flatten(primals)
+    keep = _keep_graph(flat)
+    inner = [_differentiable(x) for x in flat]
+    _DEPTH[0] += 1
+    try:
+        with enable_grad():
+            output = func(*_unflatten(inner, spec))
+    finally:
+        _DEPTH[0] -= 1
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
+                               "(output, aux) if has_aux is True")
+        output, aux = output
+    outs, out_spec = _flatten(output)
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, "
+                               f"got unsupported type {type(o)}")
+        if o._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
+                f"Tensor with dtype {o.dtype}")
+
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+        cots, cot_spec = _flatten(cotangents)
+        if _spec_text(cot_spec) != _spec_text(out_spec):
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree structure of "
+                f"outputs to the function. cotangents: {_spec_text(cot_spec)}, "
+                f"primal output: {_spec_text(out_spec)}")
+        grads = _grads_of(outs, inner, cots, keep or _DEPTH[0] > 0)
+        return _unflatten(grads, spec)
+
+    shown = _unflatten([_plain(o, keep) for o in outs], out_spec)
+    if has_aux:
+        return shown, vjp_fn, _tree_plain(aux, keep)
+    return shown, vjp_fn
+
+
+def _tree_plain(tree, keep: bool):
+    leaves, spec = _flatten(tree)
+    return _unflatten([_plain(x, keep) for x in leaves], spec)
+
+
+def grad_and_value(func, argnums=0, has_aux: bool = False):
+    """A function returning (gradient of func's scalar output w.r.t. args[argnums], value)."""
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        nums = _argnums(argnums, len(args))
+        picked = _picked(args, nums)
+        flat, spec = _flatten(picked)
+        keep = _keep_graph(flat)
+        inner = [_differentiable(x) for x in flat]
+        _DEPTH[0] += 1
+        try:
+            with enable_grad():
+                output = func(*_replaced(args, nums, _unflatten(inner, spec)), **kwargs)
+        finally:
+            _DEPTH[0] -= 1
+        aux = None
+        if has_aux:
+            if not (isinstance(output, tuple) and len(output) == 2):
+                raise RuntimeError("grad_and_value(f)(*args): output of function f should be a "
+                                   "tuple: (output, aux) if has_aux is True")
+            output, aux = output
+        if not isinstance(output, Tensor):
+            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
+                               f"got {type(output)}")
+        if output.dim() != 0:
+            raise RuntimeError(
+                "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                f"tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev "
+                "APIs instead?")
+        import numpy as np
+
+        from gradcli.engine.tensor import make
+
+        one = make(np.ones_like(output._data))
+        grads = _grads_of([output], inner, [one], keep or _DEPTH[0] > 0)
+        gradient = _unflatten(grads, spec)
+        value = _plain(output, keep)
+        if has_aux:
+            return gradient, (value, _tree_plain(aux, keep))
+        return gradient, value
+
+    return run
+
+
+def grad(func, argnums=0, has_aux: bool = False):
+    """A function returning the gradient of func's scalar output w.r.t. args[argnums]."""
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        gradient, value = inner(*args, **kwargs)
+        if has_aux:
+            return gradient, value[1]
+        return gradient
+
+    return run
+
+
+def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
+           _preallocate_and_copy: bool = False):
+    """A function returning the Jacobian of func w.r.t. args[argnums], one reverse pass per
+    output element (shape: output's shape + input's shape)."""
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        nums = _argnums(argnums, len(args))
+        picked = _picked(args, nums)
+        flat, spec = _flatten(picked)
+        keep = _keep_graph(flat)
+        inner = [_differentiable(x) for x in flat]
+        _DEPTH[0] += 1
+        try:
+            with enable_grad():
+                output = func(*_replaced(args, nums, _unflatten(inner, spec)), **kwargs)
+        finally:
+            _DEPTH[0] -= 1
+        aux = None
+        if has_aux:
+            if not (isinstance(output, tuple) and len(output) == 2):
+                raise RuntimeError("jacrev(f, ...)(*args): output of function f should be a "
+                                   "tuple: (output, aux) if has_aux is True")
+            output, aux = output
+        outs, out_spec = _flatten(output)
+        jacs = []  # per output: per input
+        for o in outs:
+            rows = _jacobian_rows(o, inner, keep or _DEPTH[0] > 0)
+            jacs.append(_unflatten(rows, spec))
+        result = _unflatten(jacs, out_spec)
+        if has_aux:
+            return result, _tree_plain(aux, keep)
+        return result
+
+    return run
+
+
+def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
+    """For each input, d o / d input with shape o.shape + input.shape."""
+    import numpy as np
+
+    import gradcli.torch as torch
+    from gradcli.engine.tensor import make
+
+    n = o.numel()
+    per_input = [[] for _ in inputs]
+    flat_o = o.reshape(-1) if o.requires_grad else None
+    for k in range(n):
+        if flat_o is None:
+            grads = [make(np.zeros_like(x._data)) for x in inputs]
+        else:
+            basis = make(np.zeros(n, dtype=o._data.dtype))
+            basis._data[k] = 1
+            grads = _grads_of([flat_o], inputs, [basis], keep)
+        for rows, g in zip(per_input, grads, strict=True):
+            rows.append(g)
+    out = []
+    for x, rows in zip(inputs, per_input, strict=True):
+        if rows:
+            stacked = torch.stack(rows)
+        else:
+            stacked = make(np.zeros((0,) + x._data.shape, dtype=x._data.dtype))
+        out.append(stacked.reshape(tuple(o.shape) + tuple(x.shape)))
+    return out
+
+
+# ------------------------------------------------------------------ forward mode
+
+def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
+    """(func(*primals), the Jacobian of func times tangents), by forward-mode AD."""
+    name = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{name}: Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
+    flat_p, spec_p = _flatten(primals)
+    flat_t, spec_t = _flatten(tangents)
+    if _spec_text(spec_p) != _spec_text(spec_t):
+        raise RuntimeError(
+            f"{name}: Expected primals and tangents to have the same python structure. For "
+            "example, if primals is a tuple of 3 tensors, tangents also must be. Got primals "
+            f"with structure {_spec_text(spec_p)} and tangents with structure {_spec_text(spec_t)}")
+    for what, leaves in (("primals", flat_p), ("tangents", flat_t)):
+        if not leaves:
+            raise RuntimeError(f"{name}: Expected {what} to contain at least one Tensor.")
+        for x in leaves:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(f"{name}: Expected {what} to only contain Tensors, got {type(x)}")
+    keep = _keep_graph(flat_p + flat_t)
+    with _fwad.dual_level():
+        duals = [_fwad.make_dual(p, t) for p, t in zip(flat_p, flat_t, strict=True)]
+        output = func(*_unflatten(duals, spec_p))
+        aux = None
+        if has_aux:
+            if not (isinstance(output, tuple) and len(output) == 2):
+                raise RuntimeError(f"{name}: output of function f should be a tuple: "
+                                   "(output, aux) if has_aux is True")
+            output, aux = output
+        outs, out_spec = _flatten(output)
+        if not outs:
+            raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
+                               f"(got output = {output})")
+        primals_out, tangents_out = [], []
+        for o in outs:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"{name}: expected f(*args) to return only tensors, got "
+                                   f"unsupported type {type(o)}")
+            t = _fwad.tangent_of(o)
+            if t is None:
+                if strict:
+                    raise RuntimeError(f"{name}: Strict mode is not implemented")
+                import gradcli.torch as torch
+
+                t = torch.zeros_like(o)
+            with _fwad._suspended:
+                if not keep:  # (a graph made inside, e.g. by a jacrev in func: none outside)
+                    o, t = o.detach(), t.detach()
+                elif o.requires_grad:  # (PyTorch hands back an alias: AliasBackward0)
+                    from gradcli.engine.ops.views import alias
+
+                    o = alias(o)
+            primals_out.append(o)
+            tangents_out.append(t)
+    result = _unflatten(primals_out, out_spec), _unflatten(tangents_out, out_spec)
+    if has_aux:
+        return result + (aux,)
+    return result
+
+
+def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
+    """A function returning the Jacobian of func w.r.t. args[argnums], one forward pass per
+    input element (shape: output's shape + input's shape)."""
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        import numpy as np
+
+        import gradcli.torch as torch
+        from gradcli.engine.tensor import make
+
+        nums = _argnums(argnums, len(args))
+        picked = _picked(args, nums)
+        flat, spec = _flatten(picked)
+        sizes = [x.numel() for x in flat]
+        columns = None  # per output: per input: list of tangents
+        aux = None
+        out_spec = None
+        outs = None
+        for i in range(len(flat)):
+            for k in range(sizes[i]):
+                tangents = []
+                for j, y in enumerate(flat):
+                    t = np.zeros(y._data.shape, dtype=y._data.dtype)
+                    if j == i:
+                        t.reshape(-1)[k] = 1
+                    tangents.append(make(t))
+
+                def call(*leaves):
+                    return func(*_replaced(args, nums, _unflatten(list(leaves), spec)), **kwargs)
+
+                got = jvp(call, tuple(flat), tuple(tangents), has_aux=has_aux)
+                out, tan = got[0], got[1]
+                if has_aux:
+                    aux = got[2]
+                outs, out_spec = _flatten(out)
+                tans, _ = _flatten(tan)
+                if columns is None:
+                    columns = [[[] for _ in flat] for _ in outs]
+                for c, t in zip(columns, tans, strict=True):
+                    c[i].append(t)
+        if columns is None:  # no input element: evaluate once for the output's shape
+            out = func(*args, **kwargs)
+            if has_aux:
+                out, aux = out
+            outs, out_spec = _flatten(out)
+            columns = [[[] for _ in flat] for _ in outs]
+        jacs = []
+        for o, per_input in zip(outs, columns, strict=True):
+            blocks = []
+            for x, cols in zip(flat, per_input, strict=True):
+                if cols:
+                    stacked = torch.stack(cols, dim=-1)
+                    stacked = stacked.reshape(tuple(o.shape) + tuple(x.shape))
+                else:
+                    stacked = make(np.zeros(tuple(o.shape) + tuple(x.shape), dtype=o._data.dtype))
+                blocks.append(stacked)
+            jacs.append(_unflatten(blocks, spec))
+        result = _unflatten(jacs, out_spec)
+        if has_aux:
+            return result, aux
+        return result
+
+    return run
+
+
+def hessian(func, argnums=0):
+    """The Hessian: jacfwd of jacrev (forward over reverse)."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# ------------------------------------------------------------------ vmap
+
+def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
+    """func over a batch dimension: called once per slice, the results stacked."""
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        import gradcli.torch as torch
+
+        dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
+        if len(dims) != len(args):
+            raise ValueError(
+                f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)(<inputs>): "
+                f"in_dims is not compatible with the structure of `inputs`. in_dims has structure "
+                f"{len(dims)} but inputs has structure {len(args)}.")
+        size = None
+        for a, d in zip(args, dims, strict=True):
+            if d is not None and isinstance(a, Tensor):
+                n = a.shape[d]
+                if size is not None and n != size:
+                    raise ValueError(
+                        f"vmap: Expected all tensors to have the same size in the mapped "
+                        f"dimension, got sizes {[x.shape[e] for x, e in zip(args, dims, strict=True) if e is not None]} "
+                        "for the mapped dimension")
+                size = n
+        if size is None:
+            raise ValueError(f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)"
+                             "(<inputs>): at least one input must be a Tensor mapped over a "
+                             "dimension (in_dims is not None)")
+        results = []
+        for b in range(size):
+            sliced = tuple(a.select(d, b) if d is not None and isinstance(a, Tensor) else a
+                           for a, d in zip(args, dims, strict=True))
+            results.append(func(*sliced, **kwargs))
+        first, spec = _flatten(results[0])
+        per_leaf = [[] for _ in first]
+        for r in results:
+            leaves, _ = _flatten(r)
+            for acc, leaf in zip(per_leaf, leaves, strict=True):
+                acc.append(leaf if isinstance(leaf, Tensor) else torch.tensor(leaf))
+        odims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(per_leaf)
+        stacked = [torch.stack(acc, dim=d) for acc, d in zip(per_leaf, odims, strict=True)]
+        return _unflatten(stacked, spec)
+
+    return run
+
+
+# ------------------------------------------------------------------ modules
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                    tie_weights: bool = True, strict: bool = False):
+    """Call `module` with some of its parameters and buffers replaced by the given tensors
+    (by qualified name) for the duration of the call."""
+    if isinstance(parameter_and_buffer_dicts, dict):
+        given = parameter_and_buffer_dicts
+    elif isinstance(parameter_and_buffer_dicts, (list, tuple)):
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError("Expected all elements of parameter_and_buffer_dicts to be dictionaries")
+        keys = [k for d in parameter_and_buffer_dicts for k in d]
+        repeated = []
+        for k in keys:
+            if keys.count(k) > 1 and k not in repeated:
+                repeated.append(k)
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of functional "
+                             "call is ambiguous")
+        given = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
+    else:
+        raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
+                         f"dicts, but got {type(parameter_and_buffer_dicts)}")
+    if kwargs is None:
+        kwargs = {}
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    replacing = dict(given)
+    if tie_weights:  # a tensor registered under several names is replaced under all of them
+        names_of: dict = {}
+        for name, t in _named_tensors(module):
+            names_of.setdefault(id(t), []).append(name)
+        for names in names_of.values():
+            chosen = [n for n in names if n in given]
+            if chosen:
+                for n in names:
+                    replacing.setdefault(n, given[chosen[0]])
+    if strict:
+        known = {name for name, _ in _named_tensors(module)}
+        unexpected = [k for k in replacing if k not in known]
+        missing = [k for k in known if k not in replacing]
+        msgs = []
+        if unexpected:
+            msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+        if missing:
+            msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+        if msgs:
+            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
+                               + "\n\t".join(msgs))
+    undo = []
+    try:
+        for name, value in replacing.items():
+            undo.append(_swap(module, name, value))
+        return module(*args, **kwargs)
+    finally:
+        for restore in reversed(undo):
+            restore()
+
+
+def _named_tensors(module):
+    """(qualified name, tensor) of every parameter and buffer, shared ones under each name."""
+    out = []
+
+    def walk(mod, prefix):
+        d = mod.__dict__
+        for table in ("_parameters", "_buffers"):
+            for name, t in d.get(table, {}).items():
+                if t is not None:
+                    out.append((prefix + name, t))
+        for name, sub in d.get("_modules", {}).items():
+            if sub is not None:
+                walk(sub, prefix + name + ".")
+
+    walk(module, "")
+    return out
+
+
+def _swap(module, qualified: str, value):
+    """Put `value` where `qualified` names (a parameter, a buffer or a plain attribute) and
+    return what puts the original back. The path goes through registered submodules only,
+    and the name is set as `module.name = value` would set it: a name starting with '_'
+    is refused (a .grad program reaches this function)."""
+    *path, name = qualified.split(".")
+    mod = module
+    for part in path:
+        sub = mod.__dict__.get("_modules", {}).get(part)
+        if sub is None:
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{part}`")
+        mod = sub
+    if not name or name.startswith("_"):
+        raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+    d = mod.__dict__
+    for table in ("_parameters", "_buffers"):
+        held = d.get(table)
+        if held is not None and name in held:
+            old = held[name]
+            held[name] = value
+
+            def restore(held=held, name=name, old=old):
+                held[name] = old
+
+            return restore
+    if hasattr(type(mod), name):  # a method or property of the class: never replaced
+        raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+    missing = object()
+    old = d.get(name, missing)
+    setattr(mod, name, value)
+
+    def restore_attr(mod=mod, name=name, old=old):
+        if old is missing:
+            delattr(mod, name)
+        else:
+            setattr(mod, name, old)
+
+    return restore_attr
