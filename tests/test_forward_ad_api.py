@@ -429,3 +429,30 @@ def test_no_level_costs_nothing_and_leaves_no_hook():
     assert registry.FORWARD_AD is None and registry.FORWARD_AD_MULTI is None
     assert tensor.FORWARD_AD_INPLACE is None and tensor.FORWARD_AD_TANGENT is None
     assert custom_function.FORWARD_AD is None
+
+
+def test_forward_ad_and_func_are_attributes_without_an_import_in_a_program(tmp_path):
+    """`torch.autograd.forward_ad` and `torch.func` load on first use, yet a program
+    reaches them as PyTorch's do after a bare `import torch`; plain `gradcli grad` does
+    not load them."""
+    import subprocess
+    import sys
+
+    program = ("import torch\nx = torch.ones(2)\n"
+               "with torch.autograd.forward_ad.dual_level():\n"
+               "    d = torch.autograd.forward_ad.make_dual(x, x * 3)\n"
+               "    print(torch.autograd.forward_ad.unpack_dual(d.exp()).tangent)\n"
+               "print(torch.func.grad(lambda a: (a * a).sum())(x))\n")
+    (tmp_path / "p.grad").write_text(program)
+    got = subprocess.run([sys.executable, "-m", "gradcli", "run", "p.grad"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    expected = subprocess.run([sys.executable, "p.grad"], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == expected.stdout
+    probe = ("import sys\nfrom gradcli.cli.app import main\n"
+             "try:\n    main(['grad', 'x**2', '--at', 'x=1'])\nexcept SystemExit:\n    pass\n"
+             "print([m for m in sys.modules if m.endswith(('forward_ad', 'torch.func'))])\n")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            timeout=120)
+    assert loaded.stdout.strip().splitlines()[-1] == "[]", loaded.stdout + loaded.stderr

@@ -208,6 +208,7 @@ def module_names(mod) -> frozenset:
                 if isinstance(v, types.ModuleType) and v.__name__.startswith(prefix) \
                         and not n.startswith("_"):
                     public.add(n)
+            public.update(getattr(mod, "_LAZY_SUBMODULES", ()))  # (imported on first use)
             names = frozenset(public) - DENY_ATTRS  # (torch.save, torch.load: files)
         _MODULE_NAMES[mod] = names
     return names

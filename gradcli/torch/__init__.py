@@ -81,7 +81,9 @@ from . import backends, cuda, optim  # noqa: E402,F401  (torch.cuda says no GPU;
 _fill(globals(), "torch.")
 
 
-__getattr__ = _unsupported("torch")
+#: loaded on first use (torch.func pulls in forward-mode AD)
+_LAZY_SUBMODULES = ("func",)
+__getattr__ = _unsupported("torch", __name__, _LAZY_SUBMODULES)
 
 
 __all__ = sorted(

@@ -16,13 +16,19 @@ def fill(namespace: dict, prefix: str) -> None:
         namespace.setdefault(name, fn)
 
 
-def unsupported(path: str):
-    """A module `__getattr__`: a name declared after the module was filled (an op module
-    imported later, a test fixture) comes from the registry; any other name says it is
-    not supported by gradcli."""
+def unsupported(path: str, module: str = "", lazy: tuple = ()):
+    """A module `__getattr__`: a submodule of `lazy` is imported on first use (the
+    facade module `module` lists them as `_LAZY_SUBMODULES`, so start-up does not pay
+    for them and programs may still reach them as attributes); a name declared after the
+    module was filled (an op module imported later, a test fixture) comes from the
+    registry; any other name says it is not supported by gradcli."""
     prefix = path + "."
 
     def __getattr__(name: str):
+        if name in lazy:
+            import importlib
+
+            return importlib.import_module(f"{module}.{name}")
         if name.startswith("__"):
             raise AttributeError(name)
         fn = PUBLIC.get(prefix + name)

@@ -59,12 +59,15 @@ import gradcli.torch as torch  # noqa: E402,F401  (torch.autograd.torch is torch
 
 from .. import profiler as _torch_profiler  # noqa: E402,F401  (torch.profiler, as PyTorch imports it)
 
+#: loaded on first use: start-up does not pay for forward-mode AD
+_LAZY_SUBMODULES = ("forward_ad",)
+
 
 def __getattr__(name: str):
-    if name == "forward_ad":  # (loaded on first use: start-up does not pay for it)
+    if name in _LAZY_SUBMODULES:
         import importlib
 
-        return importlib.import_module(f"{__name__}.forward_ad")
+        return importlib.import_module(f"{__name__}.{name}")
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError(f"torch.autograd.{name} is not supported by gradcli")
