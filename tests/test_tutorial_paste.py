@@ -1,0 +1,80 @@
+"""What pasted tutorials reach that the rest of the suite does not: each program here runs
+under gradcli (a .grad program, and plain Python on gradcli.torch) and under PyTorch, and
+the printed output must be the same. The sandbox cases check that a name added for the
+tutorials reaches nothing beyond what it stands for."""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from gradcli.lang import GradcliError, Limits, Session
+
+
+def run_grad(src: str) -> str:
+    out = io.StringIO()
+    session = Session(stdout=out, limits=Limits(max_steps=500_000))
+    try:
+        session.run(src, "p.grad")
+    except GradcliError as e:
+        return out.getvalue() + f"!{e.kind}: {e.message}"
+    return out.getvalue()
+
+
+def run_python(src: str) -> str:
+    """The program as plain Python (its `import torch...` lines import whatever the
+    interpreter has under that name: real PyTorch here)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(src, "p.py", "exec"), {"__name__": "__main__"})  # noqa: S102
+    return buf.getvalue()
+
+
+def run_on_gradcli_torch(src: str) -> str:
+    return run_python(src.replace("import torch.functional as F", "import gradcli.torch.functional as F")
+                         .replace("import torch\n", "import gradcli.torch as torch\n"))
+
+
+# ------------------------------------------------------------------ torch.functional
+FUNCTIONAL = """\
+import torch
+import torch.functional as F
+a = torch.arange(6.0).reshape(2, 3).requires_grad_()
+b = torch.ones(3, 2)
+y = F.einsum("ij,jk->ik", a, b)
+print(y, y.grad_fn.name())
+print(F.norm(a), F.tensordot(a, b, dims=1))
+print(F.split(torch.arange(5), 2))
+print(F.broadcast_tensors(torch.ones(2, 1), torch.zeros(3)))
+print(F.atleast_2d(torch.tensor(1.5)), F.meshgrid(torch.arange(2), torch.arange(3), indexing="ij"))
+print(F.einsum is torch.einsum, F.norm is torch.norm)
+try:
+    F.relu
+except AttributeError as e:
+    print("AttributeError:", e)
+"""
+
+
+def test_torch_functional_holds_torch_functions_as_pytorch_does():
+    pytest.importorskip("torch")
+    expected = run_python(FUNCTIONAL)
+    assert "AttributeError: module 'torch.functional' has no attribute 'relu'" in expected
+    assert run_grad(FUNCTIONAL) == expected
+    assert run_on_gradcli_torch(FUNCTIONAL) == expected
+
+
+def test_torch_functional_names_gradcli_lacks_say_so():
+    out = run_grad("import torch.functional as F\nF.stft\n")
+    assert out.startswith("!") and "torch.functional.stft is not supported by gradcli" in out, out
+
+
+@pytest.mark.parametrize("attack", [
+    "F.__dict__", "F._importlib", "F.__getattr__('einsum')", "F._PUBLIC_NAMES",
+    "F.__builtins__", "F.__loader__", "F.__spec__", "getattr(F, '_importlib')",
+    "getattr(F, '__' + 'dict__')", "F.einsum.__globals__", "vars(F)",
+    "type(F)('x')",
+])
+def test_torch_functional_reaches_nothing_private(attack):
+    out = run_grad(f"import torch.functional as F\nprint({attack})\n")
+    assert out.startswith("!"), out
