@@ -136,7 +136,8 @@ TUTORIAL_BUILTINS = {
     "staticmethod", "classmethod",
 }
 TUTORIAL_MODULES = {"random", "numpy", "functools", "collections", "torch.optim",
-                    "torch.autograd.function", "torch.autograd.graph", "torch.functional"}
+                    "torch.autograd.function", "torch.autograd.graph", "torch.functional",
+                    "torch.accelerator"}
 TUTORIAL_DUNDERS = {"__version__", "__init__", "__call__", "__repr__", "__str__", "__len__",
                     "__getitem__", "__iter__", "__next__"}
 TUTORIAL_ALLOWED = (ast.Dict, ast.Set, ast.DictComp, ast.SetComp, ast.ClassDef, ast.Starred)

@@ -78,3 +78,38 @@ def test_torch_functional_names_gradcli_lacks_say_so():
 def test_torch_functional_reaches_nothing_private(attack):
     out = run_grad(f"import torch.functional as F\nprint({attack})\n")
     assert out.startswith("!"), out
+
+
+# ------------------------------------------------------------------ torch.accelerator
+ACCELERATOR = """\
+import torch
+import torch.accelerator as acc
+device = acc.current_accelerator().type if acc.is_available() else "cpu"
+print(f"Using {device} device", acc.device_count(), acc.current_accelerator(check_available=True))
+for name in ("synchronize", "current_device_index", "set_device_index"):
+    try:
+        getattr(acc, name)() if name != "set_device_index" else acc.set_device_index(0)
+    except RuntimeError as e:
+        print(name, "RuntimeError:", e)
+print(torch.zeros(2, device=device))
+"""
+
+
+def test_torch_accelerator_answers_as_a_cpu_only_pytorch():
+    pytest.importorskip("torch")
+    expected = run_python(ACCELERATOR)
+    assert "Using cpu device 0 None" in expected
+    assert run_grad(ACCELERATOR) == expected
+    assert run_on_gradcli_torch(ACCELERATOR.replace("import torch.accelerator as acc",
+                                                    "import gradcli.torch.accelerator as acc")) \
+        == expected
+
+
+@pytest.mark.parametrize("attack", [
+    "acc.__dict__", "acc._needs_a_device", "acc.NONE_AVAILABLE", "acc.synchronize.__globals__",
+    "acc.__getattr__('x')", "vars(acc)", "getattr(acc, '_' + 'needs_a_device')",
+    "acc.is_available.__code__", "acc.__builtins__",
+])
+def test_torch_accelerator_reaches_nothing_private(attack):
+    out = run_grad(f"import torch.accelerator as acc\nprint({attack})\n")
+    assert out.startswith("!"), out

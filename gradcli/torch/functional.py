@@ -1,3 +1,4 @@
+# ruff: noqa: F822  (__all__ names are made when the module loads or on first use)
 """torch.functional: the module PyTorch keeps its Python-level tensor functions in.
 
 Tutorials import it (`import torch.functional as F`, the introyt "Building Models" page) and
@@ -12,11 +13,11 @@ from __future__ import annotations
 import importlib as _importlib
 
 # PyTorch 2.13's torch.functional.__all__ (each found in gradcli.torch on first use)
-__all__ = [  # noqa: F822
-    "atleast_1d", "atleast_2d", "atleast_3d", "align_tensors", "broadcast_shapes",  # noqa: F822
-    "broadcast_tensors", "cartesian_prod", "block_diag", "cdist", "chain_matmul",  # noqa: F822
-    "einsum", "istft", "lu", "norm", "meshgrid", "pca_lowrank", "split", "stft",  # noqa: F822
-    "svd_lowrank", "tensordot", "unique", "unique_consecutive", "unravel_index",  # noqa: F822
+__all__ = [
+    "atleast_1d", "atleast_2d", "atleast_3d", "align_tensors", "broadcast_shapes",
+    "broadcast_tensors", "cartesian_prod", "block_diag", "cdist", "chain_matmul",
+    "einsum", "istft", "lu", "norm", "meshgrid", "pca_lowrank", "split", "stft",
+    "svd_lowrank", "tensordot", "unique", "unique_consecutive", "unravel_index",
 ]
 _PUBLIC_NAMES = frozenset(__all__)
 
