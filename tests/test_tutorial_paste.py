@@ -113,3 +113,68 @@ def test_torch_accelerator_answers_as_a_cpu_only_pytorch():
 def test_torch_accelerator_reaches_nothing_private(attack):
     out = run_grad(f"import torch.accelerator as acc\nprint({attack})\n")
     assert out.startswith("!"), out
+
+
+# ------------------------------------------------------------------ nn.Dropout1d/2d/3d
+CHANNEL_DROPOUT = """\
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+layers = nn.ModuleList([nn.Dropout1d(), nn.Dropout2d(0.25), nn.Dropout3d(p=0.4, inplace=True)])
+print(layers)
+x1 = torch.ones(2, 4, 3, requires_grad=True)
+y1 = layers[0](x1)
+print(y1)
+y1.sum().backward()
+print(x1.grad)
+print(layers[1](torch.arange(24.0).reshape(1, 4, 2, 3)))
+x3 = torch.ones(1, 3, 2, 1, 2)
+print(layers[2](x3), x3)
+layers.eval()
+x = torch.ones(2, 3, 2)
+print(layers[1](torch.ones(1, 2, 2, 2)), layers[0](x) is x)
+try:
+    nn.Dropout2d(1.5)
+except ValueError as e:
+    print("ValueError:", e)
+"""
+
+
+def test_channel_dropout_modules_draw_and_print_as_pytorch():
+    pytest.importorskip("torch")
+    expected = run_python(CHANNEL_DROPOUT)
+    assert "Dropout2d(p=0.25, inplace=False)" in expected
+    assert run_grad(CHANNEL_DROPOUT) == expected
+    assert run_on_gradcli_torch(CHANNEL_DROPOUT.replace("import torch.nn as nn",
+                                                        "import gradcli.torch.nn as nn")) == expected
+
+
+# ------------------------------------------------------------------ the crawler, on these names
+def test_nothing_reachable_from_the_added_names_leaves_the_sandbox():
+    """test_security_sandbox's breadth-first crawl, rooted at what this file adds."""
+    import types
+
+    from test_security_sandbox import BUDGET, _readable, _unsafe
+
+    s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
+    s.run("import torch\nimport torch.functional as tfn\nimport torch.accelerator as tacc\n"
+          "import torch.nn as nn\nd2 = nn.Dropout2d(0.3)\nd1 = nn.Dropout1d()\n"
+          "d3 = nn.Dropout3d(inplace=True)\nein = tfn.einsum\nnone = tacc.current_accelerator()\n",
+          "attack.grad")
+    queue = [(k, v) for k, v in s.globals.items() if k in ("tfn", "tacc", "d1", "d2", "d3", "ein")]
+    seen, bad, kept = set(), [], []
+    while queue:
+        path, obj = queue.pop(0)
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        kept.append(obj)
+        why = _unsafe(obj)
+        if why:
+            bad.append((path, why, repr(obj)[:80]))
+            continue
+        if isinstance(obj, types.ModuleType) and obj.__name__ == "gradcli.torch":
+            continue  # the facade itself: test_security_sandbox crawls it
+        queue += [(f"{path}.{n}", v) for n, v in _readable(obj)]
+    assert len(kept) > 40
+    assert not bad, bad[:20]
