@@ -178,3 +178,41 @@ def test_nothing_reachable_from_the_added_names_leaves_the_sandbox():
         queue += [(f"{path}.{n}", v) for n, v in _readable(obj)]
     assert len(kept) > 40
     assert not bad, bad[:20]
+
+
+# ------------------------------------------------------------------ Module.register_backward_hook
+BACKWARD_HOOK = """\
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+def show(module, grad_input, grad_output):
+    print("hook", len(grad_input), [None if g is None else g.shape for g in grad_input])
+    print(grad_output[0])
+    if grad_input[0] is not None:
+        print(grad_input[0])
+handle = net[2].register_backward_hook(show)
+x = torch.randn(5, 3, requires_grad=True)
+net(x).pow(2).sum().backward()
+net[0].register_backward_hook(show)
+x.grad = None
+net(x).sum().backward()
+print(x.grad)
+handle.remove()
+net(x).sum().backward()
+try:
+    net[0].register_full_backward_hook(show)
+except RuntimeError as e:
+    print("RuntimeError:", e)
+"""
+
+
+def test_deprecated_module_backward_hook_sees_the_last_node_as_pytorch():
+    pytest.importorskip("torch")
+    with pytest.warns(FutureWarning, match="contains multiple autograd Nodes"):
+        expected = run_python(BACKWARD_HOOK)
+    assert expected.count("hook 3") == 4 and "Cannot use both" in expected
+    assert run_grad(BACKWARD_HOOK) == expected
+    with pytest.warns(FutureWarning, match="contains multiple autograd Nodes"):
+        assert run_on_gradcli_torch(BACKWARD_HOOK.replace(
+            "import torch.nn as nn", "import gradcli.torch.nn as nn")) == expected
