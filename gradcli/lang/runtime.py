@@ -190,6 +190,18 @@ log log10 log1p log2 modf nan pi pow radians remainder sin sinh sqrt tan tanh ta
 """.split())
 
 
+def _raise_missing_as_pytorch(mod, name: str) -> None:
+    """A facade module that knows a name is absent from PyTorch's module too (it raises
+    Python's own "module 'torch.functional' has no attribute 'relu'") gets that message
+    through, not "not supported by gradcli": the program is wrong under PyTorch as well."""
+    try:
+        getattr(mod, name)
+    except AttributeError as e:
+        message = str(e)
+        if message.startswith("module '") and "not supported by gradcli" not in message:
+            raise AttributeError(message) from None
+
+
 def module_names(mod) -> frozenset:
     """The names a program may read from an allowed module."""
     names = _MODULE_NAMES.get(mod)
@@ -427,6 +439,9 @@ def get_attr(obj, name):
                 isinstance(getattr(obj, name, None), str):
             return getattr(obj, name)  # torch.__version__ >= "2.0": a string, read-only
         if not is_allowed_module(obj) or name not in module_names(obj):
+            if is_allowed_module(obj) and not name.startswith("_") and \
+                    obj.__name__.startswith(FACADE_NAME + "."):
+                _raise_missing_as_pytorch(obj, name)
             raise AttributeError(f"{display_module_name(obj)}.{name} is not supported by gradcli")
         return getattr(obj, name)
     if pol == "class":

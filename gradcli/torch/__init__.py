@@ -76,7 +76,7 @@ class _UnsupportedNamespace:
 
 
 fft = _UnsupportedNamespace("torch.fft")
-from . import backends, cuda, optim  # noqa: E402,F401  (torch.cuda says no GPU; real optim)
+from . import accelerator, backends, cuda, functional, optim  # noqa: E402,F401  (no GPU; real optim)
 
 _fill(globals(), "torch.")
 

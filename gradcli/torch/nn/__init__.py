@@ -17,7 +17,7 @@ _CLASSES = (
     "Bilinear Identity Linear BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss "
     "L1Loss MSELoss NLLLoss SmoothL1Loss Module Embedding Conv1d Conv2d MaxPool1d MaxPool2d "
     "AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d LayerNorm RNN LSTM GRU RNNCell "
-    "LSTMCell GRUCell").split()
+    "LSTMCell GRUCell Dropout1d Dropout2d Dropout3d").split()
 _SUBMODULES = ("modules", "parameter", "utils", "init")
 
 __all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])

@@ -17,7 +17,7 @@ from .activation import (  # noqa: F401
     Tanh,
 )
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
-from .dropout import Dropout  # noqa: F401
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .layers import (  # noqa: F401
     AdaptiveAvgPool2d,
@@ -48,7 +48,8 @@ from .rnn import GRU, LSTM, RNN  # noqa: F401
 
 __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "Sigmoid",
            "SiLU", "Softmax", "Softplus", "Tanh", "ModuleDict", "ModuleList", "ParameterDict",
-           "ParameterList", "Sequential", "Dropout", "Flatten", "Unflatten", "Bilinear",
+           "ParameterList", "Sequential", "Dropout", "Dropout1d", "Dropout2d",
+           "Dropout3d", "Flatten", "Unflatten", "Bilinear",
            "Identity", "Linear", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss",
            "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss", "SmoothL1Loss", "Module",
            "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",

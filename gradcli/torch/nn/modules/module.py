@@ -21,6 +21,9 @@ __all__ = ["Module"]
 
 _hook_ids = itertools.count()
 
+_MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks on a "
+                         "single Module. Please use only one of them.")
+
 
 class RemovableHandle:
     """What register_*_hook returns: `.remove()` takes the hook out again."""
@@ -108,7 +111,8 @@ class Module:
     # ------------------------------------------------------------- calling
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]):
+        if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
+                or d.get("_non_full_backward_hooks")):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -143,6 +147,10 @@ class Module:
             from ._backward_hooks import wrap_outputs
 
             result = wrap_outputs(self, result, state)
+        if self.__dict__.get("_non_full_backward_hooks"):
+            from ._backward_hooks import hook_output_node
+
+            hook_output_node(self, args, result, self.__dict__["_non_full_backward_hooks"])
         return result
 
     # --------------------------------------------------------- registration
@@ -556,7 +564,20 @@ class Module:
                               "_forward_hooks_with_kwargs" if with_kwargs else None)
 
     def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        if self.__dict__.get("_is_full_backward_hook") is False:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS)
+        object.__setattr__(self, "_is_full_backward_hook", True)
         return self._add_hook("_backward_hooks", hook, prepend, None)
+
+    def register_backward_hook(self, hook) -> RemovableHandle:
+        """The deprecated form: `hook(module, grad_input, grad_output)` runs on the last
+        node of each forward's output (its grad_input is that node's input gradients)."""
+        if self.__dict__.get("_is_full_backward_hook") is True:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS)
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        if "_non_full_backward_hooks" not in self.__dict__:
+            object.__setattr__(self, "_non_full_backward_hooks", {})
+        return self._add_hook("_non_full_backward_hooks", hook, False, None)
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
         return self._add_hook("_backward_hooks", _PreHook(hook), prepend, None)
