@@ -455,8 +455,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     shared.update(map(id, out_grads))
                 elif node.hooked and node.post_hooks:
                     shared.update(map(id, out_grads))
-                    for hook in list(node.post_hooks):
-                        hook(tuple(out_grads), tuple(grads))
+                    out_grads = _run_post_hooks(node, out_grads, grads)
+                    shared.update(map(id, out_grads))
                 if len(out_grads) > 2:  # (two edges: checked in the loop below)
                     _mark_repeats(out_grads, shared)
             if not retain_graph:
@@ -599,6 +599,26 @@ def _run_pre_hooks(node, grads: list) -> None:
                     raise RuntimeError(f"hook '{name}' has changed the size of value")
                 g = replaced
         grads[nr] = g
+
+
+def _run_post_hooks(node, grad_inputs, grad_outputs):
+    """A node's hooks (Node.register_hook), in registration order: each sees the
+    gradients the node computed and may return a tuple that replaces them."""
+    for hook in list(node.post_hooks):
+        replaced = hook(tuple(grad_inputs), tuple(grad_outputs))
+        if replaced is None:
+            continue
+        name = getattr(hook, "__name__", type(hook).__name__)
+        if not isinstance(replaced, tuple):
+            raise TypeError(f"expected tuple, but hook returned '{type(replaced).__name__}'")
+        if len(replaced) != len(grad_inputs):
+            raise RuntimeError(f"hook '{name}' has returned an incorrect number of values "
+                               f"(got {len(replaced)}, but expected {len(grad_inputs)})")
+        for old, new in zip(grad_inputs, replaced):
+            if new is not None and old is not None and new._data.shape != old._data.shape:
+                raise RuntimeError(f"hook '{name}' has changed the size of value")
+        grad_inputs = replaced
+    return grad_inputs
 
 
 def _retain(node, grads: list, create_graph: bool) -> None:
