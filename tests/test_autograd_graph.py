@@ -177,3 +177,26 @@ def _hooks_entered_or_exited_inside_backward(t):
 
 def test_saved_tensors_hooks_entered_or_exited_inside_backward():
     assert _hooks_entered_or_exited_inside_backward(gt) == _hooks_entered_or_exited_inside_backward(torch)
+
+
+def test_saved_tensors_hooks_pack_and_unpack_in_the_nodes_saved_order():
+    """PyTorch's node packs (and unpacks) its saved tensors in its fields' order:
+    MulBackward0 holds other before self, PowBackward1 the exponent first."""
+    def scenario(torch, log):
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        b = torch.tensor([3.0, 4.0], requires_grad=True)
+
+        def pack(x):
+            log.append(("pack", x.tolist()))
+            return x
+
+        def unpack(x):
+            log.append(("unpack", x.tolist()))
+            return x
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            for f in (lambda: a * b, lambda: a ** b, lambda: torch.maximum(a, b),
+                      lambda: a.exp(), lambda: a / b):
+                f().sum().backward()
+
+    assert len(_same(scenario)) == 20  # (exp saves its result only)

@@ -92,34 +92,55 @@ def restore(snapshot: list) -> None:
         _uninstall()
 
 
+def _saved_order(node, count: int, with_result: bool) -> list:
+    """The order PyTorch's node packs and unpacks what it saved: its SavedVariable fields'
+    order (the op's check_order: MulBackward0 holds other before self), the output last
+    unless that order places it; position `count` stands for the output."""
+    op = node.op
+    order = [i for i in (getattr(op, "check_order", None) or ())
+             if i < count or (i == count and with_result)]
+    rest = list(range(count)) + ([count] if with_result else [])
+    return order + [i for i in rest if i not in order]
+
+
 def pack_node(node) -> None:
     """Pack what `node` saved with the innermost hooks (called right after it is made)."""
     pack, unpack = STACK[-1]
     saved = node.saved
-    packed = False
-    if saved:
-        node.saved = tuple(_Packed(x, pack, unpack) if isinstance(x, Tensor) else x for x in saved)
-        packed = True
     result = node.saved_result
-    if result is not None and result[0] is not PACKED:
-        t = make(result[0], True, node)
-        t._vc = result[1]
-        node.saved_result = (PACKED, _Packed(t, pack, unpack))
-        packed = True
-    if packed:
-        node.packed = True
+    count = len(saved) if saved else 0
+    with_result = result is not None and result[0] is not PACKED
+    if not count and not with_result:
+        return
+    items = list(saved or ())
+    for i in _saved_order(node, count, with_result):
+        if i < count:
+            if isinstance(items[i], Tensor):
+                items[i] = _Packed(items[i], pack, unpack)
+        else:
+            t = make(result[0], True, node)
+            t._vc = result[1]
+            node.saved_result = (PACKED, _Packed(t, pack, unpack))
+    if count:
+        node.saved = tuple(items)
+    node.packed = True
 
 
 def unpack_saved(node) -> tuple:
-    """(saved, saved_result) with every packed tensor unpacked."""
+    """(saved, saved_result) with every packed tensor unpacked, in the packing order."""
     saved = node.saved
-    if saved:
-        saved = tuple(x.tensor() if type(x) is _Packed else x for x in saved)
     result = node.saved_result
-    if result is not None and result[0] is PACKED:
-        t = result[1].tensor()
-        result = (t._data, t._vc)
-    return saved, result
+    count = len(saved) if saved else 0
+    packed_result = result is not None and result[0] is PACKED
+    items = list(saved or ())
+    for i in _saved_order(node, count, packed_result):
+        if i < count:
+            if type(items[i]) is _Packed:
+                items[i] = items[i].tensor()
+        else:
+            t = result[1].tensor()
+            result = (t._data, t._vc)
+    return (tuple(items) if saved else saved), result
 
 
 def run_unpacked(node, grads):
