@@ -150,71 +150,71 @@ def _tensors(name: str, *args) -> None:
                 f"{name}(): argument '{arg_name}' (position {i + 1}) must be Tensor, not {type(x).__name__}")
 
 
-def mm(a: Tensor, b: Tensor) -> Tensor:
-    _tensors("mm", ("input", a), ("mat2", b))
-    if a._data.ndim != 2:
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    _tensors("mm", ("input", input), ("mat2", mat2))
+    if input._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
-    if b._data.ndim != 2:
+    if mat2._data.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if a._data.shape[1] != b._data.shape[0]:
+    if input._data.shape[1] != mat2._data.shape[0]:
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
-    _same_dtype(a, b)
-    _no_bool(a, "addmm_impl_cpu_")
-    return run_op(MM, (a, b), (_column_major(a._data), _column_major(b._data)))
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(input._data.shape)} and {_shape_str(mat2._data.shape)})")
+    _same_dtype(input, mat2)
+    _no_bool(input, "addmm_impl_cpu_")
+    return run_op(MM, (input, mat2), (_column_major(input._data), _column_major(mat2._data)))
 
 
-def mv(a: Tensor, v: Tensor) -> Tensor:
-    _tensors("mv", ("input", a), ("vec", v))
-    if a._data.ndim != 2 or v._data.ndim != 1:
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    _tensors("mv", ("input", input), ("vec", vec))
+    if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(
-            f"vector + matrix @ vector expected, got 1, {a._data.ndim}, {v._data.ndim}")
-    if a._data.shape[1] != v._data.shape[0]:
+            f"vector + matrix @ vector expected, got 1, {input._data.ndim}, {vec._data.ndim}")
+    if input._data.shape[1] != vec._data.shape[0]:
         raise RuntimeError(
-            f"size mismatch, got input ({a._data.shape[0]}), mat ({_shape_str(a._data.shape)}), vec ({v._data.shape[0]})")
-    if a._data.dtype != v._data.dtype:  # the result (addmv's self) takes the vector's dtype
+            f"size mismatch, got input ({input._data.shape[0]}), mat ({_shape_str(input._data.shape)}), vec ({vec._data.shape[0]})")
+    if input._data.dtype != vec._data.dtype:  # the result (addmv's self) takes the vector's dtype
         raise RuntimeError(
-            f"addmv input tensors must have the same dtype, but got {_word(v)}, {_word(a)}, and {_word(v)}")
-    _no_bool(a, "addmv_impl_cpu")
-    return run_op(MV, (a, v))
+            f"addmv input tensors must have the same dtype, but got {_word(vec)}, {_word(input)}, and {_word(vec)}")
+    _no_bool(input, "addmv_impl_cpu")
+    return run_op(MV, (input, vec))
 
 
-def dot(a: Tensor, b: Tensor) -> Tensor:
-    _tensors("dot", ("input", a), ("tensor", b))
-    if a._data.ndim != 1 or b._data.ndim != 1:
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    _tensors("dot", ("input", input), ("tensor", tensor))
+    if input._data.ndim != 1 or tensor._data.ndim != 1:
         raise RuntimeError(
-            f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
-    if a._data.dtype != b._data.dtype:
+            f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors")
+    if input._data.dtype != tensor._data.dtype:
         raise RuntimeError(
-            f"dot : expected both vectors to have same dtype, but found {_word(a)} and {_word(b)}")
-    if a._data.shape[0] != b._data.shape[0]:
+            f"dot : expected both vectors to have same dtype, but found {_word(input)} and {_word(tensor)}")
+    if input._data.shape[0] != tensor._data.shape[0]:
         raise RuntimeError(
-            f"inconsistent tensor size, expected tensor [{a._data.shape[0]}] and src [{b._data.shape[0]}] "
+            f"inconsistent tensor size, expected tensor [{input._data.shape[0]}] and src [{tensor._data.shape[0]}] "
             "to have the same number of elements, but got "
-            f"{a._data.shape[0]} and {b._data.shape[0]} elements respectively")
-    _no_bool(a, "dot")
-    return run_op(DOT, (a, b))
+            f"{input._data.shape[0]} and {tensor._data.shape[0]} elements respectively")
+    _no_bool(input, "dot")
+    return run_op(DOT, (input, tensor))
 
 
 vdot = dot
 inner = dot
 
 
-def bmm(a: Tensor, b: Tensor) -> Tensor:
-    _tensors("bmm", ("input", a), ("mat2", b))
-    if a._data.ndim != 3:
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    _tensors("bmm", ("input", input), ("mat2", mat2))
+    if input._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if b._data.ndim != 3:
+    if mat2._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    sa, sb = a._data.shape, b._data.shape
+    sa, sb = input._data.shape, mat2._data.shape
     if sb[0] != sa[0] or sb[1] != sa[2]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{sa[0]}, {sa[2]}] "
             f"but got: [{sb[0]}, {sb[1]}].")
-    _no_bool(a, "bmm")
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"expected scalar type {_word(a)} but found {_word(b)}")
-    return run_op(BMM, (a, b))
+    _no_bool(input, "bmm")
+    if input._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"expected scalar type {_word(input)} but found {_word(mat2)}")
+    return run_op(BMM, (input, mat2))
 
 
 def _tensor_type(x: Tensor) -> str:
@@ -239,23 +239,23 @@ def _bias_expands(bias: Tensor, size: tuple) -> None:
                 f"Tensor sizes: [{', '.join(map(str, have))}]")
 
 
-def addmm(bias, a: Tensor, b: Tensor, *, beta=1, alpha=1) -> Tensor:
+def addmm(input, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta*bias + alpha*(a@b), with PyTorch's checks in its order: dtypes, ranks, shapes, bias."""
-    _tensors("addmm", ("input", bias), ("mat1", a), ("mat2", b))
-    if bias._data.dtype != b._data.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(bias)} and {_word(b)}")
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(a)} and {_word(b)}")
-    if a._data.ndim != 2:
-        raise RuntimeError(f"mat1 must be a matrix, got {a._data.ndim}-D tensor")
-    if b._data.ndim != 2:
-        raise RuntimeError(f"mat2 must be a matrix, got {b._data.ndim}-D tensor")
-    if a._data.shape[1] != b._data.shape[0]:
+    _tensors("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
+    if input._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and {_word(mat2)}")
+    if mat1._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(mat1)} and {_word(mat2)}")
+    if mat1._data.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {mat1._data.ndim}-D tensor")
+    if mat2._data.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {mat2._data.ndim}-D tensor")
+    if mat1._data.shape[1] != mat2._data.shape[0]:
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a._data.shape)} and {_shape_str(b._data.shape)})")
-    _bias_expands(bias, (a._data.shape[0], b._data.shape[1]))
-    _no_bool(a, "addmm_impl_cpu_")
-    return run_op(ADDMM, (bias, a, b), (beta, alpha, _column_major(a._data), _column_major(b._data)))
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(mat1._data.shape)} and {_shape_str(mat2._data.shape)})")
+    _bias_expands(input, (mat1._data.shape[0], mat2._data.shape[1]))
+    _no_bool(mat1, "addmm_impl_cpu_")
+    return run_op(ADDMM, (input, mat1, mat2), (beta, alpha, _column_major(mat1._data), _column_major(mat2._data)))
 
 
 def _strides(t: Tensor) -> tuple:
@@ -279,26 +279,26 @@ def _should_fold(a: Tensor, b: Tensor) -> bool:
     return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(t1._data.ndim - 2))
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
+def matmul(input: Tensor, other: Tensor) -> Tensor:
     """a @ b with PyTorch's rank dispatch (and so its node names): dot, mv, mm, a folded
     mm/mv for an N-D operand against a 1-D/2-D one, else a broadcast bmm."""
-    _tensors("matmul", ("input", a), ("other", b))
-    na, nb = a._data.ndim, b._data.ndim
+    _tensors("matmul", ("input", input), ("other", other))
+    na, nb = input._data.ndim, other._data.ndim
     if na == 0 or nb == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
     if na == 1 and nb == 1:
-        return dot(a, b)
+        return dot(input, other)
     if na == 2 and nb == 1:
-        return mv(a, b)
+        return mv(input, other)
     if na == 1 and nb == 2:
-        return squeeze_internal(mm(unsqueeze(a, 0), b), 0)
+        return squeeze_internal(mm(unsqueeze(input, 0), other), 0)
     if na == 2 and nb == 2:
-        return mm(a, b)
-    if _should_fold(a, b):
+        return mm(input, other)
+    if _should_fold(input, other):
         flip = nb > na
-        t1 = transpose(b, -2, -1) if flip else a
-        t2 = (t(a) if na == 2 else a) if flip else b
+        t1 = transpose(other, -2, -1) if flip else input
+        t2 = (t(input) if na == 2 else input) if flip else other
         sizes = t1._data.shape
         out_shape = sizes[:-1]
         folded = t1.reshape(int(np.prod(out_shape)), sizes[-1])
@@ -307,7 +307,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             return transpose(out, -2, -1).contiguous() if flip else out
         return unsafe_view(mv(folded, t2), out_shape)
     # batched: broadcast the batch dims, fold them into one, bmm, unfold
-    sa, sb = a._data.shape, b._data.shape
+    sa, sb = input._data.shape, other._data.shape
     n = sa[-2] if na > 1 else 1
     m1 = sa[-1]
     m2 = sb[-2] if nb > 1 else sb[0]
@@ -315,20 +315,20 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     batch1, batch2 = sa[:max(na - 2, 0)], sb[:max(nb - 2, 0)]
     if na == 3 and nb == 3 and batch1[0] != batch2[0]:
         # a batch of one that needs a gradient is squeezed, so the fold above applies
-        if batch1[0] == 1 and a.requires_grad:
-            return matmul(squeeze(a, 0), b)
-        if batch2[0] == 1 and b.requires_grad:
-            return matmul(a, squeeze(b, 0))
+        if batch1[0] == 1 and input.requires_grad:
+            return matmul(squeeze(input, 0), other)
+        if batch2[0] == 1 and other.requires_grad:
+            return matmul(input, squeeze(other, 0))
     try:
         batch = tuple(np.broadcast_shapes(batch1, batch2))
     except ValueError:
         broadcast_error(batch1, batch2)
     count = int(np.prod(batch))
-    ae = a.expand(batch + (n, m1)).reshape(count, n, m1)
+    ae = input.expand(batch + (n, m1)).reshape(count, n, m1)
     if nb == 1:
-        be = unsqueeze(b.expand(batch + (m2,)).reshape(count, m2), 2)
+        be = unsqueeze(other.expand(batch + (m2,)).reshape(count, m2), 2)
     else:
-        be = b.expand(batch + (m2, p)).reshape(count, m2, p)
+        be = other.expand(batch + (m2, p)).reshape(count, m2, p)
     out_shape = batch + ((n,) if na > 1 else ()) + ((p,) if nb > 1 else ())
     out = bmm(ae, be)
     if nb == 1:
@@ -336,12 +336,12 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     return unsafe_view(out, out_shape)
 
 
-def outer(a: Tensor, b: Tensor) -> Tensor:
-    _tensors("outer", ("input", a), ("vec2", b))
-    for arg, x in (("self", a), ("vec2", b)):
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    _tensors("outer", ("input", input), ("vec2", vec2))
+    for arg, x in (("self", input), ("vec2", vec2)):
         if x._data.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {arg}, but got {x._data.ndim}-D")
-    return a.reshape(-1, 1) * b
+    return input.reshape(-1, 1) * vec2
 
 
 ger = outer

@@ -1553,12 +1553,12 @@ MATRIX_EXP = defop("linalg_matrix_exp", "LinalgMatrixExpBackward0", _expm_array,
 
 
 @public("torch.linalg.matrix_exp", "torch.matrix_exp", "Tensor.matrix_exp")
-def matrix_exp(A: Tensor) -> Tensor:
-    _check_tensor("linalg_matrix_exp", "input", A)
-    _check_matrix("linalg.matrix_exp", A, floating=False)
-    if A._data.dtype.kind != "f":
-        raise RuntimeError(f"\"linalg_matrix_exp\" not implemented for '{_type_word(A.dtype)}'")
-    return run_op(MATRIX_EXP, (A,))
+def matrix_exp(input: Tensor) -> Tensor:
+    _check_tensor("linalg_matrix_exp", "input", input)
+    _check_matrix("linalg.matrix_exp", input, floating=False)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"\"linalg_matrix_exp\" not implemented for '{_type_word(input.dtype)}'")
+    return run_op(MATRIX_EXP, (input,))
 
 
 # ---------------------------------------------------------------- products

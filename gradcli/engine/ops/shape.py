@@ -131,8 +131,8 @@ def _run_pieces(op, x: Tensor, arrays: list, meta: tuple, steps: list) -> tuple:
 # ------------------------------------------------------------ entry points
 
 
-def clone(x: Tensor, *, memory_format=None) -> Tensor:
-    return run_op(CLONE, (x,))
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    return run_op(CLONE, (input,))
 
 
 def contiguous(x: Tensor, memory_format=None) -> Tensor:
@@ -297,7 +297,7 @@ def _split_overload_error(size, dim) -> TypeError:
         f"      didn't match because some of the arguments have invalid types: (Tensor, !{st}!, !{dt}!)\n")
 
 
-def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Tensor.split: an int gives split (equal pieces, the last smaller), a sequence
     split_with_sizes; argument checks in PyTorch's order and words."""
     size = split_size_or_sections
@@ -306,8 +306,8 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             size = int(size)
         except ValueError:
             pass
-    return split_with_sizes(x, size, dim, 2) if not isinstance(size, (int, np.integer)) \
-        else _split_equal(x, size, dim)
+    return split_with_sizes(tensor, size, dim, 2) if not isinstance(size, (int, np.integer)) \
+        else _split_equal(tensor, size, dim)
 
 
 def _split_equal(x: Tensor, size, dim) -> tuple:
@@ -369,27 +369,27 @@ def tensor_split_with_sizes(x: Tensor, split_sizes, dim: int = 0) -> tuple:
     return split_with_sizes(x, split_sizes, dim, 1)
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     for name, pos, v in (("chunks", 1, chunks), ("dim", 2, dim)):
         if not _int_like(v, allow_bool=False):  # (Tensor.chunk's argument positions)
             raise TypeError(f"chunk(): argument '{name}' (position {pos}) must be int, not {type(v).__name__}")
     chunks, dim = int(chunks), int(dim)
-    if x._data.ndim == 0:
+    if input._data.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    n = x._data.shape[_wrap_dim(dim, x._data.ndim)]
+    n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
     if n == 0:  # PyTorch: `chunks` empty pieces
-        d = x._data
+        d = input._data
         ax = _wrap_dim(dim, d.ndim)
         from .views import SLICE
 
         meta = (ax, 0, 0, 1, d.shape)
         steps = [(SLICE.forward, meta)] * chunks
         arrays = [SLICE.forward(d, *meta) for _ in range(chunks)]
-        return _run_pieces(SPLIT, x, arrays, ("split", ax, (0,) * chunks, d.shape, d.dtype), steps)
+        return _run_pieces(SPLIT, input, arrays, ("split", ax, (0,) * chunks, d.shape, d.dtype), steps)
     size = -(-n // chunks)
-    return split(x, size, dim)
+    return split(input, size, dim)
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
@@ -406,12 +406,12 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
     return _run_pieces(UNBIND, x, arrays, ("unbind", ax, sizes, d.shape, d.dtype), steps)
 
 
-def flip(x: Tensor, dims) -> Tensor:
+def flip(input: Tensor, dims) -> Tensor:
     if isinstance(dims, int):
         dims = (dims,)
-    n = x._data.ndim
+    n = input._data.ndim
     dims = tuple(_wrap_dim(int(d), n) for d in dims)
-    return run_op(FLIP, (x,), (dims if n else (),))
+    return run_op(FLIP, (input,), (dims if n else (),))
 
 
 def nonzero(x: Tensor, *, as_tuple=False):

@@ -446,35 +446,37 @@ def _viewable(d: np.ndarray, target: tuple) -> bool:
     return True
 
 
-def reshape(x: Tensor, *shape) -> Tensor:
-    d = x._data
+def reshape(input: Tensor, *shape_args, shape=None) -> Tensor:
+    """Tensor.reshape(*shape) and torch.reshape(input, shape) (keywords as PyTorch's)."""
+    shape = shape_args if shape is None else (shape,)
+    d = input._data
     target = infer_shape(_shape_arg(shape), d.size)
     if _viewable(d, target):
         # PyTorch: a view of a contiguous tensor is ViewBackward0, of another one an alias
-        return view_op(VIEW if d.flags.c_contiguous else RESHAPE_ALIAS, x, (target, d.shape))
-    return run_op(UNSAFE_VIEW, (PUBLIC["torch.clone"](x),), (target, d.shape))
+        return view_op(VIEW if d.flags.c_contiguous else RESHAPE_ALIAS, input, (target, d.shape))
+    return run_op(UNSAFE_VIEW, (PUBLIC["torch.clone"](input),), (target, d.shape))
 
 
 def unsafe_view(x: Tensor, shape) -> Tensor:
     return run_op(UNSAFE_VIEW, (x,), (tuple(shape), x._data.shape))
 
 
-def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    d = x._data
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    d = input._data
     if d.ndim == 0:
-        return reshape(x, 1)
+        return reshape(input, 1)
     s = _wrap_dim(start_dim, d.ndim)
     e = _wrap_dim(end_dim, d.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
-        return x
+        return input
     shape = d.shape[:s] + (int(np.prod(d.shape[s:e + 1])),) + d.shape[e + 1:]
-    return reshape(x, shape)
+    return reshape(input, shape)
 
 
-def squeeze(x: Tensor, dim=None) -> Tensor:
-    d = x._data
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    d = input._data
     if dim is None:
         removed = tuple(i for i, s in enumerate(d.shape) if s == 1)
         name = "SqueezeBackward0"
@@ -487,7 +489,7 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
         removed = (ax,) if d.ndim and d.shape[ax] == 1 else ()
         name = "SqueezeBackward1"
     shape = tuple(s for i, s in enumerate(d.shape) if i not in removed)
-    return view_op(SQUEEZE[name], x, (shape, d.shape, removed))
+    return view_op(SQUEEZE[name], input, (shape, d.shape, removed))
 
 
 def squeeze_internal(x: Tensor, dim: int) -> Tensor:
@@ -497,29 +499,31 @@ def squeeze_internal(x: Tensor, dim: int) -> Tensor:
     return view_op(SQUEEZE["SqueezeBackward4"], x, (shape, d.shape, (dim,)))
 
 
-def unsqueeze(x: Tensor, dim: int) -> Tensor:
-    d = x._data
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    d = input._data
     ax = _wrap_dim(dim, d.ndim + 1)
     shape = d.shape[:ax] + (1,) + d.shape[ax:]
-    return view_op(UNSQUEEZE, x, (shape, d.shape, ax))
+    return view_op(UNSQUEEZE, input, (shape, d.shape, ax))
 
 
-def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    n = x._data.ndim
-    return view_op(TRANSPOSE, x, (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    n = input._data.ndim
+    return view_op(TRANSPOSE, input, (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
 
 
-def t(x: Tensor) -> Tensor:
-    if x._data.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
-    return view_op(T, x, ())
+def t(input: Tensor) -> Tensor:
+    if input._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
+    return view_op(T, input, ())
 
 
-def permute(x: Tensor, *dims) -> Tensor:
+def permute(input: Tensor, *dims_args, dims=None) -> Tensor:
+    """Tensor.permute(*dims) and torch.permute(input, dims) (keywords as PyTorch's)."""
+    dims = dims_args if dims is None else (dims,)
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
-    n = x._data.ndim
+    n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -528,7 +532,7 @@ def permute(x: Tensor, *dims) -> Tensor:
     dims = tuple(_wrap_dim(d, n) for d in dims)
     if len(set(dims)) != n:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return view_op(PERMUTE, x, (dims,))
+    return view_op(PERMUTE, input, (dims,))
 
 
 def numpy_T(x: Tensor) -> Tensor:  # noqa: N802
