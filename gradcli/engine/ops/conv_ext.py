@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor, _type_word, make
+from . import shape_checks
 from .registry import PUBLIC, defop, public, run_op
 
 _F64 = np.float64
@@ -25,7 +26,13 @@ _F64 = np.float64
 # ------------------------------------------------------------------ linear maps
 
 class Separable:
-    """x -> x with matrix M_d applied along each listed dim d (M_d: out_d x in_d)."""
+    """x -> x with matrix M_d applied along each listed dim d (M_d: out_d x in_d).
+
+    Each output is the sum of its taps (the input elements it reads with their weights),
+    not a whole row of M_d times the input: an inf or nan outside an output's window must
+    not reach it through a 0 weight, and a -0. read with weight 1 stays -0. A dim's entry
+    is (d, M) or (d, M, taps) when the kernel reads elements with weight 0 too, as
+    PyTorch's interpolations do (its two linear taps at a fraction 0 still add 0 * inf)."""
 
     __slots__ = ("mats",)
 
@@ -34,12 +41,58 @@ class Separable:
 
     def apply(self, x):
         out = x.astype(_F64)
-        for d, m in self.mats:
-            out = np.moveaxis(np.tensordot(m, out, axes=(1, d)), 0, d)
+        for entry in self.mats:
+            d, m = entry[0], entry[1]
+            if len(entry) > 2:
+                out = _apply_taps(out, d, *entry[2])
+            else:  # a pooling's window sum starts at +0 (a window of one -0. averages to 0.)
+                out = _apply_taps(out, d, *_taps_of(m)) + 0.0
         return out.astype(x.dtype)
 
     def adjoint(self):
-        return Separable((d, m.T) for d, m in reversed(self.mats))
+        return Separable((e[0], e[1].T) for e in reversed(self.mats))
+
+
+def _taps_of(m):
+    """The non-zero entries of each row of m as (index, weight, used) arrays (out x K)."""
+    nz = m != 0
+    k = int(nz.sum(1).max()) if m.size else 0
+    idx = np.zeros((m.shape[0], k), np.intp)
+    used = np.zeros((m.shape[0], k), bool)
+    for r in range(m.shape[0]):
+        cols = np.flatnonzero(nz[r])
+        idx[r, :len(cols)] = cols
+        used[r, :len(cols)] = True
+    return idx, np.take_along_axis(m, idx, 1) if m.size else idx * 0.0, used
+
+
+def _taps(rows, in_size):
+    """(index, weight) lists per output row -> the (index, weight, used) arrays."""
+    k = max((len(r) for r in rows), default=0)
+    idx = np.zeros((len(rows), k), np.intp)
+    w = np.zeros((len(rows), k))
+    used = np.zeros((len(rows), k), bool)
+    for o, row in enumerate(rows):
+        for j, (i, wt) in enumerate(row):
+            idx[o, j], w[o, j], used[o, j] = min(max(i, 0), in_size - 1), wt, True
+    return idx, w, used
+
+
+def _apply_taps(x, d, idx, w, used):
+    shape = [1] * x.ndim
+    shape[d] = idx.shape[0]
+    if idx.shape[1] == 0 or x.shape[d] == 0:
+        out_shape = list(x.shape)
+        out_shape[d] = idx.shape[0]
+        return np.zeros(out_shape)
+    acc = None
+    for j in range(idx.shape[1]):
+        term = np.take(x, idx[:, j], axis=d) * w[:, j].reshape(shape)
+        if acc is None:  # (a row of an adjoint may read nothing: 0 there)
+            acc = np.where(used[:, j].reshape(shape), term, 0.0)
+        else:
+            acc = np.where(used[:, j].reshape(shape), acc + term, acc)
+    return acc
 
 
 class Im2Col:
@@ -107,13 +160,13 @@ class Col2Im:
         padded = [s + 2 * p for s, p in zip(im.in_shape[2:], im.padding, strict=True)]
         out = np.zeros([n, c] + padded)
         idx = im._index()
-        # scatter-add one dim at a time through per-dim one-hot matrices (exact: each
-        # padded position gathers the window entries that read it)
+        # scatter-add one dim at a time: each padded position sums the window entries that
+        # read it (only those: an inf elsewhere must not reach it through a 0 weight), from +0
         res = block
         for i, (ix, size) in enumerate(zip(idx, padded, strict=True)):
             hot = np.zeros((size, ix.size))
             hot[ix.reshape(-1), np.arange(ix.size)] = 1
-            res = np.moveaxis(np.tensordot(hot, res, axes=(1, 2 + i)), 0, 2 + i)
+            res = _apply_taps(res, 2 + i, *_taps_of(hot)) + 0.0
         out = res
         crop = (slice(None), slice(None)) + tuple(
             slice(p, p + s) for p, s in zip(im.padding, im.in_shape[2:], strict=True))
@@ -231,6 +284,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
                                   f"(got {x.ndim}D)")
     batched = x.ndim == 4
+    shape_checks.padded_input(x.shape, 2)
     if not batched:
         input = input.unsqueeze(0)  # noqa: A001
     spec = Im2Col(_tuple(kernel_size, 2), _tuple(stride, 2), _tuple(padding, 2),
@@ -253,6 +307,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
                                   f"Tensors are supported (got {x.ndim}D)")
     batched = x.ndim == 3
+    shape_checks.col2im_input(x.shape)
     if not batched:
         input = input.unsqueeze(0)  # noqa: A001
     n, ck, length = input._data.shape
@@ -498,6 +553,10 @@ def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_incl
                            "tensor for argument #1 'self' (while checking arguments for "
                            "avg_pool1d)")
     x = input if batched else input.unsqueeze(0)
+    if nd == 3:
+        shape_checks.pool3d_input(input.shape, "avg_pool3d")
+    else:  # (avg_pool1d runs the 2-d kernel on H = 1)
+        shape_checks.pool2d_input(input.unsqueeze(-2).shape)
     k = _tuple(kernel_size, nd)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, nd)
     p = _tuple(padding, nd)
@@ -599,6 +658,8 @@ def _adaptive_avg(input: Tensor, output_size, nd: int, fname: str) -> Tensor:
         raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got "
                            f"{list(input._data.shape)}")
     x = input if batched else input.unsqueeze(0)
+    shape_checks.adaptive_input(input.unsqueeze(-2).shape if nd == 1 else input.shape,
+                                f"adaptive_avg_pool{max(nd, 2)}d")
     sp = x._data.shape[2:]
     out = _sizes_arg(output_size, nd, sp)
     _float_input(x, f"adaptive_avg_pool{max(nd, 2)}d_cpu")
@@ -726,6 +787,7 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
     batched = _check_dims(input, 3, "max_pool3d")
     x = input if batched else input.unsqueeze(0)
+    shape_checks.pool3d_input(input.shape, "max_pool3d_with_indices_out_cpu_template")
     k = _tuple(kernel_size, 3)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, 3)
     p, dil = _tuple(padding, 3), _tuple(dilation, 3)
@@ -754,6 +816,8 @@ def _adaptive_max(input: Tensor, output_size, return_indices, nd: int, fname: st
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got "
                            f"{list(input._data.shape)}")
     x = input if batched else input.unsqueeze(0)
+    shape_checks.adaptive_input(input.unsqueeze(-2).shape if nd == 1 else input.shape,
+                                f"adaptive_max_pool{max(nd, 2)}d")
     sp = x._data.shape[2:]
     out = _sizes_arg(output_size, nd, sp)
     _float_input(x, f"adaptive_max_pool{max(nd, 2)}d")  # (PyTorch's kernel name)
@@ -799,6 +863,7 @@ def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None,
     k = _tuple(kernel_size, 2)
     batched = input._data.ndim == 4
     x = input if batched else input.unsqueeze(0)
+    shape_checks.pool2d_input(input.shape)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, 2)
     sp = x._data.shape[2:]
     mats = [(2 + i, _avg_matrix(sp[i], k[i], s[i], 0, ceil_mode, True, None)) for i in range(2)]
@@ -817,10 +882,12 @@ AVG_POOL2D = _linear_map("avg_pool2d_ext", "AvgPool2DBackward0",
 def _nearest_matrix(in_size, out_size, scale, exact: bool):
     m = np.zeros((out_size, in_size))
     s = (in_size / out_size) if scale is None else 1.0 / scale
+    rows = []
     for o in range(out_size):
         src = math.floor((o + 0.5) * s) if exact else math.floor(o * s)
         m[o, min(src, in_size - 1)] = 1.0
-    return m
+        rows.append([(min(src, in_size - 1), 1.0)])
+    return m, _taps(rows, in_size)
 
 
 def _linear_matrix(in_size, out_size, scale, align_corners: bool):
@@ -829,6 +896,7 @@ def _linear_matrix(in_size, out_size, scale, align_corners: bool):
         ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
     else:
         ratio = (in_size / out_size) if scale is None else 1.0 / scale
+    rows = []
     for o in range(out_size):
         if align_corners:
             src = ratio * o
@@ -839,7 +907,8 @@ def _linear_matrix(in_size, out_size, scale, align_corners: bool):
         lam = src - i0
         m[o, i0] += 1 - lam
         m[o, i1] += lam
-    return m
+        rows.append([(i0, 1 - lam), (i1, lam)])
+    return m, _taps(rows, in_size)
 
 
 def _cubic_weights(t, a=-0.75):
@@ -858,14 +927,18 @@ def _cubic_matrix(in_size, out_size, scale, align_corners: bool):
         ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
     else:
         ratio = (in_size / out_size) if scale is None else 1.0 / scale
+    rows = []
     for o in range(out_size):
         src = ratio * o if align_corners else ratio * (o + 0.5) - 0.5
         i = math.floor(src)
         t = src - i
+        row = []
         for j, w in enumerate(_cubic_weights(t)):
             idx = min(max(i - 1 + j, 0), in_size - 1)
             m[o, idx] += w
-    return m
+            row.append((idx, w))
+        rows.append(row)
+    return m, _taps(rows, in_size)
 
 
 _INTERP_NODES = {("nearest", 1): "UpsampleNearest1DBackward0",
@@ -946,6 +1019,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise NotImplementedError("interpolate(antialias=True) is not supported by gradcli")
     _float_input(input, _INTERP_KERNELS.get((mode.replace("-exact", ""), nd),
                                             "compute_indices_weights_linear"))
+    if any(n <= 0 for n in tuple(x.shape[2:]) + tuple(sizes)):
+        dims = "DHW"[3 - nd:]
+        given = ", ".join(f"{c}: {n}" for c, n in zip(dims, x.shape[2:], strict=True))
+        wanted = ", ".join(f"{c}: {n}" for c, n in zip(dims, sizes, strict=True))
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input "
+                           f"({given}){' and' if nd == 1 else ''} output ({wanted})")
     mats = []
     for i in range(nd):
         if mode in ("nearest", "nearest-exact"):
@@ -954,7 +1033,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             m = _cubic_matrix(x.shape[2 + i], sizes[i], scales[i], align_corners)
         else:
             m = _linear_matrix(x.shape[2 + i], sizes[i], scales[i], align_corners)
-        mats.append((2 + i, m))
+        mats.append((2 + i, *m))
     return run_op(INTERP[mode, nd], (input,), (Separable(mats),))
 
 
@@ -1201,6 +1280,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                            f"but got input with sizes {list(x.shape)} and grid with sizes "
                            f"{list(gd.shape)}")
     nd = x.ndim - 2
+    shape_checks.grid_sampler_input(x.shape)
     if gd.shape[-1] != nd:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
                            f"but got grid with sizes {list(gd.shape)}")

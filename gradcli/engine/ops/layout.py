@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor, _wrap_dim, make
-from .registry import defop, public, run_op, run_unary
+from .registry import PUBLIC, defop, public, run_op, run_unary
 
 
 def _tensor(fname, value, arg="input", pos=1):
@@ -689,10 +689,10 @@ def _var_grad(c, g, std):
     dims, correction, keepdim, n = c.meta
     mean = a.mean(list(dims), keepdim=True) if dims else a.mean()
     gx = _expand_back(g, dims, keepdim, a._data.shape)
-    if std:
+    if std:  # (PyTorch's g / std is 0 where std is 0: a constant input's gradient is 0)
         res = c.result
         res = _expand_back(res, dims, keepdim, a._data.shape)
-        return (gx * (a - mean) / (res * float(n - correction)),)
+        return ((gx / res).masked_fill(res == 0, 0.0) * (a - mean) / float(n - correction),)
     with np.errstate(divide="ignore"):
         factor = float(np.divide(2.0, np.float64(n - correction)))
     return (gx * (a - mean) * factor,)
@@ -807,14 +807,19 @@ def _unfold_view(a, dim, size, step, in_shape):
 
 
 def _unfold_backward_fwd(g, dim, size, step, in_shape):
+    # each element is its windows' sum from the first term (a -0. read once stays -0.),
+    # 0 where no window reads it
     out = np.zeros(in_shape, g.dtype)
     if not in_shape:
-        return out + g.reshape(())
+        return g.reshape(()).copy()
     n = g.shape[dim]
     moved = np.moveaxis(out, dim, -1)
+    seen = np.zeros(moved.shape[-1], bool)
     gm = np.moveaxis(g, dim, -2)  # (..., n, size)
     for i in range(n):
-        moved[..., i * step:i * step + size] += gm[..., i, :]
+        at = slice(i * step, i * step + size)
+        moved[..., at] = np.where(seen[at], moved[..., at] + gm[..., i, :], gm[..., i, :])
+        seen[at] = True
     return out
 
 
@@ -867,12 +872,14 @@ def _renorm_grad(c, g):
         dnorm = x.sign() * hit / hit.sum(dims, keepdim=True)
     else:
         norm = (x.abs() ** p).sum(dims, keepdim=True) ** (1.0 / p)
-        dnorm = x.abs() ** (p - 1) * x.sign() / norm ** (p - 1)
+        # (0 where the norm is 0, as PyTorch's norm_backward)
+        dnorm = (x.abs() ** (p - 1) * x.sign() / norm ** (p - 1)).masked_fill(norm == 0, 0.0)
     over = norm > maxnorm
     scale = (maxnorm / (norm + 1e-7)).masked_fill(over.logical_not(), 1.0)
     dscale = (-maxnorm / ((norm + 1e-7) * (norm + 1e-7))).masked_fill(over.logical_not(), 0.0)
     inner = (g * x).sum(dims, keepdim=True)
-    return (g * scale + inner * dscale * dnorm,)
+    # a slice within maxnorm passes g as it is (PyTorch's where), nothing added to it
+    return (PUBLIC["torch.where"](over, g * scale + inner * dscale * dnorm, g),)
 
 
 RENORM = defop("renorm", "RenormBackward0", _renorm_fwd, _renorm_grad,

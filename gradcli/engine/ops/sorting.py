@@ -176,11 +176,71 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
 
 
 def _kth(d, dim, k):
-    """The k-th smallest (1-based) along dim, and its index (nan counts as the largest)."""
+    """The k-th smallest (1-based) along dim, and its index (nan counts as the largest).
+    Where a row holds equal values (-0. and 0. included), which of them is returned is
+    PyTorch's quickselect's choice (_select_tied); a row of distinct values has one answer."""
     values, order = _sort_arrays(d, dim, False)
     if d.ndim == 0:
         return values, order
-    return np.take(values, k - 1, axis=dim), np.take(order, k - 1, axis=dim)
+    kth_values = np.array(np.take(values, k - 1, axis=dim))  # (arrays: written through below)
+    kth_order = np.array(np.take(order, k - 1, axis=dim))
+    n = d.shape[dim]
+    if 1 < n <= _SELECT_MAX:
+        rows = np.moveaxis(d, dim, -1).reshape(-1, n)
+        flat_v, flat_i = kth_values.reshape(-1), kth_order.reshape(-1)
+        for r, row in enumerate(rows):
+            if len(np.unique(row)) < n:
+                flat_v[r], flat_i[r] = _select_tied(row.tolist(), k - 1)
+    return kth_values, kth_order
+
+
+#: rows longer than this keep the sort's choice among ties (a select in Python is O(n))
+_SELECT_MAX = 4096
+
+
+def _select_tied(arr: list, k: int):
+    """(value, index) of the k-th smallest (0-based) by PyTorch's CPU kthvalue: a
+    median-of-three quickselect that moves the elements (and their indices) in place, so
+    among equal elements the one it lands on at position k is returned."""
+    idx = list(range(len(arr)))
+
+    def above(x, y):  # x > y, a nan above every number
+        return (x != x and y == y) or x > y
+
+    def swap(a, b):
+        arr[a], arr[b] = arr[b], arr[a]
+        idx[a], idx[b] = idx[b], idx[a]
+
+    lo, hi = 0, len(arr) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if above(arr[lo], arr[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if above(arr[lo + 1], arr[hi]):
+            swap(lo + 1, hi)
+        if above(arr[lo], arr[hi]):
+            swap(lo, hi)
+        if above(arr[lo + 1], arr[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, arr[lo]
+        while True:
+            i += 1
+            while above(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while above(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return arr[k], idx[k]
 
 
 @public("torch.kthvalue", "Tensor.kthvalue")
@@ -189,6 +249,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     d = input._data
     dim = _dim(input, dim)
     size = d.shape[dim] if d.ndim else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= size:
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
     values, order = _kth(d, dim, k)
@@ -247,14 +309,14 @@ def _median(kind, op_all, op_dim, fname, input, dim, keepdim, ignore_nan):
     _check_tensor(fname, input)
     d = input._data
     if dim is None:
-        if d.size == 0:
-            return make(np.array(np.nan, d.dtype))
+        if d.size == 0:  # (nan, with its node: the gradient is empty)
+            return run_unary(op_all, input, (np.array(np.nan, d.dtype),))
         flat = d.reshape(-1)
         v, _ = _median_index(flat, 0, ignore_nan)
         return run_unary(op_all, input, (np.asarray(v, d.dtype),))
     dim = _dim(input, dim)
-    if d.ndim and d.shape[dim] == 0:
-        raise IndexError(f"{fname}(): Expected reduction dim {dim} to have non-zero size.")
+    if d.ndim and d.shape[dim] == 0:  # (nanmedian's message names median() too)
+        raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
     values, order = _median_index(d, dim, ignore_nan)
     return _keep(kind, op_dim, input, dim, order, values, keepdim)
 
@@ -277,6 +339,8 @@ def mode(input, dim=-1, keepdim=False):
     dim = _dim(input, dim)
     if d.ndim == 0:
         return _keep(MODE_T, MODE, input, dim, np.zeros((), np.int64), d.copy(), keepdim)
+    if d.shape[dim] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
     moved = np.moveaxis(d, dim, -1)
     flat = moved.reshape(-1, moved.shape[-1])
     vals = np.empty(flat.shape[0], d.dtype)
@@ -284,8 +348,8 @@ def mode(input, dim=-1, keepdim=False):
     for r, row in enumerate(flat):
         uniq, counts = np.unique(row, return_counts=True)
         best = uniq[np.argmax(counts)]  # the smallest of the most frequent
-        vals[r] = best
         idx[r] = np.nonzero(row == best)[0][-1]  # PyTorch returns the last occurrence
+        vals[r] = row[idx[r]]  # (and its value: 0. of a tie of -0. and 0. that ends in 0.)
     shape = moved.shape[:-1]
     return _keep(MODE_T, MODE, input, dim, idx.reshape(shape), vals.reshape(shape), keepdim)
 
@@ -300,7 +364,7 @@ def _cum_extreme(kind, op, fname, input, dim, better):
     moved = np.moveaxis(d, dim, -1)
     vals = np.empty_like(moved)
     idx = np.empty(moved.shape, np.int64)
-    best = moved[..., 0].copy()
+    best = moved[..., 0].copy() if moved.shape[-1] else None  # (an empty dim: empty results)
     at = np.zeros(moved.shape[:-1], np.int64)
     for j in range(moved.shape[-1]):
         x = moved[..., j]
@@ -327,9 +391,10 @@ def cummin(input, dim):
 
 
 def _logcumsumexp_fwd(a, dim):
+    # (+ 0.: PyTorch's running log-sum-exp of -0. is 0.)
     if a.ndim == 0:
-        return a.copy()
-    return np.logaddexp.accumulate(a, axis=dim)
+        return a + a.dtype.type(0.0)
+    return np.logaddexp.accumulate(a, axis=dim) + a.dtype.type(0.0)
 
 
 def _logcumsumexp_grad(c, g):
@@ -528,7 +593,7 @@ def _unique_flat(a: np.ndarray):
 def _unique_dim(a: np.ndarray, dim: int):
     """Sorted distinct slices of `a` along `dim` (rows compared lexicographically)."""
     moved = np.moveaxis(a, dim, 0)
-    rows = moved.reshape(moved.shape[0], -1)
+    rows = moved.reshape(moved.shape[0], int(np.prod(moved.shape[1:])))
     if rows.shape[0] == 0:
         return a.copy(), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     slices, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
