@@ -172,7 +172,94 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     if d.ndim:
         order = np.take(order, np.arange(k), axis=dim)
         values = np.take(values, np.arange(k), axis=dim)
+        if k and k * 64 > size and k - 1 <= 16 and size <= _SELECT_MAX:
+            _topk_ties(d, dim, k, bool(largest), bool(sorted), values, order)
     return TOPK_T((_run_values(TOPK, input, dim, order, True, values), make(order)))
+
+
+def _topk_ties(d, dim, k, largest, sorted_, values, order):
+    """Rows holding equal values (-0. and 0. included), and every row when not sorted: the
+    elements PyTorch's CPU topk returns, in its order, which for k * 64 > n is libstdc++'s nth_element (an introselect with a
+    median-of-three pivot, an insertion sort at the end) and then a sort of the first k - 1
+    (_nth_element); written into values and order (moved to the last axis)."""
+    n = d.shape[dim]
+    rows = np.moveaxis(d, dim, -1).reshape(-1, n)
+    vals = np.moveaxis(values, dim, -1).reshape(-1, k)
+    idxs = np.moveaxis(order, dim, -1).reshape(-1, k)
+    for r, row in enumerate(rows):
+        if not sorted_ or len(np.unique(row)) < n:  # (unsorted: the selection's own order)
+            picked = _nth_element(row.tolist(), k, largest, sorted_)
+            if picked is not None:
+                vals[r] = [v for v, _ in picked]
+                idxs[r] = [i for _, i in picked]
+    values[...] = np.moveaxis(vals.reshape(np.moveaxis(values, dim, -1).shape), -1, dim)
+    order[...] = np.moveaxis(idxs.reshape(np.moveaxis(order, dim, -1).shape), -1, dim)
+
+
+def _nth_element(row: list, k: int, largest: bool, sorted_: bool):
+    """The first k (value, index) pairs after std::nth_element(begin, begin + k - 1, end)
+    with PyTorch's comparator (nan before numbers when largest, after them otherwise),
+    then std::sort of the first k - 1 when sorted (an insertion sort below 16 elements);
+    None where libstdc++ would fall back to a heap select (not written here)."""
+    q = [(v, i) for i, v in enumerate(row)]
+
+    if largest:
+        def before(x, y):
+            return (x[0] != x[0] and y[0] == y[0]) or x[0] > y[0]
+    else:
+        def before(x, y):
+            return (x[0] == x[0] and y[0] != y[0]) or x[0] < y[0]
+
+    def insertion_sort(first, last):
+        for i in range(first + 1, last):
+            val = q[i]
+            if before(val, q[first]):
+                q[first + 1:i + 1] = q[first:i]
+                q[first] = val
+            else:
+                j = i
+                while before(val, q[j - 1]):
+                    q[j] = q[j - 1]
+                    j -= 1
+                q[j] = val
+
+    def median_to_first(result, a, b, c):
+        if before(q[a], q[b]):
+            pick = b if before(q[b], q[c]) else (c if before(q[a], q[c]) else a)
+        elif before(q[a], q[c]):
+            pick = a
+        else:
+            pick = c if before(q[b], q[c]) else b
+        q[result], q[pick] = q[pick], q[result]
+
+    def partition(first, last, pivot):
+        while True:
+            while before(q[first], q[pivot]):
+                first += 1
+            last -= 1
+            while before(q[pivot], q[last]):
+                last -= 1
+            if not first < last:
+                return first
+            q[first], q[last] = q[last], q[first]
+            first += 1
+
+    first, last, nth = 0, len(q), k - 1
+    depth = 2 * (len(q).bit_length() - 1)
+    while last - first > 3:
+        if depth == 0:
+            return None
+        depth -= 1
+        median_to_first(first, first + 1, first + (last - first) // 2, last - 1)
+        cut = partition(first + 1, last, first)
+        if cut <= nth:
+            first = cut
+        else:
+            last = cut
+    insertion_sort(first, last)
+    if sorted_:
+        insertion_sort(0, k - 1)
+    return q[:k]
 
 
 def _kth(d, dim, k):
