@@ -869,7 +869,7 @@ def _multilabel_margin_fwd(x, target, reduction):
         for j in t2[i]:
             if j < 0:
                 break
-            diff = 1 - (x2[i, j] - x2[i])
+            diff = (1 - x2[i, j]) + x2[i]  # (PyTorch's order of the additions)
             losses[i] += np.sum(np.maximum(diff, 0)[~is_t[i]])
     losses /= n_classes
     if reduction == "mean":
@@ -894,7 +894,8 @@ def _multilabel_margin_backward(c, g):
         for j in t2[i]:
             if j < 0:
                 break
-            active = (1 - (x2[i, j] - x2[i]) > 0) & ~is_t[i]
+            # ((1 - x_j) + x_i as PyTorch adds it: 1 - (x_j - x_i) loses a tiny x_i)
+            active = ((1 - x2[i, j]) + x2[i] > 0) & ~is_t[i]
             pattern[i] += active / n_classes
             pattern[i, j] -= active.sum() / n_classes
     if reduction == "mean":
@@ -963,7 +964,9 @@ def _multi_margin_backward(c, g):
     onehot_np = np.zeros((n, ncls), d.dtype)
     onehot_np[rows, t] = 1
     onehot = make(onehot_np)
-    z = (x2 - (x2 * onehot).sum(1, keepdim=True)) + margin
+    # (x_y gathered, not x * onehot summed: an inf score elsewhere would make every z nan)
+    xt = PUBLIC["torch.gather"](x2, 1, make(np.asarray(t, np.int64).reshape(-1, 1)))
+    z = (x2 - xt) + margin
     active = (z._data > 0) & (onehot_np == 0)
     coef = z * 2 if p == 2 else make(np.ones((n, ncls), d.dtype))
     scale = active.astype(d.dtype) / ncls
