@@ -712,7 +712,29 @@ VAR_PART = defop("var_mean_var", "VarMeanBackward0", _std_var_fwd("var"),
 
 
 def _mean_fwd(a, dims, keepdim, shape, n):
-    return np.asarray(np.mean(a, axis=dims or None, keepdims=keepdim), a.dtype)
+    out = np.asarray(np.mean(a, axis=dims or None, keepdims=keepdim), a.dtype)
+    if np.isinf(a).any():
+        out = _welford_inf(a, dims, keepdim, out)
+    return out
+
+
+def _welford_inf(a, dims, keepdim, out):
+    """std_mean/var_mean's mean where a slice holds an inf: PyTorch's Welford update
+    (mean += (x - mean) / k) makes it nan once a value follows the inf (inf - inf), not
+    inf; each such slice is run through that update in order."""
+    axes = tuple(range(a.ndim)) if not dims else tuple(d % a.ndim for d in dims)
+    rest = [d for d in range(a.ndim) if d not in axes]
+    moved = np.transpose(a, rest + list(axes)).astype(np.float64)
+    rows = moved.reshape(int(np.prod([a.shape[d] for d in rest])), -1)
+    flat = np.array(out).reshape(-1)
+    with np.errstate(all="ignore"):
+        for r, row in enumerate(rows):
+            if np.isinf(row).any():
+                mean = 0.0
+                for k, x in enumerate(row, 1):
+                    mean += (x - mean) / k
+                flat[r] = mean
+    return flat.reshape(np.shape(out)).astype(a.dtype)
 
 
 STD_MEAN_PART = defop("std_mean_mean", "StdMeanBackward0", _mean_fwd, _mean_part_grad,
