@@ -1108,9 +1108,12 @@ def _source_coords(coord: Tensor, size: int, padding: str, align_corners: bool,
     return x.clamp(0, size - 1)
 
 
-def _gather_corner(inp: Tensor, idx_list, valid, out_sp):
+def _gather_corner(inp: Tensor, idx_list, valid, out_sp, weight=None):
     """inp (N, C, *sp) sampled at integer positions idx_list (one array per spatial dim, of
-    shape (N, *out_sp)), 0 where not valid: a Gather linear map times a 0/1 constant."""
+    shape (N, *out_sp)), 0 where not valid, times the corner's weight (N, *out_sp): a
+    Gather linear map and a where (PyTorch's 2-d kernel gathers 0 for a corner out of
+    bounds, so an inf input there adds 0 * weight, nan for the nan weight of an inf
+    coordinate; its 3-d kernel skips the corner)."""
     d = inp._data
     n, c = d.shape[:2]
     sp = d.shape[2:]
@@ -1122,8 +1125,13 @@ def _gather_corner(inp: Tensor, idx_list, valid, out_sp):
     index = base.reshape((n, c) + (1,) * len(out_sp)) + flat[:, None]
     spec = Gather(index.reshape(-1), (n, c) + tuple(out_sp), d.shape)
     vals = run_op(LINEAR_MAP_ADJOINT, (inp,), (spec,))
-    mask = np.broadcast_to(valid[:, None], vals._data.shape).astype(d.dtype)
-    return vals * make(mask)
+    mask = make(np.broadcast_to(valid[:, None], vals._data.shape).copy())
+    where = PUBLIC["torch.where"]
+    if weight is None:
+        return where(mask, vals, 0.0)
+    if len(sp) == 3:  # (the 3-d kernel skips the corner: not even a nan weight counts)
+        return where(mask, vals * weight.unsqueeze(1), 0.0)
+    return where(mask, vals, 0.0) * weight.unsqueeze(1)
 
 
 def _cubic_coeffs(t: Tensor):
@@ -1166,7 +1174,7 @@ def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
                     else:
                         src_pos = _bounded_tap(pos, size, padding, align_corners)
                         idx.append(src_pos)
-                term = _gather_corner(inp, idx, valid, out_sp) * (wy[a] * wx[b]).unsqueeze(1)
+                term = _gather_corner(inp, idx, valid, out_sp, wy[a] * wx[b])
                 out = term if out is None else out + term
         return out
     src = [_source_coords(coords[i], sp[i], padding, align_corners) for i in range(nd)]
@@ -1176,8 +1184,11 @@ def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
         for i, size in enumerate(sp):
             valid &= (idx[i] >= 0) & (idx[i] < size)
         return _gather_corner(inp, idx, valid, out_sp) + (grid.sum() * 0)
-    lows = [np.floor(s._data).astype(np.int64) for s in src]
-    fracs = [s - make(lo.astype(d.dtype)) for s, lo in zip(src, lows, strict=True)]
+    with np.errstate(invalid="ignore"):  # (an inf or huge coordinate: no valid corner)
+        lows = [np.floor(s._data).astype(np.int64) for s in src]
+    # the fraction from the float floor, as PyTorch's kernel (a coordinate past int64's
+    # range gives 0, not the difference to a wrapped integer)
+    fracs = [s - make(np.floor(s._data)) for s in src]
     out = None
     for corner in range(2 ** nd):
         idx, weight = [], None
@@ -1189,7 +1200,7 @@ def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
             idx.append(pos)
             w = fracs[i] if up else 1 - fracs[i]
             weight = w if weight is None else weight * w
-        term = _gather_corner(inp, idx, valid, out_sp) * weight.unsqueeze(1)
+        term = _gather_corner(inp, idx, valid, out_sp, weight)
         out = term if out is None else out + term
     return out
 
@@ -1210,8 +1221,8 @@ def _bounded_tap(pos, size, padding, align_corners):
 def _grid_sample_fwd(inp, grid, mode, padding, align_corners):
     from ..grad_mode import no_grad
 
-    with no_grad():
-        return _grid_sample_tensors(make(inp), make(grid), mode, padding, align_corners)._data
+    with no_grad():  # (+ 0.: PyTorch's sum over the corners starts from 0., -0. gives 0.)
+        return _grid_sample_tensors(make(inp), make(grid), mode, padding, align_corners)._data + 0.0
 
 
 def _grid_sample_backward(c, g):
