@@ -32,7 +32,9 @@ class Separable:
     not a whole row of M_d times the input: an inf or nan outside an output's window must
     not reach it through a 0 weight, and a -0. read with weight 1 stays -0. A dim's entry
     is (d, M) or (d, M, taps) when the kernel reads elements with weight 0 too, as
-    PyTorch's interpolations do (its two linear taps at a fraction 0 still add 0 * inf)."""
+    PyTorch's interpolations do (its two linear taps at a fraction 0 still add 0 * inf);
+    (d, M, taps, True) is such an entry's adjoint, which PyTorch's backward kernels
+    accumulate into zeros (from +0., the zero-weight taps included)."""
 
     __slots__ = ("mats",)
 
@@ -43,14 +45,30 @@ class Separable:
         out = x.astype(_F64)
         for entry in self.mats:
             d, m = entry[0], entry[1]
-            if len(entry) > 2:
+            if len(entry) > 3:
+                out = _apply_taps(out, d, *entry[2]) + 0.0
+            elif len(entry) > 2:
                 out = _apply_taps(out, d, *entry[2])
             else:  # a pooling's window sum starts at +0 (a window of one -0. averages to 0.)
                 out = _apply_taps(out, d, *_taps_of(m)) + 0.0
         return out.astype(x.dtype)
 
     def adjoint(self):
-        return Separable((e[0], e[1].T) for e in reversed(self.mats))
+        return Separable((e[0], e[1].T) if len(e) == 2 else
+                         (e[0], e[1].T, _adjoint_taps(e[2], e[1].shape[1]), True)
+                         for e in reversed(self.mats))
+
+
+def _adjoint_taps(taps, in_size):
+    """The transposed taps: input element i gets (o, w) from every output o that reads it,
+    weight-0 taps included (so an inf gradient there gives nan, as PyTorch's kernels)."""
+    idx, w, used = taps
+    rows = [[] for _ in range(in_size)]
+    for o in range(idx.shape[0]):
+        for j in range(idx.shape[1]):
+            if used[o, j]:
+                rows[idx[o, j]].append((o, w[o, j]))
+    return _taps(rows, idx.shape[0])
 
 
 def _taps_of(m):
