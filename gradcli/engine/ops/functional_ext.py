@@ -1134,8 +1134,8 @@ def _pdist_fwd(x, p):
             r = (diff != 0).sum(-1).astype(_F64)
         elif math.isinf(p):
             r = diff.max(-1) if diff.shape[-1] else np.zeros(len(diff))
-        else:
-            r = (diff ** p).sum(-1) ** (1 / p)
+        else:  # (the sum of powers in x's dtype, as PyTorch's: a float32 one overflows)
+            r = (diff ** p).sum(-1).astype(x.dtype).astype(_F64) ** (1 / p)
     return r.astype(x.dtype)
 
 
@@ -1204,8 +1204,8 @@ def _cdist_fwd(x1, x2, p):
             r = (diff != 0).sum(-1).astype(_F64)
         elif math.isinf(p):
             r = diff.max(-1) if diff.shape[-1] else np.zeros(diff.shape[:-1])
-        else:
-            r = (diff ** p).sum(-1) ** (1 / p)
+        else:  # (the sum of powers in the inputs' dtype, as PyTorch's)
+            r = (diff ** p).sum(-1).astype(x1.dtype).astype(_F64) ** (1 / p)
     return r.astype(x1.dtype)
 
 
