@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, make
 from .registry import defop, public, run_op, run_unary
 
 _SQRT_2 = math.sqrt(2.0)
@@ -39,14 +39,18 @@ def _pointwise(name: str, node: str, f, df, d2f, torch_call: str, rule: str):
 
     def back_forward(g, x, *meta):
         with np.errstate(all="ignore"):
-            return _cast(g * df(x, *meta), x)
+            slope = df(x, *meta)
+            if slope.dtype == np.bool_:  # (a pass/block mask: g or 0, even for an inf g)
+                return _cast(np.where(slope, g, 0.0), x)
+            return _cast(g * slope, x)
 
     def back_grads(c, gg):
         g, x = c.saved
         dg = run_op(backward, (gg, x), c.meta) if c.needs(0) else None
         dx = None
-        if c.needs(1):
-            dx = gg * g * d2f(x, *c.meta)
+        if c.needs(1):  # (d2f None: the slope is piecewise constant, PyTorch's zeros_like)
+            dx = (make(np.zeros(x._data.shape, x._data.dtype)) if d2f is None
+                  else gg * g * d2f(x, *c.meta))
         return dg, dx
 
     backward = defop(name + "_backward", back_node, back_forward, back_grads,
@@ -68,6 +72,12 @@ def _pointwise(name: str, node: str, f, df, d2f, torch_call: str, rule: str):
 def _gelu(x, approximate):
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_TANH_K * (x + _TANH_C * x ** 3)))
+    if x.dtype == np.float32 and x.size > 1:
+        # PyTorch hands a float32 tensor of more than one element to oneDNN's gelu, which
+        # forms x(1 + erf(x/sqrt 2)) before halving it (so 2e38 overflows to inf) and
+        # gives nan at +inf; one element goes through ATen's own kernel (gelu(inf) = inf)
+        whole = (x.astype(np.float64) * (1 + _erf(x.astype(np.float64) / _SQRT_2)))
+        return np.where(x == np.inf, np.nan, whole.astype(np.float32) * np.float32(0.5))
     return 0.5 * x * (1 + _erf(x / _SQRT_2))
 
 
@@ -125,7 +135,8 @@ def _elu_d(x, alpha, scale, input_scale):
 def _elu_d2(x: Tensor, alpha, scale, input_scale):
     from .elementwise import where
 
-    return where(x > 0, 0.0, scale * alpha * input_scale ** 2 * (x * input_scale).exp())
+    # (PyTorch's elu_double_backward masks with x < 0: the second derivative is 0 at +-0)
+    return where(x < 0, scale * alpha * input_scale ** 2 * (x * input_scale).exp(), 0.0)
 
 
 ELU, ELU_BACKWARD = _pointwise(
@@ -136,7 +147,7 @@ ELU, ELU_BACKWARD = _pointwise(
 # ------------------------------------------------------------------ leaky_relu
 LEAKY_RELU, LEAKY_RELU_BACKWARD = _pointwise(
     "leaky_relu", "LeakyReluBackward0", lambda x, s: np.where(x > 0, x, x * s),
-    lambda x, s: np.where(x > 0, 1.0, s), lambda x, s: x * 0,
+    lambda x, s: np.where(x > 0, 1.0, s), None,
     "torch.nn.functional.leaky_relu(a, 0.2)", "d leaky_relu(a)/da = 1 if a > 0 else slope")
 
 
@@ -166,8 +177,8 @@ SOFTPLUS, SOFTPLUS_BACKWARD = _pointwise(
 # ------------------------------------------------------------------ hardtanh
 HARDTANH, HARDTANH_BACKWARD = _pointwise(
     "hardtanh", "HardtanhBackward0", lambda x, lo, hi: np.clip(x, lo, hi),
-    lambda x, lo, hi: np.where((x > lo) & (x < hi), 1.0, 0.0),
-    lambda x, lo, hi: x * 0,
+    lambda x, lo, hi: (x > lo) & (x < hi),
+    None,
     "torch.nn.functional.hardtanh(a, -0.5, 0.5)", "d hardtanh(a)/da = 1 inside (min, max)")
 
 

@@ -760,8 +760,9 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
     empty = np.zeros(0, dt)
     if unpack_pivots:
         perms = np.tile(np.arange(m), lu.shape[:-2] + (1,))
-        flat_perm = perms.reshape(-1, m)
-        flat_piv = piv.reshape(-1, piv.shape[-1]) - 1
+        batches = int(np.prod(lu.shape[:-2]))  # (-1 cannot size an empty matrix's batch)
+        flat_perm = perms.reshape(batches, m)
+        flat_piv = piv.reshape(batches, piv.shape[-1]) - 1
         for b in range(flat_perm.shape[0]):
             for j, p in enumerate(flat_piv[b][:k]):
                 flat_perm[b, [j, p]] = flat_perm[b, [p, j]]

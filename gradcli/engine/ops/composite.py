@@ -302,7 +302,13 @@ for _name in ("real", "conj", "conj_physical", "resolve_conj", "resolve_neg"):
     public(f"torch.{_name}", f"Tensor.{_name}")(_same)
 
 
-SGN = defop("sgn", "SgnBackward0", np.sign, lambda c, g: (g * 0,), "d sgn(a)/da = 0",
+def _sgn(a):
+    """sign for real input, with PyTorch's sgn(nan) = 0 and sgn(-0.) = 0. (np.sign: nan, -0.)"""
+    return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
+
+
+SGN = defop("sgn", "SgnBackward0", _sgn,
+            lambda c, g: (make(np.zeros(g._data.shape, g._data.dtype)),), "d sgn(a)/da = 0",
             torch_call="torch.sgn(a) + a")
 
 

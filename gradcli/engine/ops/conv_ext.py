@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor, _type_word, make
+from . import shape_checks
 from .registry import PUBLIC, defop, public, run_op
 
 _F64 = np.float64
@@ -25,7 +26,15 @@ _F64 = np.float64
 # ------------------------------------------------------------------ linear maps
 
 class Separable:
-    """x -> x with matrix M_d applied along each listed dim d (M_d: out_d x in_d)."""
+    """x -> x with matrix M_d applied along each listed dim d (M_d: out_d x in_d).
+
+    Each output is the sum of its taps (the input elements it reads with their weights),
+    not a whole row of M_d times the input: an inf or nan outside an output's window must
+    not reach it through a 0 weight, and a -0. read with weight 1 stays -0. A dim's entry
+    is (d, M) or (d, M, taps) when the kernel reads elements with weight 0 too, as
+    PyTorch's interpolations do (its two linear taps at a fraction 0 still add 0 * inf);
+    (d, M, taps, True) is such an entry's adjoint, which PyTorch's backward kernels
+    accumulate into zeros (from +0., the zero-weight taps included)."""
 
     __slots__ = ("mats",)
 
@@ -34,12 +43,74 @@ class Separable:
 
     def apply(self, x):
         out = x.astype(_F64)
-        for d, m in self.mats:
-            out = np.moveaxis(np.tensordot(m, out, axes=(1, d)), 0, d)
+        for entry in self.mats:
+            d, m = entry[0], entry[1]
+            if len(entry) > 3:
+                out = _apply_taps(out, d, *entry[2]) + 0.0
+            elif len(entry) > 2:
+                out = _apply_taps(out, d, *entry[2])
+            else:  # a pooling's window sum starts at +0 (a window of one -0. averages to 0.)
+                out = _apply_taps(out, d, *_taps_of(m)) + 0.0
         return out.astype(x.dtype)
 
     def adjoint(self):
-        return Separable((d, m.T) for d, m in reversed(self.mats))
+        return Separable((e[0], e[1].T) if len(e) == 2 else
+                         (e[0], e[1].T, _adjoint_taps(e[2], e[1].shape[1]), True)
+                         for e in reversed(self.mats))
+
+
+def _adjoint_taps(taps, in_size):
+    """The transposed taps: input element i gets (o, w) from every output o that reads it,
+    weight-0 taps included (so an inf gradient there gives nan, as PyTorch's kernels)."""
+    idx, w, used = taps
+    rows = [[] for _ in range(in_size)]
+    for o in range(idx.shape[0]):
+        for j in range(idx.shape[1]):
+            if used[o, j]:
+                rows[idx[o, j]].append((o, w[o, j]))
+    return _taps(rows, idx.shape[0])
+
+
+def _taps_of(m):
+    """The non-zero entries of each row of m as (index, weight, used) arrays (out x K)."""
+    nz = m != 0
+    k = int(nz.sum(1).max()) if m.size else 0
+    idx = np.zeros((m.shape[0], k), np.intp)
+    used = np.zeros((m.shape[0], k), bool)
+    for r in range(m.shape[0]):
+        cols = np.flatnonzero(nz[r])
+        idx[r, :len(cols)] = cols
+        used[r, :len(cols)] = True
+    return idx, np.take_along_axis(m, idx, 1) if m.size else idx * 0.0, used
+
+
+def _taps(rows, in_size):
+    """(index, weight) lists per output row -> the (index, weight, used) arrays."""
+    k = max((len(r) for r in rows), default=0)
+    idx = np.zeros((len(rows), k), np.intp)
+    w = np.zeros((len(rows), k))
+    used = np.zeros((len(rows), k), bool)
+    for o, row in enumerate(rows):
+        for j, (i, wt) in enumerate(row):
+            idx[o, j], w[o, j], used[o, j] = min(max(i, 0), in_size - 1), wt, True
+    return idx, w, used
+
+
+def _apply_taps(x, d, idx, w, used):
+    shape = [1] * x.ndim
+    shape[d] = idx.shape[0]
+    if idx.shape[1] == 0 or x.shape[d] == 0:
+        out_shape = list(x.shape)
+        out_shape[d] = idx.shape[0]
+        return np.zeros(out_shape)
+    acc = None
+    for j in range(idx.shape[1]):
+        term = np.take(x, idx[:, j], axis=d) * w[:, j].reshape(shape)
+        if acc is None:  # (a row of an adjoint may read nothing: 0 there)
+            acc = np.where(used[:, j].reshape(shape), term, 0.0)
+        else:
+            acc = np.where(used[:, j].reshape(shape), acc + term, acc)
+    return acc
 
 
 class Im2Col:
@@ -107,13 +178,13 @@ class Col2Im:
         padded = [s + 2 * p for s, p in zip(im.in_shape[2:], im.padding, strict=True)]
         out = np.zeros([n, c] + padded)
         idx = im._index()
-        # scatter-add one dim at a time through per-dim one-hot matrices (exact: each
-        # padded position gathers the window entries that read it)
+        # scatter-add one dim at a time: each padded position sums the window entries that
+        # read it (only those: an inf elsewhere must not reach it through a 0 weight), from +0
         res = block
         for i, (ix, size) in enumerate(zip(idx, padded, strict=True)):
             hot = np.zeros((size, ix.size))
             hot[ix.reshape(-1), np.arange(ix.size)] = 1
-            res = np.moveaxis(np.tensordot(hot, res, axes=(1, 2 + i)), 0, 2 + i)
+            res = _apply_taps(res, 2 + i, *_taps_of(hot)) + 0.0
         out = res
         crop = (slice(None), slice(None)) + tuple(
             slice(p, p + s) for p, s in zip(im.padding, im.in_shape[2:], strict=True))
@@ -231,6 +302,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
                                   f"(got {x.ndim}D)")
     batched = x.ndim == 4
+    shape_checks.padded_input(x.shape, 2)
     if not batched:
         input = input.unsqueeze(0)  # noqa: A001
     spec = Im2Col(_tuple(kernel_size, 2), _tuple(stride, 2), _tuple(padding, 2),
@@ -253,6 +325,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
                                   f"Tensors are supported (got {x.ndim}D)")
     batched = x.ndim == 3
+    shape_checks.col2im_input(x.shape)
     if not batched:
         input = input.unsqueeze(0)  # noqa: A001
     n, ck, length = input._data.shape
@@ -498,6 +571,10 @@ def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_incl
                            "tensor for argument #1 'self' (while checking arguments for "
                            "avg_pool1d)")
     x = input if batched else input.unsqueeze(0)
+    if nd == 3:
+        shape_checks.pool3d_input(input.shape, "avg_pool3d")
+    else:  # (avg_pool1d runs the 2-d kernel on H = 1)
+        shape_checks.pool2d_input(input.unsqueeze(-2).shape)
     k = _tuple(kernel_size, nd)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, nd)
     p = _tuple(padding, nd)
@@ -599,6 +676,8 @@ def _adaptive_avg(input: Tensor, output_size, nd: int, fname: str) -> Tensor:
         raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got "
                            f"{list(input._data.shape)}")
     x = input if batched else input.unsqueeze(0)
+    shape_checks.adaptive_input(input.unsqueeze(-2).shape if nd == 1 else input.shape,
+                                f"adaptive_avg_pool{max(nd, 2)}d")
     sp = x._data.shape[2:]
     out = _sizes_arg(output_size, nd, sp)
     _float_input(x, f"adaptive_avg_pool{max(nd, 2)}d_cpu")
@@ -726,6 +805,7 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
     batched = _check_dims(input, 3, "max_pool3d")
     x = input if batched else input.unsqueeze(0)
+    shape_checks.pool3d_input(input.shape, "max_pool3d_with_indices_out_cpu_template")
     k = _tuple(kernel_size, 3)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, 3)
     p, dil = _tuple(padding, 3), _tuple(dilation, 3)
@@ -754,6 +834,8 @@ def _adaptive_max(input: Tensor, output_size, return_indices, nd: int, fname: st
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got "
                            f"{list(input._data.shape)}")
     x = input if batched else input.unsqueeze(0)
+    shape_checks.adaptive_input(input.unsqueeze(-2).shape if nd == 1 else input.shape,
+                                f"adaptive_max_pool{max(nd, 2)}d")
     sp = x._data.shape[2:]
     out = _sizes_arg(output_size, nd, sp)
     _float_input(x, f"adaptive_max_pool{max(nd, 2)}d")  # (PyTorch's kernel name)
@@ -799,6 +881,7 @@ def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None,
     k = _tuple(kernel_size, 2)
     batched = input._data.ndim == 4
     x = input if batched else input.unsqueeze(0)
+    shape_checks.pool2d_input(input.shape)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, 2)
     sp = x._data.shape[2:]
     mats = [(2 + i, _avg_matrix(sp[i], k[i], s[i], 0, ceil_mode, True, None)) for i in range(2)]
@@ -817,10 +900,12 @@ AVG_POOL2D = _linear_map("avg_pool2d_ext", "AvgPool2DBackward0",
 def _nearest_matrix(in_size, out_size, scale, exact: bool):
     m = np.zeros((out_size, in_size))
     s = (in_size / out_size) if scale is None else 1.0 / scale
+    rows = []
     for o in range(out_size):
         src = math.floor((o + 0.5) * s) if exact else math.floor(o * s)
         m[o, min(src, in_size - 1)] = 1.0
-    return m
+        rows.append([(min(src, in_size - 1), 1.0)])
+    return m, _taps(rows, in_size)
 
 
 def _linear_matrix(in_size, out_size, scale, align_corners: bool):
@@ -829,6 +914,7 @@ def _linear_matrix(in_size, out_size, scale, align_corners: bool):
         ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
     else:
         ratio = (in_size / out_size) if scale is None else 1.0 / scale
+    rows = []
     for o in range(out_size):
         if align_corners:
             src = ratio * o
@@ -839,7 +925,8 @@ def _linear_matrix(in_size, out_size, scale, align_corners: bool):
         lam = src - i0
         m[o, i0] += 1 - lam
         m[o, i1] += lam
-    return m
+        rows.append([(i0, 1 - lam), (i1, lam)])
+    return m, _taps(rows, in_size)
 
 
 def _cubic_weights(t, a=-0.75):
@@ -858,14 +945,18 @@ def _cubic_matrix(in_size, out_size, scale, align_corners: bool):
         ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
     else:
         ratio = (in_size / out_size) if scale is None else 1.0 / scale
+    rows = []
     for o in range(out_size):
         src = ratio * o if align_corners else ratio * (o + 0.5) - 0.5
         i = math.floor(src)
         t = src - i
+        row = []
         for j, w in enumerate(_cubic_weights(t)):
             idx = min(max(i - 1 + j, 0), in_size - 1)
             m[o, idx] += w
-    return m
+            row.append((idx, w))
+        rows.append(row)
+    return m, _taps(rows, in_size)
 
 
 _INTERP_NODES = {("nearest", 1): "UpsampleNearest1DBackward0",
@@ -946,6 +1037,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise NotImplementedError("interpolate(antialias=True) is not supported by gradcli")
     _float_input(input, _INTERP_KERNELS.get((mode.replace("-exact", ""), nd),
                                             "compute_indices_weights_linear"))
+    if any(n <= 0 for n in tuple(x.shape[2:]) + tuple(sizes)):
+        dims = "DHW"[3 - nd:]
+        given = ", ".join(f"{c}: {n}" for c, n in zip(dims, x.shape[2:], strict=True))
+        wanted = ", ".join(f"{c}: {n}" for c, n in zip(dims, sizes, strict=True))
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input "
+                           f"({given}){' and' if nd == 1 else ''} output ({wanted})")
     mats = []
     for i in range(nd):
         if mode in ("nearest", "nearest-exact"):
@@ -954,7 +1051,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             m = _cubic_matrix(x.shape[2 + i], sizes[i], scales[i], align_corners)
         else:
             m = _linear_matrix(x.shape[2 + i], sizes[i], scales[i], align_corners)
-        mats.append((2 + i, m))
+        mats.append((2 + i, *m))
     return run_op(INTERP[mode, nd], (input,), (Separable(mats),))
 
 
@@ -1029,9 +1126,12 @@ def _source_coords(coord: Tensor, size: int, padding: str, align_corners: bool,
     return x.clamp(0, size - 1)
 
 
-def _gather_corner(inp: Tensor, idx_list, valid, out_sp):
+def _gather_corner(inp: Tensor, idx_list, valid, out_sp, weight=None):
     """inp (N, C, *sp) sampled at integer positions idx_list (one array per spatial dim, of
-    shape (N, *out_sp)), 0 where not valid: a Gather linear map times a 0/1 constant."""
+    shape (N, *out_sp)), 0 where not valid, times the corner's weight (N, *out_sp): a
+    Gather linear map and a where (PyTorch's 2-d kernel gathers 0 for a corner out of
+    bounds, so an inf input there adds 0 * weight, nan for the nan weight of an inf
+    coordinate; its 3-d kernel skips the corner)."""
     d = inp._data
     n, c = d.shape[:2]
     sp = d.shape[2:]
@@ -1043,8 +1143,13 @@ def _gather_corner(inp: Tensor, idx_list, valid, out_sp):
     index = base.reshape((n, c) + (1,) * len(out_sp)) + flat[:, None]
     spec = Gather(index.reshape(-1), (n, c) + tuple(out_sp), d.shape)
     vals = run_op(LINEAR_MAP_ADJOINT, (inp,), (spec,))
-    mask = np.broadcast_to(valid[:, None], vals._data.shape).astype(d.dtype)
-    return vals * make(mask)
+    mask = make(np.broadcast_to(valid[:, None], vals._data.shape).copy())
+    where = PUBLIC["torch.where"]
+    if weight is None:
+        return where(mask, vals, 0.0)
+    if len(sp) == 3:  # (the 3-d kernel skips the corner: not even a nan weight counts)
+        return where(mask, vals * weight.unsqueeze(1), 0.0)
+    return where(mask, vals, 0.0) * weight.unsqueeze(1)
 
 
 def _cubic_coeffs(t: Tensor):
@@ -1087,7 +1192,7 @@ def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
                     else:
                         src_pos = _bounded_tap(pos, size, padding, align_corners)
                         idx.append(src_pos)
-                term = _gather_corner(inp, idx, valid, out_sp) * (wy[a] * wx[b]).unsqueeze(1)
+                term = _gather_corner(inp, idx, valid, out_sp, wy[a] * wx[b])
                 out = term if out is None else out + term
         return out
     src = [_source_coords(coords[i], sp[i], padding, align_corners) for i in range(nd)]
@@ -1097,8 +1202,11 @@ def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
         for i, size in enumerate(sp):
             valid &= (idx[i] >= 0) & (idx[i] < size)
         return _gather_corner(inp, idx, valid, out_sp) + (grid.sum() * 0)
-    lows = [np.floor(s._data).astype(np.int64) for s in src]
-    fracs = [s - make(lo.astype(d.dtype)) for s, lo in zip(src, lows, strict=True)]
+    with np.errstate(invalid="ignore"):  # (an inf or huge coordinate: no valid corner)
+        lows = [np.floor(s._data).astype(np.int64) for s in src]
+    # the fraction from the float floor, as PyTorch's kernel (a coordinate past int64's
+    # range gives 0, not the difference to a wrapped integer)
+    fracs = [s - make(np.floor(s._data)) for s in src]
     out = None
     for corner in range(2 ** nd):
         idx, weight = [], None
@@ -1110,7 +1218,7 @@ def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
             idx.append(pos)
             w = fracs[i] if up else 1 - fracs[i]
             weight = w if weight is None else weight * w
-        term = _gather_corner(inp, idx, valid, out_sp) * weight.unsqueeze(1)
+        term = _gather_corner(inp, idx, valid, out_sp, weight)
         out = term if out is None else out + term
     return out
 
@@ -1131,8 +1239,8 @@ def _bounded_tap(pos, size, padding, align_corners):
 def _grid_sample_fwd(inp, grid, mode, padding, align_corners):
     from ..grad_mode import no_grad
 
-    with no_grad():
-        return _grid_sample_tensors(make(inp), make(grid), mode, padding, align_corners)._data
+    with no_grad():  # (+ 0.: PyTorch's sum over the corners starts from 0., -0. gives 0.)
+        return _grid_sample_tensors(make(inp), make(grid), mode, padding, align_corners)._data + 0.0
 
 
 def _grid_sample_backward(c, g):
@@ -1201,6 +1309,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                            f"but got input with sizes {list(x.shape)} and grid with sizes "
                            f"{list(gd.shape)}")
     nd = x.ndim - 2
+    shape_checks.grid_sampler_input(x.shape)
     if gd.shape[-1] != nd:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
                            f"but got grid with sizes {list(gd.shape)}")

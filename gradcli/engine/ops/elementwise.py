@@ -23,7 +23,9 @@ from .registry import PUBLIC, defop, run_op, run_scalar, run_unary
 
 
 def _zero_like(g):
-    return g * 0
+    """A piecewise-constant op's gradient: zeros, as PyTorch's zeros_like(grad) (not g * 0,
+    which is nan where g is inf or nan and records a MulBackward0 under create_graph)."""
+    return make(np.zeros(g._data.shape, g._data.dtype))
 
 
 def _power(a, b):
@@ -494,14 +496,21 @@ def _clamp_bound_fwd(a, bound, pick):
     return pick(a, bound)
 
 
+def _keep_unless(a, bound, beyond):
+    """a, or the bound where a is beyond it or the bound is nan: PyTorch's element kernel
+    keeps a when a equals the bound (clamp_min(0., -0.) is 0.; np.maximum gives -0.)."""
+    out = np.where(beyond(a, bound) | np.isnan(bound), bound, a)
+    return out.astype(np.result_type(a, bound), copy=False)
+
+
 CLAMP_MIN_TENSOR = defop(
-    "clamp_min_tensor", "ClampMinBackward1", lambda a, lo: np.maximum(a, lo),
+    "clamp_min_tensor", "ClampMinBackward1", lambda a, lo: _keep_unless(a, lo, np.less),
     lambda c, g: (_where(c.saved[0] >= c.saved[1], g, 0.0) if c.needs(0) else None,
                   _where(c.saved[0] < c.saved[1], g, 0.0) if c.needs(1) else None),
     "d clamp_min(a, m)/da = 1 where a >= m, d/dm = 1 where a < m", save="inputs",
     broadcast=True, torch_call="torch.clamp_min(a, b)", check_order=(1, 0))
 CLAMP_MAX_TENSOR = defop(
-    "clamp_max_tensor", "ClampMaxBackward1", lambda a, hi: np.minimum(a, hi),
+    "clamp_max_tensor", "ClampMaxBackward1", lambda a, hi: _keep_unless(a, hi, np.greater),
     lambda c, g: (_where(c.saved[0] <= c.saved[1], g, 0.0) if c.needs(0) else None,
                   _where(c.saved[0] > c.saved[1], g, 0.0) if c.needs(1) else None),
     "d clamp_max(a, m)/da = 1 where a <= m, d/dm = 1 where a > m", save="inputs",

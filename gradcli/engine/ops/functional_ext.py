@@ -22,7 +22,8 @@ import numpy as np
 from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
-from .registry import defop, public, run_op
+from . import shape_checks
+from .registry import PUBLIC, defop, public, run_op
 
 _F64 = np.float64
 
@@ -246,11 +247,17 @@ def _hardswish_fwd(x):
 
 
 def _hardswish_backward(c, g):
+    """PyTorch's slope: 0 for x <= -3, x/3 + 1/2 inside, 1 for x >= 3 (an inf selects its
+    branch, it is not multiplied by a 0 mask); nan gives nan, except for float32 tensors
+    of more than one element, which PyTorch hands to oneDNN (slope 1 there)."""
     x, = c.saved
     d = x._data
-    mid = _mask_of((d >= -3) & (d <= 3), x)
-    high = _mask_of(d > 3, x)
-    return (g * (mid * (x / 3 + 0.5) + high),)
+    nan = np.isnan(d)
+    to_one = nan & (d.dtype == np.float32) & (d.size > 1)
+    inside = ((d > -3) & (d < 3)) | (nan & ~to_one)
+    mid = _mask_of(inside, x)
+    high = _mask_of((d >= 3) | to_one, x)
+    return (g * (mid * (x.masked_fill(make(~inside), 0.0) / 3 + 0.5) + high),)
 
 
 HARDSWISH = defop("hardswish", "HardswishBackward0", _hardswish_fwd, _hardswish_backward,
@@ -429,11 +436,14 @@ def _prelu_backward(c, g):
     pos = _mask_of(d > 0, x)
     channels = d.shape[1] if d.ndim >= 2 else 1
     ws = w.reshape(_prelu_shape(d.ndim, w._data, channels).shape)
-    gx = g * (pos + (1 - pos) * ws) if c.needs(0) else None
+    where = PUBLIC["torch.where"]  # (a branch, not a 0/1 mask: g * inf * 0 is no term)
+    gx = where(pos.to(bool), g, g * ws) if c.needs(0) else None
     gw = None
     if c.needs(1):
-        contrib = g * x * (1 - pos)
-        if w._data.size == 1 or d.ndim < 2:
+        contrib = where(pos.to(bool), 0.0, g * x)
+        if d.size == w._data.size:  # (PyTorch's sum_to: nothing to add up, -0. stays)
+            gw = contrib.reshape(w._data.shape)
+        elif w._data.size == 1 or d.ndim < 2:
             gw = contrib.sum().reshape(w._data.shape)
         else:
             dims = [0] + list(range(2, d.ndim))
@@ -859,7 +869,7 @@ def _multilabel_margin_fwd(x, target, reduction):
         for j in t2[i]:
             if j < 0:
                 break
-            diff = 1 - (x2[i, j] - x2[i])
+            diff = (1 - x2[i, j]) + x2[i]  # (PyTorch's order of the additions)
             losses[i] += np.sum(np.maximum(diff, 0)[~is_t[i]])
     losses /= n_classes
     if reduction == "mean":
@@ -884,7 +894,8 @@ def _multilabel_margin_backward(c, g):
         for j in t2[i]:
             if j < 0:
                 break
-            active = (1 - (x2[i, j] - x2[i]) > 0) & ~is_t[i]
+            # ((1 - x_j) + x_i as PyTorch adds it: 1 - (x_j - x_i) loses a tiny x_i)
+            active = ((1 - x2[i, j]) + x2[i] > 0) & ~is_t[i]
             pattern[i] += active / n_classes
             pattern[i, j] -= active.sum() / n_classes
     if reduction == "mean":
@@ -953,7 +964,9 @@ def _multi_margin_backward(c, g):
     onehot_np = np.zeros((n, ncls), d.dtype)
     onehot_np[rows, t] = 1
     onehot = make(onehot_np)
-    z = (x2 - (x2 * onehot).sum(1, keepdim=True)) + margin
+    # (x_y gathered, not x * onehot summed: an inf score elsewhere would make every z nan)
+    xt = PUBLIC["torch.gather"](x2, 1, make(np.asarray(t, np.int64).reshape(-1, 1)))
+    z = (x2 - xt) + margin
     active = (z._data > 0) & (onehot_np == 0)
     coef = z * 2 if p == 2 else make(np.ones((n, ncls), d.dtype))
     scale = active.astype(d.dtype) / ncls
@@ -1121,8 +1134,8 @@ def _pdist_fwd(x, p):
             r = (diff != 0).sum(-1).astype(_F64)
         elif math.isinf(p):
             r = diff.max(-1) if diff.shape[-1] else np.zeros(len(diff))
-        else:
-            r = (diff ** p).sum(-1) ** (1 / p)
+        else:  # (the sum of powers in x's dtype, as PyTorch's: a float32 one overflows)
+            r = (diff ** p).sum(-1).astype(x.dtype).astype(_F64) ** (1 / p)
     return r.astype(x.dtype)
 
 
@@ -1191,8 +1204,8 @@ def _cdist_fwd(x1, x2, p):
             r = (diff != 0).sum(-1).astype(_F64)
         elif math.isinf(p):
             r = diff.max(-1) if diff.shape[-1] else np.zeros(diff.shape[:-1])
-        else:
-            r = (diff ** p).sum(-1) ** (1 / p)
+        else:  # (the sum of powers in the inputs' dtype, as PyTorch's)
+            r = (diff ** p).sum(-1).astype(x1.dtype).astype(_F64) ** (1 / p)
     return r.astype(x1.dtype)
 
 
@@ -1203,7 +1216,7 @@ def _cdist_backward(c, g):
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     pair = _pair_grad(diff, dist, g, p)
     g1 = pair.sum(-2) if c.needs(0) else None
-    g2 = -pair.sum(-3) if c.needs(1) else None
+    g2 = (-pair).sum(-3) if c.needs(1) else None  # (an empty sum is 0., not -0.)
     return g1, g2
 
 
@@ -1281,7 +1294,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if compute_mode not in modes:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     r1, r2 = a.shape[-2], b.shape[-2]
-    if p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and (r1 > 25 or r2 > 25))):
+    mm = compute_mode == modes[1] or (compute_mode == modes[0] and (r1 > 25 or r2 > 25))
+    if p == 2 and mm and a.size and b.size:  # (an empty operand: CdistBackward0 always)
         # PyTorch's matrix-product path: _euclidean_dist on (batch, rows, cols), viewed back
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         out_shape = tuple(batch) + (r1, r2)
@@ -1325,6 +1339,8 @@ def _pixel_shuffle_fwd(x, r):
 
 
 def _pixel_unshuffle_fwd(x, r):
+    if x.size == 0:  # (PyTorch returns an empty input as it is, shape and all)
+        return x.copy()
     *batch, c, h, w = x.shape
     y = x.reshape(*batch, c, h // r, r, w // r, r)
     nb = len(batch)
@@ -1338,8 +1354,8 @@ PIXEL_SHUFFLE = defop("pixel_shuffle", "PixelShuffleBackward0", _pixel_shuffle_f
                       torch_call="torch.nn.functional.pixel_shuffle(a.reshape(1, -1, 1, 1)"
                                  ".expand(1, 4, 1, 2), 2)")
 PIXEL_UNSHUFFLE = defop("pixel_unshuffle", "PixelUnshuffleBackward0", _pixel_unshuffle_fwd,
-                        lambda c, g: (run_op(PIXEL_SHUFFLE, (g,), c.meta),),
-                        "a permutation: its gradient is pixel_shuffle's",
+                        lambda c, g: (pixel_shuffle(g, *c.meta),),
+                        "a permutation: its gradient is pixel_shuffle's (with its checks)",
                         torch_call="torch.nn.functional.pixel_unshuffle(a.reshape(1, 1, 1, -1)"
                                    ".expand(1, 1, 2, -1).repeat(1, 1, 1, 2), 2)")
 
@@ -1513,6 +1529,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode == "circular":
         return _pad_circular(input, pad)
+    shape_checks.padded_input(x.shape, dims)
     for i in range(dims):
         d = x.ndim - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
@@ -1645,6 +1662,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
                            f"query.dtype: {query.dtype} key.dtype: {key.dtype} and value.dtype: "
                            f"{value.dtype} instead.")
+    if not (q.size and k.size and v.size):
+        # PyTorch's answer for an empty operand: zeros of the output's shape plus the
+        # inputs' sums times 0 (an AddBackward0 over a MulBackward1), so every input gets
+        # a (zero) gradient
+        zeros = make(np.zeros(np.broadcast_shapes(q.shape[:-1], v.shape[:-2] + (1,))
+                              + v.shape[-1:], q.dtype))
+        return zeros + (query.sum() + key.sum() + value.sum()) * 0
     e = q.shape[-1]
     sc = (1.0 / math.sqrt(e)) if scale is None else float(scale)
     length, source = q.shape[-2], k.shape[-2]
@@ -1780,6 +1804,11 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None, no
     vocab, dim = w.shape
     if flat.size and (flat.min() < 0 or flat.max() >= vocab):
         raise IndexError("index out of range in self")
+    if (dim == 0 and flat.size and idx.ndim == 1 and mode != "max"
+            and w.dtype == np.float32):  # (PyTorch's float32 sum kernel refuses a 0-wide row)
+        raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this "
+                           "error message be improved?  If so, please report an enhancement "
+                           "request to PyTorch.)")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += vocab
     ids, bags = _bag_ids(len(flat), offs, include_last_offset)
@@ -1992,6 +2021,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     if lp.ndim not in (2, 3):
         raise RuntimeError(f"ctc_loss(): Expected log_probs to have 2 or 3 dimensions, but got "
                            f"{lp.ndim}")
+    if lp.size == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
 
     def as_array(v):
         if isinstance(v, Tensor):

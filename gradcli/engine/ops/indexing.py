@@ -176,6 +176,15 @@ def _check_gather_shapes(fname, a, idx, dim, src=None):
     if idx.ndim != a.ndim and not (idx.ndim <= 1 and a.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "
                            f"{'input' if fname == 'gather' else 'self'} tensor")
+    if fname != "gather" and idx.size and a.ndim:
+        # scatter's shape check (self's dims but dim, then src's) comes before the bounds
+        wrong = any(d != dim and idx.shape[d] > a.shape[d] for d in range(nd))
+        if not wrong and src is not None and src.ndim:
+            wrong = any(idx.shape[d] > src.shape[d] for d in range(src.ndim))
+        if wrong:
+            tail = "" if src is None else f" and to be no larger size than src {list(src.shape)}"
+            raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
+                               f"{list(a.shape)} apart from dimension {dim}{tail}")
     if idx.size and a.ndim:
         for d in range(nd):
             if d != dim and idx.shape[d] > a.shape[d]:
@@ -352,6 +361,9 @@ def index_add(input, dim, index, source, *, alpha=1):
     idx = _index_vector("index_add", index)
     dim = _wrap_dim(dim, max(d.ndim, 1))
     _index_source_check("index_add", d, idx, dim, source._data)
+    size = d.shape[dim] if d.ndim else 1
+    if idx.size and ((idx < -size).any() or (idx >= size).any()):
+        raise IndexError("index out of range in self")
     if source.dtype is not input.dtype:
         raise RuntimeError("index_add_(): self (" + str(input.dtype).replace("torch.", "").title()
                            + ") and source (" + str(source.dtype).replace("torch.", "").title()
@@ -383,11 +395,32 @@ INDEX_COPY = defop("index_copy", "IndexCopyBackward0", _index_copy_fwd,
                               "b.reshape(-1)[:2] if b.numel() > 1 else b.reshape(1).expand(2))")
 
 
+def _restride_check(d, dim, count):
+    """PyTorch's index_copy/index_fill view self with the index's length along dim and
+    stride 0 there before anything else; for an empty self that view needs storage it
+    has not, and the error is the storage check's."""
+    if d.size or not count or d.ndim == 0:
+        return
+    strides, step = [], 1
+    for size in reversed(d.shape):
+        strides.insert(0, step)
+        step *= max(size, 1)
+    sizes = list(d.shape)
+    sizes[dim], strides[dim] = count, 0
+    if min(sizes) == 0:
+        return
+    need = d.itemsize * (1 + sum((n - 1) * st for n, st in zip(sizes, strides, strict=True)))
+    raise RuntimeError(f"setStorage: sizes {sizes}, strides {strides}, storage offset 0, and "
+                       f"itemsize {d.itemsize} requiring a storage size of {need} are out of "
+                       "bounds for storage of size 0")
+
+
 @public("torch.index_copy", "Tensor.index_copy")
 def index_copy(input, dim, index, source):
     d = input._data
     idx = _index_vector("index_copy", index)
     dim = _wrap_dim(dim, max(d.ndim, 1))
+    _restride_check(d, dim, idx.size)
     _index_source_check("index_copy", d, idx, dim, source._data)
     size = d.shape[dim] if d.ndim else 1
     if idx.size and ((idx < 0).any() or (idx >= size).any()):
@@ -436,6 +469,7 @@ def index_fill(input, dim, index, value):
     d = input._data
     idx = _index_vector("index_fill", index)
     dim = _wrap_dim(dim, max(d.ndim, 1))
+    _restride_check(d, dim, idx.size)
     size = d.shape[dim] if d.ndim else 1
     if idx.size and ((idx < -size).any() or (idx >= size).any()):
         bad = idx[(idx < -size) | (idx >= size)][0]

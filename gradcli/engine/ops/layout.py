@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor, _wrap_dim, make
-from .registry import defop, public, run_op, run_unary
+from .registry import PUBLIC, defop, public, run_op, run_unary
 
 
 def _tensor(fname, value, arg="input", pos=1):
@@ -703,8 +703,9 @@ def _paired_grad(std: bool):
             if std:
                 sq = (centred * centred).sum(list(dims), keepdim=True) if dims else \
                     (centred * centred).sum()
-                res = (sq / float(n - correction)).sqrt()
-                total = gx * centred / (res * float(n - correction))
+                res = (sq / float(n - correction)).sqrt().expand(shape)
+                # (PyTorch's g / std is 0 where std is 0: a constant input's gradient is 0)
+                total = (gx / res).masked_fill(res == 0, 0.0) * centred / float(n - correction)
             else:
                 with np.errstate(divide="ignore"):
                     factor = float(np.divide(2.0, np.float64(n - correction)))
@@ -720,10 +721,32 @@ def _paired_grad(std: bool):
 def _paired_fwd(kind):
     def forward(a, dims, correction, keepdim, n):
         fn = np.std if kind == "std" else np.var
+        mean = np.asarray(np.mean(a, axis=dims or None, keepdims=keepdim), a.dtype)
+        if np.isinf(a).any():
+            mean = _welford_inf(a, dims, keepdim, mean)
         return (np.asarray(fn(a, axis=dims or None, ddof=correction, keepdims=keepdim), a.dtype),
-                np.asarray(np.mean(a, axis=dims or None, keepdims=keepdim), a.dtype))
+                mean)
 
     return forward
+
+
+def _welford_inf(a, dims, keepdim, out):
+    """std_mean/var_mean's mean where a slice holds an inf: PyTorch's Welford update
+    (mean += (x - mean) / k) makes it nan once a value follows the inf (inf - inf), not
+    inf; each such slice is run through that update in order."""
+    axes = tuple(range(a.ndim)) if not dims else tuple(d % a.ndim for d in dims)
+    rest = [d for d in range(a.ndim) if d not in axes]
+    moved = np.transpose(a, rest + list(axes)).astype(np.float64)
+    rows = moved.reshape(int(np.prod([a.shape[d] for d in rest])), -1)
+    flat = np.array(out).reshape(-1)
+    with np.errstate(all="ignore"):
+        for r, row in enumerate(rows):
+            if np.isinf(row).any():
+                mean = 0.0
+                for k, x in enumerate(row, 1):
+                    mean += (x - mean) / k
+                flat[r] = mean
+    return flat.reshape(np.shape(out)).astype(a.dtype)
 
 
 STD_MEAN = defop("std_mean", "StdMeanBackward0", _paired_fwd("std"), _paired_grad(True),
@@ -822,14 +845,19 @@ def _unfold_view(a, dim, size, step, in_shape):
 
 
 def _unfold_backward_fwd(g, dim, size, step, in_shape):
+    # each element is its windows' sum from the first term (a -0. read once stays -0.),
+    # 0 where no window reads it
     out = np.zeros(in_shape, g.dtype)
     if not in_shape:
-        return out + g.reshape(())
+        return g.reshape(()).copy()
     n = g.shape[dim]
     moved = np.moveaxis(out, dim, -1)
+    seen = np.zeros(moved.shape[-1], bool)
     gm = np.moveaxis(g, dim, -2)  # (..., n, size)
     for i in range(n):
-        moved[..., i * step:i * step + size] += gm[..., i, :]
+        at = slice(i * step, i * step + size)
+        moved[..., at] = np.where(seen[at], moved[..., at] + gm[..., i, :], gm[..., i, :])
+        seen[at] = True
     return out
 
 
@@ -882,12 +910,14 @@ def _renorm_grad(c, g):
         dnorm = x.sign() * hit / hit.sum(dims, keepdim=True)
     else:
         norm = (x.abs() ** p).sum(dims, keepdim=True) ** (1.0 / p)
-        dnorm = x.abs() ** (p - 1) * x.sign() / norm ** (p - 1)
+        # (0 where the norm is 0, as PyTorch's norm_backward)
+        dnorm = (x.abs() ** (p - 1) * x.sign() / norm ** (p - 1)).masked_fill(norm == 0, 0.0)
     over = norm > maxnorm
     scale = (maxnorm / (norm + 1e-7)).masked_fill(over.logical_not(), 1.0)
     dscale = (-maxnorm / ((norm + 1e-7) * (norm + 1e-7))).masked_fill(over.logical_not(), 0.0)
     inner = (g * x).sum(dims, keepdim=True)
-    return (g * scale + inner * dscale * dnorm,)
+    # a slice within maxnorm passes g as it is (PyTorch's where), nothing added to it
+    return (PUBLIC["torch.where"](over, g * scale + inner * dscale * dnorm, g),)
 
 
 RENORM = defop("renorm", "RenormBackward0", _renorm_fwd, _renorm_grad,

@@ -324,7 +324,10 @@ def _det_backward(c, g):
         # PyTorch solves A^T G = det * g * I on A's LU with its zero pivots nudged to eps: an
         # exactly singular A (det 0) gets a zero gradient there
         with np.errstate(all="ignore"):
-            inv_t = np.swapaxes(np.linalg.pinv(a.astype(_F64)), -1, -2)
+            # (a non-finite A: a nan gradient, as PyTorch's LU solve gives)
+            finite = np.isfinite(a).all(axis=(-2, -1))[..., None, None]
+            safe = np.where(finite, a, 0).astype(_F64)
+            inv_t = np.where(finite, np.swapaxes(np.linalg.pinv(safe), -1, -2), np.nan)
         scale = (g._data * det._data)[..., None, None]
         out = np.where(scale == 0, 0.0, scale * inv_t)
         return (make(_float_cast(out, a.dtype)),)
@@ -507,12 +510,32 @@ def _not_pd_order(a):
     for b, mat in enumerate(flat):
         low = np.tril(mat)
         sym = low + np.tril(low, -1).T
+        if not np.isfinite(sym).all():
+            k = _first_failing_pivot(sym)
+            if k:
+                return b, k
+            continue
         for k in range(1, len(sym) + 1):
             try:
                 np.linalg.cholesky(sym[:k, :k])
             except np.linalg.LinAlgError:
                 return b, k
     return None
+
+
+def _first_failing_pivot(sym):
+    """LAPACK potrf's test column by column, nan included (numpy's factorisation lets an
+    inf/nan through): the order of the first pivot that is not > 0, or 0."""
+    n = len(sym)
+    low = np.zeros_like(sym)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            pivot = sym[j, j] - low[j, :j] @ low[j, :j]
+            if not pivot > 0:
+                return j + 1
+            low[j, j] = np.sqrt(pivot)
+            low[j + 1:, j] = (sym[j + 1:, j] - low[j + 1:, :j] @ low[j, :j]) / low[j, j]
+    return 0
 
 
 def _cholesky_array(a, upper: bool):
@@ -1022,6 +1045,9 @@ def _svd_arrays(a, full: bool):
             vh[...] = np.eye(n)
         s = np.zeros(a.shape[:-2] + (k,))
     else:
+        if not np.isfinite(a).all():  # (numpy's words would be 'SVD did not converge')
+            raise _LinAlgError("linalg.svd: The algorithm failed to converge because the input "
+                               "matrix contained non-finite values.")
         with np.errstate(all="ignore"):
             u, s, vh = np.linalg.svd(a.astype(_F64), full_matrices=full)
     return [_colmajor(_float_cast(x, a.dtype)) for x in (u, s, vh)]
@@ -1066,6 +1092,9 @@ def _pinv_array(a, atol, rtol, hermitian):
     m, n = a.shape[-2:]
     if a.size == 0:
         return np.zeros(a.shape[:-2] + (n, m), a.dtype)
+    if not hermitian and not np.isfinite(a).all():
+        raise _LinAlgError("linalg.svd: The algorithm failed to converge because the input "
+                           "matrix contained non-finite values.")
     with np.errstate(all="ignore"):
         if hermitian:
             w, v = np.linalg.eigh(a64)
@@ -1425,6 +1454,8 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
         raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
     if p is None or (not isinstance(p, str) and abs(float(p)) == 2.0):
         _check_float(fname, A)
+        if A._data.shape[-1] == 0 or A._data.shape[-2] == 0:  # (PyTorch: 0, and no node)
+            return make(np.zeros(A._data.shape[:-2], A._data.dtype))
         s = svdvals(A)
         k = s._data.shape[-1]
         first, last = s.narrow(-1, 0, 1), s.narrow(-1, k - 1, 1)
@@ -1629,7 +1660,8 @@ def _vdot_backward(c, g):
     return (g * b if c.needs(0) else None, g * a if c.needs(1) else None)
 
 
-VDOT = defop("vdot", "VdotBackward0", lambda a, b: np.asarray(np.dot(a, b)), _vdot_backward,
+VDOT = defop("vdot", "VdotBackward0", lambda a, b: np.asarray(np.dot(a, b) + a.dtype.type(0)),
+             _vdot_backward,
              "d(a.b)/da = b, d(a.b)/db = a", save="inputs",
              torch_call="torch.vdot(a.reshape(-1), a.reshape(-1).cos())")
 
@@ -1996,7 +2028,7 @@ def _lu_arrays(a):
     a64 = a.astype(_F64)
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
-    flat = a64.reshape((-1, m, n)).copy()
+    flat = a64.reshape((int(np.prod(batch)), m, n)).copy()  # (-1 cannot size an empty m x n)
     pivots = np.zeros((len(flat), k), np.int32)
     perms = np.tile(np.arange(m), (len(flat), 1))
     info = np.zeros(len(flat), np.int32)
@@ -2278,6 +2310,8 @@ def _householder_backward(c, g):
     V, tau = c.saved
     m, n = V._data.shape[-2:]
     k = tau._data.shape[-1]
+    if V._data.size == 0 or k == 0:  # (PyTorch's backward leaves both gradients undefined)
+        return None, None
     dt = V._data.dtype
     vs = _reflector_vectors(V, k)
     eye = _eye(m, dt)

@@ -78,17 +78,24 @@ rad2deg = unary("rad2deg", "Rad2DegBackward0", lambda a: a * a.dtype.type(180 / 
 
 
 def _sinc(a):
-    return np.sinc(a)
+    """np.sinc in float64; nan where pi * a overflows the input's own dtype (a float32
+    3e38: PyTorch forms pi * a in the input's precision and takes sin(inf))."""
+    out = np.sinc(a.astype(np.float64))
+    with np.errstate(over="ignore"):
+        over = np.isinf(a * a.dtype.type(_PI)) & np.isfinite(a)
+    return np.where(over, np.nan, out).astype(a.dtype)
 
 
 def _sinc_grad(c, g):
+    """PyTorch's sinc_backward: 0 where pi a^2 is 0 in the input's dtype (it underflows
+    for a tiny a, where the quotient would be 0/0)."""
     x = _x(c)
     px = x * _PI
     slope = (px * px.cos() - px.sin()) / (px * x)
-    return (g * slope.masked_fill(x == 0, 0.0),)
+    return (g * slope.masked_fill(x * x * _PI == 0, 0.0),)
 
 
-sinc = unary("sinc", "SincBackward0", _f64(_sinc), _sinc_grad,
+sinc = unary("sinc", "SincBackward0", _sinc, _sinc_grad,
              "d sinc(a)/da = (pi a cos(pi a) - sin(pi a)) / (pi a^2), 0 at 0",
              extra=("torch.special.sinc",))
 
@@ -125,9 +132,12 @@ logaddexp2 = binary("logaddexp2", "Logaddexp2Backward0", _f64(np.logaddexp2), _l
 
 
 def _atan2_grads(c, g):
+    """PyTorch's: g b / (a^2 + b^2) and -g a / (a^2 + b^2) with 1/(a^2 + b^2) taken as 0
+    where a^2 + b^2 is 0 (at the origin both are signed zeros, not nan)."""
     a, b = c.saved
     r = a * a + b * b
-    return (g * b / r if c.needs(0) else None, g * -a / r if c.needs(1) else None)
+    recip = r.reciprocal().masked_fill(r == 0, 0.0)
+    return (g * b * recip if c.needs(0) else None, g * -a * recip if c.needs(1) else None)
 
 
 atan2 = binary("atan2", "Atan2Backward0", _f64(np.arctan2), _atan2_grads,
@@ -213,7 +223,7 @@ def _float_power_grads(c, g):
     a, b = c.saved
     ga = gb = None
     if c.needs(0):
-        ga = g * b * a ** (b - 1) if isinstance(b, Tensor) else (
+        ga = (g * b * a ** (b - 1)).masked_fill(b == 0, 0.0) if isinstance(b, Tensor) else (
             g * 0 if b == 0 else g * b * a ** (b - 1))
     if c.needs(1):
         base = a if isinstance(a, Tensor) else make(np.asarray(float(a)))
@@ -260,7 +270,15 @@ def _dtype_word(d) -> str:
 
 _erf = scipy_fn("erf")
 _erfc = scipy_fn("erfc")
-_erfinv = scipy_fn("erfinv")
+_erfinv_scipy = scipy_fn("erfinv")
+
+
+def _erfinv(a):
+    """scipy's erfinv keeps the sign of zero as PyTorch does (erfinv(-0.) = -0.)."""
+    out = np.asarray(_erfinv_scipy(a))
+    return np.where(a == 0, a, out)
+
+
 _gammaln = scipy_fn("gammaln")
 _psi = scipy_fn("psi")
 _polygamma = scipy_fn("polygamma")
@@ -272,7 +290,13 @@ _erfcx = scipy_fn("erfcx")
 _ndtr = scipy_fn("ndtr")
 _ndtri = scipy_fn("ndtri")
 _log_ndtr = scipy_fn("log_ndtr")
-_zeta = scipy_fn("zeta")
+_zeta_scipy = scipy_fn("zeta")
+
+
+def _zeta(x, q):
+    """scipy's Hurwitz zeta; PyTorch's series gives nan at q = +inf (x > 1; scipy: 0)."""
+    out = np.asarray(_zeta_scipy(x, q))
+    return np.where((np.asarray(q) == np.inf) & (np.asarray(x) > 1), np.nan, out)
 
 erf = unary("erf", "ErfBackward0", _f64(_erf),
             lambda c, g: (g * _TWO_OVER_SQRT_PI * (-(_x(c) * _x(c))).exp(),),
@@ -287,12 +311,52 @@ erfinv = unary("erfinv", "ErfinvBackward0", _f64(_erfinv),
 
 
 def _digamma_fwd(a):
-    """scipy's psi, with PyTorch's -inf at 0 (scipy gives nan there)."""
+    """scipy's psi, with PyTorch's values at the poles: -inf at +0 and +inf at -0 (the
+    limit from the side of the zero's sign), nan at the negative integers."""
     out = np.asarray(_psi(a))
-    return np.where(a == 0, -np.inf, out).astype(out.dtype, copy=False)
+    out = np.where(a == 0, np.copysign(np.inf, -a), out)
+    return np.where((a < 0) & (a == np.floor(a)), np.nan, out).astype(out.dtype, copy=False)
 
 
-lgamma = unary("lgamma", "LgammaBackward0", _f64(_gammaln), lambda c, g: (g * digamma(_x(c)),),
+def _trigamma(a):
+    """polygamma(1, a) as PyTorch forms it: the reflection 1/sin^2 for a < 1/2 with sin(pi a)
+    in the input's precision, so at a negative integer it is a huge finite value (sin(pi a)
+    is not 0 in floating point) rather than inf, and nan at -inf; the asymptotic series
+    after six recurrence steps, in float64."""
+    x = np.array(a, dtype=np.float64)
+    sign = np.ones_like(x)
+    result = np.zeros_like(x)
+    low = x < 0.5
+    with np.errstate(all="ignore"):
+        s = np.sin(np.asarray(a * a.dtype.type(_PI), dtype=a.dtype)).astype(np.float64)
+        result = np.where(low, -(_PI * _PI) / (s * s), result)
+        sign = np.where(low, -1.0, sign)
+        x = np.where(low, 1 - x, x)
+        for _ in range(6):
+            result = result + 1 / (x * x)
+            x = x + 1
+        ixx = 1 / (x * x)
+        result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / x
+    return (sign * result).astype(a.dtype)
+
+
+def _polygamma_fwd(a, n):
+    """n = 0 digamma, 1 trigamma (above), n >= 2 scipy's; PyTorch's Hurwitz zeta gives nan
+    at +inf (scipy: 0), so polygamma(n >= 2, inf) is nan."""
+    if n == 1:
+        return _trigamma(a)  # (from the input's own dtype)
+    wide = a.astype(np.float64)
+    out = _digamma_fwd(wide) if n == 0 else np.where(wide == np.inf, np.nan,
+                                                       np.asarray(_polygamma(n, wide)))
+    return out.astype(a.dtype)
+
+
+def _gammaln_fwd(a):
+    """scipy's gammaln; PyTorch's lgamma(-inf) is +inf (|gamma| grows without bound)."""
+    return np.where(a == -np.inf, np.inf, np.asarray(_gammaln(a)))
+
+
+lgamma = unary("lgamma", "LgammaBackward0", _f64(_gammaln_fwd), lambda c, g: (g * digamma(_x(c)),),
                "d lgamma(a)/da = digamma(a)", domain="positive",
                extra=("torch.special.gammaln",))
 digamma = unary("digamma", "DigammaBackward0", _f64(_digamma_fwd),
@@ -300,7 +364,7 @@ digamma = unary("digamma", "DigammaBackward0", _f64(_digamma_fwd),
                 domain="positive", extra=("torch.special.digamma", "torch.special.psi"))
 
 POLYGAMMA = defop("polygamma", "PolygammaBackward0",
-                  _f64(lambda a, n: _polygamma(n, a) if n else _digamma_fwd(a)),
+                  _polygamma_fwd,
                   lambda c, g: (g * polygamma(c.meta[0] + 1, _x(c)),),
                   "d polygamma(n, a)/da = polygamma(n+1, a)", save="inputs",
                   torch_call="torch.polygamma(2, a)", domain="positive")
@@ -373,16 +437,22 @@ def mvlgamma_inplace(input, p):
 
 # ------------------------------------------------------------------ Bessel functions
 
+def _not_tiny(x):
+    """PyTorch's i1/i1e backward take 0.5 (the slope at 0) wherever |x| <= eps of the dtype,
+    nan included (|nan| > eps is false)."""
+    return x.abs() > float(np.finfo(x._data.dtype).eps)
+
+
 def _i1_grad(c, g):
     x = _x(c)
     slope = i0(x) - c.result / x
-    return (g * slope.masked_fill(x == 0, 0.5),)
+    return (g * slope.masked_fill(~_not_tiny(x), 0.5),)
 
 
 def _i1e_grad(c, g):
     x = _x(c)
     slope = special_i0e(x) - c.result * (x.sign() + x.reciprocal())
-    return (g * slope.masked_fill(x == 0, 0.5),)
+    return (g * slope.masked_fill(~_not_tiny(x), 0.5),)
 
 
 i0 = unary("i0", "I0Backward0", _f64(_i0), lambda c, g: (g * special_i1(_x(c)),),
@@ -678,7 +748,16 @@ def _fmin_grads(c, g):
             g.masked_fill(wins, 0.0) if c.needs(1) else None)
 
 
-fmax = binary("fmax", "FmaxBackward0", np.fmax, _fmax_grads,
+def _fmax(a, b):
+    """np.fmax, but a where a == b (PyTorch's fmax(0., -0.) is 0., fmax(-0., 0.) is -0.)."""
+    return np.where(a == b, a, np.fmax(a, b)).astype(np.result_type(a, b), copy=False)
+
+
+def _fmin(a, b):
+    return np.where(a == b, a, np.fmin(a, b)).astype(np.result_type(a, b), copy=False)
+
+
+fmax = binary("fmax", "FmaxBackward0", _fmax, _fmax_grads,
               "d fmax(a, b)/da = 1 where a wins (nan loses)", float_result=False, inplace=False)
-fmin = binary("fmin", "FminBackward0", np.fmin, _fmin_grads,
+fmin = binary("fmin", "FminBackward0", _fmin, _fmin_grads,
               "d fmin(a, b)/da = 1 where a wins (nan loses)", float_result=False, inplace=False)

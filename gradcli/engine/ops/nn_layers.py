@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor, make
+from . import shape_checks
 from .registry import defop, public, run_op
 
 
@@ -126,6 +127,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx += n
+    if idx.size and n == 0:  # (PyTorch's embedding is index_select on dim 0 of the weight)
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
     if max_norm is not None:
@@ -158,7 +161,7 @@ def _layer_norm_fwd(x, weight, bias, k, eps):
     mean = mean64.astype(dt)
     rstd = (1 / np.sqrt(var64.astype(dt) + dt.type(eps))).astype(dt)
     shift = (-mean * rstd).astype(dt)
-    y = (x64 * rstd + shift).astype(dt)
+    y = (x64 * rstd + shift + 0.0).astype(dt)  # (+ 0.: a row of zeros gives 0., not -0.)
     if weight is not None:
         y = (y.astype(np.float64) * weight + (bias if bias is not None else 0)).astype(dt)
     elif bias is not None:
@@ -254,7 +257,8 @@ def _bn_axes(x):
 
 def _batch_norm_fwd(x, weight, bias, mean, var, eps):
     shape = _bn_shape(x)
-    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    # (+ 0.: a column of zeros normalises to 0., not -0., as PyTorch's kernel)
+    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps) + 0.0
     if weight is not None:
         y = y * weight.reshape(shape)
     if bias is not None:
@@ -337,7 +341,8 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
         n = x.size // x.shape[1]
         x64 = x.astype(np.float64)
         mean = x64.mean(axis=axes)
-        var = x64.var(axis=axes)
+        with np.errstate(over="ignore"):  # (the variance in x's dtype: PyTorch's float32
+            var = x64.var(axis=axes).astype(x.dtype).astype(np.float64)  # overflows to inf)
         if running_mean is not None:
             rm = running_mean._data
             rm[...] = ((1 - momentum) * rm + momentum * mean).astype(rm.dtype)
@@ -640,6 +645,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise RuntimeError("pad should be at most half of effective kernel size, but got "
                            f"pad={padding[0]}, kernel_size={kernel[0]} and dilation={dilation[0]}")
     x4, unbatched = _as_4d(input, "max_pool2d")
+    shape_checks.pool2d_input(input.shape)
     holder = []
     out = run_op(MAX_POOL2D, (x4,), (kernel, stride, padding, dilation, bool(ceil_mode), holder))
     if unbatched:
@@ -734,6 +740,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         raise RuntimeError("pad should be at most half of effective kernel size, but got "
                            f"pad={padding[0]}, kernel_size={kernel[0]} and dilation=1")
     x4, unbatched = _as_4d(input, "avg_pool2d")
+    shape_checks.pool2d_input(input.shape)
     out = run_op(AVG_POOL2D, (x4,), (kernel, stride, padding, bool(ceil_mode),
                                      bool(count_include_pad), divisor_override))
     return out.squeeze(0) if unbatched else out
@@ -791,6 +798,7 @@ ADAPTIVE_AVG_POOL2D_BACKWARD = defop(
 @public("torch.nn.functional.adaptive_avg_pool2d", "torch.adaptive_avg_pool2d")
 def adaptive_avg_pool2d(input, output_size):
     x4, _ = _as_4d(input, "adaptive_avg_pool2d")
+    shape_checks.adaptive_input(input.shape, "adaptive_avg_pool2d")
     sizes = _tuple(output_size, 2) if not isinstance(output_size, (tuple, list)) else tuple(
         x4.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
     if sizes == (1, 1):

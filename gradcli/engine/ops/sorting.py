@@ -172,15 +172,162 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     if d.ndim:
         order = np.take(order, np.arange(k), axis=dim)
         values = np.take(values, np.arange(k), axis=dim)
+        if k and k * 64 > size and k - 1 <= 16 and size <= _SELECT_MAX:
+            _topk_ties(d, dim, k, bool(largest), bool(sorted), values, order)
     return TOPK_T((_run_values(TOPK, input, dim, order, True, values), make(order)))
 
 
+def _topk_ties(d, dim, k, largest, sorted_, values, order):
+    """Rows holding equal values (-0. and 0. included), and every row when not sorted: the
+    elements PyTorch's CPU topk returns, in its order, which for k * 64 > n is libstdc++'s nth_element (an introselect with a
+    median-of-three pivot, an insertion sort at the end) and then a sort of the first k - 1
+    (_nth_element); written into values and order (moved to the last axis)."""
+    n = d.shape[dim]
+    rows = np.moveaxis(d, dim, -1).reshape(-1, n)
+    vals = np.moveaxis(values, dim, -1).reshape(-1, k)
+    idxs = np.moveaxis(order, dim, -1).reshape(-1, k)
+    for r, row in enumerate(rows):
+        if not sorted_ or len(np.unique(row)) < n:  # (unsorted: the selection's own order)
+            picked = _nth_element(row.tolist(), k, largest, sorted_)
+            if picked is not None:
+                vals[r] = [v for v, _ in picked]
+                idxs[r] = [i for _, i in picked]
+    values[...] = np.moveaxis(vals.reshape(np.moveaxis(values, dim, -1).shape), -1, dim)
+    order[...] = np.moveaxis(idxs.reshape(np.moveaxis(order, dim, -1).shape), -1, dim)
+
+
+def _nth_element(row: list, k: int, largest: bool, sorted_: bool):
+    """The first k (value, index) pairs after std::nth_element(begin, begin + k - 1, end)
+    with PyTorch's comparator (nan before numbers when largest, after them otherwise),
+    then std::sort of the first k - 1 when sorted (an insertion sort below 16 elements);
+    None where libstdc++ would fall back to a heap select (not written here)."""
+    q = [(v, i) for i, v in enumerate(row)]
+
+    if largest:
+        def before(x, y):
+            return (x[0] != x[0] and y[0] == y[0]) or x[0] > y[0]
+    else:
+        def before(x, y):
+            return (x[0] == x[0] and y[0] != y[0]) or x[0] < y[0]
+
+    def insertion_sort(first, last):
+        for i in range(first + 1, last):
+            val = q[i]
+            if before(val, q[first]):
+                q[first + 1:i + 1] = q[first:i]
+                q[first] = val
+            else:
+                j = i
+                while before(val, q[j - 1]):
+                    q[j] = q[j - 1]
+                    j -= 1
+                q[j] = val
+
+    def median_to_first(result, a, b, c):
+        if before(q[a], q[b]):
+            pick = b if before(q[b], q[c]) else (c if before(q[a], q[c]) else a)
+        elif before(q[a], q[c]):
+            pick = a
+        else:
+            pick = c if before(q[b], q[c]) else b
+        q[result], q[pick] = q[pick], q[result]
+
+    def partition(first, last, pivot):
+        while True:
+            while before(q[first], q[pivot]):
+                first += 1
+            last -= 1
+            while before(q[pivot], q[last]):
+                last -= 1
+            if not first < last:
+                return first
+            q[first], q[last] = q[last], q[first]
+            first += 1
+
+    first, last, nth = 0, len(q), k - 1
+    depth = 2 * (len(q).bit_length() - 1)
+    while last - first > 3:
+        if depth == 0:
+            return None
+        depth -= 1
+        median_to_first(first, first + 1, first + (last - first) // 2, last - 1)
+        cut = partition(first + 1, last, first)
+        if cut <= nth:
+            first = cut
+        else:
+            last = cut
+    insertion_sort(first, last)
+    if sorted_:
+        insertion_sort(0, k - 1)
+    return q[:k]
+
+
 def _kth(d, dim, k):
-    """The k-th smallest (1-based) along dim, and its index (nan counts as the largest)."""
+    """The k-th smallest (1-based) along dim, and its index (nan counts as the largest).
+    Where a row holds equal values (-0. and 0. included), which of them is returned is
+    PyTorch's quickselect's choice (_select_tied); a row of distinct values has one answer."""
     values, order = _sort_arrays(d, dim, False)
     if d.ndim == 0:
         return values, order
-    return np.take(values, k - 1, axis=dim), np.take(order, k - 1, axis=dim)
+    kth_values = np.array(np.take(values, k - 1, axis=dim))  # (arrays: written through below)
+    kth_order = np.array(np.take(order, k - 1, axis=dim))
+    n = d.shape[dim]
+    if 1 < n <= _SELECT_MAX:
+        rows = np.moveaxis(d, dim, -1).reshape(-1, n)
+        flat_v, flat_i = kth_values.reshape(-1), kth_order.reshape(-1)
+        for r, row in enumerate(rows):
+            if len(np.unique(row)) < n:
+                flat_v[r], flat_i[r] = _select_tied(row.tolist(), k - 1)
+    return kth_values, kth_order
+
+
+#: rows longer than this keep the sort's choice among ties (a select in Python is O(n))
+_SELECT_MAX = 4096
+
+
+def _select_tied(arr: list, k: int):
+    """(value, index) of the k-th smallest (0-based) by PyTorch's CPU kthvalue: a
+    median-of-three quickselect that moves the elements (and their indices) in place, so
+    among equal elements the one it lands on at position k is returned."""
+    idx = list(range(len(arr)))
+
+    def above(x, y):  # x > y, a nan above every number
+        return (x != x and y == y) or x > y
+
+    def swap(a, b):
+        arr[a], arr[b] = arr[b], arr[a]
+        idx[a], idx[b] = idx[b], idx[a]
+
+    lo, hi = 0, len(arr) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if above(arr[lo], arr[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if above(arr[lo + 1], arr[hi]):
+            swap(lo + 1, hi)
+        if above(arr[lo], arr[hi]):
+            swap(lo, hi)
+        if above(arr[lo + 1], arr[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, arr[lo]
+        while True:
+            i += 1
+            while above(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while above(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return arr[k], idx[k]
 
 
 @public("torch.kthvalue", "Tensor.kthvalue")
@@ -189,6 +336,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     d = input._data
     dim = _dim(input, dim)
     size = d.shape[dim] if d.ndim else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= size:
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
     values, order = _kth(d, dim, k)
@@ -247,14 +396,14 @@ def _median(kind, op_all, op_dim, fname, input, dim, keepdim, ignore_nan):
     _check_tensor(fname, input)
     d = input._data
     if dim is None:
-        if d.size == 0:
-            return make(np.array(np.nan, d.dtype))
+        if d.size == 0:  # (nan, with its node: the gradient is empty)
+            return run_unary(op_all, input, (np.array(np.nan, d.dtype),))
         flat = d.reshape(-1)
         v, _ = _median_index(flat, 0, ignore_nan)
         return run_unary(op_all, input, (np.asarray(v, d.dtype),))
     dim = _dim(input, dim)
-    if d.ndim and d.shape[dim] == 0:
-        raise IndexError(f"{fname}(): Expected reduction dim {dim} to have non-zero size.")
+    if d.ndim and d.shape[dim] == 0:  # (nanmedian's message names median() too)
+        raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
     values, order = _median_index(d, dim, ignore_nan)
     return _keep(kind, op_dim, input, dim, order, values, keepdim)
 
@@ -277,6 +426,8 @@ def mode(input, dim=-1, keepdim=False):
     dim = _dim(input, dim)
     if d.ndim == 0:
         return _keep(MODE_T, MODE, input, dim, np.zeros((), np.int64), d.copy(), keepdim)
+    if d.shape[dim] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
     moved = np.moveaxis(d, dim, -1)
     flat = moved.reshape(-1, moved.shape[-1])
     vals = np.empty(flat.shape[0], d.dtype)
@@ -284,8 +435,8 @@ def mode(input, dim=-1, keepdim=False):
     for r, row in enumerate(flat):
         uniq, counts = np.unique(row, return_counts=True)
         best = uniq[np.argmax(counts)]  # the smallest of the most frequent
-        vals[r] = best
         idx[r] = np.nonzero(row == best)[0][-1]  # PyTorch returns the last occurrence
+        vals[r] = row[idx[r]]  # (and its value: 0. of a tie of -0. and 0. that ends in 0.)
     shape = moved.shape[:-1]
     return _keep(MODE_T, MODE, input, dim, idx.reshape(shape), vals.reshape(shape), keepdim)
 
@@ -300,7 +451,7 @@ def _cum_extreme(kind, op, fname, input, dim, better):
     moved = np.moveaxis(d, dim, -1)
     vals = np.empty_like(moved)
     idx = np.empty(moved.shape, np.int64)
-    best = moved[..., 0].copy()
+    best = moved[..., 0].copy() if moved.shape[-1] else None  # (an empty dim: empty results)
     at = np.zeros(moved.shape[:-1], np.int64)
     for j in range(moved.shape[-1]):
         x = moved[..., j]
@@ -327,9 +478,10 @@ def cummin(input, dim):
 
 
 def _logcumsumexp_fwd(a, dim):
+    # (+ 0.: PyTorch's running log-sum-exp of -0. is 0.)
     if a.ndim == 0:
-        return a.copy()
-    return np.logaddexp.accumulate(a, axis=dim)
+        return a + a.dtype.type(0.0)
+    return np.logaddexp.accumulate(a, axis=dim) + a.dtype.type(0.0)
 
 
 def _logcumsumexp_grad(c, g):
@@ -528,7 +680,7 @@ def _unique_flat(a: np.ndarray):
 def _unique_dim(a: np.ndarray, dim: int):
     """Sorted distinct slices of `a` along `dim` (rows compared lexicographically)."""
     moved = np.moveaxis(a, dim, 0)
-    rows = moved.reshape(moved.shape[0], -1)
+    rows = moved.reshape(moved.shape[0], int(np.prod(moved.shape[1:])))
     if rows.shape[0] == 0:
         return a.copy(), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     slices, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
