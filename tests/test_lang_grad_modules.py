@@ -67,7 +67,8 @@ def test_gradcli_test_runs_tests_not_helpers(tmp_path):
     ("import helpers\nhelpers.TOL = 3\n", "modules are read-only in gradcli"),
     ("import nothere\n", "import of 'nothere' is not allowed: gradcli programs can import "
                         "only torch (and its submodules), math, random, functools, "
-                        "collections, numpy and the NAME.grad files beside the program"),
+                        "collections, numpy, functorch and the NAME.grad files beside the "
+                        "program"),
 ])
 def test_misuse_is_one_clear_error(tmp_path, program, expected):
     write(tmp_path, helpers=HELPERS, test_p=program)

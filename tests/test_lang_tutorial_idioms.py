@@ -59,12 +59,21 @@ def test_ctx_refuses_to_overwrite_the_nodes_own_names(attack):
     assert out.startswith("!"), out
 
 
-@pytest.mark.parametrize("name", ["op", "saved", "packed", "result", "meta", "trace", "custom"])
+@pytest.mark.parametrize("name", ["op", "saved", "packed", "meta", "trace", "custom"])
 def test_ctx_hides_the_nodes_internals(name):
     src = FUNCTION.replace("        x, = ctx.saved_tensors\n",
                            f"        x, = ctx.saved_tensors\n        print(ctx.{name})\n")
     out = run(src)
     assert "is not supported by gradcli" in out, out
+
+
+def test_ctx_result_is_the_programs_own_attribute():
+    """`ctx.result` is not the node's: a program may keep its output there (the forward-AD
+    tutorial does); unset, reading it fails as in PyTorch."""
+    src = FUNCTION.replace("        x, = ctx.saved_tensors\n",
+                           "        x, = ctx.saved_tensors\n        print(ctx.result)\n")
+    out = run(src)
+    assert "object has no attribute 'result'" in out and "ScaleBackward" in out, out
 
 
 def test_state_dict_without_importing_collections():

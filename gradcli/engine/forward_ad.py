@@ -26,6 +26,7 @@ from . import custom_function as _custom
 from . import tensor as _tensor_mod
 from .grad_mode import GRAD_MODE
 from .node import Node
+from .ops import inplace_views as _inplace_views
 from .ops import registry as _registry
 from .tensor import Tensor, make
 
@@ -148,6 +149,7 @@ def _install() -> None:
     _registry.FORWARD_AD_MULTI = _MULTI_HOOK
     _tensor_mod.FORWARD_AD_INPLACE = _on_inplace
     _tensor_mod.FORWARD_AD_TANGENT = tangent_of
+    _inplace_views.FORWARD_AD_GEOMETRY = _on_geometry
     _custom.FORWARD_AD = _CUSTOM_HOOK
 
 
@@ -156,6 +158,7 @@ def _uninstall() -> None:
     _registry.FORWARD_AD_MULTI = None
     _tensor_mod.FORWARD_AD_INPLACE = None
     _tensor_mod.FORWARD_AD_TANGENT = None
+    _inplace_views.FORWARD_AD_GEOMETRY = None
     _custom.FORWARD_AD = None
 
 
@@ -484,6 +487,15 @@ def _on_inplace(target: Tensor, compute):
         return result
 
     return with_tangent
+
+
+def _on_geometry(target: Tensor, view: Tensor) -> None:
+    """An in-place view op (t_, transpose_, squeeze_, as_strided_...): `target` takes the
+    geometry of `view`, and its tangent becomes the view's (the same view of the old
+    tangent), as PyTorch changes the tangent's geometry with the primal's."""
+    new = tangent_of(view)
+    if new is not None:
+        set_tangent(target, new)
 
 
 def _write(into: Tensor, values: Tensor) -> None:

@@ -36,9 +36,16 @@ AS_STRIDED1 = _twin(V.AS_STRIDED, "AsStridedBackward1", "as_strided_",
                     "(a * 1).as_strided_((1,), (1,))")
 
 
+#: forward-mode AD's hook while a dual level is active (engine/forward_ad.py fills it):
+#: FORWARD_AD_GEOMETRY(self, view) gives self the view's tangent
+FORWARD_AD_GEOMETRY = None
+
+
 def _take_geometry(self: Tensor, view: Tensor) -> Tensor:
     """`self` becomes `view` (a view of it just made): data, view chain, node; its
     creation kind stays. Returns self."""
+    if FORWARD_AD_GEOMETRY is not None:
+        FORWARD_AD_GEOMETRY(self, view)
     self._data = view._data
     if self._base is not None:
         self._view_fn = view._view_fn
