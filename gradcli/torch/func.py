@@ -228,28 +228,36 @@ def _tree_plain(tree, keep: bool):
     return _unflatten([_plain(x, keep) for x in leaves], spec)
 
 
+def _traced_call(func, args, kwargs, argnums, has_aux: bool, who: str) -> tuple:
+    """func(*args) with args[argnums] replaced by fresh differentiable copies, recorded
+    (grad mode on, one level deeper): (output, aux, the copies, their tree spec, whether
+    the caller's graph is kept)."""
+    nums = _argnums(argnums, len(args))
+    flat, spec = _flatten(_picked(args, nums))
+    keep = _keep_graph(flat)
+    inner = [_differentiable(x) for x in flat]
+    _DEPTH[0] += 1
+    try:
+        with enable_grad():
+            output = func(*_replaced(args, nums, _unflatten(inner, spec)), **kwargs)
+    finally:
+        _DEPTH[0] -= 1
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError(f"{who}: output of function f should be a tuple: (output, aux) "
+                               "if has_aux is True")
+        output, aux = output
+    return output, aux, inner, spec, keep
+
+
 def grad_and_value(func, argnums=0, has_aux: bool = False):
     """A function returning (gradient of func's scalar output w.r.t. args[argnums], value)."""
 
     @functools.wraps(func)
     def run(*args, **kwargs):
-        nums = _argnums(argnums, len(args))
-        picked = _picked(args, nums)
-        flat, spec = _flatten(picked)
-        keep = _keep_graph(flat)
-        inner = [_differentiable(x) for x in flat]
-        _DEPTH[0] += 1
-        try:
-            with enable_grad():
-                output = func(*_replaced(args, nums, _unflatten(inner, spec)), **kwargs)
-        finally:
-            _DEPTH[0] -= 1
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
-                raise RuntimeError("grad_and_value(f)(*args): output of function f should be a "
-                                   "tuple: (output, aux) if has_aux is True")
-            output, aux = output
+        output, aux, inner, spec, keep = _traced_call(func, args, kwargs, argnums, has_aux,
+                                                      "grad_and_value(f)(*args)")
         if not isinstance(output, Tensor):
             raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
                                f"got {type(output)}")
@@ -296,23 +304,8 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
 
     @functools.wraps(func)
     def run(*args, **kwargs):
-        nums = _argnums(argnums, len(args))
-        picked = _picked(args, nums)
-        flat, spec = _flatten(picked)
-        keep = _keep_graph(flat)
-        inner = [_differentiable(x) for x in flat]
-        _DEPTH[0] += 1
-        try:
-            with enable_grad():
-                output = func(*_replaced(args, nums, _unflatten(inner, spec)), **kwargs)
-        finally:
-            _DEPTH[0] -= 1
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
-                raise RuntimeError("jacrev(f, ...)(*args): output of function f should be a "
-                                   "tuple: (output, aux) if has_aux is True")
-            output, aux = output
+        output, aux, inner, spec, keep = _traced_call(func, args, kwargs, argnums, has_aux,
+                                                      "jacrev(f, ...)(*args)")
         outs, out_spec = _flatten(output)
         jacs = []  # per output: per input
         for o in outs:
