@@ -9,7 +9,7 @@ import io
 import types
 
 import pytest
-from test_security_sandbox import BUDGET, _readable, _unsafe
+from test_security_sandbox import BUDGET, crawl
 
 from gradcli.lang import Limits, Session
 from gradcli.lang.session import run_source
@@ -162,26 +162,7 @@ def test_nothing_reachable_leaves_the_sandbox():
     s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
     s.run(CRAWL, "attack.grad")
     roots = [(k, v) for k, v in s.globals.items() if k.isidentifier()]
-    seen, seen_pairs, bad, kept, queue = set(), set(), [], [], list(roots)
-    while queue:
-        path, obj = queue.pop(0)
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        kept.append(obj)
-        why = _unsafe(obj)
-        if why:
-            bad.append((path, why, repr(obj)[:80]))
-            continue
-        items = list(_readable(obj))
-        if isinstance(obj, (list, tuple)) and len(obj) <= 20:
-            items += [(f"[{i}]", v) for i, v in enumerate(obj)]
-        for name, value in items:
-            key = (type(obj), name, type(value))
-            if key in seen_pairs and not isinstance(value, types.ModuleType):
-                continue
-            seen_pairs.add(key)
-            queue.append((f"{path}.{name}", value))
+    kept, bad = crawl(roots)
     assert not bad, bad[:20]
     reached = {type(o).__name__ for o in kept}
     assert {"UnpackedDualTensor", "dual_level", "function", "Tensor"} <= reached, reached

@@ -1210,26 +1210,24 @@ def _unsafe(obj) -> str | None:
     return None
 
 
-def test_nothing_reachable_leaves_the_sandbox():
-    """Breadth-first over (type, attribute) pairs from every root a program has."""
-    s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
-    s.run(CRAWL_PRELUDE, "attack.grad")
-    # (names a program can spell: pytest's assertion rewriting adds '@py_builtins' & co.)
-    roots = [(k, v) for k, v in s.globals.items() if k.isidentifier()]
-    roots += [(k, v) for k, v in s.builtins.items() if k.isidentifier()]
+def crawl(roots, stop=None) -> tuple[list, list]:
+    """Breadth-first over what a program can read from `roots` ((path, object) pairs):
+    attributes, and the items of small lists, tuples and dicts, each (type, attribute,
+    value type) pair once. Returns (every object reached, the unsafe ones with their path
+    and reason); `stop(obj)` marks objects whose insides another test crawls."""
     seen_pairs, seen_ids, bad, kept = set(), set(), [], []
     queue = list(roots)
-    visited = 0
     while queue:
         path, obj = queue.pop(0)
         if id(obj) in seen_ids:
             continue
         seen_ids.add(id(obj))
         kept.append(obj)  # (keeps ids unique while the walk runs)
-        visited += 1
         why = _unsafe(obj)
         if why:
             bad.append((path, why, repr(obj)[:80]))
+            continue
+        if stop is not None and stop(obj):
             continue
         items = list(_readable(obj))
         if isinstance(obj, (list, tuple)) and len(obj) <= 20:
@@ -1242,6 +1240,18 @@ def test_nothing_reachable_leaves_the_sandbox():
                 continue
             seen_pairs.add(key)
             queue.append((f"{path}.{name}", value))
+    return kept, bad
+
+
+def test_nothing_reachable_leaves_the_sandbox():
+    """Breadth-first over (type, attribute) pairs from every root a program has."""
+    s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
+    s.run(CRAWL_PRELUDE, "attack.grad")
+    # (names a program can spell: pytest's assertion rewriting adds '@py_builtins' & co.)
+    roots = [(k, v) for k, v in s.globals.items() if k.isidentifier()]
+    roots += [(k, v) for k, v in s.builtins.items() if k.isidentifier()]
+    kept, bad = crawl(roots)
+    visited = len(kept)
     assert visited > 300
     assert not bad, bad[:20]
     # the walk reached what classes, modules and numpy made

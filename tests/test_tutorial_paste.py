@@ -154,28 +154,17 @@ def test_nothing_reachable_from_the_added_names_leaves_the_sandbox():
     """test_security_sandbox's breadth-first crawl, rooted at what this file adds."""
     import types
 
-    from test_security_sandbox import BUDGET, _readable, _unsafe
+    from test_security_sandbox import BUDGET, crawl
 
     s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
     s.run("import torch\nimport torch.functional as tfn\nimport torch.accelerator as tacc\n"
           "import torch.nn as nn\nd2 = nn.Dropout2d(0.3)\nd1 = nn.Dropout1d()\n"
           "d3 = nn.Dropout3d(inplace=True)\nein = tfn.einsum\nnone = tacc.current_accelerator()\n",
           "attack.grad")
-    queue = [(k, v) for k, v in s.globals.items() if k in ("tfn", "tacc", "d1", "d2", "d3", "ein")]
-    seen, bad, kept = set(), [], []
-    while queue:
-        path, obj = queue.pop(0)
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        kept.append(obj)
-        why = _unsafe(obj)
-        if why:
-            bad.append((path, why, repr(obj)[:80]))
-            continue
-        if isinstance(obj, types.ModuleType) and obj.__name__ == "gradcli.torch":
-            continue  # the facade itself: test_security_sandbox crawls it
-        queue += [(f"{path}.{n}", v) for n, v in _readable(obj)]
+    roots = [(k, v) for k, v in s.globals.items() if k in ("tfn", "tacc", "d1", "d2", "d3", "ein")]
+    # (the facade itself: test_security_sandbox crawls it)
+    kept, bad = crawl(roots, stop=lambda obj: isinstance(obj, types.ModuleType)
+                      and obj.__name__ == "gradcli.torch")
     assert len(kept) > 40
     assert not bad, bad[:20]
 

@@ -1021,18 +1021,25 @@ def _index_in_input(name: str, x: Tensor, size, stride, storage_offset):
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     """A view of input's storage with the given geometry (PyTorch's AsStridedBackward0: the
     gradient added back at each element's place in the input)."""
-    from numpy.lib.stride_tricks import as_strided as np_strided
-
     from .views import AS_STRIDED, _as_view
 
-    flat, offset, size, stride, index = _index_in_input("as_strided", input, size, stride,
+    res, meta = strided_result("as_strided", AS_STRIDED, input, size, stride, storage_offset)
+    return _as_view(res, input, AS_STRIDED, meta)
+
+
+def strided_result(name: str, op, input: Tensor, size, stride, storage_offset) -> tuple:
+    """(the result of `op` on input whose data is the given geometry over input's storage,
+    the op's meta): what as_strided and as_strided_ share before each makes it a view."""
+    from numpy.lib.stride_tricks import as_strided as np_strided
+
+    flat, offset, size, stride, index = _index_in_input(name, input, size, stride,
                                                         storage_offset)
     meta = (index, tuple(input._data.shape))
-    res = run_op(AS_STRIDED, (input,), meta)
+    res = run_op(op, (input,), meta)
     item = flat.itemsize
     res._data = np_strided(flat[offset:] if flat.size else flat, size,
                            tuple(s * item for s in stride))
-    return _as_view(res, input, AS_STRIDED, meta)
+    return res, meta
 
 
 def _as_strided_copy_backward(c, g):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..tensor import Tensor, _wrap_dim
 from . import views as V
-from .registry import defop, public, run_op
+from .registry import defop, public
 
 
 def _twin(op, node: str, name: str, torch_call: str):
@@ -102,18 +102,10 @@ def squeeze_(self: Tensor, dim=None) -> Tensor:
 @public("Tensor.as_strided_")
 def as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
     """The tensor takes the given geometry over its storage (PyTorch's AsStridedBackward1)."""
-    from numpy.lib.stride_tricks import as_strided as np_strided
-
-    from .breadth import _index_in_input
+    from .breadth import strided_result
 
     self._check_inplace()
-    flat, offset, size, stride, index = _index_in_input("as_strided_", self, size, stride,
-                                                        storage_offset)
-    meta = (index, tuple(self._data.shape))
-    view = run_op(AS_STRIDED1, (self,), meta)
-    item = flat.itemsize
-    view._data = np_strided(flat[offset:] if flat.size else flat, size,
-                            tuple(s * item for s in stride))
+    view, meta = strided_result("as_strided_", AS_STRIDED1, self, size, stride, storage_offset)
     if not view._data.size:
-        view._data = np.empty(size, flat.dtype)
+        view._data = np.empty(view._data.shape, view._data.dtype)
     return _take_geometry(self, V._as_view(view, self, AS_STRIDED1, meta))
