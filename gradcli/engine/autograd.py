@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import weakref
 from heapq import heappop, heappush, heappushpop
 from typing import NamedTuple
 
@@ -230,18 +231,48 @@ def _exclusive(t: Tensor, shared) -> bool:
     (run_engine's set of ids): the user's root gradients, tensor and node hooks, retained
     and captured gradients, custom Functions' results, and a tensor sent down two edges.
     A stale id there only costs a copy, never a wrong value. `shared` None: never."""
-    if shared is None or id(t) in shared:
-        return False
+    return shared is not None and id(t) not in shared and _own_buffer(t)
+
+
+def _own_buffer(t: Tensor) -> bool:
+    """Whether `t` is a whole tensor over a writable buffer of its own (no view, no
+    history): the only kind of gradient AccumulateGrad may take over."""
     d = t._data
     return (d.base is None and d.flags.owndata and d.flags.writeable and t._base is None
             and t._grad_fn is None)
 
 
+def _unheld(grads: list) -> Tensor:
+    """grads[0], taken over when no one but this list holds it, else a copy (grads[0]
+    stays). Whether anyone holds it is asked of the language, not of reference counts:
+    the list's reference is dropped and a weak reference says whether the tensor lived
+    on (a hook kept it, another edge's buffer holds it, the user passed it in). On a
+    runtime that frees objects late the tensor still looks held, which costs a copy,
+    never a shared buffer. The taken tensor keeps its buffer and version counter; the
+    list gets a second tensor over them for the node's post-hooks, as PyTorch's .grad
+    is a detached alias of the gradient it stole."""
+    ref = weakref.ref(grads[0])
+    data, versions = grads[0]._data, grads[0]._vc
+    grads[0] = None
+    held = ref()
+    if held is not None:
+        grads[0] = held
+        return make(np.array(data, copy=True))
+    taken = make(data)
+    taken._vc = versions
+    alias = make(data)
+    alias._vc = versions
+    grads[0] = alias
+    return taken
+
+
 def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> None:
     """AccumulateGrad: .grad = grads[0] the first time, .grad += it after.
 
-    The first gradient is copied, unless the engine alone holds it (`_exclusive`): then
-    it becomes .grad as it is, PyTorch's "steal"."""
+    The first gradient is copied, unless nobody else can see it: the engine alone made
+    and held it (`_exclusive`), or user code (a hook, a custom backward) returned it and
+    kept no reference (`_unheld`). Then it becomes .grad as it is, PyTorch's "steal", and
+    an in-place change to .grad shows in what the node's post-hooks receive."""
     g = grads[0]
     if g._data.dtype != var._data.dtype:
         g = make(g._data.astype(var._data.dtype), g._requires_grad, g._grad_fn)
@@ -255,6 +286,9 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> No
             var._grad = run_op(COPY, (make(np.zeros_like(var._data)), g))  # CopyBackwards
         elif not g._requires_grad and _exclusive(g, shared):
             var._grad = g
+        elif g is grads[0] and not g._requires_grad and _own_buffer(g):
+            g = None  # (_unheld must see the engine's last reference go)
+            var._grad = _unheld(grads)
         else:
             var._grad = make(np.array(g._data, copy=True))
     elif create_graph:  # recording: out of place, as PyTorch (the old .grad stays as it was)
@@ -427,6 +461,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                         if replaced is not None:
                             grads = list(replaced)
                             shared.update(map(id, grads))
+                        replaced = None  # (a later steal asks whether anyone else holds it)
                 if target and stop_at is None and leaf:  # a leaf: what its AccumulateGrad gets
                     _capture(capture[node], grads, captured)
             if type(node) is AccumulateGrad:
