@@ -18,6 +18,7 @@ import warnings
 
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _write_into
+from .arg_checks import diagnose
 from .registry import PUBLIC
 
 # torch.* functions PyTorch gives an out= variant that gradcli's signatures lack
@@ -78,18 +79,32 @@ def write_out(out: Tensor, result: Tensor) -> Tensor:
     return out
 
 
-def with_out(fn, name: str):
-    """`fn` taking out=: without it the call goes straight through."""
+def with_out(fn, name: str, public_name: str = ""):
+    """`fn` taking out=: without it the call goes straight through. A call that raises
+    is re-read against PyTorch's signatures (arg_checks.diagnose): a bad argument gives
+    PyTorch's TypeError instead of whatever the body tripped over."""
 
     def function(*args, out=None, **kwargs):
         if out is None:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except Exception:
+                better = diagnose(public_name, args, kwargs) if public_name else None
+                if better is None:
+                    raise
+                raise better from None
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if GRAD_MODE.enabled and (_requires_grad(args, kwargs) or any(
                 isinstance(o, Tensor) and o.requires_grad for o in outs)):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
-        result = fn(*args, **kwargs)
+        try:
+            result = fn(*args, **kwargs)
+        except Exception:
+            better = diagnose(public_name, args, dict(kwargs, out=out)) if public_name else None
+            if better is None:
+                raise
+            raise better from None
         if isinstance(out, (tuple, list)):
             results = tuple(result)
             if len(results) != len(outs):
@@ -99,6 +114,35 @@ def with_out(fn, name: str):
             return type(result)(written) if hasattr(result, "_fields") else written
         return write_out(out, result)
 
+    return _named_like(function, fn, name)
+
+
+def checked(fn, public_name: str, method: bool = False):
+    """`fn` as is, but a call that raises is re-read against PyTorch's signatures (see
+    with_out); `method`: args[0] is the tensor itself, which the parser does not see."""
+    if method:
+        def function(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception:
+                better = diagnose(public_name, args[1:], kwargs)
+                if better is None:
+                    raise
+                raise better from None
+    else:
+        def function(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception:
+                better = diagnose(public_name, args, kwargs)
+                if better is None:
+                    raise
+                raise better from None
+
+    return _named_like(function, fn, public_name)
+
+
+def _named_like(function, fn, name):
     function.__name__ = getattr(fn, "__name__", name)
     function.__qualname__ = getattr(fn, "__qualname__", name)
     function.__doc__ = getattr(fn, "__doc__", None)
@@ -116,21 +160,32 @@ def _declares_out(fn) -> bool:
     return "out" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
+_CHECKED_PREFIXES = _PREFIXES + ("torch.nn.functional.",)
+
+
 def install() -> None:
-    wrapped: dict = {}
+    """Wrap each public function once: out= where PyTorch has it, and everywhere the
+    re-reading of failed calls against PyTorch's signatures (Tensor methods included)."""
     for pname, fn in list(PUBLIC.items()):
-        if not pname.startswith(_PREFIXES) or not callable(fn) or isinstance(fn, type):
+        if not callable(fn) or isinstance(fn, type) or getattr(fn, "_without_out", None):
             continue
         short = pname.rpartition(".")[2]
-        if short.startswith("_") or short.endswith("_") or getattr(fn, "_without_out", None):
+        if short.startswith("_"):
             continue
-        if not ((pname.count(".") == 1 and short in ADDED) or _declares_out(fn)):
+        if pname.startswith("Tensor."):
+            if "." not in short and getattr(Tensor, short, None) is fn:
+                PUBLIC[pname] = wrapper = checked(fn, pname, method=True)
+                setattr(Tensor, short, wrapper)
             continue
-        key = (id(fn), short)
-        if key not in wrapped:  # (PyTorch's name in the error: mul, linalg_inv, special_expit)
+        if not pname.startswith(_CHECKED_PREFIXES):
+            continue
+        if pname.startswith(_PREFIXES) and not short.endswith("_") and (
+                (pname.count(".") == 1 and short in ADDED) or _declares_out(fn)):
+            # (PyTorch's name in the error: mul, linalg_inv, special_expit)
             name = pname[len("torch."):].replace(".", "_")
-            wrapped[key] = with_out(fn, _ERROR_NAMES.get(name, name))
-        PUBLIC[pname] = wrapped[key]
+            PUBLIC[pname] = with_out(fn, _ERROR_NAMES.get(name, name), pname)
+        else:
+            PUBLIC[pname] = checked(fn, pname)
 
 
 install()
