@@ -94,7 +94,7 @@ def choose(lines, torch_fn, method):
     bound = getattr(xt, torch_fn.__name__) if method else torch_fn
     expected = [outcome(bound, a, k) for a, k in calls]
     first = expected[0] or ""
-    noargs = re.match(r"^([A-Za-z_.]+)\(\) takes no arguments", first)
+    noargs = re.match(r"^([A-Za-z0-9_.]+)\(\) takes no arguments", first)
     if noargs:
         return ["!noargs " + noargs.group(1)]
     m = re.match(r"^([a-z_][A-Za-z0-9_]*)\(", first)
@@ -120,7 +120,8 @@ def choose(lines, torch_fn, method):
             extra = [s for s in hidden if not any(p.name == "out" for p in s.params)
                      and not (s.params and s.params[0].name == "input")]
         else:
-            extra = [s for s in hidden if s.params and s.params[0].display() == lead]
+            extra = [s for s in hidden if s.params and (s.params[0].display() == lead or any(
+                p.name in ("input", "out") for p in s.params))]
         picks = [chosen, chosen + extra]
     else:
         picks = [[s] for s in cands]
@@ -132,7 +133,7 @@ def choose(lines, torch_fn, method):
                 got = simulate(sigs, a, k)
             except Exception:  # noqa: BLE001
                 got = "?"
-            score += (got == exp) if exp is not None else 0
+            score += (got == exp) * (100 if exp is expected[0] else 1) if exp is not None else 0
         if score > best_score:
             best, best_score = sigs, score
     if best is None or simulate(best, *calls[0]) != expected[0]:
@@ -156,14 +157,83 @@ ac.Signature.__slots__  # noqa: B018
 ac.Signature = type("Signature", (ac.Signature,), {"__init__": _init, "__slots__": ("_fmt",)})
 
 
-def shared(mod_t, mod_g, prefix):
+def shared(mod_t, mod_g, prefix, python=False):
     for n in sorted(set(dir(mod_t)) & set(dir(mod_g))):
         if n.startswith("_"):
             continue
         ft = getattr(mod_t, n)
-        if type(ft).__name__ != "builtin_function_or_method":
+        if (type(ft).__name__ == "builtin_function_or_method") == python:
+            continue
+        if python and not inspect.isfunction(ft):
             continue
         yield prefix + n, ft
+
+
+def python_params(fn) -> str | None:
+    """fn's parameter list as a stub's: names, markers, every default None."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    parts, starred = [], False
+    kinds = inspect.Parameter
+    params = list(sig.parameters.values())
+    for i, p in enumerate(params):
+        if p.kind is kinds.VAR_POSITIONAL:
+            parts.append("*" + p.name)
+            starred = True
+        elif p.kind is kinds.VAR_KEYWORD:
+            parts.append("**" + p.name)
+        else:
+            if p.kind is kinds.KEYWORD_ONLY and not starred:
+                parts.append("*")
+                starred = True
+            parts.append(p.name + ("" if p.default is inspect.Parameter.empty else "=None"))
+            if p.kind is kinds.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind
+                                                    is not kinds.POSITIONAL_ONLY):
+                parts.append("/")
+    return ", ".join(parts)
+
+
+def python_entry(pname, ft, table, method):
+    """The "!python" entry for a function PyTorch writes in Python, if it reproduces
+    PyTorch's errors on the probes better than nothing."""
+    params = python_params(ft)
+    if params is None:
+        return None
+    xt = torch.ones(2, 2)
+    bound = getattr(xt, ft.__name__) if method else ft
+    calls = probes(torch, method)
+    expected = [outcome(bound, a, k) for a, k in calls]
+    first_error = outcome(bound, ("a",), {}) or ""
+    inner = attribute = ""
+    m = re.match(r"^'str' object has no attribute '(\w+)'$", first_error)
+    if m:
+        attribute = m.group(1)
+    m = re.match(r"^(\w+)\(\)(: argument| received an invalid)", first_error)
+    if m and not method:
+        name = m.group(1)
+        for key, sigs in table.items():
+            if not key.startswith("Tensor.") and not sigs[0].startswith("!") and \
+                    sigs[0].startswith(name + "("):
+                inner = key
+                break
+    entry = ["!python", ft.__qualname__, params, inner, attribute]
+    ac._PARSED.pop(pname, None)
+    try:
+        level = ac.PythonLevel(pname, *entry[1:])
+    except ValueError:
+        return None
+    score = 0
+    for (a, k), exp in zip(calls, expected):
+        if exp is None:
+            continue
+        try:
+            got = level.diagnose(a, k)
+        except Exception:  # noqa: BLE001
+            got = "?"
+        score += (got is not None and str(got) == exp)
+    return entry if score else None
 
 
 def main():
@@ -181,7 +251,7 @@ def main():
         if n.startswith("_"):
             continue
         ft = getattr(torch.Tensor, n)
-        if type(ft).__name__ != "method_descriptor":
+        if type(ft).__name__ not in ("method_descriptor", "builtin_function_or_method"):
             continue
         try:
             getattr(gt.Tensor, n)
@@ -190,6 +260,30 @@ def main():
         sigs = choose(lines, ft, True)
         if sigs:
             table["Tensor." + n] = sigs
+    import gradcli.engine.ops.arg_signatures as generated
+
+    generated.SIGNATURES.clear()
+    generated.SIGNATURES.update(table)  # python entries delegate to the parser entries
+    ac._PARSED.clear()
+    python_items = list(shared(torch, gt, "torch.", True))
+    python_items += shared(torch.nn.functional, gt.nn.functional, "torch.nn.functional.", True)
+    python_items += shared(torch.linalg, gt.linalg, "torch.linalg.", True)
+    python_items += shared(torch.special, gt.special, "torch.special.", True)
+    for pname, ft in python_items:
+        entry = python_entry(pname, ft, table, False)
+        if entry:
+            table[pname] = entry
+    for n in sorted(dir(torch.Tensor)):
+        ft = getattr(torch.Tensor, n, None)
+        if n.startswith("_") or not inspect.isfunction(ft):
+            continue
+        try:
+            getattr(gt.Tensor, n)
+        except AttributeError:
+            continue
+        entry = python_entry("Tensor." + n, ft, table, True)
+        if entry:
+            table["Tensor." + n] = entry
     with open(TARGET, "w") as fh:
         fh.write('"""PyTorch 2.13\'s argument-parser signatures per public name (generated by\n'
                  'bench/gen_arg_signatures.py; read by arg_checks only when a call failed)."""\n\n')

@@ -16,10 +16,11 @@ original error then stands).
 from __future__ import annotations
 
 import numbers
+import re
 
 #: parser type word -> the name its messages print
 _SHOWN = {
-    "Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "SymInt",
+    "Tensor": "Tensor", "Scalar": "Number", "int64_t": "int", "SymInt": "int",
     "double": "float", "TensorList": "tuple of Tensors", "IntArrayRef": "tuple of ints",
     "SymIntArrayRef": "tuple of ints", "ArrayRef<double>": "tuple of floats",
     "Generator": "torch.Generator", "bool": "bool", "Storage": "torch.Storage",
@@ -374,6 +375,8 @@ def signatures_of(public_name: str) -> list | None:
             return None
         if formats[0].startswith("!noargs "):
             sigs = _PARSED[public_name] = formats[0].partition(" ")[2]
+        elif formats[0] == "!python":
+            sigs = _PARSED[public_name] = PythonLevel(public_name, *formats[1:])
         else:
             sigs = _PARSED[public_name] = [Signature(f) for f in formats]
     return sigs
@@ -388,6 +391,11 @@ def diagnose(public_name: str, args: tuple, kwargs: dict) -> TypeError | None:
         return None
     if not sigs:
         return None
+    if isinstance(sigs, PythonLevel):
+        try:
+            return sigs.diagnose(args, kwargs)
+        except Exception:  # noqa: BLE001 - keep the original error
+            return None
     if isinstance(sigs, str):  # a function PyTorch declares with no parameters at all
         if kwargs:
             return TypeError(f"{sigs}() takes no keyword arguments")
@@ -403,12 +411,78 @@ def diagnose(public_name: str, args: tuple, kwargs: dict) -> TypeError | None:
 def _diagnose(sigs, args, kwargs):
     if len(sigs) == 1:
         parse(sigs[0], args, kwargs, True)
-        return None
-    if any(parse(s, args, kwargs, False) for s in sigs):
-        return None
+        return _list_items(sigs[0], args, kwargs)
+    for sig in sigs:
+        if parse(sig, args, kwargs, False):
+            return _list_items(sig, args, kwargs)
     count = len(args) + len(kwargs)
     plausible = [s for s in sigs if s.min_args <= count <= len(s.params) and not s.hidden]
     if len(plausible) == 1:
         parse(plausible[0], args, kwargs, True)
     options = [s.display() for s in sigs if not s.hidden]
     return TypeError(_invalid_combination(sigs[0].name, options, args, kwargs))
+
+
+def _list_items(sig: Signature, args, kwargs):
+    """The error PyTorch gives once a signature fitted, unpacking a tensor list whose
+    items are not all tensors (the parser checks only that it is a list or tuple)."""
+    for i, p in enumerate(sig.params):
+        if p.kind not in ("TensorList", "c10::List<::std::optional<Tensor>>"):
+            continue
+        obj = args[i] if i < len(args) and not p.keyword_only else next(
+            (kwargs[a] for a in p.aliases if a in kwargs), None)
+        if not isinstance(obj, (list, tuple)):
+            continue
+        for j, item in enumerate(obj):
+            if not _is_tensor(item) and not (item is None and p.kind != "TensorList"):
+                return TypeError(f"expected Tensor as element {j} in argument {i}, but got "
+                                 f"{_typename(item)}")
+    return None
+
+
+_PARAMS = re.compile(r"^(\*{0,2}[A-Za-z_][A-Za-z0-9_]*(=None)?|\*|/)(, (\*{0,2}[A-Za-z_]"
+                     r"[A-Za-z0-9_]*(=None)?|\*|/))*$|^$")
+
+
+class PythonLevel:
+    """A function PyTorch writes in Python (F.softmax, torch.meshgrid, Tensor.norm):
+    Python itself words its arity and keyword errors (with PyTorch's parameter list and
+    qualified name, `params`/`qualname`), then its body either reads an attribute of the
+    first argument (`attribute`: "'str' object has no attribute 'dim'") or passes it to
+    a parser-checked op (`inner`, a SIGNATURES key) as that op's first argument."""
+
+    def __init__(self, public_name: str, qualname: str, params: str, inner: str = "",
+                 attribute: str = ""):
+        if not _PARAMS.match(params) or not re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", qualname):
+            raise ValueError(f"bad signature for {public_name}")
+        space: dict = {}
+        exec(f"def stub({params}):\n    return None", {}, space)  # noqa: S102 - checked text
+        self.stub = space["stub"]
+        self.stub.__qualname__ = qualname
+        self.method = public_name.startswith("Tensor.")
+        self.first = params.split(",")[1 if self.method else 0].strip().lstrip("*")
+        self.first = self.first.partition("=")[0]
+        self.inner = inner
+        self.attribute = attribute
+
+    def diagnose(self, args, kwargs):
+        try:
+            self.stub(*(((None,) + tuple(args)) if self.method else args), **kwargs)
+        except TypeError as err:
+            return err
+        if self.method:
+            return None  # the tensor itself is the first argument: nothing more to say
+        if args:
+            first = args[0]
+        elif self.first in kwargs:
+            first = kwargs[self.first]
+        else:
+            return None
+        if _is_tensor(first):
+            return None
+        if self.attribute:
+            return AttributeError(f"'{_typename(first)}' object has no attribute "
+                                  f"'{self.attribute}'")
+        if self.inner:
+            return diagnose(self.inner, (first,), {})
+        return None

@@ -26,6 +26,14 @@ SIGNATURES = {
     'Tensor.acosh_': (
         '!noargs Tensor.acosh_',
     ),
+    'Tensor.add': (
+        'add(Tensor other, *, Scalar alpha=1)',
+        'add(Scalar alpha, Tensor other)|deprecated',
+    ),
+    'Tensor.add_': (
+        'add_(Tensor other, *, Scalar alpha=1)',
+        'add_(Scalar alpha, Tensor other)|deprecated',
+    ),
     'Tensor.addbmm': (
         'addbmm(Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)',
         'addbmm(Scalar beta, Scalar alpha, Tensor batch1, Tensor batch2)|deprecated',
@@ -190,6 +198,13 @@ SIGNATURES = {
     'Tensor.atanh_': (
         '!noargs Tensor.atanh_',
     ),
+    'Tensor.backward': (
+        '!python',
+        'Tensor.backward',
+        'self, gradient=None, retain_graph=None, create_graph=None, inputs=None',
+        '',
+        '',
+    ),
     'Tensor.baddbmm': (
         'baddbmm(Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)',
         'baddbmm(Scalar beta, Scalar alpha, Tensor batch1, Tensor batch2)|deprecated',
@@ -325,6 +340,10 @@ SIGNATURES = {
     'Tensor.contiguous': (
         'contiguous(*, MemoryFormat memory_format=contiguous_format)',
     ),
+    'Tensor.copy_': (
+        'copy_(Tensor other, bool non_blocking=False)',
+        'copy_(Tensor other, bool async=False)|deprecated',
+    ),
     'Tensor.copysign': (
         'copysign(Tensor other)',
         'copysign(Scalar other)',
@@ -361,6 +380,10 @@ SIGNATURES = {
     'Tensor.cross': (
         'cross(Tensor other, int64_t? dim=None)',
     ),
+    'Tensor.cuda': (
+        'cuda(Device? device=None, bool non_blocking=False, *, MemoryFormat? memory_format=None)',
+        'cuda(Device? device=None, bool async=False, *, MemoryFormat? memory_format=None)|deprecated',
+    ),
     'Tensor.cummax': (
         'cummax(int64_t dim)',
     ),
@@ -375,6 +398,12 @@ SIGNATURES = {
     ),
     'Tensor.data_ptr': (
         '!noargs Tensor.data_ptr',
+    ),
+    'Tensor.deg2rad': (
+        '!noargs Tensor.deg2rad',
+    ),
+    'Tensor.deg2rad_': (
+        '!noargs Tensor.deg2rad_',
     ),
     'Tensor.det': (
         '!noargs Tensor.det',
@@ -475,6 +504,12 @@ SIGNATURES = {
     'Tensor.exp': (
         '!noargs Tensor.exp',
     ),
+    'Tensor.exp2': (
+        '!noargs Tensor.exp2',
+    ),
+    'Tensor.exp2_': (
+        '!noargs Tensor.exp2_',
+    ),
     'Tensor.exp_': (
         '!noargs Tensor.exp_',
     ),
@@ -483,6 +518,12 @@ SIGNATURES = {
     ),
     'Tensor.expand_as': (
         'expand_as(Tensor other)',
+    ),
+    'Tensor.expm1': (
+        '!noargs Tensor.expm1',
+    ),
+    'Tensor.expm1_': (
+        '!noargs Tensor.expm1_',
     ),
     'Tensor.exponential_': (
         'exponential_(double lambd=1, *, Generator? generator=None)',
@@ -591,6 +632,12 @@ SIGNATURES = {
     'Tensor.hypot_': (
         'hypot_(Tensor other)',
     ),
+    'Tensor.i0': (
+        '!noargs Tensor.i0',
+    ),
+    'Tensor.i0_': (
+        '!noargs Tensor.i0_',
+    ),
     'Tensor.index_add': (
         'index_add(int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1)',
     ),
@@ -694,6 +741,24 @@ SIGNATURES = {
     'Tensor.log': (
         '!noargs Tensor.log',
     ),
+    'Tensor.log10': (
+        '!noargs Tensor.log10',
+    ),
+    'Tensor.log10_': (
+        '!noargs Tensor.log10_',
+    ),
+    'Tensor.log1p': (
+        '!noargs Tensor.log1p',
+    ),
+    'Tensor.log1p_': (
+        '!noargs Tensor.log1p_',
+    ),
+    'Tensor.log2': (
+        '!noargs Tensor.log2',
+    ),
+    'Tensor.log2_': (
+        '!noargs Tensor.log2_',
+    ),
     'Tensor.log_': (
         '!noargs Tensor.log_',
     ),
@@ -739,9 +804,23 @@ SIGNATURES = {
     'Tensor.long': (
         'long(*, MemoryFormat? memory_format=None)',
     ),
+    'Tensor.lstsq': (
+        '!python',
+        'Tensor.lstsq',
+        'self, other',
+        '',
+        '',
+    ),
     'Tensor.lt': (
         'lt(Tensor other)',
         'lt(Scalar other)',
+    ),
+    'Tensor.lu': (
+        '!python',
+        'Tensor.lu',
+        'self, pivot=None, get_infos=None',
+        '',
+        '',
     ),
     'Tensor.lu_solve': (
         'lu_solve(Tensor LU_data, Tensor LU_pivots)',
@@ -859,6 +938,10 @@ SIGNATURES = {
     'Tensor.nansum': (
         'nansum(IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)',
     ),
+    'Tensor.narrow': (
+        'narrow(int64_t dim, Tensor start, SymInt length)',
+        'narrow(int64_t dim, SymInt start, SymInt length)',
+    ),
     'Tensor.narrow_copy': (
         'narrow_copy(int64_t dim, SymInt start, SymInt length)',
     ),
@@ -912,6 +995,13 @@ SIGNATURES = {
     'Tensor.nonzero': (
         'nonzero()',
         'nonzero(*, bool as_tuple)',
+    ),
+    'Tensor.norm': (
+        '!python',
+        'Tensor.norm',
+        'self, p=None, dim=None, keepdim=None, dtype=None',
+        '',
+        '',
     ),
     'Tensor.normal_': (
         'normal_(double mean=0, double std=1, *, Generator? generator=None)',
@@ -975,6 +1065,12 @@ SIGNATURES = {
         'quantile(Tensor q, int64_t? dim=None, bool keepdim=False, *, c10::string_view interpolation="linear")',
         'quantile(double q, int64_t? dim=None, bool keepdim=False, *, c10::string_view interpolation="linear")',
     ),
+    'Tensor.rad2deg': (
+        '!noargs Tensor.rad2deg',
+    ),
+    'Tensor.rad2deg_': (
+        '!noargs Tensor.rad2deg_',
+    ),
     'Tensor.random_': (
         'random_(*, Generator? generator=None)',
         'random_(int64_t from, int64_t? to, *, Generator? generator=None)',
@@ -988,6 +1084,20 @@ SIGNATURES = {
     ),
     'Tensor.reciprocal_': (
         '!noargs Tensor.reciprocal_',
+    ),
+    'Tensor.register_hook': (
+        '!python',
+        'Tensor.register_hook',
+        'self, hook',
+        '',
+        '',
+    ),
+    'Tensor.register_post_accumulate_grad_hook': (
+        '!python',
+        'Tensor.register_post_accumulate_grad_hook',
+        'self, hook',
+        '',
+        '',
     ),
     'Tensor.relu': (
         '!noargs Tensor.relu',
@@ -1011,6 +1121,10 @@ SIGNATURES = {
     ),
     'Tensor.repeat': (
         'repeat(SymIntArrayRef repeats)',
+    ),
+    'Tensor.repeat_interleave': (
+        'repeat_interleave(Tensor repeats, int64_t? dim=None, *, SymInt? output_size=None)',
+        'repeat_interleave(SymInt repeats, int64_t? dim=None, *, SymInt? output_size=None)',
     ),
     'Tensor.requires_grad_': (
         'requires_grad_(bool requires_grad=True)',
@@ -1083,6 +1197,13 @@ SIGNATURES = {
     'Tensor.select_scatter': (
         'select_scatter(Tensor src, int64_t dim, SymInt index)',
     ),
+    'Tensor.set_': (
+        'set_()',
+        'set_(Storage source)',
+        'set_(Storage source, SymInt storage_offset, SymIntArrayRef size, SymIntArrayRef stride=None)',
+        'set_(Tensor source)',
+        'set_(Tensor source, SymInt storage_offset, SymIntArrayRef size, SymIntArrayRef stride=None)',
+    ),
     'Tensor.sgn': (
         '!noargs Tensor.sgn',
     ),
@@ -1131,9 +1252,23 @@ SIGNATURES = {
     'Tensor.softmax': (
         'softmax(int64_t dim, ScalarType? dtype=None)',
     ),
+    'Tensor.solve': (
+        '!python',
+        'Tensor.solve',
+        'self, other',
+        '',
+        '',
+    ),
     'Tensor.sort': (
         'sort(*, bool? stable, int64_t dim=-1, bool descending=False)',
         'sort(int64_t dim=-1, bool descending=False)',
+    ),
+    'Tensor.split': (
+        '!python',
+        'Tensor.split',
+        'self, split_size, dim=None',
+        '',
+        '',
     ),
     'Tensor.split_with_sizes': (
         'split_with_sizes(SymIntArrayRef split_sizes, int64_t dim=0)',
@@ -1167,6 +1302,14 @@ SIGNATURES = {
     ),
     'Tensor.stride': (
         'stride(int64_t? dim=None)',
+    ),
+    'Tensor.sub': (
+        'sub(Tensor other, *, Scalar alpha=1)',
+        'sub(Scalar alpha, Tensor other)|deprecated',
+    ),
+    'Tensor.sub_': (
+        'sub_(Tensor other, *, Scalar alpha=1)',
+        'sub_(Scalar alpha, Tensor other)|deprecated',
     ),
     'Tensor.subtract': (
         'subtract(Tensor other, *, Scalar alpha=1)',
@@ -1222,6 +1365,11 @@ SIGNATURES = {
     'Tensor.tanh_': (
         '!noargs Tensor.tanh_',
     ),
+    'Tensor.tensor_split': (
+        'tensor_split(SymIntArrayRef indices, int64_t dim=0)',
+        'tensor_split(Tensor tensor_indices_or_sections, int64_t dim=0)',
+        'tensor_split(SymInt sections, int64_t dim=0)',
+    ),
     'Tensor.tile': (
         'tile(SymIntArrayRef dims)',
     ),
@@ -1274,17 +1422,42 @@ SIGNATURES = {
     'Tensor.trunc_': (
         '!noargs Tensor.trunc_',
     ),
+    'Tensor.type': (
+        'type(PyObject* dtype=None, bool non_blocking=False, *, MemoryFormat? memory_format=None)',
+        'type(PyObject* dtype=None, bool async=False, *, MemoryFormat? memory_format=None)|deprecated',
+    ),
     'Tensor.type_as': (
         'type_as(Tensor other)',
     ),
     'Tensor.unbind': (
         'unbind(int64_t dim=0)',
     ),
+    'Tensor.unflatten': (
+        '!python',
+        'Tensor.unflatten',
+        'self, dim, sizes',
+        '',
+        '',
+    ),
     'Tensor.unfold': (
         'unfold(int64_t dimension, int64_t size, int64_t step)',
     ),
     'Tensor.uniform_': (
         'uniform_(double from=0, double to=1, *, Generator? generator=None)',
+    ),
+    'Tensor.unique': (
+        '!python',
+        'Tensor.unique',
+        'self, sorted=None, return_inverse=None, return_counts=None, dim=None',
+        '',
+        '',
+    ),
+    'Tensor.unique_consecutive': (
+        '!python',
+        'Tensor.unique_consecutive',
+        'self, return_inverse=None, return_counts=None, dim=None',
+        '',
+        '',
     ),
     'Tensor.unsafe_chunk': (
         'unsafe_chunk(int64_t chunks, int64_t dim=0)',
@@ -1363,6 +1536,11 @@ SIGNATURES = {
         'add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)',
         'add(Tensor input, Scalar alpha, Tensor other, *, Tensor out=None)|deprecated',
     ),
+    'torch.addbmm': (
+        'addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
+        'addbmm(Scalar beta, Tensor input, Scalar alpha, Tensor batch1, Tensor batch2, *, Tensor out=None)|deprecated',
+        'addbmm(Scalar beta, Tensor input, Tensor batch1, Tensor batch2, *, Tensor out=None)|deprecated',
+    ),
     'torch.addcdiv': (
         'addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor out=None)',
         'addcdiv(Tensor input, Scalar value, Tensor tensor1, Tensor tensor2, *, Tensor out=None)|deprecated',
@@ -1374,6 +1552,21 @@ SIGNATURES = {
     'torch.addmm': (
         'addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
         'addmm(Tensor input, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
+    ),
+    'torch.addmv': (
+        'addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
+        'addmv(Scalar beta, Tensor input, Scalar alpha, Tensor mat, Tensor vec, *, Tensor out=None)|deprecated',
+        'addmv(Scalar beta, Tensor input, Tensor mat, Tensor vec, *, Tensor out=None)|deprecated',
+    ),
+    'torch.addmv_': (
+        'addmv_(Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1)',
+        'addmv_(Scalar beta, Tensor input, Scalar alpha, Tensor mat, Tensor vec)|deprecated',
+        'addmv_(Scalar beta, Tensor input, Tensor mat, Tensor vec)|deprecated',
+    ),
+    'torch.addr': (
+        'addr(Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
+        'addr(Scalar beta, Tensor input, Scalar alpha, Tensor vec1, Tensor vec2, *, Tensor out=None)|deprecated',
+        'addr(Scalar beta, Tensor input, Tensor vec1, Tensor vec2, *, Tensor out=None)|deprecated',
     ),
     'torch.alias_copy': (
         'alias_copy(Tensor input, *, Tensor out=None)',
@@ -1502,6 +1695,27 @@ SIGNATURES = {
     'torch.atanh_': (
         'atanh_(Tensor input)',
     ),
+    'torch.atleast_1d': (
+        '!python',
+        'atleast_1d',
+        '*tensors',
+        '',
+        '',
+    ),
+    'torch.atleast_2d': (
+        '!python',
+        'atleast_2d',
+        '*tensors',
+        '',
+        '',
+    ),
+    'torch.atleast_3d': (
+        '!python',
+        'atleast_3d',
+        '*tensors',
+        '',
+        '',
+    ),
     'torch.avg_pool1d': (
         'avg_pool1d(Tensor input, IntArrayRef[1] kernel_size, IntArrayRef[1] stride=None, IntArrayRef[1] padding=0, bool ceil_mode=False, bool count_include_pad=True)',
     ),
@@ -1547,9 +1761,23 @@ SIGNATURES = {
         'bitwise_xor(Scalar self, Tensor other)',
         'bitwise_xor(Tensor input, Scalar other, *, Tensor out=None)',
     ),
+    'torch.block_diag': (
+        '!python',
+        'block_diag',
+        '*tensors',
+        '',
+        '',
+    ),
     'torch.bmm': (
         'bmm(Tensor input, Tensor mat2, *, Tensor out=None)',
         'bmm(Tensor input, Tensor mat2, ScalarType out_dtype, *, Tensor out=None)',
+    ),
+    'torch.broadcast_tensors': (
+        '!python',
+        'broadcast_tensors',
+        '*tensors',
+        '',
+        '',
     ),
     'torch.broadcast_to': (
         'broadcast_to(Tensor input, IntArrayRef size)',
@@ -1558,8 +1786,22 @@ SIGNATURES = {
         'bucketize(Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor out=None)',
         'bucketize(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False)',
     ),
+    'torch.cartesian_prod': (
+        '!python',
+        'cartesian_prod',
+        '*tensors',
+        '',
+        '',
+    ),
     'torch.cat': (
         'cat(TensorList tensors, int64_t dim=0, *, Tensor out=None)',
+    ),
+    'torch.cdist': (
+        '!python',
+        'cdist',
+        'x1, x2, p=None, compute_mode=None',
+        '',
+        '',
     ),
     'torch.ceil': (
         'ceil(Tensor input, *, Tensor out=None)',
@@ -1572,6 +1814,13 @@ SIGNATURES = {
     ),
     'torch.celu_': (
         'celu_(Tensor input, Scalar alpha=1.0)',
+    ),
+    'torch.chain_matmul': (
+        '!python',
+        'chain_matmul',
+        '*matrices, out=None',
+        '',
+        '',
     ),
     'torch.channel_shuffle': (
         'channel_shuffle(Tensor input, SymInt groups)',
@@ -1643,6 +1892,18 @@ SIGNATURES = {
     ),
     'torch.constant_pad_nd': (
         'constant_pad_nd(Tensor input, SymIntArrayRef pad, Scalar value=0)',
+    ),
+    'torch.conv1d': (
+        'conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, SymIntArrayRef[1] padding=0, SymIntArrayRef[1] dilation=1, SymInt groups=1)',
+        'conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, c10::string_view padding="valid", SymIntArrayRef[1] dilation=1, SymInt groups=1)',
+    ),
+    'torch.conv2d': (
+        'conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[2] stride=1, SymIntArrayRef[2] padding=0, SymIntArrayRef[2] dilation=1, SymInt groups=1)',
+        'conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[2] stride=1, c10::string_view padding="valid", SymIntArrayRef[2] dilation=1, SymInt groups=1)',
+    ),
+    'torch.conv3d': (
+        'conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, SymIntArrayRef[3] padding=0, SymIntArrayRef[3] dilation=1, SymInt groups=1)',
+        'conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, c10::string_view padding="valid", SymIntArrayRef[3] dilation=1, SymInt groups=1)',
     ),
     'torch.conv_transpose1d': (
         'conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, SymIntArrayRef[1] padding=0, SymIntArrayRef[1] output_padding=0, SymInt groups=1, SymIntArrayRef[1] dilation=1)',
@@ -1774,6 +2035,13 @@ SIGNATURES = {
     'torch.dstack': (
         'dstack(TensorList tensors, *, Tensor out=None)',
     ),
+    'torch.einsum': (
+        '!python',
+        'einsum',
+        '*args',
+        '',
+        '',
+    ),
     'torch.empty': (
         'empty(SymIntArrayRef size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
@@ -1822,6 +2090,10 @@ SIGNATURES = {
     ),
     'torch.expm1_': (
         'expm1_(Tensor input)',
+    ),
+    'torch.eye': (
+        'eye(SymInt n, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'eye(SymInt n, SymInt m, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
     'torch.feature_alpha_dropout': (
         'feature_alpha_dropout(Tensor input, double p, bool train)',
@@ -1908,11 +2180,25 @@ SIGNATURES = {
     'torch.ger': (
         'ger(Tensor input, Tensor vec2, *, Tensor out=None)',
     ),
+    'torch.get_default_device': (
+        '!python',
+        'get_default_device',
+        '',
+        '',
+        '',
+    ),
     'torch.get_default_dtype': (
         '!noargs torch.get_default_dtype',
     ),
     'torch.get_num_threads': (
         '!noargs torch.get_num_threads',
+    ),
+    'torch.get_rng_state': (
+        '!python',
+        'get_rng_state',
+        '',
+        '',
+        '',
     ),
     'torch.gradient': (
         'gradient(Tensor input, *, IntArrayRef dim, int64_t edge_order=1)',
@@ -1977,6 +2263,13 @@ SIGNATURES = {
     'torch.index_select': (
         'index_select(Tensor input, int64_t dim, Tensor index, *, Tensor out=None)',
     ),
+    'torch.initial_seed': (
+        '!python',
+        'initial_seed',
+        '',
+        '',
+        '',
+    ),
     'torch.inner': (
         'inner(Tensor input, Tensor other, *, Tensor out=None)',
     ),
@@ -1991,6 +2284,13 @@ SIGNATURES = {
     ),
     'torch.is_grad_enabled': (
         '!noargs torch.is_grad_enabled',
+    ),
+    'torch.is_tensor': (
+        '!python',
+        'is_tensor',
+        'obj, /',
+        '',
+        '',
     ),
     'torch.isclose': (
         'isclose(Tensor input, Tensor other, double rtol=1e-05, double atol=1e-08, bool equal_nan=False)',
@@ -2147,6 +2447,13 @@ SIGNATURES = {
         'linspace(Tensor start, Scalar end, int64_t steps, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
         'linspace(Scalar start, Scalar end, int64_t steps, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
+    'torch.load': (
+        '!python',
+        'load',
+        'f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args',
+        '',
+        '',
+    ),
     'torch.log': (
         'log(Tensor input, *, Tensor out=None)',
     ),
@@ -2207,6 +2514,13 @@ SIGNATURES = {
     'torch.logsumexp': (
         'logsumexp(Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None)',
     ),
+    'torch.lstsq': (
+        '!python',
+        'lstsq',
+        'input, A, *, out=None',
+        '',
+        '',
+    ),
     'torch.lt': (
         'lt(Tensor input, Tensor other, *, Tensor out=None)',
         'lt(Tensor input, Scalar other, *, Tensor out=None)',
@@ -2216,6 +2530,13 @@ SIGNATURES = {
     ),
     'torch.lu_unpack': (
         'lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True, *, TensorList[3] out=None)',
+    ),
+    'torch.manual_seed': (
+        '!python',
+        'manual_seed',
+        'seed',
+        '',
+        '',
     ),
     'torch.margin_ranking_loss': (
         'margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, double margin=0.0, int64_t reduction=at::Reduction::Mean)',
@@ -2238,6 +2559,13 @@ SIGNATURES = {
     ),
     'torch.matrix_power': (
         'matrix_power(Tensor input, int64_t n, *, Tensor out=None)',
+    ),
+    'torch.matrix_rank': (
+        '!python',
+        'matrix_rank',
+        'input, tol=None, symmetric=None, *, out=None',
+        '',
+        '',
     ),
     'torch.max': (
         'max(Tensor input, *, Tensor out=None)',
@@ -2263,6 +2591,13 @@ SIGNATURES = {
     'torch.median': (
         'median(Tensor input)',
         'median(Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None)',
+    ),
+    'torch.meshgrid': (
+        '!python',
+        'meshgrid',
+        '*tensors, indexing=None',
+        '',
+        '',
     ),
     'torch.min': (
         'min(Tensor input, *, Tensor out=None)',
@@ -2326,6 +2661,10 @@ SIGNATURES = {
     'torch.nansum': (
         'nansum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None)',
     ),
+    'torch.narrow': (
+        'narrow(Tensor input, int64_t dim, Tensor start, SymInt length)',
+        'narrow(Tensor input, int64_t dim, SymInt start, SymInt length)',
+    ),
     'torch.narrow_copy': (
         'narrow_copy(Tensor input, int64_t dim, SymInt start, SymInt length, *, Tensor out=None)',
     ),
@@ -2363,6 +2702,34 @@ SIGNATURES = {
     'torch.nn.functional.adaptive_avg_pool1d': (
         'adaptive_avg_pool1d(Tensor input, IntArrayRef[1] output_size)',
     ),
+    'torch.nn.functional.adaptive_avg_pool2d': (
+        '!python',
+        'adaptive_avg_pool2d',
+        'input, output_size',
+        '',
+        '',
+    ),
+    'torch.nn.functional.adaptive_avg_pool3d': (
+        '!python',
+        'adaptive_avg_pool3d',
+        'input, output_size',
+        '',
+        '',
+    ),
+    'torch.nn.functional.affine_grid': (
+        '!python',
+        'affine_grid',
+        'theta, size, align_corners=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.alpha_dropout': (
+        '!python',
+        'alpha_dropout',
+        'input, p=None, training=None, inplace=None',
+        'torch.alpha_dropout',
+        '',
+    ),
     'torch.nn.functional.avg_pool1d': (
         'avg_pool1d(Tensor input, IntArrayRef[1] kernel_size, IntArrayRef[1] stride=None, IntArrayRef[1] padding=0, bool ceil_mode=False, bool count_include_pad=True)',
     ),
@@ -2372,14 +2739,54 @@ SIGNATURES = {
     'torch.nn.functional.avg_pool3d': (
         'avg_pool3d(Tensor input, IntArrayRef[3] kernel_size, IntArrayRef[3] stride=None, IntArrayRef[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int64_t? divisor_override=None, *, Tensor out=None)',
     ),
+    'torch.nn.functional.batch_norm': (
+        '!python',
+        'batch_norm',
+        'input, running_mean, running_var, weight=None, bias=None, training=None, momentum=None, eps=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.bilinear': (
         'bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None)',
+    ),
+    'torch.nn.functional.binary_cross_entropy': (
+        '!python',
+        'binary_cross_entropy',
+        'input, target, weight=None, size_average=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.binary_cross_entropy_with_logits': (
+        '!python',
+        'binary_cross_entropy_with_logits',
+        'input, target, weight=None, size_average=None, reduce=None, reduction=None, pos_weight=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.celu': (
+        '!python',
+        'celu',
+        'input, alpha=None, inplace=None',
+        'torch.celu',
+        '',
     ),
     'torch.nn.functional.celu_': (
         'celu_(Tensor input, Scalar alpha=1.0)',
     ),
     'torch.nn.functional.channel_shuffle': (
         'channel_shuffle(Tensor input, SymInt groups)',
+    ),
+    'torch.nn.functional.conv1d': (
+        'conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, SymIntArrayRef[1] padding=0, SymIntArrayRef[1] dilation=1, SymInt groups=1)',
+        'conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, c10::string_view padding="valid", SymIntArrayRef[1] dilation=1, SymInt groups=1)',
+    ),
+    'torch.nn.functional.conv2d': (
+        'conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[2] stride=1, SymIntArrayRef[2] padding=0, SymIntArrayRef[2] dilation=1, SymInt groups=1)',
+        'conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[2] stride=1, c10::string_view padding="valid", SymIntArrayRef[2] dilation=1, SymInt groups=1)',
+    ),
+    'torch.nn.functional.conv3d': (
+        'conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, SymIntArrayRef[3] padding=0, SymIntArrayRef[3] dilation=1, SymInt groups=1)',
+        'conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, c10::string_view padding="valid", SymIntArrayRef[3] dilation=1, SymInt groups=1)',
     ),
     'torch.nn.functional.conv_transpose1d': (
         'conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, SymIntArrayRef[1] padding=0, SymIntArrayRef[1] output_padding=0, SymInt groups=1, SymIntArrayRef[1] dilation=1)',
@@ -2390,20 +2797,209 @@ SIGNATURES = {
     'torch.nn.functional.conv_transpose3d': (
         'conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, SymIntArrayRef[3] padding=0, SymIntArrayRef[3] output_padding=0, SymInt groups=1, SymIntArrayRef[3] dilation=1)',
     ),
+    'torch.nn.functional.cosine_embedding_loss': (
+        '!python',
+        'cosine_embedding_loss',
+        'input1, input2, target, margin=None, size_average=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.cosine_similarity': (
         'cosine_similarity(Tensor x1, Tensor x2, int64_t dim=1, double eps=1e-08)',
+    ),
+    'torch.nn.functional.cross_entropy': (
+        '!python',
+        'cross_entropy',
+        'input, target, weight=None, size_average=None, ignore_index=None, reduce=None, reduction=None, label_smoothing=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.ctc_loss': (
+        '!python',
+        'ctc_loss',
+        'log_probs, targets, input_lengths, target_lengths, blank=None, reduction=None, zero_infinity=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.dropout': (
+        '!python',
+        'dropout',
+        'input, p=None, training=None, inplace=None',
+        'torch.dropout',
+        '',
+    ),
+    'torch.nn.functional.dropout1d': (
+        '!python',
+        'dropout1d',
+        'input, p=None, training=None, inplace=None',
+        '',
+        'dim',
+    ),
+    'torch.nn.functional.dropout2d': (
+        '!python',
+        'dropout2d',
+        'input, p=None, training=None, inplace=None',
+        '',
+        'dim',
+    ),
+    'torch.nn.functional.dropout3d': (
+        '!python',
+        'dropout3d',
+        'input, p=None, training=None, inplace=None',
+        '',
+        'dim',
+    ),
+    'torch.nn.functional.elu': (
+        '!python',
+        'elu',
+        'input, alpha=None, inplace=None',
+        '',
+        '',
     ),
     'torch.nn.functional.elu_': (
         'elu_(Tensor input, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1)',
     ),
+    'torch.nn.functional.embedding': (
+        '!python',
+        'embedding',
+        'input, weight, padding_idx=None, max_norm=None, norm_type=None, scale_grad_by_freq=None, sparse=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.embedding_bag': (
+        '!python',
+        'embedding_bag',
+        'input, weight, offsets=None, max_norm=None, norm_type=None, scale_grad_by_freq=None, mode=None, sparse=None, per_sample_weights=None, include_last_offset=None, padding_idx=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.feature_alpha_dropout': (
+        '!python',
+        'feature_alpha_dropout',
+        'input, p=None, training=None, inplace=None',
+        'torch.feature_alpha_dropout',
+        '',
+    ),
+    'torch.nn.functional.fold': (
+        '!python',
+        'fold',
+        'input, output_size, kernel_size, dilation=None, padding=None, stride=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.gaussian_nll_loss': (
+        '!python',
+        'gaussian_nll_loss',
+        'input, target, var, full=None, eps=None, reduction=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.gelu': (
         'gelu(Tensor input, *, c10::string_view approximate="none", Tensor out=None)',
+    ),
+    'torch.nn.functional.glu': (
+        '!python',
+        'glu',
+        'input, dim=None',
+        '',
+        'dim',
+    ),
+    'torch.nn.functional.grid_sample': (
+        '!python',
+        'grid_sample',
+        'input, grid, mode=None, padding_mode=None, align_corners=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.group_norm': (
+        '!python',
+        'group_norm',
+        'input, num_groups, weight=None, bias=None, eps=None',
+        '',
+        '',
     ),
     'torch.nn.functional.hardshrink': (
         'hardshrink(Tensor input, Scalar lambd=0.5, *, Tensor out=None)',
     ),
+    'torch.nn.functional.hardsigmoid': (
+        '!python',
+        'hardsigmoid',
+        'input, inplace=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.hardswish': (
+        '!python',
+        'hardswish',
+        'input, inplace=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.hardtanh': (
+        '!python',
+        'hardtanh',
+        'input, min_val=None, max_val=None, inplace=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.hardtanh_': (
         'hardtanh_(Tensor input, Scalar min_val=-1, Scalar max_val=1)',
+    ),
+    'torch.nn.functional.hinge_embedding_loss': (
+        '!python',
+        'hinge_embedding_loss',
+        'input, target, margin=None, size_average=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.huber_loss': (
+        '!python',
+        'huber_loss',
+        'input, target, reduction=None, delta=None, weight=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.instance_norm': (
+        '!python',
+        'instance_norm',
+        'input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=None, momentum=None, eps=None',
+        '',
+        'size',
+    ),
+    'torch.nn.functional.interpolate': (
+        '!python',
+        'interpolate',
+        'input, size=None, scale_factor=None, mode=None, align_corners=None, recompute_scale_factor=None, antialias=None',
+        '',
+        'dim',
+    ),
+    'torch.nn.functional.kl_div': (
+        '!python',
+        'kl_div',
+        'input, target, size_average=None, reduce=None, reduction=None, log_target=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.l1_loss': (
+        '!python',
+        'l1_loss',
+        'input, target, size_average=None, reduce=None, reduction=None, weight=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.layer_norm': (
+        '!python',
+        'layer_norm',
+        'input, normalized_shape, weight=None, bias=None, eps=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.leaky_relu': (
+        '!python',
+        'leaky_relu',
+        'input, negative_slope=None, inplace=None',
+        '',
+        '',
     ),
     'torch.nn.functional.leaky_relu_': (
         'leaky_relu_(Tensor input, Scalar negative_slope=0.01)',
@@ -2411,11 +3007,130 @@ SIGNATURES = {
     'torch.nn.functional.linear': (
         'linear(Tensor input, Tensor weight, Tensor? bias=None)',
     ),
+    'torch.nn.functional.linear_cross_entropy': (
+        '!python',
+        'linear_cross_entropy',
+        'input, linear_weight, target, *, linear_bias=None, weight=None, reduction=None, ignore_index=None, label_smoothing=None, options=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.local_response_norm': (
+        '!python',
+        'local_response_norm',
+        'input, size, alpha=None, beta=None, k=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.log_softmax': (
+        '!python',
+        'log_softmax',
+        'input, dim=None, _stacklevel=None, dtype=None',
+        '',
+        'dim',
+    ),
     'torch.nn.functional.logsigmoid': (
         'log_sigmoid(Tensor input, *, Tensor out=None)',
     ),
+    'torch.nn.functional.lp_pool1d': (
+        '!python',
+        'lp_pool1d',
+        'input, norm_type, kernel_size, stride=None, ceil_mode=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.lp_pool2d': (
+        '!python',
+        'lp_pool2d',
+        'input, norm_type, kernel_size, stride=None, ceil_mode=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.margin_ranking_loss': (
+        '!python',
+        'margin_ranking_loss',
+        'input1, input2, target, margin=None, size_average=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.max_unpool1d': (
+        '!python',
+        'max_unpool1d',
+        'input, indices, kernel_size, stride=None, padding=None, output_size=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.max_unpool2d': (
+        '!python',
+        'max_unpool2d',
+        'input, indices, kernel_size, stride=None, padding=None, output_size=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.max_unpool3d': (
+        '!python',
+        'max_unpool3d',
+        'input, indices, kernel_size, stride=None, padding=None, output_size=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.mish': (
+        '!python',
+        'mish',
+        'input, inplace=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.mse_loss': (
+        '!python',
+        'mse_loss',
+        'input, target, size_average=None, reduce=None, reduction=None, weight=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.multi_margin_loss': (
+        '!python',
+        'multi_margin_loss',
+        'input, target, p=None, margin=None, weight=None, size_average=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.multilabel_margin_loss': (
+        '!python',
+        'multilabel_margin_loss',
+        'input, target, size_average=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.multilabel_soft_margin_loss': (
+        '!python',
+        'multilabel_soft_margin_loss',
+        'input, target, weight=None, size_average=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.nll_loss': (
+        '!python',
+        'nll_loss',
+        'input, target, weight=None, size_average=None, ignore_index=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.normalize': (
+        '!python',
+        'normalize',
+        'input, p=None, dim=None, eps=None, out=None',
+        '',
+        'norm',
+    ),
     'torch.nn.functional.one_hot': (
         'one_hot(Tensor input, int64_t num_classes=-1)',
+    ),
+    'torch.nn.functional.pad': (
+        '!python',
+        'pad',
+        'input, pad, mode=None, value=None',
+        '',
+        '',
     ),
     'torch.nn.functional.pairwise_distance': (
         'pairwise_distance(Tensor x1, Tensor x2, double p=2, double eps=1e-06, bool keepdim=False)',
@@ -2429,8 +3144,43 @@ SIGNATURES = {
     'torch.nn.functional.pixel_unshuffle': (
         'pixel_unshuffle(Tensor input, int64_t downscale_factor)',
     ),
+    'torch.nn.functional.poisson_nll_loss': (
+        '!python',
+        'poisson_nll_loss',
+        'input, target, log_input=None, full=None, size_average=None, eps=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.prelu': (
         'prelu(Tensor input, Tensor weight)',
+    ),
+    'torch.nn.functional.relu': (
+        '!python',
+        'relu',
+        'input, inplace=None',
+        'torch.relu',
+        '',
+    ),
+    'torch.nn.functional.relu6': (
+        '!python',
+        'relu6',
+        'input, inplace=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.rms_norm': (
+        '!python',
+        'rms_norm',
+        'input, normalized_shape, weight=None, eps=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.rrelu': (
+        '!python',
+        'rrelu',
+        'input, lower=None, upper=None, training=None, inplace=None',
+        'torch.rrelu',
+        '',
     ),
     'torch.nn.functional.rrelu_': (
         'rrelu_(Tensor input, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None)',
@@ -2438,8 +3188,57 @@ SIGNATURES = {
     'torch.nn.functional.scaled_dot_product_attention': (
         'scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, double dropout_p=0.0, bool is_causal=False, *, double? scale=None, bool enable_gqa=False)',
     ),
+    'torch.nn.functional.selu': (
+        '!python',
+        'selu',
+        'input, inplace=None',
+        'torch.selu',
+        '',
+    ),
     'torch.nn.functional.selu_': (
         'selu_(Tensor input)',
+    ),
+    'torch.nn.functional.sigmoid': (
+        '!python',
+        'sigmoid',
+        'input',
+        '',
+        'sigmoid',
+    ),
+    'torch.nn.functional.silu': (
+        '!python',
+        'silu',
+        'input, inplace=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.smooth_l1_loss': (
+        '!python',
+        'smooth_l1_loss',
+        'input, target, size_average=None, reduce=None, reduction=None, beta=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.soft_margin_loss': (
+        '!python',
+        'soft_margin_loss',
+        'input, target, size_average=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.softmax': (
+        '!python',
+        'softmax',
+        'input, dim=None, _stacklevel=None, dtype=None',
+        '',
+        'dim',
+    ),
+    'torch.nn.functional.softmin': (
+        '!python',
+        'softmin',
+        'input, dim=None, _stacklevel=None, dtype=None',
+        '',
+        'dim',
     ),
     'torch.nn.functional.softplus': (
         'softplus(Tensor input, Scalar beta=1, Scalar threshold=20, *, Tensor out=None)',
@@ -2447,11 +3246,88 @@ SIGNATURES = {
     'torch.nn.functional.softshrink': (
         'softshrink(Tensor input, Scalar lambd=0.5, *, Tensor out=None)',
     ),
+    'torch.nn.functional.softsign': (
+        '!python',
+        'softsign',
+        'input',
+        '',
+        'abs',
+    ),
+    'torch.nn.functional.tanh': (
+        '!python',
+        'tanh',
+        'input',
+        '',
+        'tanh',
+    ),
+    'torch.nn.functional.tanhshrink': (
+        '!python',
+        'tanhshrink',
+        'input',
+        '',
+        'tanh',
+    ),
+    'torch.nn.functional.threshold': (
+        '!python',
+        '_threshold',
+        'input, threshold, value, inplace=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.threshold_': (
         'threshold_(Tensor input, Scalar threshold, Scalar value)',
     ),
+    'torch.nn.functional.triplet_margin_loss': (
+        '!python',
+        'triplet_margin_loss',
+        'anchor, positive, negative, margin=None, p=None, eps=None, swap=None, size_average=None, reduce=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.triplet_margin_with_distance_loss': (
+        '!python',
+        'triplet_margin_with_distance_loss',
+        'anchor, positive, negative, *, distance_function=None, margin=None, swap=None, reduction=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.unfold': (
+        '!python',
+        'unfold',
+        'input, kernel_size, dilation=None, padding=None, stride=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.upsample': (
+        '!python',
+        'upsample',
+        'input, size=None, scale_factor=None, mode=None, align_corners=None',
+        '',
+        'dim',
+    ),
+    'torch.nn.functional.upsample_bilinear': (
+        '!python',
+        'upsample_bilinear',
+        'input, size=None, scale_factor=None',
+        '',
+        'dim',
+    ),
+    'torch.nn.functional.upsample_nearest': (
+        '!python',
+        'upsample_nearest',
+        'input, size=None, scale_factor=None',
+        '',
+        'dim',
+    ),
     'torch.nonzero': (
         'nonzero(Tensor input, *, bool as_tuple=False, Tensor out=None)',
+    ),
+    'torch.norm': (
+        '!python',
+        'norm',
+        'input, p=None, dim=None, keepdim=None, out=None, dtype=None',
+        '',
+        'layout',
     ),
     'torch.normal': (
         'normal(Tensor mean, Tensor std, *, Generator? generator=None, Tensor out=None)',
@@ -2543,6 +3419,20 @@ SIGNATURES = {
         'rand_like(Tensor input, *, Generator? generator, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
         'rand_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
+    'torch.randint': (
+        'randint(SymInt high, SymIntArrayRef size, *, Generator? generator, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'randint(SymInt high, SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'randint(SymInt low, SymInt high, SymIntArrayRef size, *, Generator? generator, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'randint(SymInt low, SymInt high, SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.randint_like': (
+        'randint_like(Tensor input, SymInt low, SymInt high, *, Generator? generator, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'randint_like(Tensor input, SymInt low, SymInt high, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'randint_like(Tensor input, Tensor high, *, Generator? generator, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'randint_like(Tensor input, Tensor high, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'randint_like(Tensor input, SymInt high, *, Generator? generator, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'randint_like(Tensor input, SymInt high, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.randn': (
         'randn(SymIntArrayRef size, *, Generator? generator, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
         'randn(SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
@@ -2550,6 +3440,10 @@ SIGNATURES = {
     'torch.randn_like': (
         'randn_like(Tensor input, *, Generator? generator, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
         'randn_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.randperm': (
+        'randperm(SymInt n, *, Generator? generator, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'randperm(SymInt n, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
     'torch.ravel': (
         'ravel(Tensor input)',
@@ -2576,6 +3470,11 @@ SIGNATURES = {
     ),
     'torch.renorm': (
         'renorm(Tensor input, Scalar p, int64_t dim, Scalar maxnorm, *, Tensor out=None)',
+    ),
+    'torch.repeat_interleave': (
+        'repeat_interleave(Tensor input, Tensor repeats, int64_t? dim=None, *, SymInt? output_size=None)',
+        'repeat_interleave(Tensor repeats, *, SymInt? output_size=None)',
+        'repeat_interleave(Tensor input, SymInt repeats, int64_t? dim=None, *, SymInt? output_size=None)',
     ),
     'torch.reshape': (
         'reshape(Tensor input, IntArrayRef shape)',
@@ -2625,6 +3524,13 @@ SIGNATURES = {
         'rsub(Tensor input, Tensor other, *, Scalar alpha=1)',
         'rsub(Tensor input, Scalar other, Scalar alpha=1)',
     ),
+    'torch.save': (
+        '!python',
+        'save',
+        'obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=None, _disable_byteorder_record=None',
+        '',
+        '',
+    ),
     'torch.scatter': (
         'scatter(Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None)',
         'scatter(Tensor input, int64_t dim, Tensor index, Tensor src, *, c10::string_view reduce, Tensor out=None)',
@@ -2641,6 +3547,13 @@ SIGNATURES = {
         'searchsorted(Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, c10::string_view? side=None, Tensor? sorter=None, Tensor out=None)',
         'searchsorted(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, c10::string_view? side=None, Tensor? sorter=None, Tensor out=None)',
     ),
+    'torch.seed': (
+        '!python',
+        'seed',
+        '',
+        '',
+        '',
+    ),
     'torch.select': (
         'select(Tensor input, int64_t dim, Tensor index, *, Tensor out=None)',
     ),
@@ -2652,6 +3565,34 @@ SIGNATURES = {
     ),
     'torch.selu_': (
         'selu_(Tensor input)',
+    ),
+    'torch.set_default_device': (
+        '!python',
+        'set_default_device',
+        'device',
+        '',
+        '',
+    ),
+    'torch.set_default_dtype': (
+        '!python',
+        'set_default_dtype',
+        'd, /',
+        '',
+        '',
+    ),
+    'torch.set_printoptions': (
+        '!python',
+        'set_printoptions',
+        'precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None',
+        '',
+        '',
+    ),
+    'torch.set_rng_state': (
+        '!python',
+        'set_rng_state',
+        'new_state',
+        '',
+        '',
     ),
     'torch.sgn': (
         'sgn(Tensor input, *, Tensor out=None)',
@@ -2691,6 +3632,13 @@ SIGNATURES = {
     ),
     'torch.softmax': (
         'softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)',
+    ),
+    'torch.solve': (
+        '!python',
+        'solve',
+        'input, A, *, out=None',
+        '',
+        '',
     ),
     'torch.sort': (
         'sort(Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, TensorList[2] out=None)',
@@ -2792,6 +3740,13 @@ SIGNATURES = {
         'special_zeta(Scalar self, Tensor other, *, Tensor out=None)',
         'special_zeta(Tensor input, Scalar other, *, Tensor out=None)',
     ),
+    'torch.split': (
+        '!python',
+        'split',
+        'tensor, split_size_or_sections, dim=None',
+        '',
+        '',
+    ),
     'torch.split_with_sizes': (
         'split_with_sizes(Tensor input, SymIntArrayRef split_sizes, int64_t dim=0)',
     ),
@@ -2880,6 +3835,18 @@ SIGNATURES = {
     ),
     'torch.tensor': (
         'tensor(PyObject* data, *, ScalarType dtype=None, Device? device=None, bool pin_memory=False, bool requires_grad=False)',
+    ),
+    'torch.tensor_split': (
+        'tensor_split(Tensor input, SymIntArrayRef indices, int64_t dim=0)',
+        'tensor_split(Tensor input, Tensor tensor_indices_or_sections, int64_t dim=0)',
+        'tensor_split(Tensor input, SymInt sections, int64_t dim=0)',
+    ),
+    'torch.tensordot': (
+        '!python',
+        'tensordot',
+        'a, b, dims=None, out=None',
+        '',
+        '',
     ),
     'torch.threshold': (
         'threshold(Tensor input, Scalar threshold, Scalar value, *, Tensor out=None)',

@@ -18,7 +18,6 @@ import warnings
 
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _write_into
-from .arg_checks import diagnose
 from .registry import PUBLIC
 
 # torch.* functions PyTorch gives an out= variant that gradcli's signatures lack
@@ -33,6 +32,13 @@ rsqrt sigmoid sign sin sinh sqrt square stack sub subtract sum tan tanh true_div
 _PREFIXES = ("torch.", "torch.linalg.", "torch.special.")
 # where PyTorch's function is a composite, its error names the op that got the out=
 _ERROR_NAMES = {"linalg_inv": "linalg_inv_ex", "inverse": "linalg_inv_ex"}
+
+
+def diagnose(public_name: str, args, kwargs):
+    """arg_checks.diagnose, imported on the first failed call (start-up never pays)."""
+    from .arg_checks import diagnose as diagnose_call
+
+    return diagnose_call(public_name, args, kwargs)
 
 
 def _requires_grad(args, kwargs) -> bool:
@@ -117,10 +123,26 @@ def with_out(fn, name: str, public_name: str = ""):
     return _named_like(function, fn, name)
 
 
-def checked(fn, public_name: str, method: bool = False):
+def checked(fn, public_name: str, method: bool = False, operator: bool = False):
     """`fn` as is, but a call that raises is re-read against PyTorch's signatures (see
-    with_out); `method`: args[0] is the tensor itself, which the parser does not see."""
-    if method:
+    with_out); `method`: args[0] is the tensor itself, which the parser does not see;
+    `operator`: fn is also an operator method (x.add is x.__add__), which answers
+    NotImplemented for an operand it does not take: the named method raises instead."""
+    if operator:
+        def function(*args, **kwargs):
+            try:
+                result = fn(*args, **kwargs)
+            except Exception:
+                better = diagnose(public_name, args[1:], kwargs)
+                if better is None:
+                    raise
+                raise better from None
+            if result is NotImplemented:
+                raise diagnose(public_name, args[1:], kwargs) or TypeError(
+                    f"{public_name[len('Tensor.'):]}(): unsupported argument "
+                    f"{type(args[1]).__name__ if len(args) > 1 else ''}")
+            return result
+    elif method:
         def function(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
@@ -166,6 +188,7 @@ _CHECKED_PREFIXES = _PREFIXES + ("torch.nn.functional.",)
 def install() -> None:
     """Wrap each public function once: out= where PyTorch has it, and everywhere the
     re-reading of failed calls against PyTorch's signatures (Tensor methods included)."""
+    operators = {id(v) for k, v in vars(Tensor).items() if k.startswith("__")}
     for pname, fn in list(PUBLIC.items()):
         if not callable(fn) or isinstance(fn, type) or getattr(fn, "_without_out", None):
             continue
@@ -174,7 +197,8 @@ def install() -> None:
             continue
         if pname.startswith("Tensor."):
             if "." not in short and getattr(Tensor, short, None) is fn:
-                PUBLIC[pname] = wrapper = checked(fn, pname, method=True)
+                PUBLIC[pname] = wrapper = checked(fn, pname, method=True,
+                                                  operator=id(fn) in operators)
                 setattr(Tensor, short, wrapper)
             continue
         if not pname.startswith(_CHECKED_PREFIXES):
