@@ -34,13 +34,10 @@ _SHOWN = {
 # numpy-style keyword spellings PyTorch's parser also takes
 _NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"),
                 "other": ("x2",)}
-# functions whose Tensor arguments may be Python numbers (PyTorch's list)
+# the functions whose Tensor parameters also take a Python number (PyTorch's short list)
 _NUMBERS_AS_TENSORS = frozenset("""
-add add_ __radd__ __iadd__ sub sub_ __rsub__ __isub__ mul mul_ __rmul__ __imul__ div div_
-__rdiv__ __idiv__ true_divide true_divide_ floor_divide floor_divide_ remainder remainder_
-eq eq_ ne ne_ lt lt_ le le_ gt gt_ ge ge_ isclose xlogy xlogy_ special_xlogy special_xlog1py
-special_zeta subtract multiply divide greater greater_equal less less_equal not_equal
-fmod fmod_ logical_and logical_or logical_xor logical_and_ logical_or_ logical_xor_
+add add_ div div_ divide divide_ mul mul_ multiply multiply_ sub sub_ subtract subtract_
+true_divide true_divide_ to _to_copy copy_ floor_divide floor_divide_
 """.split())
 
 
@@ -138,8 +135,10 @@ def _check(p: Param, obj, numbers_as_tensors: bool) -> tuple[bool, int]:
         if _is_tensor(obj):
             return True, -1
         return (numbers_as_tensors and isinstance(obj, numbers.Number)), -1
-    if kind == "Scalar":
-        return isinstance(obj, numbers.Number) or _is_tensor(obj), -1
+    if kind == "Scalar":  # a number, or a tensor holding one that needs no gradient
+        if _is_tensor(obj):
+            return obj.dim() == 0 and not obj.requires_grad, -1
+        return isinstance(obj, numbers.Number), -1
     if kind in ("int64_t", "SymInt", "DeviceIndex"):
         return _is_int(obj), -1
     if kind == "double":
@@ -486,3 +485,49 @@ class PythonLevel:
         if self.inner:
             return diagnose(self.inner, (first,), {})
         return None
+
+
+def rebind(public_name: str, args: tuple, kwargs: dict, accepted=None):
+    """(args, kwargs) as gradcli's function takes what PyTorch's first fitting signature
+    binds, or None when that changes nothing: a keyword PyTorch binds to a positional
+    parameter moves to its position (in order, while they follow on without a gap:
+    gradcli takes its positional parameters in PyTorch's order, not always under its
+    names), and a keyword-only option gradcli's function does not take (`accepted`: the
+    names it does take) is dropped where its value changes nothing on a CPU
+    (`pin_memory=False`, `layout=None`, `device="cpu"`)."""
+    try:
+        sigs = signatures_of(public_name)
+    except Exception:  # noqa: BLE001
+        return None
+    if not isinstance(sigs, list):
+        return None
+    for sig in sigs:
+        if sig.hidden or not parse(sig, args, kwargs, False):
+            continue
+        moved, rest = list(args), dict(kwargs)
+        for p in sig.params[len(args):]:
+            key = None if p.keyword_only else next((a for a in p.aliases if a in rest), None)
+            if key is None:
+                break
+            moved.append(rest.pop(key))
+        dropped = False
+        if accepted is not None:
+            for p in sig.params:
+                if p.keyword_only and p.name in rest and p.name not in accepted and _inert(
+                        p, rest[p.name]):
+                    del rest[p.name]
+                    dropped = True
+        return (tuple(moved), rest) if len(moved) > len(args) or dropped else None
+    return None
+
+
+def _inert(p: Param, value) -> bool:
+    """Whether keyword-only option `p` given `value` asks for nothing but the default
+    behaviour of a CPU tensor."""
+    if value is None:
+        return p.allow_none
+    if p.default in ("False", "True") and isinstance(value, bool):
+        return value == (p.default == "True")
+    if p.kind == "Device":
+        return str(value) in ("cpu", "cpu:0")
+    return False

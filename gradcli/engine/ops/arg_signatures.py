@@ -1976,7 +1976,7 @@ SIGNATURES = {
         'deg2rad_(Tensor input)',
     ),
     'torch.det': (
-        'det(Tensor input, *, TensorList[2] out=None)',
+        'det(Tensor input)',
     ),
     'torch.detach_': (
         'detach_(Tensor input)',
@@ -2053,7 +2053,7 @@ SIGNATURES = {
         'eq(Tensor input, Scalar other, *, Tensor out=None)',
     ),
     'torch.equal': (
-        'equal(Tensor input, Tensor other, *, Tensor out=None)',
+        'equal(Tensor input, Tensor other)',
     ),
     'torch.erf': (
         'erf(Tensor input, *, Tensor out=None)',
@@ -2071,7 +2071,7 @@ SIGNATURES = {
         'erfinv(Tensor input, *, Tensor out=None)',
     ),
     'torch.exp': (
-        'exp(Tensor input, *, TensorList[2] out=None)',
+        'exp(Tensor input, *, Tensor out=None)',
     ),
     'torch.exp2': (
         'exp2(Tensor input, *, Tensor out=None)',
@@ -2341,7 +2341,7 @@ SIGNATURES = {
         'linalg_cross(Tensor input, Tensor other, *, int64_t dim=-1, Tensor out=None)',
     ),
     'torch.linalg.det': (
-        'linalg_det(Tensor A, *, TensorList[3] out=None)',
+        'linalg_det(Tensor A, *, Tensor out=None)',
     ),
     'torch.linalg.diagonal': (
         'linalg_diagonal(Tensor A, *, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1)',
@@ -2491,7 +2491,7 @@ SIGNATURES = {
         'logcumsumexp(Tensor input, int64_t dim, *, Tensor out=None)',
     ),
     'torch.logdet': (
-        'logdet(Tensor input, *, TensorList[2] out=None)',
+        'logdet(Tensor input)',
     ),
     'torch.logical_and': (
         'logical_and(Tensor input, Tensor other, *, Tensor out=None)',
@@ -3005,7 +3005,7 @@ SIGNATURES = {
         'leaky_relu_(Tensor input, Scalar negative_slope=0.01)',
     ),
     'torch.nn.functional.linear': (
-        'linear(Tensor input, Tensor weight, Tensor? bias=None)',
+        'linear(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor out=None)',
     ),
     'torch.nn.functional.linear_cross_entropy': (
         '!python',
@@ -3555,7 +3555,7 @@ SIGNATURES = {
         '',
     ),
     'torch.select': (
-        'select(Tensor input, int64_t dim, Tensor index, *, Tensor out=None)',
+        'select(Tensor input, int64_t dim, SymInt index)',
     ),
     'torch.select_scatter': (
         'select_scatter(Tensor input, Tensor src, int64_t dim, SymInt index)',
@@ -3810,7 +3810,7 @@ SIGNATURES = {
         'swapdims(Tensor input, int64_t dim0, int64_t dim1)',
     ),
     'torch.t': (
-        't(Tensor input, *, Tensor out=None)',
+        't(Tensor input)',
     ),
     'torch.t_copy': (
         't_copy(Tensor input, *, Tensor out=None)',

@@ -29,16 +29,67 @@ mean minimum mm mul multiply mv ne neg negative outer pow prod reciprocal remain
 rsqrt sigmoid sign sin sinh sqrt square stack sub subtract sum tan tanh true_divide trunc eq
 """.split())
 
+# more public functions (without "torch.") whose PyTorch signatures take out=, found by
+# the keyword sweep (tests/test_public_keyword_sweep.py)
+ADDED_TOO = frozenset("""
+absolute addcdiv addcmul alias_copy all amax amin aminmax angle any arange arccos arccosh
+arcsin arcsinh arctan arctan2 arctanh argmax argmin argsort as_strided_copy bitwise_and
+bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor column_stack
+concat concatenate conj_physical copysign cummax cummin deg2rad diag diagonal_copy diff
+digamma dstack erf erfc erfinv expand_copy eye float_power fmax fmin frexp gather ger
+hardshrink hstack i0 index_add index_copy index_reduce index_select inner kron kthvalue
+ldexp lerp lgamma linalg.lstsq linalg.matrix_power linspace log_softmax logaddexp logaddexp2
+logcumsumexp logit logsumexp lu_unpack masked_select matrix_power max median min mode msort
+mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow_copy native_batch_norm
+nextafter nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.gelu
+nn.functional.hardshrink nn.functional.logsigmoid nn.functional.softplus
+nn.functional.softshrink nonzero permute_copy polygamma quantile rad2deg renorm scatter
+scatter_add scatter_reduce sgn sinc slice_scatter slogdet softmax sort special.digamma
+special.entr special.erf special.erfc special.erfcx special.erfinv special.exp2
+special.expit special.expm1 special.gammaln special.i0 special.i0e special.i1 special.i1e
+special.log1p special.log_ndtr special.logit special.logsumexp special.multigammaln
+special.ndtr special.ndtri special.polygamma special.psi special.round special.sinc
+special.xlog1py special.xlogy special.zeta split_with_sizes_copy squeeze_copy std t_copy
+take take_along_dim threshold topk transpose_copy tril triu unbind_copy unfold_copy
+unsqueeze_copy var view_copy vstack where xlogy
+""".split())
+
 _PREFIXES = ("torch.", "torch.linalg.", "torch.special.")
 # where PyTorch's function is a composite, its error names the op that got the out=
 _ERROR_NAMES = {"linalg_inv": "linalg_inv_ex", "inverse": "linalg_inv_ex"}
 
 
-def diagnose(public_name: str, args, kwargs):
-    """arg_checks.diagnose, imported on the first failed call (start-up never pays)."""
-    from .arg_checks import diagnose as diagnose_call
+_RERAISE = object()
 
-    return diagnose_call(public_name, args, kwargs)
+
+def _recover(fn, public_name: str, args: tuple, kwargs: dict, err: Exception, skip: int = 0):
+    """A call of public function `fn` raised `err`: raise PyTorch's argument error if the
+    arguments fit none of PyTorch's signatures; if they do fit and `fn` only refused a
+    keyword name of PyTorch's (`torch.linalg.cholesky(input=a)`, `x.max(other=y)`), call
+    it again with those arguments passed by position, as PyTorch's parser would bind
+    them; else give _RERAISE (the original error stands). `skip`: leading arguments the
+    parser does not see (a method's tensor). Runs only after a failure (imports then)."""
+    from .arg_checks import diagnose, rebind
+
+    if not public_name:
+        return _RERAISE
+    better = diagnose(public_name, args[skip:], kwargs)
+    if better is not None:
+        raise better from None
+    tb = err.__traceback__
+    if isinstance(err, TypeError) and kwargs and tb is not None and tb.tb_next is None:
+        call = rebind(public_name, args[skip:], kwargs, _keywords(fn))  # (fn refused them)
+        if call is not None:
+            return fn(*args[:skip], *call[0], **call[1])
+    return _RERAISE
+
+
+def _keywords(fn):
+    """The keyword names `fn` takes (None: any, through **kwargs)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & 0x08:  # CO_VARKEYWORDS
+        return None
+    return frozenset(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 
 
 def _requires_grad(args, kwargs) -> bool:
@@ -87,18 +138,18 @@ def write_out(out: Tensor, result: Tensor) -> Tensor:
 
 def with_out(fn, name: str, public_name: str = ""):
     """`fn` taking out=: without it the call goes straight through. A call that raises
-    is re-read against PyTorch's signatures (arg_checks.diagnose): a bad argument gives
-    PyTorch's TypeError instead of whatever the body tripped over."""
+    is re-read against PyTorch's signatures (`_recover`): a bad argument gives PyTorch's
+    TypeError instead of whatever the body tripped over."""
 
     def function(*args, out=None, **kwargs):
         if out is None:
             try:
                 return fn(*args, **kwargs)
-            except Exception:
-                better = diagnose(public_name, args, kwargs) if public_name else None
-                if better is None:
+            except Exception as err:
+                result = _recover(fn, public_name, args, kwargs, err)
+                if result is _RERAISE:
                     raise
-                raise better from None
+                return result
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if GRAD_MODE.enabled and (_requires_grad(args, kwargs) or any(
                 isinstance(o, Tensor) and o.requires_grad for o in outs)):
@@ -106,11 +157,15 @@ def with_out(fn, name: str, public_name: str = ""):
                                "automatic differentiation, but one of the arguments requires grad.")
         try:
             result = fn(*args, **kwargs)
-        except Exception:
+        except Exception as err:
+            from .arg_checks import diagnose
+
             better = diagnose(public_name, args, dict(kwargs, out=out)) if public_name else None
-            if better is None:
+            if better is not None:
+                raise better from None
+            result = _recover(fn, public_name, args, kwargs, err)
+            if result is _RERAISE:
                 raise
-            raise better from None
         if isinstance(out, (tuple, list)):
             results = tuple(result)
             if len(results) != len(outs):
@@ -125,41 +180,34 @@ def with_out(fn, name: str, public_name: str = ""):
 
 def checked(fn, public_name: str, method: bool = False, operator: bool = False):
     """`fn` as is, but a call that raises is re-read against PyTorch's signatures (see
-    with_out); `method`: args[0] is the tensor itself, which the parser does not see;
+    `_recover`); `method`: args[0] is the tensor itself, which the parser does not see;
     `operator`: fn is also an operator method (x.add is x.__add__), which answers
     NotImplemented for an operand it does not take: the named method raises instead."""
+    skip = 1 if method or operator else 0
     if operator:
         def function(*args, **kwargs):
             try:
                 result = fn(*args, **kwargs)
-            except Exception:
-                better = diagnose(public_name, args[1:], kwargs)
-                if better is None:
+            except Exception as err:
+                result = _recover(fn, public_name, args, kwargs, err, 1)
+                if result is _RERAISE:
                     raise
-                raise better from None
             if result is NotImplemented:
+                from .arg_checks import diagnose
+
                 raise diagnose(public_name, args[1:], kwargs) or TypeError(
                     f"{public_name[len('Tensor.'):]}(): unsupported argument "
                     f"{type(args[1]).__name__ if len(args) > 1 else ''}")
             return result
-    elif method:
-        def function(*args, **kwargs):
-            try:
-                return fn(*args, **kwargs)
-            except Exception:
-                better = diagnose(public_name, args[1:], kwargs)
-                if better is None:
-                    raise
-                raise better from None
     else:
         def function(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except Exception:
-                better = diagnose(public_name, args, kwargs)
-                if better is None:
+            except Exception as err:
+                result = _recover(fn, public_name, args, kwargs, err, skip)
+                if result is _RERAISE:
                     raise
-                raise better from None
+                return result
 
     return _named_like(function, fn, public_name)
 
@@ -203,8 +251,9 @@ def install() -> None:
             continue
         if not pname.startswith(_CHECKED_PREFIXES):
             continue
-        if pname.startswith(_PREFIXES) and not short.endswith("_") and (
-                (pname.count(".") == 1 and short in ADDED) or _declares_out(fn)):
+        if not short.endswith("_") and ((pname.count(".") == 1 and short in ADDED)
+                                        or pname[len("torch."):] in ADDED_TOO
+                                        or (pname.startswith(_PREFIXES) and _declares_out(fn))):
             # (PyTorch's name in the error: mul, linalg_inv, special_expit)
             name = pname[len("torch."):].replace(".", "_")
             PUBLIC[pname] = with_out(fn, _ERROR_NAMES.get(name, name), pname)
