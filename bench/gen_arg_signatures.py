@@ -204,7 +204,7 @@ def python_params(fn) -> str | None:
     return ", ".join(parts)
 
 
-def python_entry(pname, ft, table, method):
+def python_entry(pname, ft, table, method, lines):
     """The "!python" entry for a function PyTorch writes in Python, if it reproduces
     PyTorch's errors on the probes better than nothing."""
     params = python_params(ft)
@@ -227,6 +227,16 @@ def python_entry(pname, ft, table, method):
                     sigs[0].startswith(name + "("):
                 inner = key
                 break
+        else:  # an op of torch._C's own (torch._C._nn.hardsigmoid, _unique2)
+            for home in (torch._C._VariableFunctions, torch._C._nn, torch._C._linalg,
+                         torch._C._special):
+                c_fn = getattr(home, name, None)
+                if c_fn is not None:
+                    sigs = choose(lines, c_fn, False)
+                    if sigs:
+                        inner = "_C." + name
+                        table[inner] = sigs
+                    break
     entry = ["!python", ft.__qualname__, params, inner, attribute]
     ac._PARSED.pop(pname, None)
     try:
@@ -279,7 +289,7 @@ def main():
     python_items += shared(torch.linalg, gt.linalg, "torch.linalg.", True)
     python_items += shared(torch.special, gt.special, "torch.special.", True)
     for pname, ft in python_items:
-        entry = python_entry(pname, ft, table, False)
+        entry = python_entry(pname, ft, table, False, lines)
         if entry:
             table[pname] = entry
     for n in sorted(dir(torch.Tensor)):
@@ -290,7 +300,7 @@ def main():
             getattr(gt.Tensor, n)
         except AttributeError:
             continue
-        entry = python_entry("Tensor." + n, ft, table, True)
+        entry = python_entry("Tensor." + n, ft, table, True, lines)
         if entry:
             table["Tensor." + n] = entry
     with open(TARGET, "w") as fh:

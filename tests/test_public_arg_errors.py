@@ -174,10 +174,13 @@ def classify(name: str, kind: str) -> str | None:
         torch_fn = getattr(torch.Tensor, short)
     else:
         prefix, _, short = name.rpartition(".")
-        mod = torch
+        mod, mine = torch, gt
         for part in prefix.split(".")[1:]:
-            mod = getattr(mod, part)
+            mod, mine = getattr(mod, part), getattr(mine, part)
         torch_fn = getattr(mod, short)
+        if not hasattr(getattr(mine, short), "_without_out"):
+            return ("defined by the facade module itself, not through the op table: outside "
+                    "the wrapping point")
     if type(torch_fn).__name__ not in ("builtin_function_or_method", "method_descriptor"):
         return ("PyTorch's function is Python code: its errors come from its own body or the "
                 "op it calls, not from the argument parser")

@@ -459,8 +459,10 @@ class PythonLevel:
         self.stub = space["stub"]
         self.stub.__qualname__ = qualname
         self.method = public_name.startswith("Tensor.")
-        self.first = params.split(",")[1 if self.method else 0].strip().lstrip("*")
-        self.first = self.first.partition("=")[0]
+        first = params.split(",")[1 if self.method else 0].strip() if params else ""
+        # *tensors: the body hands the whole tuple on (torch.meshgrid(*tensors))
+        self.varargs = first.startswith("*") and not first.startswith("**")
+        self.first = first.lstrip("*").partition("=")[0]
         self.inner = inner
         self.attribute = attribute
 
@@ -471,7 +473,9 @@ class PythonLevel:
             return err
         if self.method:
             return None  # the tensor itself is the first argument: nothing more to say
-        if args:
+        if self.varargs:
+            first = tuple(args)
+        elif args:
             first = args[0]
         elif self.first in kwargs:
             first = kwargs[self.first]

@@ -1505,6 +1505,51 @@ SIGNATURES = {
     'Tensor.zero_': (
         '!noargs Tensor.zero_',
     ),
+    '_C._lu_with_info': (
+        '_lu_with_info(Tensor input, bool pivot=True, bool check_errors=True)',
+    ),
+    '_C._unique2': (
+        '_unique2(Tensor input, bool sorted=True, bool return_inverse=False, bool return_counts=False)',
+    ),
+    '_C.atleast_1d': (
+        'atleast_1d(Tensor input)',
+        'atleast_1d(TensorList tensors)',
+    ),
+    '_C.atleast_2d': (
+        'atleast_2d(Tensor input)',
+        'atleast_2d(TensorList tensors)',
+    ),
+    '_C.atleast_3d': (
+        'atleast_3d(Tensor input)',
+        'atleast_3d(TensorList tensors)',
+    ),
+    '_C.elu': (
+        'elu(Tensor input, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor out=None)',
+    ),
+    '_C.hardsigmoid': (
+        'hardsigmoid(Tensor input, *, Tensor out=None)',
+    ),
+    '_C.hardswish': (
+        'hardswish(Tensor input, *, Tensor out=None)',
+    ),
+    '_C.hardtanh': (
+        'hardtanh(Tensor input, Scalar min_val=-1, Scalar max_val=1, *, Tensor out=None)',
+    ),
+    '_C.leaky_relu': (
+        'leaky_relu(Tensor input, Scalar negative_slope=0.01, *, Tensor out=None)',
+    ),
+    '_C.mish': (
+        'mish(Tensor input, *, Tensor out=None)',
+    ),
+    '_C.relu6': (
+        'relu6(Tensor input)',
+    ),
+    '_C.silu': (
+        'silu(Tensor input, *, Tensor out=None)',
+    ),
+    '_C.unique_consecutive': (
+        'unique_consecutive(Tensor input, bool return_inverse=False, bool return_counts=False, int64_t? dim=None)',
+    ),
     'torch.abs': (
         'abs(Tensor input, *, Tensor out=None)',
     ),
@@ -1699,21 +1744,21 @@ SIGNATURES = {
         '!python',
         'atleast_1d',
         '*tensors',
-        '',
+        '_C.atleast_1d',
         '',
     ),
     'torch.atleast_2d': (
         '!python',
         'atleast_2d',
         '*tensors',
-        '',
+        '_C.atleast_2d',
         '',
     ),
     'torch.atleast_3d': (
         '!python',
         'atleast_3d',
         '*tensors',
-        '',
+        '_C.atleast_3d',
         '',
     ),
     'torch.avg_pool1d': (
@@ -2853,7 +2898,7 @@ SIGNATURES = {
         '!python',
         'elu',
         'input, alpha=None, inplace=None',
-        '',
+        '_C.elu',
         '',
     ),
     'torch.nn.functional.elu_': (
@@ -2925,21 +2970,21 @@ SIGNATURES = {
         '!python',
         'hardsigmoid',
         'input, inplace=None',
-        '',
+        '_C.hardsigmoid',
         '',
     ),
     'torch.nn.functional.hardswish': (
         '!python',
         'hardswish',
         'input, inplace=None',
-        '',
+        '_C.hardswish',
         '',
     ),
     'torch.nn.functional.hardtanh': (
         '!python',
         'hardtanh',
         'input, min_val=None, max_val=None, inplace=None',
-        '',
+        '_C.hardtanh',
         '',
     ),
     'torch.nn.functional.hardtanh_': (
@@ -2998,7 +3043,7 @@ SIGNATURES = {
         '!python',
         'leaky_relu',
         'input, negative_slope=None, inplace=None',
-        '',
+        '_C.leaky_relu',
         '',
     ),
     'torch.nn.functional.leaky_relu_': (
@@ -3077,7 +3122,7 @@ SIGNATURES = {
         '!python',
         'mish',
         'input, inplace=None',
-        '',
+        '_C.mish',
         '',
     ),
     'torch.nn.functional.mse_loss': (
@@ -3165,7 +3210,7 @@ SIGNATURES = {
         '!python',
         'relu6',
         'input, inplace=None',
-        '',
+        '_C.relu6',
         '',
     ),
     'torch.nn.functional.rms_norm': (
@@ -3209,7 +3254,7 @@ SIGNATURES = {
         '!python',
         'silu',
         'input, inplace=None',
-        '',
+        '_C.silu',
         '',
     ),
     'torch.nn.functional.smooth_l1_loss': (
