@@ -220,6 +220,8 @@ def python_entry(pname, ft, table, method, lines):
     if m:
         attribute = m.group(1)
     m = re.match(r"^(\w+)\(\)(: argument| received an invalid)", first_error)
+    if not m and first_error.startswith("expected Tensor as element"):
+        m = re.match(r"^(\w+)", ft.__name__)  # the body hands its *tensors to its own op
     if m and not method:
         name = m.group(1)
         for key, sigs in table.items():
@@ -281,8 +283,7 @@ def main():
             table["Tensor." + n] = sigs
     import gradcli.engine.ops.arg_signatures as generated
 
-    generated.SIGNATURES.clear()
-    generated.SIGNATURES.update(table)  # python entries delegate to the parser entries
+    generated.SIGNATURES = table  # python entries delegate to the parser entries
     ac._PARSED.clear()
     python_items = list(shared(torch, gt, "torch.", True))
     python_items += shared(torch.nn.functional, gt.nn.functional, "torch.nn.functional.", True)

@@ -1523,6 +1523,18 @@ SIGNATURES = {
         'atleast_3d(Tensor input)',
         'atleast_3d(TensorList tensors)',
     ),
+    '_C.block_diag': (
+        'block_diag(TensorList tensors)',
+    ),
+    '_C.broadcast_tensors': (
+        'broadcast_tensors(TensorList tensors)',
+    ),
+    '_C.cartesian_prod': (
+        'cartesian_prod(TensorList tensors)',
+    ),
+    '_C.chain_matmul': (
+        'chain_matmul(TensorList matrices, *, Tensor out=None)',
+    ),
     '_C.elu': (
         'elu(Tensor input, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor out=None)',
     ),
@@ -1537,6 +1549,10 @@ SIGNATURES = {
     ),
     '_C.leaky_relu': (
         'leaky_relu(Tensor input, Scalar negative_slope=0.01, *, Tensor out=None)',
+    ),
+    '_C.meshgrid': (
+        'meshgrid(TensorList tensors)',
+        'meshgrid(TensorList tensors, *, c10::string_view indexing)',
     ),
     '_C.mish': (
         'mish(Tensor input, *, Tensor out=None)',
@@ -1810,7 +1826,7 @@ SIGNATURES = {
         '!python',
         'block_diag',
         '*tensors',
-        '',
+        '_C.block_diag',
         '',
     ),
     'torch.bmm': (
@@ -1821,7 +1837,7 @@ SIGNATURES = {
         '!python',
         'broadcast_tensors',
         '*tensors',
-        '',
+        '_C.broadcast_tensors',
         '',
     ),
     'torch.broadcast_to': (
@@ -1835,7 +1851,7 @@ SIGNATURES = {
         '!python',
         'cartesian_prod',
         '*tensors',
-        '',
+        '_C.cartesian_prod',
         '',
     ),
     'torch.cat': (
@@ -1864,7 +1880,7 @@ SIGNATURES = {
         '!python',
         'chain_matmul',
         '*matrices, out=None',
-        '',
+        '_C.chain_matmul',
         '',
     ),
     'torch.channel_shuffle': (
@@ -2641,7 +2657,7 @@ SIGNATURES = {
         '!python',
         'meshgrid',
         '*tensors, indexing=None',
-        '',
+        '_C.meshgrid',
         '',
     ),
     'torch.min': (
