@@ -205,22 +205,10 @@ def parse(sig: Signature, args: tuple, kwargs: dict, raise_error: bool) -> bool:
     remaining = len(kwargs)
     varargs_list = (sig.max_pos_args == 1 and sig.params[0].kind in ("IntArrayRef",
                                                                        "SymIntArrayRef"))
-    if nargs > sig.max_pos_args:
-        if not (varargs_list and _is_int(args[0])):
-            if raise_error:
-                raise _extra_args(sig, nargs)
-            return False
-        # sizes as separate arguments (x.view(2, 3)): every one must be an int
-        for i, item in enumerate(args):
-            if not _is_int(item):
-                if raise_error:
-                    raise ArgError(
-                        f"{sig.name}(): argument '{sig.params[0].name}' failed to unpack the "
-                        f"object at pos {i + 1} with error \"type must be tuple of ints,but got "
-                        f"{_typename(item)}\"")
-                return False
-        args = (tuple(args),)
-        nargs = 1
+    if nargs > sig.max_pos_args and not (varargs_list and _is_int(args[0])):
+        if raise_error:
+            raise _extra_args(sig, nargs)
+        return False
     pos = 0
     for i, p in enumerate(sig.params):
         obj, is_kwd, given = None, False, False
@@ -248,7 +236,17 @@ def parse(sig: Signature, args: tuple, kwargs: dict, raise_error: bool) -> bool:
         else:
             fits, failed = _check(p, obj, sig.numbers_as_tensors)
             if not fits and varargs_list and i == 0 and not is_kwd and _is_int(obj):
-                fits = True  # x.view(6): one size given bare
+                # sizes as separate arguments (x.view(2, 3)): every one must be an int
+                for j, item in enumerate(args):
+                    if not _is_int(item):
+                        if raise_error:
+                            raise ArgError(
+                                f"{sig.name}(): argument '{p.name}' failed to unpack the object "
+                                f"at pos {j + 1} with error \"type must be tuple of ints,but got "
+                                f"{_typename(item)}\"")
+                        return False
+                pos = nargs
+                continue
             if not fits:
                 if not raise_error:
                     return False
@@ -509,6 +507,9 @@ def rebind(public_name: str, args: tuple, kwargs: dict, accepted=None):
         if sig.hidden or not parse(sig, args, kwargs, False):
             continue
         moved, rest = list(args), dict(kwargs)
+        if len(args) > 1 and sig.max_pos_args == 1 and not _check(sig.params[0], args[0],
+                                                                   False)[0]:
+            return (tuple(args),), rest  # x.flip(0, 1): sizes given one by one
         for p in sig.params[len(args):]:
             key = None if p.keyword_only else next((a for a in p.aliases if a in rest), None)
             if key is None:

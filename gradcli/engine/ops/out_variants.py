@@ -77,7 +77,7 @@ def _recover(fn, public_name: str, args: tuple, kwargs: dict, err: Exception, sk
     if better is not None:
         raise better from None
     tb = err.__traceback__
-    if isinstance(err, TypeError) and kwargs and tb is not None and tb.tb_next is None:
+    if isinstance(err, TypeError) and tb is not None and tb.tb_next is None:
         call = rebind(public_name, args[skip:], kwargs, _keywords(fn))  # (fn refused them)
         if call is not None:
             return fn(*args[:skip], *call[0], **call[1])
