@@ -6,8 +6,15 @@ write it, bumping its version; they refuse to run when autograd would have to re
 them (grad mode on and an input or the out tensor requiring grad). One wrapper does
 that for every public function that declares an `out` parameter (many used to accept
 and ignore it) and for the elementwise, reduction and product functions listed in
-`ADDED`. A call without out= costs one extra Python call; Tensor methods and
-operators are not wrapped at all.
+`ADDED` / `ADDED_TOO`.
+
+The same wrapping point is the public boundary's argument check: every public torch.*,
+nn.functional, linalg and special function and every op-table Tensor method is wrapped
+once, and a call that raises (or answers NotImplemented) is re-read against PyTorch's
+signatures (`_recover`, arg_checks): PyTorch's TypeError for arguments that fit none,
+or the call made again where only a keyword name of PyTorch's was refused. A good call
+costs the wrapper's one extra Python call and nothing else; the operators (x + y) are
+not wrapped at all.
 
 Imported after the other op modules (engine/ops/__init__.py), so it sees their names.
 """
@@ -84,6 +91,19 @@ def _recover(fn, public_name: str, args: tuple, kwargs: dict, err: Exception, sk
     return _RERAISE
 
 
+def _refuse(public_name: str, args: tuple, kwargs: dict, skip: int):
+    """Raise PyTorch's error for a call gradcli's function answered NotImplemented (an
+    operator's way of refusing an operand, which a named function must not return)."""
+    from .arg_checks import diagnose
+
+    error = diagnose(public_name, args[skip:], kwargs)
+    if error is None:
+        kinds = ", ".join(type(a).__name__ for a in args)
+        error = TypeError(f"{public_name.rpartition('.')[2]}(): unsupported argument types "
+                          f"({kinds})")
+    raise error
+
+
 def _keywords(fn):
     """The keyword names `fn` takes (None: any, through **kwargs)."""
     code = getattr(fn, "__code__", None)
@@ -144,12 +164,14 @@ def with_out(fn, name: str, public_name: str = ""):
     def function(*args, out=None, **kwargs):
         if out is None:
             try:
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
             except Exception as err:
                 result = _recover(fn, public_name, args, kwargs, err)
                 if result is _RERAISE:
                     raise
-                return result
+            if result is NotImplemented:  # a binary op's answer to an operand it cannot take
+                _refuse(public_name, args, kwargs, 0)
+            return result
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if GRAD_MODE.enabled and (_requires_grad(args, kwargs) or any(
                 isinstance(o, Tensor) and o.requires_grad for o in outs)):
@@ -178,36 +200,23 @@ def with_out(fn, name: str, public_name: str = ""):
     return _named_like(function, fn, name)
 
 
-def checked(fn, public_name: str, method: bool = False, operator: bool = False):
+def checked(fn, public_name: str, method: bool = False):
     """`fn` as is, but a call that raises is re-read against PyTorch's signatures (see
-    `_recover`); `method`: args[0] is the tensor itself, which the parser does not see;
-    `operator`: fn is also an operator method (x.add is x.__add__), which answers
-    NotImplemented for an operand it does not take: the named method raises instead."""
-    skip = 1 if method or operator else 0
-    if operator:
-        def function(*args, **kwargs):
-            try:
-                result = fn(*args, **kwargs)
-            except Exception as err:
-                result = _recover(fn, public_name, args, kwargs, err, 1)
-                if result is _RERAISE:
-                    raise
-            if result is NotImplemented:
-                from .arg_checks import diagnose
+    `_recover`); `method`: args[0] is the tensor itself, which the parser does not see.
+    A function answering NotImplemented for an operand it does not take (as x.add shares
+    x.__add__'s way of refusing one) raises instead."""
+    skip = 1 if method else 0
 
-                raise diagnose(public_name, args[1:], kwargs) or TypeError(
-                    f"{public_name[len('Tensor.'):]}(): unsupported argument "
-                    f"{type(args[1]).__name__ if len(args) > 1 else ''}")
-            return result
-    else:
-        def function(*args, **kwargs):
-            try:
-                return fn(*args, **kwargs)
-            except Exception as err:
-                result = _recover(fn, public_name, args, kwargs, err, skip)
-                if result is _RERAISE:
-                    raise
-                return result
+    def function(*args, **kwargs):
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as err:
+            result = _recover(fn, public_name, args, kwargs, err, skip)
+            if result is _RERAISE:
+                raise
+        if result is NotImplemented:  # a binary op's answer to an operand it cannot take
+            _refuse(public_name, args, kwargs, skip)
+        return result
 
     return _named_like(function, fn, public_name)
 
@@ -236,7 +245,6 @@ _CHECKED_PREFIXES = _PREFIXES + ("torch.nn.functional.",)
 def install() -> None:
     """Wrap each public function once: out= where PyTorch has it, and everywhere the
     re-reading of failed calls against PyTorch's signatures (Tensor methods included)."""
-    operators = {id(v) for k, v in vars(Tensor).items() if k.startswith("__")}
     for pname, fn in list(PUBLIC.items()):
         if not callable(fn) or isinstance(fn, type) or getattr(fn, "_without_out", None):
             continue
@@ -245,8 +253,7 @@ def install() -> None:
             continue
         if pname.startswith("Tensor."):
             if "." not in short and getattr(Tensor, short, None) is fn:
-                PUBLIC[pname] = wrapper = checked(fn, pname, method=True,
-                                                  operator=id(fn) in operators)
+                PUBLIC[pname] = wrapper = checked(fn, pname, method=True)
                 setattr(Tensor, short, wrapper)
             continue
         if not pname.startswith(_CHECKED_PREFIXES):
