@@ -22,6 +22,10 @@ def run_prog(tmp_path, source):
                           capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=60)
 
 
+class Sneaky:
+    """The host-side twin of the programs' class: same name, so PyTorch's text names it."""
+
+
 def torch_error(fn, *args, **kwargs) -> str:
     with pytest.raises(Exception) as err:  # noqa: PT011 - the type is part of what is compared
         fn(*args, **kwargs)
@@ -76,3 +80,27 @@ def test_a_program_catches_pytorchs_text(tmp_path):
                            "    print('caught:', err)\n")
     assert p.returncode == 0, p.stderr
     assert p.stdout == f"caught: {torch_error(torch.exp, None).partition(': ')[2]}\n"
+
+
+def test_a_program_object_is_named_and_its_methods_cannot_break_the_check(tmp_path):
+    """The check reads only the type of a program's object (its __eq__, __str__ and
+    __index__ are never needed to word the error); the report names the class."""
+    src = ("class Sneaky:\n"
+           "    def __eq__(self, other):\n        raise ValueError('eq ran')\n"
+           "    def __str__(self):\n        raise ValueError('str ran')\n"
+           "y = torch.sin(Sneaky())\n")
+    p = run_prog(tmp_path, src)
+    assert p.returncode == 1
+    assert p.stderr.splitlines()[0] == f"prog.grad:6:5: {torch_error(torch.sin, Sneaky())}"
+    assert "Traceback" not in p.stderr and "ran" not in p.stderr
+
+
+def test_a_program_object_as_an_option_runs_none_of_its_code(tmp_path):
+    src = ("class Sneaky:\n"
+           "    def __eq__(self, other):\n        print('eq ran')\n        return True\n"
+           "    def __str__(self):\n        print('str ran')\n        return 'cpu'\n"
+           "z = torch.zeros(2, dtype=Sneaky())\n")
+    p = run_prog(tmp_path, src)
+    assert p.returncode == 1 and "ran" not in p.stdout
+    expected = torch_error(torch.zeros, 2, dtype=Sneaky())
+    assert p.stderr.splitlines()[0] == f"prog.grad:8:5: {expected}"

@@ -165,7 +165,8 @@ def _check(p: Param, obj, numbers_as_tensors: bool) -> tuple[bool, int]:
         return isinstance(obj, (tuple, list)) and all(isinstance(x, numbers.Number)
                                                       for x in obj), -1
     if kind == "ScalarType":
-        return _typename(obj) == "torch.dtype" or obj in (float, int, bool, complex), -1
+        return _typename(obj) == "torch.dtype" or any(obj is t for t in (float, int, bool,
+                                                                          complex)), -1
     if kind in ("c10::string_view", "std::string_view", "std::string"):
         return isinstance(obj, str), -1
     if kind == "Device":
@@ -533,6 +534,7 @@ def _inert(p: Param, value) -> bool:
         return p.allow_none
     if p.default in ("False", "True") and isinstance(value, bool):
         return value == (p.default == "True")
-    if p.kind == "Device":
-        return str(value) in ("cpu", "cpu:0")
+    if p.kind == "Device":  # (a program's object never has its __str__ run here)
+        return (type(value) is str or _typename(value) == "torch.device") and str(value) in (
+            "cpu", "cpu:0")
     return False
