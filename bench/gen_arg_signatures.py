@@ -239,7 +239,10 @@ def python_entry(pname, ft, table, method, lines):
                         inner = "_C." + name
                         table[inner] = sigs
                     break
-    entry = ["!python", ft.__qualname__, params, inner, attribute]
+    qualname = ft.__qualname__
+    if not re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", qualname):  # boolean_dispatch.<locals>.fn
+        qualname = ft.__name__ if re.match(r"^[A-Za-z_]\w*$", ft.__name__) else "fn"
+    entry = ["!python", qualname, params, inner, attribute]
     ac._PARSED.pop(pname, None)
     try:
         level = ac.PythonLevel(pname, *entry[1:])

@@ -459,8 +459,9 @@ class PythonLevel:
         self.stub.__qualname__ = qualname
         self.method = public_name.startswith("Tensor.")
         first = params.split(",")[1 if self.method else 0].strip() if params else ""
-        # *tensors: the body hands the whole tuple on (torch.meshgrid(*tensors))
-        self.varargs = first.startswith("*") and not first.startswith("**")
+        # *tensors: the body hands the whole tuple on (torch.meshgrid(*tensors)); a
+        # (*args, **kwargs) dispatcher hands its arguments on as they came
+        self.varargs = first.startswith("*") and "**" not in params
         self.first = first.lstrip("*").partition("=")[0]
         self.inner = inner
         self.attribute = attribute
@@ -474,7 +475,7 @@ class PythonLevel:
             return None  # the tensor itself is the first argument: nothing more to say
         if self.varargs:
             first = tuple(args)
-        elif args:
+        elif args:  # (a (*args, **kwargs) dispatcher's first argument is args[0] too)
             first = args[0]
         elif self.first in kwargs:
             first = kwargs[self.first]

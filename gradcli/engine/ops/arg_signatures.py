@@ -2586,6 +2586,13 @@ SIGNATURES = {
         'lt(Tensor input, Tensor other, *, Tensor out=None)',
         'lt(Tensor input, Scalar other, *, Tensor out=None)',
     ),
+    'torch.lu': (
+        '!python',
+        'lu',
+        '*args, **kwargs',
+        '_C._lu_with_info',
+        '',
+    ),
     'torch.lu_solve': (
         'lu_solve(Tensor input, Tensor LU_data, Tensor LU_pivots, *, Tensor out=None)',
     ),
@@ -3971,6 +3978,20 @@ SIGNATURES = {
     ),
     'torch.unfold_copy': (
         'unfold_copy(Tensor input, int64_t dimension, int64_t size, int64_t step, *, Tensor out=None)',
+    ),
+    'torch.unique': (
+        '!python',
+        'unique',
+        '*args, **kwargs',
+        '_C._unique2',
+        '',
+    ),
+    'torch.unique_consecutive': (
+        '!python',
+        'unique_consecutive',
+        '*args, **kwargs',
+        '_C.unique_consecutive',
+        '',
     ),
     'torch.unsafe_chunk': (
         'unsafe_chunk(Tensor input, int64_t chunks, int64_t dim=0)',
