@@ -128,8 +128,9 @@ def _is_int(obj) -> bool:
     return hasattr(obj, "__index__") and not isinstance(obj, (str, bytes))
 
 
-def _check(p: Param, obj, numbers_as_tensors: bool) -> tuple[bool, int]:
-    """(fits, failed element index or -1) for argument `obj` of parameter `p`."""
+def _check(p: Param, obj, numbers_as_tensors: bool, position: int = 0) -> tuple[bool, int]:
+    """(fits, failed element index or -1) for argument `obj` of parameter `p` (the
+    `position`-th parameter of its signature)."""
     kind = p.kind
     if kind == "Tensor":
         if _is_tensor(obj):
@@ -154,6 +155,12 @@ def _check(p: Param, obj, numbers_as_tensors: bool) -> tuple[bool, int]:
                     return False, i
             return True, -1
         return False, -1
+    if kind == "c10::List<::std::optional<Tensor>>" and isinstance(obj, (tuple, list)):
+        for j, item in enumerate(obj):  # (read at once: a wrong item ends the parse)
+            if item is not None and not _is_tensor(item):
+                raise ArgError(f"expected Tensor as element {j} in argument {position}, but "
+                               f"got {_typename(item)}")
+        return True, -1
     if kind in ("TensorList", "c10::List<::std::optional<Tensor>>"):
         return isinstance(obj, (tuple, list)), -1
     if kind == "ArrayRef<double>":
@@ -235,7 +242,7 @@ def parse(sig: Signature, args: tuple, kwargs: dict, raise_error: bool) -> bool:
                                + ", ".join(missing))
             return False
         else:
-            fits, failed = _check(p, obj, sig.numbers_as_tensors)
+            fits, failed = _check(p, obj, sig.numbers_as_tensors, i)
             if not fits and varargs_list and i == 0 and not is_kwd and _is_int(obj):
                 # sizes as separate arguments (x.view(2, 3)): every one must be an int
                 for j, item in enumerate(args):
