@@ -6,8 +6,15 @@ write it, bumping its version; they refuse to run when autograd would have to re
 them (grad mode on and an input or the out tensor requiring grad). One wrapper does
 that for every public function that declares an `out` parameter (many used to accept
 and ignore it) and for the elementwise, reduction and product functions listed in
-`ADDED`. A call without out= costs one extra Python call; Tensor methods and
-operators are not wrapped at all.
+`ADDED` / `ADDED_TOO`.
+
+The same wrapping point is the public boundary's argument check: every public torch.*,
+nn.functional, linalg and special function and every op-table Tensor method is wrapped
+once, and a call that raises (or answers NotImplemented) is re-read against PyTorch's
+signatures (`_recover`, arg_checks): PyTorch's TypeError for arguments that fit none,
+or the call made again where only a keyword name of PyTorch's was refused. A good call
+costs the wrapper's one extra Python call and nothing else; the operators (x + y) are
+not wrapped at all.
 
 Imported after the other op modules (engine/ops/__init__.py), so it sees their names.
 """
@@ -29,9 +36,80 @@ mean minimum mm mul multiply mv ne neg negative outer pow prod reciprocal remain
 rsqrt sigmoid sign sin sinh sqrt square stack sub subtract sum tan tanh true_divide trunc eq
 """.split())
 
+# more public functions (without "torch.") whose PyTorch signatures take out=, found by
+# the keyword sweep (tests/test_public_keyword_sweep.py)
+ADDED_TOO = frozenset("""
+absolute addcdiv addcmul alias_copy all amax amin aminmax angle any arange arccos arccosh
+arcsin arcsinh arctan arctan2 arctanh argmax argmin argsort as_strided_copy bitwise_and
+bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor column_stack
+concat concatenate conj_physical copysign cummax cummin deg2rad diag diagonal_copy diff
+digamma dstack erf erfc erfinv expand_copy eye float_power fmax fmin frexp gather ger
+hardshrink hstack i0 index_add index_copy index_reduce index_select inner kron kthvalue
+ldexp lerp lgamma linalg.lstsq linalg.matrix_power linspace log_softmax logaddexp logaddexp2
+logcumsumexp logit logsumexp lu_unpack masked_select matrix_power max median min mode msort
+mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow_copy native_batch_norm
+nextafter nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.gelu
+nn.functional.hardshrink nn.functional.logsigmoid nn.functional.softplus
+nn.functional.softshrink nonzero permute_copy polygamma quantile rad2deg renorm scatter
+scatter_add scatter_reduce sgn sinc slice_scatter slogdet softmax sort special.digamma
+special.entr special.erf special.erfc special.erfcx special.erfinv special.exp2
+special.expit special.expm1 special.gammaln special.i0 special.i0e special.i1 special.i1e
+special.log1p special.log_ndtr special.logit special.logsumexp special.multigammaln
+special.ndtr special.ndtri special.polygamma special.psi special.round special.sinc
+special.xlog1py special.xlogy special.zeta split_with_sizes_copy squeeze_copy std t_copy
+take take_along_dim threshold topk transpose_copy tril triu unbind_copy unfold_copy
+unsqueeze_copy var view_copy vstack where xlogy
+""".split())
+
 _PREFIXES = ("torch.", "torch.linalg.", "torch.special.")
 # where PyTorch's function is a composite, its error names the op that got the out=
 _ERROR_NAMES = {"linalg_inv": "linalg_inv_ex", "inverse": "linalg_inv_ex"}
+
+
+_RERAISE = object()
+
+
+def _recover(fn, public_name: str, args: tuple, kwargs: dict, err: Exception, skip: int = 0):
+    """A call of public function `fn` raised `err`: raise PyTorch's argument error if the
+    arguments fit none of PyTorch's signatures; if they do fit and `fn` only refused a
+    keyword name of PyTorch's (`torch.linalg.cholesky(input=a)`, `x.max(other=y)`), call
+    it again with those arguments passed by position, as PyTorch's parser would bind
+    them; else give _RERAISE (the original error stands). `skip`: leading arguments the
+    parser does not see (a method's tensor). Runs only after a failure (imports then)."""
+    from .arg_checks import diagnose, rebind
+
+    if not public_name:
+        return _RERAISE
+    better = diagnose(public_name, args[skip:], kwargs)
+    if better is not None:
+        raise better from None
+    tb = err.__traceback__
+    if isinstance(err, TypeError) and tb is not None and tb.tb_next is None:
+        call = rebind(public_name, args[skip:], kwargs, _keywords(fn))  # (fn refused them)
+        if call is not None:
+            return fn(*args[:skip], *call[0], **call[1])
+    return _RERAISE
+
+
+def _refuse(public_name: str, args: tuple, kwargs: dict, skip: int):
+    """Raise PyTorch's error for a call gradcli's function answered NotImplemented (an
+    operator's way of refusing an operand, which a named function must not return)."""
+    from .arg_checks import diagnose
+
+    error = diagnose(public_name, args[skip:], kwargs)
+    if error is None:
+        kinds = ", ".join(type(a).__name__ for a in args)
+        error = TypeError(f"{public_name.rpartition('.')[2]}(): unsupported argument types "
+                          f"({kinds})")
+    raise error
+
+
+def _keywords(fn):
+    """The keyword names `fn` takes (None: any, through **kwargs)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & 0x08:  # CO_VARKEYWORDS
+        return None
+    return frozenset(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 
 
 def _requires_grad(args, kwargs) -> bool:
@@ -78,18 +156,38 @@ def write_out(out: Tensor, result: Tensor) -> Tensor:
     return out
 
 
-def with_out(fn, name: str):
-    """`fn` taking out=: without it the call goes straight through."""
+def with_out(fn, name: str, public_name: str = ""):
+    """`fn` taking out=: without it the call goes straight through. A call that raises
+    is re-read against PyTorch's signatures (`_recover`): a bad argument gives PyTorch's
+    TypeError instead of whatever the body tripped over."""
 
     def function(*args, out=None, **kwargs):
         if out is None:
-            return fn(*args, **kwargs)
+            try:
+                result = fn(*args, **kwargs)
+            except Exception as err:
+                result = _recover(fn, public_name, args, kwargs, err)
+                if result is _RERAISE:
+                    raise
+            if result is NotImplemented:  # a binary op's answer to an operand it cannot take
+                _refuse(public_name, args, kwargs, 0)
+            return result
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if GRAD_MODE.enabled and (_requires_grad(args, kwargs) or any(
                 isinstance(o, Tensor) and o.requires_grad for o in outs)):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
-        result = fn(*args, **kwargs)
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as err:
+            from .arg_checks import diagnose
+
+            better = diagnose(public_name, args, dict(kwargs, out=out)) if public_name else None
+            if better is not None:
+                raise better from None
+            result = _recover(fn, public_name, args, kwargs, err)
+            if result is _RERAISE:
+                raise
         if isinstance(out, (tuple, list)):
             results = tuple(result)
             if len(results) != len(outs):
@@ -99,6 +197,31 @@ def with_out(fn, name: str):
             return type(result)(written) if hasattr(result, "_fields") else written
         return write_out(out, result)
 
+    return _named_like(function, fn, name)
+
+
+def checked(fn, public_name: str, method: bool = False):
+    """`fn` as is, but a call that raises is re-read against PyTorch's signatures (see
+    `_recover`); `method`: args[0] is the tensor itself, which the parser does not see.
+    A function answering NotImplemented for an operand it does not take (as x.add shares
+    x.__add__'s way of refusing one) raises instead."""
+    skip = 1 if method else 0
+
+    def function(*args, **kwargs):
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as err:
+            result = _recover(fn, public_name, args, kwargs, err, skip)
+            if result is _RERAISE:
+                raise
+        if result is NotImplemented:  # a binary op's answer to an operand it cannot take
+            _refuse(public_name, args, kwargs, skip)
+        return result
+
+    return _named_like(function, fn, public_name)
+
+
+def _named_like(function, fn, name):
     function.__name__ = getattr(fn, "__name__", name)
     function.__qualname__ = getattr(fn, "__qualname__", name)
     function.__doc__ = getattr(fn, "__doc__", None)
@@ -116,21 +239,33 @@ def _declares_out(fn) -> bool:
     return "out" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
+_CHECKED_PREFIXES = _PREFIXES + ("torch.nn.functional.",)
+
+
 def install() -> None:
-    wrapped: dict = {}
+    """Wrap each public function once: out= where PyTorch has it, and everywhere the
+    re-reading of failed calls against PyTorch's signatures (Tensor methods included)."""
     for pname, fn in list(PUBLIC.items()):
-        if not pname.startswith(_PREFIXES) or not callable(fn) or isinstance(fn, type):
+        if not callable(fn) or isinstance(fn, type) or getattr(fn, "_without_out", None):
             continue
         short = pname.rpartition(".")[2]
-        if short.startswith("_") or short.endswith("_") or getattr(fn, "_without_out", None):
+        if short.startswith("_"):
             continue
-        if not ((pname.count(".") == 1 and short in ADDED) or _declares_out(fn)):
+        if pname.startswith("Tensor."):
+            if "." not in short and getattr(Tensor, short, None) is fn:
+                PUBLIC[pname] = wrapper = checked(fn, pname, method=True)
+                setattr(Tensor, short, wrapper)
             continue
-        key = (id(fn), short)
-        if key not in wrapped:  # (PyTorch's name in the error: mul, linalg_inv, special_expit)
+        if not pname.startswith(_CHECKED_PREFIXES):
+            continue
+        if not short.endswith("_") and ((pname.count(".") == 1 and short in ADDED)
+                                        or pname[len("torch."):] in ADDED_TOO
+                                        or (pname.startswith(_PREFIXES) and _declares_out(fn))):
+            # (PyTorch's name in the error: mul, linalg_inv, special_expit)
             name = pname[len("torch."):].replace(".", "_")
-            wrapped[key] = with_out(fn, _ERROR_NAMES.get(name, name))
-        PUBLIC[pname] = wrapped[key]
+            PUBLIC[pname] = with_out(fn, _ERROR_NAMES.get(name, name), pname)
+        else:
+            PUBLIC[pname] = checked(fn, pname)
 
 
 install()
