@@ -21,7 +21,7 @@ NN = ("ELU GELU Hardtanh LeakyReLU LogSoftmax ReLU ReLU6 Sigmoid SiLU Softmax So
       "Dropout3d Flatten Unflatten Bilinear Identity Linear BCELoss BCEWithLogitsLoss "
       "CrossEntropyLoss HuberLoss KLDivLoss L1Loss MSELoss NLLLoss SmoothL1Loss Module "
       "AdaptiveAvgPool2d AvgPool2d BatchNorm1d BatchNorm2d BatchNorm3d Conv1d Conv2d Embedding "
-      "LayerNorm MaxPool1d MaxPool2d RNN LSTM GRU Parameter").split()
+      "LayerNorm MaxPool1d MaxPool2d RNN LSTM GRU RNNCell LSTMCell GRUCell Parameter").split()
 OPTIM = "SGD Adam AdamW RMSprop Adagrad Optimizer".split()
 SCHEDULERS = ("LRScheduler StepLR MultiStepLR ExponentialLR CosineAnnealingLR LambdaLR "
               "ReduceLROnPlateau").split()
