@@ -215,3 +215,23 @@ def test_fma_squares_is_a_running_fma():
     np.testing.assert_array_equal(got.astype(np.float32), acc)
     dev2 = dev[:2, :2]
     assert order._fma_squares32(dev2)[0] == 1.0  # the tie to even
+
+
+@pytest.mark.parametrize("training,eps", [(True, 0.0), (True, -1e-3), (False, -1e-5)])
+def test_eps_checks_match_pytorch(training, eps):
+    x = torch.randn(4, 3)
+    rm, rv = torch.zeros(3), torch.ones(3)
+    with pytest.raises(ValueError) as ref:
+        torch.nn.functional.batch_norm(x, rm, rv, training=training, eps=eps)
+    with pytest.raises(ValueError) as ours:
+        gt.nn.functional.batch_norm(gt.tensor(x.numpy().copy()), gt.zeros(3), gt.ones(3),
+                                    training=training, eps=eps)
+    assert str(ours.value) == str(ref.value)
+
+
+def test_eval_with_zero_eps_is_allowed():
+    x = torch.randn(4, 3)
+    ref = torch.nn.functional.batch_norm(x, torch.zeros(3), torch.ones(3), eps=0.0)
+    ours = gt.nn.functional.batch_norm(gt.tensor(x.numpy().copy()), gt.zeros(3), gt.ones(3),
+                                       eps=0.0)
+    torch.testing.assert_close(torch.from_numpy(ours.numpy().copy()), ref)

@@ -308,6 +308,10 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
         # (F.batch_norm's own check, in Python: ATen's entry points have none)
         raise ValueError("Expected more than 1 value per channel when training, got input "
                          f"size {input.shape}")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return batch_norm_as(BATCH_NORM, input, running_mean, running_var, weight, bias, training,
                          momentum, eps)
 
