@@ -88,6 +88,8 @@ class _Writer(pickle._Pickler):
     def save(self, obj, save_persistent_id=True):
         if isinstance(obj, dtypes.dtype):
             obj = _global("torch", obj.name)
+        elif type(obj) is type and obj.__module__.startswith(("torch.nn.", "torch.optim.")):
+            obj = _global(obj.__module__, obj.__qualname__)  # (gradcli's, under torch's name)
         if type(obj) is _Global:
             memo = self.memo.get(id(obj))
             if memo is not None:
@@ -262,6 +264,12 @@ class _Reader(pickle.Unpickler):
             return device
         if self.weights_only:
             raise pickle.UnpicklingError(_weights_only_error(f"{module}.{name}"))
+        if module.startswith(("torch.nn.", "torch.optim.")):
+            # gradcli's modules, optimizers and schedulers name PyTorch's modules as theirs
+            # (and so are pickled under them): found by name in gradcli's facade
+            home = "gradcli.torch.optim.lr_scheduler" if module == "torch.optim.lr_scheduler" \
+                else "gradcli.torch." + module.split(".")[1]
+            return super().find_class(home, name)
         return super().find_class(module, name)
 
     def persistent_load(self, pid):

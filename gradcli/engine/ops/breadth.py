@@ -395,12 +395,11 @@ def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float)
 
 
 def _bn_stats(x: np.ndarray, eps: float):
-    axes = (0,) + tuple(range(2, x.ndim))
-    x64 = x.astype(np.float64)
-    with np.errstate(all="ignore"):
-        mean = x64.mean(axis=axes)
-        invstd = 1 / np.sqrt(x64.var(axis=axes) + eps)
-    return mean.astype(x.dtype), invstd.astype(x.dtype)
+    """native_batch_norm's save_mean and save_invstd, as its forward computes them."""
+    from ..kernels import batch_norm as order
+
+    mean, var_sum = order.batch_stats(x)
+    return mean, order.train_invstd(var_sum, x.size // x.shape[1], eps)
 
 
 def _batch_norm_alias(name: str, node: str, call: str):

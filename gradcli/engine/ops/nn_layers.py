@@ -255,20 +255,16 @@ def _bn_axes(x):
     return (0,) + tuple(range(2, x.ndim))
 
 
-def _batch_norm_fwd(x, weight, bias, mean, var, eps):
-    shape = _bn_shape(x)
-    # (+ 0.: a column of zeros normalises to 0., not -0., as PyTorch's kernel)
-    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps) + 0.0
-    if weight is not None:
-        y = y * weight.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return y.astype(x.dtype)
+def _batch_norm_fwd(x, weight, bias, mean, var, eps, training, invstd):
+    """(x - mean) * invstd * weight + bias in PyTorch's order (kernels/batch_norm.py)."""
+    from ..kernels.batch_norm import transform
+
+    return transform(x, weight, bias, mean, invstd)
 
 
 def _batch_norm_grads(arrays, meta, g):
     x, weight, bias = arrays
-    mean, var, eps, training = meta
+    mean, var, eps, training = meta[:4]
     shape, axes = _bn_shape(x), _bn_axes(x)
     rstd = 1 / np.sqrt(var.reshape(shape).astype(np.float64) + eps)
     xhat = (x - mean.reshape(shape)) * rstd
@@ -285,7 +281,7 @@ def _batch_norm_grads(arrays, meta, g):
 
 def _batch_norm_backward(c, g):
     x, w, b = c.saved
-    mean, var, eps, training = c.meta
+    mean, var, eps, training = c.meta[:4]
     nd = x._data.ndim
     axes = [0] + list(range(2, nd))
     shape = (1, x._data.shape[1]) + (1,) * (nd - 2)
@@ -296,7 +292,7 @@ def _batch_norm_backward(c, g):
 
 
 BATCH_NORM = defop("batch_norm", "NativeBatchNormBackward0",
-                        lambda x, w, b, mean, var, eps, training: _batch_norm_fwd(x, w, b, mean, var, eps),
+                        _batch_norm_fwd,
                         _batch_norm_backward, "d batch_norm/dx over the batch statistics",
                         save="inputs",
                         torch_call="torch.nn.functional.batch_norm(a.reshape(a.shape[0], -1) "
@@ -312,6 +308,10 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
         # (F.batch_norm's own check, in Python: ATen's entry points have none)
         raise ValueError("Expected more than 1 value per channel when training, got input "
                          f"size {input.shape}")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return batch_norm_as(BATCH_NORM, input, running_mean, running_var, weight, bias, training,
                          momentum, eps)
 
@@ -336,28 +336,29 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
             raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
                              "got 1)")
         raise RuntimeError("running_mean must be defined in evaluation mode")
-    axes = _bn_axes(x)
+    from ..kernels import batch_norm as order
+
     if training:
         n = x.size // x.shape[1]
-        x64 = x.astype(np.float64)
-        mean = x64.mean(axis=axes)
-        with np.errstate(over="ignore"):  # (the variance in x's dtype: PyTorch's float32
-            var = x64.var(axis=axes).astype(x.dtype).astype(np.float64)  # overflows to inf)
-        if running_mean is not None:
-            rm = running_mean._data
-            rm[...] = ((1 - momentum) * rm + momentum * mean).astype(rm.dtype)
-            running_mean._vc[0] += 1
-        if running_var is not None:
-            rv = running_var._data
-            with np.errstate(all="ignore"):  # (one value per channel: ATen's inf too)
-                unbiased = var * n / (n - 1) if n > 1 else var * np.inf
-            rv[...] = ((1 - momentum) * rv + momentum * unbiased).astype(rv.dtype)
-            running_var._vc[0] += 1
+        mean, var_sum = order.batch_stats(x)
+        invstd = order.train_invstd(var_sum, n, eps)
+        with np.errstate(all="ignore"):
+            var = (var_sum.astype(np.float64) / n).astype(x.dtype).astype(np.float64)
+        order.update_running(
+            running_mean._data if running_mean is not None else None,
+            running_var._data if running_var is not None else None,
+            mean, var_sum, n, momentum,
+            x.flags.c_contiguous or order._rows_layout(x) is not None)
+        for stat in (running_mean, running_var):
+            if stat is not None:
+                stat._vc[0] += 1
+        mean = mean.astype(np.float64)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         mean, var = running_mean._data.astype(np.float64), running_var._data.astype(np.float64)
-    return run_op(op, (input, weight, bias), (mean, var, float(eps), bool(training)))
+        invstd = order.eval_invstd(running_var._data, eps, x.dtype)
+    return run_op(op, (input, weight, bias), (mean, var, float(eps), bool(training), invstd))
 
 
 # ------------------------------------------------------------------ convolution

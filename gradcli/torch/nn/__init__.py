@@ -16,7 +16,7 @@ _CLASSES = (
     "ModuleDict ModuleList ParameterDict ParameterList Sequential Dropout Flatten Unflatten "
     "Bilinear Identity Linear BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss "
     "L1Loss MSELoss NLLLoss SmoothL1Loss Module Embedding Conv1d Conv2d MaxPool1d MaxPool2d "
-    "AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d LayerNorm RNN LSTM GRU RNNCell "
+    "AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm RNN LSTM GRU RNNCell "
     "LSTMCell GRUCell Dropout1d Dropout2d Dropout3d").split()
 _SUBMODULES = ("modules", "parameter", "utils", "init")
 

@@ -55,3 +55,6 @@ class Parameter(Tensor):
         result = type(self)(self.data.clone(), self.requires_grad)
         memo[id(self)] = result
         return result
+
+
+Parameter.__module__ = "torch.nn.parameter"  # (type(p) prints as PyTorch's)

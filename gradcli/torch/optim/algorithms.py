@@ -247,3 +247,9 @@ class Adagrad(Optimizer):
                 np.copyto(d, U.addcdiv(d, grad, std, -clr))
                 p._vc[0] += 1
         return loss
+
+
+for _cls, _home in ((SGD, "sgd"), (Adam, "adam"), (AdamW, "adamw"), (RMSprop, "rmsprop"),
+                    (Adagrad, "adagrad")):
+    _cls.__module__ = "torch.optim." + _home  # (type(opt) prints as PyTorch's)
+del _cls, _home

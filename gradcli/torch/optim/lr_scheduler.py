@@ -305,3 +305,8 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict: dict) -> None:
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+for _name in __all__:
+    globals()[_name].__module__ = "torch.optim.lr_scheduler"  # (as PyTorch prints them)
+del _name

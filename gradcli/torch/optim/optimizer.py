@@ -249,3 +249,6 @@ def _cast_state(param: Tensor, key: str, value):
             return make(value._data.copy())
         return make(value._data.astype(param._data.dtype).copy())
     return value
+
+
+Optimizer.__module__ = "torch.optim.optimizer"  # (type(opt) prints as PyTorch's)

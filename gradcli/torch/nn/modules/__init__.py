@@ -24,6 +24,7 @@ from .layers import (  # noqa: F401
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
+    BatchNorm3d,
     Conv1d,
     Conv2d,
     Embedding,
@@ -45,6 +46,7 @@ from .loss import (  # noqa: F401
 )
 from .module import Module  # noqa: F401
 from .rnn import GRU, LSTM, RNN  # noqa: F401
+from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: F401
 
 __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "Sigmoid",
            "SiLU", "Softmax", "Softplus", "Tanh", "ModuleDict", "ModuleList", "ParameterDict",
@@ -52,5 +54,31 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "Dropout3d", "Flatten", "Unflatten", "Bilinear",
            "Identity", "Linear", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss",
            "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss", "SmoothL1Loss", "Module",
-           "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
-           "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d", "RNN", "LSTM", "GRU"]
+           "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Conv1d", "Conv2d",
+           "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d", "RNN", "LSTM", "GRU", "RNNCell",
+           "LSTMCell", "GRUCell"]
+
+# Each class names PyTorch's module as its own, as `type(m)` and `torch.typename(m)` print it
+# under PyTorch (<class 'torch.nn.modules.linear.Linear'>). The language treats "torch."
+# classes as gradcli's own (lang/runtime.py), and torch.load finds them by name.
+_TORCH_HOMES = {
+    "activation": "ELU GELU Hardtanh LeakyReLU LogSoftmax ReLU ReLU6 Sigmoid SiLU Softmax "
+                  "Softplus Tanh",
+    "container": "ModuleDict ModuleList ParameterDict ParameterList Sequential",
+    "dropout": "Dropout Dropout1d Dropout2d Dropout3d",
+    "flatten": "Flatten Unflatten",
+    "linear": "Bilinear Identity Linear",
+    "loss": "BCELoss BCEWithLogitsLoss CrossEntropyLoss HuberLoss KLDivLoss L1Loss MSELoss "
+            "NLLLoss SmoothL1Loss",
+    "module": "Module",
+    "pooling": "AdaptiveAvgPool2d AvgPool2d MaxPool1d MaxPool2d",
+    "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d",
+    "conv": "Conv1d Conv2d",
+    "sparse": "Embedding",
+    "normalization": "LayerNorm",
+    "rnn": "RNN LSTM GRU",
+}
+for _home, _names in _TORCH_HOMES.items():
+    for _name in _names.split():
+        globals()[_name].__module__ = "torch.nn.modules." + _home
+del _home, _names, _name

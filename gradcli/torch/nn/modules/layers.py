@@ -1,4 +1,4 @@
-"""Embedding, Conv1d/Conv2d, MaxPool1d/2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d/2d
+"""Embedding, Conv1d/Conv2d, MaxPool1d/2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d/2d/3d
 and LayerNorm: options, parameters and buffers as PyTorch keeps them (same names, shapes,
 defaults and reprs), the arithmetic in engine/ops/nn_layers.py."""
 
@@ -14,7 +14,7 @@ from ._init import nn_init, reset_weight_and_bias
 from .module import Module
 
 __all__ = ["Embedding", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool2d",
-           "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm"]
+           "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm"]
 
 
 def _ntuple(v, n: int) -> tuple:
@@ -314,6 +314,10 @@ class BatchNorm1d(_BatchNorm):
 
 class BatchNorm2d(_BatchNorm):
     _expected = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    _expected = (5,)
 
 
 class LayerNorm(Module):
