@@ -157,6 +157,23 @@ def test_the_check_leaves_good_calls_and_real_errors_alone():
     assert gt.ones(2, 2).sum(dim=0, keepdim=True).shape == (1, 2)
 
 
+SEVERAL_KEYWORDS = {
+    "method overloads": lambda T: T.ones(2).max("q", kk=1, zz=2),
+    "function overloads": lambda T: T.clamp(T.ones(2), "q", yy=1, aa=2, mm=3),
+    "incorrect keywords": lambda T: T.clamp(T.ones(2), 1, 2, yy=1, aa=2),
+    "unrecognized keywords": lambda T: T.add(T.ones(2), T.ones(2), alpha=1, zz=2, bb=3),
+    "Tensor.to": lambda T: T.ones(2).to(dtype=T.float64, requires_grad=True, x=None),
+}
+
+
+@pytest.mark.parametrize("call", list(SEVERAL_KEYWORDS.values()), ids=list(SEVERAL_KEYWORDS))
+def test_several_keywords_are_listed_in_pytorchs_order(call):
+    """The 'invalid combination' text names keyword arguments last to first, as PyTorch's."""
+    expected = outcome(call, (torch,), {})
+    assert expected is not None
+    assert outcome(call, (gt,), {}) == expected
+
+
 def classify(name: str, kind: str) -> str | None:
     """Why case (name, kind) differs from PyTorch, or None when it matches / nothing to compare."""
     expected, actual = run_case(name, kind, torch), run_case(name, kind, gt)

@@ -343,6 +343,7 @@ def _unmatched_kwargs(words, kwargs) -> list:
 
 
 def _invalid_combination(name: str, options: list, args, kwargs) -> str:
+    kwargs = dict(reversed(kwargs.items()))  # (PyTorch's listing names keywords last to first)
     text = f"{name}() received an invalid combination of arguments - "
     count = len(args) + len(kwargs)
     if len(options) == 1:
