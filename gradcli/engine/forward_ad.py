@@ -17,6 +17,7 @@ into the old one.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import NamedTuple
 
@@ -145,6 +146,12 @@ def exit_dual_level(*, level=None) -> None:
 
 
 def _install() -> None:
+    from . import autograd as _autograd
+
+    _autograd.FORWARD_AD_BACKWARD = _engine_backward
+    _ENGINE_ORIGINALS.update(accumulate=_autograd._accumulate, retain=_autograd._retain)
+    _autograd._accumulate = _accumulate_with_tangent
+    _autograd._retain = _retain_with_tangent
     _registry.FORWARD_AD = _on_op
     _registry.FORWARD_AD_MULTI = _MULTI_HOOK
     _tensor_mod.FORWARD_AD_INPLACE = _on_inplace
@@ -154,6 +161,12 @@ def _install() -> None:
 
 
 def _uninstall() -> None:
+    from . import autograd as _autograd
+
+    _autograd.FORWARD_AD_BACKWARD = None
+    if _ENGINE_ORIGINALS:
+        _autograd._accumulate = _ENGINE_ORIGINALS.pop("accumulate")
+        _autograd._retain = _ENGINE_ORIGINALS.pop("retain")
     _registry.FORWARD_AD = None
     _registry.FORWARD_AD_MULTI = None
     _tensor_mod.FORWARD_AD_INPLACE = None
@@ -349,8 +362,9 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
     node = op.node_class()(op, edges, primals if op.save_inputs else None, None,
                            (out, [0]) if op.save_result and not multi else None, meta,
                            input_meta)
-    create_graph = keep or any(t is not None and t.requires_grad for t in tangents)
     prev = GRAD_MODE.enabled
+    # (under no_grad a tangent gets no graph, even from a tangent that has one)
+    create_graph = keep or (prev and any(t is not None and t.requires_grad for t in tangents))
     GRAD_MODE.enabled = True
     try:
         arrays = out if multi else [out]
@@ -382,7 +396,7 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
         jvp = jvps.pop(0)
         if jvp is None:
             jvp = make(np.zeros_like(a))
-        elif not create_graph and jvp._grad_fn is not None:
+        elif not create_graph and jvp._requires_grad:
             jvp = jvp.detach()
         if keep and not multi and (op.name in _PRODUCTS or not jvp.requires_grad):
             jvp = _product_rule_graph(op, inputs, jvp)
@@ -523,6 +537,149 @@ def _fresh_tangent(target: Tensor, new: Tensor) -> Tensor:
     view = make(region)
     view._vc = base_t._vc
     return view
+
+
+# ------------------------------------------------------------------ backward inside a level
+
+# autograd's AccumulateGrad and retain_grad steps while a level is active are these
+# module's wrappers around them: the originals, to put back when the level ends
+_ENGINE_ORIGINALS: dict = {}
+
+
+def _engine_backward(node, grads: list, run):
+    """autograd's slot: a node's backward formula in a pass without create_graph.
+
+    PyTorch's formulas are differentiable ops, so inside a dual level the gradients they
+    compute from dual tensors (saved inputs and outputs, or gradients with tangents) carry
+    tangents (grad of a dual: its Hessian-vector product). gradcli's formulas take numpy
+    shortcuts when no graph is recorded; with grad mode on they take the recorded path,
+    whose ops give tangents, and the results are detached after (no graph, no tangent
+    graph: what PyTorch's no-grad backward gives). A custom Function's backward runs as
+    written (the user's ops carry tangents themselves)."""
+    op = node.op
+    if node.custom or not _TANGENTS:
+        if run is not None:
+            return run(node, grads)
+        return op.backward(node, grads if op.multi else grads[0])
+    GRAD_MODE.enabled = True
+    try:
+        if run is not None:
+            out = run(node, grads)
+        else:
+            out = op.backward(node, grads if op.multi else grads[0])
+    finally:
+        GRAD_MODE.enabled = False
+    return tuple(_no_graph(g) for g in out)
+
+
+def _no_graph(g):
+    """g without its graph, with its tangent (also without graph) when it has one."""
+    if not isinstance(g, Tensor) or (not g._requires_grad and _tangent_graph_free(g)):
+        return g
+    tangent = tangent_of(g)
+    out = g.detach()
+    if tangent is not None:
+        set_tangent(out, tangent.detach() if tangent._requires_grad else tangent)
+    return out
+
+
+def _tangent_graph_free(g) -> bool:
+    t = tangent_of(g)
+    return t is None or not t._requires_grad
+
+
+def _accumulate_with_tangent(var, grads: list, create_graph: bool, shared=None) -> None:
+    """AccumulateGrad inside a level, with PyTorch's tangents on .grad: a gradient the
+    engine alone held becomes .grad detached (no tangent), one others hold is cloned
+    (its tangent too), and a sum into an existing .grad adds the tangents."""
+    g = grads[0]
+    old = var._grad
+    g_tangent = tangent_of(g) if g is not None else None
+    old_tangent = tangent_of(old) if old is not None else None
+    # PyTorch takes the gradient over when nothing but the engine refers to it (its
+    # use_count): here the engine's list of the node's gradients, `g` and the call's
+    # argument; backward(inputs=...) (no `shared`) hands over its captured gradients
+    held_elsewhere = shared is not None and sys.getrefcount(g) > 3
+    _ENGINE_ORIGINALS["accumulate"](var, grads, create_graph, shared)
+    stolen = old is None and not create_graph and not held_elsewhere and _obeys_layout(g, var)
+    _after_grad_update(var, old, old_tangent, g, g_tangent, stolen)
+
+
+def _obeys_layout(g, var) -> bool:
+    """PyTorch's layout contract of a gradient for AccumulateGrad (a gradient that breaks
+    it is cloned, not taken over): var's strides where var is dense, else contiguous."""
+    gd, vd = g._data, var._data
+    if gd.shape != vd.shape:
+        return False
+    size = gd.itemsize
+    if _dense(vd):
+        return all(n == 1 and gs != 0 or n != 1 and gs == vs
+                   for n, gs, vs in zip(gd.shape, gd.strides, vd.strides, strict=True))
+    return gd.flags.c_contiguous and size > 0
+
+
+def _dense(a) -> bool:
+    """Non-overlapping and dense: its elements fill a block of memory, in some order."""
+    if a.size <= 1:
+        return True
+    dims = sorted((abs(st), n) for n, st in zip(a.shape, a.strides, strict=True) if n != 1)
+    expected = a.itemsize
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _retain_with_tangent(node, grads: list, create_graph: bool) -> None:
+    """retain_grad inside a level: PyTorch clones the gradient into .grad (its tangent too)
+    or adds it to the .grad there."""
+    before = []
+    for _nr, held in node.retain_hooks.items():
+        t = held()
+        if t is not None:
+            old = t._grad
+            before.append((t, old, tangent_of(old) if old is not None else None))
+    _ENGINE_ORIGINALS["retain"](node, grads, create_graph)
+    for t, old, old_tangent in before:
+        new = t._grad
+        if new is old or new is None:
+            continue
+        nr = t._output_nr
+        g = grads[nr] if nr < len(grads) else None
+        if g is not None:
+            _after_grad_update(t, old, old_tangent, g, tangent_of(g), stolen=False)
+
+
+def _after_grad_update(var, old, old_tangent, g, g_tangent, stolen: bool) -> None:
+    """Give var's new .grad PyTorch's tangent: none when PyTorch took the gradient over
+    (`stolen`: its detach()), a copy of the gradient's when it cloned it, the sum of the
+    two when it added to an existing .grad."""
+    new = var._grad
+    if new is None or (g_tangent is None and old_tangent is None):
+        return
+    with _suspended:
+        if old is None:
+            if stolen:
+                if new is g:
+                    _TANGENTS.pop(id(new), None)
+            elif g_tangent is not None:  # cloned: PyTorch's clone gives a clone of the tangent
+                set_tangent(new, g_tangent.clone() if g_tangent._requires_grad
+                            and GRAD_MODE.enabled else _copy_tangent(g_tangent))
+            return
+        total = g_tangent if old_tangent is None else (
+            old_tangent if g_tangent is None else old_tangent + g_tangent)
+        if new is old:  # added in place: old's tangent takes the sum in place
+            if old_tangent is None:
+                set_tangent(old, _copy_tangent(total))
+            elif g_tangent is not None:
+                _write(old_tangent, total)
+        elif tangent_of(new) is None:
+            set_tangent(new, _copy_tangent(total))
+
+
+def _copy_tangent(t: Tensor) -> Tensor:
+    return make(np.array(t._data, copy=True))
 
 
 # ------------------------------------------------------------------ custom Function
