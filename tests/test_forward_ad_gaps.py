@@ -139,9 +139,139 @@ BACKWARD_IN_LEVEL = {
             out = torch.nn.functional.log_softmax(d, 1).sum(0) * d.mean(0)
             print(torch.autograd.grad(out.sum(), x))
     """,
+    "tangents_of_parameters": """
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+        x = torch.randn(5, 3)
+        params = dict(model.named_parameters())
+        with fwAD.dual_level():
+            duals = {k: fwAD.make_dual(p, torch.ones_like(p)) for k, p in params.items()}
+            out = func.functional_call(model, duals, (x,))
+            print(fwAD.unpack_dual(out).tangent)
+            y = out / out.sum() - out.exp().sub(1).div(3)
+            print(fwAD.unpack_dual(y).tangent)
+            z = torch.cat([out, out.sigmoid()], 1).mean(0)
+            print(fwAD.unpack_dual(z).tangent, fwAD.unpack_dual(z.sum(0)).tangent)
+            x_d = fwAD.make_dual(x, torch.ones_like(x).requires_grad_())
+            print(fwAD.unpack_dual(torch.where(x_d > 0, x_d, x_d * 2) - x_d.relu()).tangent)
+    """,
 }
 
 
 @pytest.mark.parametrize("name", sorted(BACKWARD_IN_LEVEL))
 def test_backward_inside_a_dual_level(name):
     _same(BACKWARD_IN_LEVEL[name])
+
+
+# ------------------------------------------------------------------ the tangents' graphs
+
+# Where gradcli's tangent still has another grad_fn on top than PyTorch's (the sweep below
+# fails when an op leaves or joins these lists): the ops whose PyTorch forward derivative
+# is an explicit formula not written out in forward_ad (the double-vjp rule stands in:
+# same values, its own last op), in-place ops PyTorch applies to the tangent itself
+# (index_put_, zero_, as_strided_), the *_copy ops (PyTorch copies into a new tangent),
+# and elementwise ops whose backward formula is built otherwise than PyTorch's (acos,
+# hardshrink... the same difference shows in their double backward).
+KNOWN_PRIMAL_REQUIRES_GRAD = frozenset({
+    "acos", "acosh", "adaptive_max_pool2d", "adaptive_max_pool3d", "addcdiv", "as_strided_",
+    "asin", "asinh", "atan2", "celu", "cholesky_inverse", "convolution_ext", "copysign",
+    "cumprod", "diag_copy", "dist", "exp2", "fmod", "fmod_self", "glu", "hardshrink",
+    "hardsigmoid", "hardswish", "hardtanh_backward", "huber_loss", "index_put",
+    "linalg_cholesky_ex", "linalg_eigh", "linalg_householder_product", "linalg_inv_ex",
+    "linalg_lu_factor_ex", "linalg_matrix_exp", "linalg_pinv", "linalg_qr",
+    "linalg_slogdet", "linalg_solve", "linalg_svd", "linalg_vector_norm", "logcumsumexp",
+    "logit", "logsumexp", "max_pool3d_with_indices", "mse_loss", "norm", "norm_dim",
+    "prelu", "prod_dim", "quantile_out", "remainder", "remainder_self", "renorm", "rrelu",
+    "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss", "softmax",
+    "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self", "std",
+    "std_mean", "threshold", "threshold_backward", "var", "var_mean", "xlogy_scalar_self",
+    "zero"
+})
+KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
+    "acos", "acosh", "adaptive_max_pool2d", "adaptive_max_pool3d", "addcdiv", "alias",
+    "alias_copy", "amax", "amin", "aminmax_max", "aminmax_min", "angle", "as_strided_",
+    "as_strided_copy", "asin", "asinh", "atan2", "backward_hook_function", "celu",
+    "cholesky_inverse", "clamp_max_tensor", "clamp_min_tensor", "clamp_tensor",
+    "convolution", "convolution_backward_weight", "convolution_ext", "copysign", "cumprod",
+    "deg2rad", "diag_copy", "dist", "exp2", "expand_copy", "fill", "fill_scalar",
+    "fill_tensor", "fmod", "fmod_scalar", "fmod_self", "frac", "glu", "hardshrink",
+    "hardsigmoid", "hardswish", "huber_loss", "index_put", "ldexp", "linalg_cholesky_ex",
+    "linalg_eigh", "linalg_householder_product", "linalg_inv_ex", "linalg_lu_factor_ex",
+    "linalg_matrix_exp", "linalg_pinv", "linalg_qr", "linalg_slogdet", "linalg_solve",
+    "linalg_svd", "linalg_vector_norm", "logcumsumexp", "logit", "logsumexp", "max",
+    "max_pool3d_with_indices", "median", "min", "mse_loss", "nanmedian", "nansum",
+    "nextafter", "norm", "norm_dim", "permute_copy", "prelu", "prod_dim", "quantile_out",
+    "rad2deg", "remainder", "remainder_scalar", "remainder_self", "renorm", "rrelu",
+    "rsub_alpha", "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
+    "softmax", "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self",
+    "split", "split_with_sizes", "split_with_sizes_copy", "squeeze_copy",
+    "squeeze_copy_dim", "squeeze_copy_dims", "std", "std_mean", "threshold",
+    "transpose_copy", "unbind_copy", "unsafe_split", "unsqueeze_copy", "var", "var_mean",
+    "xlogy_scalar_self", "zero"
+})
+
+
+def _tangent_graphs(module, expr, arrays, tangents, uses_b, primal_grad, tangent_grad):
+    """Per output: (its grad_fn name, (its tangent's grad_fn name, requires_grad))."""
+    from test_forward_ad_ops import _call, _leaves
+
+    def name(fn):
+        return None if fn is None else type(fn).__name__
+
+    fwad = module.autograd.forward_ad
+    got = []
+    with fwad.dual_level():
+        ins = [fwad.make_dual(module.tensor(x, requires_grad=primal_grad),
+                              module.tensor(t, requires_grad=tangent_grad))
+               for x, t in zip(arrays, tangents)]
+        out = _call(module, expr, ins[0], ins[1] if uses_b else None)
+        for o in _leaves(out):
+            if isinstance(o, module.Tensor):
+                t = fwad.unpack_dual(o).tangent
+                got.append((name(o.grad_fn),
+                            None if t is None else (name(t.grad_fn), t.requires_grad)))
+    return got
+
+
+@pytest.mark.parametrize("mode", ["primal_requires_grad", "tangent_requires_grad"])
+def test_tangent_grad_fn_names_match_pytorch(mode):
+    """Every op of the table with a tangent in PyTorch: the output's tangent has PyTorch's
+    grad_fn (by name) and requires_grad, when the primals require grad (the tangent then
+    depends on them) and when the tangents do."""
+    import warnings
+
+    import numpy as np
+    from test_forward_ad_ops import CALLED, SHAPES_BINARY, SHAPES_UNARY, _uses_b, _values
+
+    import gradcli.torch as gt
+    from gradcli.engine.ops.registry import OPS
+
+    primal_grad = mode == "primal_requires_grad"
+    known = KNOWN_PRIMAL_REQUIRES_GRAD if primal_grad else KNOWN_TANGENT_REQUIRES_GRAD
+    differ, compared = {}, 0
+    for name in CALLED:
+        op = OPS[name]
+        uses_b = _uses_b(op.torch_call)
+        shapes = (SHAPES_BINARY if uses_b else SHAPES_UNARY)[0]
+        rng = np.random.default_rng(0)
+        arrays = [_values(rng, shapes[0], op.domain)]
+        if uses_b:
+            arrays.append(_values(rng, shapes[1], "real"))
+        tangents = [rng.standard_normal(x.shape) for x in arrays]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                expected = _tangent_graphs(torch, op.torch_call, arrays, tangents, uses_b,
+                                           primal_grad, not primal_grad)
+            except Exception:  # noqa: BLE001 - no forward AD in PyTorch: nothing to match
+                continue
+            got = _tangent_graphs(gt, op.torch_call, arrays, tangents, uses_b, primal_grad,
+                                  not primal_grad)
+        compared += 1
+        if got != expected:
+            differ[name] = (expected, got)
+    assert compared > 300
+    unexpected = {k: v for k, v in differ.items() if k not in known}
+    assert not unexpected, f"grad_fn names differ from PyTorch's: {unexpected}"
+    fixed = sorted(known - set(differ))
+    assert not fixed, f"now as PyTorch's, take them off the known list: {fixed}"

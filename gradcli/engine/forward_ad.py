@@ -309,6 +309,12 @@ def _on_op(op, inputs, meta, res) -> None:
                 op = _registry.OPS[full]
             if op.name in _CONSTANT_RESULT:
                 tangent = make(np.zeros_like(res._data))
+            elif op.name in _FORMULAS:
+                tangent = _FORMULAS[op.name](inputs, res, tangents)
+            elif op.name in ELEMENTWISE and len(inputs) == 1 and not op.multi:
+                tangent = _elementwise_jvp(op, inputs, meta, res._data, tangents[0])
+            elif op.name in LINEAR and not op.multi:
+                tangent = _linear_jvp(op, inputs, meta, res._data, tangents)
             else:
                 tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
     if tangent is None:
@@ -326,6 +332,144 @@ _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
 _CONSTANT_RESULT = {"zero", "fill", "fill_scalar"}
 
 
+# PyTorch's forward derivatives (derivatives.yaml) come in three kinds, and the tangent's
+# own graph (its grad_fn when a primal or a tangent requires grad) follows the kind:
+# "auto_element_wise": the backward formula with the tangent as the incoming gradient
+# (for an elementwise op J is diagonal: J t = J^T t);
+ELEMENTWISE = frozenset({
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "celu", "cos", "cosh",
+    "deg2rad", "digamma", "elu", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "floor",
+    "gelu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "i0", "leaky_relu",
+    "lgamma", "log", "log10", "log1p", "log2", "logit", "mish", "mvlgamma", "nan_to_num",
+    "neg", "polygamma", "rad2deg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign",
+    "silu", "sin", "sinc", "sinh", "softplus", "softshrink", "special_entr", "special_erfcx",
+    "special_i0e", "special_i1", "special_i1e", "special_log_ndtr", "special_ndtri", "sqrt",
+    "tan", "tanh", "threshold", "trunc", "selu", "rrelu"})
+# "auto_linear": the op itself applied to the tangents (zeros for inputs without one);
+# the views among them take the view path
+LINEAR = frozenset({
+    "affine_grid_generator", "as_strided_scatter", "avg_pool2d", "avg_pool3d",
+    "channel_shuffle", "clone", "col2im", "cumsum", "diag_embed", "diagonal_backward",
+    "diagonal_scatter", "embedding", "flip", "gather", "im2col", "index", "index_select",
+    "masked_select", "max_unpool2d", "max_unpool3d", "narrow_copy", "pixel_shuffle",
+    "pixel_unshuffle", "repeat", "roll", "rot90", "select_backward", "select_scatter",
+    "slice_backward", "slice_scatter", "take", "trace", "tril", "triu", "unfold_backward",
+    "upsample_bicubic2d", "upsample_bilinear2d", "upsample_linear1d", "upsample_nearest1d",
+    "upsample_nearest2d", "upsample_nearest3d", "upsample_trilinear3d",
+    "upsample_nearest-exact1d", "upsample_nearest-exact2d", "upsample_nearest-exact3d",
+    "adaptive_avg_pool3d", "scatter_src", "scatter_add", "masked_scatter",
+    # ... and the explicit formulas that are the op on the tangents (sub: self_t - other_t,
+    # cat_jvp, stack_jvp, where(condition, self_t, other_t), index_add(self_t, .., source_t),
+    # lerp(self_t, end_t, weight), the deduced sum/mean of the tangent ...)
+    "sub", "sub_alpha", "cat", "stack", "where", "index_add", "index_copy",
+    "put", "masked_fill_tensor", "index_fill_tensor", "block_diag", "lerp", "sum", "sum_dim",
+    "mean", "mean_dim", "squeeze0", "squeeze1", "squeeze2", "to_copy"})
+# linear ops whose number operands are terms, not factors
+_ADDITIVE = frozenset({"sub", "sub_alpha"})
+# otherwise an explicit formula, which the double-vjp rule below stands in for
+
+
+def _div_jvp(inputs, res, tangents):
+    """div's explicit formula, (self_t - other_t * result) / other_p: DivBackward0 on top."""
+    a, b = inputs
+    at, bt = tangents
+    if bt is None:
+        numerator = at
+    else:
+        numerator = bt * _plain_result(res)
+        numerator = -numerator if at is None else at - numerator
+    out = numerator / b
+    if out._data.dtype != res._data.dtype:
+        out = out.to(res.dtype)
+    return out
+
+
+def _plain_result(res: Tensor) -> Tensor:
+    """The op's result as a formula reads it: itself when a graph is being recorded (the
+    tangent then differentiates through it), its values otherwise."""
+    return res if GRAD_MODE.enabled and res._requires_grad else make(res._data)
+
+
+# ops whose PyTorch forward derivative is an explicit formula written out here
+_FORMULAS = {"div": _div_jvp}
+
+
+def _formula_node(op, inputs, meta, out, tangents, keep: bool):
+    """A node of `op` for evaluating its backward formula on the tangents: with the
+    inputs' real edges when a graph is kept (a saved output read by the formula then
+    differentiates back to them), a sentinel edge for inputs with only a tangent."""
+    sentinel = _sentinel_edge()
+    if keep:
+        from .ops.registry import edge_of
+
+        edges = tuple(edge_of(x) if isinstance(x, Tensor) and x.requires_grad
+                      else sentinel if t is not None else (None, 0)
+                      for x, t in zip(inputs, tangents, strict=True))
+        primals = tuple(inputs)
+    else:
+        edges = tuple(sentinel if t is not None else (None, 0) for t in tangents)
+        primals = tuple(make(x._data) if isinstance(x, Tensor) else x for x in inputs)
+    multi = isinstance(out, list)
+    input_meta = None
+    first = out[0] if multi else out
+    if op.broadcast:
+        for i, x in enumerate(inputs):
+            if isinstance(x, Tensor) and (x._data.shape != first.shape
+                                          or x._data.dtype != first.dtype):
+                if input_meta is None:
+                    input_meta = [None] * len(inputs)
+                input_meta[i] = (x._data.shape, x._data.dtype)
+    return op.node_class()(op, edges, primals if op.save_inputs else None, None,
+                           (out, [0]) if op.save_result and not multi else None, meta,
+                           input_meta)
+
+
+def _keeps_graph(inputs) -> bool:
+    return GRAD_MODE.enabled and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
+
+
+def _elementwise_jvp(op, inputs, meta, out, tangent: Tensor):
+    """PyTorch's auto_element_wise tangent: the backward formula given the tangent as the
+    gradient (its graph: the formula's, through the primal and the tangent)."""
+    if op.backward is None:
+        return None
+    keep = _keeps_graph(inputs)
+    node = _formula_node(op, inputs, meta, out, (tangent,), keep)
+    graph = keep or (GRAD_MODE.enabled and tangent.requires_grad)
+    prev = GRAD_MODE.enabled
+    GRAD_MODE.enabled = graph
+    try:
+        got = op.backward(node, tangent)[0]
+    finally:
+        GRAD_MODE.enabled = prev
+    if got is None:
+        return make(np.zeros_like(out))
+    if not graph and got._requires_grad:
+        got = got.detach()
+    if got._data.dtype != out.dtype or got._data.shape != out.shape:
+        got = make(np.array(np.broadcast_to(got._data, out.shape), dtype=out.dtype))
+    return got
+
+
+def _linear_jvp(op, inputs, meta, out, tangents: list):
+    """PyTorch's auto_linear tangent: the op itself on the tangents (zeros for the
+    floating inputs without one; integer inputs, indices, stay)."""
+    args = []
+    for x, t in zip(inputs, tangents, strict=True):
+        if t is not None:
+            args.append(t)
+        elif isinstance(x, Tensor) and x._data.dtype.kind in "fc":
+            args.append(make(np.zeros_like(x._data)))
+        elif op.name in _ADDITIVE and isinstance(x, (int, float)) and not isinstance(x, bool):
+            args.append(0)  # (a - 0.3: the number's tangent is zero)
+        else:
+            args.append(x)
+    got = _registry.run_op(op, tuple(args), meta)
+    if got._data.dtype != out.dtype:
+        got = got.to(make(out).dtype)
+    return got
+
+
 def jvp_of_op(op, inputs, meta, out, tangents: list):
     """J t for one op application, from its backward: d<vjp(u), t>/du at u = 0.
 
@@ -338,30 +482,9 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
     multi = isinstance(out, list)
     if op.backward is None or op.multi != multi:
         return None
-    keep = GRAD_MODE.enabled and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
-    sentinel = _sentinel_edge()
-    if keep:
-        from .ops.registry import edge_of
-
-        edges = tuple(edge_of(x) if isinstance(x, Tensor) and x.requires_grad
-                      else sentinel if t is not None else (None, 0)
-                      for x, t in zip(inputs, tangents, strict=True))
-        primals = tuple(inputs)
-    else:
-        edges = tuple(sentinel if t is not None else (None, 0) for t in tangents)
-        primals = tuple(make(x._data) if isinstance(x, Tensor) else x for x in inputs)
-    input_meta = None
-    first = out[0] if multi else out
-    if op.broadcast:
-        for i, x in enumerate(inputs):
-            if isinstance(x, Tensor) and (x._data.shape != first.shape
-                                          or x._data.dtype != first.dtype):
-                if input_meta is None:
-                    input_meta = [None] * len(inputs)
-                input_meta[i] = (x._data.shape, x._data.dtype)
-    node = op.node_class()(op, edges, primals if op.save_inputs else None, None,
-                           (out, [0]) if op.save_result and not multi else None, meta,
-                           input_meta)
+    keep = _keeps_graph(inputs)
+    node = _formula_node(op, inputs, meta, out, tangents, keep)
+    input_meta = node.input_meta
     prev = GRAD_MODE.enabled
     # (under no_grad a tangent gets no graph, even from a tangent that has one)
     create_graph = keep or (prev and any(t is not None and t.requires_grad for t in tangents))
@@ -398,7 +521,8 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
             jvp = make(np.zeros_like(a))
         elif not create_graph and jvp._requires_grad:
             jvp = jvp.detach()
-        if keep and not multi and (op.name in _PRODUCTS or not jvp.requires_grad):
+        if keep and not multi and (op.name in _PRODUCTS or not jvp.requires_grad
+                                   and op.name not in _MASKED):
             jvp = _product_rule_graph(op, inputs, jvp)
         results.append(jvp)
     return results if multi else results[0]
@@ -408,6 +532,12 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
 # requires grad (derivatives.yaml: mul, mm, addmm, bmm, mv, dot, ...)
 _PRODUCTS = frozenset({"mul", "mm", "addmm", "bmm", "mv", "dot", "addmv", "baddbmm", "addbmm",
                        "addr", "outer", "vdot"})
+
+
+# ops whose PyTorch tangent reads the primals only through comparisons (a mask, a
+# selection): it has no graph unless a tangent has one
+_MASKED = frozenset({"maximum", "minimum", "fmax", "fmin", "clamp_tensor", "clamp_max_tensor",
+                     "clamp_min_tensor", "div_mode", "nextafter", "floor_divide"})
 
 
 def _product_rule_graph(op, inputs, jvp: Tensor) -> Tensor:
@@ -495,7 +625,11 @@ def _on_inplace(target: Tensor, compute):
             if new is None:
                 new = _zeros_like(target)
             if mine is not None:
-                _write(mine, new)
+                if GRAD_MODE.enabled and (new._requires_grad or mine._requires_grad) and not (
+                        mine._grad_fn is None and mine._requires_grad):
+                    mine.copy_(new)  # (recorded, as PyTorch's self_t.copy_(new tangent))
+                else:
+                    _write(mine, new)
             else:
                 set_tangent(target, _fresh_tangent(target, new))
         return result
