@@ -310,7 +310,7 @@ def _on_op(op, inputs, meta, res) -> None:
             if op.name in _CONSTANT_RESULT:
                 tangent = make(np.zeros_like(res._data))
             elif op.name in _FORMULAS:
-                tangent = _FORMULAS[op.name](inputs, res, tangents)
+                tangent = _FORMULAS[op.name](inputs, meta, res, tangents)
             elif op.name in ELEMENTWISE and len(inputs) == 1 and not op.multi:
                 tangent = _elementwise_jvp(op, inputs, meta, res._data, tangents[0])
             elif op.name in LINEAR and not op.multi:
@@ -369,7 +369,7 @@ _ADDITIVE = frozenset({"sub", "sub_alpha"})
 # otherwise an explicit formula, which the double-vjp rule below stands in for
 
 
-def _div_jvp(inputs, res, tangents):
+def _div_jvp(inputs, meta, res, tangents):
     """div's explicit formula, (self_t - other_t * result) / other_p: DivBackward0 on top."""
     a, b = inputs
     at, bt = tangents
@@ -390,8 +390,58 @@ def _plain_result(res: Tensor) -> Tensor:
     return res if GRAD_MODE.enabled and res._requires_grad else make(res._data)
 
 
+def _zeros_for(x, t):
+    return t if t is not None else make(np.zeros_like(x._data))
+
+
+def _tanh_backward_jvp(inputs, meta, res, tangents):
+    """tanh_backward(g, y)'s formula: tanh_backward(g_t, y) + y_t * (-2 * y * g); the
+    zeros of a missing tangent are real zeros there (+0 * (1 - y^2) stays +0)."""
+    g, y = inputs
+    g_t, y_t = (_zeros_for(x, t) for x, t in zip(inputs, tangents, strict=True))
+    return _registry.run_op(_registry.OPS["tanh_backward"], (g_t, y)) + y_t * ((y * -2) * g)
+
+
+def _sigmoid_backward_jvp(inputs, meta, res, tangents):
+    """sigmoid_backward(g, y)'s formula: sigmoid_backward(g_t, y) + y_t * g * (-2 y + 1)."""
+    g, y = inputs
+    g_t, y_t = (_zeros_for(x, t) for x, t in zip(inputs, tangents, strict=True))
+    return (_registry.run_op(_registry.OPS["sigmoid_backward"], (g_t, y))
+            + y_t * g * (y * -2 + 1))
+
+
+def _mse_loss_jvp(inputs, meta, res, tangents):
+    """mse_loss's formula: the reduction of mse_loss_backward(x_t, x, t) +
+    mse_loss_backward(t_t, t, x), unreduced (2 (x - t) x_t + 2 (t - x) t_t: where x_t is
+    zero, the other term's +0 settles the sign)."""
+    x, t = inputs
+    if not isinstance(t, Tensor):
+        return None
+    x_t, t_t = (_zeros_for(a, b) for a, b in zip(inputs, tangents, strict=True))
+    backward = _registry.OPS["mse_loss_backward"]
+    total = _registry.run_op(backward, (x_t, x, t), ("none",)) + _registry.run_op(
+        backward, (t_t, t, x), ("none",))
+    if total._data.dtype != res._data.dtype:
+        total = total.to(res.dtype)
+    reduction = meta[0]
+    if reduction == "mean":
+        return total.mean()
+    if reduction == "sum":
+        return total.sum()
+    return total
+
+
+def _copysign_jvp(inputs, meta, res, tangents):
+    """copysign(a, b)'s formula reads a's tangent only: a_t * (result / a, 0 where a == 0)
+    (b's derivative is zero and adds no term, so no +0 covers a -0 of a_t * -1)."""
+    a, _b = inputs
+    ratio = (_plain_result(res) / a).masked_fill(a == 0, 0.0)
+    return _zeros_for(a, tangents[0]) * ratio
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"div": _div_jvp}
+_FORMULAS = {"copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
+             "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
 
 
 def _formula_node(op, inputs, meta, out, tangents, keep: bool):
