@@ -370,3 +370,82 @@ SIGNED_ZERO_SCENARIOS = {
 @pytest.mark.parametrize("name", sorted(SIGNED_ZERO_SCENARIOS))
 def test_signed_zeros_print_as_pytorch(name):
     _same(SIGNED_ZERO_SCENARIOS[name])
+
+
+# ------------------------------------------------------------------ nested transforms
+
+NESTED_SCENARIOS = {
+    "jacobians_of_jacobians": """
+        x = torch.tensor([0.3, -0.7, 2.1])
+        f = lambda x: (x.sin() * x ** 2).sum()
+        print(func.jacfwd(func.jacfwd(f))(x))
+        print(func.jacfwd(func.jacrev(f))(x), func.jacrev(func.jacfwd(f))(x))
+        print(func.jacrev(func.jacrev(f))(x), func.hessian(f)(x))
+        g = lambda x: x.sin() * x.exp()
+        print(func.jacfwd(func.jacfwd(g))(x))
+        print(func.jacfwd(func.jacfwd(func.jacfwd(lambda x: (x ** 4).sum())))(x))
+    """,
+    "jvp_of_jvp": """
+        x = torch.tensor([0.3, -0.7, 2.1])
+        g = lambda x: x.sin() * x.exp()
+        f = lambda x: (x.sin() * x ** 2).sum()
+        print(func.jvp(func.grad(f), (x,), (torch.ones(3),)))
+        print(func.jvp(lambda q: func.jvp(g, (q,), (torch.ones(3),))[1], (x,),
+                       (torch.tensor([1.0, 0.0, -1.0]),)))
+        print(func.jvp(lambda q: func.jvp(lambda r: r * q, (q,), (torch.ones(3),)), (x,),
+                       (torch.ones(3),)))
+        print(func.jvp(lambda v: func.jvp(lambda u: (u * v, u.sum()), (v,), (x,),
+                                          has_aux=True), (x,), (x.cos(),))[1])
+        _, vjp_fn = func.vjp(func.grad(f), x)
+        print(vjp_fn(torch.ones(3)))
+        xr = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        h = lambda v: func.jvp(torch.sin, (v,), (torch.ones_like(v),))[1] * v
+        print(func.jvp(h, (xr,), (torch.tensor([1.0, 0.0, -1.0]),)))
+        print(func.jacfwd(h)(xr), func.jacfwd(func.jacfwd(lambda v: (v ** 3).sum()))(xr))
+        hess = func.hessian(lambda v: (v.exp() * v).sum())(xr)
+        hess.sum().backward()
+        print(hess, xr.grad)
+    """,
+    "model_jacobians_and_hessians": """
+        torch.manual_seed(0)
+        w, b, x = torch.randn(4, 4), torch.randn(4), torch.randn(4)
+        predict = lambda w, b, v: torch.nn.functional.linear(v, w, b).tanh()
+        j_rev = func.jacrev(predict, argnums=2)(w, b, x)
+        print(j_rev, torch.allclose(j_rev, func.jacfwd(predict, argnums=2)(w, b, x)))
+        jw, jb = func.jacfwd(predict, argnums=(0, 1))(w, b, x)
+        print(jw.shape, jb)
+        h1 = func.hessian(predict, argnums=2)(w, b, x)
+        h2 = func.jacfwd(func.jacfwd(predict, argnums=2), argnums=2)(w, b, x)
+        h3 = func.jacrev(func.jacrev(predict, argnums=2), argnums=2)(w, b, x)
+        print(h1.shape, torch.allclose(h1, h2), torch.allclose(h1, h3), h2[0])
+        batch = torch.randn(3, 4)
+        per_row = func.vmap(func.jacfwd(predict, argnums=2), in_dims=(None, None, 0))(w, b, batch)
+        print(per_row.shape, per_row[1])
+        f = lambda v: (v.sin() * v.cos().exp()).sum()
+        t = torch.randn(4)
+        hvp = func.jvp(func.grad(f), (x,), (t,))[1]
+        _, vjp_fn = func.vjp(func.grad(f), x)
+        print(hvp, vjp_fn(t)[0], torch.allclose(hvp, func.hessian(f)(x) @ t))
+    """,
+    "nested_dual_levels_still_refused": """
+        x = torch.tensor([0.3, -0.7, 2.1])
+        for call in (lambda: fwAD.dual_level().__enter__() + fwAD.enter_dual_level(),
+                     lambda: func.jvp(torch.sin, (x,), (torch.ones(3),)),
+                     lambda: func.jacfwd(torch.sin)(x)):
+            try:
+                with fwAD.dual_level():
+                    print(call())
+            except RuntimeError as e:
+                print("RuntimeError:", e)
+        try:
+            func.jvp(lambda q: fwAD.make_dual(q, q), (x,), (torch.ones(3),))
+        except RuntimeError as e:
+            print("RuntimeError:", e)
+        print(func.jvp(lambda q: fwAD.unpack_dual(q).tangent * q, (x,), (torch.ones(3),)))
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED_SCENARIOS))
+def test_nested_transforms_as_pytorch(name):
+    _same(NESTED_SCENARIOS[name])

@@ -370,6 +370,24 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
             if not isinstance(x, Tensor):
                 raise RuntimeError(f"{name}: Expected {what} to only contain Tensors, got {type(x)}")
     keep = _keep_graph(flat_p + flat_t)
+    if _JVP_NESTING[0]:
+        return _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep)
+    _JVP_NESTING[0] += 1
+    try:
+        return _outer_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep)
+    finally:
+        _JVP_NESTING[0] -= 1
+
+
+# how many jvp calls are running: PyTorch's JVP_NESTING (the outermost one enters the dual
+# level; a user's dual_level around it is nested forward AD, PyTorch's error)
+_JVP_NESTING = [0]
+_JVP_NAME = "jvp(f, primals, tangents)"
+
+
+def _outer_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
+    """jvp by forward-mode AD: one dual level for the call."""
+    name = _JVP_NAME
     with _fwad.dual_level():
         duals = [_fwad.make_dual(p, t) for p, t in zip(flat_p, flat_t, strict=True)]
         output = func(*_unflatten(duals, spec_p))
@@ -407,6 +425,65 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     result = _unflatten(primals_out, out_spec), _unflatten(tangents_out, out_spec)
     if has_aux:
         return result + (aux,)
+    return result
+
+
+def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
+    """jvp inside another jvp (jacfwd of jacfwd, jvp of jvp): PyTorch gives each its own
+    functorch level. Here the inner one computes J t by reverse mode, the "double vjp":
+    the vector-Jacobian product g(u) = J^T u is linear in u, so J t = d<g(u), t>/du. Its
+    ops are ordinary ops, so the enclosing jvp's tangents run through them (and through
+    their backward formulas), and the dual level stays the one PyTorch has."""
+    import numpy as np
+
+    from gradcli.engine.tensor import make
+
+    name = _JVP_NAME
+    inner = [_differentiable(x) for x in flat_p]
+    _DEPTH[0] += 1
+    try:
+        with enable_grad():
+            output = func(*_unflatten(inner, spec_p))
+    finally:
+        _DEPTH[0] -= 1
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError(f"{name}: output of function f should be a tuple: "
+                               "(output, aux) if has_aux is True")
+        output, aux = output
+    outs, out_spec = _flatten(output)
+    if not outs:
+        raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
+                           f"(got output = {output})")
+    primals_out, tangents_out = [], []
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{name}: expected f(*args) to return only tensors, got "
+                               f"unsupported type {type(o)}")
+        t = None
+        if o.requires_grad and o._data.dtype.kind in "fc":
+            with enable_grad():
+                u = make(np.zeros_like(o._data), True)
+                grads = _autograd_grad([o], inner, [u], retain_graph=True, create_graph=True,
+                                       allow_unused=True)
+                total = None
+                for g, tangent in zip(grads, flat_t, strict=True):
+                    if g is not None:
+                        term = (g * tangent).sum()
+                        total = term if total is None else total + term
+                if total is not None and total.requires_grad:
+                    t = _autograd_grad([total], [u], retain_graph=True, create_graph=True,
+                                       allow_unused=True)[0]
+        if t is None:
+            if strict:
+                raise RuntimeError(f"{name}: Strict mode is not implemented")
+            t = make(np.zeros_like(o._data))
+        primals_out.append(_plain(o, keep))
+        tangents_out.append(_plain(t, keep))
+    result = _unflatten(primals_out, out_spec), _unflatten(tangents_out, out_spec)
+    if has_aux:
+        return result + (_tree_plain(aux, keep),)
     return result
 
 
