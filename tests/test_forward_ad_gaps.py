@@ -427,6 +427,21 @@ NESTED_SCENARIOS = {
         _, vjp_fn = func.vjp(func.grad(f), x)
         print(hvp, vjp_fn(t)[0], torch.allclose(hvp, func.hessian(f)(x) @ t))
     """,
+    "linearize": """
+        x = torch.tensor([0.3, -0.7, 2.1])
+        out, jvp_fn = func.linearize(torch.sin, x)
+        print(out, jvp_fn(torch.ones(3)), jvp_fn(x))
+        out, jvp_fn = func.linearize(lambda a, b: (a * b, a.exp()), x, x * 2)
+        print(out, jvp_fn(torch.ones(3), torch.zeros(3)))
+        for call in (lambda: jvp_fn(torch.ones(3)), lambda: jvp_fn(torch.ones(2), torch.ones(3)),
+                     lambda: jvp_fn(torch.ones(3, dtype=torch.double), torch.ones(3))):
+            try:
+                call()
+            except RuntimeError as e:
+                print("RuntimeError:", e)
+        out, jvp_fn = func.linearize(func.grad(lambda v: (v.sin() * v).sum()), x)
+        print(out, jvp_fn(torch.tensor([1.0, 0.0, -1.0])))
+    """,
     "nested_dual_levels_still_refused": """
         x = torch.tensor([0.3, -0.7, 2.1])
         for call in (lambda: fwAD.dual_level().__enter__() + fwAD.enter_dual_level(),

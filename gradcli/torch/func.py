@@ -19,7 +19,7 @@ from gradcli.engine.grad_mode import GRAD_MODE, enable_grad
 from gradcli.engine.tensor import Tensor
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "vjp", "vmap"]
+           "linearize", "vjp", "vmap"]
 
 # how many reverse-mode transforms are running: inside one, results keep their graph so
 # that the enclosing transform differentiates them
@@ -485,6 +485,33 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
     if has_aux:
         return result + (_tree_plain(aux, keep),)
     return result
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the Jacobian of func at primals times
+    the tangents. PyTorch traces the tangent computation once; here each call runs jvp."""
+    output = func(*primals)
+    flat_p, spec_p = _flatten(primals)
+    shapes = [p.shape for p in flat_p]
+    dtypes = [p.dtype for p in flat_p]
+
+    def jvp_fn(*tangents):
+        flat_t, spec_t = _flatten(tangents)
+        if _spec_text(spec_t) != _spec_text(spec_p):
+            raise RuntimeError(f"Expected the tangents {_spec_text(spec_t)} to have the same "
+                               f"argspec as the primals {_spec_text(spec_p)}")
+        for idx, t in enumerate(flat_t):
+            if t.shape != shapes[idx]:
+                raise RuntimeError(f"tangent:{idx} with shape {t.shape} in flattened pytree "
+                                   f"doesn't match the shape {shapes[idx]} of the "
+                                   "corresponding primal.")
+            if t.dtype != dtypes[idx]:
+                raise RuntimeError(f"tangent:{idx} with dtype {t.dtype} in flattened pytree "
+                                   f"doesn't match the dtype {dtypes[idx]} of the "
+                                   "corresponding primal.")
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
 
 
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
