@@ -427,6 +427,25 @@ NESTED_SCENARIOS = {
         _, vjp_fn = func.vjp(func.grad(f), x)
         print(hvp, vjp_fn(t)[0], torch.allclose(hvp, func.hessian(f)(x) @ t))
     """,
+    "mixed_orders_and_a_users_dual_level": """
+        x = torch.tensor([0.3, -0.7, 2.1], dtype=torch.double)
+        ones = torch.ones(3, dtype=torch.double)
+        f = lambda v: (v.sin() * v.exp()).sum() + (v ** 2).prod()
+        print(func.jacrev(func.jacfwd(func.jacfwd(f)))(x)[0])
+        print(func.jacfwd(func.jacrev(func.jacfwd(f)))(x)[1])
+        print(func.jacfwd(func.jacfwd(func.jacrev(f)))(x)[2])
+        print(func.vmap(lambda t: func.jvp(func.grad(f), (x,), (t,))[1])(torch.eye(3).double()))
+        print(func.jvp(lambda v: func.jacrev(f)(v), (x,), (ones,)))
+        print(func.jvp(lambda v: func.vjp(torch.sin, v)[1](ones)[0], (x,), (ones,)))
+        print(func.grad(lambda v: func.jvp(torch.sin, (v,), (ones,))[1].sum())(x))
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, ones)
+            print(func.grad(f)(d), func.jacrev(torch.sin)(d))
+            try:
+                func.hessian(f)(d)
+            except RuntimeError as e:
+                print("RuntimeError:", e)
+    """,
     "linearize": """
         x = torch.tensor([0.3, -0.7, 2.1])
         out, jvp_fn = func.linearize(torch.sin, x)

@@ -133,11 +133,14 @@ def _differentiable(x: Tensor) -> Tensor:
     return _detached(x).requires_grad_(True)
 
 
-def _detached(x: Tensor) -> Tensor:
-    """x.detach(), keeping x's tangent (a transform's result inside a jvp keeps it)."""
+def _detached(x: Tensor, tangent_graph: bool = True) -> Tensor:
+    """x.detach(), keeping x's tangent (a transform's result inside a jvp keeps it); a
+    transform's result keeps no graph on its tangent either (`tangent_graph` False)."""
     out = x.detach()
     tangent = _fwad.tangent_of(x)
     if tangent is not None:
+        if not tangent_graph and tangent.requires_grad:
+            tangent = tangent.detach()
         _fwad.set_tangent(out, tangent)
     return out
 
@@ -151,7 +154,7 @@ def _keep_graph(inputs) -> bool:
 
 def _plain(t, keep: bool):
     if isinstance(t, Tensor) and not keep:
-        return _detached(t)
+        return _detached(t, False)
     return t
 
 
@@ -166,7 +169,7 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
     if _fwad._LEVEL[0] >= 0 and not keep:
         # inside a jvp (hessian): the backward runs with a graph, so that the engine sums
         # gradients with tensor ops, which carry tangents, then the graph is dropped
-        return [_detached(g) for g in _grads_of(outputs, inputs, cotangents, True)]
+        return [_detached(g, False) for g in _grads_of(outputs, inputs, cotangents, True)]
     if not pairs:
         return [make(np.zeros_like(x._data)) for x in inputs]
     with enable_grad():
@@ -176,7 +179,7 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
     for x, g in zip(inputs, got, strict=True):
         if g is None:
             g = make(np.zeros_like(x._data))
-        out.append(g if keep else _detached(g))
+        out.append(g if keep else _detached(g, False))
     return out
 
 
