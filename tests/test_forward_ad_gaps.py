@@ -446,6 +446,78 @@ NESTED_SCENARIOS = {
             except RuntimeError as e:
                 print("RuntimeError:", e)
     """,
+    "custom_functions_under_transforms": """
+        class Old(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.exp()
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * x.exp()
+
+        class New(torch.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x.exp()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(output)
+                ctx.save_for_forward(output)
+
+            @staticmethod
+            def backward(ctx, g):
+                y, = ctx.saved_tensors
+                return g * y
+
+            @staticmethod
+            def jvp(ctx, t):
+                y, = ctx.saved_tensors
+                return t * y
+
+        class Cube(New):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x):
+                return x ** 3
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+                ctx.save_for_forward(inputs[0])
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return 3 * x ** 2 * g
+
+            @staticmethod
+            def jvp(ctx, t):
+                x, = ctx.saved_tensors
+                return 3 * x ** 2 * t
+
+        x = torch.tensor([0.5, -1.0, 2.0])
+        ones = torch.ones(3)
+        for fn in (lambda: func.jvp(Old.apply, (x,), (ones,)),
+                   lambda: func.grad(lambda v: Old.apply(v).sum())(x),
+                   lambda: func.vjp(Old.apply, x)[0], lambda: func.vmap(Old.apply)(x),
+                   lambda: func.jvp(New.apply, (x,), (ones,)),
+                   lambda: func.grad(lambda v: New.apply(v).sum())(x),
+                   lambda: func.jacrev(New.apply)(x), lambda: func.jacfwd(New.apply)(x),
+                   lambda: func.hessian(lambda v: New.apply(v).sum())(x),
+                   lambda: func.vmap(New.apply)(x), lambda: func.jacfwd(Cube.apply)(x),
+                   lambda: func.hessian(lambda v: Cube.apply(v).sum())(x),
+                   lambda: func.vmap(Cube.apply)(torch.ones(2, 3)),
+                   lambda: (Old.apply(x), New.apply(x))):
+            try:
+                print(fn())
+            except RuntimeError as e:
+                print("RuntimeError:", e)
+    """,
     "linearize": """
         x = torch.tensor([0.3, -0.7, 2.1])
         out, jvp_fn = func.linearize(torch.sin, x)

@@ -25,6 +25,66 @@ __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "ja
 # that the enclosing transform differentiates them
 _DEPTH = [0]
 
+_NEEDS_SETUP_CONTEXT = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+    "...), it must override the setup_context staticmethod. For more details, please see "
+    "https://pytorch.org/docs/main/notes/extending.func.html")
+_NEEDS_VMAP_RULE = (
+    "You tried to vmap over {name}, but it does not have vmap support. Please override and "
+    "implement the vmap staticmethod or set generate_vmap_rule=True. For more details, please "
+    "see https://pytorch.org/docs/main/notes/extending.func.html")
+# running transforms: [all of them, those that vmap (vmap, jacfwd and hessian)]
+_RUNNING = [0, 0]
+
+
+def _check_custom_function(cls, setup_style: bool) -> None:
+    """custom_function's slot while a transform runs: a Function without setup_context
+    cannot run under one, nor one without a vmap rule under vmap (PyTorch's errors)."""
+    if not setup_style:
+        raise RuntimeError(_NEEDS_SETUP_CONTEXT)
+    if _RUNNING[1] and not getattr(cls, "generate_vmap_rule", False) and not any(
+            "vmap" in vars(k) for k in cls.__mro__ if k.__module__ != "torch.autograd.function"):
+        raise RuntimeError(_NEEDS_VMAP_RULE.format(name=cls.__name__))
+
+
+class _Transform:
+    """Within: a torch.func transform runs (`vmapping`: one PyTorch runs under vmap)."""
+
+    __slots__ = ("vmapping",)
+
+    def __init__(self, vmapping: bool = False):
+        self.vmapping = vmapping
+
+    def __enter__(self):
+        from gradcli.engine import custom_function
+
+        _RUNNING[0] += 1
+        _RUNNING[1] += self.vmapping
+        custom_function.FUNC_TRANSFORMS = _check_custom_function
+
+    def __exit__(self, *exc):
+        from gradcli.engine import custom_function
+
+        _RUNNING[0] -= 1
+        _RUNNING[1] -= self.vmapping
+        if not _RUNNING[0]:
+            custom_function.FUNC_TRANSFORMS = None
+
+
+_TRANSFORM = _Transform()
+_VMAPPING = _Transform(True)
+
+
+def _under_vmap(run):
+    """`run` as a transform PyTorch runs under vmap (jacfwd, vmap)."""
+
+    @functools.wraps(run)
+    def vmapped(*args, **kwargs):
+        with _VMAPPING:
+            return run(*args, **kwargs)
+
+    return vmapped
+
 
 # ------------------------------------------------------------------ pytrees
 
@@ -190,7 +250,7 @@ def vjp(func, *primals, has_aux: bool = False):
     inner = [_differentiable(x) for x in flat]
     _DEPTH[0] += 1
     try:
-        with enable_grad():
+        with enable_grad(), _TRANSFORM:
             output = func(*_unflatten(inner, spec))
     finally:
         _DEPTH[0] -= 1
@@ -241,7 +301,7 @@ def _traced_call(func, args, kwargs, argnums, has_aux: bool, who: str) -> tuple:
     inner = [_differentiable(x) for x in flat]
     _DEPTH[0] += 1
     try:
-        with enable_grad():
+        with enable_grad(), _TRANSFORM:
             output = func(*_replaced(args, nums, _unflatten(inner, spec)), **kwargs)
     finally:
         _DEPTH[0] -= 1
@@ -393,7 +453,8 @@ def _outer_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
     name = _JVP_NAME
     with _fwad.dual_level():
         duals = [_fwad.make_dual(p, t) for p, t in zip(flat_p, flat_t, strict=True)]
-        output = func(*_unflatten(duals, spec_p))
+        with _TRANSFORM:
+            output = func(*_unflatten(duals, spec_p))
         aux = None
         if has_aux:
             if not (isinstance(output, tuple) and len(output) == 2):
@@ -445,7 +506,7 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
     inner = [_differentiable(x) for x in flat_p]
     _DEPTH[0] += 1
     try:
-        with enable_grad():
+        with enable_grad(), _TRANSFORM:
             output = func(*_unflatten(inner, spec_p))
     finally:
         _DEPTH[0] -= 1
@@ -580,7 +641,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             return result, aux
         return result
 
-    return run
+    return _under_vmap(run)
 
 
 def hessian(func, argnums=0):
@@ -632,7 +693,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         stacked = [torch.stack(acc, dim=d) for acc, d in zip(per_leaf, odims, strict=True)]
         return _unflatten(stacked, spec)
 
-    return run
+    return _under_vmap(run)
 
 
 # ------------------------------------------------------------------ modules
