@@ -309,6 +309,8 @@ def _on_op(op, inputs, meta, res) -> None:
                 op = _registry.OPS[full]
             if op.name in _CONSTANT_RESULT:
                 tangent = make(np.zeros_like(res._data))
+                if op.name in _ZEROED_IN_PLACE:
+                    _LAST_ZEROED[0] = weakref.ref(res)
             elif op.name in _FORMULAS:
                 tangent = _FORMULAS[op.name](inputs, meta, res, tangents)
             elif op.name in ELEMENTWISE and len(inputs) == 1 and not op.multi:
@@ -329,7 +331,14 @@ def _on_op(op, inputs, meta, res) -> None:
 _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
 # ops whose result does not depend on the input's values: a zero tangent, +0 everywhere
 # (the rule would give 0 * t, negative zeros where t < 0; PyTorch zeroes the tangent)
-_CONSTANT_RESULT = {"zero", "fill", "fill_scalar"}
+_CONSTANT_RESULT = {"zero", "fill", "fill_scalar",
+                    # draws: zero derivative in PyTorch (a tangent of zeros, no graph)
+                    "bernoulli", "normal_mean", "normal_std", "normal_mean_std", "uniform_",
+                    "normal_", "bernoulli_"}
+# in-place ops whose new tangent is zero: PyTorch zeroes the old tangent in place (zero_);
+# the last result such an op gave (weakly), for the in-place hook that runs right after
+_ZEROED_IN_PLACE = frozenset({"zero", "uniform_", "normal_", "bernoulli_"})
+_LAST_ZEROED: list = [None]
 
 
 # PyTorch's forward derivatives (derivatives.yaml) come in three kinds, and the tangent's
@@ -675,8 +684,12 @@ def _on_inplace(target: Tensor, compute):
             if new is None:
                 new = _zeros_like(target)
             if mine is not None:
-                if GRAD_MODE.enabled and (new._requires_grad or mine._requires_grad) and not (
-                        mine._grad_fn is None and mine._requires_grad):
+                recorded = GRAD_MODE.enabled and (new._requires_grad or mine._requires_grad) \
+                    and not (mine._grad_fn is None and mine._requires_grad)
+                zeroed = _LAST_ZEROED[0]
+                if recorded and zeroed is not None and zeroed() is result:
+                    mine.zero_()  # (recorded: PyTorch's self_t.zero_())
+                elif recorded:
                     mine.copy_(new)  # (recorded, as PyTorch's self_t.copy_(new tangent))
                 else:
                     _write(mine, new)
