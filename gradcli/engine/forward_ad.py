@@ -448,8 +448,27 @@ def _copysign_jvp(inputs, meta, res, tangents):
     return _zeros_for(a, tangents[0]) * ratio
 
 
+def _logsumexp_tangent(x, t, dims, keepdim: bool):
+    """The tangent of logsumexp(x) over dims: a softmax-weighted sum of t, its weights
+    exp(x - max) over their sum (DivBackward0 on top, as PyTorch's logsumexp_jvp)."""
+    shifted = (x - x.amax(dims, keepdim=True)).exp() if x._data.size else x.exp()
+    return (shifted * t).sum(dims, keepdim=keepdim) / shifted.sum(dims, keepdim=keepdim)
+
+
+def _logsumexp_jvp(inputs, meta, res, tangents):
+    dims, keepdim = meta
+    return _logsumexp_tangent(inputs[0], tangents[0], tuple(dims), keepdim)
+
+
+def _softmax_jvp(inputs, meta, res, tangents):
+    """softmax's formula: result * (t - the logsumexp tangent), MulBackward0 on top."""
+    dim = meta[0]
+    t = tangents[0]
+    return _plain_result(res) * (t - _logsumexp_tangent(inputs[0], t, (dim,), True))
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
+_FORMULAS = {"logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
              "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
 
 
