@@ -183,8 +183,8 @@ KNOWN_PRIMAL_REQUIRES_GRAD = frozenset({
     "logit", "max_pool3d_with_indices", "mse_loss", "norm", "norm_dim",
     "prelu", "prod_dim", "quantile_out", "remainder", "remainder_self", "renorm", "rrelu",
     "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
-    "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self", "std",
-    "std_mean", "threshold", "threshold_backward", "var", "var_mean", "xlogy_scalar_self"
+    "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self",
+    "std_mean", "threshold", "threshold_backward", "var_mean", "xlogy_scalar_self"
 })
 KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "acos", "acosh", "adaptive_max_pool2d", "adaptive_max_pool3d", "addcdiv", "alias",
@@ -204,8 +204,8 @@ KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "rsub_alpha", "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
     "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self",
     "split", "split_with_sizes", "split_with_sizes_copy", "squeeze_copy",
-    "squeeze_copy_dim", "squeeze_copy_dims", "std", "std_mean", "threshold",
-    "transpose_copy", "unbind_copy", "unsafe_split", "unsqueeze_copy", "var", "var_mean",
+    "squeeze_copy_dim", "squeeze_copy_dims", "std_mean", "threshold",
+    "transpose_copy", "unbind_copy", "unsafe_split", "unsqueeze_copy", "var_mean",
     "xlogy_scalar_self"
 })
 
@@ -518,6 +518,17 @@ NESTED_SCENARIOS = {
                 print(fn())
             except RuntimeError as e:
                 print("RuntimeError:", e)
+    """,
+    "variance_tangents": """
+        x = torch.tensor([[0.5, -1.5, 2.0], [1.0, 0.25, -0.75]], dtype=torch.double,
+                         requires_grad=True)
+        t = torch.tensor([[1.0, 0.0, -1.0], [0.5, 2.0, 1.0]], dtype=torch.double)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, t)
+            for out in (d.var(), d.std(), d.var(0), d.std(1, keepdim=True),
+                        d.var(1, correction=0), d.std((0, 1), correction=2),
+                        d[:1, :1].var(), d[:, :1].std(1)):
+                print(fwAD.unpack_dual(out).tangent)
     """,
     "linearize": """
         x = torch.tensor([0.3, -0.7, 2.1])

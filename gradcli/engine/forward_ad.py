@@ -467,8 +467,32 @@ def _softmax_jvp(inputs, meta, res, tangents):
     return _plain_result(res) * (t - _logsumexp_tangent(inputs[0], t, (dim,), True))
 
 
+def _var_tangent(x, t, meta):
+    """The tangent of x.var(dims, correction, keepdim): the variance's backward formula on
+    the tangent (2 / dof * t * (x - mean)), summed over dims (SumBackward1 on top)."""
+    dims, correction, keepdim, whole = meta[:4]
+    shape = x._data.shape
+    count = 1
+    for d in (range(len(shape)) if whole else dims):
+        count *= shape[d]
+    dof = count - correction
+    centred = x - (x.mean() if whole else x.mean(tuple(dims), keepdim=True))
+    spread = (t * float("nan")) if dof <= 0 else (2.0 / dof) * t * centred
+    return spread.sum(tuple(range(len(shape))) if whole else tuple(dims), keepdim=keepdim)
+
+
+def _var_jvp(inputs, meta, res, tangents):
+    return _var_tangent(inputs[0], tangents[0], meta)
+
+
+def _std_jvp(inputs, meta, res, tangents):
+    """std's formula: the variance's tangent over 2 std, 0 where std is 0."""
+    std = _plain_result(res)
+    return (_var_tangent(inputs[0], tangents[0], meta) / (2.0 * std)).masked_fill(std == 0, 0)
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
+_FORMULAS = {"var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
              "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
 
 
