@@ -179,8 +179,8 @@ KNOWN_PRIMAL_REQUIRES_GRAD = frozenset({
     "hardsigmoid", "hardswish", "hardtanh_backward", "huber_loss", "index_put",
     "linalg_cholesky_ex", "linalg_eigh", "linalg_householder_product", "linalg_inv_ex",
     "linalg_lu_factor_ex", "linalg_matrix_exp", "linalg_pinv", "linalg_qr",
-    "linalg_slogdet", "linalg_solve", "linalg_svd", "linalg_vector_norm", "logcumsumexp",
-    "logit", "max_pool3d_with_indices", "mse_loss", "norm", "norm_dim",
+    "linalg_slogdet", "linalg_solve", "linalg_svd", "logcumsumexp",
+    "logit", "max_pool3d_with_indices", "mse_loss", "norm_dim",
     "prelu", "prod_dim", "quantile_out", "remainder", "remainder_self", "renorm", "rrelu",
     "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
     "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self",
@@ -197,9 +197,9 @@ KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "hardsigmoid", "hardswish", "huber_loss", "index_put", "ldexp", "linalg_cholesky_ex",
     "linalg_eigh", "linalg_householder_product", "linalg_inv_ex", "linalg_lu_factor_ex",
     "linalg_matrix_exp", "linalg_pinv", "linalg_qr", "linalg_slogdet", "linalg_solve",
-    "linalg_svd", "linalg_vector_norm", "logcumsumexp", "logit", "max",
+    "linalg_svd", "logcumsumexp", "logit", "max",
     "max_pool3d_with_indices", "median", "min", "mse_loss", "nanmedian", "nansum",
-    "nextafter", "norm", "norm_dim", "permute_copy", "prelu", "prod_dim", "quantile_out",
+    "nextafter", "norm_dim", "permute_copy", "prelu", "prod_dim", "quantile_out",
     "rad2deg", "remainder", "remainder_scalar", "remainder_self", "renorm", "rrelu",
     "rsub_alpha", "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
     "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self",
@@ -519,7 +519,7 @@ NESTED_SCENARIOS = {
             except RuntimeError as e:
                 print("RuntimeError:", e)
     """,
-    "variance_tangents": """
+    "variance_and_norm_tangents": """
         x = torch.tensor([[0.5, -1.5, 2.0], [1.0, 0.25, -0.75]], dtype=torch.double,
                          requires_grad=True)
         t = torch.tensor([[1.0, 0.0, -1.0], [0.5, 2.0, 1.0]], dtype=torch.double)
@@ -528,6 +528,12 @@ NESTED_SCENARIOS = {
             for out in (d.var(), d.std(), d.var(0), d.std(1, keepdim=True),
                         d.var(1, correction=0), d.std((0, 1), correction=2),
                         d[:1, :1].var(), d[:, :1].std(1)):
+                print(fwAD.unpack_dual(out).tangent)
+            z = fwAD.make_dual(torch.zeros(3, dtype=torch.double), t[0])
+            for out in (d.norm(), d.norm(dim=1, keepdim=True), d.norm(p=3, dim=0),
+                        torch.linalg.vector_norm(d, 3), torch.linalg.vector_norm(d, 2.5, (0, 1)),
+                        d.norm(p=1), torch.linalg.vector_norm(d, float("inf"), 1), z.norm(),
+                        torch.linalg.vector_norm(d.float(), dtype=torch.double)):
                 print(fwAD.unpack_dual(out).tangent)
     """,
     "linearize": """

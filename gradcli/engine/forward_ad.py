@@ -313,6 +313,8 @@ def _on_op(op, inputs, meta, res) -> None:
                     _LAST_ZEROED[0] = weakref.ref(res)
             elif op.name in _FORMULAS:
                 tangent = _FORMULAS[op.name](inputs, meta, res, tangents)
+                if tangent is NotImplemented:  # (a case the formula leaves to the rule)
+                    tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
             elif op.name in ELEMENTWISE and len(inputs) == 1 and not op.multi:
                 tangent = _elementwise_jvp(op, inputs, meta, res._data, tangents[0])
             elif op.name in LINEAR and not op.multi:
@@ -425,7 +427,7 @@ def _mse_loss_jvp(inputs, meta, res, tangents):
     zero, the other term's +0 settles the sign)."""
     x, t = inputs
     if not isinstance(t, Tensor):
-        return None
+        return NotImplemented
     x_t, t_t = (_zeros_for(a, b) for a, b in zip(inputs, tangents, strict=True))
     backward = _registry.OPS["mse_loss_backward"]
     total = _registry.run_op(backward, (x_t, x, t), ("none",)) + _registry.run_op(
@@ -491,8 +493,35 @@ def _std_jvp(inputs, meta, res, tangents):
     return (_var_tangent(inputs[0], tangents[0], meta) / (2.0 * std)).masked_fill(std == 0, 0)
 
 
+def _norm_jvp(inputs, meta, res, tangents):
+    """A p-norm's formula for p other than 0, 1 and infinity: sum(|x|^(p-2) x t) over
+    norm^(p-1) (for p = 2: sum(x t) / norm), 0 where the norm is 0 (MaskedFillBackward0
+    on top, as PyTorch's)."""
+    p, dims, keepdim = meta[0], tuple(meta[1]), meta[2]
+    if not isinstance(p, (int, float)) or p == 0 or p != p:
+        return NotImplemented
+    x, t = inputs[0], tangents[0]
+    if not dims:
+        dims = tuple(range(x._data.ndim))
+    if p == 1:  # sum(sign(x) t)
+        return (x.sign() * t).sum(dims, keepdim=keepdim)
+    if abs(p) == float("inf"):  # the extreme elements' tangents, shared evenly
+        extreme = x.abs() == x.abs().amax(dims, keepdim=True) if p > 0 else \
+            x.abs() == x.abs().amin(dims, keepdim=True)
+        share = extreme / extreme.sum(dims, keepdim=True)
+        return (x.sign() * t * share).sum(dims, keepdim=keepdim)
+    norm = _plain_result(res)
+    if p == 2:
+        out = (x * t).sum(dims, keepdim=keepdim) / norm
+    else:
+        out = (x.abs().pow(p - 2) * (x * t)).sum(dims, keepdim=keepdim) / norm.pow(p - 1)
+    if out._data.dtype != t._data.dtype:  # (vector_norm(dtype=...): PyTorch's tangent
+        out = out.to(t.dtype)             # keeps the input's dtype)
+    return out.masked_fill(norm == 0, 0)
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
+_FORMULAS = {"norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
              "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
 
 
