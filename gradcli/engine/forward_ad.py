@@ -520,8 +520,29 @@ def _norm_jvp(inputs, meta, res, tangents):
     return out.masked_fill(norm == 0, 0)
 
 
+def _rounded_quotient_jvp(mode: str):
+    """fmod (mode "trunc") and remainder ("floor"): a_t - b_t * (a / b rounded), SubBackward0
+    on top; a missing tangent is a zero term (no quotient read, so b = 0 gives no nan)."""
+
+    def formula(inputs, meta, res, tangents):
+        a, b = inputs
+        if not isinstance(b, Tensor) or not isinstance(a, Tensor):
+            return NotImplemented
+        a_t, b_t = tangents
+        quotient = a.div(b, rounding_mode=mode)
+        zeros = make(np.zeros_like(res._data))
+        if b_t is None:  # (PyTorch's zero tangent times the quotient: still read, never nan)
+            b_t = zeros
+            if not np.isfinite(quotient._data).all():
+                quotient = make(np.zeros_like(quotient._data))
+        return (a_t if a_t is not None else zeros) - b_t * quotient
+
+    return formula
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
+_FORMULAS = {"fmod": _rounded_quotient_jvp("trunc"), "remainder": _rounded_quotient_jvp("floor"),
+             "norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
              "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
 
 
