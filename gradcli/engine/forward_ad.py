@@ -8,11 +8,18 @@ paths pay one global read while no level is active: this module fills the hook s
 `ops.registry` (every op), `tensor` (in-place writes and printing) and `custom_function`
 (a Function's `jvp`) on entering a level and empties them on leaving.
 
-The tangent of an op needs no per-op formula: an op's backward gives the vector-Jacobian
-product g(u) = J^T u, which is linear in u, so J t = d<g(u), t>/du (the "double vjp").
-Views instead take the same view of the input's tangent (so the tangent of a view shares
-memory with its base's, as PyTorch's does), and an in-place op writes the new tangent
-into the old one.
+The tangent of an op follows the kind of PyTorch's forward derivative (derivatives.yaml),
+because the tangent's own graph (and the sign of its zeros) comes from it: an elementwise
+op runs its backward formula on the tangent, a linear op runs itself on the tangents, a
+few ops have their explicit formula written out (_FORMULAS), and every other op uses the
+"double vjp": an op's backward gives the vector-Jacobian product g(u) = J^T u, which is
+linear in u, so J t = d<g(u), t>/du (the right values, its own last op). Views take the
+same view of the input's tangent (so the tangent of a view shares memory with its
+base's, as PyTorch's does), and an in-place op writes the new tangent into the old one.
+
+A backward pass inside a level differentiates dual tensors too (autograd's slot
+FORWARD_AD_BACKWARD runs the formulas on their recorded path), and AccumulateGrad and
+retain_grad are wrapped while a level is active so .grad takes PyTorch's tangent.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """torch.func over gradcli's engine: jvp, vjp, grad, grad_and_value, jacrev, jacfwd,
-hessian, vmap and functional_call, as plain functions.
+hessian, linearize, vmap and functional_call, as plain functions.
 
 PyTorch's functorch wraps tensors per transform level; here each transform is a direct
 use of the engine: reverse-mode ones differentiate a fresh input (a leaf, or a view of
 an input that already needs a gradient, so an enclosing transform differentiates through
-it: grad(grad(f)) works), forward-mode ones use one dual level (torch.autograd.forward_ad),
-so jvp/jacfwd do not nest inside one another (hessian, jacfwd over jacrev, does).
+it: grad(grad(f)) works), the outermost forward-mode one uses the dual level
+(torch.autograd.forward_ad) and a jvp inside it computes J t by reverse mode, the double
+vjp, whose ops carry the outer tangents (jacfwd(jacfwd(f)), jvp of jvp).
 vmap runs the function once per slice and stacks the results.
 """
 
