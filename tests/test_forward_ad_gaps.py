@@ -203,7 +203,7 @@ KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "rad2deg", "remainder_scalar", "renorm", "rrelu",
     "rsub_alpha", "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
     "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self",
-    "split", "split_with_sizes", "split_with_sizes_copy", "squeeze_copy",
+    "split_with_sizes_copy", "squeeze_copy",
     "squeeze_copy_dim", "squeeze_copy_dims", "std_mean", "threshold",
     "transpose_copy", "unbind_copy", "unsafe_split", "unsqueeze_copy", "var_mean",
     "xlogy_scalar_self"
@@ -535,6 +535,17 @@ NESTED_SCENARIOS = {
                         d.norm(p=1), torch.linalg.vector_norm(d, float("inf"), 1), z.norm(),
                         torch.linalg.vector_norm(d.float(), dtype=torch.double)):
                 print(fwAD.unpack_dual(out).tangent)
+    """,
+    "reverse_over_forward_through_pieces": """
+        x = torch.tensor([0.5, -1.0, 2.0])
+        f = lambda v: torch.cat([p * p.sin() for p in v.split(1)]
+                                + [q.exp().reshape(1) for q in v.unbind(0)] + list(v.chunk(2)))
+        print(func.jacrev(lambda t: func.jvp(f, (x,), (t,))[1])(torch.ones(3)))
+        print(func.jacfwd(f)(x))
+        t = torch.ones(3, requires_grad=True)
+        with fwAD.dual_level():
+            pieces = fwAD.make_dual(x, t).split([1, 2])
+            print([fwAD.unpack_dual(p).tangent for p in pieces])
     """,
     "linearize": """
         x = torch.tensor([0.3, -0.7, 2.1])

@@ -726,10 +726,20 @@ class _MultiHook:
     """registry's hook for ops with several outputs."""
 
     @staticmethod
-    def pieces(x, outs) -> None:
-        """split/chunk/unbind: each piece's tangent is the same view of x's tangent."""
+    def pieces(x, outs, op=None, meta=()) -> None:
+        """split/chunk/unbind: each piece's tangent is the same view of x's tangent (made by
+        the op itself when the tangent has a graph: SplitBackward0 on each piece)."""
         t = tangent_of(x)
         if t is None or x._data.dtype.kind not in "fc":
+            return
+        if op is not None and t._requires_grad and GRAD_MODE.enabled:
+            from .ops.shape import _run_pieces
+
+            steps = [o._view_fn[-1] for o in outs]
+            with _suspended:
+                made = _run_pieces(op, t, [fwd(t._data, *m) for fwd, m in steps], meta, steps)
+            for o, piece in zip(outs, made, strict=True):
+                set_tangent(o, piece)
             return
         for o in outs:
             fwd, meta = o._view_fn[-1]
