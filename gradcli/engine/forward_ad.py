@@ -547,8 +547,29 @@ def _rounded_quotient_jvp(mode: str):
     return formula
 
 
+def _atan2_jvp(inputs, meta, res, tangents):
+    """atan2(a, b)'s formula: (b a_t - a b_t) / (a^2 + b^2), DivBackward0 on top."""
+    a, b = inputs
+    a_t, b_t = (_zeros_for(x, t) for x, t in zip(inputs, tangents, strict=True))
+    return (-a * b_t + b * a_t) / (a.pow(2) + b.pow(2))
+
+
+def _scaled(t, value):
+    """t * value, no product for 1 (PyTorch's maybe_multiply)."""
+    return t if value == 1 else t * value
+
+
+def _addcdiv_jvp(inputs, meta, res, tangents):
+    """addcdiv(s, n, d, value)'s formula: s_t + value n_t / d - value d_t (n / d) / d
+    (SubBackward0 on top)."""
+    _s, n, d = inputs
+    s_t, n_t, d_t = (_zeros_for(x, t) for x, t in zip(inputs, tangents, strict=True))
+    value = meta[0]
+    return s_t + _scaled(n_t / d, value) - _scaled(d_t * (n / d) / d, value)
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"fmod": _rounded_quotient_jvp("trunc"), "remainder": _rounded_quotient_jvp("floor"),
+_FORMULAS = {"atan2": _atan2_jvp, "addcdiv": _addcdiv_jvp, "fmod": _rounded_quotient_jvp("trunc"), "remainder": _rounded_quotient_jvp("floor"),
              "norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
              "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
 
