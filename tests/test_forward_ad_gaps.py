@@ -188,7 +188,7 @@ KNOWN_PRIMAL_REQUIRES_GRAD = frozenset({
 })
 KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "acos", "acosh", "adaptive_max_pool2d", "adaptive_max_pool3d", "alias",
-    "alias_copy", "amax", "amin", "aminmax_max", "aminmax_min", "angle", "as_strided_",
+    "alias_copy", "angle", "as_strided_",
     "as_strided_copy", "asin", "asinh", "backward_hook_function", "celu",
     "cholesky_inverse", "clamp_max_tensor", "clamp_min_tensor", "clamp_tensor",
     "convolution", "convolution_backward_weight", "convolution_ext", "cumprod",
@@ -197,8 +197,8 @@ KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "hardsigmoid", "hardswish", "huber_loss", "index_put", "ldexp", "linalg_cholesky_ex",
     "linalg_eigh", "linalg_householder_product", "linalg_inv_ex", "linalg_lu_factor_ex",
     "linalg_matrix_exp", "linalg_pinv", "linalg_qr", "linalg_slogdet", "linalg_solve",
-    "linalg_svd", "logcumsumexp", "logit", "max",
-    "max_pool3d_with_indices", "median", "min", "mse_loss", "nanmedian", "nansum",
+    "linalg_svd", "logcumsumexp", "logit",
+    "max_pool3d_with_indices", "mse_loss", "nansum",
     "nextafter", "norm_dim", "permute_copy", "prelu", "prod_dim", "quantile_out",
     "rad2deg", "remainder_scalar", "renorm", "rrelu",
     "rsub_alpha", "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
@@ -546,6 +546,19 @@ NESTED_SCENARIOS = {
         with fwAD.dual_level():
             pieces = fwAD.make_dual(x, t).split([1, 2])
             print([fwAD.unpack_dual(p).tangent for p in pieces])
+    """,
+    "extremes_with_ties": """
+        x = torch.tensor([[2.0, -1.0, 2.0], [0.5, 2.0, -1.0]], dtype=torch.double)
+        t = torch.tensor([[1.0, 0.0, -1.0], [0.5, 2.0, 1.0]], dtype=torch.double,
+                         requires_grad=True)
+        n = torch.tensor([1.0, float("nan"), 3.0], dtype=torch.double)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, t)
+            nd = fwAD.make_dual(n, torch.ones(3, dtype=torch.double))
+            for out in (d.max(), d.min(), d.median(), d.nanmedian(), d.amax(0), d.amin(1),
+                        d.amax((0, 1), keepdim=True), torch.aminmax(d, dim=0).max,
+                        torch.aminmax(d).min, nd.max(), nd.nanmedian(), nd.amax(0)):
+                print(fwAD.unpack_dual(out).tangent)
     """,
     "linearize": """
         x = torch.tensor([0.3, -0.7, 2.1])

@@ -568,8 +568,46 @@ def _addcdiv_jvp(inputs, meta, res, tangents):
     return s_t + _scaled(n_t / d, value) - _scaled(d_t * (n / d) / d, value)
 
 
+def _evenly_read_jvp(inputs, meta, res, tangents):
+    """max(), min(), median(), nanmedian() of a whole tensor: the mean of the tangent over
+    the elements equal to the result (SumBackward0 on top, as PyTorch's evenly_read_jvp)."""
+    x, t = inputs[0], tangents[0]
+    hits = x == make(res._data)  # (a nan result matches nothing: a nan tangent, as PyTorch's)
+    return (t * (hits / hits.sum())).sum()
+
+
+def _extreme_jvp(keep_dims, minimum: bool):
+    """amax/amin (aminmax) over dims: the tangent summed over the extreme elements over their
+    count (DivBackward0 on top, as PyTorch's amaxamin_jvp)."""
+
+    def formula(inputs, meta, res, tangents):
+        dims, keepdim = keep_dims(meta)
+        x, t = inputs[0], tangents[0]
+        if not dims:
+            dims = tuple(range(x._data.ndim))
+        plain = make(x._data)
+        extreme = plain.amin(dims, keepdim=True) if minimum else plain.amax(dims, keepdim=True)
+        hits = x == extreme
+        return (t * hits).sum(dims, keepdim=keepdim) / hits.sum(dims, keepdim=keepdim)
+
+    return formula
+
+
+def _shape_dims_keepdim(meta):
+    return tuple(meta[1]), meta[2]
+
+
+def _dims_keepdim(meta):
+    return tuple(meta[0]), meta[1]
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"atan2": _atan2_jvp, "addcdiv": _addcdiv_jvp, "fmod": _rounded_quotient_jvp("trunc"), "remainder": _rounded_quotient_jvp("floor"),
+_FORMULAS = {"max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
+             "nanmedian": _evenly_read_jvp,
+             "amax": _extreme_jvp(_shape_dims_keepdim, False),
+             "amin": _extreme_jvp(_shape_dims_keepdim, True),
+             "aminmax_max": _extreme_jvp(_dims_keepdim, False),
+             "aminmax_min": _extreme_jvp(_dims_keepdim, True), "atan2": _atan2_jvp, "addcdiv": _addcdiv_jvp, "fmod": _rounded_quotient_jvp("trunc"), "remainder": _rounded_quotient_jvp("floor"),
              "norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
              "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
 
