@@ -306,7 +306,12 @@ def _on_op(op, inputs, meta, res) -> None:
     with _suspended:
         from .ops.views import is_view_forward, view_op
 
-        if is_view_forward(op.forward) and tangents[0] is not None:
+        if op.name in _IDENTITY_TANGENT and tangents[0] is not None and \
+                tangents[0]._data.dtype == res._data.dtype:
+            tangent = tangents[0]  # (the input's tangent object itself, as PyTorch's)
+        elif op.name == "angle" and inputs[0]._data.dtype.kind == "f":
+            tangent = make(np.zeros_like(res._data))  # (a real number's angle is constant)
+        elif is_view_forward(op.forward) and tangents[0] is not None:
             tangent = view_op(op, tangents[0], meta)
             if tangent._data.dtype != res._data.dtype:
                 tangent = tangent.to(res.dtype)
@@ -335,6 +340,8 @@ def _on_op(op, inputs, meta, res) -> None:
         _remember_saved_result(res, tangent)
 
 
+# ops whose PyTorch tangent is the input's tangent itself (self_t: frac, x % number, alias)
+_IDENTITY_TANGENT = frozenset({"frac", "fmod_scalar", "remainder_scalar", "alias"})
 # ops dispatched by whether an input requires grad, whose variant without it has no
 # derivative for that input (it saves nothing): a tangent there needs the full op's rule
 _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
