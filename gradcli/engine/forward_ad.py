@@ -335,13 +335,21 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
     if tangent is None:
         return
+    if op.name in _COPIED_VIEWS and tangent._requires_grad and GRAD_MODE.enabled:
+        with _suspended:  # (PyTorch copies the view of the tangent into a new tensor)
+            tangent = make(np.empty_like(res._data)).copy_(tangent)
     set_tangent(res, tangent)
     if op.save_result and res._grad_fn is not None:
         _remember_saved_result(res, tangent)
 
 
 # ops whose PyTorch tangent is the input's tangent itself (self_t: frac, x % number, alias)
-_IDENTITY_TANGENT = frozenset({"frac", "fmod_scalar", "remainder_scalar", "alias"})
+_IDENTITY_TANGENT = frozenset({"frac", "fmod_scalar", "remainder_scalar", "alias",
+                               "alias_copy"})
+# view copies whose PyTorch tangent is the view of the tangent copied into a new tensor
+# (CopyBackwards on top when it has a graph)
+_COPIED_VIEWS = frozenset({"as_strided_copy", "diag_copy", "expand_copy", "permute_copy",
+                           "transpose_copy"})
 # ops dispatched by whether an input requires grad, whose variant without it has no
 # derivative for that input (it saves nothing): a tangent there needs the full op's rule
 _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
