@@ -190,7 +190,7 @@ KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "acos", "acosh", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "as_strided_",
     "asin", "asinh", "backward_hook_function", "celu",
-    "cholesky_inverse", "clamp_max_tensor", "clamp_min_tensor", "clamp_tensor",
+    "cholesky_inverse",
     "convolution", "convolution_backward_weight", "convolution_ext", "cumprod",
     "deg2rad", "dist", "exp2", "fill", "fill_scalar",
     "fill_tensor", "glu", "hardshrink",
@@ -569,6 +569,19 @@ NESTED_SCENARIOS = {
                         d.angle(), d % 2):
                 tangent = fwAD.unpack_dual(out).tangent
                 print(tangent, tangent is t)
+    """,
+    "clamp_ties": """
+        x = torch.tensor([1.0, 2.0, 3.0])
+        lo = torch.tensor([1.0, 1.0, 5.0])
+        hi = torch.tensor([3.0, 2.0, 4.0])
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, torch.tensor([1.0, 1.0, 1.0]))
+            lo_d = fwAD.make_dual(lo, torch.tensor([10.0, 10.0, 10.0]))
+            hi_d = fwAD.make_dual(hi, torch.tensor([100.0, 100.0, 100.0]))
+            for out in (torch.clamp(d, min=lo_d), torch.clamp(d, max=hi_d), torch.clamp(d, lo_d, hi_d),
+                        torch.clamp_min(d, lo_d), torch.clamp_max(d, hi_d), torch.clamp(d, lo),
+                        torch.clamp(x, lo_d, hi), d.clamp(1.5, 2.5)):
+                print(fwAD.unpack_dual(out).tangent)
     """,
     "linearize": """
         x = torch.tensor([0.3, -0.7, 2.1])

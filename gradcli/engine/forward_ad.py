@@ -616,8 +616,41 @@ def _dims_keepdim(meta):
     return tuple(meta[0]), meta[1]
 
 
+def _where(mask, a, b):
+    return _registry.PUBLIC["torch.where"](mask, a, b)
+
+
+def _clamp_jvp(inputs, meta, res, tangents):
+    """clamp(x, lo, hi) with tensor bounds: the tangent of whichever of x, lo, hi the result
+    took (hi where lo > hi; a tie keeps x's), WhereBackward0 on top, as PyTorch's."""
+    x, lo, hi = inputs
+    x_t = _zeros_for(x, tangents[0])
+    lo_t = _zeros_for(lo, tangents[1]) if isinstance(lo, Tensor) else None
+    hi_t = _zeros_for(hi, tangents[2]) if isinstance(hi, Tensor) else None
+    if lo_t is not None and hi_t is not None:
+        return _where(lo > hi, hi_t, _where(x < lo, lo_t, _where(x > hi, hi_t, x_t)))
+    if lo_t is not None:
+        return _where(x > lo, x_t, lo_t)
+    if hi_t is not None:
+        return _where(x < hi, x_t, hi_t)
+    return NotImplemented
+
+
+def _clamp_min_jvp(inputs, meta, res, tangents):
+    """clamp_min(x, lo): x's tangent where x >= lo, else lo's (a tie keeps x's)."""
+    x, lo = inputs
+    return _where(x >= lo, _zeros_for(x, tangents[0]), _zeros_for(lo, tangents[1]))
+
+
+def _clamp_max_jvp(inputs, meta, res, tangents):
+    """clamp_max(x, hi): x's tangent where x <= hi, else hi's."""
+    x, hi = inputs
+    return _where(x <= hi, _zeros_for(x, tangents[0]), _zeros_for(hi, tangents[1]))
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
+_FORMULAS = {"clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
+             "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
              "nanmedian": _evenly_read_jvp,
              "amax": _extreme_jvp(_shape_dims_keepdim, False),
              "amin": _extreme_jvp(_shape_dims_keepdim, True),
