@@ -198,7 +198,7 @@ KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "linalg_eigh", "linalg_householder_product", "linalg_inv_ex", "linalg_lu_factor_ex",
     "linalg_matrix_exp", "linalg_pinv", "linalg_qr", "linalg_slogdet", "linalg_solve",
     "linalg_svd", "logcumsumexp", "logit",
-    "max_pool3d_with_indices", "mse_loss", "nansum",
+    "max_pool3d_with_indices", "mse_loss",
     "nextafter", "norm_dim", "prelu", "prod_dim", "quantile_out",
     "rad2deg", "renorm", "rrelu",
     "rsub_alpha", "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
@@ -557,7 +557,8 @@ NESTED_SCENARIOS = {
             nd = fwAD.make_dual(n, torch.ones(3, dtype=torch.double))
             for out in (d.max(), d.min(), d.median(), d.nanmedian(), d.amax(0), d.amin(1),
                         d.amax((0, 1), keepdim=True), torch.aminmax(d, dim=0).max,
-                        torch.aminmax(d).min, nd.max(), nd.nanmedian(), nd.amax(0)):
+                        torch.aminmax(d).min, nd.max(), nd.nanmedian(), nd.amax(0), nd.nansum(),
+                        torch.nansum(d.reshape(3, 2) * nd.reshape(3, 1), 1, keepdim=True)):
                 print(fwAD.unpack_dual(out).tangent)
     """,
     "tangent_passed_through": """

@@ -648,8 +648,18 @@ def _clamp_max_jvp(inputs, meta, res, tangents):
     return _where(x <= hi, _zeros_for(x, tangents[0]), _zeros_for(hi, tangents[1]))
 
 
+def _nansum_jvp(inputs, meta, res, tangents):
+    """nansum's formula: the tangent, 0 where x is nan, summed (SumBackward1 on top)."""
+    x, t = inputs[0], tangents[0]
+    dims, keepdim = tuple(meta[0]), meta[1]
+    if not dims:
+        dims = tuple(range(x._data.ndim))
+    kept = _where(x.isnan(), make(np.zeros((), dtype=t._data.dtype)), t)
+    return kept.sum(dims, keepdim=keepdim)
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
+_FORMULAS = {"nansum": _nansum_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
              "nanmedian": _evenly_read_jvp,
              "amax": _extreme_jvp(_shape_dims_keepdim, False),
