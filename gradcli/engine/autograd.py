@@ -51,6 +51,11 @@ TASKS: list = []
 #: is called as each node starts and returns an object whose close() ends its event
 NODE_HOOK: list = [None]
 _task_ids = itertools.count()
+#: forward-mode AD's slot, None unless a dual level is active (gradcli.engine.forward_ad
+#: fills it): fw(node, grads, run) runs a node's backward formula without create_graph so
+#: that the gradients carry tangents, as PyTorch's do inside a dual level (`run`: the
+#: formula's runner when not the op's own backward). The engine reads it once per pass.
+FORWARD_AD_BACKWARD = None
 
 
 def _as_tensor_list(x) -> list:
@@ -411,6 +416,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     hooks_before = list(saved_hooks.STACK)
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = bool(create_graph)
+    fw_backward = None if create_graph else FORWARD_AD_BACKWARD
     anomaly = grad_mode.ANOMALY[0]
     special = capture is not None or observe is not None  # else: hooks are the only extras
     node = span = None
@@ -478,7 +484,10 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             else:
                 op = node.op
                 if (node.freed or node.versions) and node.saved_tensors_check():
-                    out_grads = run_unpacked(node, grads)  # (saved_tensors_hooks)
+                    out_grads = (run_unpacked(node, grads) if fw_backward is None  # (saved_tensors_hooks)
+                                 else fw_backward(node, grads, run_unpacked))
+                elif fw_backward is not None:  # (a dual level: the gradients carry tangents)
+                    out_grads = fw_backward(node, grads, None)
                 else:
                     out_grads = op.backward(node, grads if op.multi else grads[0])
                 if node.input_meta is not None:
@@ -608,7 +617,8 @@ def _add_to(buf: list, nr: int, g: Tensor, shared=None) -> None:
     old = buf[nr]
     if old is None:
         buf[nr] = g
-    elif (not GRAD_MODE.enabled and old._data.shape == g._data.shape
+    elif (not GRAD_MODE.enabled and FORWARD_AD_BACKWARD is None  # (a sum of tangents too)
+            and old._data.shape == g._data.shape
             and old._data.dtype == g._data.dtype and _exclusive(old, shared)):
         np.add(old._data, g._data, out=old._data)
     else:

@@ -180,6 +180,8 @@ def _backward_class(cls) -> type:
 def apply_function(cls, args: tuple, kwargs: dict):
     """Function.apply: run forward without recording, then wire the outputs to a node."""
     setup_style = getattr(cls.setup_context, "__func__", cls.setup_context) is not _BASE_SETUP
+    if FUNC_TRANSFORMS is not None:  # (inside torch.func's transforms: their requirements)
+        FUNC_TRANSFORMS(cls, setup_style)
     if kwargs or setup_style:  # (setup_context sees forward's defaults too, as PyTorch's)
         sig = inspect.signature(cls.forward)
         bound = sig.bind(*args, **kwargs) if setup_style else sig.bind(None, *args, **kwargs)
@@ -217,6 +219,10 @@ def apply_function(cls, args: tuple, kwargs: dict):
 #: tangents, None when no input has one), leave() resumes them, and run_jvp(cls, ctx,
 #: args, outputs, tangents) calls the Function's jvp and gives the outputs its results.
 FORWARD_AD = None
+#: torch.func's slot, None unless one of its transforms is running (gradcli.torch.func
+#: fills it): fn(cls, setup_style) raises PyTorch's error for a Function the transform
+#: cannot run (no setup_context; under vmap, no vmap rule)
+FUNC_TRANSFORMS = None
 
 
 def _view_of_self(t: Tensor) -> Tensor:

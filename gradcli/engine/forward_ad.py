@@ -8,15 +8,23 @@ paths pay one global read while no level is active: this module fills the hook s
 `ops.registry` (every op), `tensor` (in-place writes and printing) and `custom_function`
 (a Function's `jvp`) on entering a level and empties them on leaving.
 
-The tangent of an op needs no per-op formula: an op's backward gives the vector-Jacobian
-product g(u) = J^T u, which is linear in u, so J t = d<g(u), t>/du (the "double vjp").
-Views instead take the same view of the input's tangent (so the tangent of a view shares
-memory with its base's, as PyTorch's does), and an in-place op writes the new tangent
-into the old one.
+The tangent of an op follows the kind of PyTorch's forward derivative (derivatives.yaml),
+because the tangent's own graph (and the sign of its zeros) comes from it: an elementwise
+op runs its backward formula on the tangent, a linear op runs itself on the tangents, a
+few ops have their explicit formula written out (_FORMULAS), and every other op uses the
+"double vjp": an op's backward gives the vector-Jacobian product g(u) = J^T u, which is
+linear in u, so J t = d<g(u), t>/du (the right values, its own last op). Views take the
+same view of the input's tangent (so the tangent of a view shares memory with its
+base's, as PyTorch's does), and an in-place op writes the new tangent into the old one.
+
+A backward pass inside a level differentiates dual tensors too (autograd's slot
+FORWARD_AD_BACKWARD runs the formulas on their recorded path), and AccumulateGrad and
+retain_grad are wrapped while a level is active so .grad takes PyTorch's tangent.
 """
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import NamedTuple
 
@@ -145,6 +153,12 @@ def exit_dual_level(*, level=None) -> None:
 
 
 def _install() -> None:
+    from . import autograd as _autograd
+
+    _autograd.FORWARD_AD_BACKWARD = _engine_backward
+    _ENGINE_ORIGINALS.update(accumulate=_autograd._accumulate, retain=_autograd._retain)
+    _autograd._accumulate = _accumulate_with_tangent
+    _autograd._retain = _retain_with_tangent
     _registry.FORWARD_AD = _on_op
     _registry.FORWARD_AD_MULTI = _MULTI_HOOK
     _tensor_mod.FORWARD_AD_INPLACE = _on_inplace
@@ -154,6 +168,12 @@ def _install() -> None:
 
 
 def _uninstall() -> None:
+    from . import autograd as _autograd
+
+    _autograd.FORWARD_AD_BACKWARD = None
+    if _ENGINE_ORIGINALS:
+        _autograd._accumulate = _ENGINE_ORIGINALS.pop("accumulate")
+        _autograd._retain = _ENGINE_ORIGINALS.pop("retain")
     _registry.FORWARD_AD = None
     _registry.FORWARD_AD_MULTI = None
     _tensor_mod.FORWARD_AD_INPLACE = None
@@ -286,7 +306,12 @@ def _on_op(op, inputs, meta, res) -> None:
     with _suspended:
         from .ops.views import is_view_forward, view_op
 
-        if is_view_forward(op.forward) and tangents[0] is not None:
+        if op.name in _IDENTITY_TANGENT and tangents[0] is not None and \
+                tangents[0]._data.dtype == res._data.dtype:
+            tangent = tangents[0]  # (the input's tangent object itself, as PyTorch's)
+        elif op.name == "angle" and inputs[0]._data.dtype.kind == "f":
+            tangent = make(np.zeros_like(res._data))  # (a real number's angle is constant)
+        elif is_view_forward(op.forward) and tangents[0] is not None:
             tangent = view_op(op, tangents[0], meta)
             if tangent._data.dtype != res._data.dtype:
                 tangent = tangent.to(res.dtype)
@@ -296,21 +321,429 @@ def _on_op(op, inputs, meta, res) -> None:
                 op = _registry.OPS[full]
             if op.name in _CONSTANT_RESULT:
                 tangent = make(np.zeros_like(res._data))
+                if op.name in _ZEROED_IN_PLACE:
+                    _LAST_ZEROED[0] = weakref.ref(res)
+            elif op.name in _FORMULAS:
+                tangent = _FORMULAS[op.name](inputs, meta, res, tangents)
+                if tangent is NotImplemented:  # (a case the formula leaves to the rule)
+                    tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
+            elif op.name in ELEMENTWISE and len(inputs) == 1 and not op.multi:
+                tangent = _elementwise_jvp(op, inputs, meta, res._data, tangents[0])
+            elif op.name in LINEAR and not op.multi:
+                tangent = _linear_jvp(op, inputs, meta, res._data, tangents)
             else:
                 tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
     if tangent is None:
         return
+    if op.name in _COPIED_VIEWS and tangent._requires_grad and GRAD_MODE.enabled:
+        with _suspended:  # (PyTorch copies the view of the tangent into a new tensor)
+            tangent = make(np.empty_like(res._data)).copy_(tangent)
     set_tangent(res, tangent)
     if op.save_result and res._grad_fn is not None:
         _remember_saved_result(res, tangent)
 
 
+# ops whose PyTorch tangent is the input's tangent itself (self_t: frac, x % number, alias)
+_IDENTITY_TANGENT = frozenset({"frac", "fmod_scalar", "remainder_scalar", "alias",
+                               "alias_copy"})
+# view copies whose PyTorch tangent is the view of the tangent copied into a new tensor
+# (CopyBackwards on top when it has a graph)
+_COPIED_VIEWS = frozenset({"as_strided_copy", "diag_copy", "expand_copy", "permute_copy",
+                           "transpose_copy"})
 # ops dispatched by whether an input requires grad, whose variant without it has no
 # derivative for that input (it saves nothing): a tangent there needs the full op's rule
 _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
 # ops whose result does not depend on the input's values: a zero tangent, +0 everywhere
 # (the rule would give 0 * t, negative zeros where t < 0; PyTorch zeroes the tangent)
-_CONSTANT_RESULT = {"zero", "fill", "fill_scalar"}
+_CONSTANT_RESULT = {"zero", "fill", "fill_scalar",
+                    # draws: zero derivative in PyTorch (a tangent of zeros, no graph)
+                    "bernoulli", "normal_mean", "normal_std", "normal_mean_std", "uniform_",
+                    "normal_", "bernoulli_"}
+# in-place ops whose new tangent is zero: PyTorch zeroes the old tangent in place (zero_);
+# the last result such an op gave (weakly), for the in-place hook that runs right after
+_ZEROED_IN_PLACE = frozenset({"zero", "uniform_", "normal_", "bernoulli_"})
+_LAST_ZEROED: list = [None]
+
+
+# PyTorch's forward derivatives (derivatives.yaml) come in three kinds, and the tangent's
+# own graph (its grad_fn when a primal or a tangent requires grad) follows the kind:
+# "auto_element_wise": the backward formula with the tangent as the incoming gradient
+# (for an elementwise op J is diagonal: J t = J^T t);
+ELEMENTWISE = frozenset({
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "celu", "cos", "cosh",
+    "deg2rad", "digamma", "elu", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "floor",
+    "gelu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "i0", "leaky_relu",
+    "lgamma", "log", "log10", "log1p", "log2", "logit", "mish", "mvlgamma", "nan_to_num",
+    "neg", "polygamma", "rad2deg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign",
+    "silu", "sin", "sinc", "sinh", "softplus", "softshrink", "special_entr", "special_erfcx",
+    "special_i0e", "special_i1", "special_i1e", "special_log_ndtr", "special_ndtri", "sqrt",
+    "tan", "tanh", "threshold", "trunc", "selu", "rrelu"})
+# "auto_linear": the op itself applied to the tangents (zeros for inputs without one);
+# the views among them take the view path
+LINEAR = frozenset({
+    "affine_grid_generator", "as_strided_scatter", "avg_pool2d", "avg_pool3d",
+    "channel_shuffle", "clone", "col2im", "cumsum", "diag_embed", "diagonal_backward",
+    "diagonal_scatter", "embedding", "flip", "gather", "im2col", "index", "index_select",
+    "masked_select", "max_unpool2d", "max_unpool3d", "narrow_copy", "pixel_shuffle",
+    "pixel_unshuffle", "repeat", "roll", "rot90", "select_backward", "select_scatter",
+    "slice_backward", "slice_scatter", "take", "trace", "tril", "triu", "unfold_backward",
+    "upsample_bicubic2d", "upsample_bilinear2d", "upsample_linear1d", "upsample_nearest1d",
+    "upsample_nearest2d", "upsample_nearest3d", "upsample_trilinear3d",
+    "upsample_nearest-exact1d", "upsample_nearest-exact2d", "upsample_nearest-exact3d",
+    "adaptive_avg_pool3d", "scatter_src", "scatter_add", "masked_scatter",
+    # ... and the explicit formulas that are the op on the tangents (sub: self_t - other_t,
+    # cat_jvp, stack_jvp, where(condition, self_t, other_t), index_add(self_t, .., source_t),
+    # lerp(self_t, end_t, weight), the deduced sum/mean of the tangent ...)
+    "sub", "sub_alpha", "cat", "stack", "where", "index_add", "index_copy",
+    "put", "masked_fill_tensor", "index_fill_tensor", "block_diag", "lerp", "sum", "sum_dim",
+    "mean", "mean_dim", "squeeze0", "squeeze1", "squeeze2", "to_copy"})
+# linear ops whose number operands are terms, not factors
+_ADDITIVE = frozenset({"sub", "sub_alpha"})
+# otherwise an explicit formula, which the double-vjp rule below stands in for
+
+
+def _div_jvp(inputs, meta, res, tangents):
+    """div's explicit formula, (self_t - other_t * result) / other_p: DivBackward0 on top."""
+    a, b = inputs
+    at, bt = tangents
+    if bt is None:
+        numerator = at
+    else:
+        numerator = bt * _plain_result(res)
+        numerator = -numerator if at is None else at - numerator
+    out = numerator / b
+    if out._data.dtype != res._data.dtype:
+        out = out.to(res.dtype)
+    return out
+
+
+def _plain_result(res: Tensor) -> Tensor:
+    """The op's result as a formula reads it: itself when a graph is being recorded (the
+    tangent then differentiates through it), its values otherwise."""
+    return res if GRAD_MODE.enabled and res._requires_grad else make(res._data)
+
+
+def _zeros_for(x, t):
+    return t if t is not None else make(np.zeros_like(x._data))
+
+
+def _tanh_backward_jvp(inputs, meta, res, tangents):
+    """tanh_backward(g, y)'s formula: tanh_backward(g_t, y) + y_t * (-2 * y * g); the
+    zeros of a missing tangent are real zeros there (+0 * (1 - y^2) stays +0)."""
+    g, y = inputs
+    g_t, y_t = (_zeros_for(x, t) for x, t in zip(inputs, tangents, strict=True))
+    return _registry.run_op(_registry.OPS["tanh_backward"], (g_t, y)) + y_t * ((y * -2) * g)
+
+
+def _sigmoid_backward_jvp(inputs, meta, res, tangents):
+    """sigmoid_backward(g, y)'s formula: sigmoid_backward(g_t, y) + y_t * g * (-2 y + 1)."""
+    g, y = inputs
+    g_t, y_t = (_zeros_for(x, t) for x, t in zip(inputs, tangents, strict=True))
+    return (_registry.run_op(_registry.OPS["sigmoid_backward"], (g_t, y))
+            + y_t * g * (y * -2 + 1))
+
+
+def _mse_loss_jvp(inputs, meta, res, tangents):
+    """mse_loss's formula: the reduction of mse_loss_backward(x_t, x, t) +
+    mse_loss_backward(t_t, t, x), unreduced (2 (x - t) x_t + 2 (t - x) t_t: where x_t is
+    zero, the other term's +0 settles the sign)."""
+    x, t = inputs
+    if not isinstance(t, Tensor):
+        return NotImplemented
+    x_t, t_t = (_zeros_for(a, b) for a, b in zip(inputs, tangents, strict=True))
+    backward = _registry.OPS["mse_loss_backward"]
+    total = _registry.run_op(backward, (x_t, x, t), ("none",)) + _registry.run_op(
+        backward, (t_t, t, x), ("none",))
+    if total._data.dtype != res._data.dtype:
+        total = total.to(res.dtype)
+    reduction = meta[0]
+    if reduction == "mean":
+        return total.mean()
+    if reduction == "sum":
+        return total.sum()
+    return total
+
+
+def _copysign_jvp(inputs, meta, res, tangents):
+    """copysign(a, b)'s formula reads a's tangent only: a_t * (result / a, 0 where a == 0)
+    (b's derivative is zero and adds no term, so no +0 covers a -0 of a_t * -1)."""
+    a, _b = inputs
+    ratio = (_plain_result(res) / a).masked_fill(a == 0, 0.0)
+    return _zeros_for(a, tangents[0]) * ratio
+
+
+def _logsumexp_tangent(x, t, dims, keepdim: bool):
+    """The tangent of logsumexp(x) over dims: a softmax-weighted sum of t, its weights
+    exp(x - max) over their sum (DivBackward0 on top, as PyTorch's logsumexp_jvp)."""
+    shifted = (x - x.amax(dims, keepdim=True)).exp() if x._data.size else x.exp()
+    return (shifted * t).sum(dims, keepdim=keepdim) / shifted.sum(dims, keepdim=keepdim)
+
+
+def _logsumexp_jvp(inputs, meta, res, tangents):
+    dims, keepdim = meta
+    return _logsumexp_tangent(inputs[0], tangents[0], tuple(dims), keepdim)
+
+
+def _softmax_jvp(inputs, meta, res, tangents):
+    """softmax's formula: result * (t - the logsumexp tangent), MulBackward0 on top."""
+    dim = meta[0]
+    t = tangents[0]
+    return _plain_result(res) * (t - _logsumexp_tangent(inputs[0], t, (dim,), True))
+
+
+def _var_tangent(x, t, meta):
+    """The tangent of x.var(dims, correction, keepdim): the variance's backward formula on
+    the tangent (2 / dof * t * (x - mean)), summed over dims (SumBackward1 on top)."""
+    dims, correction, keepdim, whole = meta[:4]
+    shape = x._data.shape
+    count = 1
+    for d in (range(len(shape)) if whole else dims):
+        count *= shape[d]
+    dof = count - correction
+    centred = x - (x.mean() if whole else x.mean(tuple(dims), keepdim=True))
+    spread = (t * float("nan")) if dof <= 0 else (2.0 / dof) * t * centred
+    return spread.sum(tuple(range(len(shape))) if whole else tuple(dims), keepdim=keepdim)
+
+
+def _var_jvp(inputs, meta, res, tangents):
+    return _var_tangent(inputs[0], tangents[0], meta)
+
+
+def _std_jvp(inputs, meta, res, tangents):
+    """std's formula: the variance's tangent over 2 std, 0 where std is 0."""
+    std = _plain_result(res)
+    return (_var_tangent(inputs[0], tangents[0], meta) / (2.0 * std)).masked_fill(std == 0, 0)
+
+
+def _norm_jvp(inputs, meta, res, tangents):
+    """A p-norm's formula for p other than 0, 1 and infinity: sum(|x|^(p-2) x t) over
+    norm^(p-1) (for p = 2: sum(x t) / norm), 0 where the norm is 0 (MaskedFillBackward0
+    on top, as PyTorch's)."""
+    p, dims, keepdim = meta[0], tuple(meta[1]), meta[2]
+    if not isinstance(p, (int, float)) or p == 0 or p != p:
+        return NotImplemented
+    x, t = inputs[0], tangents[0]
+    if not dims:
+        dims = tuple(range(x._data.ndim))
+    if p == 1:  # sum(sign(x) t)
+        return (x.sign() * t).sum(dims, keepdim=keepdim)
+    if abs(p) == float("inf"):  # the extreme elements' tangents, shared evenly
+        extreme = x.abs() == x.abs().amax(dims, keepdim=True) if p > 0 else \
+            x.abs() == x.abs().amin(dims, keepdim=True)
+        share = extreme / extreme.sum(dims, keepdim=True)
+        return (x.sign() * t * share).sum(dims, keepdim=keepdim)
+    norm = _plain_result(res)
+    if p == 2:
+        out = (x * t).sum(dims, keepdim=keepdim) / norm
+    else:
+        out = (x.abs().pow(p - 2) * (x * t)).sum(dims, keepdim=keepdim) / norm.pow(p - 1)
+    if out._data.dtype != t._data.dtype:  # (vector_norm(dtype=...): PyTorch's tangent
+        out = out.to(t.dtype)             # keeps the input's dtype)
+    return out.masked_fill(norm == 0, 0)
+
+
+def _rounded_quotient_jvp(mode: str):
+    """fmod (mode "trunc") and remainder ("floor"): a_t - b_t * (a / b rounded), SubBackward0
+    on top; a missing tangent is a zero term (no quotient read, so b = 0 gives no nan)."""
+
+    def formula(inputs, meta, res, tangents):
+        a, b = inputs
+        if not isinstance(b, Tensor) or not isinstance(a, Tensor):
+            return NotImplemented
+        a_t, b_t = tangents
+        quotient = a.div(b, rounding_mode=mode)
+        zeros = make(np.zeros_like(res._data))
+        if b_t is None:  # (PyTorch's zero tangent times the quotient: still read, never nan)
+            b_t = zeros
+            if not np.isfinite(quotient._data).all():
+                quotient = make(np.zeros_like(quotient._data))
+        return (a_t if a_t is not None else zeros) - b_t * quotient
+
+    return formula
+
+
+def _atan2_jvp(inputs, meta, res, tangents):
+    """atan2(a, b)'s formula: (b a_t - a b_t) / (a^2 + b^2), DivBackward0 on top."""
+    a, b = inputs
+    a_t, b_t = (_zeros_for(x, t) for x, t in zip(inputs, tangents, strict=True))
+    return (-a * b_t + b * a_t) / (a.pow(2) + b.pow(2))
+
+
+def _scaled(t, value):
+    """t * value, no product for 1 (PyTorch's maybe_multiply)."""
+    return t if value == 1 else t * value
+
+
+def _addcdiv_jvp(inputs, meta, res, tangents):
+    """addcdiv(s, n, d, value)'s formula: s_t + value n_t / d - value d_t (n / d) / d
+    (SubBackward0 on top)."""
+    _s, n, d = inputs
+    s_t, n_t, d_t = (_zeros_for(x, t) for x, t in zip(inputs, tangents, strict=True))
+    value = meta[0]
+    return s_t + _scaled(n_t / d, value) - _scaled(d_t * (n / d) / d, value)
+
+
+def _evenly_read_jvp(inputs, meta, res, tangents):
+    """max(), min(), median(), nanmedian() of a whole tensor: the mean of the tangent over
+    the elements equal to the result (SumBackward0 on top, as PyTorch's evenly_read_jvp)."""
+    x, t = inputs[0], tangents[0]
+    hits = x == make(res._data)  # (a nan result matches nothing: a nan tangent, as PyTorch's)
+    return (t * (hits / hits.sum())).sum()
+
+
+def _extreme_jvp(keep_dims, minimum: bool):
+    """amax/amin (aminmax) over dims: the tangent summed over the extreme elements over their
+    count (DivBackward0 on top, as PyTorch's amaxamin_jvp)."""
+
+    def formula(inputs, meta, res, tangents):
+        dims, keepdim = keep_dims(meta)
+        x, t = inputs[0], tangents[0]
+        if not dims:
+            dims = tuple(range(x._data.ndim))
+        plain = make(x._data)
+        extreme = plain.amin(dims, keepdim=True) if minimum else plain.amax(dims, keepdim=True)
+        hits = x == extreme
+        return (t * hits).sum(dims, keepdim=keepdim) / hits.sum(dims, keepdim=keepdim)
+
+    return formula
+
+
+def _shape_dims_keepdim(meta):
+    return tuple(meta[1]), meta[2]
+
+
+def _dims_keepdim(meta):
+    return tuple(meta[0]), meta[1]
+
+
+def _where(mask, a, b):
+    return _registry.PUBLIC["torch.where"](mask, a, b)
+
+
+def _clamp_jvp(inputs, meta, res, tangents):
+    """clamp(x, lo, hi) with tensor bounds: the tangent of whichever of x, lo, hi the result
+    took (hi where lo > hi; a tie keeps x's), WhereBackward0 on top, as PyTorch's."""
+    x, lo, hi = inputs
+    x_t = _zeros_for(x, tangents[0])
+    lo_t = _zeros_for(lo, tangents[1]) if isinstance(lo, Tensor) else None
+    hi_t = _zeros_for(hi, tangents[2]) if isinstance(hi, Tensor) else None
+    if lo_t is not None and hi_t is not None:
+        return _where(lo > hi, hi_t, _where(x < lo, lo_t, _where(x > hi, hi_t, x_t)))
+    if lo_t is not None:
+        return _where(x > lo, x_t, lo_t)
+    if hi_t is not None:
+        return _where(x < hi, x_t, hi_t)
+    return NotImplemented
+
+
+def _clamp_min_jvp(inputs, meta, res, tangents):
+    """clamp_min(x, lo): x's tangent where x >= lo, else lo's (a tie keeps x's)."""
+    x, lo = inputs
+    return _where(x >= lo, _zeros_for(x, tangents[0]), _zeros_for(lo, tangents[1]))
+
+
+def _clamp_max_jvp(inputs, meta, res, tangents):
+    """clamp_max(x, hi): x's tangent where x <= hi, else hi's."""
+    x, hi = inputs
+    return _where(x <= hi, _zeros_for(x, tangents[0]), _zeros_for(hi, tangents[1]))
+
+
+def _nansum_jvp(inputs, meta, res, tangents):
+    """nansum's formula: the tangent, 0 where x is nan, summed (SumBackward1 on top)."""
+    x, t = inputs[0], tangents[0]
+    dims, keepdim = tuple(meta[0]), meta[1]
+    if not dims:
+        dims = tuple(range(x._data.ndim))
+    kept = _where(x.isnan(), make(np.zeros((), dtype=t._data.dtype)), t)
+    return kept.sum(dims, keepdim=keepdim)
+
+
+# ops whose PyTorch forward derivative is an explicit formula written out here
+_FORMULAS = {"nansum": _nansum_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
+             "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
+             "nanmedian": _evenly_read_jvp,
+             "amax": _extreme_jvp(_shape_dims_keepdim, False),
+             "amin": _extreme_jvp(_shape_dims_keepdim, True),
+             "aminmax_max": _extreme_jvp(_dims_keepdim, False),
+             "aminmax_min": _extreme_jvp(_dims_keepdim, True), "atan2": _atan2_jvp, "addcdiv": _addcdiv_jvp, "fmod": _rounded_quotient_jvp("trunc"), "remainder": _rounded_quotient_jvp("floor"),
+             "norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
+             "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
+
+
+def _formula_node(op, inputs, meta, out, tangents, keep: bool):
+    """A node of `op` for evaluating its backward formula on the tangents: with the
+    inputs' real edges when a graph is kept (a saved output read by the formula then
+    differentiates back to them), a sentinel edge for inputs with only a tangent."""
+    sentinel = _sentinel_edge()
+    if keep:
+        from .ops.registry import edge_of
+
+        edges = tuple(edge_of(x) if isinstance(x, Tensor) and x.requires_grad
+                      else sentinel if t is not None else (None, 0)
+                      for x, t in zip(inputs, tangents, strict=True))
+        primals = tuple(inputs)
+    else:
+        edges = tuple(sentinel if t is not None else (None, 0) for t in tangents)
+        primals = tuple(make(x._data) if isinstance(x, Tensor) else x for x in inputs)
+    multi = isinstance(out, list)
+    input_meta = None
+    first = out[0] if multi else out
+    if op.broadcast:
+        for i, x in enumerate(inputs):
+            if isinstance(x, Tensor) and (x._data.shape != first.shape
+                                          or x._data.dtype != first.dtype):
+                if input_meta is None:
+                    input_meta = [None] * len(inputs)
+                input_meta[i] = (x._data.shape, x._data.dtype)
+    return op.node_class()(op, edges, primals if op.save_inputs else None, None,
+                           (out, [0]) if op.save_result and not multi else None, meta,
+                           input_meta)
+
+
+def _keeps_graph(inputs) -> bool:
+    return GRAD_MODE.enabled and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
+
+
+def _elementwise_jvp(op, inputs, meta, out, tangent: Tensor):
+    """PyTorch's auto_element_wise tangent: the backward formula given the tangent as the
+    gradient (its graph: the formula's, through the primal and the tangent)."""
+    if op.backward is None:
+        return None
+    keep = _keeps_graph(inputs)
+    node = _formula_node(op, inputs, meta, out, (tangent,), keep)
+    graph = keep or (GRAD_MODE.enabled and tangent.requires_grad)
+    prev = GRAD_MODE.enabled
+    GRAD_MODE.enabled = graph
+    try:
+        got = op.backward(node, tangent)[0]
+    finally:
+        GRAD_MODE.enabled = prev
+    if got is None:
+        return make(np.zeros_like(out))
+    if not graph and got._requires_grad:
+        got = got.detach()
+    if got._data.dtype != out.dtype or got._data.shape != out.shape:
+        got = make(np.array(np.broadcast_to(got._data, out.shape), dtype=out.dtype))
+    return got
+
+
+def _linear_jvp(op, inputs, meta, out, tangents: list):
+    """PyTorch's auto_linear tangent: the op itself on the tangents (zeros for the
+    floating inputs without one; integer inputs, indices, stay)."""
+    args = []
+    for x, t in zip(inputs, tangents, strict=True):
+        if t is not None:
+            args.append(t)
+        elif isinstance(x, Tensor) and x._data.dtype.kind in "fc":
+            args.append(make(np.zeros_like(x._data)))
+        elif op.name in _ADDITIVE and isinstance(x, (int, float)) and not isinstance(x, bool):
+            args.append(0)  # (a - 0.3: the number's tangent is zero)
+        else:
+            args.append(x)
+    got = _registry.run_op(op, tuple(args), meta)
+    if got._data.dtype != out.dtype:
+        got = got.to(make(out).dtype)
+    return got
 
 
 def jvp_of_op(op, inputs, meta, out, tangents: list):
@@ -325,32 +758,12 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
     multi = isinstance(out, list)
     if op.backward is None or op.multi != multi:
         return None
-    keep = GRAD_MODE.enabled and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
-    sentinel = _sentinel_edge()
-    if keep:
-        from .ops.registry import edge_of
-
-        edges = tuple(edge_of(x) if isinstance(x, Tensor) and x.requires_grad
-                      else sentinel if t is not None else (None, 0)
-                      for x, t in zip(inputs, tangents, strict=True))
-        primals = tuple(inputs)
-    else:
-        edges = tuple(sentinel if t is not None else (None, 0) for t in tangents)
-        primals = tuple(make(x._data) if isinstance(x, Tensor) else x for x in inputs)
-    input_meta = None
-    first = out[0] if multi else out
-    if op.broadcast:
-        for i, x in enumerate(inputs):
-            if isinstance(x, Tensor) and (x._data.shape != first.shape
-                                          or x._data.dtype != first.dtype):
-                if input_meta is None:
-                    input_meta = [None] * len(inputs)
-                input_meta[i] = (x._data.shape, x._data.dtype)
-    node = op.node_class()(op, edges, primals if op.save_inputs else None, None,
-                           (out, [0]) if op.save_result and not multi else None, meta,
-                           input_meta)
-    create_graph = keep or any(t is not None and t.requires_grad for t in tangents)
+    keep = _keeps_graph(inputs)
+    node = _formula_node(op, inputs, meta, out, tangents, keep)
+    input_meta = node.input_meta
     prev = GRAD_MODE.enabled
+    # (under no_grad a tangent gets no graph, even from a tangent that has one)
+    create_graph = keep or (prev and any(t is not None and t.requires_grad for t in tangents))
     GRAD_MODE.enabled = True
     try:
         arrays = out if multi else [out]
@@ -382,9 +795,10 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
         jvp = jvps.pop(0)
         if jvp is None:
             jvp = make(np.zeros_like(a))
-        elif not create_graph and jvp._grad_fn is not None:
+        elif not create_graph and jvp._requires_grad:
             jvp = jvp.detach()
-        if keep and not multi and (op.name in _PRODUCTS or not jvp.requires_grad):
+        if keep and not multi and (op.name in _PRODUCTS or not jvp.requires_grad
+                                   and op.name not in _MASKED):
             jvp = _product_rule_graph(op, inputs, jvp)
         results.append(jvp)
     return results if multi else results[0]
@@ -394,6 +808,12 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
 # requires grad (derivatives.yaml: mul, mm, addmm, bmm, mv, dot, ...)
 _PRODUCTS = frozenset({"mul", "mm", "addmm", "bmm", "mv", "dot", "addmv", "baddbmm", "addbmm",
                        "addr", "outer", "vdot"})
+
+
+# ops whose PyTorch tangent reads the primals only through comparisons (a mask, a
+# selection): it has no graph unless a tangent has one
+_MASKED = frozenset({"maximum", "minimum", "fmax", "fmin", "clamp_tensor", "clamp_max_tensor",
+                     "clamp_min_tensor", "div_mode", "nextafter", "floor_divide"})
 
 
 def _product_rule_graph(op, inputs, jvp: Tensor) -> Tensor:
@@ -423,10 +843,20 @@ class _MultiHook:
     """registry's hook for ops with several outputs."""
 
     @staticmethod
-    def pieces(x, outs) -> None:
-        """split/chunk/unbind: each piece's tangent is the same view of x's tangent."""
+    def pieces(x, outs, op=None, meta=()) -> None:
+        """split/chunk/unbind: each piece's tangent is the same view of x's tangent (made by
+        the op itself when the tangent has a graph: SplitBackward0 on each piece)."""
         t = tangent_of(x)
         if t is None or x._data.dtype.kind not in "fc":
+            return
+        if op is not None and t._requires_grad and GRAD_MODE.enabled:
+            from .ops.shape import _run_pieces
+
+            steps = [o._view_fn[-1] for o in outs]
+            with _suspended:
+                made = _run_pieces(op, t, [fwd(t._data, *m) for fwd, m in steps], meta, steps)
+            for o, piece in zip(outs, made, strict=True):
+                set_tangent(o, piece)
             return
         for o in outs:
             fwd, meta = o._view_fn[-1]
@@ -481,7 +911,15 @@ def _on_inplace(target: Tensor, compute):
             if new is None:
                 new = _zeros_like(target)
             if mine is not None:
-                _write(mine, new)
+                recorded = GRAD_MODE.enabled and (new._requires_grad or mine._requires_grad) \
+                    and not (mine._grad_fn is None and mine._requires_grad)
+                zeroed = _LAST_ZEROED[0]
+                if recorded and zeroed is not None and zeroed() is result:
+                    mine.zero_()  # (recorded: PyTorch's self_t.zero_())
+                elif recorded:
+                    mine.copy_(new)  # (recorded, as PyTorch's self_t.copy_(new tangent))
+                else:
+                    _write(mine, new)
             else:
                 set_tangent(target, _fresh_tangent(target, new))
         return result
@@ -523,6 +961,149 @@ def _fresh_tangent(target: Tensor, new: Tensor) -> Tensor:
     view = make(region)
     view._vc = base_t._vc
     return view
+
+
+# ------------------------------------------------------------------ backward inside a level
+
+# autograd's AccumulateGrad and retain_grad steps while a level is active are these
+# module's wrappers around them: the originals, to put back when the level ends
+_ENGINE_ORIGINALS: dict = {}
+
+
+def _engine_backward(node, grads: list, run):
+    """autograd's slot: a node's backward formula in a pass without create_graph.
+
+    PyTorch's formulas are differentiable ops, so inside a dual level the gradients they
+    compute from dual tensors (saved inputs and outputs, or gradients with tangents) carry
+    tangents (grad of a dual: its Hessian-vector product). gradcli's formulas take numpy
+    shortcuts when no graph is recorded; with grad mode on they take the recorded path,
+    whose ops give tangents, and the results are detached after (no graph, no tangent
+    graph: what PyTorch's no-grad backward gives). A custom Function's backward runs as
+    written (the user's ops carry tangents themselves)."""
+    op = node.op
+    if node.custom or not _TANGENTS:
+        if run is not None:
+            return run(node, grads)
+        return op.backward(node, grads if op.multi else grads[0])
+    GRAD_MODE.enabled = True
+    try:
+        if run is not None:
+            out = run(node, grads)
+        else:
+            out = op.backward(node, grads if op.multi else grads[0])
+    finally:
+        GRAD_MODE.enabled = False
+    return tuple(_no_graph(g) for g in out)
+
+
+def _no_graph(g):
+    """g without its graph, with its tangent (also without graph) when it has one."""
+    if not isinstance(g, Tensor) or (not g._requires_grad and _tangent_graph_free(g)):
+        return g
+    tangent = tangent_of(g)
+    out = g.detach()
+    if tangent is not None:
+        set_tangent(out, tangent.detach() if tangent._requires_grad else tangent)
+    return out
+
+
+def _tangent_graph_free(g) -> bool:
+    t = tangent_of(g)
+    return t is None or not t._requires_grad
+
+
+def _accumulate_with_tangent(var, grads: list, create_graph: bool, shared=None) -> None:
+    """AccumulateGrad inside a level, with PyTorch's tangents on .grad: a gradient the
+    engine alone held becomes .grad detached (no tangent), one others hold is cloned
+    (its tangent too), and a sum into an existing .grad adds the tangents."""
+    g = grads[0]
+    old = var._grad
+    g_tangent = tangent_of(g) if g is not None else None
+    old_tangent = tangent_of(old) if old is not None else None
+    # PyTorch takes the gradient over when nothing but the engine refers to it (its
+    # use_count): here the engine's list of the node's gradients, `g` and the call's
+    # argument; backward(inputs=...) (no `shared`) hands over its captured gradients
+    held_elsewhere = shared is not None and sys.getrefcount(g) > 3
+    _ENGINE_ORIGINALS["accumulate"](var, grads, create_graph, shared)
+    stolen = old is None and not create_graph and not held_elsewhere and _obeys_layout(g, var)
+    _after_grad_update(var, old, old_tangent, g, g_tangent, stolen)
+
+
+def _obeys_layout(g, var) -> bool:
+    """PyTorch's layout contract of a gradient for AccumulateGrad (a gradient that breaks
+    it is cloned, not taken over): var's strides where var is dense, else contiguous."""
+    gd, vd = g._data, var._data
+    if gd.shape != vd.shape:
+        return False
+    size = gd.itemsize
+    if _dense(vd):
+        return all(n == 1 and gs != 0 or n != 1 and gs == vs
+                   for n, gs, vs in zip(gd.shape, gd.strides, vd.strides, strict=True))
+    return gd.flags.c_contiguous and size > 0
+
+
+def _dense(a) -> bool:
+    """Non-overlapping and dense: its elements fill a block of memory, in some order."""
+    if a.size <= 1:
+        return True
+    dims = sorted((abs(st), n) for n, st in zip(a.shape, a.strides, strict=True) if n != 1)
+    expected = a.itemsize
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _retain_with_tangent(node, grads: list, create_graph: bool) -> None:
+    """retain_grad inside a level: PyTorch clones the gradient into .grad (its tangent too)
+    or adds it to the .grad there."""
+    before = []
+    for _nr, held in node.retain_hooks.items():
+        t = held()
+        if t is not None:
+            old = t._grad
+            before.append((t, old, tangent_of(old) if old is not None else None))
+    _ENGINE_ORIGINALS["retain"](node, grads, create_graph)
+    for t, old, old_tangent in before:
+        new = t._grad
+        if new is old or new is None:
+            continue
+        nr = t._output_nr
+        g = grads[nr] if nr < len(grads) else None
+        if g is not None:
+            _after_grad_update(t, old, old_tangent, g, tangent_of(g), stolen=False)
+
+
+def _after_grad_update(var, old, old_tangent, g, g_tangent, stolen: bool) -> None:
+    """Give var's new .grad PyTorch's tangent: none when PyTorch took the gradient over
+    (`stolen`: its detach()), a copy of the gradient's when it cloned it, the sum of the
+    two when it added to an existing .grad."""
+    new = var._grad
+    if new is None or (g_tangent is None and old_tangent is None):
+        return
+    with _suspended:
+        if old is None:
+            if stolen:
+                if new is g:
+                    _TANGENTS.pop(id(new), None)
+            elif g_tangent is not None:  # cloned: PyTorch's clone gives a clone of the tangent
+                set_tangent(new, g_tangent.clone() if g_tangent._requires_grad
+                            and GRAD_MODE.enabled else _copy_tangent(g_tangent))
+            return
+        total = g_tangent if old_tangent is None else (
+            old_tangent if g_tangent is None else old_tangent + g_tangent)
+        if new is old:  # added in place: old's tangent takes the sum in place
+            if old_tangent is None:
+                set_tangent(old, _copy_tangent(total))
+            elif g_tangent is not None:
+                _write(old_tangent, total)
+        elif tangent_of(new) is None:
+            set_tangent(new, _copy_tangent(total))
+
+
+def _copy_tangent(t: Tensor) -> Tensor:
+    return make(np.array(t._data, copy=True))
 
 
 # ------------------------------------------------------------------ custom Function

@@ -1,11 +1,12 @@
 """torch.func over gradcli's engine: jvp, vjp, grad, grad_and_value, jacrev, jacfwd,
-hessian, vmap and functional_call, as plain functions.
+hessian, linearize, vmap and functional_call, as plain functions.
 
 PyTorch's functorch wraps tensors per transform level; here each transform is a direct
 use of the engine: reverse-mode ones differentiate a fresh input (a leaf, or a view of
 an input that already needs a gradient, so an enclosing transform differentiates through
-it: grad(grad(f)) works), forward-mode ones use one dual level (torch.autograd.forward_ad),
-so jvp/jacfwd do not nest inside one another (hessian, jacfwd over jacrev, does).
+it: grad(grad(f)) works), the outermost forward-mode one uses the dual level
+(torch.autograd.forward_ad) and a jvp inside it computes J t by reverse mode, the double
+vjp, whose ops carry the outer tangents (jacfwd(jacfwd(f)), jvp of jvp).
 vmap runs the function once per slice and stacks the results.
 """
 
@@ -19,11 +20,71 @@ from gradcli.engine.grad_mode import GRAD_MODE, enable_grad
 from gradcli.engine.tensor import Tensor
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "vjp", "vmap"]
+           "linearize", "vjp", "vmap"]
 
 # how many reverse-mode transforms are running: inside one, results keep their graph so
 # that the enclosing transform differentiates them
 _DEPTH = [0]
+
+_NEEDS_SETUP_CONTEXT = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+    "...), it must override the setup_context staticmethod. For more details, please see "
+    "https://pytorch.org/docs/main/notes/extending.func.html")
+_NEEDS_VMAP_RULE = (
+    "You tried to vmap over {name}, but it does not have vmap support. Please override and "
+    "implement the vmap staticmethod or set generate_vmap_rule=True. For more details, please "
+    "see https://pytorch.org/docs/main/notes/extending.func.html")
+# running transforms: [all of them, those that vmap (vmap, jacfwd and hessian)]
+_RUNNING = [0, 0]
+
+
+def _check_custom_function(cls, setup_style: bool) -> None:
+    """custom_function's slot while a transform runs: a Function without setup_context
+    cannot run under one, nor one without a vmap rule under vmap (PyTorch's errors)."""
+    if not setup_style:
+        raise RuntimeError(_NEEDS_SETUP_CONTEXT)
+    if _RUNNING[1] and not getattr(cls, "generate_vmap_rule", False) and not any(
+            "vmap" in vars(k) for k in cls.__mro__ if k.__module__ != "torch.autograd.function"):
+        raise RuntimeError(_NEEDS_VMAP_RULE.format(name=cls.__name__))
+
+
+class _Transform:
+    """Within: a torch.func transform runs (`vmapping`: one PyTorch runs under vmap)."""
+
+    __slots__ = ("vmapping",)
+
+    def __init__(self, vmapping: bool = False):
+        self.vmapping = vmapping
+
+    def __enter__(self):
+        from gradcli.engine import custom_function
+
+        _RUNNING[0] += 1
+        _RUNNING[1] += self.vmapping
+        custom_function.FUNC_TRANSFORMS = _check_custom_function
+
+    def __exit__(self, *exc):
+        from gradcli.engine import custom_function
+
+        _RUNNING[0] -= 1
+        _RUNNING[1] -= self.vmapping
+        if not _RUNNING[0]:
+            custom_function.FUNC_TRANSFORMS = None
+
+
+_TRANSFORM = _Transform()
+_VMAPPING = _Transform(True)
+
+
+def _under_vmap(run):
+    """`run` as a transform PyTorch runs under vmap (jacfwd, vmap)."""
+
+    @functools.wraps(run)
+    def vmapped(*args, **kwargs):
+        with _VMAPPING:
+            return run(*args, **kwargs)
+
+    return vmapped
 
 
 # ------------------------------------------------------------------ pytrees
@@ -133,11 +194,14 @@ def _differentiable(x: Tensor) -> Tensor:
     return _detached(x).requires_grad_(True)
 
 
-def _detached(x: Tensor) -> Tensor:
-    """x.detach(), keeping x's tangent (a transform's result inside a jvp keeps it)."""
+def _detached(x: Tensor, tangent_graph: bool = True) -> Tensor:
+    """x.detach(), keeping x's tangent (a transform's result inside a jvp keeps it); a
+    transform's result keeps no graph on its tangent either (`tangent_graph` False)."""
     out = x.detach()
     tangent = _fwad.tangent_of(x)
     if tangent is not None:
+        if not tangent_graph and tangent.requires_grad:
+            tangent = tangent.detach()
         _fwad.set_tangent(out, tangent)
     return out
 
@@ -151,7 +215,7 @@ def _keep_graph(inputs) -> bool:
 
 def _plain(t, keep: bool):
     if isinstance(t, Tensor) and not keep:
-        return _detached(t)
+        return _detached(t, False)
     return t
 
 
@@ -166,7 +230,7 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
     if _fwad._LEVEL[0] >= 0 and not keep:
         # inside a jvp (hessian): the backward runs with a graph, so that the engine sums
         # gradients with tensor ops, which carry tangents, then the graph is dropped
-        return [_detached(g) for g in _grads_of(outputs, inputs, cotangents, True)]
+        return [_detached(g, False) for g in _grads_of(outputs, inputs, cotangents, True)]
     if not pairs:
         return [make(np.zeros_like(x._data)) for x in inputs]
     with enable_grad():
@@ -176,7 +240,7 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
     for x, g in zip(inputs, got, strict=True):
         if g is None:
             g = make(np.zeros_like(x._data))
-        out.append(g if keep else _detached(g))
+        out.append(g if keep else _detached(g, False))
     return out
 
 
@@ -187,7 +251,7 @@ def vjp(func, *primals, has_aux: bool = False):
     inner = [_differentiable(x) for x in flat]
     _DEPTH[0] += 1
     try:
-        with enable_grad():
+        with enable_grad(), _TRANSFORM:
             output = func(*_unflatten(inner, spec))
     finally:
         _DEPTH[0] -= 1
@@ -238,7 +302,7 @@ def _traced_call(func, args, kwargs, argnums, has_aux: bool, who: str) -> tuple:
     inner = [_differentiable(x) for x in flat]
     _DEPTH[0] += 1
     try:
-        with enable_grad():
+        with enable_grad(), _TRANSFORM:
             output = func(*_replaced(args, nums, _unflatten(inner, spec)), **kwargs)
     finally:
         _DEPTH[0] -= 1
@@ -370,9 +434,28 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
             if not isinstance(x, Tensor):
                 raise RuntimeError(f"{name}: Expected {what} to only contain Tensors, got {type(x)}")
     keep = _keep_graph(flat_p + flat_t)
+    if _JVP_NESTING[0]:
+        return _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep)
+    _JVP_NESTING[0] += 1
+    try:
+        return _outer_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep)
+    finally:
+        _JVP_NESTING[0] -= 1
+
+
+# how many jvp calls are running: PyTorch's JVP_NESTING (the outermost one enters the dual
+# level; a user's dual_level around it is nested forward AD, PyTorch's error)
+_JVP_NESTING = [0]
+_JVP_NAME = "jvp(f, primals, tangents)"
+
+
+def _outer_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
+    """jvp by forward-mode AD: one dual level for the call."""
+    name = _JVP_NAME
     with _fwad.dual_level():
         duals = [_fwad.make_dual(p, t) for p, t in zip(flat_p, flat_t, strict=True)]
-        output = func(*_unflatten(duals, spec_p))
+        with _TRANSFORM:
+            output = func(*_unflatten(duals, spec_p))
         aux = None
         if has_aux:
             if not (isinstance(output, tuple) and len(output) == 2):
@@ -408,6 +491,92 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     if has_aux:
         return result + (aux,)
     return result
+
+
+def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
+    """jvp inside another jvp (jacfwd of jacfwd, jvp of jvp): PyTorch gives each its own
+    functorch level. Here the inner one computes J t by reverse mode, the "double vjp":
+    the vector-Jacobian product g(u) = J^T u is linear in u, so J t = d<g(u), t>/du. Its
+    ops are ordinary ops, so the enclosing jvp's tangents run through them (and through
+    their backward formulas), and the dual level stays the one PyTorch has."""
+    import numpy as np
+
+    from gradcli.engine.tensor import make
+
+    name = _JVP_NAME
+    inner = [_differentiable(x) for x in flat_p]
+    _DEPTH[0] += 1
+    try:
+        with enable_grad(), _TRANSFORM:
+            output = func(*_unflatten(inner, spec_p))
+    finally:
+        _DEPTH[0] -= 1
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError(f"{name}: output of function f should be a tuple: "
+                               "(output, aux) if has_aux is True")
+        output, aux = output
+    outs, out_spec = _flatten(output)
+    if not outs:
+        raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
+                           f"(got output = {output})")
+    primals_out, tangents_out = [], []
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{name}: expected f(*args) to return only tensors, got "
+                               f"unsupported type {type(o)}")
+        t = None
+        if o.requires_grad and o._data.dtype.kind in "fc":
+            with enable_grad():
+                u = make(np.zeros_like(o._data), True)
+                grads = _autograd_grad([o], inner, [u], retain_graph=True, create_graph=True,
+                                       allow_unused=True)
+                total = None
+                for g, tangent in zip(grads, flat_t, strict=True):
+                    if g is not None:
+                        term = (g * tangent).sum()
+                        total = term if total is None else total + term
+                if total is not None and total.requires_grad:
+                    t = _autograd_grad([total], [u], retain_graph=True, create_graph=True,
+                                       allow_unused=True)[0]
+        if t is None:
+            if strict:
+                raise RuntimeError(f"{name}: Strict mode is not implemented")
+            t = make(np.zeros_like(o._data))
+        primals_out.append(_plain(o, keep))
+        tangents_out.append(_plain(t, keep))
+    result = _unflatten(primals_out, out_spec), _unflatten(tangents_out, out_spec)
+    if has_aux:
+        return result + (_tree_plain(aux, keep),)
+    return result
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the Jacobian of func at primals times
+    the tangents. PyTorch traces the tangent computation once; here each call runs jvp."""
+    output = func(*primals)
+    flat_p, spec_p = _flatten(primals)
+    shapes = [p.shape for p in flat_p]
+    dtypes = [p.dtype for p in flat_p]
+
+    def jvp_fn(*tangents):
+        flat_t, spec_t = _flatten(tangents)
+        if _spec_text(spec_t) != _spec_text(spec_p):
+            raise RuntimeError(f"Expected the tangents {_spec_text(spec_t)} to have the same "
+                               f"argspec as the primals {_spec_text(spec_p)}")
+        for idx, t in enumerate(flat_t):
+            if t.shape != shapes[idx]:
+                raise RuntimeError(f"tangent:{idx} with shape {t.shape} in flattened pytree "
+                                   f"doesn't match the shape {shapes[idx]} of the "
+                                   "corresponding primal.")
+            if t.dtype != dtypes[idx]:
+                raise RuntimeError(f"tangent:{idx} with dtype {t.dtype} in flattened pytree "
+                                   f"doesn't match the dtype {dtypes[idx]} of the "
+                                   "corresponding primal.")
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
 
 
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
@@ -473,7 +642,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             return result, aux
         return result
 
-    return run
+    return _under_vmap(run)
 
 
 def hessian(func, argnums=0):
@@ -525,7 +694,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         stacked = [torch.stack(acc, dim=d) for acc, d in zip(per_leaf, odims, strict=True)]
         return _unflatten(stacked, spec)
 
-    return run
+    return _under_vmap(run)
 
 
 # ------------------------------------------------------------------ modules

@@ -124,7 +124,7 @@ def _run_pieces(op, x: Tensor, arrays: list, meta: tuple, steps: list) -> tuple:
             o._grad_fn = node
             o._output_nr = i
     if _registry.FORWARD_AD_MULTI is not None:
-        _registry.FORWARD_AD_MULTI.pieces(x, outs)
+        _registry.FORWARD_AD_MULTI.pieces(x, outs, op, meta)
     return tuple(outs)
 
 
