@@ -45,7 +45,7 @@ CREATE_GRAPH_CYCLE_WARNING = (
     ".grad fields of your parameters to None after use to break the cycle and avoid the leak. "
     "(Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
 _CREATE_GRAPH_WARNED = [False]
-# (id, the nodes it will run, its `shared` set) of each backward running now, innermost last
+# (id, the nodes it will run, its `shared` Holders) of each backward running now, innermost last
 TASKS: list = []
 #: hook slot filled by engine/profiler.py while a profile records: NODE_HOOK[0](node)
 #: is called as each node starts and returns an object whose close() ends its event
@@ -233,9 +233,9 @@ def _exclusive(t: Tensor, shared) -> bool:
     buffer over (AccumulateGrad) or add into it: `t` was made by a built-in backward
     formula (or by the engine's own sum) into a buffer of its own, and was never given to
     anyone else this pass. Everything that hands a gradient out records it in `shared`
-    (run_engine's set of ids): the user's root gradients, tensor and node hooks, retained
+    (run_engine's Holders, by id): the user's root gradients, tensor and node hooks, retained
     and captured gradients, custom Functions' results, and a tensor sent down two edges.
-    A stale id there only costs a copy, never a wrong value. `shared` None: never."""
+    It keeps the tensors (`Holders`), so no id in it is stale. `shared` None: never."""
     return shared is not None and id(t) not in shared and _own_buffer(t)
 
 
@@ -247,21 +247,39 @@ def _own_buffer(t: Tensor) -> bool:
             and t._grad_fn is None)
 
 
-def _unheld(grads: list) -> Tensor:
+class Holders(dict):
+    """run_engine's record of the gradients someone besides one buffer slot holds this
+    pass (see _exclusive), by id. It keeps the tensors themselves, so that no id in it
+    can be taken by a new tensor while the pass runs (a reused id would make a fresh
+    gradient look held)."""
+
+    __slots__ = ()
+
+    def hold(self, tensors) -> None:
+        for t in tensors:
+            if t is not None:
+                self[id(t)] = t
+
+
+def _unheld(grads: list, shared=None) -> Tensor:
     """grads[0], taken over when no one but this list holds it, else a copy (grads[0]
     stays). Whether anyone holds it is asked of the language, not of reference counts:
     the list's reference is dropped and a weak reference says whether the tensor lived
     on (a hook kept it, another edge's buffer holds it, the user passed it in). On a
     runtime that frees objects late the tensor still looks held, which costs a copy,
-    never a shared buffer. The taken tensor keeps its buffer and version counter; the
+    never a shared buffer. `shared`'s own reference is set aside for the question and
+    put back if the tensor lives on. The taken tensor keeps its buffer and version counter; the
     list gets a second tensor over them for the node's post-hooks, as PyTorch's .grad
     is a detached alias of the gradient it stole."""
     ref = weakref.ref(grads[0])
     data, versions = grads[0]._data, grads[0]._vc
+    recorded = shared is not None and shared.pop(id(grads[0]), None) is not None
     grads[0] = None
     held = ref()
     if held is not None:
         grads[0] = held
+        if recorded:
+            shared[id(held)] = held
         return make(np.array(data, copy=True))
     taken = make(data)
     taken._vc = versions
@@ -293,7 +311,7 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> No
             var._grad = g
         elif g is grads[0] and not g._requires_grad and _own_buffer(g):
             g = None  # (_unheld must see the engine's last reference go)
-            var._grad = _unheld(grads)
+            var._grad = _unheld(grads, shared)
         else:
             var._grad = make(np.array(g._data, copy=True))
     elif create_graph:  # recording: out of place, as PyTorch (the old .grad stays as it was)
@@ -366,7 +384,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     """
     root_nodes = []
     buffers: dict = {}
-    shared = {id(g) for g in root_grads}  # see _exclusive: the gradients others hold too
+    shared = Holders()  # see _exclusive: the gradients others hold too
+    shared.hold(root_grads)
     for out, g in zip(outputs, root_grads):
         node, nr = edge_of(out)
         buf = buffers.get(node)
@@ -443,14 +462,14 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
             if special or node.hooked:
                 target = capture is not None and node in capture
                 if target or node.hooked or observe is not None:
-                    shared.update(map(id, grads))  # (hooks, retained, captured grads see them)
+                    shared.hold(grads)  # (hooks, retained, captured grads see them)
                 stop = target and stop_at is not None and node in stop_at
                 if target and stop_at is not None and not stop:
                     _capture(capture[node], grads, captured)  # grad(): before any hook, as PyTorch
                 if observe is None:
                     if node.pre_hooks:
                         _run_pre_hooks(node, grads)
-                        shared.update(map(id, grads))  # (a hook's replacement is the user's)
+                        shared.hold(grads)  # (a hook's replacement is the user's)
                     if node.retain_hooks:
                         _retain(node, grads, create_graph)
                 if stop:  # a target of grad() with no other target below: after its tensor hooks
@@ -466,7 +485,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                         replaced = hook(tuple(grads))
                         if replaced is not None:
                             grads = list(replaced)
-                            shared.update(map(id, grads))
+                            shared.hold(grads)
                         replaced = None  # (a later steal asks whether anyone else holds it)
                 if target and stop_at is None and leaf:  # a leaf: what its AccumulateGrad gets
                     _capture(capture[node], grads, captured)
@@ -496,11 +515,11 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                     _check_nan(node, out_grads)
                 if observe is not None:
                     observe(node, grads, out_grads)
-                    shared.update(map(id, out_grads))
+                    shared.hold(out_grads)
                 elif node.hooked and node.post_hooks:
-                    shared.update(map(id, out_grads))
+                    shared.hold(out_grads)
                     out_grads = _run_post_hooks(node, out_grads, grads)
-                    shared.update(map(id, out_grads))
+                    shared.hold(out_grads)
                 if len(out_grads) > 2:  # (two edges: checked in the loop below)
                     _mark_repeats(out_grads, shared)
             if not retain_graph:
@@ -510,7 +529,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if child is None or (needed is not None and child not in needed):
                     continue
                 if g is prev and g is not None:  # one tensor down two edges: both hold it
-                    shared.add(id(g))
+                    shared[id(g)] = g
                 prev = g
                 buf = buffers.get(child)
                 if buf is None:
@@ -586,14 +605,14 @@ def will_engine_execute_node(node) -> bool:
     return node in TASKS[-1][1]
 
 
-def _mark_repeats(out_grads, shared: set) -> None:
+def _mark_repeats(out_grads, shared: Holders) -> None:
     """Record in `shared` a gradient tensor that a formula returned for two inputs."""
     seen = set()
     for g in out_grads:
         if g is not None:
             key = id(g)
             if key in seen:
-                shared.add(key)
+                shared[key] = g
             seen.add(key)
 
 

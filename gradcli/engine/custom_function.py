@@ -370,7 +370,7 @@ def _run_backward(node, grads):
     from .autograd import TASKS
 
     if TASKS:
-        TASKS[-1][2].update(map(id, out))
+        TASKS[-1][2].hold(out)
     return out
 
 

@@ -24,7 +24,6 @@ retain_grad are wrapped while a level is active so .grad takes PyTorch's tangent
 
 from __future__ import annotations
 
-import sys
 import weakref
 from typing import NamedTuple
 
@@ -1020,13 +1019,20 @@ def _accumulate_with_tangent(var, grads: list, create_graph: bool, shared=None) 
     old = var._grad
     g_tangent = tangent_of(g) if g is not None else None
     old_tangent = tangent_of(old) if old is not None else None
-    # PyTorch takes the gradient over when nothing but the engine refers to it (its
-    # use_count): here the engine's list of the node's gradients, `g` and the call's
-    # argument; backward(inputs=...) (no `shared`) hands over its captured gradients
-    held_elsewhere = shared is not None and sys.getrefcount(g) > 3
+    g_data = g._data if g is not None else None
+    # PyTorch takes the gradient over when nothing but the engine refers to it: the
+    # engine's own record says so (not in `shared`: a view of an engine-made sum too), or
+    # its AccumulateGrad found nobody else held it and took its buffer (autograd._unheld,
+    # which is why this frame lets go of `g` first); backward(inputs=...) (no `shared`)
+    # hands over its captured gradients
+    engine_only = shared is None or id(g) not in shared
+    layout_kept = g is not None and _obeys_layout(g, var)
+    g = None
     _ENGINE_ORIGINALS["accumulate"](var, grads, create_graph, shared)
-    stolen = old is None and not create_graph and not held_elsewhere and _obeys_layout(g, var)
-    _after_grad_update(var, old, old_tangent, g, g_tangent, stolen)
+    new = var._grad
+    stolen = (old is None and not create_graph and new is not None and layout_kept
+              and (engine_only or new._data is g_data))
+    _after_grad_update(var, old, old_tangent, new if stolen else grads[0], g_tangent, stolen)
 
 
 def _obeys_layout(g, var) -> bool:
