@@ -574,6 +574,8 @@ class Tensor:
             move_retain_hook(self, old_fn)
         elif fn is not None:
             ABOVE.rewrite_base_history(self, result)
+            if saved is not None and fn.saved_result[1] is self._vc:
+                fn.result_owner = (_weak_ref(self._grad_fn), self._output_nr)
         return self
 
 
