@@ -118,6 +118,52 @@ class _Suspended:
 
 _suspended = _Suspended()
 
+# forward grad mode (torch._C._set_fwd_grad_enabled): off, tangents are neither read nor
+# made, as inside a tangent's own computation
+_FWD_GRAD_OFF = [False]
+
+
+def is_fwd_grad_enabled() -> bool:
+    return not _FWD_GRAD_OFF[0]
+
+
+def set_fwd_grad_enabled(mode) -> None:
+    off = not mode
+    if off == _FWD_GRAD_OFF[0]:
+        return
+    _FWD_GRAD_OFF[0] = off
+    if off:
+        _suspended.__enter__()
+    else:
+        _suspended.__exit__(None, None, None)
+
+
+class _set_fwd_grad_enabled:  # noqa: N801 - PyTorch's name
+    """Forward grad mode set now; put back on exit (also a decorator, as PyTorch's)."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = is_fwd_grad_enabled()
+        set_fwd_grad_enabled(mode)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> None:
+        set_fwd_grad_enabled(self.prev)
+
+    def __call__(self, fn):
+        import functools
+
+        mode = is_fwd_grad_enabled()
+        set_fwd_grad_enabled(self.prev)  # (a decorator changes nothing until it runs)
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            with _set_fwd_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return run
+
 
 # ------------------------------------------------------------------ levels
 
@@ -209,6 +255,9 @@ def make_dual(tensor, tangent, *, level=None) -> Tensor:
     if tangent_of(tensor) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
+    if tangent_of(tangent) is not None:
+        raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the "
+                           f"same level{level} is not supported.")
     shape = tensor._data.shape
     if tangent._data.shape != shape:
         raise RuntimeError(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 
+from .. import tensor as _tensor_mod
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _write_into
 from .registry import PUBLIC
@@ -41,6 +42,16 @@ def _requires_grad(args, kwargs) -> bool:
                 return True
         elif isinstance(a, (list, tuple)):
             if any(isinstance(x, Tensor) and x.requires_grad for x in a):
+                return True
+    return False
+
+
+def _has_tangent(args, kwargs, outs) -> bool:
+    """Whether a tensor argument or out tensor is dual (forward AD has no out= variants)."""
+    tangent_of = _tensor_mod.FORWARD_AD_TANGENT
+    for a in list(args) + list(kwargs.values()) + list(outs):
+        for x in a if isinstance(a, (list, tuple)) else (a,):
+            if isinstance(x, Tensor) and tangent_of(x) is not None:
                 return True
     return False
 
@@ -89,6 +100,7 @@ def with_out(fn, name: str):
                 isinstance(o, Tensor) and o.requires_grad for o in outs)):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
+        dual = _tensor_mod.FORWARD_AD_TANGENT is not None and _has_tangent(args, kwargs, outs)
         result = fn(*args, **kwargs)
         if isinstance(out, (tuple, list)):
             results = tuple(result)
@@ -96,8 +108,13 @@ def with_out(fn, name: str):
                 raise RuntimeError(f"{name}(): expected {len(results)} out tensors, got "
                                    f"{len(outs)}")
             written = tuple(write_out(o, r) for o, r in zip(outs, results))
-            return type(result)(written) if hasattr(result, "_fields") else written
-        return write_out(out, result)
+            written = type(result)(written) if hasattr(result, "_fields") else written
+        else:
+            written = write_out(out, result)
+        if dual:  # (PyTorch refuses after the write, as here)
+            raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
+                                      "support it because it is an out= function")
+        return written
 
     function.__name__ = getattr(fn, "__name__", name)
     function.__qualname__ = getattr(fn, "__qualname__", name)
