@@ -596,9 +596,11 @@ class _CustomHook:
     def run_jvp(cls, ctx, args, outputs, tangents):
         d = ctx.__dict__
         with _suspended:
-            given = tuple(
-                (t if t is not None else _zeros_like(a)) if isinstance(a, Tensor) else None
+            given = tuple(  # (an input of a dtype without gradients gets None)
+                (t if t is not None else _zeros_like(a))
+                if isinstance(a, Tensor) and a._data.dtype.kind in "fc" else None
                 for a, t in zip(args, tangents, strict=True))
+        held = [(t, t._vc[0]) if isinstance(t, Tensor) else None for t in tangents]
         saved = d.get("_saved", None), d.get("_to_save", None)
         d["_saved"] = None
         d["_to_save"] = d.get("_to_save_forward") or ()
@@ -616,9 +618,18 @@ class _CustomHook:
         if len(results) != len(outs):
             raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
                                f"(expected {len(outs)} but got {len(results)})")
-        for o, t in zip(outs, results, strict=True):
-            if not isinstance(o, Tensor) or t is None or o._data.dtype.kind not in "fc":
+        non_diff = {id(t) for t in d.get("_non_differentiable", ())}
+        for i, (o, t) in enumerate(zip(outs, results, strict=True)):
+            if not isinstance(o, Tensor) or id(o) in non_diff or o._data.dtype.kind not in "fc":
+                if t is not None:
+                    raise RuntimeError(
+                        f"Function's jvp returned a gradient at position {i}, but  the "
+                        "corresponding forward output is not a differentiable Tensor.You should "
+                        "return None at that position instead.")
                 continue
+            if t is None:
+                continue
+            _check_jvp_alias(o, t, args, held, d)
             if t._data.shape != o._data.shape:
                 raise RuntimeError(
                     "Trying to set a forward gradient that has a different size than that of "
@@ -629,6 +640,47 @@ class _CustomHook:
             if o._grad_fn is ctx:
                 _remember_saved_result(o, t)
         return outputs
+
+
+def _check_jvp_alias(out: Tensor, tangent: Tensor, args, held, d) -> None:
+    """PyTorch's rules for a custom Function's output that aliases an input: an input
+    modified in place (mark_dirty) must have its tangent modified in place and returned
+    as-is; a view of an input (an input returned as-is is one) needs a view of the
+    input's tangent."""
+    if any(out is t for t in d.get("_dirty", ())):
+        for a, h in zip(args, held):
+            if a is out and h is not None:
+                if tangent._vc[0] == h[1]:
+                    raise RuntimeError(
+                        "An inplace custom Function is not modifying the forward mode gradients "
+                        "inplace. If the forward is modifying an input inplace, then the jvp "
+                        "function must modify the corresponding gradient inplace.")
+                if tangent is not h[0]:
+                    raise RuntimeError(
+                        "An inplace custom Function is not returning the forward mode gradients "
+                        "as-is. If the forward is modifying an input inplace, then the jvp "
+                        "function must modify the gradient inplace and return it as-is.")
+        return
+    base = out._base
+    if base is None:
+        return
+    match = None
+    for a, h in zip(args, held):
+        if isinstance(a, Tensor) and (a if a._base is None else a._base) is base:
+            match = h
+    if match is None:
+        return
+    if tangent._base is None:
+        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) "
+                           "but the jvp is not returning a view.")
+    given = match[0]
+    if given._base is not None:
+        if given._base is not tangent._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the same base as the given grad input.")
+    elif given is not tangent._base:
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning a "
+                           "view of the given grad input.")
 
 
 _CUSTOM_HOOK = _CustomHook()
