@@ -332,6 +332,12 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangents[i] = t
     if tangents is None or res._data.dtype.kind not in "fc":
         return
+    if op.name in _NO_FORWARD:
+        raise NotImplementedError(
+            f"Trying to use forward AD with {op.name} that does not support it because it has "
+            "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+            "its implementation or submit a PR adding the implementation to derivatives.yaml")
     with _suspended:
         from .ops.views import is_view_forward, view_op
 
@@ -354,6 +360,8 @@ def _on_op(op, inputs, meta, res) -> None:
         _remember_saved_result(res, tangent)
 
 
+# ops PyTorch has no forward-mode formula for (it raises NotImplementedError)
+_NO_FORWARD = frozenset(("igamma", "igammac"))
 # ops dispatched by whether an input requires grad, whose variant without it has no
 # derivative for that input (it saves nothing): a tangent there needs the full op's rule
 _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
