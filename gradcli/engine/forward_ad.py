@@ -125,6 +125,52 @@ class _Suspended:
 
 _suspended = _Suspended()
 
+# forward grad mode (torch._C._set_fwd_grad_enabled): off, tangents are neither read nor
+# made, as inside a tangent's own computation
+_FWD_GRAD_OFF = [False]
+
+
+def is_fwd_grad_enabled() -> bool:
+    return not _FWD_GRAD_OFF[0]
+
+
+def set_fwd_grad_enabled(mode) -> None:
+    off = not mode
+    if off == _FWD_GRAD_OFF[0]:
+        return
+    _FWD_GRAD_OFF[0] = off
+    if off:
+        _suspended.__enter__()
+    else:
+        _suspended.__exit__(None, None, None)
+
+
+class _set_fwd_grad_enabled:  # noqa: N801 - PyTorch's name
+    """Forward grad mode set now; put back on exit (also a decorator, as PyTorch's)."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = is_fwd_grad_enabled()
+        set_fwd_grad_enabled(mode)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> None:
+        set_fwd_grad_enabled(self.prev)
+
+    def __call__(self, fn):
+        import functools
+
+        mode = is_fwd_grad_enabled()
+        set_fwd_grad_enabled(self.prev)  # (a decorator changes nothing until it runs)
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            with _set_fwd_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return run
+
 
 # ------------------------------------------------------------------ levels
 
@@ -228,6 +274,9 @@ def make_dual(tensor, tangent, *, level=None) -> Tensor:
     if tangent_of(tensor) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
+    if tangent_of(tangent) is not None:
+        raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the "
+                           f"same level{level} is not supported.")
     shape = tensor._data.shape
     if tangent._data.shape != shape:
         raise RuntimeError(
@@ -302,6 +351,12 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangents[i] = t
     if tangents is None or res._data.dtype.kind not in "fc":
         return
+    if op.name in _NO_FORWARD:
+        raise NotImplementedError(
+            f"Trying to use forward AD with {op.name} that does not support it because it has "
+            "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+            "its implementation or submit a PR adding the implementation to derivatives.yaml")
     with _suspended:
         from .ops.views import is_view_forward, view_op
 
@@ -349,6 +404,8 @@ _IDENTITY_TANGENT = frozenset({"frac", "fmod_scalar", "remainder_scalar", "alias
 # (CopyBackwards on top when it has a graph)
 _COPIED_VIEWS = frozenset({"as_strided_copy", "diag_copy", "expand_copy", "permute_copy",
                            "transpose_copy"})
+# ops PyTorch has no forward-mode formula for (it raises NotImplementedError)
+_NO_FORWARD = frozenset(("igamma", "igammac"))
 # ops dispatched by whether an input requires grad, whose variant without it has no
 # derivative for that input (it saves nothing): a tangent there needs the full op's rule
 _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
@@ -1134,9 +1191,11 @@ class _CustomHook:
     def run_jvp(cls, ctx, args, outputs, tangents):
         d = ctx.__dict__
         with _suspended:
-            given = tuple(
-                (t if t is not None else _zeros_like(a)) if isinstance(a, Tensor) else None
+            given = tuple(  # (an input of a dtype without gradients gets None)
+                (t if t is not None else _zeros_like(a))
+                if isinstance(a, Tensor) and a._data.dtype.kind in "fc" else None
                 for a, t in zip(args, tangents, strict=True))
+        held = [(t, t._vc[0]) if isinstance(t, Tensor) else None for t in tangents]
         saved = d.get("_saved", None), d.get("_to_save", None)
         d["_saved"] = None
         d["_to_save"] = d.get("_to_save_forward") or ()
@@ -1154,9 +1213,18 @@ class _CustomHook:
         if len(results) != len(outs):
             raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
                                f"(expected {len(outs)} but got {len(results)})")
-        for o, t in zip(outs, results, strict=True):
-            if not isinstance(o, Tensor) or t is None or o._data.dtype.kind not in "fc":
+        non_diff = {id(t) for t in d.get("_non_differentiable", ())}
+        for i, (o, t) in enumerate(zip(outs, results, strict=True)):
+            if not isinstance(o, Tensor) or id(o) in non_diff or o._data.dtype.kind not in "fc":
+                if t is not None:
+                    raise RuntimeError(
+                        f"Function's jvp returned a gradient at position {i}, but  the "
+                        "corresponding forward output is not a differentiable Tensor.You should "
+                        "return None at that position instead.")
                 continue
+            if t is None:
+                continue
+            _check_jvp_alias(o, t, args, held, d)
             if t._data.shape != o._data.shape:
                 raise RuntimeError(
                     "Trying to set a forward gradient that has a different size than that of "
@@ -1167,6 +1235,47 @@ class _CustomHook:
             if o._grad_fn is ctx:
                 _remember_saved_result(o, t)
         return outputs
+
+
+def _check_jvp_alias(out: Tensor, tangent: Tensor, args, held, d) -> None:
+    """PyTorch's rules for a custom Function's output that aliases an input: an input
+    modified in place (mark_dirty) must have its tangent modified in place and returned
+    as-is; a view of an input (an input returned as-is is one) needs a view of the
+    input's tangent."""
+    if any(out is t for t in d.get("_dirty", ())):
+        for a, h in zip(args, held):
+            if a is out and h is not None:
+                if tangent._vc[0] == h[1]:
+                    raise RuntimeError(
+                        "An inplace custom Function is not modifying the forward mode gradients "
+                        "inplace. If the forward is modifying an input inplace, then the jvp "
+                        "function must modify the corresponding gradient inplace.")
+                if tangent is not h[0]:
+                    raise RuntimeError(
+                        "An inplace custom Function is not returning the forward mode gradients "
+                        "as-is. If the forward is modifying an input inplace, then the jvp "
+                        "function must modify the gradient inplace and return it as-is.")
+        return
+    base = out._base
+    if base is None:
+        return
+    match = None
+    for a, h in zip(args, held):
+        if isinstance(a, Tensor) and (a if a._base is None else a._base) is base:
+            match = h
+    if match is None:
+        return
+    if tangent._base is None:
+        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) "
+                           "but the jvp is not returning a view.")
+    given = match[0]
+    if given._base is not None:
+        if given._base is not tangent._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the same base as the given grad input.")
+    elif given is not tangent._base:
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning a "
+                           "view of the given grad input.")
 
 
 _CUSTOM_HOOK = _CustomHook()

@@ -65,6 +65,10 @@ class Node:
     hooked = False  # set once any of the three hook tables above is (the engine's one test)
     custom = False  # a custom Function's node: its backward runs even with no gradient
     packed = False  # its saved tensors went through saved_tensors_hooks' pack hook
+    # an in-place op on a view that saved its output: (weakref to the view's grad_fn after
+    # the write, its output_nr); the saved output unpacks with that history, as PyTorch's
+    # SavedVariable(is_inplace_on_view) does, falling back to this node once it is gone
+    result_owner = None
 
     def __init__(self, op, next_functions, saved, versions, result, meta, input_meta):
         self.op = op
@@ -133,7 +137,8 @@ class Node:
         grad_fn is this node, and holding the output itself would make every node that
         saves it a reference cycle (freed only by the cyclic garbage collector). Each read
         makes a tensor of them; while a graph is being recorded (create_graph) its grad_fn
-        is this node, so the double backward flows through it."""
+        is this node (or, written in place through a view, the view's node after the
+        write), so the double backward flows through it."""
         saved = self.saved_result
         if saved is None:
             return None
@@ -141,7 +146,15 @@ class Node:
             if saved[0] is ABOVE.PACKED:
                 t = saved[1].tensor()
                 saved = (t._data, t._vc)
-        out = ABOVE.make(saved[0], True, self if GRAD_MODE.enabled else None)
+        if not GRAD_MODE.enabled:
+            out = ABOVE.make(saved[0], True, None)
+        elif self.result_owner is None:
+            out = ABOVE.make(saved[0], True, self)
+        else:
+            owner = self.result_owner[0]()
+            out = ABOVE.make(saved[0], True, self if owner is None else owner)
+            if owner is not None:
+                out._output_nr = self.result_owner[1]
         out._vc = saved[1]
         return out
 
@@ -295,7 +308,17 @@ class RemovableHandle:
         return f"<torch.utils.hooks.RemovableHandle object at {id(self):#x}>"
 
 
-_node_classes: dict[str, type] = {"AccumulateGrad": AccumulateGrad, "CopySlices": CopySlices}
+class CopyBackwards(Node):
+    """copy_'s node: a hand-written node in PyTorch, so its name() is qualified."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::CopyBackwards"
+
+
+_node_classes: dict[str, type] = {"AccumulateGrad": AccumulateGrad, "CopySlices": CopySlices,
+                                  "CopyBackwards": CopyBackwards}
 
 
 def node_class(name: str) -> type:

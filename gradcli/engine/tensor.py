@@ -73,7 +73,7 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-apply_ bincount eq_ half histc map_ new_empty signbit storage_offset
+apply_ bincount half histc map_ new_empty signbit storage_offset
 """.split())
 
 
@@ -574,6 +574,8 @@ class Tensor:
             move_retain_hook(self, old_fn)
         elif fn is not None:
             ABOVE.rewrite_base_history(self, result)
+            if saved is not None and fn.saved_result[1] is self._vc:
+                fn.result_owner = (_weak_ref(self._grad_fn), self._output_nr)
         return self
 
 

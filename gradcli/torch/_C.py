@@ -140,3 +140,16 @@ def _remove_cached_tensor(t) -> None:
 def _is_cached_tensor(t) -> bool:
     ref = _CACHED_TENSORS.get(id(t))
     return _CACHED_ENABLED[0] and ref is not None and ref() is t
+
+
+def _is_fwd_grad_enabled() -> bool:
+    """Forward grad mode (engine/forward_ad.py, loaded on first use: not at start-up)."""
+    from gradcli.engine.forward_ad import is_fwd_grad_enabled
+
+    return is_fwd_grad_enabled()
+
+
+def _set_fwd_grad_enabled(mode) -> None:
+    from gradcli.engine.forward_ad import set_fwd_grad_enabled
+
+    set_fwd_grad_enabled(mode)

@@ -37,6 +37,9 @@ from . import (  # noqa: F401
 
 from . import linalg_ext  # noqa: F401  (torch.linalg and the torch.* linear-algebra forms)  # isort: skip
 from . import functional_ext  # noqa: F401  (the nn.functional long tail)  # isort: skip
+from . import instance_norm  # noqa: F401  (instance_norm as ATen composes it)  # isort: skip
+from . import compare_inplace  # noqa: F401  (eq_, ne_, lt_, le_, gt_, ge_ and aliases)  # isort: skip
+from . import igamma  # noqa: F401  (igamma, igammac: scipy's gammainc, gammaincc)  # isort: skip
 from . import conv_ext  # noqa: F401  (conv3d, conv_transpose, pools, interpolate)  # isort: skip
 from . import breadth  # noqa: F401  (index_reduce, cov, nextafter, native norms...)  # isort: skip
 from . import contraction  # noqa: F401  (torch.einsum, in ATen's contraction order)  # isort: skip
@@ -48,6 +51,7 @@ from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
+igamma.ABOVE.install(tasks=lambda: autograd.TASKS)  # (whether a's gradient is wanted)
 
 ZERO = defop("zero", "ZeroBackward0", np.zeros_like, lambda c, g: (g * 0,), "d zero_(a)/da = 0",
              torch_call="(a * 1).zero_()")

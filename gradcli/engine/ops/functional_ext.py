@@ -1,6 +1,6 @@
 """The long tail of torch.nn.functional: activations (mish selu celu rrelu hardswish
 hardsigmoid softsign softshrink hardshrink tanhshrink threshold glu logsigmoid prelu
-softmin), normalizations (normalize group_norm instance_norm local_response_norm), losses
+softmin), normalizations (normalize group_norm local_response_norm), losses
 (poisson_nll gaussian_nll cosine_embedding margin_ranking hinge_embedding multilabel_margin
 multilabel_soft_margin multi_margin soft_margin triplet_margin(_with_distance)), distances
 (cosine_similarity pairwise_distance pdist cdist), one_hot, pixel_(un)shuffle and pad.
@@ -341,23 +341,20 @@ def _threshold_fwd(x, threshold, value):
 
 
 def _threshold_backward(c, g):
-    x, = c.saved
-    threshold, _ = c.meta
-    return (g * _mask_of(x._data > threshold, x),)
+    """PyTorch's threshold_backward(grad, self, threshold) for both forms: the in-place one
+    saves its input as it was (not its result: a value above the threshold would pass the
+    gradient where the input did not), and a recorded graph gets ThresholdBackwardBackward0."""
+    from .elementwise import THRESHOLD_BACKWARD
 
-
-def _threshold_result_backward(c, g):
-    threshold, _ = c.meta
-    y = c.result
-    return (g * _mask_of(y._data > threshold, y),)
+    return (run_op(THRESHOLD_BACKWARD, (g, c.saved[0]), (c.meta[0],)),)
 
 
 THRESHOLD = defop("threshold", "ThresholdBackward0", _threshold_fwd, _threshold_backward,
                   "d threshold(x) = 1 where x > threshold", save="inputs",
                   torch_call="torch.threshold(a, 0.5, 2.0)")
-THRESHOLD_ = defop("threshold_", "ThresholdBackward1", _threshold_fwd,
-                   _threshold_result_backward, "d threshold_(x) = 1 where the result > threshold",
-                   save="result", torch_call="torch.threshold_(a * 1, 0.5, -2.0)")
+THRESHOLD_ = defop("threshold_", "ThresholdBackward1", _threshold_fwd, _threshold_backward,
+                   "d threshold_(x) = 1 where x > threshold", save="inputs",
+                   torch_call="torch.threshold_(a * 1, 0.5, 2.0)")
 
 
 @public("torch.threshold")
@@ -587,49 +584,6 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: floa
 
 def _sizes(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
-
-
-@public("torch.nn.functional.instance_norm")
-def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
-                  use_input_stats: bool = True, momentum: float = 0.1,
-                  eps: float = 1e-5) -> Tensor:
-    """PyTorch's instance_norm: batch_norm over a (1, N*C, ...) view, viewed back
-    (ViewBackward0); written here as group_norm with one group per channel, the same
-    statistics and gradients."""
-    x = input._data
-    if use_input_stats:
-        spatial = math.prod(x.shape[2:])
-        if spatial == 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input "
-                             f"size {input.shape}")
-    if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("Expected running_mean and running_var to be defined when "
-                               "use_input_stats is false")
-        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
-        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
-        if weight is not None:
-            out = out * weight.reshape(shape)
-        if bias is not None:
-            out = out + bias.reshape(shape)
-        return out
-    if running_mean is not None or running_var is not None:
-        flat = x.reshape(x.shape[0], x.shape[1], -1).astype(_F64)
-        n = flat.shape[-1]
-        with np.errstate(all="ignore"):
-            mean = flat.mean(-1).mean(0)
-            var = (flat.var(-1) * n / max(n - 1, 1)).mean(0)
-        if running_mean is not None:
-            running_mean._data[...] = ((1 - momentum) * running_mean._data + momentum * mean)
-            running_mean._vc[0] += 1
-        if running_var is not None:
-            running_var._data[...] = ((1 - momentum) * running_var._data + momentum * var)
-            running_var._vc[0] += 1
-    n = x.shape[0]
-    w = weight.repeat(n) if weight is not None else None
-    b = bias.repeat(n) if bias is not None else None
-    out = group_norm(input.reshape(1, n * x.shape[1], *x.shape[2:]), n * x.shape[1], w, b, eps)
-    return out.view(x.shape)
 
 
 @public("torch.nn.functional.local_response_norm")
@@ -2054,14 +2008,6 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
 
 
 # ----------------------------------------------------------------- torch.* spellings
-
-@public("torch.instance_norm")
-def torch_instance_norm(input: Tensor, weight, bias, running_mean, running_var,
-                        use_input_stats: bool, momentum: float, eps: float,
-                        cudnn_enabled: bool) -> Tensor:
-    return instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
-                         momentum, eps)
-
 
 @public("torch.poisson_nll_loss")
 def torch_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,

@@ -336,6 +336,7 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
             raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
                              "got 1)")
         raise RuntimeError("running_mean must be defined in evaluation mode")
+    _check_batch_norm_params(x, weight, bias, running_mean, running_var)
     from ..kernels import batch_norm as order
 
     if training:
@@ -359,6 +360,23 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
         mean, var = running_mean._data.astype(np.float64), running_var._data.astype(np.float64)
         invstd = order.eval_invstd(running_var._data, eps, x.dtype)
     return run_op(op, (input, weight, bias), (mean, var, float(eps), bool(training), invstd))
+
+
+def _check_batch_norm_params(x, weight, bias, running_mean, running_var) -> None:
+    """ATen's checks of the per-channel tensors: one value per channel, then the dtype
+    (a float32 input takes float32 parameters; a float64 one, float64)."""
+    channels = x.shape[1]
+    named = (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+             ("running_var", running_var))
+    for name, t in named:
+        if t is not None and t._data.size != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t._data.size}")
+    for _, t in named:
+        if t is not None and t._data.dtype != x.dtype:
+            if x.dtype == np.float32:
+                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
+                                   "Float")
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 # ------------------------------------------------------------------ convolution

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import warnings
 
+from .. import tensor as _tensor_mod
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _write_into
 from .registry import PUBLIC
@@ -123,6 +124,16 @@ def _requires_grad(args, kwargs) -> bool:
     return False
 
 
+def _has_tangent(args, kwargs, outs) -> bool:
+    """Whether a tensor argument or out tensor is dual (forward AD has no out= variants)."""
+    tangent_of = _tensor_mod.FORWARD_AD_TANGENT
+    for a in list(args) + list(kwargs.values()) + list(outs):
+        for x in a if isinstance(a, (list, tuple)) else (a,):
+            if isinstance(x, Tensor) and tangent_of(x) is not None:
+                return True
+    return False
+
+
 def _shape_text(shape) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
@@ -177,6 +188,7 @@ def with_out(fn, name: str, public_name: str = ""):
                 isinstance(o, Tensor) and o.requires_grad for o in outs)):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
+        dual = _tensor_mod.FORWARD_AD_TANGENT is not None and _has_tangent(args, kwargs, outs)
         try:
             result = fn(*args, **kwargs)
         except Exception as err:
@@ -194,8 +206,13 @@ def with_out(fn, name: str, public_name: str = ""):
                 raise RuntimeError(f"{name}(): expected {len(results)} out tensors, got "
                                    f"{len(outs)}")
             written = tuple(write_out(o, r) for o, r in zip(outs, results))
-            return type(result)(written) if hasattr(result, "_fields") else written
-        return write_out(out, result)
+            written = type(result)(written) if hasattr(result, "_fields") else written
+        else:
+            written = write_out(out, result)
+        if dual:  # (PyTorch refuses after the write, as here)
+            raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
+                                      "support it because it is an out= function")
+        return written
 
     return _named_like(function, fn, name)
 

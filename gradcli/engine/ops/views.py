@@ -57,9 +57,14 @@ def view_strides(t: Tensor) -> tuple:
     strides = (_contiguous_strides(arr.shape) if arr.size == 0
                else [s // arr.itemsize for s in arr.strides])
     for fwd, meta in t._view_fn:
+        rule = _STRIDE_RULES.get(fwd)
+        if rule is None:  # as_strided: its data has the strides it was given
+            d = t._data
+            return tuple(s // d.itemsize for s in d.strides) if d.size else tuple(
+                _contiguous_strides(d.shape))
         shape = arr.shape
         arr = fwd(arr, *meta)
-        strides = list(_STRIDE_RULES[fwd](strides, shape, arr.shape, *meta))
+        strides = list(rule(strides, shape, arr.shape, *meta))
     return tuple(strides)
 
 
@@ -301,6 +306,10 @@ REGION_PUT = defop("region_put", "AsStridedScatterBackward0", _region_put,
 
 def _copy_slices_backward(c, g):
     index, fn, base_shape = c.meta
+    if GRAD_MODE.enabled:  # create_graph: the graph PyTorch's CopySlices records
+        geometry = _strided_geometry(index)
+        if geometry is not None:
+            return _copy_slices_recorded(g, fn, geometry, base_shape)
     region = run_op(AS_STRIDED, (g,), (index, base_shape))
     fn.saved_tensors_check()
     fn_grads = list(fn.apply([region]))
@@ -315,6 +324,48 @@ def _copy_slices_backward(c, g):
     if first is not None:
         grad_base = grad_base + run_op(REGION_PUT, (first,), (index, base_shape))
     return (grad_base, *fn_grads[1:])
+
+
+def _strided_geometry(index: np.ndarray):
+    """(size, stride, offset) of the view whose flat base positions are `index`, when they
+    are an as_strided region of a contiguous buffer (every view op's are); else None."""
+    if index.size == 0:
+        return None
+    offset = int(index.flat[0])
+    strides, expected = [], np.full(index.shape, offset, dtype=np.int64)
+    for d, n in enumerate(index.shape):
+        step = 1
+        if n > 1:
+            step = int(index[(0,) * d + (1,) + (0,) * (index.ndim - d - 1)]) - offset
+            if step < 0:
+                return None
+            expected = expected + (np.arange(n, dtype=np.int64) * step).reshape(
+                (n,) + (1,) * (index.ndim - d - 1))
+        strides.append(step)
+    if not np.array_equal(expected, index):
+        return None
+    return tuple(index.shape), tuple(strides), offset
+
+
+def _copy_slices_recorded(g, fn, geometry, base_shape):
+    """CopySlices' backward as PyTorch runs it when the graph is recorded: the gradient
+    copied into a fresh buffer (CopyBackwards), the view's region of it (AsStridedBackward0)
+    cloned into the wrapped node, whose first gradient is copied back into that region in
+    place (the buffer's grad_fn becomes CopySlices): so a double backward meets the same
+    nodes, e.g. ThresholdBackwardBackward0 under CopySlices for threshold_ on a view."""
+    size, stride, offset = geometry
+    result = run_op(COPY, (make(np.zeros(base_shape, g._data.dtype)), g))
+    grad_slice = PUBLIC["torch.as_strided"](result, size, stride, offset)
+    fn.saved_tensors_check()
+    fn_grads = list(fn.apply([grad_slice.clone()]))
+    if fn.input_meta is not None:
+        fn_grads = reduce_to_inputs(fn, fn_grads)
+    first = fn_grads[0]
+    if first is not None:
+        grad_slice.copy_(first)
+    else:
+        grad_slice.zero_()
+    return (result, *fn_grads[1:])
 
 
 COPY_SLICES = defop("copy_slices", "CopySlices", None, _copy_slices_backward,

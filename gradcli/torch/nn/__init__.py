@@ -18,6 +18,7 @@ _CLASSES = (
     "L1Loss MSELoss NLLLoss SmoothL1Loss Module Embedding Conv1d Conv2d MaxPool1d MaxPool2d "
     "AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm RNN LSTM GRU RNNCell "
     "LSTMCell GRUCell Dropout1d Dropout2d Dropout3d").split()
+_CLASSES += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 _SUBMODULES = ("modules", "parameter", "utils", "init")
 
 __all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])

@@ -19,6 +19,7 @@ from .activation import (  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from .layers import (  # noqa: F401
     AdaptiveAvgPool2d,
     AvgPool2d,
