@@ -417,7 +417,9 @@ _CONSTANT_RESULT = {"zero", "fill", "fill_scalar",
                     "normal_", "bernoulli_"}
 # in-place ops whose new tangent is zero: PyTorch zeroes the old tangent in place (zero_);
 # the last result such an op gave (weakly), for the in-place hook that runs right after
-_ZEROED_IN_PLACE = frozenset({"zero", "uniform_", "normal_", "bernoulli_"})
+_ZEROED_IN_PLACE = frozenset({"zero", "uniform_", "normal_", "bernoulli_"} | {
+    f"{cmp}_{kind}_" for cmp in ("eq", "ne", "lt", "le", "gt", "ge")
+    for kind in ("scalar", "tensor")})  # (the in-place comparisons: a 0/1 result)
 _LAST_ZEROED: list = [None]
 
 

@@ -480,6 +480,10 @@ SIGNATURES = {
         'eq(Tensor other)',
         'eq(Scalar other)',
     ),
+    'Tensor.eq_': (
+        'eq_(Tensor other)',
+        'eq_(Scalar other)',
+    ),
     'Tensor.equal': (
         'equal(Tensor other)',
     ),
@@ -601,6 +605,10 @@ SIGNATURES = {
         'ge(Tensor other)',
         'ge(Scalar other)',
     ),
+    'Tensor.ge_': (
+        'ge_(Tensor other)',
+        'ge_(Scalar other)',
+    ),
     'Tensor.geometric_': (
         'geometric_(double p, *, Generator? generator=None)',
     ),
@@ -611,13 +619,25 @@ SIGNATURES = {
         'greater(Tensor other)',
         'greater(Scalar other)',
     ),
+    'Tensor.greater_': (
+        'greater_(Tensor other)',
+        'greater_(Scalar other)',
+    ),
     'Tensor.greater_equal': (
         'greater_equal(Tensor other)',
         'greater_equal(Scalar other)',
     ),
+    'Tensor.greater_equal_': (
+        'greater_equal_(Tensor other)',
+        'greater_equal_(Scalar other)',
+    ),
     'Tensor.gt': (
         'gt(Tensor other)',
         'gt(Scalar other)',
+    ),
+    'Tensor.gt_': (
+        'gt_(Tensor other)',
+        'gt_(Scalar other)',
     ),
     'Tensor.hardshrink': (
         'hardshrink(Scalar lambd=0.5)',
@@ -637,6 +657,18 @@ SIGNATURES = {
     ),
     'Tensor.i0_': (
         '!noargs Tensor.i0_',
+    ),
+    'Tensor.igamma': (
+        'igamma(Tensor other)',
+    ),
+    'Tensor.igamma_': (
+        'igamma_(Tensor other)',
+    ),
+    'Tensor.igammac': (
+        'igammac(Tensor other)',
+    ),
+    'Tensor.igammac_': (
+        'igammac_(Tensor other)',
     ),
     'Tensor.index_add': (
         'index_add(int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1)',
@@ -716,6 +748,10 @@ SIGNATURES = {
         'le(Tensor other)',
         'le(Scalar other)',
     ),
+    'Tensor.le_': (
+        'le_(Tensor other)',
+        'le_(Scalar other)',
+    ),
     'Tensor.lerp': (
         'lerp(Tensor end, Tensor weight)',
         'lerp(Tensor end, Scalar weight)',
@@ -728,9 +764,17 @@ SIGNATURES = {
         'less(Tensor other)',
         'less(Scalar other)',
     ),
+    'Tensor.less_': (
+        'less_(Tensor other)',
+        'less_(Scalar other)',
+    ),
     'Tensor.less_equal': (
         'less_equal(Tensor other)',
         'less_equal(Scalar other)',
+    ),
+    'Tensor.less_equal_': (
+        'less_equal_(Tensor other)',
+        'less_equal_(Scalar other)',
     ),
     'Tensor.lgamma': (
         '!noargs Tensor.lgamma',
@@ -814,6 +858,10 @@ SIGNATURES = {
     'Tensor.lt': (
         'lt(Tensor other)',
         'lt(Scalar other)',
+    ),
+    'Tensor.lt_': (
+        'lt_(Tensor other)',
+        'lt_(Scalar other)',
     ),
     'Tensor.lu': (
         '!python',
@@ -952,6 +1000,10 @@ SIGNATURES = {
         'ne(Tensor other)',
         'ne(Scalar other)',
     ),
+    'Tensor.ne_': (
+        'ne_(Tensor other)',
+        'ne_(Scalar other)',
+    ),
     'Tensor.neg': (
         '!noargs Tensor.neg',
     ),
@@ -1009,6 +1061,10 @@ SIGNATURES = {
     'Tensor.not_equal': (
         'not_equal(Tensor other)',
         'not_equal(Scalar other)',
+    ),
+    'Tensor.not_equal_': (
+        'not_equal_(Tensor other)',
+        'not_equal_(Scalar other)',
     ),
     'Tensor.numel': (
         '!noargs Tensor.numel',
@@ -2301,6 +2357,12 @@ SIGNATURES = {
     ),
     'torch.i0_': (
         'i0_(Tensor input)',
+    ),
+    'torch.igamma': (
+        'igamma(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
+    'torch.igammac': (
+        'igammac(Tensor input, Tensor other, *, Tensor out=None)',
     ),
     'torch.index_add': (
         'index_add(Tensor input, int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor out=None)',
@@ -3738,6 +3800,12 @@ SIGNATURES = {
     ),
     'torch.special.expm1': (
         'special_expm1(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.gammainc': (
+        'special_gammainc(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
+    'torch.special.gammaincc': (
+        'special_gammaincc(Tensor input, Tensor other, *, Tensor out=None)',
     ),
     'torch.special.gammaln': (
         'special_gammaln(Tensor input, *, Tensor out=None)',
