@@ -184,7 +184,7 @@ KNOWN_PRIMAL_REQUIRES_GRAD = frozenset({
     "prelu", "prod_dim", "quantile_out", "renorm", "rrelu",
     "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
     "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self",
-    "std_mean", "threshold", "threshold_backward", "var_mean", "xlogy_scalar_self"
+    "std_mean", "threshold_backward", "var_mean", "xlogy_scalar_self"
 })
 KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "acos", "acosh", "adaptive_max_pool2d", "adaptive_max_pool3d",
@@ -204,7 +204,7 @@ KNOWN_TANGENT_REQUIRES_GRAD = frozenset({
     "rsub_alpha", "scatter_reduce", "selu", "sinc", "smooth_l1_loss", "soft_margin_loss",
     "softmax_backward_data_public", "softshrink", "special_xlog1py_scalar_self",
     "split_with_sizes_copy", "squeeze_copy",
-    "squeeze_copy_dim", "squeeze_copy_dims", "std_mean", "threshold",
+    "squeeze_copy_dim", "squeeze_copy_dims", "std_mean",
     "unbind_copy", "unsafe_split", "unsqueeze_copy", "var_mean",
     "xlogy_scalar_self"
 })

@@ -411,15 +411,17 @@ _NO_FORWARD = frozenset(("igamma", "igammac"))
 _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
 # ops whose result does not depend on the input's values: a zero tangent, +0 everywhere
 # (the rule would give 0 * t, negative zeros where t < 0; PyTorch zeroes the tangent)
-_CONSTANT_RESULT = {"zero", "fill", "fill_scalar",
+# the in-place comparisons (eq_, lt_, ...): a 0/1 result, zero derivative
+_COMPARED_IN_PLACE = frozenset(f"{cmp}_{kind}_" for cmp in ("eq", "ne", "lt", "le", "gt", "ge")
+                               for kind in ("scalar", "tensor"))
+_CONSTANT_RESULT = _COMPARED_IN_PLACE | {"zero", "fill", "fill_scalar",
                     # draws: zero derivative in PyTorch (a tangent of zeros, no graph)
                     "bernoulli", "normal_mean", "normal_std", "normal_mean_std", "uniform_",
                     "normal_", "bernoulli_"}
 # in-place ops whose new tangent is zero: PyTorch zeroes the old tangent in place (zero_);
 # the last result such an op gave (weakly), for the in-place hook that runs right after
-_ZEROED_IN_PLACE = frozenset({"zero", "uniform_", "normal_", "bernoulli_"} | {
-    f"{cmp}_{kind}_" for cmp in ("eq", "ne", "lt", "le", "gt", "ge")
-    for kind in ("scalar", "tensor")})  # (the in-place comparisons: a 0/1 result)
+_ZEROED_IN_PLACE = frozenset({"zero", "uniform_", "normal_", "bernoulli_"}
+                             | _COMPARED_IN_PLACE)
 _LAST_ZEROED: list = [None]
 
 
