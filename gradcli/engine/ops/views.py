@@ -23,7 +23,7 @@ from ..tensor import (
     has_internal_overlap,
     make,
 )
-from .registry import PUBLIC, defop, edge_of, reduce_to_inputs, run_op
+from .registry import PUBLIC, defop, edge_of, reduce_to_inputs, run_op, run_unary
 
 # ----------------------------------------------------------------- helpers
 
@@ -144,7 +144,8 @@ def mark_no_grad_view(res: Tensor, x: Tensor) -> None:
 
 
 def view_op(op, x: Tensor, meta: tuple) -> Tensor:
-    return _as_view(run_op(op, (x,), meta), x, op, meta)
+    # (one Tensor input: run_unary builds the same node as run_op, without its loops)
+    return _as_view(run_unary(op, x, meta), x, op, meta)
 
 
 def _embed(g: np.ndarray, shape: tuple, key) -> np.ndarray:
