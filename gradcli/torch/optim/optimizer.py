@@ -58,28 +58,10 @@ def axpy(alpha, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """y + alpha * x as PyTorch's vectorised kernels form it: alpha in the tensor's dtype,
     one rounding (a fused multiply-add)."""
     if x.dtype == _F32:
-        return _axpy64(alpha, x, y).astype(_F32)
+        return (x.astype(np.float64) * float(np.float32(alpha)) + y).astype(_F32)
     if x.dtype == np.float64:
         return fma64(x, float(alpha), y)
     return y + alpha * x
-
-
-def _axpy64(alpha, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """y + alpha * x for float32 x, formed in float64 (exactly: the product of two float32
-    numbers fits a float64, the sum is one float64 rounding, and rounding it to float32
-    is then the fused multiply-add's one rounding), alpha rounded to float32 first."""
-    out = np.multiply(x, float(np.float32(alpha)), dtype=np.float64)
-    out += y
-    return out
-
-
-def axpy_into(alpha, x: np.ndarray, y: np.ndarray) -> None:
-    """y := y + alpha * x in place, as axpy forms it (a float32 y takes the float64
-    result rounded once, without an intermediate float32 copy)."""
-    if x.dtype == _F32 and y.dtype == _F32:
-        np.copyto(y, _axpy64(alpha, x, y), casting="same_kind")
-    else:
-        np.copyto(y, axpy(alpha, x, y))
 
 
 def fma_arrays(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
