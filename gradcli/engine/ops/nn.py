@@ -273,12 +273,13 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
             UserWarning, stacklevel=2)
     reduction = _reduction_arg(size_average, reduce, reduction)
     arrays = None
-    if input._data.dtype != target._data.dtype:  # the kernel runs in the promoted dtype
+    same = input._data.dtype == target._data.dtype
+    if not same:  # the kernel runs in the promoted dtype
         from .. import dtypes
 
         np_dt = dtypes.result_type(input, target).np
         arrays = (input._data.astype(np_dt), target._data.astype(np_dt))
-    if np.result_type(input._data, target._data).kind != "f":
+    if (input._data.dtype if same else np.result_type(input._data, target._data)).kind != "f":
         from .. import dtypes
         from ..tensor import _type_word
 

@@ -472,7 +472,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
-    shape = d.shape[:s] + (int(np.prod(d.shape[s:e + 1])),) + d.shape[e + 1:]
+    shape = d.shape[:s] + (math.prod(d.shape[s:e + 1]),) + d.shape[e + 1:]
     return reshape(input, shape)
 
 
