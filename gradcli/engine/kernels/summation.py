@@ -137,8 +137,45 @@ def _four_accumulators(items):
     return ((first + acc[1]) + acc[2]) + acc[3]
 
 
+def _row_one_level(flat):
+    """_chunk / _lane_rows of a 1-D contiguous row whose cascade has one level (2 to 255
+    groups of four vectors: 64 to 8,191 float32, 32 to 4,095 float64), in a handful of
+    numpy calls; None for other rows. Each accumulator's runs of 16 groups are summed in
+    one reduce over the middle axis, the groups after the last run in another (both
+    plain loops in numpy, unlike reduceat, which adds a slice in another order); their
+    sums then meet as the cascade adds them. Signed zeros need
+    no care: every sum here ends in the final chain from +0, which is +0 whenever the
+    other orders would give a zero. (A loss's sum and a bias gradient of a few thousand
+    elements: bench W7.)"""
+    lanes = LANES[flat.dtype]
+    whole = len(flat) // lanes
+    groups = whole // 4
+    if not 2 <= groups < 256:
+        return None
+    grouped = flat[: groups * 4 * lanes].reshape(groups, 4 * lanes)
+    if groups < 16:  # no run completes: each accumulator its groups in order
+        acc = _add_reduce(grouped, axis=0)
+    else:
+        runs = groups // 16
+        cut = runs * 16
+        sums = _add_reduce(grouped[:cut].reshape(runs, 16, 4 * lanes), axis=1)
+        level = sums[0] if runs == 1 else _add_reduce(sums, axis=0)
+        acc = _add_reduce(grouped[cut:], axis=0) + level if cut < groups else level
+    acc = acc.reshape(4, lanes)
+    first = acc[0]
+    for j in range(groups * 4, whole):  # the leftover vectors, into accumulator 0
+        first = first + flat[j * lanes:(j + 1) * lanes]
+    vector = ((first + acc[1]) + acc[2]) + acc[3]
+    tail = flat[whole * lanes:]
+    chain = np.concatenate((tail, vector)) if len(tail) else vector
+    return _add_accumulate(chain)[-1] + flat.dtype.type(0)
+
+
 def _chunk(flat):
     """One thread's share (at least one element)."""
+    fast = _row_one_level(flat)
+    if fast is not None:
+        return fast
     lanes = LANES[flat.dtype]
     whole = len(flat) // lanes
     if whole == 0:
@@ -232,6 +269,10 @@ def _lane_rows(y):
     vectorized inner sum adds it: vector 4g+k into vector accumulator k (each the
     cascade), the leftover vectors into accumulator 0, then 0+1+2+3 lane-wise; then
     from 0 the tail elements past the last vector and the lanes, in order."""
+    if y.ndim == 1:
+        fast = _row_one_level(y)
+        if fast is not None:
+            return fast
     lead, n = y.shape[:-1], y.shape[-1]
     lanes = LANES[y.dtype]
     whole = n // lanes

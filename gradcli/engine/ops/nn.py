@@ -16,6 +16,7 @@ from ..kernels.softmax import (
 from ..kernels.summation import nll_cascade_sum
 from ..tensor import Tensor, _wrap_dim, make
 from .elementwise import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR
+from .linalg import addmm, matmul
 from .reductions import _mean_fwd, _sum_all
 from .registry import defop, run_op, run_unary
 
@@ -84,9 +85,11 @@ def _mse_norm(reduction, x, t) -> float:
 
 
 def _mse_backward_fwd(g, x, t, reduction):
-    """PyTorch's mse_loss_backward kernel: norm * (x - t) * g, norm = 2 (/ N for "mean")."""
-    with np.errstate(invalid="ignore"):
-        out = _mse_norm(reduction, x, t) * (x - t) * g
+    """PyTorch's mse_loss_backward kernel: norm * (x - t) * g, norm = 2 (/ N for "mean").
+    (Run as an op's forward, so numpy's floating-point errors are already quiet.)"""
+    out = _mse_norm(reduction, x, t) * (x - t) * g
+    if type(out) is np.ndarray and out.dtype == x.dtype == t.dtype:
+        return out
     return np.asarray(out, dtype=np.result_type(x, t))
 
 
@@ -270,12 +273,13 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
             UserWarning, stacklevel=2)
     reduction = _reduction_arg(size_average, reduce, reduction)
     arrays = None
-    if input._data.dtype != target._data.dtype:  # the kernel runs in the promoted dtype
+    same = input._data.dtype == target._data.dtype
+    if not same:  # the kernel runs in the promoted dtype
         from .. import dtypes
 
         np_dt = dtypes.result_type(input, target).np
         arrays = (input._data.astype(np_dt), target._data.astype(np_dt))
-    if np.result_type(input._data, target._data).kind != "f":
+    if (input._data.dtype if same else np.result_type(input._data, target._data)).kind != "f":
         from .. import dtypes
         from ..tensor import _type_word
 
@@ -596,8 +600,6 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
 
 
 def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
-    from .linalg import addmm, matmul
-
     d = input._data
     if d.ndim == 0 or weight._data.ndim == 0:
         raise RuntimeError(

@@ -456,6 +456,8 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     if dims:
         g = g.sum(dims, keepdim=True)
     if lead:
+        if not GRAD_MODE.enabled:  # (no graph: the values alone, without a view node)
+            return make(g._data.reshape(shape))
         g = g.reshape(shape)
     return g
 

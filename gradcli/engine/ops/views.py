@@ -23,7 +23,7 @@ from ..tensor import (
     has_internal_overlap,
     make,
 )
-from .registry import PUBLIC, defop, edge_of, reduce_to_inputs, run_op
+from .registry import PUBLIC, defop, edge_of, reduce_to_inputs, run_op, run_unary
 
 # ----------------------------------------------------------------- helpers
 
@@ -149,7 +149,8 @@ def mark_no_grad_view(res: Tensor, x: Tensor) -> None:
 
 
 def view_op(op, x: Tensor, meta: tuple) -> Tensor:
-    return _as_view(run_op(op, (x,), meta), x, op, meta)
+    # (one Tensor input: run_unary builds the same node as run_op, without its loops)
+    return _as_view(run_unary(op, x, meta), x, op, meta)
 
 
 def _embed(g: np.ndarray, shape: tuple, key) -> np.ndarray:
@@ -522,7 +523,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
-    shape = d.shape[:s] + (int(np.prod(d.shape[s:e + 1])),) + d.shape[e + 1:]
+    shape = d.shape[:s] + (math.prod(d.shape[s:e + 1]),) + d.shape[e + 1:]
     return reshape(input, shape)
 
 
