@@ -174,6 +174,24 @@ def test_several_keywords_are_listed_in_pytorchs_order(call):
     assert outcome(call, (gt,), {}) == expected
 
 
+INT_LISTS = {
+    "later item, one signature": lambda T: T.zeros([1, 2, "a"]),
+    "later item, overloads": lambda T: T.zeros(4, 3).view([1, "a"]),
+    "later item, tuple": lambda T: T.zeros(4, 3).sum((0, "a")),
+    "later item, split sizes": lambda T: T.split_with_sizes(T.zeros(4, 3), [1, None]),
+    "first item": lambda T: T.zeros(["a"]),
+    "first item, overloads": lambda T: T.zeros(4, 3).view(["a", 1]),
+}
+
+
+@pytest.mark.parametrize("call", list(INT_LISTS.values()), ids=list(INT_LISTS))
+def test_int_lists_are_read_as_pytorchs_parser_reads_them(call):
+    """The parser checks an int list's first item; a later bad item fails its unpacking."""
+    expected = outcome(call, (torch,), {})
+    assert expected is not None
+    assert outcome(call, (gt,), {}) == expected
+
+
 def classify(name: str, kind: str) -> str | None:
     """Why case (name, kind) differs from PyTorch, or None when it matches / nothing to compare."""
     expected, actual = run_case(name, kind, torch), run_case(name, kind, gt)

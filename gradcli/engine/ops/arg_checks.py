@@ -149,11 +149,8 @@ def _check(p: Param, obj, numbers_as_tensors: bool, position: int = 0) -> tuple[
     if kind in ("IntArrayRef", "SymIntArrayRef"):
         if p.size and _is_int(obj):
             return True, -1
-        if isinstance(obj, (tuple, list)):
-            for i, item in enumerate(obj):
-                if not _is_int(item):
-                    return False, i
-            return True, -1
+        if isinstance(obj, (tuple, list)):  # (the parser looks at the first item only:
+            return (True, -1) if not obj or _is_int(obj[0]) else (False, 0)  # _list_items)
         return False, -1
     if kind == "c10::List<::std::optional<Tensor>>" and isinstance(obj, (tuple, list)):
         for j, item in enumerate(obj):  # (read at once: a wrong item ends the parse)
@@ -431,13 +428,22 @@ def _diagnose(sigs, args, kwargs):
 
 def _list_items(sig: Signature, args, kwargs):
     """The error PyTorch gives once a signature fitted, unpacking a tensor list whose
-    items are not all tensors (the parser checks only that it is a list or tuple)."""
+    items are not all tensors (the parser checks only that it is a list or tuple), or an
+    int list whose first item was an int and a later one is not."""
     for i, p in enumerate(sig.params):
-        if p.kind not in ("TensorList", "c10::List<::std::optional<Tensor>>"):
+        if p.kind not in ("TensorList", "c10::List<::std::optional<Tensor>>", "IntArrayRef",
+                          "SymIntArrayRef"):
             continue
         obj = args[i] if i < len(args) and not p.keyword_only else next(
             (kwargs[a] for a in p.aliases if a in kwargs), None)
         if not isinstance(obj, (list, tuple)):
+            continue
+        if p.kind.endswith("IntArrayRef"):
+            bad = next((j for j, item in enumerate(obj) if not _is_int(item)), None)
+            if bad is not None:
+                return TypeError(f"{sig.name}(): argument '{p.name}' failed to unpack the "
+                                 f"object at pos {bad + 1} with error \"type must be tuple of "
+                                 f"ints,but got {_typename(obj[bad])}\"")
             continue
         for j, item in enumerate(obj):
             if not _is_tensor(item) and not (item is None and p.kind != "TensorList"):

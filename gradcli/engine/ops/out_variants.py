@@ -59,7 +59,8 @@ special.log1p special.log_ndtr special.logit special.logsumexp special.multigamm
 special.ndtr special.ndtri special.polygamma special.psi special.round special.sinc
 special.xlog1py special.xlogy special.zeta split_with_sizes_copy squeeze_copy std t_copy
 take take_along_dim threshold topk transpose_copy tril triu unbind_copy unfold_copy
-unsqueeze_copy var view_copy vstack where xlogy
+unsqueeze_copy var view_copy vstack where xlogy igamma igammac special.gammainc
+special.gammaincc
 """.split())
 
 _PREFIXES = ("torch.", "torch.linalg.", "torch.special.")
