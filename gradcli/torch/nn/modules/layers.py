@@ -242,11 +242,15 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """What batch and instance norm keep alike (PyTorch's _NormBase): the options, the
+    affine parameters (bias optional), the running statistics as buffers, their reset,
+    the input-rank check (`_expected` ranks) and the repr."""
+
     _expected = ()
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+    def __init__(self, num_features: int, eps: float, momentum, affine: bool,
+                 track_running_stats: bool, device=None, dtype=None, bias: bool = True) -> None:
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -255,7 +259,10 @@ class _BatchNorm(Module):
         self.track_running_stats = track_running_stats
         if affine:
             self.weight = new_param((num_features,), device, dtype)
-            self.bias = new_param((num_features,), device, dtype)
+            if bias:
+                self.bias = new_param((num_features,), device, dtype)
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -281,12 +288,26 @@ class _BatchNorm(Module):
         if self.affine:
             init = nn_init()
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input) -> None:
         if input.dim() not in self._expected:
             kinds = " or ".join(f"{d}D" for d in self._expected)
             raise ValueError(f"expected {kinds} input (got {input.dim()}D input)")
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias)
 
     def forward(self, input):
         self._check_input_dim(input)
@@ -301,11 +322,6 @@ class _BatchNorm(Module):
         return F.batch_norm(input, self.running_mean if use_stats else None,
                             self.running_var if use_stats else None, self.weight, self.bias,
                             training, factor, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
