@@ -89,6 +89,26 @@ def _under_vmap(run):
 
 # ------------------------------------------------------------------ pytrees
 
+def _jvp_outputs(name: str, output, has_aux: bool):
+    """A jvp's function result checked as PyTorch's jvp checks it: (the flat tensors, their
+    structure, aux)."""
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError(f"{name}: output of function f should be a tuple: "
+                               "(output, aux) if has_aux is True")
+        output, aux = output
+    outs, out_spec = _flatten(output)
+    if not outs:
+        raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
+                           f"(got output = {output})")
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{name}: expected f(*args) to return only tensors, got "
+                               f"unsupported type {type(o)}")
+    return outs, out_spec, aux
+
+
 def _flatten(tree) -> tuple[list, object]:
     """Leaves (in order) and a spec to rebuild the structure (tuples, lists, dicts)."""
     if isinstance(tree, (tuple, list)):
@@ -456,21 +476,9 @@ def _outer_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
         duals = [_fwad.make_dual(p, t) for p, t in zip(flat_p, flat_t, strict=True)]
         with _TRANSFORM:
             output = func(*_unflatten(duals, spec_p))
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
-                raise RuntimeError(f"{name}: output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            output, aux = output
-        outs, out_spec = _flatten(output)
-        if not outs:
-            raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
-                               f"(got output = {output})")
+        outs, out_spec, aux = _jvp_outputs(name, output, has_aux)
         primals_out, tangents_out = [], []
         for o in outs:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(f"{name}: expected f(*args) to return only tensors, got "
-                                   f"unsupported type {type(o)}")
             t = _fwad.tangent_of(o)
             if t is None:
                 if strict:
@@ -511,21 +519,9 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
             output = func(*_unflatten(inner, spec_p))
     finally:
         _DEPTH[0] -= 1
-    aux = None
-    if has_aux:
-        if not (isinstance(output, tuple) and len(output) == 2):
-            raise RuntimeError(f"{name}: output of function f should be a tuple: "
-                               "(output, aux) if has_aux is True")
-        output, aux = output
-    outs, out_spec = _flatten(output)
-    if not outs:
-        raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
-                           f"(got output = {output})")
+    outs, out_spec, aux = _jvp_outputs(name, output, has_aux)
     primals_out, tangents_out = [], []
     for o in outs:
-        if not isinstance(o, Tensor):
-            raise RuntimeError(f"{name}: expected f(*args) to return only tensors, got "
-                               f"unsupported type {type(o)}")
         t = None
         if o.requires_grad and o._data.dtype.kind in "fc":
             with enable_grad():
