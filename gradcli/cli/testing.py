@@ -213,6 +213,53 @@ def _child_env() -> dict:
 _HELPER = "import sys; from gradcli.cli import testing; sys.exit(testing._helper_main(sys.argv[1:]))"
 
 
+class _ctrl_c_held:
+    """Ctrl-C is not acted on while a helper is being stopped. A KeyboardInterrupt raised
+    inside Popen.wait, between its taking and its releasing of the wait lock, leaves the
+    lock taken, and the next wait on that process blocks for ever. The interrupt may come
+    late: Ctrl-C reaches a thread of ours that is not the main one, and the main thread
+    raises it at some later point. One still pending is raised here, before any wait (the
+    handler change checks for it), and is dropped: the run is ending anyway."""
+
+    def __enter__(self):
+        self.old = None
+        for _ in range(2):  # (the second try finds no interrupt pending)
+            try:
+                self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+                break
+            except KeyboardInterrupt:
+                continue
+            except ValueError:  # not the main thread: it cannot be interrupted
+                break
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+        return False
+
+
+def _reap(proc, timeout) -> bool:
+    """Wait up to `timeout` seconds (None: for ever) for helper `proc` to end; whether it
+    did. It asks the system itself rather than Popen.wait: a KeyboardInterrupt inside an
+    earlier Popen call (raised late, see _ctrl_c_held) can leave Popen's wait lock taken,
+    and Popen.wait would then block for ever on a process long gone."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while proc.returncode is None:
+        try:
+            pid, status = os.waitpid(proc.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already (by a Popen call that got that far)
+            proc.returncode = proc.returncode if proc.returncode is not None else 0
+            break
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            break
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 class ForkServerRunner(_RunnerBase):
     """Runs each request in a child forked from one helper process (POSIX)."""
 
@@ -277,6 +324,10 @@ class ForkServerRunner(_RunnerBase):
         return json.loads(line)
 
     def close(self):
+        with _ctrl_c_held():
+            self._close()
+
+    def _close(self):
         proc, self._proc = self._proc, None
         log, self._log = self._log, None
         if log is not None:
@@ -287,15 +338,11 @@ class ForkServerRunner(_RunnerBase):
             proc.stdin.close()
         except OSError:
             pass
-        try:
-            proc.wait(timeout=GRACE + 1)
-        except subprocess.TimeoutExpired:
+        if not _reap(proc, GRACE + 1):
             proc.terminate()  # the helper kills its child on SIGTERM
-            try:
-                proc.wait(timeout=GRACE)
-            except subprocess.TimeoutExpired:
+            if not _reap(proc, GRACE):
                 proc.kill()
-                proc.wait()
+                _reap(proc, None)
         try:
             proc.stdout.close()
         except OSError:
