@@ -603,17 +603,22 @@ def _with_deadline(fn, seconds):
         signal.signal(signal.SIGPROF, old)
 
 
+def _chain_terms(b: Builder, v: Val):
+    """(kind, inner, dEXPR/dR) for each reduction R that v depends on with a nonzero
+    outer derivative: the chain-rule terms both derivative builders add."""
+    for r, (kind, inner) in list(b.reductions.items()):
+        if v.e.has(r):
+            outer = sympy.diff(v.e, r)
+            if outer != 0:
+                yield kind, inner, outer
+
+
 def _derivative(b: Builder, v: Val, name: str):
     """d v / d name, elementwise; reductions' chain terms added."""
     sym = b.symbols[name]
     target = tuple(b.shapes[name])
     d = sympy.diff(v.e, sym)
-    for r, (kind, inner) in list(b.reductions.items()):
-        if not v.e.has(r):
-            continue
-        outer = sympy.diff(v.e, r)
-        if outer == 0:
-            continue
+    for kind, inner, outer in _chain_terms(b, v):
         if kind == "matrix":  # a 1x1 matrix product of a scalar name
             d = d + outer * _matrix_part(b, inner, name)
             continue
@@ -663,12 +668,7 @@ def _matrix_name_derivative(b: Builder, v: Val, name: str, seconds: float):
     sympy's matrix derivative of each R."""
     sym = b.symbols[name]
     terms = []
-    for r, (kind, inner) in list(b.reductions.items()):
-        if not v.e.has(r):
-            continue
-        outer = sympy.diff(v.e, r)
-        if outer == 0:
-            continue
+    for kind, inner, outer in _chain_terms(b, v):
         if kind != "matrix":
             raise NoRule(f"{kind}() of an elementwise expression beside a matrix product")
         part = _matrix_part(b, inner, name)
