@@ -64,3 +64,27 @@ def test_inference_mode_does_not_leak_into_threads():
         log.append(t.is_grad_enabled())
 
     same(scenario)
+
+
+def test_is_inference_mode_enabled_follows_the_blocks_and_decorators():
+    def scenario(t, log):
+        log.append(t.is_inference_mode_enabled())
+        with t.inference_mode():
+            log.append(t.is_inference_mode_enabled())
+            with t.inference_mode(False):
+                log.append(t.is_inference_mode_enabled())
+            with t.no_grad():
+                log.append(t.is_inference_mode_enabled())
+            log.append(t.is_inference_mode_enabled())
+        log.append(t.is_inference_mode_enabled())
+
+        def probe():
+            return t.is_inference_mode_enabled()
+
+        for mode in (True, False):
+            log.append(t.inference_mode(mode)(probe)())
+        log.append(t.inference_mode(probe)())
+        log.append(t.is_inference_mode_enabled())
+
+    log = same(scenario)
+    assert log[:6] == ["False", "True", "False", "True", "True", "False"]

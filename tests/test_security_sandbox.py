@@ -895,6 +895,13 @@ MODULE_ATTACKS = [
     ("getattr(sn, '_sav' + 'ed')", {1}, "AttributeError"),
     ("sn._savedself", {2}, "ForbiddenError"),
     ("print(f'{sn._saved_self.__class__}')", {2}, "ForbiddenError"),
+    # allow_mutation_on_saved_tensors' state: counts only, no way into the weak maps
+    *[(f"with torch.autograd.graph.allow_mutation_on_saved_tensors() as am:\n    print({expr})",
+       {1}, "AttributeError") for expr in (
+        "am.cloned.data", "am.original.data", "am.tid_to_weakhandle.data",
+        "am.cloned.keyrefs()", "list(am.original.keyrefs())", "am.tid_to_weakhandle.valuerefs()",
+        "am.sid_to_tid.default_factory", "getattr(am.cloned, 'da' + 'ta')",
+        "am.cloned.pop", "getattr(am.clear, '__se' + 'lf__')")],
 ]
 #: numpy arrays check every result's size before numpy allocates it (--max-elements)
 MODULE_BLOWUPS = [
@@ -1108,6 +1115,8 @@ st_ = {1, 2}
 mp = map(abs, [1])
 fl_ = filter(None, [1])
 it_ = iter([1])
+with torch.autograd.graph.allow_mutation_on_saved_tensors() as amctx:
+    am_out = (t.clone() ** 2).sum()
 dkeys = dct.keys()
 tpt = type(t)
 import numpy as np

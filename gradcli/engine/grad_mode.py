@@ -29,6 +29,11 @@ def is_grad_enabled() -> bool:
     return GRAD_MODE.enabled
 
 
+def is_inference_mode_enabled() -> bool:
+    """True inside torch.inference_mode() (and not inside an inner inference_mode(False))."""
+    return GRAD_MODE.inference
+
+
 class _GradModeContext:
     """Base of the grad-mode contexts: usable in `with`, and as a decorator."""
 

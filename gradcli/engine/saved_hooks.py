@@ -25,9 +25,11 @@ class _Packed:
     """One packed tensor, with what the unpacked tensor needs of the original: its
     place in the graph (grad_fn and output number, or the leaf's accumulator)."""
 
-    __slots__ = ("value", "unpack", "grad_fn", "output_nr", "leaf")
+    __slots__ = ("value", "unpack", "grad_fn", "output_nr", "leaf", "output")
 
-    def __init__(self, t: Tensor, pack, unpack):
+    def __init__(self, t: Tensor, pack, unpack, output: bool = False):
+        # an op's saved output: kept so an in-place op can make it share its target's storage
+        self.output = t if output else None
         version = t._vc[0]
         self.value = pack(t)
         if t._vc[0] != version:
@@ -120,7 +122,7 @@ def pack_node(node) -> None:
         else:
             t = make(result[0], True, node)
             t._vc = result[1]
-            node.saved_result = (PACKED, _Packed(t, pack, unpack))
+            node.saved_result = (PACKED, _Packed(t, pack, unpack, output=True))
     if count:
         node.saved = tuple(items)
     node.packed = True

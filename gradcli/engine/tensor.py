@@ -566,6 +566,12 @@ class Tensor:
             result._vc = self._vc
             fn.saved_result = (self._data, self._vc)
             fn.versions = fn.versions[:-1] + (self._vc[0],)
+        elif saved is not None and saved[0] is node_module.ABOVE.PACKED:
+            # under saved_tensors_hooks the pack hook got the output as a tensor of its
+            # own; as in PyTorch, that tensor is self from now on (a hook that kept it
+            # sees later in-place changes of self)
+            saved[1].output._data = self._data
+            saved[1].output._vc = self._vc
         if base is None:
             old_fn = self._grad_fn
             self._grad_fn = fn
@@ -609,7 +615,9 @@ def _add_retain_hook(fn, t: Tensor) -> None:
 
 
 def _saved_since(fn, old: Tensor, start: int) -> bool:
-    """Whether a node created after `start` (by one in-place computation) saved `old`."""
+    """Whether a node created after `start` (by one in-place computation) saved `old`
+    (or may have: a node whose saved tensors went through saved_tensors_hooks holds what
+    the pack hook made of them, perhaps `old` itself)."""
     stack, seen = [fn], set()
     while stack:
         node = stack.pop()
@@ -617,7 +625,7 @@ def _saved_since(fn, old: Tensor, start: int) -> bool:
             continue
         seen.add(node)
         saved = node.saved
-        if saved and any(x is old for x in saved):
+        if node.packed or (saved and any(x is old for x in saved)):
             return True
         stack.extend(f for f, _ in node.next_functions)
     return False
@@ -653,6 +661,8 @@ def view_rebase_error(t: Tensor, indirect: bool) -> RuntimeError:
 
 
 def _write_into(target: Tensor, values: np.ndarray, overlap_ok: bool = False) -> None:
+    if BEFORE_WRITE is not None:
+        BEFORE_WRITE(target)
     data = target._data
     if values.shape != data.shape:
         try:
@@ -733,6 +743,10 @@ _new = object.__new__
 #: through an in-place op; FORWARD_AD_TANGENT(tensor) -> its tangent or None (printing).
 FORWARD_AD_INPLACE = None
 FORWARD_AD_TANGENT = None
+#: None unless torch.autograd.graph.allow_mutation_on_saved_tensors() is active; then
+#: BEFORE_WRITE(tensor) runs before any in-place write into tensor's storage, so the
+#: context can keep a copy of what backward still needs from it.
+BEFORE_WRITE = None
 
 
 def make(data: np.ndarray, requires_grad: bool = False, grad_fn=None) -> Tensor:

@@ -16,6 +16,7 @@ from gradcli.engine.grad_mode import (  # noqa: F401
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )

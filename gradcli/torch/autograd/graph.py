@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import weakref
+from collections import defaultdict
 
 from gradcli.engine import saved_hooks as _saved_hooks
+from gradcli.engine import tensor as _tensor_module
 from gradcli.engine.autograd import GradientEdge, current_task_id, will_engine_execute_node
 from gradcli.engine.node import Node as _EngineNode
 from gradcli.engine.node import RemovableHandle
 from gradcli.engine.tensor import Tensor as _Tensor
 
 __all__ = [
-    "GradientEdge", "Node", "disable_saved_tensors_hooks", "get_gradient_edge",
-    "increment_version", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks",
+    "GradientEdge", "Node", "allow_mutation_on_saved_tensors", "disable_saved_tensors_hooks",
+    "get_gradient_edge", "increment_version", "register_multi_grad_hook", "save_on_cpu",
+    "saved_tensors_hooks",
 ]
 
 GradientEdge.__module__ = "torch.autograd.graph"
@@ -99,6 +103,115 @@ def disable_saved_tensors_hooks(error_message: str):
         yield
     finally:
         _saved_hooks.DISABLED[0] = previous
+
+
+def _saved_key(t) -> tuple:
+    """One tensor object at one address and version (PyTorch's key: saving it again
+    before a write reuses the first handle)."""
+    return (id(t), t.data_ptr(), t._vc[0])
+
+
+def _memory_key(t) -> tuple:
+    """Where a tensor starts in memory, at its version: as PyTorch, a write is matched to
+    the saved tensors that start at the same address (a view at another offset is not)."""
+    return (t.data_ptr(), t._vc[0])
+
+
+class _Handle:
+    """What a node keeps for one saved tensor while allow_mutation_on_saved_tensors is on:
+    the context maps it weakly to the tensor (or to its copy once it was written), so the
+    entry goes when the graph that saved it goes."""
+
+    __slots__ = ("__weakref__",)
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one allow_mutation_on_saved_tensors() block (PyTorch's names, which
+    its tests read): saved tensors by handle, the copies made before a write, handles by
+    tensor key, tensor keys by memory and version."""
+
+    def __init__(self) -> None:
+        self.cloned = weakref.WeakKeyDictionary()
+        self.original = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()
+        self.sid_to_tid = defaultdict(set)
+
+    def clear(self) -> None:
+        self.cloned.clear()
+        self.original.clear()
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
+
+
+_MUTATION_ALLOWED = [False]  # inside allow_mutation_on_saved_tensors (PyTorch's global flag)
+_OUTSIDE_CONTEXT = (
+    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+    "in which the graph was originally recorded.")
+
+
+def _mutation_hooks(ctx: _AllowMutationOnSavedContext) -> saved_tensors_hooks:
+    """Saved tensors become handles; backward reads the copy when the tensor was written
+    since it was saved, else the tensor itself."""
+
+    def pack(tensor):
+        key = _saved_key(tensor)
+        ctx.sid_to_tid[_memory_key(tensor)].add(key)
+        handle = ctx.tid_to_weakhandle.get(key)
+        if handle is None:
+            handle = _Handle()
+            ctx.tid_to_weakhandle[key] = handle
+            ctx.original[handle] = tensor
+        return handle
+
+    def unpack(handle):
+        if not _MUTATION_ALLOWED[0]:
+            raise AssertionError(_OUTSIDE_CONTEXT)
+        if handle in ctx.cloned:
+            return ctx.cloned[handle]
+        if handle not in ctx.original:
+            raise AssertionError(_OUTSIDE_CONTEXT)
+        return ctx.original[handle]
+
+    return saved_tensors_hooks(pack, unpack)
+
+
+def _copy_before_write(ctx: _AllowMutationOnSavedContext):
+    """The engine's BEFORE_WRITE for ctx: copy every tensor saved from this memory at its
+    current version (once) before the write changes it."""
+    from gradcli.engine.grad_mode import no_grad
+
+    def before_write(target) -> None:
+        where = _memory_key(target)
+        for key in ctx.sid_to_tid.get(where, ()):
+            handle = ctx.tid_to_weakhandle.get(key)
+            if handle is None or handle in ctx.cloned:
+                continue  # freed by a backward since, or copied already
+            if ctx.original[handle].data_ptr() != where[0]:
+                continue  # the engine gave it memory of its own (an in-place op's input)
+            with no_grad():
+                ctx.cloned[handle] = ctx.original.pop(handle).detach().clone()
+
+    return before_write
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Tensors saved for backward may be changed in place inside the block: each is
+    copied just before its first write, and backward (which must run inside the same
+    block) reads the copy. Yields the block's state; cleared on exit."""
+    ctx = _AllowMutationOnSavedContext()
+    previous_guard = _tensor_module.BEFORE_WRITE
+    with _mutation_hooks(ctx):
+        _tensor_module.BEFORE_WRITE = _copy_before_write(ctx)
+        try:
+            if _MUTATION_ALLOWED[0]:
+                raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+            _MUTATION_ALLOWED[0] = True
+            yield ctx
+        finally:
+            ctx.clear()
+            _MUTATION_ALLOWED[0] = False
+            _tensor_module.BEFORE_WRITE = previous_guard
 
 
 class _MultiHandle(RemovableHandle):
