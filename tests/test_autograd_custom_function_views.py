@@ -185,3 +185,55 @@ def _local_inplace(t):
 
 def test_view_written_inside_forward_keeps_the_function_node():
     assert _local_inplace(gt) == _local_inplace(torch)
+
+
+def _dirty_view_inputs(t):
+    """A Function that writes its first input (a view) in place and marks it dirty: the
+    base's history goes through CopySlices over the Function's node, so the other input
+    gets its gradient, first and second order."""
+
+    class AddInto(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.mark_dirty(x)
+            x.add_(y)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad
+
+    root = t.arange(16.0, dtype=t.float64).reshape(4, 4).requires_grad_()
+    other = t.tensor([[1.0, -2.0], [0.5, 4.0]], dtype=t.float64, requires_grad=True)
+    x = root.clone()
+    out = AddInto.apply(x.narrow(1, 2, 2).narrow(0, 1, 2), other)
+    AddInto.apply(x.narrow(1, 0, 2).narrow(0, 1, 2), other * other)
+    names = [type(out.grad_fn).__name__, type(x.grad_fn).__name__]
+    weights = t.arange(16.0, dtype=t.float64).reshape(4, 4)
+    g_root, g_other = t.autograd.grad((x * weights).sum(), (root, other), create_graph=True)
+    gg, = t.autograd.grad(g_other.sum(), other)
+    checks = [t.autograd.gradcheck(lambda r, o: AddInto.apply(r.clone()[1:3, 2:], o), (root, other))]
+    return names, x.tolist(), g_root.tolist(), g_other.tolist(), gg.tolist(), checks
+
+
+def test_dirty_view_input_rewrites_the_base_history():
+    assert _dirty_view_inputs(gt) == _dirty_view_inputs(torch)
+
+
+def _stale_view_as_root(t):
+    """A view taken before its base got a history (an in-place op with a tensor that needs
+    a gradient) is a root of autograd.grad / backward with that history."""
+    r = t.tensor([2.0], dtype=t.float64, requires_grad=True)
+    x = t.ones(5, dtype=t.float64)
+    v = x.select(0, 1)
+    x.mul_(r)
+    first = t.autograd.grad(v, r)
+    x2 = t.ones(3, dtype=t.float64)
+    w = x2[1:]
+    x2.add_(r * r)
+    w.sum().backward()
+    return first[0].tolist(), r.grad.tolist(), type(w.grad_fn).__name__
+
+
+def test_stale_view_is_a_root_with_its_new_history():
+    assert _stale_view_as_root(gt) == _stale_view_as_root(torch)

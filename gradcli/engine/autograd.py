@@ -76,7 +76,9 @@ def _root_grads(outputs: list, grad_outputs: list | None, create_graph: bool) ->
     grads = []
     for i, out in enumerate(outputs):
         g = None if grad_outputs is None else grad_outputs[i]
-        if not out._requires_grad or not edge_of(out)[0]:  # (a no_grad view's edge is dead)
+        # (edge_of first: a view whose base was written in place since gets its history
+        # now, as PyTorch's gradient_edge does; a no_grad view's edge is dead)
+        if not edge_of(out)[0] or not out._requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:

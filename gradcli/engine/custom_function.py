@@ -299,6 +299,13 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
                     "change.")
             o._vc[0] += 1  # (PyTorch's rebase_history bumps the version once more)
             _set_history(o, ctx, i)
+            if o._base is not None:
+                # a view written in place: its base's history goes through CopySlices
+                # over this node (whose first input is taken to be the view, as PyTorch)
+                from .ops.views import rewrite_base_history
+
+                ctx.next_functions = tuple(edges)
+                rewrite_base_history(o, o)
         else:
             if is_input:
                 new = _view_of_self(o)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import tensor as tensor_module
 from ..grad_mode import GRAD_MODE
+from ..node import Node
 from ..tensor import (
     VIEW_DEFAULT,
     VIEW_INFERENCE,
@@ -313,7 +314,7 @@ def _copy_slices_backward(c, g):
             return _copy_slices_recorded(g, fn, geometry, base_shape)
     region = run_op(AS_STRIDED, (g,), (index, base_shape))
     fn.saved_tensors_check()
-    fn_grads = list(fn.apply([region]))
+    fn_grads = list(Node.apply(fn, [region]))  # (the op's rule, for a custom node too)
     if fn.input_meta is not None:
         fn_grads = reduce_to_inputs(fn, fn_grads)
     keep = np.ones(g._data.size, dtype=bool)
@@ -358,7 +359,7 @@ def _copy_slices_recorded(g, fn, geometry, base_shape):
     result = run_op(COPY, (make(np.zeros(base_shape, g._data.dtype)), g))
     grad_slice = PUBLIC["torch.as_strided"](result, size, stride, offset)
     fn.saved_tensors_check()
-    fn_grads = list(fn.apply([grad_slice.clone()]))
+    fn_grads = list(Node.apply(fn, [grad_slice.clone()]))
     if fn.input_meta is not None:
         fn_grads = reduce_to_inputs(fn, fn_grads)
     first = fn_grads[0]
