@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import custom_function as _custom
+from . import forward_ad_formulas as _more_formulas
 from . import tensor as _tensor_mod
 from .grad_mode import GRAD_MODE
 from .node import Node
@@ -389,7 +390,8 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
     if tangent is None:
         return
-    if op.name in _COPIED_VIEWS and tangent._requires_grad and GRAD_MODE.enabled:
+    if (op.name in _COPIED_VIEWS or op.name in _more_formulas.COPIED_REDUCTIONS
+            and meta[0] != "none") and tangent._requires_grad and GRAD_MODE.enabled:
         with _suspended:  # (PyTorch copies the view of the tangent into a new tensor)
             tangent = make(np.empty_like(res._data)).copy_(tangent)
     set_tangent(res, tangent)
@@ -718,6 +720,31 @@ def _nansum_jvp(inputs, meta, res, tangents):
     return kept.sum(dims, keepdim=keepdim)
 
 
+def _norm_dim_jvp(inputs, meta, res, tangents):
+    p, dim, keepdim = meta[0], meta[1], meta[2]
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return _norm_jvp(inputs, (p, dims, keepdim), res, tangents)
+
+
+def _dist_jvp(inputs, meta, res, tangents):
+    """dist(a, b, p) is the p-norm of a - b: that norm's formula on a_t - b_t."""
+    a, b = inputs
+    if not isinstance(b, Tensor):
+        return NotImplemented
+    a_t, b_t = tangents
+    if a_t is None:
+        diff_t = -b_t
+    elif b_t is None:
+        diff_t = a_t
+    else:
+        diff_t = a_t - b_t
+    diff = a - b
+    if diff_t._data.shape != diff._data.shape:
+        diff_t = diff_t.expand(diff._data.shape)
+    p = meta[0]
+    return _norm_jvp((diff,), (p, tuple(range(diff._data.ndim)), False), res, (diff_t,))
+
+
 # ops whose PyTorch forward derivative is an explicit formula written out here
 _FORMULAS = {"nansum": _nansum_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
@@ -727,7 +754,8 @@ _FORMULAS = {"nansum": _nansum_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tenso
              "aminmax_max": _extreme_jvp(_dims_keepdim, False),
              "aminmax_min": _extreme_jvp(_dims_keepdim, True), "atan2": _atan2_jvp, "addcdiv": _addcdiv_jvp, "fmod": _rounded_quotient_jvp("trunc"), "remainder": _rounded_quotient_jvp("floor"),
              "norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
-             "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
+             "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp,
+             "norm_dim": _norm_dim_jvp, "dist": _dist_jvp, **_more_formulas.FORMULAS}
 
 
 def _formula_node(op, inputs, meta, out, tangents, keep: bool):
