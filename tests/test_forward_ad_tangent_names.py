@@ -17,7 +17,7 @@ import pytest
 
 import gradcli.engine.rng_ops  # noqa: F401 - its ops join the table when first used
 import gradcli.torch as gt
-from gradcli.engine.forward_ad import tangent_of
+from gradcli.engine.forward_ad import _MULTI_FORMULAS, tangent_of
 from gradcli.engine.forward_ad_formulas import FORMULAS
 from gradcli.engine.ops.registry import OPS
 
@@ -41,18 +41,8 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "PyTorch's formula reduces after the sum of the input and target terms; the double-vjp rule stands in: AddBackward0 vs PyTorch's MeanBackward0",
     ("binary_cross_entropy_with_logits", "tangent_requires_grad"):
         "PyTorch's formula reduces after the sum of the input and target terms; the double-vjp rule stands in: AddBackward0 vs PyTorch's MeanBackward0",
-    ("cholesky_inverse", "primal_requires_grad"):
-        "PyTorch's formula result is copied into a new tangent (its kernel writes an output of its own); the double-vjp rule stands in: AddBackward0 vs PyTorch's CopyBackwards",
-    ("cholesky_inverse", "tangent_requires_grad"):
-        "PyTorch's formula result is copied into a new tangent (its kernel writes an output of its own); the double-vjp rule stands in: AddBackward0 vs PyTorch's CopyBackwards",
-    ("convolution", "tangent_requires_grad"):
-        "PyTorch's _convolution_jvp adds conv(input_t, w) and conv(input, w_t) even when one tangent is missing: ConvolutionBackward0 vs PyTorch's AddBackward0",
     ("convolution_backward_weight", "tangent_requires_grad"):
-        "PyTorch's formula for the double backward of convolution is not written out; the double-vjp rule stands in: AddBackward0 vs PyTorch's AddBackward0",
-    ("convolution_ext", "primal_requires_grad"):
-        "PyTorch's _convolution_jvp is a sum of two convolutions; gradcli's im2col op takes the double-vjp rule: ViewBackward0 vs PyTorch's AddBackward0",
-    ("convolution_ext", "tangent_requires_grad"):
-        "PyTorch's _convolution_jvp is a sum of two convolutions; gradcli's im2col op takes the double-vjp rule: ViewBackward0 vs PyTorch's AddBackward0",
+        "the output itself has ConvolutionBackwardBackward0 in PyTorch (its torch_call differentiates a create_graph gradient), none in gradcli: AddBackward0 vs PyTorch's AddBackward0",
     ("fill", "tangent_requires_grad"):
         "PyTorch fills the tangent in place (FillBackward); gradcli copies the new tangent in: CopyBackwards vs PyTorch's FillBackward2",
     ("fill_scalar", "tangent_requires_grad"):
@@ -65,50 +55,14 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "PyTorch runs index_put_ on the tangent in place (IndexPutBackward0); gradcli copies the new tangent in: CopyBackwards vs PyTorch's IndexPutBackward0",
     ("index_put", "tangent_requires_grad"):
         "PyTorch runs index_put_ on the tangent in place (IndexPutBackward0); gradcli copies the new tangent in: CopyBackwards vs PyTorch's IndexPutBackward0",
-    ("linalg_cholesky_ex", "primal_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TBackward0 vs PyTorch's CopyBackwards",
-    ("linalg_cholesky_ex", "tangent_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TBackward0 vs PyTorch's CopyBackwards",
-    ("linalg_eigh", "primal_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): SqueezeBackward1 vs PyTorch's CopyBackwards",
-    ("linalg_eigh", "tangent_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): SqueezeBackward1 vs PyTorch's CopyBackwards",
     ("linalg_householder_product", "primal_requires_grad"):
         "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TBackward0 vs PyTorch's AddBackward0",
     ("linalg_householder_product", "tangent_requires_grad"):
         "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TBackward0 vs PyTorch's AddBackward0",
-    ("linalg_inv_ex", "primal_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TBackward0 vs PyTorch's CopyBackwards",
-    ("linalg_inv_ex", "tangent_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TBackward0 vs PyTorch's CopyBackwards",
-    ("linalg_lu_factor_ex", "primal_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): AddBackward0 vs PyTorch's CopyBackwards",
-    ("linalg_lu_factor_ex", "tangent_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): AddBackward0 vs PyTorch's CopyBackwards",
-    ("linalg_matrix_exp", "primal_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): SliceBackward0 vs PyTorch's CopyBackwards",
-    ("linalg_matrix_exp", "tangent_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): SliceBackward0 vs PyTorch's CopyBackwards",
     ("linalg_pinv", "primal_requires_grad"):
         "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TransposeBackward0 vs PyTorch's AddBackward0",
     ("linalg_pinv", "tangent_requires_grad"):
         "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TransposeBackward0 vs PyTorch's AddBackward0",
-    ("linalg_qr", "primal_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): MmBackward0 vs PyTorch's CopyBackwards",
-    ("linalg_qr", "tangent_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): MmBackward0 vs PyTorch's CopyBackwards",
-    ("linalg_slogdet", "primal_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): SqueezeBackward1 vs PyTorch's SumBackward1",
-    ("linalg_slogdet", "tangent_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): SqueezeBackward1 vs PyTorch's SumBackward1",
-    ("linalg_solve", "primal_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): LinalgSolveExBackward0 vs PyTorch's SqueezeBackward1",
-    ("linalg_solve", "tangent_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): LinalgSolveExBackward0 vs PyTorch's SqueezeBackward1",
-    ("linalg_svd", "primal_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): SqueezeBackward1 vs PyTorch's CopyBackwards",
-    ("linalg_svd", "tangent_requires_grad"):
-        "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): SqueezeBackward1 vs PyTorch's CopyBackwards",
     ("nextafter", "tangent_requires_grad"):
         "PyTorch's nextafter tangent is a where over its inputs; the double-vjp rule stands in: MulBackward0 vs PyTorch's WhereBackward0",
     ("quantile_out", "primal_requires_grad"):
@@ -119,8 +73,6 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "PyTorch's renorm_jvp ends in a where; the double-vjp rule stands in: AddBackward0 vs PyTorch's WhereBackward0",
     ("renorm", "tangent_requires_grad"):
         "PyTorch's renorm_jvp ends in a where; the double-vjp rule stands in: AddBackward0 vs PyTorch's WhereBackward0",
-    ("rsub_alpha", "tangent_requires_grad"):
-        "PyTorch's formula multiplies the tangent by -alpha (MulBackward1); gradcli negates: NegBackward0 vs PyTorch's MulBackward1",
     ("scatter_reduce", "primal_requires_grad"):
         "PyTorch's scatter_reduce_jvp ends in a scatter_reduce of the tangents; the double-vjp rule stands in: AddBackward0 vs PyTorch's ScatterReduceBackward0",
     ("scatter_reduce", "tangent_requires_grad"):
@@ -137,10 +89,6 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "PyTorch squeezes the tangent with the op itself; gradcli takes a view: ViewBackward0 vs PyTorch's SqueezeBackward1",
     ("squeeze_copy_dims", "tangent_requires_grad"):
         "PyTorch squeezes the tangent with the op itself; gradcli takes a view: ViewBackward0 vs PyTorch's SqueezeBackward2",
-    ("std_mean", "primal_requires_grad"):
-        "several outputs: no per-output formula yet (std's masked_fill, mean's mean); the double-vjp rule stands in: SqueezeBackward1 vs PyTorch's MaskedFillBackward0",
-    ("std_mean", "tangent_requires_grad"):
-        "several outputs: no per-output formula yet (std's masked_fill, mean's mean); the double-vjp rule stands in: SqueezeBackward1 vs PyTorch's MaskedFillBackward0",
     ("threshold_backward", "primal_requires_grad"):
         "PyTorch's formula for threshold_backward's tangent adds a term for the primal; gradcli runs the op on the tangent: ThresholdBackwardBackward0 vs PyTorch's AddBackward0",
     ("unbind_copy", "tangent_requires_grad"):
@@ -149,10 +97,6 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "PyTorch's pieces of the tangent go through an add; gradcli's have no graph: None vs PyTorch's AddBackward0",
     ("unsqueeze_copy", "tangent_requires_grad"):
         "PyTorch unsqueezes the tangent with the op itself; gradcli takes a view: ViewBackward0 vs PyTorch's UnsqueezeBackward0",
-    ("var_mean", "primal_requires_grad"):
-        "several outputs: no per-output formula yet (var's sum, mean's mean); the double-vjp rule stands in: SqueezeBackward1 vs PyTorch's MeanBackward1",
-    ("var_mean", "tangent_requires_grad"):
-        "several outputs: no per-output formula yet (var's sum, mean's mean); the double-vjp rule stands in: SqueezeBackward1 vs PyTorch's MeanBackward1",
 
 }
 
@@ -214,7 +158,7 @@ def test_tangent_grad_fn_matches_pytorch(name, mode):
 # differentiated too (w.r.t. the primal and the tangent), and must give PyTorch's values
 # (logcumsumexp left out: PyTorch's own formula modifies a tensor its graph saved, so its
 # backward raises "modified by an inplace operation")
-_FORMULA_OPS = sorted(set(FORMULAS) & set(CALLED) - {"logcumsumexp"})
+_FORMULA_OPS = sorted((set(FORMULAS) | set(_MULTI_FORMULAS)) & set(CALLED) - {"logcumsumexp"})
 
 
 def _tangent_grads(module, expr, arrays, tangents, uses_b):

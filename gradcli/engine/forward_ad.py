@@ -390,13 +390,20 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
     if tangent is None:
         return
-    if (op.name in _COPIED_VIEWS or op.name in _more_formulas.COPIED_REDUCTIONS
-            and meta[0] != "none") and tangent._requires_grad and GRAD_MODE.enabled:
+    if (op.name in _COPIED_VIEWS or op.name in _more_formulas.COPIED_OUTPUTS
+            or op.name in _more_formulas.COPIED_REDUCTIONS and meta[0] != "none") \
+            and tangent._requires_grad and GRAD_MODE.enabled:
         with _suspended:  # (PyTorch copies the view of the tangent into a new tensor)
-            tangent = make(np.empty_like(res._data)).copy_(tangent)
+            tangent = _copied_into(res, tangent)
     set_tangent(res, tangent)
     if op.save_result and res._grad_fn is not None:
         _remember_saved_result(res, tangent)
+
+
+def _copied_into(res: Tensor, tangent: Tensor) -> Tensor:
+    """PyTorch's forward grad that does not have its primal's layout (strides, storage) is
+    copied into a new tensor that has it: CopyBackwards on top of the tangent's graph."""
+    return make(np.empty_like(res._data)).copy_(tangent)
 
 
 # ops whose PyTorch tangent is the input's tangent itself (self_t: frac, x % number, alias)
@@ -745,6 +752,38 @@ def _dist_jvp(inputs, meta, res, tangents):
     return _norm_jvp((diff,), (p, tuple(range(diff._data.ndim)), False), res, (diff_t,))
 
 
+def _paired_jvp(std: bool):
+    """std_mean / var_mean: std's (or var's) formula, and the mean of the tangent."""
+
+    def formula(inputs, meta, outs, tangents):
+        x, t = inputs[0], tangents[0]
+        dims, correction, keepdim = meta[0], meta[1], meta[2]
+        first = _var_tangent(x, t, (tuple(dims), correction, keepdim, not dims))
+        if std:
+            value = _plain_result(outs[0])
+            first = (first / (2.0 * value)).masked_fill(value == 0, 0)
+        mean = t.mean(tuple(dims), keepdim=keepdim) if dims else t.mean()
+        return [first, mean]
+
+    return formula
+
+
+def _slogdet_jvp(inputs, meta, outs, tangents):
+    """slogdet: the sign's tangent is zero (no graph), logabsdet's the trace of A^-1 A_t:
+    solve(A, A_t)'s diagonal summed (SumBackward1 on top), for real A."""
+    a, a_t = inputs[0], tangents[0]
+    if a._data.dtype.kind != "f":
+        return NotImplemented
+    solve = _registry.PUBLIC["torch.linalg.solve"]
+    # (A's values: PyTorch solves with its LU factors, an output without derivative)
+    trace = solve(make(a._data), a_t).diagonal(0, -2, -1).sum(-1)
+    return [make(np.zeros_like(outs[0]._data)), trace]
+
+
+# ops of several outputs whose PyTorch forward derivatives are written out here: each
+# gives the list of the outputs' tangents (or NotImplemented: the double-vjp rule)
+_MULTI_FORMULAS = {"std_mean": _paired_jvp(True), "var_mean": _paired_jvp(False),
+                   "linalg_slogdet": _slogdet_jvp}
 # ops whose PyTorch forward derivative is an explicit formula written out here
 _FORMULAS = {"nansum": _nansum_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
@@ -965,9 +1004,16 @@ class _MultiHook:
         if all(t is None for t in tangents):
             return
         with _suspended:
-            got = jvp_of_op(op, inputs, meta, [o._data for o in outs], tangents)
-        if got is None:
-            return
+            formula = _MULTI_FORMULAS.get(op.name)
+            got = NotImplemented if formula is None else formula(inputs, meta, outs, tangents)
+            if got is NotImplemented:
+                got = jvp_of_op(op, inputs, meta, [o._data for o in outs], tangents)
+            if got is None:
+                return
+            copied = _more_formulas.COPIED_OUTPUTS.get(op.name, ())
+            if copied and GRAD_MODE.enabled:
+                got = [_copied_into(o, t) if i in copied and t is not None and t._requires_grad
+                       else t for i, (o, t) in enumerate(zip(outs, got, strict=True))]
         for o, t in zip(outs, got, strict=True):
             if t is not None:
                 set_tangent(o, t)

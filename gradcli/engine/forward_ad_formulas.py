@@ -338,6 +338,48 @@ def _max_pool_gather(nd: int):
     return formula
 
 
+# ------------------------------------------------------------------ convolution, solve
+
+def _convolution(name: str):
+    """PyTorch's _convolution_jvp: conv(x_t, w) + conv(x, w_t, b_t), AddBackward0 on top
+    even when x or w has no tangent (a zero one stands in)."""
+
+    def formula(inputs, meta, res, tangents):
+        op = _registry.OPS[name]
+        x, w, b = inputs
+        x_t = _zeros_for(x, tangents[0])
+        w_t = _zeros_for(w, tangents[1])
+        b_t = None
+        if isinstance(b, Tensor):
+            b_t = _zeros_for(b, tangents[2])
+        return _cast_to(_registry.run_op(op, (x_t, w, None), meta)
+                        + _registry.run_op(op, (x, w_t, b_t), meta), res)
+
+    return formula
+
+
+def _linalg_solve(inputs, meta, res, tangents):
+    """linalg.solve with a vector right side: solve(A, B_t - A_t X) on the vector as a
+    column, squeezed back (SqueezeBackward1 on top, as PyTorch's linalg_solve_jvp), A
+    taken as a constant there (PyTorch reuses its LU factors, which have no derivative)."""
+    a, b = inputs
+    left, vector = meta
+    if not (left and vector):
+        return NotImplemented
+    a_t, b_t = tangents
+    x = _plain(res).unsqueeze(-1)
+    rhs = None if b_t is None else b_t.unsqueeze(-1)
+    if a_t is not None:
+        rhs = -(a_t @ x) if rhs is None else rhs - a_t @ x
+    # (PyTorch solves with the LU factors of A, an output without derivative: A's values)
+    return _registry.PUBLIC["torch.linalg.solve"](make(a._data), rhs).squeeze(-1)
+
+
+def _rsub_alpha(inputs, meta, res, tangents):
+    """rsub(a, s, alpha) = s - alpha a: the tangent times -alpha (MulBackward1)."""
+    return _cast_to(_mul_s(tangents[0], -meta[1]), res)
+
+
 FORMULAS = {
     "acos": _acos, "asin": _asin, "acosh": _acosh, "asinh": _asinh, "exp2": _exp2,
     "deg2rad": _scaled_by(math.pi / 180.0), "rad2deg": _scaled_by(180.0 / math.pi),
@@ -352,9 +394,19 @@ FORMULAS = {
     "smooth_l1_loss": _loss_pair_jvp("smooth_l1_loss_backward"),
     "adaptive_max_pool2d": _max_pool_gather(2), "adaptive_max_pool3d": _max_pool_gather(3),
     "max_pool3d_with_indices": _max_pool_gather(3),
+    "convolution": _convolution("convolution"),
+    "convolution_ext": _convolution("convolution_ext"),
+    "linalg_solve": _linalg_solve, "rsub_alpha": _rsub_alpha,
 }
 
 # losses whose reduced tangent PyTorch copies into a new tensor (its CPU kernel writes the
 # reduction into an output of its own): CopyBackwards on top when the tangent has a graph
 COPIED_REDUCTIONS = frozenset({"mse_loss", "smooth_l1_loss", "soft_margin_loss",
                                "binary_cross_entropy"})
+
+# ops whose outputs' tangents PyTorch copies into new tensors of the primal's layout (the
+# LAPACK results are column-major or views of larger buffers: the formula's tangent does
+# not have their layout): op -> the indices of those outputs
+COPIED_OUTPUTS = {"cholesky_inverse": (0,), "linalg_cholesky_ex": (0,), "linalg_inv_ex": (0,),
+                  "linalg_matrix_exp": (0,), "linalg_lu_factor_ex": (0,),
+                  "linalg_eigh": (0, 1), "linalg_qr": (1,), "linalg_svd": (0, 1, 2)}
