@@ -37,10 +37,6 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "PyTorch applies as_strided_ to the tangent in place (AsStridedBackward1); gradcli takes a new view of it: AsStridedBackward0 vs PyTorch's AsStridedBackward1",
     ("backward_hook_function", "tangent_requires_grad"):
         "PyTorch's tangent adds a zero term for the hook's other input; gradcli's has only the product: MulBackward0 vs PyTorch's AddBackward0",
-    ("binary_cross_entropy_with_logits", "primal_requires_grad"):
-        "PyTorch's formula reduces after the sum of the input and target terms; the double-vjp rule stands in: AddBackward0 vs PyTorch's MeanBackward0",
-    ("binary_cross_entropy_with_logits", "tangent_requires_grad"):
-        "PyTorch's formula reduces after the sum of the input and target terms; the double-vjp rule stands in: AddBackward0 vs PyTorch's MeanBackward0",
     ("convolution_backward_weight", "tangent_requires_grad"):
         "the output itself has ConvolutionBackwardBackward0 in PyTorch (its torch_call differentiates a create_graph gradient), none in gradcli: AddBackward0 vs PyTorch's AddBackward0",
     ("fill", "tangent_requires_grad"):

@@ -317,6 +317,22 @@ def _loss_pair_jvp(backward_name: str):
     return formula
 
 
+def _bce_with_logits(inputs, meta, res, tangents):
+    """binary_cross_entropy_with_logits without weights: the reduction of
+    x_t (sigmoid(x) - y) + y_t (-x) (AddBackward0 under the reduction, as PyTorch's)."""
+    x, y = inputs
+    reduction, weight, pos_weight = meta[0], meta[1], meta[2]
+    if weight is not None or pos_weight is not None or not isinstance(y, Tensor):
+        return NotImplemented
+    x_t, y_t = (_zeros_for(a, b) for a, b in zip(inputs, tangents, strict=True))
+    total = x_t * (x.sigmoid() - y) + y_t * -x
+    if reduction == "mean":
+        return total.mean()
+    if reduction == "sum":
+        return total.sum()
+    return total
+
+
 # ------------------------------------------------------------------ pooling
 
 def _max_pool_gather(nd: int):
@@ -397,6 +413,7 @@ FORMULAS = {
     "convolution": _convolution("convolution"),
     "convolution_ext": _convolution("convolution_ext"),
     "linalg_solve": _linalg_solve, "rsub_alpha": _rsub_alpha,
+    "binary_cross_entropy_with_logits": _bce_with_logits,
 }
 
 # losses whose reduced tangent PyTorch copies into a new tensor (its CPU kernel writes the
