@@ -569,3 +569,61 @@ def test_vmap_of_grad_has_pytorchs_values_and_zero_signs():
             differ[name] = "signs of zeros"
     assert compared > 200
     assert not differ, differ
+
+
+# ------------------------------------------------------------------ saved-tensor hooks
+
+SAVED_HOOKS_IN_LEVEL = {
+    "tangent_survives_pack_and_unpack": """
+        log = []
+        def pack(t):
+            log.append(("pack", torch.is_grad_enabled()))
+            return t * 1
+        def unpack(t):
+            log.append(("unpack", torch.is_grad_enabled()))
+            return t
+        with fwAD.dual_level():
+            a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+            d = fwAD.make_dual(a, torch.tensor([1.0, 0.5, -1.0], dtype=torch.float64))
+            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                y = d.sin()
+            print(fwAD.unpack_dual(y).tangent)
+            g, = torch.autograd.grad(y.sum(), a, create_graph=True)
+            print(fwAD.unpack_dual(g))
+        print(log)
+    """,
+    "pack_hook_runs_under_no_grad": """
+        seen = []
+        def pack(t):
+            e = t.exp()  # (grad mode is off in a pack hook: no node, no second pack)
+            seen.append((torch.is_grad_enabled(), e.grad_fn, fwAD.unpack_dual(e).tangent))
+            return t
+        with fwAD.dual_level():
+            a = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+            d = fwAD.make_dual(a, torch.ones(2, dtype=torch.float64))
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                y = d.sin()
+            y.sum().backward()
+        print(seen[0], len(seen), a.grad)
+    """,
+    "hooks_entered_inside_the_level_backward": """
+        log = []
+        with fwAD.dual_level():
+            a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+            with torch.autograd.graph.saved_tensors_hooks(
+                    lambda t: log.append("pack") or t, lambda t: log.append("unpack") or t):
+                d = fwAD.make_dual(a, torch.tensor([1.0, 0.5, -1.0], dtype=torch.float64))
+                y = d.sin()
+                print(fwAD.unpack_dual(y).tangent)
+                y.sum().backward()
+            print(a.grad, log)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAVED_HOOKS_IN_LEVEL))
+def test_saved_tensors_hooks_inside_a_dual_level(name):
+    """Pack hooks run under no_grad (what they compute records nothing), a packed tensor's
+    tangent comes back with the unpacked one (PyTorch's SavedVariable keeps fw_grad), and
+    the tangents' own bookkeeping calls no user hook: PyTorch's calls, values, tangents."""
+    _same(SAVED_HOOKS_IN_LEVEL[name])

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import custom_function as _custom
 from . import forward_ad_formulas as _more_formulas
+from . import saved_hooks as _saved_hooks
 from . import tensor as _tensor_mod
 from .grad_mode import GRAD_MODE
 from .node import Node
@@ -211,6 +212,7 @@ def _install() -> None:
     _tensor_mod.FORWARD_AD_TANGENT = tangent_of
     _inplace_views.FORWARD_AD_GEOMETRY = _on_geometry
     _custom.FORWARD_AD = _CUSTOM_HOOK
+    _saved_hooks.FORWARD_AD[0] = (tangent_of, set_tangent, object())  # (a token per level)
 
 
 def _uninstall() -> None:
@@ -226,6 +228,7 @@ def _uninstall() -> None:
     _tensor_mod.FORWARD_AD_TANGENT = None
     _inplace_views.FORWARD_AD_GEOMETRY = None
     _custom.FORWARD_AD = None
+    _saved_hooks.FORWARD_AD[0] = None
 
 
 class dual_level:  # noqa: N801 - PyTorch's name
@@ -827,6 +830,19 @@ def _formula_node(op, inputs, meta, out, tangents, keep: bool):
                            input_meta)
 
 
+class _HooksPaused:
+    """Within: saved-tensor hooks do not see the nodes made (the double-vjp rule's and a
+    backward's own bookkeeping, which PyTorch does not have: its user's hooks would
+    otherwise run, and unpack, in the middle of a forward op)."""
+
+    def __enter__(self):
+        self.held = _saved_hooks.STACK[:]
+        _saved_hooks.STACK[:] = []
+
+    def __exit__(self, *exc):
+        _saved_hooks.STACK[:] = self.held
+
+
 def _keeps_graph(inputs) -> bool:
     return GRAD_MODE.enabled and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
 
@@ -892,6 +908,8 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
     # (under no_grad a tangent gets no graph, even from a tangent that has one)
     create_graph = keep or (prev and any(t is not None and t.requires_grad for t in tangents))
     GRAD_MODE.enabled = True
+    paused = _HooksPaused()
+    paused.__enter__()
     try:
         arrays = out if multi else [out]
         us = [make(np.zeros_like(a), True, None) if a.dtype.kind in "fc" else None
@@ -914,6 +932,7 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
             jvps = list(grad(total, wanted, create_graph=create_graph, allow_unused=True))
     finally:
         GRAD_MODE.enabled = prev
+        paused.__exit__(None, None, None)
     results = []
     for a, u in zip(arrays, us, strict=True):
         if u is None:
@@ -1120,6 +1139,8 @@ def _engine_backward(node, grads: list, run):
             return run(node, grads)
         return op.backward(node, grads if op.multi else grads[0])
     GRAD_MODE.enabled = True
+    paused = _HooksPaused()  # (the nodes recorded here are dropped: PyTorch makes none)
+    paused.__enter__()
     try:
         if run is not None:
             out = run(node, grads)
@@ -1127,6 +1148,7 @@ def _engine_backward(node, grads: list, run):
             out = op.backward(node, grads if op.multi else grads[0])
     finally:
         GRAD_MODE.enabled = False
+        paused.__exit__(None, None, None)
     return tuple(_no_graph(g) for g in out)
 
 
