@@ -627,3 +627,20 @@ def test_saved_tensors_hooks_inside_a_dual_level(name):
     tangent comes back with the unpacked one (PyTorch's SavedVariable keeps fw_grad), and
     the tangents' own bookkeeping calls no user hook: PyTorch's calls, values, tangents."""
     _same(SAVED_HOOKS_IN_LEVEL[name])
+
+
+# ------------------------------------------------------------------ inference mode
+
+def test_make_dual_in_inference_mode_is_a_plain_alias():
+    """Inference tensors track neither views nor forward grads: make_dual gives a tensor
+    that is no view, shares the primal's memory (an in-place change shows in it) and has
+    no tangent, as PyTorch's."""
+    _same("""
+        with torch.inference_mode():
+            foo = torch.tensor([1.0, 2.0]); bar = torch.tensor([0.5, -0.5])
+            with fwAD.dual_level():
+                dual = fwAD.make_dual(foo, bar)
+                print(dual._is_view(), dual is foo, fwAD.unpack_dual(dual).tangent)
+                dual += 1
+                print(foo, fwAD.unpack_dual(dual).tangent, fwAD.unpack_dual(foo).tangent)
+    """)

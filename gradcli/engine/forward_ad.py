@@ -289,6 +289,12 @@ def make_dual(tensor, tangent, *, level=None) -> Tensor:
             f"the given forward gradient is of size {_size_text(tangent._data.shape)}.")
     from .ops.views import VIEW, view_op
 
+    if GRAD_MODE.inference:
+        # (inference tensors track neither views nor forward grads: PyTorch's dual is a
+        # plain alias of the primal's storage, without a tangent)
+        alias = make(tensor._data)
+        alias._vc = tensor._vc
+        return alias
     with _suspended:
         dual = view_op(VIEW, tensor, (shape, shape))
         if tangent.stride() != tensor.stride():
