@@ -79,20 +79,12 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "PyTorch's formula ends in a subtraction; the double-vjp rule stands in: AddBackward0 vs PyTorch's SubBackward0",
     ("split_with_sizes_copy", "tangent_requires_grad"):
         "PyTorch copies each piece of the tangent into a new tensor (CopyBackwards); gradcli's pieces have no graph: None vs PyTorch's CopyBackwards",
-    ("squeeze_copy", "tangent_requires_grad"):
-        "PyTorch squeezes the tangent with the op itself; gradcli takes a view: ViewBackward0 vs PyTorch's SqueezeBackward0",
-    ("squeeze_copy_dim", "tangent_requires_grad"):
-        "PyTorch squeezes the tangent with the op itself; gradcli takes a view: ViewBackward0 vs PyTorch's SqueezeBackward1",
-    ("squeeze_copy_dims", "tangent_requires_grad"):
-        "PyTorch squeezes the tangent with the op itself; gradcli takes a view: ViewBackward0 vs PyTorch's SqueezeBackward2",
     ("threshold_backward", "primal_requires_grad"):
         "PyTorch's formula for threshold_backward's tangent adds a term for the primal; gradcli runs the op on the tangent: ThresholdBackwardBackward0 vs PyTorch's AddBackward0",
     ("unbind_copy", "tangent_requires_grad"):
         "PyTorch copies each piece of the tangent into a new tensor (CopyBackwards); gradcli's pieces have no graph: None vs PyTorch's CopyBackwards",
     ("unsafe_split", "tangent_requires_grad"):
         "PyTorch's pieces of the tangent go through an add; gradcli's have no graph: None vs PyTorch's AddBackward0",
-    ("unsqueeze_copy", "tangent_requires_grad"):
-        "PyTorch unsqueezes the tangent with the op itself; gradcli takes a view: ViewBackward0 vs PyTorch's UnsqueezeBackward0",
 
 }
 

@@ -396,6 +396,40 @@ def _rsub_alpha(inputs, meta, res, tangents):
     return _cast_to(_mul_s(tangents[0], -meta[1]), res)
 
 
+# ------------------------------------------------------------------ copying squeezes
+
+def _dims_dropped(longer, shorter) -> list:
+    """The dims of shape `longer` that are missing from `shorter` (greedy: equal sizes
+    pair up; where size-1 dims are ambiguous, any choice is the same view)."""
+    dims, j = [], 0
+    for i, n in enumerate(longer):
+        if j < len(shorter) and shorter[j] == n:
+            j += 1
+        else:
+            dims.append(i)
+    return dims
+
+
+def _squeezed(kind: str):
+    """squeeze_copy / unsqueeze_copy: PyTorch's tangent is the (viewing) squeeze or
+    unsqueeze of the tangent (SqueezeBackward0/1/2, UnsqueezeBackward0 on its graph)."""
+
+    def formula(inputs, meta, res, tangents):
+        t = tangents[0]
+        in_shape, out_shape = tuple(inputs[0]._data.shape), tuple(res._data.shape)
+        if kind == "unsqueeze":
+            dims = _dims_dropped(out_shape, in_shape)
+            return t.unsqueeze(dims[0]) if len(dims) == 1 else NotImplemented
+        if kind == "all":
+            return t.squeeze()
+        dims = _dims_dropped(in_shape, out_shape)
+        if kind == "dim":
+            return t.squeeze(dims[0]) if len(dims) == 1 else NotImplemented
+        return t.squeeze(tuple(dims)) if dims else NotImplemented
+
+    return formula
+
+
 FORMULAS = {
     "acos": _acos, "asin": _asin, "acosh": _acosh, "asinh": _asinh, "exp2": _exp2,
     "deg2rad": _scaled_by(math.pi / 180.0), "rad2deg": _scaled_by(180.0 / math.pi),
@@ -414,6 +448,8 @@ FORMULAS = {
     "convolution_ext": _convolution("convolution_ext"),
     "linalg_solve": _linalg_solve, "rsub_alpha": _rsub_alpha,
     "binary_cross_entropy_with_logits": _bce_with_logits,
+    "squeeze_copy": _squeezed("all"), "squeeze_copy_dim": _squeezed("dim"),
+    "squeeze_copy_dims": _squeezed("dims"), "unsqueeze_copy": _squeezed("unsqueeze"),
 }
 
 # losses whose reduced tangent PyTorch copies into a new tensor (its CPU kernel writes the
