@@ -121,6 +121,15 @@ def _scalar_self_log(shift: float):
     return formula
 
 
+def _nextafter(inputs, meta, res, tangents):
+    """nextafter(a, b): a's tangent, 0 where a == b (b is not differentiable: only b with a
+    tangent gives none), WhereBackward0 on top."""
+    a, b = inputs
+    if tangents[0] is None:
+        return None
+    return _cast_to(_where(a == b, _scalar(0.0, res), tangents[0]), res)
+
+
 def _ldexp(inputs, meta, res, tangents):
     """ldexp(a, b) = a * 2^b, PyTorch's composite: a_t 2^b + a (2^b ln2 b_t), AddBackward0
     on top even when b has no tangent (then a term that is -0, adding nothing)."""
@@ -435,6 +444,7 @@ FORMULAS = {
     "deg2rad": _scaled_by(math.pi / 180.0), "rad2deg": _scaled_by(180.0 / math.pi),
     "sinc": _sinc, "logit": _logit, "xlogy_scalar_self": _scalar_self_log(0.0),
     "special_xlog1py_scalar_self": _scalar_self_log(1.0), "ldexp": _ldexp,
+    "nextafter": _nextafter,
     "celu": _elu_family, "selu": _elu_family,
     "hardshrink": _via(_HARDSHRINK_BACKWARD), "softshrink": _via(_SOFTSHRINK_BACKWARD),
     "hardswish": _via(_HARDSWISH_BACKWARD), "rrelu": _via(_RRELU_BACKWARD),
