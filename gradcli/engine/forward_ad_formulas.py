@@ -342,6 +342,19 @@ def _bce_with_logits(inputs, meta, res, tangents):
     return total
 
 
+def _softmax_backward_data(inputs, meta, res, tangents):
+    """_softmax_backward_data(g, y) = g y - y sum(g y): the product rule on it, the
+    tangent of the product less the tangent of y sum(g y) (SubBackward0 on top)."""
+    g, y = inputs
+    if not isinstance(y, Tensor):
+        return NotImplemented
+    g_t, y_t = (_zeros_for(a, b) for a, b in zip(inputs, tangents, strict=True))
+    dim = meta[0]
+    product_t = g_t * y + g * y_t
+    total = (g * y).sum(dim, keepdim=True)
+    return _cast_to(product_t - (y_t * total + y * product_t.sum(dim, keepdim=True)), res)
+
+
 # ------------------------------------------------------------------ pooling
 
 def _max_pool_gather(nd: int):
@@ -458,6 +471,7 @@ FORMULAS = {
     "convolution_ext": _convolution("convolution_ext"),
     "linalg_solve": _linalg_solve, "rsub_alpha": _rsub_alpha,
     "binary_cross_entropy_with_logits": _bce_with_logits,
+    "softmax_backward_data_public": _softmax_backward_data,
     "squeeze_copy": _squeezed("all"), "squeeze_copy_dim": _squeezed("dim"),
     "squeeze_copy_dims": _squeezed("dims"), "unsqueeze_copy": _squeezed("unsqueeze"),
 }
