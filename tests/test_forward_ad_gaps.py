@@ -644,3 +644,39 @@ def test_make_dual_in_inference_mode_is_a_plain_alias():
                 dual += 1
                 print(foo, fwAD.unpack_dual(dual).tangent, fwAD.unpack_dual(foo).tangent)
     """)
+
+
+# ------------------------------------------------------------------ jvp of jvp: Function
+
+def test_custom_function_jvp_inside_a_nested_jvp():
+    """PyTorch runs a Function's jvp with forward grad off, so the enclosing jvp sees no
+    dependence of the inner tangent on the Function's saved tensors: jvp of jvp through
+    it has a zero second derivative there, the other ops' parts as usual."""
+    _same("""
+        class Cube(torch.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x ** 3
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_forward(inputs[0])
+                ctx.save_for_backward(inputs[0])
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return 3 * x ** 2 * g
+            @staticmethod
+            def jvp(ctx, t):
+                x, = ctx.saved_tensors
+                return 3 * x ** 2 * t
+        jvp = torch.func.jvp
+        v = torch.tensor([1.0, 2.0, -0.5], dtype=torch.float64)
+        one = torch.ones(3, dtype=torch.float64)
+        print(jvp(lambda y: jvp(Cube.apply, (y,), (one,))[1], (v,), (one,)))
+        def inner(y):
+            return jvp(lambda z: Cube.apply(z) * z.sin() + z.exp(), (y,), (one,))[1]
+        print(jvp(inner, (v,), (one * 0.5,)))
+        w = v.clone().requires_grad_()
+        out = jvp(inner, (w,), (one,))
+        print(out, torch.autograd.grad(out[1].sum(), w))
+    """)
