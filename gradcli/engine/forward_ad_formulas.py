@@ -413,6 +413,24 @@ def _linalg_solve(inputs, meta, res, tangents):
     return _registry.PUBLIC["torch.linalg.solve"](make(a._data), rhs).squeeze(-1)
 
 
+def _linalg_pinv(inputs, meta, res, tangents):
+    """pinv's formula (real matrices): the derivative of the Moore-Penrose inverse, the
+    two terms of PyTorch's pinv_jvp added (AddBackward0 on top); the products grouped to
+    keep the matrices the smaller of m x m and n x n."""
+    a, da = inputs[0], tangents[0]
+    if a._data.dtype.kind != "f" or meta[2]:  # (hermitian=True: left to the generic rule)
+        return NotImplemented
+    p = _plain(res)
+    m, n = a._data.shape[-2], a._data.shape[-1]
+    da_h, p_h = da.mT, p.mT
+    if m <= n:
+        k = p_h @ da_h
+        return p @ (k - k.mT - k @ (a @ p)) + (da_h - p @ (a @ da_h)) @ (p_h @ p)
+    k = p @ da
+    k_h = k.mT
+    return (k_h - k - (p @ a) @ k_h) @ p + (p @ p_h) @ (da_h - (da_h @ a) @ p)
+
+
 def _rsub_alpha(inputs, meta, res, tangents):
     """rsub(a, s, alpha) = s - alpha a: the tangent times -alpha (MulBackward1)."""
     return _cast_to(_mul_s(tangents[0], -meta[1]), res)
@@ -469,7 +487,7 @@ FORMULAS = {
     "max_pool3d_with_indices": _max_pool_gather(3),
     "convolution": _convolution("convolution"),
     "convolution_ext": _convolution("convolution_ext"),
-    "linalg_solve": _linalg_solve, "rsub_alpha": _rsub_alpha,
+    "linalg_solve": _linalg_solve, "rsub_alpha": _rsub_alpha, "linalg_pinv": _linalg_pinv,
     "binary_cross_entropy_with_logits": _bce_with_logits,
     "softmax_backward_data_public": _softmax_backward_data,
     "squeeze_copy": _squeezed("all"), "squeeze_copy_dim": _squeezed("dim"),
