@@ -63,10 +63,6 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "PyTorch's renorm_jvp ends in a where; the double-vjp rule stands in: AddBackward0 vs PyTorch's WhereBackward0",
     ("renorm", "tangent_requires_grad"):
         "PyTorch's renorm_jvp ends in a where; the double-vjp rule stands in: AddBackward0 vs PyTorch's WhereBackward0",
-    ("scatter_reduce", "primal_requires_grad"):
-        "PyTorch's scatter_reduce_jvp ends in a scatter_reduce of the tangents; the double-vjp rule stands in: AddBackward0 vs PyTorch's ScatterReduceBackward0",
-    ("scatter_reduce", "tangent_requires_grad"):
-        "PyTorch's scatter_reduce_jvp ends in a scatter_reduce of the tangents; the double-vjp rule stands in: AddBackward0 vs PyTorch's ScatterReduceBackward0",
     ("split_with_sizes_copy", "tangent_requires_grad"):
         "PyTorch copies each piece of the tangent into a new tensor (CopyBackwards); gradcli's pieces have no graph: None vs PyTorch's CopyBackwards",
     ("threshold_backward", "primal_requires_grad"):

@@ -431,6 +431,17 @@ def _linalg_pinv(inputs, meta, res, tangents):
     return (k_h - k - (p @ a) @ k_h) @ p + (p @ p_h) @ (da_h - (da_h @ a) @ p)
 
 
+def _scatter_reduce(inputs, meta, res, tangents):
+    """scatter_reduce with "sum" or "mean" is linear in (self, src): the op itself on the
+    tangents (ScatterReduceBackward0 on top, as PyTorch's); the other reductions are left
+    to the generic rule."""
+    reduce = meta[2]
+    if reduce not in ("sum", "mean"):
+        return NotImplemented
+    args = tuple(_zeros_for(x, t) for x, t in zip(inputs, tangents, strict=True))
+    return _cast_to(_registry.run_op(_registry.OPS["scatter_reduce"], args, meta), res)
+
+
 def _rsub_alpha(inputs, meta, res, tangents):
     """rsub(a, s, alpha) = s - alpha a: the tangent times -alpha (MulBackward1)."""
     return _cast_to(_mul_s(tangents[0], -meta[1]), res)
@@ -488,6 +499,7 @@ FORMULAS = {
     "convolution": _convolution("convolution"),
     "convolution_ext": _convolution("convolution_ext"),
     "linalg_solve": _linalg_solve, "rsub_alpha": _rsub_alpha, "linalg_pinv": _linalg_pinv,
+    "scatter_reduce": _scatter_reduce,
     "binary_cross_entropy_with_logits": _bce_with_logits,
     "softmax_backward_data_public": _softmax_backward_data,
     "squeeze_copy": _squeezed("all"), "squeeze_copy_dim": _squeezed("dim"),
