@@ -30,6 +30,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import custom_function as _custom
+from . import forward_ad_formulas as _more_formulas
+from . import saved_hooks as _saved_hooks
 from . import tensor as _tensor_mod
 from .grad_mode import GRAD_MODE
 from .node import Node
@@ -210,6 +212,7 @@ def _install() -> None:
     _tensor_mod.FORWARD_AD_TANGENT = tangent_of
     _inplace_views.FORWARD_AD_GEOMETRY = _on_geometry
     _custom.FORWARD_AD = _CUSTOM_HOOK
+    _saved_hooks.FORWARD_AD[0] = (tangent_of, set_tangent, object())  # (a token per level)
 
 
 def _uninstall() -> None:
@@ -225,6 +228,7 @@ def _uninstall() -> None:
     _tensor_mod.FORWARD_AD_TANGENT = None
     _inplace_views.FORWARD_AD_GEOMETRY = None
     _custom.FORWARD_AD = None
+    _saved_hooks.FORWARD_AD[0] = None
 
 
 class dual_level:  # noqa: N801 - PyTorch's name
@@ -285,6 +289,12 @@ def make_dual(tensor, tangent, *, level=None) -> Tensor:
             f"the given forward gradient is of size {_size_text(tangent._data.shape)}.")
     from .ops.views import VIEW, view_op
 
+    if GRAD_MODE.inference:
+        # (inference tensors track neither views nor forward grads: PyTorch's dual is a
+        # plain alias of the primal's storage, without a tangent)
+        alias = make(tensor._data)
+        alias._vc = tensor._vc
+        return alias
     with _suspended:
         dual = view_op(VIEW, tensor, (shape, shape))
         if tangent.stride() != tensor.stride():
@@ -389,12 +399,20 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
     if tangent is None:
         return
-    if op.name in _COPIED_VIEWS and tangent._requires_grad and GRAD_MODE.enabled:
+    if (op.name in _COPIED_VIEWS or op.name in _more_formulas.COPIED_OUTPUTS
+            or op.name in _more_formulas.COPIED_REDUCTIONS and meta[0] != "none") \
+            and tangent._requires_grad and GRAD_MODE.enabled:
         with _suspended:  # (PyTorch copies the view of the tangent into a new tensor)
-            tangent = make(np.empty_like(res._data)).copy_(tangent)
+            tangent = _copied_into(res, tangent)
     set_tangent(res, tangent)
     if op.save_result and res._grad_fn is not None:
         _remember_saved_result(res, tangent)
+
+
+def _copied_into(res: Tensor, tangent: Tensor) -> Tensor:
+    """PyTorch's forward grad that does not have its primal's layout (strides, storage) is
+    copied into a new tensor that has it: CopyBackwards on top of the tangent's graph."""
+    return make(np.empty_like(res._data)).copy_(tangent)
 
 
 # ops whose PyTorch tangent is the input's tangent itself (self_t: frac, x % number, alias)
@@ -718,6 +736,63 @@ def _nansum_jvp(inputs, meta, res, tangents):
     return kept.sum(dims, keepdim=keepdim)
 
 
+def _norm_dim_jvp(inputs, meta, res, tangents):
+    p, dim, keepdim = meta[0], meta[1], meta[2]
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return _norm_jvp(inputs, (p, dims, keepdim), res, tangents)
+
+
+def _dist_jvp(inputs, meta, res, tangents):
+    """dist(a, b, p) is the p-norm of a - b: that norm's formula on a_t - b_t."""
+    a, b = inputs
+    if not isinstance(b, Tensor):
+        return NotImplemented
+    a_t, b_t = tangents
+    if a_t is None:
+        diff_t = -b_t
+    elif b_t is None:
+        diff_t = a_t
+    else:
+        diff_t = a_t - b_t
+    diff = a - b
+    if diff_t._data.shape != diff._data.shape:
+        diff_t = diff_t.expand(diff._data.shape)
+    p = meta[0]
+    return _norm_jvp((diff,), (p, tuple(range(diff._data.ndim)), False), res, (diff_t,))
+
+
+def _paired_jvp(std: bool):
+    """std_mean / var_mean: std's (or var's) formula, and the mean of the tangent."""
+
+    def formula(inputs, meta, outs, tangents):
+        x, t = inputs[0], tangents[0]
+        dims, correction, keepdim = meta[0], meta[1], meta[2]
+        first = _var_tangent(x, t, (tuple(dims), correction, keepdim, not dims))
+        if std:
+            value = _plain_result(outs[0])
+            first = (first / (2.0 * value)).masked_fill(value == 0, 0)
+        mean = t.mean(tuple(dims), keepdim=keepdim) if dims else t.mean()
+        return [first, mean]
+
+    return formula
+
+
+def _slogdet_jvp(inputs, meta, outs, tangents):
+    """slogdet: the sign's tangent is zero (no graph), logabsdet's the trace of A^-1 A_t:
+    solve(A, A_t)'s diagonal summed (SumBackward1 on top), for real A."""
+    a, a_t = inputs[0], tangents[0]
+    if a._data.dtype.kind != "f":
+        return NotImplemented
+    solve = _registry.PUBLIC["torch.linalg.solve"]
+    # (A's values: PyTorch solves with its LU factors, an output without derivative)
+    trace = solve(make(a._data), a_t).diagonal(0, -2, -1).sum(-1)
+    return [make(np.zeros_like(outs[0]._data)), trace]
+
+
+# ops of several outputs whose PyTorch forward derivatives are written out here: each
+# gives the list of the outputs' tangents (or NotImplemented: the double-vjp rule)
+_MULTI_FORMULAS = {"std_mean": _paired_jvp(True), "var_mean": _paired_jvp(False),
+                   "linalg_slogdet": _slogdet_jvp}
 # ops whose PyTorch forward derivative is an explicit formula written out here
 _FORMULAS = {"nansum": _nansum_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
@@ -727,7 +802,8 @@ _FORMULAS = {"nansum": _nansum_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tenso
              "aminmax_max": _extreme_jvp(_dims_keepdim, False),
              "aminmax_min": _extreme_jvp(_dims_keepdim, True), "atan2": _atan2_jvp, "addcdiv": _addcdiv_jvp, "fmod": _rounded_quotient_jvp("trunc"), "remainder": _rounded_quotient_jvp("floor"),
              "norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
-             "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp}
+             "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp,
+             "norm_dim": _norm_dim_jvp, "dist": _dist_jvp, **_more_formulas.FORMULAS}
 
 
 def _formula_node(op, inputs, meta, out, tangents, keep: bool):
@@ -758,6 +834,19 @@ def _formula_node(op, inputs, meta, out, tangents, keep: bool):
     return op.node_class()(op, edges, primals if op.save_inputs else None, None,
                            (out, [0]) if op.save_result and not multi else None, meta,
                            input_meta)
+
+
+class _HooksPaused:
+    """Within: saved-tensor hooks do not see the nodes made (the double-vjp rule's and a
+    backward's own bookkeeping, which PyTorch does not have: its user's hooks would
+    otherwise run, and unpack, in the middle of a forward op)."""
+
+    def __enter__(self):
+        self.held = _saved_hooks.STACK[:]
+        _saved_hooks.STACK[:] = []
+
+    def __exit__(self, *exc):
+        _saved_hooks.STACK[:] = self.held
 
 
 def _keeps_graph(inputs) -> bool:
@@ -825,6 +914,8 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
     # (under no_grad a tangent gets no graph, even from a tangent that has one)
     create_graph = keep or (prev and any(t is not None and t.requires_grad for t in tangents))
     GRAD_MODE.enabled = True
+    paused = _HooksPaused()
+    paused.__enter__()
     try:
         arrays = out if multi else [out]
         us = [make(np.zeros_like(a), True, None) if a.dtype.kind in "fc" else None
@@ -847,6 +938,7 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
             jvps = list(grad(total, wanted, create_graph=create_graph, allow_unused=True))
     finally:
         GRAD_MODE.enabled = prev
+        paused.__exit__(None, None, None)
     results = []
     for a, u in zip(arrays, us, strict=True):
         if u is None:
@@ -937,9 +1029,16 @@ class _MultiHook:
         if all(t is None for t in tangents):
             return
         with _suspended:
-            got = jvp_of_op(op, inputs, meta, [o._data for o in outs], tangents)
-        if got is None:
-            return
+            formula = _MULTI_FORMULAS.get(op.name)
+            got = NotImplemented if formula is None else formula(inputs, meta, outs, tangents)
+            if got is NotImplemented:
+                got = jvp_of_op(op, inputs, meta, [o._data for o in outs], tangents)
+            if got is None:
+                return
+            copied = _more_formulas.COPIED_OUTPUTS.get(op.name, ())
+            if copied and GRAD_MODE.enabled:
+                got = [_copied_into(o, t) if i in copied and t is not None and t._requires_grad
+                       else t for i, (o, t) in enumerate(zip(outs, got, strict=True))]
         for o, t in zip(outs, got, strict=True):
             if t is not None:
                 set_tangent(o, t)
@@ -1046,6 +1145,8 @@ def _engine_backward(node, grads: list, run):
             return run(node, grads)
         return op.backward(node, grads if op.multi else grads[0])
     GRAD_MODE.enabled = True
+    paused = _HooksPaused()  # (the nodes recorded here are dropped: PyTorch makes none)
+    paused.__enter__()
     try:
         if run is not None:
             out = run(node, grads)
@@ -1053,6 +1154,7 @@ def _engine_backward(node, grads: list, run):
             out = op.backward(node, grads if op.multi else grads[0])
     finally:
         GRAD_MODE.enabled = False
+        paused.__exit__(None, None, None)
     return tuple(_no_graph(g) for g in out)
 
 

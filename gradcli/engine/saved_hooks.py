@@ -13,11 +13,16 @@ the backward formula (`run_unpacked`), so a retained graph unpacks again next ti
 from __future__ import annotations
 
 from . import node as node_module
+from .grad_mode import GRAD_MODE
 from .tensor import Tensor, make
 
 STACK: list = []  # [(pack_hook, unpack_hook)], innermost last
 DISABLED = [None]  # the error message while disable_saved_tensors_hooks is active
 PACKED = object()  # marks a packed saved_result (its [1] is never a version counter)
+# forward AD's (tangent_of, set_tangent, level token) while a dual level is active, else
+# None (filled by forward_ad, which this module must not import): a packed tensor keeps
+# its tangent and the unpacked one gets it back, as PyTorch's SavedVariable keeps fw_grad
+FORWARD_AD = [None]
 _originals: dict = {}
 
 
@@ -25,13 +30,24 @@ class _Packed:
     """One packed tensor, with what the unpacked tensor needs of the original: its
     place in the graph (grad_fn and output number, or the leaf's accumulator)."""
 
-    __slots__ = ("value", "unpack", "grad_fn", "output_nr", "leaf", "output")
+    __slots__ = ("value", "unpack", "grad_fn", "output_nr", "leaf", "tangent", "output")
 
     def __init__(self, t: Tensor, pack, unpack, output: bool = False):
         # an op's saved output: kept so an in-place op can make it share its target's storage
         self.output = t if output else None
+        fwd = FORWARD_AD[0]
+        self.tangent = None
+        if fwd is not None:
+            held = fwd[0](t)
+            if held is not None:
+                self.tangent = (fwd[2], held)
         version = t._vc[0]
-        self.value = pack(t)
+        prev = GRAD_MODE.enabled
+        GRAD_MODE.enabled = False  # (PyTorch packs under no_grad: what the hook computes
+        try:                       # records no node, so it cannot pack again)
+            self.value = pack(t)
+        finally:
+            GRAD_MODE.enabled = prev
         if t._vc[0] != version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
@@ -49,6 +65,14 @@ class _Packed:
             raise TypeError(
                 "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
                 f"type {type(out).__name__}")
+        res = self._in_graph(out)
+        fwd = FORWARD_AD[0]
+        if self.tangent is not None and fwd is not None and self.tangent[0] is fwd[2] \
+                and fwd[0](res) is None:
+            fwd[1](res, self.tangent[1])
+        return res
+
+    def _in_graph(self, out: Tensor) -> Tensor:
         if self.leaf is not None:
             if out is self.leaf:
                 return out

@@ -254,8 +254,11 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
     if not pairs:
         return [make(np.zeros_like(x._data)) for x in inputs]
     with enable_grad():
+        # (create_graph always: functorch runs the backward formulas with grad mode on,
+        # and some branch on it, e.g. prod's with several zeros: exclusive cumprods, whose
+        # zeros carry signs, not plain zeros; the graph is dropped below when not kept)
         got = _autograd_grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
-                             retain_graph=True, create_graph=keep, allow_unused=True)
+                             retain_graph=True, create_graph=True, allow_unused=True)
     out = []
     for x, g in zip(inputs, got, strict=True):
         if g is None:
@@ -507,9 +510,7 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
     the vector-Jacobian product g(u) = J^T u is linear in u, so J t = d<g(u), t>/du. Its
     ops are ordinary ops, so the enclosing jvp's tangents run through them (and through
     their backward formulas), and the dual level stays the one PyTorch has."""
-    import numpy as np
 
-    from gradcli.engine.tensor import make
 
     name = _JVP_NAME
     inner = [_differentiable(x) for x in flat_p]
@@ -520,6 +521,65 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
     finally:
         _DEPTH[0] -= 1
     outs, out_spec, aux = _jvp_outputs(name, output, has_aux)
+    held = _custom_saved_as_constants(outs, inner)
+    try:
+        return _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep)
+    finally:
+        for entries, original in held:
+            entries.clear()
+            entries.extend(original)
+
+
+def _custom_saved_as_constants(outs: list, inner: list) -> list:
+    """The custom Functions' nodes between `inner` and `outs` get their saved inputs as
+    constants of the enclosing jvp (no tangent; their history kept) while the double vjp runs:
+    PyTorch gives the inner level's tangent by the Function's jvp with forward grad off,
+    so the enclosing jvp sees no dependence of that tangent on the saved tensors (jvp of
+    jvp of a Function: a zero second derivative through it). Returns what to put back."""
+    stop = {id(x._grad_fn) for x in inner if x._grad_fn is not None}
+    stack = [o._grad_fn for o in outs if isinstance(o, Tensor) and o._grad_fn is not None]
+    seen, held = set(), []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen or id(node) in stop:
+            continue
+        seen.add(id(node))
+        entries = node.__dict__.get("_saved") if node.custom else None
+        if isinstance(entries, list) and entries:
+            original = list(entries)
+            for i, entry in enumerate(entries):
+                if entry is None or entry[1] is None or entry[2] is not None:
+                    continue  # (packed by hooks, or an output of the node: kept as is)
+                entries[i] = (_without_tangent(entry[0]), entry[1], None)
+            held.append((entries, original))
+        stack.extend(fn for fn, _nr in (node.next_functions or ()) if fn is not None)
+    return held
+
+
+def _without_tangent(t: Tensor) -> Tensor:
+    """A tensor over t's memory and version counter with t's place in the graph (its
+    grad_fn, or its accumulator for a leaf), but no tangent."""
+    from gradcli.engine.tensor import make
+
+    if t._grad_fn is not None:
+        out = make(t._data, True, t._grad_fn)
+        out._output_nr = t._output_nr
+    elif t._requires_grad:
+        out = make(t._data, True, None)
+        out._accumulator = t._grad_accumulator()
+    else:
+        out = make(t._data)
+    out._vc = t._vc
+    return out
+
+
+def _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep):
+    """The double vjp of _nested_jvp for each output (see there)."""
+    import numpy as np
+
+    from gradcli.engine.tensor import make
+
+    name = _JVP_NAME
     primals_out, tangents_out = [], []
     for o in outs:
         t = None
