@@ -21,11 +21,10 @@ Imported after the other op modules (engine/ops/__init__.py), so it sees their n
 
 from __future__ import annotations
 
-import warnings
-
 from .. import tensor as _tensor_mod
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _write_into
+from ..warn_site import warn_at_caller
 from .registry import PUBLIC
 
 # torch.* functions PyTorch gives an out= variant that gradcli's signatures lack
@@ -139,6 +138,101 @@ def _shape_text(shape) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
+# the C++ type names PyTorch's structured kernels print for a dtype ("long int")
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+# ScalarType names ("Long") and legacy tensor-type names ("torch.FloatTensor")
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                 "complex128": "ComplexDouble"}
+
+
+def _dtype_key(t) -> str:
+    return str(t.dtype).rpartition(".")[2]
+
+
+def _structured(i, out, result, name, kwargs):
+    """Structured kernels (argmax, max.dim, sort, topk): every out tensor must have the
+    result's dtype exactly; no cast."""
+    want, got = _dtype_key(result), _dtype_key(out)
+    if want != got:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES.get(want, want)}, "
+                           f"but got {_CPP_NAMES.get(got, got)} instead")
+
+
+def _pair_rule(values_text, indices_text):
+    """An op whose values output (the first) must have the result's dtype and indices
+    output (the second) int64, each worded its own way ({want}, {got}: ScalarType names)."""
+    def check(i, out, result, name, kwargs):
+        want, got = ("int64" if i else _dtype_key(result)), _dtype_key(out)
+        if got != want:
+            raise RuntimeError((indices_text if i else values_text).format(
+                want=_SCALAR_NAMES.get(want, want), got=_SCALAR_NAMES.get(got, got)))
+    return check
+
+
+def _nonzero_rule(i, out, result, name, kwargs):
+    got = _dtype_key(out)
+    if got != "int64":
+        raise RuntimeError("nonzero: Expected out tensor to have scalar type Long but got "
+                           f"scalar type{_SCALAR_NAMES.get(got, got)}")
+
+
+def _searchsorted_rule(i, out, result, name, kwargs):
+    int32 = bool(kwargs.get("out_int32", False))
+    got = _dtype_key(out)
+    if got != ("int32" if int32 else "int64"):
+        raise RuntimeError(
+            "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+            "Long(int64) depending on whether out_int32 flag is True, but we got output "
+            f"tensor's dtype {_SCALAR_NAMES.get(got, got)} and out_int32 flag is "
+            f"{'True' if int32 else 'False'}")
+
+
+_MEDIAN = _pair_rule("Expected tensor for 'values' to have the same type as tensor for argument "
+                     "#2 'self'; but type torch.{got}Tensor does not equal torch.{want}Tensor "
+                     "(while checking arguments for median)",
+                     "Expected tensor for argument #1 'indices' to have scalar type Long; but "
+                     "got torch.{got}Tensor instead (while checking arguments for median)")
+_CUMULATIVE = _pair_rule("expected scalar_type {want} but found {got}",
+                         "expected scalar_type Long but found {got}")
+# out= functions whose out tensors PyTorch checks for a dtype before writing (the others
+# take any dtype the result can be cast to): name -> check(i, out, result, name, kwargs)
+_OUT_DTYPE_RULES = {
+    "argmax": _structured, "argmin": _structured, "max": _structured, "min": _structured,
+    "sort": _structured, "topk": _structured,
+    "kthvalue": _pair_rule("output values must be of same type as input",
+                           "output indices must be of scalar type Long"),
+    "cummax": _CUMULATIVE, "cummin": _CUMULATIVE,
+    "mode": _pair_rule("expected scalar type '{want}' but got '{got}' for values output",
+                       "expected scalar type 'Long' but got '{got}' for indices output"),
+    "median": _MEDIAN, "nanmedian": _MEDIAN,
+    "nonzero": _nonzero_rule, "searchsorted": _searchsorted_rule,
+    "bucketize": _searchsorted_rule,
+}
+_INDICES_FIRST = frozenset(("median", "nanmedian"))  # (their indices are checked first)
+_OUT_TYPES: dict = {}
+
+
+def _out_return_type(cls):
+    """torch.return_types.NAME_out, what an out= call of a function returning NAME gives."""
+    out_cls = _OUT_TYPES.get(cls)
+    if out_cls is None:
+        old, new = f"torch.return_types.{cls.__name__}(", f"torch.return_types.{cls.__name__}_out("
+
+        def __repr__(self):
+            return cls.__repr__(self).replace(old, new, 1)
+
+        out_cls = _OUT_TYPES[cls] = type(cls.__name__ + "_out", (cls,), {
+            "__slots__": (), "__module__": "torch.return_types", "__repr__": __repr__,
+            "__str__": __repr__})
+    return out_cls
+
+
 def write_out(out: Tensor, result: Tensor) -> Tensor:
     """Write `result` into `out` as an out= variant does (resize, cast check, version)."""
     if not isinstance(out, Tensor):
@@ -146,14 +240,14 @@ def write_out(out: Tensor, result: Tensor) -> Tensor:
     values = result._data if isinstance(result, Tensor) else result
     if out._data.shape != values.shape:
         if out._data.size:
-            warnings.warn(
+            warn_at_caller(
                 f"An output with one or more elements was resized since it had shape "
                 f"{_shape_text(out._data.shape)}, which does not match the required output shape "
                 f"{_shape_text(values.shape)}. This behavior is deprecated, and in a future PyTorch "
                 "release outputs will not be resized unless they have zero elements. You can "
                 "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
                 "t.resize_(0). (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
-                "Resize.cpp:30.)", UserWarning, stacklevel=3)
+                "Resize.cpp:30.)")
         from .. import dtypes
         from ..tensor import _type_word
 
@@ -190,25 +284,38 @@ def with_out(fn, name: str, public_name: str = ""):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
         dual = _tensor_mod.FORWARD_AD_TANGENT is not None and _has_tangent(args, kwargs, outs)
+        if public_name:  # (out= calls are rare: PyTorch's parser check runs first here)
+            from .arg_checks import diagnose
+
+            better = diagnose(public_name, args, dict(kwargs, out=out))
+            if better is not None:
+                raise better
         try:
             result = fn(*args, **kwargs)
         except Exception as err:
-            from .arg_checks import diagnose
-
-            better = diagnose(public_name, args, dict(kwargs, out=out)) if public_name else None
-            if better is not None:
-                raise better from None
             result = _recover(fn, public_name, args, kwargs, err)
             if result is _RERAISE:
                 raise
+        rule = _OUT_DTYPE_RULES.get(name)
         if isinstance(out, (tuple, list)):
             results = tuple(result)
             if len(results) != len(outs):
-                raise RuntimeError(f"{name}(): expected {len(results)} out tensors, got "
-                                   f"{len(outs)}")
+                # (PyTorch's parser reads out= as a tuple of that many tensors)
+                raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
+            if rule is not None:
+                pairs = list(enumerate(zip(outs, results)))
+                for i, (o, r) in reversed(pairs) if name in _INDICES_FIRST else pairs:
+                    if isinstance(o, Tensor) and isinstance(r, Tensor):
+                        rule(i, o, r, name, kwargs)
             written = tuple(write_out(o, r) for o, r in zip(outs, results))
-            written = type(result)(written) if hasattr(result, "_fields") else written
+            if hasattr(result, "_fields"):
+                written = type(result)(written)
+            elif type(result) is not tuple and isinstance(result, tuple) and \
+                    type(result).__module__ == "torch.return_types":
+                written = tuple.__new__(_out_return_type(type(result)), written)
         else:
+            if rule is not None and isinstance(out, Tensor) and isinstance(result, Tensor):
+                rule(0, out, result, name, kwargs)
             written = write_out(out, result)
         if dual:  # (PyTorch refuses after the write, as here)
             raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
@@ -263,6 +370,12 @@ _CHECKED_PREFIXES = _PREFIXES + ("torch.nn.functional.",)
 def install() -> None:
     """Wrap each public function once: out= where PyTorch has it, and everywhere the
     re-reading of failed calls against PyTorch's signatures (Tensor methods included)."""
+    # Tensor.inner: the op table's METHODS entry is dot (1-D only); PyTorch's method is
+    # torch.inner's
+    if PUBLIC.get("torch.inner") is not None and PUBLIC.get("Tensor.inner") is not PUBLIC[
+            "torch.inner"]:
+        PUBLIC["Tensor.inner"] = PUBLIC["torch.inner"]
+        Tensor.inner = PUBLIC["torch.inner"]
     for pname, fn in list(PUBLIC.items()):
         if not callable(fn) or isinstance(fn, type) or getattr(fn, "_without_out", None):
             continue

@@ -776,11 +776,13 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
         if i not in dims:
             out_numel *= n
     if corr >= d.size / _builtins.max(out_numel, 1):
-        import warnings
+        from ..warn_site import warn_at_caller
 
-        warnings.warn(
+        # (PyTorch's TORCH_WARN: its text ends with the C++ place that raised it)
+        warn_at_caller(
             f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-            "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+            "reduction factor (input numel divided by output numel). (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)")
     return dims, corr, bool(keepdim), dim is None
 
 
