@@ -243,3 +243,51 @@ def test_sum_splits_by_the_environments_thread_count():
                            text=True, timeout=120, check=True).stdout.split()
     assert lines[0] == lines[1]
     assert lines[0] != lines[2]  # (four threads add in another order: the test can fail)
+
+
+F_BAD_CALLS = {
+    "relu str": lambda T: T.nn.functional.relu("a"),
+    "linear none": lambda T: T.nn.functional.linear(None),
+    "linear keyword": lambda T: T.nn.functional.linear(T.ones(2, 2), T.ones(2, 2), foo=1),
+    "softmax int": lambda T: T.nn.functional.softmax(3),
+    "sigmoid strlist": lambda T: T.nn.functional.sigmoid(["a"]),
+    "tanh many": lambda T: T.nn.functional.tanh(T.ones(2), 1),
+    "mse_loss keyword": lambda T: T.nn.functional.mse_loss(T.ones(2), T.ones(2), foo=1),
+    "log_softmax none": lambda T: T.nn.functional.log_softmax(None),
+}
+
+
+@pytest.mark.parametrize("call", list(F_BAD_CALLS.values()), ids=list(F_BAD_CALLS))
+def test_core_functional_names_check_their_arguments(call):
+    kind, _ = same_as_torch(call)
+    assert kind in ("TypeError", "AttributeError")
+
+
+def test_core_functional_names_still_compute():
+    x = [[0.5, -1.0, 2.0], [3.0, -0.25, 0.0]]
+    for call in (lambda T: T.nn.functional.relu(T.tensor(x)),
+                 lambda T: T.nn.functional.linear(T.tensor(x), T.tensor(x)),
+                 lambda T: T.nn.functional.mse_loss(T.tensor(x), T.tensor(x) * 2),
+                 lambda T: T.nn.functional.softmax(T.tensor(x), 1)):
+        assert call(gt).flatten().tolist() == pytest.approx(call(torch).flatten().tolist())
+
+
+def test_linear_out():
+    same_as_torch(lambda T: T.nn.functional.linear(T.ones(2, 3), T.ones(4, 3), out=T.empty(0)))
+
+
+WARNING_CALLS = {
+    "F.softmax": lambda T: T.nn.functional.softmax(T.ones(2, 3)),
+    "F.log_softmax": lambda T: T.nn.functional.log_softmax(T.ones(2, 3)),
+    "F.softmin": lambda T: T.nn.functional.softmin(T.ones(2, 3)),
+    "F.mse_loss": lambda T: T.nn.functional.mse_loss(T.ones(2, 3), T.ones(3)),
+    "F.l1_loss": lambda T: T.nn.functional.l1_loss(T.ones(2, 3), T.ones(3)),
+    "F.mse_loss broadcast": lambda T: T.nn.functional.mse_loss(T.ones(3, 1), T.ones(3)),
+}
+
+
+@pytest.mark.parametrize("call", list(WARNING_CALLS.values()), ids=list(WARNING_CALLS))
+def test_functional_warnings_point_at_the_caller(call):
+    expected = _warnings_of(call, torch)
+    assert expected
+    assert _warnings_of(call, gt) == expected
