@@ -325,13 +325,19 @@ def with_out(fn, name: str, public_name: str = ""):
     return _named_like(function, fn, name)
 
 
-def checked(fn, public_name: str, method: bool = False):
+def checked(fn, public_name: str, method: bool = False, ok=None):
     """`fn` as is, but a call that raises is re-read against PyTorch's signatures (see
     `_recover`); `method`: args[0] is the tensor itself, which the parser does not see.
     A function answering NotImplemented for an operand it does not take (as x.add shares
-    x.__add__'s way of refusing one) raises instead."""
+    x.__add__'s way of refusing one) raises instead. `ok`: see `prechecked` (in the
+    same wrapper, so that such a function pays no second call)."""
     skip = 1 if method else 0
+    if ok is not None:
+        return prechecked(fn, public_name, ok, method)
+    return _named_like(_checked_body(fn, public_name, skip), fn, public_name)
 
+
+def _checked_body(fn, public_name: str, skip: int):
     def function(*args, **kwargs):
         try:
             result = fn(*args, **kwargs)
@@ -342,6 +348,81 @@ def checked(fn, public_name: str, method: bool = False):
         if result is NotImplemented:  # a binary op's answer to an operand it cannot take
             _refuse(public_name, args, kwargs, skip)
         return result
+
+    return function
+
+
+# Functions whose body takes some bad arguments without failing (PyTorch's parser
+# refuses them): a cheap test of the call's shape runs first, and only a call failing it
+# is read against the signatures (`diagnose`). The tests, on the arguments after self:
+def _first_tensor(args, kwargs, skip):
+    return len(args) > skip and isinstance(args[skip], Tensor)
+
+
+def _no_positional(args, kwargs, skip):
+    return len(args) == skip
+
+
+def _first_not_none(args, kwargs, skip):
+    return len(args) <= skip or args[skip] is not None
+
+
+def _first_bool(args, kwargs, skip):
+    return len(args) <= skip or type(args[skip]) is bool
+
+
+def _positional_at_most(n):
+    def test(args, kwargs, skip):
+        return len(args) - skip <= n
+    return test
+
+
+_PRECHECKS = {
+    **dict.fromkeys((
+        "torch.clone", "torch.conj", "torch.conj_physical", "torch.real", "torch.resolve_conj",
+        "torch.resolve_neg", "torch.nn.functional.alpha_dropout",
+        "torch.nn.functional.feature_alpha_dropout", "Tensor.logical_and", "Tensor.logical_or",
+        "Tensor.logical_xor", "Tensor.copy_"), _first_tensor),
+    **dict.fromkeys((
+        "Tensor.float", "Tensor.double", "Tensor.int", "Tensor.long", "Tensor.bool",
+        "Tensor.cpu", "Tensor.contiguous"), _no_positional),
+    **dict.fromkeys((
+        "Tensor.clamp_max", "Tensor.clamp_max_", "Tensor.clamp_min", "Tensor.clamp_min_",
+        "Tensor.fill_", "Tensor.log_softmax", "Tensor.softmax", "Tensor.logsumexp",
+        "Tensor.max", "Tensor.min", "Tensor.median", "Tensor.nanmedian", "Tensor.prod",
+        "Tensor.view", "Tensor.set_", "Tensor.bernoulli"), _first_not_none),
+    **dict.fromkeys(("Tensor.cholesky_inverse", "Tensor.qr", "Tensor.svd",
+                     "Tensor.requires_grad_"), _first_bool),
+    "torch.tile": _positional_at_most(2), "Tensor.uniform_": _positional_at_most(2),
+    "Tensor.random_": _positional_at_most(2), "torch.result_type": _positional_at_most(2),
+}
+
+
+def prechecked(fn, public_name: str, ok, method: bool = False, inner=None):
+    """`inner` (a wrapper of `fn`: `with_out`'s, or `checked`'s body), with
+    `ok(args, kwargs, skip)` run first: a call it refuses gets PyTorch's argument error
+    when the signatures say so (and runs as before when they let it pass)."""
+    skip = 1 if method else 0
+
+    def refuse(args, kwargs):
+        from .arg_checks import diagnose
+
+        error = diagnose(public_name, args[skip:], kwargs)
+        if error is not None:
+            raise error
+
+    if inner is None:
+        inner = _checked_body(fn, public_name, skip)
+
+        def function(*args, **kwargs):
+            if not ok(args, kwargs, skip):
+                refuse(args, kwargs)
+            return inner(*args, **kwargs)
+    else:
+        def function(*args, out=None, **kwargs):  # (a with_out wrapper: out= shows)
+            if not ok(args, kwargs, skip):
+                refuse(args, kwargs if out is None else dict(kwargs, out=out))
+            return inner(*args, out=out, **kwargs)
 
     return _named_like(function, fn, public_name)
 
@@ -384,7 +465,7 @@ def install() -> None:
             continue
         if pname.startswith("Tensor."):
             if "." not in short and getattr(Tensor, short, None) is fn:
-                PUBLIC[pname] = wrapper = checked(fn, pname, method=True)
+                PUBLIC[pname] = wrapper = checked(fn, pname, True, _PRECHECKS.get(pname))
                 setattr(Tensor, short, wrapper)
             continue
         if not pname.startswith(_CHECKED_PREFIXES):
@@ -395,8 +476,10 @@ def install() -> None:
             # (PyTorch's name in the error: mul, linalg_inv, special_expit)
             name = pname[len("torch."):].replace(".", "_")
             PUBLIC[pname] = with_out(fn, _ERROR_NAMES.get(name, name), pname)
+            if pname in _PRECHECKS:
+                PUBLIC[pname] = prechecked(fn, pname, _PRECHECKS[pname], inner=PUBLIC[pname])
         else:
-            PUBLIC[pname] = checked(fn, pname)
+            PUBLIC[pname] = checked(fn, pname, False, _PRECHECKS.get(pname))
 
 
 install()
