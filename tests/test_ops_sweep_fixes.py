@@ -291,3 +291,73 @@ def test_functional_warnings_point_at_the_caller(call):
     expected = _warnings_of(call, torch)
     assert expected
     assert _warnings_of(call, gt) == expected
+
+
+CONSTRUCTION = {
+    "str first item": lambda T: T.tensor(["a"]),
+    "str later item": lambda T: T.tensor([1, "a"]),
+    "str nested first": lambda T: T.tensor([["ab"], [1]]),
+    "str with dtype": lambda T: T.tensor(["a"], dtype=T.float32),
+    "None with float dtype": lambda T: T.tensor(None, dtype=T.float64),
+    "None with int dtype": lambda T: T.tensor(None, dtype=T.int32),
+    "new_tensor None": lambda T: T.ones(2).new_tensor(None),
+    "new None": lambda T: T.ones(2).new(None),
+    "new str": lambda T: T.ones(2).new("a"),
+    "new strlist": lambda T: T.ones(2).new(["a"]),
+    "as_tensor strlist": lambda T: T.as_tensor(["a", "b"]),
+    "sum_to_size": lambda T: T.ones(2, 2).sum_to_size(1, 1, 1),
+}
+
+
+@pytest.mark.parametrize("call", list(CONSTRUCTION.values()), ids=list(CONSTRUCTION))
+def test_construction_errors(call):
+    kind, _ = same_as_torch(call)
+    assert kind != "ok"
+
+
+def test_from_numpy_arity():
+    import numpy as np
+
+    for call in (lambda T: T.from_numpy(np.ones(2), foo=1), lambda T: T.from_numpy(),
+                 lambda T: T.from_numpy(np.ones(2), 1), lambda T: T.from_numpy(a=np.ones(2))):
+        assert same_as_torch(call)[0] == "TypeError"
+    assert gt.from_numpy(np.ones(2)).tolist() == [1.0, 1.0]
+
+
+ACCEPTED_BEFORE = {
+    "clone int": lambda T: T.clone(3),
+    "conj str": lambda T: T.conj("a"),
+    "x.float(None)": lambda T: T.ones(2).float(None),
+    "x.max(None)": lambda T: T.ones(2).max(None),
+    "x.view(None)": lambda T: T.ones(2).view(None),
+    "x.qr('a')": lambda T: T.ones(2, 2).qr("a"),
+    "x.unique('a')": lambda T: T.ones(2).unique("a"),
+    "x.unique many": lambda T: T.ones(2).unique(1, 1, 1, 1, 1, 1),
+    "zeros_like foo": lambda T: T.zeros_like(T.ones(2), foo=1),
+    "random_ foo": lambda T: T.ones(2).random_(foo=1),
+    "tile many": lambda T: T.tile(T.ones(2), 1, 2, 3),
+    "cartesian_prod int": lambda T: T.cartesian_prod(3),
+    "logical_and str": lambda T: T.ones(2).logical_and("a"),
+}
+
+
+@pytest.mark.parametrize("call", list(ACCEPTED_BEFORE.values()), ids=list(ACCEPTED_BEFORE))
+def test_bad_arguments_no_longer_accepted(call):
+    assert same_as_torch(call)[0] == "TypeError"
+
+
+GOOD_CALLS = {
+    "clone": lambda T: T.clone(T.ones(2)).tolist(),
+    "x.max(0)": lambda T: T.ones(2, 3).max(0).values.tolist(),
+    "x.view(3, 2)": lambda T: T.arange(6).view(3, 2).tolist(),
+    "x.unique(False)": lambda T: T.tensor([2, 1, 2]).unique(True).tolist(),
+    "zeros_like dtype": lambda T: str(T.zeros_like(T.ones(2), dtype=T.int32).dtype),
+    "random_ 0 5": lambda T: T.zeros(3).random_(0, 1).tolist(),
+    "from_numpy": lambda T: T.from_numpy(__import__("numpy").arange(3)).tolist(),
+    "conj_physical out": lambda T: T.conj_physical(T.ones(2), out=T.empty(2)).tolist(),
+}
+
+
+@pytest.mark.parametrize("call", list(GOOD_CALLS.values()), ids=list(GOOD_CALLS))
+def test_good_calls_are_untouched(call):
+    assert call(gt) == call(torch)

@@ -392,8 +392,8 @@ def sum_to_size(input, *size):
     lead = len(shape) - len(size)
     ok = lead >= 0 and all(s == 1 or s == shape[lead + i] for i, s in enumerate(size))
     if not ok:
-        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
-                           f"{{{', '.join(map(str, shape))}}}.")
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
+                           f"{{{list(shape)}}}.")
     if tuple(shape) == size:
         return input.sum() if not shape else input
     dims = list(range(lead)) + [lead + i for i, s in enumerate(size)

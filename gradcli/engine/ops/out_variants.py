@@ -377,6 +377,55 @@ def _positional_at_most(n):
     return test
 
 
+def _all(*tests):
+    def test(args, kwargs, skip):
+        return all(t(args, kwargs, skip) for t in tests)
+    return test
+
+
+def _known_keywords(public_name: str):
+    """Every keyword is a parameter name of one of PyTorch's signatures (the names are
+    read from the table on the first call with keywords)."""
+    names: list = []
+
+    def test(args, kwargs, skip):
+        if not kwargs:
+            return True
+        if not names:
+            from .arg_checks import signatures_of
+
+            sigs = signatures_of(public_name)
+            names.append(frozenset(alias for sig in sigs for p in sig.params
+                                   for alias in p.aliases) if isinstance(sigs, list) else None)
+        return names[0] is None or kwargs.keys() <= names[0]
+    return test
+
+
+def _one_positional_only(args, kwargs, skip):
+    """torch.from_numpy, a METH_O builtin: Python's own wording of its arity."""
+    if kwargs:
+        raise TypeError("torch._VariableFunctionsClass.from_numpy() takes no keyword arguments")
+    if len(args) != 1:
+        raise TypeError("torch._VariableFunctionsClass.from_numpy() takes exactly one "
+                        f"argument ({len(args)} given)")
+    return True
+
+
+def _bool_argument(public_name: str, op: str, param: str):
+    """A Python-level method whose first argument goes on, by keyword, to op `op`'s
+    bool parameter `param` (Tensor.unique's `sorted` to _unique2): that op's error,
+    once Python's own arity check has passed."""
+    def test(args, kwargs, skip):
+        if len(args) > skip and type(args[skip]) is not bool:
+            from .arg_checks import _typename, diagnose
+
+            error = diagnose(public_name, args[skip:], kwargs)
+            raise error if error is not None else TypeError(
+                f"{op}(): argument '{param}' must be bool, not {_typename(args[skip])}")
+        return True
+    return test
+
+
 _PRECHECKS = {
     **dict.fromkeys((
         "torch.clone", "torch.conj", "torch.conj_physical", "torch.real", "torch.resolve_conj",
@@ -394,7 +443,17 @@ _PRECHECKS = {
     **dict.fromkeys(("Tensor.cholesky_inverse", "Tensor.qr", "Tensor.svd",
                      "Tensor.requires_grad_"), _first_bool),
     "torch.tile": _positional_at_most(2), "Tensor.uniform_": _positional_at_most(2),
-    "Tensor.random_": _positional_at_most(2), "torch.result_type": _positional_at_most(2),
+    "Tensor.random_": _all(_positional_at_most(2), _first_not_none,
+                           _known_keywords("Tensor.random_")),
+    "torch.cartesian_prod": _first_tensor, "torch.from_numpy": _one_positional_only,
+    "Tensor.set_": _first_not_none,
+    "Tensor.squeeze": _first_not_none, "Tensor.squeeze_": _first_not_none,
+    "Tensor.unique": _bool_argument("Tensor.unique", "_unique2", "sorted"),
+    "Tensor.unique_consecutive": _bool_argument("Tensor.unique_consecutive",
+                                                "unique_consecutive", "return_inverse"),
+    **{name: _known_keywords(name) for name in (
+        "torch.empty_like", "torch.ones_like", "torch.zeros_like", "torch.rand_like",
+        "torch.randn_like", "torch.normal", "Tensor.new", "Tensor.type")},
 }
 
 
