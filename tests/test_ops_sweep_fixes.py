@@ -67,6 +67,14 @@ def test_flip_repeated_dims(dims):
     assert outcome(lambda T: T.flip(T.zeros(2, 3, 4), dims), gt) == (kind, text)
 
 
+@pytest.mark.parametrize("call", [lambda T: T.zeros(1, 2, 1).squeeze((0, -3)),
+                                  lambda T: T.zeros(1, 2, 1).squeeze(1, 1, 1),
+                                  lambda T: T.zeros(1, 2, 1).squeeze_((2, 2)),
+                                  lambda T: T.zeros(1, 2, 1).squeeze((0, 2)).shape])
+def test_squeeze_repeated_dims(call):
+    same_as_torch(call)
+
+
 def test_flip_varargs_repeated():
     kind, text = same_as_torch(lambda T: T.zeros(2, 3).flip(0, 0))
     assert kind == "RuntimeError"
