@@ -369,3 +369,33 @@ GOOD_CALLS = {
 @pytest.mark.parametrize("call", list(GOOD_CALLS.values()), ids=list(GOOD_CALLS))
 def test_good_calls_are_untouched(call):
     assert call(gt) == call(torch)
+
+
+# ---- found with PyTorch's OpInfo sample inputs (op_db)
+OPINFO_FOUND = {
+    "all dim tuple": lambda T: T.all(T.tensor([[1.0, 0.0], [1.0, 1.0]]), dim=(0,)),
+    "any dim ()": lambda T: T.any(T.tensor([[1.0, 0.0]]), dim=()),
+    "all 0-d dim ()": lambda T: T.all(T.tensor(2.0), dim=()),
+    "all keepdim tuple": lambda T: T.all(T.tensor([[1, 0], [1, 1]]), dim=(0, 1), keepdim=True),
+    "all uint8": lambda T: T.all(T.tensor([[1, 0], [1, 1]], dtype=T.uint8), dim=(1,)),
+    "any uint8 whole": lambda T: T.any(T.tensor([[1, 0], [1, 1]], dtype=T.uint8)),
+    "all repeated dim": lambda T: T.all(T.ones(2, 2), dim=(0, -2)),
+    "arange int64 truncates": lambda T: T.arange(0.0, -8.000001, -4.0, dtype=T.int64),
+    "arange int64 sizes": lambda T: T.arange(0.5, 5.7, 1.5, dtype=T.int64),
+    "arange int32 sizes": lambda T: T.arange(0.5, 5.7, 1.5, dtype=T.int32),
+    "arange int64 zero step": lambda T: T.arange(0, 5, 0.5, dtype=T.int64),
+    "arange int32 zero step": lambda T: T.arange(0, 5, 0.5, dtype=T.int32),
+    "arange uint8 wraps": lambda T: T.arange(-3.7, 4.2, 2.9, dtype=T.uint8),
+    "trapz ints": lambda T: T.trapz(T.tensor([[1, 2, 4]]), T.tensor([[0, 1, 3]])),
+    "trapezoid ints": lambda T: T.trapezoid(T.tensor([1, 2, 4]), dx=2),
+    "cumulative_trapezoid ints": lambda T: T.cumulative_trapezoid(T.tensor([1, 2, 4])),
+    "trapezoid int y float64 x": lambda T: T.trapezoid(T.tensor([1, 2, 4]),
+                                                       T.tensor([0.0, 1.0, 3.0], dtype=T.float64)),
+    "trapezoid bool": lambda T: T.trapezoid(T.tensor([True, False])),
+    "trapezoid bool x": lambda T: T.trapezoid(T.tensor([1.0, 2.0]), T.tensor([True, False])),
+}
+
+
+@pytest.mark.parametrize("call", list(OPINFO_FOUND.values()), ids=list(OPINFO_FOUND))
+def test_opinfo_found_differences(call):
+    same_as_torch(call)

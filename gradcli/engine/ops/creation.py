@@ -291,6 +291,17 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     else:
         target = dtypes.to_dtype(dtype)
     n = max(int(math.ceil((end - start) / step)), 0)
+    if target.np.kind in "iu" and any(isinstance(v, float) for v in (start, end, step)):
+        # PyTorch's integer kernel: start and step truncated to int64 first; int64 also
+        # sizes the range from the truncated ends, the narrower ints from the real ones
+        istart, iend, istep = math.trunc(start), math.trunc(end), math.trunc(step)
+        if target.np == np.int64:
+            if istep == 0:  # (checked in the int64 kernel: a ValueError there)
+                raise ValueError("step must be nonzero")
+            n = max(-((istart - iend) // istep), 0)
+        check_elements((n,))
+        return _finish((istart + np.arange(n, dtype=np.int64) * istep).astype(target.np),
+                       requires_grad)
     check_elements((n,))
     if target._category == 2:
         arr = (start + np.arange(n, dtype=np.float64) * step).astype(target.np)
