@@ -399,3 +399,24 @@ OPINFO_FOUND = {
 @pytest.mark.parametrize("call", list(OPINFO_FOUND.values()), ids=list(OPINFO_FOUND))
 def test_opinfo_found_differences(call):
     same_as_torch(call)
+
+
+INTEGER_INPUTS = {
+    "hardtanh int64": lambda T: T.nn.functional.hardtanh(T.tensor([-3, 0, 2, 5]), -1.5, 1.5),
+    "hardtanh default": lambda T: T.nn.functional.hardtanh(T.tensor([-3, 0, 2, 5])),
+    "hardtanh uint8": lambda T: T.nn.functional.hardtanh(T.tensor([253, 0, 2, 5],
+                                                                   dtype=T.uint8), 0, 3.7),
+    "hardtanh uint8 negative": lambda T: T.nn.functional.hardtanh(T.tensor([1], dtype=T.uint8)),
+    "hardtanh bool": lambda T: T.nn.functional.hardtanh(T.tensor([True])),
+    "relu6 int32": lambda T: T.nn.functional.relu6(T.tensor([-3, 0, 2, 7], dtype=T.int32)),
+    "hardtanh inplace": lambda T: (lambda x: (T.nn.functional.hardtanh(x, inplace=True), x))(
+        T.tensor([-3, 0, 2, 5]))[1],
+    "mvlgamma int": lambda T: T.mvlgamma(T.tensor([3, 4, 5]), 2),
+    "mvlgamma int32": lambda T: T.mvlgamma(T.tensor([3, 4, 5], dtype=T.int32), 1),
+    "mvlgamma bool": lambda T: T.mvlgamma(T.tensor([True, True]), 1),
+}
+
+
+@pytest.mark.parametrize("call", list(INTEGER_INPUTS.values()), ids=list(INTEGER_INPUTS))
+def test_integer_inputs_as_pytorch(call):
+    same_as_torch(call)
