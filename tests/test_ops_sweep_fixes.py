@@ -420,3 +420,17 @@ INTEGER_INPUTS = {
 @pytest.mark.parametrize("call", list(INTEGER_INPUTS.values()), ids=list(INTEGER_INPUTS))
 def test_integer_inputs_as_pytorch(call):
     same_as_torch(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda T: T.tensor([9]).index_reduce(0, T.tensor([0]), T.tensor([6]), "amin",
+                                         include_self=False),
+    lambda T: T.tensor([9, 3]).index_reduce(0, T.tensor([0]), T.tensor([6]), "amax",
+                                            include_self=False),
+    lambda T: T.tensor([9, 3], dtype=T.uint8).index_reduce(
+        0, T.tensor([0, 0]), T.tensor([6, 7], dtype=T.uint8), "amin", include_self=False),
+    lambda T: T.tensor([[9, 3], [1, 2]], dtype=T.int32).index_reduce(
+        1, T.tensor([1]), T.tensor([[6], [0]], dtype=T.int32), "amax", include_self=False),
+])
+def test_index_reduce_extremes_of_integers(call):
+    same_as_torch(call)
