@@ -434,3 +434,21 @@ def test_integer_inputs_as_pytorch(call):
 ])
 def test_index_reduce_extremes_of_integers(call):
     same_as_torch(call)
+
+
+def _m(T):
+    return T.tensor([[1, 2], [3, 4]])
+
+
+@pytest.mark.parametrize("call", [
+    lambda T: T.addmv(T.tensor([1, 2]), _m(T), T.tensor([1, 1]), beta=0.2, alpha=0.6),
+    lambda T: T.addmv(T.tensor([1, 2]), _m(T), T.tensor([1, 1]), beta=1.7, alpha=2.6),
+    lambda T: T.addbmm(_m(T), _m(T)[None], _m(T)[None], beta=0.5, alpha=1.5),
+    lambda T: T.baddbmm(_m(T)[None], _m(T)[None], _m(T)[None], beta=1.5, alpha=0.5),
+    lambda T: T.addr(_m(T), T.tensor([1, 1]), T.tensor([1, 1]), beta=0.5, alpha=2.5),
+    lambda T: T.addr(_m(T), T.tensor([1, 1]), T.tensor([1, 1]), beta=1, alpha=2.5),
+    lambda T: T.addmv(T.tensor([1.0, 2.0]), _m(T).float(), T.tensor([1.0, 1.0]), beta=0.2,
+                      alpha=0.6),
+])
+def test_integer_products_with_float_factors(call):
+    same_as_torch(call)
