@@ -83,12 +83,45 @@ def _default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _env_count(text: str | None, mkl: bool) -> int | None:
+    """A thread count read from OMP_NUM_THREADS (`mkl` False: libgomp's reading, the first
+    item of a comma list, a positive decimal; anything else is ignored) or MKL_NUM_THREADS
+    (MKL's: 0 or empty means unset, a value it cannot read means 1)."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not mkl:
+        text = text.partition(",")[0].strip()
+        return int(text) if text.isdigit() and int(text) > 0 else None
+    if text == "" or (text.isdigit() and int(text) == 0):
+        return None
+    return int(text) if text.isdigit() else 1
+
+
+def _requested_threads(environ=os.environ) -> int:
+    """torch.get_num_threads() at start-up: PyTorch's CPU build sizes its pool with MKL's
+    count, which is MKL_NUM_THREADS, else OMP_NUM_THREADS, else the CPUs this process may
+    run on; with MKL_DYNAMIC on (its default) a count asked for is capped at the
+    machine's cores."""
+    asked = _env_count(environ.get("MKL_NUM_THREADS"), True)
+    if asked is None:
+        asked = _env_count(environ.get("OMP_NUM_THREADS"), False)
+    if asked is None:
+        return _default_threads()
+    if environ.get("MKL_DYNAMIC", "").strip().lower() in ("false", "no", "0"):
+        return asked
+    return max(1, min(asked, os.cpu_count() or 1))
+
+
 class _Pool:
     """The helper threads: `tasks` feeds them (fn, args, context, done) tuples."""
 
     def __init__(self) -> None:
         self.cores = _default_threads()
-        self.threads = self.cores  # as set_num_threads set it; splitting uses at most `cores`
+        # as torch.get_num_threads() gives it (the environment's count, or what
+        # set_num_threads set): the sums split their additions by it as PyTorch's do;
+        # splitting work over threads uses at most `cores`
+        self.threads = _requested_threads()
         self.tasks = None  # a SimpleQueue once the helpers run
         self.started = 0
 

@@ -244,7 +244,24 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if isinstance(input, Tensor) and input._data.dtype.kind in "iub":
+        return _integer_hardtanh(input, min_val, max_val, inplace)
     return _apply(HARDTANH, _float_input(input, "hardtanh"), (min_val, max_val), inplace)
+
+
+def _integer_hardtanh(input, min_val, max_val, inplace: bool):
+    """PyTorch's integer hardtanh: a clamp to the limits truncated to integers (no
+    gradient: an integer tensor has none); bool and negative limits of an unsigned type
+    are refused."""
+    d = input._data
+    if d.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if d.dtype.kind == "u" and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    clipped = np.clip(d, math.trunc(min_val), math.trunc(max_val)).astype(d.dtype)
+    if inplace:
+        return input.copy_(make(clipped))
+    return make(clipped)
 
 
 @public("torch.nn.functional.hardtanh_")

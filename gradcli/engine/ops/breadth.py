@@ -38,6 +38,13 @@ binary("nextafter", "NextafterBackward0", np.nextafter, _nextafter_backward,
 _REDUCES = ("prod", "mean", "amax", "amin")
 
 
+def _extreme(dtype, end: str):
+    """The lowest or highest value of an integer or bool dtype."""
+    if dtype == np.bool_:
+        return end == "max"
+    return getattr(np.iinfo(dtype), end)
+
+
 def _index_reduce_fwd(x, src, index, dim, reduce, include_self):
     if x.ndim == 0:
         return _index_reduce_fwd(x.reshape(1), src.reshape(-1), index, 0, reduce,
@@ -50,12 +57,12 @@ def _index_reduce_fwd(x, src, index, dim, reduce, include_self):
             out[touched] = 1
         np.multiply.at(out, index, s)
     elif reduce == "amax":
-        if not include_self:
-            out[touched] = -np.inf
+        if not include_self:  # (the lowest value of the dtype: -inf for floats)
+            out[touched] = -np.inf if out.dtype.kind == "f" else _extreme(out.dtype, "min")
         np.maximum.at(out, index, s)
     elif reduce == "amin":
         if not include_self:
-            out[touched] = np.inf
+            out[touched] = np.inf if out.dtype.kind == "f" else _extreme(out.dtype, "max")
         np.minimum.at(out, index, s)
     else:  # mean: the sum over self (if included) and the sources, over their count
         count = np.zeros(out.shape[:1], np.int64)

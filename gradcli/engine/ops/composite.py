@@ -392,8 +392,8 @@ def sum_to_size(input, *size):
     lead = len(shape) - len(size)
     ok = lead >= 0 and all(s == 1 or s == shape[lead + i] for i, s in enumerate(size))
     if not ok:
-        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
-                           f"{{{', '.join(map(str, shape))}}}.")
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
+                           f"{{{list(shape)}}}.")
     if tuple(shape) == size:
         return input.sum() if not shape else input
     dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
@@ -451,10 +451,26 @@ def _trapezoid_sum(y, dx, dim):
     return run_unary(MUL_SCALAR, both.sum(dim), (dx / 2.0,))
 
 
+def _float_samples(y, x, name: str):
+    """Integer samples as the default float: PyTorch's trapezoid multiplies by dx/2 or
+    divides by 2, promoting an integer sum to a float (an integer tensor has no grad).
+    Bool samples or spacings are refused, with PyTorch's text."""
+    if isinstance(x, Tensor):
+        if x._data.dtype == np.bool_ or y._data.dtype == np.bool_:
+            raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                               "supported")
+    elif y._data.dtype == np.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if y._data.dtype.kind in "iu":
+        return y.to(dtypes.get_default_dtype())
+    return y
+
+
 @public("torch.trapezoid", "torch.trapz")
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     if isinstance(x, (int, float)) and dx is None:
         x, dx = None, x
+    y = _float_samples(y, x, "trapezoid")
     dim = _wrap_dim(dim, max(y._data.ndim, 1))
     if x is None:
         return _trapezoid_sum(y, 1.0 if dx is None else float(dx), dim)
@@ -480,6 +496,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
     if isinstance(x, (int, float)) and dx is None:
         x, dx = None, x
+    y = _float_samples(y, x, "cumulative_trapezoid")
     dim = _wrap_dim(dim, max(y._data.ndim, 1))
     n = y._data.shape[dim]
     both = y.narrow(dim, 1, max(n - 1, 0)) + y.narrow(dim, 0, max(n - 1, 0))

@@ -48,8 +48,19 @@ _NUMBER_KINDS = {bool: lambda: dtypes.bool_, int: lambda: dtypes.int64,
                  float: dtypes.get_default_dtype}
 
 
+def _first_items_str(data) -> None:
+    """PyTorch sizes a nested list from its first items before reading any value: a str
+    met there is a sequence without end ("too many dimensions 'str'")."""
+    v = data
+    while isinstance(v, (list, tuple)) and len(v):
+        v = v[0]
+    if isinstance(v, str) and v is not data:
+        raise ValueError(f"too many dimensions '{type(v).__name__}'")
+
+
 def _infer_dtype(data) -> dtypes.dtype:
     """torch.tensor's inference: bool, int64 or the default float, from the values."""
+    _first_items_str(data)
     kinds = set()
     stack = [data]
     while stack:
@@ -72,6 +83,8 @@ def _infer_dtype(data) -> dtypes.dtype:
             kinds.add(dtypes.get_default_dtype())
         elif v is None:
             raise RuntimeError("Could not infer dtype of NoneType")
+        elif isinstance(v, str):
+            raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
         else:
             raise TypeError(f"Could not infer dtype of {type(v).__name__}")
     result = None
@@ -132,9 +145,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
             arr = arr.astype(dtypes.to_dtype(dtype).np)
         return _finish(arr, requires_grad)
     if data is None:
+        if dtype is not None:  # (the value is converted to that dtype's Python type)
+            if dtypes.to_dtype(dtype).is_floating_point:
+                raise TypeError("must be real number, not NoneType")
+            raise TypeError("'NoneType' object cannot be interpreted as an integer")
         raise RuntimeError("Could not infer dtype of NoneType")
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    _first_items_str(data)
     target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     _check_ragged(data, target)
     plain = _plain(data)
@@ -273,6 +291,17 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     else:
         target = dtypes.to_dtype(dtype)
     n = max(int(math.ceil((end - start) / step)), 0)
+    if target.np.kind in "iu" and any(isinstance(v, float) for v in (start, end, step)):
+        # PyTorch's integer kernel: start and step truncated to int64 first; int64 also
+        # sizes the range from the truncated ends, the narrower ints from the real ones
+        istart, iend, istep = math.trunc(start), math.trunc(end), math.trunc(step)
+        if target.np == np.int64:
+            if istep == 0:  # (checked in the int64 kernel: a ValueError there)
+                raise ValueError("step must be nonzero")
+            n = max(-((istart - iend) // istep), 0)
+        check_elements((n,))
+        return _finish((istart + np.arange(n, dtype=np.int64) * istep).astype(target.np),
+                       requires_grad)
     check_elements((n,))
     if target._category == 2:
         arr = (start + np.arange(n, dtype=np.float64) * step).astype(target.np)

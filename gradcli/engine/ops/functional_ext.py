@@ -475,8 +475,10 @@ def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor
     from .nn import softmax
 
     if dim is None:
-        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
-                      "call to include dim=X as an argument.", UserWarning, stacklevel=2)
+        from ..warn_site import warn_at_caller
+
+        warn_at_caller("Implicit dimension choice for softmin has been deprecated. Change the "
+                       "call to include dim=X as an argument.")
         nd = input._data.ndim
         dim = 0 if nd in (0, 1, 3) else 1
     if dtype is None:

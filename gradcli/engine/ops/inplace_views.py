@@ -90,7 +90,7 @@ def squeeze_(self: Tensor, dim=None) -> Tensor:
     if dim is None:
         removed, op = tuple(i for i, s in enumerate(d.shape) if s == 1), SQUEEZE3
     elif isinstance(dim, (tuple, list)):
-        dims = {_wrap_dim(int(i), d.ndim) for i in dim}
+        dims = V.dim_set(dim, d.ndim)
         removed, op = tuple(i for i, s in enumerate(d.shape) if i in dims and s == 1), SQUEEZE5
     else:
         ax = _wrap_dim(dim, d.ndim)

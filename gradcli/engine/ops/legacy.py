@@ -39,7 +39,14 @@ def new(self, *args, **kwargs):
     if len(args) == 1 and isinstance(args[0], tuple) and all(isinstance(a, int) for a in args[0]):
         return make(np.zeros(args[0], dtype))  # a torch.Size
     if len(args) == 1 and isinstance(args[0], (list, tuple, int, float, bool)):
+        from .creation import _first_items_str
+
+        _first_items_str(args[0])
         return make(np.array(args[0], dtype=dtype))
+    if len(args) == 1 and args[0] is None:
+        raise TypeError("new(): data must be a sequence (got NoneType)")
+    if len(args) == 1 and isinstance(args[0], str):
+        raise TypeError("new(): invalid data type 'str'")
     raise TypeError(f"new(): invalid arguments {tuple(type(a).__name__ for a in args)}")
 
 

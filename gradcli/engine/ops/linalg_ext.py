@@ -1844,6 +1844,17 @@ def _expand_error(bias: Tensor, size: tuple) -> None:
     _bias_expands(bias, size)
 
 
+def _integral_scalars(input: Tensor, beta, alpha):
+    """(beta, alpha) as PyTorch's integer kernels of addmv/addbmm/baddbmm read them: a
+    float factor is truncated to an integer (0.6 -> 0)."""
+    if input._data.dtype.kind in "iu":
+        if isinstance(beta, float):
+            beta = math.trunc(beta)
+        if isinstance(alpha, float):
+            alpha = math.trunc(alpha)
+    return beta, alpha
+
+
 @public("torch.addmv", "Tensor.addmv")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
     for i, (n, x) in enumerate((("input", input), ("mat", mat), ("vec", vec))):
@@ -1860,7 +1871,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
                            f"{_type_word(input.dtype)}, {_type_word(mat.dtype)}, and "
                            f"{_type_word(vec.dtype)}")
-    return run_op(ADDMV, (input, mat, vec), (beta, alpha))
+    return run_op(ADDMV, (input, mat, vec), _integral_scalars(input, beta, alpha))
 
 
 def _addr_fwd(bias, v1, v2, beta, alpha):
@@ -1895,6 +1906,11 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None
     if vec2._data.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
     _expand_error(input, (vec1._data.shape[0], vec2._data.shape[0]))
+    if input._data.dtype.kind in "iu":  # (addr refuses float factors there)
+        for name, value in (("beta", beta), ("alpha", alpha)):
+            if isinstance(value, float):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                                   "floating point number.")
     return run_op(ADDR, (input, vec1, vec2), (beta, alpha))
 
 
@@ -1950,7 +1966,7 @@ def _bmm_checks(name: str, input: Tensor, b1: Tensor, b2: Tensor, batch_out: boo
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
            out=None) -> Tensor:
     _bmm_checks("addbmm", input, batch1, batch2, False)
-    return run_op(ADDBMM, (input, batch1, batch2), (beta, alpha))
+    return run_op(ADDBMM, (input, batch1, batch2), _integral_scalars(input, beta, alpha))
 
 
 def _baddbmm_fwd(bias, b1, b2, beta, alpha):
@@ -1980,7 +1996,7 @@ BADDBMM = defop("baddbmm", "BaddbmmBackward0", _baddbmm_fwd, _baddbmm_backward,
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
             out=None) -> Tensor:
     _bmm_checks("baddbmm", input, batch1, batch2, True)
-    return run_op(BADDBMM, (input, batch1, batch2), (beta, alpha))
+    return run_op(BADDBMM, (input, batch1, batch2), _integral_scalars(input, beta, alpha))
 
 
 # ---------------------------------------------------------------- tensorinv / tensorsolve

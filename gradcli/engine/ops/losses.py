@@ -13,16 +13,17 @@ import warnings
 import numpy as np
 
 from ..tensor import Tensor, make
+from ..warn_site import warn_at_caller
 from .nn import _reduce, _reduction_arg
 from .registry import defop, public, run_op
 
 
 def _size_warning(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:
     if input._data.shape != target._data.shape:
-        warnings.warn(
+        warn_at_caller(  # (at the program's line, past the public-boundary wrapper)
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.", UserWarning, stacklevel=stacklevel)
+            "Please ensure they have the same size.")
 
 
 def _tensor_reduce(t: Tensor, reduction: str) -> Tensor:

@@ -420,8 +420,11 @@ def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     d = input._data
-    if d.dtype.kind != "f":
-        raise RuntimeError("mvlgamma is not implemented for integral types")
+    if d.dtype == np.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if d.dtype.kind in "iu":  # (PyTorch computes integers in the default float dtype)
+        input = input.to(dtypes.get_default_dtype())  # noqa: A001
+        d = input._data
     if (d <= (p - 1) / 2).any():
         raise RuntimeError("All elements must be greater than (p-1)/2")
     from ..limits import check_count

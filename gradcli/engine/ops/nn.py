@@ -218,10 +218,10 @@ def _softmax_args(input: Tensor, dim, dtype, name: str):
         input = input.to(dtype)  # noqa: A001
     d = input._data
     if dim is None:
-        import warnings
+        from ..warn_site import warn_at_caller
 
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-                      "include dim=X as an argument.", UserWarning, stacklevel=3)
+        warn_at_caller(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                       "call to include dim=X as an argument.")
         dim = 0 if d.ndim in (0, 1, 3) else 1
     ax = _wrap_dim(dim, d.ndim)
     if d.dtype.kind != "f":
@@ -246,17 +246,17 @@ def log_softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
 def _reduction_arg(size_average, reduce, reduction: str) -> str:
     """PyTorch's _Reduction: the legacy size_average/reduce arguments (with their deprecation
     warning) and the check of the reduction string."""
-    import warnings
+    from ..warn_site import warn_at_caller
 
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-        warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+        warn_at_caller(f"size_average and reduce args will be deprecated, please use "
+                       f"reduction='{reduction}' instead.")
     if reduction == "elementwise_mean":
-        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
-                      "instead.", UserWarning, stacklevel=3)
+        warn_at_caller("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                       "instead.")
         reduction = "mean"
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -265,12 +265,11 @@ def _reduction_arg(size_average, reduce, reduction: str) -> str:
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction="mean") -> Tensor:
     if input._data.shape != target._data.shape:
-        import warnings
+        from ..warn_site import warn_at_caller
 
-        warnings.warn(
+        warn_at_caller(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            UserWarning, stacklevel=2)
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.")
     reduction = _reduction_arg(size_average, reduce, reduction)
     arrays = None
     same = input._data.dtype == target._data.dtype

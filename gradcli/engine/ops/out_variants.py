@@ -21,11 +21,10 @@ Imported after the other op modules (engine/ops/__init__.py), so it sees their n
 
 from __future__ import annotations
 
-import warnings
-
 from .. import tensor as _tensor_mod
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _write_into
+from ..warn_site import warn_at_caller
 from .registry import PUBLIC
 
 # torch.* functions PyTorch gives an out= variant that gradcli's signatures lack
@@ -139,6 +138,101 @@ def _shape_text(shape) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
+# the C++ type names PyTorch's structured kernels print for a dtype ("long int")
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+# ScalarType names ("Long") and legacy tensor-type names ("torch.FloatTensor")
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                 "complex128": "ComplexDouble"}
+
+
+def _dtype_key(t) -> str:
+    return str(t.dtype).rpartition(".")[2]
+
+
+def _structured(i, out, result, name, kwargs):
+    """Structured kernels (argmax, max.dim, sort, topk): every out tensor must have the
+    result's dtype exactly; no cast."""
+    want, got = _dtype_key(result), _dtype_key(out)
+    if want != got:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES.get(want, want)}, "
+                           f"but got {_CPP_NAMES.get(got, got)} instead")
+
+
+def _pair_rule(values_text, indices_text):
+    """An op whose values output (the first) must have the result's dtype and indices
+    output (the second) int64, each worded its own way ({want}, {got}: ScalarType names)."""
+    def check(i, out, result, name, kwargs):
+        want, got = ("int64" if i else _dtype_key(result)), _dtype_key(out)
+        if got != want:
+            raise RuntimeError((indices_text if i else values_text).format(
+                want=_SCALAR_NAMES.get(want, want), got=_SCALAR_NAMES.get(got, got)))
+    return check
+
+
+def _nonzero_rule(i, out, result, name, kwargs):
+    got = _dtype_key(out)
+    if got != "int64":
+        raise RuntimeError("nonzero: Expected out tensor to have scalar type Long but got "
+                           f"scalar type{_SCALAR_NAMES.get(got, got)}")
+
+
+def _searchsorted_rule(i, out, result, name, kwargs):
+    int32 = bool(kwargs.get("out_int32", False))
+    got = _dtype_key(out)
+    if got != ("int32" if int32 else "int64"):
+        raise RuntimeError(
+            "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+            "Long(int64) depending on whether out_int32 flag is True, but we got output "
+            f"tensor's dtype {_SCALAR_NAMES.get(got, got)} and out_int32 flag is "
+            f"{'True' if int32 else 'False'}")
+
+
+_MEDIAN = _pair_rule("Expected tensor for 'values' to have the same type as tensor for argument "
+                     "#2 'self'; but type torch.{got}Tensor does not equal torch.{want}Tensor "
+                     "(while checking arguments for median)",
+                     "Expected tensor for argument #1 'indices' to have scalar type Long; but "
+                     "got torch.{got}Tensor instead (while checking arguments for median)")
+_CUMULATIVE = _pair_rule("expected scalar_type {want} but found {got}",
+                         "expected scalar_type Long but found {got}")
+# out= functions whose out tensors PyTorch checks for a dtype before writing (the others
+# take any dtype the result can be cast to): name -> check(i, out, result, name, kwargs)
+_OUT_DTYPE_RULES = {
+    "argmax": _structured, "argmin": _structured, "max": _structured, "min": _structured,
+    "sort": _structured, "topk": _structured,
+    "kthvalue": _pair_rule("output values must be of same type as input",
+                           "output indices must be of scalar type Long"),
+    "cummax": _CUMULATIVE, "cummin": _CUMULATIVE,
+    "mode": _pair_rule("expected scalar type '{want}' but got '{got}' for values output",
+                       "expected scalar type 'Long' but got '{got}' for indices output"),
+    "median": _MEDIAN, "nanmedian": _MEDIAN,
+    "nonzero": _nonzero_rule, "searchsorted": _searchsorted_rule,
+    "bucketize": _searchsorted_rule,
+}
+_INDICES_FIRST = frozenset(("median", "nanmedian"))  # (their indices are checked first)
+_OUT_TYPES: dict = {}
+
+
+def _out_return_type(cls):
+    """torch.return_types.NAME_out, what an out= call of a function returning NAME gives."""
+    out_cls = _OUT_TYPES.get(cls)
+    if out_cls is None:
+        old, new = f"torch.return_types.{cls.__name__}(", f"torch.return_types.{cls.__name__}_out("
+
+        def __repr__(self):
+            return cls.__repr__(self).replace(old, new, 1)
+
+        out_cls = _OUT_TYPES[cls] = type(cls.__name__ + "_out", (cls,), {
+            "__slots__": (), "__module__": "torch.return_types", "__repr__": __repr__,
+            "__str__": __repr__})
+    return out_cls
+
+
 def write_out(out: Tensor, result: Tensor) -> Tensor:
     """Write `result` into `out` as an out= variant does (resize, cast check, version)."""
     if not isinstance(out, Tensor):
@@ -146,14 +240,14 @@ def write_out(out: Tensor, result: Tensor) -> Tensor:
     values = result._data if isinstance(result, Tensor) else result
     if out._data.shape != values.shape:
         if out._data.size:
-            warnings.warn(
+            warn_at_caller(
                 f"An output with one or more elements was resized since it had shape "
                 f"{_shape_text(out._data.shape)}, which does not match the required output shape "
                 f"{_shape_text(values.shape)}. This behavior is deprecated, and in a future PyTorch "
                 "release outputs will not be resized unless they have zero elements. You can "
                 "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
                 "t.resize_(0). (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
-                "Resize.cpp:30.)", UserWarning, stacklevel=3)
+                "Resize.cpp:30.)")
         from .. import dtypes
         from ..tensor import _type_word
 
@@ -190,25 +284,38 @@ def with_out(fn, name: str, public_name: str = ""):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires grad.")
         dual = _tensor_mod.FORWARD_AD_TANGENT is not None and _has_tangent(args, kwargs, outs)
+        if public_name:  # (out= calls are rare: PyTorch's parser check runs first here)
+            from .arg_checks import diagnose
+
+            better = diagnose(public_name, args, dict(kwargs, out=out))
+            if better is not None:
+                raise better
         try:
             result = fn(*args, **kwargs)
         except Exception as err:
-            from .arg_checks import diagnose
-
-            better = diagnose(public_name, args, dict(kwargs, out=out)) if public_name else None
-            if better is not None:
-                raise better from None
             result = _recover(fn, public_name, args, kwargs, err)
             if result is _RERAISE:
                 raise
+        rule = _OUT_DTYPE_RULES.get(name)
         if isinstance(out, (tuple, list)):
             results = tuple(result)
             if len(results) != len(outs):
-                raise RuntimeError(f"{name}(): expected {len(results)} out tensors, got "
-                                   f"{len(outs)}")
+                # (PyTorch's parser reads out= as a tuple of that many tensors)
+                raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
+            if rule is not None:
+                pairs = list(enumerate(zip(outs, results)))
+                for i, (o, r) in reversed(pairs) if name in _INDICES_FIRST else pairs:
+                    if isinstance(o, Tensor) and isinstance(r, Tensor):
+                        rule(i, o, r, name, kwargs)
             written = tuple(write_out(o, r) for o, r in zip(outs, results))
-            written = type(result)(written) if hasattr(result, "_fields") else written
+            if hasattr(result, "_fields"):
+                written = type(result)(written)
+            elif type(result) is not tuple and isinstance(result, tuple) and \
+                    type(result).__module__ == "torch.return_types":
+                written = tuple.__new__(_out_return_type(type(result)), written)
         else:
+            if rule is not None and isinstance(out, Tensor) and isinstance(result, Tensor):
+                rule(0, out, result, name, kwargs)
             written = write_out(out, result)
         if dual:  # (PyTorch refuses after the write, as here)
             raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
@@ -218,13 +325,19 @@ def with_out(fn, name: str, public_name: str = ""):
     return _named_like(function, fn, name)
 
 
-def checked(fn, public_name: str, method: bool = False):
+def checked(fn, public_name: str, method: bool = False, ok=None):
     """`fn` as is, but a call that raises is re-read against PyTorch's signatures (see
     `_recover`); `method`: args[0] is the tensor itself, which the parser does not see.
     A function answering NotImplemented for an operand it does not take (as x.add shares
-    x.__add__'s way of refusing one) raises instead."""
+    x.__add__'s way of refusing one) raises instead. `ok`: see `prechecked` (in the
+    same wrapper, so that such a function pays no second call)."""
     skip = 1 if method else 0
+    if ok is not None:
+        return prechecked(fn, public_name, ok, method)
+    return _named_like(_checked_body(fn, public_name, skip), fn, public_name)
 
+
+def _checked_body(fn, public_name: str, skip: int):
     def function(*args, **kwargs):
         try:
             result = fn(*args, **kwargs)
@@ -235,6 +348,140 @@ def checked(fn, public_name: str, method: bool = False):
         if result is NotImplemented:  # a binary op's answer to an operand it cannot take
             _refuse(public_name, args, kwargs, skip)
         return result
+
+    return function
+
+
+# Functions whose body takes some bad arguments without failing (PyTorch's parser
+# refuses them): a cheap test of the call's shape runs first, and only a call failing it
+# is read against the signatures (`diagnose`). The tests, on the arguments after self:
+def _first_tensor(args, kwargs, skip):
+    return len(args) > skip and isinstance(args[skip], Tensor)
+
+
+def _no_positional(args, kwargs, skip):
+    return len(args) == skip
+
+
+def _first_not_none(args, kwargs, skip):
+    return len(args) <= skip or args[skip] is not None
+
+
+def _first_bool(args, kwargs, skip):
+    return len(args) <= skip or type(args[skip]) is bool
+
+
+def _positional_at_most(n):
+    def test(args, kwargs, skip):
+        return len(args) - skip <= n
+    return test
+
+
+def _all(*tests):
+    def test(args, kwargs, skip):
+        return all(t(args, kwargs, skip) for t in tests)
+    return test
+
+
+def _known_keywords(public_name: str):
+    """Every keyword is a parameter name of one of PyTorch's signatures (the names are
+    read from the table on the first call with keywords)."""
+    names: list = []
+
+    def test(args, kwargs, skip):
+        if not kwargs:
+            return True
+        if not names:
+            from .arg_checks import signatures_of
+
+            sigs = signatures_of(public_name)
+            names.append(frozenset(alias for sig in sigs for p in sig.params
+                                   for alias in p.aliases) if isinstance(sigs, list) else None)
+        return names[0] is None or kwargs.keys() <= names[0]
+    return test
+
+
+def _one_positional_only(args, kwargs, skip):
+    """torch.from_numpy, a METH_O builtin: Python's own wording of its arity."""
+    if kwargs:
+        raise TypeError("torch._VariableFunctionsClass.from_numpy() takes no keyword arguments")
+    if len(args) != 1:
+        raise TypeError("torch._VariableFunctionsClass.from_numpy() takes exactly one "
+                        f"argument ({len(args)} given)")
+    return True
+
+
+def _bool_argument(public_name: str, op: str, param: str):
+    """A Python-level method whose first argument goes on, by keyword, to op `op`'s
+    bool parameter `param` (Tensor.unique's `sorted` to _unique2): that op's error,
+    once Python's own arity check has passed."""
+    def test(args, kwargs, skip):
+        if len(args) > skip and type(args[skip]) is not bool:
+            from .arg_checks import _typename, diagnose
+
+            error = diagnose(public_name, args[skip:], kwargs)
+            raise error if error is not None else TypeError(
+                f"{op}(): argument '{param}' must be bool, not {_typename(args[skip])}")
+        return True
+    return test
+
+
+_PRECHECKS = {
+    **dict.fromkeys((
+        "torch.clone", "torch.conj", "torch.conj_physical", "torch.real", "torch.resolve_conj",
+        "torch.resolve_neg", "torch.nn.functional.alpha_dropout",
+        "torch.nn.functional.feature_alpha_dropout", "Tensor.logical_and", "Tensor.logical_or",
+        "Tensor.logical_xor", "Tensor.copy_"), _first_tensor),
+    **dict.fromkeys((
+        "Tensor.float", "Tensor.double", "Tensor.int", "Tensor.long", "Tensor.bool",
+        "Tensor.cpu", "Tensor.contiguous"), _no_positional),
+    **dict.fromkeys((
+        "Tensor.clamp_max", "Tensor.clamp_max_", "Tensor.clamp_min", "Tensor.clamp_min_",
+        "Tensor.fill_", "Tensor.log_softmax", "Tensor.softmax", "Tensor.logsumexp",
+        "Tensor.max", "Tensor.min", "Tensor.median", "Tensor.nanmedian", "Tensor.prod",
+        "Tensor.view", "Tensor.set_", "Tensor.bernoulli"), _first_not_none),
+    **dict.fromkeys(("Tensor.cholesky_inverse", "Tensor.qr", "Tensor.svd",
+                     "Tensor.requires_grad_"), _first_bool),
+    "torch.tile": _positional_at_most(2), "Tensor.uniform_": _positional_at_most(2),
+    "Tensor.random_": _all(_positional_at_most(2), _first_not_none,
+                           _known_keywords("Tensor.random_")),
+    "torch.cartesian_prod": _first_tensor, "torch.from_numpy": _one_positional_only,
+    "Tensor.set_": _first_not_none,
+    "Tensor.squeeze": _first_not_none, "Tensor.squeeze_": _first_not_none,
+    "Tensor.unique": _bool_argument("Tensor.unique", "_unique2", "sorted"),
+    "Tensor.unique_consecutive": _bool_argument("Tensor.unique_consecutive",
+                                                "unique_consecutive", "return_inverse"),
+    **{name: _known_keywords(name) for name in (
+        "torch.empty_like", "torch.ones_like", "torch.zeros_like", "torch.rand_like",
+        "torch.randn_like", "torch.normal", "Tensor.new", "Tensor.type")},
+}
+
+
+def prechecked(fn, public_name: str, ok, method: bool = False, inner=None):
+    """`inner` (a wrapper of `fn`: `with_out`'s, or `checked`'s body), with
+    `ok(args, kwargs, skip)` run first: a call it refuses gets PyTorch's argument error
+    when the signatures say so (and runs as before when they let it pass)."""
+    skip = 1 if method else 0
+
+    def refuse(args, kwargs):
+        from .arg_checks import diagnose
+
+        error = diagnose(public_name, args[skip:], kwargs)
+        if error is not None:
+            raise error
+
+    if inner is None:
+        inner = _checked_body(fn, public_name, skip)
+
+        def function(*args, **kwargs):
+            if not ok(args, kwargs, skip):
+                refuse(args, kwargs)
+            return inner(*args, **kwargs)
+    else:
+        def function(*args, out=None, **kwargs):  # (a with_out wrapper: out= shows)
+            if not ok(args, kwargs, skip):
+                refuse(args, kwargs if out is None else dict(kwargs, out=out))
+            return inner(*args, out=out, **kwargs)
 
     return _named_like(function, fn, public_name)
 
@@ -263,6 +510,12 @@ _CHECKED_PREFIXES = _PREFIXES + ("torch.nn.functional.",)
 def install() -> None:
     """Wrap each public function once: out= where PyTorch has it, and everywhere the
     re-reading of failed calls against PyTorch's signatures (Tensor methods included)."""
+    # Tensor.inner: the op table's METHODS entry is dot (1-D only); PyTorch's method is
+    # torch.inner's
+    if PUBLIC.get("torch.inner") is not None and PUBLIC.get("Tensor.inner") is not PUBLIC[
+            "torch.inner"]:
+        PUBLIC["Tensor.inner"] = PUBLIC["torch.inner"]
+        Tensor.inner = PUBLIC["torch.inner"]
     for pname, fn in list(PUBLIC.items()):
         if not callable(fn) or isinstance(fn, type) or getattr(fn, "_without_out", None):
             continue
@@ -271,7 +524,7 @@ def install() -> None:
             continue
         if pname.startswith("Tensor."):
             if "." not in short and getattr(Tensor, short, None) is fn:
-                PUBLIC[pname] = wrapper = checked(fn, pname, method=True)
+                PUBLIC[pname] = wrapper = checked(fn, pname, True, _PRECHECKS.get(pname))
                 setattr(Tensor, short, wrapper)
             continue
         if not pname.startswith(_CHECKED_PREFIXES):
@@ -282,8 +535,10 @@ def install() -> None:
             # (PyTorch's name in the error: mul, linalg_inv, special_expit)
             name = pname[len("torch."):].replace(".", "_")
             PUBLIC[pname] = with_out(fn, _ERROR_NAMES.get(name, name), pname)
+            if pname in _PRECHECKS:
+                PUBLIC[pname] = prechecked(fn, pname, _PRECHECKS[pname], inner=PUBLIC[pname])
         else:
-            PUBLIC[pname] = checked(fn, pname)
+            PUBLIC[pname] = checked(fn, pname, False, _PRECHECKS.get(pname))
 
 
 install()

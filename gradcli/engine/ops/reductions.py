@@ -776,11 +776,13 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
         if i not in dims:
             out_numel *= n
     if corr >= d.size / _builtins.max(out_numel, 1):
-        import warnings
+        from ..warn_site import warn_at_caller
 
-        warnings.warn(
+        # (PyTorch's TORCH_WARN: its text ends with the C++ place that raised it)
+        warn_at_caller(
             f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-            "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+            "reduction factor (input numel divided by output numel). (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)")
     return dims, corr, bool(keepdim), dim is None
 
 
@@ -819,18 +821,40 @@ def cumprod(input, dim, *, dtype=None):
     return run_unary(CUMPROD, input, (_wrap_dim(dim, d.ndim),), array)
 
 
-def all(input, dim=None, keepdim=False):  # noqa: A001
+def _logical_reduce(reduce, input, dim, keepdim):
+    """all/any: over everything, one dim, or a dim tuple (each dim once; () reduces
+    nothing: the values as bools). uint8 input gives uint8, as PyTorch's does."""
     d = input._data
     if dim is None:
-        return make(np.asarray(np.all(d)))
-    return make(np.asarray(np.all(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim)))
+        result = reduce(d)
+    elif isinstance(dim, (tuple, list)):
+        axes = []
+        for i in dim:
+            ax = _wrap_dim(int(i), d.ndim)
+            if ax in axes:
+                raise RuntimeError(f"dim {ax} appears multiple times in the list of dims")
+            axes.append(ax)
+        if not axes:
+            result = d != 0
+        elif d.ndim == 0:
+            result = reduce(d)
+        else:
+            result = reduce(d, axis=tuple(axes), keepdims=bool(keepdim))
+    elif d.ndim == 0:
+        _wrap_dim(dim, 0)
+        result = reduce(d)
+    else:
+        result = reduce(d, axis=_wrap_dim(dim, d.ndim), keepdims=bool(keepdim))
+    result = np.asarray(result)
+    return make(result.astype(np.uint8) if d.dtype == np.uint8 else result)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    return _logical_reduce(np.all, input, dim, keepdim)
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
-    d = input._data
-    if dim is None:
-        return make(np.asarray(np.any(d)))
-    return make(np.asarray(np.any(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim)))
+    return _logical_reduce(np.any, input, dim, keepdim)
 
 
 def count_nonzero(input, dim=None):

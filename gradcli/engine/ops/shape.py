@@ -204,11 +204,12 @@ def _tensor_list(tensors, name: str) -> list:
 
 def cat(tensors, dim: int = 0) -> Tensor:
     tensors = _tensor_list(tensors, "torch.cat")
-    result = dtypes.result_type(*[t if t._data.ndim else t for t in tensors])
+    for i, t in enumerate(tensors):  # (PyTorch checks them all before anything else)
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    result = dtypes.result_type(*tensors)
     kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)] or tensors[:1]
     ref = kept[0]._data
-    if ref.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     ax = _wrap_dim(dim, ref.ndim)
     for i, t in enumerate(kept):
         d = t._data
@@ -411,6 +412,12 @@ def flip(input: Tensor, dims) -> Tensor:
         dims = (dims,)
     n = input._data.ndim
     dims = tuple(_wrap_dim(int(d), n) for d in dims)
+    if len(set(dims)) != len(dims):  # (numpy would say "repeated axis")
+        seen = set()
+        for d in dims:
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)
     return run_op(FLIP, (input,), (dims if n else (),))
 
 

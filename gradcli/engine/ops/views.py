@@ -528,13 +528,24 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, shape)
 
 
+def dim_set(dims, ndim: int) -> set:
+    """The wrapped dims of a dim list, each once (PyTorch refuses a repeated one)."""
+    found = set()
+    for i in dims:
+        ax = _wrap_dim(int(i), ndim)
+        if ax in found:
+            raise RuntimeError(f"dim {ax} appears multiple times in the list of dims")
+        found.add(ax)
+    return found
+
+
 def squeeze(input: Tensor, dim=None) -> Tensor:
     d = input._data
     if dim is None:
         removed = tuple(i for i, s in enumerate(d.shape) if s == 1)
         name = "SqueezeBackward0"
     elif isinstance(dim, (tuple, list)):
-        dims = {_wrap_dim(int(i), d.ndim) for i in dim}
+        dims = dim_set(dim, d.ndim)
         removed = tuple(i for i, s in enumerate(d.shape) if i in dims and s == 1)
         name = "SqueezeBackward2"
     else:
