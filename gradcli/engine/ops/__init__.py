@@ -237,7 +237,7 @@ expose("Tensor.", {
     "all": R.all, "any": R.any, "count_nonzero": R.count_nonzero,
     # linear algebra
     "matmul": L.matmul, "mm": L.mm, "mv": L.mv, "dot": L.dot, "bmm": L.bmm, "outer": L.outer,
-    "ger": L.outer, "inner": L.dot,
+    "ger": L.outer,
     # shape
     "reshape": V.reshape, "view": V.view, "view_as": _view_as, "reshape_as": _reshape_as,
     "flatten": V.flatten, "squeeze": V.squeeze, "unsqueeze": V.unsqueeze,

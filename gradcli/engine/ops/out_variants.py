@@ -510,12 +510,6 @@ _CHECKED_PREFIXES = _PREFIXES + ("torch.nn.functional.",)
 def install() -> None:
     """Wrap each public function once: out= where PyTorch has it, and everywhere the
     re-reading of failed calls against PyTorch's signatures (Tensor methods included)."""
-    # Tensor.inner: the op table's METHODS entry is dot (1-D only); PyTorch's method is
-    # torch.inner's
-    if PUBLIC.get("torch.inner") is not None and PUBLIC.get("Tensor.inner") is not PUBLIC[
-            "torch.inner"]:
-        PUBLIC["Tensor.inner"] = PUBLIC["torch.inner"]
-        Tensor.inner = PUBLIC["torch.inner"]
     for pname, fn in list(PUBLIC.items()):
         if not callable(fn) or isinstance(fn, type) or getattr(fn, "_without_out", None):
             continue
