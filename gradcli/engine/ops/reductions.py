@@ -502,7 +502,8 @@ def _cumprod_zeros_grad(x, g, out, dim):
     before = count == 0
     w = np.where(before, out * g, 0).astype(g.dtype)
     rsum = np.flip(_cumsum(np.flip(w, -1), w.ndim - 1), -1)
-    res = np.where(before, rsum / x, 0).astype(g.dtype)
+    # (divided only before the first zero: no 0/0 warning from the positions left at 0)
+    res = np.divide(rsum, x, out=np.zeros(rsum.shape, g.dtype), where=before)
     between = count == 1
     first = between.copy()
     first[..., 1:] &= ~between[..., :-1]
