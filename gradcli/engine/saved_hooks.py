@@ -13,6 +13,7 @@ the backward formula (`run_unpacked`), so a retained graph unpacks again next ti
 from __future__ import annotations
 
 from . import node as node_module
+from .grad_mode import GRAD_MODE
 from .tensor import Tensor, make
 
 STACK: list = []  # [(pack_hook, unpack_hook)], innermost last
@@ -29,7 +30,13 @@ class _Packed:
 
     def __init__(self, t: Tensor, pack, unpack):
         version = t._vc[0]
-        self.value = pack(t)
+        # PyTorch runs pack hooks with grad mode off: what they compute joins no graph
+        enabled = GRAD_MODE.enabled
+        GRAD_MODE.enabled = False
+        try:
+            self.value = pack(t)
+        finally:
+            GRAD_MODE.enabled = enabled
         if t._vc[0] != version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "
