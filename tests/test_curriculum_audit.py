@@ -97,3 +97,42 @@ def test_full_backward_pre_hook_wrong_count():
         except RuntimeError as e:
             print(e)
     """)
+
+
+def test_init_sparse_and_dirac():
+    # sparse_ draws its normal fill then one randperm per column, as PyTorch does
+    _check("""
+        torch.manual_seed(0)
+        w = torch.empty(4, 3)
+        print(nn.init.sparse_(w, sparsity=0.5) is w, w)
+        print(nn.init.sparse_(torch.empty(5, 2), 0.3, std=2.0))
+        for shape, groups in [((2, 2, 3), 1), ((4, 2, 3, 3), 2), ((2, 3, 1, 3, 2), 1)]:
+            print(nn.init.dirac_(torch.empty(shape), groups))
+        for bad in [lambda: nn.init.sparse_(torch.empty(3), 0.1),
+                    lambda: nn.init.dirac_(torch.empty(2, 2)),
+                    lambda: nn.init.dirac_(torch.empty(3, 2, 3), groups=2)]:
+            try:
+                bad()
+            except ValueError as e:
+                print(e)
+        conv = nn.Conv2d(2, 2, 3, padding=1, bias=False)
+        nn.init.dirac_(conv.weight)
+        x = torch.randn(1, 2, 4, 4)
+        print(torch.equal(conv(x), x), conv.weight.requires_grad)
+    """)
+
+
+def test_logspace_keyword_forms():
+    _check("""
+        print(torch.logspace(0, 2, 3), torch.logspace(start=0, end=2, steps=5, base=2))
+        print(torch.logspace(0, 1, 4, dtype=torch.float64), torch.logspace(0, 3, 4, dtype=torch.int64))
+        print(torch.logspace(-1, 1, 3, requires_grad=True), torch.logspace(0, 1, 1), torch.logspace(0, 1, 0))
+        try:
+            torch.logspace(0, 1, -1)
+        except RuntimeError as e:
+            print(e)
+    """)
+    import gradcli.torch as gtorch
+    for args in [(0, 1, 7), (-3, 2, 11), (0, 5, 6, 2.0)]:
+        torch.testing.assert_close(torch.from_numpy(gtorch.logspace(*args).numpy()),
+                                   torch.logspace(*args))
