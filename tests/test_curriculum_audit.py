@@ -136,3 +136,39 @@ def test_logspace_keyword_forms():
     for args in [(0, 1, 7), (-3, 2, 11), (0, 5, 6, 2.0)]:
         torch.testing.assert_close(torch.from_numpy(gtorch.logspace(*args).numpy()),
                                    torch.logspace(*args))
+
+
+def test_function_apply_keywords_fill_positional_slots():
+    # PyTorch's apply maps keywords onto forward's positional slots without defaults:
+    # needs_input_grad and the expected gradient count follow what was passed
+    _check("""
+        class F(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k=2.0, flag=True, w=None, *, z=1):
+                print("needs", ctx.needs_input_grad, k, flag, w, z)
+                return x * 2
+            @staticmethod
+            def backward(ctx, *g):
+                return g[0]
+        class G(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, *a, **kw):
+                return a[0] * 2
+            @staticmethod
+            def backward(ctx, *g):
+                return g[0]
+        x = torch.ones(2, requires_grad=True)
+        t = torch.ones(2, requires_grad=True)
+        for f, a, kw in [(F, (x,), dict(k=t)), (F, (x,), dict(w=t)), (F, (x,), dict(z=t)),
+                         (F, (x,), dict(w=t, flag=3, k=4)), (F, (x,), dict(k=1, flag=t, w=2)),
+                         (F, (x,), dict(k=1, q=2)), (F, (x,), dict(x=t)), (F, (x, 1), dict(x=t)),
+                         (G, (x,), dict(k=1)), (F, (), dict(x=x))]:
+            try:
+                y = f.apply(*a, **kw)
+                print(len(y.grad_fn.next_functions))
+                y.sum().backward()
+            except TypeError as e:
+                print("TypeError", e)
+            except RuntimeError as e:
+                print("RuntimeError", e)
+    """)
