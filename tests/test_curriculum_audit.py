@@ -172,3 +172,19 @@ def test_function_apply_keywords_fill_positional_slots():
             except RuntimeError as e:
                 print("RuntimeError", e)
     """)
+
+
+def test_grad_fn_attribute_assignment_errors_in_a_program():
+    # (plain Python on gradcli.torch lets these through: the node class stays lean)
+    source = textwrap.dedent("""
+        x = torch.ones(2, requires_grad=True)
+        y = x.exp()
+        for node in [y.grad_fn, (x * 2).grad_fn.next_functions[0][0]]:
+            for n in ['foo', 'next_functions', 'metadata', 'name', 'register_hook', 'variable']:
+                try:
+                    setattr(node, n, 1)
+                    print('set', n)
+                except AttributeError as e:
+                    print(e)
+    """)
+    assert _run_cli("import torch\n" + source) == _exec_with(torch, source)
