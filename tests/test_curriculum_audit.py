@@ -188,3 +188,37 @@ def test_grad_fn_attribute_assignment_errors_in_a_program():
                     print(e)
     """)
     assert _run_cli("import torch\n" + source) == _exec_with(torch, source)
+
+
+def test_optimizer_loaded_from_live_state_dict_shares_its_buffers():
+    # PyTorch's load_state_dict keeps a state tensor whose dtype already fits (Tensor.to
+    # returns it): two optimizers loaded one from the other update the same buffers
+    _check("""
+        torch.manual_seed(0)
+        X, Y = torch.randn(8, 3), torch.randn(8, 1)
+        for cls, kw in [(optim.Adam, dict(lr=0.01, amsgrad=True)),
+                        (optim.SGD, dict(lr=0.1, momentum=0.9)), (optim.RMSprop, dict(lr=0.01))]:
+            torch.manual_seed(1)
+            m = nn.Linear(3, 1)
+            m2 = nn.Linear(3, 1)
+            m2.load_state_dict(m.state_dict())
+            opt, opt2 = cls(m.parameters(), **kw), cls(m2.parameters(), **kw)
+            for model, o in [(m, opt), (m, opt)]:
+                o.zero_grad()
+                ((model(X) - Y) ** 2).mean().backward()
+                o.step()
+            m2.load_state_dict(m.state_dict())
+            opt2.load_state_dict(opt.state_dict())
+            for i in range(3):
+                for model, o in [(m, opt), (m2, opt2)]:
+                    o.zero_grad()
+                    ((model(X) - Y) ** 2).mean().backward()
+                    o.step()
+            print(torch.equal(m.weight, m2.weight), m2.weight, opt2.state[m2.weight])
+        p = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+        o64 = optim.SGD([p], lr=0.1, momentum=0.9)
+        o64.load_state_dict({
+            'state': {0: {'momentum_buffer': torch.ones(2)}},
+            'param_groups': [dict(o64.state_dict()['param_groups'][0])]})
+        print(o64.state[p])
+    """)
