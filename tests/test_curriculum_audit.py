@@ -222,3 +222,44 @@ def test_optimizer_loaded_from_live_state_dict_shares_its_buffers():
             'param_groups': [dict(o64.state_dict()['param_groups'][0])]})
         print(o64.state[p])
     """)
+
+
+def test_module_registration_conflicts_and_layer_shape_errors():
+    _check("""
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(1, 1)
+                self.register_buffer('buf', torch.ones(1))
+                self.p = nn.Parameter(torch.ones(1))
+                self.plain = 3
+        m = M()
+        calls = [lambda: m.register_buffer('p', torch.ones(1)),
+                 lambda: m.register_buffer('lin', torch.ones(1)),
+                 lambda: m.register_buffer('plain', torch.ones(1)),
+                 lambda: m.register_buffer('buf', torch.zeros(1)),
+                 lambda: m.register_parameter('buf', nn.Parameter(torch.ones(1))),
+                 lambda: m.register_parameter('lin', nn.Parameter(torch.ones(1))),
+                 lambda: m.register_parameter('p', nn.Parameter(torch.zeros(1))),
+                 lambda: m.register_buffer('training', torch.ones(1)),
+                 lambda: nn.LayerNorm(3)(torch.ones(2, 2)),
+                 lambda: nn.MaxPool2d(2)(torch.ones(1, 1, 1, 1)),
+                 lambda: F.max_pool2d(torch.ones(1, 3, 5), (2, 6)),
+                 lambda: F.max_pool2d(torch.ones(1, 1, 3, 3), 2, dilation=3),
+                 lambda: nn.MaxPool1d(2)(torch.ones(1, 1, 1)),
+                 lambda: F.max_pool1d(torch.ones(2, 3), 4),
+                 lambda: F.bilinear(torch.ones(1, 2), torch.ones(1, 3), torch.ones(1, 2, 2)),
+                 lambda: F.bilinear(torch.ones(1, 3), torch.ones(1, 2), torch.ones(1, 2, 2)),
+                 lambda: F.bilinear(torch.ones(2, 2), torch.ones(1, 2), torch.ones(1, 2, 2)),
+                 lambda: F.bilinear(torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 2, 2),
+                                    torch.ones(3)),
+                 lambda: F.bilinear(torch.ones(1, 2), torch.ones(2), torch.ones(1, 2, 2)),
+                 lambda: nn.Bilinear(2, 2, 1)(torch.ones(1, 2), torch.ones(1, 3))]
+        for f in calls:
+            try:
+                f()
+                print("ok")
+            except (KeyError, RuntimeError) as e:
+                print(type(e), e)
+        print(list(m.state_dict().keys()), nn.MaxPool2d(2)(torch.ones(1, 1, 2, 2)))
+    """)
