@@ -263,3 +263,37 @@ def test_module_registration_conflicts_and_layer_shape_errors():
                 print(type(e), e)
         print(list(m.state_dict().keys()), nn.MaxPool2d(2)(torch.ones(1, 1, 2, 2)))
     """)
+
+
+def test_device_blocks_default_device_and_cudnn_flags():
+    _check("""
+        with torch.device('cpu') as d:
+            print(d, torch.ones(1).device, torch.get_default_device())
+        with torch.device('cpu'):
+            with torch.device('cpu'):
+                print(torch.get_default_device())
+        for spec in ['cuda', 'mps']:
+            try:
+                with torch.device(spec):
+                    print(torch.get_default_device())
+            except (RuntimeError, AssertionError) as e:
+                print(type(e), e)
+            torch.set_default_device(spec)
+            try:
+                print(torch.get_default_device())
+            except (RuntimeError, AssertionError) as e:
+                print(type(e), e)
+        torch.set_default_device(None)
+        print(torch.get_default_device())
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+        print(torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+        torch.backends.cudnn.deterministic = False
+        d = torch.device('cpu')
+        for name in ['type', 'index', 'foo']:
+            try:
+                setattr(d, name, 'cuda')
+            except AttributeError as e:
+                print(e)
+        print(d)
+    """)

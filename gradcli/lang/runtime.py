@@ -498,6 +498,9 @@ def set_attr(obj, name, value):
         obj.__dict__[name] = value  # the program's own state on a ctx, never the node's
         return
     if pol == "module":
+        if name in SETTABLE_FLAGS.get(display_module_name(obj), ()) and type(value) is bool:
+            setattr(obj, name, value)  # (reset for each program: session.reset_engine)
+            return
         raise AttributeError(f"cannot assign to {display_module_name(obj)}.{name}: "
                              "modules are read-only in gradcli")
     if pol == "class":
@@ -513,6 +516,11 @@ def set_attr(obj, name, value):
 
 #: a grad_fn's data attributes (PyTorch's getset descriptors; the other names are methods)
 _NODE_FIELDS = frozenset({"next_functions", "metadata", "requires_grad"})
+
+
+#: module flags reproducibility boilerplate sets (`torch.backends.cudnn.deterministic =
+#: True`): a program may assign True or False to these and nothing else of a module
+SETTABLE_FLAGS = {"torch.backends.cudnn": frozenset({"enabled", "deterministic", "benchmark"})}
 
 
 def tp_is_ctx(obj) -> bool:
