@@ -297,3 +297,15 @@ def test_device_blocks_default_device_and_cudnn_flags():
                 print(e)
         print(d)
     """)
+
+
+def test_module_to_refuses_an_integer_dtype():
+    _check("""
+        m = nn.Linear(2, 2)
+        for dt in [torch.int64, torch.bool]:
+            try:
+                m.to(dt)
+            except TypeError as e:
+                print(e)
+        print(torch.float32.is_complex, torch.int64.is_complex, m.to(torch.float64).bias.dtype)
+    """)
