@@ -309,3 +309,15 @@ def test_module_to_refuses_an_integer_dtype():
                 print(e)
         print(torch.float32.is_complex, torch.int64.is_complex, m.to(torch.float64).bias.dtype)
     """)
+
+
+def test_parameters_to_vector_takes_any_iterable_of_tensors():
+    _check("""
+        print(torch.nn.utils.parameters_to_vector(torch.ones(2, 2)))
+        print(torch.nn.utils.parameters_to_vector(torch.arange(3.)))
+        print(torch.nn.utils.parameters_to_vector((torch.ones(2), torch.zeros(1, 2))))
+        try:
+            torch.nn.utils.vector_to_parameters([1, 2], [torch.ones(2)])
+        except TypeError as e:
+            print(e)
+    """)
