@@ -321,3 +321,19 @@ def test_parameters_to_vector_takes_any_iterable_of_tensors():
         except TypeError as e:
             print(e)
     """)
+
+
+def test_nll_target_rank_is_checked_before_its_dtype():
+    _check("""
+        calls = [lambda: nn.CrossEntropyLoss()(torch.randn(2, 3), torch.rand(2, 4)),
+                 lambda: F.nll_loss(torch.randn(2, 3), torch.rand(2, 3, 1)),
+                 lambda: F.nll_loss(torch.randn(3), torch.rand(2)),
+                 lambda: F.nll_loss(torch.randn(2, 3, 4), torch.rand(2, 4)),
+                 lambda: F.nll_loss(torch.randn(2, 3), torch.zeros(2, 4, dtype=torch.long)),
+                 lambda: F.cross_entropy(torch.randn(2, 3), torch.rand(2, 3), ignore_index=1)]
+        for f in calls:
+            try:
+                f()
+            except RuntimeError as e:
+                print(e)
+    """)
