@@ -337,3 +337,17 @@ def test_nll_target_rank_is_checked_before_its_dtype():
             except RuntimeError as e:
                 print(e)
     """)
+
+
+def test_variable_is_a_class_every_tensor_is_an_instance_of():
+    _check("""
+        Variable = torch.autograd.Variable
+        t = torch.ones(2)
+        v = Variable(t, requires_grad=True)
+        print(v is t, t.requires_grad, v.requires_grad, Variable)
+        print(isinstance(v, Variable), isinstance(t, Variable), isinstance(1, Variable))
+        try:
+            Variable(5)
+        except TypeError as e:
+            print(e)
+    """)

@@ -378,3 +378,16 @@ def test_settable_flags_are_reset_for_each_program():
     rc, out, _ = run("import torch\nprint(torch.backends.cudnn.deterministic, "
                      "torch.backends.cudnn.benchmark, torch.backends.cudnn.enabled)")
     assert rc == 0 and out == "False False True\n"
+
+
+@pytest.mark.parametrize("src, code, fragment", [
+    ("from torch.autograd import Variable\nclass Q(Variable):\n    pass", 1, "cannot derive"),
+    ("from torch.autograd import Variable\ntype(Variable)('X', (), {})", 1, "three arguments"),
+    ("from torch.autograd import Variable\nVariable.__new__", 2, "not allowed"),
+    ("from torch.autograd import Variable\ngetattr(Variable, '__instance' + 'check__')", 1,
+     "not allowed"),
+    ("from torch.autograd import Variable\nVariable.x = 1", 1, "cannot set"),
+    ("from torch.autograd import Variable\nVariable.mro()", 1, "not supported"),
+])
+def test_variable_class_stays_closed(src, code, fragment):
+    rejected(src, code, fragment)
