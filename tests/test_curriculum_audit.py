@@ -351,3 +351,22 @@ def test_variable_is_a_class_every_tensor_is_an_instance_of():
         except TypeError as e:
             print(e)
     """)
+
+
+def test_numpy_converts_a_tensor_through_its_numpy():
+    # (plain Python: np.array(t) made an object array of 0-d tensors)
+    import numpy as np
+
+    import gradcli.torch as gtorch
+
+    for T in (torch, gtorch):
+        t = T.ones(2, dtype=T.float64)
+        a = np.asarray(t)
+        assert a.dtype == np.float64 and a.tolist() == [1.0, 1.0]
+        a[0] = 7.0  # shares the tensor's memory, as numpy() does
+        assert t.tolist() == [7.0, 1.0]
+        assert np.array(T.arange(3), dtype=np.float32).dtype == np.float32
+        assert np.array(T.tensor(3.5)).shape == ()
+        assert np.array([T.tensor(1.0), T.tensor(2.0)]).tolist() == [1.0, 2.0]
+        with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires"):
+            np.array(T.ones(2, requires_grad=True))
