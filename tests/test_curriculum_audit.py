@@ -370,3 +370,20 @@ def test_numpy_converts_a_tensor_through_its_numpy():
         assert np.array([T.tensor(1.0), T.tensor(2.0)]).tolist() == [1.0, 2.0]
         with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires"):
             np.array(T.ones(2, requires_grad=True))
+
+
+def test_numpy_scalars_are_python_numbers_to_tensor_arithmetic():
+    # x_np[i] is a numpy scalar: PyTorch promotes it as the Python number it holds
+    _check("""
+        import numpy as np
+        print(np.float64(2.0) * torch.ones(2), torch.ones(2) * np.float64(2.0),
+              torch.ones(2) + np.float32(1.5), torch.ones(2) * np.int64(2))
+        print(np.float32(2.0) * torch.ones(2, dtype=torch.float64),
+              torch.ones(2, dtype=torch.int64) * np.float64(0.5), np.int32(3) + torch.ones(2))
+        x = np.linspace(0, 1, 3)
+        w = torch.ones(1, requires_grad=True)
+        y = w * x[1] + x[2] - w / x[2] - np.float64(1.0)
+        print(y)
+        print(torch.ones(2, dtype=torch.int64) + np.int64(3), np.float64(3.0) - torch.ones(2),
+              np.float64(1.0) / torch.full((2,), 4.0), torch.ones(2) ** np.float64(2.0))
+    """)
