@@ -345,3 +345,49 @@ def test_session_survives_every_attack():
         except Exception:
             pass
     assert s.run("1 + 1") == 2
+
+
+# ------------------------------------------------ settable cuDNN flags and device blocks
+@pytest.mark.parametrize("src, code, fragment", [
+    ("import torch\ntorch.backends.cudnn.deterministic = 1", 1, "modules are read-only"),
+    ("import torch\ntorch.backends.cudnn.benchmark = print", 1, "modules are read-only"),
+    ("import torch\ntorch.backends.cudnn.is_available = True", 1, "modules are read-only"),
+    ("import torch\ntorch.backends.cudnn.version = True", 1, "modules are read-only"),
+    ("import torch\ntorch.backends.cudnn.allow_tf32 = True", 1, "modules are read-only"),
+    ("import torch\ntorch.backends.cudnn._reset_flags = True", 2, "not allowed"),
+    ("import torch\nsetattr(torch.backends.cudnn, '_reset_' + 'flags', True)", 1,
+     "AttributeError"),
+    ("import torch\ndel torch.backends.cudnn.deterministic", 1, "AttributeError"),
+    ("import torch\ntorch.backends.mps.deterministic = True", 1, "modules are read-only"),
+    ("import torch\ntorch.deterministic = True", 1, "modules are read-only"),
+    ("import torch\nb = torch.backends\nb.cudnn = True", 1, "modules are read-only"),
+    ("import torch\nd = torch.device('cpu')\nd.__enter__.__globals__", 2, "not allowed"),
+    ("import torch\nd = torch.device('cpu')\ngetattr(d, '__en' + 'ter__')", 1,
+     "AttributeError"),
+    ("import torch\nd = torch.device('cpu')\nd.type = 'cuda'", 1, "AttributeError"),
+])
+def test_settable_flags_take_only_booleans_and_device_blocks_stay_closed(src, code, fragment):
+    rejected(src, code, fragment)
+
+
+def test_settable_flags_are_reset_for_each_program():
+    rc, out, _ = run("import torch\ntorch.backends.cudnn.deterministic = True\n"
+                     "torch.backends.cudnn.benchmark = True\n"
+                     "print(torch.backends.cudnn.deterministic)")
+    assert rc == 0 and out == "True\n"
+    rc, out, _ = run("import torch\nprint(torch.backends.cudnn.deterministic, "
+                     "torch.backends.cudnn.benchmark, torch.backends.cudnn.enabled)")
+    assert rc == 0 and out == "False False True\n"
+
+
+@pytest.mark.parametrize("src, code, fragment", [
+    ("from torch.autograd import Variable\nclass Q(Variable):\n    pass", 1, "cannot derive"),
+    ("from torch.autograd import Variable\ntype(Variable)('X', (), {})", 1, "three arguments"),
+    ("from torch.autograd import Variable\nVariable.__new__", 2, "not allowed"),
+    ("from torch.autograd import Variable\ngetattr(Variable, '__instance' + 'check__')", 1,
+     "not allowed"),
+    ("from torch.autograd import Variable\nVariable.x = 1", 1, "cannot set"),
+    ("from torch.autograd import Variable\nVariable.mro()", 1, "not supported"),
+])
+def test_variable_class_stays_closed(src, code, fragment):
+    rejected(src, code, fragment)

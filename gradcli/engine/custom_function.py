@@ -182,11 +182,12 @@ def apply_function(cls, args: tuple, kwargs: dict):
     setup_style = getattr(cls.setup_context, "__func__", cls.setup_context) is not _BASE_SETUP
     if FUNC_TRANSFORMS is not None:  # (inside torch.func's transforms: their requirements)
         FUNC_TRANSFORMS(cls, setup_style)
-    if kwargs or setup_style:  # (setup_context sees forward's defaults too, as PyTorch's)
-        sig = inspect.signature(cls.forward)
-        bound = sig.bind(*args, **kwargs) if setup_style else sig.bind(None, *args, **kwargs)
+    if setup_style:  # (setup_context sees forward's defaults too, as PyTorch's)
+        bound = inspect.signature(cls.forward).bind(*args, **kwargs)
         bound.apply_defaults()
-        args = tuple(bound.args) if setup_style else tuple(bound.args[1:])
+        args = tuple(bound.args)
+    elif kwargs:
+        args = _keywords_as_positional(cls.forward, args, kwargs)
     node_cls = _backward_class(cls)
     ctx = node_cls.__new__(node_cls)
     Node.__init__(ctx, node_cls._op, (), None, None, None, None, None)
@@ -212,6 +213,32 @@ def apply_function(cls, args: tuple, kwargs: dict):
     if tangents is None:
         return wrapped
     return forward_ad.run_jvp(cls, ctx, args, wrapped, tangents)
+
+
+def _keywords_as_positional(forward, args: tuple, kwargs: dict) -> tuple:
+    """forward(ctx, ...)'s keyword arguments as PyTorch's apply takes them: each fills the
+    positional slot of its name (defaults are not filled in, so needs_input_grad and the
+    gradients backward returns count only what was passed), the slots must end up
+    contiguous, and keyword-only or unknown names are refused."""
+    names = [p.name for p in list(inspect.signature(forward).parameters.values())[1:]
+             if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                           inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    slots = list(args) + [_UNSET] * (len(names) - len(args))
+    for name, value in kwargs.items():
+        if name not in names:
+            raise TypeError(f"forward() got an unexpected keyword argument '{name}'")
+        i = names.index(name)
+        if slots[i] is not _UNSET:
+            raise TypeError(f"forward() got multiple values for argument '{name}'")
+        slots[i] = value
+    last = max(i for i, v in enumerate(slots) if v is not _UNSET)
+    for i in range(len(args), last):
+        if slots[i] is _UNSET:
+            raise TypeError(f"forward() missing required argument: '{names[i]}' (position {i})")
+    return tuple(slots[:last + 1])
+
+
+_UNSET = object()
 
 
 #: forward-mode AD's hook, None unless a dual level is active: an object whose

@@ -35,6 +35,10 @@ class dtype:  # noqa: N801 - named as torch names it
     def to_real(self):
         return self
 
+    @property
+    def is_complex(self) -> bool:
+        return False  # (no complex dtype exists here; nn.Module.to asks)
+
 
 def _by_name(name: str) -> dtype:
     return BY_NAME[name]

@@ -207,3 +207,41 @@ def orthogonal_(tensor, gain=1, generator=None):
         tensor._data[...] = (q * gain).astype(tensor._data.dtype).reshape(tensor._data.shape)
         tensor._vc[0] += 1
     return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """A 2-D tensor of normal values where, in each column, ceil(sparsity * rows) entries
+    (rows drawn by randperm, after the normal fill, as PyTorch draws them) are zero."""
+    from .ops.registry import PUBLIC
+
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor._data.shape
+    zeros_per_column = int(math.ceil(sparsity * rows))
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            order = PUBLIC["torch.randperm"](rows)._data
+            tensor._data[order[:zeros_per_column], col] = 0
+        tensor._vc[0] += 1
+    return tensor
+
+
+def dirac_(tensor, groups=1):
+    """A convolution weight that passes its input through: in each group, output channel
+    d reads input channel d at the kernel's centre (zeros elsewhere)."""
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    shape = tensor._data.shape
+    if shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = shape[0] // groups
+    centre = tuple(s // 2 for s in shape[2:])
+    with no_grad():
+        tensor._data[...] = 0
+        for g in range(groups):
+            for d in range(min(per_group, shape[1])):
+                tensor._data[(g * per_group + d, d) + centre] = 1
+        tensor._vc[0] += 1
+    return tensor

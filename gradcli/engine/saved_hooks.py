@@ -42,12 +42,13 @@ class _Packed:
             if held is not None:
                 self.tangent = (fwd[2], held)
         version = t._vc[0]
-        prev = GRAD_MODE.enabled
-        GRAD_MODE.enabled = False  # (PyTorch packs under no_grad: what the hook computes
-        try:                       # records no node, so it cannot pack again)
+        # PyTorch runs pack hooks with grad mode off: what they compute joins no graph
+        enabled = GRAD_MODE.enabled
+        GRAD_MODE.enabled = False
+        try:
             self.value = pack(t)
         finally:
-            GRAD_MODE.enabled = prev
+            GRAD_MODE.enabled = enabled
         if t._vc[0] != version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as "

@@ -172,6 +172,8 @@ def saved_attr(node, name: str):
         return _handle(node, i)
     if type(value) is saved_hooks._Packed:
         return value.tensor()
+    if value is None and not raw:
+        return None  # an operand the formula needed not keep (x * 3 keeps no self): None
     if not isinstance(value, Tensor):
         raise missing
     return value

@@ -51,8 +51,18 @@ class device:  # noqa: N801 - torch's name
             raise RuntimeError(
                 "type (string) must not include an index because index was passed explicitly: "
                 f"{type}")
-        self.type = kind
-        self.index = parsed if index is None else int(index)
+        set_field = object.__setattr__
+        set_field(self, "type", kind)
+        set_field(self, "index", parsed if index is None else int(index))
+
+    def __reduce__(self):
+        return device, (self.type, self.index)
+
+    def __setattr__(self, name, value):
+        # (fixed once made, as PyTorch's: a program cannot turn a CPU device into another)
+        if name in device.__slots__:
+            raise AttributeError(f"attribute '{name}' of 'torch.device' objects is not writable")
+        raise AttributeError(f"'torch.device' object has no attribute '{name}'")
 
     def __repr__(self) -> str:
         if self.index is None:

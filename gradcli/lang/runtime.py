@@ -498,11 +498,29 @@ def set_attr(obj, name, value):
         obj.__dict__[name] = value  # the program's own state on a ctx, never the node's
         return
     if pol == "module":
+        if name in SETTABLE_FLAGS.get(display_module_name(obj), ()) and type(value) is bool:
+            setattr(obj, name, value)  # (reset for each program: session.reset_engine)
+            return
         raise AttributeError(f"cannot assign to {display_module_name(obj)}.{name}: "
                              "modules are read-only in gradcli")
     if pol == "class":
         raise AttributeError(f"cannot set '{name}' attribute of type '{obj.__name__}'")
+    if pol is _ENGINE_ALLOWLISTS[0][2]:  # a grad_fn: PyTorch's texts for its attributes
+        if name in _NODE_FIELDS or (name == "variable" and _type_name(obj) == "AccumulateGrad"):
+            raise AttributeError(
+                f"attribute '{name}' of '{_type_name(obj)}' objects is not writable")
+        if name not in ("name", "register_hook", "register_prehook"):
+            raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
     raise AttributeError(f"'{_type_name(obj)}' object attribute '{name}' is read-only")
+
+
+#: a grad_fn's data attributes (PyTorch's getset descriptors; the other names are methods)
+_NODE_FIELDS = frozenset({"next_functions", "metadata", "requires_grad"})
+
+
+#: module flags reproducibility boilerplate sets (`torch.backends.cudnn.deterministic =
+#: True`): a program may assign True or False to these and nothing else of a module
+SETTABLE_FLAGS = {"torch.backends.cudnn": frozenset({"enabled", "deterministic", "benchmark"})}
 
 
 def tp_is_ctx(obj) -> bool:

@@ -253,7 +253,7 @@ def read_source(path: str) -> tuple:
 
 def reset_engine(seed: int = 0):
     """Fresh engine state for a new file: print options, grad mode, default
-    dtype, RNG seed."""
+    dtype, RNG seed, default device, cuDNN flags."""
     try:
         fac = R.facade()
     except ImportError:
@@ -261,7 +261,9 @@ def reset_engine(seed: int = 0):
     for call in (lambda: fac.set_printoptions(profile="default", sci_mode=None),
                  lambda: fac.set_grad_enabled(True),
                  lambda: fac.set_default_dtype(fac.float32),
-                 lambda: fac.manual_seed(seed)):
+                 lambda: fac.manual_seed(seed),
+                 lambda: fac.set_default_device(None),
+                 lambda: fac.backends.cudnn._reset_flags()):
         try:
             call()
         except Exception:

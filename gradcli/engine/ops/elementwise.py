@@ -770,6 +770,9 @@ def binary(op, a, b, float_result: bool = False):
     elif isinstance(a, Tensor) and (type(b) is float or (type(b) is int and _I64_LO <= b <= _I64_HI)) \
             and a._data.dtype.kind == "f":
         return run_scalar(op, a, b)
+    elif isinstance(b, np.generic) or isinstance(a, np.generic):
+        # a numpy scalar (x_np[i], np.float32(2)) is a Python number to PyTorch
+        return binary(op, _python_number(a), _python_number(b), float_result)
     elif not isinstance(b, (Tensor, int, float, bool)) or (not isinstance(a, (Tensor, int, float, bool))):
         return NotImplemented
     _check_args(a, b)
@@ -778,6 +781,13 @@ def binary(op, a, b, float_result: bool = False):
         result = dtypes.get_default_dtype()
     x, y = _operand_dtype_cast(a, b, result)
     return run_op(op, (a, b), arrays=(x, y))
+
+
+def _python_number(v):
+    """A numpy bool/int/float scalar as the Python number it holds; anything else as is."""
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        return v.item()
+    return v
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -823,6 +833,7 @@ def _with_alpha(op, a, b, alpha):
 def rsub(input, other, alpha=1):
     """other - alpha * input: RsubBackward0 for a Tensor `other`, RsubBackward1 for a
     Python scalar."""
+    other = _python_number(other)
     if isinstance(other, Tensor):
         _check_args(alpha)
         result = dtypes.result_type(input, other, alpha)

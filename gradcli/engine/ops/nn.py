@@ -323,6 +323,8 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
             input = input.reshape(shape)  # noqa: A001 - PyTorch's view of the input
             shape = input._data.shape
             tt = t.reshape((t_batch,) + ((1, -1) if t.size else (0, 0)))
+    if op is NLL and t.ndim > 1:  # (PyTorch checks the target's rank before its dtype)
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if t.dtype not in (np.int64, np.uint8):
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
                            f"{target.dtype._legacy.replace('Tensor', '')}")

@@ -63,6 +63,7 @@ def _tuple(v, n: int) -> tuple:
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias=None) -> Tensor:
     """x1^T W_k x2 (+ b_k) for each output k, as Tensor ops (the result a view, as
     PyTorch's _trilinear leaves it)."""
+    _bilinear_checks(input1, input2, weight, bias)
     out, in1, in2 = weight.shape
     lead = tuple(input1.shape[:-1])
     x1 = input1.reshape(-1, in1)
@@ -70,6 +71,26 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias=None) -> Tenso
     mixed = x1.matmul(weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(-1, out, in2)
     y = (mixed * x2.unsqueeze(1)).sum(-1).view(lead + (out,))
     return y + bias if bias is not None else y
+
+
+def _bilinear_checks(input1, input2, weight, bias) -> None:
+    """PyTorch's shape checks of bilinear, in its order and words."""
+    a, b = tuple(input1.shape), tuple(input2.shape)
+    if len(a) != len(b):
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {len(a)} and {len(b)}")
+    for i in range(len(a) - 1):
+        if a[i] != b[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {a[i]} "
+                               f"and {b[i]}")
+    w = tuple(weight.shape)
+    for name, last, expected in (("input1", a[-1], w[1]), ("input2", b[-1], w[2])):
+        if last != expected:
+            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got {last} "
+                               f"but expected {expected}")
+    if bias is not None and bias.shape[0] != w[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0]} but expected {w[0]}")
 
 
 # ------------------------------------------------------------------ embedding
@@ -242,7 +263,7 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: flo
     if tuple(input.shape[input.dim() - k:]) != shape or input.dim() < k:
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "
-            f"[*, {', '.join(map(str, shape))}], but got input of size{input.shape}")
+            f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     return run_op(LAYER_NORM, (input, weight, bias), (k, float(eps)))
 
 
@@ -665,6 +686,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                            f"pad={padding[0]}, kernel_size={kernel[0]} and dilation={dilation[0]}")
     x4, unbatched = _as_4d(input, "max_pool2d")
     shape_checks.pool2d_input(input.shape)
+    _, c, h, w = x4.shape
+    oh = _pool_out(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
+    ow = _pool_out(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+                           f"({c}x{oh}x{ow}). Output size is too small")
     holder = []
     out = run_op(MAX_POOL2D, (x4,), (kernel, stride, padding, dilation, bool(ceil_mode), holder))
     if unbatched:
@@ -680,6 +707,11 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices=False):
     k = _tuple(kernel_size, 1)[0]
     s = k if stride is None or stride == [] else _tuple(stride, 1)[0]
+    if input.dim() in (2, 3):
+        size = _pool_out(input.shape[-1], k, s, _tuple(padding, 1)[0], _tuple(dilation, 1)[0],
+                         ceil_mode)
+        if size < 1:
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
     res = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _tuple(padding, 1)[0]),
                      (1, _tuple(dilation, 1)[0]), ceil_mode, return_indices)
     if return_indices:

@@ -44,3 +44,15 @@ def data_ptr(self) -> int:
     offset, as PyTorch's; an empty tensor has none (0)."""
     d = self._data
     return 0 if d.size == 0 else int(d.__array_interface__["data"][0])
+
+
+def _tensor_array(self: Tensor, dtype=None, copy=None):
+    """np.array(t) / np.asarray(t): the tensor's numpy() (so a tensor that requires grad
+    is refused with PyTorch's error), cast to `dtype` when asked."""
+    arr = numpy(self)
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    return arr.copy() if copy else arr
+
+
+Tensor.__array__ = _tensor_array

@@ -140,4 +140,26 @@ def set_default_device(device_spec) -> None:
 
 @public("torch.get_default_device")
 def get_default_device() -> device:
-    return _DEFAULT[0] if _DEFAULT[0].type != "cpu" else CPU
+    current = _DEFAULT[0]
+    if current.type in ("cuda", "mps") and current.index is None:
+        # PyTorch asks a tensor made there for its index: this build has no such device
+        devices.check(current.type)
+    return current if current.type != "cpu" else CPU
+
+
+_ENTERED: list = []  # the default devices `with torch.device(...)` blocks replaced
+
+
+def _device_enter(self):
+    """`with torch.device(d):` makes d the default device inside the block, as PyTorch's."""
+    _ENTERED.append(_DEFAULT[0])
+    set_default_device(self)
+    return self
+
+
+def _device_exit(self, *exc) -> None:
+    _DEFAULT[0] = _ENTERED.pop()
+
+
+device.__enter__ = _device_enter
+device.__exit__ = _device_exit

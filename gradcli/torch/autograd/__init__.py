@@ -32,15 +32,27 @@ gradcheck = _gradcheck_module.gradcheck
 gradgradcheck = _gradcheck_module.gradgradcheck
 
 
-def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - legacy torch name
+class VariableMeta(type):
+    """Every tensor is a Variable to isinstance, as in PyTorch (the class makes tensors)."""
+
+    def __instancecheck__(cls, other) -> bool:
+        return isinstance(other, _Tensor)
+
+
+class Variable(metaclass=VariableMeta):
     """Legacy Variable(t, requires_grad=): a new leaf over t's data (t itself is left as
-    it was, as PyTorch's)."""
-    if not isinstance(data, _Tensor):
-        raise TypeError("Variable data has to be a tensor, but got " + type(data).__name__)
-    out = data.detach()
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
+    it was, as PyTorch's); the result is a plain tensor."""
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if not isinstance(data, _Tensor):
+            raise TypeError("Variable data has to be a tensor, but got " + type(data).__name__)
+        out = data.detach()
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
+
+
+Variable.__module__ = VariableMeta.__module__ = "torch.autograd.variable"
 
 
 class _ExecutionEngine:

@@ -15,3 +15,9 @@ def is_available() -> bool:
 
 def version():
     return None
+
+
+def _reset_flags() -> None:
+    """The flags as a fresh program finds them (gradcli's session resets them per run)."""
+    global enabled, deterministic, benchmark
+    enabled, deterministic, benchmark = True, False, False

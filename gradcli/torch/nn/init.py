@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from importlib import import_module
 
-__all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",
-           "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
+__all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",
+           "ones_", "orthogonal_", "sparse_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
            "zeros_"]
 
 
@@ -24,12 +24,14 @@ def _forward(name: str):
 
 calculate_gain = _forward("calculate_gain")
 constant_ = _forward("constant_")
+dirac_ = _forward("dirac_")
 eye_ = _forward("eye_")
 kaiming_normal_ = _forward("kaiming_normal_")
 kaiming_uniform_ = _forward("kaiming_uniform_")
 normal_ = _forward("normal_")
 ones_ = _forward("ones_")
 orthogonal_ = _forward("orthogonal_")
+sparse_ = _forward("sparse_")
 trunc_normal_ = _forward("trunc_normal_")
 uniform_ = _forward("uniform_")
 xavier_normal_ = _forward("xavier_normal_")

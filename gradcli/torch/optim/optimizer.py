@@ -243,11 +243,13 @@ class Optimizer:
 
 
 def _cast_state(param: Tensor, key: str, value):
-    """A loaded state value, a copy in the parameter's dtype ('step' stays as it is)."""
-    if isinstance(value, Tensor):
-        if key == "step":
-            return make(value._data.copy())
-        return make(value._data.astype(param._data.dtype).copy())
+    """A loaded state value as PyTorch's `value.to(param.dtype)`: the same tensor when the
+    dtype already agrees (so an optimizer loaded from another's live state_dict shares its
+    buffers, as in PyTorch), a converted copy otherwise; 'step' and the state of a
+    non-float parameter stay as they are."""
+    if isinstance(value, Tensor) and key != "step" and param._data.dtype.kind == "f" \
+            and value._data.dtype != param._data.dtype:
+        return make(value._data.astype(param._data.dtype))
     return value
 
 

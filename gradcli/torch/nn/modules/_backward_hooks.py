@@ -21,6 +21,27 @@ class _State:
         self.grad_outputs = None
         self.n_outputs = 0
         self.fired = False
+        self.outputs_seen = 0
+
+    def call_pre_hooks(self):
+        """Full backward pre-hooks: hook(module, grad_output), whose result (if not None)
+        becomes the output gradients the module's backward and its full hooks see."""
+        from .module import _PreHook
+
+        changed = False
+        for hook in list(self.module._backward_hooks.values()):
+            if not isinstance(hook, _PreHook):
+                continue
+            out = hook.fn(self.module, tuple(self.grad_outputs))
+            if out is not None:
+                out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+                if len(out) != len(self.grad_outputs):
+                    raise RuntimeError(
+                        f"Backward pre hook returned an invalid number of grad_output, got "
+                        f"{len(out)}, but expected {len(self.grad_outputs)}")
+                self.grad_outputs = list(out)
+                changed = True
+        return self.grad_outputs if changed else None
 
     def call_hooks(self):
         from .module import _PreHook
@@ -88,10 +109,15 @@ def wrap_outputs(module, result, state):
 
         def on_grad(grad, i=i):
             state.grad_outputs[i] = grad
+            state.outputs_seen += 1
+            replaced = None
+            if state.outputs_seen == len(idx):
+                # every output's gradient is in: the pre-hooks see (and may replace) them
+                replaced = state.call_pre_hooks()
             # no input needs a gradient: the hook runs now, with None for each input
             if not state.waiting and not state.fired:
                 state.call_hooks()
-            return None
+            return None if replaced is None else replaced[i]
 
         wrapped.register_hook(on_grad)
         outs[i] = wrapped

@@ -235,7 +235,7 @@ class Module:
         if "_parameters" not in d:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name(name, "parameter")
-        if hasattr(type(self), name) or (name in d and name not in d["_parameters"]):
+        if hasattr(self, name) and name not in d["_parameters"]:  # (a buffer, a submodule too)
             raise KeyError(f"attribute '{name}' already exists")
         if param is None:
             d["_parameters"][name] = None
@@ -255,7 +255,7 @@ class Module:
         if "_buffers" not in d:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name(name, "buffer")
-        if (hasattr(type(self), name) or name in d) and name not in d["_buffers"]:
+        if hasattr(self, name) and name not in d["_buffers"]:  # (a parameter, a submodule too)
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "

@@ -84,9 +84,7 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
 def parameters_to_vector(parameters) -> Tensor:
     from gradcli.engine.ops.shape import cat
 
-    if isinstance(parameters, Tensor):
-        raise TypeError("expected torch.Tensor or Iterable of Tensors, but got: "
-                        f"{type(parameters).__name__}")
+    # (a tensor passes too, as in PyTorch: its rows are flattened one after another)
     return cat([p.view(-1) for p in parameters])
 
 
