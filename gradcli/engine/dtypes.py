@@ -13,6 +13,7 @@ ABOVE = Slots("gradcli.engine.dtypes", "Tensor")
 class dtype:  # noqa: N801 - named as torch names it
     """A tensor element type; prints as `torch.float32`, wraps a numpy dtype."""
 
+    __module__ = "torch"  # PyTorch's class name: <class 'torch.dtype'>
     __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_category", "_legacy")
 
     def __init__(self, name: str, np_dtype, category: int, legacy: str):
