@@ -72,3 +72,17 @@ def test_lazy_linear_under_gradcli_run(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert "<UninitializedParameter>" in ref.stdout
     assert got.stdout == ref.stdout, got.stderr
+
+
+@pytest.mark.parametrize("source", [
+    "m = torch.nn.LazyLinear(3)\nm.weight.materialize((10 ** 5, 10 ** 5))",
+    "m = torch.nn.LazyLinear(10 ** 5)\ny = m(torch.ones(1, 10 ** 5))",
+])
+def test_materializing_respects_the_element_limit(tmp_path, source):
+    """A program sizing an UninitializedParameter goes through --max-elements."""
+    prog = tmp_path / "big.py"
+    prog.write_text("import torch\n" + source + "\n")
+    got = subprocess.run([sys.executable, "-m", "gradcli", "run", str(prog)],
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode == 1
+    assert "LimitError" in got.stderr and "Traceback" not in got.stderr
