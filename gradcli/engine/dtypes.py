@@ -96,7 +96,10 @@ def promote(a: dtype, b: dtype) -> dtype:
 
 
 def scalar_dtype(value) -> dtype:
-    """The dtype a wrapped Python scalar takes part in promotion with."""
+    """The dtype a wrapped Python scalar takes part in promotion with (a numpy scalar is
+    read as the Python number it holds, as PyTorch reads it)."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, bool):
         return bool_
     if isinstance(value, int):
