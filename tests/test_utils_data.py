@@ -221,3 +221,16 @@ def test_sandbox_keeps_the_module_internals_out_of_reach(tmp_path, source, messa
     assert out.returncode != 0
     assert message in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_subset_random_sampler_as_cs231n_uses_it():
+    """CS231n: DataLoader(ds, batch_size, sampler=sampler.SubsetRandomSampler(range(n)))."""
+    def build(lib, data):
+        ds = data.TensorDataset(*_features(lib))
+        train = data.DataLoader(ds, batch_size=3, sampler=data.sampler.SubsetRandomSampler(range(7)))
+        val = data.DataLoader(ds, batch_size=3,
+                              sampler=data.SubsetRandomSampler(range(7, 10),
+                                                               generator=lib.Generator().manual_seed(2)))
+        return [list(train), list(val), list(train), lib.randn(2), len(train)]
+
+    _run_both(build)
