@@ -210,6 +210,9 @@ def test_programs_under_gradcli_run_and_plain_python(tmp_path):
     ("import torch\nl = torch.utils.data.DataLoader([1, 2])\nprint(l.collate_fn.__globals__)",
      "'__globals__'"),
     ("import torch\nl = torch.utils.data.DataLoader([1], num_workers=2)", "num_workers=0"),
+    ("from torch.utils.data.sampler import PUBLIC", "PUBLIC"),
+    ("import torch.utils.data.sampler as s\nprint(s._torch)", "'_torch'"),
+    ("import torch.utils.data as d\nprint(d.sampler.dtypes)", "dtypes"),
 ])
 def test_sandbox_keeps_the_module_internals_out_of_reach(tmp_path, source, message):
     """A program reaches the loader's public API only: not the module's imports and
