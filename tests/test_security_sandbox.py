@@ -920,6 +920,7 @@ MODULE_BLOWUPS = [
     "np.concatenate([np.ones(10 ** 5)] * 100)", "np.stack([np.ones(10 ** 5)] * 100)",
     "np.array(range(10 ** 12))", "np.where(np.ones((10 ** 4, 1)) > 0, np.ones(10 ** 4), 0)",
     "np.maximum(np.ones((10 ** 4, 1)), np.ones(10 ** 4))",
+    "np.take_along_axis(np.ones((10 ** 4, 1)), np.zeros((1, 10 ** 4), dtype=np.int64), 1)",
     "np.add([[0]] * 10 ** 4, [0] * 10 ** 4)",
     "x = nv.reshape(6)[:, None] * np.ones(10 ** 6)",
     "np.zeros_like(np.ones(10 ** 4)[:, None] * np.ones(10 ** 4))",

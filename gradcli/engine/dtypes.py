@@ -13,6 +13,7 @@ ABOVE = Slots("gradcli.engine.dtypes", "Tensor")
 class dtype:  # noqa: N801 - named as torch names it
     """A tensor element type; prints as `torch.float32`, wraps a numpy dtype."""
 
+    __module__ = "torch"  # PyTorch's class name: <class 'torch.dtype'>
     __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_category", "_legacy")
 
     def __init__(self, name: str, np_dtype, category: int, legacy: str):
@@ -99,7 +100,10 @@ def promote(a: dtype, b: dtype) -> dtype:
 
 
 def scalar_dtype(value) -> dtype:
-    """The dtype a wrapped Python scalar takes part in promotion with."""
+    """The dtype a wrapped Python scalar takes part in promotion with (a numpy scalar is
+    read as the Python number it holds, as PyTorch reads it)."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, bool):
         return bool_
     if isinstance(value, int):

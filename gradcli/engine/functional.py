@@ -216,6 +216,49 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             _unpack(_finish(res, create_graph), outs_tuple))
 
 
+def _jacobian_forward_mode(func, inputs):
+    """jacobian(strategy="forward-mode"): a column per input element, each one forward-AD
+    pass with a one-hot tangent (zeros for the other inputs), as PyTorch's vmapped jvp
+    computes it (the zeros' signs are forward AD's, not the backward's: 0 where reverse
+    mode gives -0). PyTorch assembles the result in lists: a tuple of inputs gets a list
+    per output back, a list of lists when the outputs are a tuple too."""
+    from .forward_ad import dual_level, make_dual, unpack_dual
+    from .ops.shape import stack
+
+    ins_tuple, inputs = _tensors(inputs, "inputs", "jacobian")
+    inputs = tuple(t.detach() for t in inputs)
+    numels = [t._data.size for t in inputs]
+    columns, outs_tuple, primals = [], False, ()
+    for k in range(sum(numels)):
+        tangents, start = [], 0
+        for t, n in zip(inputs, numels, strict=True):
+            basis = np.zeros(n, dtype=t._data.dtype)
+            if start <= k < start + n:
+                basis[k - start] = 1
+            start += n
+            tangents.append(make(basis.reshape(t._data.shape)))
+        with dual_level():
+            duals = tuple(make_dual(t, v) for t, v in zip(inputs, tangents, strict=True))
+            outs_tuple, outputs = _tensors(func(*duals), "outputs of the user-provided function",
+                                           "jacobian")
+            unpacked = [unpack_dual(o) for o in outputs]
+        primals = tuple(u.primal for u in unpacked)
+        columns.append([u.tangent if u.tangent is not None else make(np.zeros_like(u.primal._data))
+                        for u in unpacked])
+    result = []
+    for i, out in enumerate(primals):
+        blocks, start = [], 0
+        for t, n in zip(inputs, numels, strict=True):
+            part = stack([col[i] for col in columns[start:start + n]], 0)  # (n, *out.shape)
+            start += n
+            blocks.append(part.permute(*range(1, part.dim()), 0).reshape(
+                out._data.shape + t._data.shape).detach())
+        result.append(blocks)
+    if not ins_tuple:
+        result = tuple(blocks[0] for blocks in result)
+    return result if outs_tuple else result[0]
+
+
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(
@@ -237,7 +280,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             raise NotImplementedError(
                 "Computing Jacobian using forward-AD or forward-over-reverse Hessian "
                 "isonly implemented for `vectorize=True`.")
-        # forward mode gives the same numbers as reverse mode here
+        return _jacobian_forward_mode(func, inputs)
     with enable_grad():
         ins_tuple, inputs = _tensors(inputs, "inputs", "jacobian")
         inputs = _prepare(inputs, create_graph)

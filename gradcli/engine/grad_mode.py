@@ -227,3 +227,9 @@ class _unsafe_preserve_version_counter:  # noqa: N801 - torch's name
 
     def __exit__(self, *exc) -> None:
         unsafe_set_version_counter(self.tensors, self.prev_versions)
+
+
+# PyTorch's class names for type() (<class 'torch.autograd.grad_mode.no_grad'>)
+no_grad.__module__ = enable_grad.__module__ = set_grad_enabled.__module__ = \
+    inference_mode.__module__ = "torch.autograd.grad_mode"
+detect_anomaly.__module__ = set_detect_anomaly.__module__ = "torch.autograd.anomaly_mode"

@@ -332,12 +332,15 @@ class CopyBackwards(Node):
 
 _node_classes: dict[str, type] = {"AccumulateGrad": AccumulateGrad, "CopySlices": CopySlices,
                                   "CopyBackwards": CopyBackwards}
+AccumulateGrad.__module__ = CopySlices.__module__ = CopyBackwards.__module__ = "builtins"
+RemovableHandle.__module__ = "torch.utils.hooks"
 
 
 def node_class(name: str) -> type:
     """The Node subclass named `name` (e.g. MulBackward0), made once."""
     cls = _node_classes.get(name)
     if cls is None:
-        cls = type(name, (Node,), {"__slots__": ()})
+        # (PyTorch's node classes are C types without a module: <class 'MulBackward0'>)
+        cls = type(name, (Node,), {"__slots__": (), "__module__": "builtins"})
         _node_classes[name] = cls
     return cls

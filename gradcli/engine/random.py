@@ -24,6 +24,7 @@ _U64 = (1 << 64) - 1
 class Generator:
     """`torch.Generator`: PyTorch's CPU generator (the default one is `default_generator`)."""
 
+    __module__ = "torch._C"  # PyTorch's class name: <class 'torch._C.Generator'>
     __slots__ = ("_seed", "_bg", "_np_legacy", "_key", "_pos", "_next_double", "_next_float",
                  "_end_next", "_ahead", "_ahead_i", "_ahead_normals", "_state_view", "__weakref__")
 

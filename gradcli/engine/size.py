@@ -6,6 +6,7 @@ from __future__ import annotations
 class Size(tuple):
     """A tuple of ints that prints as torch.Size([2, 3])."""
 
+    __module__ = "torch"  # PyTorch's class name: <class 'torch.Size'>
     __slots__ = ()
 
     def __repr__(self) -> str:
@@ -38,6 +39,8 @@ class Size(tuple):
 class device:  # noqa: N801 - torch's name
     """torch.device('cpu'), device('cuda:1'), device('cpu', 0): a name and an optional
     index (only the CPU can hold tensors; see engine/devices.py)."""
+
+    __module__ = "torch"  # PyTorch's class name: <class 'torch.device'>
 
     __slots__ = ("type", "index")
 

@@ -96,6 +96,7 @@ class _Unsupported:
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
+    __module__ = "torch"  # type(t) is <class 'torch.Tensor'>, as PyTorch's (not gradcli.engine)
     __slots__ = (
         "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
         "_base", "_view_fn", "_accumulator", "_retains_grad", "_attr_version", "_creation",

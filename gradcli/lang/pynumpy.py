@@ -80,7 +80,9 @@ def _ufunc_size(ufunc, method, inputs):
 
 
 def _is_tensor(x):
-    return type(x).__name__ == "Tensor" and type(x).__module__.startswith("gradcli.")
+    """(gradcli's Tensor names PyTorch's module as its own: a program never holds a real
+    torch.Tensor)"""
+    return type(x).__name__ == "Tensor" and type(x).__module__ in ("torch", "gradcli.engine.tensor")
 
 
 def _operators():
@@ -192,7 +194,7 @@ def _arrays_in(args):
 
 def _tensor_data(obj):
     """A tensor's array as numpy takes it (PyTorch's Tensor.__array__: numpy())."""
-    if type(obj).__name__ == "Tensor" and type(obj).__module__.startswith("gradcli."):
+    if _is_tensor(obj):
         return obj.numpy()
     return obj
 
@@ -302,6 +304,22 @@ def _where(cond, *xy):
     return wrap(np.where(*arrays))
 
 
+def _take_along_axis(arr, indices, axis=-1):
+    """np.take_along_axis (the torch.func tutorial's NumpySort): the other dimensions
+    broadcast, so the result can outgrow both inputs; its size is checked first."""
+    a, i = _arrays_in((arr, indices))
+    if axis is None:
+        _check(i.size)
+    elif a.ndim == i.ndim and isinstance(axis, int) and -a.ndim <= axis < a.ndim:
+        ax = axis % a.ndim
+        try:
+            _check(_prod(np.broadcast_shapes(
+                tuple(1 if d == ax else n for d, n in enumerate(a.shape)), i.shape)))
+        except ValueError:
+            pass  # numpy raises its own error
+    return wrap(np.take_along_axis(a, i, axis))
+
+
 UFUNCS = ("sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log2 log10 "
           "log1p sqrt square abs absolute sign floor ceil trunc rint maximum minimum add subtract "
           "multiply divide true_divide floor_divide power mod remainder negative reciprocal "
@@ -386,6 +404,7 @@ def make_numpy():
         "eye": _eye, "identity": _identity, "outer": _outer, "dot": _dot, "where": _where,
         "concatenate": _joined(np.concatenate), "stack": _joined(np.stack),
         "vstack": _joined(np.vstack), "hstack": _joined(np.hstack),
+        "take_along_axis": _take_along_axis,
     }
     members = {k: R._Builtin(v, k) for k, v in members.items()}
     for name in UFUNCS:

@@ -419,7 +419,8 @@ def get_attr(obj, name):
         if tp in CTX_TYPES and not name.startswith("_") and name in obj.__dict__:
             return obj.__dict__[name]  # ctx.constant = c in forward, read in backward
         if name.startswith(("_saved_", "_raw_saved_")) and _engine_allowlist(tp) is not None \
-                and tp.__module__.startswith("gradcli.engine") and hasattr(obj, "next_functions"):
+                and tp.__module__.startswith(("gradcli.engine", "builtins")) \
+                and hasattr(obj, "next_functions"):  # (built-in ops' nodes: PyTorch's name)
             return saved_attr(obj, name)
         if name == "_version":
             raise AttributeError(f"'{_type_name(obj)}' object has no attribute '_version'")
@@ -805,7 +806,7 @@ def display_class_name(cls) -> str:
             "torch" + mod[len("gradcli.torch"):] + "." + cls.__qualname__
     if mod in ("builtins", "__main__"):
         return cls.__qualname__ if mod == "builtins" else f"__main__.{cls.__qualname__}"
-    if mod.startswith("torch."):  # gradcli's classes that name PyTorch's module as theirs
+    if mod == "torch" or mod.startswith("torch."):  # gradcli's classes under PyTorch's name
         return f"{mod}.{cls.__qualname__}"
     return cls.__qualname__
 

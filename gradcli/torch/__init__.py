@@ -82,8 +82,8 @@ from . import accelerator, backends, cuda, functional, optim  # noqa: E402,F401 
 _fill(globals(), "torch.")
 
 
-#: loaded on first use (torch.func pulls in forward-mode AD)
-_LAZY_SUBMODULES = ("func",)
+#: loaded on first use (torch.func pulls in forward-mode AD; torch.utils is data loading)
+_LAZY_SUBMODULES = ("func", "utils")
 __getattr__ = _unsupported("torch", __name__, _LAZY_SUBMODULES)
 
 

@@ -33,6 +33,8 @@ def _key(value) -> tuple:
 class TorchVersion(str):
     """A str whose comparisons parse both sides as versions."""
 
+    __module__ = "torch.torch_version"  # PyTorch's class name, for type(torch.__version__)
+
     def _cmp(self, other):
         if not isinstance(other, (str, tuple, list)):
             return NotImplemented

@@ -103,7 +103,7 @@ def _typename(obj) -> str:
     """Python's tp_name for `obj` as PyTorch's objects would have it."""
     cls = type(obj)
     return _TORCH_TYPE_NAMES.get(cls.__name__, cls.__name__) if cls.__module__.startswith(
-        "gradcli") else cls.__name__
+        ("gradcli", "torch")) else cls.__name__
 
 
 _TORCH_TYPE_NAMES = {"DType": "torch.dtype", "dtype": "torch.dtype", "Size": "torch.Size",

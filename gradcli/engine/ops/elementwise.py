@@ -745,6 +745,8 @@ def _checked_int(value, d: dtypes.dtype):
 
 
 def _scalar_as(value, d: dtypes.dtype):
+    if isinstance(value, np.generic):  # (np.float64 is a float, but numpy keeps its width)
+        value = value.item()
     if isinstance(value, bool) and d._category != 0:
         value = int(value)
     elif type(value) is int and not _I64_LO <= value <= _I64_HI:
@@ -761,6 +763,12 @@ def _scalar_as(value, d: dtypes.dtype):
 _FLOAT_KINDS = ("f",)
 
 
+def _python_number(value):
+    """A numpy scalar as the Python object it holds (a number: what PyTorch reads it as;
+    anything else then falls to NotImplemented); anything else as is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def binary(op, a, b, float_result: bool = False):
     """Run a binary op with PyTorch's type promotion (a or b may be a Python scalar)."""
     if isinstance(b, Tensor) and isinstance(a, Tensor):
@@ -771,7 +779,8 @@ def binary(op, a, b, float_result: bool = False):
             and a._data.dtype.kind == "f":
         return run_scalar(op, a, b)
     elif isinstance(b, np.generic) or isinstance(a, np.generic):
-        # a numpy scalar (x_np[i], np.float32(2)) is a Python number to PyTorch
+        # PyTorch reads a numpy scalar as the Python number it holds (a weak scalar: a
+        # float32 tensor times np.sqrt(2.0) stays float32, as in CS231n's random_weight)
         return binary(op, _python_number(a), _python_number(b), float_result)
     elif not isinstance(b, (Tensor, int, float, bool)) or (not isinstance(a, (Tensor, int, float, bool))):
         return NotImplemented
@@ -781,13 +790,6 @@ def binary(op, a, b, float_result: bool = False):
         result = dtypes.get_default_dtype()
     x, y = _operand_dtype_cast(a, b, result)
     return run_op(op, (a, b), arrays=(x, y))
-
-
-def _python_number(v):
-    """A numpy bool/int/float scalar as the Python number it holds; anything else as is."""
-    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
-        return v.item()
-    return v
 
 
 def add(input, other, *, alpha=1, out=None):

@@ -437,7 +437,9 @@ def _conv_fwd(x, w, b, stride, padding, dilation, groups, one_d):
     out = np.einsum("ngchwij,gocij->ngohw", win, wg, optimize=True).reshape(n, o, oh, ow)
     if b is not None:
         out = out + b.reshape(1, o, 1, 1)
-    out = out.astype(x.dtype, copy=False)
+    # (einsum may hand back a transposed layout: PyTorch's output is contiguous, and
+    # CS231n's flatten, x.view(N, -1), relies on it)
+    out = np.ascontiguousarray(out.astype(x.dtype, copy=False))
     return out[:, :, 0, :] if one_d else out
 
 
@@ -462,7 +464,7 @@ def _conv_grad_input(g, w, x_shape, stride, padding, dilation, groups, one_d):
         for j in range(kw):
             gxp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh,
                 j * dw: j * dw + sw * (ow - 1) + 1: sw] += cols[:, :, :, :, i, j]
-    gx = gxp[:, :, ph: ph + h, pw: pw + wd]
+    gx = np.ascontiguousarray(gxp[:, :, ph: ph + h, pw: pw + wd])  # (PyTorch's is contiguous)
     return gx[:, :, 0, :] if one_d else gx
 
 
@@ -478,6 +480,7 @@ def _conv_grad_weight(g, x, w_shape, stride, padding, dilation, groups, one_d):
     win = _windows(xp, kh, kw, stride, dilation, oh, ow).reshape(n, groups, cg, oh, ow, kh, kw)
     gg = g.reshape(n, groups, o // groups, oh, ow)
     gw = np.einsum("ngohw,ngchwij->gocij", gg, win, optimize=True).reshape(o, cg, kh, kw)
+    gw = np.ascontiguousarray(gw)  # (a weight's grad is laid out as the weight)
     return gw[:, :, 0, :] if one_d else gw
 
 

@@ -693,13 +693,17 @@ def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
 def _is_advanced(k) -> bool:
     if isinstance(k, Tensor):
         return k._data.ndim > 0 or k._data.dtype == np.bool_
-    return isinstance(k, (list, np.ndarray, bool))
+    # (a range or a tuple inside the key is a sequence of indices, as a list: d2l's
+    # y_hat[range(len(y_hat)), y])
+    return isinstance(k, (list, np.ndarray, bool, range, tuple))
 
 
 def _np_index(k):
     if isinstance(k, Tensor):
         arr = k._data
-    elif isinstance(k, list):
+    elif isinstance(k, range):
+        arr = np.arange(k.start, k.stop, k.step, dtype=np.int64)
+    elif isinstance(k, (list, tuple)):
         arr = np.asarray([_np_index(v) if isinstance(v, Tensor) else v for v in k])
     elif isinstance(k, bool):
         return np.asarray(k)
@@ -871,7 +875,8 @@ def _plain_index(k):
 def _sequence_as_tuple(key):
     """PyTorch reads a short list holding tensors, lists, slices, None or ... as a tuple."""
     if isinstance(key, list) and len(key) < 32 and any(
-            isinstance(k, (Tensor, list, tuple, slice)) or k is None or k is Ellipsis for k in key):
+            isinstance(k, (Tensor, list, tuple, slice, range)) or k is None or k is Ellipsis
+            for k in key):
         return tuple(key)
     return key
 

@@ -68,6 +68,8 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
     """Inside the context, each tensor saved for backward is pack_hook(tensor), and
     backward reads unpack_hook(packed)."""
 
+    __module__ = "torch.autograd.graph"  # PyTorch's class name
+
     def __init__(self, pack_hook, unpack_hook):
         self.pack_hook = pack_hook
         self.unpack_hook = unpack_hook
@@ -81,6 +83,8 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
 
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
     """Saved tensors are kept as copies "on the CPU" (gradcli has no other device)."""
+
+    __module__ = "torch.autograd.graph"  # PyTorch's class name
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
         def pack_to_cpu(tensor):

@@ -19,6 +19,7 @@ _CLASSES = (
     "AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm RNN LSTM GRU RNNCell "
     "LSTMCell GRUCell Dropout1d Dropout2d Dropout3d").split()
 _CLASSES += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+_CLASSES += ["LazyLinear"]
 _SUBMODULES = ("modules", "parameter", "utils", "init")
 
 __all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])

@@ -33,6 +33,7 @@ from .layers import (  # noqa: F401
     MaxPool1d,
     MaxPool2d,
 )
+from .lazy import LazyLinear  # noqa: F401  (d2l's layers)
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
@@ -58,6 +59,7 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Conv1d", "Conv2d",
            "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d", "RNN", "LSTM", "GRU", "RNNCell",
            "LSTMCell", "GRUCell"]
+__all__ += ["LazyLinear"]
 
 # Each class names PyTorch's module as its own, as `type(m)` and `torch.typename(m)` print it
 # under PyTorch (<class 'torch.nn.modules.linear.Linear'>). The language treats "torch."

@@ -28,6 +28,8 @@ _MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backwa
 class RemovableHandle:
     """What register_*_hook returns: `.remove()` takes the hook out again."""
 
+    __module__ = "torch.utils.hooks"  # PyTorch's class name
+
     def __init__(self, table: dict):
         self._table = table
         self.id = next(_hook_ids)
