@@ -84,7 +84,9 @@ def _root_grads(outputs: list, grad_outputs: list | None, create_graph: bool) ->
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = make(np.ones_like(out._data))
+            ones = np.empty(out._data.shape, out._data.dtype)  # (np.ones_like: 3 Python calls)
+            ones.fill(1)
+            g = make(ones)
         elif not isinstance(g, Tensor):
             g = make(np.asarray(g, dtype=out._data.dtype))
         else:

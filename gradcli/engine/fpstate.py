@@ -29,12 +29,22 @@ _CONTEXT_LOCAL = int(np.__version__.split(".", 1)[0]) >= 2
 _local = threading.local()
 
 
-def _quiet_context() -> contextvars.Context:
-    context = contextvars.copy_context()
-    context.run(np.seterr, all="ignore")
-    _local.context = context
-    _local.inside = False
-    return context
+class _ThreadState:
+    """A thread's quiet Context, and whether an op's forward is running inside it: one
+    thread-local read per op (each costs ~1,000 machine instructions), the rest slots."""
+
+    __slots__ = ("context", "inside")
+
+    def __init__(self) -> None:
+        context = contextvars.copy_context()
+        context.run(np.seterr, all="ignore")
+        self.context = context
+        self.inside = False
+
+
+def _thread_state() -> _ThreadState:
+    state = _local.state = _ThreadState()
+    return state
 
 
 def quiet(forward):
@@ -49,16 +59,16 @@ def quiet(forward):
 
     def run(*args):
         try:
-            context = _local.context
-            if _local.inside:
-                return forward(*args)
+            state = _local.state
         except AttributeError:
-            context = _quiet_context()
-        _local.inside = True
+            state = _thread_state()
+        if state.inside:
+            return forward(*args)
+        state.inside = True
         try:
-            return context.run(forward, *args)
+            return state.context.run(forward, *args)
         finally:
-            _local.inside = False
+            state.inside = False
 
     run.__name__ = getattr(forward, "__name__", "forward")
     run.__doc__ = forward.__doc__

@@ -161,11 +161,14 @@ def _row_one_level(flat):
         sums = _add_reduce(grouped[:cut].reshape(runs, 16, 4 * lanes), axis=1)
         level = sums[0] if runs == 1 else _add_reduce(sums, axis=0)
         acc = _add_reduce(grouped[cut:], axis=0) + level if cut < groups else level
-    acc = acc.reshape(4, lanes)
-    first = acc[0]
-    for j in range(groups * 4, whole):  # the leftover vectors, into accumulator 0
-        first = first + flat[j * lanes:(j + 1) * lanes]
-    vector = ((first + acc[1]) + acc[2]) + acc[3]
+    acc = acc.reshape(4, lanes)  # (a result of this call's own: written in place below)
+    if whole > groups * 4:
+        first = acc[0]
+        for j in range(groups * 4, whole):  # the leftover vectors, into accumulator 0
+            first += flat[j * lanes:(j + 1) * lanes]
+    # ((acc0 + acc1) + acc2) + acc3 in one call: a reduce over the leading axis adds the
+    # rows in order (see mkl._in_order)
+    vector = _add_reduce(acc, axis=0)
     tail = flat[whole * lanes:]
     chain = np.concatenate((tail, vector)) if len(tail) else vector
     return _add_accumulate(chain)[-1] + flat.dtype.type(0)

@@ -9,6 +9,8 @@ hot path, kept lean on purpose.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import node as node_module
@@ -208,10 +210,20 @@ def broadcast_count(arrays, meta) -> int:
     shapes = [a.shape for a in arrays if type(a) is _ndarray]
     if len(shapes) < 2 or shapes.count(shapes[0]) == len(shapes):
         return 0  # no larger than an input, which was checked when it was made
-    try:
-        return int(np.prod(np.broadcast_shapes(*shapes), dtype=np.float64))
-    except ValueError:
-        return 0  # the forward raises PyTorch's broadcasting error
+    # (in Python: np.broadcast_shapes makes arrays, ~40,000 machine instructions a call,
+    # once per op of a `gradcli run` program, where the limit is on)
+    ndim = max(map(len, shapes))
+    out = [1] * ndim
+    for shape in shapes:
+        lead = ndim - len(shape)
+        for i, size in enumerate(shape):
+            have = out[lead + i]
+            if size != have:
+                if have == 1:
+                    out[lead + i] = size
+                elif size != 1:
+                    return 0  # the forward raises PyTorch's broadcasting error
+    return math.prod(out)
 
 
 def run_scalar(op: Op, a: Tensor, s) -> Tensor:

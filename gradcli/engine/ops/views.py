@@ -172,22 +172,26 @@ def _slice_key(dim: int, start, stop, step) -> tuple:
 def _reshape_view(a, shape, in_shape):
     """Reshape that never copies (a view of the same memory, or ValueError)."""
     try:
-        return np.reshape(a, shape, copy=False)
+        return a.reshape(shape, copy=False)  # (the method: np.reshape adds three Python calls)
     except TypeError:  # numpy < 2.1 has no copy=
         out = a.view()
         out.shape = shape
         return out
 
 
-VIEW = defop("view", "ViewBackward0", _reshape_view,
-             lambda c, g: (g.reshape(c.meta[1]),), "d view(a)/da: reshape the gradient back",
-             torch_call="a.view(-1)")
-RESHAPE_ALIAS = defop("reshape_alias", "ReshapeAliasBackward0", _reshape_view,
-                      lambda c, g: (g.reshape(c.meta[1]),),
+def _reshape_back(c, g):
+    """The gradient of a reshape: g reshaped to the input's shape (c.meta[1], whole sizes
+    that fit g, so Tensor.reshape's argument parsing and checks have nothing to do)."""
+    return (_reshape_to(g, c.meta[1]),)
+
+
+VIEW = defop("view", "ViewBackward0", _reshape_view, _reshape_back,
+             "d view(a)/da: reshape the gradient back", torch_call="a.view(-1)")
+RESHAPE_ALIAS = defop("reshape_alias", "ReshapeAliasBackward0", _reshape_view, _reshape_back,
                       "d reshape(a)/da (a view of a non-contiguous a): reshape the gradient back",
                       torch_call="a.unsqueeze(-1).expand(*a.shape, 2).reshape(*a.shape, 2)")
 UNSAFE_VIEW = defop("unsafe_view", "UnsafeViewBackward0", lambda a, shape, in_shape: a.reshape(shape),
-                    lambda c, g: (g.reshape(c.meta[1]),), "d reshape(a)/da: reshape the gradient back",
+                    _reshape_back, "d reshape(a)/da: reshape the gradient back",
                     torch_call="a.transpose(0, -1).reshape(-1)")
 ALIAS = defop("alias", "AliasBackward0", lambda a: a.view(), lambda c, g: (g,), "d alias(a)/da = 1",
               torch_call="a[...]")
@@ -502,8 +506,12 @@ def _viewable(d: np.ndarray, target: tuple) -> bool:
 def reshape(input: Tensor, *shape_args, shape=None) -> Tensor:
     """Tensor.reshape(*shape) and torch.reshape(input, shape) (keywords as PyTorch's)."""
     shape = shape_args if shape is None else (shape,)
+    return _reshape_to(input, infer_shape(_shape_arg(shape), input._data.size))
+
+
+def _reshape_to(input: Tensor, target: tuple) -> Tensor:
+    """reshape to `target`, a tuple of whole sizes with input's number of elements."""
     d = input._data
-    target = infer_shape(_shape_arg(shape), d.size)
     if _viewable(d, target):
         # PyTorch: a view of a contiguous tensor is ViewBackward0, of another one an alias
         return view_op(VIEW if d.flags.c_contiguous else RESHAPE_ALIAS, input, (target, d.shape))
@@ -525,7 +533,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if s == e:
         return input
     shape = d.shape[:s] + (math.prod(d.shape[s:e + 1]),) + d.shape[e + 1:]
-    return reshape(input, shape)
+    return _reshape_to(input, shape)
 
 
 def dim_set(dims, ndim: int) -> set:
