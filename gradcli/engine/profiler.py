@@ -178,6 +178,11 @@ def _install() -> None:
     def add(pname, fn):
         if isinstance(fn, types.FunctionType) and pname not in _SKIP:
             names_of.setdefault(id(fn), (fn, []))[1].append(pname)
+            # the function an argument-check wrapper calls: engine code (nn.Linear) calls
+            # it directly, through its defining module's slot
+            inner = getattr(fn, "_without_out", None)
+            if inner is not None:
+                add(pname, inner)
 
     for pname, fn in PUBLIC.items():
         add(pname, fn)
