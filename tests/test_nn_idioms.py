@@ -35,6 +35,11 @@ def _run(expr, lib):
         return ("ok", repr(eval(expr, {"T": lib})))  # noqa: S307 - test expressions above
     except Exception as e:  # noqa: BLE001 - compare what each library raises
         return (type(e).__name__, str(e))
+    finally:
+        # (a default device set here must not outlive the case: PyTorch's is a global
+        # torch-function mode, whose Python frames then take over warning locations
+        # in every later test of the process)
+        lib.set_default_device(None)
 
 
 @pytest.mark.parametrize("expr", CASES)
