@@ -501,8 +501,7 @@ def _plain_result(res: Tensor) -> Tensor:
     return res if GRAD_MODE.enabled and res._requires_grad else make(res._data)
 
 
-def _zeros_for(x, t):
-    return t if t is not None else make(np.zeros_like(x._data))
+_zeros_for = _more_formulas._zeros_for
 
 
 def _tanh_backward_jvp(inputs, meta, res, tangents):
@@ -534,12 +533,7 @@ def _mse_loss_jvp(inputs, meta, res, tangents):
         backward, (t_t, t, x), ("none",))
     if total._data.dtype != res._data.dtype:
         total = total.to(res.dtype)
-    reduction = meta[0]
-    if reduction == "mean":
-        return total.mean()
-    if reduction == "sum":
-        return total.sum()
-    return total
+    return _more_formulas.reduced(total, meta[0])
 
 
 def _copysign_jvp(inputs, meta, res, tangents):

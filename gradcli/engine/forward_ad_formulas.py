@@ -18,6 +18,7 @@ import numpy as np
 
 from .grad_mode import GRAD_MODE
 from .ops import registry as _registry
+from .ops.losses import _tensor_reduce as reduced  # (a loss's tangent, reduced as the loss)
 from .tensor import Tensor, make
 
 
@@ -316,12 +317,7 @@ def _loss_pair_jvp(backward_name: str):
         total = _registry.run_op(backward, (x_t, x, y), unreduced) + _registry.run_op(
             backward, (y_t, y, x), unreduced)
         total = _cast_to(total, res) if total._data.ndim == 0 else total
-        reduction = meta[0]
-        if reduction == "mean":
-            return total.mean()
-        if reduction == "sum":
-            return total.sum()
-        return total
+        return reduced(total, meta[0])
 
     return formula
 
@@ -334,12 +330,7 @@ def _bce_with_logits(inputs, meta, res, tangents):
     if weight is not None or pos_weight is not None or not isinstance(y, Tensor):
         return NotImplemented
     x_t, y_t = (_zeros_for(a, b) for a, b in zip(inputs, tangents, strict=True))
-    total = x_t * (x.sigmoid() - y) + y_t * -x
-    if reduction == "mean":
-        return total.mean()
-    if reduction == "sum":
-        return total.sum()
-    return total
+    return reduced(x_t * (x.sigmoid() - y) + y_t * -x, reduction)
 
 
 def _softmax_backward_data(inputs, meta, res, tangents):
