@@ -24,7 +24,11 @@ def _exec_with(module, source: str) -> str:
     lines = [ln for ln in source.splitlines() if not ln.startswith(("import torch", "from torch"))]
     names = {"torch": module, "nn": module.nn, "F": module.nn.functional, "optim": module.optim}
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    # (PyTorch's own test helpers, imported by other tests of this process for the OpInfo
+    # database, lock torch.backends' flags: a program that sets cudnn flags, as a fresh
+    # PyTorch process lets it, runs with them unlocked)
+    unlocked = getattr(module.backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
+    with contextlib.redirect_stdout(out), unlocked():
         exec(compile("\n".join(lines), "<probe>", "exec"), names)
     return ADDRESS.sub("0xADDR", out.getvalue())
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -56,7 +57,9 @@ CASES = [
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,fn,xs,ws", CASES, ids=[c[0] for c in CASES])
 def test_plain_numpy_matches_pytorch_within_tolerance(plain, name, fn, xs, ws, dtype):
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    # (a fixed seed per case: str hashes change with PYTHONHASHSEED, so a float32 sum that
+    # happened to land near zero failed the relative tolerance now and then)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
     x = rng.standard_normal(xs) * 2
     w = rng.standard_normal(ws) if ws else np.zeros(1)
     results = []

@@ -108,9 +108,9 @@ print(type(torch.nn.Parameter(x)), type(torch.nn.Linear(1, 1)))
 
 def test_plain_python_and_gradcli_run_print_pytorchs_types(tmp_path):
     """The same program through real PyTorch, plain Python over the facade, and the CLI."""
-    prog = tmp_path / "types.py"
+    prog = tmp_path / "class_names.py"  # (not types.py: it would shadow the stdlib module)
     prog.write_text(PROGRAM)
-    plain = tmp_path / "types_plain.py"
+    plain = tmp_path / "class_names_plain.py"
     plain.write_text(PROGRAM.replace("import torch\n", "import gradcli.torch as torch\n"))
     outs = [subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
             for cmd in ([sys.executable, str(prog)], [sys.executable, str(plain)],
