@@ -89,15 +89,21 @@ def _under_vmap(run):
 
 # ------------------------------------------------------------------ pytrees
 
+def _split_aux(name: str, output, has_aux: bool):
+    """(output, aux) of a transformed function: with has_aux it must return exactly that
+    pair (PyTorch's error otherwise); without, aux is None."""
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{name}: output of function f should be a tuple: (output, aux) "
+                           "if has_aux is True")
+    return output
+
+
 def _jvp_outputs(name: str, output, has_aux: bool):
     """A jvp's function result checked as PyTorch's jvp checks it: (the flat tensors, their
     structure, aux)."""
-    aux = None
-    if has_aux:
-        if not (isinstance(output, tuple) and len(output) == 2):
-            raise RuntimeError(f"{name}: output of function f should be a tuple: "
-                               "(output, aux) if has_aux is True")
-        output, aux = output
+    output, aux = _split_aux(name, output, has_aux)
     outs, out_spec = _flatten(output)
     if not outs:
         raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
@@ -329,12 +335,7 @@ def _traced_call(func, args, kwargs, argnums, has_aux: bool, who: str) -> tuple:
             output = func(*_replaced(args, nums, _unflatten(inner, spec)), **kwargs)
     finally:
         _DEPTH[0] -= 1
-    aux = None
-    if has_aux:
-        if not (isinstance(output, tuple) and len(output) == 2):
-            raise RuntimeError(f"{who}: output of function f should be a tuple: (output, aux) "
-                               "if has_aux is True")
-        output, aux = output
+    output, aux = _split_aux(who, output, has_aux)
     return output, aux, inner, spec, keep
 
 
