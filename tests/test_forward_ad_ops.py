@@ -56,6 +56,17 @@ def _leaves(out) -> list:
     return [out]
 
 
+def _op_inputs(op, uses_b: bool):
+    """(arrays, tangents) for each shape case of `op`: values in its domain, seeded by the
+    case's number (a second operand, for binary ops, over the reals)."""
+    for seed, shapes in enumerate(SHAPES_BINARY if uses_b else SHAPES_UNARY):
+        rng = np.random.default_rng(seed)
+        arrays = [_values(rng, shapes[0], op.domain)]
+        if uses_b:
+            arrays.append(_values(rng, shapes[1], "real"))
+        yield arrays, [rng.standard_normal(x.shape) for x in arrays]
+
+
 def _torch_run(expr, arrays, tangents, uses_b, requires_grad):
     fwad = torch.autograd.forward_ad
     with fwad.dual_level():
@@ -95,12 +106,7 @@ def test_tangents_match_pytorch(name, requires_grad):
         pytest.skip("PyTorch's jacfwd differs from its jacrev here (see JACFWD_NOT_JACREV)")
     uses_b = _uses_b(op.torch_call)
     compared = 0
-    for seed, shapes in enumerate(SHAPES_BINARY if uses_b else SHAPES_UNARY):
-        rng = np.random.default_rng(seed)
-        arrays = [_values(rng, shapes[0], op.domain)]
-        if uses_b:
-            arrays.append(_values(rng, shapes[1], "real"))
-        tangents = [rng.standard_normal(x.shape) for x in arrays]
+    for arrays, tangents in _op_inputs(op, uses_b):
         try:
             expected = _torch_run(op.torch_call, arrays, tangents, uses_b, requires_grad)
         except (RuntimeError, NotImplementedError, IndexError, ValueError, TypeError):

@@ -23,7 +23,15 @@ from gradcli.engine.ops.registry import OPS
 
 torch = pytest.importorskip("torch")
 
-from tests.test_forward_ad_ops import SHAPES_BINARY, SHAPES_UNARY, _call, _leaves, _uses_b, _values  # noqa: E402 - after the importorskip
+from tests.test_forward_ad_ops import (  # noqa: E402 - after the importorskip
+    SHAPES_BINARY,
+    SHAPES_UNARY,
+    _call,
+    _leaves,
+    _op_inputs,
+    _uses_b,
+    _values,
+)
 
 CALLED = sorted(name for name, op in OPS.items() if op.torch_call)
 MODES = ("primal_requires_grad", "tangent_requires_grad")
@@ -109,12 +117,7 @@ def test_tangent_grad_fn_matches_pytorch(name, mode):
     op = OPS[name]
     uses_b = _uses_b(op.torch_call)
     compared = 0
-    for seed, shapes in enumerate(SHAPES_BINARY if uses_b else SHAPES_UNARY):
-        rng = np.random.default_rng(seed)
-        arrays = [_values(rng, shapes[0], op.domain)]
-        if uses_b:
-            arrays.append(_values(rng, shapes[1], "real"))
-        tangents = [rng.standard_normal(x.shape) for x in arrays]
+    for arrays, tangents in _op_inputs(op, uses_b):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
