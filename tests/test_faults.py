@@ -243,3 +243,32 @@ def test_interrupted_test_run_writes_a_valid_report(tmp_path, when):
     assert names == ["test_a.grad", "test_b.grad"], names
     assert suite.get("tests") == "2" and suite.get("failures") == "0"
     assert not list(tmp_path.glob(".partial.xml.*"))
+
+
+def test_exit_status_survives_an_interrupt_that_ended_a_string_exec(tmp_path):
+    """`python -m gradcli` keeps the exit status it chose even after some string exec in
+    the process ended in a KeyboardInterrupt (CPython then kills a `-m` run by SIGINT at
+    exit; gradcli's Ctrl-C report and its 130 would be lost when Ctrl-C lands while a
+    namedtuple or dataclass is being made). A sitecustomize runs the interrupted exec as
+    gradcli's main returns (the last string exec counts), so the test does not depend on
+    timing."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import gradcli.cli.app as app\n"
+        "real = app.main\n"
+        "def main(*a, **k):\n"
+        "    try:\n"
+        "        return real(*a, **k)\n"
+        "    finally:\n"
+        "        try:\n"
+        "            exec('raise KeyboardInterrupt', {})\n"
+        "        except KeyboardInterrupt:\n"
+        "            pass\n"
+        "app.main = main\n")
+    env = dict(ENV, PYTHONPATH=os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    ok = subprocess.run([sys.executable, "-m", "gradcli", "eval", "1 + 1"], cwd=tmp_path,
+                        capture_output=True, env=env, timeout=WAIT)
+    assert (ok.returncode, ok.stdout.strip()) == (0, b"2"), ok
+    (tmp_path / "bad.grad").write_text("x = (\n")
+    bad = subprocess.run([sys.executable, "-m", "gradcli", "run", "bad.grad"], cwd=tmp_path,
+                         capture_output=True, env=env, timeout=WAIT)
+    assert bad.returncode == 2, bad
