@@ -22,8 +22,9 @@ from .node import _sequence as _node_sequence
 
 #: what tensors use of the modules above: printing (formatting.py), backward
 #: (autograd.py) and the view machinery of the op table (ops/views.py)
+#: and PyTorch's argument errors (ops/out_variants.py), asked only once a call has failed
 ABOVE = Slots("gradcli.engine.tensor", "tensor_repr", "backward", "view_strides",
-              "rewrite_base_history", "regenerate_grad_fn", "region_index")
+              "rewrite_base_history", "regenerate_grad_fn", "region_index", "arg_error")
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -159,6 +160,8 @@ class Tensor:
         raise RuntimeError("requires_grad must be a bool")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad is not True and requires_grad is not False:
+            ABOVE.arg_error("Tensor.requires_grad_", (requires_grad,), {})
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
@@ -290,9 +293,13 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return self.shape
-        if self._data.ndim == 0:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        try:
+            if self._data.ndim == 0:
+                raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+            return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        except (TypeError, IndexError):  # (a dim that is no int: PyTorch's parser refuses it)
+            ABOVE.arg_error("Tensor.size", (dim,), {})
+            raise
 
     def dim(self) -> int:
         return self._data.ndim
@@ -325,7 +332,13 @@ class Tensor:
             strides = tuple(strides)
         else:
             strides = tuple(s // d.itemsize for s in d.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+        if dim is None:
+            return strides
+        try:
+            return strides[_wrap_dim(dim, self._data.ndim)]
+        except (TypeError, IndexError):  # (a dim that is no int: PyTorch's parser refuses it)
+            ABOVE.arg_error("Tensor.stride", (dim,), {})
+            raise
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -496,8 +509,10 @@ class Tensor:
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *,
                  retain_variables=None):
+        if gradient is not None and not isinstance(gradient, Tensor):
+            _check_gradients(gradient)
         if retain_variables is not None and retain_graph is None:
             retain_graph = retain_variables
         if self._accumulator is False and self.grad_fn is None:
@@ -764,6 +779,18 @@ def make(data: np.ndarray, requires_grad: bool = False, grad_fn=None) -> Tensor:
     t._accumulator = None
     t._retains_grad = False
     return t
+
+
+def _check_gradients(gradient) -> None:
+    """torch.autograd.backward's check of the gradient it is given for its one output:
+    anything but a tensor is read as a sequence of them (Python's error when it is not
+    one), whose first item must be a tensor or None (named as torch.typename names it)."""
+    for item in tuple(gradient)[:1]:
+        if item is not None and not isinstance(item, Tensor):
+            cls = type(item)
+            module = cls.__module__ if cls.__module__ not in ("", "builtins") else ""
+            raise TypeError("gradients can be either Tensors or None, but got "
+                            + (f"{module}.{cls.__qualname__}" if module else cls.__qualname__))
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

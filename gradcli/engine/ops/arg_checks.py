@@ -181,11 +181,22 @@ def _check(p: Param, obj, numbers_as_tensors: bool, position: int = 0) -> tuple[
         return type(obj).__name__ == "layout", -1
     if kind == "MemoryFormat":
         return type(obj).__name__ == "memory_format", -1
+    if kind == "Storage":  # (gradcli has no storages: only a storage object of its own would do)
+        return type(obj).__name__.endswith("Storage"), -1
     return True, -1  # PyObject* and the rarer kinds: anything
 
 
 class ArgError(Exception):
     """The parser's message for a call that fits no signature."""
+
+
+class Conversion(Exception):
+    """An argument that fitted its signature but failed the parser's conversion (a bad
+    device string): `error` is what PyTorch raises."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
 
 
 def _extra_args(sig: Signature, nargs: int):
@@ -407,6 +418,8 @@ def diagnose(public_name: str, args: tuple, kwargs: dict) -> TypeError | None:
         return _diagnose(sigs, args, kwargs)
     except ArgError as err:
         return TypeError(str(err))
+    except Conversion as err:
+        return err.error
     except Exception:  # noqa: BLE001 - arguments our parser cannot read: keep the original
         return None
 
@@ -431,6 +444,11 @@ def _list_items(sig: Signature, args, kwargs):
     items are not all tensors (the parser checks only that it is a list or tuple), or an
     int list whose first item was an int and a later one is not."""
     for i, p in enumerate(sig.params):
+        if p.kind == "Device":
+            obj = args[i] if i < len(args) and not p.keyword_only else next(
+                (kwargs[a] for a in p.aliases if a in kwargs), None)
+            _read_device(obj)
+            continue
         if p.kind not in ("TensorList", "c10::List<::std::optional<Tensor>>", "IntArrayRef",
                           "SymIntArrayRef"):
             continue
@@ -450,6 +468,23 @@ def _list_items(sig: Signature, args, kwargs):
                 return TypeError(f"expected Tensor as element {j} in argument {i}, but got "
                                  f"{_typename(item)}")
     return None
+
+
+def _read_device(obj) -> None:
+    """The parser turns a Device argument given as a str or an int into a device before
+    the op runs: a bad device string or a negative index fails there, whatever the op."""
+    if type(obj) is str:
+        from ..devices import parse as parse_device
+
+        try:
+            parse_device(obj)
+        except RuntimeError as err:
+            raise Conversion(err) from None
+    elif type(obj) is int:
+        from ..devices import NO_ACCELERATOR
+
+        raise Conversion(RuntimeError("Device index must not be negative" if obj < 0
+                                      else NO_ACCELERATOR))
 
 
 _PARAMS = re.compile(r"^(\*{0,2}[A-Za-z_][A-Za-z0-9_]*(=None)?|\*|/)(, (\*{0,2}[A-Za-z_]"

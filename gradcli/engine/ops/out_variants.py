@@ -105,6 +105,20 @@ def _refuse(public_name: str, args: tuple, kwargs: dict, skip: int):
     raise error
 
 
+def _arg_error(public_name: str, args: tuple, kwargs: dict) -> None:
+    """Raise PyTorch's argument error for this call of `public_name` if its arguments fit
+    none of PyTorch's signatures (the Tensor class's own methods ask, once a call failed
+    or an argument looked wrong)."""
+    from .arg_checks import diagnose
+
+    error = diagnose(public_name, args, kwargs)
+    if error is not None:
+        raise error
+
+
+_tensor_mod.ABOVE.install(arg_error=_arg_error)
+
+
 def _keywords(fn):
     """The keyword names `fn` takes (None: any, through **kwargs)."""
     code = getattr(fn, "__code__", None)

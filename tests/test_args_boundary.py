@@ -1,0 +1,123 @@
+"""PyTorch's errors at the public boundary beyond the sweep's six kinds of bad argument:
+device strings read by the parser, Tensor.type's legacy names, requires_grad_'s bool,
+backward's gradients, size/stride's dim, and the functions gradcli.torch defines itself
+(is_grad_enabled, get_default_dtype, result_type, promote_types...), each compared with
+real PyTorch; good calls still answer as PyTorch does."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import gradcli.torch as gt  # noqa: E402
+
+
+def outcome(call, T):
+    """(type name, message) of call(T), or ("ok", a summary of its result)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = call(T)
+    except Exception as err:  # noqa: BLE001 - the exception is what is compared
+        return type(err).__name__, str(err)
+    if hasattr(result, "dtype") and hasattr(result, "shape"):
+        return "ok", (str(result.dtype), tuple(result.shape))
+    return "ok", str(result)
+
+
+CALLS = {
+    # the parser reads a Device argument given as a str or an int before the op runs
+    "cuda, unknown device type": lambda T: T.ones(2).cuda("a"),
+    "cuda, bad index": lambda T: T.ones(2).cuda("cuda:x"),
+    "cuda, negative int": lambda T: T.ones(2).cuda(-1),
+    "cuda, int": lambda T: T.ones(2).cuda(0),
+    "cuda, keyword device": lambda T: T.ones(2).cuda(device="nowhere"),
+    "ones, negative device": lambda T: T.ones(2, device=-1),
+    # set_: only a tensor or a storage is a source
+    "set_ None": lambda T: T.ones(2).set_(None),
+    "set_ str": lambda T: T.ones(2).set_("a"),
+    "set_ tensor": lambda T: T.ones(2).set_(T.zeros(3)),
+    # Tensor.type reads legacy type names
+    "type, unknown name": lambda T: T.ones(2).type("a"),
+    "type, short name": lambda T: T.ones(2).type("FloatTensor"),
+    "type, dtype name": lambda T: T.ones(2).type("torch.float64"),
+    "type, legacy name": lambda T: T.ones(2).type("torch.DoubleTensor"),
+    "type, long name": lambda T: T.ones(2).type("torch.LongTensor"),
+    "type, torch.Tensor": lambda T: T.ones(2, dtype=T.float64).type("torch.Tensor"),
+    "type, legacy class": lambda T: T.ones(2).type(T.DoubleTensor),
+    "type, bool class": lambda T: T.ones(2).type(T.BoolTensor),
+    "type, Python type": lambda T: T.ones(2).type(float),
+    "type, int": lambda T: T.ones(2).type(3),
+    "type, list": lambda T: T.ones(2).type(["a"]),
+    "type, dtype": lambda T: T.ones(2).type(T.int32),
+    "type, none": lambda T: T.ones(2).type(),
+    "type, cuda name": lambda T: T.ones(2).type("torch.cuda.FloatTensor"),
+    # requires_grad_ takes a bool only
+    "requires_grad_ int": lambda T: T.ones(2).requires_grad_(1),
+    "requires_grad_ None": lambda T: T.ones(2).requires_grad_(None),
+    "requires_grad_ keyword": lambda T: T.ones(2).requires_grad_(requires_grad=True),
+    "requires_grad_ False": lambda T: T.ones(2).requires_grad_(False).requires_grad,
+    # backward checks its gradients before the graph
+    "backward, str gradient": lambda T: T.ones(2).sum().backward("a"),
+    "backward, number gradient": lambda T: (T.ones(2, requires_grad=True) * 2).sum().backward(3),
+    "backward, list of str": lambda T: T.ones(2).sum().backward(["a"]),
+    "backward, numpy scalar": lambda T: T.ones(2).sum().backward(np.float64(1.0)),
+    "backward, too many": lambda T: T.ones(2).sum().backward(None, None, False, None, 1),
+    "backward, gradient tensor": lambda T: (T.ones(2, requires_grad=True) * 2).backward(
+        T.ones(2)),
+    # size / stride: a dim that is no int
+    "size str": lambda T: T.ones(2, 3).size("a"),
+    "size float": lambda T: T.ones(2, 3).size(1.5),
+    "size out of range": lambda T: T.ones(2, 3).size(5),
+    "size of a 0-d tensor": lambda T: T.tensor(1.0).size(0),
+    "size negative": lambda T: T.ones(2, 3).size(-1),
+    "stride list": lambda T: T.ones(2, 3).stride([0]),
+    "stride out of range": lambda T: T.ones(2, 3).stride(-3),
+    "stride": lambda T: T.ones(2, 3).stride(0),
+    # the functions the facade defines itself
+    "is_grad_enabled()": lambda T: T.is_grad_enabled(),
+    "is_grad_enabled(1)": lambda T: T.is_grad_enabled(1),
+    "is_grad_enabled(x=1)": lambda T: T.is_grad_enabled(x=1),
+    "get_default_dtype(None)": lambda T: T.get_default_dtype(None),
+    "get_num_threads(1, 2)": lambda T: T.get_num_threads(1, 2),
+    "is_inference_mode_enabled(a=1)": lambda T: T.is_inference_mode_enabled(a=1),
+    "result_type tensors": lambda T: T.result_type(T.ones(2), T.ones(2, dtype=T.float64)),
+    "result_type keywords": lambda T: T.result_type(tensor=T.ones(2, dtype=T.int64), other=2.5),
+    "result_type numbers": lambda T: T.result_type(2, 3.5),
+    "result_type numpy number": lambda T: T.result_type(T.ones(2, dtype=T.int32), np.int64(3)),
+    "result_type one argument": lambda T: T.result_type(T.ones(2)),
+    "result_type None": lambda T: T.result_type(T.ones(2), None),
+    "result_type str": lambda T: T.result_type("a", T.ones(2)),
+    "promote_types": lambda T: T.promote_types(T.int32, T.float64),
+    "promote_types keywords": lambda T: T.promote_types(type1=T.bool, type2=T.int64),
+    "promote_types Python types": lambda T: T.promote_types(T.int32, float),
+    "promote_types str": lambda T: T.promote_types("a", T.int32),
+    "promote_types one": lambda T: T.promote_types(T.int32),
+}
+
+
+@pytest.mark.parametrize("call", list(CALLS.values()), ids=list(CALLS))
+def test_same_outcome_as_pytorch(call):
+    assert outcome(call, gt) == outcome(call, torch)
+
+
+def test_no_argument_functions_still_answer():
+    assert gt.is_grad_enabled() is True
+    with gt.no_grad():
+        assert gt.is_grad_enabled() is False
+    assert gt.get_default_dtype() is gt.float32
+    assert gt.is_inference_mode_enabled() is False
+    with gt.inference_mode():
+        assert gt.is_inference_mode_enabled() is True
+    assert gt.get_num_threads() == gt.get_num_threads() >= 1
+
+
+def test_size_and_stride_errors_keep_their_text():
+    """A dim that is an int out of range keeps the IndexError it always had."""
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        gt.ones(2, 3).size(2)
+    with pytest.raises(IndexError, match="no dimensions"):
+        gt.tensor(1.0).size(0)
