@@ -204,9 +204,33 @@ def python_params(fn) -> str | None:
     return ", ".join(parts)
 
 
-def python_entry(pname, ft, table, method, lines):
+def dispatch_entry(pname, ft, table, lines):
+    """The "!dispatch" entry of a boolean_dispatch function (F.max_pool2d, torch.unique):
+    its flag and the entries of its two functions, stored under `pname|true` and
+    `pname|false` (a function of its own may be a dispatcher again)."""
+    from torch._jit_internal import boolean_dispatched
+
+    info = boolean_dispatched.get(ft)
+    if info is None:
+        return None
+    keys = []
+    for branch in ("if_true", "if_false"):
+        key = f"{pname}|{branch[3:]}"
+        fn = info[branch]
+        entry = dispatch_entry(key, fn, table, lines) or python_entry(
+            key, fn, table, False, lines, always=True)
+        if entry is None:
+            return None
+        table[key] = entry
+        keys.append(key)
+    return ["!dispatch", info["arg_name"], str(info["index"]), repr(bool(info["default"])),
+            *keys]
+
+
+def python_entry(pname, ft, table, method, lines, always=False):
     """The "!python" entry for a function PyTorch writes in Python, if it reproduces
-    PyTorch's errors on the probes better than nothing."""
+    PyTorch's errors on the probes better than nothing (`always`: a dispatcher's
+    function, whose own arity errors are the point)."""
     params = python_params(ft)
     if params is None:
         return None
@@ -242,22 +266,30 @@ def python_entry(pname, ft, table, method, lines):
     qualname = ft.__qualname__
     if not re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", qualname):  # boolean_dispatch.<locals>.fn
         qualname = ft.__name__ if re.match(r"^[A-Za-z_]\w*$", ft.__name__) else "fn"
-    entry = ["!python", qualname, params, inner, attribute]
-    ac._PARSED.pop(pname, None)
-    try:
-        level = ac.PythonLevel(pname, *entry[1:])
-    except ValueError:
-        return None
-    score = 0
-    for (a, k), exp in zip(calls, expected):
-        if exp is None:
-            continue
+    if params.startswith("*") and not method:  # how its body reads a single argument
+        x, xg = torch.ones(2, 2), gt.ones(2, 2)
+        extra = [((3,), {}), ((["a"],), {}), (((x, "a"),), {})]
+        expected = expected + [outcome(bound, a, k) for a, k in extra]
+        calls = calls + [((3,), {}), ((["a"],), {}), (((xg, "a"),), {})]
+    best, best_score = None, -1
+    for unwrap in ("", "one", "sequence") if params.startswith("*") else ("",):
+        entry = ["!python", qualname, params, inner, attribute] + ([unwrap] if unwrap else [])
         try:
-            got = level.diagnose(a, k)
-        except Exception:  # noqa: BLE001
-            got = "?"
-        score += (got is not None and str(got) == exp)
-    return entry if score else None
+            level = ac.PythonLevel(pname, *entry[1:])
+        except ValueError:
+            return None
+        score = 0
+        for (a, k), exp in zip(calls, expected):
+            if exp is None:
+                continue
+            try:
+                got = level.diagnose(a, k)
+            except Exception:  # noqa: BLE001
+                got = "?"
+            score += (got is not None and str(got) == exp)
+        if score > best_score:
+            best, best_score = entry, score
+    return best if best_score or always else None
 
 
 def main():
@@ -293,7 +325,8 @@ def main():
     python_items += shared(torch.linalg, gt.linalg, "torch.linalg.", True)
     python_items += shared(torch.special, gt.special, "torch.special.", True)
     for pname, ft in python_items:
-        entry = python_entry(pname, ft, table, False, lines)
+        entry = dispatch_entry(pname, ft, table, lines) or python_entry(
+            pname, ft, table, False, lines)
         if entry:
             table[pname] = entry
     for n in sorted(dir(torch.Tensor)):

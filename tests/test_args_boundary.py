@@ -96,6 +96,37 @@ CALLS = {
     "promote_types Python types": lambda T: T.promote_types(T.int32, float),
     "promote_types str": lambda T: T.promote_types("a", T.int32),
     "promote_types one": lambda T: T.promote_types(T.int32),
+    # PyTorch's Python-level functions: boolean dispatchers name the function the flag chose
+    "max_pool2d, flag by keyword": lambda T: T.nn.functional.max_pool2d(
+        T.ones(1, 4, 4), 2, return_indices=True, foo=1),
+    "max_pool2d, no flag": lambda T: T.nn.functional.max_pool2d(T.ones(1, 4, 4), foo=1),
+    "max_pool1d, flag by position": lambda T: T.nn.functional.max_pool1d(
+        T.ones(1, 4), 2, 1, 0, 1, False, True, 3),
+    "adaptive_max_pool3d, missing size": lambda T: T.nn.functional.adaptive_max_pool3d(
+        T.ones(1, 2, 2, 2), return_indices=True),
+    "adaptive_max_pool1d, good call": lambda T: T.nn.functional.adaptive_max_pool1d(
+        T.ones(1, 4), 2, True)[1],
+    "unique, both flags": lambda T: T.unique(T.ones(3), True, True, True, None, 5),
+    "unique, inverse only": lambda T: T.unique(T.ones(3), return_inverse=True, zz=1),
+    "unique_consecutive, counts": lambda T: T.unique_consecutive(T.ones(3), return_counts=True,
+                                                                 zz=1),
+    "lu, infos": lambda T: T.lu(T.eye(2), True, True, None, 5),
+    "lu, keyword": lambda T: T.lu(T.eye(2), zz=1),
+    # *tensors bodies: atleast_Nd hands one argument on alone, meshgrid only a list
+    "atleast_1d int": lambda T: T.atleast_1d(3),
+    "atleast_2d list": lambda T: T.atleast_2d(["a"]),
+    "atleast_3d two": lambda T: T.atleast_3d(T.ones(2), "a"),
+    "atleast_1d good": lambda T: T.atleast_1d(T.tensor(2.0)),
+    "meshgrid list": lambda T: T.meshgrid(["a"], indexing="ij"),
+    "meshgrid int": lambda T: T.meshgrid(3, indexing="ij"),
+    # Tensor.lu's pivot goes to _lu_with_info by keyword; Tensor.norm's p to vector_norm
+    "Tensor.lu pivot": lambda T: T.eye(2).lu("a"),
+    "Tensor.lu pivot keyword": lambda T: T.eye(2).lu(pivot=None),
+    "Tensor.lu good": lambda T: T.eye(2).lu(True, get_infos=True)[2],
+    "Tensor.lu many": lambda T: T.eye(2).lu(True, True, True),
+    "Tensor.norm list": lambda T: T.ones(2).norm([2]),
+    "Tensor.norm tuple keyword": lambda T: T.ones(2).norm(p=(2,)),
+    "Tensor.norm tensor order": lambda T: T.ones(2).norm(T.tensor(3.0)),
 }
 
 

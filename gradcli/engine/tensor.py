@@ -146,7 +146,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag) -> None:
-        flag = bool(flag)
+        if flag is not True and flag is not False:
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             if flag:
                 raise RuntimeError("you can only change requires_grad flags of leaf variables.")
@@ -233,11 +234,6 @@ class Tensor:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
-            if value._data.shape != self._data.shape:
-                raise RuntimeError(
-                    f"attempting to assign a gradient of size '[{', '.join(map(str, value._data.shape))}]' "
-                    f"to a tensor of size '[{', '.join(map(str, self._data.shape))}]'. Please ensure "
-                    "that the gradient and the tensor are the same size")
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_c_name(value.dtype)}' to a tensor "
@@ -246,6 +242,11 @@ class Tensor:
                     "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
                     "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
                     "break downstream systems that assume they match.")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '[{', '.join(map(str, value._data.shape))}]' "
+                    f"to a tensor of size '[{', '.join(map(str, self._data.shape))}]'. Please ensure "
+                    "that the gradient and the tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -283,8 +284,6 @@ class Tensor:
         from .size import CPU
 
         return CPU
-
-    is_cuda = False
 
     @property
     def is_floating_point_(self):  # pragma: no cover - not part of the API
@@ -815,6 +814,29 @@ def _plain(data):
         return [_plain(d) for d in data]
     return data
 
+
+def read_only(name: str, owner: str = "torch._C.TensorBase"):
+    """A property setter/deleter refusing with PyTorch's text (its C getset attributes
+    have no setter: "attribute 'grad_fn' of 'torch._C.TensorBase' objects is not
+    writable"); Python's own words would name a property and its missing setter."""
+    def refuse(self, value=None):
+        raise AttributeError(f"attribute '{name}' of '{owner}' objects is not writable")
+
+    return refuse
+
+
+def seal(cls, names) -> None:
+    """Make each property of `cls` in `names` refuse assignment and deletion as PyTorch's
+    do (reads stay what they were: a property's getter costs the same with a setter)."""
+    for name in names:
+        prop = cls.__dict__[name]
+        refuse = read_only(name)
+        setattr(cls, name, property(prop.fget, refuse, refuse, prop.__doc__))
+
+
+Tensor.is_cuda = property(lambda self: False)  # (a property, so that it can refuse writes)
+seal(Tensor, ("grad_fn", "is_leaf", "retains_grad", "_version", "output_nr", "dtype", "shape",
+              "ndim", "device", "is_cuda"))
 
 node_module.ABOVE.install(make=make, Tensor=Tensor)
 dtypes.ABOVE.install(Tensor=Tensor)

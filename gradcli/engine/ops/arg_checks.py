@@ -391,6 +391,8 @@ def signatures_of(public_name: str) -> list | None:
             sigs = _PARSED[public_name] = formats[0].partition(" ")[2]
         elif formats[0] == "!python":
             sigs = _PARSED[public_name] = PythonLevel(public_name, *formats[1:])
+        elif formats[0] == "!dispatch":
+            sigs = _PARSED[public_name] = Dispatch(*formats[1:])
         else:
             sigs = _PARSED[public_name] = [Signature(f) for f in formats]
     return sigs
@@ -405,7 +407,7 @@ def diagnose(public_name: str, args: tuple, kwargs: dict) -> TypeError | None:
         return None
     if not sigs:
         return None
-    if isinstance(sigs, PythonLevel):
+    if isinstance(sigs, (PythonLevel, Dispatch)):
         try:
             return sigs.diagnose(args, kwargs)
         except Exception:  # noqa: BLE001 - keep the original error
@@ -499,7 +501,7 @@ class PythonLevel:
     a parser-checked op (`inner`, a SIGNATURES key) as that op's first argument."""
 
     def __init__(self, public_name: str, qualname: str, params: str, inner: str = "",
-                 attribute: str = ""):
+                 attribute: str = "", unwrap: str = ""):
         if not _PARAMS.match(params) or not re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", qualname):
             raise ValueError(f"bad signature for {public_name}")
         space: dict = {}
@@ -514,6 +516,9 @@ class PythonLevel:
         self.first = first.lstrip("*").partition("=")[0]
         self.inner = inner
         self.attribute = attribute
+        # how a *tensors body reads one argument: "one" hands it on alone
+        # (torch.atleast_1d(x)), "sequence" only a list or tuple (torch.meshgrid([x, y]))
+        self.unwrap = unwrap
 
     def diagnose(self, args, kwargs):
         try:
@@ -524,6 +529,9 @@ class PythonLevel:
             return None  # the tensor itself is the first argument: nothing more to say
         if self.varargs:
             first = tuple(args)
+            if len(args) == 1 and (self.unwrap == "one" or (
+                    self.unwrap == "sequence" and isinstance(args[0], (list, tuple)))):
+                first = args[0]
         elif args:  # (a (*args, **kwargs) dispatcher's first argument is args[0] too)
             first = args[0]
         elif self.first in kwargs:
@@ -538,6 +546,31 @@ class PythonLevel:
         if self.inner:
             return diagnose(self.inner, (first,), {})
         return None
+
+
+class Dispatch:
+    """A PyTorch function that is one of two Python functions chosen by a flag argument
+    (torch._jit_internal.boolean_dispatch: F.max_pool2d by return_indices, torch.unique
+    by return_inverse then return_counts): the flag is read as the dispatcher reads it
+    (by keyword, else at its position, else its default) and the chosen function's entry
+    (`if_true` / `if_false`, SIGNATURES keys) words the error."""
+
+    def __init__(self, arg_name: str, index: str, default: str, if_true: str, if_false: str):
+        self.arg_name = arg_name
+        self.index = int(index)
+        self.default = default == "True"
+        self.if_true, self.if_false = if_true, if_false
+
+    def diagnose(self, args, kwargs):
+        if self.arg_name in kwargs:
+            flag = kwargs[self.arg_name]
+        elif self.index < len(args):
+            flag = args[self.index]
+        else:
+            flag = self.default
+        if not isinstance(flag, (bool, int, float, type(None), str, list, tuple)):
+            return None  # (a tensor's truth may itself raise: leave that to the call)
+        return diagnose(self.if_true if flag else self.if_false, args, kwargs)
 
 
 def rebind(public_name: str, args: tuple, kwargs: dict, accepted=None):
