@@ -204,6 +204,17 @@ def python_params(fn) -> str | None:
     return ", ".join(parts)
 
 
+# Python-level functions whose body the probes cannot read: what it does first with its
+# arguments, as the "!python" entry's fields (read from PyTorch's source)
+BODY_RULES = {
+    # `if weight.dtype == torch.long and input.is_floating_point()` comes first
+    "torch.nn.functional.embedding_bag": {"attribute": "weight.dtype"},
+    # the three tensors go on to torch.triplet_margin_loss in order
+    "torch.nn.functional.triplet_margin_loss": {"inner": "torch.triplet_margin_loss",
+                                                "leading": "3"},
+}
+
+
 def dispatch_entry(pname, ft, table, lines):
     """The "!dispatch" entry of a boolean_dispatch function (F.max_pool2d, torch.unique):
     its flag and the entries of its two functions, stored under `pname|true` and
@@ -289,6 +300,11 @@ def python_entry(pname, ft, table, method, lines, always=False):
             score += (got is not None and str(got) == exp)
         if score > best_score:
             best, best_score = entry, score
+    rule = BODY_RULES.get(pname)
+    if rule and best is not None:
+        best = best[:4] + [rule.get("attribute", best[4]), rule.get("unwrap", ""),
+                           rule.get("leading", "")]
+        best[3] = rule.get("inner", best[3])
     return best if best_score or always else None
 
 

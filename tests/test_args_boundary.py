@@ -127,6 +127,16 @@ CALLS = {
     "Tensor.norm list": lambda T: T.ones(2).norm([2]),
     "Tensor.norm tuple keyword": lambda T: T.ones(2).norm(p=(2,)),
     "Tensor.norm tensor order": lambda T: T.ones(2).norm(T.tensor(3.0)),
+    # bodies read by hand: embedding_bag looks at weight.dtype first, triplet_margin_loss
+    # hands its three tensors on to the op
+    "embedding_bag, weight no tensor": lambda T: T.nn.functional.embedding_bag(
+        T.tensor([[0, 1]]), 3),
+    "embedding_bag, weight by keyword": lambda T: T.nn.functional.embedding_bag(
+        T.tensor([[0, 1]]), weight=None),
+    "triplet_margin_loss, negative": lambda T: T.nn.functional.triplet_margin_loss(
+        T.ones(2, 3), T.ones(2, 3), "a"),
+    "triplet_margin_loss, good": lambda T: T.nn.functional.triplet_margin_loss(
+        T.ones(2, 3), T.zeros(2, 3), T.ones(2, 3), margin=0.5),
 }
 
 

@@ -497,15 +497,16 @@ class PythonLevel:
     """A function PyTorch writes in Python (F.softmax, torch.meshgrid, Tensor.norm):
     Python itself words its arity and keyword errors (with PyTorch's parameter list and
     qualified name, `params`/`qualname`), then its body either reads an attribute of the
-    first argument (`attribute`: "'str' object has no attribute 'dim'") or passes it to
-    a parser-checked op (`inner`, a SIGNATURES key) as that op's first argument."""
+    first argument (`attribute`: "'str' object has no attribute 'dim'"; "weight.dtype":
+    of that parameter) or passes it to a parser-checked op (`inner`, a SIGNATURES key) as
+    that op's first argument (`leading`: its first n parameters, in order)."""
 
     def __init__(self, public_name: str, qualname: str, params: str, inner: str = "",
-                 attribute: str = "", unwrap: str = ""):
+                 attribute: str = "", unwrap: str = "", leading: str = ""):
         if not _PARAMS.match(params) or not re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", qualname):
             raise ValueError(f"bad signature for {public_name}")
         space: dict = {}
-        exec(f"def stub({params}):\n    return None", {}, space)  # noqa: S102 - checked text
+        exec(f"def stub({params}):\n    return locals()", {}, space)  # noqa: S102 - checked text
         self.stub = space["stub"]
         self.stub.__qualname__ = qualname
         self.method = public_name.startswith("Tensor.")
@@ -519,12 +520,22 @@ class PythonLevel:
         # how a *tensors body reads one argument: "one" hands it on alone
         # (torch.atleast_1d(x)), "sequence" only a list or tuple (torch.meshgrid([x, y]))
         self.unwrap = unwrap
+        self.leading = int(leading or 0)
 
     def diagnose(self, args, kwargs):
         try:
-            self.stub(*(((None,) + tuple(args)) if self.method else args), **kwargs)
+            bound = self.stub(*(((None,) + tuple(args)) if self.method else args), **kwargs)
         except TypeError as err:
             return err
+        param, dot, attribute = self.attribute.rpartition(".")
+        if dot:  # the body first reads an attribute of this parameter
+            if not _is_tensor(bound[param]):
+                return AttributeError(f"'{_typename(bound[param])}' object has no attribute "
+                                      f"'{attribute}'")
+            return None
+        if self.leading and self.inner:
+            names = self.stub.__code__.co_varnames[:self.leading]
+            return diagnose(self.inner, tuple(bound[n] for n in names), {})
         if self.method:
             return None  # the tensor itself is the first argument: nothing more to say
         if self.varargs:

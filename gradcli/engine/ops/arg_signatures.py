@@ -3095,6 +3095,8 @@ SIGNATURES = {
         'embedding_bag',
         'input, weight, offsets=None, max_norm=None, norm_type=None, scale_grad_by_freq=None, mode=None, sparse=None, per_sample_weights=None, include_last_offset=None, padding_idx=None',
         '',
+        'weight.dtype',
+        '',
         '',
     ),
     'torch.nn.functional.feature_alpha_dropout': (
@@ -3571,8 +3573,10 @@ SIGNATURES = {
         '!python',
         'triplet_margin_loss',
         'anchor, positive, negative, margin=None, p=None, eps=None, swap=None, size_average=None, reduce=None, reduction=None',
+        'torch.triplet_margin_loss',
         '',
         '',
+        '3',
     ),
     'torch.nn.functional.triplet_margin_with_distance_loss': (
         '!python',
