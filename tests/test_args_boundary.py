@@ -137,6 +137,11 @@ CALLS = {
         T.ones(2, 3), T.ones(2, 3), "a"),
     "triplet_margin_loss, good": lambda T: T.nn.functional.triplet_margin_loss(
         T.ones(2, 3), T.zeros(2, 3), T.ones(2, 3), margin=0.5),
+    # numpy's objects are named as their C types name themselves; numpy's bool is no bool
+    "numpy bool for a bool": lambda T: T.ones(2).requires_grad_(np.True_),
+    "numpy float for an int": lambda T: T.cat([T.ones(2)], np.float64(0)),
+    "numpy array for a tensor": lambda T: T.ones(2).add(np.ones(2)),
+    "numpy array as input": lambda T: T.sin(np.ones(2)),
 }
 
 

@@ -99,11 +99,18 @@ class Signature:
         return "(" + ", ".join(parts) + ")"
 
 
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
 def _typename(obj) -> str:
-    """Python's tp_name for `obj` as PyTorch's objects would have it."""
+    """Python's tp_name for `obj` as PyTorch's objects would have it (a C extension's
+    type carries its module in it: numpy.float64, numpy.ndarray, numpy.bool)."""
     cls = type(obj)
-    return _TORCH_TYPE_NAMES.get(cls.__name__, cls.__name__) if cls.__module__.startswith(
-        ("gradcli", "torch")) else cls.__name__
+    if cls.__module__.startswith(("gradcli", "torch")):
+        return _TORCH_TYPE_NAMES.get(cls.__name__, cls.__name__)
+    if not cls.__flags__ & _HEAP_TYPE and cls.__module__ != "builtins":
+        return f"{cls.__module__}.{cls.__name__}"
+    return cls.__name__
 
 
 _TORCH_TYPE_NAMES = {"DType": "torch.dtype", "dtype": "torch.dtype", "Size": "torch.Size",
@@ -144,8 +151,8 @@ def _check(p: Param, obj, numbers_as_tensors: bool, position: int = 0) -> tuple[
         return _is_int(obj), -1
     if kind == "double":
         return (isinstance(obj, numbers.Real) or (_is_tensor(obj) and obj.dim() == 0)), -1
-    if kind == "bool":
-        return isinstance(obj, bool) or type(obj).__name__ == "bool_", -1
+    if kind == "bool":  # (a bool only: numpy's bool is refused too)
+        return isinstance(obj, bool), -1
     if kind in ("IntArrayRef", "SymIntArrayRef"):
         if p.size and _is_int(obj):
             return True, -1
