@@ -167,3 +167,16 @@ def test_size_and_stride_errors_keep_their_text():
         gt.ones(2, 3).size(2)
     with pytest.raises(IndexError, match="no dimensions"):
         gt.tensor(1.0).size(0)
+
+
+def test_every_signature_entry_reads():
+    """Each generated entry parses (parser signatures, Python-level stubs, dispatchers
+    whose two branches are entries of their own)."""
+    from gradcli.engine.ops import arg_checks
+    from gradcli.engine.ops.arg_signatures import SIGNATURES
+
+    for name, formats in SIGNATURES.items():
+        sigs = arg_checks.signatures_of(name)
+        assert sigs, name
+        if formats[0] == "!dispatch":
+            assert formats[4] in SIGNATURES and formats[5] in SIGNATURES, name
