@@ -139,3 +139,33 @@ def test_node_methods_still_work():
     assert node.name() == "MulBackward0"
     assert type(node).name(node) == "MulBackward0"
     assert node.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
+
+
+def _data_and_flag_cases(T):
+    """(name, action) pairs over fresh tensors: .data, .grad and requires_grad rules."""
+    a = T.ones(2, requires_grad=True)
+    b = T.ones(2, requires_grad=True) * 2
+    c = T.ones(2)
+    x = T.ones(2, requires_grad=True)
+    v = x[:1]
+    return [
+        ("data of another shape", lambda: setattr(a, "data", T.ones(3))),
+        ("data of another float dtype", lambda: setattr(a, "data", T.ones(3, dtype=T.float64))),
+        ("int data under requires_grad", lambda: setattr(a, "data", T.ones(3, dtype=T.int64))),
+        ("data of a non-leaf", lambda: setattr(b, "data", T.ones(3))),
+        ("int data, no grad", lambda: setattr(c, "data", T.ones(3, dtype=T.int64))),
+        ("data = int", lambda: setattr(c, "data", 3)),
+        ("data = None", lambda: setattr(c, "data", None)),
+        ("del data", lambda: delattr(c, "data")),
+        ("del grad", lambda: delattr(a, "grad")),
+        ("del requires_grad", lambda: delattr(a, "requires_grad")),
+        ("view of a leaf: requires_grad = False", lambda: setattr(v, "requires_grad", False)),
+        ("view of a leaf: data", lambda: setattr(v, "data", T.zeros(1))),
+    ]
+
+
+@pytest.mark.parametrize("index", range(12))
+def test_data_and_flag_rules(index):
+    name, action = _data_and_flag_cases(torch)[index]
+    mine = _data_and_flag_cases(gt)[index][1]
+    assert outcome(mine) == outcome(action), name
