@@ -26,7 +26,7 @@ from gradcli.engine.random import initial_seed, manual_seed, seed  # noqa: F401
 from gradcli.engine.size import Size, device  # noqa: F401
 from gradcli.engine.tensor import Tensor  # noqa: F401
 
-from . import _facade_checks, autograd, linalg, nn, random, special  # noqa: F401
+from . import autograd, linalg, nn, random, special  # noqa: F401
 from ._namespace import fill as _fill
 from ._namespace import unsupported as _unsupported
 from .autograd import Variable  # noqa: F401
@@ -35,7 +35,9 @@ from .torch_version import TorchVersion as _TorchVersion
 set_default_dtype = _dtypes.set_default_dtype
 # is_grad_enabled, get_default_dtype, result_type, promote_types... with PyTorch's checks
 # of their arguments (the engine's own functions take what they are given)
-globals().update(_facade_checks.FUNCTIONS)
+from ._facade_checks import FUNCTIONS as _CHECKED  # noqa: E402  # isort: skip
+
+globals().update(_CHECKED)
 
 dtype = _dtypes.dtype
 float32 = float = _dtypes.float32
