@@ -238,6 +238,29 @@ def dispatch_entry(pname, ft, table, lines):
             *keys]
 
 
+def _false_alarms(pname, entry, torch_fn) -> bool:
+    """Whether `entry` words a TypeError for a call PyTorch takes (or refuses for another
+    reason): good arguments must pass it, since it is asked after any failure."""
+    x, xg = torch.ones(2, 2), gt.ones(2, 2)
+    good = [(1,), (2,), (0,), (-1,), ([1, 1],), (0.5,), (True,), (None,), (1, 1), (0, 1)]
+    try:
+        level = ac.PythonLevel(pname, *entry[1:])
+    except ValueError:
+        return True
+    for rest in good + [(x,), (x, x)]:
+        mine = tuple(xg if a is x else a for a in rest)
+        torch_error = outcome(torch_fn, (x,) + rest, {})
+        if torch_error is not None and re.match(r"^\w+\(\)(: argument| received an invalid)",
+                                                torch_error):
+            continue  # (PyTorch's parser refuses these too)
+        try:
+            if level.diagnose((xg,) + mine, {}) is not None:
+                return True
+        except Exception:  # noqa: BLE001
+            return True
+    return False
+
+
 def python_entry(pname, ft, table, method, lines, always=False):
     """The "!python" entry for a function PyTorch writes in Python, if it reproduces
     PyTorch's errors on the probes better than nothing (`always`: a dispatcher's
@@ -282,9 +305,29 @@ def python_entry(pname, ft, table, method, lines, always=False):
         extra = [((3,), {}), ((["a"],), {}), (((x, "a"),), {})]
         expected = expected + [outcome(bound, a, k) for a, k in extra]
         calls = calls + [((3,), {}), ((["a"],), {}), (((xg, "a"),), {})]
+    candidates = [["!python", qualname, params, inner, attribute] + ([unwrap] if unwrap else [])
+                  for unwrap in (("", "one", "sequence") if params.startswith("*") else ("",))]
+    if not method and not params.startswith("*"):  # a later argument handed on to an op
+        x, xg = torch.ones(2, 2), gt.ones(2, 2)
+        later = [(x, 1.5), ([x], "x"), (x, x, 1.5), (x, "x"), (x, x, "x")]
+        later_g = [(xg, 1.5), ([xg], "x"), (xg, xg, 1.5), (xg, "x"), (xg, xg, "x")]
+        errors = [outcome(bound, a, {}) for a in later]
+        expected = expected + errors
+        calls = calls + [(a, {}) for a in later_g]
+        for err in errors:
+            m = re.match(r"^(\w+)\(\): argument '\w+' \(position (\d+)\)", err or "")
+            if not m:
+                continue
+            op, position = m.group(1), int(m.group(2))
+            for key, sigs in table.items():
+                if not sigs[0].startswith(op + "("):
+                    continue
+                leading = position + 1 if key.startswith("Tensor.") else position
+                entry = ["!python", qualname, params, key, attribute, "", str(leading)]
+                if not _false_alarms(pname, entry, bound):
+                    candidates.append(entry)
     best, best_score = None, -1
-    for unwrap in ("", "one", "sequence") if params.startswith("*") else ("",):
-        entry = ["!python", qualname, params, inner, attribute] + ([unwrap] if unwrap else [])
+    for entry in candidates:
         try:
             level = ac.PythonLevel(pname, *entry[1:])
         except ValueError:

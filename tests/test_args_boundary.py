@@ -137,6 +137,13 @@ CALLS = {
         T.ones(2, 3), T.ones(2, 3), "a"),
     "triplet_margin_loss, good": lambda T: T.nn.functional.triplet_margin_loss(
         T.ones(2, 3), T.zeros(2, 3), T.ones(2, 3), margin=0.5),
+    # bodies that hand their leading arguments on to an op: that op's parser words it
+    "layer_norm, list input": lambda T: T.nn.functional.layer_norm([T.ones(2)], "x"),
+    "layer_norm, float shape": lambda T: T.nn.functional.layer_norm(T.ones(2, 2), 1.5),
+    "rrelu, str lower": lambda T: T.nn.functional.rrelu(T.ones(2, 2), "x"),
+    "hinge_embedding_loss, list input": lambda T: T.nn.functional.hinge_embedding_loss(
+        [T.ones(2)], "x"),
+    "layer_norm, wrong shape stays": lambda T: T.nn.functional.layer_norm(T.ones(2, 3), [2]),
     # numpy's objects are named as their C types name themselves; numpy's bool is no bool
     "numpy bool for a bool": lambda T: T.ones(2).requires_grad_(np.True_),
     "numpy float for an int": lambda T: T.cat([T.ones(2)], np.float64(0)),

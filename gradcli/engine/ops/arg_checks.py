@@ -500,6 +500,9 @@ _PARAMS = re.compile(r"^(\*{0,2}[A-Za-z_][A-Za-z0-9_]*(=None)?|\*|/)(, (\*{0,2}[
                      r"[A-Za-z0-9_]*(=None)?|\*|/))*$|^$")
 
 
+_NOT_ALL_GIVEN = object()
+
+
 class PythonLevel:
     """A function PyTorch writes in Python (F.softmax, torch.meshgrid, Tensor.norm):
     Python itself words its arity and keyword errors (with PyTorch's parameter list and
@@ -541,8 +544,9 @@ class PythonLevel:
                                       f"'{attribute}'")
             return None
         if self.leading and self.inner:
-            names = self.stub.__code__.co_varnames[:self.leading]
-            return diagnose(self.inner, tuple(bound[n] for n in names), {})
+            handed = self._handed_on(bound, args, kwargs)
+            if handed is not _NOT_ALL_GIVEN:
+                return handed
         if self.method:
             return None  # the tensor itself is the first argument: nothing more to say
         if self.varargs:
@@ -561,9 +565,27 @@ class PythonLevel:
         if self.attribute:
             return AttributeError(f"'{_typename(first)}' object has no attribute "
                                   f"'{self.attribute}'")
+        if self.inner.startswith("Tensor."):  # (its body calls a method of the first)
+            return AttributeError(f"'{_typename(first)}' object has no attribute "
+                                  f"'{self.inner[len('Tensor.'):]}'")
         if self.inner:
             return diagnose(self.inner, (first,), {})
         return None
+
+
+    def _handed_on(self, bound, args, kwargs):
+        """The body hands its first `leading` parameters on to op `inner` in order (as a
+        method of the first one when `inner` is "Tensor.x"); only when all were given."""
+        names = self.stub.__code__.co_varnames[:self.leading]
+        if any(i >= len(args) and n not in kwargs for i, n in enumerate(names)):
+            return _NOT_ALL_GIVEN
+        values = tuple(bound[n] for n in names)
+        if self.inner.startswith("Tensor."):
+            if not _is_tensor(values[0]):
+                return AttributeError(f"'{_typename(values[0])}' object has no attribute "
+                                      f"'{self.inner[len('Tensor.'):]}'")
+            return diagnose(self.inner, values[1:], {})
+        return diagnose(self.inner, values, {})
 
 
 class Dispatch:
