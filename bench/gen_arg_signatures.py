@@ -204,9 +204,67 @@ def python_params(fn) -> str | None:
     return ", ".join(parts)
 
 
-def python_entry(pname, ft, table, method, lines):
+# Python-level functions whose body the probes cannot read: what it does first with its
+# arguments, as the "!python" entry's fields (read from PyTorch's source)
+BODY_RULES = {
+    # `if weight.dtype == torch.long and input.is_floating_point()` comes first
+    "torch.nn.functional.embedding_bag": {"attribute": "weight.dtype"},
+    # the three tensors go on to torch.triplet_margin_loss in order
+    "torch.nn.functional.triplet_margin_loss": {"inner": "torch.triplet_margin_loss",
+                                                "leading": "3"},
+}
+
+
+def dispatch_entry(pname, ft, table, lines):
+    """The "!dispatch" entry of a boolean_dispatch function (F.max_pool2d, torch.unique):
+    its flag and the entries of its two functions, stored under `pname|true` and
+    `pname|false` (a function of its own may be a dispatcher again)."""
+    from torch._jit_internal import boolean_dispatched
+
+    info = boolean_dispatched.get(ft)
+    if info is None:
+        return None
+    keys = []
+    for branch in ("if_true", "if_false"):
+        key = f"{pname}|{branch[3:]}"
+        fn = info[branch]
+        entry = dispatch_entry(key, fn, table, lines) or python_entry(
+            key, fn, table, False, lines, always=True)
+        if entry is None:
+            return None
+        table[key] = entry
+        keys.append(key)
+    return ["!dispatch", info["arg_name"], str(info["index"]), repr(bool(info["default"])),
+            *keys]
+
+
+def _false_alarms(pname, entry, torch_fn) -> bool:
+    """Whether `entry` words a TypeError for a call PyTorch takes (or refuses for another
+    reason): good arguments must pass it, since it is asked after any failure."""
+    x, xg = torch.ones(2, 2), gt.ones(2, 2)
+    good = [(1,), (2,), (0,), (-1,), ([1, 1],), (0.5,), (True,), (None,), (1, 1), (0, 1)]
+    try:
+        level = ac.PythonLevel(pname, *entry[1:])
+    except ValueError:
+        return True
+    for rest in good + [(x,), (x, x)]:
+        mine = tuple(xg if a is x else a for a in rest)
+        torch_error = outcome(torch_fn, (x,) + rest, {})
+        if torch_error is not None and re.match(r"^\w+\(\)(: argument| received an invalid)",
+                                                torch_error):
+            continue  # (PyTorch's parser refuses these too)
+        try:
+            if level.diagnose((xg,) + mine, {}) is not None:
+                return True
+        except Exception:  # noqa: BLE001
+            return True
+    return False
+
+
+def python_entry(pname, ft, table, method, lines, always=False):
     """The "!python" entry for a function PyTorch writes in Python, if it reproduces
-    PyTorch's errors on the probes better than nothing."""
+    PyTorch's errors on the probes better than nothing (`always`: a dispatcher's
+    function, whose own arity errors are the point)."""
     params = python_params(ft)
     if params is None:
         return None
@@ -242,22 +300,56 @@ def python_entry(pname, ft, table, method, lines):
     qualname = ft.__qualname__
     if not re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", qualname):  # boolean_dispatch.<locals>.fn
         qualname = ft.__name__ if re.match(r"^[A-Za-z_]\w*$", ft.__name__) else "fn"
-    entry = ["!python", qualname, params, inner, attribute]
-    ac._PARSED.pop(pname, None)
-    try:
-        level = ac.PythonLevel(pname, *entry[1:])
-    except ValueError:
-        return None
-    score = 0
-    for (a, k), exp in zip(calls, expected):
-        if exp is None:
-            continue
+    if params.startswith("*") and not method:  # how its body reads a single argument
+        x, xg = torch.ones(2, 2), gt.ones(2, 2)
+        extra = [((3,), {}), ((["a"],), {}), (((x, "a"),), {})]
+        expected = expected + [outcome(bound, a, k) for a, k in extra]
+        calls = calls + [((3,), {}), ((["a"],), {}), (((xg, "a"),), {})]
+    candidates = [["!python", qualname, params, inner, attribute] + ([unwrap] if unwrap else [])
+                  for unwrap in (("", "one", "sequence") if params.startswith("*") else ("",))]
+    # (torch.save(x, "x") would write a file: I/O functions get no later-argument probes)
+    if not method and not params.startswith("*") and pname not in ("torch.save", "torch.load"):
+        x, xg = torch.ones(2, 2), gt.ones(2, 2)
+        later = [(x, 1.5), ([x], "x"), (x, x, 1.5), (x, "x"), (x, x, "x")]
+        later_g = [(xg, 1.5), ([xg], "x"), (xg, xg, 1.5), (xg, "x"), (xg, xg, "x")]
+        errors = [outcome(bound, a, {}) for a in later]
+        expected = expected + errors
+        calls = calls + [(a, {}) for a in later_g]
+        for err in errors:
+            m = re.match(r"^(\w+)\(\): argument '\w+' \(position (\d+)\)", err or "")
+            if not m:
+                continue
+            op, position = m.group(1), int(m.group(2))
+            for key, sigs in table.items():
+                if not sigs[0].startswith(op + "("):
+                    continue
+                leading = position + 1 if key.startswith("Tensor.") else position
+                entry = ["!python", qualname, params, key, attribute, "", str(leading)]
+                if not _false_alarms(pname, entry, bound):
+                    candidates.append(entry)
+    best, best_score = None, -1
+    for entry in candidates:
         try:
-            got = level.diagnose(a, k)
-        except Exception:  # noqa: BLE001
-            got = "?"
-        score += (got is not None and str(got) == exp)
-    return entry if score else None
+            level = ac.PythonLevel(pname, *entry[1:])
+        except ValueError:
+            return None
+        score = 0
+        for (a, k), exp in zip(calls, expected):
+            if exp is None:
+                continue
+            try:
+                got = level.diagnose(a, k)
+            except Exception:  # noqa: BLE001
+                got = "?"
+            score += (got is not None and str(got) == exp)
+        if score > best_score:
+            best, best_score = entry, score
+    rule = BODY_RULES.get(pname)
+    if rule and best is not None:
+        best = best[:4] + [rule.get("attribute", best[4]), rule.get("unwrap", ""),
+                           rule.get("leading", "")]
+        best[3] = rule.get("inner", best[3])
+    return best if best_score or always else None
 
 
 def main():
@@ -293,7 +385,8 @@ def main():
     python_items += shared(torch.linalg, gt.linalg, "torch.linalg.", True)
     python_items += shared(torch.special, gt.special, "torch.special.", True)
     for pname, ft in python_items:
-        entry = python_entry(pname, ft, table, False, lines)
+        entry = dispatch_entry(pname, ft, table, lines) or python_entry(
+            pname, ft, table, False, lines)
         if entry:
             table[pname] = entry
     for n in sorted(dir(torch.Tensor)):

@@ -344,3 +344,44 @@ def node_class(name: str) -> type:
         cls = type(name, (Node,), {"__slots__": (), "__module__": "builtins"})
         _node_classes[name] = cls
     return cls
+
+
+class _ReadOnlyMethod:
+    """A node method that refuses assignment and deletion, as the methods of PyTorch's C
+    node types do ("'MulBackward0' object attribute 'name' is read-only"); nodes keep an
+    instance dict for their hooks, where an assignment would otherwise land silently.
+    Only the rarely called public methods are wrapped (reading one costs a Python call)."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn, name: str):
+        self.fn, self.name = fn, name
+
+    def __get__(self, obj, cls=None):
+        return self.fn if obj is None else self.fn.__get__(obj, cls)
+
+    def __set__(self, obj, value):
+        raise AttributeError(f"'{type(obj).__name__}' object attribute '{self.name}' is "
+                             "read-only")
+
+    def __delete__(self, obj):
+        self.__set__(obj, None)
+
+
+def _refuse_metadata(self, value=None):
+    raise AttributeError(f"attribute 'metadata' of '{type(self).__name__}' objects is not "
+                         "writable")
+
+
+def _seal(cls) -> None:
+    for name in ("name", "register_hook", "register_prehook"):
+        fn = cls.__dict__.get(name)
+        if fn is not None:
+            setattr(cls, name, _ReadOnlyMethod(fn, name))
+    meta = cls.__dict__.get("metadata")
+    if meta is not None:
+        cls.metadata = property(meta.fget, _refuse_metadata, _refuse_metadata, meta.__doc__)
+
+
+for _cls in (Node, AccumulateGrad, CopySlices, CopyBackwards):
+    _seal(_cls)

@@ -22,8 +22,9 @@ from .node import _sequence as _node_sequence
 
 #: what tensors use of the modules above: printing (formatting.py), backward
 #: (autograd.py) and the view machinery of the op table (ops/views.py)
+#: and PyTorch's argument errors (ops/out_variants.py), asked only once a call has failed
 ABOVE = Slots("gradcli.engine.tensor", "tensor_repr", "backward", "view_strides",
-              "rewrite_base_history", "regenerate_grad_fn", "region_index")
+              "rewrite_base_history", "regenerate_grad_fn", "region_index", "arg_error")
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -145,7 +146,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag) -> None:
-        flag = bool(flag)
+        if flag is not True and flag is not False:
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             if flag:
                 raise RuntimeError("you can only change requires_grad flags of leaf variables.")
@@ -159,6 +161,8 @@ class Tensor:
         raise RuntimeError("requires_grad must be a bool")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad is not True and requires_grad is not False:
+            ABOVE.arg_error("Tensor.requires_grad_", (requires_grad,), {})
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
@@ -230,11 +234,6 @@ class Tensor:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
-            if value._data.shape != self._data.shape:
-                raise RuntimeError(
-                    f"attempting to assign a gradient of size '[{', '.join(map(str, value._data.shape))}]' "
-                    f"to a tensor of size '[{', '.join(map(str, self._data.shape))}]'. Please ensure "
-                    "that the gradient and the tensor are the same size")
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_c_name(value.dtype)}' to a tensor "
@@ -243,6 +242,11 @@ class Tensor:
                     "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
                     "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
                     "break downstream systems that assume they match.")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '[{', '.join(map(str, value._data.shape))}]' "
+                    f"to a tensor of size '[{', '.join(map(str, self._data.shape))}]'. Please ensure "
+                    "that the gradient and the tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -281,8 +285,6 @@ class Tensor:
 
         return CPU
 
-    is_cuda = False
-
     @property
     def is_floating_point_(self):  # pragma: no cover - not part of the API
         return self._data.dtype.kind == "f"
@@ -290,9 +292,13 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return self.shape
-        if self._data.ndim == 0:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        try:
+            if self._data.ndim == 0:
+                raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+            return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        except (TypeError, IndexError):  # (a dim that is no int: PyTorch's parser refuses it)
+            ABOVE.arg_error("Tensor.size", (dim,), {})
+            raise
 
     def dim(self) -> int:
         return self._data.ndim
@@ -325,7 +331,13 @@ class Tensor:
             strides = tuple(strides)
         else:
             strides = tuple(s // d.itemsize for s in d.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+        if dim is None:
+            return strides
+        try:
+            return strides[_wrap_dim(dim, self._data.ndim)]
+        except (TypeError, IndexError):  # (a dim that is no int: PyTorch's parser refuses it)
+            ABOVE.arg_error("Tensor.stride", (dim,), {})
+            raise
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -496,8 +508,10 @@ class Tensor:
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *,
                  retain_variables=None):
+        if gradient is not None and not isinstance(gradient, Tensor):
+            _check_gradients(gradient)
         if retain_variables is not None and retain_graph is None:
             retain_graph = retain_variables
         if self._accumulator is False and self.grad_fn is None:
@@ -766,6 +780,18 @@ def make(data: np.ndarray, requires_grad: bool = False, grad_fn=None) -> Tensor:
     return t
 
 
+def _check_gradients(gradient) -> None:
+    """torch.autograd.backward's check of the gradient it is given for its one output:
+    anything but a tensor is read as a sequence of them (Python's error when it is not
+    one), whose first item must be a tensor or None (named as torch.typename names it)."""
+    for item in tuple(gradient)[:1]:
+        if item is not None and not isinstance(item, Tensor):
+            cls = type(item)
+            module = cls.__module__ if cls.__module__ not in ("", "builtins") else ""
+            raise TypeError("gradients can be either Tensors or None, but got "
+                            + (f"{module}.{cls.__qualname__}" if module else cls.__qualname__))
+
+
 def _wrap_dim(dim: int, ndim: int) -> int:
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
@@ -788,6 +814,29 @@ def _plain(data):
         return [_plain(d) for d in data]
     return data
 
+
+def read_only(name: str, owner: str = "torch._C.TensorBase"):
+    """A property setter/deleter refusing with PyTorch's text (its C getset attributes
+    have no setter: "attribute 'grad_fn' of 'torch._C.TensorBase' objects is not
+    writable"); Python's own words would name a property and its missing setter."""
+    def refuse(self, value=None):
+        raise AttributeError(f"attribute '{name}' of '{owner}' objects is not writable")
+
+    return refuse
+
+
+def seal(cls, names) -> None:
+    """Make each property of `cls` in `names` refuse assignment and deletion as PyTorch's
+    do (reads stay what they were: a property's getter costs the same with a setter)."""
+    for name in names:
+        prop = cls.__dict__[name]
+        refuse = read_only(name)
+        setattr(cls, name, property(prop.fget, refuse, refuse, prop.__doc__))
+
+
+Tensor.is_cuda = property(lambda self: False)  # (a property, so that it can refuse writes)
+seal(Tensor, ("grad_fn", "is_leaf", "retains_grad", "_version", "output_nr", "dtype", "shape",
+              "ndim", "device", "is_cuda"))
 
 node_module.ABOVE.install(make=make, Tensor=Tensor)
 dtypes.ABOVE.install(Tensor=Tensor)

@@ -32,10 +32,12 @@ from ._namespace import unsupported as _unsupported
 from .autograd import Variable  # noqa: F401
 from .torch_version import TorchVersion as _TorchVersion
 
-get_default_dtype = _dtypes.get_default_dtype
 set_default_dtype = _dtypes.set_default_dtype
-result_type = _dtypes.result_type
-promote_types = _dtypes.promote
+# is_grad_enabled, get_default_dtype, result_type, promote_types... with PyTorch's checks
+# of their arguments (the engine's own functions take what they are given)
+from ._facade_checks import FUNCTIONS as _CHECKED  # noqa: E402  # isort: skip
+
+globals().update(_CHECKED)
 
 dtype = _dtypes.dtype
 float32 = float = _dtypes.float32

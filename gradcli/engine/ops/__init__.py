@@ -163,7 +163,54 @@ def _dtype_method(name):
 def _type(self, dtype=None, **kwargs):
     if dtype is None:
         return f"torch.{self.dtype._legacy}"
+    from .. import dtypes
+
+    if not isinstance(dtype, dtypes.dtype):
+        dtype = _legacy_type(dtype)
     return S.to(self, dtype)
+
+
+def _legacy_type(spec):
+    """The dtype Tensor.type reads from a legacy type name ('torch.DoubleTensor', or the
+    class torch.DoubleTensor), with PyTorch's errors for anything else."""
+    from .. import dtypes
+
+    constructor = getattr(spec, "_without_out", spec)  # (as the facade wraps it)
+    for d in dtypes.ALL:  # (torch.DoubleTensor & co. are functions here)
+        if constructor is getattr(creation, d._legacy, None):
+            return d
+    if isinstance(spec, str):
+        name = spec
+    elif isinstance(spec, type):
+        name = spec.__name__ if spec.__module__ == "builtins" else \
+            f"{spec.__module__}.{spec.__name__}"
+    else:
+        raise TypeError("dtype must be a type, str, or dtype object")
+    if name == "torch.Tensor":
+        return dtypes.get_default_dtype()
+    if name.startswith("torch.cuda."):
+        raise RuntimeError(_NO_CUDA_LIBRARY)
+    short = name[len("torch."):] if name.startswith("torch.") else None
+    for d in dtypes.ALL:
+        if d._legacy == short:
+            return d
+    if short in _OTHER_LEGACY:
+        raise TypeError(f"{name} is not supported by gradcli")
+    raise ValueError(f"invalid type: '{name}'")
+
+
+_NO_CUDA_LIBRARY = (
+    "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two "
+    "shared libraries: a CPU library and a CUDA library; this error has occurred because you "
+    "are trying to use some CUDA functionality, but the CUDA library has not been loaded by the "
+    "dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN IF you don't "
+    "directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic "
+    "library dependencies if you don't depend on any of their symbols.  You can check if this "
+    "has occurred by using ldd on your binary to see if there is a dependency on *_cuda.so "
+    "library.")
+_OTHER_LEGACY = frozenset("HalfTensor BFloat16Tensor ShortTensor CharTensor ComplexFloatTensor "
+                          "ComplexDoubleTensor".split())
 
 
 def _new_tensor(self, data, dtype=None, requires_grad=False):

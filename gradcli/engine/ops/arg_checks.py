@@ -99,11 +99,18 @@ class Signature:
         return "(" + ", ".join(parts) + ")"
 
 
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
 def _typename(obj) -> str:
-    """Python's tp_name for `obj` as PyTorch's objects would have it."""
+    """Python's tp_name for `obj` as PyTorch's objects would have it (a C extension's
+    type carries its module in it: numpy.float64, numpy.ndarray, numpy.bool)."""
     cls = type(obj)
-    return _TORCH_TYPE_NAMES.get(cls.__name__, cls.__name__) if cls.__module__.startswith(
-        ("gradcli", "torch")) else cls.__name__
+    if cls.__module__.startswith(("gradcli", "torch")):
+        return _TORCH_TYPE_NAMES.get(cls.__name__, cls.__name__)
+    if not cls.__flags__ & _HEAP_TYPE and cls.__module__ != "builtins":
+        return f"{cls.__module__}.{cls.__name__}"
+    return cls.__name__
 
 
 _TORCH_TYPE_NAMES = {"DType": "torch.dtype", "dtype": "torch.dtype", "Size": "torch.Size",
@@ -144,8 +151,8 @@ def _check(p: Param, obj, numbers_as_tensors: bool, position: int = 0) -> tuple[
         return _is_int(obj), -1
     if kind == "double":
         return (isinstance(obj, numbers.Real) or (_is_tensor(obj) and obj.dim() == 0)), -1
-    if kind == "bool":
-        return isinstance(obj, bool) or type(obj).__name__ == "bool_", -1
+    if kind == "bool":  # (a bool only: numpy's bool is refused too)
+        return isinstance(obj, bool), -1
     if kind in ("IntArrayRef", "SymIntArrayRef"):
         if p.size and _is_int(obj):
             return True, -1
@@ -181,11 +188,22 @@ def _check(p: Param, obj, numbers_as_tensors: bool, position: int = 0) -> tuple[
         return type(obj).__name__ == "layout", -1
     if kind == "MemoryFormat":
         return type(obj).__name__ == "memory_format", -1
+    if kind == "Storage":  # (gradcli has no storages: only a storage object of its own would do)
+        return type(obj).__name__.endswith("Storage"), -1
     return True, -1  # PyObject* and the rarer kinds: anything
 
 
 class ArgError(Exception):
     """The parser's message for a call that fits no signature."""
+
+
+class Conversion(Exception):
+    """An argument that fitted its signature but failed the parser's conversion (a bad
+    device string): `error` is what PyTorch raises."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
 
 
 def _extra_args(sig: Signature, nargs: int):
@@ -380,6 +398,8 @@ def signatures_of(public_name: str) -> list | None:
             sigs = _PARSED[public_name] = formats[0].partition(" ")[2]
         elif formats[0] == "!python":
             sigs = _PARSED[public_name] = PythonLevel(public_name, *formats[1:])
+        elif formats[0] == "!dispatch":
+            sigs = _PARSED[public_name] = Dispatch(*formats[1:])
         else:
             sigs = _PARSED[public_name] = [Signature(f) for f in formats]
     return sigs
@@ -394,7 +414,7 @@ def diagnose(public_name: str, args: tuple, kwargs: dict) -> TypeError | None:
         return None
     if not sigs:
         return None
-    if isinstance(sigs, PythonLevel):
+    if isinstance(sigs, (PythonLevel, Dispatch)):
         try:
             return sigs.diagnose(args, kwargs)
         except Exception:  # noqa: BLE001 - keep the original error
@@ -407,6 +427,8 @@ def diagnose(public_name: str, args: tuple, kwargs: dict) -> TypeError | None:
         return _diagnose(sigs, args, kwargs)
     except ArgError as err:
         return TypeError(str(err))
+    except Conversion as err:
+        return err.error
     except Exception:  # noqa: BLE001 - arguments our parser cannot read: keep the original
         return None
 
@@ -431,6 +453,11 @@ def _list_items(sig: Signature, args, kwargs):
     items are not all tensors (the parser checks only that it is a list or tuple), or an
     int list whose first item was an int and a later one is not."""
     for i, p in enumerate(sig.params):
+        if p.kind == "Device":
+            obj = args[i] if i < len(args) and not p.keyword_only else next(
+                (kwargs[a] for a in p.aliases if a in kwargs), None)
+            _read_device(obj)
+            continue
         if p.kind not in ("TensorList", "c10::List<::std::optional<Tensor>>", "IntArrayRef",
                           "SymIntArrayRef"):
             continue
@@ -452,23 +479,44 @@ def _list_items(sig: Signature, args, kwargs):
     return None
 
 
+def _read_device(obj) -> None:
+    """The parser turns a Device argument given as a str or an int into a device before
+    the op runs: a bad device string or a negative index fails there, whatever the op."""
+    if type(obj) is str:
+        from ..devices import parse as parse_device
+
+        try:
+            parse_device(obj)
+        except RuntimeError as err:
+            raise Conversion(err) from None
+    elif type(obj) is int:
+        from ..devices import NO_ACCELERATOR
+
+        raise Conversion(RuntimeError("Device index must not be negative" if obj < 0
+                                      else NO_ACCELERATOR))
+
+
 _PARAMS = re.compile(r"^(\*{0,2}[A-Za-z_][A-Za-z0-9_]*(=None)?|\*|/)(, (\*{0,2}[A-Za-z_]"
                      r"[A-Za-z0-9_]*(=None)?|\*|/))*$|^$")
+
+
+_NOT_ALL_GIVEN = object()
 
 
 class PythonLevel:
     """A function PyTorch writes in Python (F.softmax, torch.meshgrid, Tensor.norm):
     Python itself words its arity and keyword errors (with PyTorch's parameter list and
     qualified name, `params`/`qualname`), then its body either reads an attribute of the
-    first argument (`attribute`: "'str' object has no attribute 'dim'") or passes it to
-    a parser-checked op (`inner`, a SIGNATURES key) as that op's first argument."""
+    first argument (`attribute`: "'str' object has no attribute 'dim'"; "weight.dtype":
+    of that parameter) or passes it to a parser-checked op (`inner`, a SIGNATURES key) as
+    that op's first argument (`leading`: its first n parameters, in order)."""
 
     def __init__(self, public_name: str, qualname: str, params: str, inner: str = "",
-                 attribute: str = ""):
+                 attribute: str = "", unwrap: str = "", leading: str = ""):
         if not _PARAMS.match(params) or not re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", qualname):
             raise ValueError(f"bad signature for {public_name}")
         space: dict = {}
-        exec(f"def stub({params}):\n    return None", {}, space)  # noqa: S102 - checked text
+        exec(f"def stub({params}):\n    return locals()", {}, space)  # noqa: S102 - checked text
         self.stub = space["stub"]
         self.stub.__qualname__ = qualname
         self.method = public_name.startswith("Tensor.")
@@ -479,16 +527,33 @@ class PythonLevel:
         self.first = first.lstrip("*").partition("=")[0]
         self.inner = inner
         self.attribute = attribute
+        # how a *tensors body reads one argument: "one" hands it on alone
+        # (torch.atleast_1d(x)), "sequence" only a list or tuple (torch.meshgrid([x, y]))
+        self.unwrap = unwrap
+        self.leading = int(leading or 0)
 
     def diagnose(self, args, kwargs):
         try:
-            self.stub(*(((None,) + tuple(args)) if self.method else args), **kwargs)
+            bound = self.stub(*(((None,) + tuple(args)) if self.method else args), **kwargs)
         except TypeError as err:
             return err
+        param, dot, attribute = self.attribute.rpartition(".")
+        if dot:  # the body first reads an attribute of this parameter
+            if not _is_tensor(bound[param]):
+                return AttributeError(f"'{_typename(bound[param])}' object has no attribute "
+                                      f"'{attribute}'")
+            return None
+        if self.leading and self.inner:
+            handed = self._handed_on(bound, args, kwargs)
+            if handed is not _NOT_ALL_GIVEN:
+                return handed
         if self.method:
             return None  # the tensor itself is the first argument: nothing more to say
         if self.varargs:
             first = tuple(args)
+            if len(args) == 1 and (self.unwrap == "one" or (
+                    self.unwrap == "sequence" and isinstance(args[0], (list, tuple)))):
+                first = args[0]
         elif args:  # (a (*args, **kwargs) dispatcher's first argument is args[0] too)
             first = args[0]
         elif self.first in kwargs:
@@ -500,9 +565,52 @@ class PythonLevel:
         if self.attribute:
             return AttributeError(f"'{_typename(first)}' object has no attribute "
                                   f"'{self.attribute}'")
+        if self.inner.startswith("Tensor."):  # (its body calls a method of the first)
+            return AttributeError(f"'{_typename(first)}' object has no attribute "
+                                  f"'{self.inner[len('Tensor.'):]}'")
         if self.inner:
             return diagnose(self.inner, (first,), {})
         return None
+
+
+    def _handed_on(self, bound, args, kwargs):
+        """The body hands its first `leading` parameters on to op `inner` in order (as a
+        method of the first one when `inner` is "Tensor.x"); only when all were given."""
+        names = self.stub.__code__.co_varnames[:self.leading]
+        if any(i >= len(args) and n not in kwargs for i, n in enumerate(names)):
+            return _NOT_ALL_GIVEN
+        values = tuple(bound[n] for n in names)
+        if self.inner.startswith("Tensor."):
+            if not _is_tensor(values[0]):
+                return AttributeError(f"'{_typename(values[0])}' object has no attribute "
+                                      f"'{self.inner[len('Tensor.'):]}'")
+            return diagnose(self.inner, values[1:], {})
+        return diagnose(self.inner, values, {})
+
+
+class Dispatch:
+    """A PyTorch function that is one of two Python functions chosen by a flag argument
+    (torch._jit_internal.boolean_dispatch: F.max_pool2d by return_indices, torch.unique
+    by return_inverse then return_counts): the flag is read as the dispatcher reads it
+    (by keyword, else at its position, else its default) and the chosen function's entry
+    (`if_true` / `if_false`, SIGNATURES keys) words the error."""
+
+    def __init__(self, arg_name: str, index: str, default: str, if_true: str, if_false: str):
+        self.arg_name = arg_name
+        self.index = int(index)
+        self.default = default == "True"
+        self.if_true, self.if_false = if_true, if_false
+
+    def diagnose(self, args, kwargs):
+        if self.arg_name in kwargs:
+            flag = kwargs[self.arg_name]
+        elif self.index < len(args):
+            flag = args[self.index]
+        else:
+            flag = self.default
+        if not isinstance(flag, (bool, int, float, type(None), str, list, tuple)):
+            return None  # (a tensor's truth may itself raise: leave that to the call)
+        return diagnose(self.if_true if flag else self.if_false, args, kwargs)
 
 
 def rebind(public_name: str, args: tuple, kwargs: dict, accepted=None):

@@ -105,6 +105,28 @@ def _refuse(public_name: str, args: tuple, kwargs: dict, skip: int):
     raise error
 
 
+def _arg_error(public_name: str, args: tuple, kwargs: dict) -> None:
+    """Raise PyTorch's argument error for this call of `public_name` if its arguments fit
+    none of PyTorch's signatures (the Tensor class's own methods ask, once a call failed
+    or an argument looked wrong)."""
+    from .arg_checks import diagnose
+
+    error = diagnose(public_name, args, kwargs)
+    if error is not None:
+        raise error
+
+
+_tensor_mod.ABOVE.install(arg_error=_arg_error)
+
+# The Tensor class's own methods whose PyTorch twins are parser-checked with optional
+# parameters: Python words an unknown keyword after the function's qualified name, so
+# named as PyTorch's parser names them ("size() got an unexpected keyword argument 'foo'")
+# they give its text at no cost to a good call.
+for _name in ("size", "stride", "is_contiguous", "requires_grad_"):
+    Tensor.__dict__[_name].__qualname__ = _name
+_tensor_mod.seal(Tensor, ("T", "mT", "H"))  # (installed by ops.install_methods)
+
+
 def _keywords(fn):
     """The keyword names `fn` takes (None: any, through **kwargs)."""
     code = getattr(fn, "__code__", None)
@@ -426,6 +448,40 @@ def _bool_argument(public_name: str, op: str, param: str):
     return test
 
 
+def _lu_pivot(args, kwargs, skip):
+    """Tensor.lu hands `pivot` on by keyword to _lu_with_info, whose parser wants a bool
+    (get_infos is only negated); a call Python itself refuses is left to the stub."""
+    if len(args) - skip > 2 or not kwargs.keys() <= {"pivot", "get_infos"}:
+        return False
+    pivot = args[skip] if len(args) > skip else kwargs.get("pivot", True)
+    if type(pivot) is not bool:
+        from .arg_checks import _typename
+
+        raise TypeError(f"_lu_with_info(): argument 'pivot' must be bool, not "
+                        f"{_typename(pivot)}")
+    return True
+
+
+_NORM_ORDERS = (int, float, bool, str, type(None))
+
+
+def _norm_order(args, kwargs, skip):
+    """Tensor.norm hands an order that is no str on to linalg.vector_norm as its second
+    argument: that parser's error for one that is not a number."""
+    p = args[skip] if len(args) > skip else kwargs.get("p")
+    if type(p) in _NORM_ORDERS or isinstance(p, Tensor):
+        return True
+    import numbers
+
+    if not isinstance(p, numbers.Number):
+        from .arg_checks import diagnose
+
+        error = diagnose("torch.linalg.vector_norm", (args[0], p), {})
+        if error is not None:
+            raise error
+    return True
+
+
 _PRECHECKS = {
     **dict.fromkeys((
         "torch.clone", "torch.conj", "torch.conj_physical", "torch.real", "torch.resolve_conj",
@@ -445,7 +501,7 @@ _PRECHECKS = {
     "torch.tile": _positional_at_most(2), "Tensor.uniform_": _positional_at_most(2),
     "Tensor.random_": _all(_positional_at_most(2), _first_not_none,
                            _known_keywords("Tensor.random_")),
-    "torch.cartesian_prod": _first_tensor, "torch.from_numpy": _one_positional_only,
+    "torch.cartesian_prod": _first_tensor, "Tensor.lu": _lu_pivot, "Tensor.norm": _norm_order, "torch.from_numpy": _one_positional_only,
     "Tensor.set_": _first_not_none,
     "Tensor.squeeze": _first_not_none, "Tensor.squeeze_": _first_not_none,
     "Tensor.unique": _bool_argument("Tensor.unique", "_unique2", "sorted"),
