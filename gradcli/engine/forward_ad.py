@@ -383,10 +383,10 @@ def _on_op(op, inputs, meta, res) -> None:
             full = _FULL_VARIANT.get(op.name)
             if full is not None:
                 op = _registry.OPS[full]
+            if op.name in _IN_PLACE_FORMULAS:  # (how the old tangent is then written)
+                _LAST_IN_PLACE[0] = (weakref.ref(res), op.name, inputs, meta, tangents)
             if op.name in _CONSTANT_RESULT:
                 tangent = make(np.zeros_like(res._data))
-                if op.name in _ZEROED_IN_PLACE:
-                    _LAST_ZEROED[0] = weakref.ref(res)
             elif op.name in _FORMULAS:
                 tangent = _FORMULAS[op.name](inputs, meta, res, tangents)
                 if tangent is NotImplemented:  # (a case the formula leaves to the rule)
@@ -432,15 +432,41 @@ _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
 # the in-place comparisons (eq_, lt_, ...): a 0/1 result, zero derivative
 _COMPARED_IN_PLACE = frozenset(f"{cmp}_{kind}_" for cmp in ("eq", "ne", "lt", "le", "gt", "ge")
                                for kind in ("scalar", "tensor"))
-_CONSTANT_RESULT = _COMPARED_IN_PLACE | {"zero", "fill", "fill_scalar",
+_CONSTANT_RESULT = _COMPARED_IN_PLACE | {"zero", "fill",
                     # draws: zero derivative in PyTorch (a tangent of zeros, no graph)
                     "bernoulli", "normal_mean", "normal_std", "normal_mean_std", "uniform_",
                     "normal_", "bernoulli_"}
-# in-place ops whose new tangent is zero: PyTorch zeroes the old tangent in place (zero_);
-# the last result such an op gave (weakly), for the in-place hook that runs right after
-_ZEROED_IN_PLACE = frozenset({"zero", "uniform_", "normal_", "bernoulli_"}
-                             | _COMPARED_IN_PLACE)
-_LAST_ZEROED: list = [None]
+
+
+def _fill_with_tangent(mine, inputs, meta, tangents):
+    value_t = tangents[1]
+    return mine.fill_(0 if value_t is None else value_t)
+
+
+def _index_put_tangent(mine, inputs, meta, tangents):
+    """PyTorch's self_t.index_put_(indices, values_t): the tangent written in place by the
+    op itself (IndexPutBackward0 on it), zeros for a value without a tangent."""
+    values_t = tangents[1] if tangents[1] is not None else _zeros_like(inputs[1])
+
+    def compute(old, val):
+        return _registry.run_op(_registry.OPS["index_put"], (old, val), meta)
+
+    return mine._apply_inplace(compute, values_t, overlap_ok=True)
+
+
+# in-place ops whose PyTorch formula updates the old tangent in place by an op of its own
+# (derivatives.yaml: zero_ and the draws self_t.zero_(), fill_ self_t.fill_(0 or value_t),
+# index_put_ self_t.index_put_(indices, values_t)), when that write is recorded
+_IN_PLACE_FORMULAS = {
+    **{name: (lambda mine, inputs, meta, tangents: mine.zero_())
+       for name in ("zero", "uniform_", "normal_", "bernoulli_", *_COMPARED_IN_PLACE)},
+    "fill": lambda mine, inputs, meta, tangents: mine.fill_(0),
+    "fill_tensor": _fill_with_tangent,
+    "index_put": _index_put_tangent,
+}
+# the last application of such an op (its result weakly, and what the formula reads), for
+# the in-place hook that runs right after
+_LAST_IN_PLACE: list = [None]
 
 
 # PyTorch's forward derivatives (derivatives.yaml) come in three kinds, and the tangent's
@@ -474,7 +500,9 @@ LINEAR = frozenset({
     # lerp(self_t, end_t, weight), the deduced sum/mean of the tangent ...)
     "sub", "sub_alpha", "cat", "stack", "where", "index_add", "index_copy",
     "put", "masked_fill_tensor", "index_fill_tensor", "block_diag", "lerp", "sum", "sum_dim",
-    "mean", "mean_dim", "squeeze0", "squeeze1", "squeeze2", "to_copy"})
+    "mean", "mean_dim", "squeeze0", "squeeze1", "squeeze2", "to_copy",
+    # as_strided_ writes the view into the tangent's geometry: AsStridedBackward1 on it
+    "as_strided_"})
 # linear ops whose number operands are terms, not factors
 _ADDITIVE = frozenset({"sub", "sub_alpha"})
 # otherwise an explicit formula, which the double-vjp rule below stands in for
@@ -493,6 +521,11 @@ def _div_jvp(inputs, meta, res, tangents):
     if out._data.dtype != res._data.dtype:
         out = out.to(res.dtype)
     return out
+
+
+def _fill_scalar_jvp(inputs, meta, res, tangents):
+    """torch.fill(x, v)'s tangent is torch.fill(x_t, 0): FillBackward0 on the tangent."""
+    return _registry.run_op(_registry.OPS["fill_scalar"], (tangents[0],), (0,))
 
 
 def _plain_result(res: Tensor) -> Tensor:
@@ -788,7 +821,7 @@ def _slogdet_jvp(inputs, meta, outs, tangents):
 _MULTI_FORMULAS = {"std_mean": _paired_jvp(True), "var_mean": _paired_jvp(False),
                    "linalg_slogdet": _slogdet_jvp}
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"nansum": _nansum_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
+_FORMULAS = {"nansum": _nansum_jvp, "fill_scalar": _fill_scalar_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
              "nanmedian": _evenly_read_jvp,
              "amax": _extreme_jvp(_shape_dims_keepdim, False),
@@ -1011,9 +1044,27 @@ class _MultiHook:
             set_tangent(o, piece)
 
     @staticmethod
-    def copies(sources, outs) -> None:
-        for src, o in zip(sources, outs, strict=True):
-            t = tangent_of(src)
+    def copies(sources, outs, op=None) -> None:
+        """unsafe_split, split_with_sizes_copy, unbind_copy: copies of the view pieces
+        `sources`. A tangent with a graph gives PyTorch's: unsafe_split is auto_linear (the
+        op itself on the tangent: UnsafeSplitBackward0), a *_copy op copies each view of the
+        tangent into a new tensor (CopyBackwards over the view op's node)."""
+        tangents = [tangent_of(src) for src in sources]
+        if op is not None and GRAD_MODE.enabled and any(
+                t is not None and t._requires_grad for t in tangents):
+            with _suspended:
+                if op.name == "unsafe_split":
+                    from .ops.composite import _as_copies
+
+                    tangents = list(_as_copies(op, tangents, None))
+                else:
+                    tangents = [t if t is None else _copied_into(o, t)
+                                for o, t in zip(outs, tangents, strict=True)]
+            for o, t in zip(outs, tangents, strict=True):
+                if t is not None:
+                    set_tangent(o, t)
+            return
+        for o, t in zip(outs, tangents, strict=True):
             if t is not None:
                 set_tangent(o, make(np.array(t._data, copy=True)))
 
@@ -1066,9 +1117,10 @@ def _on_inplace(target: Tensor, compute):
             if mine is not None:
                 recorded = GRAD_MODE.enabled and (new._requires_grad or mine._requires_grad) \
                     and not (mine._grad_fn is None and mine._requires_grad)
-                zeroed = _LAST_ZEROED[0]
-                if recorded and zeroed is not None and zeroed() is result:
-                    mine.zero_()  # (recorded: PyTorch's self_t.zero_())
+                last = _LAST_IN_PLACE[0]
+                _LAST_IN_PLACE[0] = None
+                if recorded and last is not None and last[0]() is result:
+                    _IN_PLACE_FORMULAS[last[1]](mine, *last[2:])
                 elif recorded:
                     mine.copy_(new)  # (recorded, as PyTorch's self_t.copy_(new tangent))
                 else:

@@ -438,6 +438,26 @@ def _rsub_alpha(inputs, meta, res, tangents):
     return _cast_to(_mul_s(tangents[0], -meta[1]), res)
 
 
+# ------------------------------------------------------------------ activations' backwards
+
+def _threshold_backward(inputs, meta, res, tangents):
+    """threshold_backward(g, x, t): PyTorch's zeros_like(x_t) + threshold_backward(g_t, x_p,
+    t), an AddBackward0 on top whenever the primal x requires grad."""
+    g, x = inputs
+    term = _registry.run_op(_registry.OPS["threshold_backward"],
+                            (_zeros_for(g, tangents[0]), x), meta)
+    return make(np.zeros_like(x._data)) + term
+
+
+def _hardtanh_backward(inputs, meta, res, tangents):
+    """hardtanh_backward(g, x, lo, hi): PyTorch's where(lo < x_p < hi, g_t, 0): the
+    tangent reads x only through the mask (WhereBackward0 on g_t's graph)."""
+    g, x = inputs
+    lo, hi = meta
+    inside = make((x._data > lo) & (x._data < hi))
+    return _where(inside, _zeros_for(g, tangents[0]), _scalar(0, res).expand_as(res))
+
+
 # ------------------------------------------------------------------ copying squeezes
 
 def _dims_dropped(longer, shorter) -> list:
@@ -479,6 +499,7 @@ FORMULAS = {
     "special_xlog1py_scalar_self": _scalar_self_log(1.0), "ldexp": _ldexp,
     "nextafter": _nextafter,
     "celu": _elu_family, "selu": _elu_family,
+    "threshold_backward": _threshold_backward, "hardtanh_backward": _hardtanh_backward,
     "hardshrink": _via(_HARDSHRINK_BACKWARD), "softshrink": _via(_SOFTSHRINK_BACKWARD),
     "hardswish": _via(_HARDSWISH_BACKWARD), "rrelu": _via(_RRELU_BACKWARD),
     "hardsigmoid": _via(_HARDSIGMOID_BACKWARD), "glu": _glu, "prelu": _prelu,
