@@ -47,14 +47,6 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TBackward0 vs PyTorch's AddBackward0",
     ("linalg_householder_product", "tangent_requires_grad"):
         "no explicit jvp formula of PyTorch's yet (the double-vjp rule stands in): TBackward0 vs PyTorch's AddBackward0",
-    ("quantile_out", "primal_requires_grad"):
-        "PyTorch's quantile tangent ends in its own squeeze (SqueezeBackward4); gradcli's squeezes one dim: SqueezeBackward1 vs PyTorch's SqueezeBackward4",
-    ("quantile_out", "tangent_requires_grad"):
-        "PyTorch's quantile tangent ends in its own squeeze (SqueezeBackward4); gradcli's squeezes one dim: SqueezeBackward1 vs PyTorch's SqueezeBackward4",
-    ("renorm", "primal_requires_grad"):
-        "PyTorch's renorm_jvp ends in a where; the double-vjp rule stands in: AddBackward0 vs PyTorch's WhereBackward0",
-    ("renorm", "tangent_requires_grad"):
-        "PyTorch's renorm_jvp ends in a where; the double-vjp rule stands in: AddBackward0 vs PyTorch's WhereBackward0",
 }
 
 

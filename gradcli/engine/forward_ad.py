@@ -502,7 +502,9 @@ LINEAR = frozenset({
     "put", "masked_fill_tensor", "index_fill_tensor", "block_diag", "lerp", "sum", "sum_dim",
     "mean", "mean_dim", "squeeze0", "squeeze1", "squeeze2", "to_copy",
     # as_strided_ writes the view into the tangent's geometry: AsStridedBackward1 on it
-    "as_strided_"})
+    "as_strided_",
+    # quantile's last step (ATen's squeeze_/movedim of its result) is taken by the tangent
+    "quantile_out"})
 # linear ops whose number operands are terms, not factors
 _ADDITIVE = frozenset({"sub", "sub_alpha"})
 # otherwise an explicit formula, which the double-vjp rule below stands in for
@@ -645,6 +647,21 @@ def _norm_jvp(inputs, meta, res, tangents):
     if out._data.dtype != t._data.dtype:  # (vector_norm(dtype=...): PyTorch's tangent
         out = out.to(t.dtype)             # keeps the input's dtype)
     return out.masked_fill(norm == 0, 0)
+
+
+def _renorm_jvp(inputs, meta, res, tangents):
+    """PyTorch's renorm_jvp: the slices over maxnorm take factor * (t - x / norm * the
+    norm's tangent), the others t itself (a where on top: WhereBackward0)."""
+    p, dim, maxnorm = meta
+    x, t = inputs[0], tangents[0]
+    dims = tuple(d for d in range(x._data.ndim) if d != dim)
+    norm = _registry.PUBLIC["torch.linalg.vector_norm"](x, p, dims, keepdim=True)
+    norm_t = _norm_jvp((x,), (p, dims, True), norm, [t])
+    if norm_t is NotImplemented:
+        return NotImplemented
+    invnorm = (norm + 1e-7).reciprocal()
+    factor = invnorm * maxnorm
+    return _where(norm > maxnorm, factor * (t - x * invnorm * norm_t), t)
 
 
 def _rounded_quotient_jvp(mode: str):
@@ -821,7 +838,7 @@ def _slogdet_jvp(inputs, meta, outs, tangents):
 _MULTI_FORMULAS = {"std_mean": _paired_jvp(True), "var_mean": _paired_jvp(False),
                    "linalg_slogdet": _slogdet_jvp}
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"nansum": _nansum_jvp, "fill_scalar": _fill_scalar_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
+_FORMULAS = {"nansum": _nansum_jvp, "fill_scalar": _fill_scalar_jvp, "renorm": _renorm_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
              "nanmedian": _evenly_read_jvp,
              "amax": _extreme_jvp(_shape_dims_keepdim, False),
