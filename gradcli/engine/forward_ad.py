@@ -510,15 +510,103 @@ _ADDITIVE = frozenset({"sub", "sub_alpha"})
 # otherwise an explicit formula, which the double-vjp rule below stands in for
 
 
+def _zero_term(x):
+    """PyTorch's (missing tangent) * x: a missing tangent is an efficient zero tensor, so
+    the product is zeros (never nan), recorded (MulBackward0) only when x requires grad;
+    None when nothing is recorded (the term then changes nothing)."""
+    if not (GRAD_MODE.enabled and isinstance(x, Tensor) and x._requires_grad):
+        return None
+    term = make(np.zeros((), x._data.dtype)) * x
+    term._data = np.zeros_like(term._data)
+    return term
+
+
+def _missing(x, like: Tensor) -> Tensor:
+    """The zero tangent of an operand without one (PyTorch's efficient zeros): x's shape,
+    or a 0-d zero for a number."""
+    if isinstance(x, Tensor):
+        return make(np.zeros(x._data.shape, like._data.dtype))
+    return make(np.zeros((), like._data.dtype))
+
+
+def _valued(out: Tensor, values: np.ndarray) -> Tensor:
+    """`out` (an add or a sub with an efficient zero, for its node) holding `values`: an
+    efficient zero changes nothing in PyTorch, not even a zero's sign (-0. + 0. is 0.)."""
+    out._data = np.array(np.broadcast_to(values, out._data.shape), dtype=out._data.dtype)
+    return out
+
+
+def _mul_jvp(inputs, meta, res, tangents):
+    """x * y with one tangent missing (a wrapped number, a tensor without one): PyTorch's
+    mul.Tensor formula other_t * self_p + self_t * other_p with the missing one zero, so
+    AddBackward0 on top whenever anything requires grad (the zero term recorded when its
+    primal does). Both tangents there: the product rule of jvp_of_op."""
+    a, b = inputs
+    at, bt = tangents
+    if at is not None and bt is not None:
+        return NotImplemented
+    first = bt * a if bt is not None else _zero_term(a)  # other_t * self_p
+    second = at * b if at is not None else _zero_term(b)  # self_t * other_p
+    present = first if bt is not None else second  # (the other term is a zero)
+    if not (GRAD_MODE.enabled and (present._requires_grad
+                                   or any(x is not None for x in (first, second)
+                                          if x is not present))):
+        return present if present._data.dtype == res._data.dtype else present.to(res.dtype)
+    if first is None:
+        first = _missing(b, present)
+    elif second is None:
+        second = _missing(a, present)
+    out = _valued(first + second, present._data)
+    return out if out._data.dtype == res._data.dtype else out.to(res.dtype)
+
+
+def _add_jvp(inputs, meta, res, tangents):
+    """add.Tensor's self_t + alpha * other_t (alpha: add_alpha's meta), a missing tangent
+    a zero: AddBackward0 when a tangent requires grad."""
+    a, b = inputs
+    at, bt = tangents
+    like = at if at is not None else bt
+    alpha = meta[0] if meta else 1
+    if bt is not None and alpha != 1:
+        bt = _registry.run_op(_registry.OPS["mul_scalar"], (bt,), (alpha,))
+    present = at if bt is None else bt if at is None else None
+    out = (at if at is not None else _missing(a, like)) + \
+        (bt if bt is not None else _missing(b, like))
+    if present is not None:
+        out = _valued(out, present._data)
+    return out if out._data.dtype == res._data.dtype else out.to(res.dtype)
+
+
+def _where_jvp(inputs, meta, res, tangents):
+    """where(c, self_t, other_t): a number operand's tangent is a zero (the linear rule
+    would hand the op no operand there)."""
+    if all(isinstance(x, Tensor) for x in inputs):
+        return _linear_jvp(_registry.OPS["where"], inputs, meta, res._data, tangents)
+    args = [t if t is not None else 0.0 if not isinstance(x, Tensor) else _zeros_like(x)
+            for x, t in zip(inputs, tangents, strict=True)]
+    out = _registry.PUBLIC["torch.where"](make(meta[0]), *args)
+    return out if out._data.dtype == res._data.dtype else out.to(res.dtype)
+
+
 def _div_jvp(inputs, meta, res, tangents):
     """div's explicit formula, (self_t - other_t * result) / other_p: DivBackward0 on top."""
     a, b = inputs
     at, bt = tangents
+    # (a missing tangent is a zero that PyTorch still computes with: other_t * result is
+    # recorded when the result requires grad, the subtraction when either side does)
+    product = _zero_term(res) if bt is None else bt * _plain_result(res)
+    recorded = GRAD_MODE.enabled and any(
+        x is not None and x._requires_grad for x in (at, product))
     if bt is None:
-        numerator = at
+        if product is None:
+            product = _missing(res, at)
+        numerator = _valued(at - product, at._data) if recorded else at
+    elif at is None:
+        numerator = -product
+        if recorded:
+            numerator = _valued(_missing(a, product) - product, numerator._data)
     else:
-        numerator = bt * _plain_result(res)
-        numerator = -numerator if at is None else at - numerator
+        numerator = at - product
     out = numerator / b
     if out._data.dtype != res._data.dtype:
         out = out.to(res.dtype)
@@ -838,7 +926,7 @@ def _slogdet_jvp(inputs, meta, outs, tangents):
 _MULTI_FORMULAS = {"std_mean": _paired_jvp(True), "var_mean": _paired_jvp(False),
                    "linalg_slogdet": _slogdet_jvp}
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"nansum": _nansum_jvp, "fill_scalar": _fill_scalar_jvp, "renorm": _renorm_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
+_FORMULAS = {"where": _where_jvp, "mul": _mul_jvp, "add": _add_jvp, "add_alpha": _add_jvp, "nansum": _nansum_jvp, "fill_scalar": _fill_scalar_jvp, "renorm": _renorm_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
              "nanmedian": _evenly_read_jvp,
              "amax": _extreme_jvp(_shape_dims_keepdim, False),
