@@ -522,39 +522,89 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
     finally:
         _DEPTH[0] -= 1
     outs, out_spec, aux = _jvp_outputs(name, output, has_aux)
-    held = _custom_saved_as_constants(outs, inner)
+    restore = _custom_saved_as_constants(outs, inner)
     try:
         return _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep)
     finally:
-        for entries, original in held:
-            entries.clear()
-            entries.extend(original)
+        for undo in restore:
+            undo()
 
 
 def _custom_saved_as_constants(outs: list, inner: list) -> list:
-    """The custom Functions' nodes between `inner` and `outs` get their saved inputs as
-    constants of the enclosing jvp (no tangent; their history kept) while the double vjp runs:
-    PyTorch gives the inner level's tangent by the Function's jvp with forward grad off,
-    so the enclosing jvp sees no dependence of that tangent on the saved tensors (jvp of
-    jvp of a Function: a zero second derivative through it). Returns what to put back."""
+    """PyTorch gives the inner level's tangent of a custom Function's output by the
+    Function's jvp with forward grad off, so the enclosing jvp sees no dependence of that
+    tangent on anything the Function's inputs were computed from (jvp of jvp through a
+    Function: zero second derivative through it, and through the ops before it). Here,
+    while the double vjp runs, the custom nodes between `inner` and `outs` and the nodes
+    only they reach back to read their saved tensors as constants of the enclosing jvp
+    (no tangent; their history kept). Nodes also on a path that avoids every custom
+    Function keep theirs. Returns the undo steps."""
     stop = {id(x._grad_fn) for x in inner if x._grad_fn is not None}
-    stack = [o._grad_fn for o in outs if isinstance(o, Tensor) and o._grad_fn is not None]
-    seen, held = set(), []
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen or id(node) in stop:
-            continue
-        seen.add(id(node))
-        entries = node.__dict__.get("_saved") if node.custom else None
-        if isinstance(entries, list) and entries:
-            original = list(entries)
-            for i, entry in enumerate(entries):
-                if entry is None or entry[1] is None or entry[2] is not None:
-                    continue  # (packed by hooks, or an output of the node: kept as is)
-                entries[i] = (_without_tangent(entry[0]), entry[1], None)
-            held.append((entries, original))
-        stack.extend(fn for fn, _nr in (node.next_functions or ()) if fn is not None)
-    return held
+    roots = [o._grad_fn for o in outs if isinstance(o, Tensor) and o._grad_fn is not None]
+
+    def walk(starts, through_custom: bool) -> dict:
+        found, stack = {}, list(starts)
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in found or id(node) in stop:
+                continue
+            found[id(node)] = node
+            if node.custom and not through_custom:
+                continue
+            stack.extend(fn for fn, _nr in (node.next_functions or ()) if fn is not None)
+        return found
+
+    direct = walk(roots, through_custom=False)
+    customs = [n for n in direct.values() if n.custom]
+    if not customs:
+        return []
+    behind = walk([fn for n in customs for fn, _nr in (n.next_functions or ()) if fn is not None],
+                  through_custom=True)
+    undo = []
+    for node in customs + [n for k, n in behind.items() if k not in direct or n.custom]:
+        if node.custom:
+            undo.extend(_custom_node_constant(node))
+        elif not node.packed:
+            undo.extend(_op_node_constant(node))
+    return undo
+
+
+def _custom_node_constant(node) -> list:
+    entries = node.__dict__.get("_saved")
+    if not isinstance(entries, list) or not entries:
+        return []
+    original = list(entries)
+    for i, entry in enumerate(entries):
+        if entry is None or entry[1] is None or entry[2] is not None:
+            continue  # (packed by hooks, or an output of the node: kept as is)
+        entries[i] = (_without_tangent(entry[0]), entry[1], None)
+
+    def undo():
+        entries.clear()
+        entries.extend(original)
+
+    return [undo]
+
+
+def _op_node_constant(node) -> list:
+    """An op's node reading its saved inputs and output without their tangents."""
+    steps = []
+    saved = node.saved
+    if saved is not None and any(isinstance(x, Tensor) and _fwad.tangent_of(x) is not None
+                                 for x in saved):
+        node.saved = tuple(_without_tangent(x) if isinstance(x, Tensor) else x for x in saved)
+
+        def put_back(node=node, saved=saved):
+            node.saved = saved
+
+        steps.append(put_back)
+    result = node.saved_result
+    if result is not None:
+        key = id(result[0])
+        entry = _fwad._SAVED_RESULTS.pop(key, None)
+        if entry is not None:
+            steps.append(lambda key=key, entry=entry: _fwad._SAVED_RESULTS.__setitem__(key, entry))
+    return steps
 
 
 def _without_tangent(t: Tensor) -> Tensor:
