@@ -215,8 +215,10 @@ def _differentiable(x: Tensor) -> Tensor:
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if x.requires_grad:
-        with enable_grad():
-            return x.view_as(x)
+        from gradcli.engine.ops.views import alias
+
+        with enable_grad():  # (an alias: its backward hands the gradient on as it is, so
+            return alias(x)  # grad(grad(f)) ends in f's last op, as PyTorch's levels do)
     return _detached(x).requires_grad_(True)
 
 
@@ -277,7 +279,7 @@ def vjp(func, *primals, has_aux: bool = False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives one gradient per primal."""
     flat, spec = _flatten(primals)
     keep = _keep_graph(flat)
-    inner = [_differentiable(x) for x in flat]
+    inner = _inputs_for(flat)
     _DEPTH[0] += 1
     try:
         with enable_grad(), _TRANSFORM:
@@ -312,13 +314,57 @@ def vjp(func, *primals, has_aux: bool = False):
 
     shown = _unflatten([_plain(o, keep) for o in outs], out_spec)
     if has_aux:
-        return shown, vjp_fn, _tree_plain(aux, keep)
+        return shown, vjp_fn, _tree_plain(aux, keep, inner)
     return shown, vjp_fn
 
 
-def _tree_plain(tree, keep: bool):
+def _tree_plain(tree, keep: bool, inner=None):
     leaves, spec = _flatten(tree)
-    return _unflatten([_plain(x, keep) for x in leaves], spec)
+    if inner is None:
+        return _unflatten([_plain(x, keep) for x in leaves], spec)
+    return _unflatten([_aux_leaf(x, keep, inner) for x in leaves], spec)
+
+
+class _Inputs(list):
+    """The differentiable copies a transform made, with the tensors they stand for."""
+
+    originals: list = []
+
+
+def _inputs_for(flat: list) -> _Inputs:
+    inner = _Inputs(_differentiable(x) for x in flat)
+    inner.originals = flat
+    return inner
+
+
+def _aux_leaf(t, keep: bool, inner: _Inputs):
+    """An aux output as PyTorch's levels unwrap it: an input itself is the caller's
+    tensor, a view stays a view (of the caller's tensor when it viewed an input), so an
+    in-place change of it shows through as PyTorch's does."""
+    if not isinstance(t, Tensor):
+        return t
+    for x, original in zip(inner, inner.originals, strict=True):
+        if t is x:
+            return original
+    if keep:
+        return t
+    out = _detached(t, False)
+    base = t._base
+    if base is None:
+        return out
+    root = next((o for x, o in zip(inner, inner.originals, strict=True) if base is x), None)
+    if root is None:
+        root = _detached(base, False)
+    chain = t._view_fn
+    if root._base is not None:
+        chain = root._view_fn + chain
+        root = root._base
+    out._base = root
+    out._view_fn = chain
+    out._vc = root._vc
+    out._attr_version = root._vc[0]
+    out._creation = t._creation
+    return out
 
 
 def _traced_call(func, args, kwargs, argnums, has_aux: bool, who: str) -> tuple:
@@ -328,7 +374,7 @@ def _traced_call(func, args, kwargs, argnums, has_aux: bool, who: str) -> tuple:
     nums = _argnums(argnums, len(args))
     flat, spec = _flatten(_picked(args, nums))
     keep = _keep_graph(flat)
-    inner = [_differentiable(x) for x in flat]
+    inner = _inputs_for(flat)
     _DEPTH[0] += 1
     try:
         with enable_grad(), _TRANSFORM:
@@ -363,7 +409,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         gradient = _unflatten(grads, spec)
         value = _plain(output, keep)
         if has_aux:
-            return gradient, (value, _tree_plain(aux, keep))
+            return gradient, (value, _tree_plain(aux, keep, inner))
         return gradient, value
 
     return run
@@ -401,7 +447,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
             jacs.append(_unflatten(rows, spec))
         result = _unflatten(jacs, out_spec)
         if has_aux:
-            return result, _tree_plain(aux, keep)
+            return result, _tree_plain(aux, keep, inner)
         return result
 
     return run
@@ -514,7 +560,7 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
 
 
     name = _JVP_NAME
-    inner = [_differentiable(x) for x in flat_p]
+    inner = _inputs_for(flat_p)
     _DEPTH[0] += 1
     try:
         with enable_grad(), _TRANSFORM:
@@ -655,7 +701,7 @@ def _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep):
         tangents_out.append(_plain(t, keep))
     result = _unflatten(primals_out, out_spec), _unflatten(tangents_out, out_spec)
     if has_aux:
-        return result + (_tree_plain(aux, keep),)
+        return result + (_tree_plain(aux, keep, inner),)
     return result
 
 
