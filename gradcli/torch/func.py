@@ -20,7 +20,7 @@ from gradcli.engine.grad_mode import GRAD_MODE, enable_grad
 from gradcli.engine.tensor import Tensor
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "vjp", "vmap"]
+           "linearize", "stack_module_state", "vjp", "vmap"]
 
 # how many reverse-mode transforms are running: inside one, results keep their graph so
 # that the enclosing transform differentiates them
@@ -805,49 +805,125 @@ def hessian(func, argnums=0):
 
 # ------------------------------------------------------------------ vmap
 
-def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
-    """func over a batch dimension: called once per slice, the results stacked."""
+def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
+    """vmap: func over a batch dimension, called once per slice, the results stacked.
+    Random ops inside draw as PyTorch's batched ones do (func_randomness.py). Reached as
+    torch.vmap (the same object as torch.func.vmap, as PyTorch's)."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    fname = getattr(func, "__name__", "fn")
 
     @functools.wraps(func)
     def run(*args, **kwargs):
         import gradcli.torch as torch
 
+        if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+            raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): expected "
+                             f"`in_dims` to be int or a (potentially nested) tuple matching "
+                             f"the structure of inputs, got: {type(in_dims)}.")
         dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
         if len(dims) != len(args):
             raise ValueError(
-                f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)(<inputs>): "
+                f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): "
                 f"in_dims is not compatible with the structure of `inputs`. in_dims has structure "
                 f"{len(dims)} but inputs has structure {len(args)}.")
-        size = None
+        flat, spec = _flatten(list(args))
+        leaf_dims = []
         for a, d in zip(args, dims, strict=True):
-            if d is not None and isinstance(a, Tensor):
-                n = a.shape[d]
-                if size is not None and n != size:
-                    raise ValueError(
-                        f"vmap: Expected all tensors to have the same size in the mapped "
-                        f"dimension, got sizes {[x.shape[e] for x, e in zip(args, dims, strict=True) if e is not None]} "
-                        "for the mapped dimension")
-                size = n
-        if size is None:
-            raise ValueError(f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)"
+            leaf_dims.extend(_leaf_dims(fname, in_dims, a, d))
+        mapped = [(x, d) for x, d in zip(flat, leaf_dims, strict=True)
+                  if d is not None and isinstance(x, Tensor)]
+        sizes = [x.shape[d] for x, d in mapped]
+        if not sizes:
+            raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)"
                              "(<inputs>): at least one input must be a Tensor mapped over a "
                              "dimension (in_dims is not None)")
+        if any(n != sizes[0] for n in sizes):
+            raise ValueError(
+                "vmap: Expected all tensors to have the same size in the mapped "
+                f"dimension, got sizes {sizes} for the mapped dimension")
+        size = sizes[0]
+        from .func_randomness import Randomness
+
         results = []
-        for b in range(size):
-            sliced = tuple(a.select(d, b) if d is not None and isinstance(a, Tensor) else a
-                           for a, d in zip(args, dims, strict=True))
-            results.append(func(*sliced, **kwargs))
-        first, spec = _flatten(results[0])
+        with Randomness(randomness, size) as draws:
+            for b in range(size):
+                draws.slice(b)
+                sliced = [x.select(d, b) if d is not None and isinstance(x, Tensor) else x
+                          for x, d in zip(flat, leaf_dims, strict=True)]
+                results.append(func(*_unflatten(sliced, spec), **kwargs))
+        first, out_spec = _flatten(results[0])
         per_leaf = [[] for _ in first]
         for r in results:
             leaves, _ = _flatten(r)
             for acc, leaf in zip(per_leaf, leaves, strict=True):
                 acc.append(leaf if isinstance(leaf, Tensor) else torch.tensor(leaf))
-        odims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(per_leaf)
-        stacked = [torch.stack(acc, dim=d) for acc, d in zip(per_leaf, odims, strict=True)]
-        return _unflatten(stacked, spec)
+        odims = []
+        if isinstance(out_dims, tuple) and out_spec is not None:
+            for sub, d in zip(_unflatten(list(range(len(first))), out_spec), out_dims,
+                              strict=False):
+                odims.extend(_leaf_dims(fname, out_dims, sub, d, "out_dims"))
+        else:
+            odims = [out_dims] * len(per_leaf)
+        stacked = [_named_as_slices(torch.stack(acc, dim=d), acc[0])
+                   for acc, d in zip(per_leaf, odims, strict=True)]
+        return _unflatten(stacked, out_spec)
 
     return _under_vmap(run)
+
+
+# node name -> an unregistered op joining vmap's slices under that name
+_SLICE_JOINS: dict = {}
+# a slice's last node -> the node PyTorch's batching rule ends in instead (a full
+# reduction becomes one over the non-batch dims, a dot a matrix-vector product, linear a
+# matmul plus the bias, a vector-matrix product's squeeze one of several dims)
+_BATCHED_NODE = {"SumBackward0": "SumBackward1", "MeanBackward0": "MeanBackward1",
+                 "DotBackward0": "MvBackward0", "MaxBackward1": "MaxBackward0",
+                 "MinBackward1": "MinBackward0", "AddmmBackward0": "AddBackward0",
+                 "SqueezeBackward4": "SqueezeBackward5", "NansumBackward0": "NansumBackward0"}
+
+
+def _named_as_slices(stacked: Tensor, first: Tensor) -> Tensor:
+    """PyTorch's vmap runs the function once over the batch, so its result's grad_fn is
+    the function's last node (AddBackward0), not a stack: the stacked result's node
+    renamed after the slices' last node (the stack's backward, under that name)."""
+    fn, last = stacked._grad_fn, first._grad_fn
+    if fn is None or last is None or getattr(fn, "custom", False):
+        return stacked
+    name = type(last).__name__
+    name = _BATCHED_NODE.get(name, name)
+    from gradcli.engine.ops.registry import Op
+
+    op = _SLICE_JOINS.get(name)
+    if op is None:
+        op = _SLICE_JOINS[name] = Op("vmap_join", name, fn.op.forward, fn.op.backward,
+                                     "vmap: the slices' gradients, each to its slice",
+                                     multi=fn.op.multi)
+    stacked._grad_fn = op.node_class()(op, fn.next_functions, fn.saved, fn.versions,
+                                       fn.saved_result, fn.meta, fn.input_meta)
+    return stacked
+
+
+from gradcli.engine.ops.registry import PUBLIC as _PUBLIC  # noqa: E402
+
+vmap = _PUBLIC["torch.vmap"]
+
+
+def _leaf_dims(fname: str, whole, arg, dims, what: str = "in_dims") -> list:
+    """The mapped dim of each leaf of `arg` (a pytree) under its `dims`: an int or None
+    applies to every leaf, a tuple/list/dict matches the structure."""
+    leaves, _ = _flatten(arg)
+    if dims is None or isinstance(dims, int):
+        return [dims] * len(leaves)
+    if isinstance(dims, (tuple, list)) and isinstance(arg, (tuple, list)) \
+            and len(dims) == len(arg):
+        return [d for a, sub in zip(arg, dims, strict=True)
+                for d in _leaf_dims(fname, whole, a, sub, what)]
+    if isinstance(dims, dict) and isinstance(arg, dict) and set(dims) == set(arg):
+        return [d for key, a in arg.items() for d in _leaf_dims(fname, whole, a, dims[key], what)]
+    raise ValueError(f"vmap({fname}, {what}={whole}, ...)(<inputs>): {what} is not compatible "
+                     f"with the structure of `inputs`.")
 
 
 # ------------------------------------------------------------------ modules
@@ -909,6 +985,37 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for restore in reversed(undo):
             restore()
+
+
+def stack_module_state(models):
+    """(params, buffers): each parameter and buffer of the models stacked along a new
+    first dim, by qualified name, for vmap over functional_call (model ensembling). The
+    stacked parameters are new leaves (optimizable), unrelated to the models' own."""
+    import gradcli.torch as torch
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tables: list) -> dict:
+        out = {}
+        for name in tables[0]:
+            tensors = [table[name] for table in tables]
+            wanting = [t.requires_grad for t in tensors]
+            if any(wanting) and not all(wanting):
+                raise RuntimeError(f"Expected {name} from each model to have the same "
+                                   ".requires_grad")
+            joined = torch.stack(tensors)
+            out[name] = joined.detach().requires_grad_() if all(wanting) else joined
+        return out
+
+    return (stacked([dict(m.named_parameters()) for m in models]),
+            stacked([dict(m.named_buffers()) for m in models]))
 
 
 def _named_tensors(module):
