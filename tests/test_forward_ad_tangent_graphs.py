@@ -115,3 +115,36 @@ def test_tangent_graphs_differentiate_as_pytorch(expr):
             assert g is None or not np.any(g)
         else:
             np.testing.assert_allclose(g, e, rtol=1e-7, atol=1e-7)
+
+
+def _householder_tangent(module, a, t):
+    fw = module.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(a, t)
+        out = module.linalg.householder_product(x.reshape(-1, 1) * x.reshape(1, -1).cos(),
+                                                x[:2].sin())
+        return fw.unpack_dual(out).tangent if module is torch else tangent_of(out)
+
+
+def test_householder_tangent_values_and_their_true_derivative():
+    """householder_product's tangent: PyTorch's values; its derivative w.r.t. the primal
+    the true one (central differences of PyTorch's own tangents; PyTorch's graph of its
+    tangent gives another)."""
+    rng = np.random.default_rng(3)
+    a0, t0 = rng.standard_normal(3), rng.standard_normal(3)
+    a = gt.tensor(a0, requires_grad=True)
+    got = _householder_tangent(gt, a, gt.tensor(t0))
+    expected = _householder_tangent(torch, torch.tensor(a0), torch.tensor(t0))
+    assert type(got.grad_fn).__name__ == "AddBackward0"
+    np.testing.assert_allclose(np.asarray(got.tolist()), expected.numpy(), rtol=1e-7, atol=1e-12)
+    w = np.linspace(0.5, 1.5, got.numel()).reshape(tuple(got.shape))
+    grad = gt.autograd.grad((got * gt.tensor(w)).sum(), a)[0]
+    eps = 1e-6
+    numeric = []
+    for i in range(3):
+        step = np.zeros(3)
+        step[i] = eps
+        hi = _householder_tangent(torch, torch.tensor(a0 + step), torch.tensor(t0)).numpy()
+        lo = _householder_tangent(torch, torch.tensor(a0 - step), torch.tensor(t0)).numpy()
+        numeric.append(((hi - lo) * w).sum() / (2 * eps))
+    np.testing.assert_allclose(np.asarray(grad.tolist()), numeric, rtol=1e-6, atol=1e-8)
