@@ -196,6 +196,7 @@ def exit_dual_level(*, level=None) -> None:
     _LEVEL[0] = level - 1
     _TANGENTS.clear()
     _SAVED_RESULTS.clear()
+    _LAST_IN_PLACE[0] = None
     _uninstall()
 
 

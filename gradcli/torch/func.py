@@ -734,7 +734,11 @@ def linearize(func, *primals):
 
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
     """A function returning the Jacobian of func w.r.t. args[argnums], one forward pass per
-    input element (shape: output's shape + input's shape)."""
+    input element (shape: output's shape + input's shape). PyTorch vmaps the passes, so
+    random ops inside follow `randomness` as under vmap (func_randomness.py)."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
 
     @functools.wraps(func)
     def run(*args, **kwargs):
@@ -742,6 +746,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
 
         import gradcli.torch as torch
         from gradcli.engine.tensor import make
+
+        from .func_randomness import Randomness
 
         nums = _argnums(argnums, len(args))
         picked = _picked(args, nums)
@@ -751,8 +757,12 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         aux = None
         out_spec = None
         outs = None
-        for i in range(len(flat)):
-            for k in range(sizes[i]):
+        draws = Randomness(randomness, max(sum(sizes), 1))
+        column = 0
+        for i, k in [(n, e) for n in range(len(flat)) for e in range(sizes[n])]:
+            draws.slice(column)
+            column += 1
+            with draws:
                 tangents = []
                 for j, y in enumerate(flat):
                     t = np.zeros(y._data.shape, dtype=y._data.dtype)
