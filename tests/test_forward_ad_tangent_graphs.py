@@ -148,3 +148,24 @@ def test_householder_tangent_values_and_their_true_derivative():
         lo = _householder_tangent(torch, torch.tensor(a0 - step), torch.tensor(t0)).numpy()
         numeric.append(((hi - lo) * w).sum() / (2 * eps))
     np.testing.assert_allclose(np.asarray(grad.tolist()), numeric, rtol=1e-6, atol=1e-8)
+
+
+# (not d / d.detach(): PyTorch's zero gradient stays an efficient zero through the
+# division's backward too, so it keeps +0. where a divisor is negative; gradcli's is a
+# plain zero by then and gets -0.)
+@pytest.mark.parametrize("expr", ["d * 2", "d / 4", "2 / d", "d * d.detach()"])
+def test_backward_through_a_zero_term_prints_as_pytorch(expr):
+    """The missing tangent's term has a zero derivative, +0. everywhere (PyTorch's efficient
+    zero), whatever the incoming gradient's sign: x.grad prints 0., not -0."""
+
+    def run(module):
+        fw = module.autograd.forward_ad
+        x = module.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        with fw.dual_level():
+            d = fw.make_dual(x, module.tensor([1.0, 0.0, -0.5]))
+            out = eval(expr, {"d": d})  # noqa: S307 - a fixed table
+            t = fw.unpack_dual(out).tangent if module is torch else tangent_of(out)
+            (t * module.tensor([1.0, -2.0, 3.0])).sum().backward()
+        return repr(x.grad)
+
+    assert run(gt) == run(torch)

@@ -517,9 +517,19 @@ def _zero_term(x):
     None when nothing is recorded (the term then changes nothing)."""
     if not (GRAD_MODE.enabled and isinstance(x, Tensor) and x._requires_grad):
         return None
-    term = make(np.zeros((), x._data.dtype)) * x
-    term._data = np.zeros_like(term._data)
-    return term
+    global _EFFICIENT_ZERO_MUL
+    if _EFFICIENT_ZERO_MUL is None:
+        # (not in the op table: an internal step; its gradient is +0 everywhere, as an
+        # efficient zero's product's is, where g * 0 would give -0 for a negative g)
+        _EFFICIENT_ZERO_MUL = _registry.Op(
+            "efficient_zero_mul", "MulBackward0", lambda z, a, shape: np.zeros_like(a),
+            lambda c, g: (None, make(np.zeros(c.meta[0], g._data.dtype))),
+            "d (zero * x)/dx = 0", save_meta=True)
+    zero = make(np.zeros((), x._data.dtype))
+    return _registry.run_op(_EFFICIENT_ZERO_MUL, (zero, x), (x._data.shape,))
+
+
+_EFFICIENT_ZERO_MUL = None
 
 
 def _missing(x, like: Tensor) -> Tensor:
