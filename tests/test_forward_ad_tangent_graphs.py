@@ -169,3 +169,36 @@ def test_backward_through_a_zero_term_prints_as_pytorch(expr):
         return repr(x.grad)
 
     assert run(gt) == run(torch)
+
+
+_OWN_GRAPH = pytest.mark.xfail(strict=True, reason=(
+    "a tangent made by the product rule or the double-vjp rule: its graph is gradcli's "
+    "(the rule's ops), and the tangent of its gradient is not PyTorch's"))
+
+
+@pytest.mark.parametrize("expr", [
+    "d.exp()", "(d * 3).exp()", "(d * d).exp()", "d.sigmoid()", "d.tanh().sum()",
+    pytest.param("d.sin() * d", marks=_OWN_GRAPH),
+    pytest.param("(d ** 3).log1p()", marks=_OWN_GRAPH)])
+def test_gradient_of_a_tangent_carries_its_own_tangent(expr):
+    """Backward through a tangent's graph inside the level: the formulas read saved
+    outputs that are dual, so the gradient has a tangent (forward over reverse), as
+    PyTorch's."""
+
+    def run(module):
+        fw = module.autograd.forward_ad
+        x = module.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        with fw.dual_level():
+            d = fw.make_dual(x, module.tensor([1.0, 0.0, -0.5]))
+            out = eval(expr, {"d": d})  # noqa: S307 - a fixed table
+            t = fw.unpack_dual(out).tangent if module is torch else tangent_of(out)
+            g, = module.autograd.grad(t.sum(), x)
+            gt_ = fw.unpack_dual(g).tangent if module is torch else tangent_of(g)
+            return g.detach().numpy() if module is torch else np.array(g._data), \
+                None if gt_ is None else (gt_.numpy() if module is torch else np.array(gt_._data))
+
+    got, expected = run(gt), run(torch)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-6, atol=1e-6)
+    assert (got[1] is None) == (expected[1] is None)
+    if expected[1] is not None:
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-6, atol=1e-6)

@@ -368,6 +368,7 @@ def _on_op(op, inputs, meta, res) -> None:
             "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
             "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
             "its implementation or submit a PR adding the implementation to derivatives.yaml")
+    _RESULT_VC[0] = (res._data, res._vc)
     with _suspended:
         from .ops.views import is_view_forward, view_op
 
@@ -398,6 +399,7 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangent = _linear_jvp(op, inputs, meta, res._data, tangents)
             else:
                 tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
+    _RESULT_VC[0] = None
     if tangent is None:
         return
     if (op.name in _COPIED_VIEWS or op.name in _more_formulas.COPIED_OUTPUTS
@@ -974,9 +976,17 @@ def _formula_node(op, inputs, meta, out, tangents, keep: bool):
                 if input_meta is None:
                     input_meta = [None] * len(inputs)
                 input_meta[i] = (x._data.shape, x._data.dtype)
+    # (a saved output is read back over its own version counter, so that it finds the
+    # tangent the result gets: a backward through the tangent's graph differentiates it)
+    held = _RESULT_VC[0]
+    vc = held[1] if held is not None and held[0] is first else [0]
     return op.node_class()(op, edges, primals if op.save_inputs else None, None,
-                           (out, [0]) if op.save_result and not multi else None, meta,
+                           (out, vc) if op.save_result and not multi else None, meta,
                            input_meta)
+
+
+# (the array, the version counter) of the result whose tangent _on_op is computing
+_RESULT_VC: list = [None]
 
 
 class _HooksPaused:
