@@ -196,6 +196,7 @@ def exit_dual_level(*, level=None) -> None:
     _LEVEL[0] = level - 1
     _TANGENTS.clear()
     _SAVED_RESULTS.clear()
+    _LAST_IN_PLACE[0] = None
     _uninstall()
 
 
@@ -367,6 +368,7 @@ def _on_op(op, inputs, meta, res) -> None:
             "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
             "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
             "its implementation or submit a PR adding the implementation to derivatives.yaml")
+    _RESULT_VC[0] = (res._data, res._vc)
     with _suspended:
         from .ops.views import is_view_forward, view_op
 
@@ -383,10 +385,10 @@ def _on_op(op, inputs, meta, res) -> None:
             full = _FULL_VARIANT.get(op.name)
             if full is not None:
                 op = _registry.OPS[full]
+            if op.name in _IN_PLACE_FORMULAS:  # (how the old tangent is then written)
+                _LAST_IN_PLACE[0] = (weakref.ref(res), op.name, inputs, meta, tangents)
             if op.name in _CONSTANT_RESULT:
                 tangent = make(np.zeros_like(res._data))
-                if op.name in _ZEROED_IN_PLACE:
-                    _LAST_ZEROED[0] = weakref.ref(res)
             elif op.name in _FORMULAS:
                 tangent = _FORMULAS[op.name](inputs, meta, res, tangents)
                 if tangent is NotImplemented:  # (a case the formula leaves to the rule)
@@ -397,6 +399,7 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangent = _linear_jvp(op, inputs, meta, res._data, tangents)
             else:
                 tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
+    _RESULT_VC[0] = None
     if tangent is None:
         return
     if (op.name in _COPIED_VIEWS or op.name in _more_formulas.COPIED_OUTPUTS
@@ -432,15 +435,41 @@ _FULL_VARIANT = {"fmod_self": "fmod", "remainder_self": "remainder"}
 # the in-place comparisons (eq_, lt_, ...): a 0/1 result, zero derivative
 _COMPARED_IN_PLACE = frozenset(f"{cmp}_{kind}_" for cmp in ("eq", "ne", "lt", "le", "gt", "ge")
                                for kind in ("scalar", "tensor"))
-_CONSTANT_RESULT = _COMPARED_IN_PLACE | {"zero", "fill", "fill_scalar",
+_CONSTANT_RESULT = _COMPARED_IN_PLACE | {"zero", "fill",
                     # draws: zero derivative in PyTorch (a tangent of zeros, no graph)
                     "bernoulli", "normal_mean", "normal_std", "normal_mean_std", "uniform_",
                     "normal_", "bernoulli_"}
-# in-place ops whose new tangent is zero: PyTorch zeroes the old tangent in place (zero_);
-# the last result such an op gave (weakly), for the in-place hook that runs right after
-_ZEROED_IN_PLACE = frozenset({"zero", "uniform_", "normal_", "bernoulli_"}
-                             | _COMPARED_IN_PLACE)
-_LAST_ZEROED: list = [None]
+
+
+def _fill_with_tangent(mine, inputs, meta, tangents):
+    value_t = tangents[1]
+    return mine.fill_(0 if value_t is None else value_t)
+
+
+def _index_put_tangent(mine, inputs, meta, tangents):
+    """PyTorch's self_t.index_put_(indices, values_t): the tangent written in place by the
+    op itself (IndexPutBackward0 on it), zeros for a value without a tangent."""
+    values_t = tangents[1] if tangents[1] is not None else _zeros_like(inputs[1])
+
+    def compute(old, val):
+        return _registry.run_op(_registry.OPS["index_put"], (old, val), meta)
+
+    return mine._apply_inplace(compute, values_t, overlap_ok=True)
+
+
+# in-place ops whose PyTorch formula updates the old tangent in place by an op of its own
+# (derivatives.yaml: zero_ and the draws self_t.zero_(), fill_ self_t.fill_(0 or value_t),
+# index_put_ self_t.index_put_(indices, values_t)), when that write is recorded
+_IN_PLACE_FORMULAS = {
+    **{name: (lambda mine, inputs, meta, tangents: mine.zero_())
+       for name in ("zero", "uniform_", "normal_", "bernoulli_", *_COMPARED_IN_PLACE)},
+    "fill": lambda mine, inputs, meta, tangents: mine.fill_(0),
+    "fill_tensor": _fill_with_tangent,
+    "index_put": _index_put_tangent,
+}
+# the last application of such an op (its result weakly, and what the formula reads), for
+# the in-place hook that runs right after
+_LAST_IN_PLACE: list = [None]
 
 
 # PyTorch's forward derivatives (derivatives.yaml) come in three kinds, and the tangent's
@@ -474,25 +503,132 @@ LINEAR = frozenset({
     # lerp(self_t, end_t, weight), the deduced sum/mean of the tangent ...)
     "sub", "sub_alpha", "cat", "stack", "where", "index_add", "index_copy",
     "put", "masked_fill_tensor", "index_fill_tensor", "block_diag", "lerp", "sum", "sum_dim",
-    "mean", "mean_dim", "squeeze0", "squeeze1", "squeeze2", "to_copy"})
+    "mean", "mean_dim", "squeeze0", "squeeze1", "squeeze2", "to_copy",
+    # as_strided_ writes the view into the tangent's geometry: AsStridedBackward1 on it
+    "as_strided_",
+    # quantile's last step (ATen's squeeze_/movedim of its result) is taken by the tangent
+    "quantile_out"})
 # linear ops whose number operands are terms, not factors
 _ADDITIVE = frozenset({"sub", "sub_alpha"})
 # otherwise an explicit formula, which the double-vjp rule below stands in for
+
+
+def _zero_term(x):
+    """PyTorch's (missing tangent) * x: a missing tangent is an efficient zero tensor, so
+    the product is zeros (never nan), recorded (MulBackward0) only when x requires grad;
+    None when nothing is recorded (the term then changes nothing)."""
+    if not (GRAD_MODE.enabled and isinstance(x, Tensor) and x._requires_grad):
+        return None
+    global _EFFICIENT_ZERO_MUL
+    if _EFFICIENT_ZERO_MUL is None:
+        # (not in the op table: an internal step; its gradient is +0 everywhere, as an
+        # efficient zero's product's is, where g * 0 would give -0 for a negative g)
+        _EFFICIENT_ZERO_MUL = _registry.Op(
+            "efficient_zero_mul", "MulBackward0", lambda z, a, shape: np.zeros_like(a),
+            lambda c, g: (None, make(np.zeros(c.meta[0], g._data.dtype))),
+            "d (zero * x)/dx = 0", save_meta=True)
+    zero = make(np.zeros((), x._data.dtype))
+    return _registry.run_op(_EFFICIENT_ZERO_MUL, (zero, x), (x._data.shape,))
+
+
+_EFFICIENT_ZERO_MUL = None
+
+
+def _missing(x, like: Tensor) -> Tensor:
+    """The zero tangent of an operand without one (PyTorch's efficient zeros): x's shape,
+    or a 0-d zero for a number."""
+    if isinstance(x, Tensor):
+        return make(np.zeros(x._data.shape, like._data.dtype))
+    return make(np.zeros((), like._data.dtype))
+
+
+def _valued(out: Tensor, values: np.ndarray) -> Tensor:
+    """`out` (an add or a sub with an efficient zero, for its node) holding `values`: an
+    efficient zero changes nothing in PyTorch, not even a zero's sign (-0. + 0. is 0.)."""
+    out._data = np.array(np.broadcast_to(values, out._data.shape), dtype=out._data.dtype)
+    return out
+
+
+def _mul_jvp(inputs, meta, res, tangents):
+    """x * y with one tangent missing (a wrapped number, a tensor without one): PyTorch's
+    mul.Tensor formula other_t * self_p + self_t * other_p with the missing one zero, so
+    AddBackward0 on top whenever anything requires grad (the zero term recorded when its
+    primal does). Both tangents there: the product rule of jvp_of_op."""
+    a, b = inputs
+    at, bt = tangents
+    if at is not None and bt is not None:
+        return NotImplemented
+    first = bt * a if bt is not None else _zero_term(a)  # other_t * self_p
+    second = at * b if at is not None else _zero_term(b)  # self_t * other_p
+    present = first if bt is not None else second  # (the other term is a zero)
+    if not (GRAD_MODE.enabled and (present._requires_grad
+                                   or any(x is not None for x in (first, second)
+                                          if x is not present))):
+        return present if present._data.dtype == res._data.dtype else present.to(res.dtype)
+    if first is None:
+        first = _missing(b, present)
+    elif second is None:
+        second = _missing(a, present)
+    out = _valued(first + second, present._data)
+    return out if out._data.dtype == res._data.dtype else out.to(res.dtype)
+
+
+def _add_jvp(inputs, meta, res, tangents):
+    """add.Tensor's self_t + alpha * other_t (alpha: add_alpha's meta), a missing tangent
+    a zero: AddBackward0 when a tangent requires grad."""
+    a, b = inputs
+    at, bt = tangents
+    like = at if at is not None else bt
+    alpha = meta[0] if meta else 1
+    if bt is not None and alpha != 1:
+        bt = _registry.run_op(_registry.OPS["mul_scalar"], (bt,), (alpha,))
+    present = at if bt is None else bt if at is None else None
+    out = (at if at is not None else _missing(a, like)) + \
+        (bt if bt is not None else _missing(b, like))
+    if present is not None:
+        out = _valued(out, present._data)
+    return out if out._data.dtype == res._data.dtype else out.to(res.dtype)
+
+
+def _where_jvp(inputs, meta, res, tangents):
+    """where(c, self_t, other_t): a number operand's tangent is a zero (the linear rule
+    would hand the op no operand there)."""
+    if all(isinstance(x, Tensor) for x in inputs):
+        return _linear_jvp(_registry.OPS["where"], inputs, meta, res._data, tangents)
+    args = [t if t is not None else 0.0 if not isinstance(x, Tensor) else _zeros_like(x)
+            for x, t in zip(inputs, tangents, strict=True)]
+    out = _registry.PUBLIC["torch.where"](make(meta[0]), *args)
+    return out if out._data.dtype == res._data.dtype else out.to(res.dtype)
 
 
 def _div_jvp(inputs, meta, res, tangents):
     """div's explicit formula, (self_t - other_t * result) / other_p: DivBackward0 on top."""
     a, b = inputs
     at, bt = tangents
+    # (a missing tangent is a zero that PyTorch still computes with: other_t * result is
+    # recorded when the result requires grad, the subtraction when either side does)
+    product = _zero_term(res) if bt is None else bt * _plain_result(res)
+    recorded = GRAD_MODE.enabled and any(
+        x is not None and x._requires_grad for x in (at, product))
     if bt is None:
-        numerator = at
+        if product is None:
+            product = _missing(res, at)
+        numerator = _valued(at - product, at._data) if recorded else at
+    elif at is None:
+        numerator = -product
+        if recorded:
+            numerator = _valued(_missing(a, product) - product, numerator._data)
     else:
-        numerator = bt * _plain_result(res)
-        numerator = -numerator if at is None else at - numerator
+        numerator = at - product
     out = numerator / b
     if out._data.dtype != res._data.dtype:
         out = out.to(res.dtype)
     return out
+
+
+def _fill_scalar_jvp(inputs, meta, res, tangents):
+    """torch.fill(x, v)'s tangent is torch.fill(x_t, 0): FillBackward0 on the tangent."""
+    return _registry.run_op(_registry.OPS["fill_scalar"], (tangents[0],), (0,))
 
 
 def _plain_result(res: Tensor) -> Tensor:
@@ -612,6 +748,21 @@ def _norm_jvp(inputs, meta, res, tangents):
     if out._data.dtype != t._data.dtype:  # (vector_norm(dtype=...): PyTorch's tangent
         out = out.to(t.dtype)             # keeps the input's dtype)
     return out.masked_fill(norm == 0, 0)
+
+
+def _renorm_jvp(inputs, meta, res, tangents):
+    """PyTorch's renorm_jvp: the slices over maxnorm take factor * (t - x / norm * the
+    norm's tangent), the others t itself (a where on top: WhereBackward0)."""
+    p, dim, maxnorm = meta
+    x, t = inputs[0], tangents[0]
+    dims = tuple(d for d in range(x._data.ndim) if d != dim)
+    norm = _registry.PUBLIC["torch.linalg.vector_norm"](x, p, dims, keepdim=True)
+    norm_t = _norm_jvp((x,), (p, dims, True), norm, [t])
+    if norm_t is NotImplemented:
+        return NotImplemented
+    invnorm = (norm + 1e-7).reciprocal()
+    factor = invnorm * maxnorm
+    return _where(norm > maxnorm, factor * (t - x * invnorm * norm_t), t)
 
 
 def _rounded_quotient_jvp(mode: str):
@@ -788,7 +939,7 @@ def _slogdet_jvp(inputs, meta, outs, tangents):
 _MULTI_FORMULAS = {"std_mean": _paired_jvp(True), "var_mean": _paired_jvp(False),
                    "linalg_slogdet": _slogdet_jvp}
 # ops whose PyTorch forward derivative is an explicit formula written out here
-_FORMULAS = {"nansum": _nansum_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
+_FORMULAS = {"where": _where_jvp, "mul": _mul_jvp, "add": _add_jvp, "add_alpha": _add_jvp, "nansum": _nansum_jvp, "fill_scalar": _fill_scalar_jvp, "renorm": _renorm_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
              "nanmedian": _evenly_read_jvp,
              "amax": _extreme_jvp(_shape_dims_keepdim, False),
@@ -825,9 +976,17 @@ def _formula_node(op, inputs, meta, out, tangents, keep: bool):
                 if input_meta is None:
                     input_meta = [None] * len(inputs)
                 input_meta[i] = (x._data.shape, x._data.dtype)
+    # (a saved output is read back over its own version counter, so that it finds the
+    # tangent the result gets: a backward through the tangent's graph differentiates it)
+    held = _RESULT_VC[0]
+    vc = held[1] if held is not None and held[0] is first else [0]
     return op.node_class()(op, edges, primals if op.save_inputs else None, None,
-                           (out, [0]) if op.save_result and not multi else None, meta,
+                           (out, vc) if op.save_result and not multi else None, meta,
                            input_meta)
+
+
+# (the array, the version counter) of the result whose tangent _on_op is computing
+_RESULT_VC: list = [None]
 
 
 class _HooksPaused:
@@ -1011,9 +1170,27 @@ class _MultiHook:
             set_tangent(o, piece)
 
     @staticmethod
-    def copies(sources, outs) -> None:
-        for src, o in zip(sources, outs, strict=True):
-            t = tangent_of(src)
+    def copies(sources, outs, op=None) -> None:
+        """unsafe_split, split_with_sizes_copy, unbind_copy: copies of the view pieces
+        `sources`. A tangent with a graph gives PyTorch's: unsafe_split is auto_linear (the
+        op itself on the tangent: UnsafeSplitBackward0), a *_copy op copies each view of the
+        tangent into a new tensor (CopyBackwards over the view op's node)."""
+        tangents = [tangent_of(src) for src in sources]
+        if op is not None and GRAD_MODE.enabled and any(
+                t is not None and t._requires_grad for t in tangents):
+            with _suspended:
+                if op.name == "unsafe_split":
+                    from .ops.composite import _as_copies
+
+                    tangents = list(_as_copies(op, tangents, None))
+                else:
+                    tangents = [t if t is None else _copied_into(o, t)
+                                for o, t in zip(outs, tangents, strict=True)]
+            for o, t in zip(outs, tangents, strict=True):
+                if t is not None:
+                    set_tangent(o, t)
+            return
+        for o, t in zip(outs, tangents, strict=True):
             if t is not None:
                 set_tangent(o, make(np.array(t._data, copy=True)))
 
@@ -1066,9 +1243,10 @@ def _on_inplace(target: Tensor, compute):
             if mine is not None:
                 recorded = GRAD_MODE.enabled and (new._requires_grad or mine._requires_grad) \
                     and not (mine._grad_fn is None and mine._requires_grad)
-                zeroed = _LAST_ZEROED[0]
-                if recorded and zeroed is not None and zeroed() is result:
-                    mine.zero_()  # (recorded: PyTorch's self_t.zero_())
+                last = _LAST_IN_PLACE[0]
+                _LAST_IN_PLACE[0] = None
+                if recorded and last is not None and last[0]() is result:
+                    _IN_PLACE_FORMULAS[last[1]](mine, *last[2:])
                 elif recorded:
                     mine.copy_(new)  # (recorded, as PyTorch's self_t.copy_(new tangent))
                 else:

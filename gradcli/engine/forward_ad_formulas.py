@@ -438,6 +438,66 @@ def _rsub_alpha(inputs, meta, res, tangents):
     return _cast_to(_mul_s(tangents[0], -meta[1]), res)
 
 
+# ------------------------------------------------------------------ activations' backwards
+
+def _threshold_backward(inputs, meta, res, tangents):
+    """threshold_backward(g, x, t): PyTorch's zeros_like(x_t) + threshold_backward(g_t, x_p,
+    t), an AddBackward0 on top whenever the primal x requires grad."""
+    g, x = inputs
+    term = _registry.run_op(_registry.OPS["threshold_backward"],
+                            (_zeros_for(g, tangents[0]), x), meta)
+    return make(np.zeros_like(x._data)) + term
+
+
+def _hardtanh_backward(inputs, meta, res, tangents):
+    """hardtanh_backward(g, x, lo, hi): PyTorch's where(lo < x_p < hi, g_t, 0): the
+    tangent reads x only through the mask (WhereBackward0 on g_t's graph)."""
+    g, x = inputs
+    lo, hi = meta
+    inside = make((x._data > lo) & (x._data < hi))
+    return _where(inside, _zeros_for(g, tangents[0]), _scalar(0, res).expand_as(res))
+
+
+# ------------------------------------------------------------------ householder_product
+
+def _householder_product(inputs, meta, res, tangents):
+    """Q = H_1 ... H_k (first n columns), H_i = I - tau_i v_i v_i^T: dQ = sum over i of
+    H_1..H_{i-1} dH_i H_{i+1}..H_k, with dH_i = -(dtau_i v_i v_i^T) - tau_i (dv_i v_i^T +
+    v_i dv_i^T), summed as the tau terms plus the v terms (an AddBackward0 on top, as
+    PyTorch's householder_product_jvp ends). Real dtypes (complex is out of scope)."""
+    a, tau = inputs
+    if a._data.dtype.kind == "c":
+        return NotImplemented
+    da = _zeros_for(a, tangents[0])
+    dtau = _zeros_for(tau, tangents[1])
+    m, n = a._data.shape[-2:]
+    k = tau._data.shape[-1]
+    dtype = a._data.dtype
+    below = make(np.tril(np.ones((m, n), dtype), -1))
+    v = a * below + make(np.eye(m, n, dtype=dtype))
+    dv = da * below
+    eye = make(np.eye(m, dtype=dtype))
+    cols = [v[..., :, i:i + 1] for i in range(k)]
+    dcols = [dv[..., :, i:i + 1] for i in range(k)]
+    taus = [tau[..., i:i + 1].unsqueeze(-1) for i in range(k)]
+    dtaus = [dtau[..., i:i + 1].unsqueeze(-1) for i in range(k)]
+    reflectors = [eye - t * (c @ c.mT) for t, c in zip(taus, cols, strict=True)]
+    before = [eye]
+    for h in reflectors[:-1]:
+        before.append(before[-1] @ h)
+    after = [make(np.eye(m, n, dtype=dtype))]
+    for h in reversed(reflectors[1:]):
+        after.insert(0, h @ after[0])
+    tau_terms = v_terms = None
+    for i in range(k):
+        c, dc = cols[i], dcols[i]
+        by_tau = before[i] @ (-(dtaus[i] * (c @ c.mT))) @ after[i]
+        by_v = before[i] @ (-(taus[i] * (dc @ c.mT + c @ dc.mT))) @ after[i]
+        tau_terms = by_tau if tau_terms is None else tau_terms + by_tau
+        v_terms = by_v if v_terms is None else v_terms + by_v
+    return _cast_to(tau_terms + v_terms, res)
+
+
 # ------------------------------------------------------------------ copying squeezes
 
 def _dims_dropped(longer, shorter) -> list:
@@ -479,6 +539,8 @@ FORMULAS = {
     "special_xlog1py_scalar_self": _scalar_self_log(1.0), "ldexp": _ldexp,
     "nextafter": _nextafter,
     "celu": _elu_family, "selu": _elu_family,
+    "linalg_householder_product": _householder_product,
+    "threshold_backward": _threshold_backward, "hardtanh_backward": _hardtanh_backward,
     "hardshrink": _via(_HARDSHRINK_BACKWARD), "softshrink": _via(_SOFTSHRINK_BACKWARD),
     "hardswish": _via(_HARDSWISH_BACKWARD), "rrelu": _via(_RRELU_BACKWARD),
     "hardsigmoid": _via(_HARDSIGMOID_BACKWARD), "glu": _glu, "prelu": _prelu,

@@ -20,7 +20,7 @@ from gradcli.engine.grad_mode import GRAD_MODE, enable_grad
 from gradcli.engine.tensor import Tensor
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "vjp", "vmap"]
+           "linearize", "stack_module_state", "vjp", "vmap"]
 
 # how many reverse-mode transforms are running: inside one, results keep their graph so
 # that the enclosing transform differentiates them
@@ -215,8 +215,10 @@ def _differentiable(x: Tensor) -> Tensor:
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if x.requires_grad:
-        with enable_grad():
-            return x.view_as(x)
+        from gradcli.engine.ops.views import alias
+
+        with enable_grad():  # (an alias: its backward hands the gradient on as it is, so
+            return alias(x)  # grad(grad(f)) ends in f's last op, as PyTorch's levels do)
     return _detached(x).requires_grad_(True)
 
 
@@ -277,7 +279,7 @@ def vjp(func, *primals, has_aux: bool = False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives one gradient per primal."""
     flat, spec = _flatten(primals)
     keep = _keep_graph(flat)
-    inner = [_differentiable(x) for x in flat]
+    inner = _inputs_for(flat)
     _DEPTH[0] += 1
     try:
         with enable_grad(), _TRANSFORM:
@@ -312,13 +314,57 @@ def vjp(func, *primals, has_aux: bool = False):
 
     shown = _unflatten([_plain(o, keep) for o in outs], out_spec)
     if has_aux:
-        return shown, vjp_fn, _tree_plain(aux, keep)
+        return shown, vjp_fn, _tree_plain(aux, keep, inner)
     return shown, vjp_fn
 
 
-def _tree_plain(tree, keep: bool):
+def _tree_plain(tree, keep: bool, inner=None):
     leaves, spec = _flatten(tree)
-    return _unflatten([_plain(x, keep) for x in leaves], spec)
+    if inner is None:
+        return _unflatten([_plain(x, keep) for x in leaves], spec)
+    return _unflatten([_aux_leaf(x, keep, inner) for x in leaves], spec)
+
+
+class _Inputs(list):
+    """The differentiable copies a transform made, with the tensors they stand for."""
+
+    originals: list = []
+
+
+def _inputs_for(flat: list) -> _Inputs:
+    inner = _Inputs(_differentiable(x) for x in flat)
+    inner.originals = flat
+    return inner
+
+
+def _aux_leaf(t, keep: bool, inner: _Inputs):
+    """An aux output as PyTorch's levels unwrap it: an input itself is the caller's
+    tensor, a view stays a view (of the caller's tensor when it viewed an input), so an
+    in-place change of it shows through as PyTorch's does."""
+    if not isinstance(t, Tensor):
+        return t
+    for x, original in zip(inner, inner.originals, strict=True):
+        if t is x:
+            return original
+    if keep:
+        return t
+    out = _detached(t, False)
+    base = t._base
+    if base is None:
+        return out
+    root = next((o for x, o in zip(inner, inner.originals, strict=True) if base is x), None)
+    if root is None:
+        root = _detached(base, False)
+    chain = t._view_fn
+    if root._base is not None:
+        chain = root._view_fn + chain
+        root = root._base
+    out._base = root
+    out._view_fn = chain
+    out._vc = root._vc
+    out._attr_version = root._vc[0]
+    out._creation = t._creation
+    return out
 
 
 def _traced_call(func, args, kwargs, argnums, has_aux: bool, who: str) -> tuple:
@@ -328,7 +374,7 @@ def _traced_call(func, args, kwargs, argnums, has_aux: bool, who: str) -> tuple:
     nums = _argnums(argnums, len(args))
     flat, spec = _flatten(_picked(args, nums))
     keep = _keep_graph(flat)
-    inner = [_differentiable(x) for x in flat]
+    inner = _inputs_for(flat)
     _DEPTH[0] += 1
     try:
         with enable_grad(), _TRANSFORM:
@@ -363,7 +409,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         gradient = _unflatten(grads, spec)
         value = _plain(output, keep)
         if has_aux:
-            return gradient, (value, _tree_plain(aux, keep))
+            return gradient, (value, _tree_plain(aux, keep, inner))
         return gradient, value
 
     return run
@@ -401,7 +447,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
             jacs.append(_unflatten(rows, spec))
         result = _unflatten(jacs, out_spec)
         if has_aux:
-            return result, _tree_plain(aux, keep)
+            return result, _tree_plain(aux, keep, inner)
         return result
 
     return run
@@ -514,7 +560,7 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
 
 
     name = _JVP_NAME
-    inner = [_differentiable(x) for x in flat_p]
+    inner = _inputs_for(flat_p)
     _DEPTH[0] += 1
     try:
         with enable_grad(), _TRANSFORM:
@@ -522,39 +568,89 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
     finally:
         _DEPTH[0] -= 1
     outs, out_spec, aux = _jvp_outputs(name, output, has_aux)
-    held = _custom_saved_as_constants(outs, inner)
+    restore = _custom_saved_as_constants(outs, inner)
     try:
         return _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep)
     finally:
-        for entries, original in held:
-            entries.clear()
-            entries.extend(original)
+        for undo in restore:
+            undo()
 
 
 def _custom_saved_as_constants(outs: list, inner: list) -> list:
-    """The custom Functions' nodes between `inner` and `outs` get their saved inputs as
-    constants of the enclosing jvp (no tangent; their history kept) while the double vjp runs:
-    PyTorch gives the inner level's tangent by the Function's jvp with forward grad off,
-    so the enclosing jvp sees no dependence of that tangent on the saved tensors (jvp of
-    jvp of a Function: a zero second derivative through it). Returns what to put back."""
+    """PyTorch gives the inner level's tangent of a custom Function's output by the
+    Function's jvp with forward grad off, so the enclosing jvp sees no dependence of that
+    tangent on anything the Function's inputs were computed from (jvp of jvp through a
+    Function: zero second derivative through it, and through the ops before it). Here,
+    while the double vjp runs, the custom nodes between `inner` and `outs` and the nodes
+    only they reach back to read their saved tensors as constants of the enclosing jvp
+    (no tangent; their history kept). Nodes also on a path that avoids every custom
+    Function keep theirs. Returns the undo steps."""
     stop = {id(x._grad_fn) for x in inner if x._grad_fn is not None}
-    stack = [o._grad_fn for o in outs if isinstance(o, Tensor) and o._grad_fn is not None]
-    seen, held = set(), []
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen or id(node) in stop:
-            continue
-        seen.add(id(node))
-        entries = node.__dict__.get("_saved") if node.custom else None
-        if isinstance(entries, list) and entries:
-            original = list(entries)
-            for i, entry in enumerate(entries):
-                if entry is None or entry[1] is None or entry[2] is not None:
-                    continue  # (packed by hooks, or an output of the node: kept as is)
-                entries[i] = (_without_tangent(entry[0]), entry[1], None)
-            held.append((entries, original))
-        stack.extend(fn for fn, _nr in (node.next_functions or ()) if fn is not None)
-    return held
+    roots = [o._grad_fn for o in outs if isinstance(o, Tensor) and o._grad_fn is not None]
+
+    def walk(starts, through_custom: bool) -> dict:
+        found, stack = {}, list(starts)
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in found or id(node) in stop:
+                continue
+            found[id(node)] = node
+            if node.custom and not through_custom:
+                continue
+            stack.extend(fn for fn, _nr in (node.next_functions or ()) if fn is not None)
+        return found
+
+    direct = walk(roots, through_custom=False)
+    customs = [n for n in direct.values() if n.custom]
+    if not customs:
+        return []
+    behind = walk([fn for n in customs for fn, _nr in (n.next_functions or ()) if fn is not None],
+                  through_custom=True)
+    undo = []
+    for node in customs + [n for k, n in behind.items() if k not in direct or n.custom]:
+        if node.custom:
+            undo.extend(_custom_node_constant(node))
+        elif not node.packed:
+            undo.extend(_op_node_constant(node))
+    return undo
+
+
+def _custom_node_constant(node) -> list:
+    entries = node.__dict__.get("_saved")
+    if not isinstance(entries, list) or not entries:
+        return []
+    original = list(entries)
+    for i, entry in enumerate(entries):
+        if entry is None or entry[1] is None or entry[2] is not None:
+            continue  # (packed by hooks, or an output of the node: kept as is)
+        entries[i] = (_without_tangent(entry[0]), entry[1], None)
+
+    def undo():
+        entries.clear()
+        entries.extend(original)
+
+    return [undo]
+
+
+def _op_node_constant(node) -> list:
+    """An op's node reading its saved inputs and output without their tangents."""
+    steps = []
+    saved = node.saved
+    if saved is not None and any(isinstance(x, Tensor) and _fwad.tangent_of(x) is not None
+                                 for x in saved):
+        node.saved = tuple(_without_tangent(x) if isinstance(x, Tensor) else x for x in saved)
+
+        def put_back(node=node, saved=saved):
+            node.saved = saved
+
+        steps.append(put_back)
+    result = node.saved_result
+    if result is not None:
+        key = id(result[0])
+        entry = _fwad._SAVED_RESULTS.pop(key, None)
+        if entry is not None:
+            steps.append(lambda key=key, entry=entry: _fwad._SAVED_RESULTS.__setitem__(key, entry))
+    return steps
 
 
 def _without_tangent(t: Tensor) -> Tensor:
@@ -605,7 +701,7 @@ def _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep):
         tangents_out.append(_plain(t, keep))
     result = _unflatten(primals_out, out_spec), _unflatten(tangents_out, out_spec)
     if has_aux:
-        return result + (_tree_plain(aux, keep),)
+        return result + (_tree_plain(aux, keep, inner),)
     return result
 
 
@@ -638,7 +734,11 @@ def linearize(func, *primals):
 
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
     """A function returning the Jacobian of func w.r.t. args[argnums], one forward pass per
-    input element (shape: output's shape + input's shape)."""
+    input element (shape: output's shape + input's shape). PyTorch vmaps the passes, so
+    random ops inside follow `randomness` as under vmap (func_randomness.py)."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
 
     @functools.wraps(func)
     def run(*args, **kwargs):
@@ -646,6 +746,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
 
         import gradcli.torch as torch
         from gradcli.engine.tensor import make
+
+        from .func_randomness import Randomness
 
         nums = _argnums(argnums, len(args))
         picked = _picked(args, nums)
@@ -655,8 +757,12 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         aux = None
         out_spec = None
         outs = None
-        for i in range(len(flat)):
-            for k in range(sizes[i]):
+        draws = Randomness(randomness, max(sum(sizes), 1))
+        column = 0
+        for i, k in [(n, e) for n in range(len(flat)) for e in range(sizes[n])]:
+            draws.slice(column)
+            column += 1
+            with draws:
                 tangents = []
                 for j, y in enumerate(flat):
                     t = np.zeros(y._data.shape, dtype=y._data.dtype)
@@ -709,49 +815,125 @@ def hessian(func, argnums=0):
 
 # ------------------------------------------------------------------ vmap
 
-def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
-    """func over a batch dimension: called once per slice, the results stacked."""
+def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
+    """vmap: func over a batch dimension, called once per slice, the results stacked.
+    Random ops inside draw as PyTorch's batched ones do (func_randomness.py). Reached as
+    torch.vmap (the same object as torch.func.vmap, as PyTorch's)."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    fname = getattr(func, "__name__", "fn")
 
     @functools.wraps(func)
     def run(*args, **kwargs):
         import gradcli.torch as torch
 
+        if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+            raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): expected "
+                             f"`in_dims` to be int or a (potentially nested) tuple matching "
+                             f"the structure of inputs, got: {type(in_dims)}.")
         dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
         if len(dims) != len(args):
             raise ValueError(
-                f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)(<inputs>): "
+                f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): "
                 f"in_dims is not compatible with the structure of `inputs`. in_dims has structure "
                 f"{len(dims)} but inputs has structure {len(args)}.")
-        size = None
+        flat, spec = _flatten(list(args))
+        leaf_dims = []
         for a, d in zip(args, dims, strict=True):
-            if d is not None and isinstance(a, Tensor):
-                n = a.shape[d]
-                if size is not None and n != size:
-                    raise ValueError(
-                        f"vmap: Expected all tensors to have the same size in the mapped "
-                        f"dimension, got sizes {[x.shape[e] for x, e in zip(args, dims, strict=True) if e is not None]} "
-                        "for the mapped dimension")
-                size = n
-        if size is None:
-            raise ValueError(f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)"
+            leaf_dims.extend(_leaf_dims(fname, in_dims, a, d))
+        mapped = [(x, d) for x, d in zip(flat, leaf_dims, strict=True)
+                  if d is not None and isinstance(x, Tensor)]
+        sizes = [x.shape[d] for x, d in mapped]
+        if not sizes:
+            raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)"
                              "(<inputs>): at least one input must be a Tensor mapped over a "
                              "dimension (in_dims is not None)")
+        if any(n != sizes[0] for n in sizes):
+            raise ValueError(
+                "vmap: Expected all tensors to have the same size in the mapped "
+                f"dimension, got sizes {sizes} for the mapped dimension")
+        size = sizes[0]
+        from .func_randomness import Randomness
+
         results = []
-        for b in range(size):
-            sliced = tuple(a.select(d, b) if d is not None and isinstance(a, Tensor) else a
-                           for a, d in zip(args, dims, strict=True))
-            results.append(func(*sliced, **kwargs))
-        first, spec = _flatten(results[0])
+        with Randomness(randomness, size) as draws:
+            for b in range(size):
+                draws.slice(b)
+                sliced = [x.select(d, b) if d is not None and isinstance(x, Tensor) else x
+                          for x, d in zip(flat, leaf_dims, strict=True)]
+                results.append(func(*_unflatten(sliced, spec), **kwargs))
+        first, out_spec = _flatten(results[0])
         per_leaf = [[] for _ in first]
         for r in results:
             leaves, _ = _flatten(r)
             for acc, leaf in zip(per_leaf, leaves, strict=True):
                 acc.append(leaf if isinstance(leaf, Tensor) else torch.tensor(leaf))
-        odims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(per_leaf)
-        stacked = [torch.stack(acc, dim=d) for acc, d in zip(per_leaf, odims, strict=True)]
-        return _unflatten(stacked, spec)
+        odims = []
+        if isinstance(out_dims, tuple) and out_spec is not None:
+            for sub, d in zip(_unflatten(list(range(len(first))), out_spec), out_dims,
+                              strict=False):
+                odims.extend(_leaf_dims(fname, out_dims, sub, d, "out_dims"))
+        else:
+            odims = [out_dims] * len(per_leaf)
+        stacked = [_named_as_slices(torch.stack(acc, dim=d), acc[0])
+                   for acc, d in zip(per_leaf, odims, strict=True)]
+        return _unflatten(stacked, out_spec)
 
     return _under_vmap(run)
+
+
+# node name -> an unregistered op joining vmap's slices under that name
+_SLICE_JOINS: dict = {}
+# a slice's last node -> the node PyTorch's batching rule ends in instead (a full
+# reduction becomes one over the non-batch dims, a dot a matrix-vector product, linear a
+# matmul plus the bias, a vector-matrix product's squeeze one of several dims)
+_BATCHED_NODE = {"SumBackward0": "SumBackward1", "MeanBackward0": "MeanBackward1",
+                 "DotBackward0": "MvBackward0", "MaxBackward1": "MaxBackward0",
+                 "MinBackward1": "MinBackward0", "AddmmBackward0": "AddBackward0",
+                 "SqueezeBackward4": "SqueezeBackward5", "NansumBackward0": "NansumBackward0"}
+
+
+def _named_as_slices(stacked: Tensor, first: Tensor) -> Tensor:
+    """PyTorch's vmap runs the function once over the batch, so its result's grad_fn is
+    the function's last node (AddBackward0), not a stack: the stacked result's node
+    renamed after the slices' last node (the stack's backward, under that name)."""
+    fn, last = stacked._grad_fn, first._grad_fn
+    if fn is None or last is None or getattr(fn, "custom", False):
+        return stacked
+    name = type(last).__name__
+    name = _BATCHED_NODE.get(name, name)
+    from gradcli.engine.ops.registry import Op
+
+    op = _SLICE_JOINS.get(name)
+    if op is None:
+        op = _SLICE_JOINS[name] = Op("vmap_join", name, fn.op.forward, fn.op.backward,
+                                     "vmap: the slices' gradients, each to its slice",
+                                     multi=fn.op.multi)
+    stacked._grad_fn = op.node_class()(op, fn.next_functions, fn.saved, fn.versions,
+                                       fn.saved_result, fn.meta, fn.input_meta)
+    return stacked
+
+
+from gradcli.engine.ops.registry import PUBLIC as _PUBLIC  # noqa: E402
+
+vmap = _PUBLIC["torch.vmap"]
+
+
+def _leaf_dims(fname: str, whole, arg, dims, what: str = "in_dims") -> list:
+    """The mapped dim of each leaf of `arg` (a pytree) under its `dims`: an int or None
+    applies to every leaf, a tuple/list/dict matches the structure."""
+    leaves, _ = _flatten(arg)
+    if dims is None or isinstance(dims, int):
+        return [dims] * len(leaves)
+    if isinstance(dims, (tuple, list)) and isinstance(arg, (tuple, list)) \
+            and len(dims) == len(arg):
+        return [d for a, sub in zip(arg, dims, strict=True)
+                for d in _leaf_dims(fname, whole, a, sub, what)]
+    if isinstance(dims, dict) and isinstance(arg, dict) and set(dims) == set(arg):
+        return [d for key, a in arg.items() for d in _leaf_dims(fname, whole, a, dims[key], what)]
+    raise ValueError(f"vmap({fname}, {what}={whole}, ...)(<inputs>): {what} is not compatible "
+                     f"with the structure of `inputs`.")
 
 
 # ------------------------------------------------------------------ modules
@@ -813,6 +995,37 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for restore in reversed(undo):
             restore()
+
+
+def stack_module_state(models):
+    """(params, buffers): each parameter and buffer of the models stacked along a new
+    first dim, by qualified name, for vmap over functional_call (model ensembling). The
+    stacked parameters are new leaves (optimizable), unrelated to the models' own."""
+    import gradcli.torch as torch
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tables: list) -> dict:
+        out = {}
+        for name in tables[0]:
+            tensors = [table[name] for table in tables]
+            wanting = [t.requires_grad for t in tensors]
+            if any(wanting) and not all(wanting):
+                raise RuntimeError(f"Expected {name} from each model to have the same "
+                                   ".requires_grad")
+            joined = torch.stack(tensors)
+            out[name] = joined.detach().requires_grad_() if all(wanting) else joined
+        return out
+
+    return (stacked([dict(m.named_parameters()) for m in models]),
+            stacked([dict(m.named_buffers()) for m in models]))
 
 
 def _named_tensors(module):

@@ -593,7 +593,7 @@ def _as_copies(op, pieces, x):
             o._grad_fn = node
             o._output_nr = i
     if _registry.FORWARD_AD_MULTI is not None:
-        _registry.FORWARD_AD_MULTI.copies(pieces, outs)
+        _registry.FORWARD_AD_MULTI.copies(pieces, outs, op)
     return tuple(outs)
 
 
