@@ -114,6 +114,12 @@ def _index_reduce_rule(x, src, result, g, index, index_arr, dim, reduce, include
                                            include_self=include_self)
         grad_src = where(src_single_zero, (g * masked_src_result).index_select(dim, index),
                          (g * result).index_select(dim, index) / src.masked_fill(src_zero, 1))
+        if bool((src_num_zeros._data > 1).any()):
+            from .delayed_error import delayed_error
+
+            grad_src = delayed_error(grad_src, "index_reduce(): Double backward is unsupported "
+                                     "for source when >1 zeros in source are scattered to the "
+                                     "same position in self")
     elif reduce == "mean":
         n = make((np.ones if include_self else np.zeros)(g._data.shape, g._data.dtype))
         n = n.index_add(dim, index, make(np.ones(src._data.shape, g._data.dtype)))
