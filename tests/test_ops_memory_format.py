@@ -35,6 +35,35 @@ def test_format_objects_print_and_compare():
     assert repr(gt.memory_format) == "<class 'torch.memory_format'>" == repr(torch.memory_format)
 
 
+def test_no_new_formats():
+    for args in ((), ("channels_last",), ("x",)):
+        for T in (gt, torch):
+            with pytest.raises(TypeError, match="cannot create 'torch.memory_format' instances"):
+                T.memory_format(*args)
+
+
+@pytest.mark.parametrize("attack", [
+    "torch.memory_format('x')",
+    "type(torch.channels_last)('x')",
+    "torch.channels_last._name",
+    "torch.channels_last.__reduce__()",
+    "torch.channels_last.__class__.__new__",
+    "torch.empty_strided((2,), (10**12,))",
+    "torch.empty_strided((10**6, 10**6), (1, 1))",
+    "torch.zeros(1).resize_((10**5, 10**5), memory_format=torch.channels_last)",
+    "torch.ones(2, 2).contiguous(memory_format=torch.channels_last)",
+    "torch.ones(2, 3, 4, 5).to(memory_format=5)",
+])
+def test_memory_format_attacks_stay_in_the_sandbox(tmp_path, attack):
+    """Refused with one message and no traceback: no new formats, no private state, no
+    allocation past --max-elements through strides or a resize."""
+    (tmp_path / "p.grad").write_text(f"import torch\nprint({attack})\n")
+    got = subprocess.run([sys.executable, "-m", "gradcli", "run", "p.grad"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode != 0 and got.stdout == ""
+    assert "Traceback" not in got.stderr and got.stderr.strip()
+
+
 def _leaf(T, arr):
     return T.tensor(arr, dtype=T.float64, requires_grad=True)
 

@@ -22,8 +22,8 @@ class memory_format:  # noqa: N801  (PyTorch's class name: torch.memory_format)
     __module__ = "torch"
     __slots__ = ("_name",)
 
-    def __init__(self, name: str):
-        self._name = name
+    def __new__(cls, *args, **kwargs):  # (the four below are all there are, as PyTorch's)
+        raise TypeError("cannot create 'torch.memory_format' instances")
 
     def __repr__(self) -> str:
         return f"torch.{self._name}"
@@ -32,10 +32,16 @@ class memory_format:  # noqa: N801  (PyTorch's class name: torch.memory_format)
         return (_named, (self._name,))
 
 
-contiguous_format = memory_format("contiguous_format")
-channels_last = memory_format("channels_last")
-channels_last_3d = memory_format("channels_last_3d")
-preserve_format = memory_format("preserve_format")
+def _format(name: str) -> memory_format:
+    fmt = object.__new__(memory_format)
+    fmt._name = name
+    return fmt
+
+
+contiguous_format = _format("contiguous_format")
+channels_last = _format("channels_last")
+channels_last_3d = _format("channels_last_3d")
+preserve_format = _format("preserve_format")
 
 
 
