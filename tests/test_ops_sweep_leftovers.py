@@ -226,3 +226,54 @@ def test_op_db_samples(name, dtype):
             ran += 1
     if dtype != "bool" or name not in ("index_add", "scatter_reduce"):
         assert ran
+
+
+def test_native_layer_norm_float32_rows_equal_to_their_mean():
+    """op_db's 1-element rows: PyTorch's output is exactly the bias (0 without one) and its
+    rstd is computed in float32 (eps rounded first)."""
+    def run(T):
+        x, w, b = T.tensor([-4.3228]), T.tensor([-8.4784]), T.tensor([-1.7658])
+        return [*T.native_layer_norm(x, (1,), w, b, 1e-5), *T.native_layer_norm(x, (1,), w, None, 1e-5),
+                *T.native_layer_norm(x, (1,), None, b, 1e-5),
+                T.nn.functional.layer_norm(T.full((2, 3), 2.5), (3,))]
+
+    ours, theirs = _both(run)
+    for o, t in zip(ours, theirs, strict=True):
+        assert o.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_layer_norm_float32_within_tolerance(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 70))
+    x = rng.standard_normal((4, n)).astype(np.float32) * 5
+    w = rng.standard_normal(n).astype(np.float32) * 5
+    b = rng.standard_normal(n).astype(np.float32)
+
+    def run(T):
+        return [T.native_layer_norm(T.tensor(x), (n,), *wb, 1e-5)[i]
+                for wb in ((T.tensor(w), T.tensor(b)), (None, T.tensor(b)), (T.tensor(w), None),
+                           (None, None)) for i in (0, 2)]
+
+    ours, theirs = _both(run)
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1.3e-6, atol=1e-5)
+
+
+def test_integer_pools_divide_as_c_and_local_response_norm_of_ints():
+    x = np.arange(-40, 40).reshape(1, 1, 4, 5, 4) * 7 + 3
+
+    def run(T):
+        F = T.nn.functional
+        out = [F.avg_pool3d(T.tensor(x), (2, 2, 3), stride=(2, 2, 1), divisor_override=d)
+               for d in (-2, 3, -3, None)]
+        out += [F.avg_pool2d(T.tensor(x[0]), (2, 3), divisor_override=d) for d in (-4, 5)]
+        ints = T.tensor(np.random.default_rng(0).integers(-9, 10, (1, 6, 3, 2)))
+        out += [F.local_response_norm(ints, s, alpha=3e-5, beta=0.5, k=1.25) for s in (2, 3)]
+        out += [F.local_response_norm(ints[..., 0], 2, alpha=3e-2, beta=0.75, k=1.0)]
+        return out
+
+    ours, theirs = _both(run)
+    for o, t in zip(ours, theirs, strict=True):
+        assert str(o.dtype) == str(t.dtype)
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1.3e-6, atol=1e-5)

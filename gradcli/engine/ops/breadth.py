@@ -402,8 +402,9 @@ def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float)
     mean = x64.mean(axis=axes, keepdims=True) if x.size else np.zeros(
         x.shape[:x.ndim - k] + (1,) * k)
     var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True) if x.size else mean
-    with np.errstate(all="ignore"):
-        rstd = 1 / np.sqrt(var + eps)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    with np.errstate(all="ignore"):  # (in the input's dtype, eps too, as PyTorch's kernel)
+        rstd = (1 / np.sqrt(var.astype(dt) + dt.type(eps))).astype(dt)
     return out, make(mean.astype(x.dtype)), make(rstd.astype(x.dtype))
 
 
