@@ -79,6 +79,10 @@ _DIFFERENT: dict[tuple[str, str], str] = {
         "PyTorch copies each piece of the tangent into a new tensor (CopyBackwards); gradcli's pieces have no graph: None vs PyTorch's CopyBackwards",
     ("unsafe_split", "tangent_requires_grad"):
         "PyTorch's pieces of the tangent go through an add; gradcli's have no graph: None vs PyTorch's AddBackward0",
+    ("unsafe_split_with_sizes", "tangent_requires_grad"):
+        "PyTorch splits the tangent with the op itself; gradcli's pieces have no graph: None vs PyTorch's UnsafeSplitWithSizesBackward0",
+    ("sub_scalar", "tangent_requires_grad"):
+        "aten.sub.Scalar's tangent is the input's own in PyTorch; sub_scalar is not yet in forward_ad's identity-tangent list: MulBackward0 vs PyTorch's None",
 
 }
 

@@ -160,6 +160,18 @@ def test_unsafe_split_with_sizes_shares_memory():
     assert got[:3] == got[3:]
 
 
+@pytest.mark.parametrize("split", ["unsafe_split", "unsafe_chunk"])
+def test_unsafe_split_and_chunk_share_memory(split):
+    got = []
+    for T in (gt, torch):
+        x = T.arange(6.0).reshape(2, 3)
+        pieces = getattr(T, split)(x, 2 if split == "unsafe_split" else 2, 1)
+        pieces[0].mul_(10)
+        got.append((x.tolist(), x._version, pieces[0]._version, pieces[1].storage_offset(),
+                    pieces[1].data_ptr() - x.data_ptr(), [p.stride() for p in pieces]))
+    assert got[0] == got[1]
+
+
 def test_unsafe_split_with_sizes_gradients():
     arr = np.random.default_rng(5).standard_normal((4, 3))
     w = np.random.default_rng(6).standard_normal((3, 3))

@@ -14,8 +14,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..tensor import Tensor, make
-from . import registry as _registry
+from ..tensor import Tensor
 from .registry import defop, public
 
 _TYPED_STORAGE_WARNING = (
@@ -194,18 +193,7 @@ def unsafe_split_with_sizes(input, split_sizes, dim=0):
     """split_with_sizes whose pieces are not views: they share the input's memory (an
     in-place change shows in the input) but have no view bookkeeping, so they may be
     modified in place, which split's pieces may not."""
-    from ..grad_mode import GRAD_MODE
+    from .composite import _as_copies
 
-    pieces = input.split_with_sizes(split_sizes, dim)
-    outs = [make(p._data) for p in pieces]
-    fn = pieces[0]._grad_fn if pieces else None
-    if fn is not None and GRAD_MODE.enabled:
-        op = UNSAFE_SPLIT_WITH_SIZES
-        node = op.node_class()(op, fn.next_functions, None, None, None, fn.meta, None)
-        for i, o in enumerate(outs):
-            o._requires_grad = True
-            o._grad_fn = node
-            o._output_nr = i
-    if _registry.FORWARD_AD_MULTI is not None:
-        _registry.FORWARD_AD_MULTI.copies(pieces, outs)
-    return tuple(outs)
+    return _as_copies(UNSAFE_SPLIT_WITH_SIZES, input.split_with_sizes(split_sizes, dim), input,
+                      share=True)
