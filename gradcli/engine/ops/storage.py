@@ -143,10 +143,14 @@ def untyped_storage(self: Tensor) -> UntypedStorage:
 
 @public("Tensor.storage")
 def storage(self: Tensor) -> TypedStorage:
+    """A Python method in PyTorch too: Python words its argument errors (Tensor.storage)."""
     if not _WARNED[0]:
         _WARNED[0] = True
         warnings.warn(_TYPED_STORAGE_WARNING, UserWarning, stacklevel=2)
     return TypedStorage(_owner(self))
+
+
+storage.__qualname__ = "Tensor.storage"
 
 
 @public("Tensor.data_ptr")
