@@ -41,6 +41,8 @@ MODES = ("primal_requires_grad", "tangent_requires_grad")
 _DIFFERENT: dict[tuple[str, str], str] = {
     ("convolution_backward_weight", "tangent_requires_grad"):
         "the output itself has ConvolutionBackwardBackward0 in PyTorch (its torch_call differentiates a create_graph gradient), none in gradcli: AddBackward0 vs PyTorch's AddBackward0",
+    ("unsafe_split_with_sizes", "tangent_requires_grad"):
+        "PyTorch splits the tangent with the op itself; gradcli's pieces have no graph: None vs PyTorch's UnsafeSplitWithSizesBackward0",
 }
 
 

@@ -29,7 +29,6 @@ INERT_OPTIONS = frozenset({"layout", "pin_memory", "device"})
 # what is left, and why
 LEFT = {
     ("Tensor.expand", "implicit"): "tracing-only flag of PyTorch's",
-    ("Tensor.is_contiguous", "memory_format"): "gradcli tensors have no channels-last layout",
     ("torch.addmm", "out_dtype"): "the mixed-precision out_dtype overload is not implemented",
     ("torch.baddbmm", "out_dtype"): "the mixed-precision out_dtype overload is not implemented",
     ("torch.bmm", "out_dtype"): "the mixed-precision out_dtype overload is not implemented",

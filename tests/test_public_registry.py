@@ -25,6 +25,19 @@ def test_public_names_keeps_only_direct_children():
         registry.PUBLIC.update(saved)
 
 
+def test_a_public_name_is_declared_once():
+    saved = dict(registry.PUBLIC)
+    try:
+        first = registry.public("torch.fixture_once")(lambda x: x)
+        assert registry.public("torch.fixture_once")(first) is first  # (the same function again)
+        with pytest.raises(ValueError, match="torch.fixture_once is declared twice"):
+            registry.public("torch.fixture_once")(lambda x: -x)
+        assert registry.PUBLIC["torch.fixture_once"] is first
+    finally:
+        registry.PUBLIC.clear()
+        registry.PUBLIC.update(saved)
+
+
 def test_fill_adds_and_never_overrides():
     saved = dict(registry.PUBLIC)
     try:

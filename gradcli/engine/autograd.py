@@ -318,6 +318,10 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> No
             var._grad = _unheld(grads, shared)
         else:
             var._grad = make(np.array(g._data, copy=True))
+        kept = var._grad._data
+        if not (kept.flags.c_contiguous and var._data.flags.c_contiguous) and kept.ndim > 1 \
+                and not var._grad._requires_grad:
+            _obey_layout(var)
     elif create_graph:  # recording: out of place, as PyTorch (the old .grad stays as it was)
         var._grad = old + g
     else:
@@ -326,6 +330,16 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> No
             old._vc[0] += 1
         else:
             var._grad = make(old._data + g._data)
+
+
+def _obey_layout(var: Tensor) -> None:
+    """PyTorch's layout contract for a first .grad: the leaf's strides when the leaf is
+    dense (a channels_last leaf gets a channels_last grad), C order when it is not."""
+    from .ops.memory_formats import obey_layout
+
+    arr = obey_layout(var._grad._data, var._data)
+    if arr is not var._grad._data:  # (PyTorch clones a gradient it cannot steal as it is)
+        var._grad = make(arr)
 
 
 def _collect(root_nodes: list):

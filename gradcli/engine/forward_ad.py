@@ -418,8 +418,8 @@ def _copied_into(res: Tensor, tangent: Tensor) -> Tensor:
     return make(np.empty_like(res._data)).copy_(tangent)
 
 
-# ops whose PyTorch tangent is the input's tangent itself (self_t: frac, x % number, alias)
-_IDENTITY_TANGENT = frozenset({"frac", "fmod_scalar", "remainder_scalar", "alias",
+# ops whose PyTorch tangent is the input's tangent itself (self_t: frac, x % number, x - number, alias)
+_IDENTITY_TANGENT = frozenset({"frac", "fmod_scalar", "remainder_scalar", "sub_scalar", "alias",
                                "alias_copy"})
 # view copies whose PyTorch tangent is the view of the tangent copied into a new tensor
 # (CopyBackwards on top when it has a graph)

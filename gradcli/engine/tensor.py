@@ -74,7 +74,7 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-apply_ bincount half histc map_ new_empty signbit storage_offset
+apply_ bincount half histc map_ new_empty
 """.split())
 
 
@@ -316,8 +316,7 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    # (is_contiguous(memory_format=): ops/memory_formats.py)
 
     def stride(self, dim=None):
         d = self._data

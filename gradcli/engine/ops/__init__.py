@@ -49,6 +49,10 @@ from . import serialization  # noqa: F401  (torch.save / torch.load, PyTorch's z
 from . import unique_variants  # noqa: F401  (unique_consecutive, _unique, _unique2, _VF)  # isort: skip
 from . import inplace_views  # noqa: F401  (t_, transpose_, squeeze_, unsqueeze_, as_strided_)  # isort: skip
 from . import func_aliases  # noqa: F401  (torch.vmap, loading torch.func on first use)  # isort: skip
+from . import predicates  # noqa: F401  (isin, signbit)  # isort: skip
+from . import memory_formats  # noqa: F401  (channels_last & co, is_contiguous)  # isort: skip
+from . import storage  # noqa: F401  (storage(), data_ptr, resize_as_, unsafe_split_with_sizes)  # isort: skip
+from . import aten_ops  # noqa: F401  (torch.ops.aten over the ops above)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 

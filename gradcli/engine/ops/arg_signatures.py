@@ -4398,4 +4398,30 @@ SIGNATURES = {
     'torch.zeros_like': (
         'zeros_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
+    # (round 18's ops, written by hand: the generator stops on Tensor.storage's
+    # self-only Python signature)
+    'Tensor.resize_as_': (
+        'resize_as_(Tensor the_template, *, MemoryFormat? memory_format=None)',
+    ),
+    'Tensor.signbit': (
+        '!noargs Tensor.signbit',
+    ),
+    'Tensor.storage_offset': (
+        '!noargs Tensor.storage_offset',
+    ),
+    'Tensor.unsafe_split_with_sizes': (
+        'unsafe_split_with_sizes(SymIntArrayRef split_sizes, int64_t dim=0)',
+    ),
+    'Tensor.untyped_storage': (
+        '!noargs Tensor.untyped_storage',
+    ),
+    'torch.empty_strided': (
+        'empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.resize_as_': (
+        'resize_as_(Tensor input, Tensor the_template, *, MemoryFormat? memory_format=None)',
+    ),
+    'torch.unsafe_split_with_sizes': (
+        'unsafe_split_with_sizes(Tensor input, SymIntArrayRef split_sizes, int64_t dim=0)',
+    ),
 }

@@ -114,6 +114,12 @@ def _index_reduce_rule(x, src, result, g, index, index_arr, dim, reduce, include
                                            include_self=include_self)
         grad_src = where(src_single_zero, (g * masked_src_result).index_select(dim, index),
                          (g * result).index_select(dim, index) / src.masked_fill(src_zero, 1))
+        if bool((src_num_zeros._data > 1).any()):
+            from .delayed_error import delayed_error
+
+            grad_src = delayed_error(grad_src, "index_reduce(): Double backward is unsupported "
+                                     "for source when >1 zeros in source are scattered to the "
+                                     "same position in self")
     elif reduce == "mean":
         n = make((np.ones if include_self else np.zeros)(g._data.shape, g._data.dtype))
         n = n.index_add(dim, index, make(np.ones(src._data.shape, g._data.dtype)))
@@ -396,8 +402,9 @@ def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float)
     mean = x64.mean(axis=axes, keepdims=True) if x.size else np.zeros(
         x.shape[:x.ndim - k] + (1,) * k)
     var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True) if x.size else mean
-    with np.errstate(all="ignore"):
-        rstd = 1 / np.sqrt(var + eps)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    with np.errstate(all="ignore"):  # (in the input's dtype, eps too, as PyTorch's kernel)
+        rstd = (1 / np.sqrt(var.astype(dt) + dt.type(eps))).astype(dt)
     return out, make(mean.astype(x.dtype)), make(rstd.astype(x.dtype))
 
 

@@ -579,12 +579,13 @@ UNBIND_COPY = _copy_pieces_op("unbind_copy", "UnbindBackward0_copy",
                               "torch.unbind_copy(a.reshape(-1))[0]")
 
 
-def _as_copies(op, pieces, x):
+def _as_copies(op, pieces, x, share: bool = False):
     """Copies of the view pieces split/chunk/unbind made, as one node of `op` (with the
-    views' own bookkeeping, so the backward joins the gradients the same way)."""
+    views' own bookkeeping, so the backward joins the gradients the same way). `share`:
+    the unsafe_ splits' pieces, which keep the input's memory but are not views of it."""
     from ..grad_mode import GRAD_MODE
 
-    outs = [make(np.array(p._data, copy=True)) for p in pieces]
+    outs = [make(p._data if share else np.array(p._data, copy=True)) for p in pieces]
     fn = pieces[0]._grad_fn if pieces else None
     if fn is not None and GRAD_MODE.enabled:
         node = op.node_class()(op, fn.next_functions, None, None, None, fn.meta, None)
@@ -599,12 +600,12 @@ def _as_copies(op, pieces, x):
 
 @public("torch.unsafe_split", "Tensor.unsafe_split")
 def unsafe_split(input, split_size, dim=0):
-    return _as_copies(UNSAFE_SPLIT, input.split(split_size, dim), input)
+    return _as_copies(UNSAFE_SPLIT, input.split(split_size, dim), input, share=True)
 
 
 @public("torch.unsafe_chunk", "Tensor.unsafe_chunk")
 def unsafe_chunk(input, chunks, dim=0):
-    return _as_copies(UNSAFE_SPLIT, input.chunk(chunks, dim), input)
+    return _as_copies(UNSAFE_SPLIT, input.chunk(chunks, dim), input, share=True)
 
 
 @public("torch.split_with_sizes_copy")

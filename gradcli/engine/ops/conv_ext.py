@@ -627,7 +627,7 @@ def _integer_avg(x, mats, divisor_override):
             shape = [1] * total.ndim
             shape[d] = len(per)
             div = div * per.reshape(shape)
-    quotient = np.abs(total) // div * np.sign(total)
+    quotient = np.abs(total) // np.abs(div) * np.sign(total) * np.sign(div)  # (C's division)
     return quotient.astype(x.dtype)
 
 

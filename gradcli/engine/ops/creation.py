@@ -447,7 +447,11 @@ def _like(fn):
     def like(input, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs):
         d = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
         out = fn(input._data.shape, d, requires_grad)
-        if _keeps_layout(input._data):  # e.g. ones_like(x.t()) has x.t()'s strides
+        if memory_format is not None:
+            from . import memory_formats as formats
+
+            out._data = formats.like(out._data, input._data, memory_format)
+        elif _keeps_layout(input._data):  # e.g. ones_like(x.t()) has x.t()'s strides
             arr = _laid_out_like(input._data, d.np)
             arr[...] = out._data
             out._data = arr
@@ -502,7 +506,7 @@ randn_like = _like_random(_random_like(
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     return _like(lambda shape, d, rg: _finish(np.full(shape, fill_value, d.np), rg))(
-        input, dtype=dtype, requires_grad=requires_grad)
+        input, dtype=dtype, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def randint_like(input, low=None, high=None, *, dtype=None, requires_grad=False, generator=None,

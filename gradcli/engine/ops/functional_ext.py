@@ -616,7 +616,10 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     total = padded.narrow(1, 0, c)
     for i in range(1, size):
         total = total + padded.narrow(1, i, c)
-    div = ((total / size) * alpha + k) ** beta
+    # (an integer input averages as PyTorch's integer avg_pool: the sum of squares, never
+    # negative, divided by size and truncated)
+    mean = total // size if x.dtype.kind in "iu" else total / size
+    div = (mean * alpha + k) ** beta
     return input / div
 
 

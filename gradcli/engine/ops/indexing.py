@@ -100,6 +100,8 @@ def _along(idx: np.ndarray, dim: int) -> tuple:
 
 
 def _gather_fwd(a, idx, dim):
+    if idx.size == 0:  # (an empty index of any rank: an empty result of its shape)
+        return np.zeros(idx.shape, a.dtype)
     if a.ndim == 0:
         return a[()] * np.ones(idx.shape, a.dtype) if idx.size else np.zeros(idx.shape, a.dtype)
     return a[_along(idx, dim)]
@@ -173,7 +175,7 @@ def _index_arg(fname: str, index, arg="index", pos=3):
 
 def _check_gather_shapes(fname, a, idx, dim, src=None):
     nd = max(a.ndim, 1)
-    if idx.ndim != a.ndim and not (idx.ndim <= 1 and a.ndim <= 1):
+    if idx.ndim != a.ndim and idx.size and not (idx.ndim <= 1 and a.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "
                            f"{'input' if fname == 'gather' else 'self'} tensor")
     if fname != "gather" and idx.size and a.ndim:
@@ -315,8 +317,8 @@ def index_select(input, dim, index):
 
 def _index_add_fwd(a, src, idx, dim, alpha, src_shape):
     out = a.copy()
-    if out.ndim == 0:
-        return out + (src * alpha).sum() if idx.size else out
+    if out.ndim == 0:  # (in a's dtype: bool + bool stays bool, as PyTorch's)
+        return (out + (src * alpha).sum()).astype(a.dtype) if idx.size else out
     where = [slice(None)] * out.ndim
     where[dim] = idx
     moved = np.moveaxis(out, dim, 0)
@@ -640,13 +642,15 @@ def _scatter_reduce_fwd(a, src, idx, dim, reduce, include_self):
     out = a.copy()
     if idx.size == 0:
         return out
+    if a.ndim == 0:  # (0-d tensors reduce as 1-element vectors)
+        return _scatter_reduce_fwd(a.reshape(1), np.reshape(src, -1), idx.reshape(-1), 0,
+                                   reduce, include_self).reshape(())
     where = _along(idx, dim)
     values = src[tuple(slice(0, n) for n in idx.shape)]
     if not include_self:
         touched = np.zeros(out.shape, bool)
         touched[where] = True
-        out[touched] = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf,
-                        "amin": np.inf}[reduce] if out.dtype.kind == "f" else 0
+        out[touched] = _reduce_identity(reduce, out.dtype)
     _UFUNCS[reduce].at(out, where, values)
     if reduce == "mean":
         count = np.zeros(out.shape, out.dtype)
@@ -656,6 +660,44 @@ def _scatter_reduce_fwd(a, src, idx, dim, reduce, include_self):
         count = np.where(count == 0, 1, count)
         out = out / count if out.dtype.kind == "f" else out // count
     return out.astype(a.dtype, copy=False)
+
+
+def _reduce_identity(reduce: str, dtype):
+    """The value a reduction starts from where the input's own value takes no part: the
+    dtype's extremes for amax/amin (integers have no infinities), 1 for prod, else 0."""
+    if reduce in ("amax", "amin"):
+        if dtype.kind == "f":
+            return -np.inf if reduce == "amax" else np.inf
+        if dtype.kind == "b":
+            return reduce == "amin"
+        info = np.iinfo(dtype)
+        return info.min if reduce == "amax" else info.max
+    return 1 if reduce == "prod" else 0
+
+
+def _scatter_prod_grads(a, src, idx, dim, include_self, g, result):
+    """scatter_reduce prod's gradients: a value's is the product of the others reduced
+    with it, computed without dividing by it where it is 0; a src position sharing its
+    target with another zero gets 0 and no second derivative (PyTorch's Error node)."""
+    from .elementwise import where
+
+    masked_self = a.masked_fill(a == 0, 1)
+    ga = g * scatter_reduce(masked_self, dim, idx, src, "prod",
+                            include_self=include_self) / masked_self
+    src_zero = src == 0
+    zeros_at = scatter_add(make(np.zeros(a._data.shape, a._data.dtype)), dim, idx,
+                           src_zero.to(a.dtype)).gather(dim, idx)
+    single_zero = src_zero & (zeros_at == 1)
+    others = scatter_reduce(a, dim, idx, src.masked_fill(single_zero, 1), "prod",
+                            include_self=include_self)
+    gs = where(single_zero, (g * others).gather(dim, idx),
+               (g * result).gather(dim, idx) / src.masked_fill(src_zero, 1))
+    if bool((zeros_at._data > 1).any()):
+        from .delayed_error import delayed_error
+
+        gs = delayed_error(gs, "scatter_reduce(): Double backward is unsupported for src when "
+                               ">1 zeros in src are scattered to the same position in self")
+    return ga, gs
 
 
 def _scatter_reduce_grads(c, g):
@@ -677,9 +719,8 @@ def _scatter_reduce_grads(c, g):
         count = count.masked_fill(count == 0, 1.0)
         ga = g / count
         gs = (g / count).gather(dim, idx)
-    elif reduce == "prod":
-        ga = g * result / a
-        gs = (g * result).gather(dim, idx) / src_part
+    elif reduce == "prod":  # (zeros: the product of the others, as PyTorch's formula)
+        ga, gs = _scatter_prod_grads(a, src_part, idx, dim, include_self, g, result)
     else:  # amax / amin: shared evenly by every value equal to the result
         picked = result.gather(dim, idx)
         self_hit = (a == result).to(g.dtype)
@@ -688,9 +729,8 @@ def _scatter_reduce_grads(c, g):
         share = g / count.masked_fill(count == 0, 1.0)
         ga = share * self_hit
         gs = share.gather(dim, idx) * src_hit
-    if not include_self:  # the input's own values there took no part
-        touched = scatter(make(np.zeros(a._data.shape, np.bool_)), dim, idx, True)
-        ga = ga.masked_fill(touched, 0.0)
+    if not include_self:  # the input's own values there took no part (ScatterBackward1)
+        ga = scatter(ga, dim, idx, value=0.0)
     if gs is not None and tuple(gs.shape) != tuple(src.shape):
         full = make(np.zeros(src._data.shape, g._data.dtype))
         gs = scatter(full, dim, make(np.indices(idx_np.shape)[dim]), gs) if src.dim() else gs

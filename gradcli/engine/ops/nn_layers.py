@@ -1,5 +1,5 @@
 """Layers' functional forms: bilinear, layer_norm, embedding, batch_norm, conv1d/conv2d,
-max/avg pooling (and Tensor.unflatten, which nn.Unflatten rests on)."""
+max/avg pooling (Tensor.unflatten, which nn.Unflatten rests on, is in ops/layout.py)."""
 
 from __future__ import annotations
 
@@ -8,32 +8,6 @@ import numpy as np
 from ..tensor import Tensor, make
 from . import shape_checks
 from .registry import defop, public, run_op
-
-
-@public("torch.unflatten", "Tensor.unflatten")
-def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
-    from ..tensor import _wrap_dim
-
-    shape = list(input.shape)
-    ax = _wrap_dim(dim, len(shape))
-    sizes = [int(s) for s in sizes]
-    if not sizes:
-        raise RuntimeError("unflatten: sizes must be non-empty")
-    if -1 in sizes:
-        known = 1
-        for s in sizes:
-            if s != -1:
-                known *= s
-        sizes[sizes.index(-1)] = shape[ax] // known if known else 0
-    total = 1
-    for s in sizes:
-        total *= s
-    if total != shape[ax]:
-        raise RuntimeError(
-            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
-            f"{dim} ({shape[ax]}) in the input tensor")
-    return input.view(shape[:ax] + sizes + shape[ax + 1:])
-
 
 # ------------------------------------------------------------- module backward hooks
 # nn.Module.register_full_backward_hook passes a module's tensor inputs and outputs through
@@ -171,9 +145,9 @@ def _norm_axes(x, k):
 
 
 def _layer_norm_fwd(x, weight, bias, k, eps):
-    """PyTorch's CPU kernel, rounding where it rounds: the row's mean and variance (exact
-    here, rounded to x's dtype), rstd = 1 / sqrt(var + eps), then per element
-    (x * rstd + (-mean * rstd)) * w + b, each multiply-add fused (one rounding)."""
+    """PyTorch's CPU kernel within its rounding: the row's mean and variance (exact here,
+    rounded to x's dtype), rstd = 1 / sqrt(var + eps) in x's dtype, then per element
+    (x - mean) * rstd * w + b, each step rounded to x's dtype."""
     axes = _norm_axes(x, k)
     dt = x.dtype
     x64 = x.astype(np.float64)
@@ -181,11 +155,13 @@ def _layer_norm_fwd(x, weight, bias, k, eps):
     var64 = ((x64 - mean64) ** 2).mean(axis=axes, keepdims=True)
     mean = mean64.astype(dt)
     rstd = (1 / np.sqrt(var64.astype(dt) + dt.type(eps))).astype(dt)
-    shift = (-mean * rstd).astype(dt)
-    y = (x64 * rstd + shift + 0.0).astype(dt)  # (+ 0.: a row of zeros gives 0., not -0.)
+    # (x - mean) * rstd, each step rounded to x's dtype: of the orders tried against
+    # PyTorch 2.13's float32 results (fused x * rstd - mean * rstd among them) the closest,
+    # and a row whose elements equal its mean gives exactly 0 as PyTorch's does
+    y = (((x - mean).astype(dt) * rstd).astype(dt) + 0.0).astype(dt)  # (+ 0.: no -0.)
     if weight is not None:
-        y = (y.astype(np.float64) * weight + (bias if bias is not None else 0)).astype(dt)
-    elif bias is not None:
+        y = (y * weight).astype(dt)
+    if bias is not None:
         y = (y + bias).astype(dt)
     return y
 

@@ -111,7 +111,11 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
     if "device" in kwargs:
         devices.check(kwargs.pop("device"))
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    fmt = kwargs.pop("memory_format", None)
+    if fmt is not None:
+        from . import memory_formats as formats
+
+        return formats.relaid(self, _to(self, *rest, **kwargs), fmt)
     return _to(self, *rest, **kwargs)
 
 

@@ -31,10 +31,14 @@ PUBLIC: dict[str, object] = {}
 
 
 def public(*names: str):
-    """Decorator: expose the function under each fully qualified public name."""
+    """Decorator: expose the function under each fully qualified public name. A name
+    is declared once: a second declaration (two modules each writing `Tensor.data_ptr`)
+    would otherwise win silently by import order."""
 
     def register(fn):
         for name in names:
+            if PUBLIC.get(name, fn) is not fn:
+                raise ValueError(f"{name} is declared twice ({PUBLIC[name].__module__}, {fn.__module__})")
             PUBLIC[name] = fn
         return fn
 

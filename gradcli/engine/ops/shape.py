@@ -132,10 +132,18 @@ def _run_pieces(op, x: Tensor, arrays: list, meta: tuple, steps: list) -> tuple:
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    if memory_format is not None:
+        from . import memory_formats as formats
+
+        return formats.clone(input, memory_format)
     return run_op(CLONE, (input,))
 
 
 def contiguous(x: Tensor, memory_format=None) -> Tensor:
+    if memory_format is not None:
+        from . import memory_formats as formats
+
+        return formats.contiguous(x, memory_format)
     if x._data.flags.c_contiguous:
         return x
     return run_op(CLONE, (x,), arrays=(np.ascontiguousarray(x._data),))

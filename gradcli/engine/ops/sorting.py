@@ -134,7 +134,17 @@ def _sort_arrays(d, dim, descending, stable=True):
     else:
         order = np.argsort(key, axis=dim, kind="stable")
     order = order.astype(np.int64)
+    if not stable and d.shape[dim] > 16 and not _radix_sorted(d, descending):
+        from .std_sort import unstable_sort_rows  # (ties: the order std::sort leaves them in)
+
+        order = np.moveaxis(unstable_sort_rows(np.moveaxis(d, dim, -1),
+                                               np.moveaxis(order, dim, -1), descending), -1, dim)
     return np.take_along_axis(d, order, axis=dim), order
+
+
+def _radix_sorted(d, descending: bool) -> bool:
+    """PyTorch sorts long 1-d integer tensors with a stable radix sort instead."""
+    return d.ndim == 1 and d.size >= 32768 and d.dtype.kind in "iu" and not descending
 
 
 @public("torch.sort", "Tensor.sort")
@@ -143,7 +153,7 @@ def sort(input, dim=-1, descending=False, stable=None):
     if isinstance(dim, bool):  # sort(input, *, stable, dim, descending)
         dim, descending = -1, dim
     dim = _dim(input, dim)
-    values, order = _sort_arrays(input._data, dim, bool(descending))
+    values, order = _sort_arrays(input._data, dim, bool(descending), bool(stable))
     op = SORT if stable is None else SORT_STABLE  # the sort.stable overload: SortBackward1
     return SORT_T((_run_values(op, input, dim, order, True, values), make(order)))
 
@@ -152,7 +162,7 @@ def sort(input, dim=-1, descending=False, stable=None):
 def argsort(input, dim=-1, descending=False, stable=False):
     _check_tensor("argsort", input)
     dim = _dim(input, dim)
-    return make(_sort_arrays(input._data, dim, bool(descending))[1])
+    return make(_sort_arrays(input._data, dim, bool(descending), bool(stable))[1])
 
 
 @public("torch.msort", "Tensor.msort")
@@ -435,7 +445,13 @@ def mode(input, dim=-1, keepdim=False):
     for r, row in enumerate(flat):
         uniq, counts = np.unique(row, return_counts=True)
         best = uniq[np.argmax(counts)]  # the smallest of the most frequent
-        idx[r] = np.nonzero(row == best)[0][-1]  # PyTorch returns the last occurrence
+        if row.size > 16:  # PyTorch: the last of best's run in std::sort's (unstable) order
+            from .std_sort import order as std_order
+
+            ranked = std_order(row.tolist(), lambda x, y: x < y)
+            idx[r] = [i for i in ranked if row[i] == best][-1]
+        else:  # (insertion sort: stable, so the last occurrence)
+            idx[r] = np.nonzero(row == best)[0][-1]
         vals[r] = row[idx[r]]  # (and its value: 0. of a tie of -0. and 0. that ends in 0.)
     shape = moved.shape[:-1]
     return _keep(MODE_T, MODE, input, dim, idx.reshape(shape), vals.reshape(shape), keepdim)

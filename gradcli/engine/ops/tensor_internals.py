@@ -41,6 +41,14 @@ def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
     shape = _sizes(sizes)
     check_elements(shape)  # (a program's --max-elements)
     old = self._data
+    if memory_format is not None:
+        from . import memory_formats as formats
+
+        formats.format_strides(shape, formats.check_format("resize_", memory_format))
+    if shape == old.shape:  # (PyTorch: same sizes, no new version; the layout may change)
+        if memory_format is not None and memory_format is not formats.preserve_format:
+            self._data = formats.laid_out(old, memory_format)
+        return self
     n = int(np.prod(shape, dtype=np.int64))
     flat = np.ascontiguousarray(old).reshape(-1)
     if n <= flat.size:
@@ -49,6 +57,8 @@ def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
         new = np.zeros(n, old.dtype)
         new[:flat.size] = flat
         new = new.reshape(shape)
+    if memory_format is not None and memory_format is not formats.preserve_format:
+        new = formats.laid_out(new, memory_format)
     self._data = new
     self._vc[0] += 1
     return self

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 from gradcli.engine import profiler as _recorder
+from gradcli.engine.ops.registry import PUBLIC as _PUBLIC
 from gradcli.engine.ops.registry import public as _public
 
 from .profiler_util import EventList, FunctionEvent, FunctionEventAvg  # noqa: F401
@@ -204,6 +205,9 @@ class _OpsNamespace:
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
+        member = _PUBLIC.get(f"{self._path}.{name}")  # (torch.ops.aten: engine/ops/aten_ops.py)
+        if member is not None:
+            return member
         raise AttributeError(f"{self._path}.{name} is not supported by gradcli")
 
     def __repr__(self) -> str:
