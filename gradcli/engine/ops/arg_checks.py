@@ -520,7 +520,9 @@ class PythonLevel:
         self.stub = space["stub"]
         self.stub.__qualname__ = qualname
         self.method = public_name.startswith("Tensor.")
-        first = params.split(",")[1 if self.method else 0].strip() if params else ""
+        names = params.split(",") if params else []
+        at = 1 if self.method else 0  # (a method's first is self; Tensor.storage has only it)
+        first = names[at].strip() if len(names) > at else ""
         # *tensors: the body hands the whole tuple on (torch.meshgrid(*tensors)); a
         # (*args, **kwargs) dispatcher hands its arguments on as they came
         self.varargs = first.startswith("*") and "**" not in params

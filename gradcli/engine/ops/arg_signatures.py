@@ -1194,6 +1194,9 @@ SIGNATURES = {
     'Tensor.resize_': (
         'resize_(SymIntArrayRef size, *, MemoryFormat? memory_format=None)',
     ),
+    'Tensor.resize_as_': (
+        'resize_as_(Tensor the_template, *, MemoryFormat? memory_format=None)',
+    ),
     'Tensor.resolve_conj': (
         '!noargs Tensor.resolve_conj',
     ),
@@ -1278,6 +1281,9 @@ SIGNATURES = {
     'Tensor.sign_': (
         '!noargs Tensor.sign_',
     ),
+    'Tensor.signbit': (
+        '!noargs Tensor.signbit',
+    ),
     'Tensor.sin': (
         '!noargs Tensor.sin',
     ),
@@ -1355,6 +1361,16 @@ SIGNATURES = {
         'std(IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)',
         'std(IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)',
         'std(bool unbiased=True)',
+    ),
+    'Tensor.storage': (
+        '!python',
+        'Tensor.storage',
+        'self',
+        '',
+        '',
+    ),
+    'Tensor.storage_offset': (
+        '!noargs Tensor.storage_offset',
     ),
     'Tensor.stride': (
         'stride(int64_t? dim=None)',
@@ -1521,11 +1537,17 @@ SIGNATURES = {
     'Tensor.unsafe_split': (
         'unsafe_split(SymInt split_size, int64_t dim=0)',
     ),
+    'Tensor.unsafe_split_with_sizes': (
+        'unsafe_split_with_sizes(SymIntArrayRef split_sizes, int64_t dim=0)',
+    ),
     'Tensor.unsqueeze': (
         'unsqueeze(int64_t dim)',
     ),
     'Tensor.unsqueeze_': (
         'unsqueeze_(int64_t dim)',
+    ),
+    'Tensor.untyped_storage': (
+        '!noargs Tensor.untyped_storage',
     ),
     'Tensor.var': (
         'var(IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)',
@@ -2168,6 +2190,9 @@ SIGNATURES = {
     'torch.empty_like': (
         'empty_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
+    'torch.empty_strided': (
+        'empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.eq': (
         'eq(Tensor input, Tensor other, *, Tensor out=None)',
         'eq(Tensor input, Scalar other, *, Tensor out=None)',
@@ -2426,6 +2451,11 @@ SIGNATURES = {
     ),
     'torch.isfinite': (
         'isfinite(Tensor input)',
+    ),
+    'torch.isin': (
+        'isin(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor out=None)',
+        'isin(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor out=None)',
+        'isin(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor out=None)',
     ),
     'torch.isinf': (
         'isinf(Tensor input)',
@@ -3795,6 +3825,9 @@ SIGNATURES = {
     'torch.reshape': (
         'reshape(Tensor input, IntArrayRef shape)',
     ),
+    'torch.resize_as_': (
+        'resize_as_(Tensor input, Tensor the_template, *, MemoryFormat? memory_format=None)',
+    ),
     'torch.resolve_conj': (
         'resolve_conj(Tensor input)',
     ),
@@ -3921,6 +3954,9 @@ SIGNATURES = {
     ),
     'torch.sign': (
         'sign(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.signbit': (
+        'signbit(Tensor input, *, Tensor out=None)',
     ),
     'torch.sin': (
         'sin(Tensor input, *, Tensor out=None)',
@@ -4343,6 +4379,9 @@ SIGNATURES = {
     'torch.unsafe_split': (
         'unsafe_split(Tensor input, SymInt split_size, int64_t dim=0)',
     ),
+    'torch.unsafe_split_with_sizes': (
+        'unsafe_split_with_sizes(Tensor input, SymIntArrayRef split_sizes, int64_t dim=0)',
+    ),
     'torch.unsqueeze': (
         'unsqueeze(Tensor input, int64_t dim)',
     ),
@@ -4365,6 +4404,13 @@ SIGNATURES = {
     'torch.view_copy': (
         'view_copy(Tensor input, ScalarType dtype, *, Tensor out=None)',
         'view_copy(Tensor input, SymIntArrayRef size, *, Tensor out=None)',
+    ),
+    'torch.vmap': (
+        '!python',
+        'vmap',
+        'func, in_dims=None, out_dims=None, randomness=None, *, chunk_size=None',
+        '',
+        '',
     ),
     'torch.vsplit': (
         'vsplit(Tensor input, int64_t sections)',
@@ -4397,31 +4443,5 @@ SIGNATURES = {
     ),
     'torch.zeros_like': (
         'zeros_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
-    ),
-    # (round 18's ops, written by hand: the generator stops on Tensor.storage's
-    # self-only Python signature)
-    'Tensor.resize_as_': (
-        'resize_as_(Tensor the_template, *, MemoryFormat? memory_format=None)',
-    ),
-    'Tensor.signbit': (
-        '!noargs Tensor.signbit',
-    ),
-    'Tensor.storage_offset': (
-        '!noargs Tensor.storage_offset',
-    ),
-    'Tensor.unsafe_split_with_sizes': (
-        'unsafe_split_with_sizes(SymIntArrayRef split_sizes, int64_t dim=0)',
-    ),
-    'Tensor.untyped_storage': (
-        '!noargs Tensor.untyped_storage',
-    ),
-    'torch.empty_strided': (
-        'empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
-    ),
-    'torch.resize_as_': (
-        'resize_as_(Tensor input, Tensor the_template, *, MemoryFormat? memory_format=None)',
-    ),
-    'torch.unsafe_split_with_sizes': (
-        'unsafe_split_with_sizes(Tensor input, SymIntArrayRef split_sizes, int64_t dim=0)',
     ),
 }
