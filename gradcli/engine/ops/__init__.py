@@ -48,6 +48,7 @@ from . import tensor_internals  # noqa: F401  (resize_, set_, _backward_hooks, d
 from . import serialization  # noqa: F401  (torch.save / torch.load, PyTorch's zip format)  # isort: skip
 from . import unique_variants  # noqa: F401  (unique_consecutive, _unique, _unique2, _VF)  # isort: skip
 from . import inplace_views  # noqa: F401  (t_, transpose_, squeeze_, unsqueeze_, as_strided_)  # isort: skip
+from . import tut_ops  # noqa: F401  (torch.float16/int8/int16 and their casts)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
