@@ -73,7 +73,7 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-apply_ bincount histc map_ new_empty signbit storage_offset
+apply_ map_ new_empty signbit storage_offset
 """.split())
 
 

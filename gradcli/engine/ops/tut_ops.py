@@ -5,9 +5,12 @@ methods: the Zero-to-Mastery fundamentals tour casts a tensor to each and prints
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
+from ..tensor import make
 from . import shape as S
 from .registry import PUBLIC, public
 
@@ -94,3 +97,75 @@ class iinfo:  # noqa: N801 - torch's name
 
 PUBLIC["torch.finfo"] = finfo
 PUBLIC["torch.iinfo"] = iinfo
+
+
+_KERNEL_WORDS = {"bool": "Bool", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte", "float32": "Float", "float64": "Double",
+                 "float16": "Half"}
+
+
+def _kernel_word(t) -> str:
+    return _KERNEL_WORDS[t._data.dtype.name]
+
+
+@public("torch.bincount", "Tensor.bincount")
+def bincount(input, weights=None, minlength=0):
+    """Counts of each value of a 1-d non-negative integer tensor (the makemore and label-
+    balance idiom); weighted sums with `weights` (float32 stays float32, others give
+    float64, as PyTorch's kernel accumulates)."""
+    data = input._data
+    if data.dtype.kind == "f":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_kernel_word(input)}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if data.ndim != 1 or data.dtype.kind not in "iub" or (data.size and data.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights._data.ndim != 1 or weights._data.shape[0] != data.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    size = max(int(data.max()) + 1 if data.size else 0, int(minlength))
+    if weights is None:
+        return make(np.bincount(data.astype(np.int64), minlength=size).astype(np.int64))
+    out_dtype = np.float32 if weights._data.dtype == np.float32 else np.float64
+    counts = np.bincount(data.astype(np.int64), weights=weights._data.astype(np.float64),
+                         minlength=size)
+    return make(counts.astype(out_dtype))
+
+
+def _edge_text(v: float) -> str:
+    """A bound as PyTorch's message prints it (C++ stream formatting of a double; a NaN its
+    min/max reduction made is x86's default NaN, sign bit set)."""
+    if math.isnan(v):
+        return "-nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:g}"
+
+
+@public("torch.histc", "Tensor.histc")
+def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's parameter names
+    """A histogram of equal-width bins over [min, max] (the data's range when both are 0),
+    counted as PyTorch's linear-interpolation kernel places each value: the bin index is
+    (x - min) * bins / (max - min) in the input's dtype, truncated; the right edge falls in
+    the last bin; values outside are dropped. No gradient flows (PyTorch defines none)."""
+    data = input._data
+    if data.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"histogram_cpu\" not implemented for '{_kernel_word(input)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and data.size:
+        lo, hi = float(data.min()), float(data.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_edge_text(lo)}, {_edge_text(hi)}] is not "
+                           "finite")
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    kind = data.dtype.type
+    flat = data.reshape(-1)
+    flat = flat[(flat >= kind(lo)) & (flat <= kind(hi))]
+    pos = ((flat - kind(lo)) * kind(bins) / (kind(hi) - kind(lo))).astype(np.int64)
+    pos[pos == bins] = bins - 1
+    return make(np.bincount(pos, minlength=bins)[:bins].astype(data.dtype))
