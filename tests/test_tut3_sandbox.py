@@ -29,7 +29,8 @@ lb.step(closure)
 lb.step(closure)
 infos = [torch.finfo(torch.float16), torch.finfo(), torch.iinfo(torch.int8)]
 narrow = [torch.ones(2, dtype=torch.half), torch.ones(2, dtype=torch.int8), torch.float16,
-          torch.short, torch.ones(2).half(), torch.ones(2).char()]
+          torch.short, torch.ones(2).half(), torch.ones(2).char(), torch.histogram(torch.rand(5)),
+          torch.bincount(torch.tensor([1, 2])), torch.histc(torch.rand(4), bins=3)]
 """
 
 
@@ -40,7 +41,7 @@ def test_crawl_finds_nothing_unsafe():
     kept, bad = crawl(roots)
     assert not bad, bad[:20]
     reached = {type(obj).__name__ for obj in kept}
-    assert {"LBFGS", "Rprop", "finfo", "iinfo", "dtype"} <= reached, reached
+    assert {"LBFGS", "Rprop", "finfo", "iinfo", "dtype", "histogram"} <= reached, reached
 
 
 @pytest.mark.parametrize("attack", [

@@ -169,3 +169,52 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's parameter name
     pos = ((flat - kind(lo)) * kind(bins) / (kind(hi) - kind(lo))).astype(np.int64)
     pos[pos == bins] = bins - 1
     return make(np.bincount(pos, minlength=bins)[:bins].astype(data.dtype))
+
+
+_HISTOGRAM = None
+
+
+@public("torch.histogram", "Tensor.histogram")
+def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
+    """(hist, bin_edges): bins equal-width bins over `range` (the data's, widened by 0.5 each
+    side when it is a single value) or the given edges; a value goes in the bin whose edges
+    hold it (left-closed, the last bin closed), outside values and NaN are dropped, `weight`
+    adds its own amount, `density` divides by the total and the bin widths (Karpathy's
+    makemore draws its activation histograms from it)."""
+    global _HISTOGRAM
+    from .creation import linspace
+    from .linalg_ext import _rtype
+
+    data = input._data
+    if data.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"histogramdd\" not implemented for '{_kernel_word(input)}'")
+    kind = data.dtype.type
+    if isinstance(bins, int):
+        if bins <= 0:
+            raise RuntimeError(
+                f"torch.histogramdd(): bins must be > 0, but got {bins} for dimension 0")
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif data.size:
+            lo, hi = float(data.min()), float(data.max())
+        else:
+            lo = hi = 0.0
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = linspace(lo, hi, bins + 1, dtype=input.dtype)._data
+    else:
+        edges = bins._data.astype(data.dtype)
+    flat = data.reshape(-1)
+    keep = (flat >= edges[0]) & (flat <= edges[-1])
+    values = flat[keep]
+    pos = np.searchsorted(edges, values, side="right") - 1
+    pos[pos == len(edges) - 1] = len(edges) - 2  # the rightmost edge closes the last bin
+    amounts = None if weight is None else weight._data.reshape(-1)[keep].astype(np.float64)
+    hist = np.bincount(pos, weights=amounts, minlength=len(edges) - 1).astype(data.dtype)
+    if density:
+        hist = hist / kind(hist.sum(dtype=np.float64))
+        hist = (hist / np.diff(edges)).astype(data.dtype)
+    if _HISTOGRAM is None:
+        _HISTOGRAM = _rtype("histogram", ("hist", "bin_edges"))
+    return _HISTOGRAM(make(hist), make(np.array(edges)))
