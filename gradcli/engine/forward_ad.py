@@ -435,7 +435,7 @@ _COMPARED_IN_PLACE = frozenset(f"{cmp}_{kind}_" for cmp in ("eq", "ne", "lt", "l
 _CONSTANT_RESULT = _COMPARED_IN_PLACE | {"zero", "fill", "fill_scalar",
                     # draws: zero derivative in PyTorch (a tangent of zeros, no graph)
                     "bernoulli", "normal_mean", "normal_std", "normal_mean_std", "uniform_",
-                    "normal_", "bernoulli_"}
+                    "normal_", "bernoulli_", "poisson"}
 # in-place ops whose new tangent is zero: PyTorch zeroes the old tangent in place (zero_);
 # the last result such an op gave (weakly), for the in-place hook that runs right after
 _ZEROED_IN_PLACE = frozenset({"zero", "uniform_", "normal_", "bernoulli_"}

@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..tensor import make
 from . import shape as S
-from .registry import PUBLIC, public
+from .registry import PUBLIC, defop, public, run_op
 
 for _name, _value in (("torch.float16", dtypes.float16), ("torch.half", dtypes.float16),
                       ("torch.int8", dtypes.int8), ("torch.int16", dtypes.int16),
@@ -218,3 +218,59 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     if _HISTOGRAM is None:
         _HISTOGRAM = _rtype("histogram", ("hist", "bin_edges"))
     return _HISTOGRAM(make(hist), make(np.array(edges)))
+
+
+def _poisson_one(gen, rate: float, uniform) -> float:
+    """One Poisson draw as PyTorch's CPU sampler makes it: below rate 10 a product of
+    uniforms; from 10 Hoermann's transformed rejection (PTRS), two uniforms a try."""
+    if rate >= 10:
+        slam, loglam = math.sqrt(rate), math.log(rate)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = uniform(gen, 1)[0] - 0.5
+            v = uniform(gen, 1)[0]
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + rate + 0.43)
+            if us >= 0.07 and v <= vr:
+                return float(k)
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
+                    <= -rate + k * loglam - math.lgamma(k + 1.0)):
+                return float(k)
+    if rate == 0:
+        return 0.0
+    count, product, limit = 0, 1.0, math.exp(-rate)
+    while True:
+        product *= uniform(gen, 1)[0]
+        if product > limit:
+            count += 1
+        else:
+            return float(count)
+
+
+_POISSON = defop("poisson", "PoissonBackward0", lambda a, values: values,
+                 lambda c, g: (g * 0,), "d poisson(rate)/drate = 0 (a draw)",
+                 torch_call="torch.poisson(a * 0)")
+
+
+@public("torch.poisson")
+def poisson(input, generator=None):
+    """Counts drawn with the given rates, element by element in C order from the generator
+    (the seeded values are PyTorch's); the gradient is zero, as PyTorch defines it."""
+    from .. import rng_sample
+    from ..random import generator_of
+
+    data = input._data
+    if data.dtype.kind != "f":
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_kernel_word(input)}'")
+    rates = np.ascontiguousarray(data, dtype=np.float64).reshape(-1)
+    if rates.size and not (rates >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    gen = generator_of(generator)
+    values = [_poisson_one(gen, float(r), rng_sample.uniform01_f64) for r in rates]
+    drawn = np.array(values, dtype=np.float64).astype(data.dtype).reshape(data.shape)
+    return run_op(_POISSON, (input,), (drawn,))
