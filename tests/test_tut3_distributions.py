@@ -44,6 +44,20 @@ CASES = [
     "T.bernoulli(T.tensor([0.3, 0.9]).expand(4, 2), generator=T.Generator().manual_seed(2))",
     "T.rand(2, 3, generator=T.Generator().manual_seed(1)).t().bernoulli(0.4,"
     " generator=T.Generator().manual_seed(3))",
+    "(lambda m: (m, m.sample(), m.batch_shape, m.event_shape))"
+    "(D.MultivariateNormal(T.zeros(2), T.eye(2)))",
+    "(lambda m: (m.sample((4,)), m.log_prob(T.tensor([[0.0, 1.0], [2.0, -1.0]])), m.entropy(),"
+    " m.mean, m.variance, m.scale_tril, m, m.precision_matrix, m))"
+    "(D.MultivariateNormal(T.tensor([1.0, -1.0]), T.tensor([[2.0, 0.3], [0.3, 0.5]])))",
+    "(lambda m: (m.scale_tril, m.sample(), m.log_prob(T.zeros(2))))"
+    "(D.MultivariateNormal(T.tensor([1.0, -1.0]),"
+    " precision_matrix=T.inverse(T.tensor([[2.0, 0.3], [0.3, 0.5]]))))",
+    "(lambda m: (m, m.batch_shape, m.rsample((2,)).shape, m.log_prob(T.ones(3, 2)), m.entropy(),"
+    " m.covariance_matrix[0]))"
+    "(D.MultivariateNormal(T.zeros(3, 2), scale_tril=T.tensor([[1.0, 0.0], [0.5, 2.0]])))",
+    "T.broadcast_shapes((2, 1), (3,))",
+    "(T.broadcast_shapes(), T.broadcast_shapes(5, (2, 1)), T.broadcast_shapes(T.Size([1, 4]), [3, 1]))",
+    "T.broadcast_shapes((3, 1, 2), (4, 1), (1,))",
 ]
 
 
@@ -71,6 +85,21 @@ def test_rsample_gradients_as_pytorch():
     assert run(gt) == run(torch)
 
 
+def test_multivariate_normal_gradients_as_pytorch():
+    def run(T):
+        T.manual_seed(0)
+        loc = T.tensor([0.5, 0.2], requires_grad=True)
+        scale = T.tensor([[1.0, 0.0], [0.3, 0.8]], requires_grad=True)
+        d = T.distributions.MultivariateNormal(loc, scale_tril=scale)
+        z = d.rsample()
+        (-d.log_prob(z)).backward()
+        return [z.tolist(), loc.grad.tolist(), scale.grad.tolist()]
+
+    g, t = run(gt), run(torch)
+    for a, b in zip(g, t):
+        torch.testing.assert_close(torch.tensor(a), torch.tensor(b))
+
+
 @pytest.mark.parametrize("expr", [
     "D.Normal(T.tensor([0.]), T.tensor([-1.]))",
     "D.Normal(0., -1.)",
@@ -84,6 +113,16 @@ def test_rsample_gradients_as_pytorch():
     "D.Normal(0., 1.).log_prob(0.5)",
     "D.Normal(T.zeros(2), 1.).log_prob(T.zeros(3))",
     "D.Categorical(T.tensor([0.5, 0.5])).log_prob(T.tensor(3))",
+    "D.MultivariateNormal(T.zeros(2), T.tensor([[1.0, 2], [0, 1]]))",
+    "D.MultivariateNormal(T.zeros(2))",
+    "D.MultivariateNormal(T.tensor(0.0), T.eye(1))",
+    "D.MultivariateNormal(T.zeros(2), scale_tril=T.tensor([[1.0, 2], [0, 1]]))",
+    "D.MultivariateNormal(T.zeros(2), T.eye(2)).log_prob(T.zeros(3))",
+    "D.MultivariateNormal(T.zeros(2), T.ones(2))",
+    "T.broadcast_shapes((2,), (3,))",
+    "T.broadcast_shapes((2, 3), (4, 1, 2))",
+    "T.broadcast_shapes((-1,), (2,))",
+    "T.broadcast_shapes((2.0,), (2,))",
 ])
 def test_errors_as_pytorch(expr):
     seen = []
@@ -95,9 +134,9 @@ def test_errors_as_pytorch(expr):
 
 
 def test_missing_distribution_says_not_supported():
-    with pytest.raises(AttributeError, match="^torch.distributions.MultivariateNormal is not "
+    with pytest.raises(AttributeError, match="^torch.distributions.Dirichlet is not "
                                              "supported by gradcli$"):
-        gt.distributions.MultivariateNormal  # noqa: B018
+        gt.distributions.Dirichlet  # noqa: B018
 
 
 PROGRAM = """
@@ -108,7 +147,8 @@ n = Normal(torch.zeros(2), torch.ones(2))
 c = Categorical(logits=torch.tensor([1.0, 2.0]))
 b = Bernoulli(torch.tensor([0.3]))
 u = Uniform(0.0, 1.0)
-made = [n, c, b, u, c.probs, b.logits, n.sample(), c.sample((2,)), kl_divergence(n, n), dist.constraints.simplex, n.support, u.support]
+mv = dist.MultivariateNormal(torch.zeros(2), torch.eye(2))
+made = [mv, mv.sample(), mv.precision_matrix, n, c, b, u, c.probs, b.logits, n.sample(), c.sample((2,)), kl_divergence(n, n), dist.constraints.simplex, n.support, u.support]
 """
 
 

@@ -274,3 +274,31 @@ def poisson(input, generator=None):
     values = [_poisson_one(gen, float(r), rng_sample.uniform01_f64) for r in rates]
     drawn = np.array(values, dtype=np.float64).astype(data.dtype).reshape(data.shape)
     return run_op(_POISSON, (input,), (drawn,))
+
+
+@public("torch.broadcast_shapes")
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to (an int is a 1-d shape), checked as
+    PyTorch checks it: each shape in turn against the result so far, from the right."""
+    size_class = type(make(np.zeros((0,))).shape)  # torch.Size
+    listed = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    for shape in listed:
+        for i, n in enumerate(shape):
+            if not isinstance(n, int):
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                                f"'{type(n).__name__}')")
+    ndim = max((len(s) for s in listed), default=0)
+    result = [1] * ndim
+    for index, shape in enumerate(listed):
+        for back in range(1, len(shape) + 1):
+            n = shape[-back]
+            if n < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if result[-back] == 1:
+                result[-back] = n
+            elif n != 1 and n != result[-back]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {n} at {-back}! Mismatching "
+                    f"argument at index {index} had {shape}; but expected shape should be "
+                    f"broadcastable to {result}")
+    return size_class(result)

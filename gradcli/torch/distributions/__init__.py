@@ -10,9 +10,11 @@ from __future__ import annotations
 from . import constraints
 from .distribution import Distribution
 from .kl import kl_divergence, register_kl
+from .mvn import MultivariateNormal
 from .simple import Bernoulli, Categorical, Normal, Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Normal", "Uniform", "constraints",
+__all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform",
+           "constraints",
            "kl_divergence", "register_kl"]
 
 from .._namespace import unsupported as _unsupported  # noqa: E402

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import gradcli.torch as torch
 
-__all__ = ["Constraint", "boolean", "greater_than", "integer_interval", "interval",
+__all__ = ["Constraint", "boolean", "greater_than", "integer_interval", "interval", "lower_cholesky",
+           "positive_definite",
            "less_than", "positive", "real", "simplex", "unit_interval"]
 
 
@@ -110,3 +111,31 @@ for _cls in (Constraint, _Real, _Boolean, _GreaterThan, _LessThan, _Interval, _H
              _IntegerInterval, _Simplex, _IndependentReal):
     _cls.__module__ = "torch.distributions.constraints"
 del _cls
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric (within 1e-6) with a Cholesky factor."""
+
+    event_dim = 2
+
+    def check(self, value):
+        symmetric = torch.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        if not bool(symmetric.all()):
+            return symmetric
+        return torch.linalg.cholesky_ex(value).info.eq(0)
+
+
+class _LowerCholesky(Constraint):
+    """Lower triangular with a positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value):
+        lower = (value.tril() == value).reshape(value.shape[:-2] + (-1,)).min(-1)[0]
+        positive = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1)[0]
+        return lower & positive
+
+
+positive_definite = _PositiveDefinite()
+lower_cholesky = _LowerCholesky()
+_PositiveDefinite.__module__ = _LowerCholesky.__module__ = "torch.distributions.constraints"
