@@ -27,6 +27,10 @@ def closure():
     return loss
 lb.step(closure)
 lb.step(closure)
+sched = torch.optim.lr_scheduler.OneCycleLR(opts[0], max_lr=0.1, total_steps=4, cycle_momentum=False)
+from torch.optim.lr_scheduler import LinearLR, ConstantLR
+warm = [LinearLR(opts[1], total_iters=2), ConstantLR(opts[2])]
+sched.step()
 infos = [torch.finfo(torch.float16), torch.finfo(), torch.iinfo(torch.int8)]
 narrow = [torch.ones(2, dtype=torch.half), torch.ones(2, dtype=torch.int8), torch.float16,
           torch.short, torch.ones(2).half(), torch.ones(2).char(), torch.histogram(torch.rand(5)),
@@ -37,11 +41,13 @@ narrow = [torch.ones(2, dtype=torch.half), torch.ones(2, dtype=torch.int8), torc
 def test_crawl_finds_nothing_unsafe():
     s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
     s.run(PROGRAM, "tut3.grad")
-    roots = [(k, s.globals[k]) for k in ("opts", "lb", "infos", "narrow", "closure")]
+    roots = [(k, s.globals[k]) for k in ("opts", "lb", "infos", "narrow", "closure", "sched",
+                                         "warm")]
     kept, bad = crawl(roots)
     assert not bad, bad[:20]
     reached = {type(obj).__name__ for obj in kept}
-    assert {"LBFGS", "Rprop", "finfo", "iinfo", "dtype", "histogram"} <= reached, reached
+    assert {"LBFGS", "Rprop", "finfo", "iinfo", "dtype", "histogram", "OneCycleLR",
+            "LinearLR"} <= reached, reached
 
 
 @pytest.mark.parametrize("attack", [
