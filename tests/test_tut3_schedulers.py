@@ -16,7 +16,23 @@ SCHEDULES = [
     ("LinearLR", {"start_factor": 0.5, "total_iters": 3}),
     ("LinearLR", {"start_factor": 1.0, "end_factor": 0.1, "total_iters": 4}),
     ("ConstantLR", {"factor": 0.5, "total_iters": 2}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 2}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 3, "T_mult": 2, "eta_min": 0.001}),
 ]
+
+
+@pytest.mark.parametrize("options", [{"T_0": 2}, {"T_0": 3, "T_mult": 2, "eta_min": 0.001}])
+def test_warm_restarts_jumps_as_pytorch(options):
+    def run(T):
+        opt = T.optim.SGD(T.nn.Linear(2, 1).parameters(), lr=0.1, momentum=0.9)
+        sched = T.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, **options)
+        seen = []
+        for epoch in (0.5, 2.25, 7.5, 20.0, 3):
+            sched.step(epoch)
+            seen.append((sched.get_last_lr(), sched.T_cur, sched.T_i, sched.last_epoch))
+        return seen
+
+    assert run(gt) == run(torch)
 
 
 def _run(T, name, options, optimizer):
@@ -48,6 +64,8 @@ def test_schedule_as_pytorch(name, options, optimizer):
     "S.OneCycleLR(opt, [0.1, 0.2], total_steps=4)",
     "S.LinearLR(opt, start_factor=0)",
     "S.ConstantLR(opt, factor=2.0)",
+    "S.CosineAnnealingWarmRestarts(opt, T_0=0)",
+    "S.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=0)",
     "(lambda s: [opt.step() or s.step() for _ in range(3)])(S.OneCycleLR(opt, 0.5, total_steps=2))",
 ])
 def test_errors_as_pytorch(make):

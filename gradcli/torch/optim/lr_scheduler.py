@@ -310,13 +310,14 @@ class ReduceLROnPlateau(LRScheduler):
 for _name in __all__:
     globals()[_name].__module__ = "torch.optim.lr_scheduler"  # (as PyTorch prints them)
 del _name
-__all__ += ["OneCycleLR", "LinearLR", "ConstantLR"]  # noqa: F822  (more_schedulers, on first use)
+__all__ += ["OneCycleLR", "LinearLR", "ConstantLR",  # noqa: F822  (more_schedulers, on first use)
+            "CosineAnnealingWarmRestarts"]
 
 
 def __getattr__(name: str):
-    """OneCycleLR, LinearLR, ConstantLR from more_schedulers (loaded on first use); any other
+    """OneCycleLR, LinearLR, ConstantLR, CosineAnnealingWarmRestarts from more_schedulers (loaded on first use); any other
     missing name says gradcli lacks it."""
-    if name in ("OneCycleLR", "LinearLR", "ConstantLR"):
+    if name in ("OneCycleLR", "LinearLR", "ConstantLR", "CosineAnnealingWarmRestarts"):
         from . import more_schedulers
 
         return getattr(more_schedulers, name)

@@ -9,7 +9,7 @@ import math
 from .lr_scheduler import LRScheduler
 from .optimizer import Optimizer
 
-__all__ = ["ConstantLR", "LinearLR", "OneCycleLR"]
+__all__ = ["ConstantLR", "CosineAnnealingWarmRestarts", "LinearLR", "OneCycleLR"]
 
 
 def _per_group(name: str, optimizer, value) -> list:
@@ -183,6 +183,63 @@ class ConstantLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-for _cls in (OneCycleLR, LinearLR, ConstantLR):
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from the base rate to eta_min over T_i steps, restarting each time,
+    with T_i multiplied by T_mult at each restart (SGDR)."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1) -> None:  # noqa: N803
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+                             f"{type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
+
+    def step(self, epoch=None) -> None:
+        """One step (or a jump to a possibly fractional `epoch`, as step(epoch + i / iters))."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:  # which restart epoch falls in: T_0 (T_mult^n - 1) / (T_mult - 1) <= epoch
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** n
+        else:
+            self.T_i = self.T_0
+            self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+for _cls in (OneCycleLR, LinearLR, ConstantLR, CosineAnnealingWarmRestarts):
     _cls.__module__ = "torch.optim.lr_scheduler"
 del _cls
