@@ -18,6 +18,13 @@ SCHEDULES = [
     ("ConstantLR", {"factor": 0.5, "total_iters": 2}),
     ("CosineAnnealingWarmRestarts", {"T_0": 2}),
     ("CosineAnnealingWarmRestarts", {"T_0": 3, "T_mult": 2, "eta_min": 0.001}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 2}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 2, "step_size_down": 3,
+                  "mode": "triangular2"}),
+    ("CyclicLR", {"base_lr": [0.01], "max_lr": 0.1, "step_size_up": 3, "mode": "exp_range",
+                  "gamma": 0.9}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 2,
+                  "scale_fn": lambda x: 0.5 ** x, "scale_mode": "iterations"}),
 ]
 
 
@@ -48,7 +55,8 @@ def _run(T, name, options, optimizer):
         seen.append((sched.get_last_lr(), group.get("momentum"), group.get("betas")))
     keys = [k for k in opt.param_groups[0] if k != "params"]
     state = sched.state_dict()
-    return seen, keys, sorted(state), state.get("_schedule_phases"), str(type(sched))
+    return (seen, keys, sorted(state), state.get("_schedule_phases"),
+            state.get("_scale_fn_custom"), str(type(sched)))
 
 
 @pytest.mark.parametrize("name, options", SCHEDULES)
@@ -66,6 +74,8 @@ def test_schedule_as_pytorch(name, options, optimizer):
     "S.ConstantLR(opt, factor=2.0)",
     "S.CosineAnnealingWarmRestarts(opt, T_0=0)",
     "S.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=0)",
+    "S.CyclicLR(opt, 0.01, 0.1, mode='x')",
+    "S.CyclicLR(T.optim.Adagrad([p]), 0.01, 0.1)",
     "(lambda s: [opt.step() or s.step() for _ in range(3)])(S.OneCycleLR(opt, 0.5, total_steps=2))",
 ])
 def test_errors_as_pytorch(make):
@@ -80,6 +90,6 @@ def test_errors_as_pytorch(make):
 
 
 def test_other_schedulers_say_not_supported():
-    with pytest.raises(AttributeError, match="^torch.optim.lr_scheduler.CyclicLR is not "
+    with pytest.raises(AttributeError, match="^torch.optim.lr_scheduler.SequentialLR is not "
                                              "supported by gradcli$"):
-        gt.optim.lr_scheduler.CyclicLR  # noqa: B018
+        gt.optim.lr_scheduler.SequentialLR  # noqa: B018

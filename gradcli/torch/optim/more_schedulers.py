@@ -5,11 +5,12 @@ cycled momentum or beta1) are PyTorch's floats."""
 from __future__ import annotations
 
 import math
+import types
 
 from .lr_scheduler import LRScheduler
 from .optimizer import Optimizer
 
-__all__ = ["ConstantLR", "CosineAnnealingWarmRestarts", "LinearLR", "OneCycleLR"]
+__all__ = ["ConstantLR", "CosineAnnealingWarmRestarts", "CyclicLR", "LinearLR", "OneCycleLR"]
 
 
 def _per_group(name: str, optimizer, value) -> list:
@@ -240,6 +241,93 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
 
-for _cls in (OneCycleLR, LinearLR, ConstantLR, CosineAnnealingWarmRestarts):
+class CyclicLR(LRScheduler):
+    """The learning rate cycles between base_lr and max_lr (triangular, halving each cycle,
+    or shrinking by gamma per iteration), momentum the opposite way."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9,
+                 last_epoch=-1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        if scale_fn is None:
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                                 "option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums,
+                                            optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (high, *group["betas"][1:])
+                    else:
+                        group["momentum"] = high
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        if self.mode == "exp_range":
+            return self.gamma ** x
+        return 1.0
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [low + (high - low) * scale_factor * self.scale_fn(at)
+               for low, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for low, high, group in zip(self.base_momentums, self.max_momentums,
+                                        self.optimizer.param_groups):
+                momentum = high - (high - low) * scale_factor * self.scale_fn(at)
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None  # (a function or lambda is not saved, as in PyTorch)
+        if fn is not None and not isinstance(fn, types.FunctionType) and hasattr(fn, "__dict__"):
+            state["_scale_fn_custom"] = dict(fn.__dict__)  # (a callable object's attributes)
+        return state
+
+
+for _cls in (OneCycleLR, LinearLR, ConstantLR, CosineAnnealingWarmRestarts, CyclicLR):
     _cls.__module__ = "torch.optim.lr_scheduler"
 del _cls
