@@ -54,17 +54,23 @@ float64 = dtype("float64", np.float64, 2, "DoubleTensor")
 uint8 = dtype("uint8", np.uint8, 1, "ByteTensor")
 uint8.is_signed = False
 
-ALL = (bool_, int32, int64, float32, float64, uint8)
+# the narrow types tutorials cast to (torch.float16, .type(torch.int8)): numpy computes
+# float16 elementwise ops in float32 and rounds each result, as PyTorch's CPU kernels do
+int8 = dtype("int8", np.int8, 1, "CharTensor")
+int16 = dtype("int16", np.int16, 1, "ShortTensor")
+float16 = dtype("float16", np.float16, 2, "HalfTensor")
+
+ALL = (bool_, int32, int64, float32, float64, uint8, int8, int16, float16)
 BY_NAME = {d.name: d for d in ALL}
 FROM_NP = {d.np: d for d in ALL}
 # numpy types of other widths map onto the nearest torch dtype we support
-for _np_t, _d in ((np.int8, int64), (np.int16, int64), (np.uint16, int64),
-                  (np.uint32, int64), (np.uint64, int64), (np.float16, float32)):
+for _np_t, _d in ((np.uint16, int64), (np.uint32, int64), (np.uint64, int64)):
     FROM_NP.setdefault(np.dtype(_np_t), _d)
 
 ALIASES = {
     "float32": float32, "float": float32, "float64": float64, "double": float64,
     "int64": int64, "long": int64, "int32": int32, "int": int32, "bool": bool_, "uint8": uint8,
+    "int8": int8, "int16": int16, "short": int16, "float16": float16, "half": float16,
 }
 
 _default_float = [float32]
@@ -90,13 +96,14 @@ def promote(a: dtype, b: dtype) -> dtype:
         return a
     if a._category == 2 or b._category == 2:
         if a._category == 2 and b._category == 2:
-            return float64 if (a is float64 or b is float64) else float32
+            return FROM_NP[np.promote_types(a.np, b.np)]
         return a if a._category == 2 else b
     if a._category == 0:
         return b
     if b._category == 0:
         return a
-    return int64 if (a is int64 or b is int64) else int32
+    # integers widen as numpy's do (int8 with uint8 gives int16, as torch.promote_types)
+    return FROM_NP[np.promote_types(a.np, b.np)]
 
 
 def scalar_dtype(value) -> dtype:

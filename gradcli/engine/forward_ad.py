@@ -438,7 +438,7 @@ _COMPARED_IN_PLACE = frozenset(f"{cmp}_{kind}_" for cmp in ("eq", "ne", "lt", "l
 _CONSTANT_RESULT = _COMPARED_IN_PLACE | {"zero", "fill",
                     # draws: zero derivative in PyTorch (a tangent of zeros, no graph)
                     "bernoulli", "normal_mean", "normal_std", "normal_mean_std", "uniform_",
-                    "normal_", "bernoulli_"}
+                    "normal_", "bernoulli_", "poisson"}
 
 
 def _fill_with_tangent(mine, inputs, meta, tangents):

@@ -138,18 +138,18 @@ _BERNOULLI_P = defop("bernoulli", "BernoulliBackward0", lambda a, values: values
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
-    if p is not None:  # Tensor.bernoulli(p: float)
-        return bernoulli_(make(np.empty_like(input._data)), p, generator=generator)
+    if p is not None:  # Tensor.bernoulli(p: float): drawn into a contiguous result, as PyTorch's
+        return bernoulli_(make(np.empty(input._data.shape, input._data.dtype)), p,
+                          generator=generator)
     arr = input._data
     if arr.dtype.kind == "f" and arr.size and not ((arr >= 0) & (arr <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
                            "message be improved?  If so, please report an enhancement request to PyTorch.)")
     gen = generator_of(generator)
-    dims, shape = S.memory_order(arr)
-    ordered = np.transpose(arr, dims).reshape(-1) if arr.ndim > 1 else arr.reshape(-1)
-    drawn = S.bernoulli_tensor(gen, ordered)
-    buf = np.empty_like(arr)
-    S.fill_in_order(buf, drawn.astype(arr.dtype))
+    # the result is made contiguous (PyTorch's LEGACY_CONTIGUOUS_MEMORY_FORMAT) and drawn in
+    # C order whatever the layout of p (transposed, or expanded as Bernoulli(p).sample(n))
+    buf = np.empty(arr.shape, arr.dtype)
+    S.fill_in_order(buf, S.bernoulli_tensor(gen, arr.reshape(-1)).astype(arr.dtype))
     return run_op(_BERNOULLI_P, (input,), (buf,))
 
 

@@ -74,7 +74,7 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-apply_ bincount half histc map_ new_empty
+apply_ map_ new_empty
 """.split())
 
 

@@ -333,7 +333,14 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
             start, end = float(np.float32(start)), float(np.float32(end))
             step = float(np.float32(np.float32(end) - np.float32(start)) / np.float32(steps - 1))
         half = steps // 2
-        arr = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx)).astype(target)
+        if np.dtype(target) == np.float64:  # its double kernel fuses the multiply-add too
+            from ..rng_sample import fma64
+
+            arr = np.where(idx < half, fma64(idx, step, start),
+                           fma64(steps - 1 - idx, -step, end))
+        else:
+            arr = np.where(idx < half, start + step * idx,
+                           end - step * (steps - 1 - idx)).astype(target)
     return _finish(arr, requires_grad)
 
 

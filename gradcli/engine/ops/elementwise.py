@@ -792,7 +792,19 @@ def binary(op, a, b, float_result: bool = False):
     return run_op(op, (a, b), arrays=(x, y))
 
 
+def _scalar_alpha(alpha, name: str):
+    """alpha as PyTorch's argument parser reads a Scalar: a one-element tensor gives its value
+    (L-BFGS passes 0-d tensors), any other tensor is a TypeError."""
+    if alpha.__class__ is Tensor:
+        if alpha._data.size != 1 or alpha._data.ndim:
+            raise TypeError(f"{name}(): argument 'alpha' must be Number, not Tensor")
+        return alpha._data.item()
+    return alpha
+
+
 def add(input, other, *, alpha=1, out=None):
+    if alpha.__class__ is Tensor:
+        alpha = _scalar_alpha(alpha, "add")
     if alpha != 1:
         return _with_alpha(ADD_ALPHA, input, other, alpha)
     if not isinstance(input, Tensor):
@@ -814,6 +826,8 @@ def _bool_sub_check(a, b) -> None:
 
 
 def sub(input, other, *, alpha=1, out=None):
+    if alpha.__class__ is Tensor:
+        alpha = _scalar_alpha(alpha, "sub")
     if type(other) is int or type(input) is int or type(alpha) is int:
         _check_args(input, other, alpha, promote=False)  # the bool check comes first
     if (other.__class__ is bool or input.__class__ is bool

@@ -89,6 +89,8 @@ SUM_DIM = defop("sum_dim", "SumBackward1",
 
 
 def _mean_fwd(a, dims=None, keepdim=False):
+    if a.dtype == np.float16:  # PyTorch: summed and divided in float32, rounded once at the end
+        return np.asarray(_mean_fwd(a.astype(np.float32), dims, keepdim)).astype(np.float16)
     if a.size:
         if dims is None:  # PyTorch: the sum (in its order), divided by the count
             if a.dtype.kind == "f":

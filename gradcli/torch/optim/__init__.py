@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib as _importlib
 
-__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Optimizer", "lr_scheduler"]
+__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "Rprop", "ASGD", "LBFGS", "Optimizer", "lr_scheduler"]
 
 
 def __getattr__(name: str):
     if name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad"):
         value = getattr(_importlib.import_module(__name__ + ".algorithms"), name)
+    elif name in ("Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "LBFGS"):
+        value = getattr(_importlib.import_module(__name__ + ".more_algorithms"), name)
     elif name == "Optimizer":
         value = _importlib.import_module(__name__ + ".optimizer").Optimizer
     elif name == "lr_scheduler":

@@ -310,3 +310,18 @@ class ReduceLROnPlateau(LRScheduler):
 for _name in __all__:
     globals()[_name].__module__ = "torch.optim.lr_scheduler"  # (as PyTorch prints them)
 del _name
+__all__ += ["OneCycleLR", "LinearLR", "ConstantLR",  # noqa: F822  (more_schedulers, on first use)
+            "CosineAnnealingWarmRestarts", "CyclicLR"]
+
+
+def __getattr__(name: str):
+    """OneCycleLR, LinearLR, ConstantLR, CosineAnnealingWarmRestarts, CyclicLR from more_schedulers (loaded on first use); any other
+    missing name says gradcli lacks it."""
+    if name in ("OneCycleLR", "LinearLR", "ConstantLR", "CosineAnnealingWarmRestarts",
+                "CyclicLR"):
+        from . import more_schedulers
+
+        return getattr(more_schedulers, name)
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(f"torch.optim.lr_scheduler.{name} is not supported by gradcli")

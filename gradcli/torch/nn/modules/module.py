@@ -464,7 +464,7 @@ class Module:
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self) -> Module:
-        raise RuntimeError("gradcli has no float16: torch.nn.Module.half is not supported")
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
     def share_memory(self) -> Module:
         return self

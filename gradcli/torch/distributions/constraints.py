@@ -1,0 +1,141 @@
+"""The parameter and support constraints the distributions here check, printed as PyTorch's."""
+
+from __future__ import annotations
+
+import gradcli.torch as torch
+
+__all__ = ["Constraint", "boolean", "greater_than", "integer_interval", "interval", "lower_cholesky",
+           "positive_definite",
+           "less_than", "positive", "real", "simplex", "unit_interval"]
+
+
+class Constraint:
+    """A region a tensor's values must lie in; check(value) gives a bool tensor."""
+
+    event_dim = 0
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return type(self).__name__.lstrip("_") + "()"
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return value == value  # (NaN is the only real-tensor value outside)
+
+
+class _Boolean(Constraint):
+    def check(self, value):
+        return (value == 0) | (value == 1)
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return self.lower_bound < value
+
+    def __repr__(self) -> str:
+        return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self) -> str:
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value):
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"HalfOpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _IntegerInterval(_Interval):
+    def check(self, value):
+        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value):
+        return torch.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _IndependentReal(Constraint):
+    """logits: real numbers, one event dimension (PyTorch skips checking it)."""
+
+    event_dim = 1
+
+    def check(self, value):
+        return torch.all(value == value, dim=-1)
+
+
+real = _Real()
+boolean = _Boolean()
+positive = _GreaterThan(0.0)
+unit_interval = _Interval(0.0, 1.0)
+simplex = _Simplex()
+real_vector = _IndependentReal()
+greater_than = _GreaterThan
+less_than = _LessThan
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+integer_interval = _IntegerInterval
+for _cls in (Constraint, _Real, _Boolean, _GreaterThan, _LessThan, _Interval, _HalfOpenInterval,
+             _IntegerInterval, _Simplex, _IndependentReal):
+    _cls.__module__ = "torch.distributions.constraints"
+del _cls
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric (within 1e-6) with a Cholesky factor."""
+
+    event_dim = 2
+
+    def check(self, value):
+        symmetric = torch.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        if not bool(symmetric.all()):
+            return symmetric
+        return torch.linalg.cholesky_ex(value).info.eq(0)
+
+
+class _LowerCholesky(Constraint):
+    """Lower triangular with a positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value):
+        lower = (value.tril() == value).reshape(value.shape[:-2] + (-1,)).min(-1)[0]
+        positive = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1)[0]
+        return lower & positive
+
+
+positive_definite = _PositiveDefinite()
+lower_cholesky = _LowerCholesky()
+_PositiveDefinite.__module__ = _LowerCholesky.__module__ = "torch.distributions.constraints"

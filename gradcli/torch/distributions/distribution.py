@@ -1,0 +1,102 @@
+"""Distribution: shapes, argument and sample validation, repr (PyTorch's base class)."""
+
+from __future__ import annotations
+
+import gradcli.torch as torch
+
+__all__ = ["Distribution"]
+
+_EMPTY = torch.Size(())
+
+
+class Distribution:
+    """A probability distribution with batch_shape + event_shape; subclasses define sample,
+    rsample, log_prob, entropy, mean and variance."""
+
+    has_rsample = False
+    arg_constraints: dict = {}
+    support = None
+    _validate_default = True
+
+    @staticmethod
+    def set_default_validate_args(value: bool) -> None:
+        if value not in (True, False):
+            raise ValueError
+        Distribution._validate_default = value
+
+    def __init__(self, batch_shape=_EMPTY, event_shape=_EMPTY, validate_args=None):
+        self._batch_shape = torch.Size(batch_shape)
+        self._event_shape = torch.Size(event_shape)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        else:
+            self._validate_args = Distribution._validate_default
+        if self._validate_args:
+            for param, constraint in self.arg_constraints.items():
+                if param not in self._params:
+                    continue  # (a lazily derived parameter: probs from logits)
+                value = self._params[param]
+                if not bool(torch.all(constraint.check(value))):
+                    raise ValueError(
+                        f"Expected parameter {param} ({type(value).__name__} of shape "
+                        f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
+                        f"constraint {constraint!r}, but found invalid values:\n{value}")
+
+    @property
+    def batch_shape(self):
+        return self._batch_shape
+
+    @property
+    def event_shape(self):
+        return self._event_shape
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    def _extended_shape(self, sample_shape=_EMPTY):
+        if not isinstance(sample_shape, torch.Size):
+            sample_shape = torch.Size(sample_shape)
+        return torch.Size(tuple(sample_shape) + tuple(self._batch_shape)
+                          + tuple(self._event_shape))
+
+    def sample(self, sample_shape=_EMPTY):
+        with torch.no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape=_EMPTY):
+        raise NotImplementedError(f"{type(self).__name__} does not support rsample")
+
+    def sample_n(self, n: int):
+        return self.sample(torch.Size((n,)))
+
+    def perplexity(self):
+        return torch.exp(self.entropy())
+
+    def _validate_sample(self, value) -> None:
+        if not isinstance(value, torch.Tensor):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+        start = len(value.size()) - len(self._event_shape)
+        if value.size()[start:] != self._event_shape:
+            raise ValueError("The right-most size of value must match event_shape: "
+                             f"{value.size()} vs {self._event_shape}.")
+        actual, expected = value.size(), self._batch_shape + self._event_shape
+        for i, j in zip(reversed(actual), reversed(expected)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError("Value is not broadcastable with batch_shape+event_shape: "
+                                 f"{actual} vs {expected}.")
+        if not bool(torch.all(self.support.check(value))):
+            raise ValueError(
+                f"Expected value argument ({type(value).__name__} of shape "
+                f"{tuple(value.shape)}) to be within the support ({self.support!r}) of the "
+                f"distribution {self!r}, but found invalid values:\n{value}")
+
+    def __repr__(self) -> str:
+        shown = [(name, self._params[name]) for name in self.arg_constraints
+                 if name in self._params]
+        text = ", ".join(f"{name}: {value if value.numel() == 1 else value.size()}"
+                         for name, value in shown)
+        return f"{type(self).__name__}({text})"
+
+
+Distribution.__module__ = "torch.distributions.distribution"
