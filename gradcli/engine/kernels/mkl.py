@@ -40,6 +40,14 @@ def _products(a, b, lead=None, dtype=_F32):
     m, k = a.shape
     n = b.shape[1]
     first = 0 if lead is None else 1
+    if n == 1:  # one column: the products of each step of k written as one contiguous row
+        # (a transposed a times a column of b in one broadcast call; a three-axis broadcast
+        # into the same memory runs numpy's slower strided loops)
+        terms = np.empty((first + k, m, 1), dtype)
+        np.multiply(a.T, b, out=terms[first:, :, 0], dtype=dtype)
+        if first:
+            terms[0] = lead
+        return terms
     if n >= m:
         terms = np.empty((first + k, m, n), dtype)
     else:
@@ -51,7 +59,11 @@ def _products(a, b, lead=None, dtype=_F32):
 
 
 def _ended(out, c):
-    return out if c is None else out + c
+    """out + c; out is always a fresh result of this module's own, so c is added into it
+    (c is float32 and broadcasts to out's shape: the same additions, no new array)."""
+    if c is not None:
+        out += c
+    return out
 
 
 def _rows(c, count: int):
@@ -214,6 +226,8 @@ def _lanes(a, b, m: int, k: int, n: int, gemv: bool = False):
     """a @ b summed as _lane_plan says. Where a's rows start (mod 16 bytes) is taken from
     numpy's arrays: their allocations are aligned (16 bytes at least, torch's 64) and a view
     sits at the same offset in both."""
+    if gemv and k <= 4:  # every kind of element sums in order (_lane_plan): no frame to look up
+        return _in_order(_products(a, b))
     start, step = 0, k % 4  # PyTorch copies an a of another layout to a fresh row-major one
     item = a.itemsize
     if not gemv and a.strides[1] == item and a.strides[0] >= k * item:
