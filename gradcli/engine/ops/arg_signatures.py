@@ -223,6 +223,9 @@ SIGNATURES = {
         'bernoulli_(Tensor p, *, Generator? generator=None)',
         'bernoulli_(double p=0.5, *, Generator? generator=None)',
     ),
+    'Tensor.bincount': (
+        'bincount(Tensor? weights=None, SymInt minlength=0)',
+    ),
     'Tensor.bitwise_and': (
         'bitwise_and(Tensor other)',
         'bitwise_and(Scalar other)',
@@ -275,6 +278,9 @@ SIGNATURES = {
     'Tensor.broadcast_to': (
         'broadcast_to(SymIntArrayRef size)',
     ),
+    'Tensor.byte': (
+        'byte(*, MemoryFormat? memory_format=None)',
+    ),
     'Tensor.cauchy_': (
         'cauchy_(double median=0, double sigma=1, *, Generator? generator=None)',
     ),
@@ -283,6 +289,9 @@ SIGNATURES = {
     ),
     'Tensor.ceil_': (
         '!noargs Tensor.ceil_',
+    ),
+    'Tensor.char': (
+        'char(*, MemoryFormat? memory_format=None)',
     ),
     'Tensor.cholesky': (
         'cholesky(bool upper=False)',
@@ -639,8 +648,18 @@ SIGNATURES = {
         'gt_(Tensor other)',
         'gt_(Scalar other)',
     ),
+    'Tensor.half': (
+        'half(*, MemoryFormat? memory_format=None)',
+    ),
     'Tensor.hardshrink': (
         'hardshrink(Scalar lambd=0.5)',
+    ),
+    'Tensor.histc': (
+        'histc(int64_t bins=100, Scalar min=0, Scalar max=0)',
+    ),
+    'Tensor.histogram': (
+        'histogram(Tensor bins, *, Tensor? weight=None, bool density=False)',
+        'histogram(int64_t bins=100, *, ArrayRef<double>? range=None, Tensor? weight=None, bool density=False)',
     ),
     'Tensor.hsplit': (
         'hsplit(int64_t sections)',
@@ -1269,6 +1288,9 @@ SIGNATURES = {
     'Tensor.sgn_': (
         '!noargs Tensor.sgn_',
     ),
+    'Tensor.short': (
+        'short(*, MemoryFormat? memory_format=None)',
+    ),
     'Tensor.sigmoid': (
         '!noargs Tensor.sigmoid',
     ),
@@ -1875,6 +1897,9 @@ SIGNATURES = {
     'torch.binary_cross_entropy_with_logits': (
         'binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int64_t reduction=at::Reduction::Mean)',
     ),
+    'torch.bincount': (
+        'bincount(Tensor input, Tensor? weights=None, SymInt minlength=0)',
+    ),
     'torch.bitwise_and': (
         'bitwise_and(Tensor input, Tensor other, *, Tensor out=None)',
         'bitwise_and(Scalar self, Tensor other)',
@@ -1913,6 +1938,13 @@ SIGNATURES = {
     'torch.bmm': (
         'bmm(Tensor input, Tensor mat2, *, Tensor out=None)',
         'bmm(Tensor input, Tensor mat2, ScalarType out_dtype, *, Tensor out=None)',
+    ),
+    'torch.broadcast_shapes': (
+        '!python',
+        'broadcast_shapes',
+        '*shapes',
+        '',
+        '',
     ),
     'torch.broadcast_tensors': (
         '!python',
@@ -2369,6 +2401,13 @@ SIGNATURES = {
     ),
     'torch.hinge_embedding_loss': (
         'hinge_embedding_loss(Tensor input, Tensor target, double margin=1.0, int64_t reduction=at::Reduction::Mean)',
+    ),
+    'torch.histc': (
+        'histc(Tensor input, int64_t bins=100, Scalar min=0, Scalar max=0, *, Tensor out=None)',
+    ),
+    'torch.histogram': (
+        'histogram(Tensor input, Tensor bins, *, Tensor? weight=None, bool density=False, TensorList[2] out=None)',
+        'histogram(Tensor input, int64_t bins=100, *, ArrayRef<double>? range=None, Tensor? weight=None, bool density=False, TensorList[2] out=None)',
     ),
     'torch.hsplit': (
         'hsplit(Tensor input, int64_t sections)',
@@ -3716,6 +3755,9 @@ SIGNATURES = {
     ),
     'torch.pixel_unshuffle': (
         'pixel_unshuffle(Tensor input, int64_t downscale_factor)',
+    ),
+    'torch.poisson': (
+        'poisson(Tensor input, Generator? generator=None)',
     ),
     'torch.poisson_nll_loss': (
         'poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, double eps, int64_t reduction)',

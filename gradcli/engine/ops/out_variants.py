@@ -44,14 +44,14 @@ arcsin arcsinh arctan arctan2 arctanh argmax argmin argsort as_strided_copy bitw
 bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor column_stack
 concat concatenate conj_physical copysign cummax cummin deg2rad diag diagonal_copy diff
 digamma dstack erf erfc erfinv expand_copy eye float_power fmax fmin frexp gather ger
-hardshrink hstack i0 index_add index_copy index_reduce index_select inner kron kthvalue
+hardshrink histc histogram hstack i0 index_add index_copy index_reduce index_select inner kron kthvalue
 ldexp lerp lgamma linalg.lstsq linalg.matrix_power linspace log_softmax logaddexp logaddexp2
 logcumsumexp logit logsumexp lu_unpack masked_select matrix_power max median min mode msort
 mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow_copy native_batch_norm
 nextafter nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.gelu
 nn.functional.hardshrink nn.functional.logsigmoid nn.functional.softplus
 nn.functional.softshrink nonzero permute_copy polygamma quantile rad2deg renorm scatter
-scatter_add scatter_reduce sgn sinc slice_scatter slogdet softmax sort special.digamma
+scatter_add scatter_reduce sgn signbit sinc slice_scatter slogdet softmax sort special.digamma
 special.entr special.erf special.erfc special.erfcx special.erfinv special.exp2
 special.expit special.expm1 special.gammaln special.i0 special.i0e special.i1 special.i1e
 special.log1p special.log_ndtr special.logit special.logsumexp special.multigammaln
@@ -490,6 +490,7 @@ _PRECHECKS = {
         "Tensor.logical_xor", "Tensor.copy_"), _first_tensor),
     **dict.fromkeys((
         "Tensor.float", "Tensor.double", "Tensor.int", "Tensor.long", "Tensor.bool",
+        "Tensor.half", "Tensor.short", "Tensor.char", "Tensor.byte",
         "Tensor.cpu", "Tensor.contiguous"), _no_positional),
     **dict.fromkeys((
         "Tensor.clamp_max", "Tensor.clamp_max_", "Tensor.clamp_min", "Tensor.clamp_min_",
