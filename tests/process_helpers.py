@@ -44,3 +44,18 @@ def sigint_as_in_a_terminal() -> None:
     KeyboardInterrupt handler in gradcli, and the test would test nothing."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
+
+
+def assert_runs_as_python_does(tmp_path, program: str) -> None:
+    """`program` (a .grad that is also valid Python) printed by ``gradcli run`` is what the
+    same file prints run by Python with PyTorch: the CLI tests of new ops end with this."""
+    import subprocess
+    import sys
+
+    (tmp_path / "p.grad").write_text(program)
+    got = subprocess.run([sys.executable, "-m", "gradcli", "run", "p.grad"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    expected = subprocess.run([sys.executable, "p.grad"], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == expected.stdout, (got.stdout, expected.stdout)

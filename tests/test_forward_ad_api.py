@@ -10,6 +10,7 @@ import textwrap
 import warnings
 
 import pytest
+from process_helpers import assert_runs_as_python_does
 
 import gradcli.torch as gt
 import gradcli.torch.func as gfunc
@@ -443,13 +444,7 @@ def test_forward_ad_and_func_are_attributes_without_an_import_in_a_program(tmp_p
                "    d = torch.autograd.forward_ad.make_dual(x, x * 3)\n"
                "    print(torch.autograd.forward_ad.unpack_dual(d.exp()).tangent)\n"
                "print(torch.func.grad(lambda a: (a * a).sum())(x))\n")
-    (tmp_path / "p.grad").write_text(program)
-    got = subprocess.run([sys.executable, "-m", "gradcli", "run", "p.grad"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
-    expected = subprocess.run([sys.executable, "p.grad"], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)
-    assert got.returncode == 0, got.stderr
-    assert got.stdout == expected.stdout
+    assert_runs_as_python_does(tmp_path, program)
     probe = ("import sys\nfrom gradcli.cli.app import main\n"
              "try:\n    main(['grad', 'x**2', '--at', 'x=1'])\nexcept SystemExit:\n    pass\n"
              "print([m for m in sys.modules if m.endswith(('forward_ad', 'torch.func'))])\n")

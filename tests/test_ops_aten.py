@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from process_helpers import assert_runs_as_python_does
 
 import gradcli.torch as gt
 
@@ -104,11 +105,7 @@ def test_aten_through_the_cli(tmp_path):
                "print(y, torch.ops.aten.add.default, torch.ops.aten.sum)\n"
                "y.sum().backward()\n"
                "print(x.grad)\n")
-    got = _run(tmp_path, program)
-    expected = subprocess.run([sys.executable, "p.grad"], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)
-    assert got.returncode == 0, got.stderr
-    assert got.stdout == expected.stdout
+    assert_runs_as_python_does(tmp_path, program)
 
 
 @pytest.mark.parametrize("attack", [

@@ -5,12 +5,11 @@ PyTorch's error texts."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
+from process_helpers import assert_runs_as_python_does
 
 import gradcli.torch as gt
 
@@ -146,10 +145,4 @@ def test_isin_and_signbit_through_the_cli(tmp_path):
                "print(torch.isin(x, torch.tensor([3.0, 1.0])))\n"
                "print(torch.isin(x, 3.0, invert=True))\n"
                "print(torch.signbit(x), x.signbit().requires_grad)\n")
-    (tmp_path / "p.grad").write_text(program)
-    got = subprocess.run([sys.executable, "-m", "gradcli", "run", "p.grad"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
-    expected = subprocess.run([sys.executable, "p.grad"], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)
-    assert got.returncode == 0, got.stderr
-    assert got.stdout == expected.stdout
+    assert_runs_as_python_does(tmp_path, program)

@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 import pytest
+from process_helpers import assert_runs_as_python_does
 
 import gradcli.torch as gt
 
@@ -252,10 +253,4 @@ def test_memory_formats_through_the_cli(tmp_path):
                "print(x.grad[0, 1], x.grad.stride())\n"
                "z = torch.empty_like(y, memory_format=torch.contiguous_format)\n"
                "print(z.stride(), torch.zeros_like(y).stride())\n")
-    (tmp_path / "p.grad").write_text(program)
-    got = subprocess.run([sys.executable, "-m", "gradcli", "run", "p.grad"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
-    expected = subprocess.run([sys.executable, "p.grad"], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)
-    assert got.returncode == 0, got.stderr
-    assert got.stdout == expected.stdout
+    assert_runs_as_python_does(tmp_path, program)

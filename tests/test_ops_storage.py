@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from process_helpers import assert_runs_as_python_does
 
 import gradcli.torch as gt
 
@@ -200,13 +201,7 @@ def test_storage_through_the_cli(tmp_path):
                "y = torch.zeros(2)\n"
                "y.resize_as_(x)\n"
                "print(y.shape, y._version)\n")
-    (tmp_path / "p.grad").write_text(program)
-    got = subprocess.run([sys.executable, "-m", "gradcli", "run", "p.grad"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
-    expected = subprocess.run([sys.executable, "p.grad"], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)
-    assert got.returncode == 0, got.stderr
-    assert got.stdout == expected.stdout
+    assert_runs_as_python_does(tmp_path, program)
     for attack in ("x.untyped_storage()", "x.storage()", "x.data_ptr()",
                    "getattr(x, 'data_ptr')()", "x[0].untyped_storage().data_ptr()"):
         (tmp_path / "q.grad").write_text(f"import torch\nx = torch.ones(2)\nprint({attack})\n")
