@@ -21,6 +21,8 @@ class _GradMode(threading.local):
 
 
 GRAD_MODE = _GradMode()
+#: how many threads are inside torch.inference_mode() now (engine/inference.py ACTIVE)
+INFERENCE_ACTIVE = [0]
 # One-element list: the hot path reads ANOMALY[0] without attribute lookups.
 ANOMALY = [False]
 
@@ -157,9 +159,11 @@ class inference_mode(no_grad):  # noqa: N801
     def __enter__(self):
         self._prev_inference = GRAD_MODE.inference
         GRAD_MODE.inference = not self._target
+        INFERENCE_ACTIVE[0] += GRAD_MODE.inference - self._prev_inference
         return super().__enter__()
 
     def __exit__(self, *exc):
+        INFERENCE_ACTIVE[0] += self._prev_inference - GRAD_MODE.inference
         GRAD_MODE.inference = self._prev_inference
         return super().__exit__(*exc)
 

@@ -14,8 +14,9 @@ from weakref import ref as _weak_ref
 import numpy as np
 
 from . import dtypes
+from . import inference as _inference
 from . import node as node_module
-from .grad_mode import GRAD_MODE
+from .grad_mode import GRAD_MODE, INFERENCE_ACTIVE
 from .late import Slots
 from .node import AccumulateGrad, RemovableHandle, mark_detached_in_place, short_name
 from .node import _sequence as _node_sequence
@@ -118,7 +119,10 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """The same storage, detached, with its own version counter (not checked)."""
-        return make(self._data, False, None)
+        t = make(self._data, False, None)
+        if self._vc.__class__ is _inference.InferenceVersion:
+            t._vc = _inference.InferenceVersion((0,))
+        return t
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -154,6 +158,8 @@ class Tensor:
             raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
         if flag and self._data.dtype.kind != "f":
             raise RuntimeError(ONLY_FLOAT_GRAD_SETTER)
+        if flag and self._vc.__class__ is _inference.InferenceVersion and not GRAD_MODE.inference:
+            raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
         self._set_leaf_requires_grad(flag)
 
     @requires_grad.deleter
@@ -169,6 +175,9 @@ class Tensor:
             return self
         if requires_grad and not self._data.dtype.kind == "f":
             raise RuntimeError(ONLY_FLOAT_GRAD)
+        if requires_grad and self._vc.__class__ is _inference.InferenceVersion \
+                and not GRAD_MODE.inference:
+            raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
         self._set_leaf_requires_grad(bool(requires_grad))
         return self
 
@@ -259,7 +268,15 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._vc.__class__ is _inference.InferenceVersion:
+            raise RuntimeError(_inference.NO_VERSION)
         return self._vc[0]
+
+    def is_inference(self, *args, **kwargs) -> bool:
+        """Made inside torch.inference_mode() (or a view or detach of such a tensor)."""
+        if args or kwargs:
+            _inference.refuse_arguments("Tensor.is_inference", args, kwargs)
+        return self._vc.__class__ is _inference.InferenceVersion
 
     @property
     def output_nr(self) -> int:
@@ -776,6 +793,8 @@ def make(data: np.ndarray, requires_grad: bool = False, grad_fn=None) -> Tensor:
     t._view_fn = None
     t._accumulator = None
     t._retains_grad = False
+    if INFERENCE_ACTIVE[0]:  # (some thread is inside torch.inference_mode(): maybe this one)
+        _inference.mark(t)
     return t
 
 

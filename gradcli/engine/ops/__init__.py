@@ -41,6 +41,7 @@ from . import instance_norm  # noqa: F401  (instance_norm as ATen composes it)  
 from . import creation_ext  # noqa: F401  (torch.logspace)  # isort: skip
 from . import compare_inplace  # noqa: F401  (eq_, ne_, lt_, le_, gt_, ge_ and aliases)  # isort: skip
 from . import igamma  # noqa: F401  (igamma, igammac: scipy's gammainc, gammaincc)  # isort: skip
+from . import inference_tensors  # noqa: F401  (torch.is_inference)  # isort: skip
 from . import conv_ext  # noqa: F401  (conv3d, conv_transpose, pools, interpolate)  # isort: skip
 from . import breadth  # noqa: F401  (index_reduce, cov, nextafter, native norms...)  # isort: skip
 from . import contraction  # noqa: F401  (torch.einsum, in ATen's contraction order)  # isort: skip

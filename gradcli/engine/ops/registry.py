@@ -16,6 +16,7 @@ import numpy as np
 from .. import node as node_module
 from ..dtypes import float32, float64
 from ..grad_mode import ANOMALY, GRAD_MODE, TRACE_PROVIDER
+from ..inference import check_saved
 from ..limits import MAX_ELEMENTS, check_count
 from ..node import next_sequence as _next_seq
 from ..node import node_class
@@ -347,6 +348,8 @@ def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
     if op.save_inputs:
         saved = inputs if op.save_for is None else op.save_for(inputs, edges)
         versions = (a._vc[0],) if saved[0] is a else ()
+        if a._vc.__class__ is not list and saved[0] is a:
+            _refuse_saved(a)
     node = _new(op.node_cls or op.node_class())
     node.op = op
     node.next_functions = edges
@@ -395,6 +398,12 @@ def _translate(err: ValueError, arrays) -> Exception:
 _NO_EDGE = (None, 0)
 
 
+def _refuse_saved(x):
+    """An inference tensor may not be saved by a recorded node (engine/inference.py)."""
+    check_saved((x,))
+    return x._vc[0]
+
+
 def _record(op: Op, inputs, meta, out):
     """Make the graph node for one op application (only when a gradient is needed)."""
     edges = []
@@ -415,7 +424,8 @@ def _record(op: Op, inputs, meta, out):
     saved = versions = input_meta = None
     if op.save_inputs:
         saved = inputs if op.save_for is None else op.save_for(inputs, edges)
-        versions = tuple([x._vc[0] for x in saved if isinstance(x, Tensor)])
+        versions = tuple([x._vc[0] if x._vc.__class__ is list else _refuse_saved(x)
+                          for x in saved if isinstance(x, Tensor)])
     if op.broadcast:
         shape, dt = out.shape, out.dtype
         i = 0
