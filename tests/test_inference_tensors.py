@@ -83,6 +83,15 @@ CASES = [
     "r = w * t.clone()",
     "with torch.no_grad():\n    r = w * t",
     "with torch.inference_mode():\n    r = w * t",
+    "r = w * t[:2]",  # (PyTorch saves before its kernel checks the shapes)
+    "r = w[:2] * t",
+    "r = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU())(t)",
+    "r = torch.nn.LayerNorm(3)(t)",
+    "r = torch.nn.functional.conv1d(t.reshape(1, 1, 3), w.reshape(1, 1, 3))",
+    "class Sq(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, y):\n"
+    "        ctx.save_for_backward(x, y)\n        return x * y\n    @staticmethod\n"
+    "    def backward(ctx, g):\n        x, y = ctx.saved_tensors\n        return g * y, g * x\n"
+    "r = (Sq.apply(n, t), Sq.apply(t.clone(), w))\nr = Sq.apply(w, t)",
     # the function form
     "r = torch.is_inference(5)",
     "r = torch.is_inference()",

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import saved_hooks
 from .grad_mode import GRAD_MODE
+from .inference import check_saved
 from .node import SECOND_BACKWARD, Node, modified_inplace_message
 from .tensor import VIEW_CUSTOM, VIEW_MULTI, Tensor, make
 
@@ -379,6 +380,7 @@ def _save(ctx, replaced: dict) -> None:
     to_save = d.pop("_to_save", None)
     if to_save is None:
         return
+    check_saved(to_save)  # (inference tensors: engine/inference.py)
     entries = []
     for t in to_save:
         if t is None:

@@ -190,6 +190,8 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
     try:
         out = op.forward(*arrays, *meta)
     except ValueError as err:
+        if GRAD_MODE.enabled and op.save_inputs:
+            _refuse_saving_first(op, inputs)
         raise _translate(err, arrays) from None
     if type(out) is not _ndarray:
         out = _asarray(out)
@@ -402,6 +404,16 @@ def _refuse_saved(x):
     """An inference tensor may not be saved by a recorded node (engine/inference.py)."""
     check_saved((x,))
     return x._vc[0]
+
+
+def _refuse_saving_first(op: Op, inputs) -> None:
+    """A forward that failed (shapes that do not broadcast...) on inputs a recorded node
+    would save: PyTorch saves before it runs the kernel, so an inference tensor among
+    them is refused first (engine/inference.py)."""
+    needs = [(x if isinstance(x, Tensor) and x.requires_grad else None, 0) for x in inputs]
+    if any(e[0] is not None for e in needs):
+        saved = inputs if op.save_for is None else op.save_for(inputs, needs)
+        check_saved([x for x in saved if isinstance(x, Tensor)])
 
 
 def _record(op: Op, inputs, meta, out):
