@@ -69,6 +69,22 @@ CASES = [
     "with torch.inference_mode():\n    r = t.requires_grad_()",
     "r = t.clone().requires_grad_()",
     "r = n._version",
+    "r = torch.nn.Parameter(t)",
+    "r = torch.nn.Parameter(t, requires_grad=False).is_inference()",
+    "with torch.inference_mode():\n    r = torch.nn.Parameter(t).is_inference()",
+    # what keeps the mark (views, same-dtype conversions) and what does not (copies)
+    "r = (torch.as_tensor(t).is_inference(), torch.tensor(t.tolist()).is_inference(), "
+    "t.to(torch.float64).is_inference(), t.to(torch.float32).is_inference(), "
+    "t.float().is_inference(), t.contiguous().is_inference(), t.expand(2, 3).is_inference())",
+    "r = ([x.is_inference() for x in t.unbind()], [x.is_inference() for x in t.split(2)])",
+    "r = t.split(2)[0].add_(1)",
+    "r = t.detach_().is_inference()",
+    "r = t.retain_grad()",
+    "r = t.sum().backward()",
+    "with torch.inference_mode():\n    r = (torch.zeros_like(t).is_inference(), "
+    "t.new_ones(2).is_inference(), torch.randn(2).is_inference())",
+    "@torch.inference_mode()\ndef g():\n    yield torch.ones(1)\n    yield torch.ones(1)\n"
+    "r = [x.is_inference() for x in g()] + [torch.ones(1).is_inference()]",
     # saved for backward by a recorded op
     "r = w * t",
     "r = t * w",

@@ -7,6 +7,8 @@ registration rule of Module.__setattr__ tell it apart.
 
 from __future__ import annotations
 
+from gradcli.engine.grad_mode import is_inference_mode_enabled
+from gradcli.engine.inference import REQUIRES_GRAD_OUTSIDE
 from gradcli.engine.tensor import Tensor, _init
 
 __all__ = ["Parameter"]
@@ -19,6 +21,8 @@ def _share(cls, data: Tensor, requires_grad: bool):
                         f"{type(data).__name__}")
     if requires_grad and data._data.dtype.kind not in "fc":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    if requires_grad and data.is_inference() and not is_inference_mode_enabled():
+        raise RuntimeError(REQUIRES_GRAD_OUTSIDE)  # (it shares the inference counter)
     t = object.__new__(cls)
     _init(t, data._data, bool(requires_grad), None)
     t._vc = data._vc
