@@ -210,3 +210,22 @@ def test_cli_refusal_is_one_message(tmp_path):
     assert got.returncode != 0
     assert "Inplace update to inference tensor outside InferenceMode is not allowed." in got.stderr
     assert "Traceback" not in got.stderr
+
+
+def test_the_thread_count_comes_back_to_zero():
+    """make() asks the thread's mode only while some thread is inside inference_mode: the
+    count must come back to 0 after nesting, inference_mode(False) inside and an error."""
+    from gradcli.engine.grad_mode import INFERENCE_ACTIVE
+
+    assert INFERENCE_ACTIVE[0] == 0
+    with pytest.raises(ZeroDivisionError):
+        with gtorch.inference_mode():
+            assert INFERENCE_ACTIVE[0] == 1
+            with gtorch.inference_mode(), gtorch.inference_mode(False):
+                assert INFERENCE_ACTIVE[0] == 0
+                assert gtorch.ones(1).is_inference() is False
+            with gtorch.inference_mode(mode=True):
+                assert INFERENCE_ACTIVE[0] == 1
+            1 / 0  # noqa: B018
+    assert INFERENCE_ACTIVE[0] == 0
+    assert gtorch.ones(1).is_inference() is False

@@ -21,8 +21,10 @@ class _GradMode(threading.local):
 
 
 GRAD_MODE = _GradMode()
-#: how many threads are inside torch.inference_mode() now (engine/inference.py ACTIVE)
+#: how many threads are inside torch.inference_mode() now: tensor.make asks the thread's own
+#: GRAD_MODE.inference (to mark an inference tensor, engine/inference.py) only when not 0
 INFERENCE_ACTIVE = [0]
+_INFERENCE_COUNT_LOCK = threading.Lock()
 # One-element list: the hot path reads ANOMALY[0] without attribute lookups.
 ANOMALY = [False]
 
@@ -159,11 +161,15 @@ class inference_mode(no_grad):  # noqa: N801
     def __enter__(self):
         self._prev_inference = GRAD_MODE.inference
         GRAD_MODE.inference = not self._target
-        INFERENCE_ACTIVE[0] += GRAD_MODE.inference - self._prev_inference
+        if GRAD_MODE.inference != self._prev_inference:
+            with _INFERENCE_COUNT_LOCK:  # (threads entering at once must not lose a count)
+                INFERENCE_ACTIVE[0] += GRAD_MODE.inference - self._prev_inference
         return super().__enter__()
 
     def __exit__(self, *exc):
-        INFERENCE_ACTIVE[0] += self._prev_inference - GRAD_MODE.inference
+        if GRAD_MODE.inference != self._prev_inference:
+            with _INFERENCE_COUNT_LOCK:
+                INFERENCE_ACTIVE[0] += self._prev_inference - GRAD_MODE.inference
         GRAD_MODE.inference = self._prev_inference
         return super().__exit__(*exc)
 
