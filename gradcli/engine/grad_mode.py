@@ -155,6 +155,12 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
 
 
 class inference_mode(no_grad):  # noqa: N801
+    def __new__(cls, mode_or_orig_func=True, **mode):
+        """@torch.inference_mode without parentheses, or inference_mode(mode=...)."""
+        if not isinstance(mode_or_orig_func, bool) and callable(mode_or_orig_func) and not mode:
+            return cls()(mode_or_orig_func)
+        return object.__new__(cls)
+
     def __init__(self, mode: bool = True):
         self._target = not mode
 
