@@ -349,9 +349,8 @@ def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
     saved = versions = None
     if op.save_inputs:
         saved = inputs if op.save_for is None else op.save_for(inputs, edges)
-        versions = (a._vc[0],) if saved[0] is a else ()
-        if a._vc.__class__ is not list and saved[0] is a:
-            _refuse_saved(a)
+        versions = ((a._vc[0] if a._vc.__class__ is list else _refuse_saved(a)),) \
+            if saved[0] is a else ()
     node = _new(op.node_cls or op.node_class())
     node.op = op
     node.next_functions = edges
