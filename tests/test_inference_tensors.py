@@ -108,6 +108,11 @@ CASES = [
     "        ctx.save_for_backward(x, y)\n        return x * y\n    @staticmethod\n"
     "    def backward(ctx, g):\n        x, y = ctx.saved_tensors\n        return g * y, g * x\n"
     "r = (Sq.apply(n, t), Sq.apply(t.clone(), w))\nr = Sq.apply(w, t)",
+    "import copy\nr = (copy.deepcopy(t).is_inference(), copy.copy(t).is_inference(), "
+    "t.cpu().is_inference(), t.to('cpu').is_inference(), (t == t).is_inference(), "
+    "t.sum().is_inference(), [x.is_inference() for x in t.sort()])",
+    "import io\nb = io.BytesIO()\ntorch.save(t, b)\nb.seek(0)\nr = torch.load(b).is_inference()",
+    "with torch.no_grad():\n    r = t.add_(1)",
     # the function form
     "r = torch.is_inference(5)",
     "r = torch.is_inference()",
