@@ -1604,6 +1604,33 @@ SDPA = defop("scaled_dot_product_flash_attention", "ScaledDotProductFlashAttenti
                         " * 1, a.reshape(1, 1, -1, 1).cos(), a.reshape(1, 1, -1, 1).sin())")
 
 
+def _in_query_layout(out: Tensor, query: Tensor) -> Tensor:
+    """PyTorch's CPU flash kernel writes its output in the query's layout when that is
+    dense with the head dim innermost (MultiheadAttention's heads-interleaved q, whose
+    permute(2, 0, 1, 3) is then contiguous, so the reshape after it is a view), else in C
+    order. (A non-dense query with the head dim innermost gets another layout in PyTorch,
+    not reproduced: C order here.)"""
+    strides = query.stride()
+    arr = out._data
+    if strides[-1] != 1 or query.is_contiguous() or not arr.size:
+        if not arr.flags.c_contiguous:  # numpy's matmul may keep an operand's order
+            out._data = np.ascontiguousarray(arr)
+        return out
+    from .memory_formats import preserved
+
+    order = sorted(range(arr.ndim), key=lambda d: -strides[d])
+    step, dense = 1, True
+    for d in reversed(order):
+        if arr.shape[d] != 1 and strides[d] != step:
+            dense = False
+        step *= arr.shape[d]
+    if dense:
+        proto = np.lib.stride_tricks.as_strided(np.empty(arr.size, arr.dtype), arr.shape,
+                                                tuple(s * arr.itemsize for s in strides))
+        out._data = preserved(arr, proto)
+    return out
+
+
 @public("torch.nn.functional.scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale=None,
@@ -1645,7 +1672,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
              and not (attn_mask is not None and attn_mask.requires_grad) and not dropout_p > 0)
     if flash:
         add = _additive_mask(mask, q.dtype)
-        return run_op(SDPA, (query, key, value), (add, sc, groups))
+        return _in_query_layout(run_op(SDPA, (query, key, value), (add, sc, groups)), query)
     # the math path: both operands scaled by sqrt(scale), masked, softmax, matmul
     root = math.sqrt(sc)
     kk, vv = key, value

@@ -16,6 +16,7 @@ from .activation import (  # noqa: F401
     Softplus,
     Tanh,
 )
+from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
@@ -60,6 +61,7 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d", "RNN", "LSTM", "GRU", "RNNCell",
            "LSTMCell", "GRUCell"]
 __all__ += ["LazyLinear"]
+__all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
 
 # Each class names PyTorch's module as its own, as `type(m)` and `torch.typename(m)` print it
 # under PyTorch (<class 'torch.nn.modules.linear.Linear'>). The language treats "torch."
@@ -81,6 +83,8 @@ _TORCH_HOMES = {
     "normalization": "LayerNorm",
     "rnn": "RNN LSTM GRU",
 }
+_TORCH_HOMES["activation"] += " MultiheadAttention"
+_TORCH_HOMES["linear"] += " NonDynamicallyQuantizableLinear"
 for _home, _names in _TORCH_HOMES.items():
     for _name in _names.split():
         globals()[_name].__module__ = "torch.nn.modules." + _home

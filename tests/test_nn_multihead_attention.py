@@ -1,0 +1,283 @@
+"""nn.MultiheadAttention and F.multi_head_attention_forward against PyTorch 2.13: seeded
+weights bit for bit, outputs and attention weights, shapes, grad_fn chains, gradients of
+inputs and parameters, repr and state_dict keys, masks of both kinds, the separate
+projection weights, bias_kv / zero attention, dropout, errors, and one `gradcli run`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from process_helpers import assert_runs_as_python_does
+
+import gradcli.torch as gt
+
+torch = pytest.importorskip("torch")
+
+
+def _names(t, depth: int = 12) -> list:
+    """The grad_fn names met walking next_functions breadth-first (a chain's fingerprint)."""
+    out, frontier = [], [t.grad_fn]
+    for _ in range(depth):
+        nxt = []
+        for fn in frontier:
+            if fn is None:
+                continue
+            out.append(type(fn).__name__ if not hasattr(fn, "name") else fn.name())
+            nxt.extend(f for f, _ in fn.next_functions)
+        frontier = nxt
+    return out
+
+
+def _pair(seed, *args, **kwargs):
+    torch.manual_seed(seed)
+    ours_seed = gt.manual_seed(seed)
+    del ours_seed
+    theirs = torch.nn.MultiheadAttention(*args, **kwargs)
+    ours = gt.nn.MultiheadAttention(*args, **kwargs)
+    return ours, theirs
+
+
+def _both(arr, lib, requires_grad=False):
+    return lib.tensor(arr, requires_grad=requires_grad)
+
+
+def _close(ours, theirs):
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype) == str(theirs.dtype)
+    torch.testing.assert_close(torch.from_numpy(np.array(ours.detach().tolist(),
+                                                         dtype=str(theirs.dtype)[6:])),
+                               theirs.detach())
+
+
+RNG = np.random.default_rng(7)
+X_SEQ = RNG.standard_normal((3, 2, 4)).astype(np.float32)   # (L, N, E)
+X_BF = RNG.standard_normal((2, 3, 4)).astype(np.float32)    # (N, L, E)
+MEM = RNG.standard_normal((5, 2, 4)).astype(np.float32)     # (S, N, E)
+KEY = RNG.standard_normal((5, 2, 4)).astype(np.float32)
+KPM = np.array([[False, True, False], [False, False, True]])
+BOOL_MASK = np.array([[False, True, True], [False, False, True], [False, False, False]])
+FLOAT_MASK = RNG.standard_normal((3, 3)).astype(np.float32)
+
+CASES = {
+    "self seq-first": (dict(), dict(), "self"),
+    "self no weights": (dict(), dict(need_weights=False), "self"),
+    "self per-head weights": (dict(), dict(average_attn_weights=False), "self"),
+    "batch_first": (dict(batch_first=True), dict(), "self_bf"),
+    "batch_first no weights": (dict(batch_first=True), dict(need_weights=False), "self_bf"),
+    "bool attn_mask": (dict(), dict(attn_mask=BOOL_MASK), "self"),
+    "bool attn_mask no weights": (dict(), dict(attn_mask=BOOL_MASK, need_weights=False), "self"),
+    "float attn_mask": (dict(), dict(attn_mask=FLOAT_MASK), "self"),
+    "3-d attn_mask": (dict(), dict(attn_mask=RNG.standard_normal((4, 3, 3)).astype(np.float32)),
+                      "self"),
+    "key_padding_mask": (dict(), dict(key_padding_mask=KPM), "self"),
+    "key_padding_mask no weights": (dict(), dict(key_padding_mask=KPM, need_weights=False),
+                                    "self"),
+    "float key_padding_mask": (dict(), dict(key_padding_mask=np.where(KPM, -1.5, 0.0)
+                                            .astype(np.float32)), "self"),
+    "both masks": (dict(), dict(key_padding_mask=KPM, attn_mask=BOOL_MASK), "self"),
+    "causal hint": (dict(), dict(attn_mask=BOOL_MASK, is_causal=True, need_weights=False),
+                    "self"),
+    "encoder-decoder": (dict(), dict(), "cross"),
+    "three tensors": (dict(), dict(), "distinct"),
+    "kdim vdim": (dict(kdim=3, vdim=5), dict(), "kv_dims"),
+    "no bias": (dict(bias=False), dict(), "self"),
+    "bias_kv zero_attn": (dict(add_bias_kv=True, add_zero_attn=True), dict(), "self"),
+    "bias_kv zero_attn masks": (dict(add_bias_kv=True, add_zero_attn=True),
+                                dict(key_padding_mask=KPM, attn_mask=BOOL_MASK), "self"),
+    "unbatched": (dict(), dict(), "unbatched"),
+}
+
+
+def _inputs(kind, lib):
+    if kind == "self":
+        x = _both(X_SEQ, lib, True)
+        return (x, x, x), [x]
+    if kind == "self_bf":
+        x = _both(X_BF, lib, True)
+        return (x, x, x), [x]
+    if kind == "cross":
+        x, m = _both(X_SEQ, lib, True), _both(MEM, lib, True)
+        return (x, m, m), [x, m]
+    if kind == "distinct":
+        x, k, v = _both(X_SEQ, lib, True), _both(KEY, lib, True), _both(MEM, lib, True)
+        return (x, k, v), [x, k, v]
+    if kind == "kv_dims":
+        x = _both(X_SEQ, lib, True)
+        k = _both(KEY[..., :3], lib, True)
+        v = _both(np.concatenate([MEM, MEM[..., :1]], -1), lib, True)
+        return (x, k, v), [x, k, v]
+    x = _both(X_SEQ[:, 0], lib, True)
+    return (x, x, x), [x]
+
+
+def _kw(call, lib):
+    return {k: (lib.tensor(v) if isinstance(v, np.ndarray) else v) for k, v in call.items()}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_forward_backward_as_pytorch(case):
+    ctor, call, kind = CASES[case]
+    ours, theirs = _pair(0, 4, 2, **ctor)
+    for (name, p), (tname, tp) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert name == tname
+        assert np.array_equal(np.array(p.detach().tolist(), np.float32), tp.detach().numpy())
+    (oq, ok, ov), o_leaves = _inputs(kind, gt)
+    (tq, tk, tv), t_leaves = _inputs(kind, torch)
+    out, w = ours(oq, ok, ov, **_kw(call, gt))
+    tout, tw = theirs(tq, tk, tv, **_kw(call, torch))
+    _close(out, tout)
+    assert _names(out) == _names(tout)
+    assert (w is None) == (tw is None)
+    if tw is not None:
+        _close(w, tw)
+        assert _names(w) == _names(tw)
+    loss = out.pow(2).sum() + (0 if w is None else (w * w).sum())
+    tloss = tout.pow(2).sum() + (0 if tw is None else (tw * tw).sum())
+    loss.backward()
+    tloss.backward()
+    for a, b in zip(o_leaves, t_leaves):
+        _close(a.grad, b.grad)
+    for (name, p), (_, tp) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert (p.grad is None) == (tp.grad is None), name
+        if tp.grad is not None:
+            _close(p.grad, tp.grad)
+
+
+def test_repr_state_dict_and_types():
+    ours, theirs = _pair(0, 6, 3, add_bias_kv=True)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert str(type(ours)) == str(type(theirs))
+    assert str(type(ours.out_proj)) == str(type(theirs.out_proj))
+    sep, tsep = _pair(0, 4, 2, kdim=3, vdim=5, bias=False)
+    assert repr(sep) == repr(tsep)
+    assert list(sep.state_dict()) == list(tsep.state_dict())
+    assert [n for n, _ in sep.named_parameters()] == [n for n, _ in tsep.named_parameters()]
+    for attr in ("embed_dim", "kdim", "vdim", "num_heads", "head_dim", "batch_first",
+                 "_qkv_same_embed_dim", "dropout", "add_zero_attn"):
+        assert getattr(sep, attr) == getattr(tsep, attr), attr
+    assert sep.in_proj_weight is None and sep.in_proj_bias is None and sep.bias_k is None
+
+
+@pytest.mark.parametrize("ctor", [dict(), dict(kdim=3, vdim=5), dict(add_bias_kv=True),
+                                  dict(dtype="float64")])
+def test_seeded_init_is_pytorchs_bit_for_bit(ctor):
+    tctor = dict(ctor)
+    if "dtype" in ctor:
+        ctor = dict(ctor, dtype=gt.float64)
+        tctor["dtype"] = torch.float64
+    torch.manual_seed(3)
+    gt.manual_seed(3)
+    theirs = torch.nn.MultiheadAttention(8, 4, **tctor)
+    ours = gt.nn.MultiheadAttention(8, 4, **ctor)
+    sd, tsd = ours.state_dict(), theirs.state_dict()
+    for k in tsd:
+        assert np.array_equal(np.array(sd[k].tolist(), dtype=tsd[k].numpy().dtype),
+                              tsd[k].numpy()), k
+    # the generator is left where PyTorch leaves it
+    assert gt.rand(3).tolist() == torch.rand(3).tolist()
+
+
+def test_dropout_in_training_draws_as_pytorch():
+    ours, theirs = _pair(0, 4, 2, dropout=0.5)
+    gt.manual_seed(5)
+    torch.manual_seed(5)
+    x, tx = gt.tensor(X_SEQ), torch.tensor(X_SEQ)
+    out, w = ours(x, x, x)
+    tout, tw = theirs(tx, tx, tx)
+    _close(out, tout)
+    _close(w, tw)
+    ours.eval()
+    theirs.eval()
+    _close(ours(x, x, x)[0], theirs(tx, tx, tx)[0])
+
+
+def test_eval_no_grad_fast_path_values():
+    ours, theirs = _pair(1, 4, 2, batch_first=True)
+    ours.eval()
+    theirs.eval()
+    x, tx = gt.tensor(X_BF), torch.tensor(X_BF)
+    kpm = np.array([[False, False, True], [False, False, False]])
+    with gt.no_grad():
+        out, w = ours(x, x, x, key_padding_mask=gt.tensor(kpm))
+    with torch.no_grad():
+        tout, tw = theirs(tx, tx, tx, key_padding_mask=torch.tensor(kpm))
+    _close(out, tout)
+    _close(w, tw)
+    assert out.grad_fn is None
+
+
+def test_functional_form_float64():
+    rng = np.random.default_rng(1)
+    arrays = {n: rng.standard_normal(s) for n, s in (
+        ("q", (3, 2, 4)), ("k", (5, 2, 4)), ("v", (5, 2, 4)), ("w", (12, 4)), ("b", (12,)),
+        ("ow", (4, 4)), ("ob", (4,)))}
+
+    def run(lib):
+        t = {n: lib.tensor(a, requires_grad=True) for n, a in arrays.items()}
+        out, w = lib.nn.functional.multi_head_attention_forward(
+            t["q"], t["k"], t["v"], 4, 2, t["w"], t["b"], None, None, False, 0.0, t["ow"],
+            t["ob"], training=True)
+        (out.sum() + w.sum()).backward()
+        return out, w, t
+
+    out, w, t = run(gt)
+    tout, tw, tt = run(torch)
+    _close(out, tout)
+    _close(w, tw)
+    assert _names(out) == _names(tout)
+    for n in arrays:
+        _close(t[n].grad, tt[n].grad)
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the type and text are what is compared
+        return type(exc).__name__, str(exc)
+    return None
+
+
+@pytest.mark.parametrize("bad", [
+    lambda L, m, x: L.nn.MultiheadAttention(5, 2),
+    lambda L, m, x: L.nn.MultiheadAttention(0, 2),
+    lambda L, m, x: m(x, x, x, attn_mask=L.ones(2, 2, dtype=L.bool)),
+    lambda L, m, x: m(x, x, x, attn_mask=L.ones(3, 3, dtype=L.int64)),
+    lambda L, m, x: m(x, x, x, key_padding_mask=L.zeros(3, dtype=L.bool)),
+    lambda L, m, x: m(x, x, x, key_padding_mask=L.zeros(2, 4, dtype=L.bool)),
+    lambda L, m, x: m(x[0:1].reshape(2, 2), x, x),
+    lambda L, m, x: m(x, x, x, is_causal=True),
+    lambda L, m, x: m(x.reshape(3, 2, 2, 2), x, x),
+])
+def test_errors_as_pytorch(bad):
+    ours, theirs = _pair(0, 4, 2)
+    got = _error(lambda: bad(gt, ours, gt.tensor(X_SEQ)))
+    want = _error(lambda: bad(torch, theirs, torch.tensor(X_SEQ)))
+    assert want is not None
+    assert got == want
+
+
+def test_mismatched_mask_types_warn_as_pytorch():
+    ours, _ = _pair(0, 4, 2)
+    x = gt.tensor(X_SEQ)
+    with pytest.warns(UserWarning, match="Support for mismatched key_padding_mask and "
+                                         "attn_mask is deprecated"):
+        ours(x, x, x, key_padding_mask=gt.tensor(KPM), attn_mask=gt.tensor(FLOAT_MASK))
+
+
+def test_gradcli_run_as_python(tmp_path):
+    program = (
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "mha = torch.nn.MultiheadAttention(4, 2, batch_first=True)\n"
+        "print(mha)\n"
+        "x = torch.randn(2, 3, 4, requires_grad=True)\n"
+        "mask = torch.tensor([[False, False, True], [False, False, False]])\n"
+        "out, w = mha(x, x, x, key_padding_mask=mask)\n"
+        "print(out.shape, w.shape, out.grad_fn.name(), w.grad_fn.name(), out.is_contiguous())\n"
+        "print(torch.round(w, decimals=4))\n"
+        "out.sum().backward()\n"
+        "print(x.grad.shape, mha.in_proj_weight.grad.shape)\n"
+        "print(torch.allclose(x.grad, x.grad))\n"
+        "print(sorted(mha.state_dict().keys()))\n")
+    assert_runs_as_python_does(tmp_path, program)
