@@ -281,3 +281,46 @@ def test_gradcli_run_as_python(tmp_path):
         "print(torch.allclose(x.grad, x.grad))\n"
         "print(sorted(mha.state_dict().keys()))\n")
     assert_runs_as_python_does(tmp_path, program)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("mask", ["kpm", "attn", "none"])
+def test_fast_path_layout_and_fully_masked_rows(need_weights, mask):
+    """Eval mode without grad: PyTorch's fused kernel answers (C-order output, NaN for a
+    query row that may attend to nothing)."""
+    ours, theirs = _pair(2, 4, 2, batch_first=True)
+    ours.eval()
+    theirs.eval()
+    kpm = np.array([[True, True, True], [False, False, True]])
+    am = np.array([[False, True, True], [False, False, True], [False, False, False]])
+    kw = {"kpm": {"key_padding_mask": kpm}, "attn": {"attn_mask": am}, "none": {}}[mask]
+    x, tx = gt.tensor(X_BF), torch.tensor(X_BF)
+    with gt.no_grad():
+        out, w = ours(x, x, x, need_weights=need_weights, **_kw(kw, gt))
+    with torch.no_grad():
+        tout, tw = theirs(tx, tx, tx, need_weights=need_weights, **_kw(kw, torch))
+    assert out.stride() == tout.stride()
+    torch.testing.assert_close(torch.tensor(out.tolist()), tout, equal_nan=True)
+    assert (w is None) == (tw is None)
+    if tw is not None:
+        torch.testing.assert_close(torch.tensor(w.tolist()), tw, equal_nan=True)
+
+
+@pytest.mark.parametrize("attack", [
+    "torch.nn.functional.multi_head_attention_forward.__globals__",
+    "torch.nn.functional.multi_head_attention_forward.__code__",
+    "torch.nn.MultiheadAttention(4, 2).forward.__func__.__globals__",
+    "torch.nn.MultiheadAttention(4, 2)._takes_fast_path.__globals__",
+    "type(torch.nn.MultiheadAttention(4, 2).out_proj).__mro__[1].forward.__globals__",
+    "torch.nn.MultiheadAttention(4, 2).__class__.__init__.__globals__",
+    "getattr(torch.nn.MultiheadAttention(4, 2), '__dict__')",
+])
+def test_attacks_stay_in_the_sandbox(tmp_path, attack):
+    import subprocess
+    import sys
+
+    (tmp_path / "a.grad").write_text(f"import torch\nprint({attack})\n")
+    got = subprocess.run([sys.executable, "-m", "gradcli", "run", "a.grad"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode != 0 and got.stdout == ""
+    assert "Traceback" not in got.stderr

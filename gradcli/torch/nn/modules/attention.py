@@ -3,6 +3,7 @@ NonDynamicallyQuantizableLinear its out_proj is."""
 
 from __future__ import annotations
 
+from gradcli.engine.grad_mode import is_grad_enabled
 from gradcli.engine.ops.mha import canonical_mask, multi_head_attention_forward
 
 from ._common import new_param
@@ -20,8 +21,9 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 class MultiheadAttention(Module):
     """Attention over num_heads heads with packed (or, for other key/value widths,
-    separate) in-projection weights, as torch.nn.MultiheadAttention. Always takes
-    PyTorch's composed path; the fused eval-mode path gives the same values."""
+    separate) in-projection weights, as torch.nn.MultiheadAttention. Where PyTorch takes
+    its fused inference kernel, the composed path gives the same values, laid out and
+    NaN-ed as the kernel's."""
 
     __constants__ = ["batch_first"]
 
@@ -83,8 +85,25 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
+    def _takes_fast_path(self, query, key, value, key_padding_mask, attn_mask) -> bool:
+        """PyTorch's conditions for its fused inference kernel (eval, self-attention,
+        batch_first, an even head count, bool masks, nothing to differentiate)."""
+        if any(m is not None and m.is_floating_point() for m in (attn_mask, key_padding_mask)):
+            return False
+        if not (query.dim() == 3 and query is key and key is value and not self.training
+                and self.in_proj_weight is not None and self.in_proj_bias is not None
+                and query.dtype == self.in_proj_weight.dtype == self.in_proj_bias.dtype
+                and self.num_heads % 2 == 0 and self.batch_first and self.bias_k is None
+                and self.bias_v is None and not self.add_zero_attn
+                and self._qkv_same_embed_dim):
+            return False
+        tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                   self.out_proj.bias)
+        return not (is_grad_enabled() and any(t.requires_grad for t in tensors))
+
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True,
                 attn_mask=None, average_attn_weights: bool = True, is_causal: bool = False):
+        fast = self._takes_fast_path(query, key, value, key_padding_mask, attn_mask)
         batched = query.dim() == 3
         key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask",
                                           None if attn_mask is None else attn_mask.dtype,
@@ -101,6 +120,16 @@ class MultiheadAttention(Module):
                     value = key
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        if fast:
+            # the fused kernel's values are the composed path's with weights (a fully masked
+            # row is NaN there, as in softmax over -inf), its output a fresh C-order tensor
+            out, weights = multi_head_attention_forward(
+                query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+                self.in_proj_bias, None, None, False, 0.0, self.out_proj.weight,
+                self.out_proj.bias, training=False, key_padding_mask=key_padding_mask,
+                need_weights=True, attn_mask=attn_mask,
+                average_attn_weights=average_attn_weights)
+            return out.transpose(1, 0).contiguous(), (weights if need_weights else None)
         separate = not self._qkv_same_embed_dim
         out, weights = multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
