@@ -403,3 +403,73 @@ def test_encoder_layer_through_gradcli_run(tmp_path):
         "print(x.grad.shape, bool((x.grad != 0).all()), torch.round(y.mean(-1), decimals=2).abs())\n"
         "print(type(layer.self_attn), type(layer.self_attn.out_proj))\n")
     assert_runs_as_python_does(tmp_path, program)
+
+
+# ------------------------------------------------------------------ TransformerEncoder
+
+def _encoder_pair(seed, layer_kwargs, **kwargs):
+    torch.manual_seed(seed)
+    gt.manual_seed(seed)
+    ours = gt.nn.TransformerEncoder(gt.nn.TransformerEncoderLayer(4, 2, **layer_kwargs), 2,
+                                    **kwargs)
+    theirs = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(4, 2, **layer_kwargs),
+                                         2, **kwargs)
+    return ours, theirs
+
+
+def test_encoder_repr_keys_and_construction_warning():
+    with pytest.warns(UserWarning, match=r"enable_nested_tensor is True, but "
+                      r"self.use_nested_tensor is False because encoder_layer.self_attn."
+                      r"batch_first was not True\(use batch_first"):
+        ours, theirs = _encoder_pair(0, dict(dim_feedforward=8))
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for k, v in theirs.state_dict().items():
+        assert np.array_equal(np.array(ours.state_dict()[k].tolist(), np.float32), v.numpy())
+    assert ours.use_nested_tensor is theirs.use_nested_tensor is False
+    ok, tok = _encoder_pair(0, dict(dim_feedforward=8, batch_first=True))
+    assert ok.use_nested_tensor is tok.use_nested_tensor is True
+
+
+CAUSAL = np.triu(np.full((3, 3), -np.inf, dtype=np.float32), 1)
+ENCODER_CASES = {
+    "plain": (dict(dim_feedforward=8, dropout=0.0), {}),
+    "causal mask": (dict(dim_feedforward=8, dropout=0.0), dict(mask=CAUSAL)),
+    "padding batch_first": (dict(dim_feedforward=8, dropout=0.0, batch_first=True),
+                            dict(src_key_padding_mask=KPM)),
+}
+
+
+@pytest.mark.parametrize("case", list(ENCODER_CASES))
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_encoder_as_pytorch(case):
+    layer_kwargs, call = ENCODER_CASES[case]
+    ours, theirs = _encoder_pair(0, layer_kwargs, norm=None)
+    arr = X_BF if layer_kwargs.get("batch_first") else X_SEQ
+    x, tx = gt.tensor(arr, requires_grad=True), torch.tensor(arr, requires_grad=True)
+    y, ty = ours(x, **_kw(call, gt)), theirs(tx, **_kw(call, torch))
+    _close(y, ty)
+    assert _names(y) == _names(ty)
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    _close(x.grad, tx.grad)
+    for p, tp in zip(ours.parameters(), theirs.parameters()):
+        _close(p.grad, tp.grad)
+
+
+@pytest.mark.parametrize("kpm", [[[False, False, True], [False, False, False]],
+                                 [[False, True, False], [False, False, False]]])
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_encoder_eval_nested_path_zeroes_padding(kpm):
+    """Eval without grad and a left-aligned padding mask: PyTorch's nested-tensor path
+    pads its result with zeros (a mask that is not left-aligned keeps the dense path)."""
+    norm = dict(norm=None)
+    ours, theirs = _encoder_pair(0, dict(dim_feedforward=8, batch_first=True), **norm)
+    ours.eval()
+    theirs.eval()
+    x, tx = gt.tensor(X_BF), torch.tensor(X_BF)
+    with gt.no_grad():
+        y = ours(x, src_key_padding_mask=gt.tensor(kpm))
+    with torch.no_grad():
+        ty = theirs(tx, src_key_padding_mask=torch.tensor(kpm))
+    _close(y, ty)

@@ -50,7 +50,7 @@ from .loss import (  # noqa: F401
 from .module import Module  # noqa: F401
 from .rnn import GRU, LSTM, RNN  # noqa: F401
 from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: F401
-from .transformer import TransformerEncoderLayer  # noqa: F401
+from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
 
 __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "Sigmoid",
            "SiLU", "Softmax", "Softplus", "Tanh", "ModuleDict", "ModuleList", "ParameterDict",
@@ -62,7 +62,8 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d", "RNN", "LSTM", "GRU", "RNNCell",
            "LSTMCell", "GRUCell"]
 __all__ += ["LazyLinear"]
-__all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear", "TransformerEncoderLayer"]
+__all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear", "TransformerEncoderLayer",
+            "TransformerEncoder"]
 
 # Each class names PyTorch's module as its own, as `type(m)` and `torch.typename(m)` print it
 # under PyTorch (<class 'torch.nn.modules.linear.Linear'>). The language treats "torch."
@@ -86,7 +87,7 @@ _TORCH_HOMES = {
 }
 _TORCH_HOMES["activation"] += " MultiheadAttention"
 _TORCH_HOMES["linear"] += " NonDynamicallyQuantizableLinear"
-_TORCH_HOMES["transformer"] = "TransformerEncoderLayer"
+_TORCH_HOMES["transformer"] = "TransformerEncoderLayer TransformerEncoder"
 for _home, _names in _TORCH_HOMES.items():
     for _name in _names.split():
         globals()[_name].__module__ = "torch.nn.modules." + _home

@@ -1,18 +1,26 @@
 """TransformerEncoderLayer: self-attention and a feed-forward block, each wrapped in
-dropout, a residual sum and LayerNorm (after, or with norm_first before), as PyTorch's."""
+dropout, a residual sum and LayerNorm (after, or with norm_first before), as PyTorch's;
+TransformerEncoder: a stack of copies of one layer."""
 
 from __future__ import annotations
 
+import copy
+import warnings
+
+import numpy as np
+
+from gradcli.engine.grad_mode import is_grad_enabled
 from gradcli.engine.ops.mha import canonical_mask
 
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention
+from .container import ModuleList
 from .dropout import Dropout
 from .layers import LayerNorm
 from .linear import Linear
 from .module import Module
 
-__all__ = ["TransformerEncoderLayer"]
+__all__ = ["TransformerEncoderLayer", "TransformerEncoder"]
 
 
 def _functional():
@@ -83,3 +91,113 @@ class TransformerEncoderLayer(Module):
     def _ff_block(self, x):
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
         return self.dropout2(x)
+
+
+def _why_no_nested_tensor(layer) -> str:
+    """PyTorch's reason (in its words) the stack cannot take its nested-tensor path."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return (f"{name}.self_attn.batch_first was not True(use batch_first for better "
+                "inference performance)")
+    if not layer.self_attn._qkv_same_embed_dim:
+        return f"{name}.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
+
+
+def _causal_like(mask, size) -> bool:
+    """Whether `mask` is the float square subsequent mask of `size` (PyTorch's test)."""
+    if mask is None or tuple(mask.shape) != (size, size):
+        return False
+    want = np.triu(np.full((size, size), -np.inf), 1)
+    return bool(np.array_equal(np.asarray(mask.tolist(), dtype=np.float64), want))
+
+
+_NESTED_WARNED = [False]
+
+
+def _warn_nested_prototype_once() -> None:
+    """PyTorch's TORCH_WARN_ONCE on building the nested tensor (located here at the
+    program's line, where PyTorch names its own transformer.py)."""
+    if _NESTED_WARNED[0]:
+        return
+    _NESTED_WARNED[0] = True
+    from gradcli.engine.warn_site import warn_at_caller
+
+    warn_at_caller("The PyTorch API of nested tensors is in prototype stage and will change in "
+                   "the near future. We recommend specifying layout=torch.jagged when "
+                   "constructing a nested tensor, as this layout receives active development, "
+                   "has better operator coverage, and works with torch.compile. (Triggered "
+                   "internally at /__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)")
+
+
+class TransformerEncoder(Module):
+    """num_layers deep copies of encoder_layer, then an optional norm. In eval mode
+    without grad, with a left-aligned padding mask, PyTorch runs the stack on a nested
+    tensor and pads the result with zeros: the padded positions come out 0 here too."""
+
+    __constants__ = ["norm"]
+
+    def __init__(self, encoder_layer, num_layers: int, norm=None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        why = _why_no_nested_tensor(encoder_layer)
+        if enable_nested_tensor and why:
+            warnings.warn("enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why}", UserWarning, stacklevel=2)
+            self.use_nested_tensor = False
+
+    def _nested_path(self, src, mask, kpm) -> bool:
+        first = self.layers[0]
+        if not (self.use_nested_tensor and not first.training and src.dim() == 3
+                and kpm is not None and mask is None):
+            return False
+        keep = np.asarray(kpm.tolist()) == 0  # canonical: 0 kept, -inf padded
+        if self.mask_check and not all(row[:row.sum()].all() for row in keep):
+            return False  # not left-aligned
+        attn = first.self_attn
+        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                   attn.out_proj.bias, first.norm1.weight, first.norm1.bias,
+                   first.norm2.weight, first.norm2.bias, first.linear1.weight,
+                   first.linear1.bias, first.linear2.weight, first.linear2.bias)
+        return not (is_grad_enabled() and any(t is not None and t.requires_grad
+                                               for t in tensors))
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        src_key_padding_mask = canonical_mask(
+            src_key_padding_mask, "src_key_padding_mask",
+            None if mask is None else mask.dtype, "mask", src.dtype)
+        mask = canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
+        nested = self._nested_path(src, mask, src_key_padding_mask)
+        batch_first = self.layers[0].self_attn.batch_first
+        seq_len = src.shape[0] if src.dim() == 2 else src.shape[1 if batch_first else 0]
+        if is_causal is None:
+            is_causal = _causal_like(mask, seq_len)
+        output = src
+        for layer in self.layers:
+            output = layer(output, src_mask=mask, is_causal=is_causal,
+                           src_key_padding_mask=src_key_padding_mask)
+        if nested:
+            _warn_nested_prototype_once()
+            padded = src_key_padding_mask.isinf().unsqueeze(-1)
+            output = output.masked_fill(padded, 0.0)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
