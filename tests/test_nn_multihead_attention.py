@@ -473,3 +473,50 @@ def test_encoder_eval_nested_path_zeroes_padding(kpm):
     with torch.no_grad():
         ty = theirs(tx, src_key_padding_mask=torch.tensor(kpm))
     _close(y, ty)
+
+
+# ------------------------------------------------------- TransformerDecoder(Layer)
+
+DECODER_CASES = {
+    "post-norm causal": (dict(dim_feedforward=8, dropout=0.0),
+                         dict(tgt_mask=CAUSAL,
+                              memory_key_padding_mask=np.array([[False] * 4 + [True],
+                                                                [False] * 5]))),
+    "pre-norm gelu batch_first": (dict(dim_feedforward=8, dropout=0.0, norm_first=True,
+                                       activation="gelu", batch_first=True),
+                                  dict(tgt_key_padding_mask=KPM)),
+    "bool causal mask, dropout": (dict(dim_feedforward=8, dropout=0.2),
+                                  dict(tgt_mask=BOOL_MASK)),
+}
+
+
+@pytest.mark.parametrize("case", list(DECODER_CASES))
+def test_decoder_as_pytorch(case):
+    layer_kwargs, call = DECODER_CASES[case]
+    torch.manual_seed(0)
+    gt.manual_seed(0)
+    ours = gt.nn.TransformerDecoder(gt.nn.TransformerDecoderLayer(4, 2, **layer_kwargs), 2,
+                                    norm=gt.nn.LayerNorm(4))
+    theirs = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(4, 2, **layer_kwargs),
+                                         2, norm=torch.nn.LayerNorm(4))
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for k, v in theirs.state_dict().items():
+        assert np.array_equal(np.array(ours.state_dict()[k].tolist(), np.float32), v.numpy())
+    bf = layer_kwargs.get("batch_first", False)
+    tgt_arr = X_BF if bf else X_SEQ
+    mem_arr = MEM.transpose(1, 0, 2).copy() if bf else MEM
+    t, m = gt.tensor(tgt_arr, requires_grad=True), gt.tensor(mem_arr, requires_grad=True)
+    tt, tm = torch.tensor(tgt_arr, requires_grad=True), torch.tensor(mem_arr, requires_grad=True)
+    gt.manual_seed(4)
+    torch.manual_seed(4)
+    y, ty = ours(t, m, **_kw(call, gt)), theirs(tt, tm, **_kw(call, torch))
+    _close(y, ty)
+    assert _names(y) == _names(ty)
+    weights = RNG.standard_normal(tuple(ty.shape)).astype(np.float32)
+    (y * gt.tensor(weights)).sum().backward()
+    (ty * torch.tensor(weights)).sum().backward()
+    _close(t.grad, tt.grad)
+    _close(m.grad, tm.grad)
+    for p, tp in zip(ours.parameters(), theirs.parameters()):
+        _close(p.grad, tp.grad)

@@ -50,7 +50,12 @@ from .loss import (  # noqa: F401
 from .module import Module  # noqa: F401
 from .rnn import GRU, LSTM, RNN  # noqa: F401
 from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: F401
-from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
+from .transformer import (  # noqa: F401
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "Sigmoid",
            "SiLU", "Softmax", "Softplus", "Tanh", "ModuleDict", "ModuleList", "ParameterDict",
@@ -63,7 +68,7 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "LSTMCell", "GRUCell"]
 __all__ += ["LazyLinear"]
 __all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear", "TransformerEncoderLayer",
-            "TransformerEncoder"]
+            "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder"]
 
 # Each class names PyTorch's module as its own, as `type(m)` and `torch.typename(m)` print it
 # under PyTorch (<class 'torch.nn.modules.linear.Linear'>). The language treats "torch."
@@ -87,7 +92,8 @@ _TORCH_HOMES = {
 }
 _TORCH_HOMES["activation"] += " MultiheadAttention"
 _TORCH_HOMES["linear"] += " NonDynamicallyQuantizableLinear"
-_TORCH_HOMES["transformer"] = "TransformerEncoderLayer TransformerEncoder"
+_TORCH_HOMES["transformer"] = ("TransformerEncoderLayer TransformerEncoder "
+                               "TransformerDecoderLayer TransformerDecoder")
 for _home, _names in _TORCH_HOMES.items():
     for _name in _names.split():
         globals()[_name].__module__ = "torch.nn.modules." + _home

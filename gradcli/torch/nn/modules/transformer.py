@@ -20,7 +20,8 @@ from .layers import LayerNorm
 from .linear import Linear
 from .module import Module
 
-__all__ = ["TransformerEncoderLayer", "TransformerEncoder"]
+__all__ = ["TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+           "TransformerDecoder"]
 
 
 def _functional():
@@ -120,8 +121,15 @@ def _causal_like(mask, size) -> bool:
     """Whether `mask` is the float square subsequent mask of `size` (PyTorch's test)."""
     if mask is None or tuple(mask.shape) != (size, size):
         return False
+    got = np.asarray(mask.tolist())
+    if got.dtype == np.bool_:  # -inf cast to bool is True
+        return bool(np.array_equal(got, np.triu(np.ones((size, size), bool), 1)))
     want = np.triu(np.full((size, size), -np.inf), 1)
-    return bool(np.array_equal(np.asarray(mask.tolist(), dtype=np.float64), want))
+    return bool(np.array_equal(got.astype(np.float64), want))
+
+
+def _seq_len(src, batch_first: bool) -> int:
+    return src.shape[0] if src.dim() == 2 else src.shape[1 if batch_first else 0]
 
 
 _NESTED_WARNED = [False]
@@ -186,10 +194,8 @@ class TransformerEncoder(Module):
             None if mask is None else mask.dtype, "mask", src.dtype)
         mask = canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
         nested = self._nested_path(src, mask, src_key_padding_mask)
-        batch_first = self.layers[0].self_attn.batch_first
-        seq_len = src.shape[0] if src.dim() == 2 else src.shape[1 if batch_first else 0]
         if is_causal is None:
-            is_causal = _causal_like(mask, seq_len)
+            is_causal = _causal_like(mask, _seq_len(src, self.layers[0].self_attn.batch_first))
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=is_causal,
@@ -198,6 +204,94 @@ class TransformerEncoder(Module):
             _warn_nested_prototype_once()
             padded = src_key_padding_mask.isinf().unsqueeze(-1)
             output = output.masked_fill(padded, 0.0)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over the encoder's memory and a feed-forward block, each
+    with dropout, a residual sum and LayerNorm (after, or with norm_first before)."""
+
+    __constants__ = ["norm_first"]
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation="relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                            batch_first=batch_first, bias=bias, **kw)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                 batch_first=batch_first, bias=bias, **kw)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = (_activation_named(activation) if isinstance(activation, str)
+                           else activation)
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal: bool = False,
+                memory_is_causal: bool = False):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask,
+                                   tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask, memory_is_causal)
+            return x + self._ff_block(self.norm3(x))
+        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                           memory_is_causal))
+        return self.norm3(x + self._ff_block(x))
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           is_causal=is_causal, need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal: bool = False):
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
+                                key_padding_mask=key_padding_mask, is_causal=is_causal,
+                                need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout3(x)
+
+
+class TransformerDecoder(Module):
+    """num_layers deep copies of decoder_layer over the memory, then an optional norm."""
+
+    __constants__ = ["norm"]
+
+    def __init__(self, decoder_layer, num_layers: int, norm=None) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None,
+                memory_is_causal: bool = False):
+        output = tgt
+        if tgt_is_causal is None:
+            tgt_is_causal = _causal_like(tgt_mask,
+                                         _seq_len(tgt, self.layers[0].self_attn.batch_first))
+        for layer in self.layers:
+            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                           tgt_key_padding_mask=tgt_key_padding_mask,
+                           memory_key_padding_mask=memory_key_padding_mask,
+                           tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
         if self.norm is not None:
             output = self.norm(output)
         return output
