@@ -520,3 +520,39 @@ def test_decoder_as_pytorch(case):
     _close(m.grad, tm.grad)
     for p, tp in zip(ours.parameters(), theirs.parameters()):
         _close(p.grad, tp.grad)
+
+
+# ------------------------------------------------------------------------ Transformer
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_transformer_as_pytorch(batch_first):
+    kwargs = dict(d_model=4, nhead=2, num_encoder_layers=1, num_decoder_layers=2,
+                  dim_feedforward=8, dropout=0.0, batch_first=batch_first)
+    torch.manual_seed(0)
+    gt.manual_seed(0)
+    ours, theirs = gt.nn.Transformer(**kwargs), torch.nn.Transformer(**kwargs)
+    assert repr(ours) == repr(theirs)
+    for k, v in theirs.state_dict().items():
+        assert np.array_equal(np.array(ours.state_dict()[k].tolist(), np.float32), v.numpy()), k
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    mask = gt.nn.Transformer.generate_square_subsequent_mask(3)
+    tmask = torch.nn.Transformer.generate_square_subsequent_mask(3)
+    assert mask.tolist() == tmask.tolist() and str(mask.dtype) == str(tmask.dtype)
+    src_arr = MEM.transpose(1, 0, 2).copy() if batch_first else MEM
+    tgt_arr = X_BF if batch_first else X_SEQ
+    s, t = gt.tensor(src_arr, requires_grad=True), gt.tensor(tgt_arr, requires_grad=True)
+    ts, tt = torch.tensor(src_arr, requires_grad=True), torch.tensor(tgt_arr, requires_grad=True)
+    y, ty = ours(s, t, tgt_mask=mask), theirs(ts, tt, tgt_mask=tmask)
+    _close(y, ty)
+    assert _names(y) == _names(ty)
+    weights = RNG.standard_normal(tuple(ty.shape)).astype(np.float32)
+    (y * gt.tensor(weights)).sum().backward()
+    (ty * torch.tensor(weights)).sum().backward()
+    _close(s.grad, ts.grad)
+    _close(t.grad, tt.grad)
+    for p, tp in zip(ours.parameters(), theirs.parameters()):
+        _close(p.grad, tp.grad)
+    narrow = (lambda L, x: x[:1]) if batch_first else (lambda L, x: x[:, :1])
+    assert _error(lambda: ours(s, narrow(gt, t))) == _error(lambda: theirs(ts, narrow(torch, tt)))
+    assert _error(lambda: ours(s[..., :2], t)) == _error(lambda: theirs(ts[..., :2], tt))

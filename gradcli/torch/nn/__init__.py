@@ -21,7 +21,7 @@ _CLASSES = (
 _CLASSES += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 _CLASSES += ["LazyLinear"]
 _CLASSES += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-             "TransformerDecoderLayer", "TransformerDecoder"]
+             "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 _SUBMODULES = ("modules", "parameter", "utils", "init")
 
 __all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])

@@ -51,6 +51,7 @@ from .module import Module  # noqa: F401
 from .rnn import GRU, LSTM, RNN  # noqa: F401
 from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: F401
 from .transformer import (  # noqa: F401
+    Transformer,
     TransformerDecoder,
     TransformerDecoderLayer,
     TransformerEncoder,
@@ -68,7 +69,8 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "LSTMCell", "GRUCell"]
 __all__ += ["LazyLinear"]
 __all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear", "TransformerEncoderLayer",
-            "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder"]
+            "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
+            "Transformer"]
 
 # Each class names PyTorch's module as its own, as `type(m)` and `torch.typename(m)` print it
 # under PyTorch (<class 'torch.nn.modules.linear.Linear'>). The language treats "torch."
@@ -93,7 +95,7 @@ _TORCH_HOMES = {
 _TORCH_HOMES["activation"] += " MultiheadAttention"
 _TORCH_HOMES["linear"] += " NonDynamicallyQuantizableLinear"
 _TORCH_HOMES["transformer"] = ("TransformerEncoderLayer TransformerEncoder "
-                               "TransformerDecoderLayer TransformerDecoder")
+                               "TransformerDecoderLayer TransformerDecoder Transformer")
 for _home, _names in _TORCH_HOMES.items():
     for _name in _names.split():
         globals()[_name].__module__ = "torch.nn.modules." + _home

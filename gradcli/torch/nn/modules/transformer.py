@@ -1,6 +1,7 @@
 """TransformerEncoderLayer: self-attention and a feed-forward block, each wrapped in
 dropout, a residual sum and LayerNorm (after, or with norm_first before), as PyTorch's;
-TransformerEncoder: a stack of copies of one layer."""
+TransformerEncoder / TransformerDecoder: stacks of copies of one layer; Transformer: an
+encoder and a decoder, Xavier-initialised as PyTorch's."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from .linear import Linear
 from .module import Module
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
-           "TransformerDecoder"]
+           "TransformerDecoder", "Transformer"]
 
 
 def _functional():
@@ -295,3 +296,67 @@ class TransformerDecoder(Module):
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+class Transformer(Module):
+    """An encoder stack and a decoder stack (or the caller's), every matrix parameter then
+    redrawn Xavier-uniform in parameters() order, as PyTorch's _reset_parameters does."""
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation="relu", custom_encoder=None,
+                 custom_decoder=None, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                      batch_first, norm_first, bias)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            layer = TransformerEncoderLayer(*layer_args, **kw)
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            layer = TransformerDecoderLayer(*layer_args, **kw)
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                src_key_padding_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal: bool = False):
+        batched = src.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
+        if batched and src.size(batch_dim) != tgt.size(batch_dim):
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None):
+        """-inf above the diagonal, 0 elsewhere: position i attends to positions <= i."""
+        from gradcli.engine.ops.registry import PUBLIC
+
+        full = PUBLIC["torch.full"]((sz, sz), float("-inf"), dtype=dtype, device=device)
+        return PUBLIC["torch.triu"](full, diagonal=1)
+
+    def _reset_parameters(self) -> None:
+        from ._init import nn_init
+
+        init = nn_init()
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
