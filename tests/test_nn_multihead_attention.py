@@ -314,6 +314,11 @@ def test_fast_path_layout_and_fully_masked_rows(need_weights, mask):
     "type(torch.nn.MultiheadAttention(4, 2).out_proj).__mro__[1].forward.__globals__",
     "torch.nn.MultiheadAttention(4, 2).__class__.__init__.__globals__",
     "getattr(torch.nn.MultiheadAttention(4, 2), '__dict__')",
+    "torch.nn.Transformer.generate_square_subsequent_mask.__globals__",
+    "torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(4, 2), 1)._nested_path",
+    "torch.nn.TransformerEncoderLayer(4, 2).activation.__globals__",
+    "torch.nn.TransformerDecoder.__init__.__globals__",
+    "type(torch.nn.Transformer(4, 2, 1, 1, 8).encoder).__module__",
 ])
 def test_attacks_stay_in_the_sandbox(tmp_path, attack):
     import subprocess
