@@ -561,3 +561,47 @@ def test_transformer_as_pytorch(batch_first):
     narrow = (lambda L, x: x[:1]) if batch_first else (lambda L, x: x[:, :1])
     assert _error(lambda: ours(s, narrow(gt, t))) == _error(lambda: theirs(ts, narrow(torch, tt)))
     assert _error(lambda: ours(s[..., :2], t)) == _error(lambda: theirs(ts[..., :2], tt))
+
+
+# ------------------------------------------- the math attention path's _safe_softmax
+
+def _chain(t):
+    out, fn = [], t.grad_fn
+    while fn is not None:
+        out.append(fn.name())
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    return out
+
+
+def test_math_attention_with_dropout_masks_whole_rows_to_zero():
+    """With dropout the CPU attention is ATen's math path: _safe_softmax (a fully masked
+    row attends to nothing: 0, not NaN) and q, k scaled by mul.Scalar (MulBackward1)."""
+    rng = np.random.default_rng(3)
+    q_np = rng.standard_normal((2, 2, 3, 2)).astype(np.float32)
+    mask = np.zeros((2, 2, 1, 3), np.float32)
+    mask[0] = -np.inf
+    outs = []
+    for lib in (gt, torch):
+        lib.manual_seed(0)
+        q = lib.tensor(q_np, requires_grad=True)
+        o = lib.nn.functional.scaled_dot_product_attention(q, q, q, lib.tensor(mask),
+                                                           dropout_p=0.1)
+        o.sum().backward()
+        outs.append((o, q.grad, _chain(o)))
+    (o, g, names), (to, tg, tnames) = outs
+    _close(o, to)
+    _close(g, tg)
+    assert names == tnames
+    assert "SafeSoftmaxBackward0" in names
+
+
+def test_safe_softmax_as_pytorch():
+    x = np.array([[1.0, 2.0, -np.inf], [-np.inf, -np.inf, -np.inf]], np.float32)
+    a, ta = gt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = gt._safe_softmax(a * 1, -1), torch._safe_softmax(ta * 1, -1)
+    _close(y, ty)
+    assert y.grad_fn.name() == ty.grad_fn.name()
+    w = np.array([[0.5, -1.0, 2.0], [1.0, 1.0, 1.0]], np.float32)
+    (y * gt.tensor(w)).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    _close(a.grad, ta.grad)
