@@ -605,3 +605,24 @@ def test_safe_softmax_as_pytorch():
     (y * gt.tensor(w)).sum().backward()
     (ty * torch.tensor(w)).sum().backward()
     _close(a.grad, ta.grad)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_encoder_layer_fused_path_fully_padded_rows(batch_first):
+    """Eval without grad: PyTorch's fused encoder-layer kernel makes a sequence with every
+    key padded NaN (the composed path, in training, gives numbers)."""
+    ours, theirs = _layer_pair(0, 4, 2, dim_feedforward=8, batch_first=batch_first)
+    kpm = np.array([[True, True, True], [False, False, True]])
+    arr = X_BF if batch_first else X_SEQ
+    x, tx = gt.tensor(arr), torch.tensor(arr)
+    for mode in ("eval", "train"):
+        getattr(ours, mode)()
+        getattr(theirs, mode)()
+        gt.manual_seed(1)
+        torch.manual_seed(1)
+        with gt.no_grad():
+            y = ours(x, src_key_padding_mask=gt.tensor(kpm))
+        with torch.no_grad():
+            ty = theirs(tx, src_key_padding_mask=torch.tensor(kpm))
+        torch.testing.assert_close(torch.tensor(y.tolist()), ty, equal_nan=True)

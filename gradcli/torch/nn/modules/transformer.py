@@ -78,16 +78,38 @@ class TransformerEncoderLayer(Module):
             src_key_padding_mask, "src_key_padding_mask",
             None if src_mask is None else src_mask.dtype, "src_mask", src.dtype)
         src_mask = canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
+        # PyTorch's fused layer kernel: same values, but a query row with every key masked
+        # is NaN there (softmax over -inf), as on the composed path with weights
+        fused = self._takes_fast_path(src)
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal,
+                                   fused)
             return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal, fused))
         return self.norm2(x + self._ff_block(x))
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False):
+    def _takes_fast_path(self, src) -> bool:
+        attn = self.self_attn
+        if (src.dim() != 3 or self.training or not attn.batch_first
+                or attn.in_proj_bias is None or not attn._qkv_same_embed_dim
+                or not self.activation_relu_or_gelu or self.norm1.eps != self.norm2.eps
+                or attn.num_heads % 2 == 1):
+            return False
+        if any(len(getattr(m, "_forward_hooks", {})) + len(getattr(m, "_forward_pre_hooks", {}))
+               for m in self.modules()):
+            return False
+        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                   attn.out_proj.bias, self.norm1.weight, self.norm1.bias, self.norm2.weight,
+                   self.norm2.bias, self.linear1.weight, self.linear1.bias, self.linear2.weight,
+                   self.linear2.bias)
+        return not (is_grad_enabled() and any(t is not None and t.requires_grad
+                                               for t in tensors))
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False,
+                  fused: bool = False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
+                           need_weights=fused, is_causal=is_causal and not fused)[0]
         return self.dropout1(x)
 
     def _ff_block(self, x):
