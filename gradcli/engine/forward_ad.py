@@ -949,6 +949,7 @@ _FORMULAS = {"where": _where_jvp, "mul": _mul_jvp, "add": _add_jvp, "add_alpha":
              "norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
              "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp,
              "norm_dim": _norm_dim_jvp, "dist": _dist_jvp, **_more_formulas.FORMULAS}
+_FORMULAS["_safe_softmax"] = _softmax_jvp  # (ATen's math attention softmax: softmax's formula)
 
 
 def _formula_node(op, inputs, meta, out, tangents, keep: bool):

@@ -52,6 +52,7 @@ from . import inplace_views  # noqa: F401  (t_, transpose_, squeeze_, unsqueeze_
 from . import func_aliases  # noqa: F401  (torch.vmap, loading torch.func on first use)  # isort: skip
 from . import predicates  # noqa: F401  (isin, signbit)  # isort: skip
 from . import memory_formats  # noqa: F401  (channels_last & co, is_contiguous)  # isort: skip
+from . import mha  # noqa: F401  (multi_head_attention_forward, composed as PyTorch's)  # isort: skip
 from . import storage  # noqa: F401  (storage(), data_ptr, resize_as_, unsafe_split_with_sizes)  # isort: skip
 from . import aten_ops  # noqa: F401  (torch.ops.aten over the ops above)  # isort: skip
 from . import tut_ops  # noqa: F401  (torch.float16/int8/int16 and their casts)  # isort: skip

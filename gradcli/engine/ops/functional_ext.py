@@ -23,7 +23,7 @@ from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from . import shape_checks
-from .registry import PUBLIC, defop, public, run_op
+from .registry import PUBLIC, defop, public, run_op, run_unary
 
 _F64 = np.float64
 
@@ -1604,6 +1604,68 @@ SDPA = defop("scaled_dot_product_flash_attention", "ScaledDotProductFlashAttenti
                         " * 1, a.reshape(1, 1, -1, 1).cos(), a.reshape(1, 1, -1, 1).sin())")
 
 
+def _safe_softmax_fwd(x, dim):
+    from ..kernels.softmax import softmax_forward
+
+    out = softmax_forward(x, dim)
+    dead = np.all(np.isneginf(x), axis=dim, keepdims=True)
+    return np.where(dead, 0, out).astype(out.dtype) if dead.any() else out
+
+
+def _safe_softmax_backward(c, g):
+    from .nn import SOFTMAX_BACKWARD
+
+    return (run_op(SOFTMAX_BACKWARD, (g, c.result), c.meta),)
+
+
+# ATen's math attention takes _safe_softmax: a row masked everywhere (all -inf) attends to
+# nothing (0) instead of NaN; where a row has a finite score it is softmax, gradient and all
+SAFE_SOFTMAX = defop("_safe_softmax", "SafeSoftmaxBackward0", _safe_softmax_fwd,
+                     _safe_softmax_backward, "softmax, 0 on all -inf rows: s*(g - sum(g*s))",
+                     save="result",
+                     torch_call="torch._safe_softmax(a.reshape(1, -1) * 1, -1)")
+
+
+@public("torch._safe_softmax")
+def _safe_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002
+    x = input if dtype is None else input.to(dtype)
+    return run_unary(SAFE_SOFTMAX, x, (_wrap_dim(dim, x.dim()),))
+
+
+def _scaled(t: Tensor, factor: float) -> Tensor:
+    """ATen multiplies by a C++ scalar: mul.Scalar, whose node is MulBackward1."""
+    from .elementwise import MUL_SCALAR
+
+    return run_op(MUL_SCALAR, (t,), (factor,))
+
+
+def _in_query_layout(out: Tensor, query: Tensor) -> Tensor:
+    """PyTorch's CPU flash kernel writes its output in the query's layout when that is
+    dense with the head dim innermost (MultiheadAttention's heads-interleaved q, whose
+    permute(2, 0, 1, 3) is then contiguous, so the reshape after it is a view), else in C
+    order. (A non-dense query with the head dim innermost gets another layout in PyTorch,
+    not reproduced: C order here.)"""
+    strides = query.stride()
+    arr = out._data
+    if strides[-1] != 1 or query.is_contiguous() or not arr.size:
+        if not arr.flags.c_contiguous:  # numpy's matmul may keep an operand's order
+            out._data = np.ascontiguousarray(arr)
+        return out
+    from .memory_formats import preserved
+
+    order = sorted(range(arr.ndim), key=lambda d: -strides[d])
+    step, dense = 1, True
+    for d in reversed(order):
+        if arr.shape[d] != 1 and strides[d] != step:
+            dense = False
+        step *= arr.shape[d]
+    if dense:
+        proto = np.lib.stride_tricks.as_strided(np.empty(arr.size, arr.dtype), arr.shape,
+                                                tuple(s * arr.itemsize for s in strides))
+        out._data = preserved(arr, proto)
+    return out
+
+
 @public("torch.nn.functional.scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale=None,
@@ -1611,8 +1673,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     """PyTorch's CPU choice: its flash kernel (one node) for 4-d inputs with equal batch
     sizes and head dims and no dropout; else the math composition (matmuls, softmax,
     dropout)."""
-    from .nn import softmax
-
     q, k, v = query._data, key._data, value._data
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
@@ -1645,19 +1705,19 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
              and not (attn_mask is not None and attn_mask.requires_grad) and not dropout_p > 0)
     if flash:
         add = _additive_mask(mask, q.dtype)
-        return run_op(SDPA, (query, key, value), (add, sc, groups))
+        return _in_query_layout(run_op(SDPA, (query, key, value), (add, sc, groups)), query)
     # the math path: both operands scaled by sqrt(scale), masked, softmax, matmul
     root = math.sqrt(sc)
     kk, vv = key, value
     if groups > 1:
         kk, vv = _expand_heads(key, groups), _expand_heads(value, groups)
-    scores = (query * root) @ (kk * root).transpose(-2, -1)
+    scores = _scaled(query, root) @ _scaled(kk, root).transpose(-2, -1)
     if mask is not None:
         if mask.dtype == np.bool_:
             scores = scores + make(_additive_mask(mask, q.dtype))
         else:
             scores = scores + attn_mask
-    attn = softmax(scores, -1)
+    attn = run_unary(SAFE_SOFTMAX, scores, (scores.dim() - 1,))
     if dropout_p > 0:  # ATen's dropout (training), drawn from the default generator
         from ..rng_dropout import dropout
 

@@ -20,6 +20,8 @@ _CLASSES = (
     "LSTMCell GRUCell Dropout1d Dropout2d Dropout3d").split()
 _CLASSES += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 _CLASSES += ["LazyLinear"]
+_CLASSES += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+             "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 _SUBMODULES = ("modules", "parameter", "utils", "init")
 
 __all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])

@@ -16,6 +16,7 @@ from .activation import (  # noqa: F401
     Softplus,
     Tanh,
 )
+from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
@@ -49,6 +50,13 @@ from .loss import (  # noqa: F401
 from .module import Module  # noqa: F401
 from .rnn import GRU, LSTM, RNN  # noqa: F401
 from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "Sigmoid",
            "SiLU", "Softmax", "Softplus", "Tanh", "ModuleDict", "ModuleList", "ParameterDict",
@@ -60,6 +68,9 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d", "RNN", "LSTM", "GRU", "RNNCell",
            "LSTMCell", "GRUCell"]
 __all__ += ["LazyLinear"]
+__all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear", "TransformerEncoderLayer",
+            "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
+            "Transformer"]
 
 # Each class names PyTorch's module as its own, as `type(m)` and `torch.typename(m)` print it
 # under PyTorch (<class 'torch.nn.modules.linear.Linear'>). The language treats "torch."
@@ -81,6 +92,10 @@ _TORCH_HOMES = {
     "normalization": "LayerNorm",
     "rnn": "RNN LSTM GRU",
 }
+_TORCH_HOMES["activation"] += " MultiheadAttention"
+_TORCH_HOMES["linear"] += " NonDynamicallyQuantizableLinear"
+_TORCH_HOMES["transformer"] = ("TransformerEncoderLayer TransformerEncoder "
+                               "TransformerDecoderLayer TransformerDecoder Transformer")
 for _home, _names in _TORCH_HOMES.items():
     for _name in _names.split():
         globals()[_name].__module__ = "torch.nn.modules." + _home
