@@ -54,3 +54,28 @@ def _outcome(T, name: str, modified: str) -> str:
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_first_modified_saved_tensor_named_as_pytorch(name, modified):
     assert _outcome(gt, name, modified) == _outcome(torch, name, modified)
+
+
+def _addc_after_writes(T, fn: str, needs: tuple):
+    """addcmul/addcdiv(w, t1, t2), then t1 and t2 written in place, then backward: which
+    factors the node saved shows as the error or the gradients."""
+    w = T.ones(2, requires_grad=True)
+    t1 = T.tensor([1.0, 2.0], requires_grad=needs[0])
+    t2 = T.tensor([3.0, 4.0], requires_grad=needs[1])
+    y = getattr(T, fn)(w, t1, t2, value=0.5)
+    with T.no_grad():
+        t1.add_(1)
+        t2.add_(1)
+    try:
+        y.sum().backward()
+    except RuntimeError as e:
+        return str(e).split(";")[0]
+    return [None if t.grad is None else t.grad.tolist() for t in (w, t1, t2)]
+
+
+@pytest.mark.parametrize("fn", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("needs", [(False, False), (True, False), (False, True), (True, True)])
+def test_addc_saves_the_factors_pytorch_saves(fn, needs):
+    """addcmul saves a factor only for the other's gradient (nothing when only the sum's
+    first term needs one); addcdiv saves both whatever is needed, as PyTorch's nodes do."""
+    assert _addc_after_writes(gt, fn, needs) == _addc_after_writes(torch, fn, needs)

@@ -673,7 +673,8 @@ def _addcdiv_grads(c, g):
 
 ADDCMUL = defop("addcmul", "AddcmulBackward0", _addc_fwd("mul"), _addcmul_grads,
                 "d addcmul(a, x, y, v)/dx = v y", save="inputs", broadcast=True,
-                torch_call="torch.addcmul(a, b, a, value=0.5)")
+                torch_call="torch.addcmul(a, b, a, value=0.5)",
+                save_for=((), (2,), (1,)))  # (each factor only for the other's gradient)
 ADDCDIV = defop("addcdiv", "AddcdivBackward0", _addc_fwd("div"), _addcdiv_grads,
                 "d addcdiv(a, x, y, v)/dx = v/y, d/dy = -v x/y^2", save="inputs", broadcast=True,
                 torch_call="torch.addcdiv(a, b, a, value=0.5)")
