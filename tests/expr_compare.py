@@ -15,3 +15,17 @@ def run_expr(module, expr: str, arrays) -> tuple[list, list]:
         out = eval(expr, {"torch": module}, names)  # noqa: S307 - the test files' own tables
     outs = list(out) if isinstance(out, tuple) else [out]
     return inputs, outs
+
+
+def assert_raises_as_pytorch(call, gradcli_torch, torch, *, compare_text: bool = True) -> None:
+    """`call(T)` raises the same exception type with gradcli's torch as with PyTorch's
+    (and the same text unless `compare_text` is False); the op files' error tables use it."""
+    import pytest
+
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(Exception) as ours:
+        call(gradcli_torch)
+    assert type(ours.value) is type(theirs.value)
+    if compare_text:
+        assert str(ours.value) == str(theirs.value)
