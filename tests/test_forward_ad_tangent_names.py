@@ -38,12 +38,7 @@ MODES = ("primal_requires_grad", "tangent_requires_grad")
 
 # ops whose tangent's graph still ends in another node than PyTorch's, with the reason;
 # (op, mode) -> reason. Strict: an entry that starts matching fails the run.
-_DIFFERENT: dict[tuple[str, str], str] = {
-    ("convolution_backward_weight", "tangent_requires_grad"):
-        "the output itself has ConvolutionBackwardBackward0 in PyTorch (its torch_call differentiates a create_graph gradient), none in gradcli: AddBackward0 vs PyTorch's AddBackward0",
-    ("unsafe_split_with_sizes", "tangent_requires_grad"):
-        "PyTorch splits the tangent with the op itself; gradcli's pieces have no graph: None vs PyTorch's UnsafeSplitWithSizesBackward0",
-}
+_DIFFERENT: dict[tuple[str, str], str] = {}
 
 
 def _name(fn) -> str | None:

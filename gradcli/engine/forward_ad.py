@@ -934,10 +934,35 @@ def _slogdet_jvp(inputs, meta, outs, tangents):
     return [make(np.zeros_like(outs[0]._data)), trace]
 
 
+def _conv_backward_jvp(inputs, meta, outs, tangents):
+    """convolution_backward is linear in grad_output and bilinear in (grad_output, input)
+    and (grad_output, weight): the tangent of each gradient asked for is the op itself at
+    grad_output's tangent, plus the input gradient at weight's tangent and the weight
+    gradient at input's tangent (AddBackward0 on top when both parts exist)."""
+    from .ops.conv_backward import convolution_backward
+
+    (g, x, w), (g_t, x_t, w_t) = inputs, tangents
+    family, geo, mask = meta[0], meta[1], meta[2]
+    results = [None, None, None]
+
+    def add(i, t):
+        results[i] = t if results[i] is None else results[i] + t
+
+    if g_t is not None:
+        for i, part in enumerate(convolution_backward(family, geo, g_t, x, w, mask)):
+            if part is not None:
+                add(i, part)
+    if w_t is not None and mask[0]:
+        add(0, convolution_backward(family, geo, g, x, w_t, (True, False, False))[0])
+    if x_t is not None and mask[1]:
+        add(1, convolution_backward(family, geo, g, x_t, w, (False, True, False))[1])
+    return results
+
+
 # ops of several outputs whose PyTorch forward derivatives are written out here: each
 # gives the list of the outputs' tangents (or NotImplemented: the double-vjp rule)
 _MULTI_FORMULAS = {"std_mean": _paired_jvp(True), "var_mean": _paired_jvp(False),
-                   "linalg_slogdet": _slogdet_jvp}
+                   "linalg_slogdet": _slogdet_jvp, "convolution_backward": _conv_backward_jvp}
 # ops whose PyTorch forward derivative is an explicit formula written out here
 _FORMULAS = {"where": _where_jvp, "mul": _mul_jvp, "add": _add_jvp, "add_alpha": _add_jvp, "nansum": _nansum_jvp, "fill_scalar": _fill_scalar_jvp, "renorm": _renorm_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
@@ -1173,14 +1198,14 @@ class _MultiHook:
     @staticmethod
     def copies(sources, outs, op=None) -> None:
         """unsafe_split, split_with_sizes_copy, unbind_copy: copies of the view pieces
-        `sources`. A tangent with a graph gives PyTorch's: unsafe_split is auto_linear (the
-        op itself on the tangent: UnsafeSplitBackward0), a *_copy op copies each view of the
+        `sources`. A tangent with a graph gives PyTorch's: the unsafe_ splits are auto_linear
+        (the op itself on the tangent: UnsafeSplitBackward0, UnsafeSplitWithSizesBackward0), a *_copy op copies each view of the
         tangent into a new tensor (CopyBackwards over the view op's node)."""
         tangents = [tangent_of(src) for src in sources]
         if op is not None and GRAD_MODE.enabled and any(
                 t is not None and t._requires_grad for t in tangents):
             with _suspended:
-                if op.name == "unsafe_split":
+                if op.name in ("unsafe_split", "unsafe_split_with_sizes"):
                     from .ops.composite import _as_copies
 
                     tangents = list(_as_copies(op, tangents, None))

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..tensor import Tensor, _type_word, make
 from . import shape_checks
+from .conv_backward import ConvFamily, convolution_backward
 from .registry import PUBLIC, defop, public, run_op
 
 _F64 = np.float64
@@ -382,37 +383,50 @@ def _conv_transpose_array(x, w, b, spec, groups):
     return out.astype(x.dtype)
 
 
+class _Im2ColConv(ConvFamily):
+    """conv3d's and the transposed convolutions' gradients (im2col products) for the one
+    backward op (conv_backward.py); geo is CONV's meta (spec, groups, transposed, shape)."""
+
+    def grad_input(self, g, w, x_shape, geo):
+        spec, groups, transposed, _ = geo
+        n = x_shape[0]
+        if not transposed:
+            cout = w.shape[0]
+            gm = g.reshape(n, groups, cout // groups, -1)                # (N, G, O, L)
+            cols = w.reshape(groups, cout // groups, -1).transpose(1, 2).unsqueeze(0) @ gm
+            return run_op(LINEAR_MAP_ADJOINT, (cols.reshape(n, -1, gm.shape[-1]),),
+                          (Col2Im(spec),))._data
+        cols_g = self._cols_of_grad(g, spec, groups)                     # (N, G, OK, L)
+        wm = w.reshape(groups, x_shape[1] // groups, -1)                 # (G, I, OK)
+        return (wm.unsqueeze(0) @ cols_g).reshape(x_shape)._data
+
+    def grad_weight(self, g, x, w_shape, geo):
+        spec, groups, transposed, _ = geo
+        n = x.shape[0]
+        if not transposed:
+            gm = g.reshape(n, groups, w_shape[0] // groups, -1)
+            cols = run_op(IM2COL, (x,), (spec,)).reshape(n, groups, -1, gm.shape[-1])
+            return (gm @ cols.transpose(2, 3)).sum(0).reshape(w_shape)._data
+        cols_g = self._cols_of_grad(g, spec, groups)
+        xm = x.reshape(n, groups, x.shape[1] // groups, -1)              # (N, G, I, L)
+        return (xm @ cols_g.transpose(2, 3)).sum(0).reshape(w_shape)._data
+
+    @staticmethod
+    def _cols_of_grad(g, spec, groups):
+        cols_g = run_op(IM2COL, (g,), (spec,))                           # (N, G*O*K, L)
+        return cols_g.reshape(g.shape[0], groups, -1, cols_g.shape[-1])
+
+    def forward(self, x, w, geo):
+        return run_op(CONV, (x, w, None), geo)
+
+
+_IM2COL_CONV = _Im2ColConv()
+
+
 def _conv_backward(c, g):
     x, w, b = c.saved
-    spec, groups, transposed, _ = c.meta
-    n = x._data.shape[0]
-    G = groups
-    gx = gw = gb = None
-    nd = len(spec.kernel)
-    if not transposed:
-        cout = w._data.shape[0]
-        gm = g.reshape(n, G, cout // G, -1)                       # (N, G, O, L)
-        wm = w.reshape(G, cout // G, -1)                           # (G, O, CK)
-        if c.needs(0):
-            cols = (wm.transpose(1, 2).unsqueeze(0) @ gm)           # (N, G, CK, L)
-            gx = run_op(LINEAR_MAP_ADJOINT, (cols.reshape(n, -1, gm._data.shape[-1]),),
-                        (Col2Im(spec),))
-        if c.needs(1):
-            cols = run_op(IM2COL, (x,), (spec,)).reshape(n, G, -1, gm._data.shape[-1])
-            gw = (gm @ cols.transpose(2, 3)).sum(0).reshape(w._data.shape)
-    else:
-        cin = x._data.shape[1]
-        cols_g = run_op(IM2COL, (g,), (spec,))                      # (N, G*O*K, L)
-        cols_g = cols_g.reshape(n, G, -1, cols_g._data.shape[-1])   # (N, G, OK, L)
-        xm = x.reshape(n, G, cin // G, -1)                          # (N, G, I, L)
-        wm = w.reshape(G, cin // G, -1)                             # (G, I, OK)
-        if c.needs(0):
-            gx = (wm.unsqueeze(0) @ cols_g).reshape(x._data.shape)
-        if c.needs(1):
-            gw = (xm @ cols_g.transpose(2, 3)).sum(0).reshape(w._data.shape)
-    if b is not None and c.needs(2):
-        gb = g.sum([0] + list(range(2, 2 + nd)))
-    return gx, gw, gb
+    return convolution_backward(_IM2COL_CONV, c.meta, g, x, w,
+                                (c.needs(0), c.needs(1), b is not None and c.needs(2)))
 
 
 CONV = defop("convolution_ext", "ConvolutionBackward0", _conv_fwd, _conv_backward,

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..tensor import Tensor, make
 from . import shape_checks
+from .conv_backward import ConvFamily, convolution_backward
 from .registry import defop, public, run_op
 
 # ------------------------------------------------------------- module backward hooks
@@ -460,51 +461,26 @@ def _conv_grad_weight(g, x, w_shape, stride, padding, dilation, groups, one_d):
     return gw[:, :, 0, :] if one_d else gw
 
 
-def _conv_grad_input_grads(c, gg):
-    g, w = c.saved
-    geo = c.meta[1:]
-    return (run_op(CONVOLUTION, (gg, w, None), geo) if c.needs(0) else None,
-            run_op(CONV_GRAD_WEIGHT, (g, gg), (tuple(w._data.shape),) + geo)
-            if c.needs(1) else None)
+class _Conv1d2d(ConvFamily):
+    """conv1d/conv2d's gradients for the one backward op (conv_backward.py)."""
+
+    def grad_input(self, g, w, x_shape, geo):
+        return _conv_grad_input(g._data, w._data, x_shape, *geo).astype(w._data.dtype)
+
+    def grad_weight(self, g, x, w_shape, geo):
+        return _conv_grad_weight(g._data, x._data, w_shape, *geo).astype(x._data.dtype)
+
+    def forward(self, x, w, geo):
+        return run_op(CONVOLUTION, (x, w, None), geo)
 
 
-def _conv_grad_weight_grads(c, gg):
-    g, x = c.saved
-    geo = c.meta[1:]
-    return (run_op(CONVOLUTION, (x, gg, None), geo) if c.needs(0) else None,
-            run_op(CONV_GRAD_INPUT, (g, gg), (tuple(x._data.shape),) + geo)
-            if c.needs(1) else None)
-
-
-CONV_GRAD_INPUT = defop(
-    "convolution_backward_input", "ConvolutionBackwardBackward0",
-    lambda g, w, x_shape, *geo: _conv_grad_input(g, w, x_shape, *geo).astype(w.dtype),
-    _conv_grad_input_grads, "d conv_backward_input(g, w)/dg = conv(gg, w), /dw = corr(g, gg)",
-    save="inputs",
-    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.conv1d("
-               "a.reshape(1, 1, -1), torch.tensor([[[0.5, -1.0]]], dtype=a.dtype, "
-               "requires_grad=True)), a, torch.ones(1, 1, a.numel() - 1, dtype=a.dtype) * a.sum(),"
-               " create_graph=True)[0])(a)")
-CONV_GRAD_WEIGHT = defop(
-    "convolution_backward_weight", "ConvolutionBackwardBackward0",
-    lambda g, x, w_shape, *geo: _conv_grad_weight(g, x, w_shape, *geo).astype(x.dtype),
-    _conv_grad_weight_grads, "d conv_backward_weight(g, x)/dg = conv(x, gg), /dx = ...",
-    save="inputs",
-    torch_call="torch.enable_grad()(lambda a: (lambda w: torch.autograd.grad("
-               "torch.nn.functional.conv1d(a.reshape(1, 1, -1), w), w, "
-               "torch.ones(1, 1, a.numel() - 1, dtype=a.dtype) * a.sum(), create_graph=True)[0])("
-               "torch.tensor([[[0.5, -1.0]]], dtype=a.dtype, requires_grad=True)))(a)")
+_CONV_1D_2D = _Conv1d2d()
 
 
 def _conv_backward(c, g):
     x, w, b = c.saved
-    geo = c.meta
-    gx = run_op(CONV_GRAD_INPUT, (g, w), (tuple(x._data.shape),) + geo) if c.needs(0) else None
-    gw = run_op(CONV_GRAD_WEIGHT, (g, x), (tuple(w._data.shape),) + geo) if c.needs(1) else None
-    gb = None
-    if b is not None and c.needs(2):
-        gb = g.sum([0, 2] if geo[-1] else [0, 2, 3])
-    return gx, gw, gb
+    return convolution_backward(_CONV_1D_2D, c.meta, g, x, w,
+                                (c.needs(0), c.needs(1), b is not None and c.needs(2)))
 
 
 CONVOLUTION = defop("convolution", "ConvolutionBackward0", _conv_fwd, _conv_backward,
