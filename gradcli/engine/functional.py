@@ -220,13 +220,14 @@ def _jacobian_forward_mode(func, inputs):
     """jacobian(strategy="forward-mode"): a column per input element, each one forward-AD
     pass with a one-hot tangent (zeros for the other inputs), as PyTorch's vmapped jvp
     computes it (the zeros' signs are forward AD's, not the backward's: 0 where reverse
-    mode gives -0). PyTorch assembles the result in lists: a tuple of inputs gets a list
+    mode gives -0). The inputs are not detached, as PyTorch's are not: where a tangent
+    formula reads a primal that requires grad, the Jacobian has a graph (ending in the
+    reshape of the split, permuted columns: ReshapeAliasBackward0 for a vector input). PyTorch assembles the result in lists: a tuple of inputs gets a list
     per output back, a list of lists when the outputs are a tuple too."""
     from .forward_ad import dual_level, make_dual, unpack_dual
     from .ops.shape import stack
 
     ins_tuple, inputs = _tensors(inputs, "inputs", "jacobian")
-    inputs = tuple(t.detach() for t in inputs)
     numels = [t._data.size for t in inputs]
     columns, outs_tuple, primals = [], False, ()
     for k in range(sum(numels)):
@@ -247,13 +248,10 @@ def _jacobian_forward_mode(func, inputs):
                         for u in unpacked])
     result = []
     for i, out in enumerate(primals):
-        blocks, start = [], 0
-        for t, n in zip(inputs, numels, strict=True):
-            part = stack([col[i] for col in columns[start:start + n]], 0)  # (n, *out.shape)
-            start += n
-            blocks.append(part.permute(*range(1, part.dim()), 0).reshape(
-                out._data.shape + t._data.shape).detach())
-        result.append(blocks)
+        # (all columns of output i: PyTorch's vmapped result, split per input)
+        parts = stack([col[i] for col in columns], 0).split(numels, 0)
+        result.append([part.permute(*range(1, part.dim()), 0).reshape(
+            out._data.shape + t._data.shape) for part, t in zip(parts, inputs, strict=True)])
     if not ins_tuple:
         result = tuple(blocks[0] for blocks in result)
     return result if outs_tuple else result[0]
