@@ -936,8 +936,26 @@ MODULE_BLOWUPS = [
 ]
 
 
+# torch.utils.checkpoint runs a program's function again inside backward: its module's
+# imports, its frames' holders and the generators behind its context managers stay shut
+CHECKPOINT_ATTACKS = [
+    ("cp.warnings", {1}, "AttributeError"),
+    ("cp.contextlib", {1}, "AttributeError"),
+    ("getattr(cp, '_' + 'Frame')", {1}, "AttributeError"),
+    ("cp.set_checkpoint_early_stop(False).gen", {1}, "AttributeError"),
+    ("cp.noop_context_fn()[0].enter_result", {1}, "AttributeError"),
+    ("cp.checkpoint.__globals__", {2}, "ForbiddenError"),
+    ("cp.CheckpointFunction.forward.__globals__", {2}, "ForbiddenError"),
+    ("from torch.utils.checkpoint import _Frame", {2}, "ForbiddenError"),
+    ("cp.checkpoint(lambda a: a.__class__, t, use_reentrant=False)", {2}, "ForbiddenError"),
+    ("cp.checkpoint(getattr, t, '_' + 'data', use_reentrant=False)", {1}, "AttributeError"),
+]
+
+
 def _module_attacks() -> list:
     out = [(MODULE_PRELUDE + src, codes, kind) for src, codes, kind in MODULE_ATTACKS]
+    out += [(PRELUDE + "import torch.utils.checkpoint as cp\n" + src, codes, kind)
+            for src, codes, kind in CHECKPOINT_ATTACKS]
     out += [(MODULE_PRELUDE + src, {1}, ("LimitError", "MemoryError")) for src in MODULE_BLOWUPS]
     return out
 
@@ -1118,6 +1136,10 @@ fl_ = filter(None, [1])
 it_ = iter([1])
 with torch.autograd.graph.allow_mutation_on_saved_tensors() as amctx:
     am_out = (t.clone() ** 2).sum()
+import torch.utils.checkpoint as ckpt
+ck_out = ckpt.checkpoint(lambda a: (a * a).sum(), t, use_reentrant=True)
+ck_out2 = ckpt.checkpoint(lambda a: (a * a).sum(), t, use_reentrant=False)
+ck_stop = ckpt.set_checkpoint_early_stop(False)
 dkeys = dct.keys()
 tpt = type(t)
 import numpy as np

@@ -449,7 +449,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 counter += 1
         heapq.heapify(heap)
 
-    TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at, []))
+    TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at, [],
+                  targets is None))
     hooks_before = list(saved_hooks.STACK)
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = bool(create_graph)
@@ -608,6 +609,13 @@ def queue_callback(callback) -> None:
 def current_task_id() -> int:
     """The running backward's id (-1 outside backward), as torch._C._current_graph_task_id."""
     return TASKS[-1][0] if TASKS else -1
+
+
+def is_checkpoint_valid() -> bool:
+    """False while a backward that computes gradients for given inputs runs (autograd.grad,
+    backward(inputs=...)): torch.autograd._is_checkpoint_valid, which the reentrant
+    checkpoint reads because its inner backward could not reach those inputs."""
+    return TASKS[-1][5] if TASKS else True
 
 
 def will_engine_execute_node(node) -> bool:

@@ -1,3 +1,4 @@
-"""torch.utils: the data-loading part tutorials use (torch.utils.data)."""
+"""torch.utils: the data-loading part tutorials use (torch.utils.data) and activation
+checkpointing (torch.utils.checkpoint); the package loads on first use of torch.utils."""
 
-from . import data  # noqa: F401
+from . import checkpoint, data  # noqa: F401
