@@ -36,6 +36,8 @@ ctx = parametrize.cached()
 kind = type(lin)
 chain = lin.parametrizations.weight
 steps = [m.parametrizations.weight[0] for m in (wn, sn, orth)]
+lazy = [nn.LazyConv2d(2, 3), nn.LazyBatchNorm2d(), nn.LazyConv1d(1, 1), nn.LazyBatchNorm1d()]
+lazy[0](torch.ones(1, 1, 4, 4))
 """
 
 
@@ -48,12 +50,13 @@ def _session():
 def test_crawl_finds_nothing_unsafe():
     s = _session()
     roots = [(k, s.globals[k]) for k in ("lin", "wn", "sn", "orth", "old", "old2", "ctx",
-                                         "kind", "chain", "parametrize", "P", "steps")]
+                                         "kind", "chain", "parametrize", "P", "steps", "lazy")]
     kept, bad = crawl(roots)
     assert not bad, bad[:20]
     reached = {type(obj).__name__ for obj in kept}
     assert {"ParametrizedLinear", "ParametrizationList", "ModuleDict", "_SpectralNorm",
-            "_Orthogonal", "_WeightNorm"} <= reached, reached
+            "_Orthogonal", "_WeightNorm", "Conv2d", "LazyBatchNorm2d",
+            "UninitializedBuffer"} <= reached, reached
 
 
 @pytest.mark.parametrize("attack", [
