@@ -113,3 +113,38 @@ def test_cli_run_prints_what_pytorch_prints(tmp_path):
     assert got.returncode == 0, got.stderr
     assert "ParametrizedLinear(" in got.stdout
     assert got.stdout == ref.stdout
+
+
+DIST_PROGRAM = """
+import torch
+import torch.distributions as D
+dists = [D.Exponential(torch.tensor([1.0])), D.Laplace(0.0, 1.0), D.Gamma(2.0, 1.0),
+         D.Beta(2.0, 3.0), D.Dirichlet(torch.ones(3)), D.Binomial(4, torch.tensor(0.5)),
+         D.Geometric(torch.tensor(0.3)), D.OneHotCategorical(torch.ones(3)),
+         D.LogNormal(0.0, 1.0), D.Independent(D.Normal(torch.zeros(2), 1.0), 1),
+         D.TransformedDistribution(D.Normal(0.0, 1.0), [D.transforms.AffineTransform(1.0, 2.0),
+                                                        D.transforms.ExpTransform()])]
+draws = [d.sample() for d in dists[:5]]
+parts = [D.transforms.SigmoidTransform(), D.transforms.TanhTransform().inv,
+         D.constraints.independent(D.constraints.positive, 1), D.constraints.one_hot]
+"""
+
+
+def test_distributions_crawl_finds_nothing_unsafe():
+    s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
+    s.run(DIST_PROGRAM, "dists.grad")
+    kept, bad = crawl([(k, s.globals[k]) for k in ("dists", "draws", "parts", "D")])
+    assert not bad, bad[:20]
+    reached = {type(obj).__name__ for obj in kept}
+    assert {"Gamma", "Dirichlet", "LogNormal", "Independent", "ExpTransform",
+            "_InverseTransform"} <= reached, reached
+
+
+@pytest.mark.parametrize("attack", ["D.families._gamma_one", "dists[0]._validate_args",
+                                    "parts[1]._inv", "D.transforms.Transform._call"])
+def test_distribution_internals_are_refused(attack):
+    s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
+    with pytest.raises(Exception) as info:
+        s.run(DIST_PROGRAM + f"\nx = {attack}\n", "dists.grad")
+    assert "not allowed" in str(info.value) or "not supported" in str(info.value), \
+        str(info.value)
