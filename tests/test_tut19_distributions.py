@@ -165,3 +165,44 @@ def test_gamma_rate_gradient_matches_pytorch_values():
     np.testing.assert_allclose(vals[1][0], vals[0][0], rtol=1.3e-6)
     np.testing.assert_allclose(vals[1][1], vals[0][1], rtol=1.3e-6)
     assert vals[0][2] == vals[1][2]
+
+
+@pytest.mark.parametrize("pair", [
+    lambda D, lib, a: (D.Exponential(a), D.Exponential(a * 2 + 1)),
+    lambda D, lib, a: (D.Gamma(a + 1, a), D.Gamma(a * 3, 2.0)),
+    lambda D, lib, a: (D.Beta(a, a + 1), D.Beta(a * 2, 0.5)),
+    lambda D, lib, a: (D.Dirichlet(lib.stack([a, a + 1], -1)),
+                       D.Dirichlet(lib.stack([a * 2, a], -1))),
+    lambda D, lib, a: (D.Laplace(a, a + 1), D.Laplace(-a, 2.0)),
+    lambda D, lib, a: (D.Geometric(a / 3), D.Geometric(a / 4)),
+    lambda D, lib, a: (D.Binomial(5, a / 3), D.Binomial(5, a / 4)),
+    lambda D, lib, a: (D.OneHotCategorical(logits=lib.stack([a, -a], -1)),
+                       D.OneHotCategorical(logits=lib.stack([-a, a * 2], -1))),
+    lambda D, lib, a: (D.LogNormal(a, a + 1), D.LogNormal(0.0, a)),
+    lambda D, lib, a: (D.Independent(D.Normal(a, 1.0), 1), D.Independent(D.Normal(-a, 2.0), 1)),
+    lambda D, lib, a: (D.TransformedDistribution(D.Normal(a, 1.0), [
+        D.transforms.AffineTransform(1.0, 2.0), D.transforms.ExpTransform()]),
+        D.TransformedDistribution(D.Normal(-a, 3.0), [
+            D.transforms.AffineTransform(1.0, 2.0), D.transforms.ExpTransform()])),
+    lambda D, lib, a: (D.Exponential(a), D.Gamma(a + 2, 3.0)),
+], ids=["exponential", "gamma", "beta", "dirichlet", "laplace", "geometric", "binomial",
+        "onehot", "lognormal", "independent", "transformed", "exponential-gamma"])
+def test_kl_divergence_pairs(pair):
+    def scenario(lib):
+        a = lib.tensor([0.7, 1.9], requires_grad=True)
+        p, q = pair(lib.distributions, lib, a)
+        kl = lib.distributions.kl_divergence(p, q)
+        kl.sum().backward()
+        return [kl, a.grad]
+
+    _both(scenario)
+
+
+def test_kl_of_differently_transformed_is_not_implemented_as_pytorch():
+    def scenario(lib):
+        D = lib.distributions
+        p = D.TransformedDistribution(D.Normal(0.0, 1.0), D.transforms.ExpTransform())
+        q = D.TransformedDistribution(D.Normal(0.0, 1.0), D.transforms.SigmoidTransform())
+        D.kl_divergence(p, q)
+
+    _raises(scenario)

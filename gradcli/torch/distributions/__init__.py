@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import (
     constraints,
+    kl_families,  # noqa: E402, F401  (registers their kl_divergence pairs)
     transforms,  # noqa: E402  (after simple: TransformedDistribution uses both)
 )
 from .distribution import Distribution

@@ -57,6 +57,14 @@ class Transform:
         self._cached_x_y = x, y
         return x
 
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
     def forward_shape(self, shape):
         return shape
 
@@ -87,6 +95,11 @@ class _InverseTransform(Transform):
     def __call__(self, x):
         return self._inv._inv_call(x)
 
+    def __eq__(self, other):
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = object.__hash__
+
     def log_abs_det_jacobian(self, x, y):
         return -self._inv.log_abs_det_jacobian(y, x)
 
@@ -95,6 +108,11 @@ class _InverseTransform(Transform):
 
 
 class ExpTransform(Transform):
+    def __eq__(self, other):
+        return isinstance(other, ExpTransform)
+
+    __hash__ = object.__hash__
+
     codomain = constraints.positive
 
     def _call(self, x):
@@ -108,6 +126,11 @@ class ExpTransform(Transform):
 
 
 class SigmoidTransform(Transform):
+    def __eq__(self, other):
+        return isinstance(other, SigmoidTransform)
+
+    __hash__ = object.__hash__
+
     codomain = constraints.unit_interval
 
     def _call(self, x):
@@ -124,6 +147,11 @@ class SigmoidTransform(Transform):
 
 
 class TanhTransform(Transform):
+    def __eq__(self, other):
+        return isinstance(other, TanhTransform)
+
+    __hash__ = object.__hash__
+
     codomain = constraints.interval(-1.0, 1.0)
 
     def _call(self, x):
@@ -148,6 +176,25 @@ class AffineTransform(Transform):
     @property
     def event_dim(self) -> int:
         return self._event_dim
+
+    def __eq__(self, other):
+        if not isinstance(other, AffineTransform):
+            return False
+        for mine, theirs in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(mine, (int, float)) and isinstance(theirs, (int, float)):
+                if mine != theirs:
+                    return False
+            elif not (mine == theirs).all().item():
+                return False
+        return True
+
+    __hash__ = object.__hash__
+
+    @property
+    def sign(self):
+        if isinstance(self.scale, (int, float)):
+            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+        return self.scale.sign()
 
     @property
     def domain(self):
@@ -202,6 +249,11 @@ class ComposeTransform(Transform):
         for part in self.parts:
             x = part(x)
         return x
+
+    def __eq__(self, other):
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         inner = ",\n    ".join(repr(p) for p in self.parts)
