@@ -4,15 +4,14 @@ each as PyTorch defines it.
 Sampling draws as PyTorch's CPU kernels draw: Exponential through exponential_, Laplace and
 Geometric through uniform_, OneHotCategorical through Categorical's multinomial, and
 Gamma/Dirichlet/Beta through the Marsaglia-Tsang rejection sampler PyTorch's serial gamma
-kernel runs (its double-precision uniforms and cached Box-Muller normals from the same
-generator), so seeded samples are PyTorch's. Two things are refused with a message:
-torch.binomial's sampler (Binomial.sample) and the reparameterized gradient of the gamma
-sampler with respect to a concentration that requires grad (PyTorch differentiates it
-with its own numerical approximation)."""
+kernel runs (torch._standard_gamma, in gradcli.engine.ops.gamma_sampler), so seeded samples
+are PyTorch's. Two things are refused with a message: torch.binomial's sampler
+(Binomial.sample) and the reparameterized gradient of the Dirichlet sampler with respect to
+a concentration that requires grad (Beta and Dirichlet rsample; PyTorch differentiates it
+with a table-driven approximation not reproduced here)."""
 
 from __future__ import annotations
 
-import math
 from numbers import Number
 
 import numpy as np
@@ -326,73 +325,20 @@ class OneHotCategorical(Distribution):
 
 
 # ---------------------------------------------------------------- the gamma sampler
-_F32_THIRD = float(np.float32(1.0) / np.float32(3.0))
-_SQUEEZE = float(np.float32(0.0331))
-
-
-def _gamma_one(gen, alpha, single: bool) -> float:
-    """One standard-gamma draw as PyTorch's sample_gamma makes it: alpha < 1 boosted by
-    u^(1/alpha), then Marsaglia and Tsang's squeeze-and-reject loop (float constants where
-    the C++ writes float literals; `single`: the float32 kernel, whose 1/alpha and
-    alpha + 1 are float operations)."""
-    from gradcli.engine.rng_sample import normal_scalar, uniform01_f64
-
-    f32 = np.float32
-    scale = 1.0
-    if alpha < 1.0:
-        if alpha == 0.0:
-            return 0.0
-        power = float(f32(1.0) / f32(alpha)) if single else 1.0 / alpha
-        scale *= (1.0 - float(uniform01_f64(gen, 1)[0])) ** power
-        alpha = float(f32(alpha) + f32(1.0)) if single else alpha + 1.0
-    d = float(f32(alpha) - f32(_F32_THIRD)) if single else alpha - _F32_THIRD
-    c = 1.0 / math.sqrt(9.0 * d)
-    while True:
-        while True:
-            x = float(normal_scalar(gen, 1, 0.0, 1.0)[0])
-            y = 1.0 + c * x
-            if y > 0:
-                break
-        v = y * y * y
-        u = 1.0 - float(uniform01_f64(gen, 1)[0])
-        xx = x * x
-        if u < 1.0 - _SQUEEZE * xx * xx:
-            return scale * d * v
-        if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
-            return scale * d * v
-
-
 def _refuse_concentration_grad(concentration) -> None:
     if concentration.requires_grad and torch.is_grad_enabled():
-        raise RuntimeError("the reparameterized gradient of torch._standard_gamma (rsample of "
-                           "Gamma, Beta or Dirichlet with a concentration that requires grad) "
-                           "is not supported by gradcli")
-
-
-def _standard_gamma(alpha):
-    """torch._standard_gamma's values (the float32 kernel rounds each draw to float and
-    keeps it at least the smallest normal number)."""
-    from gradcli.engine.random import generator_of
-
-    gen = generator_of(None)
-    single = alpha.dtype == torch.float32
-    flat = alpha.detach().contiguous().reshape(-1).tolist()
-    out = np.array([_gamma_one(gen, a, single) for a in flat], dtype=np.float64)
-    if single:
-        out = np.maximum(out.astype(np.float32), np.finfo(np.float32).tiny)
-    else:
-        out = np.maximum(out, np.finfo(np.float64).tiny)
-    return torch.tensor(out.reshape(tuple(alpha.shape)), dtype=alpha.dtype)
+        raise RuntimeError("the reparameterized gradient of torch._sample_dirichlet (rsample of "
+                           "Beta or Dirichlet with a concentration that requires grad) is not "
+                           "supported by gradcli")
 
 
 def _sample_dirichlet(alpha):
     """torch._sample_dirichlet: double-precision gammas normalised over the last dim."""
-    from gradcli.engine.random import generator_of
+    from gradcli.engine.ops.gamma_sampler import gamma_variates
 
-    gen = generator_of(None)
     flat = alpha.detach().contiguous().double().reshape(-1).tolist()
-    gam = np.array([_gamma_one(gen, a, False) for a in flat], dtype=np.float64)
-    gam = np.maximum(gam, np.finfo(np.float64).tiny).reshape(tuple(alpha.shape))
+    gam = np.maximum(gamma_variates(flat, False), np.finfo(np.float64).tiny)
+    gam = gam.reshape(tuple(alpha.shape))
     ratio = gam / gam.sum(-1, keepdims=True)
     npdt = np.float32 if alpha.dtype == torch.float32 else np.float64
     info = np.finfo(npdt)
@@ -425,8 +371,8 @@ class Gamma(Distribution):
 
     def rsample(self, sample_shape=_EMPTY):
         shape = self._extended_shape(sample_shape)
-        _refuse_concentration_grad(self.concentration)
-        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value = torch._standard_gamma(self.concentration.expand(shape)) / \
+            self.rate.expand(shape)
         value.detach().clamp_(min=torch.finfo(value.dtype).tiny)
         return value
 

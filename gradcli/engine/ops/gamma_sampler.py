@@ -1,0 +1,152 @@
+"""torch._standard_gamma with its StandardGammaBackward0 node, and torch._standard_gamma_grad.
+
+The sampler replays PyTorch's serial CPU gamma kernel on the same generator: Marsaglia and
+Tsang's squeeze-and-reject loop over double-precision uniforms and cached Box-Muller
+normals (alpha < 1 boosted by u^(1/alpha)), so seeded draws are PyTorch's bit for bit.
+The gradient is the implicit reparameterization -(dF/dalpha)/f at the drawn x, which
+PyTorch evaluates with its own approximations (a series for x < 0.8, Rice's saddle point
+for alpha > 8, a bivariate rational fit otherwise); the same approximations are evaluated
+here in double precision, since they, not the exact derivative, are what PyTorch returns.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Tensor, make
+from .registry import defop, public, run_op
+
+_F32 = np.float32
+_THIRD_F32 = float(_F32(1.0) / _F32(3.0))
+_SQUEEZE_F32 = float(_F32(0.0331))
+
+
+def _gamma_draw(gen, alpha: float, single: bool) -> float:
+    """One standard-gamma variate (float literals of the C++ kept as float32 constants;
+    `single`: the float32 kernel, whose 1/alpha and alpha + 1 are float operations)."""
+    from ..rng_sample import normal_scalar, uniform01_f64
+
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        power = float(_F32(1.0) / _F32(alpha)) if single else 1.0 / alpha
+        scale *= (1.0 - float(uniform01_f64(gen, 1)[0])) ** power
+        alpha = float(_F32(alpha) + _F32(1.0)) if single else alpha + 1.0
+    d = float(_F32(alpha) - _F32(_THIRD_F32)) if single else alpha - _THIRD_F32
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        while True:
+            x = float(normal_scalar(gen, 1, 0.0, 1.0)[0])
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1.0 - float(uniform01_f64(gen, 1)[0])
+        xx = x * x
+        if u < 1.0 - _SQUEEZE_F32 * xx * xx:
+            return scale * d * v
+        if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def gamma_variates(alphas, single: bool) -> np.ndarray:
+    """Draws for a flat run of alphas, in order, from the default generator."""
+    from ..random import generator_of
+
+    gen = generator_of(None)
+    return np.array([_gamma_draw(gen, float(a), single) for a in alphas], dtype=np.float64)
+
+
+def _standard_gamma_array(alpha):
+    single = alpha.dtype == np.float32
+    out = gamma_variates(np.ascontiguousarray(alpha).reshape(-1), single).reshape(alpha.shape)
+    npdt = alpha.dtype
+    return np.maximum(out.astype(npdt), np.finfo(npdt).tiny)
+
+
+def _digamma(x: float) -> float:
+    from scipy.special import digamma
+
+    return float(digamma(x))
+
+
+#: PyTorch's fit of the gradient between the small-x series and the large-alpha expansion:
+#: rows are powers of u = log(x/alpha), columns numerator (4) and denominator (4) in v
+_RATIONAL = ((0.16009398, -0.094634809, 0.025146376, -0.0030648343,
+              1, 0.32668115, 0.10406089, 0.0014179084),
+             (0.53487893, 0.1298071, 0.065735949, -0.0015649758,
+              0.16639465, 0.020070113, -0.0035938915, -0.00058392623),
+             (0.040121004, -0.0065914022, -0.0026286047, -0.0013441777,
+              0.017050642, -0.0021309326, 0.00085092367, -1.5247877e-07))
+
+
+def _gamma_grad_one(alpha: float, x: float) -> float:
+    """d x / d alpha for a standard-gamma draw x, by PyTorch's piecewise approximation."""
+    if x < 0.8:
+        numer, denom = 1.0, alpha
+        series1 = numer / denom
+        series2 = numer / (denom * denom)
+        for i in range(1, 6):
+            numer *= -x / i
+            denom += 1
+            series1 += numer / denom
+            series2 += numer / (denom * denom)
+        pow_x_alpha = x ** alpha
+        pdf = x ** (alpha - 1) * math.exp(-x)
+        cdf = pow_x_alpha * series1
+        cdf_alpha = (math.log(x) - _digamma(alpha)) * cdf - pow_x_alpha * series2
+        result = -cdf_alpha / pdf
+        return 0.0 if math.isnan(result) else result
+    if alpha > 8.0:
+        if 0.9 * alpha <= x <= 1.1 * alpha:
+            numer_1 = 1 + 24 * alpha * (1 + 12 * alpha)
+            numer_2 = (1440 * (alpha * alpha) + 6 * x * (53 - 120 * x) - 65 * x * x / alpha
+                       + alpha * (107 + 3600 * x))
+            return numer_1 * numer_2 / (1244160 * (alpha * alpha) * (alpha * alpha))
+        denom = math.sqrt(8 * alpha)
+        term2 = denom / (alpha - x)
+        term3 = (x - alpha - alpha * math.log(x / alpha)) ** -1.5
+        term23 = term2 - term3 if x < alpha else term2 + term3
+        term1 = math.log(x / alpha) * term23 - \
+            math.sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x))
+        stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha))
+        return -stirling * x * term1 / denom
+    u = math.log(x / alpha)
+    v = math.log(alpha)
+    coef = [_RATIONAL[0][i] + u * (_RATIONAL[1][i] + u * _RATIONAL[2][i]) for i in range(8)]
+    p = coef[0] + v * (coef[1] + v * (coef[2] + v * coef[3]))
+    q = coef[4] + v * (coef[5] + v * (coef[6] + v * coef[7]))
+    return math.exp(p / q)
+
+
+def _gamma_grad_array(alpha, x):
+    flat_a = np.broadcast_to(alpha, x.shape).reshape(-1)
+    out = [_gamma_grad_one(float(a), float(v)) for a, v in zip(flat_a, x.reshape(-1))]
+    return np.array(out, dtype=np.float64).reshape(x.shape).astype(x.dtype)
+
+
+def _standard_gamma_backward(c, g):
+    alpha, = c.saved
+    slope = make(_gamma_grad_array(alpha._data, c.result._data))
+    return (g * slope,)
+
+
+STANDARD_GAMMA = defop("standard_gamma", "StandardGammaBackward0", _standard_gamma_array,
+                       _standard_gamma_backward,
+                       "x ~ Gamma(alpha): dx/dalpha = -(dF/dalpha)/f (PyTorch's approximation)",
+                       save="inputs result")
+
+
+@public("torch._standard_gamma")
+def standard_gamma(alpha: Tensor, generator=None) -> Tensor:
+    if generator is not None:
+        raise RuntimeError("torch._standard_gamma with a generator is not supported by gradcli")
+    return run_op(STANDARD_GAMMA, (alpha,))
+
+
+@public("torch._standard_gamma_grad")
+def standard_gamma_grad(alpha: Tensor, output: Tensor) -> Tensor:
+    return make(_gamma_grad_array(alpha._data, output._data))
