@@ -41,7 +41,9 @@ def _weight_norm_backward(c, gw):
 WEIGHT_NORM = defop("weight_norm_interface", "WeightNormInterfaceBackward0",
                     _weight_norm_array, _weight_norm_backward,
                     "w = g v / |v|: dv = (g/|v|)(gw - v <gw,v>/|v|^2), dg = <gw,v>/|v|",
-                    save="inputs")
+                    save="inputs",
+                    torch_call="torch._weight_norm(a.reshape(1, -1), "
+                               "a.reshape(-1)[:1].reshape(1, 1).cos(), 0)")
 
 
 def _norm_all_array(x, p):
@@ -63,7 +65,8 @@ def _norm_all_backward(c, g):
 
 #: ATen's norm(p) over the whole tensor, which C++ callers such as norm_except_dim reach
 NORM_ALL = defop("norm_all", "NormBackward0", _norm_all_array, _norm_all_backward,
-                 "d ||x||_p/dx over every dim", save="inputs result")
+                 "d ||x||_p/dx over every dim", save="inputs result",
+                 torch_call="torch.norm_except_dim(a, 2, -1)")
 
 
 def _norm_one_dim(v: Tensor, p, dim: int) -> Tensor:
