@@ -1,4 +1,5 @@
-"""torch._standard_gamma with its StandardGammaBackward0 node, and torch._standard_gamma_grad.
+"""torch._standard_gamma with its StandardGammaBackward0 node, torch._standard_gamma_grad, and
+the binomial sampler Binomial.sample replays (torch.binomial's inversion and BTRS draws).
 
 The sampler replays PyTorch's serial CPU gamma kernel on the same generator: Marsaglia and
 Tsang's squeeze-and-reject loop over double-precision uniforms and cached Box-Muller
@@ -150,3 +151,89 @@ def standard_gamma(alpha: Tensor, generator=None) -> Tensor:
 @public("torch._standard_gamma_grad")
 def standard_gamma_grad(alpha: Tensor, output: Tensor) -> Tensor:
     return make(_gamma_grad_array(alpha._data, output._data))
+
+
+# ---------------------------------------------------------------- binomial
+def _tail(k: float) -> float:
+    """Stirling's series tail log k! - (k + 1/2) log(k + 1) + (k + 1) - log(2 pi)/2, tabled
+    for k < 10 (the values the binomial sampler's acceptance bound uses)."""
+    if k <= 9:
+        return _TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+         0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+         0.00925546218271273, 0.00833056343336287)
+
+
+def _binomial_draw(gen, count, prob, single: bool) -> float:
+    """One binomial variate as PyTorch's serial kernel draws it: inversion (summing
+    geometric gaps) when count * p < 10, else Hormann's transformed rejection (BTRS), on the
+    smaller of p and 1 - p. `single`: the float32 kernel, whose count and p (and the
+    products of the two) are float values."""
+    from ..rng_sample import uniform01_f64
+
+    f = _F32 if single else float
+
+    def uniform() -> float:
+        return float(uniform01_f64(gen, 1)[0])
+
+    count, prob = f(count), f(prob)
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return float(count)
+    if prob != prob:
+        return math.nan
+    flip = prob > 0.5
+    p = f(1.0 - float(prob)) if flip else prob
+    if float(f(count * p)) >= 10.0:
+        k = _btrs(uniform, count, p, f)
+    else:
+        log_q = float(f(math.log1p(-float(p)))) if single else math.log1p(-p)
+        total, k = 0.0, 0.0
+        while True:
+            total += math.ceil(math.log(uniform()) / log_q)
+            if total > float(count):
+                break
+            k += 1
+    return float(count) - k if flip else k
+
+
+def _btrs(uniform, count, p, f) -> float:
+    stddev = float(f(math.sqrt(float(f(count * p * f(1 - p))))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * float(p)
+    c = float(f(count * p)) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = float(f(p / f(1 - p)))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor(float(f((count + 1) * p)))
+    n = float(count)
+    while True:
+        u = uniform() - 0.5
+        v = uniform()
+        us = 0.5 - abs(u)
+        k = float(f(math.floor((2 * a / us + b) * u + c)))
+        if k < 0 or k > n:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        bound = ((m + 0.5) * math.log((m + 1) / (r * (n - m + 1)))
+                 + float(f(count + 1)) * math.log((n - m + 1) / float(f(count - k + 1)))
+                 + (k + 0.5) * math.log(r * float(f(count - k + 1)) / float(f(k + 1)))
+                 + _tail(m) + _tail(n - m) - _tail(k) - _tail(float(f(count - k))))
+        if v <= bound:
+            return k
+
+
+def binomial_variates(counts, probs, single: bool) -> np.ndarray:
+    """torch.binomial's draws for flat runs of counts and probabilities, in order."""
+    from ..random import generator_of
+
+    gen = generator_of(None)
+    return np.array([_binomial_draw(gen, float(n), float(p), single)
+                     for n, p in zip(counts, probs)], dtype=np.float64)

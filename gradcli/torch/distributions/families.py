@@ -5,10 +5,10 @@ Sampling draws as PyTorch's CPU kernels draw: Exponential through exponential_, 
 Geometric through uniform_, OneHotCategorical through Categorical's multinomial, and
 Gamma/Dirichlet/Beta through the Marsaglia-Tsang rejection sampler PyTorch's serial gamma
 kernel runs (torch._standard_gamma, in gradcli.engine.ops.gamma_sampler), so seeded samples
-are PyTorch's. Two things are refused with a message: torch.binomial's sampler
-(Binomial.sample) and the reparameterized gradient of the Dirichlet sampler with respect to
-a concentration that requires grad (Beta and Dirichlet rsample; PyTorch differentiates it
-with a table-driven approximation not reproduced here)."""
+are PyTorch's, as are Binomial's (torch.binomial's inversion and BTRS samplers, replayed the
+same way). One thing is refused with a message: the reparameterized gradient of the
+Dirichlet sampler with respect to a concentration that requires grad (Beta and Dirichlet
+rsample; PyTorch differentiates it with a table-driven approximation not reproduced here)."""
 
 from __future__ import annotations
 
@@ -237,7 +237,14 @@ class Binomial(_ProbsOrLogits):
         return self._param.size()
 
     def sample(self, sample_shape=_EMPTY):
-        raise NotImplementedError("torch.binomial (Binomial.sample) is not supported by gradcli")
+        from gradcli.engine.ops.gamma_sampler import binomial_variates
+
+        shape = self._extended_shape(sample_shape)
+        counts = self.total_count.detach().expand(shape).contiguous().reshape(-1)
+        probs = self.probs.detach().expand(shape).contiguous().reshape(-1)
+        single = self.probs.dtype == torch.float32
+        draws = binomial_variates(counts.tolist(), probs.tolist(), single)
+        return torch.tensor(draws.reshape(tuple(shape)), dtype=self.probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:
