@@ -4,7 +4,7 @@ each as PyTorch defines it.
 Sampling draws as PyTorch's CPU kernels draw: Exponential through exponential_, Laplace and
 Geometric through uniform_, OneHotCategorical through Categorical's multinomial, and
 Gamma/Dirichlet/Beta through the Marsaglia-Tsang rejection sampler PyTorch's serial gamma
-kernel runs (torch._standard_gamma, in gradcli.engine.ops.gamma_sampler), so seeded samples
+kernel runs (torch._standard_gamma; gradcli.engine.gamma_binomial), so seeded samples
 are PyTorch's, as are Binomial's (torch.binomial's inversion and BTRS samplers, replayed the
 same way). One thing is refused with a message: the reparameterized gradient of the
 Dirichlet sampler with respect to a concentration that requires grad (Beta and Dirichlet
@@ -237,7 +237,7 @@ class Binomial(_ProbsOrLogits):
         return self._param.size()
 
     def sample(self, sample_shape=_EMPTY):
-        from gradcli.engine.ops.gamma_sampler import binomial_variates
+        from gradcli.engine.gamma_binomial import binomial_variates
 
         shape = self._extended_shape(sample_shape)
         counts = self.total_count.detach().expand(shape).contiguous().reshape(-1)
@@ -341,7 +341,7 @@ def _refuse_concentration_grad(concentration) -> None:
 
 def _sample_dirichlet(alpha):
     """torch._sample_dirichlet: double-precision gammas normalised over the last dim."""
-    from gradcli.engine.ops.gamma_sampler import gamma_variates
+    from gradcli.engine.gamma_binomial import gamma_variates
 
     flat = alpha.detach().contiguous().double().reshape(-1).tolist()
     gam = np.maximum(gamma_variates(flat, False), np.finfo(np.float64).tiny)
