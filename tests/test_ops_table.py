@@ -28,6 +28,8 @@ from gradcli.engine.ops.registry import OPS
 
 # Ops without a public spelling of their own: how each is exercised instead.
 INTERNAL = {
+    "standard_gamma": "a random draw (torch._standard_gamma): tests/test_tut19_distributions.py "
+                      "compares its seeded draws bit for bit and its gradient with PyTorch",
     "unique": "no derivative (PyTorch's Unique2Backward0 raises): tests/test_ops_searchsorted.py "
               "compares values, inverse, counts and that error with PyTorch",
     "unique_dim": "no derivative (PyTorch's UniqueDimBackward0 raises): "

@@ -38,6 +38,8 @@ from . import (  # noqa: F401
 from . import linalg_ext  # noqa: F401  (torch.linalg and the torch.* linear-algebra forms)  # isort: skip
 from . import functional_ext  # noqa: F401  (the nn.functional long tail)  # isort: skip
 from . import instance_norm  # noqa: F401  (instance_norm as ATen composes it)  # isort: skip
+from . import weight_norm  # noqa: F401  (torch._weight_norm, norm_except_dim)  # isort: skip
+from . import gamma_sampler  # noqa: F401  (torch._standard_gamma)  # isort: skip
 from . import creation_ext  # noqa: F401  (torch.logspace)  # isort: skip
 from . import compare_inplace  # noqa: F401  (eq_, ne_, lt_, le_, gt_, ge_ and aliases)  # isort: skip
 from . import igamma  # noqa: F401  (igamma, igammac: scipy's gammainc, gammaincc)  # isort: skip

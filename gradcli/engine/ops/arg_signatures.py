@@ -739,6 +739,9 @@ SIGNATURES = {
     'Tensor.is_floating_point': (
         '!noargs Tensor.is_floating_point',
     ),
+    'Tensor.is_inference': (
+        '!noargs Tensor.is_inference',
+    ),
     'Tensor.isclose': (
         'isclose(Tensor other, double rtol=1e-05, double atol=1e-08, bool equal_nan=False)',
     ),
@@ -1044,6 +1047,9 @@ SIGNATURES = {
         'new(Tensor other)',
         'new(SymIntArrayRef size, *, Device? device=None)',
         'new(PyObject* data, *, Device? device=None)',
+    ),
+    'Tensor.new_empty': (
+        'new_empty(SymIntArrayRef size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
     'Tensor.new_full': (
         'new_full(SymIntArrayRef size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
@@ -2475,6 +2481,9 @@ SIGNATURES = {
     'torch.is_grad_enabled': (
         '!noargs torch.is_grad_enabled',
     ),
+    'torch.is_inference': (
+        'is_inference(Tensor input)',
+    ),
     'torch.is_inference_mode_enabled': (
         '!noargs torch.is_inference_mode_enabled',
     ),
@@ -3462,6 +3471,13 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.nn.functional.multi_head_attention_forward': (
+        '!python',
+        'multi_head_attention_forward',
+        'query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=None, key_padding_mask=None, need_weights=None, attn_mask=None, use_separate_proj_weight=None, q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=None, is_causal=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.multi_margin_loss': (
         '!python',
         'multi_margin_loss',
@@ -3713,6 +3729,9 @@ SIGNATURES = {
         'input, p=None, dim=None, keepdim=None, out=None, dtype=None',
         '',
         'layout',
+    ),
+    'torch.norm_except_dim': (
+        'norm_except_dim(Tensor v, int64_t pow=2, int64_t dim=0)',
     ),
     'torch.normal': (
         'normal(Tensor mean, Tensor std, *, Generator? generator=None, Tensor out=None)',

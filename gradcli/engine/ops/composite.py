@@ -356,7 +356,9 @@ def broadcast_tensors(*tensors):
         from .registry import broadcast_error
 
         broadcast_error(tensors[0]._data.shape, tensors[1]._data.shape)
-    return tuple(t.expand(*shape) for t in tensors)
+    # a tensor already of the broadcast shape comes back itself, as PyTorch's does (no
+    # ExpandBackward0 node: Normal(p, 1.0).mean is p)
+    return tuple(t if t._data.shape == shape else t.expand(*shape) for t in tensors)
 
 
 @public("torch.diff", "Tensor.diff")

@@ -139,3 +139,64 @@ class _LowerCholesky(Constraint):
 positive_definite = _PositiveDefinite()
 lower_cholesky = _LowerCholesky()
 _PositiveDefinite.__module__ = _LowerCholesky.__module__ = "torch.distributions.constraints"
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value):
+        return self.lower_bound <= value
+
+    def __repr__(self) -> str:
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
+
+
+class _IntegerGreaterThan(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self) -> str:
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
+class _OneHot(Constraint):
+    event_dim = 1
+
+    def check(self, value):
+        is_boolean = (value == 0) | (value == 1)
+        is_normalized = value.sum(-1).eq(1)
+        return is_boolean.all(-1) & is_normalized
+
+
+class _IndependentConstraint(Constraint):
+    """A base constraint over the last `reinterpreted_batch_ndims` dims, all at once."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims: int):
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        if self.reinterpreted_batch_ndims:
+            result = result.reshape(result.shape[:result.dim() - self.reinterpreted_batch_ndims]
+                                    + (-1,)).all(-1)
+        return result
+
+    def __repr__(self) -> str:
+        return (f"IndependentConstraint({self.base_constraint!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+
+nonnegative = _GreaterThanEq(0.0)
+greater_than_eq = _GreaterThanEq
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+one_hot = _OneHot()
+independent = _IndependentConstraint
+for _cls in (_GreaterThanEq, _IntegerGreaterThan, _OneHot, _IndependentConstraint):
+    _cls.__module__ = "torch.distributions.constraints"
+del _cls
+__all__ += ["nonnegative", "greater_than_eq", "nonnegative_integer", "positive_integer",
+            "one_hot", "independent", "half_open_interval", "real_vector"]

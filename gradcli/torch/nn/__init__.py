@@ -20,6 +20,7 @@ _CLASSES = (
     "LSTMCell GRUCell Dropout1d Dropout2d Dropout3d").split()
 _CLASSES += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 _CLASSES += ["LazyLinear"]
+_CLASSES += ["LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 _CLASSES += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
              "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 _SUBMODULES = ("modules", "parameter", "utils", "init")

@@ -34,7 +34,14 @@ from .layers import (  # noqa: F401
     MaxPool1d,
     MaxPool2d,
 )
-from .lazy import LazyLinear  # noqa: F401  (d2l's layers)
+from .lazy import (  # noqa: F401  (d2l's CNN chapters)
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyLinear,  # noqa: F401  (d2l's layers)
+)
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
@@ -68,6 +75,7 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "Embedding", "LayerNorm", "MaxPool1d", "MaxPool2d", "RNN", "LSTM", "GRU", "RNNCell",
            "LSTMCell", "GRUCell"]
 __all__ += ["LazyLinear"]
+__all__ += ["LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 __all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear", "TransformerEncoderLayer",
             "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
             "Transformer"]

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from gradcli.engine.grad_mode import no_grad
 from gradcli.engine.ops.creation import empty
+from gradcli.engine.tensor import Tensor, _init
 
 from ..parameter import Parameter
+from .layers import BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d, Conv2d
 from .linear import Linear
 from .module import Module
 
-__all__ = ["LazyLinear", "UninitializedParameter"]
+__all__ = ["LazyLinear", "UninitializedParameter", "UninitializedBuffer", "LazyConv1d",
+           "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 
 
 class UninitializedParameter(Parameter):
@@ -81,3 +84,131 @@ class LazyLinear(Linear):
 
 
 LazyLinear.__module__ = "torch.nn.modules.linear"
+
+
+class UninitializedBuffer(Tensor):
+    """A buffer without a shape yet (a lazy batch norm's running statistics)."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        t = object.__new__(cls)
+        _init(t, empty(0, dtype=dtype)._data, bool(requires_grad), None)
+        return t
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        self.data = empty(tuple(shape), dtype=dtype if dtype is not None else self.dtype)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self) -> str:
+        return "<UninitializedBuffer>"
+
+    __str__ = __repr__
+
+
+UninitializedBuffer.__module__ = "torch.nn.parameter"
+
+
+class _LazyMixin:
+    """What the lazy conv and norm layers share: parameters (and buffers) without shapes
+    until the first input, which fixes them, draws the layer's initialisation then, and
+    turns the module into its eager class (`cls_to_become`)."""
+
+    def has_uninitialized_params(self) -> bool:
+        held = list(self._parameters.values()) + list(self._buffers.values())
+        return any(isinstance(t, (UninitializedParameter, UninitializedBuffer)) for t in held)
+
+    def _call_lazy(self, input):
+        eager = self.cls_to_become
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.initialize_parameters(input)
+            self.__class__ = eager
+        return eager.forward(self, input)
+
+
+def _lazy_conv(eager):
+    class LazyConv(_LazyMixin, eager):
+        cls_to_become = eager
+
+        def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                     groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                     device=None, dtype=None) -> None:
+            # built as an eager layer of one input channel, then emptied (PyTorch draws
+            # nothing here either: reset_parameters waits for the shapes)
+            self._lazy_building = True
+            eager.__init__(self, groups, out_channels, kernel_size, stride, padding, dilation,
+                           groups, bias, padding_mode, device, dtype)
+            del self._lazy_building
+            self.in_channels = 0
+            self.weight = UninitializedParameter(dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(dtype=dtype)
+
+        def reset_parameters(self) -> None:
+            if getattr(self, "_lazy_building", False):
+                return
+            if not self.has_uninitialized_params() and self.in_channels != 0:
+                eager.reset_parameters(self)
+
+        def initialize_parameters(self, input) -> None:
+            batched = input.dim() == self._dims + 2
+            self.in_channels = input.shape[1] if batched else input.shape[0]
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            self.weight.materialize((self.out_channels, self.in_channels // self.groups)
+                                    + tuple(self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+        def forward(self, input):
+            return self._call_lazy(input)
+
+    LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + eager.__name__
+    LazyConv.__module__ = "torch.nn.modules.conv"
+    return LazyConv
+
+
+def _lazy_norm(eager):
+    class LazyNorm(_LazyMixin, eager):
+        cls_to_become = eager
+
+        def __init__(self, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                     track_running_stats: bool = True, device=None, dtype=None) -> None:
+            eager.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype)
+            if affine:
+                self.weight = UninitializedParameter(dtype=dtype)
+                self.bias = UninitializedParameter(dtype=dtype)
+            if track_running_stats:
+                self.running_mean = UninitializedBuffer(dtype=dtype)
+                self.running_var = UninitializedBuffer(dtype=dtype)
+
+        def reset_parameters(self) -> None:
+            if not self.has_uninitialized_params() and self.num_features != 0:
+                eager.reset_parameters(self)
+
+        def initialize_parameters(self, input) -> None:
+            self.num_features = input.shape[1]
+            for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                if isinstance(t, (UninitializedParameter, UninitializedBuffer)):
+                    t.materialize((self.num_features,))
+            self.reset_parameters()
+
+        def forward(self, input):
+            return self._call_lazy(input)
+
+    LazyNorm.__name__ = LazyNorm.__qualname__ = "Lazy" + eager.__name__
+    LazyNorm.__module__ = "torch.nn.modules.batchnorm"
+    return LazyNorm
+
+
+LazyConv1d = _lazy_conv(Conv1d)
+LazyConv2d = _lazy_conv(Conv2d)
+LazyBatchNorm1d = _lazy_norm(BatchNorm1d)
+LazyBatchNorm2d = _lazy_norm(BatchNorm2d)
+LazyBatchNorm3d = _lazy_norm(BatchNorm3d)

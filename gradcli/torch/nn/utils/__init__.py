@@ -8,7 +8,27 @@ from gradcli.engine.grad_mode import no_grad
 from gradcli.engine.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters", "get_total_norm", "clip_grads_with_norm_"]
+           "vector_to_parameters", "get_total_norm", "clip_grads_with_norm_",
+           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm",
+           "parametrize", "parametrizations"]
+
+#: loaded on first use (the parametrization machinery is not needed to start up)
+_LAZY = {"weight_norm": "_norm_hooks", "remove_weight_norm": "_norm_hooks",
+         "spectral_norm": "_norm_hooks", "remove_spectral_norm": "_norm_hooks"}
+_LAZY_SUBMODULES = ("parametrize", "parametrizations")
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _LAZY_SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    else:
+        raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+    globals()[name] = value
+    return value
 
 
 def _as_list(tensors) -> list:
