@@ -364,3 +364,33 @@ def test_module_classes_print_as_pytorch():
     for names in _MORE.values():
         for name in names.split():
             assert repr(getattr(G.nn, name)) == repr(getattr(torch.nn, name))
+
+
+def _params(fn):
+    import inspect
+
+    return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+def test_constructor_and_forward_signatures_are_pytorch_s():
+    """Same parameter names, kinds and defaults, and an __init__ of the same name (so a wrong
+    call's TypeError reads as PyTorch's)."""
+    from gradcli.torch.nn.modules import _MORE
+
+    for names in _MORE.values():
+        for name in names.split():
+            ours, theirs = getattr(G.nn, name), getattr(torch.nn, name)
+            assert _params(ours.__init__) == _params(theirs.__init__), name
+            assert _params(ours.forward) == _params(theirs.forward), name
+            assert ours.__init__.__qualname__ == theirs.__init__.__qualname__, name
+
+
+@pytest.mark.parametrize("name, args", [("ReflectionPad2d", ()), ("ConvTranspose2d", (2, 3)),
+                                        ("Hardswish", (True, 1)), ("GroupNorm", (2,)),
+                                        ("MaxUnpool3d", ())])
+def test_wrong_calls_raise_pytorch_s_type_error(name, args):
+    with pytest.raises(TypeError) as theirs:
+        getattr(torch.nn, name)(*args)
+    with pytest.raises(TypeError) as ours:
+        getattr(G.nn, name)(*args)
+    assert str(ours.value) == str(theirs.value)

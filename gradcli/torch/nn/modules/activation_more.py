@@ -61,16 +61,25 @@ class RReLU(Module):
 
 
 class Hardsigmoid(_InplaceOnly):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace)
+
     def forward(self, input):
         return F.hardsigmoid(input, self.inplace)
 
 
 class Hardswish(_InplaceOnly):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace)
+
     def forward(self, input):
         return F.hardswish(input, self.inplace)
 
 
 class Mish(_InplaceOnly):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace)
+
     def forward(self, input):
         return F.mish(input, inplace=self.inplace)
 
@@ -79,6 +88,9 @@ class Mish(_InplaceOnly):
 
 
 class SELU(_InplaceOnly):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace)
+
     def forward(self, input):
         return F.selu(input, self.inplace)
 
@@ -124,6 +136,9 @@ class Hardshrink(Module):
 
 
 class Softshrink(Hardshrink):
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__(lambd)
+
     def forward(self, input):
         return F.softshrink(input, self.lambd)
 

@@ -1,5 +1,5 @@
 """The padding modules: Zero-, Constant-, Reflection-, Replication- and CircularPad 1d/2d/3d.
-Each stores its padding as the full (left, right, top, bottom, front, back) tuple PyTorch
+Each class has its own __init__ (as PyTorch's), so a wrong call names it. Each stores its padding as the full (left, right, top, bottom, front, back) tuple PyTorch
 prints and calls F.pad with its mode."""
 
 from __future__ import annotations
@@ -43,13 +43,22 @@ class _ConstantPadNd(_PadNd):
 class ConstantPad1d(_ConstantPadNd):
     _dims = 1
 
+    def __init__(self, padding, value: float) -> None:
+        super().__init__(padding, value)
+
 
 class ConstantPad2d(_ConstantPadNd):
     _dims = 2
 
+    def __init__(self, padding, value: float) -> None:
+        super().__init__(padding, value)
+
 
 class ConstantPad3d(_ConstantPadNd):
     _dims = 3
+
+    def __init__(self, padding, value: float) -> None:
+        super().__init__(padding, value)
 
 
 class ZeroPad1d(ConstantPad1d):
@@ -79,25 +88,43 @@ class ZeroPad3d(ConstantPad3d):
 class ReflectionPad1d(_PadNd):
     _dims, _mode = 1, "reflect"
 
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
 
 class ReflectionPad2d(_PadNd):
     _dims, _mode = 2, "reflect"
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
 
 
 class ReflectionPad3d(_PadNd):
     _dims, _mode = 3, "reflect"
 
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
 
 class ReplicationPad1d(_PadNd):
     _dims, _mode = 1, "replicate"
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
 
 
 class ReplicationPad2d(_PadNd):
     _dims, _mode = 2, "replicate"
 
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
 
 class ReplicationPad3d(_PadNd):
     _dims, _mode = 3, "replicate"
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
 
 
 class _CircularPadNd(_PadNd):
@@ -115,10 +142,19 @@ class _CircularPadNd(_PadNd):
 class CircularPad1d(_CircularPadNd):
     _dims = 1
 
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
 
 class CircularPad2d(_CircularPadNd):
     _dims = 2
 
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
+
 
 class CircularPad3d(_CircularPadNd):
     _dims = 3
+
+    def __init__(self, padding) -> None:
+        super().__init__(padding)
