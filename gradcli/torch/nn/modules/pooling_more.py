@@ -150,20 +150,6 @@ class MaxUnpool3d(_MaxUnpoolNd):
                               output_size)
 
 
-def _lp_pool3d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
-    """F.lp_pool3d's arithmetic (gradcli's functional has no lp_pool3d yet): the p-th root
-    of the window sums of x**p, computed as PyTorch's through avg_pool3d, so the graph
-    (PowBackward0 at the top) is PyTorch's."""
-    import gradcli.torch as torch
-
-    kd, kh, kw = _ntuple(kernel_size, 3)
-    if stride is not None:
-        out = F.avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = F.avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return (torch.sign(out) * F.relu(torch.abs(out))).mul(kd * kh * kw).pow(1.0 / norm_type)
-
-
 class _LPPoolNd(Module):
     def __init__(self, norm_type: float, kernel_size, stride=None,
                  ceil_mode: bool = False) -> None:
@@ -192,6 +178,5 @@ class LPPool2d(_LPPoolNd):
 
 class LPPool3d(_LPPoolNd):
     def forward(self, input):
-        lp_pool3d = getattr(F, "lp_pool3d", _lp_pool3d)
-        return lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
-                         self.ceil_mode)
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
+                           self.ceil_mode)
