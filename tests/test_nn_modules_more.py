@@ -70,6 +70,9 @@ CASES = {
     "RMSNorm": ((4,), {}, [f(3, 4)]),
     "RMSNorm_eps": (((2, 3),), {"eps": 1e-3, "elementwise_affine": False}, [f(2, 2, 3)]),
     "LocalResponseNorm": ((3,), {"alpha": 0.1, "k": 2.0}, [f(2, 5, 3)]),
+    "CrossMapLRN2d": ((3,), {"alpha": 0.5, "beta": 0.6, "k": 2}, [f(2, 5, 3, 2)]),
+    "CrossMapLRN2d_wide": ((4,), {}, [f(1, 7, 2, 2) * 30]),
+    "CrossMapLRN2d_narrow": ((5,), {"alpha": 1.0}, [f(2, 2, 1, 3)]),
     # pooling
     "MaxPool3d": ((2,), {"stride": 1}, [f(1, 2, 3, 3, 3)]),
     "AvgPool1d": ((3,), {"stride": 2, "padding": 1}, [f(2, 3, 7)]),
@@ -349,6 +352,7 @@ def test_constructor_errors_match(name, args, kwargs):
 def test_forward_errors_match():
     for build, shape in [(lambda L: L.nn.Softmax2d(), (2, 3)),
                          (lambda L: L.nn.CircularPad2d(1), (2, 3)),
+                         (lambda L: L.nn.CrossMapLRN2d(3), (2, 3, 4)),
                          (lambda L: L.nn.GroupNorm(2, 4), (2, 6, 3))]:
         with pytest.raises(Exception) as theirs:
             build(torch)(torch.zeros(shape))
@@ -412,3 +416,13 @@ def test_functional_lp_pool3d_matches(norm_type, kwargs):
     np.testing.assert_allclose(yg, yt, rtol=1e-7, atol=1e-7)
     assert ng == nt
     np.testing.assert_allclose(gg, gt, rtol=1e-7, atol=1e-7)
+
+
+def test_recurrent_bases_are_importable_and_are_the_layers_bases():
+    for name in ("RNNBase", "RNNCellBase"):
+        assert repr(getattr(G.nn, name)) == repr(getattr(torch.nn, name))
+    for layer in ("RNN", "LSTM", "GRU"):
+        assert isinstance(getattr(G.nn, layer)(2, 3), G.nn.RNNBase)
+    for cell in ("RNNCell", "LSTMCell", "GRUCell"):
+        assert isinstance(getattr(G.nn, cell)(2, 3), G.nn.RNNCellBase)
+        assert not isinstance(getattr(G.nn, cell)(2, 3), G.nn.RNNBase)

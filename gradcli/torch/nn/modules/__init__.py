@@ -84,7 +84,7 @@ from .loss_more import (  # noqa: F401
     TripletMarginWithDistanceLoss,
 )
 from .module import Module  # noqa: F401
-from .normalization import GroupNorm, LocalResponseNorm, RMSNorm  # noqa: F401
+from .normalization import CrossMapLRN2d, GroupNorm, LocalResponseNorm, RMSNorm  # noqa: F401
 from .padding import (  # noqa: F401
     CircularPad1d,
     CircularPad2d,
@@ -128,8 +128,8 @@ from .reshaping import (  # noqa: F401
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
-from .rnn import GRU, LSTM, RNN  # noqa: F401
-from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: F401
+from .rnn import GRU, LSTM, RNN, _RNNBase  # noqa: F401
+from .rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from .sparse import EmbeddingBag  # noqa: F401
 from .transformer import (  # noqa: F401
     Transformer,
@@ -187,7 +187,7 @@ _MORE = {
     "loss": "CosineEmbeddingLoss CTCLoss GaussianNLLLoss HingeEmbeddingLoss MarginRankingLoss "
             "MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d "
             "PoissonNLLLoss SoftMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss",
-    "normalization": "GroupNorm LocalResponseNorm RMSNorm",
+    "normalization": "CrossMapLRN2d GroupNorm LocalResponseNorm RMSNorm",
     "padding": " ".join(f"{kind}Pad{n}d" for kind in ("Circular", "Constant", "Reflection",
                                                       "Replication", "Zero")
                         for n in (1, 2, 3)),
@@ -200,6 +200,12 @@ _MORE = {
     "upsampling": "Upsample UpsamplingBilinear2d UpsamplingNearest2d",
     "sparse": "EmbeddingBag",
 }
+# the recurrent layers' bases, for isinstance checks and repr (their constructors keep
+# gradcli's arguments: RNNBase takes no `mode`, RNNCellBase no `num_chunks`)
+RNNBase = _RNNBase
+RNNBase.__name__ = RNNBase.__qualname__ = "RNNBase"
+__all__ += ["RNNBase", "RNNCellBase"]
+_TORCH_HOMES["rnn"] += " RNNBase RNNCellBase"
 for _home, _names in _MORE.items():
     __all__ += _names.split()
     _TORCH_HOMES[_home] = (_TORCH_HOMES.get(_home, "") + " " + _names).strip()

@@ -1,4 +1,4 @@
-"""GroupNorm, RMSNorm and LocalResponseNorm: options, parameters and reprs as
+"""GroupNorm, RMSNorm, LocalResponseNorm and CrossMapLRN2d: options, parameters and reprs as
 PyTorch keeps them (the affine parameters start at ones and zeros: no random draw)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from ._common import new_param
 from ._init import nn_init
 from .module import Module
 
-__all__ = ["GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 class GroupNorm(Module):
@@ -92,3 +92,81 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """The legacy 4-D cross-channel LRN (its default k is the int 1, as the repr shows),
+    through its own autograd Function as PyTorch's (grad_fn CrossMapLRN2dBackward)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k=1) -> None:
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input):
+        return _cross_map_function().apply(input, self.size, self.alpha, self.beta, self.k)
+
+
+def _window_sums(values, size: int):
+    """scale's running channel sums as PyTorch's legacy loop forms them: channel 0 sums the
+    first (size-1)//2 + 1 channels; each next channel adds the one entering on the right
+    and drops the one leaving on the left only once past the leading pad."""
+    import numpy as np
+
+    channels = values.shape[1]
+    lead = int((size - 1) / 2 + 1)
+    sums = np.empty_like(values)
+    sums[:, 0] = values[:, :min(lead, channels)].sum(axis=1)
+    for c in range(1, channels):
+        sums[:, c] = sums[:, c - 1]
+        if c < channels - lead + 1:
+            sums[:, c] += values[:, c + lead - 1]
+        if c > lead:
+            sums[:, c] -= values[:, c - lead]
+    return sums
+
+
+_FUNCTION = []
+
+
+def _cross_map_function():
+    """The autograd Function, made on first use (gradcli.torch.autograd loads then)."""
+    if _FUNCTION:
+        return _FUNCTION[0]
+    import numpy as np
+
+    import gradcli.torch as torch
+
+    class CrossMapLRN2d(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input, size, alpha=1e-4, beta=0.75, k=1):
+            if input.dim() != 4:
+                raise ValueError("CrossMapLRN2d: Expected input to be 4D, got "
+                                 f"{input.dim()}D instead.")
+            x = input.detach().numpy()
+            scale = _window_sums(x * x, size) * x.dtype.type(alpha / size) + x.dtype.type(k)
+            out = scale ** x.dtype.type(-beta) * x
+            ctx.size, ctx.alpha, ctx.beta, ctx.scale = size, alpha, beta, scale
+            output = torch.from_numpy(out.astype(x.dtype))
+            ctx.save_for_backward(input, output)
+            return output
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, output = ctx.saved_tensors
+            x, out, g = (t.detach().numpy() for t in (input, output, grad_output))
+            size, scale = ctx.size, ctx.scale
+            channels = x.shape[1]
+            # each channel's gradient takes the ratios g*out/scale of a window of `size`
+            # channels, offset by PyTorch's inverse pre-pad
+            offset = int(size - (size - 1) / 2)
+            ratio = g * out / scale
+            padded = np.zeros((x.shape[0], channels + size - 1) + x.shape[2:], x.dtype)
+            padded[:, offset:offset + channels] = ratio
+            cumulative = np.concatenate([np.zeros_like(padded[:, :1]),
+                                         np.cumsum(padded, axis=1)], axis=1)
+            window = cumulative[:, size:size + channels] - cumulative[:, :channels]
+            coefficient = x.dtype.type(2 * ctx.alpha * ctx.beta / size)
+            grad = scale ** x.dtype.type(-ctx.beta) * g - coefficient * x * window
+            return torch.from_numpy(grad.astype(x.dtype)), None, None, None, None
+
+    _FUNCTION.append(CrossMapLRN2d)
+    return CrossMapLRN2d
