@@ -5,6 +5,9 @@ gradients (of the inputs and of the parameters); a few constructor errors as PyT
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -426,3 +429,55 @@ def test_recurrent_bases_are_importable_and_are_the_layers_bases():
     for cell in ("RNNCell", "LSTMCell", "GRUCell"):
         assert isinstance(getattr(G.nn, cell)(2, 3), G.nn.RNNCellBase)
         assert not isinstance(getattr(G.nn, cell)(2, 3), G.nn.RNNBase)
+
+
+PROGRAM = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Sequential(nn.ConvTranspose2d(4, 8, 3, stride=2, padding=1, output_padding=1),
+                                nn.GroupNorm(2, 8), nn.PReLU(8), nn.ReflectionPad2d(1),
+                                nn.Conv2d(8, 4, 3), nn.PixelShuffle(2), nn.Hardswish())
+        self.pool = nn.AdaptiveMaxPool2d(2)
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(4, 3), nn.SELU(), nn.AlphaDropout(0.2))
+
+    def forward(self, x):
+        return self.head(self.pool(self.up(x)))
+
+
+net = Generator()
+print(net)
+print([type(m) for m in net.modules()][:6])
+print(net.up[0].weight[0, 0])
+print(net.up[2].weight)
+x = torch.randn(2, 4, 3, 3)
+y = net(x)
+print(y.shape, y.grad_fn.name())
+loss = nn.TripletMarginLoss()(y[:1], y[1:], y[:1].flip(1))
+print(loss.grad_fn.name())
+loss.backward()
+print(net.up[0].weight.grad.shape, net.up[1].weight.grad.shape)
+print(list(net.state_dict())[:6])
+"""
+
+
+def test_pasted_program_runs_as_under_pytorch(tmp_path):
+    """Issue #23's use: a pasted model built of the new layers prints, initialises (seeded
+    weights printed), runs and back-propagates under `gradcli run` as under PyTorch."""
+    path = tmp_path / "prog.py"
+    path.write_text(PROGRAM)
+    env = {**os.environ, "NO_COLOR": "1"}
+    ours = subprocess.run([sys.executable, "-m", "gradcli", "run", str(path)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert ours.returncode == 0, ours.stderr
+    ref = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert ref.returncode == 0, ref.stderr
+    assert ours.stdout == ref.stdout
+    assert "output_padding=(1, 1)" in ours.stdout
