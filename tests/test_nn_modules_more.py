@@ -122,6 +122,9 @@ CASES = {
     "TripletMarginLoss": ((), {"swap": True}, [f(3, 4), f(3, 4, seed=1), f(3, 4, seed=2)]),
     "TripletMarginWithDistanceLoss": ((), {}, [f(3, 4), f(3, 4, seed=1), f(3, 4, seed=2)]),
     "NLLLoss2d": ((), {}, [f(2, 3, 2, 2), ints(3, 2, 2, 2)]),
+    "AdaptiveLogSoftmaxWithLoss": ((8, 13, [3, 6, 10]), {"div_value": 2.0, "head_bias": True},
+                                   [f(6, 8), np.array([0, 3, 5, 9, 12, 2])]),
+    "AdaptiveLogSoftmaxWithLoss_unbatched": ((5, 7, (2,)), {}, [f(5), np.array(4)]),
 }
 
 
@@ -339,6 +342,8 @@ ERRORS = [
     ("TripletMarginWithDistanceLoss", (), {"margin": -1.0}),
     ("AlphaDropout", (1.5,), {}),
     ("EmbeddingBag", (4, 2), {"padding_idx": 4}),
+    ("AdaptiveLogSoftmaxWithLoss", (4, 5, [3, 2]), {}),
+    ("AdaptiveLogSoftmaxWithLoss", (4, 5, []), {}),
 ]
 
 
@@ -481,3 +486,27 @@ def test_pasted_program_runs_as_under_pytorch(tmp_path):
     assert ref.returncode == 0, ref.stderr
     assert ours.stdout == ref.stdout
     assert "output_padding=(1, 1)" in ours.stdout
+
+
+def test_adaptive_log_softmax_log_prob_predict_and_errors():
+    x = f(5, 6)
+    results = []
+    for lib in (G, torch):
+        lib.manual_seed(2)
+        asm = lib.nn.AdaptiveLogSoftmaxWithLoss(6, 9, [2, 5], div_value=2.0, head_bias=True)
+        t = lib.tensor(x, requires_grad=True)
+        log_prob = asm.log_prob(t)
+        log_prob.sum().backward()
+        errors = []
+        for target in ([1, 9, 0, 0, 0], [[1]], [1, 2]):
+            try:
+                asm(t, lib.tensor(target))
+            except RuntimeError as exc:
+                errors.append(str(exc))
+        results.append((_arr(log_prob), _arr(t.grad), asm.predict(t).tolist(),
+                        asm.predict(t[:1] * 0).tolist(), errors))
+    (lg, gg, pg, zg, eg), (lt, gt, pt, zt, et) = results
+    np.testing.assert_allclose(lg, lt, rtol=1.3e-6, atol=1e-5)
+    np.testing.assert_allclose(gg, gt, rtol=1.3e-6, atol=1e-5)
+    assert pg == pt and zg == zt
+    assert eg == et and len(et) == 3

@@ -34,6 +34,7 @@ from .activation_more import (  # noqa: F401
     Tanhshrink,
     Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .conv_more import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
@@ -199,6 +200,7 @@ _MORE = {
     "fold": "Fold Unfold",
     "upsampling": "Upsample UpsamplingBilinear2d UpsamplingNearest2d",
     "sparse": "EmbeddingBag",
+    "adaptive": "AdaptiveLogSoftmaxWithLoss",
 }
 # the recurrent layers' bases, for isinstance checks and repr (their constructors keep
 # gradcli's arguments: RNNBase takes no `mode`, RNNCellBase no `num_chunks`)
