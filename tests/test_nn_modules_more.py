@@ -344,6 +344,10 @@ ERRORS = [
     ("EmbeddingBag", (4, 2), {"padding_idx": 4}),
     ("AdaptiveLogSoftmaxWithLoss", (4, 5, [3, 2]), {}),
     ("AdaptiveLogSoftmaxWithLoss", (4, 5, []), {}),
+    ("FractionalMaxPool2d", (2,), {}),
+    ("FractionalMaxPool2d", (2,), {"output_size": 3, "output_ratio": 0.5}),
+    ("FractionalMaxPool2d", (2,), {"output_ratio": (0.5, 1.0)}),
+    ("FractionalMaxPool3d", ((2, 0, 2),), {"output_size": 2}),
 ]
 
 
@@ -510,3 +514,26 @@ def test_adaptive_log_softmax_log_prob_predict_and_errors():
     np.testing.assert_allclose(gg, gt, rtol=1.3e-6, atol=1e-5)
     assert pg == pt and zg == zt
     assert eg == et and len(et) == 3
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_fractional_max_pool_layers(dims):
+    """Options, buffers and repr as PyTorch's; the forward is F.fractional_max_pool2d/3d's
+    (PyTorch's draws after manual_seed) where gradcli has it, else a clear error."""
+    name = f"FractionalMaxPool{dims}d"
+    ours = getattr(G.nn, name)(2, output_ratio=0.5, return_indices=True)
+    theirs = getattr(torch.nn, name)(2, output_ratio=0.5, return_indices=True)
+    assert repr(ours) == repr(theirs)
+    assert (ours.kernel_size, ours.output_ratio, ours.output_size) == \
+        (theirs.kernel_size, theirs.output_ratio, theirs.output_size)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == []
+    x = f(1, 2, *(6,) * dims)
+    if not hasattr(G.nn.functional, f"fractional_max_pool{dims}d"):
+        with pytest.raises(RuntimeError, match="is not supported by gradcli"):
+            ours(G.tensor(x))
+        return
+    G.manual_seed(4)
+    torch.manual_seed(4)
+    (a, ia), (b, ib) = ours(G.tensor(x)), theirs(torch.tensor(x))
+    torch.testing.assert_close(torch.tensor(_arr(a), dtype=b.dtype), b)
+    assert ia.tolist() == ib.tolist()

@@ -111,6 +111,8 @@ from .pooling_more import (  # noqa: F401
     AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     LPPool1d,
     LPPool2d,
     LPPool3d,
@@ -193,8 +195,8 @@ _MORE = {
                                                       "Replication", "Zero")
                         for n in (1, 2, 3)),
     "pooling": "AdaptiveAvgPool1d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d "
-               "AdaptiveMaxPool3d AvgPool1d AvgPool3d LPPool1d LPPool2d LPPool3d MaxPool3d "
-               "MaxUnpool1d MaxUnpool2d MaxUnpool3d",
+               "AdaptiveMaxPool3d AvgPool1d AvgPool3d FractionalMaxPool2d FractionalMaxPool3d "
+               "LPPool1d LPPool2d LPPool3d MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d",
     "pixelshuffle": "PixelShuffle PixelUnshuffle",
     "channelshuffle": "ChannelShuffle",
     "fold": "Fold Unfold",
