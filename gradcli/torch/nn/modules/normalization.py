@@ -144,7 +144,9 @@ def _cross_map_function():
             x = input.detach().numpy()
             scale = _window_sums(x * x, size) * x.dtype.type(alpha / size) + x.dtype.type(k)
             out = scale ** x.dtype.type(-beta) * x
-            ctx.size, ctx.alpha, ctx.beta, ctx.scale = size, alpha, beta, scale
+            # (a program may read ctx's attributes through grad_fn: tensors, never arrays)
+            ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+            ctx.scale = torch.from_numpy(scale.astype(x.dtype))
             output = torch.from_numpy(out.astype(x.dtype))
             ctx.save_for_backward(input, output)
             return output
@@ -153,7 +155,7 @@ def _cross_map_function():
         def backward(ctx, grad_output):
             input, output = ctx.saved_tensors
             x, out, g = (t.detach().numpy() for t in (input, output, grad_output))
-            size, scale = ctx.size, ctx.scale
+            size, scale = ctx.size, ctx.scale.numpy()
             channels = x.shape[1]
             # each channel's gradient takes the ratios g*out/scale of a window of `size`
             # channels, offset by PyTorch's inverse pre-pad
