@@ -537,3 +537,24 @@ def test_fractional_max_pool_layers(dims):
     (a, ia), (b, ib) = ours(G.tensor(x)), theirs(torch.tensor(x))
     torch.testing.assert_close(torch.tensor(_arr(a), dtype=b.dtype), b)
     assert ia.tolist() == ib.tolist()
+
+
+def test_whole_model_of_new_layers_round_trips_through_save_both_ways():
+    import io
+
+    net = G.nn.Sequential(G.nn.ConvTranspose2d(2, 3, 3), G.nn.GroupNorm(1, 3), G.nn.PReLU(),
+                          G.nn.ReflectionPad2d(1), G.nn.EmbeddingBag(3, 2),
+                          G.nn.TripletMarginWithDistanceLoss(),
+                          G.nn.AdaptiveLogSoftmaxWithLoss(4, 6, [2]))
+    buf = io.BytesIO()
+    G.save(net, buf)
+    buf.seek(0)
+    ref = torch.load(buf, weights_only=False)  # PyTorch finds its own classes
+    assert type(ref[0]) is torch.nn.ConvTranspose2d and repr(ref) == repr(net)
+    assert torch.equal(ref[0].weight, torch.tensor(net[0].weight.tolist()))
+    again = io.BytesIO()
+    torch.save(ref, again)
+    again.seek(0)
+    back = G.load(again, weights_only=False)
+    assert type(back[6]) is G.nn.AdaptiveLogSoftmaxWithLoss and repr(back) == repr(net)
+    assert G.equal(back[1].weight, net[1].weight)
