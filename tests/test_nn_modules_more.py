@@ -107,6 +107,7 @@ CASES = {
     "PairwiseDistance": ((), {"p": 1.5, "keepdim": True}, [f(3, 4), f(3, 4, seed=1)]),
     "EmbeddingBag": ((6, 3), {"mode": "sum", "padding_idx": 2}, [ints(6, 2, 4)]),
     "EmbeddingBag_max": ((6, 3), {"mode": "max"}, [ints(6, 3, 2)]),
+    "EmbeddingBag_maxnorm": ((6, 3), {"max_norm": 0.7, "norm_type": 1.5}, [ints(6, 2, 3)]),
     # losses
     "PoissonNLLLoss": ((), {}, [f(3, 4), pos(3, 4, seed=1)]),
     "PoissonNLLLoss_full": ((), {"log_input": False, "full": True, "reduction": "sum"},
