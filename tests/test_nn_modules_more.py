@@ -559,3 +559,18 @@ def test_whole_model_of_new_layers_round_trips_through_save_both_ways():
     back = G.load(again, weights_only=False)
     assert type(back[6]) is G.nn.AdaptiveLogSoftmaxWithLoss and repr(back) == repr(net)
     assert G.equal(back[1].weight, net[1].weight)
+
+
+@pytest.mark.parametrize("name, args", [("ConvTranspose2d", (2, 3, 3)), ("Conv3d", (2, 3, 2)),
+                                        ("EmbeddingBag", (5, 3)), ("PReLU", (3, 0.1)),
+                                        ("AdaptiveLogSoftmaxWithLoss", (8, 10, [4]))])
+def test_float64_layers_draw_pytorchs_float64_numbers(name, args):
+    states = []
+    for lib in (G, torch):
+        lib.manual_seed(5)
+        states.append(getattr(lib.nn, name)(*args, dtype=lib.float64).state_dict())
+    ours, theirs = states
+    assert list(ours) == list(theirs)
+    for key in theirs:
+        assert str(ours[key].dtype) == str(theirs[key].dtype) == "torch.float64"
+        assert np.array_equal(np.asarray(ours[key].tolist()), theirs[key].numpy()), key
