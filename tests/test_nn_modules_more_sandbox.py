@@ -28,7 +28,7 @@ lrn = outs[2].grad_fn
 """
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.filterwarnings("ignore")  # (the crawler reads deprecated attributes too)
 def test_crawl_finds_nothing_unsafe():
     s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
     s.run(PROGRAM, "layers.grad")
