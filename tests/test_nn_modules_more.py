@@ -126,6 +126,10 @@ CASES = {
     "AdaptiveLogSoftmaxWithLoss": ((8, 13, [3, 6, 10]), {"div_value": 2.0, "head_bias": True},
                                    [f(6, 8), np.array([0, 3, 5, 9, 12, 2])]),
     "AdaptiveLogSoftmaxWithLoss_unbatched": ((5, 7, (2,)), {}, [f(5), np.array(4)]),
+    "LinearCrossEntropyLoss": ((6, 5), {"bias": True, "label_smoothing": 0.1}, [f(4, 6),
+                                                                              ints(5, 4)]),
+    "LinearCrossEntropyLoss_kdim": ((6, 5), {"out_features": (3,), "ignore_index": 2,
+                                             "reduction": "sum"}, [f(4, 6), ints(5, 4, 3)]),
 }
 
 
@@ -349,6 +353,7 @@ ERRORS = [
     ("FractionalMaxPool2d", (2,), {"output_size": 3, "output_ratio": 0.5}),
     ("FractionalMaxPool2d", (2,), {"output_ratio": (0.5, 1.0)}),
     ("FractionalMaxPool3d", ((2, 0, 2),), {"output_size": 2}),
+    ("LinearCrossEntropyLoss", (3, 2), {"label_smoothing": 1.5}),
 ]
 
 
@@ -630,3 +635,24 @@ def test_wrong_rank_inputs_fail_or_pass_as_pytorch(name, args, shape):
         except Exception as exc:  # the comparison is of the type and text
             results.append((type(exc).__name__, str(exc)))
     assert results[0] == results[1]
+
+
+def test_linear_cross_entropy_options_as_pytorch():
+    for lib in (G, torch):
+        assert repr(lib.nn.LinearCrossEntropyOptions()) == \
+            repr(torch.nn.LinearCrossEntropyOptions())
+    assert repr(G.nn.LinearCrossEntropyOptions) == repr(torch.nn.LinearCrossEntropyOptions)
+    opts = {"batch_chunk_size": 4, "chunking_method": None, "acc_policy": "compact"}
+    assert repr(G.nn.LinearCrossEntropyLoss(3, 2, options=G.nn.LinearCrossEntropyOptions(
+        **opts))) == repr(torch.nn.LinearCrossEntropyLoss(
+            3, 2, options=torch.nn.LinearCrossEntropyOptions(**opts)))
+    for bad in ({"acc_policy": "x"}, {"chunking_method": "aspect_ratio:0"},
+                {"batch_chunk_size": 0}, {"chunking_method": "wide"}):
+        with pytest.raises(ValueError) as theirs:
+            torch.nn.LinearCrossEntropyOptions(**bad)
+        with pytest.raises(ValueError) as ours:
+            G.nn.LinearCrossEntropyOptions(**bad)
+        assert str(ours.value) == str(theirs.value)
+    with pytest.raises(Exception) as frozen:
+        G.nn.LinearCrossEntropyOptions().acc_policy = "compact"
+    assert type(frozen.value).__name__ == "FrozenInstanceError"

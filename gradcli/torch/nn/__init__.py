@@ -36,7 +36,8 @@ _CLASSES += (  # issue #23: the layers whose functional forms gradcli had
 _CLASSES += [f"{kind}Pad{n}d" for kind in ("Circular", "Constant", "Reflection", "Replication",
                                            "Zero") for n in (1, 2, 3)]
 _CLASSES += ["RNNBase", "RNNCellBase", "CrossMapLRN2d", "AdaptiveLogSoftmaxWithLoss",
-             "FractionalMaxPool2d", "FractionalMaxPool3d"]
+             "FractionalMaxPool2d", "FractionalMaxPool3d", "LinearCrossEntropyLoss",
+             "LinearCrossEntropyOptions"]
 _SUBMODULES = ("modules", "parameter", "utils", "init")
 
 __all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])

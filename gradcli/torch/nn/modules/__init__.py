@@ -58,6 +58,7 @@ from .layers import (  # noqa: F401
 )
 from .lazy import LazyLinear  # noqa: F401  (d2l's layers)
 from .linear import Bilinear, Identity, Linear  # noqa: F401
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,
@@ -189,7 +190,8 @@ _MORE = {
     "dropout": "AlphaDropout FeatureAlphaDropout",
     "loss": "CosineEmbeddingLoss CTCLoss GaussianNLLLoss HingeEmbeddingLoss MarginRankingLoss "
             "MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d "
-            "PoissonNLLLoss SoftMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss",
+            "PoissonNLLLoss SoftMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss "
+            "LinearCrossEntropyLoss",
     "normalization": "CrossMapLRN2d GroupNorm LocalResponseNorm RMSNorm",
     "padding": " ".join(f"{kind}Pad{n}d" for kind in ("Circular", "Constant", "Reflection",
                                                       "Replication", "Zero")
@@ -210,6 +212,9 @@ RNNBase = _RNNBase
 RNNBase.__name__ = RNNBase.__qualname__ = "RNNBase"
 __all__ += ["RNNBase", "RNNCellBase"]
 _TORCH_HOMES["rnn"] += " RNNBase RNNCellBase"
+# (a dataclass, not a layer)
+__all__ += ["LinearCrossEntropyOptions"]
+_TORCH_HOMES["linear_cross_entropy_options"] = "LinearCrossEntropyOptions"
 for _home, _names in _MORE.items():
     __all__ += _names.split()
     _TORCH_HOMES[_home] = (_TORCH_HOMES.get(_home, "") + " " + _names).strip()
