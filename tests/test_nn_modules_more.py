@@ -656,3 +656,21 @@ def test_linear_cross_entropy_options_as_pytorch():
     with pytest.raises(Exception) as frozen:
         G.nn.LinearCrossEntropyOptions().acc_policy = "compact"
     assert type(frozen.value).__name__ == "FrozenInstanceError"
+
+
+def test_data_parallel_without_accelerators_calls_its_module():
+    results = []
+    for lib in (G, torch):
+        lib.manual_seed(0)
+        net = lib.nn.DataParallel(lib.nn.Linear(3, 2))
+        x = lib.tensor(f(4, 3), requires_grad=True)
+        y = net(x)
+        y.sum().backward()
+        results.append((repr(net), repr(type(net)), list(net.state_dict()), net.device_ids,
+                        _arr(y), y.grad_fn.name(), _arr(net.module.weight.grad),
+                        isinstance(net, lib.nn.Module)))
+    ours, theirs = results
+    assert ours[:4] == theirs[:4] and ours[5] == theirs[5] and ours[7] and theirs[7]
+    np.testing.assert_allclose(ours[4], theirs[4], rtol=1.3e-6, atol=1e-5)
+    np.testing.assert_allclose(ours[6], theirs[6], rtol=1.3e-6, atol=1e-5)
+    assert _params(G.nn.DataParallel.__init__) == _params(torch.nn.DataParallel.__init__)

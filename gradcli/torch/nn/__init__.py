@@ -37,7 +37,7 @@ _CLASSES += [f"{kind}Pad{n}d" for kind in ("Circular", "Constant", "Reflection",
                                            "Zero") for n in (1, 2, 3)]
 _CLASSES += ["RNNBase", "RNNCellBase", "CrossMapLRN2d", "AdaptiveLogSoftmaxWithLoss",
              "FractionalMaxPool2d", "FractionalMaxPool3d", "LinearCrossEntropyLoss",
-             "LinearCrossEntropyOptions"]
+             "LinearCrossEntropyOptions", "DataParallel"]
 _SUBMODULES = ("modules", "parameter", "utils", "init")
 
 __all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])

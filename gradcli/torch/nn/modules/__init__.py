@@ -38,6 +38,7 @@ from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .conv_more import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
+from .data_parallel import DataParallel  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .dropout_more import AlphaDropout, FeatureAlphaDropout  # noqa: F401
@@ -212,8 +213,8 @@ RNNBase = _RNNBase
 RNNBase.__name__ = RNNBase.__qualname__ = "RNNBase"
 __all__ += ["RNNBase", "RNNCellBase"]
 _TORCH_HOMES["rnn"] += " RNNBase RNNCellBase"
-# (a dataclass, not a layer)
-__all__ += ["LinearCrossEntropyOptions"]
+# (a dataclass, not a layer; DataParallel lives in torch.nn.parallel)
+__all__ += ["LinearCrossEntropyOptions", "DataParallel"]
 _TORCH_HOMES["linear_cross_entropy_options"] = "LinearCrossEntropyOptions"
 for _home, _names in _MORE.items():
     __all__ += _names.split()
