@@ -88,6 +88,10 @@ CASES = {
     "LPPool1d": ((2, 3), {"stride": 2}, [f(2, 3, 7)]),
     "LPPool2d": ((3, 2), {}, [pos(1, 2, 4, 4)]),
     "LPPool3d": ((2, 2), {}, [f(1, 2, 4, 4, 4)]),
+    "LPPool1d_inf": ((float("inf"), 2), {}, [f(2, 3, 6)]),
+    "LPPool2d_inf": ((float("inf"), 2), {"stride": 1}, [f(1, 2, 4, 4)]),
+    "LPPool2d_neginf": ((-float("inf"), (2, 1)), {"ceil_mode": True}, [f(2, 3, 5)]),
+    "LPPool3d_inf": ((float("inf"), 2), {}, [f(1, 2, 4, 4, 4)]),
     # padding
     **{f"{kind}Pad{n}d": (((1, 2) * n,) if kind != "Constant" else ((1, 2) * n, 0.5), {},
                           [f(*(2,) * 1, *(3,) * (n + 1))])
