@@ -23,6 +23,22 @@ _CLASSES += ["LazyLinear"]
 _CLASSES += ["LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 _CLASSES += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
              "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
+_CLASSES += (  # issue #23: the layers whose functional forms gradcli had
+    "CELU GLU SELU Hardshrink Hardsigmoid Hardswish LogSigmoid Mish PReLU RReLU Softmax2d "
+    "Softmin Softshrink Softsign Tanhshrink Threshold Conv3d ConvTranspose1d ConvTranspose2d "
+    "ConvTranspose3d CosineSimilarity PairwiseDistance AlphaDropout FeatureAlphaDropout "
+    "CosineEmbeddingLoss CTCLoss GaussianNLLLoss HingeEmbeddingLoss MarginRankingLoss "
+    "MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d PoissonNLLLoss "
+    "SoftMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss GroupNorm "
+    "LocalResponseNorm RMSNorm AdaptiveAvgPool1d AdaptiveAvgPool3d AdaptiveMaxPool1d "
+    "AdaptiveMaxPool2d AdaptiveMaxPool3d AvgPool1d AvgPool3d LPPool1d LPPool2d LPPool3d "
+    "MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d PixelShuffle PixelUnshuffle ChannelShuffle "
+    "Fold Unfold Upsample UpsamplingBilinear2d UpsamplingNearest2d EmbeddingBag").split()
+_CLASSES += [f"{kind}Pad{n}d" for kind in ("Circular", "Constant", "Reflection", "Replication",
+                                           "Zero") for n in (1, 2, 3)]
+_CLASSES += ["RNNBase", "RNNCellBase", "CrossMapLRN2d", "AdaptiveLogSoftmaxWithLoss",
+             "FractionalMaxPool2d", "FractionalMaxPool3d", "LinearCrossEntropyLoss",
+             "LinearCrossEntropyOptions", "DataParallel"]
 _SUBMODULES = ("modules", "parameter", "utils", "init")
 
 __all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])
