@@ -422,16 +422,18 @@ def test_wrong_calls_raise_pytorch_s_type_error(name, args):
     assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.parametrize("dims", [1, 2, 3])
 @pytest.mark.parametrize("norm_type, kwargs", [(2.0, {"stride": 1}), (1.5, {"ceil_mode": True}),
                                                (float("inf"), {}), (-float("inf"), {"stride": 1}),
-                                               (3, {"stride": (1, 2, 1)})])
-def test_functional_lp_pool3d_matches(norm_type, kwargs):
-    x = f(1, 2, 4, 5, 4, dtype=np.float64)
+                                               (3, {"stride": 2})])
+def test_functional_lp_pools_match(dims, norm_type, kwargs):
+    """F.lp_pool1d/2d/3d, p = +-inf included (the max pool of |x|, as PyTorch's)."""
+    x = f(*(1, 2, 4, 5, 4)[:dims + 2], dtype=np.float64)
     x = np.abs(x) if norm_type == 1.5 else x
     results = []
     for lib in (G, torch):
         t = lib.tensor(x, requires_grad=True)
-        y = lib.nn.functional.lp_pool3d(t, norm_type, 2, **kwargs)
+        y = getattr(lib.nn.functional, f"lp_pool{dims}d")(t, norm_type, 2, **kwargs)
         y.backward(lib.ones_like(y))
         results.append((_arr(y), type(y.grad_fn).__name__, _arr(t.grad)))
     (yg, ng, gg), (yt, nt, gt) = results

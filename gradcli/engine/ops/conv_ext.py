@@ -881,9 +881,24 @@ def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False
     return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
 
 
+def infinite_norm_pool(input: Tensor, norm_type, kernel_size, stride, ceil_mode, max_pool):
+    """The lp pools' p = +inf (the max pool of |x|) and -inf (minus that of -|x|), as
+    PyTorch's functional forms take them; None for a finite p."""
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    return None
+
+
 @public("torch.nn.functional.lp_pool1d")
 def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None,
               ceil_mode: bool = False) -> Tensor:
+    pooled = infinite_norm_pool(input, norm_type, kernel_size, stride, ceil_mode,
+                                PUBLIC["torch.nn.functional.max_pool1d"])
+    if pooled is not None:
+        return pooled
     k = _tuple(kernel_size, 1)
     out = avg_pool1d(input.pow(norm_type), k[0], stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(k[0]).pow(1.0 / norm_type)
@@ -892,6 +907,10 @@ def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None,
 @public("torch.nn.functional.lp_pool2d")
 def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None,
               ceil_mode: bool = False) -> Tensor:
+    pooled = infinite_norm_pool(input, norm_type, kernel_size, stride, ceil_mode,
+                                PUBLIC["torch.nn.functional.max_pool2d"])
+    if pooled is not None:
+        return pooled
     k = _tuple(kernel_size, 2)
     batched = input._data.ndim == 4
     x = input if batched else input.unsqueeze(0)

@@ -5,7 +5,7 @@ the graph (PowBackward0 on top) are PyTorch's; p = +-inf takes the max pool of |
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .conv_ext import _tuple, avg_pool3d, max_pool3d
+from .conv_ext import _tuple, avg_pool3d, infinite_norm_pool, max_pool3d
 from .registry import public
 
 
@@ -13,11 +13,9 @@ from .registry import public
 def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None,
               ceil_mode: bool = False) -> Tensor:
     kd, kh, kw = _tuple(kernel_size, 3)
-    if isinstance(norm_type, (int, float)):
-        if norm_type == float("inf"):
-            return max_pool3d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-        if norm_type == -float("inf"):
-            return -max_pool3d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    pooled = infinite_norm_pool(input, norm_type, kernel_size, stride, ceil_mode, max_pool3d)
+    if pooled is not None:
+        return pooled
     if stride is not None:
         out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     else:

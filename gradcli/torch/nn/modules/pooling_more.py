@@ -165,32 +165,14 @@ class _LPPoolNd(Module):
                 f"stride={self.stride}, ceil_mode={self.ceil_mode}")
 
 
-def _infinite_norm(input, norm_type, kernel_size, stride, ceil_mode, max_pool):
-    """PyTorch's lp_pool1d/2d take p = +-inf as the max pool of |x| (of -|x|, negated);
-    gradcli's F.lp_pool1d/2d do not yet, so the layers branch here (None: a finite p)."""
-    if norm_type == float("inf"):
-        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if norm_type == -float("inf"):
-        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    return None
-
-
 class LPPool1d(_LPPoolNd):
     def forward(self, input):
-        pooled = _infinite_norm(input, float(self.norm_type), self.kernel_size, self.stride,
-                                self.ceil_mode, F.max_pool1d)
-        if pooled is not None:
-            return pooled
         return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
 
 
 class LPPool2d(_LPPoolNd):
     def forward(self, input):
-        pooled = _infinite_norm(input, float(self.norm_type), self.kernel_size, self.stride,
-                                self.ceil_mode, F.max_pool2d)
-        if pooled is not None:
-            return pooled
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
 
