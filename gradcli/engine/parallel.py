@@ -331,6 +331,10 @@ def blas_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul(a, b) (numpy's BLAS for floats), with a large product of a matrix or a batch
     cut along a's first axis over the threads here (see the top)."""
     work = a.size * (b.shape[-1] if b.ndim > 1 else 1)
+    if a.dtype.kind == "V":  # bfloat16: ml_dtypes sums in float32 (and returns float32);
+        out = np.matmul(a, b).astype(a.dtype)  # PyTorch's CPU gemm rounds once at the end too
+        blas_called(work)
+        return out
     if work < SPLIT_PRODUCT_WORK or not _splittable(a, b) or not BLAS_THREADS.usable:
         out = np.matmul(a, b)
         blas_called(work)

@@ -46,7 +46,12 @@ class finfo:  # noqa: N801 - torch's name
         if not isinstance(d, dtypes.dtype) or not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
-        info = np.finfo(d.np)
+        if d is dtypes.bfloat16:  # (numpy's finfo knows no bfloat16; ml_dtypes' does)
+            import ml_dtypes
+
+            info = ml_dtypes.finfo(d.np)
+        else:
+            info = np.finfo(d.np)
         self.bits = int(info.bits)
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
@@ -101,7 +106,7 @@ PUBLIC["torch.iinfo"] = iinfo
 
 _KERNEL_WORDS = {"bool": "Bool", "int64": "Long", "int32": "Int", "int16": "Short",
                  "int8": "Char", "uint8": "Byte", "float32": "Float", "float64": "Double",
-                 "float16": "Half"}
+                 "float16": "Half", "bfloat16": "BFloat16"}
 
 
 def _kernel_word(t) -> str:

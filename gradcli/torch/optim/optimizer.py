@@ -247,7 +247,7 @@ def _cast_state(param: Tensor, key: str, value):
     dtype already agrees (so an optimizer loaded from another's live state_dict shares its
     buffers, as in PyTorch), a converted copy otherwise; 'step' and the state of a
     non-float parameter stay as they are."""
-    if isinstance(value, Tensor) and key != "step" and param._data.dtype.kind == "f" \
+    if isinstance(value, Tensor) and key != "step" and param._data.dtype.kind in "fV" \
             and value._data.dtype != param._data.dtype:
         return make(value._data.astype(param._data.dtype))
     return value

@@ -1,0 +1,104 @@
+"""torch.bfloat16: the name, the Tensor.bfloat16() cast, and the ops whose numpy route
+would round at every step where PyTorch's CPU kernels widen bfloat16 to float32, compute,
+and round once at the end (sums, means, products of matrices).
+
+The numpy type comes from ml_dtypes, imported on the first use of torch.bfloat16's numpy
+type (dtypes.dtype.__getattr__), never at start-up."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from . import shape as S
+from .registry import OPS, PUBLIC, public
+
+PUBLIC["torch.bfloat16"] = dtypes.bfloat16
+
+
+@public("Tensor.bfloat16")
+def bfloat16(self, memory_format=None):
+    """self.to(torch.bfloat16)."""
+    return S.to(self, dtypes.bfloat16)
+
+
+# Ops whose numpy forward takes several steps (max, exp, sum, divide...) where PyTorch's
+# CPU kernel for bfloat16 widens to float32, runs the whole formula, and rounds once: done
+# step by step in bfloat16 each step would round, and a softmax row's sum drifts by
+# several units in the last place. Their forwards are wrapped here, not edited in place:
+# other dtypes pay one attribute test.
+_WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
+            "_safe_softmax", "sigmoid", "sigmoid_backward", "log_sigmoid", "gelu",
+            "gelu_backward", "silu", "softplus", "softplus_backward", "tanh_backward",
+            "layer_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+            # a Python-number operand (alpha, value, a bound) is held in float32 by PyTorch's
+            # kernels (its "opmath" type), and numpy would widen the result to float32
+            "add_alpha", "sub_alpha", "rsub_alpha", "rsub_tensor", "add_scalar", "sub_scalar",
+            "mul_scalar", "div_scalar", "addcmul", "addcdiv", "lerp", "clamp", "clamp_min",
+            "clamp_max",
+            # a product with a bias: summed in float32 with the bias, rounded once
+            "addmm", "addbmm", "addmv", "addr", "baddbmm")
+
+
+def _in_float32(forward):
+    def widened(first, *rest):
+        if getattr(first, "dtype", None) is None or first.dtype.kind != "V":
+            return forward(first, *rest)
+        target = first.dtype
+        args = [a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype.kind == "V" else a
+                for a in (first, *rest)]
+        out = forward(*args)
+        if isinstance(out, tuple):
+            return tuple(o.astype(target) if isinstance(o, np.ndarray) and o.dtype.kind == "f"
+                         else o for o in out)
+        return np.asarray(out).astype(target)
+
+    widened.__name__ = getattr(forward, "__name__", "forward")
+    widened.__doc__ = forward.__doc__
+    widened.__wrapped__ = forward
+    return widened
+
+
+for _name in _WIDENED:
+    _op = OPS.get(_name)
+    if _op is not None and not hasattr(_op.forward, "__wrapped__"):
+        _op.forward = _in_float32(_op.forward)
+
+
+def _log_softmax(forward):
+    """log_softmax of bfloat16 as PyTorch's CPU kernel: max, exp and sum in float32, the
+    row's log-sum rounded to bfloat16 (its buffer's type), then x - max - that in float32,
+    rounded once (matched bit for bit on random rows; the float32 formula differs in ~1 of 10)."""
+    def widened(a, dim):
+        if a.dtype.kind != "V" or a.size == 0 or a.ndim == 0:
+            return forward(a, dim)
+        x = a.astype(np.float32)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            top = np.max(x, axis=dim, keepdims=True)
+            log_sum = np.log(np.sum(np.exp(x - top), axis=dim, keepdims=True))
+            return (x - top - log_sum.astype(a.dtype).astype(np.float32)).astype(a.dtype)
+
+    widened.__wrapped__ = forward
+    return widened
+
+
+if not hasattr(OPS["log_softmax"].forward, "__wrapped__"):
+    OPS["log_softmax"].forward = _log_softmax(OPS["log_softmax"].forward)
+
+
+def _mse_backward(forward):
+    """mse_loss_backward of bfloat16 as PyTorch's kernel computes it: norm held as bfloat16
+    and every step rounded, (norm * (x - t)) * g (the float32 formula differs in ~1 of 2)."""
+    def widened(g, x, t, reduction):
+        if getattr(x, "dtype", None) is None or x.dtype.kind != "V":
+            return forward(g, x, t, reduction)
+        n = int(np.prod(np.broadcast_shapes(np.shape(x), np.shape(t))))
+        norm = (2.0 / n if n else float("inf")) if reduction == "mean" else 2.0
+        return np.asarray(x.dtype.type(norm) * (x - t) * g).astype(x.dtype)
+
+    widened.__wrapped__ = forward
+    return widened
+
+
+if not hasattr(OPS["mse_loss_backward"].forward, "__wrapped__"):
+    OPS["mse_loss_backward"].forward = _mse_backward(OPS["mse_loss_backward"].forward)
