@@ -7,9 +7,12 @@ type (dtypes.dtype.__getattr__), never at start-up."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from .. import dtypes
+from . import elementwise as E
 from . import shape as S
 from .registry import OPS, PUBLIC, public
 
@@ -33,7 +36,7 @@ _WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
             "layer_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
             # a Python-number operand (alpha, value, a bound) is held in float32 by PyTorch's
             # kernels (its "opmath" type), and numpy would widen the result to float32
-            "add_alpha", "sub_alpha", "rsub_alpha", "rsub_tensor", "add_scalar", "sub_scalar",
+            "rsub_alpha", "rsub_tensor", "add_scalar", "sub_scalar",
             "mul_scalar", "div_scalar", "addcmul", "addcdiv", "lerp", "clamp", "clamp_min",
             "clamp_max",
             # a product with a bias: summed in float32 with the bias, rounded once
@@ -102,3 +105,54 @@ def _mse_backward(forward):
 
 if not hasattr(OPS["mse_loss_backward"].forward, "__wrapped__"):
     OPS["mse_loss_backward"].forward = _mse_backward(OPS["mse_loss_backward"].forward)
+
+
+def _twin(op):
+    """A copy of a binary op for a bfloat16 tensor and a Python number held in float32:
+    the same node class and backward, a forward that widens, computes, and rounds once."""
+    twin = copy.copy(op)
+    forward = op.forward
+
+    def widened(x, y):
+        return np.asarray(forward(x.astype(np.float32), y)).astype(dtypes.bfloat16.np)
+
+    twin.forward = widened
+    twin.binary_ufunc = False
+    twin.node_cls = op.node_class()
+    return twin
+
+
+for _op in (E.ADD, E.SUB, E.MUL, E.DIV):
+    E.BF16_SCALAR_TWINS[_op] = _twin(_op)
+
+
+#: below this many elements PyTorch's CPU loop never reaches its vector code on any CPU
+#: (it takes two vectors a step: 32 bfloat16 with AVX2, 64 with AVX-512)
+SCALAR_LOOP_BELOW = 32
+
+
+def add_scaled(a, b, alpha):
+    """a + alpha * b of bfloat16 arrays as PyTorch's add kernel computes it: alpha in
+    bfloat16 (the kernel's scalar type); a long tensor's vector loop fuses the multiply-add
+    in float32 and rounds once, a short one's scalar loop rounds the product, then the sum."""
+    scale = np.asarray(alpha, np.float32).astype(a.dtype)
+    if np.size(a) < SCALAR_LOOP_BELOW and np.size(b) < SCALAR_LOOP_BELOW:
+        return np.asarray(a + (b * scale)).astype(a.dtype)
+    fused = np.asarray(b, np.float64) * float(scale) + np.asarray(a, np.float64)
+    return fused.astype(np.float32).astype(a.dtype)
+
+
+def _with_alpha(forward, sign: float):
+    """add/sub(a, b, alpha=) of two bfloat16 tensors as PyTorch's add kernel (add_scaled)."""
+    def widened(a, b, alpha):
+        if getattr(a, "dtype", None) is None or a.dtype.kind != "V":
+            return forward(a, b, alpha)
+        return add_scaled(a, b, sign * alpha)
+
+    widened.__wrapped__ = forward
+    return widened
+
+
+for _name, _sign in (("add_alpha", 1.0), ("sub_alpha", -1.0)):
+    if not hasattr(OPS[_name].forward, "__wrapped__"):
+        OPS[_name].forward = _with_alpha(OPS[_name].forward, _sign)

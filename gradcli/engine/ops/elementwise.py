@@ -778,7 +778,7 @@ def binary(op, a, b, float_result: bool = False):
         if da == db and (not float_result or da.kind in "fV") and a._data.ndim and b._data.ndim:
             return run_op(op, (a, b))
     elif isinstance(a, Tensor) and (type(b) is float or (type(b) is int and _I64_LO <= b <= _I64_HI)) \
-            and a._data.dtype.kind in "fV":
+            and a._data.dtype.kind == "f":
         return run_scalar(op, a, b)
     elif isinstance(b, np.generic) or isinstance(a, np.generic):
         # PyTorch reads a numpy scalar as the Python number it holds (a weak scalar: a
@@ -791,7 +791,14 @@ def binary(op, a, b, float_result: bool = False):
     if float_result and result._category != 2:
         result = dtypes.get_default_dtype()
     x, y = _operand_dtype_cast(a, b, result)
+    if result is dtypes.bfloat16 and op in BF16_SCALAR_TWINS and not isinstance(b, Tensor):
+        # PyTorch holds a right-hand number in float32 ("opmath") for a bfloat16 tensor
+        return run_op(BF16_SCALAR_TWINS[op], (a, b), arrays=(x, np.array(float(b), np.float32)))
     return run_op(op, (a, b), arrays=(x, y))
+
+
+#: op -> its copy computing in float32 and rounding once to bfloat16 (ops/bfloat16.py fills it)
+BF16_SCALAR_TWINS: dict = {}
 
 
 def _scalar_alpha(alpha, name: str):
@@ -886,7 +893,7 @@ def _scalar_operator(op, general, ints: bool = True):
     def method(self, other):
         kind = type(other)
         if (kind is float or (ints and kind is int and _I64_LO <= other <= _I64_HI)) \
-                and self._data.dtype.kind in "fV":
+                and self._data.dtype.kind == "f":
             return run_scalar(op, self, other)
         return general(self, other)
 

@@ -61,6 +61,10 @@ def axpy(alpha, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return (x.astype(np.float64) * float(np.float32(alpha)) + y).astype(_F32)
     if x.dtype == np.float64:
         return fma64(x, float(alpha), y)
+    if x.dtype.kind == "V":  # bfloat16: as PyTorch's add kernel (ops/bfloat16.py)
+        from ...engine.ops.bfloat16 import add_scaled
+
+        return add_scaled(y, x, alpha)
     return y + alpha * x
 
 
