@@ -40,7 +40,12 @@ _WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
             "mul_scalar", "div_scalar", "addcmul", "addcdiv", "lerp", "clamp", "clamp_min",
             "clamp_max",
             # a product with a bias: summed in float32 with the bias, rounded once
-            "addmm", "addbmm", "addmv", "addr", "baddbmm")
+            "addmm", "addmv", "addr", "baddbmm",
+            # convolutions and averages (numpy's einsum takes no bfloat16)
+            "convolution", "convolution_backward_input", "convolution_backward_weight",
+            "convolution_ext", "avg_pool2d", "avg_pool1d_2d", "avg_pool2d_ext",
+            "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_ext",
+            "adaptive_avg_pool2d_backward", "avg_pool3d", "adaptive_avg_pool3d")
 
 
 def _in_float32(forward):
@@ -156,3 +161,28 @@ def _with_alpha(forward, sign: float):
 for _name, _sign in (("add_alpha", 1.0), ("sub_alpha", -1.0)):
     if not hasattr(OPS[_name].forward, "__wrapped__"):
         OPS[_name].forward = _with_alpha(OPS[_name].forward, _sign)
+
+
+def _addbmm(forward):
+    """addbmm of bfloat16 as PyTorch runs it: one addmm_ per batch into the result, so the
+    running sum is rounded to bfloat16 after each batch (beta applies to the first only)."""
+    def widened(bias, b1, b2, beta, alpha):
+        if getattr(b1, "dtype", None) is None or b1.dtype.kind != "V":
+            return forward(bias, b1, b2, beta, alpha)
+        out = np.broadcast_to(np.asarray(bias, np.float32), (b1.shape[1], b2.shape[2]))
+        scale = np.float32(beta)
+        if b1.shape[0] == 0:
+            return np.asarray(out * scale if beta != 0 else out * 0).astype(b1.dtype)
+        for k in range(b1.shape[0]):
+            product = b1[k].astype(np.float32) @ b2[k].astype(np.float32)
+            out = (out * scale if beta != 0 else 0) + np.float32(alpha) * product if k == 0 \
+                else out + np.float32(alpha) * product
+            out = out.astype(b1.dtype).astype(np.float32)
+        return out.astype(b1.dtype)
+
+    widened.__wrapped__ = forward
+    return widened
+
+
+if not hasattr(OPS["addbmm"].forward, "__wrapped__"):
+    OPS["addbmm"].forward = _addbmm(OPS["addbmm"].forward)
