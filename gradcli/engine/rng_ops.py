@@ -38,19 +38,20 @@ def _draw_into(self: Tensor, name: str, values: np.ndarray) -> Tensor:
     buf = np.empty_like(arr)  # same order of dims as self: its memory order is self's
     S.fill_in_order(buf, values.astype(arr.dtype, copy=False))
     op = _NODES.get(name)
-    if op is None or not arr.dtype.kind == "f":
+    if op is None or arr.dtype.kind not in "fV":
         return self._apply_inplace(lambda old: make(buf))
     return self._apply_inplace(lambda old: run_op(op, (old,), (buf,)))
 
 
 def _float_only(self: Tensor, kernel: str) -> None:
-    if self._data.dtype.kind != "f":
+    if self._data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(self)}'")
 
 
 def _scalar_name(t: Tensor) -> str:
     return {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte",
-            "float32": "Float", "float64": "Double"}[t.dtype.name]
+            "float32": "Float", "float64": "Double", "float16": "Half",
+            "bfloat16": "BFloat16"}[t.dtype.name]
 
 
 def _num(x) -> float:
