@@ -97,6 +97,13 @@ def _load_bfloat16() -> np.dtype:
     npdt = np.dtype(ml_dtypes.bfloat16)
     bfloat16.np = npdt
     FROM_NP[npdt] = bfloat16
+    # numpy's finfo refuses a type it does not know as inexact; its cache, which it reads
+    # first, takes ml_dtypes' answer, so the engine's np.finfo(dtype) calls work unchanged
+    cache = getattr(np.finfo, "_finfo_cache", None)
+    if isinstance(cache, dict):
+        info = ml_dtypes.finfo(npdt)
+        cache.setdefault(npdt, info)
+        cache.setdefault(ml_dtypes.bfloat16, info)
     return npdt
 
 

@@ -358,8 +358,8 @@ def random_default(gen, n: int, npdt) -> np.ndarray:
         raw = gen.random64(n)
     else:
         raw = gen.random32(n)
-    if npdt.kind == "f":
-        mod = (1 << (np.finfo(npdt).nmant + 1)) + 1
+    if npdt.kind in "fV":
+        mod = (1 << ((7 if npdt.kind == "V" else np.finfo(npdt).nmant) + 1)) + 1
     else:
         mod = int(np.iinfo(npdt).max) + 1
     return (raw % np.uint64(mod)).astype(npdt)

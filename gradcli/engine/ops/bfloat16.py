@@ -45,7 +45,21 @@ _WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
             "convolution", "convolution_backward_input", "convolution_backward_weight",
             "convolution_ext", "avg_pool2d", "avg_pool1d_2d", "avg_pool2d_ext",
             "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_ext",
-            "adaptive_avg_pool2d_backward", "avg_pool3d", "adaptive_avg_pool3d")
+            "adaptive_avg_pool2d_backward", "avg_pool3d", "adaptive_avg_pool3d",
+            "adaptive_max_pool2d", "adaptive_max_pool3d", "max_pool2d", "max_pool3d_with_indices",
+            "upsample_bicubic2d", "upsample_bilinear2d", "upsample_linear1d",
+            "upsample_trilinear3d", "upsample_nearest1d", "upsample_nearest2d",
+            "upsample_nearest3d", "upsample_nearest-exact1d", "upsample_nearest-exact2d",
+            "upsample_nearest-exact3d",
+            # special functions (scipy's take no bfloat16) and formulas with constants
+            "digamma", "lgamma", "erf", "erfc", "erfinv", "i0", "special_i0e", "special_i1",
+            "special_i1e", "special_ndtri", "special_log_ndtr", "special_erfcx", "mvlgamma",
+            "polygamma", "igamma", "igammac", "ldexp", "logit", "logcumsumexp", "cumsum",
+            "norm", "norm_dim", "linalg_vector_norm", "renorm", "glu", "hardshrink",
+            "softshrink", "celu", "selu", "elu", "elu_backward", "mish", "hardswish",
+            "hardsigmoid", "leaky_relu", "leaky_relu_backward", "prelu", "native_group_norm",
+            "batch_norm", "native_batch_norm_legit", "native_batch_norm_legit_no_stats",
+            "embedding_bag", "nan_to_num", "cond_nan_to_num")
 
 
 def _in_float32(forward):

@@ -46,12 +46,7 @@ class finfo:  # noqa: N801 - torch's name
         if not isinstance(d, dtypes.dtype) or not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
-        if d is dtypes.bfloat16:  # (numpy's finfo knows no bfloat16; ml_dtypes' does)
-            import ml_dtypes
-
-            info = ml_dtypes.finfo(d.np)
-        else:
-            info = np.finfo(d.np)
+        info = np.finfo(d.np)  # (bfloat16: ml_dtypes' answer, see dtypes._load_bfloat16)
         self.bits = int(info.bits)
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
@@ -119,7 +114,7 @@ def bincount(input, weights=None, minlength=0):
     balance idiom); weighted sums with `weights` (float32 stays float32, others give
     float64, as PyTorch's kernel accumulates)."""
     data = input._data
-    if data.dtype.kind == "f":
+    if data.dtype.kind in "fV":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_kernel_word(input)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
@@ -153,7 +148,7 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's parameter name
     (x - min) * bins / (max - min) in the input's dtype, truncated; the right edge falls in
     the last bin; values outside are dropped. No gradient flows (PyTorch defines none)."""
     data = input._data
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"histogram_cpu\" not implemented for '{_kernel_word(input)}'")
     if bins <= 0:
@@ -191,7 +186,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     from .linalg_ext import _rtype
 
     data = input._data
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"histogramdd\" not implemented for '{_kernel_word(input)}'")
     kind = data.dtype.type
@@ -270,7 +265,7 @@ def poisson(input, generator=None):
     from ..random import generator_of
 
     data = input._data
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_kernel_word(input)}'")
     rates = np.ascontiguousarray(data, dtype=np.float64).reshape(-1)
     if rates.size and not (rates >= 0).all():
