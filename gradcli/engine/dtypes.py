@@ -90,6 +90,20 @@ def is_floating(np_dtype) -> bool:
     return np_dtype.kind in "fV"
 
 
+#: called once bfloat16 is loaded (ops/bfloat16.py installs its float32 kernels so: a
+#: process that never makes a bfloat16 tensor runs every op without them)
+_ON_LOAD: list = []
+_LOADED: list = []  # [True] once loaded
+
+
+def on_bfloat16_load(fn) -> None:
+    """Call fn when torch.bfloat16's numpy type is first needed (now if it was)."""
+    if _LOADED:
+        fn()
+    else:
+        _ON_LOAD.append(fn)
+
+
 def _load_bfloat16() -> np.dtype:
     """Import ml_dtypes (once) and make its bfloat16 torch.bfloat16's numpy type."""
     import ml_dtypes
@@ -104,6 +118,10 @@ def _load_bfloat16() -> np.dtype:
         info = ml_dtypes.finfo(npdt)
         cache.setdefault(npdt, info)
         cache.setdefault(ml_dtypes.bfloat16, info)
+    _LOADED.append(True)
+    for fn in _ON_LOAD:
+        fn()
+    _ON_LOAD.clear()
     return npdt
 
 

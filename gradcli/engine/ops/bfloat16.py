@@ -78,13 +78,10 @@ def _in_float32(forward):
     widened.__name__ = getattr(forward, "__name__", "forward")
     widened.__doc__ = forward.__doc__
     widened.__wrapped__ = forward
+    widened.bf16_widened = True
     return widened
 
 
-for _name in _WIDENED:
-    _op = OPS.get(_name)
-    if _op is not None and not hasattr(_op.forward, "__wrapped__"):
-        _op.forward = _in_float32(_op.forward)
 
 
 def _log_softmax(forward):
@@ -101,11 +98,10 @@ def _log_softmax(forward):
             return (x - top - log_sum.astype(a.dtype).astype(np.float32)).astype(a.dtype)
 
     widened.__wrapped__ = forward
+    widened.bf16_widened = True
     return widened
 
 
-if not hasattr(OPS["log_softmax"].forward, "__wrapped__"):
-    OPS["log_softmax"].forward = _log_softmax(OPS["log_softmax"].forward)
 
 
 def _mse_backward(forward):
@@ -119,11 +115,10 @@ def _mse_backward(forward):
         return np.asarray(x.dtype.type(norm) * (x - t) * g).astype(x.dtype)
 
     widened.__wrapped__ = forward
+    widened.bf16_widened = True
     return widened
 
 
-if not hasattr(OPS["mse_loss_backward"].forward, "__wrapped__"):
-    OPS["mse_loss_backward"].forward = _mse_backward(OPS["mse_loss_backward"].forward)
 
 
 def _twin(op):
@@ -141,8 +136,6 @@ def _twin(op):
     return twin
 
 
-for _op in (E.ADD, E.SUB, E.MUL, E.DIV):
-    E.BF16_SCALAR_TWINS[_op] = _twin(_op)
 
 
 #: below this many elements PyTorch's CPU loop never reaches its vector code on any CPU
@@ -169,12 +162,10 @@ def _with_alpha(forward, sign: float):
         return add_scaled(a, b, sign * alpha)
 
     widened.__wrapped__ = forward
+    widened.bf16_widened = True
     return widened
 
 
-for _name, _sign in (("add_alpha", 1.0), ("sub_alpha", -1.0)):
-    if not hasattr(OPS[_name].forward, "__wrapped__"):
-        OPS[_name].forward = _with_alpha(OPS[_name].forward, _sign)
 
 
 def _addbmm(forward):
@@ -195,8 +186,30 @@ def _addbmm(forward):
         return out.astype(b1.dtype)
 
     widened.__wrapped__ = forward
+    widened.bf16_widened = True
     return widened
 
 
-if not hasattr(OPS["addbmm"].forward, "__wrapped__"):
-    OPS["addbmm"].forward = _addbmm(OPS["addbmm"].forward)
+def _install_kernels() -> None:
+    """Wrap the forwards above, once, when bfloat16 is first used (dtypes calls this as it
+    loads ml_dtypes): a process that never makes a bfloat16 tensor runs every op as it was,
+    without the wrappers' one attribute test a call."""
+    wrappers = [(name, _in_float32) for name in _WIDENED]
+    wrappers += [("log_softmax", _log_softmax), ("mse_loss_backward", _mse_backward),
+                 ("add_alpha", lambda f: _with_alpha(f, 1.0)),
+                 ("sub_alpha", lambda f: _with_alpha(f, -1.0)), ("addbmm", _addbmm)]
+    from ..fpstate import quiet_forwards
+
+    wrapped = []
+    for name, wrap in wrappers:
+        op = OPS.get(name)
+        if op is not None and not getattr(op.forward, "bf16_widened", False):
+            op.forward = wrap(op.forward)
+            wrapped.append(op)
+    for op in (E.ADD, E.SUB, E.MUL, E.DIV):
+        twin = E.BF16_SCALAR_TWINS[op] = _twin(op)
+        wrapped.append(twin)
+    quiet_forwards(wrapped)  # (the wrappers' own numpy calls quiet too, as every forward's)
+
+
+dtypes.on_bfloat16_load(_install_kernels)
