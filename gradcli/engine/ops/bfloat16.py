@@ -59,7 +59,10 @@ _WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
             "softshrink", "celu", "selu", "elu", "elu_backward", "mish", "hardswish",
             "hardsigmoid", "leaky_relu", "leaky_relu_backward", "prelu", "native_group_norm",
             "batch_norm", "native_batch_norm_legit", "native_batch_norm_legit_no_stats",
-            "embedding_bag", "nan_to_num", "cond_nan_to_num")
+            "embedding_bag", "nan_to_num", "cond_nan_to_num",
+            # statistics: accumulated in float32 as PyTorch's reductions for bfloat16
+            "var", "std", "var_mean", "std_mean", "logsumexp", "cumprod", "prod", "prod_dim",
+            "dist", "cdist", "pdist")
 
 
 def _in_float32(forward):
