@@ -344,3 +344,15 @@ def test_overflow_is_quiet_as_in_pytorch():
                     "alpha=1e38)"):
             theirs, ours = _both(src)
             assert str(ours) == str(theirs)
+
+
+def test_module_bfloat16_as_pytorch():
+    for lib in (torch, G):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.ReLU()).bfloat16()
+        assert model[0].weight.dtype is lib.bfloat16 and model[0].weight.requires_grad
+    G.manual_seed(0)
+    torch.manual_seed(0)
+    ours = G.nn.Linear(3, 2).bfloat16()
+    theirs = torch.nn.Linear(3, 2).bfloat16()
+    assert str(ours.weight) == str(theirs.weight)
