@@ -2,6 +2,7 @@
 
     python tests/opinfo_sweep.py            # every op of op_db gradcli has (~10 min)
     python tests/opinfo_sweep.py abs flip   # only these
+    python tests/opinfo_sweep.py --dtypes bfloat16 [ops]   # the bfloat16 rows only
 
 For each op of torch.testing._internal.common_methods_invocations.op_db whose name
 gradcli has, up to 12 sample inputs per dtype (float64, float32, int64, bool) run in
@@ -23,13 +24,30 @@ import gradcli.torch as gt
 
 warnings.simplefilter("ignore")
 DTYPES = [torch.float64, torch.float32, torch.int64, torch.bool]
-only = set(sys.argv[1:])
+args = sys.argv[1:]
+if "--dtypes" in args:  # e.g. --dtypes bfloat16,float32
+    at = args.index("--dtypes")
+    DTYPES = [getattr(torch, n) for n in args[at + 1].split(",")]
+    del args[at:at + 2]
+only = set(args)
+# torch.testing's tolerances by dtype (rtol, atol)
+TOLERANCES = {"float64": (1e-7, 1e-7), "float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-5),
+              "bfloat16": (1.6e-2, 1e-5)}
+
+
+def _numpy(t):
+    """A tensor's values as numpy (bfloat16, which numpy lacks, widened to float32)."""
+    t = t.detach()
+    if repr(t.dtype) == "torch.bfloat16":
+        t = t.float()
+    return t.numpy()
+
 
 def conv(x):
     if isinstance(x, torch.Tensor):
         if x.is_complex() or x.layout != torch.strided:
             raise NotImplementedError
-        t = gt.tensor(x.detach().numpy().copy()) if x.dim() else gt.tensor(x.item(), dtype=getattr(gt, str(x.dtype).split('.')[1]))
+        t = gt.tensor(_numpy(x).copy()) if x.dim() else gt.tensor(x.item(), dtype=getattr(gt, str(x.dtype).split('.')[1]))
         if t.dtype.__repr__() != repr(x.dtype):
             t = t.to(getattr(gt, str(x.dtype).split('.')[1]))
         return t
@@ -45,7 +63,7 @@ def conv(x):
 
 def summary(r):
     if isinstance(r, torch.Tensor) or type(r).__name__ == "Tensor":
-        return ("T", repr(r.dtype).replace("torch.", ""), tuple(r.shape), r.detach().numpy() if hasattr(r, "detach") else None)
+        return ("T", repr(r.dtype).replace("torch.", ""), tuple(r.shape), _numpy(r) if hasattr(r, "detach") else None)
     if isinstance(r, (tuple, list)):
         return tuple(summary(i) for i in r)
     if isinstance(r, (bool, int, float)):
@@ -60,7 +78,7 @@ def same(a, b):
             return f"shape {a[2]} vs {b[2]}"
         x, y = a[3], b[3]
         if x.dtype.kind == "f":
-            tol = (1e-7, 1e-7) if x.dtype == np.float64 else (1.3e-6, 1e-5)
+            tol = TOLERANCES.get(a[1], (1.3e-6, 1e-5))
             if not np.allclose(x, y, rtol=tol[0], atol=tol[1], equal_nan=True):
                 return f"values differ (max {np.nanmax(np.abs(x.astype(float)-y.astype(float))) if x.size else 0})"
         elif not np.array_equal(x, y):

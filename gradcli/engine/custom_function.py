@@ -297,7 +297,7 @@ def _wrap_outputs(ctx, args: tuple, output, is_executable: bool):
         is_input = id(o) in input_ids
         is_modified = id(o) in dirty
         differentiable = (is_executable and id(o) not in non_diff
-                          and o._data.dtype.kind in "fc")
+                          and o._data.dtype.kind in "fcV")
         new = o
         if not differentiable:
             non_diff_outputs.append(i)

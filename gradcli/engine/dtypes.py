@@ -33,6 +33,13 @@ class dtype:  # noqa: N801 - named as torch names it
     def __reduce__(self):
         return (_by_name, (self.name,))
 
+    def __getattr__(self, name: str):
+        # reached only for an unset slot: torch.bfloat16's numpy type, which needs ml_dtypes,
+        # imported on the first use so that start-up does not pay for it
+        if name == "np" and self.name == "bfloat16":
+            return _load_bfloat16()
+        raise AttributeError(f"'torch.dtype' object has no attribute '{name}'")
+
     def to_real(self):
         return self
 
@@ -60,17 +67,69 @@ int8 = dtype("int8", np.int8, 1, "CharTensor")
 int16 = dtype("int16", np.int16, 1, "ShortTensor")
 float16 = dtype("float16", np.float16, 2, "HalfTensor")
 
-ALL = (bool_, int32, int64, float32, float64, uint8, int8, int16, float16)
+# torch.bfloat16 (mixed-precision training, autocast): numpy has no such type; ml_dtypes'
+# bfloat16 (numpy kind "V", 2 bytes) holds it. Its numpy type is filled in on first use
+# (dtype.__getattr__ above), so the slot stays unset until then.
+bfloat16 = dtype.__new__(dtype)
+bfloat16.name, bfloat16._category, bfloat16._legacy = "bfloat16", 2, "BFloat16Tensor"
+bfloat16.is_floating_point, bfloat16.is_signed, bfloat16.itemsize = True, True, 2
+
+_EAGER = (bool_, int32, int64, float32, float64, uint8, int8, int16, float16)
+ALL = (*_EAGER, bfloat16)
 BY_NAME = {d.name: d for d in ALL}
-FROM_NP = {d.np: d for d in ALL}
-# numpy types of other widths map onto the nearest torch dtype we support
-for _np_t, _d in ((np.uint16, int64), (np.uint32, int64), (np.uint64, int64)):
-    FROM_NP.setdefault(np.dtype(_np_t), _d)
+FROM_NP = {d.np: d for d in _EAGER}
+
+#: the numpy kinds of floating tensors: "f", and "V" for ml_dtypes' bfloat16 (no other
+#: numpy void type ever holds a tensor's data)
+FLOATING_KINDS = "fV"
+
+
+def is_floating(np_dtype) -> bool:
+    """Whether a numpy dtype holds a floating tensor (float16/32/64 or bfloat16): where the
+    engine asked `kind == "f"`, bfloat16's kind "V" answers too."""
+    return np_dtype.kind in "fV"
+
+
+#: called once bfloat16 is loaded (ops/bfloat16.py installs its float32 kernels so: a
+#: process that never makes a bfloat16 tensor runs every op without them)
+_ON_LOAD: list = []
+_LOADED: list = []  # [True] once loaded
+
+
+def on_bfloat16_load(fn) -> None:
+    """Call fn when torch.bfloat16's numpy type is first needed (now if it was)."""
+    if _LOADED:
+        fn()
+    else:
+        _ON_LOAD.append(fn)
+
+
+def _load_bfloat16() -> np.dtype:
+    """Import ml_dtypes (once) and make its bfloat16 torch.bfloat16's numpy type."""
+    import ml_dtypes
+
+    npdt = np.dtype(ml_dtypes.bfloat16)
+    bfloat16.np = npdt
+    FROM_NP[npdt] = bfloat16
+    # numpy's finfo refuses a type it does not know as inexact; its cache, which it reads
+    # first, takes ml_dtypes' answer, so the engine's np.finfo(dtype) calls work unchanged
+    cache = getattr(np.finfo, "_finfo_cache", None)
+    if isinstance(cache, dict):
+        info = ml_dtypes.finfo(npdt)
+        cache.setdefault(npdt, info)
+        cache.setdefault(ml_dtypes.bfloat16, info)
+    _LOADED.append(True)
+    for fn in _ON_LOAD:
+        fn()
+    _ON_LOAD.clear()
+    return npdt
+
 
 ALIASES = {
     "float32": float32, "float": float32, "float64": float64, "double": float64,
     "int64": int64, "long": int64, "int32": int32, "int": int32, "bool": bool_, "uint8": uint8,
     "int8": int8, "int16": int16, "short": int16, "float16": float16, "half": float16,
+    "bfloat16": bfloat16,
 }
 
 _default_float = [float32]
@@ -96,6 +155,9 @@ def promote(a: dtype, b: dtype) -> dtype:
         return a
     if a._category == 2 or b._category == 2:
         if a._category == 2 and b._category == 2:
+            if a is bfloat16 or b is bfloat16:  # (numpy knows no common type with float16)
+                other = b if a is bfloat16 else a
+                return float32 if other is float16 else other
             return FROM_NP[np.promote_types(a.np, b.np)]
         return a if a._category == 2 else b
     if a._category == 0:

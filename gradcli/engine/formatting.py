@@ -116,6 +116,7 @@ _DTYPE_NAMES: dict[tuple[str, int], str] = {
     ("i", 4): "torch.int32",
     ("i", 8): "torch.int64",
     ("f", 2): "torch.float16",
+    ("V", 2): "torch.bfloat16",  # (ml_dtypes' bfloat16)
     ("f", 4): "torch.float32",
     ("f", 8): "torch.float64",
 }
@@ -327,8 +328,10 @@ def tensor_repr(
         if key not in _IMPLIED_DTYPES and key != _default_float_key():
             suffixes.append(f"dtype={name}")
         summarize = data.size > options.threshold
+        if key[0] == "V":  # bfloat16: PyTorch prints its values widened (exactly) to float
+            data = data.astype(np.float32)
         shown = _shown_elements(data, options.edgeitems) if summarize else data
-        formatter = _ElementFormatter(shown.ravel().tolist(), key[0] == "f", options)
+        formatter = _ElementFormatter(shown.ravel().tolist(), key[0] in "fV", options)
         body = _format_block(data, indent, summarize, formatter, options)
 
     if grad_fn_name is not None:

@@ -270,9 +270,9 @@ def make_dual(tensor, tangent, *, level=None) -> Tensor:
     level = _check_level(level)
     if level < 0:
         raise RuntimeError(NO_LEVEL)
-    if tensor._data.dtype.kind not in "fc":
+    if tensor._data.dtype.kind not in "fcV":
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
-    if tangent._data.dtype.kind not in "fc":
+    if tangent._data.dtype.kind not in "fcV":
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     if level != _LEVEL[0]:
         raise RuntimeError(BAD_LEVEL if _LEVEL[0] < 0 else "Invalid level given to _make_dual")
@@ -360,7 +360,7 @@ def _on_op(op, inputs, meta, res) -> None:
                 if tangents is None:
                     tangents = [None] * len(inputs)
                 tangents[i] = t
-    if tangents is None or res._data.dtype.kind not in "fc":
+    if tangents is None or res._data.dtype.kind not in "fcV":
         return
     if op.name in _NO_FORWARD:
         raise NotImplementedError(
@@ -375,7 +375,7 @@ def _on_op(op, inputs, meta, res) -> None:
         if op.name in _IDENTITY_TANGENT and tangents[0] is not None and \
                 tangents[0]._data.dtype == res._data.dtype:
             tangent = tangents[0]  # (the input's tangent object itself, as PyTorch's)
-        elif op.name == "angle" and inputs[0]._data.dtype.kind == "f":
+        elif op.name == "angle" and inputs[0]._data.dtype.kind in "fV":
             tangent = make(np.zeros_like(res._data))  # (a real number's angle is constant)
         elif is_view_forward(op.forward) and tangents[0] is not None:
             tangent = view_op(op, tangents[0], meta)
@@ -926,7 +926,7 @@ def _slogdet_jvp(inputs, meta, outs, tangents):
     """slogdet: the sign's tangent is zero (no graph), logabsdet's the trace of A^-1 A_t:
     solve(A, A_t)'s diagonal summed (SumBackward1 on top), for real A."""
     a, a_t = inputs[0], tangents[0]
-    if a._data.dtype.kind != "f":
+    if a._data.dtype.kind not in "fV":
         return NotImplemented
     solve = _registry.PUBLIC["torch.linalg.solve"]
     # (A's values: PyTorch solves with its LU factors, an output without derivative)
@@ -1062,7 +1062,7 @@ def _linear_jvp(op, inputs, meta, out, tangents: list):
     for x, t in zip(inputs, tangents, strict=True):
         if t is not None:
             args.append(t)
-        elif isinstance(x, Tensor) and x._data.dtype.kind in "fc":
+        elif isinstance(x, Tensor) and x._data.dtype.kind in "fcV":
             args.append(make(np.zeros_like(x._data)))
         elif op.name in _ADDITIVE and isinstance(x, (int, float)) and not isinstance(x, bool):
             args.append(0)  # (a - 0.3: the number's tangent is zero)
@@ -1097,7 +1097,7 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
     paused.__enter__()
     try:
         arrays = out if multi else [out]
-        us = [make(np.zeros_like(a), True, None) if a.dtype.kind in "fc" else None
+        us = [make(np.zeros_like(a), True, None) if a.dtype.kind in "fcV" else None
               for a in arrays]
         grads = op.backward(node, us if multi else us[0])
         if input_meta is not None:
@@ -1178,7 +1178,7 @@ class _MultiHook:
         """split/chunk/unbind: each piece's tangent is the same view of x's tangent (made by
         the op itself when the tangent has a graph: SplitBackward0 on each piece)."""
         t = tangent_of(x)
-        if t is None or x._data.dtype.kind not in "fc":
+        if t is None or x._data.dtype.kind not in "fcV":
             return
         if op is not None and t._requires_grad and GRAD_MODE.enabled:
             from .ops.shape import _run_pieces
@@ -1497,7 +1497,7 @@ class _CustomHook:
         with _suspended:
             given = tuple(  # (an input of a dtype without gradients gets None)
                 (t if t is not None else _zeros_like(a))
-                if isinstance(a, Tensor) and a._data.dtype.kind in "fc" else None
+                if isinstance(a, Tensor) and a._data.dtype.kind in "fcV" else None
                 for a, t in zip(args, tangents, strict=True))
         held = [(t, t._vc[0]) if isinstance(t, Tensor) else None for t in tangents]
         saved = d.get("_saved", None), d.get("_to_save", None)
@@ -1519,7 +1519,7 @@ class _CustomHook:
                                f"(expected {len(outs)} but got {len(results)})")
         non_diff = {id(t) for t in d.get("_non_differentiable", ())}
         for i, (o, t) in enumerate(zip(outs, results, strict=True)):
-            if not isinstance(o, Tensor) or id(o) in non_diff or o._data.dtype.kind not in "fc":
+            if not isinstance(o, Tensor) or id(o) in non_diff or o._data.dtype.kind not in "fcV":
                 if t is not None:
                     raise RuntimeError(
                         f"Function's jvp returned a gradient at position {i}, but  the "

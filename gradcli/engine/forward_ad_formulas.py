@@ -409,7 +409,7 @@ def _linalg_pinv(inputs, meta, res, tangents):
     two terms of PyTorch's pinv_jvp added (AddBackward0 on top); the products grouped to
     keep the matrices the smaller of m x m and n x n."""
     a, da = inputs[0], tangents[0]
-    if a._data.dtype.kind != "f" or meta[2]:  # (hermitian=True: left to the generic rule)
+    if a._data.dtype.kind not in "fV" or meta[2]:  # (hermitian=True: left to the generic rule)
         return NotImplemented
     p = _plain(res)
     m, n = a._data.shape[-2], a._data.shape[-1]

@@ -90,7 +90,7 @@ def numerical_jacobians(func, inputs, outputs, eps, target=None) -> list:
     result = []
     for inp in _diff_inputs(inputs if target is None else target):
         data = inp._data
-        float_outs = [o for o in outputs if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
+        float_outs = [o for o in outputs if isinstance(o, Tensor) and o._data.dtype.kind in "fV"]
         jac = [np.zeros((data.size, o._data.size), dtype=o._data.dtype) for o in float_outs]
         for k, idx in enumerate(np.ndindex(data.shape)):
             orig = data[idx].copy()
@@ -104,7 +104,7 @@ def numerical_jacobians(func, inputs, outputs, eps, target=None) -> list:
                 if not isinstance(a, Tensor):
                     continue
                 _same_kind(a, b, eps, idx)
-                if a._data.dtype.kind != "f":
+                if a._data.dtype.kind not in "fV":
                     continue
                 if col < len(jac):
                     diff = (b._data - a._data) / (2 * eps)
@@ -185,7 +185,7 @@ def _slow_check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dty
                     raise GradcheckError("Numerical gradient for function expected to be zero")
         return True
     numerical = numerical_jacobians(func, inputs, func_out, eps)
-    float_outs = [o for o in func_out if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
+    float_outs = [o for o in func_out if isinstance(o, Tensor) and o._data.dtype.kind in "fV"]
     per_output = [[numerical[j][k] for j in range(len(numerical))]
                   for k, o in enumerate(float_outs) if o.requires_grad]
     diff_inputs = _diff_inputs(inputs)
@@ -345,7 +345,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
         outs = _differentiable(func(*inputs))
         grad_outputs = tuple(  # uniform in [-1, 1) from the program's generator
-            make(np.asarray(rand(o._data.shape, dtype=o.dtype if o._data.dtype.kind == "f"
+            make(np.asarray(rand(o._data.shape, dtype=o.dtype if o._data.dtype.kind in "fV"
                                  else dtypes.float64)._data * 2 - 1)).requires_grad_(True)
             for o in outs)
     else:
@@ -415,7 +415,7 @@ def forward_jacobians(func, inputs, outputs) -> list:
     tangent is 1 and every other is 0."""
     from . import forward_ad  # (loaded when forward AD is first used, not with gradcheck)
 
-    float_outs = [o for o in outputs if isinstance(o, Tensor) and o._data.dtype.kind in "fc"]
+    float_outs = [o for o in outputs if isinstance(o, Tensor) and o._data.dtype.kind in "fcV"]
     with forward_ad.dual_level():
         tangents, duals = [], []
         for inp in inputs:
@@ -431,7 +431,7 @@ def forward_jacobians(func, inputs, outputs) -> list:
             for k in range(flat.size):
                 flat[k] = 1
                 outs = [o for o in _as_tuple(func(*duals))
-                        if isinstance(o, Tensor) and o._data.dtype.kind in "fc"]
+                        if isinstance(o, Tensor) and o._data.dtype.kind in "fcV"]
                 for col, o in enumerate(outs[:len(jac)]):
                     tangent = forward_ad.tangent_of(o)
                     if tangent is not None:
@@ -450,7 +450,7 @@ def check_forward_jacobian(func, func_out, inputs, outputs, eps, rtol, atol) -> 
         _slow_check(func, func_out, inputs, outputs, eps, rtol, atol, False, 0.0)
         return
     numerical = numerical_jacobians(func, inputs, func_out, eps)
-    float_outs = [o for o in func_out if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
+    float_outs = [o for o in func_out if isinstance(o, Tensor) and o._data.dtype.kind in "fV"]
     kept = [k for k, o in enumerate(float_outs) if o.requires_grad]
     analytical = forward_jacobians(func, inputs, func_out)
     for i, k in enumerate(kept):

@@ -207,7 +207,7 @@ def split_elementwise(kernel):
 
     def forward(a):
         if (type(a) is not _ndarray or a.size < MIN_ELEMENTS or not a.flags.c_contiguous
-                or not (is_ufunc or a.dtype.kind == "f")):
+                or not (is_ufunc or a.dtype.kind in "fV")):
             return kernel(a)
         if POOL.threads < 2 or POOL.cores < 2 or perf_counter() < _blas_spin_until[0]:
             if is_ufunc:
@@ -319,7 +319,7 @@ def _splittable(a: np.ndarray, b: np.ndarray) -> bool:
     """A float matrix @ matrix or vector, or a batch @ a batch as long: a's first axis can
     be cut. Not x @ x.t() (b is a.T itself): numpy hands that to BLAS's syrk, which
     computes half of the result and mirrors it; pieces of it would do the whole work."""
-    if a.dtype.kind != "f" or b.dtype.kind != "f" or not 2 <= a.ndim <= 3 or b.ndim > a.ndim:
+    if a.dtype.kind not in "fV" or b.dtype.kind not in "fV" or not 2 <= a.ndim <= 3 or b.ndim > a.ndim:
         return False
     if b.ndim == 3:
         return b.shape[0] == a.shape[0]
@@ -331,6 +331,10 @@ def blas_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul(a, b) (numpy's BLAS for floats), with a large product of a matrix or a batch
     cut along a's first axis over the threads here (see the top)."""
     work = a.size * (b.shape[-1] if b.ndim > 1 else 1)
+    if a.dtype.kind == "V":  # bfloat16: ml_dtypes sums in float32 (and returns float32);
+        out = np.matmul(a, b).astype(a.dtype)  # PyTorch's CPU gemm rounds once at the end too
+        blas_called(work)
+        return out
     if work < SPLIT_PRODUCT_WORK or not _splittable(a, b) or not BLAS_THREADS.usable:
         out = np.matmul(a, b)
         blas_called(work)

@@ -38,19 +38,20 @@ def _draw_into(self: Tensor, name: str, values: np.ndarray) -> Tensor:
     buf = np.empty_like(arr)  # same order of dims as self: its memory order is self's
     S.fill_in_order(buf, values.astype(arr.dtype, copy=False))
     op = _NODES.get(name)
-    if op is None or not arr.dtype.kind == "f":
+    if op is None or arr.dtype.kind not in "fV":
         return self._apply_inplace(lambda old: make(buf))
     return self._apply_inplace(lambda old: run_op(op, (old,), (buf,)))
 
 
 def _float_only(self: Tensor, kernel: str) -> None:
-    if self._data.dtype.kind != "f":
+    if self._data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(self)}'")
 
 
 def _scalar_name(t: Tensor) -> str:
     return {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte",
-            "float32": "Float", "float64": "Double"}[t.dtype.name]
+            "float32": "Float", "float64": "Double", "float16": "Half",
+            "bfloat16": "BFloat16"}[t.dtype.name]
 
 
 def _num(x) -> float:
@@ -111,8 +112,8 @@ def random_(self, *args, generator=None, **kwargs):
 
 def _dtype_top(npdt) -> int:
     npdt = np.dtype(npdt)
-    if npdt.kind == "f":
-        return 1 << (np.finfo(npdt).nmant + 1)
+    if npdt.kind in "fV":
+        return 1 << ((7 if npdt.kind == "V" else np.finfo(npdt).nmant) + 1)
     if npdt.kind == "b":
         return 1
     return int(np.iinfo(npdt).max)
@@ -142,7 +143,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         return bernoulli_(make(np.empty(input._data.shape, input._data.dtype)), p,
                           generator=generator)
     arr = input._data
-    if arr.dtype.kind == "f" and arr.size and not ((arr >= 0) & (arr <= 1)).all():
+    if arr.dtype.kind in "fV" and arr.size and not ((arr >= 0) & (arr <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
                            "message be improved?  If so, please report an enhancement request to PyTorch.)")
     gen = generator_of(generator)
@@ -255,7 +256,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, **
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     arr = input._data
-    if arr.dtype.kind != "f":
+    if arr.dtype.kind not in "fV":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_scalar_name(input)}")
     if arr.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")

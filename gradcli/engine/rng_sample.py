@@ -93,9 +93,18 @@ def uniform(gen, n: int, npdt, low: float = 0.0, high: float = 1.0) -> np.ndarra
         return fma64(u, np.float64(high) - np.float64(low), np.float64(low))
     u = uniform01_f32(gen, n)
     if low == 0.0 and high == 1.0:
-        return u if npdt == _F32 else u.astype(npdt)
+        return u if npdt == _F32 else _below_high(u.astype(npdt), 0.0, 1.0)
     lo32, hi32 = np.float32(low), np.float32(high)
-    return fma32(u, hi32 - lo32, lo32).astype(npdt, copy=False)
+    if npdt == _F32:
+        return fma32(u, hi32 - lo32, lo32)
+    return _below_high(fma32(u, hi32 - lo32, lo32).astype(npdt), low, high)
+
+
+def _below_high(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """A float16/bfloat16 draw that rounded up to `high` is `low`, as PyTorch's kernel
+    keeps the range [low, high)."""
+    values[values == values.dtype.type(high)] = values.dtype.type(low)
+    return values
 
 
 def fma64(a: np.ndarray, b, c) -> np.ndarray:
@@ -175,6 +184,14 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
             tail = uniform01_f32(gen, 16) if n % 16 else None
             normal_fill_f32(data, tail, mean, std)
             return data
+        if npdt.itemsize == 2:
+            # float16, bfloat16: PyTorch fills whole blocks of 16 in float32 (uniforms for a
+            # multiple of 16), the last block ending the tensor, and casts
+            whole = -(-n // 16) * 16
+            data = normal(gen, whole, _F32, True, mean, std)
+            if whole != n:
+                data = np.concatenate((data[:n - 16], data[whole - 16:]))
+            return data.astype(npdt)
         data = uniform01_f64(gen, n)
         tail = uniform01_f64(gen, 16) if n % 16 else None
         _normal_fill_f64(data, mean, std)
@@ -341,8 +358,8 @@ def random_default(gen, n: int, npdt) -> np.ndarray:
         raw = gen.random64(n)
     else:
         raw = gen.random32(n)
-    if npdt.kind == "f":
-        mod = (1 << (np.finfo(npdt).nmant + 1)) + 1
+    if npdt.kind in "fV":
+        mod = (1 << ((7 if npdt.kind == "V" else np.finfo(npdt).nmant) + 1)) + 1
     else:
         mod = int(np.iinfo(npdt).max) + 1
     return (raw % np.uint64(mod)).astype(npdt)

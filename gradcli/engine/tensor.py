@@ -128,7 +128,7 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self.requires_grad and value._data.dtype.kind not in "fc":
+        if self.requires_grad and value._data.dtype.kind not in "fcV":
             raise RuntimeError(
                 "data set to a tensor that requires gradients must be floating point or complex "
                 "dtype")
@@ -156,7 +156,7 @@ class Tensor:
             if flag:
                 raise RuntimeError("you can only change requires_grad flags of leaf variables.")
             raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
-        if flag and self._data.dtype.kind != "f":
+        if flag and self._data.dtype.kind not in "fV":
             raise RuntimeError(ONLY_FLOAT_GRAD_SETTER)
         if flag and self._vc.__class__ is _inference.InferenceVersion and not GRAD_MODE.inference:
             raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
@@ -173,7 +173,7 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
             return self
-        if requires_grad and not self._data.dtype.kind == "f":
+        if requires_grad and self._data.dtype.kind not in "fV":
             raise RuntimeError(ONLY_FLOAT_GRAD)
         if requires_grad and self._vc.__class__ is _inference.InferenceVersion \
                 and not GRAD_MODE.inference:
@@ -304,7 +304,7 @@ class Tensor:
 
     @property
     def is_floating_point_(self):  # pragma: no cover - not part of the API
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     def size(self, dim=None):
         if dim is None:
@@ -331,7 +331,7 @@ class Tensor:
         return self._data.itemsize
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     # (is_contiguous(memory_format=): ops/memory_formats.py)
 
@@ -742,11 +742,12 @@ def _broadcastable(a, b) -> bool:
 
 def _c_name(d: dtypes.dtype) -> str:
     return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "bool": "bool"}[d.name]
+            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}[d.name]
 
 
 def _type_word(d: dtypes.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}[d.name]
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
+            "float16": "Half", "bfloat16": "BFloat16"}[d.name]
 
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:

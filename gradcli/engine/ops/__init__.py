@@ -59,6 +59,8 @@ from . import storage  # noqa: F401  (storage(), data_ptr, resize_as_, unsafe_sp
 from . import aten_ops  # noqa: F401  (torch.ops.aten over the ops above)  # isort: skip
 from . import tut_ops  # noqa: F401  (torch.float16/int8/int16 and their casts)  # isort: skip
 from . import lp_pool3d  # noqa: F401  (nn.functional.lp_pool3d, LPPool3d's)  # isort: skip
+from . import bfloat16  # noqa: F401  (torch.bfloat16: its name, cast and float32 kernels)  # isort: skip
+from . import amp  # noqa: F401  (torch.autocast on CPU: the op lists, swapped in on entry)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 

@@ -187,7 +187,7 @@ def _float_input(input, name: str) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         from ..tensor import _type_word
 
         kernel = {"gelu": "GeluKernelImpl", "silu": "silu", "elu": "elu",

@@ -39,7 +39,7 @@ def _scalar_overload(op: str, fn):
     def call(self, other, alpha=1):
         from ..tensor import Tensor
 
-        if isinstance(self, Tensor) and self._data.dtype.kind == "f" and isinstance(
+        if isinstance(self, Tensor) and self._data.dtype.kind in "fV" and isinstance(
                 other, numbers.Real) and not isinstance(other, bool):
             if alpha != 1:
                 other = other * alpha

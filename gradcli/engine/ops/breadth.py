@@ -58,11 +58,11 @@ def _index_reduce_fwd(x, src, index, dim, reduce, include_self):
         np.multiply.at(out, index, s)
     elif reduce == "amax":
         if not include_self:  # (the lowest value of the dtype: -inf for floats)
-            out[touched] = -np.inf if out.dtype.kind == "f" else _extreme(out.dtype, "min")
+            out[touched] = -np.inf if out.dtype.kind in "fV" else _extreme(out.dtype, "min")
         np.maximum.at(out, index, s)
     elif reduce == "amin":
         if not include_self:
-            out[touched] = np.inf if out.dtype.kind == "f" else _extreme(out.dtype, "max")
+            out[touched] = np.inf if out.dtype.kind in "fV" else _extreme(out.dtype, "max")
         np.minimum.at(out, index, s)
     else:  # mean: the sum over self (if included) and the sources, over their count
         count = np.zeros(out.shape[:1], np.int64)
@@ -73,7 +73,7 @@ def _index_reduce_fwd(x, src, index, dim, reduce, include_self):
             out[touched] = 0
         np.add.at(out, index, s)
         count = np.maximum(count, 1).reshape((-1,) + (1,) * (out.ndim - 1))
-        if out.dtype.kind == "f":
+        if out.dtype.kind in "fV":
             out = out / count
         else:
             out = out // count
@@ -246,7 +246,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
         if a.ndim > 1:
             raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but "
                                f"got aweights with {a.ndim} dimensions")
-        if a.dtype.kind != "f":
+        if a.dtype.kind not in "fV":
             raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
                                f"aweights with {_type_word(aweights.dtype)} dtype")
         if a.size != n_obs:
@@ -377,7 +377,7 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
             f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
             f"{list(weight._data.shape)} and normalized_shape = {list(shape)}")
     if eps is None:
-        eps = float(np.finfo(x.dtype).eps) if x.dtype.kind == "f" else float(
+        eps = float(np.finfo(x.dtype).eps) if x.dtype.kind in "fV" else float(
             np.finfo(np.float32).eps)
     dims = tuple(range(x.ndim - k, x.ndim))
     rstd = (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
@@ -402,7 +402,7 @@ def native_layer_norm(input: Tensor, normalized_shape, weight, bias, eps: float)
     mean = x64.mean(axis=axes, keepdims=True) if x.size else np.zeros(
         x.shape[:x.ndim - k] + (1,) * k)
     var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True) if x.size else mean
-    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    dt = x.dtype if x.dtype.kind in "fV" else np.dtype(np.float64)
     with np.errstate(all="ignore"):  # (in the input's dtype, eps too, as PyTorch's kernel)
         rstd = (1 / np.sqrt(var.astype(dt) + dt.type(eps))).astype(dt)
     return out, make(mean.astype(x.dtype)), make(rstd.astype(x.dtype))
@@ -587,7 +587,7 @@ def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_n
         q = float(q)
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
-        q = make(np.array(q, x.dtype if x.dtype.kind == "f" else np.float32))
+        q = make(np.array(q, x.dtype if x.dtype.kind in "fV" else np.float32))
         scalar_given = True
     else:
         scalar_given = False

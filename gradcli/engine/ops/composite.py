@@ -337,7 +337,7 @@ ANGLE = defop("angle", "AngleBackward0", _angle_fwd, lambda c, g: (g * 0,),
 @public("torch.angle", "Tensor.angle")
 def angle(input):
     d = input._data
-    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind != "f" else None
+    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind not in "fV" else None
     return run_unary(ANGLE, input, (), array)
 
 
@@ -526,7 +526,7 @@ def _ldexp_grads(c, g):
 
 
 LDEXP = defop("ldexp", "LdexpBackward0", lambda a, e: (a * np.exp2(e)).astype(
-    np.result_type(a.dtype, np.float32) if a.dtype.kind == "f" else np.float32),
+    np.result_type(a.dtype, np.float32) if a.dtype.kind in "fV" else np.float32),
               _ldexp_grads, "d ldexp(a, e)/da = 2^e, d/de = a 2^e ln 2", save="inputs",
               broadcast=True, torch_call="torch.ldexp(a, torch.tensor(2))")
 
@@ -550,7 +550,7 @@ FREXP = defop("frexp", "FrexpBackward0", lambda a, e: np.frexp(a)[0],
 @public("torch.frexp", "Tensor.frexp")
 def frexp(input):
     d = input._data
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fV":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     exponent = np.frexp(d)[1].astype(np.int32)
     mantissa = run_unary(FREXP, input, (exponent,))

@@ -278,7 +278,7 @@ def _check_dims(x: Tensor, nd: int, fname: str) -> bool:
 
 
 def _float_input(x: Tensor, kernel: str) -> None:
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(x.dtype)}'")
 
 

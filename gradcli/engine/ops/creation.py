@@ -36,7 +36,7 @@ def _float_dtype(dtype) -> np.dtype:
 def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
     t = make(arr)
     if requires_grad:
-        if arr.dtype.kind != "f":
+        if arr.dtype.kind not in "fV":
             from ..tensor import ONLY_FLOAT_GRAD_FACTORY
 
             raise RuntimeError(ONLY_FLOAT_GRAD_FACTORY)
@@ -262,7 +262,7 @@ _CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 
 
 def _check_convertible(v, target: np.dtype) -> None:
-    if target.kind == "f":
+    if target.kind in "fV":
         bad = math.isfinite(v) and abs(v) > float(np.finfo(target).max)
     elif target.kind in "iu":
         info = np.iinfo(target)
@@ -370,7 +370,7 @@ def _random_float(dtype, kernel: str) -> np.dtype:
     if dtype is None:
         return dtypes.get_default_dtype().np
     target = _float_dtype(dtype)
-    if target.kind != "f":
+    if target.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE[target.name]}'")
     return target
 
@@ -477,7 +477,7 @@ def _random_like(kernel: str, draw):
         from .. import rng_sample
         from ..random import generator_of
 
-        if d.np.kind != "f":
+        if d.np.kind not in "fV":
             raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE[d.name]}'")
         out = np.empty(shape, d.np)
         out[...] = draw(rng_sample, generator_of(generator), out, contiguous).reshape(shape)
@@ -564,4 +564,4 @@ def is_tensor(obj) -> bool:
 
 
 def is_floating_point(input) -> bool:
-    return input._data.dtype.kind == "f"
+    return input._data.dtype.kind in "fV"

@@ -32,5 +32,5 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
                              end - step * (steps - 1 - idx))
     with np.errstate(over="ignore", invalid="ignore"):
         values = np.power(float(base), exponents)
-        arr = values.astype(target) if target.kind == "f" else np.trunc(values).astype(target)
+        arr = values.astype(target) if target.kind in "fV" else np.trunc(values).astype(target)
     return _finish(arr, requires_grad)

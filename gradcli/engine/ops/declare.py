@@ -110,7 +110,7 @@ def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "in
         if type(input) is not Tensor:
             _must_be_tensor(name, "input", 1, input)
         d = input._data
-        if d.dtype.kind != "f":
+        if d.dtype.kind not in "fV":
             if ints == "float":
                 return run_unary(op, input, (), d.astype(dtypes.get_default_dtype().np))
             if ints == "error":
@@ -134,7 +134,7 @@ def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "in
 
         def fn_inplace(input):
             d = input._data
-            if d.dtype.kind != "f":
+            if d.dtype.kind not in "fV":
                 return fn(input)
             return run_unary(op_inplace, input)
 
@@ -202,7 +202,7 @@ def _float_operands(name, input, other) -> None:
     """Ops PyTorch has no integer kernel for: its NotImplementedError, named by the
     operands' promoted dtype."""
     tensors = [t for t in (input, other) if isinstance(t, Tensor)]
-    if tensors and all(t._data.dtype.kind != "f" for t in tensors) and not any(
+    if tensors and all(t._data.dtype.kind not in "fV" for t in tensors) and not any(
             type(v) is float for v in (input, other)):
         d = dtypes.result_type(input, other)
         raise NotImplementedError(

@@ -74,7 +74,7 @@ def _fmod(a, b):
     """std::fmod; where PyTorch's vectorized kernel (SLEEF) runs, a quotient a/b that
     overflows gives nan (fmod(1., 1e-45) is nan in a float32 tensor of 16 or more)."""
     out = np.fmod(a, b)
-    if out.dtype.kind == "f" and out.ndim:
+    if out.dtype.kind in "fV" and out.ndim:
         with np.errstate(all="ignore"):
             big = np.isinf(np.true_divide(a, b)) & np.isfinite(a) & (np.asarray(b) != 0)
         if big.any():
@@ -86,7 +86,7 @@ def _fmod(a, b):
 
 def _mod(a, b):
     """PyTorch's remainder: the sign of the divisor; floats via fmod, keeping fmod's zero."""
-    if np.result_type(a, b).kind != "f":
+    if np.result_type(a, b).kind not in "fV":
         return np.mod(a, b)
     mod = _fmod(a, b)
     fix = (mod != 0) & ((b < 0) != (mod < 0))
@@ -222,7 +222,7 @@ def _pow_scalar(a, e):
         return np.ones_like(a)
     if e == 1:
         return a.copy()
-    if a.dtype.kind == "f":
+    if a.dtype.kind in "fV":
         if e == 0.5:
             return np.sqrt(a)
         if e == -0.5:
@@ -524,7 +524,7 @@ def _clamp_t_fwd(a, lo, hi):
         out = np.where(out < lo, lo, out)
     if hi is not None:
         out = np.where(out > hi, hi, out)
-    if out.dtype.kind == "f":
+    if out.dtype.kind in "fV":
         for bound in (lo, hi):
             if bound is not None:
                 out = np.where(np.isnan(bound), bound, out)
@@ -566,12 +566,12 @@ def _max_min_grads(c, g, self_loses):
 def _maximum(a, b):
     """PyTorch's maximum: the first argument at ties (-0. vs 0.), nan from either side."""
     out = np.where(np.less(a, b), b, a)
-    return np.where(np.isnan(b), b, out) if out.dtype.kind == "f" else out
+    return np.where(np.isnan(b), b, out) if out.dtype.kind in "fV" else out
 
 
 def _minimum(a, b):
     out = np.where(np.greater(a, b), b, a)
-    return np.where(np.isnan(b), b, out) if out.dtype.kind == "f" else out
+    return np.where(np.isnan(b), b, out) if out.dtype.kind in "fV" else out
 
 
 MAXIMUM = defop("maximum", "MaximumBackward0", _maximum,
@@ -600,7 +600,7 @@ def _floor_div(a, b):
 
 def _trunc_div(a, b):
     """PyTorch's div(rounding_mode="trunc"): trunc(a / b) for floats, exact for integers."""
-    if np.result_type(a, b).kind == "f":
+    if np.result_type(a, b).kind in "fV":
         return np.trunc(np.true_divide(a, b))
     q = np.floor_divide(a, b)
     # round towards zero: floor is one too low where the division is inexact and signs differ
@@ -754,6 +754,8 @@ def _scalar_as(value, d: dtypes.dtype):
         if d._category == 1:  # a uint64 Scalar (2**63 <= value < 2**64) wraps into int64
             value = _wrap_int(value, np.dtype(np.int64))
     if d._category == 2:
+        if d is dtypes.bfloat16:  # (a Python float would widen ml_dtypes' bfloat16 to float32)
+            return np.array(value, d.np)
         return float(value) if not isinstance(value, float) else value
     if d._category == 1 and type(value) is int and d is not dtypes.int64:
         value = _wrap_int(value, d.np)  # C's cast: int32 + 2**40 adds 0, as in PyTorch
@@ -773,7 +775,7 @@ def binary(op, a, b, float_result: bool = False):
     """Run a binary op with PyTorch's type promotion (a or b may be a Python scalar)."""
     if isinstance(b, Tensor) and isinstance(a, Tensor):
         da, db = a._data.dtype, b._data.dtype
-        if da == db and (not float_result or da.kind == "f") and a._data.ndim and b._data.ndim:
+        if da == db and (not float_result or da.kind in "fV") and a._data.ndim and b._data.ndim:
             return run_op(op, (a, b))
     elif isinstance(a, Tensor) and (type(b) is float or (type(b) is int and _I64_LO <= b <= _I64_HI)) \
             and a._data.dtype.kind == "f":
@@ -789,7 +791,14 @@ def binary(op, a, b, float_result: bool = False):
     if float_result and result._category != 2:
         result = dtypes.get_default_dtype()
     x, y = _operand_dtype_cast(a, b, result)
+    if result is dtypes.bfloat16 and op in BF16_SCALAR_TWINS and not isinstance(b, Tensor):
+        # PyTorch holds a right-hand number in float32 ("opmath") for a bfloat16 tensor
+        return run_op(BF16_SCALAR_TWINS[op], (a, b), arrays=(x, np.array(float(b), np.float32)))
     return run_op(op, (a, b), arrays=(x, y))
+
+
+#: op -> its copy computing in float32 and rounding once to bfloat16 (ops/bfloat16.py fills it)
+BF16_SCALAR_TWINS: dict = {}
 
 
 def _scalar_alpha(alpha, name: str):
@@ -1021,7 +1030,7 @@ def _float_unary(op):
             d = input._data
         except AttributeError:
             raise _not_a_tensor(op, input) from None
-        if d.dtype.kind != "f":
+        if d.dtype.kind not in "fV":
             return run_unary(op, input, (), d.astype(dtypes.get_default_dtype().np))
         return run_unary(op, input)
 
@@ -1091,7 +1100,7 @@ def round(input, *, decimals=None):  # noqa: A001
     if input._data.dtype == np.bool_:
         raise NotImplementedError('"round_vml_cpu" not implemented for \'Bool\'')
     if decimals is not None:  # the round.decimals overload, even for 0 (RoundBackward1)
-        if input._data.dtype.kind != "f":
+        if input._data.dtype.kind not in "fV":
             raise NotImplementedError(
                 f'"round_cpu" not implemented for \'{_KERNEL_NAMES[input._data.dtype.name]}\'')
         return run_unary(ROUND_DECIMALS, input, (int(decimals),))
@@ -1168,7 +1177,7 @@ def _bound(v, d):
     if v is None:
         return None
     _checked_int(v, dtypes.FROM_NP[d.dtype])
-    return d.dtype.type(v) if d.dtype.kind == "f" else v
+    return d.dtype.type(v) if d.dtype.kind in "fV" else v
 
 
 def full_like_value(input, value):
@@ -1271,7 +1280,7 @@ def _compare(npfn, scalar_op):
         if type(input) is Tensor and (type(other) is float or (
                 type(other) is int and -2147483648 <= other <= 2147483647)):
             d = input._data  # `while y.norm() < 1000:`
-            if d.ndim == 0 and d.dtype.kind == "f":
+            if d.ndim == 0 and d.dtype.kind in "fV":
                 # numpy's scalar comparison: the same promotion (NEP 50), a tenth of the time
                 return make(_asarray(scalar_op(d[()], other)))
             return make(_asarray(npfn(d, other)))
@@ -1333,15 +1342,15 @@ def _arr(x):
 
 
 def isnan(input):
-    return make(np.isnan(input._data) if input._data.dtype.kind == "f" else np.zeros(input._data.shape, bool))
+    return make(np.isnan(input._data) if input._data.dtype.kind in "fV" else np.zeros(input._data.shape, bool))
 
 
 def isinf(input):
-    return make(np.isinf(input._data) if input._data.dtype.kind == "f" else np.zeros(input._data.shape, bool))
+    return make(np.isinf(input._data) if input._data.dtype.kind in "fV" else np.zeros(input._data.shape, bool))
 
 
 def isfinite(input):
-    return make(np.isfinite(input._data) if input._data.dtype.kind == "f" else np.ones(input._data.shape, bool))
+    return make(np.isfinite(input._data) if input._data.dtype.kind in "fV" else np.ones(input._data.shape, bool))
 
 
 def _bitwise(npfn, kernel: str):
@@ -1410,7 +1419,7 @@ bitwise_right_shift = _shift(False)
 
 
 def bitwise_not(input):
-    if input._data.dtype.kind == "f":
+    if input._data.dtype.kind in "fV":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return make(np.invert(input._data))
 

@@ -38,7 +38,7 @@ def _mask_of(cond, like: Tensor) -> Tensor:
 
 
 def _float_input(x: Tensor, kernel: str) -> None:
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(x.dtype)}'")
 
 
@@ -1065,9 +1065,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{_type_word(common)}")
-    if x1._data.dtype.kind != "f":
+    if x1._data.dtype.kind not in "fV":
         x1 = x1.to(common)
-    if x2._data.dtype.kind != "f":
+    if x2._data.dtype.kind not in "fV":
         x2 = x2.to(common)
     shape = np.broadcast_shapes(x1._data.shape, x2._data.shape)
     if x1._data.shape != shape:
@@ -1147,7 +1147,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     x = input._data
     if x.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
@@ -1240,10 +1240,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if a.shape[-1] != b.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} "
                            f"X2: {b.shape[-1]}")
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
                            f"{_type_word(x1.dtype)}")
-    if b.dtype.kind != "f":
+    if b.dtype.kind not in "fV":
         raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: "
                            f"{_type_word(x2.dtype)}")
     if p < 0:
@@ -1700,7 +1700,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                "heads in query")
         groups = q.shape[-3] // k.shape[-3]
     flash = (q.ndim == k.ndim == v.ndim == 4 and q.shape[0] == k.shape[0] == v.shape[0]
-             and e == k.shape[-1] == v.shape[-1] and q.dtype.kind == "f"
+             and e == k.shape[-1] == v.shape[-1] and q.dtype.kind in "fV"
              and (groups > 1 or q.shape[1] == k.shape[1] == v.shape[1])
              and not (attn_mask is not None and attn_mask.requires_grad) and not dropout_p > 0)
     if flash:
@@ -1905,7 +1905,7 @@ def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
         align_corners = False
     t = theta._data
     size = tuple(int(s) for s in size)
-    if t.dtype.kind != "f":
+    if t.dtype.kind not in "fV":
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     if len(size) == 4:
         if t.ndim != 3 or t.shape[-2:] != (2, 3):

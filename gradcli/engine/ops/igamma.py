@@ -25,7 +25,7 @@ def _f64(fn):
     def forward(a, x):
         out = np.asarray(fn(np.asarray(a, np.float64), np.asarray(x, np.float64)))
         dtype = np.result_type(a, x)
-        return out.astype(dtype if dtype.kind == "f" else np.float64)
+        return out.astype(dtype if dtype.kind in "fV" else np.float64)
 
     forward.__name__ = getattr(fn, "__name__", "forward")
     return forward

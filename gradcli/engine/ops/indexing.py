@@ -658,7 +658,7 @@ def _scatter_reduce_fwd(a, src, idx, dim, reduce, include_self):
         if include_self:
             count += 1
         count = np.where(count == 0, 1, count)
-        out = out / count if out.dtype.kind == "f" else out // count
+        out = out / count if out.dtype.kind in "fV" else out // count
     return out.astype(a.dtype, copy=False)
 
 
@@ -666,7 +666,7 @@ def _reduce_identity(reduce: str, dtype):
     """The value a reduction starts from where the input's own value takes no part: the
     dtype's extremes for amax/amin (integers have no infinities), 1 for prod, else 0."""
     if reduce in ("amax", "amin"):
-        if dtype.kind == "f":
+        if dtype.kind in "fV":
             return -np.inf if reduce == "amax" else np.inf
         if dtype.kind == "b":
             return reduce == "amin"

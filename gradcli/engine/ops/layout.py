@@ -154,7 +154,7 @@ def trace(input):
     d = input._data
     if d.ndim != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(d.ndim))
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fV":
         return make(np.asarray(np.trace(d), np.int64))
     return run_unary(TRACE, input, (d.shape,))
 
@@ -657,7 +657,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
         d = input._data
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fV":
         from .reductions import sum as total
 
         return total(input, dim, keepdim) if dim is not None else total(input)
@@ -668,7 +668,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 @public("torch.nanmean", "Tensor.nanmean")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     d = input._data
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fV":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {input.dtype._legacy if hasattr(input.dtype, '_legacy') else input.dtype}")
     dims = _reduce_dims(d, dim)

@@ -91,7 +91,7 @@ BMM = defop("bmm", "BmmBackward0", blas_product,
 def _addmm_forward(bias, a, b, beta, alpha, a_columns=False, b_columns=False):
     """beta*bias + alpha*(a@b); as in PyTorch, beta == 0 ignores bias and alpha == 0 the
     product (nan or inf there does not leak), and integer tensors truncate beta and alpha."""
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         beta, alpha = int(beta), int(alpha)
     if alpha != 0 and bias.dtype is a.dtype and mkl.applies(a, b):
         # small float32 products in MKL's order, the bias added where MKL adds it (kernels/mkl.py)

@@ -89,7 +89,7 @@ def _outs(c) -> list:
         return [make(a) for a in arrays]
     outs = []
     for i, a in enumerate(arrays):
-        t = make(a, a.dtype.kind == "f", c if a.dtype.kind == "f" else None)
+        t = make(a, a.dtype.kind in "fV", c if a.dtype.kind in "fV" else None)
         t._output_nr = i
         outs.append(t)
     return outs
@@ -198,7 +198,7 @@ def _check_tensor(name: str, arg: str, x, position: int = 1) -> None:
 
 
 def _check_float(fname: str, x: Tensor) -> None:
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fV":
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. "
                            f"Got {_type_word(x.dtype)}")
 
@@ -1148,7 +1148,7 @@ def _tol_array(x):
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
     _check_tensor("linalg_pinv", "A", A)
     a = A._data
-    if a.ndim < 2 or a.dtype.kind != "f":
+    if a.ndim < 2 or a.dtype.kind not in "fV":
         raise RuntimeError(f"linalg.pinv({_type_word(A.dtype)}{{{_shape_text(a.shape)}}}): expected "
                            "a tensor with 2 or more dimensions of float, double, cfloat or "
                            "cdouble types")
@@ -1163,7 +1163,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     _check_tensor("pinverse", "input", input)
     a = input._data
-    if a.ndim < 2 or a.dtype.kind != "f":
+    if a.ndim < 2 or a.dtype.kind not in "fV":
         raise RuntimeError(f"linalg.pinv({_type_word(input.dtype)}{{{_shape_text(a.shape)}}}): "
                            "expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
@@ -1340,7 +1340,7 @@ VECTOR_NORM = defop("linalg_vector_norm", "LinalgVectorNormBackward0", _vector_n
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None,
                 out=None) -> Tensor:  # noqa: A002
     _check_tensor("linalg_vector_norm", "input", x)
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fV":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_type_word(x.dtype)}")
     ord_ = float(ord)
@@ -1490,7 +1490,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     if a.ndim < 2:
         raise RuntimeError("linalg.matrix_rank: The input tensor input must have at least 2 "
                            "dimensions.")
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         raise RuntimeError("This function doesn't handle types other than float and double")
     a64 = a.astype(_F64)
     if a.size == 0:
@@ -1587,7 +1587,7 @@ MATRIX_EXP = defop("linalg_matrix_exp", "LinalgMatrixExpBackward0", _expm_array,
 def matrix_exp(input: Tensor) -> Tensor:
     _check_tensor("linalg_matrix_exp", "input", input)
     _check_matrix("linalg.matrix_exp", input, floating=False)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"\"linalg_matrix_exp\" not implemented for '{_type_word(input.dtype)}'")
     return run_op(MATRIX_EXP, (input,))
 
@@ -2156,7 +2156,7 @@ def _lu_checks(A: Tensor, fname: str, pivot: bool) -> None:
     if A._data.ndim < 2:
         raise RuntimeError(f"{fname}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{_shape_text(A._data.shape)} instead")
-    if A._data.dtype.kind != "f":
+    if A._data.dtype.kind not in "fV":
         raise RuntimeError(f"linalg.lu_factor: Expected a floating point or complex tensor as "
                            f"input. Got {_type_word(A.dtype)}")
     if not pivot:

@@ -375,7 +375,7 @@ def _float_input(fname, input):
         raise TypeError(f"{fname}(): argument 'input' (position 2) must be Tensor, "
                         f"not {type(input).__name__}")
     d = input._data
-    return d.astype(dtypes.get_default_dtype().np) if d.dtype.kind != "f" else None
+    return d.astype(dtypes.get_default_dtype().np) if d.dtype.kind not in "fV" else None
 
 
 @public("torch.polygamma", "torch.special.polygamma")
@@ -489,7 +489,7 @@ def special_ndtr(input):
         raise TypeError(f"special_ndtr(): argument 'input' (position 1) must be Tensor, "
                         f"not {type(input).__name__}")
     d = input._data
-    x = input if d.dtype.kind == "f" else input.to(dtypes.get_default_dtype())
+    x = input if d.dtype.kind in "fV" else input.to(dtypes.get_default_dtype())
     inner = run_unary(MUL_SCALAR, x, (_m.sqrt(0.5),))
     return run_unary(MUL_SCALAR, run_unary(ADD_SCALAR, erf(inner), (1,)), (0.5,))
 special_ndtri = unary("special_ndtri", "SpecialNdtriBackward0", _f64(_ndtri),
@@ -557,7 +557,7 @@ LOGIT = defop("logit", "LogitBackward0", _f64(_logit_fwd), _logit_grad,
 @public("torch.logit", "Tensor.logit", "torch.special.logit")
 def logit(input, eps=None):
     d = input._data
-    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind != "f" else None
+    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind not in "fV" else None
     return run_unary(LOGIT, input, (None if eps is None else float(eps),), array)
 
 
@@ -583,7 +583,7 @@ def isfinite_mask(x):
 @public("torch.nan_to_num", "Tensor.nan_to_num")
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     d = input._data
-    if d.dtype.kind != "f":  # integers have no nan or inf: a copy
+    if d.dtype.kind not in "fV":  # integers have no nan or inf: a copy
         return make(d.copy())
     info = np.finfo(d.dtype)
     return run_unary(NAN_TO_NUM, input, (0.0 if nan is None else nan,

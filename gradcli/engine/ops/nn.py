@@ -224,7 +224,7 @@ def _softmax_args(input: Tensor, dim, dtype, name: str):
                        "call to include dim=X as an argument.")
         dim = 0 if d.ndim in (0, 1, 3) else 1
     ax = _wrap_dim(dim, d.ndim)
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fV":
         from ..tensor import _type_word
 
         last = "lastdim_" if ax == d.ndim - 1 or d.ndim == 0 else ""
@@ -281,7 +281,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
 
         np_dt = dtypes.result_type(input, target).np
         arrays = (input._data.astype(np_dt), target._data.astype(np_dt))
-    if (input._data.dtype if same else np.result_type(input._data, target._data)).kind != "f":
+    if (input._data.dtype if same else np.result_type(input._data, target._data)).kind not in "fV":
         from .. import dtypes
         from ..tensor import _type_word
 
@@ -376,7 +376,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
         _wrap_dim(1, 0)  # PyTorch's "Dimension out of range" for a 0-d input
     smoothing = label_smoothing > 0.0
     if input._data.shape == target._data.shape:
-        if target._data.dtype.kind != "f":
+        if target._data.dtype.kind not in "fV":
             from ..tensor import _type_word
 
             raise RuntimeError("Expected floating point type for target with class probabilities, "
@@ -768,7 +768,7 @@ def _bce_logits_impl(input: Tensor, target: Tensor, weight, pos_weight, reductio
     from .registry import broadcast_error
 
     x, t = input._data, target._data
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{_type_word(input.dtype)}'")
 
     def fits(out_shape, a_shape, b_shape):
@@ -789,7 +789,7 @@ def _bce_logits_impl(input: Tensor, target: Tensor, weight, pos_weight, reductio
             broadcast_error(p.shape, t.shape)
         fits(x.shape, x.shape, lw_shape)
         pw = p
-    if t.dtype.kind != "f":  # (1 - target) keeps target's integer dtype: x cannot go in
+    if t.dtype.kind not in "fV":  # (1 - target) keeps target's integer dtype: x cannot go in
         from .. import dtypes
 
         result = dtypes.promote(target.dtype, input.dtype)

@@ -16,6 +16,8 @@ _SUPPORTED = ("float64, float32, float16, complex64, complex128, int64, int32, i
 def numpy(self: Tensor, *, force: bool = False):
     """The tensor's data as a numpy array sharing its memory (PyTorch refuses a tensor that
     requires grad unless ``force``, which then returns a copy of a detached tensor)."""
+    if self._data.dtype.kind == "V":  # bfloat16: numpy has no such type, so PyTorch refuses
+        raise TypeError("Got unsupported ScalarType BFloat16")
     if self.requires_grad:
         if not force:
             if not GRAD_MODE.enabled:  # (under no_grad PyTorch shares the memory as for any tensor)
@@ -32,8 +34,9 @@ def from_numpy(ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     arr = np.asarray(ndarray)  # (a subclass's base ndarray view: the same memory)
-    if arr.dtype not in dtypes.FROM_NP:
-        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. "
+    if arr.dtype not in dtypes.FROM_NP or arr.dtype.kind == "V":  # (ml_dtypes' bfloat16)
+        module = "numpy" if arr.dtype.kind != "V" else arr.dtype.type.__module__
+        raise TypeError(f"can't convert np.ndarray of type {module}.{arr.dtype.type.__name__}. "
                         f"The only supported types are: {_SUPPORTED}.")
     return make(arr)
 

@@ -97,7 +97,7 @@ def signbit(input) -> Tensor:
         raise TypeError(f"signbit(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     data = input._data
-    if data.dtype.kind == "f":
+    if data.dtype.kind in "fV":
         result = np.signbit(data)
     elif data.dtype.kind == "b":
         result = np.zeros(data.shape, np.bool_)

@@ -63,7 +63,9 @@ def _sum_all(a):
     """The whole-tensor sum: PyTorch's order for float32/float64 (engine/kernels/summation.py);
     a view with steps is added as a sum over all its dims, as PyTorch's iterator does."""
     total = torch_order_sum(a, POOL.threads)
-    if total is None and a.dtype.kind == "f" and a.ndim:
+    if total is None and a.dtype.kind in "fV" and a.ndim:
+        if a.dtype.kind == "V":  # bfloat16: PyTorch sums in float32, rounds once at the end
+            return np.asarray(_sum_all(a.astype(np.float32))).astype(a.dtype)
         total = torch_order_sum_dims(a, tuple(range(a.ndim)), POOL.threads)
     return np.sum(a) if total is None else total
 
@@ -76,6 +78,8 @@ def _sum_dims(a, dims, keepdim):
     """The sum over dims: PyTorch's order for float32/float64 (engine/kernels/summation.py)."""
     total = torch_order_sum_dims(a, dims, POOL.threads) if dims else None
     if total is None:
+        if a.dtype.kind == "V":  # bfloat16: summed in float32, rounded once (as PyTorch's)
+            return np.asarray(_sum_dims(a.astype(np.float32), dims, keepdim)).astype(a.dtype)
         return np.sum(a, axis=dims, keepdims=keepdim)
     if keepdim:
         return total.reshape(tuple(1 if i in dims else n for i, n in enumerate(a.shape)))
@@ -89,13 +93,14 @@ SUM_DIM = defop("sum_dim", "SumBackward1",
 
 
 def _mean_fwd(a, dims=None, keepdim=False):
-    if a.dtype == np.float16:  # PyTorch: summed and divided in float32, rounded once at the end
-        return np.asarray(_mean_fwd(a.astype(np.float32), dims, keepdim)).astype(np.float16)
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV":  # float16, bfloat16: PyTorch sums and
+        # divides in float32, rounded once at the end
+        return np.asarray(_mean_fwd(a.astype(np.float32), dims, keepdim)).astype(a.dtype)
     if a.size:
         if dims is None:  # PyTorch: the sum (in its order), divided by the count
-            if a.dtype.kind == "f":
+            if a.dtype.kind in "fV":
                 return np.true_divide(_sum_all(a), a.size)
-        elif dims and a.dtype.kind == "f":
+        elif dims and a.dtype.kind in "fV":
             return np.true_divide(_sum_dims(a, dims, keepdim), _count(a.shape, dims))
         return np.mean(a, axis=dims, keepdims=keepdim)
     with np.errstate(invalid="ignore"):  # empty: nan, without numpy's warning (as PyTorch)
@@ -366,7 +371,7 @@ def _var64(a, dims, correction, keepdim):
     in its dtype (a float32 sum of huge values overflows there, and the variance is inf)."""
     n = _count(a.shape, dims)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # empty: nan, as PyTorch
-        if n == a.size and n > 0 and a.dtype.kind == "f":
+        if n == a.size and n > 0 and a.dtype.kind in "fV":
             mean = _mean_fwd(a).astype(np.float64)
             a = a.astype(np.float64, copy=False)
         else:
@@ -454,7 +459,7 @@ def _cumsum(a, dim):
         return a.copy()  # a 0-d cumsum is a copy, -0. included
     acc = _acc_dtype(a)
     out = np.cumsum(a, axis=dim) if acc is None else np.cumsum(a, axis=dim, dtype=acc).astype(a.dtype)
-    if out.dtype.kind == "f":
+    if out.dtype.kind in "fV":
         out += 0.0  # PyTorch accumulates from +0., so a running sum of -0. is +0.
     return out
 
@@ -597,7 +602,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
 def _float_check(input: Tensor, name: str, dtype=None):
     if dtype is not None:
         return input._data.astype(dtypes.to_dtype(dtype).np)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         kind = dtypes.FROM_NP[input._data.dtype]._legacy.replace("Tensor", "")
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Input dtype must be either a floating point "
@@ -733,7 +738,7 @@ _FULL_NORM2_META = {n: (2.0, tuple(range(n)), False, True) for n in range(8)}
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" and dim is None and dtype is None and not keepdim:  # `while y.norm() < k:`
         d = input._data
-        if d.dtype.kind == "f" and d.ndim < 8:
+        if d.dtype.kind in "fV" and d.ndim < 8:
             return run_unary(NORM, input, _FULL_NORM2_META[d.ndim])
     if p == "fro" or p is None:
         p = 2
@@ -741,7 +746,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         dims = list(range(input._data.ndim)) if dim is None else (
             [dim] if isinstance(dim, int) else list(dim))
         return PUBLIC["torch.linalg.matrix_norm"](input, p, dims, keepdim, dtype=dtype)
-    if dtype is None and input._data.dtype.kind != "f":
+    if dtype is None and input._data.dtype.kind not in "fV":
         from ..tensor import _type_word
 
         raise RuntimeError(
@@ -790,7 +795,7 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
 
 
 def _std_var_check(input):
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError("std and var only support floating point and complex dtypes")
 
 
@@ -806,7 +811,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def logsumexp(input, dim, keepdim=False):
     d = input._data
-    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind != "f" else None
+    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind not in "fV" else None
     return run_unary(LOGSUMEXP, input, (_dims(dim, d.ndim), bool(keepdim)), array)
 
 

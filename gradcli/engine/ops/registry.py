@@ -200,7 +200,7 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
             if isinstance(x, Tensor) and (x._requires_grad or (x._base is not None
                                                              and x._base._requires_grad)):
                 # (a view made before its base required grad records too, with no edge)
-                if out.dtype.kind != "f":
+                if out.dtype.kind not in "fV":
                     break
                 res = _result_of(op, _record(op, inputs, meta, out), out)
                 if FORWARD_AD is not None:
@@ -276,6 +276,8 @@ def _scalar_operand(s, dtype):
     bit (float32/float64, a float or an int converting exactly), else `s` itself."""
     if (dtype is not _F32 and dtype is not _F64) or (
             type(s) is int and not -_EXACT_INT <= s <= _EXACT_INT):
+        if dtype.kind == "V" and type(s) is float:  # bfloat16: numpy would widen to float32
+            return np.array(s, dtype)
         return s
     with np.errstate(over="ignore"):  # 1e308 as float32: inf, as PyTorch's weak scalar
         held = np.array(s, dtype)
@@ -305,7 +307,7 @@ def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
         out = _asarray(out)
     base = a._base
     if not (GRAD_MODE.enabled and (a._requires_grad or (base is not None and base._requires_grad))) \
-            or op.backward is None or out.dtype.kind != "f":
+            or op.backward is None or out.dtype.kind not in "fV":
         res = make(out, False, None)
     elif op.broadcast:  # (input_meta bookkeeping lives in _record)
         res = _result_of(op, _record(op, (a,), meta, out), out)

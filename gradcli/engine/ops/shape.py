@@ -117,7 +117,7 @@ def _run_pieces(op, x: Tensor, arrays: list, meta: tuple, steps: list) -> tuple:
 
         for o in outs:
             mark_no_grad_view(o, x)
-    elif x._requires_grad and x._data.dtype.kind == "f":
+    elif x._requires_grad and x._data.dtype.kind in "fV":
         node = op.node_class()(op, (edge_of(x),), None, None, None, meta, None)
         for i, o in enumerate(outs):
             o._requires_grad = True

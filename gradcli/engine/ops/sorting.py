@@ -529,7 +529,7 @@ LOGCUMSUMEXP = defop("logcumsumexp", "LogcumsumexpBackward0", _logcumsumexp_fwd,
 def logcumsumexp(input, dim):
     _check_tensor("logcumsumexp", input)
     d = input._data
-    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind != "f" else None
+    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind not in "fV" else None
     return run_unary(LOGCUMSUMEXP, input, (_dim(input, dim),), array)
 
 
@@ -681,7 +681,7 @@ def _unique_flat(a: np.ndarray):
     every NaN is its own value, after the numbers, in the order the NaNs come (as ATen's
     CPU kernel)."""
     flat = a.reshape(-1)
-    nan = np.isnan(flat) if flat.dtype.kind == "f" else np.zeros(flat.shape, dtype=bool)
+    nan = np.isnan(flat) if flat.dtype.kind in "fV" else np.zeros(flat.shape, dtype=bool)
     numbers = flat[~nan]
     values, inverse, counts = np.unique(numbers, return_inverse=True, return_counts=True)
     n_nan = int(nan.sum())

@@ -157,7 +157,7 @@ def has_ties(sorted_rows: np.ndarray) -> np.ndarray:
     as equal to each other, as the sorts' comparisons leave them unordered)."""
     left, right = sorted_rows[..., 1:], sorted_rows[..., :-1]
     same = left == right
-    if sorted_rows.dtype.kind == "f":
+    if sorted_rows.dtype.kind in "fV":
         same |= np.isnan(left) & np.isnan(right)
     return same.any(axis=-1)
 

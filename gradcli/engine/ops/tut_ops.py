@@ -46,7 +46,7 @@ class finfo:  # noqa: N801 - torch's name
         if not isinstance(d, dtypes.dtype) or not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
-        info = np.finfo(d.np)
+        info = np.finfo(d.np)  # (bfloat16: ml_dtypes' answer, see dtypes._load_bfloat16)
         self.bits = int(info.bits)
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
@@ -101,7 +101,7 @@ PUBLIC["torch.iinfo"] = iinfo
 
 _KERNEL_WORDS = {"bool": "Bool", "int64": "Long", "int32": "Int", "int16": "Short",
                  "int8": "Char", "uint8": "Byte", "float32": "Float", "float64": "Double",
-                 "float16": "Half"}
+                 "float16": "Half", "bfloat16": "BFloat16"}
 
 
 def _kernel_word(t) -> str:
@@ -114,7 +114,7 @@ def bincount(input, weights=None, minlength=0):
     balance idiom); weighted sums with `weights` (float32 stays float32, others give
     float64, as PyTorch's kernel accumulates)."""
     data = input._data
-    if data.dtype.kind == "f":
+    if data.dtype.kind in "fV":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_kernel_word(input)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
@@ -148,7 +148,7 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's parameter name
     (x - min) * bins / (max - min) in the input's dtype, truncated; the right edge falls in
     the last bin; values outside are dropped. No gradient flows (PyTorch defines none)."""
     data = input._data
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"histogram_cpu\" not implemented for '{_kernel_word(input)}'")
     if bins <= 0:
@@ -186,7 +186,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
     from .linalg_ext import _rtype
 
     data = input._data
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"histogramdd\" not implemented for '{_kernel_word(input)}'")
     kind = data.dtype.type
@@ -265,7 +265,7 @@ def poisson(input, generator=None):
     from ..random import generator_of
 
     data = input._data
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_kernel_word(input)}'")
     rates = np.ascontiguousarray(data, dtype=np.float64).reshape(-1)
     if rates.size and not (rates >= 0).all():

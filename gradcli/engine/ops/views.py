@@ -717,7 +717,7 @@ def _np_index(k):
         return np.asarray(k)
     else:
         return k
-    if arr.dtype.kind == "f" or (arr.dtype.kind not in "iub" and arr.size):
+    if arr.dtype.kind in "fV" or (arr.dtype.kind not in "iub" and arr.size):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     if arr.dtype.kind != "b":
         arr = arr.astype(np.int64, copy=False)

@@ -19,7 +19,7 @@ def _share(cls, data: Tensor, requires_grad: bool):
     if not isinstance(data, Tensor):
         raise TypeError(f"Parameter(): argument 'data' (position 1) must be Tensor, not "
                         f"{type(data).__name__}")
-    if requires_grad and data._data.dtype.kind not in "fc":
+    if requires_grad and data._data.dtype.kind not in "fcV":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if requires_grad and data.is_inference() and not is_inference_mode_enabled():
         raise RuntimeError(REQUIRES_GRAD_OUTSIDE)  # (it shares the inference counter)

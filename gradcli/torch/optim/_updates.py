@@ -20,7 +20,9 @@ def add(a, b, alpha=1.0):
 
 
 def mul(a, s):
-    """a.mul(s): s in a's dtype."""
+    """a.mul(s): s in a's dtype (bfloat16: s in float32, PyTorch's opmath, rounded once)."""
+    if a.dtype.kind == "V":
+        return (a * np.float32(s)).astype(a.dtype)
     return a * a.dtype.type(s)
 
 
@@ -45,9 +47,13 @@ def addcdiv(a, t1, t2, value=1.0):
 
 
 def div(a, s):
-    """a / s for a Python scalar s (in a's dtype)."""
+    """a / s for a Python scalar s (in a's dtype; bfloat16: in float32, rounded once)."""
+    if a.dtype.kind == "V":
+        return (a / np.float32(s)).astype(a.dtype)
     return a / a.dtype.type(s)
 
 
 def add_scalar(a, s):
+    if a.dtype.kind == "V":
+        return (a + np.float32(s)).astype(a.dtype)
     return a + a.dtype.type(s)

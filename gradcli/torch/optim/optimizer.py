@@ -61,6 +61,10 @@ def axpy(alpha, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return (x.astype(np.float64) * float(np.float32(alpha)) + y).astype(_F32)
     if x.dtype == np.float64:
         return fma64(x, float(alpha), y)
+    if x.dtype.kind == "V":  # bfloat16: as PyTorch's add kernel (ops/bfloat16.py)
+        from ...engine.ops.bfloat16 import add_scaled
+
+        return add_scaled(y, x, alpha)
     return y + alpha * x
 
 
@@ -247,7 +251,7 @@ def _cast_state(param: Tensor, key: str, value):
     dtype already agrees (so an optimizer loaded from another's live state_dict shares its
     buffers, as in PyTorch), a converted copy otherwise; 'step' and the state of a
     non-float parameter stay as they are."""
-    if isinstance(value, Tensor) and key != "step" and param._data.dtype.kind == "f" \
+    if isinstance(value, Tensor) and key != "step" and param._data.dtype.kind in "fV" \
             and value._data.dtype != param._data.dtype:
         return make(value._data.astype(param._data.dtype))
     return value

@@ -1,0 +1,314 @@
+"""torch.autocast (and torch.amp.autocast, torch.cpu.amp.autocast) on CPU: inside the
+region the matrix products and convolutions run in the autocast dtype (bfloat16 by
+default, float16 allowed), the losses and the ops PyTorch lists as needing float32 run in
+float32, and every other op runs in its inputs' dtype; the inputs are cast with recorded
+`to` copies (ToCopyBackward0), so gradients come back in the leaves' own dtypes.
+
+No op pays anything outside autocast: the functions of the two policy lists are left as
+they are until a region is entered. Entering the outermost enabled region swaps each one's
+code for a small trampoline into `_call` (every reference to the function, in any module,
+closure or Tensor method, then goes through the policy); leaving the last one puts the
+code back. (Like PyTorch's, the state is one per process here, not per thread.)"""
+
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+
+from .. import dtypes
+from ..tensor import Tensor
+from .registry import PUBLIC
+
+# PyTorch's CPU autocast lists (aten/src/ATen/autocast_mode.cpp), as the engine names the
+# functions: (module under gradcli.engine.ops, function name)
+LOWER_PRECISION = (
+    ("linalg", "mm"), ("linalg", "bmm"), ("linalg", "addmm"), ("linalg", "matmul"),
+    ("linalg_ext", "baddbmm"), ("linalg_ext", "addbmm"), ("nn", "linear"),
+    ("nn_layers", "conv1d"), ("nn_layers", "conv2d"), ("conv_ext", "conv3d"),
+    ("conv_ext", "conv_transpose1d"), ("conv_ext", "conv_transpose2d"),
+    ("conv_ext", "conv_transpose3d"),
+    ("functional_ext", "prelu"), ("functional_ext", "scaled_dot_product_attention"),
+)
+FLOAT32 = (
+    ("nn", "mse_loss"), ("nn", "cross_entropy"), ("nn", "nll_loss"), ("nn", "binary_cross_entropy"),
+    ("nn", "binary_cross_entropy_with_logits"), ("losses", "l1_loss"),
+    ("losses", "smooth_l1_loss"), ("losses", "huber_loss"),
+    ("losses", "kl_div"), ("functional_ext", "margin_ranking_loss"),
+    ("functional_ext", "soft_margin_loss"), ("functional_ext", "hinge_embedding_loss"),
+    ("functional_ext", "cosine_embedding_loss"), ("functional_ext", "poisson_nll_loss"),
+    ("functional_ext", "triplet_margin_loss"), ("functional_ext", "multi_margin_loss"),
+    ("functional_ext", "multilabel_margin_loss"), ("reductions", "prod"),
+    ("functional_ext", "cdist"), ("layout", "trace"), ("linalg_ext", "inverse"),
+    ("linalg_ext", "pinverse"), ("linalg_ext", "cholesky"),
+)
+
+
+class _State:
+    """The CPU autocast state (PyTorch's thread-local one, for the one thread here)."""
+
+    __slots__ = ("enabled", "dtype", "cache_enabled", "nesting", "cache", "inside", "installed")
+
+    def __init__(self):
+        self.enabled = False
+        self.dtype = dtypes.bfloat16
+        self.cache_enabled = True
+        self.nesting = 0
+        self.cache: dict = {}  # id(leaf) -> (leaf, its cast): a weight is cast once a region
+        self.inside = 0  # > 0 while a policy function runs (its inner calls are left alone)
+        self.installed: list | None = None  # [(function, original code, defaults, kwdefaults)]
+
+
+STATE = _State()
+_ORIGINALS: dict = {}  # key -> a copy of the function with its own code (what _call runs)
+_POLICY: dict = {}  # key -> "lower" or "fp32"
+
+
+def _targets():
+    import importlib
+
+    found = []
+    for policy, table in (("lower", LOWER_PRECISION), ("fp32", FLOAT32)):
+        for module_name, name in table:
+            module = importlib.import_module(f"gradcli.engine.ops.{module_name}")
+            fn = getattr(module, name, None)
+            if isinstance(fn, types.FunctionType):
+                found.append((f"{module_name}.{name}", policy, fn))
+    return found
+
+
+def _install() -> None:
+    """Route every policy function through `_call` (see the module docstring)."""
+    installed = []
+    for key, policy, fn in _targets():
+        if key not in _ORIGINALS:
+            copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                                      fn.__closure__)
+            copy.__kwdefaults__ = fn.__kwdefaults__
+            _ORIGINALS[key], _POLICY[key] = copy, policy
+        fn.__globals__["__gradcli_autocast_call__"] = _call
+        installed.append((fn, fn.__code__, fn.__defaults__, fn.__kwdefaults__))
+        fn.__defaults__, fn.__kwdefaults__ = None, None
+        fn.__code__ = _trampoline(key, fn.__code__.co_freevars)
+    STATE.installed = installed
+
+
+def _trampoline(key: str, freevars: tuple) -> types.CodeType:
+    """The code `def f(*args, **kwargs): return _call(key, args, kwargs)`, naming the same
+    free variables as the function it replaces (a closure's code must keep them)."""
+    names = ", ".join(freevars)
+    source = "def outer():\n"
+    if freevars:
+        source += f"    {' = '.join(freevars)} = None\n"
+    source += "    def trampoline(*args, **kwargs):\n"
+    if freevars:
+        source += f"        ({names},)\n"
+    source += (f"        return __gradcli_autocast_call__({key!r}, args, kwargs)\n"
+               "    return trampoline\n")
+    namespace: dict = {}
+    exec(source, namespace)  # noqa: S102 - a fixed trampoline over our own function's key
+    return namespace["outer"]().__code__
+
+
+def _uninstall() -> None:
+    for fn, code, defaults, kwdefaults in STATE.installed or ():
+        fn.__code__, fn.__defaults__, fn.__kwdefaults__ = code, defaults, kwdefaults
+    STATE.installed = None
+
+
+def _cast(value, target, lower: bool):
+    """value cast for the op: floating tensors other than float64 (PyTorch's eligible ones);
+    under the lower-precision policy a leaf that requires grad is cast once a region."""
+    if value.__class__ is not Tensor and not isinstance(value, Tensor):
+        if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+            return type(value)(_cast(v, target, lower) for v in value)
+        return value
+    d = value.dtype
+    if not d.is_floating_point or d is dtypes.float64 or d is target:
+        return value
+    from .shape import to
+
+    if lower and STATE.cache_enabled and value.requires_grad and value.grad_fn is None:
+        held = STATE.cache.get(id(value))
+        if held is not None and held[0] is value and held[1].dtype is target:
+            return held[1]
+        cast = to(value, target)
+        STATE.cache[id(value)] = (value, cast)
+        return cast
+    return to(value, target)
+
+
+def _call(key: str, args: tuple, kwargs: dict):
+    """A policy function's call: its tensors cast as the policy says while CPU autocast is
+    enabled (and not already inside a policy function), then the function itself."""
+    original = _ORIGINALS[key]
+    if not STATE.enabled or STATE.inside:
+        return original(*args, **kwargs)
+    lower = _POLICY[key] == "lower"
+    target = STATE.dtype if lower else dtypes.float32
+    args = tuple(_cast(a, target, lower) for a in args)
+    kwargs = {k: _cast(v, target, lower) for k, v in kwargs.items()}
+    STATE.inside += 1
+    try:
+        return original(*args, **kwargs)
+    finally:
+        STATE.inside -= 1
+
+
+def _check_device(device_type) -> None:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
+
+
+def _device_of(device_type) -> str:
+    if device_type not in _DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of "
+                           f"device string: {device_type}")
+    return device_type
+
+
+class autocast:  # noqa: N801 - torch's name
+    """A region (or, as a decorator, a function) whose ops run in mixed precision: on CPU
+    the products and convolutions in `dtype` (bfloat16 unless told), the losses in float32.
+    "cuda" (no GPU here) warns and does nothing, as PyTorch without CUDA does."""
+
+    __module__ = "torch.amp.autocast_mode"
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        _check_device(device_type)
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self.device = _device_of(device_type)
+        self._cache_enabled = STATE.cache_enabled if cache_enabled is None else cache_enabled
+        if enabled:
+            if self.device == "cuda":
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
+                              UserWarning, stacklevel=2)
+                enabled = False
+            elif self.fast_dtype not in (dtypes.bfloat16, dtypes.float16):
+                name = self.device.upper()
+                warnings.warn(f"In {name} autocast, but the target dtype is not supported. "
+                              f"Disabling autocast.\n{name} Autocast only supports dtypes of "
+                              "torch.bfloat16, torch.float16 currently.", UserWarning, stacklevel=2)
+                enabled = False
+        self._enabled = bool(enabled)
+
+    def __enter__(self):
+        if self.device != "cpu":
+            self._prev = None
+            return self
+        self._prev = (STATE.enabled, STATE.dtype, STATE.cache_enabled)
+        STATE.enabled, STATE.dtype = self._enabled, self.fast_dtype
+        STATE.cache_enabled = self._cache_enabled
+        STATE.nesting += 1
+        if self._enabled and STATE.installed is None:
+            _install()
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if self._prev is None:
+            return False
+        STATE.nesting -= 1
+        if STATE.nesting == 0:
+            STATE.cache.clear()
+        STATE.enabled, STATE.dtype, STATE.cache_enabled = self._prev
+        if STATE.nesting == 0 and STATE.installed is not None:
+            _uninstall()
+        return False
+
+    def __call__(self, func):
+        if not callable(func):
+            raise TypeError(
+                f"autocast()(func) requires a callable, but got {type(func).__name__}. Did you "
+                "mean to use autocast as a context manager? For example:\n"
+                "    with torch.autocast(device_type=...):\n"
+                "        output = model(input)")
+
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+
+        return decorated
+
+
+class cpu_autocast(autocast):  # noqa: N801
+    """torch.cpu.amp.autocast: the deprecated spelling of torch.autocast("cpu", ...)."""
+
+    __module__ = "torch.cpu.amp.autocast_mode"
+    __qualname__ = __name__ = "autocast"
+
+    def __init__(self, enabled=True, dtype=dtypes.bfloat16, cache_enabled=True):
+        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
+                      "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning, stacklevel=2)
+        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+def is_autocast_enabled(device_type=None) -> bool:
+    """torch.is_autocast_enabled(): CUDA's state (always off here); with "cpu", CPU's."""
+    if device_type is None:
+        return False
+    _check_device(device_type)
+    return STATE.enabled if _device_of(device_type) == "cpu" else False
+
+
+def get_autocast_dtype(device_type):
+    _check_device(device_type)
+    if _device_of(device_type) == "cpu":
+        return STATE.dtype
+    return dtypes.float16
+
+
+def is_autocast_cpu_enabled() -> bool:
+    warnings.warn("torch.is_autocast_cpu_enabled() is deprecated. Please use "
+                  "torch.is_autocast_enabled('cpu') instead.", DeprecationWarning, stacklevel=2)
+    return STATE.enabled
+
+
+def get_autocast_cpu_dtype():
+    warnings.warn("torch.get_autocast_cpu_dtype() is deprecated. Please use "
+                  "torch.get_autocast_dtype('cpu') instead.", DeprecationWarning, stacklevel=2)
+    return STATE.dtype
+
+
+def is_autocast_cache_enabled() -> bool:
+    return STATE.cache_enabled
+
+
+def clear_autocast_cache() -> None:
+    STATE.cache.clear()
+
+
+def _module(name: str, doc: str, **names) -> types.ModuleType:
+    """A facade submodule made here (torch.amp, torch.cpu, torch.cpu.amp): named under
+    gradcli.torch and entered in sys.modules, so programs may import and reach it as they
+    reach the facade's own modules."""
+    import sys
+
+    module = types.ModuleType(f"gradcli.torch.{name}", doc)
+    module.__dict__.update(names)
+    module.__all__ = sorted(names)
+    sys.modules.setdefault(module.__name__, module)
+    return sys.modules[module.__name__]
+
+
+_amp = _module("amp", "Automatic mixed precision: torch.amp.autocast.", autocast=autocast)
+_cpu_amp = _module("cpu.amp", "The deprecated CPU spelling of torch.amp.", autocast=cpu_autocast)
+_cpu = _module("cpu", "CPU queries and the deprecated torch.cpu.amp.", amp=_cpu_amp,
+               is_available=lambda: True, device_count=lambda: 1)
+
+for _name, _value in (("autocast", autocast), ("amp", _amp), ("cpu", _cpu),
+                      ("is_autocast_enabled", is_autocast_enabled),
+                      ("get_autocast_dtype", get_autocast_dtype),
+                      ("is_autocast_cpu_enabled", is_autocast_cpu_enabled),
+                      ("get_autocast_cpu_dtype", get_autocast_cpu_dtype),
+                      ("is_autocast_cache_enabled", is_autocast_cache_enabled),
+                      ("clear_autocast_cache", clear_autocast_cache)):
+    PUBLIC.setdefault(f"torch.{_name}", _value)
+# (the dotted spellings too: the language reads `torch.amp.autocast` as one public name)
+PUBLIC.setdefault("torch.amp.autocast", autocast)
+PUBLIC.setdefault("torch.cpu.amp.autocast", cpu_autocast)
