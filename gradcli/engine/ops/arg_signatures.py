@@ -739,6 +739,9 @@ SIGNATURES = {
     'Tensor.is_floating_point': (
         '!noargs Tensor.is_floating_point',
     ),
+    'Tensor.is_inference': (
+        '!noargs Tensor.is_inference',
+    ),
     'Tensor.isclose': (
         'isclose(Tensor other, double rtol=1e-05, double atol=1e-08, bool equal_nan=False)',
     ),
@@ -1729,6 +1732,9 @@ SIGNATURES = {
         'addr(Scalar beta, Tensor input, Scalar alpha, Tensor vec1, Tensor vec2, *, Tensor out=None)|deprecated',
         'addr(Scalar beta, Tensor input, Tensor vec1, Tensor vec2, *, Tensor out=None)|deprecated',
     ),
+    'torch.affine_grid_generator': (
+        'affine_grid_generator(Tensor theta, SymIntArrayRef size, bool align_corners)',
+    ),
     'torch.alias_copy': (
         'alias_copy(Tensor input, *, Tensor out=None)',
     ),
@@ -2389,6 +2395,12 @@ SIGNATURES = {
     'torch.grid_sampler': (
         'grid_sampler(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners)',
     ),
+    'torch.grid_sampler_2d': (
+        'grid_sampler_2d(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners)',
+    ),
+    'torch.grid_sampler_3d': (
+        'grid_sampler_3d(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners)',
+    ),
     'torch.group_norm': (
         'group_norm(Tensor input, int64_t num_groups, Tensor? weight=None, Tensor? bias=None, double eps=1e-05, bool cudnn_enabled=True)',
     ),
@@ -2474,6 +2486,9 @@ SIGNATURES = {
     ),
     'torch.is_grad_enabled': (
         '!noargs torch.is_grad_enabled',
+    ),
+    'torch.is_inference': (
+        'is_inference(Tensor input)',
     ),
     'torch.is_inference_mode_enabled': (
         '!noargs torch.is_inference_mode_enabled',
@@ -3459,6 +3474,13 @@ SIGNATURES = {
         '!python',
         'mse_loss',
         'input, target, size_average=None, reduce=None, reduction=None, weight=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.multi_head_attention_forward': (
+        '!python',
+        'multi_head_attention_forward',
+        'query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=None, key_padding_mask=None, need_weights=None, attn_mask=None, use_separate_proj_weight=None, q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=None, is_causal=None',
         '',
         '',
     ),
