@@ -3402,6 +3402,13 @@ SIGNATURES = {
         'torch.nn.functional.max_pool2d|true',
         'torch.nn.functional.max_pool2d|false',
     ),
+    'torch.nn.functional.max_pool2d_with_indices': (
+        '!python',
+        'max_pool2d_with_indices',
+        'input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=None, return_indices=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.max_pool2d|false': (
         '!python',
         '_max_pool2d',
