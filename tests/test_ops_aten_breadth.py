@@ -21,13 +21,14 @@ from tests.expr_compare import assert_raises_as_pytorch  # noqa: E402
 
 NAMES = ("slice", "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate",
          "max_pool2d_with_indices_backward", "native_dropout_backward",
-         "torch.ops.aten._safe_softmax.default")
+         "torch.ops.aten._safe_softmax.default", "_segment_reduce.lengths",
+         "_segment_reduce.offsets")
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from torch.testing._internal.common_methods_invocations import op_db
 
-    OPINFO = {op.name: op for op in op_db if op.name in NAMES}
+    OPINFO = {coverage.op_id(op): op for op in op_db if coverage.op_id(op) in NAMES}
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=str)
@@ -42,7 +43,7 @@ def test_every_opinfo_sample(name, dtype):
         warnings.simplefilter("ignore")
         for source in (op.sample_inputs, op.reference_inputs):
             for i, sample in enumerate(source("cpu", dtype, requires_grad=True)):
-                if i >= 40:
+                if i >= 120:
                     break
                 try:
                     coverage.check_sample(fn, sample, seed=i)
@@ -282,6 +283,24 @@ CASES = {
     "mp_values_wider": lambda T: T._unsafe_masked_index_put_accumulate(
         T.ones(3, dtype=T.float64), T.ones(3, dtype=T.bool), [T.tensor([0, 1, 2])],
         T.ones(2, 3, dtype=T.float64)),
+    "sr_reduce": lambda T: T.segment_reduce(_x(T), "avg", lengths=T.tensor([3])),
+    "sr_none": lambda T: T.segment_reduce(_x(T), "sum"),
+    "sr_indices": lambda T: T.segment_reduce(_x(T), "sum", lengths=T.tensor([3]),
+                                             indices=T.tensor([3])),
+    "sr_axis": lambda T: T.segment_reduce(_x(T), "sum", lengths=T.tensor([[1, 3]] * 3), axis=0),
+    "sr_axis_range": lambda T: T.segment_reduce(_x(T), "sum", lengths=T.tensor([3]), axis=2),
+    "sr_rank": lambda T: T.segment_reduce(_x(T), "sum", lengths=T.tensor([[[3]]])),
+    "sr_sum": lambda T: T.segment_reduce(_x(T), "sum", lengths=T.tensor([1, 1])),
+    "sr_negative": lambda T: T.segment_reduce(_x(T), "max", lengths=T.tensor([4, -1])),
+    "sr_unsafe": lambda T: T.segment_reduce(_x(T), "max", lengths=T.tensor([2, 0]),
+                                            unsafe=True),
+    "sr_float_lengths": lambda T: T.segment_reduce(_x(T), "sum", lengths=T.tensor([2, 1.])),
+    "sr_int_lengths": lambda T: T.segment_reduce(_x(T), "amin", lengths=T.tensor([2, 1]).int()),
+    "sr_int_data": lambda T: T.segment_reduce(_x(T).long(), "sum", lengths=T.tensor([3])),
+    "sr_empty": lambda T: T.segment_reduce(_x(T)[:0], "sum", lengths=T.tensor([0])),
+    "sr_offsets": lambda T: T.segment_reduce(_x(T), "amax", offsets=T.tensor([0, 1, 3])),
+    "sr_both": lambda T: T.segment_reduce(_x(T), "prod", lengths=T.tensor([3]),
+                                          offsets=T.tensor([0, 1, 3])),
     "nd_float_mask": lambda T: _aten(T).native_dropout_backward(_x(T), _x(T), 2.0),
     "nd_int_mask": lambda T: _aten(T).native_dropout_backward(_x(T), _x(T).long(), 2.0),
     "nd_broadcast": lambda T: _aten(T).native_dropout_backward(_x(T), _m(T)[:1], 2.0),
@@ -319,3 +338,34 @@ def test_results_and_errors_as_pytorch(case):
         assert str(o.dtype) == str(t.dtype)
         assert tuple(o.shape) == tuple(t.shape)
         np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("reduce", ["max", "min", "prod", "mean", "sum"])
+def test_segment_reduce_ties_zeros_and_nans_in_backward(reduce):
+    # max/min ties share a positive gradient only (PyTorch's kernel), prod's zeros take
+    # the product of the others, NaNs win
+    data = np.array([[1.0, 3.0, 3.0, 0.0, 0.0, 2.0, np.nan, 5.0],
+                     [2.0, 2.0, -1.0, 0.0, 4.0, 4.0, 1.0, 1.0]]).T
+    cot = np.array([[0.5, -1.5, 2.0, 1.0], [-0.5, 1.0, 3.0, -2.0]]).T
+    res = []
+    for T in (torch, gt):
+        a = T.tensor(data, requires_grad=True)
+        out = T.segment_reduce(a, reduce, lengths=T.tensor([3, 2, 0, 3]), initial=None
+                               if reduce != "prod" else 2.0)
+        out.backward(T.tensor(np.concatenate([cot[:2], cot[2:3] * 0, cot[3:]])))
+        res.append((out, a.grad))
+    (to, tg), (oo, og) = res
+    assert type(oo.grad_fn).__name__ == "SegmentReduceBackward0"
+    torch.testing.assert_close(torch.from_numpy(oo.detach().numpy()), to.detach(),
+                               equal_nan=True)
+    torch.testing.assert_close(torch.from_numpy(og.numpy()), tg, equal_nan=True)
+
+
+def test_segment_reduce_gradient_has_no_derivative_as_pytorch():
+    def call(T):
+        x = T.tensor([1.0, 2.0, 3.0, 4.0], dtype=T.float64, requires_grad=True)
+        out = T.segment_reduce(x * x, "prod", lengths=T.tensor([2, 2]))
+        (g,) = T.autograd.grad(out.sum(), x, create_graph=True)
+        return T.autograd.grad(g.sum(), x)
+
+    assert_raises_as_pytorch(call, gt, torch)

@@ -3974,6 +3974,9 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.segment_reduce': (
+        'segment_reduce(Tensor data, c10::string_view reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int64_t axis=0, bool unsafe=False, Scalar? initial=None)',
+    ),
     'torch.select': (
         'select(Tensor input, int64_t dim, SymInt index)',
     ),

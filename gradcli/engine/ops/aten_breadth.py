@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from .registry import PUBLIC, broadcast_error, defop, public, run_op
 from .views import slice_dim
@@ -274,3 +275,144 @@ def native_dropout_backward(grad_output: Tensor, mask: Tensor, scale: float) -> 
         broadcast_error(grad_output._data.shape, mask._data.shape)
     return run_op(NATIVE_DROPOUT_BACKWARD, (grad_output,), (mask._data, float(scale)),
                   arrays=(grad_output._data,))
+
+
+# ----------------------------------------------------------------- segment_reduce
+
+_SEGMENT_REDUCTIONS = {"sum": "sum", "prod": "prod", "mean": "mean", "max": "max",
+                       "amax": "max", "min": "min", "amin": "min"}
+
+
+def _segments(lengths: np.ndarray):
+    """(outer index, segment number, start, stop) for every segment: lengths has the
+    data's leading dims and the segments along its last."""
+    starts = np.concatenate([np.zeros(lengths.shape[:-1] + (1,), np.int64),
+                             np.cumsum(lengths, -1)], -1)
+    for outer in np.ndindex(lengths.shape[:-1]):
+        for j in range(lengths.shape[-1]):
+            yield outer, j, int(starts[outer + (j,)]), int(starts[outer + (j + 1,)])
+
+
+def _segment_fwd(data, lengths, reduce, initial):
+    out_shape = lengths.shape + data.shape[lengths.ndim:]
+    out = np.empty(out_shape, data.dtype)
+    dt = data.dtype.type
+    start_value = {"sum": 0, "mean": 0, "prod": 1, "max": -np.inf, "min": np.inf}[reduce]
+    if initial is not None:
+        start_value = initial
+    with np.errstate(all="ignore"):
+        for outer, j, a, b in _segments(lengths):
+            seg = data[outer + (slice(a, b),)]
+            acc = np.full(seg.shape[1:], dt(start_value), data.dtype)
+            if b > a:
+                if reduce in ("sum", "mean"):
+                    acc = acc + seg.sum(0)
+                elif reduce == "prod":
+                    acc = acc * seg.prod(0)
+                else:  # (a NaN anywhere wins, as std::max after a NaN keeps it)
+                    pick = np.maximum if reduce == "max" else np.minimum
+                    acc = pick(acc, pick.reduce(seg, 0))
+            if reduce == "mean":
+                if b == a and initial is None:
+                    acc = np.full(acc.shape, np.nan, data.dtype)
+                elif b > a:
+                    acc = np.where(np.isnan(acc), acc, acc / dt(b - a))
+            out[outer + (j,)] = acc
+    return out
+
+
+def _segment_backward(c, g):
+    (data,) = c.saved
+    out = c.result._data
+    lengths, reduce, initial = c.meta
+    x = data._data
+    gd = g._data
+    grad = np.zeros(x.shape, gd.dtype)
+    dt = x.dtype.type
+    with np.errstate(all="ignore"):
+        for outer, j, a, b in _segments(lengths):
+            if b == a:
+                continue
+            key = outer + (slice(a, b),)
+            seg, gj, oj = x[key], gd[outer + (j,)], out[outer + (j,)]
+            if reduce in ("max", "min"):
+                hit = np.isnan(seg) | (seg == oj)
+                piece = np.where(hit, gj, 0).astype(gd.dtype)
+                count = hit.sum(0)
+                # (PyTorch's kernel shares a tie's gradient only where it is positive)
+                shared = (count >= 2) & (piece > 0)
+                piece = np.where(shared, piece / np.maximum(count, 1), piece)
+            elif reduce == "mean":
+                piece = np.broadcast_to(gj / dt(b - a), seg.shape)
+            elif reduce == "sum":
+                piece = np.broadcast_to(gj, seg.shape)
+            else:
+                start = dt(1 if initial is None else initial)
+                piece = (gj * oj) / seg
+                special = np.isnan(seg) | (seg == 0)
+                if special.any():
+                    for k in range(b - a):
+                        others = np.delete(seg, k, 0)
+                        exclusive = start * others.prod(0)
+                        piece[k] = np.where(special[k], gj * exclusive, piece[k])
+            grad[key] = piece
+    if GRAD_MODE.enabled:  # (create_graph: a node that refuses to be differentiated)
+        return (run_op(SEGMENT_REDUCE_GRAD, (g, data), (grad,)),)
+    return (make(grad),)
+
+
+def _segment_double(c, gg):
+    raise RuntimeError("derivative for aten::_segment_reduce_backward is not implemented")
+
+
+SEGMENT_REDUCE = defop("segment_reduce", "SegmentReduceBackward0", _segment_fwd,
+                       _segment_backward,
+                       "per segment: sum/mean spread the gradient, prod divides the result by "
+                       "each element (the product of the others at a zero), max/min give it "
+                       "to the extremes (ties share a positive one)", save="inputs,result,meta")
+# (no torch_call: the table's generic tests differentiate twice, PyTorch's
+# _segment_reduce_backward has no derivative)
+SEGMENT_REDUCE_GRAD = defop("_segment_reduce_backward", "NotImplemented",
+                            lambda g, data, grad: grad, _segment_double,
+                            "PyTorch has no derivative of segment_reduce's gradient")
+
+
+@public("torch.segment_reduce", "torch._segment_reduce")
+def segment_reduce(data: Tensor, reduce: str, *, lengths=None, indices=None, offsets=None,
+                   axis: int = 0, unsafe: bool = False, initial=None) -> Tensor:
+    """Reductions over consecutive segments of `axis`, given by lengths (or offsets: the
+    segment boundaries) whose leading dims are the data's."""
+    if reduce not in _SEGMENT_REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    x = data._data
+    axis = _wrap_dim(axis, x.ndim)
+    by = offsets if offsets is not None else lengths  # (offsets win when both are given)
+    b = by._data
+    if x.ndim < b.ndim:
+        raise RuntimeError("Expected data.dim() >= lengths_value.dim() to be true, but got "
+                           "false.  (Could this error message be improved?  If so, please "
+                           "report an enhancement request to PyTorch.)")
+    if axis != b.ndim - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
+                           f"lengths but got {axis}.")
+    if b.dtype not in (np.int64, np.int32):
+        kernel = "offsets" if offsets is not None else "lengths"
+        raise NotImplementedError(f"\"_segment_reduce_{kernel}_cpu_kernel1\" not implemented "
+                                  f"for '{_type_word(by.dtype)}'")
+    lengths_data = (np.diff(b.astype(np.int64), axis=-1) if offsets is not None
+                    else b.astype(np.int64))
+    if not unsafe:
+        if lengths_data.size and lengths_data.min() < 0:
+            raise RuntimeError("lengths contains negative value!")
+        if np.any(lengths_data.sum(-1) != x.shape[axis]):
+            raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                               "to data.size(lengths.dim()-1) when !unsafe.")
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
+                                  f"'{_type_word(data.dtype)}'")
+    return run_op(SEGMENT_REDUCE, (data,), (lengths_data, _SEGMENT_REDUCTIONS[reduce], initial))
