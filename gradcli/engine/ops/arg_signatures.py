@@ -1097,6 +1097,9 @@ SIGNATURES = {
     'Tensor.orgqr': (
         'orgqr(Tensor input2)',
     ),
+    'Tensor.ormqr': (
+        'ormqr(Tensor input2, Tensor input3, bool left=True, bool transpose=False)',
+    ),
     'Tensor.outer': (
         'outer(Tensor vec2)',
     ),
@@ -3760,6 +3763,9 @@ SIGNATURES = {
     ),
     'torch.orgqr': (
         'orgqr(Tensor input, Tensor input2, *, Tensor out=None)',
+    ),
+    'torch.ormqr': (
+        'ormqr(Tensor input, Tensor input2, Tensor input3, bool left=True, bool transpose=False, *, Tensor out=None)',
     ),
     'torch.outer': (
         'outer(Tensor input, Tensor vec2, *, Tensor out=None)',
