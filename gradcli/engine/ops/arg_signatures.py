@@ -3773,6 +3773,13 @@ SIGNATURES = {
     'torch.pairwise_distance': (
         'pairwise_distance(Tensor x1, Tensor x2, double p=2, double eps=1e-06, bool keepdim=False)',
     ),
+    'torch.pca_lowrank': (
+        '!python',
+        'pca_lowrank',
+        'A, q=None, center=None, niter=None',
+        '',
+        'shape',
+    ),
     'torch.pdist': (
         'pdist(Tensor input, double p=2)',
     ),
@@ -4240,6 +4247,13 @@ SIGNATURES = {
     ),
     'torch.svd': (
         'svd(Tensor input, bool some=True, bool compute_uv=True, *, TensorList[3] out=None)',
+    ),
+    'torch.svd_lowrank': (
+        '!python',
+        'svd_lowrank',
+        'A, q=None, niter=None, M=None',
+        '',
+        'shape',
     ),
     'torch.swapaxes': (
         'swapaxes(Tensor input, int64_t axis0, int64_t axis1)',

@@ -8,6 +8,7 @@ matmul nodes), recording it when a graph is being built: second derivatives foll
 
 from __future__ import annotations
 
+from .. import dtypes
 from ..tensor import Tensor, _type_word, make
 from .registry import PUBLIC, defop, public, run_op
 
@@ -101,3 +102,70 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,
     if ad.dtype.kind != "f":
         raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{_type_word(a.dtype)}'")
     return run_op(ORMQR, (a, tau, other), (bool(left), bool(transpose)))
+
+
+# ----------------------------------------------------------------- svd_lowrank, pca_lowrank
+
+
+def _floating(A: Tensor):
+    return A.dtype if A._data.dtype.kind == "f" else dtypes.float32
+
+
+def _range_basis(A: Tensor, q: int, niter: int, M) -> Tensor:
+    """An orthonormal basis of (about) A's range (Halko et al. 2009, algorithm 4.4): A
+    times a Gaussian test matrix drawn from the generator as PyTorch draws it (one
+    randn(n, q)), then `niter` power iterations, each step re-orthonormalized by QR."""
+    matmul, qr = PUBLIC["torch.matmul"], PUBLIC["torch.linalg.qr"]
+
+    def shifted(X, right, adjoint=False):
+        # (A - M) times `right` without forming A - M, as PyTorch composes it
+        out = matmul(A.mH if adjoint else A, right)
+        return out if M is None else out - matmul(M.mH if adjoint else M, right)
+
+    test = PUBLIC["torch.randn"](A.shape[-1], q, dtype=_floating(A))
+    Q = qr(shifted(None, test)).Q
+    for _ in range(niter):
+        Q = qr(shifted(None, Q, adjoint=True)).Q
+        Q = qr(shifted(None, Q)).Q
+    return Q
+
+
+def _lowrank_svd(A: Tensor, q: int, niter: int, M) -> tuple:
+    """Algorithm 5.1 of Halko et al.: project onto the range basis, take the small SVD,
+    lift U back (for a wide A, the same on its adjoint with U and V swapped)."""
+    matmul = PUBLIC["torch.matmul"]
+    m, n = A.shape[-2], A.shape[-1]
+    if M is not None:
+        M = M.broadcast_to(A.size())
+    wide = m < n
+    if wide:
+        A = A.mH
+        M = None if M is None else M.mH
+    Q = _range_basis(A, q, niter, M)
+    B = matmul(Q.mH, A)
+    if M is not None:
+        B = B - matmul(Q.mH, M)
+    U, S, Vh = PUBLIC["torch.linalg.svd"](B, full_matrices=False)
+    V = Vh.mH
+    U = Q.matmul(U)
+    return (V, S, U) if wide else (U, S, V)
+
+
+@public("torch.svd_lowrank")
+def svd_lowrank(A: Tensor, q=6, niter=2, M=None) -> tuple:
+    return _lowrank_svd(A, 6 if q is None else q, 2 if niter is None else niter, M)
+
+
+@public("torch.pca_lowrank")
+def pca_lowrank(A: Tensor, q=None, center: bool = True, niter: int = 2) -> tuple:
+    m, n = A.shape[-2], A.shape[-1]
+    if q is None:
+        q = min(6, m, n)
+    elif not (q >= 0 and q <= min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than "
+                         f"min(m, n)={min(m, n)}")
+    if not (niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _lowrank_svd(A, q, niter, None)
+    return _lowrank_svd(A - A.mean(dim=(-2,), keepdim=True), q, niter, None)
