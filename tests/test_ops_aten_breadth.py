@@ -22,7 +22,7 @@ from tests.expr_compare import assert_raises_as_pytorch  # noqa: E402
 NAMES = ("slice", "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate",
          "max_pool2d_with_indices_backward", "native_dropout_backward",
          "torch.ops.aten._safe_softmax.default", "_segment_reduce.lengths",
-         "_segment_reduce.offsets")
+         "_segment_reduce.offsets", "_batch_norm_with_update")
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -369,3 +369,30 @@ def test_segment_reduce_gradient_has_no_derivative_as_pytorch():
         return T.autograd.grad(g.sum(), x)
 
     assert_raises_as_pytorch(call, gt, torch)
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_batch_norm_with_update_updates_running_stats_as_pytorch(affine):
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(4, 3, 5))
+    w, b = rng.uniform(0.5, 1.5, 3), rng.normal(size=3)
+    res = []
+    for T in (torch, gt):
+        rm, rv = T.tensor(rng.normal(size=3) * 0 + 0.25), T.tensor(np.full(3, 2.0))
+        xt = T.tensor(x, requires_grad=True)
+        wt, bt = (T.tensor(w, requires_grad=True), T.tensor(b, requires_grad=True)) if affine \
+            else (None, None)
+        out, mean, invstd, reserve = T.ops.aten._batch_norm_with_update(
+            xt, wt, bt, rm, rv, 0.3, 1e-4)
+        cot = T.tensor(np.linspace(-1, 1, x.size).reshape(x.shape))
+        if not affine:  # (PyTorch's backward needs a weight: both refuse alike)
+            with pytest.raises(RuntimeError, match="for argument #2 'weight'"):
+                out.backward(cot)
+            res.append([type(out.grad_fn).__name__, out, mean, invstd, reserve, rm, rv])
+            continue
+        out.backward(cot)
+        res.append([type(out.grad_fn).__name__, out, mean, invstd, reserve, rm, rv, xt.grad]
+                   + ([wt.grad, bt.grad] if affine else []))
+    assert res[0][0] == res[1][0] == "BatchNormWithUpdateBackward0"
+    for o, t in zip(res[1][1:], res[0][1:], strict=True):
+        _close(o, t)

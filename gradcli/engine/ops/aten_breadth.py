@@ -14,7 +14,7 @@ import numpy as np
 
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
-from .registry import PUBLIC, broadcast_error, defop, public, run_op
+from .registry import OPS, PUBLIC, broadcast_error, defop, public, run_op
 from .views import slice_dim
 
 # ----------------------------------------------------------------- aten.slice
@@ -416,3 +416,36 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths=None, indices=None, off
         raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
                                   f"'{_type_word(data.dtype)}'")
     return run_op(SEGMENT_REDUCE, (data,), (lengths_data, _SEGMENT_REDUCTIONS[reduce], initial))
+
+
+# ----------------------------------------------------------------- _batch_norm_with_update
+
+def _with_update_backward(c, g):
+    # (PyTorch's batch_norm_backward behind this node takes the weight as a plain Tensor:
+    # without one its backward fails, whatever needs a gradient)
+    if c.saved[1] is None:
+        raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in "
+                           "C++) for argument #2 'weight'")
+    return OPS["batch_norm"].backward(c, g)
+
+
+BATCH_NORM_WITH_UPDATE = defop(
+    "batch_norm_with_update", "BatchNormWithUpdateBackward0", OPS["batch_norm"].forward,
+    _with_update_backward, OPS["batch_norm"].rule, save="inputs",
+    torch_call="torch.ops.aten._batch_norm_with_update(torch.cat([a.reshape(-1, 1), "
+               "a.reshape(-1, 1) * 2 + 1]).repeat(1, 2), torch.ones(2, dtype=a.dtype), None, "
+               "torch.zeros(2, "
+               "dtype=a.dtype), torch.ones(2, dtype=a.dtype), 0.1, 1e-5)[0]")
+
+
+@public("aten._batch_norm_with_update")
+def _batch_norm_with_update(input: Tensor, weight, bias, running_mean: Tensor,
+                            running_var: Tensor, momentum: float, eps: float):
+    """Training-mode batch norm that updates the running statistics in place: (output,
+    save_mean, save_invstd, reserve), the reserve an empty uint8 tensor on CPU; the
+    output's node is batch_norm's rule under this entry point's name."""
+    from .breadth import _native_batch_norm
+
+    out, mean, invstd = _native_batch_norm(BATCH_NORM_WITH_UPDATE, input, weight, bias,
+                                           running_mean, running_var, True, momentum, eps)
+    return out, mean, invstd, make(np.zeros(0, np.uint8))
