@@ -60,6 +60,7 @@ from . import grid_sampler  # noqa: F401  (torch.grid_sampler, _2d, _3d: the mod
 from . import aten_breadth  # noqa: F401  (aten.slice, _unsafe_masked_index, pool / dropout backwards)  # isort: skip
 from . import functional_breadth  # noqa: F401  (F.linear_cross_entropy)  # isort: skip
 from . import linalg_breadth  # noqa: F401  (torch.ormqr)  # isort: skip
+from . import pool_breadth  # noqa: F401  (F.fractional_max_pool2d / 3d)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
