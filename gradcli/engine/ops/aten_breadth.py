@@ -10,6 +10,8 @@ by torch.ops.aten only (aten_ops._function_for), not installed as torch.* names.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..grad_mode import GRAD_MODE
@@ -449,3 +451,74 @@ def _batch_norm_with_update(input: Tensor, weight, bias, running_mean: Tensor,
     out, mean, invstd = _native_batch_norm(BATCH_NORM_WITH_UPDATE, input, weight, bias,
                                            running_mean, running_var, True, momentum, eps)
     return out, mean, invstd, make(np.zeros(0, np.uint8))
+
+
+# ----------------------------------------------------------------- _upsample_bilinear2d_aa
+
+
+def _aa_matrix(in_size: int, out_size: int, scale_factor, align_corners: bool) -> np.ndarray:
+    """The (out, in) weights of antialiased linear interpolation along one dim, as
+    PyTorch's separable AA kernel (PIL's): a triangle filter widened by the downscale
+    factor, each output's taps [xmin, xmin + xsize) normalized to sum to one."""
+    if align_corners:
+        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        scale = 1.0 / scale_factor if scale_factor else in_size / out_size
+    support = scale if scale >= 1.0 else 1.0
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+    m = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), in_size)
+        taps = np.arange(lo, hi)
+        w = np.maximum(0.0, 1.0 - np.abs((taps - center + 0.5) * invscale))
+        total = w.sum()
+        if total != 0.0:
+            w = w / total
+        m[i, lo:hi] = w
+    return m
+
+
+def _aa_op():
+    from .conv_ext import _linear_map
+
+    return _linear_map("upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0",
+                       "torch.nn.functional.interpolate(a.reshape(1, 1, 1, -1).expand(1, 2, 3, "
+                       "-1) * 1, scale_factor=0.5, mode='bilinear', antialias=True)",
+                       "antialiased bilinear interpolation: a fixed weighted sum per output "
+                       "element (its gradient the transposed weights)")
+
+
+UPSAMPLE_BILINEAR2D_AA = _aa_op()
+
+
+@public("aten._upsample_bilinear2d_aa")
+def _upsample_bilinear2d_aa(input: Tensor, output_size=None, align_corners: bool = False,
+                            scale_factors=None, scales_h=None, scales_w=None) -> Tensor:
+    """aten._upsample_bilinear2d_aa (.vec: output_size or scale_factors; .default:
+    output_size with optional scales_h, scales_w)."""
+    from .conv_ext import Separable, _float_input
+
+    x = input._data
+    if x.ndim != 4:
+        raise RuntimeError(f"Expected 4D tensor, but got {x.ndim}D")
+    if scale_factors is not None:
+        scales = [float(s) for s in scale_factors]
+    else:
+        scales = [scales_h, scales_w]
+    if output_size is None:
+        if scale_factors is None:
+            raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+        output_size = [int(math.floor(n * s)) for n, s in zip(x.shape[2:], scales, strict=True)]
+    elif scale_factors is not None:
+        raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+    sizes = [int(s) for s in output_size]
+    _float_input(input, "upsample_bilinear2d_aa")
+    if any(n <= 0 for n in tuple(x.shape[2:]) + tuple(sizes)):
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"(H: {x.shape[2]}, W: {x.shape[3]}) output (H: {sizes[0]}, W: "
+                           f"{sizes[1]})")
+    mats = [(2 + d, _aa_matrix(x.shape[2 + d], sizes[d], scales[d], bool(align_corners)))
+            for d in range(2)]
+    return run_op(UPSAMPLE_BILINEAR2D_AA, (input,), (Separable(mats),))

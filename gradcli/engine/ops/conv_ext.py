@@ -1034,6 +1034,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
             f"(got {mode})")
     if antialias:
+        if mode == "bilinear":  # (aten_breadth: PyTorch's separable antialiased kernel)
+            return PUBLIC["aten._upsample_bilinear2d_aa"](
+                input, list(sizes), align_corners,
+                scales_h=scales[0], scales_w=scales[1])
         raise NotImplementedError("interpolate(antialias=True) is not supported by gradcli")
     _float_input(input, _INTERP_KERNELS.get((mode.replace("-exact", ""), nd),
                                             "compute_indices_weights_linear"))
