@@ -143,22 +143,15 @@ def test_2d_second_derivatives_match(mode, padding, align):
         s = (ga * T.tensor(w[0])).sum() + (gb * T.tensor(w[1])).sum()
         names = (type(ga.grad_fn).__name__ if ga.grad_fn else None,
                  type(gb.grad_fn).__name__ if gb.grad_fn else None)
-        if T is gt and mode == 1:
-            # nearest: the first gradients do not depend on input or grid; gradcli records
-            # no graph for them where PyTorch has a GridSampler2DBackwardBackward0 node
-            # giving zeros (see the report: that node is not reproduced yet)
-            assert s.grad_fn is None
-            second = (None, None)
-        else:
-            second = T.autograd.grad(s, (a, b), allow_unused=True)
+        assert names == ("GridSampler2DBackwardBackward0",) * 2
+        second = T.autograd.grad(s, (a, b), allow_unused=True)
         results.append((ga, gb, names, second))
     (tga, tgb, _, tsec), (oga, ogb, _, osec) = results
     _close(oga, tga)
     _close(ogb, tgb)
     for o, t in zip(osec, tsec, strict=True):
         if t is None or o is None:
-            assert not np.any((o if t is None else t).detach().numpy()) if (o, t) != (
-                None, None) else True
+            assert o is None and t is None
         else:
             _close(o, t)
 
@@ -361,3 +354,22 @@ def test_mode_numbers_outside_the_enums_are_refused(fname, modes):
     g = gt.zeros(*(1,) + (1,) * nd + (nd,))
     with pytest.raises(RuntimeError, match="expected interpolation_mode in 0, 1, 2"):
         getattr(gt, fname)(x, g, *modes, False)
+
+
+@pytest.mark.parametrize("mode,padding,align", MODES_3D)
+def test_3d_second_derivatives_and_nodes(mode, padding, align):
+    x, g = _pair((1, 2, 3, 2, 3), (1, 2, 2, 1, 3), seed=mode * 10 + padding + 1)
+    (tx, tg), (ox, og) = _both(x, g)
+    v = np.random.default_rng(3).uniform(-1, 1, (1, 2, 2, 2, 1))
+    res = []
+    for T, a, b in ((torch, tx, tg), (gt, ox, og)):
+        out = T.grid_sampler_3d(a, b, mode, padding, align)
+        ga, gb = T.autograd.grad(out, (a, b), T.tensor(v), create_graph=True)
+        assert type(ga.grad_fn).__name__ == "GridSampler3DBackwardBackward0"
+        s = (ga * ga).sum() + (gb * gb * 3).sum()
+        res.append((ga, gb) + T.autograd.grad(s, (a, b), allow_unused=True))
+    for o, t in zip(res[1], res[0], strict=True):
+        if t is None or o is None:
+            assert o is None and t is None
+        else:
+            _close(o, t)

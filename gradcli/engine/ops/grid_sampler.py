@@ -16,7 +16,7 @@ from ..tensor import Tensor, _type_word
 from . import shape_checks
 from .conv_ext import GRID_SAMPLE
 from .functional_ext import AFFINE_GRID, _base_grid
-from .registry import public, run_op
+from .registry import PUBLIC, defop, public, run_op
 
 _MODES = ("bilinear", "nearest", "bicubic")
 _PADDINGS = ("zeros", "border", "reflection")
@@ -159,3 +159,77 @@ def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
     base = _base_grid(size, bool(align_corners))
     out_shape = (size[0],) + size[2:] + (nd,)
     return run_op(AFFINE_GRID, (theta,), (base, out_shape))
+
+
+# ----------------------------------------------------------------- the backward's own node
+
+
+def _first_grads(g, inp, grid, mode, padding, align_corners, graph):
+    """(d input, d grid) of the composition at cotangent g; recorded when `graph`."""
+    from ..autograd import grad as _grad
+    from ..grad_mode import enable_grad
+    from .conv_ext import _grid_sample_tensors
+
+    with enable_grad():
+        out = _grid_sample_tensors(inp, grid, mode, padding, align_corners)
+        gx, gg = _grad(out, (inp, grid), g, create_graph=graph, allow_unused=True)
+    if gg is None:
+        gg = PUBLIC["torch.zeros_like"](grid)
+    return gx, gg
+
+
+def _sampler_backward(c, g):
+    """GridSampler2D/3DBackward0: both gradients from one GridSampler2D/3DBackwardBackward0
+    node (grad_output, input, grid) when a graph is built, as PyTorch's node does."""
+    from ..grad_mode import GRAD_MODE, no_grad
+    from .linalg_ext import _run_multi
+
+    inp, grid = c.saved
+    mode, padding, align_corners = c.meta
+    with no_grad():
+        gx, gg = _first_grads(g, inp.detach().requires_grad_(), grid.detach().requires_grad_(),
+                              mode, padding, align_corners, False)
+    if GRAD_MODE.enabled:
+        nd = inp._data.ndim - 2
+        gx, gg = _run_multi(SAMPLER_BACKWARD[nd], (g, inp, grid), (mode, padding, align_corners),
+                            [gx._data, gg._data], (True, True))
+    return (gx if c.needs(0) else None, gg if c.needs(1) else None)
+
+
+def _sampler_double(c, grads):
+    """The gradients of <gx, ggx> + <gg, ggg> with respect to grad_output, input and grid,
+    through the composition differentiated twice."""
+    from ..autograd import grad as _grad
+    from ..grad_mode import GRAD_MODE, enable_grad
+
+    g, inp, grid = c.saved
+    mode, padding, align_corners = c.meta[:3]
+    ggx, ggg = (list(grads) + [None, None])[:2]
+    graph = GRAD_MODE.enabled
+    leaves = [t if graph and c.needs(i) else t.detach().requires_grad_()
+              for i, t in enumerate((g, inp, grid))]
+    with enable_grad():
+        gx, gg = _first_grads(leaves[0], leaves[1], leaves[2], mode, padding, align_corners,
+                              True)
+        total = None
+        for first, second in ((gx, ggx), (gg, ggg)):
+            if second is not None and first is not None and first.requires_grad:
+                term = (first * second).sum()
+                total = term if total is None else total + term
+        if total is None:
+            return (None, None, None)
+        outs = _grad(total, leaves, create_graph=graph, allow_unused=True)
+    # (an input gradient nothing reached stays undefined, as PyTorch's for nearest; the
+    # others are zeros)
+    zeros_like = PUBLIC["torch.zeros_like"]
+    return tuple((o if o is not None or i == 1 else zeros_like(t)) if c.needs(i) else None
+                 for i, (o, t) in enumerate(zip(outs, leaves, strict=True)))
+
+
+SAMPLER_BACKWARD = {nd: defop(f"grid_sampler_{nd}d_backward",
+                              f"GridSampler{nd}DBackwardBackward0", None, _sampler_double,
+                              "grid_sample's gradients: differentiated through the composition "
+                              "once more", save="inputs", multi=True)
+                    for nd in (2, 3)}
+for _nd in (2, 3):  # (the forward nodes' backward: through the node above when recording)
+    GRID_SAMPLE[_nd].backward = _sampler_backward
