@@ -82,6 +82,15 @@ def resolve(op):
             scope["wrapper_set_seed"] = _seeded
         return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
                                   fn.__closure__)
+    if type(fn).__name__ in ("OpOverload", "OpOverloadPacket") and module.startswith("torch"):
+        # an aten op itself (aten.slice.Tensor, aten._safe_softmax.default): gradcli's
+        # torch.ops.aten of the same name and overload
+        packet, _, overload = str(fn).removeprefix("aten.").partition(".")
+        try:
+            found = getattr(gt.ops.aten, packet)
+            return getattr(found, overload) if overload else found
+        except AttributeError:
+            return None
     name = op.name
     found = _lookup(gt, name)
     if found is not None and not isinstance(found, types.ModuleType):

@@ -21,6 +21,7 @@ import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
 import gradcli.torch as gt
+from gradcli import coverage
 
 warnings.simplefilter("ignore")
 DTYPES = [torch.float64, torch.float32, torch.int64, torch.bool]
@@ -117,11 +118,13 @@ for op in op_db:
     if op.variant_test_name and op.variant_test_name not in ("",):
         pass
     name = op.name
-    # gradcli function
-    target = gt
-    ok = True
-    for part in name.split("."):
-        target = getattr(target, part, None) if target is not None else None
+    # gradcli function: as gradcli.coverage resolves it (the OpInfo's own wrappers with
+    # their torch pointing at gradcli's, aten overloads through torch.ops.aten), else by name
+    target = coverage.resolve(op)
+    if target is None:
+        target = gt
+        for part in name.split("."):
+            target = getattr(target, part, None) if target is not None else None
     if target is None:
         continue
     tfn = op.op

@@ -1100,6 +1100,9 @@ SIGNATURES = {
     'Tensor.orgqr': (
         'orgqr(Tensor input2)',
     ),
+    'Tensor.ormqr': (
+        'ormqr(Tensor input2, Tensor input3, bool left=True, bool transpose=False)',
+    ),
     'Tensor.outer': (
         'outer(Tensor vec2)',
     ),
@@ -1734,6 +1737,9 @@ SIGNATURES = {
         'addr(Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
         'addr(Scalar beta, Tensor input, Scalar alpha, Tensor vec1, Tensor vec2, *, Tensor out=None)|deprecated',
         'addr(Scalar beta, Tensor input, Tensor vec1, Tensor vec2, *, Tensor out=None)|deprecated',
+    ),
+    'torch.affine_grid_generator': (
+        'affine_grid_generator(Tensor theta, SymIntArrayRef size, bool align_corners)',
     ),
     'torch.alias_copy': (
         'alias_copy(Tensor input, *, Tensor out=None)',
@@ -2394,6 +2400,12 @@ SIGNATURES = {
     ),
     'torch.grid_sampler': (
         'grid_sampler(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners)',
+    ),
+    'torch.grid_sampler_2d': (
+        'grid_sampler_2d(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners)',
+    ),
+    'torch.grid_sampler_3d': (
+        'grid_sampler_3d(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners)',
     ),
     'torch.group_norm': (
         'group_norm(Tensor input, int64_t num_groups, Tensor? weight=None, Tensor? bias=None, double eps=1e-05, bool cudnn_enabled=True)',
@@ -3195,6 +3207,64 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.nn.functional.fractional_max_pool2d': (
+        '!dispatch',
+        'return_indices',
+        '4',
+        'False',
+        'torch.nn.functional.fractional_max_pool2d|true',
+        'torch.nn.functional.fractional_max_pool2d|false',
+    ),
+    'torch.nn.functional.fractional_max_pool2d_with_indices': (
+        '!python',
+        'fractional_max_pool2d_with_indices',
+        'input, kernel_size, output_size=None, output_ratio=None, return_indices=None, _random_samples=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.fractional_max_pool2d|false': (
+        '!python',
+        '_fractional_max_pool2d',
+        'input, kernel_size, output_size=None, output_ratio=None, return_indices=None, _random_samples=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.fractional_max_pool2d|true': (
+        '!python',
+        'fractional_max_pool2d_with_indices',
+        'input, kernel_size, output_size=None, output_ratio=None, return_indices=None, _random_samples=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.fractional_max_pool3d': (
+        '!dispatch',
+        'return_indices',
+        '4',
+        'False',
+        'torch.nn.functional.fractional_max_pool3d|true',
+        'torch.nn.functional.fractional_max_pool3d|false',
+    ),
+    'torch.nn.functional.fractional_max_pool3d_with_indices': (
+        '!python',
+        'fractional_max_pool3d_with_indices',
+        'input, kernel_size, output_size=None, output_ratio=None, return_indices=None, _random_samples=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.fractional_max_pool3d|false': (
+        '!python',
+        '_fractional_max_pool3d',
+        'input, kernel_size, output_size=None, output_ratio=None, return_indices=None, _random_samples=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.fractional_max_pool3d|true': (
+        '!python',
+        'fractional_max_pool3d_with_indices',
+        'input, kernel_size, output_size=None, output_ratio=None, return_indices=None, _random_samples=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.gaussian_nll_loss': (
         '!python',
         'gaussian_nll_loss',
@@ -3395,6 +3465,13 @@ SIGNATURES = {
         'False',
         'torch.nn.functional.max_pool2d|true',
         'torch.nn.functional.max_pool2d|false',
+    ),
+    'torch.nn.functional.max_pool2d_with_indices': (
+        '!python',
+        'max_pool2d_with_indices',
+        'input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=None, return_indices=None',
+        '',
+        '',
     ),
     'torch.nn.functional.max_pool2d|false': (
         '!python',
@@ -3751,11 +3828,21 @@ SIGNATURES = {
     'torch.orgqr': (
         'orgqr(Tensor input, Tensor input2, *, Tensor out=None)',
     ),
+    'torch.ormqr': (
+        'ormqr(Tensor input, Tensor input2, Tensor input3, bool left=True, bool transpose=False, *, Tensor out=None)',
+    ),
     'torch.outer': (
         'outer(Tensor input, Tensor vec2, *, Tensor out=None)',
     ),
     'torch.pairwise_distance': (
         'pairwise_distance(Tensor x1, Tensor x2, double p=2, double eps=1e-06, bool keepdim=False)',
+    ),
+    'torch.pca_lowrank': (
+        '!python',
+        'pca_lowrank',
+        'A, q=None, center=None, niter=None',
+        '',
+        'shape',
     ),
     'torch.pdist': (
         'pdist(Tensor input, double p=2)',
@@ -3963,6 +4050,9 @@ SIGNATURES = {
         '',
         '',
         '',
+    ),
+    'torch.segment_reduce': (
+        'segment_reduce(Tensor data, c10::string_view reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int64_t axis=0, bool unsafe=False, Scalar? initial=None)',
     ),
     'torch.select': (
         'select(Tensor input, int64_t dim, SymInt index)',
@@ -4221,6 +4311,13 @@ SIGNATURES = {
     ),
     'torch.svd': (
         'svd(Tensor input, bool some=True, bool compute_uv=True, *, TensorList[3] out=None)',
+    ),
+    'torch.svd_lowrank': (
+        '!python',
+        'svd_lowrank',
+        'A, q=None, niter=None, M=None',
+        '',
+        'shape',
     ),
     'torch.swapaxes': (
         'swapaxes(Tensor input, int64_t axis0, int64_t axis1)',

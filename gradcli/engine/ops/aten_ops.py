@@ -59,7 +59,9 @@ def _function_for(name: str):
     """The gradcli function the aten op `name` runs, or None."""
     if name in _NOT_OPS:
         return None
-    for key in (f"torch.{name}", f"Tensor.{name}", f"torch.nn.functional.{name}"):
+    # (`aten.<name>`: an aten op with no torch.*, Tensor or F name, as aten.slice)
+    for key in (f"torch.{name}", f"Tensor.{name}", f"torch.nn.functional.{name}",
+                f"aten.{name}"):
         fn = PUBLIC.get(key)
         if fn is not None:
             return fn

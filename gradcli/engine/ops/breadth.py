@@ -665,8 +665,8 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                          options=None) -> Tensor:
     """cross_entropy(linear(input, linear_weight, linear_bias), target), as PyTorch's
     reference path composes it (a K-dimensional linear_weight (C, d1.., in) gives
-    K-dimensional logits). PyTorch's chunked path (`options=`) runs custom kernels with
-    nodes of their own: gradcli does not reproduce it."""
+    K-dimensional logits). PyTorch's chunked path (`options=`) is one node named as its
+    custom op's (functional_breadth.py)."""
     from .nn import cross_entropy, linear
 
     x, w = input._data, linear_weight._data
@@ -696,8 +696,10 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     if options is not None:
         if (not out_features and reduction in ("mean", "sum", "none")
                 and label_smoothing == 0.0 and target._data.dtype == np.int64):
-            raise NotImplementedError("torch.nn.functional.linear_cross_entropy(options=...) "
-                                      "(its chunked kernels) is not supported by gradcli")
+            from .registry import PUBLIC  # (functional_breadth, above: its chunked node)
+
+            return PUBLIC["internal.linear_cross_entropy_chunked"](
+                input, linear_weight, target, linear_bias, weight, reduction, ignore_index)
         warnings.warn(
             "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
             "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, "

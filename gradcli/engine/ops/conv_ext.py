@@ -1067,6 +1067,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
             f"(got {mode})")
     if antialias:
+        if mode == "bilinear":  # (aten_breadth: PyTorch's separable antialiased kernel)
+            return PUBLIC["aten._upsample_bilinear2d_aa"](
+                input, list(sizes), align_corners,
+                scales_h=scales[0], scales_w=scales[1])
         raise NotImplementedError("interpolate(antialias=True) is not supported by gradcli")
     _float_input(input, _INTERP_KERNELS.get((mode.replace("-exact", ""), nd),
                                             "compute_indices_weights_linear"))
@@ -1306,47 +1310,3 @@ GRID_SAMPLE = {nd: defop(f"grid_sampler_{nd}d", f"GridSampler{nd}DBackward0", _g
                           ".expand(1, 1, 2, -1, 3) * torch.tensor([1., -0.5, 0.3], "
                           "dtype=a.dtype), align_corners=True)"))
                for nd in (2, 3)}
-
-
-@public("torch.nn.functional.grid_sample", "torch.grid_sampler")
-def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
-                padding_mode: str = "zeros", align_corners=None) -> Tensor:
-    if mode not in ("bilinear", "nearest", "bicubic"):
-        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
-                         f"'nearest' or 'bicubic', but got: '{mode}'")
-    if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
-                         f"'border', or 'reflection', but got: '{padding_mode}'")
-    if align_corners is None:
-        import warnings
-
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
-                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
-                      "the old behavior is desired. See the documentation of grid_sample for "
-                      "details.", UserWarning, stacklevel=2)
-        align_corners = False
-    x, gd = input._data, grid._data
-    if x.dtype != gd.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
-                           f"input has {input.dtype} and grid has {grid.dtype}")
-    if x.ndim not in (4, 5):
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
-                           f"of dimensions, but got input with sizes {list(x.shape)} and grid "
-                           f"with sizes {list(gd.shape)}")
-    if gd.ndim != x.ndim or x.shape[0] != gd.shape[0]:
-        if gd.ndim != x.ndim:
-            raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same "
-                               f"number of dimensions, but got input with sizes "
-                               f"{list(x.shape)} and grid with sizes {list(gd.shape)}")
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
-                           f"but got input with sizes {list(x.shape)} and grid with sizes "
-                           f"{list(gd.shape)}")
-    nd = x.ndim - 2
-    shape_checks.grid_sampler_input(x.shape)
-    if gd.shape[-1] != nd:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
-                           f"but got grid with sizes {list(gd.shape)}")
-    if mode == "bicubic" and nd == 3:
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    _float_input(input, f"grid_sampler_{nd}d_cpu")
-    return run_op(GRID_SAMPLE[nd], (input, grid), (mode, padding_mode, bool(align_corners)))

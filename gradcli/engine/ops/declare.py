@@ -152,29 +152,35 @@ _TABLE_DOMAIN = {"unit": "small", "above1": "positive", "positive_small": "small
 def binary(name: str, node: str, forward, backward, rule: str, *, save: str = "inputs",
            domain: str = "real", scalar_other: str | None = None, scalar_self: str | None = None,
            float_result: bool = True, names=None, extra=(), inplace: bool = True,
-           torch_call: str | None = None, sample=None, ints: str = "float"):
+           torch_call: str | None = None, sample=None, ints: str = "float",
+           save_for: tuple | None = None, check_order: tuple | None = None):
     """Declare an elementwise op of two operands that broadcast and promote.
 
     `scalar_other` / `scalar_self`: the grad_fn class of the overload taking a Python
     number as the second / first operand (xlogy.Scalar_Other is XlogyBackward2); None:
     that operand must be a tensor, with PyTorch's TypeError. Each overload is its own
     table entry, so the generic tests run each. `float_result`: integer operands compute
-    in the default float dtype.
+    in the default float dtype. `save_for` and `check_order`: as defop's (which inputs'
+    gradients read each input; the order PyTorch checks the saved ones), for every
+    overload.
     """
     from . import elementwise
 
     domain = _TABLE_DOMAIN.get(domain, domain)
     callee = _callee(name, names, extra, inplace)
     op = defop(name, node, forward, backward, rule, save=save, broadcast=True,
-               torch_call=torch_call or f"{callee}(a, b)", domain=domain)
+               torch_call=torch_call or f"{callee}(a, b)", domain=domain, save_for=save_for,
+               check_order=check_order)
     op_other = op_self = None
     if scalar_other:
         # (a tensor and a number: the result has the tensor's shape, nothing to sum back)
         op_other = defop(name + "_scalar_other", scalar_other, forward, backward, rule, save=save,
-                         torch_call=f"{callee}(a, 1.5)", domain=domain)
+                         torch_call=f"{callee}(a, 1.5)", domain=domain, save_for=save_for,
+                         check_order=check_order)
     if scalar_self:
         op_self = defop(name + "_scalar_self", scalar_self, forward, backward, rule, save=save,
-                        broadcast=True, torch_call=f"{callee}(1.5, a)", domain=domain)
+                        broadcast=True, torch_call=f"{callee}(1.5, a)", domain=domain,
+                        save_for=save_for, check_order=check_order)
     run_binary = elementwise.binary
     numbers = (int, float, bool)
 

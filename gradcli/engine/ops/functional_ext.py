@@ -15,7 +15,6 @@ differentiates it again, though through other node names than PyTorch's double b
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -1893,36 +1892,6 @@ AFFINE_GRID = defop("affine_grid_generator", "AffineGridGeneratorBackward0", _af
                     torch_call="torch.nn.functional.affine_grid(a.reshape(1, 1, -1)[..., :1]"
                                ".expand(1, 2, 3) * torch.tensor([[1., 0.5, 2.], [0., 1., -1.]], "
                                "dtype=a.dtype), (1, 1, 2, 3), align_corners=False)")
-
-
-@public("torch.nn.functional.affine_grid")
-def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
-    if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
-                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
-                      "the old behavior is desired. See the documentation of grid_sample for "
-                      "details.", UserWarning, stacklevel=2)
-        align_corners = False
-    t = theta._data
-    size = tuple(int(s) for s in size)
-    if t.dtype.kind not in "fV":
-        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    if len(size) == 4:
-        if t.ndim != 3 or t.shape[-2:] != (2, 3):
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                             f"{size}. Got {theta.shape}.")
-    elif len(size) == 5:
-        if t.ndim != 3 or t.shape[-2:] != (3, 4):
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                             f"{size}. Got {theta.shape}.")
-    else:
-        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
-                                  f"affine transforms, respectively. Got size {size}.")
-    if min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    base = _base_grid(size, align_corners)
-    out_shape = (size[0],) + size[2:] + (len(size) - 2,)
-    return run_op(AFFINE_GRID, (theta,), (base, out_shape))
 
 
 # ----------------------------------------------------------------- ctc_loss

@@ -152,7 +152,9 @@ def _hypot_grads(c, g):
 
 
 hypot = binary("hypot", "HypotBackward0", _f64(np.hypot), _hypot_grads,
-               "d hypot(a, b)/da = a/hypot, d/db = b/hypot", save="inputs,result", ints="error")
+               "d hypot(a, b)/da = a/hypot, d/db = b/hypot", save="inputs,result", ints="error",
+               save_for=((0,), (1,)), check_order=(1, 0, 2))
+# (each input saved only for its own gradient, checked other, self, result: as PyTorch's)
 
 
 def _xlogy_fwd(x, y):
