@@ -28,6 +28,25 @@ from gradcli.engine.ops.registry import OPS
 
 # Ops without a public spelling of their own: how each is exercised instead.
 INTERNAL = {
+    "grid_sampler_2d_backward": "grid_sample's gradients recorded under create_graph "
+                                "(GridSampler2DBackwardBackward0): tests/test_ops_grid_sampler.py "
+                                "compares second derivatives with PyTorch",
+    "grid_sampler_3d_backward": "as grid_sampler_2d_backward: tests/test_ops_grid_sampler.py",
+    "segment_reduce": "its gradient refuses a second derivative, which the generic tests take: "
+                      "tests/test_ops_aten_breadth.py compares every OpInfo sample and that "
+                      "error with PyTorch",
+    "_segment_reduce_backward": "segment_reduce's gradient: tests/test_ops_aten_breadth.py",
+    "linear_cross_entropy_chunked": "reached only with PyTorch's options object: "
+                                    "tests/test_ops_linear_ce_chunked.py compares it",
+    "linear_cross_entropy_chunked_none": "as linear_cross_entropy_chunked (reduction='none')",
+    "ormqr": "three operands of related shapes (reflectors, tau, other): tests/test_ops_ormqr.py "
+             "runs every OpInfo sample in float64 and float32 against PyTorch",
+    "fractional_max_pool2d": "a random draw per plane: tests/test_ops_fractional_pool.py compares "
+                             "seeded outputs, indices and gradients bit for bit",
+    "fractional_max_pool3d": "as fractional_max_pool2d: tests/test_ops_fractional_pool.py",
+    "fractional_max_pool2d_backward": "the pools' gradients under create_graph: "
+                                      "tests/test_ops_fractional_pool.py",
+    "fractional_max_pool3d_backward": "as fractional_max_pool2d_backward",
     "standard_gamma": "a random draw (torch._standard_gamma): tests/test_tut19_distributions.py "
                       "compares its seeded draws bit for bit and its gradient with PyTorch",
     "unique": "no derivative (PyTorch's Unique2Backward0 raises): tests/test_ops_searchsorted.py "

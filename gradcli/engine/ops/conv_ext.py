@@ -1278,35 +1278,3 @@ def _grid_sample_fwd(inp, grid, mode, padding, align_corners):
 
     with no_grad():  # (+ 0.: PyTorch's sum over the corners starts from 0., -0. gives 0.)
         return _grid_sample_tensors(make(inp), make(grid), mode, padding, align_corners)._data + 0.0
-
-
-def _grid_sample_backward(c, g):
-    from ..autograd import grad as _grad
-    from ..grad_mode import GRAD_MODE, enable_grad
-
-    inp, grid = c.saved
-    mode, padding, align_corners = c.meta
-    graph = GRAD_MODE.enabled
-    x = inp if graph and c.needs(0) else inp.detach().requires_grad_()
-    gr = grid if graph and c.needs(1) else grid.detach().requires_grad_()
-    with enable_grad():
-        out = _grid_sample_tensors(x, gr, mode, padding, align_corners)
-        gx, gg = _grad(out, (x, gr), g, create_graph=graph, allow_unused=True)
-    if gg is None:
-        gg = grid * 0
-    return (gx if c.needs(0) else None, gg if c.needs(1) else None)
-
-
-GRID_SAMPLE = {nd: defop(f"grid_sampler_{nd}d", f"GridSampler{nd}DBackward0", _grid_sample_fwd,
-                         _grid_sample_backward,
-                         "sum of corner values times interpolation weights: gradients through "
-                         "the gathers (input) and the weights (grid)", save="inputs",
-                         torch_call=("torch.nn.functional.grid_sample(a.reshape(1, 1, 1, -1)"
-                                     ".expand(1, 1, 2, -1) * 1, (a.reshape(1, 1, -1, 1) * 0.4)"
-                                     ".expand(1, 2, -1, 2) * torch.tensor([1., -0.5], "
-                                     "dtype=a.dtype), align_corners=False)") if nd == 2 else
-                         ("torch.nn.functional.grid_sample(a.reshape(1, 1, 1, 1, -1)"
-                          ".expand(1, 1, 2, 2, -1) * 1, (a.reshape(1, 1, 1, -1, 1) * 0.4)"
-                          ".expand(1, 1, 2, -1, 3) * torch.tensor([1., -0.5, 0.3], "
-                          "dtype=a.dtype), align_corners=True)"))
-               for nd in (2, 3)}

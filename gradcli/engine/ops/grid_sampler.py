@@ -14,7 +14,7 @@ import warnings
 
 from ..tensor import Tensor, _type_word
 from . import shape_checks
-from .conv_ext import GRID_SAMPLE
+from .conv_ext import _grid_sample_fwd
 from .functional_ext import AFFINE_GRID, _base_grid
 from .registry import PUBLIC, defop, public, run_op
 
@@ -231,5 +231,16 @@ SAMPLER_BACKWARD = {nd: defop(f"grid_sampler_{nd}d_backward",
                               "grid_sample's gradients: differentiated through the composition "
                               "once more", save="inputs", multi=True)
                     for nd in (2, 3)}
-for _nd in (2, 3):  # (the forward nodes' backward: through the node above when recording)
-    GRID_SAMPLE[_nd].backward = _sampler_backward
+GRID_SAMPLE = {nd: defop(f"grid_sampler_{nd}d", f"GridSampler{nd}DBackward0", _grid_sample_fwd,
+                         _sampler_backward,
+                         "sum of corner values times interpolation weights: gradients through "
+                         "the gathers (input) and the weights (grid)", save="inputs",
+                         torch_call=("torch.nn.functional.grid_sample(a.reshape(1, 1, 1, -1)"
+                                     ".expand(1, 1, 2, -1) * 1, (a.reshape(1, 1, -1, 1) * 0.4)"
+                                     ".expand(1, 2, -1, 2) * torch.tensor([1., -0.5], "
+                                     "dtype=a.dtype), align_corners=False)") if nd == 2 else
+                         ("torch.nn.functional.grid_sample(a.reshape(1, 1, 1, 1, -1)"
+                          ".expand(1, 1, 2, 2, -1) * 1, (a.reshape(1, 1, 1, -1, 1) * 0.4)"
+                          ".expand(1, 1, 2, -1, 3) * torch.tensor([1., -0.5, 0.3], "
+                          "dtype=a.dtype), align_corners=True)"))
+               for nd in (2, 3)}

@@ -461,14 +461,21 @@ def _conv_grad_weight(g, x, w_shape, stride, padding, dilation, groups, one_d):
     return gw[:, :, 0, :] if one_d else gw
 
 
+def _float32_if_bfloat16(a: np.ndarray) -> np.ndarray:
+    """numpy's einsum takes no bfloat16: its products run in float32, rounded once after."""
+    return a.astype(np.float32) if a.dtype.kind == "V" else a
+
+
 class _Conv1d2d(ConvFamily):
     """conv1d/conv2d's gradients for the one backward op (conv_backward.py)."""
 
     def grad_input(self, g, w, x_shape, geo):
-        return _conv_grad_input(g._data, w._data, x_shape, *geo).astype(w._data.dtype)
+        return _conv_grad_input(_float32_if_bfloat16(g._data), _float32_if_bfloat16(w._data),
+                                x_shape, *geo).astype(w._data.dtype)
 
     def grad_weight(self, g, x, w_shape, geo):
-        return _conv_grad_weight(g._data, x._data, w_shape, *geo).astype(x._data.dtype)
+        return _conv_grad_weight(_float32_if_bfloat16(g._data), _float32_if_bfloat16(x._data),
+                                 w_shape, *geo).astype(x._data.dtype)
 
     def forward(self, x, w, geo):
         return run_op(CONVOLUTION, (x, w, None), geo)
