@@ -35,6 +35,7 @@ import operator
 import sys
 
 from . import ast as A
+from . import fused as FUSED
 from . import runtime as R
 from .errors import CompileError, ForbiddenError
 from .limits import Limits
@@ -552,8 +553,13 @@ class Compiler:
         return self.expr_stmt(node)
 
     def expr_stmt(self, node, holder=None):
+        echo = self.echo and self.scope.kind == "module" and self.display is not None
+        if holder is None and not echo and type(node.value) is A.Call:
+            fused = self._fused_call(node.value, "drop")
+            if fused is not None:
+                return fused
         ev = self.expr(node.value)
-        if self.echo and self.scope.kind == "module" and self.display is not None:
+        if echo:
             display = self.display
             if holder is not None:
                 def ex(env):
@@ -600,6 +606,15 @@ class Compiler:
         return ex
 
     def s_Assign(self, node):
+        if len(node.targets) == 1 and type(node.targets[0]) is A.Name \
+                and type(node.value) is A.Call:
+            kind, where = self.scope.resolve(node.targets[0].id)
+            if kind in ("global", "local"):
+                self.store(node.targets[0])  # (the checks a store makes)
+                fused = self._fused_call(node.value, "gset" if kind == "global" else "lset",
+                                         where)
+                if fused is not None:
+                    return fused
         ev = self.expr(node.value)
         stores = [self.store(t) for t in node.targets]
         if len(stores) == 1:
@@ -640,6 +655,36 @@ class Compiler:
         if isinstance(t, A.Name):
             load = self.name_load(t)
             store = self.store(t)
+            kind, where = self.scope.resolve(t.id)
+            if kind == "global":  # `w -= lr * w.grad` at module level: the dict, inline
+                G = self.G
+
+                def ex(env):
+                    try:
+                        v = G[where]
+                    except KeyError:
+                        v = load(env)  # (the builtins, or the NameError)
+                    r = rhs(env)
+                    try:
+                        v = iop(v, r)
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                    G[where] = v
+                return ex
+            if kind == "local":
+                def ex(env):
+                    v = env[where]
+                    if v is UNBOUND:
+                        v = load(env)  # (raises UnboundLocalError)
+                    r = rhs(env)
+                    try:
+                        v = iop(v, r)
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                    env[where] = v
+                return ex
 
             def ex(env):
                 v = load(env)
@@ -734,6 +779,28 @@ class Compiler:
             kind, where = self.scope.resolve(node.target.id)
             if kind == "local":
                 fast_local = where
+            elif kind == "global":  # a loop at module level: the globals dict, inline
+                G = self.G
+
+                def ex(env):
+                    seq = it(env)
+                    try:
+                        iterator = iter(seq)
+                    except BaseException as e:
+                        note(e, loc)
+                        raise
+                    for G[where] in iterator:
+                        r = body(env)
+                        if r is not None:
+                            if r is BREAK:
+                                return None
+                            if r is CONTINUE:
+                                continue
+                            return r
+                    if orelse is not None:
+                        return orelse(env)
+                    return None
+                return ex
 
         def ex(env):
             seq = it(env)
@@ -1435,6 +1502,36 @@ class Compiler:
             return ev
         fast = R.ENGINE_TYPES
         getter = operator.attrgetter(name)
+        kind, key, _ = self._operand(node.value, obj) if self._hot() else ("f", None, None)
+        if kind == "g":  # `w.grad` in a loop at module level: the global read inline
+            G = self.G
+
+            def ev(env):
+                try:
+                    o = G[key]
+                except KeyError:
+                    o = obj(env)  # (the builtins, or the NameError)
+                try:
+                    if type(o) in fast:
+                        return getter(o)
+                    return get(o, name)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ev
+        if kind == "l":  # `self.weight` in a method: the local read inline
+            def ev(env):
+                o = env[key]
+                if o is UNBOUND:
+                    o = obj(env)  # (raises UnboundLocalError)
+                try:
+                    if type(o) in fast:
+                        return getter(o)
+                    return get(o, name)
+                except BaseException as e:
+                    note(e, loc)
+                    raise
+            return ev
 
         def ev(env):
             o = obj(env)
@@ -1507,6 +1604,64 @@ class Compiler:
                 raise
         return ev
 
+    def _hot(self) -> bool:
+        """Whether the code being compiled may run many times: a loop's body, a function's
+        or a comprehension's (code that runs once keeps the plain closures: no fused
+        factory is built for it)."""
+        return self.loop_depth > 0 or self.scope.kind in ("function", "comp")
+
+    def _operand(self, node, ev=None):
+        """``(kind, key, closure)`` of an operand of a fused call (fused.OPERAND_KINDS):
+        the key is the global's name, the local's slot or the constant's value (``ev``:
+        the operand's closure if it is compiled already)."""
+        if ev is None:
+            ev = self.expr(node)
+        tp = type(node)
+        if tp is A.Const:
+            return "c", node.value, ev
+        if tp is A.Name:
+            name = node.id
+            kind, where = self.scope.resolve(name)
+            if kind == "local":
+                return "l", where, ev
+            if kind == "global":
+                if self.static_globals and name not in self.global_bound \
+                        and not self.star_import and name not in self.G:
+                    if name in self.B:  # as name_load binds it: the builtin, once
+                        return "c", self.B[name], ev
+                    return "f", None, ev
+                return "g", name, ev
+        return "f", None, ev
+
+    def _fused_call(self, node, sink, target=None):
+        """The call ``node`` as one fused closure (see fused.py) whose result goes to
+        ``sink`` (``target``: the global's name or the local's slot it is stored in), or
+        None where the general closures serve it (cold code, ``*``/``**`` arguments, many
+        operands, zero-argument ``super()``, attributes read through other paths)."""
+        if not self._hot():
+            return None
+        f = node.func
+        if any(type(a) is A.Starred for a in node.args) or \
+                any(k.name is None or k.name.startswith("__") for k in node.keywords) or \
+                1 + len(node.args) + len(node.keywords) > FUSED.MAX_OPERANDS:
+            return None
+        if type(f) is A.Name and f.id == "super" and not node.args and not node.keywords:
+            return None
+        method = type(f) is A.Attribute and not (
+            f.attr in R.DENY_ATTRS or f.attr.startswith("_") or f.attr in R.SIZED_METHODS)
+        head = self._operand(f.value if method else f)
+        args = [self._operand(a) for a in node.args]
+        args += [self._operand(k.value) for k in node.keywords]
+        shape = (head[0], method, tuple(a[0] for a in args), len(node.keywords), sink)
+        make = FUSED.factory(shape)
+        ops = [head, *args]
+        name = f.attr if method else None
+        return make(self.G, UNBOUND, note, R.get_attr, R.ENGINE_TYPES,
+                    operator.attrgetter(name) if method else None, name,
+                    self.loc(f) if method else None, self.loc(node), target,
+                    *(o[1] for o in ops), *(o[2] for o in ops),
+                    *(k.name for k in node.keywords))
+
     def _zero_arg_super(self, node):
         """``super()`` inside a method: the class cell and the method's first argument."""
         kind, where = self.scope.resolve("__class__")
@@ -1539,6 +1694,9 @@ class Compiler:
         if type(f) is A.Name and f.id == "super" and not node.args and not node.keywords \
                 and self.scope.resolve("super")[0] == "global" and "super" not in self.global_bound:
             return self._zero_arg_super(node)
+        fused = self._fused_call(node, "ret")
+        if fused is not None:
+            return fused
         if (not node.args and not node.keywords and isinstance(f, A.Attribute)
                 and not (f.attr in R.DENY_ATTRS or f.attr.startswith("_")
                          or f.attr in R.SIZED_METHODS)):
@@ -1668,17 +1826,35 @@ class Compiler:
             chain.append(n)
             n = n.left
         if not chain:
-            return self._binop(node.op, self.expr(node.left), self.expr(node.right), node)
+            return self._binop(node.op, self.expr(node.left), self.expr(node.right), node,
+                               node.left)
         ev = self.expr(n)
+        left = n
         for b in reversed(chain):
-            ev = self._binop(b.op, ev, self.expr(b.right), b)
+            ev = self._binop(b.op, ev, self.expr(b.right), b, left)
+            left = None
         return ev
 
-    def _binop(self, op, lf, rf, node):
+    def _fused_pair(self, fn, lf, rf, node, left, checked=None, risky=None, risky_b=None):
+        """A binary operator (``node``) whose operands are read inline, or None where the
+        general closures serve it (cold code, or neither operand a name or a constant).
+        ``left`` is the left operand's node when ``lf`` is that node's own closure."""
+        if not self._hot():
+            return None
+        a = self._operand(left, lf) if left is not None else ("f", None, lf)
+        b = self._operand(node.right, rf)
+        if a[0] == "f" and b[0] in ("f", "c"):
+            return None  # nothing to read inline (a constant right operand is one already)
+        make = FUSED.pair_factory((a[0], b[0], checked is not None))
+        return make(self.G, UNBOUND, note, fn, checked, risky, risky_b, self.loc(node),
+                    a[1], b[1], a[2], b[2])
+
+    def _binop(self, op, lf, rf, node, left=None):
         loc = self.loc(node)
         const = _const_of(node.right)
         if op in _FAST_BINOPS:
-            return _apply_to_pair(_FAST_BINOPS[op], lf, rf, loc, const)
+            return self._fused_pair(_FAST_BINOPS[op], lf, rf, node, left) or \
+                _apply_to_pair(_FAST_BINOPS[op], lf, rf, loc, const)
         checked = _BINOPS[op]
         plain = {"+": operator.add, "*": operator.mul, "%": operator.mod, "**": operator.pow,
                  "<<": operator.lshift}[op]
@@ -1692,6 +1868,9 @@ class Compiler:
             risky_b = risky = R.RISKY_MUL
         elif op == "%":
             risky, risky_b = frozenset({str}), _ANY_TYPE
+        fused = self._fused_pair(plain, lf, rf, node, left, checked, risky, risky_b)
+        if fused is not None:
+            return fused
         if const is not _NO_CONST:
             if type(const) not in risky_b:  # no check can apply: `y * 2.0`
                 return _apply_to_pair(plain, lf, rf, loc, const)
