@@ -137,41 +137,71 @@ def _four_accumulators(items):
     return ((first + acc[1]) + acc[2]) + acc[3]
 
 
+_ROW_PLANS: dict = {}
+
+
+def _row_plan(n: int, dtype):
+    """_row_one_level's cuts for a row of n elements of `dtype` (shape arithmetic only, so
+    kept per (n, dtype)): (lanes, groups, runs, rest, extra, whole) or None where the
+    cascade has not one level: groups of four vectors, whole runs of 16 groups, the groups
+    after the last run, the vectors after the last group (fewer than four), whole vectors."""
+    plan = _ROW_PLANS.get((n, dtype))
+    if plan is None:
+        lanes = LANES[dtype]
+        whole = n // lanes
+        groups = whole // 4
+        plan = False
+        if 2 <= groups < 256:
+            runs = groups // 16
+            plan = (lanes, groups, runs, groups - runs * 16, whole - groups * 4, whole)
+        if len(_ROW_PLANS) > 4096:
+            _ROW_PLANS.clear()
+        _ROW_PLANS[(n, dtype)] = plan
+    return plan or None
+
+
 def _row_one_level(flat):
     """_chunk / _lane_rows of a 1-D contiguous row whose cascade has one level (2 to 255
     groups of four vectors: 64 to 8,191 float32, 32 to 4,095 float64), in a handful of
-    numpy calls; None for other rows. Each accumulator's runs of 16 groups are summed in
-    one reduce over the middle axis, the groups after the last run in another (both
-    plain loops in numpy, unlike reduceat, which adds a slice in another order); their
-    sums then meet as the cascade adds them. Signed zeros need
-    no care: every sum here ends in the final chain from +0, which is +0 whenever the
-    other orders would give a zero. (A loss's sum and a bias gradient of a few thousand
-    elements: bench W7.)"""
-    lanes = LANES[flat.dtype]
-    whole = len(flat) // lanes
-    groups = whole // 4
-    if not 2 <= groups < 256:
+    numpy calls; None for other rows. (A loss's sum and a bias gradient of a few thousand
+    elements: bench W7.)
+
+    The four accumulators are the four vectors of a 4*lanes wide row, so each numpy
+    reduce below adds all four at once. Each accumulator's runs of 16 groups are summed
+    in one reduce over the middle axis, the groups after the last run in another (both
+    plain loops in numpy, unlike reduceat, which adds a slice in another order), each
+    into its own row of a small table; the leftover vectors (into accumulator 0) are rows
+    of that table too, zero in the other accumulators' lanes. One reduce over the table's
+    rows (in order: the leading axis) then adds the run sums in order, the rest's sum (its
+    sum with the runs' total is the cascade's last addition, and addition commutes) and
+    the leftover vectors. Adding +0 to the other accumulators changes no value, and the
+    sign of a zero needs no care: every sum here ends in the final chain from +0, which
+    is +0 whenever the other orders would give a zero."""
+    plan = _row_plan(len(flat), flat.dtype)
+    if plan is None:
         return None
-    grouped = flat[: groups * 4 * lanes].reshape(groups, 4 * lanes)
-    if groups < 16:  # no run completes: each accumulator its groups in order
+    lanes, groups, runs, rest, extra, whole = plan
+    width = 4 * lanes
+    grouped = flat[: groups * width].reshape(groups, width)
+    if runs == 0:  # no run completes: each accumulator its groups in order
         acc = _add_reduce(grouped, axis=0)
-    else:
-        runs = groups // 16
-        cut = runs * 16
-        sums = _add_reduce(grouped[:cut].reshape(runs, 16, 4 * lanes), axis=1)
-        level = sums[0] if runs == 1 else _add_reduce(sums, axis=0)
-        acc = _add_reduce(grouped[cut:], axis=0) + level if cut < groups else level
-    acc = acc.reshape(4, lanes)  # (a result of this call's own: written in place below)
-    if whole > groups * 4:
-        first = acc[0]
         for j in range(groups * 4, whole):  # the leftover vectors, into accumulator 0
-            first += flat[j * lanes:(j + 1) * lanes]
+            acc[:lanes] += flat[j * lanes:(j + 1) * lanes]
+    else:
+        cut = runs * 16
+        table = (np.zeros if extra else np.empty)((runs + (rest > 0) + extra, width), flat.dtype)
+        _add_reduce(grouped[:cut].reshape(runs, 16, width), axis=1, out=table[:runs])
+        if rest:
+            _add_reduce(grouped[cut:], axis=0, out=table[runs])
+        if extra:
+            table[-extra:, :lanes] = flat[groups * width:whole * lanes].reshape(extra, lanes)
+        acc = _add_reduce(table, axis=0) if len(table) > 1 else table[0]
     # ((acc0 + acc1) + acc2) + acc3 in one call: a reduce over the leading axis adds the
     # rows in order (see mkl._in_order)
-    vector = _add_reduce(acc, axis=0)
-    tail = flat[whole * lanes:]
-    chain = np.concatenate((tail, vector)) if len(tail) else vector
-    return _add_accumulate(chain)[-1] + flat.dtype.type(0)
+    vector = _add_reduce(acc.reshape(4, lanes), axis=0)
+    if whole * lanes < len(flat):
+        vector = np.concatenate((flat[whole * lanes:], vector))
+    return _add_accumulate(vector)[-1] + flat.dtype.type(0)
 
 
 def _chunk(flat):
