@@ -159,6 +159,9 @@ SIGNATURES = {
         'argsort(*, bool stable, int64_t dim=-1, bool descending=False)',
         'argsort(int64_t dim=-1, bool descending=False)',
     ),
+    'Tensor.argwhere': (
+        '!noargs Tensor.argwhere',
+    ),
     'Tensor.as_strided': (
         'as_strided(SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None)',
     ),
@@ -610,6 +613,12 @@ SIGNATURES = {
     'Tensor.gather': (
         'gather(int64_t dim, Tensor index, *, bool sparse_grad=False)',
     ),
+    'Tensor.gcd': (
+        'gcd(Tensor other)',
+    ),
+    'Tensor.gcd_': (
+        'gcd_(Tensor other)',
+    ),
     'Tensor.ge': (
         'ge(Tensor other)',
         'ge(Scalar other)',
@@ -653,6 +662,12 @@ SIGNATURES = {
     ),
     'Tensor.hardshrink': (
         'hardshrink(Scalar lambd=0.5)',
+    ),
+    'Tensor.heaviside': (
+        'heaviside(Tensor values)',
+    ),
+    'Tensor.heaviside_': (
+        'heaviside_(Tensor values)',
     ),
     'Tensor.histc': (
         'histc(int64_t bins=100, Scalar min=0, Scalar max=0)',
@@ -733,11 +748,26 @@ SIGNATURES = {
     'Tensor.inverse': (
         '!noargs Tensor.inverse',
     ),
+    'Tensor.is_complex': (
+        '!noargs Tensor.is_complex',
+    ),
     'Tensor.is_contiguous': (
         'is_contiguous(*, MemoryFormat memory_format=contiguous_format)',
     ),
     'Tensor.is_floating_point': (
         '!noargs Tensor.is_floating_point',
+    ),
+    'Tensor.is_inference': (
+        '!noargs Tensor.is_inference',
+    ),
+    'Tensor.is_nonzero': (
+        '!noargs Tensor.is_nonzero',
+    ),
+    'Tensor.is_same_size': (
+        'is_same_size(Tensor other)',
+    ),
+    'Tensor.is_signed': (
+        '!noargs Tensor.is_signed',
     ),
     'Tensor.isclose': (
         'isclose(Tensor other, double rtol=1e-05, double atol=1e-08, bool equal_nan=False)',
@@ -751,6 +781,15 @@ SIGNATURES = {
     'Tensor.isnan': (
         '!noargs Tensor.isnan',
     ),
+    'Tensor.isneginf': (
+        '!noargs Tensor.isneginf',
+    ),
+    'Tensor.isposinf': (
+        '!noargs Tensor.isposinf',
+    ),
+    'Tensor.isreal': (
+        '!noargs Tensor.isreal',
+    ),
     'Tensor.item': (
         '!noargs Tensor.item',
     ),
@@ -759,6 +798,12 @@ SIGNATURES = {
     ),
     'Tensor.kthvalue': (
         'kthvalue(SymInt k, int64_t dim=-1, bool keepdim=False)',
+    ),
+    'Tensor.lcm': (
+        'lcm(Tensor other)',
+    ),
+    'Tensor.lcm_': (
+        'lcm_(Tensor other)',
     ),
     'Tensor.ldexp': (
         'ldexp(Tensor other)',
@@ -1807,6 +1852,13 @@ SIGNATURES = {
     'torch.arctanh_': (
         'arctanh_(Tensor input)',
     ),
+    'torch.are_deterministic_algorithms_enabled': (
+        '!python',
+        'are_deterministic_algorithms_enabled',
+        '',
+        '',
+        '',
+    ),
     'torch.argmax': (
         'argmax(Tensor input, int64_t? dim=None, bool keepdim=False, *, Tensor out=None)',
     ),
@@ -1816,6 +1868,9 @@ SIGNATURES = {
     'torch.argsort': (
         'argsort(Tensor input, *, bool stable, int64_t dim=-1, bool descending=False, Tensor out=None)',
         'argsort(Tensor input, int64_t dim=-1, bool descending=False)',
+    ),
+    'torch.argwhere': (
+        'argwhere(Tensor input)',
     ),
     'torch.as_strided': (
         'as_strided(Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None)',
@@ -1887,6 +1942,13 @@ SIGNATURES = {
         'baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
         'baddbmm(Tensor input, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
     ),
+    'torch.bartlett_window': (
+        'bartlett_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'bartlett_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.batch_norm': (
+        'batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, double momentum, double eps, bool cudnn_enabled)',
+    ),
     'torch.bernoulli': (
         'bernoulli(Tensor input, *, Generator? generator=None, Tensor out=None)',
         'bernoulli(Tensor input, double p, *, Generator? generator=None)',
@@ -1928,6 +1990,10 @@ SIGNATURES = {
         'bitwise_xor(Scalar self, Tensor other)',
         'bitwise_xor(Tensor input, Scalar other, *, Tensor out=None)',
     ),
+    'torch.blackman_window': (
+        'blackman_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'blackman_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.block_diag': (
         '!python',
         'block_diag',
@@ -1959,6 +2025,9 @@ SIGNATURES = {
     'torch.bucketize': (
         'bucketize(Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor out=None)',
         'bucketize(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False)',
+    ),
+    'torch.can_cast': (
+        'can_cast(ScalarType from_, ScalarType to)',
     ),
     'torch.cartesian_prod': (
         '!python',
@@ -2216,6 +2285,9 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.embedding': (
+        'embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False)',
+    ),
     'torch.empty': (
         'empty(SymIntArrayRef size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
@@ -2341,6 +2413,9 @@ SIGNATURES = {
     'torch.frexp': (
         'frexp(Tensor input, *, TensorList[2] out=None)',
     ),
+    'torch.frobenius_norm': (
+        'frobenius_norm(Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None)',
+    ),
     'torch.full': (
         'full(SymIntArrayRef size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
@@ -2349,6 +2424,12 @@ SIGNATURES = {
     ),
     'torch.gather': (
         'gather(Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, Tensor out=None)',
+    ),
+    'torch.gcd': (
+        'gcd(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
+    'torch.gcd_': (
+        'gcd_(Tensor input, Tensor other)',
     ),
     'torch.ge': (
         'ge(Tensor input, Tensor other, *, Tensor out=None)',
@@ -2366,6 +2447,23 @@ SIGNATURES = {
     ),
     'torch.get_default_dtype': (
         '!noargs torch.get_default_dtype',
+    ),
+    'torch.get_deterministic_debug_mode': (
+        '!python',
+        'get_deterministic_debug_mode',
+        '',
+        '',
+        '',
+    ),
+    'torch.get_float32_matmul_precision': (
+        '!python',
+        'get_float32_matmul_precision',
+        '',
+        '',
+        '',
+    ),
+    'torch.get_num_interop_threads': (
+        '!noargs torch.get_num_interop_threads',
     ),
     'torch.get_num_threads': (
         '!noargs torch.get_num_threads',
@@ -2386,6 +2484,14 @@ SIGNATURES = {
         'gradient(Tensor input, *, TensorList spacing, int64_t? dim=None, int64_t edge_order=1)',
         'gradient(Tensor input, *, TensorList spacing, IntArrayRef dim, int64_t edge_order=1)',
     ),
+    'torch.greater': (
+        'greater(Tensor input, Tensor other, *, Tensor out=None)',
+        'greater(Tensor input, Scalar other, *, Tensor out=None)',
+    ),
+    'torch.greater_equal': (
+        'greater_equal(Tensor input, Tensor other, *, Tensor out=None)',
+        'greater_equal(Tensor input, Scalar other, *, Tensor out=None)',
+    ),
     'torch.grid_sampler': (
         'grid_sampler(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners)',
     ),
@@ -2396,8 +2502,21 @@ SIGNATURES = {
         'gt(Tensor input, Tensor other, *, Tensor out=None)',
         'gt(Tensor input, Scalar other, *, Tensor out=None)',
     ),
+    'torch.hamming_window': (
+        'hamming_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'hamming_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'hamming_window(int64_t window_length, bool periodic, double alpha, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'hamming_window(int64_t window_length, bool periodic, double alpha, double beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.hann_window': (
+        'hann_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'hann_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.hardshrink': (
         'hardshrink(Tensor input, Scalar lambd=0.5, *, Tensor out=None)',
+    ),
+    'torch.heaviside': (
+        'heaviside(Tensor input, Tensor values, *, Tensor out=None)',
     ),
     'torch.hinge_embedding_loss': (
         'hinge_embedding_loss(Tensor input, Tensor target, double margin=1.0, int64_t reduction=at::Reduction::Mean)',
@@ -2469,19 +2588,51 @@ SIGNATURES = {
     'torch.inverse': (
         'inverse(Tensor input, *, Tensor out=None)',
     ),
+    'torch.is_anomaly_enabled': (
+        '!noargs torch.is_anomaly_enabled',
+    ),
+    'torch.is_complex': (
+        'is_complex(Tensor input)',
+    ),
+    'torch.is_deterministic_algorithms_warn_only_enabled': (
+        '!python',
+        'is_deterministic_algorithms_warn_only_enabled',
+        '',
+        '',
+        '',
+    ),
     'torch.is_floating_point': (
         'is_floating_point(Tensor input)',
     ),
     'torch.is_grad_enabled': (
         '!noargs torch.is_grad_enabled',
     ),
+    'torch.is_inference': (
+        'is_inference(Tensor input)',
+    ),
     'torch.is_inference_mode_enabled': (
         '!noargs torch.is_inference_mode_enabled',
+    ),
+    'torch.is_nonzero': (
+        'is_nonzero(Tensor input)',
+    ),
+    'torch.is_same_size': (
+        'is_same_size(Tensor input, Tensor other)',
+    ),
+    'torch.is_signed': (
+        'is_signed(Tensor input)',
     ),
     'torch.is_tensor': (
         '!python',
         'is_tensor',
         'obj, /',
+        '',
+        '',
+    ),
+    'torch.is_warn_always_enabled': (
+        '!python',
+        'is_warn_always_enabled',
+        '',
         '',
         '',
     ),
@@ -2502,6 +2653,23 @@ SIGNATURES = {
     'torch.isnan': (
         'isnan(Tensor input)',
     ),
+    'torch.isneginf': (
+        'isneginf(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.isposinf': (
+        'isposinf(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.isreal': (
+        'isreal(Tensor input)',
+    ),
+    'torch.kaiser_window': (
+        'kaiser_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'kaiser_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'kaiser_window(int64_t window_length, bool periodic, double beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.kl_div': (
+        'kl_div(Tensor input, Tensor target, int64_t reduction=at::Reduction::Mean, *, bool log_target=False)',
+    ),
     'torch.kron': (
         'kron(Tensor input, Tensor other, *, Tensor out=None)',
     ),
@@ -2510,6 +2678,12 @@ SIGNATURES = {
     ),
     'torch.layer_norm': (
         'layer_norm(Tensor input, SymIntArrayRef normalized_shape, Tensor? weight=None, Tensor? bias=None, double eps=1e-05, bool cudnn_enable=True)',
+    ),
+    'torch.lcm': (
+        'lcm(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
+    'torch.lcm_': (
+        'lcm_(Tensor input, Tensor other)',
     ),
     'torch.ldexp': (
         'ldexp(Tensor input, Tensor other, *, Tensor out=None)',
@@ -2521,6 +2695,14 @@ SIGNATURES = {
     'torch.lerp': (
         'lerp(Tensor input, Tensor end, Tensor weight, *, Tensor out=None)',
         'lerp(Tensor input, Tensor end, Scalar weight, *, Tensor out=None)',
+    ),
+    'torch.less': (
+        'less(Tensor input, Tensor other, *, Tensor out=None)',
+        'less(Tensor input, Scalar other, *, Tensor out=None)',
+    ),
+    'torch.less_equal': (
+        'less_equal(Tensor input, Tensor other, *, Tensor out=None)',
+        'less_equal(Tensor input, Scalar other, *, Tensor out=None)',
     ),
     'torch.lgamma': (
         'lgamma(Tensor input, *, Tensor out=None)',
@@ -3278,8 +3460,10 @@ SIGNATURES = {
         '!python',
         'kl_div',
         'input, target, size_average=None, reduce=None, reduction=None, log_target=None',
+        'torch.kl_div',
         '',
         '',
+        '2',
     ),
     'torch.nn.functional.l1_loss': (
         '!python',
@@ -3459,6 +3643,13 @@ SIGNATURES = {
         '!python',
         'mse_loss',
         'input, target, size_average=None, reduce=None, reduction=None, weight=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.multi_head_attention_forward': (
+        '!python',
+        'multi_head_attention_forward',
+        'query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=None, key_padding_mask=None, need_weights=None, attn_mask=None, use_separate_proj_weight=None, q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=None, is_causal=None',
         '',
         '',
     ),
@@ -3720,6 +3911,14 @@ SIGNATURES = {
         'normal(double mean, Tensor std, *, Generator? generator=None, Tensor out=None)',
         'normal(double mean, double std, SymIntArrayRef size, *, Generator? generator=None, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
+    'torch.not_equal': (
+        'not_equal(Tensor input, Tensor other, *, Tensor out=None)',
+        'not_equal(Tensor input, Scalar other, *, Tensor out=None)',
+    ),
+    'torch.nuclear_norm': (
+        'nuclear_norm(Tensor input, IntArrayRef[2] dim, bool keepdim=False, *, Tensor out=None)',
+        'nuclear_norm(Tensor input, bool keepdim=False, *, Tensor out=None)',
+    ),
     'torch.numel': (
         'numel(Tensor input)',
     ),
@@ -3899,6 +4098,9 @@ SIGNATURES = {
         'round_(Tensor input)',
         'round_(Tensor input, *, int64_t decimals)',
     ),
+    'torch.row_stack': (
+        'row_stack(TensorList tensors, *, Tensor out=None)',
+    ),
     'torch.rrelu': (
         'rrelu(Tensor input, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None)',
     ),
@@ -3921,6 +4123,9 @@ SIGNATURES = {
         'obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=None, _disable_byteorder_record=None',
         '',
         '',
+    ),
+    'torch.scalar_tensor': (
+        'scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
     'torch.scatter': (
         'scatter(Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None)',
@@ -3948,6 +4153,9 @@ SIGNATURES = {
     'torch.select': (
         'select(Tensor input, int64_t dim, SymInt index)',
     ),
+    'torch.select_copy': (
+        'select_copy(Tensor input, int64_t dim, SymInt index, *, Tensor out=None)',
+    ),
     'torch.select_scatter': (
         'select_scatter(Tensor input, Tensor src, int64_t dim, SymInt index)',
     ),
@@ -3956,6 +4164,9 @@ SIGNATURES = {
     ),
     'torch.selu_': (
         'selu_(Tensor input)',
+    ),
+    'torch.set_anomaly_enabled': (
+        'set_anomaly_enabled(bool enabled, bool check_nan=True)',
     ),
     'torch.set_default_device': (
         '!python',
@@ -3971,6 +4182,27 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.set_default_tensor_type': (
+        '!python',
+        'set_default_tensor_type',
+        't, /',
+        '',
+        '',
+    ),
+    'torch.set_deterministic_debug_mode': (
+        '!python',
+        'set_deterministic_debug_mode',
+        'debug_mode',
+        '',
+        '',
+    ),
+    'torch.set_float32_matmul_precision': (
+        '!python',
+        'set_float32_matmul_precision',
+        'precision',
+        '',
+        '',
+    ),
     'torch.set_printoptions': (
         '!python',
         'set_printoptions',
@@ -3982,6 +4214,13 @@ SIGNATURES = {
         '!python',
         'set_rng_state',
         'new_state',
+        '',
+        '',
+    ),
+    'torch.set_warn_always': (
+        '!python',
+        'set_warn_always',
+        'b, /',
         '',
         '',
     ),
@@ -4017,6 +4256,9 @@ SIGNATURES = {
     ),
     'torch.sinh_': (
         'sinh_(Tensor input)',
+    ),
+    'torch.slice_copy': (
+        'slice_copy(Tensor input, int64_t dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor out=None)',
     ),
     'torch.slice_scatter': (
         'slice_scatter(Tensor input, Tensor src, int64_t dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor out=None)',
@@ -4146,6 +4388,9 @@ SIGNATURES = {
         'tensor, split_size_or_sections, dim=None',
         '',
         '',
+    ),
+    'torch.split_copy': (
+        'split_copy(Tensor input, SymInt split_size, int64_t dim=0, *, TensorList out=None)',
     ),
     'torch.split_with_sizes': (
         'split_with_sizes(Tensor input, SymIntArrayRef split_sizes, int64_t dim=0)',
@@ -4283,11 +4528,17 @@ SIGNATURES = {
     'torch.tril': (
         'tril(Tensor input, SymInt diagonal=0, *, Tensor out=None)',
     ),
+    'torch.tril_indices': (
+        'tril_indices(int64_t row, int64_t col, int64_t offset=0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.triplet_margin_loss': (
         'triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, double margin=1.0, double p=2, double eps=1e-06, bool swap=False, int64_t reduction=at::Reduction::Mean)',
     ),
     'torch.triu': (
         'triu(Tensor input, SymInt diagonal=0, *, Tensor out=None)',
+    ),
+    'torch.triu_indices': (
+        'triu_indices(int64_t row, int64_t col, int64_t offset=0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
     'torch.true_divide': (
         'true_divide(Tensor input, Tensor other, *, Tensor out=None)',
@@ -4298,6 +4549,13 @@ SIGNATURES = {
     ),
     'torch.trunc_': (
         'trunc_(Tensor input)',
+    ),
+    'torch.typename': (
+        '!python',
+        'typename',
+        'obj, /',
+        '',
+        '',
     ),
     'torch.unbind': (
         'unbind(Tensor input, int64_t dim=0)',
@@ -4415,6 +4673,13 @@ SIGNATURES = {
         '_C._unique2',
         '',
     ),
+    'torch.unravel_index': (
+        '!python',
+        'unravel_index',
+        'indices, shape',
+        '',
+        '',
+    ),
     'torch.unsafe_chunk': (
         'unsafe_chunk(Tensor input, int64_t chunks, int64_t dim=0)',
     ),
@@ -4429,6 +4694,16 @@ SIGNATURES = {
     ),
     'torch.unsqueeze_copy': (
         'unsqueeze_copy(Tensor input, int64_t dim, *, Tensor out=None)',
+    ),
+    'torch.use_deterministic_algorithms': (
+        '!python',
+        'use_deterministic_algorithms',
+        'mode, *, warn_only=None',
+        '',
+        '',
+    ),
+    'torch.vander': (
+        'vander(Tensor x, int64_t? N=None, bool increasing=False)',
     ),
     'torch.var': (
         'var(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor out=None)',
