@@ -85,3 +85,56 @@ def test_heaviside_out_of_graph_under_no_grad():
     x = gt.tensor([1., -1.], requires_grad=True)
     with gt.no_grad():
         assert gt.heaviside(x, gt.tensor([0.])).grad_fn is None
+
+
+def test_compile_module_wraps_as_pytorch():
+    results = []
+    for T in (gt, torch):
+        T.manual_seed(0)
+        model = T.nn.Sequential(T.nn.Linear(2, 3), T.nn.ReLU())
+        compiled = T.compile(model)
+        compiled.eval()
+        results.append((type(compiled).__name__, repr(compiled), list(compiled.state_dict()),
+                        [n for n, _ in compiled.named_parameters()], model.training,
+                        compiled._orig_mod is model, len(compiled), str(compiled._orig_mod[0].weight)))
+    assert results[0] == results[1]
+
+
+def test_compile_function_and_decorator_forms():
+    def square(x):
+        return x * x
+
+    for T in (gt, torch):
+        assert T.compile(square).__name__ == "square"
+        assert T.compile(square).__wrapped__ is square
+        assert callable(T.compile(mode="max-autotune"))
+        module = T.nn.Linear(1, 1)
+        assert T.compile(module, disable=True) is module
+    assert gt.compile(square)(gt.tensor([3.])).tolist() == [9.0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda T: T.compile(3),
+    lambda T: T.compile(T.nn.Linear(1, 1), mode="fast"),
+    lambda T: T.compile(T.nn.Linear(1, 1), mode="default", options={}),
+])
+def test_compile_errors_as_pytorch(call):
+    caught = []
+    for T in (gt, torch):
+        with pytest.raises(Exception) as error:
+            call(T)
+        caught.append((type(error.value).__name__, str(error.value)))
+    assert caught[0] == caught[1]
+
+
+def test_compiled_module_forwards_writes_and_len():
+    results = []
+    for T in (gt, torch):
+        model = T.nn.Linear(2, 3)
+        compiled = T.compile(model)
+        compiled.note = 5
+        compiled.train(False)
+        with pytest.raises(TypeError) as error:
+            len(compiled)
+        results.append((model.note, model.training, compiled.training, str(error.value)))
+    assert results[0] == results[1] == (5, False, False, "Linear does not support len()")

@@ -778,3 +778,14 @@ def _legacy_name(t) -> str:
         if PUBLIC.get(name) is t:
             return name
     return getattr(t, "__name__", str(t))
+
+
+@public("torch.compile")
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",  # noqa: A001
+            mode=None, options=None, disable=False):
+    """The model or function back, as PyTorch's wrapper (an OptimizedModule for a Module):
+    gradcli runs the same code compiled or not. Loaded on first use (it needs nn)."""
+    from gradcli.torch._compile import compile_model
+
+    return compile_model(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                         mode=mode, options=options, disable=disable)
