@@ -29,12 +29,13 @@ def test_programs_use_the_new_names():
         "print(list(m.state_dict().keys()))\n"
         "print(m.in_features)\n"
         "torch.testing.assert_close(torch.ones(2), torch.ones(2))\n"
+        "t = torch.arange(3.)\nt.apply_(lambda v: v * 10)\nprint(t)\n"
         "print(torch.hann_window(4), torch.gcd(torch.tensor([12]), torch.tensor([8])))\n")
     assert code == 0, err
     assert out.splitlines() == [
         "tensor([2., 2.])", "OptimizedModule(",
         "  (_orig_mod): Linear(in_features=2, out_features=1, bias=True)", ")",
-        "['_orig_mod.weight', '_orig_mod.bias']", "2",
+        "['_orig_mod.weight', '_orig_mod.bias']", "2", "tensor([ 0., 10., 20.])",
         "tensor([0.0000, 0.5000, 1.0000, 0.5000]) tensor([4])"]
 
 
@@ -46,6 +47,8 @@ ATTACKS = [
     ("m = torch.compile(torch.nn.Linear(1, 1))\nprint(m.forward.__func__)", "ForbiddenError"),
     ("m = torch.compile(torch.nn.Linear(1, 1))\nprint(m.__dict__)", "ForbiddenError"),
     ("torch.compile(open)", "ForbiddenError"),
+    ("compile(lambda x: x)", "ForbiddenError"),
+    ("f = compile\nf('1', 'f', 'eval')", "ForbiddenError"),
     ("torch.compile(eval)('1')", None),
     ("torch.compile(__import__)('os')", None),
     ("torch.compile(exec)('1')", None),
@@ -58,6 +61,13 @@ ATTACKS = [
     ("print(torch.testing._dtypes)", "ForbiddenError"),
     ("torch.testing.assert_close(1, 2, msg=lambda m: m.__class__)", "ForbiddenError"),
     ("def loop(m):\n    return loop(m)\ntorch.testing.assert_close(1, 2, msg=loop)", None),
+    ("t = torch.ones(2)\nt.apply_(lambda v: v.__class__)", "ForbiddenError"),
+    ("t = torch.ones(2)\nt.map_(torch.ones(2), lambda a, b: a.__globals__)", "ForbiddenError"),
+    ("t = torch.ones(2)\nt.map2_(t, t, lambda a, b, c: b.__class__.__subclasses__())",
+     "ForbiddenError"),
+    ("t = torch.ones(2)\nt.apply_(open)", "ForbiddenError"),
+    ("t = torch.ones(2)\nt.apply_(eval)", None),
+    ("def spin(v):\n    while True:\n        v = v\ntorch.ones(2).apply_(spin)", None),
     ("def spin(x):\n    while True:\n        x = x\nf = torch.compile(spin)\nf(1)", None),
 ]
 

@@ -12,19 +12,20 @@ import pytest
 torch = pytest.importorskip("torch")
 import gradcli.torch as gt  # noqa: E402
 
-PROBE = Path(__file__).parent / "fixtures" / "names19" / "torch_names_probe.py"
+FIXTURES = Path(__file__).parent / "fixtures" / "names19"
 
 
-def _run(which):
-    done = subprocess.run([sys.executable, str(PROBE), which], capture_output=True, text=True,
-                          timeout=300)
+def _run(probe, which):
+    done = subprocess.run([sys.executable, str(FIXTURES / probe), which], capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
 
-def test_probe_prints_as_pytorch():
-    theirs, ours = _run("t"), _run("g")
-    assert len(theirs) > 100
+@pytest.mark.parametrize("probe", ["torch_names_probe.py", "tensor_methods_probe.py"])
+def test_probe_prints_as_pytorch(probe):
+    theirs, ours = _run(probe, "t"), _run(probe, "g")
+    assert len(theirs) > 50
     for number, (mine, expected) in enumerate(zip(ours, theirs, strict=True)):
         assert mine == expected, f"line {number}"
 

@@ -60,6 +60,18 @@ SIGNATURES = {
         'addcmul_(Tensor tensor1, Tensor tensor2, *, Scalar value=1)',
         'addcmul_(Scalar value, Tensor tensor1, Tensor tensor2)|deprecated',
     ),
+    'Tensor.addmm': (
+        'addmm(Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1)',
+        'addmm(Scalar beta, Scalar alpha, Tensor mat1, Tensor mat2)|deprecated',
+        'addmm(Scalar beta, Tensor mat1, Tensor mat2)|deprecated',
+        'addmm(Scalar beta, Tensor input, Scalar alpha, Tensor mat1, Tensor mat2)|deprecated',
+        'addmm(Scalar beta, Tensor input, Tensor mat1, Tensor mat2)|deprecated',
+    ),
+    'Tensor.addmm_': (
+        'addmm_(Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1)',
+        'addmm_(Scalar beta, Scalar alpha, Tensor mat1, Tensor mat2)|deprecated',
+        'addmm_(Scalar beta, Tensor mat1, Tensor mat2)|deprecated',
+    ),
     'Tensor.addmv': (
         'addmv(Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1)',
         'addmv(Scalar beta, Scalar alpha, Tensor mat, Tensor vec)|deprecated',
@@ -248,6 +260,9 @@ SIGNATURES = {
     'Tensor.bitwise_not': (
         '!noargs Tensor.bitwise_not',
     ),
+    'Tensor.bitwise_not_': (
+        '!noargs Tensor.bitwise_not_',
+    ),
     'Tensor.bitwise_or': (
         'bitwise_or(Tensor other)',
         'bitwise_or(Scalar other)',
@@ -405,8 +420,14 @@ SIGNATURES = {
     'Tensor.cumprod': (
         'cumprod(int64_t dim, *, ScalarType? dtype=None)',
     ),
+    'Tensor.cumprod_': (
+        'cumprod_(int64_t dim, *, ScalarType? dtype=None)',
+    ),
     'Tensor.cumsum': (
         'cumsum(int64_t dim, *, ScalarType? dtype=None)',
+    ),
+    'Tensor.cumsum_': (
+        'cumsum_(int64_t dim, *, ScalarType? dtype=None)',
     ),
     'Tensor.data_ptr': (
         '!noargs Tensor.data_ptr',
@@ -432,6 +453,9 @@ SIGNATURES = {
     'Tensor.diag_embed': (
         'diag_embed(int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1)',
     ),
+    'Tensor.diagflat': (
+        'diagflat(int64_t offset=0)',
+    ),
     'Tensor.diagonal': (
         'diagonal(int64_t offset=0, int64_t dim1=0, int64_t dim2=1)',
     ),
@@ -449,6 +473,13 @@ SIGNATURES = {
     ),
     'Tensor.dim': (
         '!noargs Tensor.dim',
+    ),
+    'Tensor.dim_order': (
+        '!python',
+        'Tensor.dim_order',
+        'self, *, ambiguity_check=None',
+        '',
+        '',
     ),
     'Tensor.dist': (
         'dist(Tensor other, Scalar p=2)',
@@ -548,6 +579,9 @@ SIGNATURES = {
         'fill_(Tensor value)',
         'fill_(Scalar value)',
     ),
+    'Tensor.fill_diagonal_': (
+        'fill_diagonal_(Scalar fill_value, bool wrap=False)',
+    ),
     'Tensor.fix': (
         '!noargs Tensor.fix',
     ),
@@ -586,6 +620,10 @@ SIGNATURES = {
     'Tensor.floor_divide': (
         'floor_divide(Tensor other)',
         'floor_divide(Scalar other)',
+    ),
+    'Tensor.floor_divide_': (
+        'floor_divide_(Tensor other)',
+        'floor_divide_(Scalar other)',
     ),
     'Tensor.fmax': (
         'fmax(Tensor other)',
@@ -632,6 +670,9 @@ SIGNATURES = {
     ),
     'Tensor.ger': (
         'ger(Tensor vec2)',
+    ),
+    'Tensor.get_device': (
+        '!noargs Tensor.get_device',
     ),
     'Tensor.greater': (
         'greater(Tensor other)',
@@ -751,6 +792,9 @@ SIGNATURES = {
     'Tensor.is_complex': (
         '!noargs Tensor.is_complex',
     ),
+    'Tensor.is_conj': (
+        '!noargs Tensor.is_conj',
+    ),
     'Tensor.is_contiguous': (
         'is_contiguous(*, MemoryFormat memory_format=contiguous_format)',
     ),
@@ -760,11 +804,24 @@ SIGNATURES = {
     'Tensor.is_inference': (
         '!noargs Tensor.is_inference',
     ),
+    'Tensor.is_neg': (
+        '!noargs Tensor.is_neg',
+    ),
     'Tensor.is_nonzero': (
         '!noargs Tensor.is_nonzero',
     ),
+    'Tensor.is_pinned': (
+        'is_pinned(Device? device=None)',
+    ),
     'Tensor.is_same_size': (
         'is_same_size(Tensor other)',
+    ),
+    'Tensor.is_shared': (
+        '!python',
+        'Tensor.is_shared',
+        'self',
+        '',
+        '',
     ),
     'Tensor.is_signed': (
         '!noargs Tensor.is_signed',
@@ -807,6 +864,9 @@ SIGNATURES = {
     ),
     'Tensor.ldexp': (
         'ldexp(Tensor other)',
+    ),
+    'Tensor.ldexp_': (
+        'ldexp_(Tensor other)',
     ),
     'Tensor.le': (
         'le(Tensor other)',
@@ -891,14 +951,26 @@ SIGNATURES = {
     'Tensor.logical_and': (
         'logical_and(Tensor other)',
     ),
+    'Tensor.logical_and_': (
+        'logical_and_(Tensor other)',
+    ),
     'Tensor.logical_not': (
         '!noargs Tensor.logical_not',
+    ),
+    'Tensor.logical_not_': (
+        '!noargs Tensor.logical_not_',
     ),
     'Tensor.logical_or': (
         'logical_or(Tensor other)',
     ),
+    'Tensor.logical_or_': (
+        'logical_or_(Tensor other)',
+    ),
     'Tensor.logical_xor': (
         'logical_xor(Tensor other)',
+    ),
+    'Tensor.logical_xor_': (
+        'logical_xor_(Tensor other)',
     ),
     'Tensor.logit': (
         'logit(double? eps=None)',
@@ -936,6 +1008,12 @@ SIGNATURES = {
     ),
     'Tensor.lu_solve': (
         'lu_solve(Tensor LU_data, Tensor LU_pivots)',
+    ),
+    'Tensor.map2_': (
+        'map2_(Tensor x, Tensor y, PyObject* callable)',
+    ),
+    'Tensor.map_': (
+        'map_(Tensor other, PyObject* callable)',
     ),
     'Tensor.masked_fill': (
         'masked_fill(Tensor mask, Tensor value)',
@@ -1090,6 +1168,12 @@ SIGNATURES = {
         'new(SymIntArrayRef size, *, Device? device=None)',
         'new(PyObject* data, *, Device? device=None)',
     ),
+    'Tensor.new_empty': (
+        'new_empty(SymIntArrayRef size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'Tensor.new_empty_strided': (
+        'new_empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'Tensor.new_full': (
         'new_full(SymIntArrayRef size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
@@ -1111,6 +1195,9 @@ SIGNATURES = {
     'Tensor.nonzero': (
         'nonzero()',
         'nonzero(*, bool as_tuple)',
+    ),
+    'Tensor.nonzero_static': (
+        'nonzero_static(*, SymInt size, int64_t fill_value=-1)',
     ),
     'Tensor.norm': (
         '!python',
@@ -1144,6 +1231,9 @@ SIGNATURES = {
     ),
     'Tensor.permute': (
         'permute(IntArrayRef dims)',
+    ),
+    'Tensor.pin_memory': (
+        'pin_memory(Device? device=None)',
     ),
     'Tensor.pinverse': (
         'pinverse(double rcond=1e-15)',
@@ -1255,6 +1345,13 @@ SIGNATURES = {
     'Tensor.reshape_as': (
         'reshape_as(Tensor other)',
     ),
+    'Tensor.resize': (
+        '!python',
+        'Tensor.resize',
+        'self, *sizes',
+        '',
+        '',
+    ),
     'Tensor.resize_': (
         'resize_(SymIntArrayRef size, *, MemoryFormat? memory_format=None)',
     ),
@@ -1332,6 +1429,13 @@ SIGNATURES = {
     ),
     'Tensor.sgn_': (
         '!noargs Tensor.sgn_',
+    ),
+    'Tensor.share_memory_': (
+        '!python',
+        'Tensor.share_memory_',
+        'self',
+        '',
+        '',
     ),
     'Tensor.short': (
         'short(*, MemoryFormat? memory_format=None)',
@@ -2121,6 +2225,13 @@ SIGNATURES = {
     'torch.combinations': (
         'combinations(Tensor input, int64_t r=2, bool with_replacement=False)',
     ),
+    'torch.compile': (
+        '!python',
+        'compile',
+        'model=None, *, fullgraph=None, dynamic=None, backend=None, mode=None, options=None, name=None, disable=None, recompile_limit=None, isolate_recompiles=None, shapes_spec=None',
+        '',
+        '',
+    ),
     'torch.concat': (
         'concat(TensorList tensors, int64_t dim=0, *, Tensor out=None)',
     ),
@@ -2455,6 +2566,9 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.get_device': (
+        'get_device(Tensor input)',
+    ),
     'torch.get_float32_matmul_precision': (
         '!python',
         'get_float32_matmul_precision',
@@ -2594,6 +2708,9 @@ SIGNATURES = {
     'torch.is_complex': (
         'is_complex(Tensor input)',
     ),
+    'torch.is_conj': (
+        'is_conj(Tensor input)',
+    ),
     'torch.is_deterministic_algorithms_warn_only_enabled': (
         '!python',
         'is_deterministic_algorithms_warn_only_enabled',
@@ -2612,6 +2729,9 @@ SIGNATURES = {
     ),
     'torch.is_inference_mode_enabled': (
         '!noargs torch.is_inference_mode_enabled',
+    ),
+    'torch.is_neg': (
+        'is_neg(Tensor input)',
     ),
     'torch.is_nonzero': (
         'is_nonzero(Tensor input)',
@@ -2687,6 +2807,9 @@ SIGNATURES = {
     ),
     'torch.ldexp': (
         'ldexp(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
+    'torch.ldexp_': (
+        'ldexp_(Tensor input, Tensor other)',
     ),
     'torch.le': (
         'le(Tensor input, Tensor other, *, Tensor out=None)',
@@ -3897,6 +4020,9 @@ SIGNATURES = {
     ),
     'torch.nonzero': (
         'nonzero(Tensor input, *, bool as_tuple=False, Tensor out=None)',
+    ),
+    'torch.nonzero_static': (
+        'nonzero_static(Tensor input, *, SymInt size, int64_t fill_value=-1, Tensor out=None)',
     ),
     'torch.norm': (
         '!python',
