@@ -2879,6 +2879,9 @@ SIGNATURES = {
     'torch.linalg.lu_solve': (
         'linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False, Tensor out=None)',
     ),
+    'torch.linalg.matmul': (
+        'linalg_matmul(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
     'torch.linalg.matrix_exp': (
         'linalg_matrix_exp(Tensor input)',
     ),

@@ -789,3 +789,13 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",  #
 
     return compile_model(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                          mode=mode, options=options, disable=disable)
+
+
+@public("torch.linalg.matmul")
+def linalg_matmul(input, other, *, out=None):
+    """torch.matmul under linalg's name."""
+    result = PUBLIC["torch.matmul"](input, other)
+    if out is not None:
+        out.resize_(result.shape).copy_(result)
+        return out
+    return result

@@ -96,3 +96,37 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
         n = param.numel()
         param.data = vec[pointer:pointer + n].view_as(param).data
         pointer += n
+
+
+def skip_init(module_cls, *args, **kwargs):
+    """The module built without its initialisation in PyTorch (on the meta device, then
+    emptied): its parameters' values are unspecified there; here they are the usual
+    initial ones, which is one valid choice of unspecified values."""
+    import inspect
+
+    from ..modules.module import Module
+
+    if not issubclass(module_cls, Module):
+        raise RuntimeError(f"Expected a Module; got {module_cls}")
+    if "device" not in inspect.signature(module_cls).parameters:
+        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+    kwargs.pop("device", None)
+    return module_cls(*args, **kwargs)
+
+
+#: submodules loaded on first use (the facade's lazy-submodule convention)
+_LAZY_SUBMODULES = ("stateless", "fusion")
+_FUSION_NAMES = ("fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+                 "fuse_linear_bn_weights")
+__all__ += ["skip_init", *_FUSION_NAMES]
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES or name in _FUSION_NAMES:
+        import importlib
+
+        module = importlib.import_module(f"{__name__}.{name if name in _LAZY_SUBMODULES else 'fusion'}")
+        return module if name in _LAZY_SUBMODULES else getattr(module, name)
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(f"torch.nn.utils.{name} is not supported by gradcli")
