@@ -23,7 +23,8 @@ def _run(probe, which):
 
 
 @pytest.mark.parametrize("probe", ["torch_names_probe.py", "tensor_methods_probe.py",
-                                   "schedulers_init_probe.py", "nn_utils_probe.py"])
+                                   "schedulers_init_probe.py", "nn_utils_probe.py",
+                                   "rnn_utils_probe.py"])
 def test_probe_prints_as_pytorch(probe):
     theirs, ours = _run(probe, "t"), _run(probe, "g")
     assert len(theirs) >= 13

@@ -115,7 +115,7 @@ def skip_init(module_cls, *args, **kwargs):
 
 
 #: submodules loaded on first use (the facade's lazy-submodule convention)
-_LAZY_SUBMODULES = ("stateless", "fusion")
+_LAZY_SUBMODULES = ("stateless", "fusion", "rnn")
 _FUSION_NAMES = ("fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
                  "fuse_linear_bn_weights")
 __all__ += ["skip_init", *_FUSION_NAMES]
