@@ -4409,6 +4409,41 @@ SIGNATURES = {
         'sort(Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, TensorList[2] out=None)',
         'sort(Tensor input, int64_t dim=-1, bool descending=False, *, TensorList[2] out=None)',
     ),
+    'torch.special.airy_ai': (
+        'special_airy_ai(Tensor x, *, Tensor out=None)',
+    ),
+    'torch.special.bessel_j0': (
+        'special_bessel_j0(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.bessel_j1': (
+        'special_bessel_j1(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.bessel_y0': (
+        'special_bessel_y0(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.bessel_y1': (
+        'special_bessel_y1(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.chebyshev_polynomial_t': (
+        'special_chebyshev_polynomial_t(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_t(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_t(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.chebyshev_polynomial_u': (
+        'special_chebyshev_polynomial_u(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_u(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_u(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.chebyshev_polynomial_v': (
+        'special_chebyshev_polynomial_v(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_v(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_v(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.chebyshev_polynomial_w': (
+        'special_chebyshev_polynomial_w(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_w(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_w(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
     'torch.special.digamma': (
         'special_digamma(Tensor input, *, Tensor out=None)',
     ),
@@ -4445,6 +4480,16 @@ SIGNATURES = {
     'torch.special.gammaln': (
         'special_gammaln(Tensor input, *, Tensor out=None)',
     ),
+    'torch.special.hermite_polynomial_h': (
+        'special_hermite_polynomial_h(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_hermite_polynomial_h(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_hermite_polynomial_h(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.hermite_polynomial_he': (
+        'special_hermite_polynomial_he(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_hermite_polynomial_he(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_hermite_polynomial_he(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
     'torch.special.i0': (
         'special_i0(Tensor input, *, Tensor out=None)',
     ),
@@ -4456,6 +4501,16 @@ SIGNATURES = {
     ),
     'torch.special.i1e': (
         'special_i1e(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.laguerre_polynomial_l': (
+        'special_laguerre_polynomial_l(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_laguerre_polynomial_l(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_laguerre_polynomial_l(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.legendre_polynomial_p': (
+        'special_legendre_polynomial_p(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_legendre_polynomial_p(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_legendre_polynomial_p(Tensor x, Scalar n, *, Tensor out=None)',
     ),
     'torch.special.log1p': (
         'special_log1p(Tensor input, *, Tensor out=None)',
@@ -4471,6 +4526,18 @@ SIGNATURES = {
     ),
     'torch.special.logsumexp': (
         'special_logsumexp(Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None)',
+    ),
+    'torch.special.modified_bessel_i0': (
+        'special_modified_bessel_i0(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.modified_bessel_i1': (
+        'special_modified_bessel_i1(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.modified_bessel_k0': (
+        'special_modified_bessel_k0(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.modified_bessel_k1': (
+        'special_modified_bessel_k1(Tensor input, *, Tensor out=None)',
     ),
     'torch.special.multigammaln': (
         'special_multigammaln(Tensor input, int64_t p, *, Tensor out=None)',
@@ -4490,11 +4557,40 @@ SIGNATURES = {
     'torch.special.round': (
         'special_round(Tensor input, *, int64_t decimals=0, Tensor out=None)',
     ),
+    'torch.special.scaled_modified_bessel_k0': (
+        'special_scaled_modified_bessel_k0(Tensor x, *, Tensor out=None)',
+    ),
+    'torch.special.scaled_modified_bessel_k1': (
+        'special_scaled_modified_bessel_k1(Tensor x, *, Tensor out=None)',
+    ),
+    'torch.special.shifted_chebyshev_polynomial_t': (
+        'special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_t(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_t(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.shifted_chebyshev_polynomial_u': (
+        'special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_u(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_u(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.shifted_chebyshev_polynomial_v': (
+        'special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_v(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_v(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.shifted_chebyshev_polynomial_w': (
+        'special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_w(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_w(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
     'torch.special.sinc': (
         'special_sinc(Tensor input, *, Tensor out=None)',
     ),
     'torch.special.softmax': (
         'special_softmax(Tensor input, int64_t dim, ScalarType? dtype=None)',
+    ),
+    'torch.special.spherical_bessel_j0': (
+        'special_spherical_bessel_j0(Tensor x, *, Tensor out=None)',
     ),
     'torch.special.xlog1py': (
         'special_xlog1py(Tensor input, Tensor other, *, Tensor out=None)',
