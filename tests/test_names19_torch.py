@@ -24,7 +24,7 @@ def _run(probe, which):
 
 @pytest.mark.parametrize("probe", ["torch_names_probe.py", "tensor_methods_probe.py",
                                    "schedulers_init_probe.py", "nn_utils_probe.py",
-                                   "rnn_utils_probe.py"])
+                                   "rnn_utils_probe.py", "swa_probe.py"])
 def test_probe_prints_as_pytorch(probe):
     theirs, ours = _run(probe, "t"), _run(probe, "g")
     assert len(theirs) >= 13
