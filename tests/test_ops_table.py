@@ -28,6 +28,8 @@ from gradcli.engine.ops.registry import OPS
 
 # Ops without a public spelling of their own: how each is exercised instead.
 INTERNAL = {
+    "vander_cumprod": "PyTorch's vander saves a cumprod it overwrites, so its backward always "
+                      "fails: tests/test_names19_torch.py compares vander and that error",
     "unique": "no derivative (PyTorch's Unique2Backward0 raises): tests/test_ops_searchsorted.py "
               "compares values, inverse, counts and that error with PyTorch",
     "unique_dim": "no derivative (PyTorch's UniqueDimBackward0 raises): "
