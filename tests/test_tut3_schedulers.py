@@ -90,6 +90,6 @@ def test_errors_as_pytorch(make):
 
 
 def test_other_schedulers_say_not_supported():
-    with pytest.raises(AttributeError, match="^torch.optim.lr_scheduler.SequentialLR is not "
+    with pytest.raises(AttributeError, match="^torch.optim.lr_scheduler.NoSuchLR is not "
                                              "supported by gradcli$"):
-        gt.optim.lr_scheduler.SequentialLR  # noqa: B018
+        gt.optim.lr_scheduler.NoSuchLR  # noqa: B018

@@ -1396,7 +1396,10 @@ def make_builtins(state: RunState, with_facade=True) -> dict:
     if with_facade:
         fac = facade()
         for name in getattr(fac, "__all__", ()):
-            if not name.startswith("_") and name not in DENY_ATTRS and hasattr(fac, name):
+            # (a forbidden Python builtin stays forbidden bare: `compile` is torch.compile
+            # only when written so)
+            if not name.startswith("_") and name not in DENY_ATTRS and name not in _REASONS \
+                    and hasattr(fac, name):
                 b[name] = getattr(fac, name)
         b["torch"] = fac
     b.update(EXCEPTIONS)

@@ -66,6 +66,10 @@ from . import aten_breadth  # noqa: F401  (aten.slice, _unsafe_masked_index, poo
 from . import functional_breadth  # noqa: F401  (F.linear_cross_entropy)  # isort: skip
 from . import linalg_breadth  # noqa: F401  (torch.ormqr)  # isort: skip
 from . import pool_breadth  # noqa: F401  (F.fractional_max_pool2d / 3d)  # isort: skip
+from . import names19  # noqa: F401  (torch.testing-era names: aliases, windows, config calls)  # isort: skip
+from . import names19_tensor  # noqa: F401  (addmm_, fill_diagonal_, layout, apply_, ...)  # isort: skip
+from . import packed  # noqa: F401  (nn.utils.rnn's packing op)  # isort: skip
+from . import names19_special  # noqa: F401  (special's Bessel/Airy/polynomials, scipy)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 

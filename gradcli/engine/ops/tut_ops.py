@@ -302,13 +302,3 @@ def broadcast_shapes(*shapes):
                     f"argument at index {index} had {shape}; but expected shape should be "
                     f"broadcastable to {result}")
     return size_class(result)
-
-
-@public("Tensor.new_empty")
-def new_empty(self, *size, dtype=None, layout=None, device=None, pin_memory=False,
-              requires_grad=False):
-    """An uninitialised tensor of `self`'s dtype (spectral_norm draws its u, v into one)."""
-    from . import creation
-
-    return creation.empty(*size, dtype=dtype or self.dtype, device=device,
-                          requires_grad=requires_grad)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib as _importlib
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "LBFGS", "Optimizer", "lr_scheduler"]
+           "Rprop", "ASGD", "LBFGS", "Optimizer", "lr_scheduler", "swa_utils"]
 
 
 def __getattr__(name: str):
@@ -15,8 +15,8 @@ def __getattr__(name: str):
         value = getattr(_importlib.import_module(__name__ + ".more_algorithms"), name)
     elif name == "Optimizer":
         value = _importlib.import_module(__name__ + ".optimizer").Optimizer
-    elif name == "lr_scheduler":
-        value = _importlib.import_module(__name__ + ".lr_scheduler")
+    elif name in ("lr_scheduler", "swa_utils"):
+        value = _importlib.import_module(f"{__name__}.{name}")
     else:
         if name.startswith("__"):
             raise AttributeError(name)

@@ -312,6 +312,9 @@ for _name in __all__:
 del _name
 __all__ += ["OneCycleLR", "LinearLR", "ConstantLR",  # noqa: F822  (more_schedulers, on first use)
             "CosineAnnealingWarmRestarts", "CyclicLR"]
+#: in schedulers19, loaded on first use too
+_SCHEDULERS19 = ("MultiplicativeLR", "PolynomialLR", "SequentialLR", "ChainedScheduler")
+__all__ += list(_SCHEDULERS19)
 
 
 def __getattr__(name: str):
@@ -322,6 +325,10 @@ def __getattr__(name: str):
         from . import more_schedulers
 
         return getattr(more_schedulers, name)
+    if name in _SCHEDULERS19:
+        from . import schedulers19
+
+        return getattr(schedulers19, name)
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError(f"torch.optim.lr_scheduler.{name} is not supported by gradcli")

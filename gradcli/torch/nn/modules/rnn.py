@@ -14,6 +14,7 @@ from gradcli.engine.ops import nn as F
 from gradcli.engine.ops import nn_layers as layers
 from gradcli.engine.ops.creation import zeros
 from gradcli.engine.ops.linalg import matmul
+from gradcli.engine.ops.registry import PUBLIC
 from gradcli.engine.ops.shape import cat, stack
 
 from ._common import new_param
@@ -183,8 +184,13 @@ class _RNNBase(Module):
                 params = self._layer_params(layer, direction)
                 state = states[layer * directions + direction]
                 outputs = [None] * steps
+                masks = self.__dict__.get("_step_masks")
                 for t in (range(steps - 1, -1, -1) if direction else range(steps)):
-                    state = cell(input[t], state, *params, layer=layer, direction=direction)
+                    new = cell(input[t], state, *params, layer=layer, direction=direction)
+                    if masks is not None:  # (packed input: a finished sequence keeps its state)
+                        new = tuple(PUBLIC["torch.where"](masks[t], n, o)
+                                    for n, o in zip(new, state))
+                    state = new
                     outputs[t] = state[0]
                 outs.append(self._direction_output(outputs))
                 finals.append(state)
@@ -194,6 +200,35 @@ class _RNNBase(Module):
 
                 input = functional.dropout(input, self.dropout, True)
         return input, finals
+
+    def _forward_packed(self, packed, hx):
+        """A PackedSequence input: the padded batch (in the packed, sorted order) runs with
+        each sequence's state frozen after its last step (so a reverse direction starts at
+        each sequence's own end); the output is packed again and the final states put back
+        in the caller's batch order, as PyTorch's packed RNN gives them."""
+        from gradcli.torch.nn.utils import rnn as rnn_utils
+
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        padded, lengths = rnn_utils.pad_packed_sequence(
+            rnn_utils.PackedSequence(data, batch_sizes, None, None))
+        if hx is not None and sorted_indices is not None:
+            hx = (tuple(h.index_select(1, sorted_indices) for h in hx)
+                  if self._mode == "LSTM" else hx.index_select(1, sorted_indices))
+        steps = padded.shape[0]
+        self.__dict__["_step_masks"] = [(lengths > t).reshape(-1, 1) for t in range(steps)]
+        batch_first = self.batch_first
+        self.__dict__["batch_first"] = False
+        try:
+            output, hidden = type(self).forward(self, padded, hx)
+        finally:
+            self.__dict__.pop("_step_masks", None)
+            self.__dict__["batch_first"] = batch_first
+        out_data, _ = PUBLIC["torch._pack_padded_sequence"](output, lengths, False)
+        if unsorted_indices is not None:
+            hidden = (tuple(h.index_select(1, unsorted_indices) for h in hidden)
+                      if self._mode == "LSTM" else hidden.index_select(1, unsorted_indices))
+        return (rnn_utils.PackedSequence(out_data, batch_sizes, sorted_indices,
+                                         unsorted_indices), hidden)
 
     def _finish(self, output, unbatched):
         if unbatched:
@@ -239,6 +274,8 @@ class RNN(_RNNBase):
         super().__init__(*args, **kwargs)
 
     def forward(self, input, hx=None):
+        if type(input).__name__ == "PackedSequence":
+            return self._forward_packed(input, hx)
         input, unbatched = self._prepare(input, hx)
         count = self.num_layers * self._directions
         hs = _states(hx, unbatched, count) or list(self._zeros(input.shape[1], input))
@@ -263,6 +300,8 @@ class LSTM(_RNNBase):
     _mode = "LSTM"
 
     def forward(self, input, hx=None):
+        if type(input).__name__ == "PackedSequence":
+            return self._forward_packed(input, hx)
         input, unbatched = self._prepare(input, hx)
         count = self.num_layers * self._directions
         if self.proj_size and not _PROJ_WARNED:
@@ -308,6 +347,8 @@ class GRU(_RNNBase):
         super().__init__(*args, **kwargs)
 
     def forward(self, input, hx=None):
+        if type(input).__name__ == "PackedSequence":
+            return self._forward_packed(input, hx)
         input, unbatched = self._prepare(input, hx)
         count = self.num_layers * self._directions
         hs = _states(hx, unbatched, count) or list(self._zeros(input.shape[1], input))

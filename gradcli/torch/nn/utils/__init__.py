@@ -12,10 +12,13 @@ __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_
            "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm",
            "parametrize", "parametrizations"]
 
-#: loaded on first use (the parametrization machinery is not needed to start up)
+#: names loaded on first use (not needed to start up), with the submodule that holds them
 _LAZY = {"weight_norm": "_norm_hooks", "remove_weight_norm": "_norm_hooks",
-         "spectral_norm": "_norm_hooks", "remove_spectral_norm": "_norm_hooks"}
-_LAZY_SUBMODULES = ("parametrize", "parametrizations")
+         "spectral_norm": "_norm_hooks", "remove_spectral_norm": "_norm_hooks",
+         "fuse_conv_bn_eval": "fusion", "fuse_conv_bn_weights": "fusion",
+         "fuse_linear_bn_eval": "fusion", "fuse_linear_bn_weights": "fusion"}
+#: submodules loaded on first use (the facade's lazy-submodule convention)
+_LAZY_SUBMODULES = ("parametrize", "parametrizations", "stateless", "fusion", "rnn")
 
 
 def __getattr__(name: str):
@@ -25,8 +28,10 @@ def __getattr__(name: str):
         value = importlib.import_module(f"{__name__}.{name}")
     elif name in _LAZY:
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif name.startswith("__"):
+        raise AttributeError(name)
     else:
-        raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+        raise AttributeError(f"torch.nn.utils.{name} is not supported by gradcli")
     globals()[name] = value
     return value
 
@@ -116,3 +121,23 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
         n = param.numel()
         param.data = vec[pointer:pointer + n].view_as(param).data
         pointer += n
+
+
+def skip_init(module_cls, *args, **kwargs):
+    """The module built without its initialisation in PyTorch (on the meta device, then
+    emptied): its parameters' values are unspecified there; here they are the usual
+    initial ones, which is one valid choice of unspecified values."""
+    import inspect
+
+    from ..modules.module import Module
+
+    if not issubclass(module_cls, Module):
+        raise RuntimeError(f"Expected a Module; got {module_cls}")
+    if "device" not in inspect.signature(module_cls).parameters:
+        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+    kwargs.pop("device", None)
+    return module_cls(*args, **kwargs)
+
+
+__all__ += ["skip_init", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+            "fuse_linear_bn_weights"]
