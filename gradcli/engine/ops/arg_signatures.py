@@ -60,6 +60,18 @@ SIGNATURES = {
         'addcmul_(Tensor tensor1, Tensor tensor2, *, Scalar value=1)',
         'addcmul_(Scalar value, Tensor tensor1, Tensor tensor2)|deprecated',
     ),
+    'Tensor.addmm': (
+        'addmm(Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1)',
+        'addmm(Scalar beta, Scalar alpha, Tensor mat1, Tensor mat2)|deprecated',
+        'addmm(Scalar beta, Tensor mat1, Tensor mat2)|deprecated',
+        'addmm(Scalar beta, Tensor input, Scalar alpha, Tensor mat1, Tensor mat2)|deprecated',
+        'addmm(Scalar beta, Tensor input, Tensor mat1, Tensor mat2)|deprecated',
+    ),
+    'Tensor.addmm_': (
+        'addmm_(Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1)',
+        'addmm_(Scalar beta, Scalar alpha, Tensor mat1, Tensor mat2)|deprecated',
+        'addmm_(Scalar beta, Tensor mat1, Tensor mat2)|deprecated',
+    ),
     'Tensor.addmv': (
         'addmv(Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1)',
         'addmv(Scalar beta, Scalar alpha, Tensor mat, Tensor vec)|deprecated',
@@ -159,6 +171,9 @@ SIGNATURES = {
         'argsort(*, bool stable, int64_t dim=-1, bool descending=False)',
         'argsort(int64_t dim=-1, bool descending=False)',
     ),
+    'Tensor.argwhere': (
+        '!noargs Tensor.argwhere',
+    ),
     'Tensor.as_strided': (
         'as_strided(SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None)',
     ),
@@ -223,6 +238,9 @@ SIGNATURES = {
         'bernoulli_(Tensor p, *, Generator? generator=None)',
         'bernoulli_(double p=0.5, *, Generator? generator=None)',
     ),
+    'Tensor.bfloat16': (
+        'bfloat16(*, MemoryFormat? memory_format=None)',
+    ),
     'Tensor.bincount': (
         'bincount(Tensor? weights=None, SymInt minlength=0)',
     ),
@@ -244,6 +262,9 @@ SIGNATURES = {
     ),
     'Tensor.bitwise_not': (
         '!noargs Tensor.bitwise_not',
+    ),
+    'Tensor.bitwise_not_': (
+        '!noargs Tensor.bitwise_not_',
     ),
     'Tensor.bitwise_or': (
         'bitwise_or(Tensor other)',
@@ -402,8 +423,14 @@ SIGNATURES = {
     'Tensor.cumprod': (
         'cumprod(int64_t dim, *, ScalarType? dtype=None)',
     ),
+    'Tensor.cumprod_': (
+        'cumprod_(int64_t dim, *, ScalarType? dtype=None)',
+    ),
     'Tensor.cumsum': (
         'cumsum(int64_t dim, *, ScalarType? dtype=None)',
+    ),
+    'Tensor.cumsum_': (
+        'cumsum_(int64_t dim, *, ScalarType? dtype=None)',
     ),
     'Tensor.data_ptr': (
         '!noargs Tensor.data_ptr',
@@ -429,6 +456,9 @@ SIGNATURES = {
     'Tensor.diag_embed': (
         'diag_embed(int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1)',
     ),
+    'Tensor.diagflat': (
+        'diagflat(int64_t offset=0)',
+    ),
     'Tensor.diagonal': (
         'diagonal(int64_t offset=0, int64_t dim1=0, int64_t dim2=1)',
     ),
@@ -446,6 +476,13 @@ SIGNATURES = {
     ),
     'Tensor.dim': (
         '!noargs Tensor.dim',
+    ),
+    'Tensor.dim_order': (
+        '!python',
+        'Tensor.dim_order',
+        'self, *, ambiguity_check=None',
+        '',
+        '',
     ),
     'Tensor.dist': (
         'dist(Tensor other, Scalar p=2)',
@@ -545,6 +582,9 @@ SIGNATURES = {
         'fill_(Tensor value)',
         'fill_(Scalar value)',
     ),
+    'Tensor.fill_diagonal_': (
+        'fill_diagonal_(Scalar fill_value, bool wrap=False)',
+    ),
     'Tensor.fix': (
         '!noargs Tensor.fix',
     ),
@@ -584,6 +624,10 @@ SIGNATURES = {
         'floor_divide(Tensor other)',
         'floor_divide(Scalar other)',
     ),
+    'Tensor.floor_divide_': (
+        'floor_divide_(Tensor other)',
+        'floor_divide_(Scalar other)',
+    ),
     'Tensor.fmax': (
         'fmax(Tensor other)',
     ),
@@ -610,6 +654,12 @@ SIGNATURES = {
     'Tensor.gather': (
         'gather(int64_t dim, Tensor index, *, bool sparse_grad=False)',
     ),
+    'Tensor.gcd': (
+        'gcd(Tensor other)',
+    ),
+    'Tensor.gcd_': (
+        'gcd_(Tensor other)',
+    ),
     'Tensor.ge': (
         'ge(Tensor other)',
         'ge(Scalar other)',
@@ -623,6 +673,9 @@ SIGNATURES = {
     ),
     'Tensor.ger': (
         'ger(Tensor vec2)',
+    ),
+    'Tensor.get_device': (
+        '!noargs Tensor.get_device',
     ),
     'Tensor.greater': (
         'greater(Tensor other)',
@@ -653,6 +706,12 @@ SIGNATURES = {
     ),
     'Tensor.hardshrink': (
         'hardshrink(Scalar lambd=0.5)',
+    ),
+    'Tensor.heaviside': (
+        'heaviside(Tensor values)',
+    ),
+    'Tensor.heaviside_': (
+        'heaviside_(Tensor values)',
     ),
     'Tensor.histc': (
         'histc(int64_t bins=100, Scalar min=0, Scalar max=0)',
@@ -733,6 +792,12 @@ SIGNATURES = {
     'Tensor.inverse': (
         '!noargs Tensor.inverse',
     ),
+    'Tensor.is_complex': (
+        '!noargs Tensor.is_complex',
+    ),
+    'Tensor.is_conj': (
+        '!noargs Tensor.is_conj',
+    ),
     'Tensor.is_contiguous': (
         'is_contiguous(*, MemoryFormat memory_format=contiguous_format)',
     ),
@@ -741,6 +806,28 @@ SIGNATURES = {
     ),
     'Tensor.is_inference': (
         '!noargs Tensor.is_inference',
+    ),
+    'Tensor.is_neg': (
+        '!noargs Tensor.is_neg',
+    ),
+    'Tensor.is_nonzero': (
+        '!noargs Tensor.is_nonzero',
+    ),
+    'Tensor.is_pinned': (
+        'is_pinned(Device? device=None)',
+    ),
+    'Tensor.is_same_size': (
+        'is_same_size(Tensor other)',
+    ),
+    'Tensor.is_shared': (
+        '!python',
+        'Tensor.is_shared',
+        'self',
+        '',
+        '',
+    ),
+    'Tensor.is_signed': (
+        '!noargs Tensor.is_signed',
     ),
     'Tensor.isclose': (
         'isclose(Tensor other, double rtol=1e-05, double atol=1e-08, bool equal_nan=False)',
@@ -754,6 +841,15 @@ SIGNATURES = {
     'Tensor.isnan': (
         '!noargs Tensor.isnan',
     ),
+    'Tensor.isneginf': (
+        '!noargs Tensor.isneginf',
+    ),
+    'Tensor.isposinf': (
+        '!noargs Tensor.isposinf',
+    ),
+    'Tensor.isreal': (
+        '!noargs Tensor.isreal',
+    ),
     'Tensor.item': (
         '!noargs Tensor.item',
     ),
@@ -763,8 +859,17 @@ SIGNATURES = {
     'Tensor.kthvalue': (
         'kthvalue(SymInt k, int64_t dim=-1, bool keepdim=False)',
     ),
+    'Tensor.lcm': (
+        'lcm(Tensor other)',
+    ),
+    'Tensor.lcm_': (
+        'lcm_(Tensor other)',
+    ),
     'Tensor.ldexp': (
         'ldexp(Tensor other)',
+    ),
+    'Tensor.ldexp_': (
+        'ldexp_(Tensor other)',
     ),
     'Tensor.le': (
         'le(Tensor other)',
@@ -849,14 +954,26 @@ SIGNATURES = {
     'Tensor.logical_and': (
         'logical_and(Tensor other)',
     ),
+    'Tensor.logical_and_': (
+        'logical_and_(Tensor other)',
+    ),
     'Tensor.logical_not': (
         '!noargs Tensor.logical_not',
+    ),
+    'Tensor.logical_not_': (
+        '!noargs Tensor.logical_not_',
     ),
     'Tensor.logical_or': (
         'logical_or(Tensor other)',
     ),
+    'Tensor.logical_or_': (
+        'logical_or_(Tensor other)',
+    ),
     'Tensor.logical_xor': (
         'logical_xor(Tensor other)',
+    ),
+    'Tensor.logical_xor_': (
+        'logical_xor_(Tensor other)',
     ),
     'Tensor.logit': (
         'logit(double? eps=None)',
@@ -894,6 +1011,12 @@ SIGNATURES = {
     ),
     'Tensor.lu_solve': (
         'lu_solve(Tensor LU_data, Tensor LU_pivots)',
+    ),
+    'Tensor.map2_': (
+        'map2_(Tensor x, Tensor y, PyObject* callable)',
+    ),
+    'Tensor.map_': (
+        'map_(Tensor other, PyObject* callable)',
     ),
     'Tensor.masked_fill': (
         'masked_fill(Tensor mask, Tensor value)',
@@ -1051,6 +1174,9 @@ SIGNATURES = {
     'Tensor.new_empty': (
         'new_empty(SymIntArrayRef size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
+    'Tensor.new_empty_strided': (
+        'new_empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'Tensor.new_full': (
         'new_full(SymIntArrayRef size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
@@ -1072,6 +1198,9 @@ SIGNATURES = {
     'Tensor.nonzero': (
         'nonzero()',
         'nonzero(*, bool as_tuple)',
+    ),
+    'Tensor.nonzero_static': (
+        'nonzero_static(*, SymInt size, int64_t fill_value=-1)',
     ),
     'Tensor.norm': (
         '!python',
@@ -1108,6 +1237,9 @@ SIGNATURES = {
     ),
     'Tensor.permute': (
         'permute(IntArrayRef dims)',
+    ),
+    'Tensor.pin_memory': (
+        'pin_memory(Device? device=None)',
     ),
     'Tensor.pinverse': (
         'pinverse(double rcond=1e-15)',
@@ -1219,6 +1351,13 @@ SIGNATURES = {
     'Tensor.reshape_as': (
         'reshape_as(Tensor other)',
     ),
+    'Tensor.resize': (
+        '!python',
+        'Tensor.resize',
+        'self, *sizes',
+        '',
+        '',
+    ),
     'Tensor.resize_': (
         'resize_(SymIntArrayRef size, *, MemoryFormat? memory_format=None)',
     ),
@@ -1296,6 +1435,13 @@ SIGNATURES = {
     ),
     'Tensor.sgn_': (
         '!noargs Tensor.sgn_',
+    ),
+    'Tensor.share_memory_': (
+        '!python',
+        'Tensor.share_memory_',
+        'self',
+        '',
+        '',
     ),
     'Tensor.short': (
         'short(*, MemoryFormat? memory_format=None)',
@@ -1819,6 +1965,13 @@ SIGNATURES = {
     'torch.arctanh_': (
         'arctanh_(Tensor input)',
     ),
+    'torch.are_deterministic_algorithms_enabled': (
+        '!python',
+        'are_deterministic_algorithms_enabled',
+        '',
+        '',
+        '',
+    ),
     'torch.argmax': (
         'argmax(Tensor input, int64_t? dim=None, bool keepdim=False, *, Tensor out=None)',
     ),
@@ -1828,6 +1981,9 @@ SIGNATURES = {
     'torch.argsort': (
         'argsort(Tensor input, *, bool stable, int64_t dim=-1, bool descending=False, Tensor out=None)',
         'argsort(Tensor input, int64_t dim=-1, bool descending=False)',
+    ),
+    'torch.argwhere': (
+        'argwhere(Tensor input)',
     ),
     'torch.as_strided': (
         'as_strided(Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None)',
@@ -1899,6 +2055,13 @@ SIGNATURES = {
         'baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
         'baddbmm(Tensor input, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor out=None)',
     ),
+    'torch.bartlett_window': (
+        'bartlett_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'bartlett_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.batch_norm': (
+        'batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, double momentum, double eps, bool cudnn_enabled)',
+    ),
     'torch.bernoulli': (
         'bernoulli(Tensor input, *, Generator? generator=None, Tensor out=None)',
         'bernoulli(Tensor input, double p, *, Generator? generator=None)',
@@ -1940,6 +2103,10 @@ SIGNATURES = {
         'bitwise_xor(Scalar self, Tensor other)',
         'bitwise_xor(Tensor input, Scalar other, *, Tensor out=None)',
     ),
+    'torch.blackman_window': (
+        'blackman_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'blackman_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.block_diag': (
         '!python',
         'block_diag',
@@ -1971,6 +2138,9 @@ SIGNATURES = {
     'torch.bucketize': (
         'bucketize(Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor out=None)',
         'bucketize(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False)',
+    ),
+    'torch.can_cast': (
+        'can_cast(ScalarType from_, ScalarType to)',
     ),
     'torch.cartesian_prod': (
         '!python',
@@ -2047,6 +2217,9 @@ SIGNATURES = {
         'clamp_min_(Tensor input, Tensor min)',
         'clamp_min_(Tensor input, Scalar min)',
     ),
+    'torch.clear_autocast_cache': (
+        '!noargs torch.clear_autocast_cache',
+    ),
     'torch.clip': (
         'clip(Tensor input, Tensor? min=None, Tensor? max=None, *, Tensor out=None)',
         'clip(Tensor input, Scalar? min=None, Scalar? max=None, *, Tensor out=None)',
@@ -2063,6 +2236,13 @@ SIGNATURES = {
     ),
     'torch.combinations': (
         'combinations(Tensor input, int64_t r=2, bool with_replacement=False)',
+    ),
+    'torch.compile': (
+        '!python',
+        'compile',
+        'model=None, *, fullgraph=None, dynamic=None, backend=None, mode=None, options=None, name=None, disable=None, recompile_limit=None, isolate_recompiles=None, shapes_spec=None',
+        '',
+        '',
     ),
     'torch.concat': (
         'concat(TensorList tensors, int64_t dim=0, *, Tensor out=None)',
@@ -2228,6 +2408,9 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.embedding': (
+        'embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False)',
+    ),
     'torch.empty': (
         'empty(SymIntArrayRef size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
@@ -2353,6 +2536,9 @@ SIGNATURES = {
     'torch.frexp': (
         'frexp(Tensor input, *, TensorList[2] out=None)',
     ),
+    'torch.frobenius_norm': (
+        'frobenius_norm(Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None)',
+    ),
     'torch.full': (
         'full(SymIntArrayRef size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
@@ -2362,12 +2548,24 @@ SIGNATURES = {
     'torch.gather': (
         'gather(Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, Tensor out=None)',
     ),
+    'torch.gcd': (
+        'gcd(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
+    'torch.gcd_': (
+        'gcd_(Tensor input, Tensor other)',
+    ),
     'torch.ge': (
         'ge(Tensor input, Tensor other, *, Tensor out=None)',
         'ge(Tensor input, Scalar other, *, Tensor out=None)',
     ),
     'torch.ger': (
         'ger(Tensor input, Tensor vec2, *, Tensor out=None)',
+    ),
+    'torch.get_autocast_cpu_dtype': (
+        '!noargs torch.get_autocast_cpu_dtype',
+    ),
+    'torch.get_autocast_dtype': (
+        'get_autocast_dtype(std::string_view device_type)',
     ),
     'torch.get_default_device': (
         '!python',
@@ -2378,6 +2576,26 @@ SIGNATURES = {
     ),
     'torch.get_default_dtype': (
         '!noargs torch.get_default_dtype',
+    ),
+    'torch.get_deterministic_debug_mode': (
+        '!python',
+        'get_deterministic_debug_mode',
+        '',
+        '',
+        '',
+    ),
+    'torch.get_device': (
+        'get_device(Tensor input)',
+    ),
+    'torch.get_float32_matmul_precision': (
+        '!python',
+        'get_float32_matmul_precision',
+        '',
+        '',
+        '',
+    ),
+    'torch.get_num_interop_threads': (
+        '!noargs torch.get_num_interop_threads',
     ),
     'torch.get_num_threads': (
         '!noargs torch.get_num_threads',
@@ -2398,6 +2616,14 @@ SIGNATURES = {
         'gradient(Tensor input, *, TensorList spacing, int64_t? dim=None, int64_t edge_order=1)',
         'gradient(Tensor input, *, TensorList spacing, IntArrayRef dim, int64_t edge_order=1)',
     ),
+    'torch.greater': (
+        'greater(Tensor input, Tensor other, *, Tensor out=None)',
+        'greater(Tensor input, Scalar other, *, Tensor out=None)',
+    ),
+    'torch.greater_equal': (
+        'greater_equal(Tensor input, Tensor other, *, Tensor out=None)',
+        'greater_equal(Tensor input, Scalar other, *, Tensor out=None)',
+    ),
     'torch.grid_sampler': (
         'grid_sampler(Tensor input, Tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners)',
     ),
@@ -2414,8 +2640,21 @@ SIGNATURES = {
         'gt(Tensor input, Tensor other, *, Tensor out=None)',
         'gt(Tensor input, Scalar other, *, Tensor out=None)',
     ),
+    'torch.hamming_window': (
+        'hamming_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'hamming_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'hamming_window(int64_t window_length, bool periodic, double alpha, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'hamming_window(int64_t window_length, bool periodic, double alpha, double beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.hann_window': (
+        'hann_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'hann_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.hardshrink': (
         'hardshrink(Tensor input, Scalar lambd=0.5, *, Tensor out=None)',
+    ),
+    'torch.heaviside': (
+        'heaviside(Tensor input, Tensor values, *, Tensor out=None)',
     ),
     'torch.hinge_embedding_loss': (
         'hinge_embedding_loss(Tensor input, Tensor target, double margin=1.0, int64_t reduction=at::Reduction::Mean)',
@@ -2487,6 +2726,32 @@ SIGNATURES = {
     'torch.inverse': (
         'inverse(Tensor input, *, Tensor out=None)',
     ),
+    'torch.is_anomaly_enabled': (
+        '!noargs torch.is_anomaly_enabled',
+    ),
+    'torch.is_autocast_cache_enabled': (
+        '!noargs torch.is_autocast_cache_enabled',
+    ),
+    'torch.is_autocast_cpu_enabled': (
+        '!noargs torch.is_autocast_cpu_enabled',
+    ),
+    'torch.is_autocast_enabled': (
+        'is_autocast_enabled(std::string_view device_type)',
+        'is_autocast_enabled()',
+    ),
+    'torch.is_complex': (
+        'is_complex(Tensor input)',
+    ),
+    'torch.is_conj': (
+        'is_conj(Tensor input)',
+    ),
+    'torch.is_deterministic_algorithms_warn_only_enabled': (
+        '!python',
+        'is_deterministic_algorithms_warn_only_enabled',
+        '',
+        '',
+        '',
+    ),
     'torch.is_floating_point': (
         'is_floating_point(Tensor input)',
     ),
@@ -2499,10 +2764,29 @@ SIGNATURES = {
     'torch.is_inference_mode_enabled': (
         '!noargs torch.is_inference_mode_enabled',
     ),
+    'torch.is_neg': (
+        'is_neg(Tensor input)',
+    ),
+    'torch.is_nonzero': (
+        'is_nonzero(Tensor input)',
+    ),
+    'torch.is_same_size': (
+        'is_same_size(Tensor input, Tensor other)',
+    ),
+    'torch.is_signed': (
+        'is_signed(Tensor input)',
+    ),
     'torch.is_tensor': (
         '!python',
         'is_tensor',
         'obj, /',
+        '',
+        '',
+    ),
+    'torch.is_warn_always_enabled': (
+        '!python',
+        'is_warn_always_enabled',
+        '',
         '',
         '',
     ),
@@ -2523,6 +2807,23 @@ SIGNATURES = {
     'torch.isnan': (
         'isnan(Tensor input)',
     ),
+    'torch.isneginf': (
+        'isneginf(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.isposinf': (
+        'isposinf(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.isreal': (
+        'isreal(Tensor input)',
+    ),
+    'torch.kaiser_window': (
+        'kaiser_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'kaiser_window(int64_t window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+        'kaiser_window(int64_t window_length, bool periodic, double beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.kl_div': (
+        'kl_div(Tensor input, Tensor target, int64_t reduction=at::Reduction::Mean, *, bool log_target=False)',
+    ),
     'torch.kron': (
         'kron(Tensor input, Tensor other, *, Tensor out=None)',
     ),
@@ -2532,8 +2833,17 @@ SIGNATURES = {
     'torch.layer_norm': (
         'layer_norm(Tensor input, SymIntArrayRef normalized_shape, Tensor? weight=None, Tensor? bias=None, double eps=1e-05, bool cudnn_enable=True)',
     ),
+    'torch.lcm': (
+        'lcm(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
+    'torch.lcm_': (
+        'lcm_(Tensor input, Tensor other)',
+    ),
     'torch.ldexp': (
         'ldexp(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
+    'torch.ldexp_': (
+        'ldexp_(Tensor input, Tensor other)',
     ),
     'torch.le': (
         'le(Tensor input, Tensor other, *, Tensor out=None)',
@@ -2542,6 +2852,14 @@ SIGNATURES = {
     'torch.lerp': (
         'lerp(Tensor input, Tensor end, Tensor weight, *, Tensor out=None)',
         'lerp(Tensor input, Tensor end, Scalar weight, *, Tensor out=None)',
+    ),
+    'torch.less': (
+        'less(Tensor input, Tensor other, *, Tensor out=None)',
+        'less(Tensor input, Scalar other, *, Tensor out=None)',
+    ),
+    'torch.less_equal': (
+        'less_equal(Tensor input, Tensor other, *, Tensor out=None)',
+        'less_equal(Tensor input, Scalar other, *, Tensor out=None)',
     ),
     'torch.lgamma': (
         'lgamma(Tensor input, *, Tensor out=None)',
@@ -2594,6 +2912,9 @@ SIGNATURES = {
     ),
     'torch.linalg.lu_solve': (
         'linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False, Tensor out=None)',
+    ),
+    'torch.linalg.matmul': (
+        'linalg_matmul(Tensor input, Tensor other, *, Tensor out=None)',
     ),
     'torch.linalg.matrix_exp': (
         'linalg_matrix_exp(Tensor input)',
@@ -3357,8 +3678,10 @@ SIGNATURES = {
         '!python',
         'kl_div',
         'input, target, size_average=None, reduce=None, reduction=None, log_target=None',
+        'torch.kl_div',
         '',
         '',
+        '2',
     ),
     'torch.nn.functional.l1_loss': (
         '!python',
@@ -3423,6 +3746,13 @@ SIGNATURES = {
     'torch.nn.functional.lp_pool2d': (
         '!python',
         'lp_pool2d',
+        'input, norm_type, kernel_size, stride=None, ceil_mode=None',
+        '',
+        '',
+    ),
+    'torch.nn.functional.lp_pool3d': (
+        '!python',
+        'lp_pool3d',
         'input, norm_type, kernel_size, stride=None, ceil_mode=None',
         '',
         '',
@@ -3800,6 +4130,9 @@ SIGNATURES = {
     'torch.nonzero': (
         'nonzero(Tensor input, *, bool as_tuple=False, Tensor out=None)',
     ),
+    'torch.nonzero_static': (
+        'nonzero_static(Tensor input, *, SymInt size, int64_t fill_value=-1, Tensor out=None)',
+    ),
     'torch.norm': (
         '!python',
         'norm',
@@ -3815,6 +4148,14 @@ SIGNATURES = {
         'normal(Tensor mean, double std=1, *, Generator? generator=None, Tensor out=None)',
         'normal(double mean, Tensor std, *, Generator? generator=None, Tensor out=None)',
         'normal(double mean, double std, SymIntArrayRef size, *, Generator? generator=None, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
+    'torch.not_equal': (
+        'not_equal(Tensor input, Tensor other, *, Tensor out=None)',
+        'not_equal(Tensor input, Scalar other, *, Tensor out=None)',
+    ),
+    'torch.nuclear_norm': (
+        'nuclear_norm(Tensor input, IntArrayRef[2] dim, bool keepdim=False, *, Tensor out=None)',
+        'nuclear_norm(Tensor input, bool keepdim=False, *, Tensor out=None)',
     ),
     'torch.numel': (
         'numel(Tensor input)',
@@ -4005,6 +4346,9 @@ SIGNATURES = {
         'round_(Tensor input)',
         'round_(Tensor input, *, int64_t decimals)',
     ),
+    'torch.row_stack': (
+        'row_stack(TensorList tensors, *, Tensor out=None)',
+    ),
     'torch.rrelu': (
         'rrelu(Tensor input, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None)',
     ),
@@ -4027,6 +4371,9 @@ SIGNATURES = {
         'obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=None, _disable_byteorder_record=None',
         '',
         '',
+    ),
+    'torch.scalar_tensor': (
+        'scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
     'torch.scatter': (
         'scatter(Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None)',
@@ -4057,6 +4404,9 @@ SIGNATURES = {
     'torch.select': (
         'select(Tensor input, int64_t dim, SymInt index)',
     ),
+    'torch.select_copy': (
+        'select_copy(Tensor input, int64_t dim, SymInt index, *, Tensor out=None)',
+    ),
     'torch.select_scatter': (
         'select_scatter(Tensor input, Tensor src, int64_t dim, SymInt index)',
     ),
@@ -4065,6 +4415,9 @@ SIGNATURES = {
     ),
     'torch.selu_': (
         'selu_(Tensor input)',
+    ),
+    'torch.set_anomaly_enabled': (
+        'set_anomaly_enabled(bool enabled, bool check_nan=True)',
     ),
     'torch.set_default_device': (
         '!python',
@@ -4080,6 +4433,27 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.set_default_tensor_type': (
+        '!python',
+        'set_default_tensor_type',
+        't, /',
+        '',
+        '',
+    ),
+    'torch.set_deterministic_debug_mode': (
+        '!python',
+        'set_deterministic_debug_mode',
+        'debug_mode',
+        '',
+        '',
+    ),
+    'torch.set_float32_matmul_precision': (
+        '!python',
+        'set_float32_matmul_precision',
+        'precision',
+        '',
+        '',
+    ),
     'torch.set_printoptions': (
         '!python',
         'set_printoptions',
@@ -4091,6 +4465,13 @@ SIGNATURES = {
         '!python',
         'set_rng_state',
         'new_state',
+        '',
+        '',
+    ),
+    'torch.set_warn_always': (
+        '!python',
+        'set_warn_always',
+        'b, /',
         '',
         '',
     ),
@@ -4127,6 +4508,9 @@ SIGNATURES = {
     'torch.sinh_': (
         'sinh_(Tensor input)',
     ),
+    'torch.slice_copy': (
+        'slice_copy(Tensor input, int64_t dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor out=None)',
+    ),
     'torch.slice_scatter': (
         'slice_scatter(Tensor input, Tensor src, int64_t dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor out=None)',
     ),
@@ -4146,6 +4530,41 @@ SIGNATURES = {
     'torch.sort': (
         'sort(Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, TensorList[2] out=None)',
         'sort(Tensor input, int64_t dim=-1, bool descending=False, *, TensorList[2] out=None)',
+    ),
+    'torch.special.airy_ai': (
+        'special_airy_ai(Tensor x, *, Tensor out=None)',
+    ),
+    'torch.special.bessel_j0': (
+        'special_bessel_j0(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.bessel_j1': (
+        'special_bessel_j1(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.bessel_y0': (
+        'special_bessel_y0(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.bessel_y1': (
+        'special_bessel_y1(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.chebyshev_polynomial_t': (
+        'special_chebyshev_polynomial_t(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_t(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_t(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.chebyshev_polynomial_u': (
+        'special_chebyshev_polynomial_u(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_u(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_u(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.chebyshev_polynomial_v': (
+        'special_chebyshev_polynomial_v(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_v(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_v(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.chebyshev_polynomial_w': (
+        'special_chebyshev_polynomial_w(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_w(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_chebyshev_polynomial_w(Tensor x, Scalar n, *, Tensor out=None)',
     ),
     'torch.special.digamma': (
         'special_digamma(Tensor input, *, Tensor out=None)',
@@ -4183,6 +4602,16 @@ SIGNATURES = {
     'torch.special.gammaln': (
         'special_gammaln(Tensor input, *, Tensor out=None)',
     ),
+    'torch.special.hermite_polynomial_h': (
+        'special_hermite_polynomial_h(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_hermite_polynomial_h(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_hermite_polynomial_h(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.hermite_polynomial_he': (
+        'special_hermite_polynomial_he(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_hermite_polynomial_he(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_hermite_polynomial_he(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
     'torch.special.i0': (
         'special_i0(Tensor input, *, Tensor out=None)',
     ),
@@ -4194,6 +4623,16 @@ SIGNATURES = {
     ),
     'torch.special.i1e': (
         'special_i1e(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.laguerre_polynomial_l': (
+        'special_laguerre_polynomial_l(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_laguerre_polynomial_l(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_laguerre_polynomial_l(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.legendre_polynomial_p': (
+        'special_legendre_polynomial_p(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_legendre_polynomial_p(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_legendre_polynomial_p(Tensor x, Scalar n, *, Tensor out=None)',
     ),
     'torch.special.log1p': (
         'special_log1p(Tensor input, *, Tensor out=None)',
@@ -4209,6 +4648,18 @@ SIGNATURES = {
     ),
     'torch.special.logsumexp': (
         'special_logsumexp(Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None)',
+    ),
+    'torch.special.modified_bessel_i0': (
+        'special_modified_bessel_i0(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.modified_bessel_i1': (
+        'special_modified_bessel_i1(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.modified_bessel_k0': (
+        'special_modified_bessel_k0(Tensor input, *, Tensor out=None)',
+    ),
+    'torch.special.modified_bessel_k1': (
+        'special_modified_bessel_k1(Tensor input, *, Tensor out=None)',
     ),
     'torch.special.multigammaln': (
         'special_multigammaln(Tensor input, int64_t p, *, Tensor out=None)',
@@ -4228,11 +4679,40 @@ SIGNATURES = {
     'torch.special.round': (
         'special_round(Tensor input, *, int64_t decimals=0, Tensor out=None)',
     ),
+    'torch.special.scaled_modified_bessel_k0': (
+        'special_scaled_modified_bessel_k0(Tensor x, *, Tensor out=None)',
+    ),
+    'torch.special.scaled_modified_bessel_k1': (
+        'special_scaled_modified_bessel_k1(Tensor x, *, Tensor out=None)',
+    ),
+    'torch.special.shifted_chebyshev_polynomial_t': (
+        'special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_t(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_t(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.shifted_chebyshev_polynomial_u': (
+        'special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_u(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_u(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.shifted_chebyshev_polynomial_v': (
+        'special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_v(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_v(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
+    'torch.special.shifted_chebyshev_polynomial_w': (
+        'special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_w(Scalar x, Tensor n, *, Tensor out=None)',
+        'special_shifted_chebyshev_polynomial_w(Tensor x, Scalar n, *, Tensor out=None)',
+    ),
     'torch.special.sinc': (
         'special_sinc(Tensor input, *, Tensor out=None)',
     ),
     'torch.special.softmax': (
         'special_softmax(Tensor input, int64_t dim, ScalarType? dtype=None)',
+    ),
+    'torch.special.spherical_bessel_j0': (
+        'special_spherical_bessel_j0(Tensor x, *, Tensor out=None)',
     ),
     'torch.special.xlog1py': (
         'special_xlog1py(Tensor input, Tensor other, *, Tensor out=None)',
@@ -4255,6 +4735,9 @@ SIGNATURES = {
         'tensor, split_size_or_sections, dim=None',
         '',
         '',
+    ),
+    'torch.split_copy': (
+        'split_copy(Tensor input, SymInt split_size, int64_t dim=0, *, TensorList out=None)',
     ),
     'torch.split_with_sizes': (
         'split_with_sizes(Tensor input, SymIntArrayRef split_sizes, int64_t dim=0)',
@@ -4399,11 +4882,17 @@ SIGNATURES = {
     'torch.tril': (
         'tril(Tensor input, SymInt diagonal=0, *, Tensor out=None)',
     ),
+    'torch.tril_indices': (
+        'tril_indices(int64_t row, int64_t col, int64_t offset=0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.triplet_margin_loss': (
         'triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, double margin=1.0, double p=2, double eps=1e-06, bool swap=False, int64_t reduction=at::Reduction::Mean)',
     ),
     'torch.triu': (
         'triu(Tensor input, SymInt diagonal=0, *, Tensor out=None)',
+    ),
+    'torch.triu_indices': (
+        'triu_indices(int64_t row, int64_t col, int64_t offset=0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
     'torch.true_divide': (
         'true_divide(Tensor input, Tensor other, *, Tensor out=None)',
@@ -4414,6 +4903,13 @@ SIGNATURES = {
     ),
     'torch.trunc_': (
         'trunc_(Tensor input)',
+    ),
+    'torch.typename': (
+        '!python',
+        'typename',
+        'obj, /',
+        '',
+        '',
     ),
     'torch.unbind': (
         'unbind(Tensor input, int64_t dim=0)',
@@ -4531,6 +5027,13 @@ SIGNATURES = {
         '_C._unique2',
         '',
     ),
+    'torch.unravel_index': (
+        '!python',
+        'unravel_index',
+        'indices, shape',
+        '',
+        '',
+    ),
     'torch.unsafe_chunk': (
         'unsafe_chunk(Tensor input, int64_t chunks, int64_t dim=0)',
     ),
@@ -4545,6 +5048,16 @@ SIGNATURES = {
     ),
     'torch.unsqueeze_copy': (
         'unsqueeze_copy(Tensor input, int64_t dim, *, Tensor out=None)',
+    ),
+    'torch.use_deterministic_algorithms': (
+        '!python',
+        'use_deterministic_algorithms',
+        'mode, *, warn_only=None',
+        '',
+        '',
+    ),
+    'torch.vander': (
+        'vander(Tensor x, int64_t? N=None, bool increasing=False)',
     ),
     'torch.var': (
         'var(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor out=None)',
