@@ -43,10 +43,6 @@ _DIFFERENT: dict[tuple[str, str], str] = {
     "vector norm's (SqueezeBackward1 on top, PyTorch's norm ends in MaskedFillBackward0)",
     ("frobenius_norm", "tangent_requires_grad"): "no forward formula of its own yet: the "
     "vector norm's (SqueezeBackward1 on top, PyTorch's norm ends in MaskedFillBackward0)",
-    ("select_copy", "tangent_requires_grad"): "not yet a copied view in forward_ad.py "
-    "(_COPIED_VIEWS): the tangent is computed, not copied (MulBackward0 for CopyBackwards)",
-    ("slice_copy", "tangent_requires_grad"): "not yet a copied view in forward_ad.py "
-    "(_COPIED_VIEWS): the tangent is computed, not copied (MulBackward0 for CopyBackwards)",
 }
 
 

@@ -424,7 +424,7 @@ _IDENTITY_TANGENT = frozenset({"frac", "fmod_scalar", "remainder_scalar", "sub_s
 # view copies whose PyTorch tangent is the view of the tangent copied into a new tensor
 # (CopyBackwards on top when it has a graph)
 _COPIED_VIEWS = frozenset({"as_strided_copy", "diag_copy", "expand_copy", "permute_copy",
-                           "transpose_copy"})
+                           "transpose_copy", "select_copy", "slice_copy"})
 # ops PyTorch has no forward-mode formula for (it raises NotImplementedError)
 _NO_FORWARD = frozenset(("igamma", "igammac"))
 # ops dispatched by whether an input requires grad, whose variant without it has no
