@@ -7,6 +7,7 @@ import numpy as np
 
 from ..tensor import Tensor, make
 from . import shape_checks
+from .backward_nodes import BackwardOp
 from .conv_backward import ConvFamily, convolution_backward
 from .registry import defop, public, run_op
 
@@ -211,6 +212,26 @@ def _normalized_grads(x, w, b, g, axes, batch_axes, eps, shape, stats=None):
     return gx, gw, gb
 
 
+def _layer_norm_backward_formula(inputs, meta, mask):
+    """native_layer_norm_backward(grad_out, input, mean, rstd, weight, bias): the three
+    gradients in Tensor ops (mean and rstd are recomputed from input, so they are edges
+    only); meta = (eps, normalized axes, their shape, batch axes)."""
+    g, x, w, b = inputs[0], inputs[1], inputs[4], inputs[5]
+    eps, axes, shape, batch = meta
+    gx, gw, gb = _normalized_grads(x, w, b, g, axes, batch, eps, shape)
+    return (gx if mask[0] else None, gw if mask[1] else None, gb if mask[2] else None)
+
+
+NATIVE_LAYER_NORM_BACKWARD = BackwardOp(
+    "native_layer_norm_backward", "NativeLayerNormBackwardBackward0",
+    _layer_norm_backward_formula, 3,
+    "the vjp of layer_norm's gradients (grad_out, input, weight) by their Tensor formula",
+    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad(("
+               "torch.nn.functional.layer_norm(x, (3,)) ** 2).sum(), x, create_graph=True)[0])("
+               "torch.cat([a.reshape(-1, 1), a.reshape(-1, 1).exp(), a.reshape(-1, 1).sin()], 1"
+               ")))(a)")
+
+
 def _layer_norm_backward(c, g):
     x, w, b = c.saved
     k, eps = c.meta
@@ -218,9 +239,8 @@ def _layer_norm_backward(c, g):
     axes = list(range(nd - k, nd))
     shape = (1,) * (nd - k) + tuple(x._data.shape[nd - k:])
     batch = list(range(nd - k))
-    gx, gw, gb = _normalized_grads(x, w, b, g, axes, batch, eps, shape)
-    return (gx if c.needs(0) else None, gw if c.needs(1) else None,
-            gb if c.needs(2) else None)
+    mask = (c.needs(0), w is not None and c.needs(1), b is not None and c.needs(2))
+    return NATIVE_LAYER_NORM_BACKWARD((g, x, None, None, w, b), (eps, axes, shape, batch), mask)
 
 
 LAYER_NORM = defop("layer_norm", "NativeLayerNormBackward0", _layer_norm_fwd,
@@ -277,16 +297,37 @@ def _batch_norm_grads(arrays, meta, g):
     return gx.astype(x.dtype), gw, gb
 
 
+def _batch_norm_backward_formula(inputs, meta, mask):
+    """native_batch_norm_backward(grad_out, input, weight, running_mean, running_var): the
+    three gradients in Tensor ops; meta = (eval stats or None, eps, channel shape, axes)."""
+    g, x, w = inputs[0], inputs[1], inputs[2]
+    stats, eps, shape, axes, bias_shape = meta
+    gx, gw, gb = _normalized_grads(x, w, None, g, axes, axes, eps, shape, stats)
+    if mask[2]:
+        gb = g.sum(axes).reshape(bias_shape)
+    return (gx if mask[0] else None, gw if mask[1] else None, gb)
+
+
+NATIVE_BATCH_NORM_BACKWARD = BackwardOp(
+    "native_batch_norm_backward", "NativeBatchNormBackwardBackward0",
+    _batch_norm_backward_formula, 3,
+    "the vjp of batch_norm's gradients (grad_out, input, weight) by their Tensor formula",
+    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad(("
+               "torch.nn.functional.batch_norm(x, None, None, training=True) ** 2).sum(), x, "
+               "create_graph=True)[0])(torch.cat([a.reshape(-1, 1), a.reshape(-1, 1).exp(), "
+               "a.reshape(-1, 1).sin()])))(a)")
+
+
 def _batch_norm_backward(c, g):
     x, w, b = c.saved
     mean, var, eps, training = c.meta[:4]
     nd = x._data.ndim
     axes = [0] + list(range(2, nd))
     shape = (1, x._data.shape[1]) + (1,) * (nd - 2)
-    gx, gw, gb = _normalized_grads(x, w, b, g, axes, axes, eps, shape,
-                                   None if training else (mean, var))
-    return (gx if c.needs(0) else None, gw if c.needs(1) else None,
-            gb if c.needs(2) else None)
+    meta = (None if training else (mean, var), eps, shape, axes,
+            tuple(b._data.shape) if b is not None else None)
+    mask = (c.needs(0), w is not None and c.needs(1), b is not None and c.needs(2))
+    return NATIVE_BATCH_NORM_BACKWARD((g, x, w, None, None), meta, mask)
 
 
 BATCH_NORM = defop("batch_norm", "NativeBatchNormBackward0",
