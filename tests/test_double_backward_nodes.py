@@ -101,6 +101,15 @@ def _norm_cases():
             return (xs,), T.nn.functional.instance_norm(xs)
         return build
 
+    def gn(shape, groups, w=True, b=True):
+        def build(T, leaf):
+            xs = leaf(*shape)
+            ws = leaf(shape[1]) if w else None
+            bs = leaf(shape[1]) if b else None
+            out = T.nn.functional.group_norm(xs, groups, ws, bs)
+            return tuple(t for t in (xs, ws, bs) if t is not None), out
+        return build
+
     def module(make, shape, train=True):
         def build(T, leaf):
             T.manual_seed(0)
@@ -131,6 +140,8 @@ def _norm_cases():
         "layer_norm_constant_input": ln((4, 3), 1, x=False),
         "layer_norm_no_bias": ln((3, 5), 1, b=False),
         "LayerNorm": module(lambda T: T.nn.LayerNorm(4), (3, 4)),
+        "group_norm": gn((2, 4, 3), 2),
+        "group_norm_2d_no_affine": gn((2, 4, 2, 2), 4, w=False, b=False),
         "instance_norm": inorm((2, 3, 4)),
         "instance_norm_2d": inorm((2, 2, 3, 3)),
         "InstanceNorm1d": module(lambda T: T.nn.InstanceNorm1d(3), (2, 3, 4)),

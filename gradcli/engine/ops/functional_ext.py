@@ -541,12 +541,18 @@ def _group_norm_backward(c, g):
     gflat = gxhat.reshape(n, groups, per)
     gx = gw = gb = None
     if c.needs(0):
-        gx = rstd_t * (gflat - gflat.mean(-1, keepdim=True)
-                       - xhat * (gflat * xhat).mean(-1, keepdim=True))
+        if GRAD_MODE.enabled:  # PyTorch's composite ends on a sum of two terms, then a view
+            gx = rstd_t * gflat + rstd_t * (-gflat.mean(-1, keepdim=True)
+                                            - xhat * (gflat * xhat).mean(-1, keepdim=True))
+        else:
+            gx = rstd_t * (gflat - gflat.mean(-1, keepdim=True)
+                           - xhat * (gflat * xhat).mean(-1, keepdim=True))
         gx = gx.reshape(d.shape)
     dims = [0] + list(range(2, d.ndim))
     if w is not None and c.needs(1):
         gw = (g * xhat.reshape(d.shape)).sum(dims)
+        if GRAD_MODE.enabled:
+            gw = gw.view(ch)  # (PyTorch's create_graph gradient ends on a view)
     if b is not None and c.needs(2):
         gb = g.sum(dims)
     return gx, gw, gb
