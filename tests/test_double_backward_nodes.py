@@ -221,3 +221,56 @@ def test_third_order_gradcheck(op):
 
     assert gt.autograd.gradcheck(first_grads, (x, w))
     assert gt.autograd.gradgradcheck(first_grads, (x, w))
+
+
+def _unary(fn, *shape):
+    """A layer of one input x (a leaf requiring grad)."""
+    def build(T, leaf):
+        xs = leaf(*shape)
+        return (xs,), fn(T, xs)
+    return build
+
+
+def _module(name, args, *shape, kwargs=None):
+    def build(T, leaf):
+        xs = leaf(*shape)
+        return (xs,), getattr(T.nn, name)(*args, **(kwargs or {}))(xs)
+    return build
+
+
+def _f(name, *args, **kwargs):
+    return lambda T, x: getattr(T.nn.functional, name)(x, *args, **kwargs)
+
+
+POOL_PAD_CASES = {
+    "avg_pool2d": _unary(_f("avg_pool2d", 2), 1, 1, 4, 4),
+    "avg_pool2d_padded_ceil": _unary(_f("avg_pool2d", 3, 2, 1, ceil_mode=True,
+                                        count_include_pad=False), 2, 2, 5, 4),
+    "avg_pool2d_unbatched": _unary(_f("avg_pool2d", (2, 1)), 2, 4, 3),
+    "adaptive_max_pool2d": _unary(_f("adaptive_max_pool2d", 1), 1, 2, 4, 4),
+    "adaptive_max_pool2d_3x2": _unary(_f("adaptive_max_pool2d", (3, 2)), 2, 1, 5, 4),
+    "adaptive_max_pool3d": _unary(_f("adaptive_max_pool3d", (2, 1, 2)), 1, 2, 3, 2, 4),
+}
+for _mode in ("reflect", "replicate"):
+    POOL_PAD_CASES[f"pad_{_mode}_1d"] = _unary(_f("pad", (1, 2), mode=_mode), 1, 2, 4)
+    POOL_PAD_CASES[f"pad_{_mode}_2d"] = _unary(_f("pad", (1, 0, 2, 1), mode=_mode), 1, 2, 3, 4)
+    POOL_PAD_CASES[f"pad_{_mode}_3d"] = _unary(_f("pad", (1, 1, 0, 1, 1, 0), mode=_mode),
+                                               1, 1, 2, 3, 3)
+    POOL_PAD_CASES[f"pad_{_mode}_unbatched"] = _unary(_f("pad", (2, 1), mode=_mode), 2, 4)
+
+
+@pytest.mark.parametrize("case", sorted(POOL_PAD_CASES))
+def test_pool_and_pad_gradient_graph_is_pytorchs(case):
+    build = POOL_PAD_CASES[case]
+    assert _scenario(gt, build) == _scenario(torch, build)
+
+
+def test_avg_pool_gradient_of_a_leaf_differentiates_to_zeros():
+    """The node takes the input: the gradient of a leaf x requires grad (gradcli's had no
+    graph) and its own gradient along x is zeros, not None."""
+    for T in (gt, torch):
+        x = T.arange(16.0).reshape(1, 1, 4, 4).requires_grad_()
+        g, = T.autograd.grad(T.nn.functional.avg_pool2d(x, 2).sum(), x, create_graph=True)
+        assert g.requires_grad and type(g.grad_fn).__name__ == "AvgPool2DBackwardBackward0"
+        gg, = T.autograd.grad(g.sum(), x, allow_unused=True)
+        assert gg is not None and not gg.any()

@@ -1410,8 +1410,13 @@ def _gather_pad_fwd(x, pad, mode):
 
 
 def _gather_pad_backward(c, g):
+    """reflection/replication_pad{1,2,3}d_backward(grad_output, input): PyTorch's node of
+    it takes the input too, so under create_graph the gradient of a leaf requires grad and
+    differentiates to zeros along it (ReflectionPad1DBackwardBackward0 and kin)."""
     pad, mode = c.meta
-    return (run_op(SCATTER_PAD, (g,), (pad, mode)),)
+    x = c.saved[0]
+    return (run_op(_SCATTER_PADS[mode, len(pad) // 2], (g, x),
+                   (pad, mode, tuple(x._data.shape))),)
 
 
 def _scatter_pad_fwd(g, pad, mode):
@@ -1433,27 +1438,43 @@ def _pad_node(mode: str, dims: int) -> str:
     return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{dims}DBackward0"
 
 
+def _scatter_pad_double(c, gg):
+    pad, mode, x_shape = c.meta
+    return (run_op(_GATHER_PADS[mode, len(pad) // 2], (gg,), (pad, mode)) if c.needs(0)
+            else None,
+            make(np.zeros(x_shape, gg._data.dtype)) if c.needs(1) else None)
+
+
+def _pad_second_call(mode: str, dims: int) -> str:
+    """A torch_call reaching the pad's backward op: a create_graph gradient whose
+    grad_output depends on `a`, used again."""
+    ones = ", ".join(["1"] * (dims + 1))
+    sizes = ", ".join(["1", "2"] + ["2"] * (dims - 1))
+    pads = ", ".join(["1"] * (2 * dims))
+    return (f"torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad(("
+            f"torch.nn.functional.pad(x, ({pads}), mode='{mode}') ** 2).sum(), x, "
+            f"create_graph=True)[0])(a.reshape({ones}, -1).expand({sizes}, -1) * 1).sum() * a)(a)")
+
+
 _GATHER_PADS = {}
+_SCATTER_PADS = {}
 for _mode in ("reflect", "replicate"):
     for _dims in (1, 2, 3):
         _GATHER_PADS[_mode, _dims] = defop(
             f"{_mode}_pad{_dims}d", _pad_node(_mode, _dims), _gather_pad_fwd,
             _gather_pad_backward, f"{_mode} padding: each gradient added back to its source",
+            save="inputs",
             torch_call=f"torch.nn.functional.pad(a.reshape({', '.join(['1'] * (_dims + 1))}, -1),"
                        f" ({', '.join(['1'] * (2 * _dims))}), mode='{_mode}')"
             if _dims == 1 else
             f"torch.nn.functional.pad(a.reshape({', '.join(['1'] * (_dims + 1))}, -1)"
             f".expand({', '.join(['1', '1'] + ['2'] * (_dims - 1))}, -1), "
             f"({', '.join(['1'] * (2 * _dims))}), mode='{_mode}')")
-SCATTER_PAD = defop("pad_backward", "PadBackwardBackward0", _scatter_pad_fwd,
-                    lambda c, g: (run_op(_GATHER_PADS[c.meta[1], len(c.meta[0]) // 2], (g,),
-                                         c.meta),),
-                    "the adjoint of a gather: its gradient is the gather",
-                    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad("
-                               "torch.nn.functional.pad(x, (2, 1), mode='replicate'), x, "
-                               "(torch.ones(1, 2, x.shape[-1] + 3, dtype=a.dtype).cumsum(-1) * "
-                               "0.5) ** 2 + x.sum() * 0.5, create_graph=True)[0])("
-                               "a.reshape(1, 1, -1).expand(1, 2, -1) * 1).sum() * a)(a)")
+        _SCATTER_PADS[_mode, _dims] = defop(
+            f"{_mode}_pad{_dims}d_backward", _pad_node(_mode, _dims)[:-1] + "Backward0",
+            lambda g, x, pad, mode, x_shape: _scatter_pad_fwd(g, pad, mode), _scatter_pad_double,
+            "the adjoint of a gather: its gradient along grad_output is the gather, along the "
+            "input zeros", torch_call=_pad_second_call(_mode, _dims))
 
 
 @public("torch.nn.functional.pad")

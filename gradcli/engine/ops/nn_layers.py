@@ -760,20 +760,40 @@ def _avg_pool_grads(arrays, meta, g):
 
 
 def _avg_pool_spread(g, x_shape, *meta):
-    """avg_pool2d's backward in numpy: each output's gradient spread over its window."""
+    """avg_pool2d's backward in numpy: each output's gradient spread over its window (an
+    unbatched (C, H, W) gradient as a batch of one)."""
+    if len(x_shape) == 3:
+        return _avg_pool_grads([np.empty((1,) + tuple(x_shape), g.dtype)], meta, g[None])[0][0]
     return _avg_pool_grads([np.empty(x_shape, g.dtype)], meta, g)[0]
+
+
+def _avg_pool_op_fwd(x, *meta):
+    """avg_pool2d of an (N, C, H, W) input, or of an unbatched (C, H, W) one: PyTorch's
+    kernel takes both, so its node is the pool's own (no Squeeze node over it)."""
+    if x.ndim == 3:
+        return _avg_pool_fwd(x[None], *meta).astype(x.dtype)[0]
+    return _avg_pool_fwd(x, *meta).astype(x.dtype)
+
+
+def _zeros_of(c, gg):
+    """The zero gradient PyTorch's backward functions give their `self` (zeros_like)."""
+    return make(np.zeros(c.meta[0], gg._data.dtype))
 
 
 # the pool and its backward are linear and adjoint: each one's gradient is the other
 AVG_POOL2D = defop(
-    "avg_pool2d", "AvgPool2DBackward0", lambda x, *m: _avg_pool_fwd(x, *m).astype(x.dtype),
-    lambda c, g: (run_op(AVG_POOL2D_BACKWARD, (g,), (tuple(c.saved[0]._data.shape),) + c.meta),),
+    "avg_pool2d", "AvgPool2DBackward0", _avg_pool_op_fwd,
+    lambda c, g: (run_op(AVG_POOL2D_BACKWARD, (g, c.saved[0]),
+                         (tuple(c.saved[0]._data.shape),) + c.meta),),
     "d avg_pool/dx = g / window size, spread over each window", save="inputs",
     torch_call="torch.nn.functional.avg_pool2d(a.reshape(1, 1, 1, -1), (1, 2), ceil_mode=True)")
 AVG_POOL2D_BACKWARD = defop(
-    "avg_pool2d_backward", "AvgPool2DBackwardBackward0", _avg_pool_spread,
-    lambda c, gg: (run_op(AVG_POOL2D, (gg,), c.meta[1:]),),
-    "d avg_pool_backward(g)/dg = avg_pool", save="inputs",
+    "avg_pool2d_backward", "AvgPool2DBackwardBackward0",
+    lambda g, x, x_shape, *meta: _avg_pool_spread(g, x_shape, *meta),
+    lambda c, gg: (run_op(AVG_POOL2D, (gg,), c.meta[1:]) if c.needs(0) else None,
+                   _zeros_of(c, gg) if c.needs(1) else None),
+    "d avg_pool_backward(g, x)/dg = avg_pool; /dx = 0 (PyTorch's node takes the input too, "
+    "so a gradient of a leaf x requires grad and differentiates to zeros)",
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.avg_pool2d("
                "a.reshape(1, 1, 1, -1), (1, 2), ceil_mode=True).pow(2).sum(), a, "
                "create_graph=True)[0])(a)")
@@ -786,11 +806,12 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     if any(p * 2 > k for p, k in zip(padding, kernel)):
         raise RuntimeError("pad should be at most half of effective kernel size, but got "
                            f"pad={padding[0]}, kernel_size={kernel[0]} and dilation=1")
-    x4, unbatched = _as_4d(input, "avg_pool2d")
+    if input._data.ndim not in (3, 4):
+        raise RuntimeError(f"avg_pool2d: Expected 3D or 4D (batch mode) tensor for input, but "
+                           f"got {input.shape}")
     shape_checks.pool2d_input(input.shape)
-    out = run_op(AVG_POOL2D, (x4,), (kernel, stride, padding, bool(ceil_mode),
-                                     bool(count_include_pad), divisor_override))
-    return out.squeeze(0) if unbatched else out
+    return run_op(AVG_POOL2D, (input,), (kernel, stride, padding, bool(ceil_mode),
+                                         bool(count_include_pad), divisor_override))
 
 
 def _bins(size, out):
