@@ -32,7 +32,11 @@ def _outcome(call):
 
 
 def _round(t, digits=7):
-    return None if t is None else np.round(t.detach().numpy().astype(np.float64), digits).tolist()
+    if t is None:
+        return None
+    t = t.detach()
+    plain = t + t.new_zeros(t.shape)  # (PyTorch's ZeroTensor has no numpy view)
+    return np.round(plain.numpy().astype(np.float64), digits).tolist()
 
 
 def _scenario(T, build, seed=3):
@@ -274,3 +278,94 @@ def test_avg_pool_gradient_of_a_leaf_differentiates_to_zeros():
         assert g.requires_grad and type(g.grad_fn).__name__ == "AvgPool2DBackwardBackward0"
         gg, = T.autograd.grad(g.sum(), x, allow_unused=True)
         assert gg is not None and not gg.any()
+
+
+ACTIVATION_CASES = {
+    "selu": _unary(_f("selu"), 6),
+    "celu": _unary(_f("celu", 1.5), 2, 3),
+    "torch_selu": _unary(lambda T, x: T.selu(x), 5),
+    "glu": _unary(_f("glu"), 4),
+    "glu_dim0": _unary(_f("glu", 0), 4, 3),
+    "hardswish": _unary(lambda T, x: T.nn.functional.hardswish(x * 3), 7),
+    "hardsigmoid": _unary(lambda T, x: T.nn.functional.hardsigmoid(x * 3), 7),
+    "silu": _unary(_f("silu"), 5),
+    "l1_loss": _unary(lambda T, x: T.nn.functional.l1_loss(x, T.linspace(-1, 1, 5,
+                                                                          dtype=T.float64)), 5),
+    "abs": _unary(lambda T, x: x.abs(), 4),
+    "SiLU": _module("SiLU", (), 6),
+    "L1Loss": lambda T, leaf: (lambda x: ((x,), T.nn.L1Loss()(x, T.zeros(4, dtype=T.float64))))(
+        leaf(4)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ACTIVATION_CASES))
+def test_activation_gradient_graph_is_pytorchs(case):
+    build = ACTIVATION_CASES[case]
+    assert _scenario(gt, build) == _scenario(torch, build)
+
+
+def test_hardsigmoid_double_backward_raises_as_pytorch():
+    """PyTorch has no derivative of hardsigmoid_backward: the create_graph gradient hangs
+    off a NotImplemented node over the inputs that require grad, whose backward raises."""
+    seen = []
+    for T in (gt, torch):
+        x = T.tensor([-4.0, -1.0, 0.5, 2.0], requires_grad=True)
+        gout = T.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        edges = []
+        for g0 in (gout, gout.detach()):
+            g, = T.autograd.grad(T.nn.functional.hardsigmoid(x), x, g0, create_graph=True)
+            edges.append((type(g.grad_fn).__name__, len(g.grad_fn.next_functions)))
+        with pytest.raises(RuntimeError) as err:
+            g.sum().backward()
+        seen.append((edges, str(err.value)))
+    assert seen[0] == seen[1]
+    assert seen[0][1] == "derivative for aten::hardsigmoid_backward is not implemented"
+
+
+def test_new_backward_ops_gradgradcheck():
+    """Third order through the named nodes (their reentrant vjp) against finite differences."""
+    rng = np.random.default_rng(1)
+    x = gt.tensor(rng.standard_normal(6) * 2, dtype=gt.float64, requires_grad=True)
+    for fn in (gt.nn.functional.selu, gt.nn.functional.hardswish, gt.nn.functional.glu,
+               lambda t: gt.nn.functional.celu(t, 0.7)):
+        def first(t, fn=fn):
+            return gt.autograd.grad((fn(t) ** 2).sum(), t, create_graph=True)[0]
+        assert gt.autograd.gradcheck(first, (x,))
+        assert gt.autograd.gradgradcheck(first, (x,))
+
+
+def _prelu(xs, ws):
+    def build(T, leaf):
+        x, w = leaf(*xs), leaf(*ws)
+        return (x, w), T.nn.functional.prelu(x, w)
+    return build
+
+
+LOSS_CASES = {
+    "prelu_2d_one_weight": _prelu((2, 3), (1,)),
+    "prelu_1d": _prelu((5,), (1,)),
+    "prelu_2d_channels": _prelu((4, 3), (3,)),
+    "poisson_nll": _unary(lambda T, x: T.nn.functional.poisson_nll_loss(
+        x, T.linspace(0.1, 2.0, 5, dtype=T.float64)), 5),
+    "poisson_nll_full": _unary(lambda T, x: T.nn.functional.poisson_nll_loss(
+        x, T.linspace(0.1, 3.0, 5, dtype=T.float64), full=True, reduction="sum"), 5),
+    "gaussian_nll": _unary(lambda T, x: T.nn.functional.gaussian_nll_loss(
+        x, T.linspace(-1, 1, 5, dtype=T.float64), T.ones(5, dtype=T.float64)), 5),
+    "pow_scalar": _unary(lambda T, x: x ** 3, 4),
+    "mse_by_pow": _unary(lambda T, x: ((x - 1) ** 2).mean(), 4),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOSS_CASES))
+def test_loss_and_prelu_gradient_graph_is_pytorchs(case):
+    build = LOSS_CASES[case]
+    assert _scenario(gt, build) == _scenario(torch, build)
+
+
+def test_prelu_forward_views_the_weight_as_pytorch():
+    for T in (gt, torch):
+        x = T.ones(2, 3, 4, requires_grad=True)
+        w = T.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        y = T.nn.functional.prelu(x, w)
+        assert [type(n).__name__ for n, _ in y.grad_fn.next_functions] == [
+            "AccumulateGrad", "ViewBackward0"]

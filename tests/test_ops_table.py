@@ -56,7 +56,13 @@ INTERNAL = {
     "rnn_output_transpose": "nn.RNN/GRU(batch_first=True)'s output node (layers' random "
                             "weights): tests/test_nn_layers.py compares with PyTorch",
     "lstm_layer_output": "nn.LSTM's output node (random weights): tests/test_nn_layers.py",
+    "hardsigmoid_backward": "the NotImplemented node of hardsigmoid's create_graph gradient: "
+                            "tests/test_double_backward_nodes.py checks its error against "
+                            "PyTorch's",
 }
+
+# Ops PyTorch gives no second derivative (their create_graph gradient's backward raises)
+FIRST_ORDER_ONLY = {"hardsigmoid"}
 
 CALLED = sorted(name for name, op in OPS.items() if op.torch_call)
 
@@ -197,7 +203,8 @@ def test_gradcheck_first_and_second_order(name):
             checked += 1
             continue
         assert gt.autograd.gradcheck(fn, inputs), (name, shapes)
-        assert gt.autograd.gradgradcheck(fn, inputs), (name, shapes)
+        if name not in FIRST_ORDER_ONLY:
+            assert gt.autograd.gradgradcheck(fn, inputs), (name, shapes)
         checked += 1
     assert checked, f"no shape could run {op.torch_call!r}"
 

@@ -38,9 +38,12 @@ class BackwardOp:
     """A named backward function: its op (the node's name and rule) and its formula."""
 
     def __init__(self, name: str, node: str, formula, n_outputs: int, rule: str,
-                 torch_call: str = ""):
+                 torch_call: str = "", zeros_for: tuple = ()):
         self.formula = formula
         self.n_outputs = n_outputs
+        # inputs whose gradient PyTorch's formula gives as zeros where the vjp has none
+        # (a mask's `where` is constant in x, but prelu_double_backward returns zeros)
+        self.zeros_for = zeros_for
         self.op = defop(name, node, None, self._backward, rule, save="inputs", multi=True,
                         torch_call=torch_call)
 
@@ -76,9 +79,13 @@ class BackwardOp:
                      if o is not None and gg is not None and isinstance(o, Tensor)
                      and o.requires_grad]
             if not pairs:
-                return tuple(result)
+                return tuple(inputs[i].detach().new_zeros(inputs[i].shape)
+                             if i in self.zeros_for and c.needs(i) else None
+                             for i in range(len(inputs)))
             found = ABOVE.grad([o for o, _ in pairs], [aliases[i] for i in wanted],
                                [gg for _, gg in pairs], create_graph=create, allow_unused=True)
         for i, g in zip(wanted, found, strict=True):
+            if g is None and i in self.zeros_for:
+                g = inputs[i].detach().new_zeros(inputs[i].shape)
             result[i] = g
         return tuple(result)

@@ -20,9 +20,10 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import GRAD_MODE
+from ..grad_mode import GRAD_MODE, no_grad
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from . import shape_checks
+from .backward_nodes import BackwardOp
 from .registry import PUBLIC, defop, public, run_op, run_unary
 
 _F64 = np.float64
@@ -88,16 +89,33 @@ def _elu_fwd(x, alpha, scale, input_scale):
         return np.where(x > 0, scale * x.astype(_F64), neg).astype(x.dtype)
 
 
-def _elu_backward(c, g):
-    """ATen's elu_backward: x <= 0 ? the exponential branch : scale. (A NaN x takes the
-    scale branch; the exponential is taken of min(x, 0), so a huge x gives no inf * 0.)"""
+def _elu_backward_formula(inputs, meta, mask):
+    """ATen's elu_backward(grad_output, self): x <= 0 ? the exponential branch : scale. (A
+    NaN x takes the scale branch; the exponential is taken of min(x, 0), so a huge x gives
+    no inf * 0.)"""
     from .elementwise import where
 
-    x, = c.saved
-    alpha, scale, input_scale = c.meta
+    g, x = inputs
+    alpha, scale, input_scale = meta
     neg = make(x._data <= 0)
     neg_part = (x.clamp_max(0) * input_scale).exp() * (input_scale * scale * alpha)
     return (g * where(neg, neg_part, make(np.array(scale, x._data.dtype))),)
+
+
+# selu's and celu's derivative is elu_backward: under create_graph, PyTorch's
+# EluBackwardBackward0 over (grad_output, self)
+ELU_BACKWARD_OF = BackwardOp(
+    "elu_backward_of_selu_celu", "EluBackwardBackward0", _elu_backward_formula, 1,
+    "elu_backward(g, x) = g (x > 0 ? scale : scale alpha input_scale exp(x input_scale))",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.selu(a), a, "
+               "a * 0.5 + 1, create_graph=True)[0])(a)")
+
+
+def _elu_backward(c, g):
+    x, = c.saved
+    if GRAD_MODE.enabled:
+        return ELU_BACKWARD_OF((g, x), c.meta, (True,))
+    return _elu_backward_formula((g, x), c.meta, (True,))
 
 
 def _elu_result_backward(c, g):
@@ -247,10 +265,17 @@ def _hardswish_fwd(x):
 
 
 def _hardswish_backward(c, g):
+    x, = c.saved
+    if GRAD_MODE.enabled:  # (PyTorch's HardswishBackwardBackward0 over (grad_output, self))
+        return HARDSWISH_BACKWARD((g, x), (), (True,))
+    return _hardswish_backward_formula((g, x), (), (True,))
+
+
+def _hardswish_backward_formula(inputs, meta, mask):
     """PyTorch's slope: 0 for x <= -3, x/3 + 1/2 inside, 1 for x >= 3 (an inf selects its
     branch, it is not multiplied by a 0 mask); nan gives nan, except for float32 tensors
     of more than one element, which PyTorch hands to oneDNN (slope 1 there)."""
-    x, = c.saved
+    g, x = inputs
     d = x._data
     nan = np.isnan(d)
     to_one = nan & (d.dtype == np.float32) & (d.size > 1)
@@ -260,6 +285,11 @@ def _hardswish_backward(c, g):
     return (g * (mid * (x.masked_fill(make(~inside), 0.0) / 3 + 0.5) + high),)
 
 
+HARDSWISH_BACKWARD = BackwardOp(
+    "hardswish_backward", "HardswishBackwardBackward0", _hardswish_backward_formula, 1,
+    "hardswish_backward(g, x) = g (0 | x/3 + 1/2 | 1)",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional."
+               "hardswish(a * 2), a, a * 0.5 + 1, create_graph=True)[0])(a)")
 HARDSWISH = defop("hardswish", "HardswishBackward0", _hardswish_fwd, _hardswish_backward,
                   "d hardswish(x) = 0 (x < -3), x/3 + 1/2 (|x| <= 3), 1 (x > 3)",
                   save="inputs", torch_call="torch.nn.functional.hardswish(a * 2)")
@@ -275,7 +305,23 @@ def _hardsigmoid_backward(c, g):
     x, = c.saved
     d = x._data
     # (PyTorch's kernel multiplies by 1/6 as a float literal, in double too)
+    if GRAD_MODE.enabled and (g.requires_grad or x.requires_grad):
+        # PyTorch has no derivative of hardsigmoid_backward: its create_graph gradient hangs
+        # off a NotImplemented node over the inputs that require grad, which raises
+        with no_grad():
+            value = g * (_mask_of((d > -3) & (d < 3), x) * float(np.float32(1.0 / 6.0)))
+        return (run_op(HARDSIGMOID_GRAD, tuple(t for t in (g, x) if t.requires_grad),
+                       (value._data,)),)
     return (g * (_mask_of((d > -3) & (d < 3), x) * float(np.float32(1.0 / 6.0))),)
+
+
+def _hardsigmoid_double(c, gg):
+    raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
+
+
+HARDSIGMOID_GRAD = defop("hardsigmoid_backward", "NotImplemented", lambda *arrays: arrays[-1],
+                         _hardsigmoid_double,
+                         "PyTorch has no derivative of hardsigmoid's gradient")
 
 
 HARDSIGMOID = defop("hardsigmoid", "HardsigmoidBackward0",
@@ -381,16 +427,29 @@ def _glu_fwd(x, dim):
 
 
 def _glu_backward(c, g):
+    x, = c.saved
+    if GRAD_MODE.enabled:  # (PyTorch's GluBackwardBackward0 over (grad_output, self))
+        return GLU_BACKWARD((g, x), c.meta, (True,))
+    return _glu_backward_formula((g, x), c.meta, (True,))
+
+
+def _glu_backward_formula(inputs, meta, mask):
     from .shape import cat
 
-    x, = c.saved
-    dim, = c.meta
+    g, x = inputs
+    dim, = meta
     half = x._data.shape[dim] // 2
     a, b = x.narrow(dim, 0, half), x.narrow(dim, half, half)
     s = b.sigmoid()
     return (cat([g * s, g * a * s * (1 - s)], dim),)
 
 
+GLU_BACKWARD = BackwardOp(
+    "glu_backward", "GluBackwardBackward0", _glu_backward_formula, 1,
+    "glu_backward(g, x): (g s | g a s (1 - s)) for x = (a | b), s = sigmoid(b)",
+    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad("
+               "torch.nn.functional.glu(x), x, a * 0.5 + 1, create_graph=True)[0])("
+               "torch.cat([a, a.cos()], -1)))(a)")
 GLU = defop("glu", "GluBackward0", _glu_fwd, _glu_backward,
             "glu(a|b) = a sigmoid(b): ga = g s, gb = g a s (1 - s)", save="inputs",
             torch_call="torch.nn.functional.glu(torch.cat([a, a.cos()], -1))")
@@ -427,24 +486,54 @@ def _prelu_fwd(x, w):
     return np.where(x > 0, x, ws * x).astype(x.dtype)
 
 
-def _prelu_backward(c, g):
-    x, w = c.saved
+def _prelu_backward_formula(inputs, meta, mask):
+    """_prelu_kernel_backward(grad_output, self, weight): the input's gradient and the
+    weight's, the latter still in the input's shape (the engine sums it to the weight's)."""
+    g, x, w = inputs
     d = x._data
-    pos = _mask_of(d > 0, x)
+    pos = _mask_of(d > 0, x).to(bool)
     channels = d.shape[1] if d.ndim >= 2 else 1
     ws = w.reshape(_prelu_shape(d.ndim, w._data, channels).shape)
     where = PUBLIC["torch.where"]  # (a branch, not a 0/1 mask: g * inf * 0 is no term)
-    gx = where(pos.to(bool), g, g * ws) if c.needs(0) else None
-    gw = None
-    if c.needs(1):
-        contrib = where(pos.to(bool), 0.0, g * x)
-        if d.size == w._data.size:  # (PyTorch's sum_to: nothing to add up, -0. stays)
-            gw = contrib.reshape(w._data.shape)
-        elif w._data.size == 1 or d.ndim < 2:
-            gw = contrib.sum().reshape(w._data.shape)
+    return (where(pos, g, g * ws) if mask[0] else None,
+            where(pos, 0.0, g * x) if mask[1] else None)
+
+
+PRELU_KERNEL_BACKWARD = BackwardOp(
+    "prelu_kernel_backward", "PreluKernelBackwardBackward0", _prelu_backward_formula, 2,
+    "_prelu_kernel_backward(g, x, w) = (g (x > 0 ? 1 : w), g x (x <= 0))",
+    torch_call="torch.enable_grad()(lambda a: (lambda w: torch.autograd.grad(("
+               "torch.prelu(a.reshape(1, 1, -1), w) ** 2).sum(), w, create_graph=True)[0])("
+               "torch.tensor([0.25], dtype=a.dtype, requires_grad=True)))(a * 1)",
+    zeros_for=(1, 2))
+
+
+def _to_weight(gw, w):
+    """The weight's gradient from the input-shaped one: a sum over the broadcast dims
+    (keepdim: the weight is viewed to the input's rank), as the engine's sum_to."""
+    shape, full = w._data.shape, gw._data.shape
+    if shape == full:
+        return gw
+    lead = len(full) - len(shape)
+    if lead < 0:  # (a 0-d input and its one weight)
+        return gw.reshape(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and full[lead + i] != 1]
+    out = gw.sum(dims, keepdim=True) if dims else gw
+    return out.reshape(shape) if lead else out
+
+
+def _prelu_backward(c, g):
+    x, w = c.saved
+    mask = (c.needs(0), c.needs(1))
+    if GRAD_MODE.enabled:
+        gx, gw = PRELU_KERNEL_BACKWARD((g, x, w), (), mask)
+    else:
+        gx, gw = _prelu_backward_formula((g, x, w), (), mask)
+    if gw is not None:
+        if x._data.size == w._data.size and not GRAD_MODE.enabled:
+            gw = gw.reshape(w._data.shape)  # (PyTorch's sum_to: nothing to add up, -0. stays)
         else:
-            dims = [0] + list(range(2, d.ndim))
-            gw = contrib.sum(dims).reshape(w._data.shape)
+            gw = _to_weight(gw, w)
     return gx, gw
 
 
@@ -467,6 +556,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         common = dtypes.promote(input.dtype, weight.dtype)
         input, weight = input.to(common), weight.to(common)
     _float_input(input, "prelu_cpu")
+    if x.ndim >= 2:  # (ATen views the weight to the input's rank: (1, C, 1, ...))
+        weight = weight.reshape((1, w.size) + (1,) * (x.ndim - 2))
     return run_op(PRELU, (input, weight))
 
 
@@ -651,7 +742,10 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
                      reduction: str = "mean") -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
-        loss = input.exp() - target * input
+        # (ATen's C++ `exp(input) - target * input` makes the product first: its node is
+        # the older one, so under create_graph the exp branch's gradient comes first)
+        scaled = target * input
+        loss = input.exp() - scaled
     else:
         loss = input - target * (input + eps).log()
     if full:
