@@ -73,7 +73,10 @@ class BackwardOp:
             # takes x twice) while a graph over it still reaches the original tensor
             aliases = list(inputs)
             for i in wanted:
-                aliases[i] = inputs[i].view_as(inputs[i])
+                if inputs[i].requires_grad:
+                    aliases[i] = inputs[i].view_as(inputs[i])
+                else:  # (forward AD's transposed vjp asks along a constant)
+                    aliases[i] = inputs[i].detach().requires_grad_()
             outs = self.formula(tuple(aliases), meta, mask)
             pairs = [(o, gg) for o, gg in zip(outs, incoming)
                      if o is not None and gg is not None and isinstance(o, Tensor)
