@@ -369,3 +369,30 @@ def test_prelu_forward_views_the_weight_as_pytorch():
         y = T.nn.functional.prelu(x, w)
         assert [type(n).__name__ for n, _ in y.grad_fn.next_functions] == [
             "AccumulateGrad", "ViewBackward0"]
+
+
+def _cdist(x1_grad, x2_grad, p=2.0):
+    def build(T, leaf):
+        x1, x2 = leaf(4, 3, grad=x1_grad), leaf(2, 3, grad=x2_grad)
+        return tuple(t for t in (x1, x2) if t.requires_grad), T.cdist(x1, x2, p)
+    return build
+
+
+DIST_CASES = {
+    "pdist": _unary(_f("pdist"), 4, 3),
+    "pdist_p1": _unary(_f("pdist", 1.0), 3, 2),
+    "cdist_x1": _cdist(True, False),
+    "cdist_x2": _cdist(False, True),
+    "cdist_both_p3": _cdist(True, True, 3.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DIST_CASES))
+def test_distance_gradient_graph_and_its_error_are_pytorchs(case):
+    """pdist/cdist: the create_graph gradient hangs off PdistBackwardBackward0 /
+    CdistBackwardBackward0 (over grad, the inputs and the result), whose backward raises
+    PyTorch's NotImplementedError."""
+    build = DIST_CASES[case]
+    ours, theirs = _scenario(gt, build), _scenario(torch, build)
+    assert ours == theirs
+    assert all(s[0] == "raised" and s[1] == "NotImplementedError" for s in theirs[1])

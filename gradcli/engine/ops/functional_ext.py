@@ -1220,7 +1220,33 @@ def _pair_grad(diff: Tensor, dist: Tensor, g: Tensor, p: float) -> Tensor:
     return where(dd == 0, zero, gg * diff * diff.abs() ** (p - 2) / dd ** (p - 1))
 
 
+def _not_differentiable(name: str):
+    """The backward of a node PyTorch gives no derivative: its NotImplementedError."""
+    def backward(c, gg):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    return backward
+
+
+# PyTorch's pdist/cdist gradients under create_graph: one node over (grad, self, result)
+# (cdist: grad, x1, x2, result) whose own backward raises
+PDIST_GRAD = defop("pdist_backward", "PdistBackwardBackward0", lambda *arrays: arrays[-1],
+                   _not_differentiable("_pdist_backward"),
+                   "PyTorch has no derivative of pdist's gradient")
+CDIST_GRAD = defop("cdist_backward", "CdistBackwardBackward0", lambda *arrays: arrays[-1],
+                   _not_differentiable("_cdist_backward"),
+                   "PyTorch has no derivative of cdist's gradient")
+
+
 def _pdist_backward(c, g):
+    if GRAD_MODE.enabled:
+        x, dist = c.saved[0], c.result
+        with no_grad():
+            value, = _pdist_backward_of(c, g)
+        return (run_op(PDIST_GRAD, (g, x, dist), (value._data,)),)
+    return _pdist_backward_of(c, g)
+
+
+def _pdist_backward_of(c, g):
     x, = c.saved
     p, = c.meta
     dist = c.result
@@ -1272,11 +1298,31 @@ def _cdist_backward(c, g):
     x1, x2 = c.saved
     p, = c.meta
     dist = c.result
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    pair = _pair_grad(diff, dist, g, p)
-    g1 = pair.sum(-2) if c.needs(0) else None
-    g2 = (-pair).sum(-3) if c.needs(1) else None  # (an empty sum is 0., not -0.)
+    with no_grad() if GRAD_MODE.enabled else _NO_CONTEXT:
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+        pair = _pair_grad(diff, dist, g, p)
+        g1 = pair.sum(-2) if c.needs(0) else None
+        g2 = (-pair).sum(-3) if c.needs(1) else None  # (an empty sum is 0., not -0.)
+    if GRAD_MODE.enabled:
+        # PyTorch's _cdist_backward(grad, x1, x2, p, cdist) for x1, and the same on the
+        # transposed arguments for x2: nodes whose own backward raises
+        if g1 is not None:
+            g1 = run_op(CDIST_GRAD, (g, x1, x2, dist), (g1._data,))
+        if g2 is not None:
+            g2 = run_op(CDIST_GRAD, (g.mT.contiguous(), x2, x1, dist.mT.contiguous()),
+                        (g2._data,))
     return g1, g2
+
+
+class _NoContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_CONTEXT = _NoContext()
 
 
 def _cdist_count(arrays, meta) -> int:
