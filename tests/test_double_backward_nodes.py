@@ -396,3 +396,27 @@ def test_distance_gradient_graph_and_its_error_are_pytorchs(case):
     ours, theirs = _scenario(gt, build), _scenario(torch, build)
     assert ours == theirs
     assert all(s[0] == "raised" and s[1] == "NotImplementedError" for s in theirs[1])
+
+
+def _bilinear(lead, bias=True, same=False):
+    def build(T, leaf):
+        x1 = leaf(*lead, 3)
+        x2 = x1 if same else leaf(*lead, 2)
+        w = leaf(4, 3, 3 if same else 2)
+        b = leaf(4) if bias else None
+        out = T.nn.functional.bilinear(x1, x2, w, b)
+        return tuple(t for t in (x1, x2, w, b) if t is not None and not (same and t is x2)), out
+    return build
+
+
+BILINEAR_CASES = {
+    "bilinear": _bilinear((5,)),
+    "bilinear_batched_no_bias": _bilinear((2, 3), bias=False),
+    "bilinear_same_input": _bilinear((4,), same=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BILINEAR_CASES))
+def test_bilinear_gradient_graph_is_pytorchs(case):
+    build = BILINEAR_CASES[case]
+    assert _scenario(gt, build) == _scenario(torch, build)

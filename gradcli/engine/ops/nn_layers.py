@@ -35,17 +35,46 @@ def _tuple(v, n: int) -> tuple:
 
 
 # ------------------------------------------------------------------ bilinear
+def _trilinear_fwd(a, b, c, spec):
+    with np.errstate(all="ignore"):
+        return np.einsum(spec, a, b, c, optimize=True).astype(np.result_type(a, b, c))
+
+
+def _trilinear_backward(c, g):
+    """Each operand's gradient is the same contraction with g in its place (PyTorch's
+    _trilinear backward: TrilinearBackward0 again, so every order is one)."""
+    ins, outs = c.meta[0].split("->")
+    subs = ins.split(",")
+    saved = c.saved
+    grads = []
+    for p in range(3):
+        if not c.needs(p):
+            grads.append(None)
+            continue
+        operands = list(saved)
+        operands[p] = g
+        spec = ",".join(outs if q == p else subs[q] for q in range(3)) + "->" + subs[p]
+        grads.append(run_op(TRILINEAR, tuple(operands), (spec,)))
+    return tuple(grads)
+
+
+TRILINEAR = defop("trilinear_product", "TrilinearBackward0", _trilinear_fwd,
+                  _trilinear_backward, "d einsum(a, b, c)/d operand = einsum with g in its place",
+                  save="inputs",
+                  torch_call="torch.nn.functional.bilinear(a.reshape(-1, 1), a.reshape(-1, 1).cos(),"
+                             " torch.tensor([[[1.5]], [[-0.5]]], dtype=a.dtype))")
+
+
 @public("torch.nn.functional.bilinear", "torch.bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias=None) -> Tensor:
-    """x1^T W_k x2 (+ b_k) for each output k, as Tensor ops (the result a view, as
-    PyTorch's _trilinear leaves it)."""
+    """x1^T W_k x2 (+ b_k) for each output k: one three-operand contraction over the inputs
+    viewed as matrices, as PyTorch's _trilinear (TrilinearBackward0, its gradients too)."""
     _bilinear_checks(input1, input2, weight, bias)
     out, in1, in2 = weight.shape
     lead = tuple(input1.shape[:-1])
     x1 = input1.reshape(-1, in1)
     x2 = input2.reshape(-1, in2)
-    mixed = x1.matmul(weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(-1, out, in2)
-    y = (mixed * x2.unsqueeze(1)).sum(-1).view(lead + (out,))
+    y = run_op(TRILINEAR, (x1, weight, x2), ("ni,kij,nj->nk",)).view(lead + (out,))
     return y + bias if bias is not None else y
 
 
