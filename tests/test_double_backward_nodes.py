@@ -292,6 +292,9 @@ ACTIVATION_CASES = {
     "l1_loss": _unary(lambda T, x: T.nn.functional.l1_loss(x, T.linspace(-1, 1, 5,
                                                                           dtype=T.float64)), 5),
     "abs": _unary(lambda T, x: x.abs(), 4),
+    "softshrink": _unary(_f("softshrink", 0.3), 6),
+    "hardshrink": _unary(_f("hardshrink", 0.3), 2, 3),
+    "rrelu_eval": _unary(_f("rrelu"), 6),
     "SiLU": _module("SiLU", (), 6),
     "L1Loss": lambda T, leaf: (lambda x: ((x,), T.nn.L1Loss()(x, T.zeros(4, dtype=T.float64))))(
         leaf(4)),

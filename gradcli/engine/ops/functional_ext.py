@@ -189,13 +189,26 @@ def _leaky_fwd(x, slope):
     return np.where(x > 0, x, x * x.dtype.type(slope)).astype(x.dtype)
 
 
-def _rrelu_backward(c, g):
-    x, = c.saved
-    slope, = c.meta
+def _rrelu_backward_formula(inputs, meta, mask):
+    g, x = inputs
+    slope, = meta
     if type(slope) is np.ndarray:
         return (g * make(slope),)
     pos = _mask_of(x._data > 0, x)
     return (g * (pos + (1 - pos) * slope),)
+
+
+def _rrelu_backward(c, g):
+    if GRAD_MODE.enabled:  # (RreluWithNoiseBackwardBackward0 over (grad_output, self))
+        return RRELU_BACKWARD((g, c.saved[0]), c.meta, (True,))
+    return _rrelu_backward_formula((g, c.saved[0]), c.meta, (True,))
+
+
+RRELU_BACKWARD = BackwardOp(
+    "rrelu_with_noise_backward", "RreluWithNoiseBackwardBackward0", _rrelu_backward_formula, 1,
+    "rrelu_with_noise_backward(g, x) = g (1 | slope); zeros along x",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.rrelu(a), a, "
+               "a * 0.5 + 1, create_graph=True)[0])(a)", zeros_for=(1,))
 
 
 def _rrelu_result_backward(c, g):
@@ -346,11 +359,27 @@ def tanhshrink(input: Tensor) -> Tensor:
     return input - input.tanh()
 
 
-def _shrink_backward(c, g):
-    x, = c.saved
-    lambd, = c.meta
+def _shrink_backward_formula(inputs, meta, mask):
+    g, x = inputs
+    lambd, = meta
     d = x._data
     return (g * _mask_of((d < -lambd) | (d > lambd), x),)
+
+
+def _shrink_backward(c, g):
+    if GRAD_MODE.enabled:  # (Softshrink/HardshrinkBackwardBackward0 over (grad_output, self))
+        return _SHRINK_BACKWARD[c.op.name]((g, c.saved[0]), c.meta, (True,))
+    return _shrink_backward_formula((g, c.saved[0]), c.meta, (True,))
+
+
+_SHRINK_BACKWARD = {
+    name: BackwardOp(f"{name}_backward", f"{name.capitalize()}BackwardBackward0",
+                     _shrink_backward_formula, 1,
+                     f"{name}_backward(g, x) = g where |x| > lambda; zeros along x",
+                     torch_call=f"torch.enable_grad()(lambda a: torch.autograd.grad("
+                                f"torch.nn.functional.{name}(a, 0.4), a, a * 0.5 + 1, "
+                                f"create_graph=True)[0])(a)", zeros_for=(1,))
+    for name in ("softshrink", "hardshrink")}
 
 
 def _softshrink_fwd(x, lambd):
