@@ -357,6 +357,10 @@ LOSS_CASES = {
         x, T.linspace(0.1, 3.0, 5, dtype=T.float64), full=True, reduction="sum"), 5),
     "gaussian_nll": _unary(lambda T, x: T.nn.functional.gaussian_nll_loss(
         x, T.linspace(-1, 1, 5, dtype=T.float64), T.ones(5, dtype=T.float64)), 5),
+    "soft_margin": _unary(lambda T, x: T.nn.functional.soft_margin_loss(
+        x, T.tensor([1.0, -1.0, 1.0, 1.0, -1.0], dtype=T.float64)), 5),
+    "soft_margin_sum": _unary(lambda T, x: T.nn.functional.soft_margin_loss(
+        x, T.ones(2, 3, dtype=T.float64), reduction="sum"), 2, 3),
     "pow_scalar": _unary(lambda T, x: x ** 3, 4),
     "mse_by_pow": _unary(lambda T, x: ((x - 1) ** 2).mean(), 4),
 }

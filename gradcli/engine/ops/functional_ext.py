@@ -898,9 +898,31 @@ def _soft_margin_fwd(x, t, reduction):
     return np.asarray(loss).astype(x.dtype)
 
 
+def _soft_margin_backward_formula(inputs, meta, mask):
+    g, x = inputs
+    t, reduction = meta
+    z = (-t * x).exp()
+    base = -t * z / (z + 1)
+    if reduction == "mean":
+        base = base / x._data.size
+    return (g * base,)
+
+
+SOFT_MARGIN_BACKWARD = BackwardOp(
+    "soft_margin_loss_backward", "SoftMarginLossBackwardBackward0",
+    _soft_margin_backward_formula, 1,
+    "soft_margin_loss_backward(g, x; t) = g (-t e / (1 + e)), e = exp(-t x)",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+               "torch.nn.functional.soft_margin_loss(a, torch.ones_like(a)) * a.sum(), a, "
+               "create_graph=True)[0])(a)")
+
+
 def _soft_margin_backward(c, g):
     x, t = c.saved
     reduction, = c.meta
+    if GRAD_MODE.enabled and c.needs(0) and not c.needs(1):
+        # (PyTorch's SoftMarginLossBackwardBackward0 over (grad_output, self))
+        return SOFT_MARGIN_BACKWARD((g, x), (t, reduction), (True,))[0], None
     z = (-t * x).exp()
     base = -t * z / (z + 1)
     if reduction == "mean":
