@@ -361,6 +361,8 @@ LOSS_CASES = {
         x, T.tensor([1.0, -1.0, 1.0, 1.0, -1.0], dtype=T.float64)), 5),
     "soft_margin_sum": _unary(lambda T, x: T.nn.functional.soft_margin_loss(
         x, T.ones(2, 3, dtype=T.float64), reduction="sum"), 2, 3),
+    "multi_margin": _unary(lambda T, x: T.nn.functional.multi_margin_loss(
+        x, T.tensor([0, 2])), 2, 3),
     "pow_scalar": _unary(lambda T, x: x ** 3, 4),
     "mse_by_pow": _unary(lambda T, x: ((x - 1) ** 2).mean(), 4),
 }

@@ -1062,7 +1062,28 @@ def _multi_margin_fwd(x, target, p, margin, weight, reduction):
 
 
 def _multi_margin_backward(c, g):
-    """Tensor ops (differentiable again): with z_i = margin - x_y + x_i on the active
+    """PyTorch has no derivative of multi_margin_loss_backward: under create_graph the
+    gradient hangs off a NotImplemented node over the inputs that require grad."""
+    x = c.saved[0]
+    if GRAD_MODE.enabled and (g.requires_grad or x.requires_grad):
+        with no_grad():
+            value, = _multi_margin_backward_of(c, g)
+        return (run_op(MULTI_MARGIN_GRAD, tuple(t for t in (g, x) if t.requires_grad),
+                       (value._data,)),)
+    return _multi_margin_backward_of(c, g)
+
+
+def _multi_margin_double(c, gg):
+    raise RuntimeError("derivative for aten::multi_margin_loss_backward is not implemented")
+
+
+MULTI_MARGIN_GRAD = defop("multi_margin_loss_backward", "NotImplemented",
+                          lambda *arrays: arrays[-1], _multi_margin_double,
+                          "PyTorch has no derivative of multi_margin_loss's gradient")
+
+
+def _multi_margin_backward_of(c, g):
+    """Tensor ops: with z_i = margin - x_y + x_i on the active
     non-target classes, g_i = coef_i = (p == 2 ? 2 z_i : 1) w_y / C, g_y = -sum coef."""
     x, = c.saved
     target, p, margin, weight, reduction = c.meta
