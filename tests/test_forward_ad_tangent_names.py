@@ -43,6 +43,15 @@ _DIFFERENT: dict[tuple[str, str], str] = {
     "vector norm's (SqueezeBackward1 on top, PyTorch's norm ends in MaskedFillBackward0)",
     ("frobenius_norm", "tangent_requires_grad"): "no forward formula of its own yet: the "
     "vector norm's (SqueezeBackward1 on top, PyTorch's norm ends in MaskedFillBackward0)",
+    ("glu_backward", "primal_requires_grad"):
+        "PyTorch's glu_backward tangent hangs off a NotImplemented node; gradcli's is "
+        "the double-vjp rule's (AddBackward0)",
+    ("softshrink_backward", "primal_requires_grad"):
+        "PyTorch's tangent formula ends on a where; gradcli's is the double-vjp rule's",
+    ("hardshrink_backward", "primal_requires_grad"):
+        "PyTorch's tangent formula ends on a where; gradcli's is the double-vjp rule's",
+    ("rrelu_with_noise_backward", "primal_requires_grad"):
+        "PyTorch's tangent is the op itself (auto_linear); gradcli's is the double-vjp rule's",
 }
 
 

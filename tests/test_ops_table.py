@@ -79,7 +79,19 @@ INTERNAL = {
     "rnn_output_transpose": "nn.RNN/GRU(batch_first=True)'s output node (layers' random "
                             "weights): tests/test_nn_layers.py compares with PyTorch",
     "lstm_layer_output": "nn.LSTM's output node (random weights): tests/test_nn_layers.py",
+    "pdist_backward": "PdistBackwardBackward0, whose backward raises as PyTorch's: "
+                      "tests/test_double_backward_nodes.py compares graph and error",
+    "cdist_backward": "CdistBackwardBackward0, whose backward raises as PyTorch's: "
+                      "tests/test_double_backward_nodes.py compares graph and error",
+    "multi_margin_loss_backward": "the NotImplemented node of multi_margin_loss's "
+                                  "create_graph gradient: tests/test_double_backward_nodes.py",
+    "hardsigmoid_backward": "the NotImplemented node of hardsigmoid's create_graph gradient: "
+                            "tests/test_double_backward_nodes.py checks its error against "
+                            "PyTorch's",
 }
+
+# Ops PyTorch gives no second derivative (their create_graph gradient's backward raises)
+FIRST_ORDER_ONLY = {"hardsigmoid", "pdist", "cdist", "multi_margin_loss"}
 
 CALLED = sorted(name for name, op in OPS.items() if op.torch_call)
 
@@ -220,7 +232,8 @@ def test_gradcheck_first_and_second_order(name):
             checked += 1
             continue
         assert gt.autograd.gradcheck(fn, inputs), (name, shapes)
-        assert gt.autograd.gradgradcheck(fn, inputs), (name, shapes)
+        if name not in FIRST_ORDER_ONLY:
+            assert gt.autograd.gradgradcheck(fn, inputs), (name, shapes)
         checked += 1
     assert checked, f"no shape could run {op.torch_call!r}"
 

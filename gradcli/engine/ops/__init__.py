@@ -43,6 +43,7 @@ from . import gamma_sampler  # noqa: F401  (torch._standard_gamma)  # isort: ski
 from . import creation_ext  # noqa: F401  (torch.logspace)  # isort: skip
 from . import compare_inplace  # noqa: F401  (eq_, ne_, lt_, le_, gt_, ge_ and aliases)  # isort: skip
 from . import igamma  # noqa: F401  (igamma, igammac: scipy's gammainc, gammaincc)  # isort: skip
+from . import backward_nodes  # noqa: F401  (named backward functions as one node)  # isort: skip
 from . import inference_tensors  # noqa: F401  (torch.is_inference)  # isort: skip
 from . import conv_ext  # noqa: F401  (conv3d, conv_transpose, pools, interpolate)  # isort: skip
 from . import breadth  # noqa: F401  (index_reduce, cov, nextafter, native norms...)  # isort: skip
@@ -75,6 +76,7 @@ from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # no
 
 E, R, S, V, L = elementwise, reductions, shape, views, linalg
 igamma.ABOVE.install(tasks=lambda: autograd.TASKS)  # (whether a's gradient is wanted)
+backward_nodes.ABOVE.install(grad=autograd.grad)  # (the vjp of a named backward function)
 
 ZERO = defop("zero", "ZeroBackward0", np.zeros_like, lambda c, g: (g * 0,), "d zero_(a)/da = 0",
              torch_call="(a * 1).zero_()")

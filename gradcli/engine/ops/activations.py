@@ -111,9 +111,11 @@ def _sig(x):
 
 def _silu_grad(c, g):
     """PyTorch's infinitely_differentiable_silu_backward: Tensor ops (MulBackward0...)."""
+    from .elementwise import _plus
+
     x = c.saved[0]
     s = x.sigmoid()
-    return (g * s * (1.0 + x * (1.0 - s)),)
+    return (g * s * _plus(x * (1.0 - s), 1.0),)  # (C++'s `1 + ...`: AddBackward1)
 
 
 SILU = defop("silu", "SiluBackward0", lambda x: _cast(x * _sig(x), x), _silu_grad,

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from ..grad_mode import GRAD_MODE
 from ..limits import check_elements
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from .declare import binary
@@ -510,8 +511,15 @@ def _group_norm_backward(c, grads):
             gy = gy * w.reshape(1, ch, 1)
         gxh = gy.reshape(n, group, -1)
         xhat = xc * rstd
-        total = rstd * (gxh - gxh.mean(-1, keepdim=True)
-                        - xhat * (gxh * xhat).mean(-1, keepdim=True))
+        if GRAD_MODE.enabled:
+            # under create_graph PyTorch's composite formula ends on a sum of two terms (its
+            # gradient's grad_fn is AddBackward0 under the view); the first order keeps the
+            # one product, as before
+            total = rstd * gxh + rstd * (-gxh.mean(-1, keepdim=True)
+                                         - xhat * (gxh * xhat).mean(-1, keepdim=True))
+        else:
+            total = rstd * (gxh - gxh.mean(-1, keepdim=True)
+                            - xhat * (gxh * xhat).mean(-1, keepdim=True))
     if g_mean is not None:
         m = xs.shape[-1]
         part = g_mean.reshape(n, group, 1).expand(n, group, m) / m
@@ -526,7 +534,7 @@ def _group_norm_backward(c, grads):
         gy = g_out.reshape(n, ch, -1)
         if c.needs(1) and w is not None:
             xhat = (xc * rstd).reshape(n, ch, -1)
-            gw = (gy * xhat).sum((0, 2))
+            gw = (gy * xhat).sum((0, 2)).view(ch)  # (PyTorch's ends on a view)
         if c.needs(2) and b is not None:
             gb = gy.sum((0, 2))
     return gx, gw, gb

@@ -569,12 +569,47 @@ def _avg_matrix(size, k, s, p, ceil_mode, count_include_pad, divisor_override):
     return m
 
 
-AVG_POOL3D = _linear_map("avg_pool3d", "AvgPool3DBackward0",
-                         "torch.nn.functional.avg_pool3d(a.reshape(1, 1, 1, 1, -1).expand("
-                         "1, 1, 2, 2, -1) * 1, (2, 2, 1))", "the mean of each window")
-AVG_POOL2D_1D = _linear_map("avg_pool1d_2d", "AvgPool2DBackward0",
-                            "torch.nn.functional.avg_pool1d(a.reshape(1, 1, -1).expand(1, 2, -1)"
-                            " * 1, 1)", "the mean of each window")
+def _pool_map_backward(c, g):
+    """An average pool's backward function takes the input too (PyTorch's
+    avg_pool{2,3}d_backward(grad_output, self)): under create_graph a leaf's gradient
+    requires grad and differentiates to zeros along it."""
+    spec, = c.meta
+    x = c.saved[0]
+    return (run_op(_POOL_MAP_BACKWARD[c.op.name], (g, x),
+                   (spec.adjoint(), spec, tuple(x._data.shape))),)
+
+
+def _pool_map_double(c, gg):
+    _, forward_spec, x_shape = c.meta
+    return (run_op(LINEAR_MAP_ADJOINT, (gg,), (forward_spec,)) if c.needs(0) else None,
+            make(np.zeros(x_shape, gg._data.dtype)) if c.needs(1) else None)
+
+
+def _pool_map(name: str, node: str, torch_call: str, rule: str, pool: str, shape: str):
+    """An average pool as a linear map whose backward is an op of its own over (grad, x);
+    `pool` and `shape` build the backward op's torch_call (a create_graph gradient)."""
+    op = defop(name, node, lambda x, spec: spec.apply(x), _pool_map_backward, rule,
+               save="inputs", torch_call=torch_call)
+    _POOL_MAP_BACKWARD[name] = defop(
+        f"{name}_backward", node[:-1] + "Backward0",
+        lambda g, x, spec, forward_spec, x_shape: spec.apply(g), _pool_map_double,
+        "the pool's adjoint: along grad_output the pool again, along the input zeros",
+        torch_call=f"torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad(("
+                   f"torch.nn.functional.{pool} ** 2).sum(), x, create_graph=True)[0])("
+                   f"{shape}).sum() * a)(a)")
+    return op
+
+
+_POOL_MAP_BACKWARD: dict = {}
+AVG_POOL3D = _pool_map("avg_pool3d", "AvgPool3DBackward0",
+                       "torch.nn.functional.avg_pool3d(a.reshape(1, 1, 1, 1, -1).expand("
+                       "1, 1, 2, 2, -1) * 1, (2, 2, 1))", "the mean of each window",
+                       "avg_pool3d(x, (2, 2, 1))",
+                       "a.reshape(1, 1, 1, 1, -1).expand(1, 1, 2, 2, -1) * 1")
+AVG_POOL2D_1D = _pool_map("avg_pool1d_2d", "AvgPool2DBackward0",
+                          "torch.nn.functional.avg_pool1d(a.reshape(1, 1, -1).expand(1, 2, -1)"
+                          " * 1, 1)", "the mean of each window", "avg_pool1d(x, 1)",
+                          "a.reshape(1, 1, -1).expand(1, 2, -1) * 1")
 
 
 def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -775,13 +810,39 @@ MAX_POOL3D = defop("max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0", _
                    torch_call="torch.nn.functional.max_pool3d(a.reshape(1, 1, 1, 1, -1).expand("
                               "1, 1, 2, 2, -1) * torch.tensor([[[[1.], [2.]], [[3.], [-1.]]]], "
                               "dtype=a.dtype), (2, 2, 1))")
+def _adaptive_max_backward(c, g):
+    """adaptive_max_pool{2,3}d_backward(grad_output, input, indices): PyTorch's node of it
+    takes the input too, so under create_graph a leaf's gradient requires grad (and
+    differentiates to zeros along it)."""
+    spec, = c.meta
+    x = c.saved[0]
+    return (run_op(ADAPTIVE_MAX_BACKWARD[c.op.name], (g, x), (spec, tuple(x._data.shape))),)
+
+
+def _adaptive_max_double(c, gg):
+    spec, x_shape = c.meta
+    return (run_op(LINEAR_MAP_ADJOINT, (gg,), (spec.adjoint(),)) if c.needs(0) else None,
+            make(np.zeros(x_shape, gg._data.dtype)) if c.needs(1) else None)
+
+
 ADAPTIVE_MAX = {nd: defop(f"adaptive_max_pool{nd}d", f"AdaptiveMaxPool{nd}DBackward0",
-                          _gather_fwd, _max_backward,
-                          "the gradient goes to each window's arg-max",
+                          _gather_fwd, _adaptive_max_backward,
+                          "the gradient goes to each window's arg-max", save="inputs",
                           torch_call=f"torch.nn.functional.adaptive_max_pool{nd}d(a.reshape("
                                      f"{', '.join(['1'] * (nd + 1))}, -1) * 1, "
                                      f"({', '.join(['1'] * nd)}))")
                 for nd in (2, 3)}
+ADAPTIVE_MAX_BACKWARD = {
+    f"adaptive_max_pool{nd}d": defop(
+        f"adaptive_max_pool{nd}d_backward", f"AdaptiveMaxPool{nd}DBackwardBackward0",
+        lambda g, x, spec, x_shape: spec.apply(g), _adaptive_max_double,
+        "the arg-max scatter: its gradient along grad_output gathers at the arg-maxes, along "
+        "the input zeros",
+        torch_call=f"torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad(("
+                   f"torch.nn.functional.adaptive_max_pool{nd}d(x, ({', '.join(['1'] * nd)})) "
+                   f"** 2).sum(), x, create_graph=True)[0])(a.reshape("
+                   f"{', '.join(['1'] * (nd + 1))}, -1) * 1).sum() * a)(a)")
+    for nd in (2, 3)}
 
 
 def _gathered(x: Tensor, windows, op, return_indices: bool, unbatched=None):

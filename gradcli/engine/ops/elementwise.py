@@ -191,7 +191,9 @@ def _pow_self_grad(g, a, e):
     if e == 0 and type(e) is not bool:  # Scalar(False).equal(0.0) is false in PyTorch
         return make(np.zeros(a._data.shape, a._data.dtype))  # zeros_like(self): no graph
     e = float(e)
-    return g * (e * a ** (e - 1))  # PyTorch's pow_backward, same grouping (same rounding)
+    # PyTorch's pow_backward, same grouping (same rounding); its `exponent * ...` multiplies
+    # by a Scalar: MulBackward1 under create_graph
+    return g * _times(a ** (e - 1), e)
 
 
 def _pow_exp_grad(g, a, e, result):
@@ -441,8 +443,8 @@ THRESHOLD_BACKWARD = defop(
     "d threshold_backward(g, x)/dg = 1 where x > t, /dx = 0", save="inputs", broadcast=True,
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
                "a.relu(), a, a * 0.5 + 1, create_graph=True)[0])(a)")
-ABS = defop("abs", "AbsBackward0", np.abs, lambda c, g: (g * c.saved[0].sign(),),
-            "d|a|/da = sign(a)", save="inputs", torch_call="a.abs()")
+ABS = defop("abs", "AbsBackward0", np.abs, lambda c, g: (g * c.saved[0].sgn(),),
+            "d|a|/da = sgn(a) (PyTorch's formula: SgnBackward0 under create_graph)", save="inputs", torch_call="a.abs()")
 def _sign(a):
     return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)  # sign(nan) = 0, sign(-0.) = 0.
 

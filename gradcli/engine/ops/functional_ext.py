@@ -19,9 +19,10 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import GRAD_MODE
+from ..grad_mode import GRAD_MODE, no_grad
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from . import shape_checks
+from .backward_nodes import BackwardOp
 from .registry import PUBLIC, defop, public, run_op, run_unary
 
 _F64 = np.float64
@@ -87,16 +88,33 @@ def _elu_fwd(x, alpha, scale, input_scale):
         return np.where(x > 0, scale * x.astype(_F64), neg).astype(x.dtype)
 
 
-def _elu_backward(c, g):
-    """ATen's elu_backward: x <= 0 ? the exponential branch : scale. (A NaN x takes the
-    scale branch; the exponential is taken of min(x, 0), so a huge x gives no inf * 0.)"""
+def _elu_backward_formula(inputs, meta, mask):
+    """ATen's elu_backward(grad_output, self): x <= 0 ? the exponential branch : scale. (A
+    NaN x takes the scale branch; the exponential is taken of min(x, 0), so a huge x gives
+    no inf * 0.)"""
     from .elementwise import where
 
-    x, = c.saved
-    alpha, scale, input_scale = c.meta
+    g, x = inputs
+    alpha, scale, input_scale = meta
     neg = make(x._data <= 0)
     neg_part = (x.clamp_max(0) * input_scale).exp() * (input_scale * scale * alpha)
     return (g * where(neg, neg_part, make(np.array(scale, x._data.dtype))),)
+
+
+# selu's and celu's derivative is elu_backward: under create_graph, PyTorch's
+# EluBackwardBackward0 over (grad_output, self)
+ELU_BACKWARD_OF = BackwardOp(
+    "elu_backward_of_selu_celu", "EluBackwardBackward0", _elu_backward_formula, 1,
+    "elu_backward(g, x) = g (x > 0 ? scale : scale alpha input_scale exp(x input_scale))",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.selu(a), a, "
+               "a * 0.5 + 1, create_graph=True)[0])(a)")
+
+
+def _elu_backward(c, g):
+    x, = c.saved
+    if GRAD_MODE.enabled:
+        return ELU_BACKWARD_OF((g, x), c.meta, (True,))
+    return _elu_backward_formula((g, x), c.meta, (True,))
 
 
 def _elu_result_backward(c, g):
@@ -170,13 +188,26 @@ def _leaky_fwd(x, slope):
     return np.where(x > 0, x, x * x.dtype.type(slope)).astype(x.dtype)
 
 
-def _rrelu_backward(c, g):
-    x, = c.saved
-    slope, = c.meta
+def _rrelu_backward_formula(inputs, meta, mask):
+    g, x = inputs
+    slope, = meta
     if type(slope) is np.ndarray:
         return (g * make(slope),)
     pos = _mask_of(x._data > 0, x)
     return (g * (pos + (1 - pos) * slope),)
+
+
+def _rrelu_backward(c, g):
+    if GRAD_MODE.enabled:  # (RreluWithNoiseBackwardBackward0 over (grad_output, self))
+        return RRELU_BACKWARD((g, c.saved[0]), c.meta, (True,))
+    return _rrelu_backward_formula((g, c.saved[0]), c.meta, (True,))
+
+
+RRELU_BACKWARD = BackwardOp(
+    "rrelu_with_noise_backward", "RreluWithNoiseBackwardBackward0", _rrelu_backward_formula, 1,
+    "rrelu_with_noise_backward(g, x) = g (1 | slope); zeros along x",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.rrelu(a), a, "
+               "a * 0.5 + 1, create_graph=True)[0])(a)", zeros_for=(1,))
 
 
 def _rrelu_result_backward(c, g):
@@ -246,10 +277,17 @@ def _hardswish_fwd(x):
 
 
 def _hardswish_backward(c, g):
+    x, = c.saved
+    if GRAD_MODE.enabled:  # (PyTorch's HardswishBackwardBackward0 over (grad_output, self))
+        return HARDSWISH_BACKWARD((g, x), (), (True,))
+    return _hardswish_backward_formula((g, x), (), (True,))
+
+
+def _hardswish_backward_formula(inputs, meta, mask):
     """PyTorch's slope: 0 for x <= -3, x/3 + 1/2 inside, 1 for x >= 3 (an inf selects its
     branch, it is not multiplied by a 0 mask); nan gives nan, except for float32 tensors
     of more than one element, which PyTorch hands to oneDNN (slope 1 there)."""
-    x, = c.saved
+    g, x = inputs
     d = x._data
     nan = np.isnan(d)
     to_one = nan & (d.dtype == np.float32) & (d.size > 1)
@@ -259,6 +297,11 @@ def _hardswish_backward(c, g):
     return (g * (mid * (x.masked_fill(make(~inside), 0.0) / 3 + 0.5) + high),)
 
 
+HARDSWISH_BACKWARD = BackwardOp(
+    "hardswish_backward", "HardswishBackwardBackward0", _hardswish_backward_formula, 1,
+    "hardswish_backward(g, x) = g (0 | x/3 + 1/2 | 1)",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional."
+               "hardswish(a * 2), a, a * 0.5 + 1, create_graph=True)[0])(a)")
 HARDSWISH = defop("hardswish", "HardswishBackward0", _hardswish_fwd, _hardswish_backward,
                   "d hardswish(x) = 0 (x < -3), x/3 + 1/2 (|x| <= 3), 1 (x > 3)",
                   save="inputs", torch_call="torch.nn.functional.hardswish(a * 2)")
@@ -274,7 +317,23 @@ def _hardsigmoid_backward(c, g):
     x, = c.saved
     d = x._data
     # (PyTorch's kernel multiplies by 1/6 as a float literal, in double too)
+    if GRAD_MODE.enabled and (g.requires_grad or x.requires_grad):
+        # PyTorch has no derivative of hardsigmoid_backward: its create_graph gradient hangs
+        # off a NotImplemented node over the inputs that require grad, which raises
+        with no_grad():
+            value = g * (_mask_of((d > -3) & (d < 3), x) * float(np.float32(1.0 / 6.0)))
+        return (run_op(HARDSIGMOID_GRAD, tuple(t for t in (g, x) if t.requires_grad),
+                       (value._data,)),)
     return (g * (_mask_of((d > -3) & (d < 3), x) * float(np.float32(1.0 / 6.0))),)
+
+
+def _hardsigmoid_double(c, gg):
+    raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
+
+
+HARDSIGMOID_GRAD = defop("hardsigmoid_backward", "NotImplemented", lambda *arrays: arrays[-1],
+                         _hardsigmoid_double,
+                         "PyTorch has no derivative of hardsigmoid's gradient")
 
 
 HARDSIGMOID = defop("hardsigmoid", "HardsigmoidBackward0",
@@ -299,11 +358,27 @@ def tanhshrink(input: Tensor) -> Tensor:
     return input - input.tanh()
 
 
-def _shrink_backward(c, g):
-    x, = c.saved
-    lambd, = c.meta
+def _shrink_backward_formula(inputs, meta, mask):
+    g, x = inputs
+    lambd, = meta
     d = x._data
     return (g * _mask_of((d < -lambd) | (d > lambd), x),)
+
+
+def _shrink_backward(c, g):
+    if GRAD_MODE.enabled:  # (Softshrink/HardshrinkBackwardBackward0 over (grad_output, self))
+        return _SHRINK_BACKWARD[c.op.name]((g, c.saved[0]), c.meta, (True,))
+    return _shrink_backward_formula((g, c.saved[0]), c.meta, (True,))
+
+
+_SHRINK_BACKWARD = {
+    name: BackwardOp(f"{name}_backward", f"{name.capitalize()}BackwardBackward0",
+                     _shrink_backward_formula, 1,
+                     f"{name}_backward(g, x) = g where |x| > lambda; zeros along x",
+                     torch_call=f"torch.enable_grad()(lambda a: torch.autograd.grad("
+                                f"torch.nn.functional.{name}(a, 0.4), a, a * 0.5 + 1, "
+                                f"create_graph=True)[0])(a)", zeros_for=(1,))
+    for name in ("softshrink", "hardshrink")}
 
 
 def _softshrink_fwd(x, lambd):
@@ -380,16 +455,29 @@ def _glu_fwd(x, dim):
 
 
 def _glu_backward(c, g):
+    x, = c.saved
+    if GRAD_MODE.enabled:  # (PyTorch's GluBackwardBackward0 over (grad_output, self))
+        return GLU_BACKWARD((g, x), c.meta, (True,))
+    return _glu_backward_formula((g, x), c.meta, (True,))
+
+
+def _glu_backward_formula(inputs, meta, mask):
     from .shape import cat
 
-    x, = c.saved
-    dim, = c.meta
+    g, x = inputs
+    dim, = meta
     half = x._data.shape[dim] // 2
     a, b = x.narrow(dim, 0, half), x.narrow(dim, half, half)
     s = b.sigmoid()
     return (cat([g * s, g * a * s * (1 - s)], dim),)
 
 
+GLU_BACKWARD = BackwardOp(
+    "glu_backward", "GluBackwardBackward0", _glu_backward_formula, 1,
+    "glu_backward(g, x): (g s | g a s (1 - s)) for x = (a | b), s = sigmoid(b)",
+    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad("
+               "torch.nn.functional.glu(x), x, a * 0.5 + 1, create_graph=True)[0])("
+               "torch.cat([a, a.cos()], -1)))(a)")
 GLU = defop("glu", "GluBackward0", _glu_fwd, _glu_backward,
             "glu(a|b) = a sigmoid(b): ga = g s, gb = g a s (1 - s)", save="inputs",
             torch_call="torch.nn.functional.glu(torch.cat([a, a.cos()], -1))")
@@ -426,24 +514,54 @@ def _prelu_fwd(x, w):
     return np.where(x > 0, x, ws * x).astype(x.dtype)
 
 
-def _prelu_backward(c, g):
-    x, w = c.saved
+def _prelu_backward_formula(inputs, meta, mask):
+    """_prelu_kernel_backward(grad_output, self, weight): the input's gradient and the
+    weight's, the latter still in the input's shape (the engine sums it to the weight's)."""
+    g, x, w = inputs
     d = x._data
-    pos = _mask_of(d > 0, x)
+    pos = _mask_of(d > 0, x).to(bool)
     channels = d.shape[1] if d.ndim >= 2 else 1
     ws = w.reshape(_prelu_shape(d.ndim, w._data, channels).shape)
     where = PUBLIC["torch.where"]  # (a branch, not a 0/1 mask: g * inf * 0 is no term)
-    gx = where(pos.to(bool), g, g * ws) if c.needs(0) else None
-    gw = None
-    if c.needs(1):
-        contrib = where(pos.to(bool), 0.0, g * x)
-        if d.size == w._data.size:  # (PyTorch's sum_to: nothing to add up, -0. stays)
-            gw = contrib.reshape(w._data.shape)
-        elif w._data.size == 1 or d.ndim < 2:
-            gw = contrib.sum().reshape(w._data.shape)
+    return (where(pos, g, g * ws) if mask[0] else None,
+            where(pos, 0.0, g * x) if mask[1] else None)
+
+
+PRELU_KERNEL_BACKWARD = BackwardOp(
+    "prelu_kernel_backward", "PreluKernelBackwardBackward0", _prelu_backward_formula, 2,
+    "_prelu_kernel_backward(g, x, w) = (g (x > 0 ? 1 : w), g x (x <= 0))",
+    torch_call="torch.enable_grad()(lambda a: (lambda w: torch.autograd.grad(("
+               "torch.prelu(a.reshape(1, 1, -1), w) ** 2).sum(), w, create_graph=True)[0])("
+               "torch.tensor([0.25], dtype=a.dtype, requires_grad=True)))(a * 1)",
+    zeros_for=(1, 2))
+
+
+def _to_weight(gw, w):
+    """The weight's gradient from the input-shaped one: a sum over the broadcast dims
+    (keepdim: the weight is viewed to the input's rank), as the engine's sum_to."""
+    shape, full = w._data.shape, gw._data.shape
+    if shape == full:
+        return gw
+    lead = len(full) - len(shape)
+    if lead < 0:  # (a 0-d input and its one weight)
+        return gw.reshape(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and full[lead + i] != 1]
+    out = gw.sum(dims, keepdim=True) if dims else gw
+    return out.reshape(shape) if lead else out
+
+
+def _prelu_backward(c, g):
+    x, w = c.saved
+    mask = (c.needs(0), c.needs(1))
+    if GRAD_MODE.enabled:
+        gx, gw = PRELU_KERNEL_BACKWARD((g, x, w), (), mask)
+    else:
+        gx, gw = _prelu_backward_formula((g, x, w), (), mask)
+    if gw is not None:
+        if x._data.size == w._data.size and not GRAD_MODE.enabled:
+            gw = gw.reshape(w._data.shape)  # (PyTorch's sum_to: nothing to add up, -0. stays)
         else:
-            dims = [0] + list(range(2, d.ndim))
-            gw = contrib.sum(dims).reshape(w._data.shape)
+            gw = _to_weight(gw, w)
     return gx, gw
 
 
@@ -466,6 +584,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         common = dtypes.promote(input.dtype, weight.dtype)
         input, weight = input.to(common), weight.to(common)
     _float_input(input, "prelu_cpu")
+    if x.ndim >= 2:  # (ATen views the weight to the input's rank: (1, C, 1, ...))
+        weight = weight.reshape((1, w.size) + (1,) * (x.ndim - 2))
     return run_op(PRELU, (input, weight))
 
 
@@ -540,12 +660,18 @@ def _group_norm_backward(c, g):
     gflat = gxhat.reshape(n, groups, per)
     gx = gw = gb = None
     if c.needs(0):
-        gx = rstd_t * (gflat - gflat.mean(-1, keepdim=True)
-                       - xhat * (gflat * xhat).mean(-1, keepdim=True))
+        if GRAD_MODE.enabled:  # PyTorch's composite ends on a sum of two terms, then a view
+            gx = rstd_t * gflat + rstd_t * (-gflat.mean(-1, keepdim=True)
+                                            - xhat * (gflat * xhat).mean(-1, keepdim=True))
+        else:
+            gx = rstd_t * (gflat - gflat.mean(-1, keepdim=True)
+                           - xhat * (gflat * xhat).mean(-1, keepdim=True))
         gx = gx.reshape(d.shape)
     dims = [0] + list(range(2, d.ndim))
     if w is not None and c.needs(1):
         gw = (g * xhat.reshape(d.shape)).sum(dims)
+        if GRAD_MODE.enabled:
+            gw = gw.view(ch)  # (PyTorch's create_graph gradient ends on a view)
     if b is not None and c.needs(2):
         gb = g.sum(dims)
     return gx, gw, gb
@@ -644,7 +770,10 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
                      reduction: str = "mean") -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
-        loss = input.exp() - target * input
+        # (ATen's C++ `exp(input) - target * input` makes the product first: its node is
+        # the older one, so under create_graph the exp branch's gradient comes first)
+        scaled = target * input
+        loss = input.exp() - scaled
     else:
         loss = input - target * (input + eps).log()
     if full:
@@ -768,9 +897,31 @@ def _soft_margin_fwd(x, t, reduction):
     return np.asarray(loss).astype(x.dtype)
 
 
+def _soft_margin_backward_formula(inputs, meta, mask):
+    g, x = inputs
+    t, reduction = meta
+    z = (-t * x).exp()
+    base = -t * z / (z + 1)
+    if reduction == "mean":
+        base = base / x._data.size
+    return (g * base,)
+
+
+SOFT_MARGIN_BACKWARD = BackwardOp(
+    "soft_margin_loss_backward", "SoftMarginLossBackwardBackward0",
+    _soft_margin_backward_formula, 1,
+    "soft_margin_loss_backward(g, x; t) = g (-t e / (1 + e)), e = exp(-t x)",
+    torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
+               "torch.nn.functional.soft_margin_loss(a, torch.ones_like(a)) * a.sum(), a, "
+               "create_graph=True)[0])(a)")
+
+
 def _soft_margin_backward(c, g):
     x, t = c.saved
     reduction, = c.meta
+    if GRAD_MODE.enabled and c.needs(0) and not c.needs(1):
+        # (PyTorch's SoftMarginLossBackwardBackward0 over (grad_output, self))
+        return SOFT_MARGIN_BACKWARD((g, x), (t, reduction), (True,))[0], None
     z = (-t * x).exp()
     base = -t * z / (z + 1)
     if reduction == "mean":
@@ -910,7 +1061,28 @@ def _multi_margin_fwd(x, target, p, margin, weight, reduction):
 
 
 def _multi_margin_backward(c, g):
-    """Tensor ops (differentiable again): with z_i = margin - x_y + x_i on the active
+    """PyTorch has no derivative of multi_margin_loss_backward: under create_graph the
+    gradient hangs off a NotImplemented node over the inputs that require grad."""
+    x = c.saved[0]
+    if GRAD_MODE.enabled and (g.requires_grad or x.requires_grad):
+        with no_grad():
+            value, = _multi_margin_backward_of(c, g)
+        return (run_op(MULTI_MARGIN_GRAD, tuple(t for t in (g, x) if t.requires_grad),
+                       (value._data,)),)
+    return _multi_margin_backward_of(c, g)
+
+
+def _multi_margin_double(c, gg):
+    raise RuntimeError("derivative for aten::multi_margin_loss_backward is not implemented")
+
+
+MULTI_MARGIN_GRAD = defop("multi_margin_loss_backward", "NotImplemented",
+                          lambda *arrays: arrays[-1], _multi_margin_double,
+                          "PyTorch has no derivative of multi_margin_loss's gradient")
+
+
+def _multi_margin_backward_of(c, g):
+    """Tensor ops: with z_i = margin - x_y + x_i on the active
     non-target classes, g_i = coef_i = (p == 2 ? 2 z_i : 1) w_y / C, g_y = -sum coef."""
     x, = c.saved
     target, p, margin, weight, reduction = c.meta
@@ -1119,7 +1291,33 @@ def _pair_grad(diff: Tensor, dist: Tensor, g: Tensor, p: float) -> Tensor:
     return where(dd == 0, zero, gg * diff * diff.abs() ** (p - 2) / dd ** (p - 1))
 
 
+def _not_differentiable(name: str):
+    """The backward of a node PyTorch gives no derivative: its NotImplementedError."""
+    def backward(c, gg):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    return backward
+
+
+# PyTorch's pdist/cdist gradients under create_graph: one node over (grad, self, result)
+# (cdist: grad, x1, x2, result) whose own backward raises
+PDIST_GRAD = defop("pdist_backward", "PdistBackwardBackward0", lambda *arrays: arrays[-1],
+                   _not_differentiable("_pdist_backward"),
+                   "PyTorch has no derivative of pdist's gradient")
+CDIST_GRAD = defop("cdist_backward", "CdistBackwardBackward0", lambda *arrays: arrays[-1],
+                   _not_differentiable("_cdist_backward"),
+                   "PyTorch has no derivative of cdist's gradient")
+
+
 def _pdist_backward(c, g):
+    if GRAD_MODE.enabled:
+        x, dist = c.saved[0], c.result
+        with no_grad():
+            value, = _pdist_backward_of(c, g)
+        return (run_op(PDIST_GRAD, (g, x, dist), (value._data,)),)
+    return _pdist_backward_of(c, g)
+
+
+def _pdist_backward_of(c, g):
     x, = c.saved
     p, = c.meta
     dist = c.result
@@ -1171,11 +1369,31 @@ def _cdist_backward(c, g):
     x1, x2 = c.saved
     p, = c.meta
     dist = c.result
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    pair = _pair_grad(diff, dist, g, p)
-    g1 = pair.sum(-2) if c.needs(0) else None
-    g2 = (-pair).sum(-3) if c.needs(1) else None  # (an empty sum is 0., not -0.)
+    with no_grad() if GRAD_MODE.enabled else _NO_CONTEXT:
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+        pair = _pair_grad(diff, dist, g, p)
+        g1 = pair.sum(-2) if c.needs(0) else None
+        g2 = (-pair).sum(-3) if c.needs(1) else None  # (an empty sum is 0., not -0.)
+    if GRAD_MODE.enabled:
+        # PyTorch's _cdist_backward(grad, x1, x2, p, cdist) for x1, and the same on the
+        # transposed arguments for x2: nodes whose own backward raises
+        if g1 is not None:
+            g1 = run_op(CDIST_GRAD, (g, x1, x2, dist), (g1._data,))
+        if g2 is not None:
+            g2 = run_op(CDIST_GRAD, (g.mT.contiguous(), x2, x1, dist.mT.contiguous()),
+                        (g2._data,))
     return g1, g2
+
+
+class _NoContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_CONTEXT = _NoContext()
 
 
 def _cdist_count(arrays, meta) -> int:
@@ -1403,8 +1621,13 @@ def _gather_pad_fwd(x, pad, mode):
 
 
 def _gather_pad_backward(c, g):
+    """reflection/replication_pad{1,2,3}d_backward(grad_output, input): PyTorch's node of
+    it takes the input too, so under create_graph the gradient of a leaf requires grad and
+    differentiates to zeros along it (ReflectionPad1DBackwardBackward0 and kin)."""
     pad, mode = c.meta
-    return (run_op(SCATTER_PAD, (g,), (pad, mode)),)
+    x = c.saved[0]
+    return (run_op(_SCATTER_PADS[mode, len(pad) // 2], (g, x),
+                   (pad, mode, tuple(x._data.shape))),)
 
 
 def _scatter_pad_fwd(g, pad, mode):
@@ -1426,27 +1649,43 @@ def _pad_node(mode: str, dims: int) -> str:
     return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{dims}DBackward0"
 
 
+def _scatter_pad_double(c, gg):
+    pad, mode, x_shape = c.meta
+    return (run_op(_GATHER_PADS[mode, len(pad) // 2], (gg,), (pad, mode)) if c.needs(0)
+            else None,
+            make(np.zeros(x_shape, gg._data.dtype)) if c.needs(1) else None)
+
+
+def _pad_second_call(mode: str, dims: int) -> str:
+    """A torch_call reaching the pad's backward op: a create_graph gradient whose
+    grad_output depends on `a`, used again."""
+    ones = ", ".join(["1"] * (dims + 1))
+    sizes = ", ".join(["1", "2"] + ["2"] * (dims - 1))
+    pads = ", ".join(["1"] * (2 * dims))
+    return (f"torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad(("
+            f"torch.nn.functional.pad(x, ({pads}), mode='{mode}') ** 2).sum(), x, "
+            f"create_graph=True)[0])(a.reshape({ones}, -1).expand({sizes}, -1) * 1).sum() * a)(a)")
+
+
 _GATHER_PADS = {}
+_SCATTER_PADS = {}
 for _mode in ("reflect", "replicate"):
     for _dims in (1, 2, 3):
         _GATHER_PADS[_mode, _dims] = defop(
             f"{_mode}_pad{_dims}d", _pad_node(_mode, _dims), _gather_pad_fwd,
             _gather_pad_backward, f"{_mode} padding: each gradient added back to its source",
+            save="inputs",
             torch_call=f"torch.nn.functional.pad(a.reshape({', '.join(['1'] * (_dims + 1))}, -1),"
                        f" ({', '.join(['1'] * (2 * _dims))}), mode='{_mode}')"
             if _dims == 1 else
             f"torch.nn.functional.pad(a.reshape({', '.join(['1'] * (_dims + 1))}, -1)"
             f".expand({', '.join(['1', '1'] + ['2'] * (_dims - 1))}, -1), "
             f"({', '.join(['1'] * (2 * _dims))}), mode='{_mode}')")
-SCATTER_PAD = defop("pad_backward", "PadBackwardBackward0", _scatter_pad_fwd,
-                    lambda c, g: (run_op(_GATHER_PADS[c.meta[1], len(c.meta[0]) // 2], (g,),
-                                         c.meta),),
-                    "the adjoint of a gather: its gradient is the gather",
-                    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad("
-                               "torch.nn.functional.pad(x, (2, 1), mode='replicate'), x, "
-                               "(torch.ones(1, 2, x.shape[-1] + 3, dtype=a.dtype).cumsum(-1) * "
-                               "0.5) ** 2 + x.sum() * 0.5, create_graph=True)[0])("
-                               "a.reshape(1, 1, -1).expand(1, 2, -1) * 1).sum() * a)(a)")
+        _SCATTER_PADS[_mode, _dims] = defop(
+            f"{_mode}_pad{_dims}d_backward", _pad_node(_mode, _dims)[:-1] + "Backward0",
+            lambda g, x, pad, mode, x_shape: _scatter_pad_fwd(g, pad, mode), _scatter_pad_double,
+            "the adjoint of a gather: its gradient along grad_output is the gather, along the "
+            "input zeros", torch_call=_pad_second_call(_mode, _dims))
 
 
 @public("torch.nn.functional.pad")

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..tensor import Tensor, make
 from . import shape_checks
+from .backward_nodes import BackwardOp
 from .conv_backward import ConvFamily, convolution_backward
 from .registry import defop, public, run_op
 
@@ -34,17 +35,46 @@ def _tuple(v, n: int) -> tuple:
 
 
 # ------------------------------------------------------------------ bilinear
+def _trilinear_fwd(a, b, c, spec):
+    with np.errstate(all="ignore"):
+        return np.einsum(spec, a, b, c, optimize=True).astype(np.result_type(a, b, c))
+
+
+def _trilinear_backward(c, g):
+    """Each operand's gradient is the same contraction with g in its place (PyTorch's
+    _trilinear backward: TrilinearBackward0 again, so every order is one)."""
+    ins, outs = c.meta[0].split("->")
+    subs = ins.split(",")
+    saved = c.saved
+    grads = []
+    for p in range(3):
+        if not c.needs(p):
+            grads.append(None)
+            continue
+        operands = list(saved)
+        operands[p] = g
+        spec = ",".join(outs if q == p else subs[q] for q in range(3)) + "->" + subs[p]
+        grads.append(run_op(TRILINEAR, tuple(operands), (spec,)))
+    return tuple(grads)
+
+
+TRILINEAR = defop("trilinear_product", "TrilinearBackward0", _trilinear_fwd,
+                  _trilinear_backward, "d einsum(a, b, c)/d operand = einsum with g in its place",
+                  save="inputs",
+                  torch_call="torch.nn.functional.bilinear(a.reshape(-1, 1), a.reshape(-1, 1).cos(),"
+                             " torch.tensor([[[1.5]], [[-0.5]]], dtype=a.dtype))")
+
+
 @public("torch.nn.functional.bilinear", "torch.bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias=None) -> Tensor:
-    """x1^T W_k x2 (+ b_k) for each output k, as Tensor ops (the result a view, as
-    PyTorch's _trilinear leaves it)."""
+    """x1^T W_k x2 (+ b_k) for each output k: one three-operand contraction over the inputs
+    viewed as matrices, as PyTorch's _trilinear (TrilinearBackward0, its gradients too)."""
     _bilinear_checks(input1, input2, weight, bias)
     out, in1, in2 = weight.shape
     lead = tuple(input1.shape[:-1])
     x1 = input1.reshape(-1, in1)
     x2 = input2.reshape(-1, in2)
-    mixed = x1.matmul(weight.permute(1, 0, 2).reshape(in1, out * in2)).reshape(-1, out, in2)
-    y = (mixed * x2.unsqueeze(1)).sum(-1).view(lead + (out,))
+    y = run_op(TRILINEAR, (x1, weight, x2), ("ni,kij,nj->nk",)).view(lead + (out,))
     return y + bias if bias is not None else y
 
 
@@ -211,6 +241,26 @@ def _normalized_grads(x, w, b, g, axes, batch_axes, eps, shape, stats=None):
     return gx, gw, gb
 
 
+def _layer_norm_backward_formula(inputs, meta, mask):
+    """native_layer_norm_backward(grad_out, input, mean, rstd, weight, bias): the three
+    gradients in Tensor ops (mean and rstd are recomputed from input, so they are edges
+    only); meta = (eps, normalized axes, their shape, batch axes)."""
+    g, x, w, b = inputs[0], inputs[1], inputs[4], inputs[5]
+    eps, axes, shape, batch = meta
+    gx, gw, gb = _normalized_grads(x, w, b, g, axes, batch, eps, shape)
+    return (gx if mask[0] else None, gw if mask[1] else None, gb if mask[2] else None)
+
+
+NATIVE_LAYER_NORM_BACKWARD = BackwardOp(
+    "native_layer_norm_backward", "NativeLayerNormBackwardBackward0",
+    _layer_norm_backward_formula, 3,
+    "the vjp of layer_norm's gradients (grad_out, input, weight) by their Tensor formula",
+    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad(("
+               "torch.nn.functional.layer_norm(x, (3,)) ** 2).sum(), x, create_graph=True)[0])("
+               "torch.cat([a.reshape(-1, 1), a.reshape(-1, 1).exp(), a.reshape(-1, 1).sin()], 1"
+               ")))(a)")
+
+
 def _layer_norm_backward(c, g):
     x, w, b = c.saved
     k, eps = c.meta
@@ -218,9 +268,8 @@ def _layer_norm_backward(c, g):
     axes = list(range(nd - k, nd))
     shape = (1,) * (nd - k) + tuple(x._data.shape[nd - k:])
     batch = list(range(nd - k))
-    gx, gw, gb = _normalized_grads(x, w, b, g, axes, batch, eps, shape)
-    return (gx if c.needs(0) else None, gw if c.needs(1) else None,
-            gb if c.needs(2) else None)
+    mask = (c.needs(0), w is not None and c.needs(1), b is not None and c.needs(2))
+    return NATIVE_LAYER_NORM_BACKWARD((g, x, None, None, w, b), (eps, axes, shape, batch), mask)
 
 
 LAYER_NORM = defop("layer_norm", "NativeLayerNormBackward0", _layer_norm_fwd,
@@ -277,16 +326,37 @@ def _batch_norm_grads(arrays, meta, g):
     return gx.astype(x.dtype), gw, gb
 
 
+def _batch_norm_backward_formula(inputs, meta, mask):
+    """native_batch_norm_backward(grad_out, input, weight, running_mean, running_var): the
+    three gradients in Tensor ops; meta = (eval stats or None, eps, channel shape, axes)."""
+    g, x, w = inputs[0], inputs[1], inputs[2]
+    stats, eps, shape, axes, bias_shape = meta
+    gx, gw, gb = _normalized_grads(x, w, None, g, axes, axes, eps, shape, stats)
+    if mask[2]:
+        gb = g.sum(axes).reshape(bias_shape)
+    return (gx if mask[0] else None, gw if mask[1] else None, gb)
+
+
+NATIVE_BATCH_NORM_BACKWARD = BackwardOp(
+    "native_batch_norm_backward", "NativeBatchNormBackwardBackward0",
+    _batch_norm_backward_formula, 3,
+    "the vjp of batch_norm's gradients (grad_out, input, weight) by their Tensor formula",
+    torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad(("
+               "torch.nn.functional.batch_norm(x, None, None, training=True) ** 2).sum(), x, "
+               "create_graph=True)[0])(torch.cat([a.reshape(-1, 1), a.reshape(-1, 1).exp(), "
+               "a.reshape(-1, 1).sin()])))(a)")
+
+
 def _batch_norm_backward(c, g):
     x, w, b = c.saved
     mean, var, eps, training = c.meta[:4]
     nd = x._data.ndim
     axes = [0] + list(range(2, nd))
     shape = (1, x._data.shape[1]) + (1,) * (nd - 2)
-    gx, gw, gb = _normalized_grads(x, w, b, g, axes, axes, eps, shape,
-                                   None if training else (mean, var))
-    return (gx if c.needs(0) else None, gw if c.needs(1) else None,
-            gb if c.needs(2) else None)
+    meta = (None if training else (mean, var), eps, shape, axes,
+            tuple(b._data.shape) if b is not None else None)
+    mask = (c.needs(0), w is not None and c.needs(1), b is not None and c.needs(2))
+    return NATIVE_BATCH_NORM_BACKWARD((g, x, w, None, None), meta, mask)
 
 
 BATCH_NORM = defop("batch_norm", "NativeBatchNormBackward0",
@@ -726,20 +796,40 @@ def _avg_pool_grads(arrays, meta, g):
 
 
 def _avg_pool_spread(g, x_shape, *meta):
-    """avg_pool2d's backward in numpy: each output's gradient spread over its window."""
+    """avg_pool2d's backward in numpy: each output's gradient spread over its window (an
+    unbatched (C, H, W) gradient as a batch of one)."""
+    if len(x_shape) == 3:
+        return _avg_pool_grads([np.empty((1,) + tuple(x_shape), g.dtype)], meta, g[None])[0][0]
     return _avg_pool_grads([np.empty(x_shape, g.dtype)], meta, g)[0]
+
+
+def _avg_pool_op_fwd(x, *meta):
+    """avg_pool2d of an (N, C, H, W) input, or of an unbatched (C, H, W) one: PyTorch's
+    kernel takes both, so its node is the pool's own (no Squeeze node over it)."""
+    if x.ndim == 3:
+        return _avg_pool_fwd(x[None], *meta).astype(x.dtype)[0]
+    return _avg_pool_fwd(x, *meta).astype(x.dtype)
+
+
+def _zeros_of(c, gg):
+    """The zero gradient PyTorch's backward functions give their `self` (zeros_like)."""
+    return make(np.zeros(c.meta[0], gg._data.dtype))
 
 
 # the pool and its backward are linear and adjoint: each one's gradient is the other
 AVG_POOL2D = defop(
-    "avg_pool2d", "AvgPool2DBackward0", lambda x, *m: _avg_pool_fwd(x, *m).astype(x.dtype),
-    lambda c, g: (run_op(AVG_POOL2D_BACKWARD, (g,), (tuple(c.saved[0]._data.shape),) + c.meta),),
+    "avg_pool2d", "AvgPool2DBackward0", _avg_pool_op_fwd,
+    lambda c, g: (run_op(AVG_POOL2D_BACKWARD, (g, c.saved[0]),
+                         (tuple(c.saved[0]._data.shape),) + c.meta),),
     "d avg_pool/dx = g / window size, spread over each window", save="inputs",
     torch_call="torch.nn.functional.avg_pool2d(a.reshape(1, 1, 1, -1), (1, 2), ceil_mode=True)")
 AVG_POOL2D_BACKWARD = defop(
-    "avg_pool2d_backward", "AvgPool2DBackwardBackward0", _avg_pool_spread,
-    lambda c, gg: (run_op(AVG_POOL2D, (gg,), c.meta[1:]),),
-    "d avg_pool_backward(g)/dg = avg_pool", save="inputs",
+    "avg_pool2d_backward", "AvgPool2DBackwardBackward0",
+    lambda g, x, x_shape, *meta: _avg_pool_spread(g, x_shape, *meta),
+    lambda c, gg: (run_op(AVG_POOL2D, (gg,), c.meta[1:]) if c.needs(0) else None,
+                   _zeros_of(c, gg) if c.needs(1) else None),
+    "d avg_pool_backward(g, x)/dg = avg_pool; /dx = 0 (PyTorch's node takes the input too, "
+    "so a gradient of a leaf x requires grad and differentiates to zeros)",
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.nn.functional.avg_pool2d("
                "a.reshape(1, 1, 1, -1), (1, 2), ceil_mode=True).pow(2).sum(), a, "
                "create_graph=True)[0])(a)")
@@ -752,11 +842,12 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     if any(p * 2 > k for p, k in zip(padding, kernel)):
         raise RuntimeError("pad should be at most half of effective kernel size, but got "
                            f"pad={padding[0]}, kernel_size={kernel[0]} and dilation=1")
-    x4, unbatched = _as_4d(input, "avg_pool2d")
+    if input._data.ndim not in (3, 4):
+        raise RuntimeError(f"avg_pool2d: Expected 3D or 4D (batch mode) tensor for input, but "
+                           f"got {input.shape}")
     shape_checks.pool2d_input(input.shape)
-    out = run_op(AVG_POOL2D, (x4,), (kernel, stride, padding, bool(ceil_mode),
-                                     bool(count_include_pad), divisor_override))
-    return out.squeeze(0) if unbatched else out
+    return run_op(AVG_POOL2D, (input,), (kernel, stride, padding, bool(ceil_mode),
+                                         bool(count_include_pad), divisor_override))
 
 
 def _bins(size, out):
