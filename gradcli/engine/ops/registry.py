@@ -185,8 +185,11 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
     """Run `op` forward on `inputs` and, if grad mode needs it, record its node."""
     if arrays is None:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    if MAX_ELEMENTS[0] is not None and op.out_size is not None:
-        check_count(op.out_size(arrays, meta))
+    limit = MAX_ELEMENTS[0]
+    if limit is not None and op.out_size is not None:
+        count = op.out_size(arrays, meta)
+        if count > limit:  # (compared here: a call per op is most of the limit's cost)
+            check_count(count)
     try:
         out = op.forward(*arrays, *meta)
     except ValueError as err:
@@ -214,6 +217,10 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
 
 def broadcast_count(arrays, meta) -> int:
     """How many elements broadcasting the array inputs together gives (0 if they cannot)."""
+    if len(arrays) == 2:  # (a binary op: most calls, answered without building a list)
+        a, b = arrays
+        if type(a) is not _ndarray or type(b) is not _ndarray or a.shape == b.shape:
+            return 0
     shapes = [a.shape for a in arrays if type(a) is _ndarray]
     if len(shapes) < 2 or shapes.count(shapes[0]) == len(shapes):
         return 0  # no larger than an input, which was checked when it was made
