@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from gradcli.torch.nn import functional as F
 
-from ._common import new_param
-from ._init import reset_weight_and_bias
-from .layers import _ConvNd, _ntuple
-from .module import Module
+from .layers import _ConvNd
 
 __all__ = ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -29,8 +26,7 @@ class Conv3d(_ConvNd):
 
 
 class _ConvTransposeNd(_ConvNd):
-    """Not initialised through _ConvNd.__init__ (that one would make a forward-shaped weight
-    and draw it): the same checks, then the transposed weight, then one draw."""
+    """_ConvNd with transposed=True (the weight in x out/groups), zeros padding only."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
@@ -38,52 +34,9 @@ class _ConvTransposeNd(_ConvNd):
         if padding_mode != "zeros":
             raise ValueError(
                 f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        Module.__init__(self)
-        n = self._dims
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = _ntuple(kernel_size, n)
-        self.stride = _ntuple(stride, n)
-        self.padding = _ntuple(padding, n)
-        self.dilation = _ntuple(dilation, n)
-        self.transposed = True
-        self.output_padding = _ntuple(output_padding, n)
-        self.groups = groups
-        self.padding_mode = padding_mode
-        self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
-                                                 for _ in range(2)]
-        self.weight = new_param((in_channels, out_channels // groups) + self.kernel_size,
-                                device, dtype)
-        if bias:
-            self.bias = new_param((out_channels,), device, dtype)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        reset_weight_and_bias(self)
-
-    def extra_repr(self) -> str:
-        n = self._dims
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0,) * n:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * n:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * n:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype, transposed=True,
+                         output_padding=output_padding)
 
     def _output_padding(self, input, output_size) -> tuple:
         """The output_padding that makes the output `output_size` (PyTorch's checks and

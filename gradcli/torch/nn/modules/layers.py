@@ -87,11 +87,15 @@ class Embedding(Module):
 
 
 class _ConvNd(Module):
+    """The convolutions' common part, transposed ones too (conv_more.py): checks, geometry,
+    the weight (in x out/groups for a transposed one, out x in/groups otherwise) drawn once."""
+
     _dims = 2
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
+                 device=None, dtype=None, *, transposed: bool = False,
+                 output_padding=0) -> None:
         super().__init__()
         n = self._dims
         if groups <= 0:
@@ -116,8 +120,8 @@ class _ConvNd(Module):
         self.stride = _ntuple(stride, n)
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
         self.dilation = _ntuple(dilation, n)
-        self.transposed = False
-        self.output_padding = (0,) * n
+        self.transposed = transposed
+        self.output_padding = _ntuple(output_padding, n)
         self.groups = groups
         self.padding_mode = padding_mode
         # the F.pad argument of a padding_mode other than zeros: last dim first, each side
@@ -131,8 +135,9 @@ class _ConvNd(Module):
         else:
             pads = [p for p in reversed(self.padding) for _ in range(2)]
         self._reversed_padding_repeated_twice = pads
-        self.weight = new_param((out_channels, in_channels // groups) + self.kernel_size,
-                                device, dtype)
+        shape = (in_channels, out_channels // groups) if transposed else \
+            (out_channels, in_channels // groups)
+        self.weight = new_param(shape + self.kernel_size, device, dtype)
         if bias:
             self.bias = new_param((out_channels,), device, dtype)
         else:
@@ -150,6 +155,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * n:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
