@@ -9,7 +9,7 @@ from gradcli.engine.ops import nn_layers as F
 from gradcli.engine.ops.creation import tensor as _tensor
 from gradcli.engine.ops.functional_ext import pad as _pad
 
-from ._common import new_buffer, new_param
+from ._common import affine_parameters, new_buffer, new_param, reset_affine
 from ._init import nn_init, reset_weight_and_bias
 from .module import Module
 
@@ -264,15 +264,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = new_param((num_features,), device, dtype)
-            if bias:
-                self.bias = new_param((num_features,), device, dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, (num_features,), affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", new_buffer((num_features,), device, dtype))
             self.register_buffer("running_var", new_buffer((num_features,), device, dtype))
@@ -292,11 +284,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init = nn_init()
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def _check_input_dim(self, input) -> None:
         if input.dim() not in self._expected:
@@ -352,23 +340,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = new_param(self.normalized_shape, device, dtype)
-            if bias:
-                self.bias = new_param(self.normalized_shape, device, dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init = nn_init()
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)

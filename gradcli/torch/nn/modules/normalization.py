@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gradcli.torch.nn import functional as F
 
-from ._common import new_param
+from ._common import affine_parameters, new_param, reset_affine
 from ._init import nn_init
 from .module import Module
 
@@ -23,23 +23,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = new_param((num_channels,), device, dtype)
-            if bias:
-                self.bias = new_param((num_channels,), device, dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        affine_parameters(self, (num_channels,), affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init = nn_init()
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
