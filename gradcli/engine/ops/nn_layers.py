@@ -675,17 +675,12 @@ def _max_pool_grads(arrays, meta, g):
 
 
 def _max_pool_backward(c, g):
-    """g added at each window's maximum (index_put with accumulate: differentiable)."""
-    from .views import index_put
+    """g added at each window's maximum, by max_pool2d_with_indices_backward: the node
+    PyTorch records under create_graph (MaxPool2DWithIndicesBackwardBackward0, over
+    grad_output and the input), whose own gradient gathers at the same indices."""
+    from .aten_breadth import MAX_POOL2D_BACKWARD
 
-    x = c.saved[0]
-    n, ch, h, w = x._data.shape
-    idx = c.meta[-1][0].reshape(n, ch, -1)
-    planes = (np.arange(n * ch).reshape(n, ch, 1) * (h * w))
-    flat = make(np.ascontiguousarray((idx + planes).reshape(-1)).astype(np.int64))
-    gx = index_put(make(np.zeros(n * ch * h * w, g._data.dtype)), (flat,), g.reshape(-1),
-                   accumulate=True)
-    return (gx.view(n, ch, h, w),)
+    return (run_op(MAX_POOL2D_BACKWARD, (g, c.saved[0]), (c.meta[-1][0],)),)
 
 
 MAX_POOL2D = defop("max_pool2d", "MaxPool2DWithIndicesBackward0", _max_pool_op_fwd,
