@@ -90,6 +90,17 @@ def test_heaviside_out_of_graph_under_no_grad():
         assert gt.heaviside(x, gt.tensor([0.])).grad_fn is None
 
 
+@pytest.fixture
+def pytorch_dynamo_restored():
+    """PyTorch's first torch.compile starts dynamo, which turns off distribution argument
+    validation for the whole process (its TorchPatcher): put it back, so later tests in this
+    worker that expect PyTorch's validation errors still see them."""
+    before = torch.distributions.Distribution._validate_args
+    yield
+    torch.distributions.Distribution.set_default_validate_args(before)
+
+
+@pytest.mark.usefixtures("pytorch_dynamo_restored")
 def test_compile_module_wraps_as_pytorch():
     results = []
     for T in (gt, torch):
@@ -103,6 +114,7 @@ def test_compile_module_wraps_as_pytorch():
     assert results[0] == results[1]
 
 
+@pytest.mark.usefixtures("pytorch_dynamo_restored")
 def test_compile_function_and_decorator_forms():
     def square(x):
         return x * x

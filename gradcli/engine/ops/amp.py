@@ -248,10 +248,16 @@ class cpu_autocast(autocast):  # noqa: N801
         super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
-def is_autocast_enabled(device_type=None) -> bool:
+_NO_DEVICE = object()  # (called without an argument, which PyTorch tells from None)
+
+
+def is_autocast_enabled(device_type=_NO_DEVICE) -> bool:
     """torch.is_autocast_enabled(): CUDA's state (always off here); with "cpu", CPU's."""
-    if device_type is None:
+    if device_type is _NO_DEVICE:
         return False
+    if not isinstance(device_type, str):
+        raise TypeError(f"is_autocast_enabled(): argument 'device_type' (position 1) must be "
+                        f"str, not {type(device_type).__name__}")
     _check_device(device_type)
     return STATE.enabled if _device_of(device_type) == "cpu" else False
 

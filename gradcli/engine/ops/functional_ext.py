@@ -97,7 +97,10 @@ def _elu_backward_formula(inputs, meta, mask):
     g, x = inputs
     alpha, scale, input_scale = meta
     neg = make(x._data <= 0)
-    neg_part = (x.clamp_max(0) * input_scale).exp() * (input_scale * scale * alpha)
+    # (the exponent is differentiated only where x < 0: PyTorch's elu_double_backward masks
+    # with self < 0, so at x = 0 the second derivative has no exponential term)
+    below = where(make(x._data < 0), x, make(np.zeros((), x._data.dtype)))
+    neg_part = (below * input_scale).exp() * (input_scale * scale * alpha)
     return (g * where(neg, neg_part, make(np.array(scale, x._data.dtype))),)
 
 

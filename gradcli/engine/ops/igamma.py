@@ -50,7 +50,7 @@ def _wanted(c, i: int) -> bool:
     tasks = ABOVE.tasks()
     if not tasks:  # (a node called directly)
         return True
-    _, will_run, _, stop_at, _ = tasks[-1]
+    will_run, stop_at = tasks[-1][1], tasks[-1][3]
     return node in will_run or bool(stop_at and node in stop_at)
 
 

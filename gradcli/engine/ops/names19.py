@@ -66,15 +66,21 @@ def _triangle(which, row, col, offset, dtype):
 
 @public("torch.tril_indices")
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
-                 pin_memory=False):
+                 pin_memory=False, requires_grad=False):
     """The (row, column) coordinates of the lower triangle, row by row, as a 2 x N tensor."""
+    if requires_grad:  # (an integer result: PyTorch's refusal)
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
     return _triangle("tril", row, col, offset, dtype)
 
 
 @public("torch.triu_indices")
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
-                 pin_memory=False):
+                 pin_memory=False, requires_grad=False):
     """The (row, column) coordinates of the upper triangle, row by row, as a 2 x N tensor."""
+    if requires_grad:  # (an integer result: PyTorch's refusal)
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
     return _triangle("triu", row, col, offset, dtype)
 
 

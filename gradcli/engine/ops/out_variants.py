@@ -50,7 +50,7 @@ logcumsumexp logit logsumexp lu_unpack masked_select matrix_power max median min
 mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow_copy native_batch_norm
 nextafter nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.gelu
 nn.functional.hardshrink nn.functional.logsigmoid nn.functional.softplus
-nn.functional.softshrink nonzero permute_copy polygamma quantile rad2deg renorm scatter
+nn.functional.softshrink nonzero nonzero_static ormqr permute_copy polygamma quantile rad2deg renorm scatter
 scatter_add scatter_reduce sgn signbit sinc slice_scatter slogdet softmax sort special.digamma
 special.entr special.erf special.erfc special.erfcx special.erfinv special.exp2
 special.expit special.expm1 special.gammaln special.i0 special.i0e special.i1 special.i1e
@@ -490,7 +490,7 @@ _PRECHECKS = {
         "Tensor.logical_xor", "Tensor.copy_"), _first_tensor),
     **dict.fromkeys((
         "Tensor.float", "Tensor.double", "Tensor.int", "Tensor.long", "Tensor.bool",
-        "Tensor.half", "Tensor.short", "Tensor.char", "Tensor.byte",
+        "Tensor.half", "Tensor.short", "Tensor.char", "Tensor.byte", "Tensor.bfloat16",
         "Tensor.cpu", "Tensor.contiguous"), _no_positional),
     **dict.fromkeys((
         "Tensor.clamp_max", "Tensor.clamp_max_", "Tensor.clamp_min", "Tensor.clamp_min_",
