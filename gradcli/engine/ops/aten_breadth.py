@@ -16,6 +16,7 @@ import numpy as np
 
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
+from .nn_layers import MAX_POOL2D_BACKWARD
 from .registry import OPS, PUBLIC, broadcast_error, defop, public, run_op
 from .views import slice_dim
 
@@ -154,39 +155,6 @@ def _unsafe_masked_index_put_accumulate(input: Tensor, mask: Tensor, indices,
 
 
 # ----------------------------------------------------------------- max_pool2d backward
-
-
-def _pool_bwd_fwd(g, x, indices):
-    planes = int(np.prod(x.shape[:-2], dtype=np.int64))
-    plane = x.shape[-2] * x.shape[-1]
-    out = np.zeros((planes, plane), g.dtype)
-    per_plane = indices.reshape(planes, -1)
-    rows = np.repeat(np.arange(planes), per_plane.shape[1])
-    np.add.at(out, (rows, per_plane.reshape(-1)), g.reshape(-1))
-    return out.reshape(x.shape)
-
-
-def _pool_bwd_backward(c, gg):
-    (indices,) = c.meta
-    ggrad = None
-    if c.needs(0):
-        idx = make(indices)
-        flat = gg.flatten(-2)
-        ggrad = flat.gather(-1, idx.flatten(-2)).view(tuple(indices.shape))
-    gx = PUBLIC["torch.zeros_like"](gg) if c.needs(1) else None
-    return (ggrad, gx)
-
-
-MAX_POOL2D_BACKWARD = defop("max_pool2d_with_indices_backward",
-                            "MaxPool2DWithIndicesBackwardBackward0", _pool_bwd_fwd,
-                            _pool_bwd_backward,
-                            "grad scattered (added) to the argmax of each window: its own "
-                            "gradient gathers at the same indices", save="meta",
-                            torch_call="torch.ops.aten.max_pool2d_with_indices_backward("
-                                       "a.reshape(1, 1, 1, -1)[..., ::2] * 1, a.reshape(1, 1, 1, "
-                                       "-1) * 1, [1, 2], [1, 2], [0, 0], [1, 1], False, "
-                                       "torch.nn.functional.max_pool2d(a.reshape(1, 1, 1, -1), "
-                                       "(1, 2), return_indices=True)[1])")
 
 
 def _pair(v):

@@ -9,7 +9,7 @@ from ..tensor import Tensor, make
 from . import shape_checks
 from .backward_nodes import BackwardOp
 from .conv_backward import ConvFamily, convolution_backward
-from .registry import defop, public, run_op
+from .registry import PUBLIC, defop, public, run_op
 
 # ------------------------------------------------------------- module backward hooks
 # nn.Module.register_full_backward_hook passes a module's tensor inputs and outputs through
@@ -674,12 +674,44 @@ def _max_pool_grads(arrays, meta, g):
     return (gx.reshape(x.shape),)
 
 
+# max_pool2d_with_indices_backward (aten_breadth.py is its public form)
+def _pool_bwd_fwd(g, x, indices):
+    planes = int(np.prod(x.shape[:-2], dtype=np.int64))
+    plane = x.shape[-2] * x.shape[-1]
+    out = np.zeros((planes, plane), g.dtype)
+    per_plane = indices.reshape(planes, -1)
+    rows = np.repeat(np.arange(planes), per_plane.shape[1])
+    np.add.at(out, (rows, per_plane.reshape(-1)), g.reshape(-1))
+    return out.reshape(x.shape)
+
+
+def _pool_bwd_backward(c, gg):
+    (indices,) = c.meta
+    ggrad = None
+    if c.needs(0):
+        idx = make(indices)
+        flat = gg.flatten(-2)
+        ggrad = flat.gather(-1, idx.flatten(-2)).view(tuple(indices.shape))
+    gx = PUBLIC["torch.zeros_like"](gg) if c.needs(1) else None
+    return (ggrad, gx)
+
+
+MAX_POOL2D_BACKWARD = defop("max_pool2d_with_indices_backward",
+                            "MaxPool2DWithIndicesBackwardBackward0", _pool_bwd_fwd,
+                            _pool_bwd_backward,
+                            "grad scattered (added) to the argmax of each window: its own "
+                            "gradient gathers at the same indices", save="meta",
+                            torch_call="torch.ops.aten.max_pool2d_with_indices_backward("
+                                       "a.reshape(1, 1, 1, -1)[..., ::2] * 1, a.reshape(1, 1, 1, "
+                                       "-1) * 1, [1, 2], [1, 2], [0, 0], [1, 1], False, "
+                                       "torch.nn.functional.max_pool2d(a.reshape(1, 1, 1, -1), "
+                                       "(1, 2), return_indices=True)[1])")
+
+
 def _max_pool_backward(c, g):
     """g added at each window's maximum, by max_pool2d_with_indices_backward: the node
     PyTorch records under create_graph (MaxPool2DWithIndicesBackwardBackward0, over
     grad_output and the input), whose own gradient gathers at the same indices."""
-    from .aten_breadth import MAX_POOL2D_BACKWARD
-
     return (run_op(MAX_POOL2D_BACKWARD, (g, c.saved[0]), (c.meta[-1][0],)),)
 
 
