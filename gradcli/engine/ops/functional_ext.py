@@ -127,7 +127,10 @@ def _elu_result_backward(c, g):
     alpha, scale, input_scale = c.meta
     y = c.result
     neg = make(y._data <= 0)
-    return (g * where(neg, (y.clamp_max(0) + scale * alpha) * input_scale,
+    # (y is differentiated only where y < 0, as PyTorch's elu_double_backward masks with
+    # result < 0: at y = 0 the second derivative is 0)
+    below = where(make(y._data < 0), y, make(np.zeros((), y._data.dtype)))
+    return (g * where(neg, (below + scale * alpha) * input_scale,
                       make(np.array(scale, y._data.dtype))),)
 
 

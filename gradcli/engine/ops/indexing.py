@@ -500,8 +500,26 @@ TAKE = defop("take", "TakeBackward0", lambda a, idx, shape: a.reshape(-1)[idx],
              torch_call="torch.take(a, torch.tensor([0, 0]))")
 
 
-def _flat_index(fname, input, index):
-    idx = _index_arg(fname, index, "index", 2)
+def _flat_index(fname, input, index, source=None):
+    """take's and put_'s index as flat non-negative positions, after PyTorch's checks in
+    its order: a long index, put_'s source of self's dtype and size, an empty self, the
+    range."""
+    if not isinstance(index, Tensor):
+        _index_arg(fname, index)
+    label = "take()" if fname == "take" else "put_()"
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"{label}: Expected a long tensor for index, but got "
+                           f"{_scalar_name(index)}")
+    idx = index._data
+    if source is not None:
+        if source.dtype is not input.dtype:
+            raise RuntimeError(f"put_(): self and source expected to have the same dtype, but "
+                               f"got self.dtype = {_scalar_name(input)} and source.dtype = "
+                               f"{_scalar_name(source)}")
+        if idx.size != source._data.size:
+            raise IndexError(f"put_(): Expected source and index to have the same number of "
+                             f"elements, but got source.numel() = {source._data.size}, "
+                             f"index.numel() = {idx.size}")
     n = input._data.size
     if idx.size and n == 0:  # (PyTorch's own words for an empty source or target)
         if fname == "take":
@@ -512,6 +530,11 @@ def _flat_index(fname, input, index):
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                          "elements.")
     return np.where(idx < 0, idx + n, idx)
+
+
+def _scalar_name(t: Tensor) -> str:
+    """PyTorch's ScalarType name in its messages (Float, Long, Bool...)."""
+    return t.dtype._legacy.replace("Tensor", "")
 
 
 @public("torch.take", "Tensor.take")
@@ -540,11 +563,7 @@ PUT = defop("put", "PutBackward0", _put_fwd,
 
 @public("torch.put", "Tensor.put")
 def put(input, index, source, accumulate=False):
-    idx = _flat_index("put", input, index)
-    if idx.size != source._data.size:
-        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
-                           f"elements, but got source.numel() = {source._data.size}, "
-                           f"index.numel() = {idx.size}")
+    idx = _flat_index("put", input, index, source)
     return run_op(PUT, (input, source), (idx, bool(accumulate), source._data.shape))
 
 
