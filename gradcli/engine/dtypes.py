@@ -111,18 +111,25 @@ def _load_bfloat16() -> np.dtype:
     npdt = np.dtype(ml_dtypes.bfloat16)
     bfloat16.np = npdt
     FROM_NP[npdt] = bfloat16
-    # numpy's finfo refuses a type it does not know as inexact; its cache, which it reads
-    # first, takes ml_dtypes' answer, so the engine's np.finfo(dtype) calls work unchanged
-    cache = getattr(np.finfo, "_finfo_cache", None)
-    if isinstance(cache, dict):
-        info = ml_dtypes.finfo(npdt)
-        cache.setdefault(npdt, info)
-        cache.setdefault(ml_dtypes.bfloat16, info)
     _LOADED.append(True)
     for fn in _ON_LOAD:
         fn()
     _ON_LOAD.clear()
     return npdt
+
+
+def finfo(np_dtype):
+    """The limits of a floating numpy dtype: numpy's finfo, and ml_dtypes' for bfloat16.
+
+    The engine asks here, not np.finfo: numpy's finfo refuses a type it does not know as
+    inexact (bfloat16), and teaching it (its private cache) would change numpy for the
+    whole host process."""
+    npdt = np.dtype(np_dtype)
+    if npdt.kind == "V":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(npdt)
+    return np.finfo(npdt)
 
 
 ALIASES = {

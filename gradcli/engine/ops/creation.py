@@ -263,7 +263,7 @@ _CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 
 def _check_convertible(v, target: np.dtype) -> None:
     if target.kind in "fV":
-        bad = math.isfinite(v) and abs(v) > float(np.finfo(target).max)
+        bad = math.isfinite(v) and abs(v) > float(dtypes.finfo(target).max)
     elif target.kind in "iu":
         info = np.iinfo(target)
         bad = not math.isfinite(v) or not info.min <= v <= info.max

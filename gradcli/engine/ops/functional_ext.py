@@ -400,7 +400,7 @@ HARDSHRINK = defop("hardshrink", "HardshrinkBackward0",
 @public("torch.nn.functional.softshrink")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _float_input(input, "softshrink_check")
-    top = np.finfo(input._data.dtype).max
+    top = dtypes.finfo(input._data.dtype).max
     if not 0 <= lambd <= top:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
                            f"{_type_word(input.dtype)}, but found {float(lambd):g}")

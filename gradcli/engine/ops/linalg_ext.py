@@ -317,7 +317,7 @@ def _det_backward(c, g):
     A, = c.saved
     det = c.result
     a = A._data
-    eps = np.finfo(a.dtype).eps
+    eps = dtypes.finfo(a.dtype).eps
     if a.size == 0:
         return (A * 0,)
     if not GRAD_MODE.enabled:
@@ -1155,7 +1155,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     atol_a, rtol_a = _tol_array(atol), _tol_array(rtol)
     if rtol_a is None:
         rtol_a = (np.asarray(0.0) if atol_a is not None and np.any(atol_a > 0) else
-                  np.asarray(np.finfo(a.dtype).eps * max(a.shape[-2:])))
+                  np.asarray(dtypes.finfo(a.dtype).eps * max(a.shape[-2:])))
     return run_op(PINV, (A,), (atol_a, rtol_a, hermitian))
 
 
@@ -1235,7 +1235,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     m, n = a.shape[-2:]
     a64, b64 = a.astype(_F64), bm.astype(_F64)
     if rcond is None:
-        rcond = np.finfo(a.dtype).eps * max(m, n)
+        rcond = dtypes.finfo(a.dtype).eps * max(m, n)
     u, s, vh = np.linalg.svd(a64, full_matrices=False) if a.size else (None, np.zeros(a.shape[:-2] + (0,)), None)
     if a.size:
         keep = s > rcond * s.max(axis=-1, keepdims=True)
@@ -1472,7 +1472,7 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
 
 
 def _nan_to_num_array(x):
-    big = np.finfo(x.dtype).max
+    big = dtypes.finfo(x.dtype).max
     return np.nan_to_num(x, nan=0.0, posinf=big, neginf=-big)
 
 
@@ -1503,7 +1503,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     atol_a, rtol_a = _tol_array(atol), _tol_array(rtol)
     if rtol_a is None:
         rtol_a = (np.asarray(0.0) if atol_a is not None and np.any(atol_a > 0)
-                  else np.asarray(np.finfo(a.dtype).eps * max(a.shape[-2:])))
+                  else np.asarray(dtypes.finfo(a.dtype).eps * max(a.shape[-2:])))
     if atol_a is None:
         atol_a = np.asarray(0.0)
     thresh = np.maximum(np.asarray(atol_a, _F64)[..., None], np.asarray(rtol_a, _F64)[..., None] * smax)
