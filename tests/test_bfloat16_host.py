@@ -62,3 +62,57 @@ def test_engine_finfo_answers_for_every_floating_dtype():
     assert dtypes.finfo(np.dtype(ml_dtypes.bfloat16)).nmant == 7
     for npdt in (np.float16, np.float32, np.float64):
         assert dtypes.finfo(npdt) is np.finfo(npdt) or dtypes.finfo(npdt) == np.finfo(npdt)
+
+
+OP_TABLE = """
+import gradcli.torch as torch
+from gradcli.engine.ops.registry import OPS
+
+def snapshot():
+    return {name: (id(op), op.forward, op.bf16, op.node_cls is None) for name, op in OPS.items()}
+
+before = snapshot()
+torch.softmax(torch.ones(3), 0)
+x = torch.tensor([0.5, 1.0, 3.0], dtype=torch.bfloat16, requires_grad=True)
+y = (torch.softmax(x, 0) * 3 + 1).sigmoid().sum()
+y.backward()
+after = snapshot()
+changed = [name for name in before if before[name][:3] != after[name][:3]]
+print(len(before) == len(after), changed)
+print(sum(op.bf16 is not None for op in OPS.values()) > 100)
+print(y.item(), x.grad.tolist())
+"""
+
+
+def test_loading_bfloat16_changes_no_op_object():
+    """The bfloat16 kernels are declared with their ops (Op.bf16), not installed when
+    bfloat16 loads: every op object, forward and kernel is the same before and after."""
+    lines = _run(OP_TABLE).splitlines()
+    assert lines[0] == "True []"
+    assert lines[1] == "True"
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([0.5, 1.0, 3.0], dtype=torch.bfloat16, requires_grad=True)
+    y = (torch.softmax(x, 0) * 3 + 1).sigmoid().sum()
+    y.backward()
+    assert lines[2] == f"{y.item()} {x.grad.tolist()}"
+
+
+def test_bfloat16_kernel_runs_only_for_a_bfloat16_first_array():
+    import numpy as np
+
+    import gradcli.torch as G
+    from gradcli.engine.ops.registry import OPS
+
+    softmax = OPS["softmax"]
+    calls = []
+    kernel = softmax.bf16
+    try:
+        softmax.bf16 = lambda *args: calls.append(args) or kernel(*args)
+        G.softmax(G.ones(3), 0)
+        G.softmax(G.ones(3, dtype=G.float64), 0)
+        assert calls == []
+        G.softmax(G.ones(3, dtype=G.bfloat16), 0)
+        assert len(calls) == 1 and calls[0][0].dtype.kind == "V"
+        assert np.dtype(calls[0][0].dtype).itemsize == 2
+    finally:
+        softmax.bf16 = kernel

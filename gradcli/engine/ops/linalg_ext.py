@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
@@ -287,6 +288,8 @@ def inv(A: Tensor, *, out=None) -> Tensor:
 
 @public("torch.inverse", "Tensor.inverse")
 def inverse(input: Tensor, *, out=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(inverse, input, out=out)
     return _inv_common(input, "linalg.inv", True)[0]
 
 
@@ -588,6 +591,8 @@ def _cholesky(A: Tensor, upper: bool, check_errors: bool, op=CHOLESKY, fname="li
 
 @public("torch.linalg.cholesky")
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(cholesky, A, upper=upper, out=out)
     _check_tensor("linalg_cholesky", "A", A)
     return _cholesky(A, upper, True)[0]
 
@@ -1161,6 +1166,8 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
 
 @public("torch.pinverse", "Tensor.pinverse")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(pinverse, input, rcond)
     _check_tensor("pinverse", "input", input)
     a = input._data
     if a.ndim < 2 or a.dtype.kind not in "fV":
@@ -1965,6 +1972,8 @@ def _bmm_checks(name: str, input: Tensor, b1: Tensor, b2: Tensor, batch_out: boo
 @public("torch.addbmm", "Tensor.addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
            out=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(addbmm, input, batch1, batch2, beta=beta, alpha=alpha, out=out)
     _bmm_checks("addbmm", input, batch1, batch2, False)
     return run_op(ADDBMM, (input, batch1, batch2), _integral_scalars(input, beta, alpha))
 
@@ -1995,6 +2004,8 @@ BADDBMM = defop("baddbmm", "BaddbmmBackward0", _baddbmm_fwd, _baddbmm_backward,
 @public("torch.baddbmm", "Tensor.baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
             out=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(baddbmm, input, batch1, batch2, beta=beta, alpha=alpha, out=out)
     _bmm_checks("baddbmm", input, batch1, batch2, True)
     return run_op(BADDBMM, (input, batch1, batch2), _integral_scalars(input, beta, alpha))
 
