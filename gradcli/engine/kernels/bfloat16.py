@@ -32,7 +32,7 @@ WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
            "mul_scalar", "div_scalar", "addcmul", "addcdiv", "lerp", "clamp", "clamp_min",
            "clamp_max",
            # a product with a bias: summed in float32 with the bias, rounded once
-           "addmm", "addmv", "addr", "baddbmm",
+           "addmm", "addmv", "baddbmm",
            # convolutions and averages (numpy's einsum takes no bfloat16)
            "convolution", "convolution_ext", "avg_pool2d", "avg_pool1d_2d", "avg_pool2d_ext",
            "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_ext",
@@ -46,7 +46,7 @@ WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
            # special functions (scipy's take no bfloat16) and formulas with constants
            "digamma", "lgamma", "erf", "erfc", "erfinv", "i0", "special_i0e", "special_i1",
            "special_i1e", "special_ndtri", "special_log_ndtr", "special_erfcx", "mvlgamma",
-           "polygamma", "igamma", "igammac", "ldexp", "logit", "logcumsumexp", "cumsum",
+           "polygamma", "igamma", "igammac", "ldexp", "logcumsumexp", "cumsum",
            "norm", "norm_dim", "linalg_vector_norm", "renorm", "glu", "hardshrink",
            "softshrink", "celu", "selu", "elu", "elu_backward", "mish", "hardswish",
            "hardsigmoid", "leaky_relu", "leaky_relu_backward", "prelu", "native_group_norm",
@@ -168,11 +168,65 @@ def addbmm(forward):
     return widened
 
 
+def _round(x, like):
+    """x (float32 values) rounded to bfloat16, `like`'s dtype, and widened back: one step
+    of a PyTorch kernel whose bfloat16 arithmetic rounds after every operation."""
+    return np.asarray(x, np.float32).astype(like).astype(np.float32)
+
+
+def addr(forward):
+    """addr of bfloat16 as PyTorch's addr kernel: its arithmetic is bfloat16's, each
+    product and the sum rounded, beta*self + (alpha*v1)*v2 (self ignored for beta 0)."""
+    def stepwise(bias, v1, v2, beta, alpha):
+        if not _is_bf16(v1):
+            return forward(bias, v1, v2, beta, alpha)
+        bf = v1.dtype
+        scale = _round(alpha, bf)
+        out = _round(_round(scale * v1.astype(np.float32)[:, None], bf)
+                     * v2.astype(np.float32)[None, :], bf)
+        if beta != 0:
+            kept = _round(_round(beta, bf) * np.asarray(bias, np.float32), bf)
+            out = out + kept
+        return np.asarray(out, np.float32).astype(bf)
+
+    return stepwise
+
+
+def logit(forward):
+    """logit of bfloat16 as PyTorch's kernel: the clamp bounds, 1 - x and the quotient in
+    bfloat16 (each rounded), then the log in float32, rounded once."""
+    def stepwise(a, eps):
+        if not _is_bf16(a):
+            return forward(a, eps)
+        bf = a.dtype
+        x = a.astype(np.float32)
+        if eps is not None:
+            lo = _round(eps, bf)
+            x = np.clip(x, lo, _round(np.float32(1) - lo, bf))
+        ratio = _round(x / _round(np.float32(1) - x, bf), bf)
+        return np.log(ratio).astype(bf)
+
+    return stepwise
+
+
+def linspace(start, end, steps: int, bf) -> np.ndarray:
+    """torch.linspace of bfloat16 (steps >= 2) as PyTorch's kernel, whose arithmetic is
+    bfloat16's: the ends and the step rounded, each element start + step*i from the
+    front, end - step*(steps-1-i) from the back, every product and sum rounded."""
+    first, last = _round(start, bf), _round(end, bf)
+    step = _round(_round(last - first, bf) / _round(steps - 1, bf), bf)
+    idx = np.arange(steps)
+    half = steps // 2
+    front = _round(first + _round(step * _round(idx, bf), bf), bf)
+    back = _round(last - _round(step * _round(steps - 1 - idx, bf), bf), bf)
+    return np.where(idx < half, front, back).astype(bf)
+
+
 #: op name -> the maker of its bfloat16 kernel from its forward
 KERNELS = {name: in_float32 for name in WIDENED}
 KERNELS.update({"log_softmax": log_softmax, "mse_loss_backward": mse_backward,
                 "add_alpha": with_alpha(1.0), "sub_alpha": with_alpha(-1.0),
-                "addbmm": addbmm, "add": number_in_float32, "sub": number_in_float32,
+                "addbmm": addbmm, "addr": addr, "logit": logit, "add": number_in_float32, "sub": number_in_float32,
                 "mul": number_in_float32, "div": number_in_float32})
 
 

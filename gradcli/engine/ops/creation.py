@@ -332,6 +332,10 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
             # element is one fused multiply-add (exact product in float64, one rounding)
             start, end = float(np.float32(start)), float(np.float32(end))
             step = float(np.float32(np.float32(end) - np.float32(start)) / np.float32(steps - 1))
+        if np.dtype(target).kind == "V":  # bfloat16: every step of its kernel rounds
+            from ..kernels.bfloat16 import linspace as linspace_bf16
+
+            return _finish(linspace_bf16(start, end, steps, np.dtype(target)), requires_grad)
         half = steps // 2
         if np.dtype(target) == np.float64:  # its double kernel fuses the multiply-add too
             from ..rng_sample import fma64

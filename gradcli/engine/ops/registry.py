@@ -224,7 +224,10 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
 
 def _bf16_first(arrays) -> bool:
     """Whether an op's first array is bfloat16 (asked only of ops with a bfloat16 kernel)."""
-    return bool(arrays) and type(arrays[0]) is _ndarray and arrays[0].dtype.kind == "V"
+    for x in arrays:
+        if type(x) is _ndarray:
+            return x.dtype.kind == "V"
+    return False
 
 
 def forward_of(op: Op, first):
