@@ -52,6 +52,8 @@ WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
            "hardsigmoid", "leaky_relu", "leaky_relu_backward", "prelu", "native_group_norm",
            "batch_norm", "native_batch_norm_legit", "native_batch_norm_legit_no_stats",
            "embedding_bag", "nan_to_num", "cond_nan_to_num",
+           # numpy's einsum and scipy's expm take no bfloat16
+           "trilinear_product", "linalg_matrix_exp",
            # statistics: accumulated in float32 as PyTorch's reductions for bfloat16
            "var", "std", "var_mean", "std_mean", "logsumexp", "cumprod", "prod", "prod_dim",
            "dist", "cdist", "pdist")
@@ -92,15 +94,19 @@ def number_in_float32(forward):
 
 
 def log_softmax(forward):
-    """log_softmax of bfloat16 as PyTorch's CPU kernel: max, exp and sum in float32, the
-    row's log-sum rounded to bfloat16 (its buffer's type), then x - max - that in float32,
-    rounded once (matched bit for bit on random rows; the float32 formula differs in ~1 of 10)."""
+    """log_softmax of bfloat16 as PyTorch's CPU kernel: max, exp and sum in float32; over
+    the last dim the row's log-sum is rounded to bfloat16 (its buffer's type), then
+    x - max - that in float32, rounded once; over another dim nothing is rounded before
+    the result (bit for bit on random tensors there)."""
     def widened(a, dim):
         if not _is_bf16(a) or a.size == 0 or a.ndim == 0:
             return forward(a, dim)
         x = a.astype(np.float32)
         top = np.max(x, axis=dim, keepdims=True)
         log_sum = np.log(np.sum(np.exp(x - top), axis=dim, keepdims=True))
+        if dim % a.ndim != a.ndim - 1:
+            # over another dim its kernel keeps the log-sum in float32: one rounding
+            return (x - top - log_sum).astype(a.dtype)
         return (x - top - log_sum.astype(a.dtype).astype(np.float32)).astype(a.dtype)
 
     return widened
