@@ -78,3 +78,12 @@ def test_bilinear_and_matrix_exp_take_bfloat16():
     assert ours.dtype is G.bfloat16
     np.testing.assert_allclose(np.array(ours.float().tolist()), theirs.float().numpy(),
                                rtol=1.6e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("shape,size", [((2, 3, 5, 7, 6), (2, 3, 4)), ((3, 5, 7, 6), (5, 3, 2)),
+                                        ((1, 2, 9, 4, 5), (4, 4, 3)), ((2, 4, 4, 4), (1, 2, 1))])
+def test_adaptive_avg_pool3d_as_pytorch(shape, size):
+    """PyTorch's 3-d adaptive average sums each window in bfloat16, every addition rounded."""
+    theirs, ours = _pair(RNG.standard_normal(shape) * 5)
+    assert G.nn.functional.adaptive_avg_pool3d(ours, size).tolist() == \
+        torch.nn.functional.adaptive_avg_pool3d(theirs, size).tolist()

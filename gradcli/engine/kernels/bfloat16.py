@@ -36,7 +36,7 @@ WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
            # convolutions and averages (numpy's einsum takes no bfloat16)
            "convolution", "convolution_ext", "avg_pool2d", "avg_pool1d_2d", "avg_pool2d_ext",
            "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_ext",
-           "adaptive_avg_pool2d_backward", "avg_pool3d", "adaptive_avg_pool3d",
+           "adaptive_avg_pool2d_backward", "avg_pool3d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "max_pool2d", "max_pool3d_with_indices",
            "upsample_bicubic2d", "upsample_bilinear2d", "upsample_linear1d",
            "upsample_trilinear3d", "upsample_nearest1d", "upsample_nearest2d",
@@ -228,11 +228,45 @@ def linspace(start, end, steps: int, bf) -> np.ndarray:
     return np.where(idx < half, front, back).astype(bf)
 
 
+def adaptive_avg_pool3d(forward):
+    """adaptive_avg_pool3d of bfloat16 as PyTorch's CPU kernel (a scalar loop in the
+    tensor's own type): each window summed in bfloat16 in (t, h, w) order, every addition
+    rounded, then divided by kT, kH and kW in turn, each quotient rounded."""
+    def stepwise(x, spec):
+        if not _is_bf16(x) or len(spec.mats) != 3:
+            return forward(x, spec)
+        bf = x.dtype
+        windows = []
+        for entry in spec.mats:  # (dim, matrix out x in): a row's nonzeros are its window
+            rows = []
+            for row in entry[1]:
+                taps = np.flatnonzero(row)
+                rows.append((int(taps[0]), int(taps[-1]) + 1))
+            windows.append(rows)
+        wide = x.astype(np.float32)
+        out = np.empty(x.shape[:-3] + tuple(len(w) for w in windows), np.float32)
+        for ot, (t0, t1) in enumerate(windows[0]):
+            for oh, (h0, h1) in enumerate(windows[1]):
+                for ow, (w0, w1) in enumerate(windows[2]):
+                    total = np.zeros(x.shape[:-3], np.float32)
+                    for it in range(t0, t1):
+                        for ih in range(h0, h1):
+                            for iw in range(w0, w1):
+                                total = _round(total + wide[..., it, ih, iw], bf)
+                    for k in (t1 - t0, h1 - h0, w1 - w0):
+                        total = _round(total / np.float32(k), bf)
+                    out[..., ot, oh, ow] = total
+        return out.astype(bf)
+
+    return stepwise
+
+
 #: op name -> the maker of its bfloat16 kernel from its forward
 KERNELS = {name: in_float32 for name in WIDENED}
 KERNELS.update({"log_softmax": log_softmax, "mse_loss_backward": mse_backward,
                 "add_alpha": with_alpha(1.0), "sub_alpha": with_alpha(-1.0),
-                "addbmm": addbmm, "addr": addr, "logit": logit, "add": number_in_float32, "sub": number_in_float32,
+                "addbmm": addbmm, "addr": addr, "logit": logit,
+                "adaptive_avg_pool3d": adaptive_avg_pool3d, "add": number_in_float32, "sub": number_in_float32,
                 "mul": number_in_float32, "div": number_in_float32})
 
 
