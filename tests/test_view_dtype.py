@@ -42,6 +42,12 @@ CASES = [
     "torch.tensor([1, -2], dtype=torch.int16).view(torch.int8)",
     "torch.ones(2, 2).view(torch.int16).stride()",
     "torch.ones(2, 3).view(torch.float32).requires_grad",
+    "torch.ones(2).view(float)",
+    "torch.ones(2).view(int)",
+    "torch.tensor([1, 0], dtype=torch.uint8).view(bool)",
+    "torch.ones(2).view(dtype=torch.int32)",
+    "torch.ones(2).view(torch.int32, 2)",
+    "torch.ones(2).view('int32')",
 ]
 
 

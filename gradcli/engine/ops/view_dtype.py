@@ -21,6 +21,8 @@ def _word(d: dtypes.dtype) -> str:
 
 
 def view_as_dtype(x: Tensor, target) -> Tensor:
+    if target is float or target is int or target is bool:  # (torch.float64, int64, bool)
+        target = dtypes.to_dtype(target)
     if not isinstance(target, dtypes.dtype):
         return PUBLIC["Tensor.to"](x, target)  # (what view did with anything else before)
     d = x._data
