@@ -55,3 +55,15 @@ def test_state_persists_across_one_sessions_inputs_and_resets_per_program():
     out = io.StringIO()
     run_source("print(torch.ones(1).dtype)\n", "<prog>", stdout=out)
     assert out.getvalue() == "torch.float32\n"
+
+
+def test_a_new_program_starts_from_the_defaults():
+    first = ("torch.use_deterministic_algorithms(True)\n"
+             "torch.set_float32_matmul_precision('medium')\n"
+             "torch.set_printoptions(precision=2)\n")
+    run_source(first, "<prog-1>", stdout=io.StringIO())
+    out = io.StringIO()
+    run_source("print(torch.are_deterministic_algorithms_enabled(), "
+               "torch.get_float32_matmul_precision(), torch.ones(1) / 3)\n", "<prog-2>",
+               stdout=out)
+    assert out.getvalue() == "False highest tensor([0.3333])\n"
