@@ -87,3 +87,13 @@ def test_adaptive_avg_pool3d_as_pytorch(shape, size):
     theirs, ours = _pair(RNG.standard_normal(shape) * 5)
     assert G.nn.functional.adaptive_avg_pool3d(ours, size).tolist() == \
         torch.nn.functional.adaptive_avg_pool3d(theirs, size).tolist()
+
+
+@pytest.mark.parametrize("shape,dim", [((5, 5), 0), ((5, 10, 5), -1), ((6, 40), -1),
+                                       ((40, 6), 0)])
+def test_softmax_backward_data_as_pytorch(shape, dim):
+    """torch._softmax_backward_data of bfloat16: o * (g - sum(g * o)) in float32, rounded once."""
+    (tg, og), (to, oo) = _pair(RNG.standard_normal(shape) * 5), _pair(RNG.standard_normal(shape) * 5)
+    ours = G._softmax_backward_data(og, oo, dim, G.bfloat16)
+    assert ours.dtype is G.bfloat16
+    assert ours.tolist() == torch._softmax_backward_data(tg, to, dim, torch.bfloat16).tolist()

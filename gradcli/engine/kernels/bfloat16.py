@@ -22,7 +22,8 @@ from ..fpstate import quiet
 # CPU kernel for bfloat16 widens to float32, runs the whole formula, and rounds once: done
 # step by step in bfloat16 each step would round, and a softmax row's sum drifts by
 # several units in the last place.
-WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
+WIDENED = ("softmax", "softmax_backward_data", "softmax_backward_data_public",
+           "log_softmax_backward_data",
            "_safe_softmax", "sigmoid", "sigmoid_backward", "log_sigmoid", "gelu",
            "gelu_backward", "silu", "softplus", "softplus_backward", "tanh_backward",
            "layer_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -50,7 +51,7 @@ WIDENED = ("softmax", "softmax_backward_data", "log_softmax_backward_data",
            "norm", "norm_dim", "linalg_vector_norm", "renorm", "glu", "hardshrink",
            "softshrink", "celu", "selu", "elu", "elu_backward", "mish", "hardswish",
            "hardsigmoid", "leaky_relu", "leaky_relu_backward", "prelu", "native_group_norm",
-           "batch_norm", "native_batch_norm_legit", "native_batch_norm_legit_no_stats",
+           "batch_norm", "batch_norm_with_update", "native_batch_norm_legit", "native_batch_norm_legit_no_stats",
            "embedding_bag", "nan_to_num", "cond_nan_to_num",
            # numpy's einsum and scipy's expm take no bfloat16
            "trilinear_product", "linalg_matrix_exp",
