@@ -26,7 +26,7 @@ WIDENED = ("softmax", "softmax_backward_data", "softmax_backward_data_public",
            "log_softmax_backward_data",
            "_safe_softmax", "sigmoid", "sigmoid_backward", "log_sigmoid", "gelu",
            "gelu_backward", "silu", "softplus", "softplus_backward", "tanh_backward",
-           "layer_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "layer_norm", "binary_cross_entropy",
            # a Python-number operand (alpha, value, a bound) is held in float32 by PyTorch's
            # kernels (its "opmath" type), and numpy would widen the result to float32
            "rsub_alpha", "rsub_tensor", "add_scalar", "sub_scalar",
@@ -262,12 +262,40 @@ def adaptive_avg_pool3d(forward):
     return stepwise
 
 
+def bce_with_logits(forward):
+    """binary_cross_entropy_with_logits of bfloat16 as PyTorch composes it: log_sigmoid's
+    kernel in float32, rounded once, then (1 - t) * x - log_weight * that (* weight), each
+    operation in bfloat16 and rounded; a "mean" or "sum" accumulates in float32."""
+    def composed(x, t, reduction, weight, pos_weight):
+        if not _is_bf16(x):
+            return forward(x, t, reduction, weight, pos_weight)
+        bf = x.dtype
+        wide = x.astype(np.float32)
+        log_sig = (np.minimum(wide, 0) - np.log1p(np.exp(-np.abs(wide)))).astype(bf)
+        one = bf.type(1)
+        if pos_weight is not None:
+            log_sig = log_sig * ((pos_weight - one) * t + one)
+        loss = (one - t) * x - log_sig
+        if weight is not None:
+            loss = loss * weight
+        loss = np.asarray(loss).astype(bf)
+        if reduction == "mean":
+            return np.asarray(np.sum(loss, dtype=np.float32) / np.float32(max(loss.size, 1))
+                              if loss.size else np.float32("nan")).astype(bf)
+        if reduction == "sum":
+            return np.asarray(np.sum(loss, dtype=np.float32)).astype(bf)
+        return loss
+
+    return composed
+
+
 #: op name -> the maker of its bfloat16 kernel from its forward
 KERNELS = {name: in_float32 for name in WIDENED}
 KERNELS.update({"log_softmax": log_softmax, "mse_loss_backward": mse_backward,
                 "add_alpha": with_alpha(1.0), "sub_alpha": with_alpha(-1.0),
                 "addbmm": addbmm, "addr": addr, "logit": logit,
-                "adaptive_avg_pool3d": adaptive_avg_pool3d, "add": number_in_float32, "sub": number_in_float32,
+                "adaptive_avg_pool3d": adaptive_avg_pool3d,
+                "binary_cross_entropy_with_logits": bce_with_logits, "add": number_in_float32, "sub": number_in_float32,
                 "mul": number_in_float32, "div": number_in_float32})
 
 
