@@ -58,3 +58,122 @@ if "NPY_DISABLE_CPU_FEATURES" not in os.environ:
     _targets = _numpy_avx512_targets()
     if _targets:
         os.environ["NPY_DISABLE_CPU_FEATURES"] = _targets
+
+
+# ---------------------------------------------------------------- per-test configuration
+# PyTorch's configuration is process state, and a REPL or program keeps it as one Python
+# session does (gradcli's `reset_engine` runs per program and on `:reset`, not between
+# inputs). The test session is one process too: a test that sets the default dtype, the
+# determinism flags, the matmul precision or the print options, or leaves an autocast
+# region or grad mode off (failing before it restores them), would change the tests run
+# after it. So each test's configuration is put back as it was, for gradcli and for
+# PyTorch, whichever of them is loaded (neither is imported here for it).
+
+import pytest  # noqa: E402
+
+
+def _gradcli_config():
+    torch = sys.modules.get("gradcli.torch")
+    if torch is None:
+        return None
+    from gradcli.engine import autocast_state, formatting
+
+    amp = autocast_state.STATE
+    return {
+        "dtype": torch.get_default_dtype(), "grad": torch.is_grad_enabled(),
+        "anomaly": torch.is_anomaly_enabled(),
+        "deterministic": (torch.are_deterministic_algorithms_enabled(),
+                          torch.is_deterministic_algorithms_warn_only_enabled()),
+        "matmul": torch.get_float32_matmul_precision(),
+        "warn_always": torch.is_warn_always_enabled(),
+        "print": formatting.PRINT_OPTIONS.as_dict(),
+        "device": torch.get_default_device(),
+        "threads": torch.get_num_threads(),
+        "autocast": (amp.enabled, amp.dtype, amp.cache_enabled, amp.nesting, amp.inside,
+                     autocast_state.ENABLED),
+    }
+
+
+def _gradcli_restore(saved) -> None:
+    torch = sys.modules.get("gradcli.torch")
+    if torch is None:
+        return
+    if saved is None:  # (loaded during the test: its defaults are what a fresh import has)
+        saved = {"dtype": torch.float32, "grad": True, "anomaly": False,
+                 "deterministic": (False, False), "matmul": "highest", "warn_always": False,
+                 "print": {"precision": 4, "threshold": 1000, "edgeitems": 3,
+                           "linewidth": 80, "sci_mode": None},
+                 "device": None, "threads": None,
+                 "autocast": (False, torch.bfloat16, True, 0, 0, 0)}
+    now = _gradcli_config()
+    if now == saved:
+        return
+    from gradcli.engine import autocast_state, formatting
+
+    torch.set_default_dtype(saved["dtype"])
+    torch.set_grad_enabled(saved["grad"])
+    torch.set_anomaly_enabled(saved["anomaly"])
+    torch.use_deterministic_algorithms(saved["deterministic"][0],
+                                       warn_only=saved["deterministic"][1])
+    torch.set_float32_matmul_precision(saved["matmul"])
+    torch.set_warn_always(saved["warn_always"])
+    for name, value in saved["print"].items():
+        setattr(formatting.PRINT_OPTIONS, name, value)
+    if saved["device"] is None or str(saved["device"]) == "cpu":
+        torch.set_default_device(None)
+    else:
+        torch.set_default_device(saved["device"])
+    if saved["threads"] is not None and now["threads"] != saved["threads"]:
+        torch.set_num_threads(saved["threads"])
+    amp = autocast_state.STATE
+    (amp.enabled, amp.dtype, amp.cache_enabled, amp.nesting, amp.inside,
+     autocast_state.ENABLED) = saved["autocast"]
+    amp.cache.clear()
+
+
+def _torch_config():
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "get_default_dtype"):
+        return None
+    return (torch.get_default_dtype(), torch.is_grad_enabled(), torch.is_anomaly_enabled(),
+            torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled(),
+            torch.get_float32_matmul_precision(), dict(vars(torch._tensor_str.PRINT_OPTS)),
+            torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"))
+
+
+def _torch_restore(saved) -> None:
+    if saved is None or _torch_config() == saved:
+        return
+    torch = sys.modules["torch"]
+    (dtype, grad, anomaly, deterministic, warn_only, matmul, printing, autocast,
+     autocast_dtype) = saved
+    torch.set_default_dtype(dtype)
+    torch.set_grad_enabled(grad)
+    torch.set_anomaly_enabled(anomaly)
+    torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+    torch.set_float32_matmul_precision(matmul)
+    vars(torch._tensor_str.PRINT_OPTS).update(printing)
+    torch.set_autocast_enabled("cpu", autocast)
+    torch.set_autocast_dtype("cpu", autocast_dtype)
+
+
+_UNREADABLE = object()
+
+
+def _read(config):
+    try:
+        return config()
+    except Exception:  # (a test that replaced a getter: its configuration is left alone)
+        return _UNREADABLE
+
+
+@pytest.fixture(autouse=True)
+def _restore_configuration():
+    """Each test leaves gradcli's and PyTorch's process-wide configuration as it found it."""
+    ours, theirs = _read(_gradcli_config), _read(_torch_config)
+    yield
+    if ours is not _UNREADABLE:
+        _gradcli_restore(ours)
+    if theirs is not _UNREADABLE:
+        _torch_restore(theirs)

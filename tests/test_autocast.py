@@ -173,13 +173,16 @@ def test_decorator_and_module_spellings():
 
 
 def test_an_exception_inside_the_region_leaves_everything_restored():
+    from gradcli.engine import autocast_state
     from gradcli.engine.ops import linalg
 
     code = linalg.mm.__code__
     with pytest.raises(RuntimeError), G.autocast("cpu"):
-        assert linalg.mm.__code__ is not code  # (the policy is in place inside)
+        assert linalg.mm.__code__ is code  # (no function is changed: the policy is declared)
+        assert autocast_state.ENABLED == 1
         G.mm(G.ones(2, 3), G.ones(2, 3))
     assert linalg.mm.__code__ is code
+    assert autocast_state.ENABLED == 0 and autocast_state.STATE.inside == 0
     assert G.is_autocast_enabled("cpu") is False
     assert G.mm(G.ones(2, 2), G.ones(2, 2)).dtype is G.float32
 

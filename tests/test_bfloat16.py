@@ -317,22 +317,6 @@ def test_cli_program_with_bfloat16(tmp_path):
     assert out.stdout == expected
 
 
-def test_other_dtypes_run_without_the_bfloat16_kernels_until_it_is_used():
-    """The float32 kernels of bfloat16 are installed when bfloat16 first loads, so a
-    process that never makes a bfloat16 tensor runs every op as before."""
-    code = ("import gradcli.torch as torch\n"
-            "from gradcli.engine.ops.registry import OPS\n"
-            "marked = lambda: getattr(OPS['softmax'].forward, 'bf16_widened', False) or "
-            "getattr(getattr(OPS['softmax'].forward, '__wrapped__', None), 'bf16_widened', False)\n"
-            "print(marked())\n"
-            "torch.softmax(torch.ones(3), 0)\n"
-            "print(marked())\n"
-            "torch.ones(2, dtype=torch.bfloat16)\n"
-            "print(marked())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False", "True"]
-
-
 def test_overflow_is_quiet_as_in_pytorch():
     import warnings
 

@@ -90,20 +90,6 @@ def is_floating(np_dtype) -> bool:
     return np_dtype.kind in "fV"
 
 
-#: called once bfloat16 is loaded (ops/bfloat16.py installs its float32 kernels so: a
-#: process that never makes a bfloat16 tensor runs every op without them)
-_ON_LOAD: list = []
-_LOADED: list = []  # [True] once loaded
-
-
-def on_bfloat16_load(fn) -> None:
-    """Call fn when torch.bfloat16's numpy type is first needed (now if it was)."""
-    if _LOADED:
-        fn()
-    else:
-        _ON_LOAD.append(fn)
-
-
 def _load_bfloat16() -> np.dtype:
     """Import ml_dtypes (once) and make its bfloat16 torch.bfloat16's numpy type."""
     import ml_dtypes
@@ -111,18 +97,21 @@ def _load_bfloat16() -> np.dtype:
     npdt = np.dtype(ml_dtypes.bfloat16)
     bfloat16.np = npdt
     FROM_NP[npdt] = bfloat16
-    # numpy's finfo refuses a type it does not know as inexact; its cache, which it reads
-    # first, takes ml_dtypes' answer, so the engine's np.finfo(dtype) calls work unchanged
-    cache = getattr(np.finfo, "_finfo_cache", None)
-    if isinstance(cache, dict):
-        info = ml_dtypes.finfo(npdt)
-        cache.setdefault(npdt, info)
-        cache.setdefault(ml_dtypes.bfloat16, info)
-    _LOADED.append(True)
-    for fn in _ON_LOAD:
-        fn()
-    _ON_LOAD.clear()
     return npdt
+
+
+def finfo(np_dtype):
+    """The limits of a floating numpy dtype: numpy's finfo, and ml_dtypes' for bfloat16.
+
+    The engine asks here, not np.finfo: numpy's finfo refuses a type it does not know as
+    inexact (bfloat16), and teaching it (its private cache) would change numpy for the
+    whole host process."""
+    npdt = np.dtype(np_dtype)
+    if npdt.kind == "V":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(npdt)
+    return np.finfo(npdt)
 
 
 ALIASES = {

@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from .dtypes import finfo
+
 _F32 = np.float32
 _THIRD_F32 = float(_F32(1.0) / _F32(3.0))
 _SQUEEZE_F32 = float(_F32(0.0331))
@@ -61,7 +63,7 @@ def standard_gamma_array(alpha):
     single = alpha.dtype == np.float32
     out = gamma_variates(np.ascontiguousarray(alpha).reshape(-1), single).reshape(alpha.shape)
     npdt = alpha.dtype
-    return np.maximum(out.astype(npdt), np.finfo(npdt).tiny)
+    return np.maximum(out.astype(npdt), finfo(npdt).tiny)
 
 
 def _digamma(x: float) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import rng_sample as S
+from .dtypes import finfo
 from .ops.registry import defop, run_op
 from .random import generator_of
 from .tensor import Tensor, make
@@ -113,7 +114,7 @@ def random_(self, *args, generator=None, **kwargs):
 def _dtype_top(npdt) -> int:
     npdt = np.dtype(npdt)
     if npdt.kind in "fV":
-        return 1 << ((7 if npdt.kind == "V" else np.finfo(npdt).nmant) + 1)
+        return 1 << (finfo(npdt).nmant + 1)
     if npdt.kind == "b":
         return 1
     return int(np.iinfo(npdt).max)

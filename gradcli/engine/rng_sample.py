@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .dtypes import finfo
 from .kernels.boxmuller import fma32, normal_fill_f32
 
 _M24 = np.uint64((1 << 24) - 1)
@@ -359,7 +360,7 @@ def random_default(gen, n: int, npdt) -> np.ndarray:
     else:
         raw = gen.random32(n)
     if npdt.kind in "fV":
-        mod = (1 << ((7 if npdt.kind == "V" else np.finfo(npdt).nmant) + 1)) + 1
+        mod = (1 << (finfo(npdt).nmant + 1)) + 1
     else:
         mod = int(np.iinfo(npdt).max) + 1
     return (raw % np.uint64(mod)).astype(npdt)

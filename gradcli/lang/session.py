@@ -252,8 +252,10 @@ def read_source(path: str) -> tuple:
 
 
 def reset_engine(seed: int = 0):
-    """Fresh engine state for a new file: print options, grad mode, default
-    dtype, RNG seed, default device, cuDNN flags."""
+    """Fresh engine state for a new file, as a new Python process has: print options,
+    grad mode, default dtype, RNG seed, default device, cuDNN flags, determinism, float32
+    matmul precision, anomaly mode, warn_always (a REPL keeps them between its inputs,
+    as one Python session does; `:reset` starts afresh)."""
     try:
         fac = R.facade()
     except ImportError:
@@ -263,7 +265,11 @@ def reset_engine(seed: int = 0):
                  lambda: fac.set_default_dtype(fac.float32),
                  lambda: fac.manual_seed(seed),
                  lambda: fac.set_default_device(None),
-                 lambda: fac.backends.cudnn._reset_flags()):
+                 lambda: fac.backends.cudnn._reset_flags(),
+                 lambda: fac.use_deterministic_algorithms(False, warn_only=False),
+                 lambda: fac.set_float32_matmul_precision("highest"),
+                 lambda: fac.set_anomaly_enabled(False),
+                 lambda: fac.set_warn_always(False)):
         try:
             call()
         except Exception:

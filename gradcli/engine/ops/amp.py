@@ -4,24 +4,25 @@ default, float16 allowed), the losses and the ops PyTorch lists as needing float
 float32, and every other op runs in its inputs' dtype; the inputs are cast with recorded
 `to` copies (ToCopyBackward0), so gradients come back in the leaves' own dtypes.
 
-No op pays anything outside autocast: the functions of the two policy lists are left as
-they are until a region is entered. Entering the outermost enabled region swaps each one's
-code for a small trampoline into `_call` (every reference to the function, in any module,
-closure or Tensor method, then goes through the policy); leaving the last one puts the
-code back. (Like PyTorch's, the state is one per process here, not per thread.)"""
+Each listed function declares its policy at its own first lines (engine/autocast_state.py:
+one read of a module flag while no region is enabled anywhere; the other functions pay
+nothing). The region's state is per thread, as PyTorch's; nothing of any function or
+module is changed on entering or leaving a region."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import types
 import warnings
 
-from .. import dtypes
+from .. import autocast_state, dtypes
 from ..tensor import Tensor
 from .registry import PUBLIC
 
 # PyTorch's CPU autocast lists (aten/src/ATen/autocast_mode.cpp), as the engine names the
-# functions: (module under gradcli.engine.ops, function name)
+# functions: (module under gradcli.engine.ops, function name). Each of these checks
+# autocast_state at its call (tests/test_autocast_policy.py holds them to it).
 LOWER_PRECISION = (
     ("linalg", "mm"), ("linalg", "bmm"), ("linalg", "addmm"), ("linalg", "matmul"),
     ("linalg_ext", "baddbmm"), ("linalg_ext", "addbmm"), ("nn", "linear"),
@@ -43,77 +44,7 @@ FLOAT32 = (
     ("linalg_ext", "pinverse"), ("linalg_ext", "cholesky"),
 )
 
-
-class _State:
-    """The CPU autocast state (PyTorch's thread-local one, for the one thread here)."""
-
-    __slots__ = ("enabled", "dtype", "cache_enabled", "nesting", "cache", "inside", "installed")
-
-    def __init__(self):
-        self.enabled = False
-        self.dtype = dtypes.bfloat16
-        self.cache_enabled = True
-        self.nesting = 0
-        self.cache: dict = {}  # id(leaf) -> (leaf, its cast): a weight is cast once a region
-        self.inside = 0  # > 0 while a policy function runs (its inner calls are left alone)
-        self.installed: list | None = None  # [(function, original code, defaults, kwdefaults)]
-
-
-STATE = _State()
-_ORIGINALS: dict = {}  # key -> a copy of the function with its own code (what _call runs)
-_POLICY: dict = {}  # key -> "lower" or "fp32"
-
-
-def _targets():
-    import importlib
-
-    found = []
-    for policy, table in (("lower", LOWER_PRECISION), ("fp32", FLOAT32)):
-        for module_name, name in table:
-            module = importlib.import_module(f"gradcli.engine.ops.{module_name}")
-            fn = getattr(module, name, None)
-            if isinstance(fn, types.FunctionType):
-                found.append((f"{module_name}.{name}", policy, fn))
-    return found
-
-
-def _install() -> None:
-    """Route every policy function through `_call` (see the module docstring)."""
-    installed = []
-    for key, policy, fn in _targets():
-        if key not in _ORIGINALS:
-            copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
-                                      fn.__closure__)
-            copy.__kwdefaults__ = fn.__kwdefaults__
-            _ORIGINALS[key], _POLICY[key] = copy, policy
-        fn.__globals__["__gradcli_autocast_call__"] = _call
-        installed.append((fn, fn.__code__, fn.__defaults__, fn.__kwdefaults__))
-        fn.__defaults__, fn.__kwdefaults__ = None, None
-        fn.__code__ = _trampoline(key, fn.__code__.co_freevars)
-    STATE.installed = installed
-
-
-def _trampoline(key: str, freevars: tuple) -> types.CodeType:
-    """The code `def f(*args, **kwargs): return _call(key, args, kwargs)`, naming the same
-    free variables as the function it replaces (a closure's code must keep them)."""
-    names = ", ".join(freevars)
-    source = "def outer():\n"
-    if freevars:
-        source += f"    {' = '.join(freevars)} = None\n"
-    source += "    def trampoline(*args, **kwargs):\n"
-    if freevars:
-        source += f"        ({names},)\n"
-    source += (f"        return __gradcli_autocast_call__({key!r}, args, kwargs)\n"
-               "    return trampoline\n")
-    namespace: dict = {}
-    exec(source, namespace)  # noqa: S102 - a fixed trampoline over our own function's key
-    return namespace["outer"]().__code__
-
-
-def _uninstall() -> None:
-    for fn, code, defaults, kwdefaults in STATE.installed or ():
-        fn.__code__, fn.__defaults__, fn.__kwdefaults__ = code, defaults, kwdefaults
-    STATE.installed = None
+STATE = autocast_state.STATE  # (this thread's, read through the threading.local)
 
 
 def _cast(value, target, lower: bool):
@@ -128,31 +59,18 @@ def _cast(value, target, lower: bool):
         return value
     from .shape import to
 
-    if lower and STATE.cache_enabled and value.requires_grad and value.grad_fn is None:
-        held = STATE.cache.get(id(value))
+    state = autocast_state.STATE
+    if lower and state.cache_enabled and value.requires_grad and value.grad_fn is None:
+        held = state.cache.get(id(value))
         if held is not None and held[0] is value and held[1].dtype is target:
             return held[1]
         cast = to(value, target)
-        STATE.cache[id(value)] = (value, cast)
+        state.cache[id(value)] = (value, cast)
         return cast
     return to(value, target)
 
 
-def _call(key: str, args: tuple, kwargs: dict):
-    """A policy function's call: its tensors cast as the policy says while CPU autocast is
-    enabled (and not already inside a policy function), then the function itself."""
-    original = _ORIGINALS[key]
-    if not STATE.enabled or STATE.inside:
-        return original(*args, **kwargs)
-    lower = _POLICY[key] == "lower"
-    target = STATE.dtype if lower else dtypes.float32
-    args = tuple(_cast(a, target, lower) for a in args)
-    kwargs = {k: _cast(v, target, lower) for k, v in kwargs.items()}
-    STATE.inside += 1
-    try:
-        return original(*args, **kwargs)
-    finally:
-        STATE.inside -= 1
+autocast_state.ABOVE.install(cast=_cast)
 
 
 def _check_device(device_type) -> None:
@@ -196,28 +114,32 @@ class autocast:  # noqa: N801 - torch's name
                               "torch.bfloat16, torch.float16 currently.", UserWarning, stacklevel=2)
                 enabled = False
         self._enabled = bool(enabled)
+        self._prevs: list = []  # what each open entry replaced (a region may nest in itself)
 
     def __enter__(self):
         if self.device != "cpu":
-            self._prev = None
+            self._prevs.append(None)
             return self
-        self._prev = (STATE.enabled, STATE.dtype, STATE.cache_enabled)
-        STATE.enabled, STATE.dtype = self._enabled, self.fast_dtype
-        STATE.cache_enabled = self._cache_enabled
-        STATE.nesting += 1
-        if self._enabled and STATE.installed is None:
-            _install()
+        state = STATE
+        self._prevs.append((state.enabled, state.dtype, state.cache_enabled))
+        state.enabled, state.dtype = self._enabled, self.fast_dtype
+        state.cache_enabled = self._cache_enabled
+        state.nesting += 1
+        if self._enabled:
+            autocast_state.count_enabled(1)
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
-        if self._prev is None:
+        prev = self._prevs.pop()
+        if prev is None:
             return False
-        STATE.nesting -= 1
-        if STATE.nesting == 0:
-            STATE.cache.clear()
-        STATE.enabled, STATE.dtype, STATE.cache_enabled = self._prev
-        if STATE.nesting == 0 and STATE.installed is not None:
-            _uninstall()
+        state = STATE
+        state.nesting -= 1
+        if state.nesting == 0:
+            state.cache.clear()
+        state.enabled, state.dtype, state.cache_enabled = prev
+        if self._enabled:
+            autocast_state.count_enabled(-1)
         return False
 
     def __call__(self, func):
@@ -230,7 +152,11 @@ class autocast:  # noqa: N801 - torch's name
 
         @functools.wraps(func)
         def decorated(*args, **kwargs):
-            with self:
+            # a fresh region object per call: two threads (or a recursion) in the decorated
+            # function each restore their own state on leaving
+            region = copy.copy(self)
+            region._prevs = []
+            with region:
                 return func(*args, **kwargs)
 
         return decorated

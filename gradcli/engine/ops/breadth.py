@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..limits import check_elements
 from ..tensor import Tensor, _type_word, _wrap_dim, make
@@ -378,7 +379,7 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
             f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
             f"{list(weight._data.shape)} and normalized_shape = {list(shape)}")
     if eps is None:
-        eps = float(np.finfo(x.dtype).eps) if x.dtype.kind in "fV" else float(
+        eps = float(dtypes.finfo(x.dtype).eps) if x.dtype.kind in "fV" else float(
             np.finfo(np.float32).eps)
     dims = tuple(range(x.ndim - k, x.ndim))
     rstd = (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from ..tensor import Tensor, _type_word, make
 from . import shape_checks
 from .conv_backward import ConvFamily, convolution_backward
@@ -523,12 +524,17 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
 @public("torch.nn.functional.conv3d", "torch.conv3d")
 def conv3d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(conv3d, input, weight, bias, stride, padding, dilation, groups)
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
 def _conv_t(nd):
     def conv_transpose(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,
                        output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+        if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+            return _autocast.lower(conv_transpose, input, weight, bias, stride,
+                                   padding, output_padding, groups, dilation)
         return _conv(input, weight, bias, stride, padding, dilation, groups, nd,
                      f"conv_transpose{nd}d", transposed=True, output_padding=output_padding)
 

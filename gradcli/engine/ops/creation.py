@@ -263,7 +263,7 @@ _CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 
 def _check_convertible(v, target: np.dtype) -> None:
     if target.kind in "fV":
-        bad = math.isfinite(v) and abs(v) > float(np.finfo(target).max)
+        bad = math.isfinite(v) and abs(v) > float(dtypes.finfo(target).max)
     elif target.kind in "iu":
         info = np.iinfo(target)
         bad = not math.isfinite(v) or not info.min <= v <= info.max
@@ -332,6 +332,10 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
             # element is one fused multiply-add (exact product in float64, one rounding)
             start, end = float(np.float32(start)), float(np.float32(end))
             step = float(np.float32(np.float32(end) - np.float32(start)) / np.float32(steps - 1))
+        if np.dtype(target).kind == "V":  # bfloat16: every step of its kernel rounds
+            from ..kernels.bfloat16 import linspace as linspace_bf16
+
+            return _finish(linspace_bf16(start, end, steps, np.dtype(target)), requires_grad)
         half = steps // 2
         if np.dtype(target) == np.float64:  # its double kernel fuses the multiply-add too
             from ..rng_sample import fma64

@@ -181,6 +181,8 @@ DIV = defop("div", "DivBackward0", np.true_divide,
                           -g * ((c.saved[0] / c.saved[1]) / c.saved[1]) if c.needs(1) else None),
             "d(a/b)/da = 1/b, d(a/b)/db = -a/b^2", save="inputs", broadcast=True, torch_call="a / b",
             save_for=((1,), (0, 1)), check_order=(1, 0))
+#: the ops elementwise.binary hands a bfloat16 tensor's right-hand number in float32
+_NUMBER_IN_FLOAT32 = frozenset((ADD, SUB, MUL, DIV))
 NEG = defop("neg", "NegBackward0", np.negative, lambda c, g: (-g,), "d(-a)/da = -1", torch_call="-a")
 
 
@@ -793,14 +795,11 @@ def binary(op, a, b, float_result: bool = False):
     if float_result and result._category != 2:
         result = dtypes.get_default_dtype()
     x, y = _operand_dtype_cast(a, b, result)
-    if result is dtypes.bfloat16 and op in BF16_SCALAR_TWINS and not isinstance(b, Tensor):
-        # PyTorch holds a right-hand number in float32 ("opmath") for a bfloat16 tensor
-        return run_op(BF16_SCALAR_TWINS[op], (a, b), arrays=(x, np.array(float(b), np.float32)))
+    if result is dtypes.bfloat16 and op in _NUMBER_IN_FLOAT32 and not isinstance(b, Tensor):
+        # PyTorch holds a right-hand number in float32 ("opmath") for a bfloat16 tensor:
+        # the op's bfloat16 kernel computes with it in float32 and rounds once
+        y = np.array(float(b), np.float32)
     return run_op(op, (a, b), arrays=(x, y))
-
-
-#: op -> its copy computing in float32 and rounding once to bfloat16 (ops/bfloat16.py fills it)
-BF16_SCALAR_TWINS: dict = {}
 
 
 def _scalar_alpha(alpha, name: str):

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from .. import dtypes
 from ..grad_mode import GRAD_MODE, no_grad
 from ..tensor import Tensor, _type_word, _wrap_dim, make
@@ -403,7 +404,7 @@ HARDSHRINK = defop("hardshrink", "HardshrinkBackward0",
 @public("torch.nn.functional.softshrink")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _float_input(input, "softshrink_check")
-    top = np.finfo(input._data.dtype).max
+    top = dtypes.finfo(input._data.dtype).max
     if not 0 <= lambd <= top:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
                            f"{_type_word(input.dtype)}, but found {float(lambd):g}")
@@ -578,6 +579,8 @@ PRELU = defop("prelu", "PreluKernelBackward0", _prelu_fwd, _prelu_backward,
 
 @public("torch.nn.functional.prelu", "torch.prelu", "Tensor.prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(prelu, input, weight)
     x, w = input._data, weight._data
     if w.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
@@ -774,6 +777,9 @@ def _reduce_t(loss: Tensor, reduction: str) -> Tensor:
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average=None, eps: float = 1e-8, reduce=None,
                      reduction: str = "mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(poisson_nll_loss, input, target, log_input, full,
+                              size_average, eps, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
         # (ATen's C++ `exp(input) - target * input` makes the product first: its node is
@@ -827,6 +833,9 @@ def _check_target_shape(name, input: Tensor, target: Tensor):
 @public("torch.nn.functional.cosine_embedding_loss", "torch.cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(cosine_embedding_loss, input1, input2, target,
+                              margin, size_average, reduce, reduction)
     from .elementwise import where
 
     if isinstance(reduction, str):
@@ -856,6 +865,9 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 @public("torch.nn.functional.margin_ranking_loss", "torch.margin_ranking_loss")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(margin_ranking_loss, input1, input2, target,
+                              margin, size_average, reduce, reduction)
     if isinstance(reduction, str):
         reduction = _reduction(size_average, reduce, reduction)
         if not (input1._data.ndim == input2._data.ndim == target._data.ndim):
@@ -871,6 +883,9 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 @public("torch.nn.functional.hinge_embedding_loss", "torch.hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(hinge_embedding_loss, input, target, margin,
+                              size_average, reduce, reduction)
     from .elementwise import where
 
     if isinstance(reduction, str):
@@ -886,6 +901,8 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
 @public("torch.nn.functional.soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(soft_margin_loss, input, target, size_average, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     if GRAD_MODE.enabled and target.requires_grad:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
@@ -1032,6 +1049,9 @@ MULTILABEL_MARGIN = defop("multilabel_margin_loss", "MultilabelMarginLossBackwar
 @public("torch.nn.functional.multilabel_margin_loss")
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                            reduction: str = "mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(multilabel_margin_loss, input, target,
+                              size_average, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     x, t = input._data, target._data
     if x.ndim > 2 or (x.ndim <= 1 and t.ndim > 1) or t.shape != x.shape:
@@ -1130,6 +1150,9 @@ MULTI_MARGIN = defop("multi_margin_loss", "MultiMarginLossBackward0", _multi_mar
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight=None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(multi_margin_loss, input, target, p, margin,
+                              weight, size_average, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -1157,6 +1180,9 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
                         reduce=None, reduction: str = "mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(triplet_margin_loss, anchor, positive, negative, margin, p,
+                              eps, swap, size_average, reduce, reduction)
     from .elementwise import minimum
 
     if isinstance(reduction, str):
@@ -1455,6 +1481,8 @@ EUCLIDEAN_DIST = defop("euclidean_dist", "EuclideanDistBackward0", _euclid_fwd,
 @public("torch.cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
           compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(cdist, x1, x2, p, compute_mode)
     a, b = x1._data, x2._data
     if a.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")
@@ -1917,6 +1945,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     """PyTorch's CPU choice: its flash kernel (one node) for 4-d inputs with equal batch
     sizes and head dims and no dropout; else the math composition (matmuls, softmax,
     dropout)."""
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(scaled_dot_product_attention, query, key, value, attn_mask,
+                               dropout_p, is_causal, scale, enable_gqa)
     q, k, v = query._data, key._data, value._data
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from .. import dtypes
 from ..tensor import Tensor, _wrap_dim, make
-from .registry import PUBLIC, defop, public, run_op, run_unary
+from .registry import PUBLIC, defop, forward_of, public, run_op, run_unary
 
 
 def _tensor(fname, value, arg="input", pos=1):
@@ -150,6 +151,8 @@ TRACE = defop("trace", "TraceBackward0", lambda a, shape: np.trace(a).astype(a.d
 
 @public("torch.trace", "Tensor.trace")
 def trace(input):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(trace, input)
     _tensor("trace", input)
     d = input._data
     if d.ndim != 2:
@@ -770,7 +773,7 @@ def _paired(kind, input, dim, unbiased, keepdim, correction):
     meta = (dims, correction, bool(keepdim), n)
     op = STD_MEAN if kind == "std" else VAR_MEAN
     with np.errstate(all="ignore"):
-        arrays = op.forward(d, *meta)
+        arrays = forward_of(op, d)(d, *meta)
     return tuple(_run_multi(op, (input,), meta, list(arrays), (True, True)))
 
 

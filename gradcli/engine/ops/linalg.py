@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from ..kernels import mkl
 from ..parallel import blas_called, blas_product
 from ..tensor import Tensor, _c_name, _type_word
@@ -151,6 +152,8 @@ def _tensors(name: str, *args) -> None:
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(mm, input, mat2)
     _tensors("mm", ("input", input), ("mat2", mat2))
     if input._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -201,6 +204,8 @@ inner = dot
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(bmm, input, mat2)
     _tensors("bmm", ("input", input), ("mat2", mat2))
     if input._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -241,6 +246,8 @@ def _bias_expands(bias: Tensor, size: tuple) -> None:
 
 def addmm(input, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta*bias + alpha*(a@b), with PyTorch's checks in its order: dtypes, ranks, shapes, bias."""
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(addmm, input, mat1, mat2, beta=beta, alpha=alpha)
     _tensors("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
     if input._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and {_word(mat2)}")
@@ -282,6 +289,8 @@ def _should_fold(a: Tensor, b: Tensor) -> bool:
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """a @ b with PyTorch's rank dispatch (and so its node names): dot, mv, mm, a folded
     mm/mv for an N-D operand against a 1-D/2-D one, else a broadcast bmm."""
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(matmul, input, other)
     _tensors("matmul", ("input", input), ("other", other))
     na, nb = input._data.ndim, other._data.ndim
     if na == 0 or nb == 0:

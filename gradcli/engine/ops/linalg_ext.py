@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, _type_word, _wrap_dim, make
@@ -287,6 +288,8 @@ def inv(A: Tensor, *, out=None) -> Tensor:
 
 @public("torch.inverse", "Tensor.inverse")
 def inverse(input: Tensor, *, out=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(inverse, input, out=out)
     return _inv_common(input, "linalg.inv", True)[0]
 
 
@@ -317,7 +320,7 @@ def _det_backward(c, g):
     A, = c.saved
     det = c.result
     a = A._data
-    eps = np.finfo(a.dtype).eps
+    eps = dtypes.finfo(a.dtype).eps
     if a.size == 0:
         return (A * 0,)
     if not GRAD_MODE.enabled:
@@ -588,6 +591,8 @@ def _cholesky(A: Tensor, upper: bool, check_errors: bool, op=CHOLESKY, fname="li
 
 @public("torch.linalg.cholesky")
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(cholesky, A, upper=upper, out=out)
     _check_tensor("linalg_cholesky", "A", A)
     return _cholesky(A, upper, True)[0]
 
@@ -1155,12 +1160,14 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) 
     atol_a, rtol_a = _tol_array(atol), _tol_array(rtol)
     if rtol_a is None:
         rtol_a = (np.asarray(0.0) if atol_a is not None and np.any(atol_a > 0) else
-                  np.asarray(np.finfo(a.dtype).eps * max(a.shape[-2:])))
+                  np.asarray(dtypes.finfo(a.dtype).eps * max(a.shape[-2:])))
     return run_op(PINV, (A,), (atol_a, rtol_a, hermitian))
 
 
 @public("torch.pinverse", "Tensor.pinverse")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(pinverse, input, rcond)
     _check_tensor("pinverse", "input", input)
     a = input._data
     if a.ndim < 2 or a.dtype.kind not in "fV":
@@ -1235,7 +1242,7 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     m, n = a.shape[-2:]
     a64, b64 = a.astype(_F64), bm.astype(_F64)
     if rcond is None:
-        rcond = np.finfo(a.dtype).eps * max(m, n)
+        rcond = dtypes.finfo(a.dtype).eps * max(m, n)
     u, s, vh = np.linalg.svd(a64, full_matrices=False) if a.size else (None, np.zeros(a.shape[:-2] + (0,)), None)
     if a.size:
         keep = s > rcond * s.max(axis=-1, keepdims=True)
@@ -1472,7 +1479,7 @@ def cond(A: Tensor, p=None, *, out=None) -> Tensor:
 
 
 def _nan_to_num_array(x):
-    big = np.finfo(x.dtype).max
+    big = dtypes.finfo(x.dtype).max
     return np.nan_to_num(x, nan=0.0, posinf=big, neginf=-big)
 
 
@@ -1503,7 +1510,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     atol_a, rtol_a = _tol_array(atol), _tol_array(rtol)
     if rtol_a is None:
         rtol_a = (np.asarray(0.0) if atol_a is not None and np.any(atol_a > 0)
-                  else np.asarray(np.finfo(a.dtype).eps * max(a.shape[-2:])))
+                  else np.asarray(dtypes.finfo(a.dtype).eps * max(a.shape[-2:])))
     if atol_a is None:
         atol_a = np.asarray(0.0)
     thresh = np.maximum(np.asarray(atol_a, _F64)[..., None], np.asarray(rtol_a, _F64)[..., None] * smax)
@@ -1965,6 +1972,8 @@ def _bmm_checks(name: str, input: Tensor, b1: Tensor, b2: Tensor, batch_out: boo
 @public("torch.addbmm", "Tensor.addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
            out=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(addbmm, input, batch1, batch2, beta=beta, alpha=alpha, out=out)
     _bmm_checks("addbmm", input, batch1, batch2, False)
     return run_op(ADDBMM, (input, batch1, batch2), _integral_scalars(input, beta, alpha))
 
@@ -1995,6 +2004,8 @@ BADDBMM = defop("baddbmm", "BaddbmmBackward0", _baddbmm_fwd, _baddbmm_backward,
 @public("torch.baddbmm", "Tensor.baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
             out=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(baddbmm, input, batch1, batch2, beta=beta, alpha=alpha, out=out)
     _bmm_checks("baddbmm", input, batch1, batch2, True)
     return run_op(BADDBMM, (input, batch1, batch2), _integral_scalars(input, beta, alpha))
 

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from ..tensor import Tensor, make
 from ..warn_site import warn_at_caller
 from .nn import _reduce, _reduction_arg
@@ -36,6 +37,8 @@ def _tensor_reduce(t: Tensor, reduction: str) -> Tensor:
 
 @public("torch.nn.functional.l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(l1_loss, input, target, size_average, reduce, reduction, weight)
     _size_warning(input, target)
     reduction = _reduction_arg(size_average, reduce, reduction)
     diff = (input - target).abs()
@@ -133,6 +136,8 @@ def _broadcast_pair(input: Tensor, target: Tensor):
 @public("torch.nn.functional.smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
                    beta: float = 1.0):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(smooth_l1_loss, input, target, size_average, reduce, reduction, beta)
     _size_warning(input, target)
     reduction = _reduction_arg(size_average, reduce, reduction)
     if beta < 0:
@@ -143,6 +148,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 @public("torch.nn.functional.huber_loss")
 def huber_loss(input, target, reduction="mean", delta: float = 1.0, weight=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(huber_loss, input, target, reduction, delta, weight)
     _size_warning(input, target)
     reduction = _reduction_arg(None, None, reduction)
     if delta <= 0:
@@ -171,6 +178,8 @@ def _xlogy_self(t: Tensor) -> Tensor:
 @public("torch.nn.functional.kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
            log_target: bool = False):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(kl_div, input, target, size_average, reduce, reduction, log_target)
     if size_average is not None or reduce is not None:
         reduction = _reduction_arg(size_average, reduce, "mean")
     elif reduction == "mean":

@@ -445,7 +445,7 @@ def mvlgamma_inplace(input, p):
 def _not_tiny(x):
     """PyTorch's i1/i1e backward take 0.5 (the slope at 0) wherever |x| <= eps of the dtype,
     nan included (|nan| > eps is false)."""
-    return x.abs() > float(np.finfo(x._data.dtype).eps)
+    return x.abs() > float(dtypes.finfo(x._data.dtype).eps)
 
 
 def _i1_grad(c, g):
@@ -587,7 +587,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     d = input._data
     if d.dtype.kind not in "fV":  # integers have no nan or inf: a copy
         return make(d.copy())
-    info = np.finfo(d.dtype)
+    info = dtypes.finfo(d.dtype)
     return run_unary(NAN_TO_NUM, input, (0.0 if nan is None else nan,
                                          info.max if posinf is None else posinf,
                                          info.min if neginf is None else neginf))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from ..kernels.sleef import vec_exp32, vec_log1p32
 from ..kernels.softmax import (
     log_softmax_backward,
@@ -267,6 +268,8 @@ def _reduction_arg(size_average, reduce, reduction: str) -> str:
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(mse_loss, input, target, size_average, reduce, reduction)
     if input._data.shape != target._data.shape:
         from ..warn_site import warn_at_caller
 
@@ -302,6 +305,9 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
              reduce=None, reduction="mean") -> Tensor:
     """PyTorch's nll_loss_nd: 1-d/2-d inputs are nll_loss; a 4-d input nll_loss2d; other
     inputs with spatial dims nll_loss2d through (N, C, 1, -1) views. Its checks, in order."""
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(nll_loss, input, target, weight,
+                              size_average, ignore_index, reduce, reduction)
     reduction = _reduction_arg(size_average, reduce, reduction)
     d, t = input._data, target._data
     if d.ndim < 1:
@@ -371,6 +377,9 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(cross_entropy, input, target, weight, size_average,
+                              ignore_index, reduce, reduction, label_smoothing)
     reduction = _reduction_arg(size_average, reduce, reduction)
     if input._data.ndim == 0:
         _wrap_dim(1, 0)  # PyTorch's "Dimension out of range" for a 0-d input
@@ -579,6 +588,9 @@ def _bce_weight_check(tshape: tuple, weight: Tensor) -> None:
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                          reduce=None, reduction="mean") -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(binary_cross_entropy, input, target, weight,
+                              size_average, reduce, reduction)
     reduction = _reduction_arg(size_average, reduce, reduction)
     if input._data.shape != target._data.shape:
         raise ValueError(
@@ -604,6 +616,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
 
 
 def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(linear, input, weight, bias)
     d = input._data
     if d.ndim == 0 or weight._data.ndim == 0:
         raise RuntimeError(
@@ -827,6 +841,9 @@ def torch_binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
                                      size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None) -> Tensor:
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(binary_cross_entropy_with_logits, input, target, weight,
+                              size_average, reduce, reduction, pos_weight)
     reduction = _reduction_arg(size_average, reduce, reduction)
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from ..tensor import Tensor, make
 from . import shape_checks
 from .backward_nodes import BackwardOp
@@ -619,11 +620,15 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims: int):
 
 @public("torch.nn.functional.conv1d", "torch.conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(conv1d, input, weight, bias, stride, padding, dilation, groups)
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
 @public("torch.nn.functional.conv2d", "torch.conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
+        return _autocast.lower(conv2d, input, weight, bias, stride, padding, dilation, groups)
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 

@@ -15,6 +15,7 @@ from math import sqrt as _sqrt
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from .. import dtypes
 from ..kernels.extrema import extreme_all, zero_as_kernel
 from ..kernels.summation import torch_order_sum, torch_order_sum_dims
@@ -620,6 +621,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(prod, input, dim, keepdim, dtype=dtype)
     npdt = _sum_dtype(input, dtype)
     array = input._data.astype(npdt) if npdt is not None and input._data.dtype != npdt else None
     if dim is None:

@@ -17,6 +17,7 @@ from .. import node as node_module
 from ..dtypes import float32, float64
 from ..grad_mode import ANOMALY, GRAD_MODE, TRACE_PROVIDER
 from ..inference import check_saved
+from ..kernels.bfloat16 import kernel_for as _bf16_kernel_for
 from ..limits import MAX_ELEMENTS, check_count
 from ..node import next_sequence as _next_seq
 from ..node import node_class
@@ -83,7 +84,7 @@ class Op:
 
     __slots__ = ("name", "node", "forward", "backward", "rule", "save_inputs", "save_result",
                  "save_meta", "broadcast", "torch_call", "examples", "multi", "save_for",
-                 "domain", "out_size", "check_order", "node_cls", "binary_ufunc")
+                 "domain", "out_size", "check_order", "node_cls", "binary_ufunc", "bf16")
 
     def __init__(self, name: str, node: str, forward, backward=None, rule: str = "",
                  save_inputs: bool = False, save_result: bool = False, save_meta: bool = False,
@@ -119,6 +120,9 @@ class Op:
         self.node_cls = None  # the grad_fn class, made on first use: see node_class()
         # forward is a two-input numpy ufunc: run_scalar may hand it a 0-d array for a scalar
         self.binary_ufunc = type(forward) is np.ufunc and forward.nin == 2
+        # the forward for a bfloat16 first array, where PyTorch's kernel computes in float32
+        # and rounds once (engine/kernels/bfloat16.py's table); None: forward serves it
+        self.bf16 = _bf16_kernel_for(name, forward)
 
     def node_class(self) -> type:
         """The grad_fn class (`MulBackward0`), made when the op first records a node: making
@@ -191,7 +195,10 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
         if count > limit:  # (compared here: a call per op is most of the limit's cost)
             check_count(count)
     try:
-        out = op.forward(*arrays, *meta)
+        if op.bf16 is None or not _bf16_first(arrays):
+            out = op.forward(*arrays, *meta)
+        else:
+            out = op.bf16(*arrays, *meta)
     except ValueError as err:
         if GRAD_MODE.enabled and op.save_inputs:
             _refuse_saving_first(op, inputs)
@@ -213,6 +220,22 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
     if FORWARD_AD is not None:
         FORWARD_AD(op, inputs, meta, res)
     return res
+
+
+def _bf16_first(arrays) -> bool:
+    """Whether an op's first array is bfloat16 (asked only of ops with a bfloat16 kernel)."""
+    for x in arrays:
+        if type(x) is _ndarray:
+            return x.dtype.kind == "V"
+    return False
+
+
+def forward_of(op: Op, first):
+    """The function computing `op` on arrays led by `first` (its bfloat16 kernel or its
+    forward), for callers that run a forward themselves."""
+    if op.bf16 is not None and type(first) is _ndarray and first.dtype.kind == "V":
+        return op.bf16
+    return op.forward
 
 
 def broadcast_count(arrays, meta) -> int:
@@ -307,7 +330,10 @@ def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
     if MAX_ELEMENTS[0] is not None and op.out_size is not None:
         check_count(op.out_size((d,), meta))
     try:
-        out = op.forward(d, *meta)
+        if op.bf16 is None or d.dtype.kind != "V":
+            out = op.forward(d, *meta)
+        else:
+            out = op.bf16(d, *meta)
     except ValueError as err:
         raise _translate(err, (d,)) from None
     if type(out) is not _ndarray:

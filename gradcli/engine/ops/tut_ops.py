@@ -46,7 +46,7 @@ class finfo:  # noqa: N801 - torch's name
         if not isinstance(d, dtypes.dtype) or not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
-        info = np.finfo(d.np)  # (bfloat16: ml_dtypes' answer, see dtypes._load_bfloat16)
+        info = dtypes.finfo(d.np)  # (bfloat16: ml_dtypes' answer)
         self.bits = int(info.bits)
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)

@@ -483,7 +483,9 @@ def infer_shape(shape: tuple, numel: int) -> tuple:
 
 def view(x: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
-        return PUBLIC["Tensor.to"](x, shape[0])
+        from .view_dtype import view_as_dtype  # (the bytes read as another dtype)
+
+        return view_as_dtype(x, shape[0])
     d = x._data
     target = infer_shape(_shape_arg(shape), d.size)
     if not _viewable(d, target):
