@@ -46,7 +46,7 @@ int64 = long = _dtypes.int64
 int32 = int = _dtypes.int32
 bool = _dtypes.bool_
 
-__version__ = _TorchVersion("2.13.0+gradcli")  # compares as a version: >= "2.0"
+__version__ = _TorchVersion("2.13.0+cpu")  # PyTorch 2.13 CPU's own string (scripts print it); compares as a version
 
 return_types = _SimpleNamespace(**_RETURN_TYPES)
 
