@@ -210,6 +210,9 @@ class Repl:
         from gradcli import views
         value = self.evaluate(arg)
         name = arg if re.fullmatch(r"[A-Za-z_][\w.]*", arg) else None
+        if name is None:  # (`:show model[0].weight`: the parameter's qualified name)
+            from gradcli.views.common import name_for
+            name = name_for(value, self.session.globals)
         self._view(":show", views.show, value, name=name)
 
     def meta_explain(self, arg):

@@ -23,10 +23,9 @@ def view_builtins(names: dict, state) -> dict:
         return state.out or sys.stdout
 
     def name_of(t):
-        for k, v in names.items():
-            if v is t:
-                return k
-        return None
+        from gradcli.views.common import name_for
+
+        return name_for(t, names)
 
     def show(t, name=None):
         from gradcli.views import show as render

@@ -175,6 +175,21 @@ def with_module_parameters(names) -> dict:
     return names
 
 
+def name_for(t, names) -> str | None:
+    """The name `show` gives `t`: a variable bound to it, else the qualified name of a
+    module parameter or buffer it is (`model.fc1.weight`), else None."""
+    names = names or {}
+    for key, value in names.items():
+        if value is t:
+            return str(key)
+    if not isinstance(t, Tensor):
+        return None
+    for key, value in with_module_parameters(names).items():
+        if value is t:
+            return str(key)
+    return None
+
+
 class NameIndex:
     """The script's names for tensors: leaves by identity, non-leaves by grad_fn edge."""
 
