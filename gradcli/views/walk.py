@@ -154,6 +154,8 @@ def infer_shapes(t: Tensor, order: list, dry_walk: bool = True) -> dict:
             len(node.input_meta) == len(edges) else None
         if metas is None:
             metas = _custom_input_shapes(node, len(edges))
+        if metas is None:
+            metas = _meta_input_shape(node, len(edges))
         for i, (child, child_nr) in enumerate(edges):
             if child is None:
                 continue
@@ -177,9 +179,9 @@ def infer_shapes(t: Tensor, order: list, dry_walk: bool = True) -> dict:
     return shapes
 
 
-#: nodes whose one input has the shape of their one output: elementwise functions of one
-#: tensor (with Python-number arguments), activations, casts, softmax-like ops. Once a
-#: backward freed the graph, a shape known on one side of them is known on the other.
+#: nodes whose first input has the shape of their (first) output: elementwise functions of
+#: one tensor (with Python-number arguments), activations, casts, softmax-like ops, the
+#: norms. Once a backward freed the graph, a shape known on one side is known on the other.
 SAME_SHAPE_NODES = frozenset(f"{name}Backward{k}" for name, k in (
     ("Abs", 0), ("Acos", 0), ("Acosh", 0), ("Add", 1), ("Alias", 0), ("Asin", 0),
     ("Asinh", 0), ("Atan", 0), ("Atanh", 0), ("Ceil", 0), ("Clamp", 1), ("ClampMax", 0),
@@ -196,7 +198,10 @@ SAME_SHAPE_NODES = frozenset(f"{name}Backward{k}" for name, k in (
     ("Sin", 0), ("Sinc", 0), ("Sinh", 0), ("Softmax", 0), ("Softplus", 0),
     ("Softshrink", 0), ("SpecialEntr", 0), ("Sqrt", 0), ("Sub", 1), ("Tan", 0), ("Tanh", 0),
     ("Threshold", 0), ("ToCopy", 0), ("Trunc", 0), ("Celu", 0), ("Selu", 0),
-))
+    ("NativeBatchNorm", 0), ("NativeLayerNorm", 0), ("NativeGroupNorm", 0),
+    ("NativeBatchNormLegit", 0), ("NativeBatchNormLegit", 1), ("Prelu", 0),
+    ("PreluKernel", 0),
+)) | {"BackwardHookFunctionBackward"}
 
 
 def _propagate(order: list, shapes: dict) -> None:
@@ -209,14 +214,16 @@ def _propagate(order: list, shapes: dict) -> None:
         if is_leaf_node(node) or getattr(node.op, "multi", False):
             continue
         edges = node.next_functions
-        same = len(edges) == 1 and display_name(node) in SAME_SHAPE_NODES
-        if not (same or getattr(node.op, "broadcast", False)):
+        broadcast = bool(getattr(node.op, "broadcast", False))
+        if not (broadcast or display_name(node) in SAME_SHAPE_NODES):
             continue
         metas = node.input_meta if node.input_meta is not None and \
             len(node.input_meta) == len(edges) else None
         for i, (child, child_nr) in enumerate(edges):
             if child is None or (metas is not None and metas[i] is not None):
                 continue
+            if i > 0 and not broadcast:  # (a norm's weight and bias: other shapes)
+                break
             linked.setdefault((node, 0), []).append((child, child_nr))
             linked.setdefault((child, child_nr), []).append((node, 0))
     work = [key for key in linked if key[1] in shapes.get(key[0], {})]
@@ -261,6 +268,28 @@ def _matmul_shapes(order: list, shapes: dict) -> bool:
         shapes.setdefault(node, {})[0] = tuple(a[:-1]) + (b[-1],)
         found = True
     return found
+
+
+#: where ops that keep their input's shape in their (never freed) meta keep it
+INPUT_SHAPE_IN_META = {
+    **dict.fromkeys(("SumBackward0", "MeanBackward0", "SumBackward1", "MeanBackward1"), 0),
+    **dict.fromkeys(("ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0",
+                     "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
+                     "UnsqueezeBackward0", "ExpandBackward0"), 1),
+    **dict.fromkeys(("SelectBackward0", "SliceBackward0"), -1),
+}
+
+
+def _meta_input_shape(node, n_edges: int):
+    """[(shape,)] for the one input of a reshaping or reducing op, from its meta."""
+    where = INPUT_SHAPE_IN_META.get(display_name(node))
+    meta = node.meta
+    if where is None or n_edges != 1 or not meta or len(meta) <= abs(where) - (where < 0):
+        return None
+    shape = meta[where]
+    if not isinstance(shape, tuple) or not all(isinstance(n, int) for n in shape):
+        return None
+    return [(shape,)]
 
 
 def _custom_meta(node, key: str):
