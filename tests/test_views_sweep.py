@@ -217,6 +217,28 @@ grads()
 a = F.scaled_dot_product_attention(q, q, q).sum()
 graph(a)
 """,
+    "loud_backward": """\
+import torch
+calls = []
+class Loud(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+    @staticmethod
+    def backward(ctx, g):
+        print("backward ran")
+        calls.append(1)
+        return g * 2
+x = torch.ones(2, requires_grad=True)
+y = Loud.apply(x).sum()
+print("start")
+explain(y)
+graph(y)
+e = export(y, "dot")
+print("explained")
+y.backward()
+assert x.grad.tolist() == [2.0, 2.0]
+""",
     "module_hooks_and_misuse": """\
 import torch
 import torch.nn as nn
@@ -262,6 +284,9 @@ EXPECTED = {
     "torch_func": ["AddBackward0 [3] (g)", "AccumulateGrad x [3]"],
     "distributions": ["AccumulateGrad mu [2]", "AccumulateGrad sigma [2]", "AddBackward0 [2] (s)"],
     "attention": ["attn.in_proj_weight", "attn.out_proj.bias", "AccumulateGrad q [1, 3, 4]"],
+    # explain runs a custom backward (program code) for its step, holding back its prints
+    "loud_backward": ["start\nBackward pass of y", "LoudBackward [2]",
+                      "AccumulateGrad x [2]  grad=None\nexplained\nbackward ran\n"],
     "module_hooks_and_misuse": ["BackwardHookFunctionBackward", "identity (module backward hooks",
                                 "before backward\nhook fired",
                                 "TypeError: graph() expects a tensor, got Linear",

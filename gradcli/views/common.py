@@ -6,6 +6,7 @@ Nothing here imports rich at module level; `make_console`, `emit` and
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -88,6 +89,14 @@ def render_text(renderable, width: int = DEFAULT_WIDTH) -> str:
     buffer = io.StringIO()
     make_console(color=False, file=buffer, width=width).print(renderable)
     return "\n".join(line.rstrip() for line in buffer.getvalue().split("\n"))
+
+
+@contextlib.contextmanager
+def held_output():
+    """Hold back what is printed to sys.stdout meanwhile: a dry backward walk runs custom
+    Functions' backward code, whose prints are not the view's output."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
 
 
 # --------------------------------------------------------- tensor text

@@ -333,8 +333,10 @@ def _fill_from_dry_walk(t: Tensor, shapes: dict) -> None:
     from gradcli.engine.autograd import explain_steps
 
     seed = None if t.numel() == 1 else np.ones(tuple(t.shape))
+    from .common import held_output
+
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), held_output():
             steps = explain_steps(t, seed)
     except Exception:  # a freed or modified graph: keep what we inferred
         return

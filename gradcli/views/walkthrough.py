@@ -9,13 +9,17 @@ text, never a second list — and the gradient sent to each input, naming the in
 by its step or, for leaves, by its variable name. `AccumulateGrad` steps say what
 a real backward would add to the leaf's `.grad`; a closing table sums that up.
 
+A custom Function's backward is the program's own code: the dry run calls it (that is
+how its step gets a gradient), with what it prints held back, so the only output is the
+walkthrough; anything else it does (appending to a list) does happen.
+
 A non-scalar `out` needs `gradient`, as `backward` does (PyTorch's "grad can be
 implicitly created only for scalar outputs" error otherwise).
 """
 
 from __future__ import annotations
 
-from .common import NameIndex, emit, grad_of, shape_str, short
+from .common import NameIndex, emit, grad_of, held_output, shape_str, short
 from .walk import display_name, is_leaf_node, output_count, rule_text
 
 STYLE_STEP = "bold"
@@ -40,7 +44,8 @@ def explain_data(out, gradient=None, names=None) -> list[dict]:
     if not isinstance(out, Tensor):  # (backward's own error would blame a grad_fn)
         raise TypeError(f"explain() expects a tensor, got {type(out).__name__}")
     index = NameIndex(names)
-    steps = explain_steps(out, gradient)
+    with held_output():  # (a custom Function's backward is program code that may print)
+        steps = explain_steps(out, gradient)
     step_of = {node: k for k, (node, _, _) in enumerate(steps, 1)}
     data = []
     for k, (node, incoming, outgoing) in enumerate(steps, 1):
