@@ -143,3 +143,40 @@ def test_errors_inside_layers_checkpoint_func_and_custom_functions_keep_the_sess
         alive(t)
     assert "tensor([1., 1.])" in t.run("kept")
     assert t.exit_status() == 0
+
+
+def test_completion_walks_into_modules_without_running_code():
+    """`net.fc1.` completes the Linear's names, `net.fc1.weight.gr` a tensor's; a
+    parametrized weight (a property that runs the parametrization) is not evaluated."""
+    from gradcli.cli.repl_core import completions
+    from gradcli.lang.session import Session
+
+    session = Session()
+    session.run("import torch.nn as nn\n"
+                "import torch.nn.utils.parametrize as P\n"
+                "runs = []\n"
+                "class Sym(nn.Module):\n"
+                "    def forward(self, X):\n"
+                "        runs.append(1)\n"
+                "        return X.triu()\n"
+                "class Net(nn.Module):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(2, 3)\n"
+                "        self.scale = 2.0\n"
+                "    def forward(self, x):\n"
+                "        return self.fc1(x)\n"
+                "net = Net()\n"
+                "lin = nn.Linear(3, 3)\n"
+                "P.register_parametrization(lin, 'weight', Sym())\n", "<test>")
+    ran = len(session.globals["runs"])
+    assert completions(session, "net.fc") == ("fc", ["fc1"])
+    prefix, names = completions(session, "net.")
+    assert {"fc1", "scale", "forward", "parameters", "named_parameters"} <= set(names)
+    assert not any(n.startswith("_") for n in names)
+    _, names = completions(session, "net.fc1.")
+    assert {"weight", "bias", "in_features", "forward"} <= set(names)
+    assert completions(session, "net.fc1.weight.gr")[1][:2] == ["grad", "grad_fn"]
+    assert completions(session, "lin.parametrizations.weight.orig") == ("orig", ["original"])
+    assert completions(session, "lin.weight.") == ("", [])
+    assert len(session.globals["runs"]) == ran  # nothing was evaluated
