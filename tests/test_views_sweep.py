@@ -466,3 +466,33 @@ def test_graph_command_names_a_named_backward_node():
     assert proc.returncode == 0, proc.stderr
     assert 'n0["ConvolutionBackwardBackward0 [1, 1, 3, 3]"]' in proc.stdout
     assert '"x: AccumulateGrad [1, 1, 3, 3]"' in proc.stdout
+
+
+def test_views_name_tensors_and_modules_inside_lists_and_dicts():
+    """`ws[0]`, `layers[1].weight`, `heads['a'].bias`; a parameter shared by two modules
+    keeps its first name; a Module subclass's own named_parameters is never called."""
+    import gradcli.torch as gtorch
+    from gradcli.views import grads_table, graph_tree, render_text
+
+    nn = gtorch.nn
+    gtorch.manual_seed(0)
+
+    class Sneaky(nn.Linear):
+        def named_parameters(self, *args, **kwargs):
+            raise AssertionError("the views called a program's named_parameters")
+
+    ws = [gtorch.randn(2, requires_grad=True) for _ in range(2)]
+    layers = [nn.Linear(2, 2), Sneaky(2, 1)]
+    heads = {"a": nn.Linear(1, 1)}
+    shared = nn.Linear(2, 2)
+    seq = nn.Sequential(shared, nn.ReLU(), shared)
+    y = heads["a"](layers[1](layers[0](ws[0] * ws[1]))).sum() + seq(ws[0]).sum()
+    names = {"ws": ws, "layers": layers, "heads": heads, "shared": shared, "seq": seq, "y": y}
+    text = render_text(graph_tree(y, names), width=100)
+    for name in ("ws[0]", "ws[1]", "layers[0].weight", "layers[1].bias", "heads['a'].weight",
+                 "shared.bias"):
+        assert f"AccumulateGrad {name} [" in text, text
+    assert "seq.0.weight" not in text and "(unnamed leaf)" not in text
+    y.backward()
+    table = render_text(grads_table(names), width=100)
+    assert re.search(r"^ +layers\[1\]\.weight +\[1, 2\]", table, re.M), table
