@@ -97,8 +97,12 @@ def do_run(files, *, echo=False, seed=0, graph=False, grads=False, as_json=False
 
             stdout = io.StringIO()
             started = perf_counter()
-            on_done = lambda session, error, p=path, buf=stdout, t0=started: records.append(  # noqa: E731
-                record_run(p, session, error, buf.getvalue(), perf_counter() - t0))
+            def on_done(session, error, p=path, buf=stdout, t0=started):
+                if graph or grads:  # (the views' text goes into the record's stdout)
+                    from gradcli.cli.run_record import render_after_run
+                    render_after_run(session, graph, grads, file=buf)
+                records.append(record_run(p, session, error, buf.getvalue(),
+                                          perf_counter() - t0))
         elif graph or grads:
             from gradcli.cli.run_record import render_after_run
 

@@ -106,6 +106,8 @@ def report(p: Problem, grads, jac, hess, chk, no_color: bool, precision=None) ->
         print(f"gradcheck (float64, eps={chk['eps']:g}, atol={chk['atol']:g}, rtol={chk['rtol']:g}): {verdict}; "
               f"max abs error {chk['max_abs_error']:.{digits}e}{where}, "
               f"max rel error {chk['max_rel_error']:.{digits}e}")
+        if chk.get("note"):
+            print(f"note: {chk['note']}")
 
 
 CONFLICTS = (

@@ -27,7 +27,9 @@ GRAD_JSON_SCHEMA = """gradcli.grad/2 -- the object `gradcli grad --json` prints:
   hessian_matrix  with --hessian: {"labels": [str...], "data": [[number...]...]}, the blocks
               as one matrix over every element of the wrt names ("x", "W[0,1]")
   check       with --check: {"ok": bool, "max_abs_error": float, "max_rel_error": float,
-              "worst": {"name": str, "index": [int...]} | null, "eps": float, "atol": float, "rtol": float}
+              "worst": {"name": str, "index": [int...]} | null, "eps": float, "atol": float, "rtol": float,
+              "note": str (only when EXPR's value is not float64, e.g. it casts to bfloat16: the
+              differences cannot resolve it and the verdict does not test the gradient)}
   formula     with --formula: {name: str | null}, d(value)/d(name) as a string
               sympy.parse_expr reads; each name stands for one element of its tensor (the
               formula holds elementwise); sum_all(E)/mean_all(E) are the sum/mean over all
@@ -351,9 +353,17 @@ def check(p: Problem, seed_grad, eps=1e-6, atol=1e-5, rtol=1e-3) -> dict:
                 worst["rel"] = max(worst["rel"], float(rel_err.max()))
     for n in p.names:
         session.globals[n] = p.inputs[n]
-    return {"ok": ok, "max_abs_error": worst["abs"], "max_rel_error": worst["rel"],
-            "worst": None if worst["name"] is None else {"name": worst["name"], "index": worst["index"]},
-            "eps": eps, "atol": atol, "rtol": rtol}
+    result = {"ok": ok, "max_abs_error": worst["abs"], "max_rel_error": worst["rel"],
+              "worst": None if worst["name"] is None else {"name": worst["name"],
+                                                           "index": worst["index"]},
+              "eps": eps, "atol": atol, "rtol": rtol}
+    if out.dtype != torch.float64:
+        # EXPR casts (x.bfloat16(), autocast): a step of eps is below its resolution, so the
+        # differences are rounding and the verdict says nothing about the gradient
+        result["note"] = (f"EXPR's value is {out.dtype}, not torch.float64, even with float64 "
+                          f"inputs: finite differences at eps={eps:g} cannot resolve it, so the "
+                          "comparison does not test the gradient")
+    return result
 
 
 # ----------------------------------------------------------------- output

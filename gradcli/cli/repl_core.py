@@ -210,6 +210,9 @@ class Repl:
         from gradcli import views
         value = self.evaluate(arg)
         name = arg if re.fullmatch(r"[A-Za-z_][\w.]*", arg) else None
+        if name is None:  # (`:show model[0].weight`: the parameter's qualified name)
+            from gradcli.views.common import name_for
+            name = name_for(value, self.session.globals)
         self._view(":show", views.show, value, name=name)
 
     def meta_explain(self, arg):
@@ -491,7 +494,7 @@ def attribute_names(session, chain) -> set:
     except KeyError:
         return set()
     for part in chain[1:]:
-        if isinstance(obj, Tensor):
+        if obj is Tensor or isinstance(obj, Tensor):
             if part not in _TENSOR_ATTRS:
                 return set()
             obj = Tensor  # stands for "a tensor"; nothing is evaluated
@@ -499,9 +502,39 @@ def attribute_names(session, chain) -> set:
             if part not in _module_names(obj):
                 return set()
             obj = getattr(obj, part, None)
-        else:
-            return set()
+        else:  # an nn.Module, a program's object: `net.fc1.` (registered parts, attributes)
+            if part not in _public_attributes(obj):
+                return set()
+            obj = _static_attr(obj, part)
+            if obj is _UNKNOWN:
+                return set()
     return _public_attributes(obj)
+
+
+_UNKNOWN = object()
+
+
+def _static_attr(obj, name: str):
+    """``obj.name`` found without running any code: an nn.Module's registered submodule,
+    parameter or buffer, an instance attribute, or a plain class attribute; _UNKNOWN for
+    anything computed (a property such as a parametrized weight, a __getattr__)."""
+    import inspect
+    own = getattr(obj, "__dict__", None)
+    if isinstance(own, dict):
+        for table in ("_modules", "_parameters", "_buffers"):
+            parts = own.get(table)
+            if isinstance(parts, dict) and name in parts:
+                return parts[name]
+        if name in own:
+            return own[name]
+    try:
+        value = inspect.getattr_static(obj, name)
+    except AttributeError:
+        return _UNKNOWN
+    if isinstance(value, (property, staticmethod, classmethod)) or hasattr(value, "__get__") \
+            and not callable(value):
+        return _UNKNOWN
+    return value
 
 
 def _is_module(obj) -> bool:
@@ -525,8 +558,12 @@ def _public_attributes(obj) -> set:
         names = {n for n in dir(Tensor) if not n.startswith("_")}
         return (names - R.DENY_ATTRS - UNSUPPORTED_METHODS) | {"_version"}
     policy = R._policy(tp)
-    if policy == "engine":
-        return {n for n in dir(obj) if not n.startswith("_")} - R.DENY_ATTRS
+    if policy in ("engine", "user"):  # (an nn.Module's dir lists its registered parts)
+        try:
+            names = dir(obj)
+        except Exception:  # noqa: BLE001 - a half-built object: nothing to offer
+            return set()
+        return {n for n in names if not n.startswith("_")} - R.DENY_ATTRS
     if isinstance(policy, frozenset):
         return set(policy)
     return set()

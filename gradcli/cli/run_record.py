@@ -8,6 +8,9 @@ JSON schema gradcli.run/1 (one record per file, in order):
                             "value": nested lists, "grad": nested lists | null}},
          "error": null | {"kind": str, "message": str, "file": str,
                           "line": int | null, "column": int | null, "report": str}}
+"tensors" holds the program's named tensors, then the parameters and buffers of its named
+nn.Modules under their qualified names ("model.fc1.weight"). With --graph/--grads the
+views' text ends the record's "stdout".
 "seconds" is the wall time from reading the file to the program's end (parsing and
 compiling included, gradcli's own start-up not): what a benchmark of a program wants.
 Tensors larger than 10,000 elements are recorded without values ("value": null).
@@ -27,6 +30,19 @@ def named_tensors(session) -> dict:
     return {k: v for k, v in session.globals.items() if isinstance(v, Tensor) and not k.startswith("_")}
 
 
+def recorded_tensors(session) -> dict:
+    """The named tensors, then each named module's parameters and buffers under their
+    qualified names (`model.fc1.weight`), as grads() lists them."""
+    from gradcli.engine.tensor import Tensor
+    from gradcli.views.common import with_module_parameters
+
+    if session is None:
+        return {}
+    modules = {k: v for k, v in session.globals.items() if not k.startswith("_")}
+    return {k: v for k, v in with_module_parameters(modules).items()
+            if isinstance(v, Tensor) and not str(k).startswith("_")}
+
+
 def _values(t):
     from gradcli.cli.grad_problem import _jsonable
 
@@ -39,7 +55,7 @@ def _values(t):
 
 def record_run(path: str, session, error, stdout: str, seconds: float) -> dict:
     tensors = {}
-    for name, t in named_tensors(session).items():
+    for name, t in recorded_tensors(session).items():
         tensors[name] = {
             "shape": list(t.shape), "dtype": t.dtype.name, "requires_grad": t.requires_grad,
             "is_leaf": t.is_leaf, "grad_fn": None if t.grad_fn is None else type(t.grad_fn).__name__,
@@ -78,7 +94,9 @@ def graph_roots(tensors: dict, max_nodes: int = 200_000) -> list:
     return [names[0] for node, names in by_node.items() if node not in reached]
 
 
-def render_after_run(session, graph: bool, grads: bool) -> None:
+def render_after_run(session, graph: bool, grads: bool, file=None) -> None:
+    """The --graph and --grads views of a finished program, to stdout or `file` (with
+    --json: the record's stdout)."""
     if session is None:
         return
     tensors = named_tensors(session)
@@ -86,8 +104,8 @@ def render_after_run(session, graph: bool, grads: bool) -> None:
         from gradcli.views import graph as draw
 
         for name in graph_roots(tensors):
-            draw(tensors[name], names=session.globals)
+            draw(tensors[name], names=session.globals, file=file)
     if grads:
         from gradcli.views import grads as table
 
-        table(session.globals)
+        table(session.globals, file=file)

@@ -23,20 +23,34 @@ def view_builtins(names: dict, state) -> dict:
         return state.out or sys.stdout
 
     def name_of(t):
-        for k, v in names.items():
-            if v is t:
-                return k
-        return None
+        from gradcli.views.common import name_for
+
+        return name_for(t, names)
 
     def show(t, name=None):
         from gradcli.views import show as render
 
         render(t, name=name if name is not None else name_of(t), file=out())
 
-    def graph(t):
-        from gradcli.views import graph as render
+    def held(render, *args, **kwargs):
+        """Build a view with the program's prints held back (a dry backward walk runs
+        custom Functions' backward code), then print it where the program prints."""
+        import io
 
-        render(t, names=names, file=out())
+        target, saved = out(), state.out
+        state.out = io.StringIO()
+        try:
+            renderable = render(*args, **kwargs)
+        finally:
+            state.out = saved
+        from gradcli.views.common import emit
+
+        emit(renderable, file=target)
+
+    def graph(t):
+        from gradcli.views import graph_tree
+
+        held(graph_tree, t, names=names)
 
     def grads():
         from gradcli.views import grads as render
@@ -44,13 +58,20 @@ def view_builtins(names: dict, state) -> dict:
         render(names, file=out())
 
     def explain(output, gradient=None):
-        from gradcli.views import explain as render
+        from gradcli.views import explain_renderable
 
-        render(output, gradient=gradient, names=names, file=out())
+        held(explain_renderable, output, gradient=gradient, names=names)
 
     def export(t, format="dot"):  # noqa: A002 - the spec's keyword
+        import io
+
         from gradcli.views import export as render
 
-        return ExportedText(render(t, format, names=names))
+        saved = state.out
+        state.out = io.StringIO()  # (its dry walk: see held)
+        try:
+            return ExportedText(render(t, format, names=names))
+        finally:
+            state.out = saved
 
     return {"show": show, "graph": graph, "grads": grads, "explain": explain, "export": export}

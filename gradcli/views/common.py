@@ -6,6 +6,7 @@ Nothing here imports rich at module level; `make_console`, `emit` and
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -90,6 +91,14 @@ def render_text(renderable, width: int = DEFAULT_WIDTH) -> str:
     return "\n".join(line.rstrip() for line in buffer.getvalue().split("\n"))
 
 
+@contextlib.contextmanager
+def held_output():
+    """Hold back what is printed to sys.stdout meanwhile: a dry backward walk runs custom
+    Functions' backward code, whose prints are not the view's output."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
+
+
 # --------------------------------------------------------- tensor text
 def shape_str(shape) -> str:
     """A shape as PyTorch's torch.Size lists it: [2, 3]; [] for a 0-d tensor."""
@@ -153,26 +162,83 @@ def grad_of(t: Tensor):
 
 
 # ------------------------------------------------------------------ names
+#: the most elements of one list, tuple or dict the views look into for tensors and modules
+MAX_CONTAINER_ITEMS = 64
+
+
 def with_module_parameters(names) -> dict:
     """`names` plus, for each name bound to an nn.Module, its parameters and buffers under
     their qualified names behind the variable's (`model.fc1.weight`, `model.0.bias`): the
-    expression that reaches them, as PyTorch's named_parameters names them."""
+    expression that reaches them, as PyTorch's named_parameters names them (a parameter
+    shared by two submodules keeps its first name). Lists, tuples and dicts of tensors or
+    modules are looked into too (`ws[0]`, `layers[1].weight`, `heads['a'].bias`).
+
+    The modules are walked through their registered parts, never by calling their
+    methods: a program's Module subclass may override named_parameters."""
     names = dict(names or {})
     module_mod = sys.modules.get("gradcli.torch.nn.modules.module")
-    if module_mod is None:  # no program has made a module yet (nn loads on first use)
-        return names
-    module_cls = module_mod.Module
-    extra = {}
+    module_cls = module_mod.Module if module_mod is not None else None
+    extra: dict = {}
+    seen: set = set()
     for name, obj in names.items():
-        if isinstance(obj, module_cls):
-            try:
-                for qual, t in list(obj.named_parameters()) + list(obj.named_buffers()):
-                    extra.setdefault(f"{name}.{qual}", t)
-            except Exception:  # noqa: BLE001 - a half-built user module: name what we can
-                continue
+        if isinstance(obj, (list, tuple)):
+            for i, item in enumerate(obj[:MAX_CONTAINER_ITEMS]):
+                _add_named(extra, seen, f"{name}[{i}]", item, module_cls)
+        elif isinstance(obj, dict):
+            for key, item in list(obj.items())[:MAX_CONTAINER_ITEMS]:
+                if isinstance(key, (str, int)):
+                    _add_named(extra, seen, f"{name}[{key!r}]", item, module_cls)
+        elif module_cls is not None and isinstance(obj, module_cls):
+            _add_module(extra, seen, str(name), obj, module_cls)
     for key, value in extra.items():
         names.setdefault(key, value)
     return names
+
+
+def _add_named(extra: dict, seen: set, name: str, obj, module_cls) -> None:
+    if isinstance(obj, Tensor):
+        extra.setdefault(name, obj)
+    elif module_cls is not None and isinstance(obj, module_cls):
+        _add_module(extra, seen, name, obj, module_cls)
+
+
+def _add_module(extra: dict, seen: set, prefix: str, module, module_cls) -> None:
+    """Every parameter and buffer below `module`, depth first in registration order (as
+    named_parameters lists them), with an explicit stack."""
+    stack = [(prefix, module)]
+    visited = set()
+    while stack:
+        path, mod = stack.pop()
+        if id(mod) in visited:
+            continue
+        visited.add(id(mod))
+        own = getattr(mod, "__dict__", {})
+        for table in ("_parameters", "_buffers"):
+            parts = own.get(table)
+            if isinstance(parts, dict):
+                for key, t in parts.items():
+                    if isinstance(t, Tensor) and id(t) not in seen:
+                        seen.add(id(t))
+                        extra.setdefault(f"{path}.{key}", t)
+        children = own.get("_modules")
+        if isinstance(children, dict):
+            stack.extend((f"{path}.{key}", child) for key, child in reversed(children.items())
+                         if isinstance(child, module_cls))
+
+
+def name_for(t, names) -> str | None:
+    """The name `show` gives `t`: a variable bound to it, else the qualified name of a
+    module parameter or buffer it is (`model.fc1.weight`), else None."""
+    names = names or {}
+    for key, value in names.items():
+        if value is t:
+            return str(key)
+    if not isinstance(t, Tensor):
+        return None
+    for key, value in with_module_parameters(names).items():
+        if value is t:
+            return str(key)
+    return None
 
 
 class NameIndex:

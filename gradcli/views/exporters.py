@@ -48,7 +48,15 @@ from __future__ import annotations
 import json
 
 from .common import NameIndex, shape_str
-from .walk import collect, display_name, infer_shapes, is_leaf_node, node_shapes, root_edge
+from .walk import (
+    collect,
+    display_name,
+    infer_shapes,
+    is_leaf_node,
+    node_shapes,
+    root_edge,
+    rule_text,
+)
 
 FORMATS = ("dot", "mermaid", "json")
 SCHEMA = "gradcli.graph/1"
@@ -57,7 +65,7 @@ SCHEMA = "gradcli.graph/1"
 def graph_data(t, names=None) -> dict:
     """The JSON document of the module docstring, as a Python dict."""
     index = NameIndex(names)
-    root, _ = root_edge(t)
+    root, _ = root_edge(t, "export()")
     order, _ = collect(root)
     shapes = infer_shapes(t, order)
     ids = {node: f"n{i}" for i, node in enumerate(order)}
@@ -73,7 +81,7 @@ def graph_data(t, names=None) -> dict:
             "shape": None if outs[0] is None else list(outs[0]),
             "output_shapes": [None if s is None else list(s) for s in outs],
             "variable": index.of_node(node),
-            "rule": None if leaf else (getattr(node.op, "rule", None) or None),
+            "rule": None if leaf else rule_text(node),
         })
         for i, (child, nr) in enumerate(node.next_functions):
             if child is not None:

@@ -12,6 +12,28 @@ from gradcli.engine.tensor import Tensor
 
 from .common import emit, grad_of, shape_str, short, with_module_parameters
 
+#: the narrowest a value or grad column gets: room for a few numbers a line
+MIN_NUMBERS = 18
+#: the widest line of a name in the table; longer names break after a dot
+NAME_WIDTH = 24
+
+
+def wrap_dotted(name: str, width: int = NAME_WIDTH) -> str:
+    """`name` broken into lines of at most `width` characters after its dots (a part
+    longer than that keeps a line of its own, which the table folds)."""
+    if len(name) <= width:
+        return name
+    parts = name.split(".")
+    pieces = [p + "." for p in parts[:-1]] + [parts[-1]]
+    lines, line = [], ""
+    for piece in pieces:
+        if line and len(line) + len(piece) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+    lines.append(line)
+    return "\n".join(lines)
+
 
 def named_grad_tensors(names) -> list[tuple[str, Tensor]]:
     """(name, tensor) for each named tensor that requires grad, in `names` order."""
@@ -27,17 +49,22 @@ def grads_table(names, *, title: str | None = "Gradients"):
 
     rows = named_grad_tensors(names)
     table = Table(title=title, box=box.SIMPLE_HEAD, title_style="bold", header_style="bold")
-    table.add_column("name", style="bold yellow", no_wrap=True)
+    # A long qualified name (`encoder.layers.0.self_attn.in_proj_weight`) is broken after
+    # its dots rather than squeeze the numbers into a column of single values.
+    wrapped = [wrap_dotted(name) for name, _ in rows]
+    widest = max((len(line) for text in wrapped for line in text.split("\n")), default=4)
+    table.add_column("name", style="bold yellow", overflow="fold",
+                     min_width=min(widest, NAME_WIDTH))
     table.add_column("shape", no_wrap=True)
-    table.add_column("value")
-    table.add_column("grad")
-    for name, t in rows:
+    table.add_column("value", min_width=MIN_NUMBERS)
+    table.add_column("grad", min_width=MIN_NUMBERS)
+    for (_, t), label in zip(rows, wrapped, strict=True):
         grad = grad_of(t)
         if grad is None and not t.is_leaf and not t.retains_grad:
             grad_text = Text("None (non-leaf)", style="dim")
         else:
             grad_text = Text(short(grad), style="green" if grad is not None else "dim")
-        table.add_row(name, shape_str(t.shape), Text(short(t)), grad_text)
+        table.add_row(label, shape_str(t.shape), Text(short(t)), grad_text)
     if not rows:
         table.caption = "no named tensor requires grad"
     return table

@@ -9,14 +9,18 @@ text, never a second list — and the gradient sent to each input, naming the in
 by its step or, for leaves, by its variable name. `AccumulateGrad` steps say what
 a real backward would add to the leaf's `.grad`; a closing table sums that up.
 
+A custom Function's backward is the program's own code: the dry run calls it (that is
+how its step gets a gradient), with what it prints held back, so the only output is the
+walkthrough; anything else it does (appending to a list) does happen.
+
 A non-scalar `out` needs `gradient`, as `backward` does (PyTorch's "grad can be
 implicitly created only for scalar outputs" error otherwise).
 """
 
 from __future__ import annotations
 
-from .common import NameIndex, emit, grad_of, shape_str, short
-from .walk import display_name, is_leaf_node
+from .common import NameIndex, emit, grad_of, held_output, shape_str, short
+from .walk import display_name, is_leaf_node, output_count, rule_text
 
 STYLE_STEP = "bold"
 STYLE_NODE = "bold cyan"
@@ -35,9 +39,13 @@ def explain_data(out, gradient=None, names=None) -> list[dict]:
     "leaf": the leaf tensor for AccumulateGrad steps, else None}.
     """
     from gradcli.engine.autograd import explain_steps
+    from gradcli.engine.tensor import Tensor
 
+    if not isinstance(out, Tensor):  # (backward's own error would blame a grad_fn)
+        raise TypeError(f"explain() expects a tensor, got {type(out).__name__}")
     index = NameIndex(names)
-    steps = explain_steps(out, gradient)
+    with held_output():  # (a custom Function's backward is program code that may print)
+        steps = explain_steps(out, gradient)
     step_of = {node: k for k, (node, _, _) in enumerate(steps, 1)}
     data = []
     for k, (node, incoming, outgoing) in enumerate(steps, 1):
@@ -69,8 +77,7 @@ def _rule(node, index: NameIndex) -> str:
     if is_leaf_node(node):
         name = index.of_tensor(node.variable) or "leaf"
         return f"{name}.grad += incoming gradient (AccumulateGrad)"
-    op = node.op
-    return getattr(op, "rule", "") or "(no rule text in the op table)"
+    return rule_text(node)
 
 
 def _target(child, output_nr: int, index: NameIndex, step_of: dict) -> str:
@@ -81,7 +88,7 @@ def _target(child, output_nr: int, index: NameIndex, step_of: dict) -> str:
     if is_leaf_node(child):
         name = index.of_tensor(child.variable)
         return f"{name} (AccumulateGrad, {where})" if name else f"a leaf (AccumulateGrad, {where})"
-    multi = bool(getattr(child.op, "multi", False)) or output_nr > 0
+    multi = output_count(child) != 1 or output_nr > 0
     what = display_name(child) + (f" output {output_nr}" if multi else "")
     name = index.of_edge(child, output_nr)
     return f"{what} ({name}, {where})" if name else f"{what} ({where})"
