@@ -17,6 +17,7 @@ from gradcli.engine.ops.linalg import matmul
 from gradcli.engine.ops.registry import PUBLIC
 from gradcli.engine.ops.shape import cat, stack
 
+from . import rnn_native
 from ._common import new_param
 from ._init import nn_init
 from .module import Module
@@ -163,6 +164,10 @@ class _RNNBase(Module):
         return zeros(self.num_layers * self._directions, batch, size or self.hidden_size,
                      dtype=like.dtype)
 
+    def _oneDNN(self, input) -> bool:  # noqa: N802 - the library's name
+        """PyTorch runs a float32 LSTM without projections through oneDNN on CPU."""
+        return self._mode == "LSTM" and not self.proj_size and str(input.dtype) == "torch.float32"
+
     def _direction_output(self, outputs):
         """One direction's outputs over time (in time order) as one tensor: an LSTM's as
         its oneDNN layer's output (not with projections: PyTorch's default path)."""
@@ -171,10 +176,12 @@ class _RNNBase(Module):
             out = layers.lstm_layer_output(out)
         return out
 
-    def _run(self, input, states, cell):
+    def _run(self, input, states, cell, native=None):
         """Run every layer over time, each direction in turn (the reverse one from the last
         step back), the directions' outputs concatenated; states: per layer and direction
-        (index layer * directions + direction) a tuple of state tensors."""
+        (index layer * directions + direction) a tuple of state tensors. `native`: the
+        cell of PyTorch's CPU decomposition (rnn_native.py), which then runs the layers;
+        else `cell` runs each step over the step's input."""
         finals = []
         directions = self._directions
         steps = input.shape[0]
@@ -185,6 +192,14 @@ class _RNNBase(Module):
                 state = states[layer * directions + direction]
                 outputs = [None] * steps
                 masks = self.__dict__.get("_step_masks")
+                if native is not None:
+                    w_hr = self._parameters.get(f"weight_hr_l{layer}"
+                                                + ("_reverse" if direction else ""))
+                    out, state = rnn_native.run_direction(input, state, params, native,
+                                                          bool(direction), masks, w_hr)
+                    outs.append(out)
+                    finals.append(state)
+                    continue
                 for t in (range(steps - 1, -1, -1) if direction else range(steps)):
                     new = cell(input[t], state, *params, layer=layer, direction=direction)
                     if masks is not None:  # (packed input: a finished sequence keeps its state)
@@ -261,7 +276,7 @@ def _states(h, unbatched, count):
         return None
     if unbatched:
         h = h.unsqueeze(1)
-    return [h[k] for k in range(count)]
+    return list(h.unbind(0))  # (ATen unbinds the initial states: UnbindBackward0)
 
 
 class RNN(_RNNBase):
@@ -279,12 +294,8 @@ class RNN(_RNNBase):
         input, unbatched = self._prepare(input, hx)
         count = self.num_layers * self._directions
         hs = _states(hx, unbatched, count) or list(self._zeros(input.shape[1], input))
-        act = (lambda t: t.tanh()) if self.nonlinearity == "tanh" else (lambda t: t.relu())
-
-        def cell(x, state, w_ih, w_hh, b_ih, b_hh, **where):
-            return (act(F.linear(x, w_ih, b_ih) + F.linear(state[0], w_hh, b_hh)),)
-
-        out, finals = self._run(input, [(h,) for h in hs], cell)
+        out, finals = self._run(input, [(h,) for h in hs], None,
+                                rnn_native.simple_cell(self.nonlinearity))
         h_n = stack([s[0] for s in finals], 0)
         return self._finish(out, unbatched), (h_n.squeeze(1) if unbatched else h_n)
 
@@ -329,7 +340,8 @@ class LSTM(_RNNBase):
                 h = matmul(h, w_hr.t())
             return (h, c)
 
-        out, finals = self._run(input, list(zip(hs, cs)), cell)
+        native = None if self._oneDNN(input) else rnn_native.lstm_cell
+        out, finals = self._run(input, list(zip(hs, cs)), cell, native)
         h_n = stack([s[0] for s in finals], 0)
         c_n = stack([s[1] for s in finals], 0)
         if unbatched:
@@ -353,15 +365,6 @@ class GRU(_RNNBase):
         count = self.num_layers * self._directions
         hs = _states(hx, unbatched, count) or list(self._zeros(input.shape[1], input))
 
-        def cell(x, state, w_ih, w_hh, b_ih, b_hh, **where):
-            h = state[0]
-            gi = F.linear(x, w_ih, b_ih).chunk(3, 1)
-            gh = F.linear(h, w_hh, b_hh).chunk(3, 1)
-            r = (gi[0] + gh[0]).sigmoid()
-            z = (gi[1] + gh[1]).sigmoid()
-            n = (gi[2] + r * gh[2]).tanh()
-            return ((h - n) * z + n,)
-
-        out, finals = self._run(input, [(h,) for h in hs], cell)
+        out, finals = self._run(input, [(h,) for h in hs], None, rnn_native.gru_cell)
         h_n = stack([s[0] for s in finals], 0)
         return self._finish(out, unbatched), (h_n.squeeze(1) if unbatched else h_n)
