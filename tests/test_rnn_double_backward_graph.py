@@ -1,8 +1,10 @@
 """Gradients of recurrent layers under create_graph have PyTorch's graph: the output's
 grad_fn and each gradient's (input, every parameter) compared with PyTorch 2.13
 recursively four nodes deep (names and next_functions), for RNN/GRU/LSTM with 1 and 2
-layers, batch_first, bidirectional, float64 and float32, and for the three cells; and
-the gradients' values and their own gradients (a second backward) agree."""
+layers, batch_first, bidirectional, float64 and float32 (a float32 LSTM is oneDNN's
+layer op in PyTorch), and for the three cells; with and without biases, an unbatched
+input, given initial states that require grad; and the gradients' values and their own
+gradients (a second backward) agree."""
 
 from __future__ import annotations
 
@@ -48,18 +50,11 @@ def _run(m, kind, layers, batch_first, bidirectional, dtype):
         None if g is None else _values(m, g) for g in second]
 
 
-_ONEDNN = pytest.mark.xfail(strict=True, reason=(
-    "PyTorch runs a float32 LSTM layer as one oneDNN op (MkldnnRnnLayerBackward0 over the "
-    "input and the four weights, its create_graph backward mkldnn_rnn_layer_differentiable_"
-    "backward); gradcli's layer is the cells' ops under that node's name"))
-
-
 def _cases():
     for kind in ("RNN", "GRU", "LSTM"):
         for layers, bf, bi, dtype in itertools.product((1, 2), (False, True), (False, True),
                                                        ("float64", "float32")):
-            marks = [_ONEDNN] if kind == "LSTM" and dtype == "float32" else []
-            yield pytest.param(kind, layers, bf, bi, dtype, marks=marks,
+            yield pytest.param(kind, layers, bf, bi, dtype,
                                id=f"{kind}-{layers}l-bf{bf:d}-bi{bi:d}-{dtype}")
     for kind in ("RNNCell", "GRUCell", "LSTMCell"):
         for dtype in ("float64", "float32"):
@@ -81,3 +76,40 @@ def test_recurrent_gradient_graph_matches_pytorch(kind, layers, batch_first, bid
             np.testing.assert_allclose(g, e, **tol)
     for k, (g, e) in enumerate(zip(graphs, e_graphs, strict=True)):
         assert g == e, f"graph {k} (0: the output, then the input's and each parameter's gradient)"
+
+
+def _run_states(m, kind, bias, unbatched, given, dtype):
+    m.manual_seed(0)
+    dt = getattr(m, dtype)
+    mod = getattr(m.nn, kind)(3, 2, num_layers=2, bias=bias).to(dt)
+    x = m.randn(*((2, 3) if unbatched else (2, 2, 3)), dtype=dt, requires_grad=True)
+    leaves = [x, *mod.parameters()]
+    hx = None
+    if given:
+        shape = (2, 2) if unbatched else (2, 2, 2)
+        h = m.randn(*shape, dtype=dt, requires_grad=True)
+        leaves.append(h)
+        hx = h
+        if kind == "LSTM":
+            c = m.randn(*shape, dtype=dt, requires_grad=True)
+            leaves.append(c)
+            hx = (h, c)
+    out, h_n = mod(x, hx)
+    h_n = h_n[0] if isinstance(h_n, tuple) else h_n
+    grads = m.autograd.grad((out * out).sum() + (h_n * h_n).sum(), leaves, create_graph=True)
+    graphs = [_chain(out.grad_fn, 4), _chain(h_n.grad_fn, 4)] + [_chain(g.grad_fn, 4)
+                                                                 for g in grads]
+    return graphs, [_values(m, g) for g in grads]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("given", [False, True], ids=["zero_states", "given_states"])
+@pytest.mark.parametrize("unbatched", [False, True], ids=["batched", "unbatched"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+@pytest.mark.parametrize("kind", ["RNN", "GRU", "LSTM"])
+def test_recurrent_states_and_biases_match_pytorch(kind, bias, unbatched, given, dtype):
+    graphs, grads = _run_states(gt, kind, bias, unbatched, given, dtype)
+    e_graphs, e_grads = _run_states(torch, kind, bias, unbatched, given, dtype)
+    for g, e in zip(grads, e_grads, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+    assert graphs == e_graphs
