@@ -173,9 +173,6 @@ SIGN_SKIPPED = frozenset({"as_strided_", "cholesky_inverse", "triangular_solve"}
 # triangular solves) gives -0 where the double-vjp rule gives +0
 KNOWN_SIGN_DIFFERENT = frozenset({
     "linalg_solve_triangular",
-    # bilinear's one contraction (TrilinearBackward0) sums its products in another order
-    # than ATen's _trilinear: a zero tangent entry comes out +0 where PyTorch's is -0
-    "trilinear_product",
 })
 
 
@@ -519,7 +516,7 @@ def test_nested_transforms_as_pytorch(name):
 VMAP_GRAD_SKIPPED = frozenset({"as_strided_"})
 # named backward nodes whose gradient formulas (backward_nodes.py) reach a zero by another
 # sequence of ops than ATen's: the same values, some zeros with the other sign
-VMAP_GRAD_KNOWN_SIGNS = frozenset({"native_layer_norm_backward", "prelu_kernel_backward"})
+VMAP_GRAD_KNOWN_SIGNS = frozenset({"native_layer_norm_backward"})
 
 
 def _vmapped_grad(module, expr, rows, uses_b, b):
