@@ -84,3 +84,32 @@ def test_same_randomness_error_leaves_the_functions_as_they_were():
         gt.func.vmap(lambda p: gt.bernoulli(p), randomness="same")(gt.rand(3, 4))
     assert (gt.bernoulli, gt.normal, gt.Tensor.bernoulli_, gt.nn.functional.rrelu) == before
     assert gt.bernoulli(gt.ones(2)).tolist() == [1.0, 1.0]
+
+
+_PROGRAM = """\
+import torch
+torch.manual_seed(0)
+p = torch.rand(3, 4)
+print(torch.func.vmap(lambda q: torch.bernoulli(q), randomness="different")(p))
+try:
+    torch.func.vmap(lambda q: torch.normal(q, 1.0), randomness="same")(p)
+except RuntimeError as e:
+    print("RuntimeError:", e)
+print(torch.func.vmap(lambda q: torch.nn.functional.dropout(q, 0.5), randomness="same")(p))
+"""
+
+
+def test_randomness_modes_in_a_program(tmp_path):
+    """The same through `gradcli run` (a real process) as under PyTorch."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "modes.grad"
+    path.write_text(_PROGRAM)
+    ours = subprocess.run([sys.executable, "-m", "gradcli", "run", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    theirs = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                            timeout=120)
+    assert ours.returncode == 0, ours.stderr
+    assert "same randomness with a batched tensor input" in ours.stdout
+    assert ours.stdout == theirs.stdout

@@ -112,6 +112,7 @@ class Randomness:
         """`original` raising PyTorch's error when a parameter is batched: the k-th
         parameterised call of each slice compares its tensor parameters with the first
         slice's."""
+        import gradcli.torch as torch
         from gradcli.engine.tensor import Tensor
 
         def call(*args, **kwargs):
@@ -123,12 +124,14 @@ class Randomness:
                 params = [picked] if isinstance(picked, Tensor) else []
             arrays = [np.array(p._data) for p in params]
             if self.index == 0:
-                self.operands.append(arrays)
+                # (with the generator's state before the draw: PyTorch raises before it)
+                self.operands.append((arrays, torch.get_rng_state()))
             else:
                 first = self.operands[self.op_at] if self.op_at < len(self.operands) else None
-                if first is not None and (len(first) != len(arrays) or any(
+                if first is not None and (len(first[0]) != len(arrays) or any(
                         a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)
-                        for a, b in zip(first, arrays, strict=False))):
+                        for a, b in zip(first[0], arrays, strict=False))):
+                    torch.set_rng_state(first[1])
                     raise RuntimeError(SAME_BATCHED)
             self.op_at += 1
             return original(*args, **kwargs)
