@@ -131,7 +131,10 @@ def _prelu_kernel_double_backward(inputs, grads):
     d_x = where(keep, zero, g * gg_w) if gg_w is not None else PUBLIC["torch.zeros_like"](x)
     d_w = where(keep, zero, g * gg_x) if gg_x is not None else PUBLIC["torch.zeros_like"](x)
     if tuple(d_w.shape) != tuple(w.shape):
-        d_w = d_w.sum_to_size(tuple(w.shape)) if w.dim() else d_w.sum()
+        if d_w.dim() < w.dim():  # (a 0-d input's one weight)
+            d_w = d_w.reshape(tuple(w.shape))
+        else:
+            d_w = d_w.sum_to_size(tuple(w.shape)) if w.dim() else d_w.sum()
     return d_g, d_x, d_w
 
 
