@@ -62,3 +62,25 @@ def test_third_order_through_convolution_matches_pytorch(name):
     for got, expected in zip(values, e_values, strict=True):
         np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-7)
     assert graphs == e_graphs
+
+
+def test_third_derivative_through_an_output_padded_transposed_convolution_raises():
+    """PyTorch's second-order input term of a transposed convolution with output_padding is a plain
+    convolution keeping that padding, whose own backward raises: so does gradcli's."""
+
+    def run(m):
+        m.manual_seed(0)
+        x = m.randn(1, 2, 3, 3, dtype=m.float64, requires_grad=True)
+        w = m.randn(2, 3, 3, 3, dtype=m.float64, requires_grad=True)
+        y = m.nn.functional.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)
+        gx, gw = m.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+        hx, hw = m.autograd.grad((gx * gx).sum() + (gw * gw).sum(), (x, w), create_graph=True)
+        try:
+            m.autograd.grad((hx * hx).sum() + (hw * hw).sum(), (x, w))
+        except RuntimeError as err:
+            return str(err), _chain(hx.grad_fn, 2)
+        return None, _chain(hx.grad_fn, 2)
+
+    got, expected = run(gt), run(torch)
+    assert expected[0] is not None and "output_padding" in expected[0]
+    assert got == expected

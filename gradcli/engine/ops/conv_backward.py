@@ -106,6 +106,28 @@ def _convolution(x, w, nd, stride, padding, dilation, transposed, output_padding
                                                     groups)
 
 
+_PADDED: list = [None]
+
+
+def _refusing_backward(gi, g, ggw, out_pad):
+    """PyTorch computes this term as a plain convolution that keeps the transposed one's
+    output_padding: the forward ignores it, its backward (the next order) refuses it. The
+    same values on a ConvolutionBackward0 node over (grad_output, ggW, no bias) that raises
+    so."""
+    from .registry import Op, run_op
+
+    op = _PADDED[0]
+    if op is None:
+        def backward(c, grad):
+            raise RuntimeError("output_padding is not supported for non-transposed "
+                               f"convolutions; got: {' '.join(map(str, c.meta[-1]))}")
+
+        op = _PADDED[0] = Op("convolution_output_padded", "ConvolutionBackward0",
+                             lambda a, b, bias, values, pads: values, backward,
+                             "a convolution whose backward PyTorch refuses")
+    return run_op(op, (g, ggw, None), (gi._data, tuple(out_pad)))
+
+
 def _narrowed(t, like_shape):
     for d in range(2, t.dim()):
         if t.shape[d] > like_shape[d]:
@@ -120,6 +142,8 @@ def _input_term(params, g, x, ggw):
     nd, stride, padding, dilation, transposed, out_pad, groups = params
     if transposed:
         gi = _convolution(g, ggw, nd, stride, padding, dilation, False, out_pad, groups)
+        if any(out_pad) and gi.requires_grad:
+            gi = _refusing_backward(gi, g, ggw, out_pad)
         return _narrowed(gi, tuple(x.shape))
     pads = []
     for i in range(nd):
