@@ -42,10 +42,6 @@ PLAIN_PYTHON_KNOWN = {
         "new op: frobenius_norm of non-finite inputs goes through the vector norm, whose inf/nan handling differs from ATen's frobenius_norm",
     "glu_backward_edge_edge":
         "new create_graph node: glu_backward of non-finite inputs through the Tensor formula",
-    "prelu_kernel_backward_edge_edge":
-        "new create_graph node: prelu_kernel_backward's zeros and non-finite inputs through the Tensor formula",
-    "prelu_kernel_backward_edge_negative":
-        "new create_graph node: prelu_kernel_backward's zeros and non-finite inputs through the Tensor formula",
     "select_copy_edge_edge":
         "new op: select_copy of an out-of-range index words its IndexError as gradcli's select does, not as ATen's select_copy",
     "select_copy_edge_negative":
@@ -56,10 +52,6 @@ PLAIN_PYTHON_KNOWN = {
         "new op: select_copy of an out-of-range index words its IndexError as gradcli's select does, not as ATen's select_copy",
     "soft_margin_loss_backward_edge_edge":
         "new create_graph node: soft_margin_loss_backward of non-finite inputs",
-    "trilinear_product_edge_negative":
-        "new op: bilinear's one contraction sums its products in another order than ATen's _trilinear (signed zeros, inf - inf)",
-    "trilinear_product_edge_ties":
-        "new op: bilinear's one contraction sums its products in another order than ATen's _trilinear (signed zeros, inf - inf)",
 }
 KNOWN |= set(PLAIN_PYTHON_KNOWN)
 KINDS = {"edge": D.VALUES["edge"], "ties": D.VALUES["ties"], "negative": D.VALUES["negative"],

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import custom_function as _custom
 from . import forward_ad_formulas as _more_formulas
+from . import forward_ad_nn as _nn_formulas
 from . import saved_hooks as _saved_hooks
 from . import tensor as _tensor_mod
 from .grad_mode import GRAD_MODE
@@ -497,6 +498,7 @@ LINEAR = frozenset({
     "upsample_bicubic2d", "upsample_bilinear2d", "upsample_linear1d", "upsample_nearest1d",
     "upsample_nearest2d", "upsample_nearest3d", "upsample_trilinear3d",
     "upsample_nearest-exact1d", "upsample_nearest-exact2d", "upsample_nearest-exact3d",
+    "upsample_bilinear2d_aa", "max_pool2d_with_indices_backward",
     "adaptive_avg_pool3d", "scatter_src", "scatter_add", "masked_scatter",
     # ... and the explicit formulas that are the op on the tangents (sub: self_t - other_t,
     # cat_jvp, stack_jvp, where(condition, self_t, other_t), index_add(self_t, .., source_t),
@@ -513,40 +515,9 @@ _ADDITIVE = frozenset({"sub", "sub_alpha"})
 # otherwise an explicit formula, which the double-vjp rule below stands in for
 
 
-def _zero_term(x):
-    """PyTorch's (missing tangent) * x: a missing tangent is an efficient zero tensor, so
-    the product is zeros (never nan), recorded (MulBackward0) only when x requires grad;
-    None when nothing is recorded (the term then changes nothing)."""
-    if not (GRAD_MODE.enabled and isinstance(x, Tensor) and x._requires_grad):
-        return None
-    global _EFFICIENT_ZERO_MUL
-    if _EFFICIENT_ZERO_MUL is None:
-        # (not in the op table: an internal step; its gradient is +0 everywhere, as an
-        # efficient zero's product's is, where g * 0 would give -0 for a negative g)
-        _EFFICIENT_ZERO_MUL = _registry.Op(
-            "efficient_zero_mul", "MulBackward0", lambda z, a, shape: np.zeros_like(a),
-            lambda c, g: (None, make(np.zeros(c.meta[0], g._data.dtype))),
-            "d (zero * x)/dx = 0", save_meta=True)
-    zero = make(np.zeros((), x._data.dtype))
-    return _registry.run_op(_EFFICIENT_ZERO_MUL, (zero, x), (x._data.shape,))
-
-
-_EFFICIENT_ZERO_MUL = None
-
-
-def _missing(x, like: Tensor) -> Tensor:
-    """The zero tangent of an operand without one (PyTorch's efficient zeros): x's shape,
-    or a 0-d zero for a number."""
-    if isinstance(x, Tensor):
-        return make(np.zeros(x._data.shape, like._data.dtype))
-    return make(np.zeros((), like._data.dtype))
-
-
-def _valued(out: Tensor, values: np.ndarray) -> Tensor:
-    """`out` (an add or a sub with an efficient zero, for its node) holding `values`: an
-    efficient zero changes nothing in PyTorch, not even a zero's sign (-0. + 0. is 0.)."""
-    out._data = np.array(np.broadcast_to(values, out._data.shape), dtype=out._data.dtype)
-    return out
+_zero_term = _more_formulas.zero_term
+_missing = _more_formulas.missing_zero
+_valued = _more_formulas.valued
 
 
 def _mul_jvp(inputs, meta, res, tangents):
@@ -748,6 +719,12 @@ def _norm_jvp(inputs, meta, res, tangents):
     if out._data.dtype != t._data.dtype:  # (vector_norm(dtype=...): PyTorch's tangent
         out = out.to(t.dtype)             # keeps the input's dtype)
     return out.masked_fill(norm == 0, 0)
+
+
+def _frobenius_jvp(inputs, meta, res, tangents):
+    """frobenius_norm(x, dims, keepdim) is ATen's norm(x, 2, dims, keepdim): its formula
+    (MaskedFillBackward0 on top)."""
+    return _norm_jvp(inputs, (2.0, meta[0], meta[1]), res, tangents)
 
 
 def _renorm_jvp(inputs, meta, res, tangents):
@@ -962,7 +939,8 @@ def _conv_backward_jvp(inputs, meta, outs, tangents):
 # ops of several outputs whose PyTorch forward derivatives are written out here: each
 # gives the list of the outputs' tangents (or NotImplemented: the double-vjp rule)
 _MULTI_FORMULAS = {"std_mean": _paired_jvp(True), "var_mean": _paired_jvp(False),
-                   "linalg_slogdet": _slogdet_jvp, "convolution_backward": _conv_backward_jvp}
+                   "linalg_slogdet": _slogdet_jvp, "convolution_backward": _conv_backward_jvp,
+                   **_nn_formulas.MULTI_FORMULAS}
 # ops whose PyTorch forward derivative is an explicit formula written out here
 _FORMULAS = {"where": _where_jvp, "mul": _mul_jvp, "add": _add_jvp, "add_alpha": _add_jvp, "nansum": _nansum_jvp, "fill_scalar": _fill_scalar_jvp, "renorm": _renorm_jvp, "clamp_tensor": _clamp_jvp, "clamp_min_tensor": _clamp_min_jvp,
              "clamp_max_tensor": _clamp_max_jvp, "max": _evenly_read_jvp, "min": _evenly_read_jvp, "median": _evenly_read_jvp,
@@ -973,7 +951,8 @@ _FORMULAS = {"where": _where_jvp, "mul": _mul_jvp, "add": _add_jvp, "add_alpha":
              "aminmax_min": _extreme_jvp(_dims_keepdim, True), "atan2": _atan2_jvp, "addcdiv": _addcdiv_jvp, "fmod": _rounded_quotient_jvp("trunc"), "remainder": _rounded_quotient_jvp("floor"),
              "norm": _norm_jvp, "linalg_vector_norm": _norm_jvp, "var": _var_jvp, "std": _std_jvp, "logsumexp": _logsumexp_jvp, "softmax": _softmax_jvp, "copysign": _copysign_jvp, "div": _div_jvp, "tanh_backward": _tanh_backward_jvp,
              "sigmoid_backward": _sigmoid_backward_jvp, "mse_loss": _mse_loss_jvp,
-             "norm_dim": _norm_dim_jvp, "dist": _dist_jvp, **_more_formulas.FORMULAS}
+             "norm_dim": _norm_dim_jvp, "dist": _dist_jvp, "frobenius_norm": _frobenius_jvp,
+             **_more_formulas.FORMULAS, **_nn_formulas.FORMULAS}
 _FORMULAS["_safe_softmax"] = _softmax_jvp  # (ATen's math attention softmax: softmax's formula)
 
 

@@ -49,6 +49,53 @@ def _cast_to(out: Tensor, res: Tensor) -> Tensor:
     return out if out._data.dtype == res._data.dtype else out.to(res.dtype)
 
 
+# ------------------------------------------------------------------ efficient zeros
+
+def zero_term(x, zero_first: bool = True):
+    """PyTorch's (missing tangent) * x: a missing tangent is an efficient zero tensor, so
+    the product is zeros (never nan), recorded (MulBackward0) only when x requires grad;
+    None when nothing is recorded (the term then changes nothing). `zero_first`: the
+    zero is the product's first operand (its next_functions' order)."""
+    if not (GRAD_MODE.enabled and isinstance(x, Tensor) and x._requires_grad):
+        return None
+    op = _EFFICIENT_ZERO_MUL[zero_first]
+    if op is None:
+        # (not in the op table: an internal step; its gradient is +0 everywhere, as an
+        # efficient zero's product's is, where g * 0 would give -0 for a negative g)
+        if zero_first:
+            op = _registry.Op(
+                "efficient_zero_mul", "MulBackward0", lambda z, a, shape: np.zeros_like(a),
+                lambda c, g: (None, make(np.zeros(c.meta[0], g._data.dtype))),
+                "d (zero * x)/dx = 0", save_meta=True)
+        else:
+            op = _registry.Op(
+                "efficient_zero_mul", "MulBackward0", lambda a, z, shape: np.zeros_like(a),
+                lambda c, g: (make(np.zeros(c.meta[0], g._data.dtype)), None),
+                "d (x * zero)/dx = 0", save_meta=True)
+        _EFFICIENT_ZERO_MUL[zero_first] = op
+    zero = make(np.zeros((), x._data.dtype))
+    pair = (zero, x) if zero_first else (x, zero)
+    return _registry.run_op(op, pair, (x._data.shape,))
+
+
+_EFFICIENT_ZERO_MUL: list = [None, None]  # (x * zero, zero * x)
+
+
+def missing_zero(x, like: Tensor) -> Tensor:
+    """The zero tangent of an operand without one (PyTorch's efficient zeros): x's shape,
+    or a 0-d zero for a number."""
+    if isinstance(x, Tensor):
+        return make(np.zeros(x._data.shape, like._data.dtype))
+    return make(np.zeros((), like._data.dtype))
+
+
+def valued(out: Tensor, values: np.ndarray) -> Tensor:
+    """`out` (an add or a sub with an efficient zero, for its node) holding `values`: an
+    efficient zero changes nothing in PyTorch, not even a zero's sign (-0. + 0. is 0.)."""
+    out._data = np.array(np.broadcast_to(values, out._data.shape), dtype=out._data.dtype)
+    return out
+
+
 # ------------------------------------------------------------------ elementwise math
 
 def _acos(inputs, meta, res, tangents):

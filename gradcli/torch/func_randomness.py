@@ -19,6 +19,12 @@ reproduced here at the level of the samplers every random op of gradcli goes thr
 
 Draws made inside a sampler (normal's uniforms) pass through: only the outermost call is
 a random op's.
+
+The random ops whose tensor argument is a parameter of the distribution (bernoulli's
+probabilities, normal's mean and std, poisson's rates, multinomial's weights) have no
+"same" batching rule in PyTorch: with a batched parameter they raise. gradcli sees a
+batched parameter as one whose values differ between slices (one equal in every slice
+passes, as an unbatched one does). rrelu has no batching rule at all.
 """
 
 from __future__ import annotations
@@ -33,6 +39,17 @@ _COUNTED = ("uniform01_f32", "uniform01_f64", "uniform", "normal_scalar", "norma
             "random_from_to", "random_default", "bernoulli_scalar", "exponential",
             "geometric", "cauchy", "log_normal")
 _OTHERS = ("randperm", "bernoulli_tensor")
+SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor input. "
+                "Please file an issue with functorch")
+# (namespace, attribute, the positions of the distribution's tensor parameters: None for
+# every tensor argument) of the random ops PyTorch refuses a batched parameter under "same"
+_PARAMETERISED = (("torch", "bernoulli", None), ("torch", "normal", None),
+                  ("torch", "poisson", None), ("torch", "multinomial", None),
+                  ("torch", "binomial", None), ("Tensor", "bernoulli", None),
+                  ("Tensor", "multinomial", None), ("Tensor", "bernoulli_", (1, "p")))
+# ops vmap has no batching rule for (PyTorch names the ATen op)
+_UNSUPPORTED = (("torch", "rrelu", "rrelu"), ("torch", "rrelu_", "rrelu_"),
+                ("F", "rrelu", "rrelu"), ("F", "rrelu_", "rrelu_"))
 
 
 class Randomness:
@@ -46,10 +63,14 @@ class Randomness:
         self.at = 0  # the next call of the current slice
         self.depth = 0
         self.saved: dict = {}
+        self.patched: list = []  # (owner, attribute, original) of the public ops wrapped
+        self.operands: list = []  # the first slice's parameters, per parameterised call
+        self.op_at = 0
 
     def slice(self, index: int) -> None:
         self.index = index
         self.at = 0
+        self.op_at = 0
 
     def __enter__(self):
         from gradcli.engine import rng_sample
@@ -59,11 +80,63 @@ class Randomness:
             original = getattr(rng_sample, name)
             self.saved[name] = original
             setattr(rng_sample, name, self._wrapped(name, original))
+        import gradcli.torch as torch
+        from gradcli.engine.tensor import Tensor
+
+        owners = {"torch": torch, "Tensor": Tensor, "F": torch.nn.functional}
+        for owner, attr, aten in _UNSUPPORTED:
+            self._patch(owners[owner], attr, _unsupported(aten))
+        if self.mode == "same":
+            for owner, attr, where in _PARAMETERISED:
+                original = getattr(owners[owner], attr, None)
+                if original is not None:
+                    self._patch(owners[owner], attr, self._checked(original, where))
         return self
+
+    def _patch(self, owner, attr: str, replacement) -> None:
+        original = owner.__dict__.get(attr) if isinstance(owner, type) else \
+            getattr(owner, attr, None)
+        if original is None:
+            return
+        self.patched.append((owner, attr, original))
+        setattr(owner, attr, replacement)
 
     def __exit__(self, *exc) -> None:
         for name, original in self.saved.items():
             setattr(self.module, name, original)
+        for owner, attr, original in reversed(self.patched):
+            setattr(owner, attr, original)
+        self.patched.clear()
+
+    def _checked(self, original, where):
+        """`original` raising PyTorch's error when a parameter is batched: the k-th
+        parameterised call of each slice compares its tensor parameters with the first
+        slice's."""
+        import gradcli.torch as torch
+        from gradcli.engine.tensor import Tensor
+
+        def call(*args, **kwargs):
+            if where is None:
+                params = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+            else:
+                pos, key = where
+                picked = args[pos] if len(args) > pos else kwargs.get(key)
+                params = [picked] if isinstance(picked, Tensor) else []
+            arrays = [np.array(p._data) for p in params]
+            if self.index == 0:
+                # (with the generator's state before the draw: PyTorch raises before it)
+                self.operands.append((arrays, torch.get_rng_state()))
+            else:
+                first = self.operands[self.op_at] if self.op_at < len(self.operands) else None
+                if first is not None and (len(first[0]) != len(arrays) or any(
+                        a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)
+                        for a, b in zip(first[0], arrays, strict=False))):
+                    torch.set_rng_state(first[1])
+                    raise RuntimeError(SAME_BATCHED)
+            self.op_at += 1
+            return original(*args, **kwargs)
+
+        return call
 
     def _wrapped(self, name: str, original):
         def sampler(gen, *args):
@@ -109,6 +182,13 @@ class Randomness:
             return _below(held[self.index * p.size:(self.index + 1) * p.size], p)
         n = args[0]
         return held[self.index * n:(self.index + 1) * n].copy()
+
+
+def _unsupported(aten: str):
+    def call(*args, **kwargs):
+        raise RuntimeError(f"vmap: we do not yet support aten::{aten}. Please file an issue")
+
+    return call
 
 
 def _below(u: np.ndarray, p: np.ndarray) -> np.ndarray:

@@ -24,9 +24,9 @@ import numpy as np
 
 from ..grad_mode import GRAD_MODE, enable_grad, no_grad
 from ..late import Slots
-from ..tensor import Tensor
+from ..tensor import Tensor, make
 from .linalg_ext import _grads, _run_multi
-from .registry import defop
+from .registry import PUBLIC, defop
 
 #: torch.autograd.grad (engine/autograd.py, above the op modules), for the reentrant vjp
 ABOVE = Slots("gradcli.engine.ops.backward_nodes", "grad")
@@ -59,7 +59,8 @@ class BackwardOp:
         return tuple(o if wanted else None for o, wanted in zip(outs, present, strict=True))
 
     def _backward(self, c, grads):
-        """The vjp of the formula at the incoming gradients, along the inputs that want one."""
+        """The vjp of the formula at the incoming gradients, along the inputs that want one
+        (or PyTorch's own double-backward formula, where its zeros differ in sign)."""
         inputs = c.saved
         meta, mask = c.meta[0], c.meta[1]
         wanted = [i for i in range(len(inputs)) if c.needs(i)]
@@ -67,6 +68,16 @@ class BackwardOp:
         result = [None] * len(inputs)
         if not wanted:
             return tuple(result)
+        explicit = _EXPLICIT.get(self.op.name)
+        if explicit is not None:
+            # (an output the mask did not ask for has no gradient: it was never made)
+            incoming = [gg if wanted_out else None for gg, wanted_out in zip(incoming, mask)]
+            if GRAD_MODE.enabled:
+                got = explicit(inputs, incoming)
+            else:
+                with no_grad():
+                    got = explicit(inputs, incoming)
+            return tuple(g if c.needs(i) else None for i, g in enumerate(got))
         create = GRAD_MODE.enabled
         with enable_grad():
             # an alias per input wanted: the gradient along each slot alone (bilinear(x, x)
@@ -92,3 +103,39 @@ class BackwardOp:
                 g = inputs[i].detach().new_zeros(inputs[i].shape)
             result[i] = g
         return tuple(result)
+
+
+# ------------------------------------------------------------------ explicit double backward
+
+
+def _prelu_kernel_double_backward(inputs, grads):
+    """derivatives.yaml's _prelu_kernel_backward entry: branches on self >= 0 (where the
+    first order branched on self > 0), so at x = +-0 the gradients are where's exact
+    zeros, not products with a signed zero. The weight's gradient (input-shaped) is summed
+    to the weight, as PyTorch's engine sums an expandable gradient."""
+    g, x, w = inputs
+    gg_x, gg_w = grads
+    where = PUBLIC["torch.where"]
+    d = x._data
+    if w._data.size == 1 or d.ndim < 2:
+        ws = w.reshape(())
+    else:
+        ws = w.reshape((d.shape[1],) + (1,) * (d.ndim - 2))
+    keep = x >= 0
+    zero = make(np.zeros((), d.dtype))
+    if gg_x is not None:
+        d_g = where(keep, gg_x, gg_x * ws + gg_w * x) if gg_w is not None else \
+            where(keep, gg_x, gg_x * ws)
+    else:
+        d_g = where(keep, zero, gg_w * x)
+    d_x = where(keep, zero, g * gg_w) if gg_w is not None else PUBLIC["torch.zeros_like"](x)
+    d_w = where(keep, zero, g * gg_x) if gg_x is not None else PUBLIC["torch.zeros_like"](x)
+    if tuple(d_w.shape) != tuple(w.shape):
+        if d_w.dim() < w.dim():  # (a 0-d input's one weight)
+            d_w = d_w.reshape(tuple(w.shape))
+        else:
+            d_w = d_w.sum_to_size(tuple(w.shape)) if w.dim() else d_w.sum()
+    return d_g, d_x, d_w
+
+
+_EXPLICIT = {"prelu_kernel_backward": _prelu_kernel_double_backward}

@@ -37,8 +37,11 @@ def _tuple(v, n: int) -> tuple:
 
 # ------------------------------------------------------------------ bilinear
 def _trilinear_fwd(a, b, c, spec):
+    """ATen's _trilinear adds each slice's contraction into zeros, so an exact zero is +0
+    (never -0): the same + 0 here."""
     with np.errstate(all="ignore"):
-        return np.einsum(spec, a, b, c, optimize=True).astype(np.result_type(a, b, c))
+        out = np.einsum(spec, a, b, c, optimize=True).astype(np.result_type(a, b, c))
+        return out + out.dtype.type(0)
 
 
 def _trilinear_backward(c, g):

@@ -1,22 +1,21 @@
 """RNN, LSTM and GRU (single and multi-layer, bidirectional, batch_first, h0/c0, LSTM
-proj_size), as PyTorch's CPU composite path computes them: each time step is linear
-layers and pointwise ops, the steps' hidden states stacked (StackBackward0), the final
-states stacked over layers and directions. The outputs end on PyTorch's nodes:
-MkldnnRnnLayerBackward0 for an LSTM layer (PyTorch runs it through oneDNN, except with
-projections), CatBackward0 joining two directions, TransposeBackward1 for a batch_first
-RNN/GRU output."""
+proj_size), in the ops of PyTorch's CPU implementation (rnn_native.py), so their graphs,
+and their gradients' graphs under create_graph, are PyTorch's: the input projected over the
+whole sequence, each step's cell, the steps' hidden states stacked (StackBackward0), the
+final states stacked over layers and directions; a float32 LSTM layer is one oneDNN op
+(MkldnnRnnLayerBackward0, rnn_mkldnn.py) as PyTorch's, except with projections;
+CatBackward0 joins two directions, TransposeBackward1 ends a batch_first RNN/GRU output."""
 
 from __future__ import annotations
 
 import math
 
-from gradcli.engine.ops import nn as F
 from gradcli.engine.ops import nn_layers as layers
 from gradcli.engine.ops.creation import zeros
-from gradcli.engine.ops.linalg import matmul
 from gradcli.engine.ops.registry import PUBLIC
 from gradcli.engine.ops.shape import cat, stack
 
+from . import rnn_mkldnn, rnn_native
 from ._common import new_param
 from ._init import nn_init
 from .module import Module
@@ -163,36 +162,33 @@ class _RNNBase(Module):
         return zeros(self.num_layers * self._directions, batch, size or self.hidden_size,
                      dtype=like.dtype)
 
-    def _direction_output(self, outputs):
-        """One direction's outputs over time (in time order) as one tensor: an LSTM's as
-        its oneDNN layer's output (not with projections: PyTorch's default path)."""
-        out = stack(outputs, 0)
-        if self._mode == "LSTM" and not self.proj_size:
-            out = layers.lstm_layer_output(out)
-        return out
+    def _oneDNN(self, input) -> bool:  # noqa: N802 - the library's name
+        """PyTorch runs a float32 LSTM without projections through oneDNN on CPU."""
+        return self._mode == "LSTM" and not self.proj_size and str(input.dtype) == "torch.float32"
 
     def _run(self, input, states, cell):
         """Run every layer over time, each direction in turn (the reverse one from the last
         step back), the directions' outputs concatenated; states: per layer and direction
-        (index layer * directions + direction) a tuple of state tensors."""
+        (index layer * directions + direction) a tuple of state tensors. `cell`: a cell of
+        PyTorch's CPU decomposition (rnn_native.py), or "oneDNN" for a float32 LSTM's
+        layer op (rnn_mkldnn.py; a packed input takes the cells)."""
         finals = []
         directions = self._directions
-        steps = input.shape[0]
         for layer in range(self.num_layers):
             outs = []
             for direction in range(directions):
                 params = self._layer_params(layer, direction)
                 state = states[layer * directions + direction]
-                outputs = [None] * steps
                 masks = self.__dict__.get("_step_masks")
-                for t in (range(steps - 1, -1, -1) if direction else range(steps)):
-                    new = cell(input[t], state, *params, layer=layer, direction=direction)
-                    if masks is not None:  # (packed input: a finished sequence keeps its state)
-                        new = tuple(PUBLIC["torch.where"](masks[t], n, o)
-                                    for n, o in zip(new, state))
-                    state = new
-                    outputs[t] = state[0]
-                outs.append(self._direction_output(outputs))
+                if cell == "oneDNN" and masks is None:
+                    out, state = rnn_mkldnn.lstm_layer(input, state, params, bool(direction))
+                else:
+                    w_hr = self._parameters.get(f"weight_hr_l{layer}"
+                                                + ("_reverse" if direction else ""))
+                    out, state = rnn_native.run_direction(
+                        input, state, params, rnn_native.lstm_cell if cell == "oneDNN" else cell,
+                        bool(direction), masks, w_hr)
+                outs.append(out)
                 finals.append(state)
             input = outs[0] if directions == 1 else cat(outs, 2)
             if self.dropout and self.training and layer < self.num_layers - 1:
@@ -256,12 +252,14 @@ class _RNNBase(Module):
         return s  # (PyTorch's shows no nonlinearity)
 
 
-def _states(h, unbatched, count):
+def _states(h, unbatched, count, by_index: bool = False):
     if h is None:
         return None
     if unbatched:
         h = h.unsqueeze(1)
-    return [h[k] for k in range(count)]
+    if by_index:  # (oneDNN's LSTM: hx[index], SelectBackward0)
+        return [h[k] for k in range(count)]
+    return list(h.unbind(0))  # (ATen unbinds the initial states: UnbindBackward0)
 
 
 class RNN(_RNNBase):
@@ -279,12 +277,8 @@ class RNN(_RNNBase):
         input, unbatched = self._prepare(input, hx)
         count = self.num_layers * self._directions
         hs = _states(hx, unbatched, count) or list(self._zeros(input.shape[1], input))
-        act = (lambda t: t.tanh()) if self.nonlinearity == "tanh" else (lambda t: t.relu())
-
-        def cell(x, state, w_ih, w_hh, b_ih, b_hh, **where):
-            return (act(F.linear(x, w_ih, b_ih) + F.linear(state[0], w_hh, b_hh)),)
-
-        out, finals = self._run(input, [(h,) for h in hs], cell)
+        out, finals = self._run(input, [(h,) for h in hs],
+                                rnn_native.simple_cell(self.nonlinearity))
         h_n = stack([s[0] for s in finals], 0)
         return self._finish(out, unbatched), (h_n.squeeze(1) if unbatched else h_n)
 
@@ -316,20 +310,14 @@ class LSTM(_RNNBase):
         else:
             hs = _states(hx[0], unbatched, count)
             cs = _states(hx[1], unbatched, count)
-        get = self._parameters.get
-
-        def cell(x, state, w_ih, w_hh, b_ih, b_hh, layer=0, direction=0):
-            h, c = state
-            gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
-            i, f, g, o = gates.chunk(4, 1)
-            c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-            h = o.sigmoid() * c.tanh()
-            if self.proj_size:
-                w_hr = get(f"weight_hr_l{layer}" + ("_reverse" if direction else ""))
-                h = matmul(h, w_hr.t())
-            return (h, c)
-
-        out, finals = self._run(input, list(zip(hs, cs)), cell)
+        native = rnn_native.lstm_cell
+        if self._oneDNN(input):  # (its input made contiguous, its states picked by index)
+            native = "oneDNN"
+            input = input.contiguous()
+            if hx is not None:
+                hs = _states(hx[0], unbatched, count, by_index=True)
+                cs = _states(hx[1], unbatched, count, by_index=True)
+        out, finals = self._run(input, list(zip(hs, cs)), native)
         h_n = stack([s[0] for s in finals], 0)
         c_n = stack([s[1] for s in finals], 0)
         if unbatched:
@@ -353,15 +341,6 @@ class GRU(_RNNBase):
         count = self.num_layers * self._directions
         hs = _states(hx, unbatched, count) or list(self._zeros(input.shape[1], input))
 
-        def cell(x, state, w_ih, w_hh, b_ih, b_hh, **where):
-            h = state[0]
-            gi = F.linear(x, w_ih, b_ih).chunk(3, 1)
-            gh = F.linear(h, w_hh, b_hh).chunk(3, 1)
-            r = (gi[0] + gh[0]).sigmoid()
-            z = (gi[1] + gh[1]).sigmoid()
-            n = (gi[2] + r * gh[2]).tanh()
-            return ((h - n) * z + n,)
-
-        out, finals = self._run(input, [(h,) for h in hs], cell)
+        out, finals = self._run(input, [(h,) for h in hs], rnn_native.gru_cell)
         h_n = stack([s[0] for s in finals], 0)
         return self._finish(out, unbatched), (h_n.squeeze(1) if unbatched else h_n)

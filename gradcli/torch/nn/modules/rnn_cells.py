@@ -13,6 +13,7 @@ from gradcli.engine.ops.creation import zeros
 from ._common import new_param
 from ._init import nn_init
 from .module import Module
+from .rnn_native import mul_inplace
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell"]
 
@@ -116,7 +117,7 @@ class LSTMCell(RNNCellBase):
         h, c = hx
         gates = F.linear(h, self.weight_hh, self.bias_hh) + \
             F.linear(input, self.weight_ih, self.bias_ih)
-        i, f, g, o = gates.chunk(4, 1)
+        i, f, g, o = gates.unsafe_chunk(4, 1)
         c = f.sigmoid() * c + i.sigmoid() * g.tanh()
         h = o.sigmoid() * c.tanh()
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
@@ -129,12 +130,12 @@ class GRUCell(RNNCellBase):
         input, hx, unbatched = self._batched(input, hx)
         if hx is None:
             hx = self._zeros(input)
-        gi = F.linear(input, self.weight_ih, self.bias_ih).chunk(3, 1)
-        gh = F.linear(hx, self.weight_hh, self.bias_hh).chunk(3, 1)
+        gi = F.linear(input, self.weight_ih, self.bias_ih).unsafe_chunk(3, 1)
+        gh = F.linear(hx, self.weight_hh, self.bias_hh).unsafe_chunk(3, 1)
         r = (gh[0] + gi[0]).sigmoid()
         z = (gh[1] + gi[1]).sigmoid()
-        n = (gi[2] + gh[2] * r).tanh()
-        out = (hx - n) * z + n
+        n = (gi[2] + mul_inplace(gh[2], r)).tanh()
+        out = mul_inplace(hx - n, z) + n  # (ATen's in-place steps: rnn_native.py)
         return out.squeeze(0) if unbatched else out
 
 
