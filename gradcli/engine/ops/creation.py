@@ -36,7 +36,7 @@ def _float_dtype(dtype) -> np.dtype:
 def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
     t = make(arr)
     if requires_grad:
-        if arr.dtype.kind not in "fV":
+        if arr.dtype.kind not in "fcV":
             from ..tensor import ONLY_FLOAT_GRAD_FACTORY
 
             raise RuntimeError(ONLY_FLOAT_GRAD_FACTORY)
@@ -45,7 +45,7 @@ def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
 
 
 _NUMBER_KINDS = {bool: lambda: dtypes.bool_, int: lambda: dtypes.int64,
-                 float: dtypes.get_default_dtype}
+                 float: dtypes.get_default_dtype, complex: dtypes.default_complex}
 
 
 def _first_items_str(data) -> None:
@@ -81,6 +81,8 @@ def _infer_dtype(data) -> dtypes.dtype:
             kinds.add(dtypes.int64)
         elif isinstance(v, float):
             kinds.add(dtypes.get_default_dtype())
+        elif isinstance(v, complex):
+            kinds.add(dtypes.default_complex())
         elif v is None:
             raise RuntimeError("Could not infer dtype of NoneType")
         elif isinstance(v, str):

@@ -755,6 +755,8 @@ def _scalar_as(value, d: dtypes.dtype):
         _int_arg(value)  # too big for PyTorch at all: OverflowError
         if d._category == 1:  # a uint64 Scalar (2**63 <= value < 2**64) wraps into int64
             value = _wrap_int(value, np.dtype(np.int64))
+    if d._category == 3:  # complex: numpy keeps a Python number weak beside the array
+        return value
     if d._category == 2:
         if d is dtypes.bfloat16:  # (a Python float would widen ml_dtypes' bfloat16 to float32)
             return np.array(value, d.np)
@@ -786,7 +788,8 @@ def binary(op, a, b, float_result: bool = False):
         # PyTorch reads a numpy scalar as the Python number it holds (a weak scalar: a
         # float32 tensor times np.sqrt(2.0) stays float32, as in CS231n's random_weight)
         return binary(op, _python_number(a), _python_number(b), float_result)
-    elif not isinstance(b, (Tensor, int, float, bool)) or (not isinstance(a, (Tensor, int, float, bool))):
+    elif not isinstance(b, (Tensor, int, float, bool, complex)) or (
+            not isinstance(a, (Tensor, int, float, bool, complex))):
         return NotImplemented
     _check_args(a, b)
     result = dtypes.result_type(a, b)

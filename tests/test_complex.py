@@ -1,0 +1,138 @@
+"""Complex tensors (complex64/cfloat, complex128/cdouble) against PyTorch: dtypes and
+promotion, creation, the complex-only functions, printing, arithmetic and autograd."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import gradcli.torch as gt  # noqa: E402
+
+
+def _run(mod, src: str):
+    """Evaluate `src` (statements; the value of `out`) with `torch` bound to mod: the
+    printed result, or the error's type and text."""
+    env = {"torch": mod}
+    try:
+        exec(src, env)  # noqa: S102 - test sources written here
+        return repr(env["out"])
+    except Exception as err:  # noqa: BLE001 - the error text is compared
+        return f"{type(err).__name__}: {err}"
+
+
+def same(src: str):
+    expected = _run(torch, src)
+    got = _run(gt, src)
+    assert got == expected, f"\n{src}\n gradcli: {got}\n pytorch: {expected}"
+
+
+DTYPES = [
+    "out = (torch.cfloat, torch.complex64, torch.cdouble, torch.complex128)",
+    "out = [torch.complex64.is_complex, torch.float32.is_complex, torch.complex64.is_floating_point,"
+    " torch.complex64.is_signed, torch.complex64.itemsize, torch.complex128.to_real(),"
+    " torch.float64.to_complex(), torch.float32.to_complex()]",
+    "out = [torch.promote_types(a, b) for a in (torch.float16, torch.bfloat16, torch.float32,"
+    " torch.float64, torch.int64, torch.bool, torch.complex64, torch.complex128)"
+    " for b in (torch.complex64, torch.complex128)]",
+    "out = [(torch.ones(2, dtype=d) * o).dtype for d in (torch.bfloat16, torch.float32, torch.float64,"
+    " torch.int64, torch.int32, torch.bool) for o in (1j, torch.tensor(1j),"
+    " torch.tensor(1j, dtype=torch.complex128), torch.ones(2, dtype=torch.complex64))]",
+    "out = [torch.tensor([1+2j]).dtype, torch.tensor([1, 2.5, 1j]).dtype, torch.tensor(1j).is_complex(),"
+    " torch.ones(1).is_complex(), torch.is_complex(torch.zeros(1, dtype=torch.cdouble))]",
+    "torch.set_default_dtype(torch.float64)\n"
+    "try:\n out = [torch.tensor([1j]).dtype, (torch.ones(2, dtype=torch.int64) * 1j).dtype,"
+    " repr(torch.tensor([1j])), repr(torch.tensor([1j], dtype=torch.cfloat))]\n"
+    "finally:\n torch.set_default_dtype(torch.float32)",
+    "out = (torch.ones(2) + 2j, torch.ones(2, dtype=torch.float64) * (1 - 1j), 3j - torch.arange(3))",
+    "out = torch.ones(2).to(torch.cfloat), torch.ones(2).cdouble(), torch.ones(2).cfloat().dtype",
+]
+
+
+@pytest.mark.parametrize("src", DTYPES)
+def test_dtypes_and_promotion(src):
+    same(src)
+
+
+CREATION = [
+    "out = torch.zeros(2, dtype=torch.cfloat)",
+    "out = torch.ones(2, 2, dtype=torch.cdouble)",
+    "out = torch.full((2,), 1 + 1j)",
+    "out = torch.full((2,), 2., dtype=torch.cdouble)",
+    "out = torch.arange(3, dtype=torch.cfloat)",
+    "out = torch.empty(0, dtype=torch.cfloat)",
+    "out = torch.zeros(2, 0, dtype=torch.complex128)",
+    "out = torch.tensor([[1+2j, 3], [4j, -5.5]], requires_grad=True)",
+    "out = torch.zeros(2, dtype=torch.cfloat, requires_grad=True)",
+    "out = torch.zeros_like(torch.ones(2, dtype=torch.cfloat))",
+]
+
+
+@pytest.mark.parametrize("src", CREATION)
+def test_creation(src):
+    same(src)
+
+
+PARTS = [
+    "r = torch.tensor([1., 2.], requires_grad=True)\nout = torch.complex(r, r * 2)",
+    "r = torch.tensor([1., 2.])\nout = torch.complex(r, r.double())",
+    "out = torch.complex(torch.ones(2, dtype=torch.long), torch.ones(2, dtype=torch.long))",
+    "r = torch.tensor([1., 2.], requires_grad=True)\nout = torch.polar(r, r)",
+    "out = torch.view_as_complex(torch.arange(4.).reshape(2, 2))",
+    "out = torch.view_as_complex(torch.ones(2, 3))",
+    "out = torch.view_as_complex(torch.ones(3, 2).t())",
+    "out = torch.view_as_complex(torch.ones(2, 2, dtype=torch.long))",
+    "out = torch.view_as_complex(torch.ones(2, 2).t().contiguous()[:, :])",
+    "out = torch.view_as_real(torch.ones(2))",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nout = torch.view_as_real(z)",
+    "z = torch.tensor([1+2j, 3-4j])\nv = torch.view_as_real(z)\nv[0, 1] = 7\nout = z",
+    "a = torch.arange(4.).reshape(2, 2)\nc = torch.view_as_complex(a)\nc[1] = 5j\nout = a",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nout = (z.real, z.imag)",
+    "z = torch.tensor([1+2j, 3-4j])\nout = (z.real.stride(), z.imag.stride(), z.real.dtype)",
+    "z = torch.tensor([1+2j, 3-4j])\nz.real[0] = 9\nz.imag.mul_(2)\nout = z",
+    "z = torch.tensor([1+2j, 3-4j])\nz.real = torch.tensor([5., 6.])\nout = z",
+    "out = torch.ones(2).real",
+    "out = torch.ones(2).imag",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nc = z.conj()\nout = (c, c.is_conj(), z.is_conj())",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nc = z.conj().resolve_conj()\nout = (c, c.is_conj())",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nout = (z.conj_physical(), z.conj_physical().is_conj())",
+    "x = torch.ones(2)\nout = (x.conj() is x, x.conj().is_conj(), x.resolve_conj() is x)",
+    "z = torch.tensor([1+2j, 3-4j])\nout = torch.view_as_real(z.conj())",
+    "z = torch.tensor([1+2j, 3-4j])\nout = (z.conj().real, z.conj().imag)",
+    "z = torch.tensor([1+2j, 3-4j, 0j], requires_grad=True)\nout = (z.abs(), z.angle(), z.sgn(), abs(z))",
+    "out = torch.tensor([1., -2., 0.]).angle(), torch.tensor([1., -2., 0.]).sgn()",
+]
+
+
+@pytest.mark.parametrize("src", PARTS)
+def test_parts_views_conj(src):
+    same(src)
+
+
+PRINTS = [
+    "out = torch.tensor(1+2j)",
+    "out = torch.tensor(-0.5j)",
+    "out = torch.tensor([1+2j, -3.25-4j, 0j])",
+    "out = torch.tensor([[1.5+2j, -3e-5j], [100, 2]])",
+    "out = torch.tensor([[1.5+2j, -3e-5j], [100, 2]], dtype=torch.complex128)",
+    "out = torch.tensor([1e10+1j, 1-1e-10j])",
+    "out = torch.tensor([float('nan') + 1j, complex(float('inf'), -2), 1 + float('nan') * 1j])",
+    "out = torch.arange(30.).reshape(3, 10) * (1 + 1j)",
+    "out = torch.arange(2000.) * 1j",
+    "out = torch.arange(12.).reshape(2, 3, 2) * (0.123456 - 7j)",
+    "out = str(torch.tensor([1+2j]))",
+    "out = torch.tensor([1+2j]).item() if False else torch.tensor(1+2j).item()",
+    "out = torch.tensor([[1+2j], [3j]]).tolist()",
+    "out = torch.tensor([-0.0 - 0.0j, 0.0 + 0.0j])",
+    "torch.set_printoptions(sci_mode=True)\ntry:\n out = repr(torch.tensor([1+2j, 3j]))\n"
+    "finally:\n torch.set_printoptions(sci_mode=None)",
+    "torch.set_printoptions(precision=2)\ntry:\n out = repr(torch.tensor([1.23456+2j, 3j]))\n"
+    "finally:\n torch.set_printoptions(precision=4)",
+    "out = float(torch.tensor(1+2j))",
+    "out = int(torch.tensor(1+0j))",
+    "out = f'{torch.tensor(1+2j)}'",
+]
+
+
+@pytest.mark.parametrize("src", PRINTS)
+def test_printing(src):
+    same(src)
