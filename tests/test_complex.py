@@ -136,3 +136,55 @@ PRINTS = [
 @pytest.mark.parametrize("src", PRINTS)
 def test_printing(src):
     same(src)
+
+
+RANDOM = [
+    "torch.manual_seed({seed})\nout = torch.randn({shape}, dtype=torch.{dt})",
+    "torch.manual_seed({seed})\nout = torch.rand({shape}, dtype=torch.{dt})",
+    "torch.manual_seed({seed})\na = torch.randn(5)\nb = torch.randn({shape}, dtype=torch.{dt})\n"
+    "out = (b, torch.randn(3))",
+]
+
+
+@pytest.mark.parametrize("dt", ["cfloat", "cdouble"])
+@pytest.mark.parametrize("shape", ["3", "2, 9", "17", "(40,)"])
+@pytest.mark.parametrize("template", RANDOM)
+def test_random_draws_bit_for_bit(template, shape, dt):
+    """randn/rand of a complex dtype draw PyTorch's numbers exactly (2n real draws,
+    normal with std 1/sqrt(2)), and leave the generator where PyTorch's is."""
+    src = template.format(seed=7, shape=shape, dt=dt)
+
+    def values(mod):
+        env = {"torch": mod}
+        exec(src, env)  # noqa: S102
+        out = env["out"]
+        outs = out if isinstance(out, tuple) else (out,)
+        return [o.detach().numpy().tobytes() if mod is torch else o._data.tobytes() for o in outs]
+
+    assert values(gt) == values(torch)
+
+
+ARITH = [
+    "z = torch.tensor([1+2j, 3-4j])\nw = torch.tensor([0.5-1j, 2j])\nout = (z + w, z - w, z * w, z / w)",
+    "z = torch.tensor([1+2j, 3-4j])\nout = (z + 1, z * 2.5, z / 2, 1 - z, 2 / z, z * 1j, z ** 2, z ** 0.5, 2 ** z)",
+    "z = torch.tensor([1+2j, 3-4j])\nout = (-z, z.neg(), z.reciprocal(), z.exp(), z.log(), z.sqrt())",
+    "z = torch.tensor([1+2j, 3-4j])\nout = (z.sin(), z.cos(), z.tanh(), z.sigmoid())",
+    "z = torch.tensor([[1+2j, 3-4j], [1j, 2]])\nout = (z @ z, z.mm(z), torch.matmul(z, z[0]))",
+    "z = torch.tensor([[1+2j, 3-4j], [1j, 2]])\nout = (z.sum(), z.mean(), z.prod(), z.sum(0), z.mean(1))",
+    "z = torch.tensor([1+2j, 3-4j])\nout = (z == z, z != 1+2j, z.eq(z.conj()))",
+    "z = torch.tensor([1+2j, 3-4j])\nout = z < z",
+    "z = torch.tensor([1+2j, 3-4j])\nout = z >= 1",
+    "z = torch.tensor([1+2j, 3-4j])\nout = z.max()",
+    "z = torch.tensor([[1+2j, 3-4j], [1j, 2]])\nout = torch.ones(2, 2) @ z",
+    "z = torch.tensor([1+2j, 3-4j])\nz += 1j\nz *= 2\nout = z",
+    "z = torch.tensor([1+2j, 3-4j])\nout = (z.clone(), z.reshape(2, 1), z.flip(0), torch.cat([z, z]), torch.stack([z, z]))",
+    "z = torch.tensor([[1+2j, 3-4j], [1j, 2]])\nout = (z.t(), z.T, z.mT, z.H, z.mH, z.transpose(0, 1), z[0], z[:, 1])",
+    "out = torch.linalg.eigvals(torch.tensor([[0., 1.], [-1., 0.]]))",
+    "out = torch.linalg.eig(torch.tensor([[2., 1.], [1., 2.]]))",
+    "out = torch.tensor([1+2j]).exp().abs()",
+]
+
+
+@pytest.mark.parametrize("src", ARITH)
+def test_arithmetic(src):
+    same(src)

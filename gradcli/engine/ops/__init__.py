@@ -382,10 +382,15 @@ def _H(x):  # noqa: N802
         hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}")
-    return V.transpose(x, 0, 1)
+    return _adjoint_of(V.transpose(x, 0, 1))
 
 
-PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": _H, "mH": V.mT}
+def _adjoint_of(t):
+    """A complex transpose is conjugated too (ConjBackward0 over TransposeBackward0)."""
+    return PUBLIC["torch.conj"](t) if t._data.dtype.kind == "c" else t
+
+
+PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": _H, "mH": lambda x: _adjoint_of(V.mT(x))}
 
 
 def install_methods() -> None:

@@ -385,6 +385,9 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **
     _placed(device)
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
     shape = _random_size(size, kwargs, "rand")
+    if dtype is not None and getattr(dtype, "_category", 0) == 3:  # complex: rng_sample's
+        values = rng_sample.complex_draw(generator_of(generator), math.prod(shape), dtype.np, False)
+        return _finish(values.reshape(shape), requires_grad)
     target = _random_float(dtype, "check_uniform_bounds")
     values = rng_sample.uniform(generator_of(generator), math.prod(shape), target)
     return _finish(values if len(shape) == 1 else values.reshape(shape), requires_grad)
@@ -395,6 +398,9 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, *
     _placed(device)
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
     shape = _random_size(size, kwargs, "randn")
+    if dtype is not None and getattr(dtype, "_category", 0) == 3:  # complex: rng_sample's
+        values = rng_sample.complex_draw(generator_of(generator), math.prod(shape), dtype.np, True)
+        return _finish(values.reshape(shape), requires_grad)
     target = _random_float(dtype, "normal_kernel_cpu")
     values = rng_sample.normal(generator_of(generator), math.prod(shape), target, True, 0.0, 1.0)
     return _finish(values if len(shape) == 1 else values.reshape(shape), requires_grad)
