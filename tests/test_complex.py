@@ -188,3 +188,105 @@ ARITH = [
 @pytest.mark.parametrize("src", ARITH)
 def test_arithmetic(src):
     same(src)
+
+
+AUTOGRAD = [
+    # holomorphic ops: z.grad = g * conj(f'(z))
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nl = (z * z).abs().sum()\nl.backward()\nout = (l, z.grad)",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nw = torch.tensor([0.5-1j, 2j], requires_grad=True)\n"
+    "l = (z * w + z / w - w).abs().sum()\nl.backward()\nout = (z.grad, w.grad)",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nl = z.exp().real.sum() + z.log().imag.sum()\nl.backward()\nout = z.grad",
+    "z = torch.tensor([1+2j, 0.5-0.25j], requires_grad=True)\nl = (z.sin() + z.cos() + z.tanh() + z.sigmoid()).abs().sum()\n"
+    "l.backward()\nout = z.grad",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nl = (z.sqrt() + z.reciprocal() + z ** 2 + 2 ** z).abs().sum()\n"
+    "l.backward()\nout = z.grad",
+    "z = torch.tensor([[1+2j, 3-4j], [1j, 2]], requires_grad=True)\nl = (z @ z).abs().sum() + z.sum().abs() + z.mean().abs()\n"
+    "l.backward()\nout = z.grad",
+    # mixed real and complex inputs: the real one gets the real part
+    "x = torch.tensor([1., 2.], requires_grad=True)\nz = torch.tensor([1+2j, 3-4j], requires_grad=True)\n"
+    "l = (x * z).abs().sum() + (x * 1j + 2).abs().sum()\nl.backward()\nout = (x.grad, z.grad)",
+    "x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)\nz = torch.tensor([1+2j, 3-4j], requires_grad=True)\n"
+    "l = (x + z).abs().sum()\nl.backward()\nout = (x.grad, z.grad)",
+    # the non-holomorphic ones
+    "z = torch.tensor([1+2j, 3-4j, 0j], requires_grad=True)\nl = z.abs().sum()\nl.backward()\nout = (l, z.grad)",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nl = z.angle().sum()\nl.backward()\nout = z.grad",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nl = (z.sgn() * torch.tensor([2-1j, 1j])).real.sum()\nl.backward()\nout = z.grad",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nl = (z.conj() * torch.tensor([2-1j, 1j])).real.sum()\nl.backward()\nout = z.grad",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nl = (z.conj_physical() * z).real.sum()\nl.backward()\nout = z.grad",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nl = (z.real * 3 + z.imag * 5).sum()\nl.backward()\nout = z.grad",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nv = torch.view_as_real(z)\nl = (v * torch.tensor([[1., 2.], [3., 4.]])).sum()\n"
+    "l.backward()\nout = (v.grad_fn, z.grad)",
+    "a = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)\nc = torch.view_as_complex(a)\nl = (c * c).abs().sum()\n"
+    "l.backward()\nout = (c.grad_fn, a.grad)",
+    "r = torch.tensor([1., 2.], requires_grad=True)\ni = torch.tensor([0.5, -1.], requires_grad=True)\n"
+    "l = (torch.complex(r, i) ** 2).abs().sum()\nl.backward()\nout = (r.grad, i.grad)",
+    "r = torch.tensor([1., 2.], requires_grad=True)\nt = torch.tensor([0.5, -1.], requires_grad=True)\n"
+    "p = torch.polar(r, t)\nl = (p * torch.tensor([1+1j, 2-1j])).real.sum()\nl.backward()\nout = (p, r.grad, t.grad)",
+    # grad_fn names and the complex root's refusal
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nout = [type(f).__name__ for f in (z * 2, z + z, z.abs(), z.angle(), "
+    "z.conj(), z.real, z.sum(), z.exp(), z.sgn(), torch.view_as_real(z))]",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nz.sum().backward()",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\n(z * 2).backward(torch.tensor([1+1j, 1j]))\nout = z.grad",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\ny = z * z\nout = torch.autograd.grad(y, z, torch.tensor([1-1j, 2+0j]))",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\ny = (z * z).abs().sum()\n"
+    "g, = torch.autograd.grad(y, z, create_graph=True)\nout = torch.autograd.grad(g.abs().sum(), z)",
+]
+
+
+@pytest.mark.parametrize("src", AUTOGRAD)
+def test_autograd(src):
+    src = src if "out =" in src else src + "\nout = None"
+    expected = _run(torch, src)
+    got = _run(gt, src)
+    if "Error" not in expected:
+        # values within float32 tolerance: compare the numbers the prints hold
+        env_t, env_g = {"torch": torch}, {"torch": gt}
+        exec(src, env_t)  # noqa: S102
+        exec(src, env_g)  # noqa: S102
+        outs_t = env_t["out"] if isinstance(env_t["out"], tuple) else (env_t["out"],)
+        outs_g = env_g["out"] if isinstance(env_g["out"], tuple) else (env_g["out"],)
+        for a, b in zip(outs_t, outs_g, strict=True):
+            if isinstance(a, torch.Tensor):
+                torch.testing.assert_close(torch.from_numpy(b.detach()._data.copy()), a.detach())
+            else:
+                assert repr(a).split(" object")[0] == repr(b).split(" object")[0]
+        assert "Error" not in got, got
+    else:
+        assert got == expected, f"\n{src}\n gradcli: {got}\n pytorch: {expected}"
+
+
+GRADCHECKS = [
+    ("z", "(z * z).abs()"), ("z", "z.exp()"), ("z", "z.conj() * z"), ("z", "torch.view_as_real(z * z)"),
+    ("z", "z.angle()"), ("z", "z.sgn()"), ("z", "z.real * z.imag"), ("z", "z @ z.conj()"),
+    ("z", "(z / (z + 1j)).sin().sqrt()"), ("x", "torch.polar(x, x * 2)"),
+    ("x", "torch.complex(x, x * x)"), ("x", "(x * 1j).exp()"),
+]
+
+
+@pytest.mark.parametrize(("arg", "expr"), GRADCHECKS)
+def test_gradcheck_complex(arg, expr):
+    """gradcheck of complex inputs and outputs passes where PyTorch's does."""
+    results = []
+    for mod in (torch, gt):
+        z = mod.tensor([1 + 2j, 3 - 4j], dtype=mod.cdouble, requires_grad=True)
+        x = mod.tensor([1.0, 2.0], dtype=mod.float64, requires_grad=True)
+        fn = eval(f"lambda {arg}: {expr}", {"torch": mod})  # noqa: S307
+        results.append(mod.autograd.gradcheck(fn, (z if arg == "z" else x,)))
+    assert results == [True, True]
+
+
+def test_gradcheck_catches_a_wrong_complex_formula():
+    """The complex check can fail: a function whose backward drops the conjugate."""
+    class Bad(gt.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            ctx.save_for_backward(z)
+            return z * z
+
+        @staticmethod
+        def backward(ctx, g):
+            (z,) = ctx.saved_tensors
+            return g * 2 * z  # (right: g * conj(2 z))
+
+    z = gt.tensor([1 + 2j, 3 - 4j], dtype=gt.cdouble, requires_grad=True)
+    assert gt.autograd.gradcheck(Bad.apply, (z,), raise_exception=False) is False

@@ -56,23 +56,26 @@ def cdouble(self, memory_format=None):
 #: holomorphic in each input, or linear over the reals with real coefficients)
 HOLOMORPHIC = frozenset("""
 add add_scalar sub sub_scalar mul mul_scalar div div_scalar neg rsub rsub_alpha rsub_tensor
-add_alpha sub_alpha exp log sqrt sin cos tan tanh sinh cosh sigmoid reciprocal pow pow_scalar
-pow_tensor_scalar pow_scalar_tensor square expm1 log1p log2 log10 exp2 rsqrt asin acos atan
-asinh acosh atanh
-mm matmul bmm mv dot addmm sum sum_dim mean mean_dim prod prod_dim cumsum
-view reshape_alias unsafe_view alias squeeze0 squeeze1 squeeze2 squeeze3 squeeze4 unsqueeze
-transpose t permute expand select slice index clone contiguous cat stack flip roll
-to_copy copy diag diagonal tril triu trace repeat narrow unbind split chunk
+add_alpha sub_alpha exp log sqrt sin cos tan tanh sinh cosh sigmoid reciprocal pow pow_tensor
+rpow expm1 log1p log2 log10 exp2 rsqrt asin acos atan asinh acosh atanh
+mm bmm mv dot vdot addmm addmv addr addbmm baddbmm addcmul addcdiv sum sum_dim mean mean_dim
+prod prod_dim cumsum cumprod trace linear_map_adjoint
+view view_copy reshape_alias unsafe_view alias squeeze0 squeeze1 squeeze2 squeeze3 unsqueeze
+transpose t permute expand select slice index index_select gather take clone cat stack flip
+roll rot90 to_copy copy diagonal diag_embed tril triu repeat unbind split split_with_sizes
+masked_fill where select_backward slice_backward index_backward diagonal_backward
+constant_pad_nd unfold narrow_copy squeeze_copy unsqueeze_copy permute_copy t_copy
+transpose_copy expand_copy select_copy slice_copy diag_copy
 """.split())
 
 _TWINS: dict = {}
 
 
 def _conj_t(t):
-    """conj of a gradient (None passes)."""
+    """conj of a gradient (None passes), without the conj bit (a new tensor of values)."""
     if t is None or not isinstance(t, Tensor) or t._data.dtype.kind != "c":
         return t
-    return conj(t)
+    return run_unary(CONJ, t)
 
 
 def _twin(op: Op) -> Op:
