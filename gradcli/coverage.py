@@ -93,8 +93,8 @@ def resolve(op):
             return None
     name = op.name
     found = _lookup(gt, name)
-    if found is not None and not isinstance(found, types.ModuleType):
-        return found
+    if found is not None and not isinstance(found, (types.ModuleType, gt.dtype)):
+        return found  # (torch.cfloat is a dtype: the OpInfo "cfloat" is Tensor.cfloat)
     method = getattr(Tensor, name, None)
     if method is None or isinstance(method, _Unsupported):
         return None
@@ -367,8 +367,24 @@ def check_op(op) -> tuple[str, str]:
     return "pass", f"{ran} samples"
 
 
+USAGE = """usage: python -m gradcli.coverage [OP ...]
+
+Runs PyTorch's OpInfo samples (float64, CPU, differentiable; fft.* and masked.* aside)
+through gradcli and PyTorch and prints how many ops agree: values, dtypes (complex
+included), grad_fn names and vector-Jacobian products. OP names (as `add`, or with a
+variant, `max.reduction_with_dim`) restrict the run to those ops. Needs PyTorch and
+expecttest."""
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("-h", "--help") for a in argv):
+        print(USAGE)
+        return 0
+    unknown = [a for a in argv if a.startswith("-")]
+    if unknown:
+        print(f"gradcli.coverage: unknown option {unknown[0]}\n\n{USAGE}", file=sys.stderr)
+        return 2
     try:
         import torch  # noqa: F401
         import torch.testing._internal.common_methods_invocations  # noqa: F401

@@ -225,6 +225,15 @@ AUTOGRAD = [
     # grad_fn names and the complex root's refusal
     "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nout = [type(f).__name__ for f in (z * 2, z + z, z.abs(), z.angle(), "
     "z.conj(), z.real, z.sum(), z.exp(), z.sgn(), torch.view_as_real(z))]",
+    "A = torch.tensor([[2., 1., 0.], [0.5, 3., 1.], [0., -1., 1.]], dtype=torch.float64, requires_grad=True)\n"
+    "L, V = torch.linalg.eig(A)\nl = (L * torch.tensor([1., 2., 3.])).real.sum() + (V.abs() ** 2 * torch.arange(9.)"
+    ".reshape(3, 3)).sum()\nl.backward()\nout = (L, A.grad)",
+    "A = torch.tensor([[0., 1.], [-1., 0.5]], requires_grad=True)\nL = torch.linalg.eigvals(A)\n"
+    "(L.imag.sum() + L.real.prod()).backward()\nout = (L, A.grad)",
+    "A = torch.tensor([[1+1j, 2], [0.5j, -1]], dtype=torch.cdouble, requires_grad=True)\nL = torch.linalg.eigvals(A)\n"
+    "L.abs().sum().backward()\nout = (L, A.grad)",
+    "out = torch.linalg.eig(torch.ones(2, 3))",
+    "out = torch.linalg.eigvals(torch.ones(2, 2, dtype=torch.long))",
     "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nz.sum().backward()",
     "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\n(z * 2).backward(torch.tensor([1+1j, 1j]))\nout = z.grad",
     "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\ny = z * z\nout = torch.autograd.grad(y, z, torch.tensor([1-1j, 2+0j]))",
@@ -290,3 +299,16 @@ def test_gradcheck_catches_a_wrong_complex_formula():
 
     z = gt.tensor([1 + 2j, 3 - 4j], dtype=gt.cdouble, requires_grad=True)
     assert gt.autograd.gradcheck(Bad.apply, (z,), raise_exception=False) is False
+
+
+REFUSED = ["z.max()", "z.min()", "z.max(0)", "torch.max(z)", "z.amax()", "z.argmax()", "z.argmin()",
+           "z.sort()", "z.topk(1)", "z.floor()", "z.ceil()", "z.sign()", "torch.maximum(z, z)",
+           "torch.minimum(z, z)", "z.round()", "z.trunc()", "z.fmod(2)", "z.remainder(2)",
+           "torch.atan2(z, z)", "z.erf()", "z.lgamma()", "z.frac()", "z.median()", "z.kthvalue(1)",
+           "z.floor_divide(2)", "z.hypot(z)", "z.digamma()", "z.logit()", "z.heaviside(z)",
+           "torch.ones(2).max()", "torch.ones(3).sort()"]
+
+
+@pytest.mark.parametrize("expr", REFUSED)
+def test_refusals(expr):
+    same(f"z = torch.tensor([1+2j, 3-4j])\nout = {expr}")

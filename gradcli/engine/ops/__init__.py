@@ -430,4 +430,5 @@ install_methods()
 # error state (engine/fpstate.py); views compute nothing and keep their forwards as keys
 quiet_forwards(op for op in OPS.values() if not V.is_view_forward(op.forward))
 
+complex_ops.install_refusals()  # (PyTorch's errors for complex input to max, sort, floor...)
 from . import out_variants  # noqa: E402,F401  (out= on every torch.* function declared above)  # isort: skip

@@ -460,3 +460,154 @@ def arange(*args, dtype=None, **kwargs):
 
 # (ops/__init__ exposes creation's function as torch.arange after this module loads)
 _creation.arange = arange
+
+
+# ------------------------------------------------------------ eigen-decomposition (general)
+
+def _eig_backward(c, grads):
+    """PyTorch's linalg_eig_backward, in numpy (no graph of its own: create_graph through
+    it is not differentiated again):
+    gA = V^-H (diag(gL) + (V^H gV - V^H V diag(Re diag(V^H gV))) / E*) V^H,
+    E_ij = L_j - L_i (1 on the diagonal); a real A takes the real part."""
+    L, V = c.meta[-1]
+    grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
+    gL, gV = (grads + [None, None])[:2]
+    if gL is None and gV is None:
+        return (None,)
+    n = L.shape[-1]
+    Vh = np.conj(np.swapaxes(V, -1, -2))
+    eye = np.eye(n, dtype=bool)
+    if gV is not None:
+        VhgV = Vh @ gV._data
+        diag = np.diagonal(VhgV, 0, -2, -1)
+        VhgV = VhgV - Vh @ (V * diag.real[..., None, :])
+        Lc = np.conj(L)
+        E = Lc[..., None, :] - Lc[..., :, None]
+        E = np.where(eye, 1, E)
+        gA = VhgV / E
+        if gL is not None:
+            gA = gA + gL._data[..., :, None] * eye
+    else:
+        gA = gL._data[..., :, None] * eye
+    gA = np.linalg.solve(Vh, gA @ Vh).astype(V.dtype)
+    real_input = c.meta[0]
+    if real_input:
+        gA = np.ascontiguousarray(gA.real)
+    return (make(gA),)
+
+
+EIG = defop("linalg_eig", "LinalgEigBackward0", None, _eig_backward,
+            "A = V diag(L) V^-1: gA = V^-H (diag(gL) + (V^H gV - ...) / E*) V^H", save="meta",
+            multi=True)
+
+
+def _eig_arrays(A, fname: str):
+    from . import linalg_ext as LX
+
+    LX._check_tensor(fname.replace(".", "_"), "input", A)
+    d = A._data
+    if d.dtype.kind not in "fcV":  # (PyTorch asks for the complex twin of the dtype first)
+        raise RuntimeError(f"Unknown Complex ScalarType for {_scalar_type_name(A.dtype)}")
+    if d.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
+        raise NotImplementedError("\"linalg_eig_out_cpu\" not implemented for "
+                                  f"'{_scalar_type_name(A.dtype)}'")
+    if d.ndim < 2:
+        raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
+    if d.shape[-1] != d.shape[-2]:
+        raise RuntimeError(f"{fname}: A must be batches of square matrices, but they are "
+                           f"{d.shape[-2]} by {d.shape[-1]} matrices")
+    cdt = np.complex64 if d.dtype in (np.float32, np.complex64) else np.complex128
+    if not np.isfinite(d).all():
+        raise RuntimeError(f"{fname}: input tensor should not contain infs or NaNs.")
+    w, v = np.linalg.eig(d.astype(np.complex128 if cdt == np.complex128 else d.dtype))
+    return w.astype(cdt), v.astype(cdt)
+
+
+@public("torch.linalg.eig")
+def eig(A, *, out=None):
+    from . import linalg_ext as LX
+
+    if "linalg_eig" not in LX.RT:
+        LX.RT["linalg_eig"] = LX._rtype("linalg_eig", ("eigenvalues", "eigenvectors"))
+    w, v = _eig_arrays(A, "linalg.eig")
+    real_input = A._data.dtype.kind != "c"
+    return LX.RT["linalg_eig"](*LX._run_multi(EIG, (A,), (real_input,), [w, v], (True, True)))
+
+
+@public("torch.linalg.eigvals")
+def eigvals(A, *, out=None):
+    from . import linalg_ext as LX
+
+    w, v = _eig_arrays(A, "linalg.eigvals")
+    real_input = A._data.dtype.kind != "c"
+    return LX._run_multi(EIG, (A,), (real_input,), [w, v], (True, True))[0]
+
+
+# ----------------------------------------- PyTorch's refusals of complex input, by function
+
+_NOT_FOR = "\"{}\" not implemented for '{}'"
+#: function -> (exception, message; {k} is the kernel type name) for a complex input
+REFUSALS = {
+    "amax": (NotImplementedError, _NOT_FOR.format("max_values_cpu", "{k}")),
+    "amin": (NotImplementedError, _NOT_FOR.format("min_values_cpu", "{k}")),
+    "argmax": (RuntimeError, "argmax(): does not support complex input"),
+    "argmin": (RuntimeError, "argmin(): does not support complex input"),
+    "sort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "topk": (RuntimeError, " topk does not support complex dtypes on CPU"),
+    "floor": (NotImplementedError, "floor is not supported for complex inputs"),
+    "ceil": (NotImplementedError, "ceil is not supported for complex inputs"),
+    "trunc": (NotImplementedError, "trunc is not supported for complex inputs"),
+    "sign": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead."),
+    "maximum": (RuntimeError, "maximum not implemented for complex tensors."),
+    "minimum": (RuntimeError, "minimum not implemented for complex tensors."),
+    "round": (NotImplementedError, _NOT_FOR.format("round_vml_cpu", "{k}")),
+    "fmod": (NotImplementedError, _NOT_FOR.format("fmod_cpu", "{k}")),
+    "remainder": (NotImplementedError, _NOT_FOR.format("remainder_cpu", "{k}")),
+    "atan2": (NotImplementedError, _NOT_FOR.format("atan2_cpu", "{k}")),
+    "erf": (NotImplementedError, _NOT_FOR.format("erf_vml_cpu", "{k}")),
+    "lgamma": (NotImplementedError, _NOT_FOR.format("lgamma_vml_cpu", "{k}")),
+    "frac": (NotImplementedError, _NOT_FOR.format("frac_cpu", "{k}")),
+    "median": (NotImplementedError, _NOT_FOR.format("median_cpu", "{k}")),
+    "kthvalue": (NotImplementedError, _NOT_FOR.format("kthvalue_cpu", "{k}")),
+    "floor_divide": (NotImplementedError, _NOT_FOR.format("div_floor_cpu", "{k}")),
+    "hypot": (NotImplementedError, _NOT_FOR.format("hypot_cpu", "{k}")),
+    "digamma": (NotImplementedError, _NOT_FOR.format("digamma", "{k}")),
+    "logit": (NotImplementedError, _NOT_FOR.format("logit_cpu", "{k}")),
+    "heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
+}
+
+
+def _refusing(name: str, fn):
+    exc, message = REFUSALS.get(name, (None, None))
+
+    def refuse(input, *args, **kwargs):
+        if input.__class__ is Tensor and input._data.dtype.kind == "c":
+            kind = _scalar_type_name(input.dtype)
+            if name in ("max", "min"):
+                if args or kwargs:
+                    raise RuntimeError(f"{name}(): does not support complex input")
+                raise NotImplementedError(_NOT_FOR.format(f"{name}_all", kind))
+            raise exc(message.format(k=kind))
+        return fn(input, *args, **kwargs)
+
+    refuse.__name__ = refuse.__qualname__ = getattr(fn, "__name__", name)
+    refuse.__doc__ = getattr(fn, "__doc__", None)
+    refuse.__wrapped__ = fn
+    return refuse
+
+
+def install_refusals() -> None:
+    """Wrap the functions PyTorch refuses complex input for (called once the Tensor methods
+    are installed: ops/__init__). Only these functions, none of the hot arithmetic, pay
+    the one test of the input's kind."""
+    for name in (*REFUSALS, "max", "min"):
+        for full in (f"torch.{name}", f"Tensor.{name}"):
+            fn = PUBLIC.get(full) if full.startswith("torch.") else getattr(Tensor, name, None)
+            if fn is None:
+                continue
+            wrapped = _refusing(name, fn)
+            if full in PUBLIC:
+                PUBLIC[full] = wrapped
+            if full.startswith("Tensor."):
+                setattr(Tensor, name, wrapped)
