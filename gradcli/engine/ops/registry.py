@@ -325,11 +325,11 @@ def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
         out = _asarray(out)
     base = a._base
     if not (GRAD_MODE.enabled and (a._requires_grad or (base is not None and base._requires_grad))) \
-            or op.backward is None or out.dtype.kind not in "fV":
-        res = (COMPLEX_RECORD[0](op, (a,), meta, out) if out.dtype.kind == "c"
-               and op.backward is not None and GRAD_MODE.enabled
-               and (a._requires_grad or (base is not None and base._requires_grad))
-               else make(out, False, None))
+            or op.backward is None:
+        res = make(out, False, None)
+    elif out.dtype.kind not in "fV":  # (a complex result: its twin's node, ops/complex.py)
+        res = COMPLEX_RECORD[0](op, (a,), meta, out) if out.dtype.kind == "c" else \
+            make(out, False, None)
     elif op.broadcast:  # (input_meta bookkeeping lives in _record)
         res = _result_of(op, _record(op, (a,), meta, out), out)
     else:
