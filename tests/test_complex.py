@@ -312,3 +312,38 @@ REFUSED = ["z.max()", "z.min()", "z.max(0)", "torch.max(z)", "z.amax()", "z.argm
 @pytest.mark.parametrize("expr", REFUSED)
 def test_refusals(expr):
     same(f"z = torch.tensor([1+2j, 3-4j])\nout = {expr}")
+
+
+@pytest.mark.parametrize("fill", ["normal_()", "normal_(1., 2.)", "uniform_()", "uniform_(-1, 3)"])
+@pytest.mark.parametrize("dt", ["cfloat", "cdouble"])
+@pytest.mark.parametrize("n", [3, 20])
+def test_inplace_fills_of_complex_bit_for_bit(fill, dt, n):
+    def values(mod):
+        mod.manual_seed(5)
+        t = getattr(mod.empty(n, dtype=getattr(mod, dt)), fill.split("(")[0])(
+            *eval("(" + fill.split("(")[1].rstrip(")") + ",)" if fill.split("(")[1] != ")" else "()"))
+        return t._data.tobytes() if mod is gt else t.numpy().tobytes()
+
+    assert values(gt) == values(torch)
+
+
+MISC = [
+    "out = torch.tensor([1+2j], dtype=torch.float32)",
+    "out = torch.tensor([1+2j], dtype=torch.int64)",
+    "z = torch.tensor([1+2j, 3-4j])\nout = z.masked_fill(torch.tensor([True, False]), 5j)",
+    "out = torch.finfo(torch.cfloat), torch.finfo(torch.cdouble).eps",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nw = torch.tensor([2-1j, 1j], requires_grad=True)\n"
+    "v = torch.vdot(z, w)\nv.abs().backward()\nout = (v, z.grad, w.grad)",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nn = torch.linalg.vector_norm(z)\nn.backward()\n"
+    "out = (n, z.grad, z.norm(), torch.norm(z, 1), torch.linalg.norm(z))",
+    "z = torch.tensor([1+2j, 3-4j], requires_grad=True)\nout = (z.dot(z), z.square(), z.cumsum(0), z.cumprod(0))",
+    "z = torch.tensor([1+2j, 3-4j])\nout = (z.isnan(), z.isfinite(), torch.where(z.real > 2, z, 0j), z.clone().fill_(1j))",
+    "out = torch.ones(2, 2, dtype=torch.cfloat) @ torch.ones(2, 2)",
+    "out = torch.cat([torch.ones(1), torch.ones(1, dtype=torch.cfloat)])",
+    "z = torch.tensor([1+2j, 3-4j])\nout = (z.type(), z.element_size(), z.new_zeros(2), z.is_signed())",
+]
+
+
+@pytest.mark.parametrize("src", MISC)
+def test_misc(src):
+    same(src)

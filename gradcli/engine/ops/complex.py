@@ -601,6 +601,7 @@ def install_refusals() -> None:
     """Wrap the functions PyTorch refuses complex input for (called once the Tensor methods
     are installed: ops/__init__). Only these functions, none of the hot arithmetic, pay
     the one test of the input's kind."""
+    _install_complex_readings()
     for name in (*REFUSALS, "max", "min"):
         for full in (f"torch.{name}", f"Tensor.{name}"):
             fn = PUBLIC.get(full) if full.startswith("torch.") else getattr(Tensor, name, None)
@@ -611,3 +612,65 @@ def install_refusals() -> None:
                 PUBLIC[full] = wrapped
             if full.startswith("Tensor."):
                 setattr(Tensor, name, wrapped)
+
+
+# ---------------------------------- functions whose real implementation misreads complex
+
+def _vdot_complex_bwd(c, g):
+    a, b = c.saved
+    return (conj(g) * b if c.needs(0) else None, g * a if c.needs(1) else None)
+
+
+VDOT_COMPLEX = defop("vdot_complex", "VdotBackward0", lambda a, b: np.asarray(np.vdot(a, b)),
+                     _vdot_complex_bwd, "d vdot(a, b): a gets conj(g) b, b gets g a",
+                     save="inputs")
+OWN_FORMULAS.add("vdot_complex")
+
+
+def _complex_vdot(real_vdot):
+    def vdot(input, other, *, out=None):
+        if _is_c(input) and _is_c(other) and input._data.dtype == other._data.dtype \
+                and input._data.shape == other._data.shape and input._data.ndim == 1:
+            return run_op(VDOT_COMPLEX, (input, other))
+        return real_vdot(input, other, out=out)
+    return vdot
+
+
+def _on_magnitudes(fn):
+    """A norm of a complex tensor is the norm of its magnitudes (real); the gradient
+    through abs (g sgn(z)) is PyTorch's (z g / |z| for the 2-norm)."""
+    def norm(input, *args, **kwargs):
+        if input.__class__ is Tensor and input._data.dtype.kind == "c":
+            input = input.abs()
+        return fn(input, *args, **kwargs)
+
+    norm.__name__ = norm.__qualname__ = getattr(fn, "__name__", "norm")
+    norm.__doc__ = getattr(fn, "__doc__", None)
+    return norm
+
+
+def _install_complex_readings() -> None:
+    for full in ("torch.vdot", "Tensor.vdot"):
+        if full in PUBLIC:
+            PUBLIC[full] = _complex_vdot(PUBLIC[full])
+            if full.startswith("Tensor."):
+                setattr(Tensor, "vdot", PUBLIC[full])
+    for full in ("torch.linalg.vector_norm", "torch.norm", "Tensor.norm", "torch.linalg.norm"):
+        fn = PUBLIC.get(full) or (getattr(Tensor, "norm", None) if full == "Tensor.norm" else None)
+        if fn is None:
+            continue
+        PUBLIC[full] = _on_magnitudes(fn)
+        if full == "Tensor.norm":
+            Tensor.norm = PUBLIC[full]
+    finfo = PUBLIC.get("torch.finfo")
+    if finfo is not None and not getattr(finfo, "_complex_ready", False):
+        real_init = finfo.__init__
+
+        def __init__(self, type=None):  # noqa: A002 - torch's parameter name
+            # (torch.finfo(torch.cfloat) is float32's: the limits of each part)
+            if isinstance(type, dtypes.dtype) and type._category == 3:
+                type = type.to_real()  # noqa: A001
+            real_init(self, type)
+
+        finfo.__init__ = __init__
+        finfo._complex_ready = True

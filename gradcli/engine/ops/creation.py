@@ -132,6 +132,9 @@ def _conversion_error(data, target: dtypes.dtype, err: Exception) -> Exception:
             stack.extend(reversed(v))
         elif type(v) is int and not -(2 ** 63) <= v < 2 ** 63:
             return ValueError("Overflow when unpacking long long")
+        elif type(v) is complex and target._category != 3:  # (a complex into a real dtype)
+            return TypeError("must be real number, not complex" if target._category == 2
+                             else "'complex' object cannot be interpreted as an integer")
         elif info is not None and type(v) in (int, float) and not (
                 info.min <= v <= info.max if v == v else False):
             return RuntimeError(
@@ -161,7 +164,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     try:
         with np.errstate(over="ignore"):  # 1e300 as float32: inf, as in PyTorch
             arr = np.array(plain, dtype=target.np)
-    except (OverflowError, ValueError) as err:
+    except (OverflowError, ValueError, TypeError) as err:
         raise _conversion_error(data, target, err) from None
     check_elements(arr.shape)
     return _finish(arr, requires_grad)
