@@ -654,7 +654,7 @@ def _install_complex_readings() -> None:
         if full in PUBLIC:
             PUBLIC[full] = _complex_vdot(PUBLIC[full])
             if full.startswith("Tensor."):
-                setattr(Tensor, "vdot", PUBLIC[full])
+                Tensor.vdot = PUBLIC[full]
     for full in ("torch.linalg.vector_norm", "torch.norm", "Tensor.norm", "torch.linalg.norm"):
         fn = PUBLIC.get(full) or (getattr(Tensor, "norm", None) if full == "Tensor.norm" else None)
         if fn is None:
