@@ -347,3 +347,16 @@ MISC = [
 @pytest.mark.parametrize("src", MISC)
 def test_misc(src):
     same(src)
+
+
+@pytest.mark.parametrize(("arg", "expr"), GRADCHECKS + [("z", "torch.vdot(z, z.exp())"),
+                                                        ("z", "torch.linalg.vector_norm(z)")])
+def test_gradgradcheck_complex(arg, expr):
+    """Second derivatives through complex ops (create_graph through the complex formulas)."""
+    results = []
+    for mod in (torch, gt):
+        z = mod.tensor([1 + 2j, 3 - 4j], dtype=mod.cdouble, requires_grad=True)
+        x = mod.tensor([1.0, 2.0], dtype=mod.float64, requires_grad=True)
+        fn = eval(f"lambda {arg}: {expr}", {"torch": mod})  # noqa: S307
+        results.append(mod.autograd.gradgradcheck(fn, (z if arg == "z" else x,)))
+    assert results == [True, True]

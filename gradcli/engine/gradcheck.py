@@ -387,7 +387,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
         outs = _differentiable(func(*inputs))
         grad_outputs = tuple(  # uniform in [-1, 1) from the program's generator
-            make(np.asarray(rand(o._data.shape, dtype=o.dtype if o._data.dtype.kind in "fV"
+            make(np.asarray(rand(o._data.shape, dtype=o.dtype if o._data.dtype.kind in "fcV"
                                  else dtypes.float64)._data * 2 - 1)).requires_grad_(True)
             for o in outs)
     else:

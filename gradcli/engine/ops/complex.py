@@ -142,7 +142,7 @@ VIEW_AS_REAL = defop("view_as_real", "ViewAsRealBackward0", _view_as_real_fwd,
                      lambda c, g: (view_as_complex(g.contiguous()),),
                      "d view_as_real(z)/dz: the gradient's pairs as complex numbers")
 VIEW_AS_COMPLEX = defop("view_as_complex", "ViewAsComplexBackward0", _view_as_complex_fwd,
-                        lambda c, g: (view_as_real(g),),
+                        lambda c, g: (view_as_real(resolve_conj(g)),),
                         "d view_as_complex(a)/da: the gradient's parts as pairs")
 
 
@@ -347,12 +347,12 @@ def _polar_fwd(r, theta):
 
 
 def _polar_bwd(c, g):
+    """PyTorch's polar_backward: abs gets Re(conj(g) sgn(z)), angle Re(conj(g) i z), with
+    Tensor ops on the saved result (so create_graph differentiates them again)."""
     z = c.result
-    r = c.saved[0]
-    unit = make(np.where(r._data == 0, 0, z._data / np.where(r._data == 0, 1, r._data))
-                .astype(z._data.dtype))
-    grad_abs = (g * conj(unit)).real.clone()
-    grad_angle = (g * conj(z * 1j)).real.clone()
+    g_conj = conj(g)
+    grad_abs = (g_conj * sgn(z)).real.clone()
+    grad_angle = (g_conj * (z * 1j)).real.clone()
     return (grad_abs, grad_angle)
 
 
@@ -376,11 +376,13 @@ def _sgn_of(z):
 
 
 def _angle_complex(ctx, grad, z):
-    d = z._data
-    mag2 = (d.real * d.real + d.imag * d.imag)
-    zero = mag2 == 0
-    factor = make(np.where(zero, 0, d / np.where(zero, 1, mag2) * 1j).astype(d.dtype))
-    return (grad * factor,)
+    """PyTorch's angle_backward for complex z: g z i / |z|^2, 0 where z is 0 (Tensor ops,
+    so create_graph differentiates it again)."""
+    where = PUBLIC["torch.where"]
+    mag = z.abs()
+    zero = mag == 0
+    safe = where(zero, make(np.ones((), mag._data.dtype)), mag)
+    return (where(zero, make(np.zeros((), z._data.dtype)), grad * (z / (safe * safe)) * 1j),)
 
 
 ANGLE_COMPLEX = defop("angle_complex", "AngleBackward0",
@@ -390,12 +392,14 @@ ANGLE_COMPLEX = defop("angle_complex", "AngleBackward0",
 
 
 def _sgn_complex_bwd(c, g):
-    z = c.saved[0]
-    s = c.result
-    a = np.abs(z._data)
-    zero = a == 0
-    inv2 = make(np.where(zero, 0, 0.5 / np.where(zero, 1, a)).astype(a.dtype))
-    return ((g - s * s * conj(g)) * inv2,)
+    """PyTorch's sgn_backward: (g - sgn(z)^2 conj(g)) / (2|z|), 0 where z is 0."""
+    where = PUBLIC["torch.where"]
+    z, s = c.saved[0], c.result
+    mag = z.abs()
+    zero = mag == 0
+    safe = where(zero, make(np.ones((), mag._data.dtype)), mag)
+    out = (g - s * s * conj(g)) / (safe * 2)
+    return (where(zero, make(np.zeros((), z._data.dtype)), out),)
 
 
 SGN_COMPLEX = defop("sgn_complex", "SgnBackward0",
