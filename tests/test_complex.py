@@ -344,6 +344,15 @@ MISC = [
 ]
 
 
+MISC += [
+    "z = torch.tensor([1+2j])\ny = z\nz += 1j\nout = (y is z, z)",
+    "x = torch.ones(2)\nx += 1j\nout = x",
+    "x = torch.ones(2)\nx.add_(torch.tensor([1j, 2j]))\nout = x",
+    "z = torch.ones(2, dtype=torch.cfloat, requires_grad=True)\nw = z * 1\nw.mul_(1j)\n"
+    "w.abs().sum().backward()\nout = (type(w.grad_fn).__name__, z.grad)",
+]
+
+
 @pytest.mark.parametrize("src", MISC)
 def test_misc(src):
     same(src)

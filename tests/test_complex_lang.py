@@ -58,3 +58,19 @@ def test_complex_values_keep_the_sandbox(tmp_path, source, word):
     assert result.returncode != 0
     assert f"attribute '{word}' is not allowed" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_json_record_holds_complex_values_as_pairs(tmp_path):
+    import json
+
+    path = tmp_path / "c.grad"
+    path.write_text("z = tensor([1+2j, 3-4j], requires_grad=True)\n(z * z).abs().sum().backward()\n")
+    result = subprocess.run([sys.executable, "-m", "gradcli", "run", "--json", str(path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    z = json.loads(result.stdout)["runs"][0]["tensors"]["z"]
+    expected = torch.tensor([1 + 2j, 3 - 4j], requires_grad=True)
+    (expected * expected).abs().sum().backward()
+    assert z["dtype"] == "complex64"
+    assert z["value"] == [[1.0, 2.0], [3.0, -4.0]]
+    assert z["grad"] == [[v.real, v.imag] for v in expected.grad.tolist()]

@@ -158,11 +158,15 @@ def _zero_(self):
     return self._apply_inplace(lambda old: run_op(ZERO, (old,)), overlap_ok=True)
 
 
+#: Python's complex type (the name `complex` here is the ops.complex submodule)
+_PY_COMPLEX = (0j).__class__
+
+
 def _iop(fn):
     """Augmented assignment on tensors is in place, as in PyTorch (`t += 1`)."""
 
     def method(self, other):
-        if not isinstance(other, (Tensor, int, float, bool)):
+        if not isinstance(other, (Tensor, int, float, bool, _PY_COMPLEX)):
             return NotImplemented
         return self._apply_inplace(lambda old: fn(old, other))
 
