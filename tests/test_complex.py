@@ -353,6 +353,15 @@ MISC += [
 ]
 
 
+# gradients printed exactly (the signed zeros of their imaginary parts included)
+MISC += [
+    f"z = torch.tensor([1+0j, 2j, -1-1j], requires_grad=True)\n(({expr}) * torch.tensor([1j, 1, -1j])).real.sum()"
+    f".backward()\nout = z.grad"
+    for expr in ("z * 1j", "z * z", "z / (2 + 0j)", "z.exp()", "z * torch.tensor([1j, 2, 0j])", "-z + 1j",
+                 "z.sum() * z", "z @ torch.tensor([[1j, 0, 1], [2, 1j, 0], [0, 0, 1]], dtype=torch.cfloat)")
+]
+
+
 @pytest.mark.parametrize("src", MISC)
 def test_misc(src):
     same(src)

@@ -4,10 +4,10 @@ and its conj bit, abs/angle/sgn of complex input) and autograd by PyTorch's conv
 
 Autograd: for a real loss L, PyTorch's gradient of a complex z is dL/dx + i dL/dy (the
 conjugate Wirtinger derivative, doubled). For an op holomorphic in its inputs this is
-grad * conj(f'(z)), which is the op's real formula run on conj(grad) and conjugated:
-conj(B(conj g)) = g * conj(f'(z)). So an op whose result is complex records a node of
-its "complex twin" (same grad_fn class, that backward), made once per op here, and a
-real input of it takes the real part of its gradient. Ops not known to be holomorphic
+grad * conj(f'(z)) = grad * f'(conj z): the op's real formula run on the conjugated saved
+values (_Conjugated). So an op whose result is complex records a node of its "complex
+twin" (same grad_fn class, that backward), made once per op here, and a real input of it
+takes the real part of its gradient. Ops not known to be holomorphic
 (HOLOMORPHIC below) refuse to record, with PyTorch's message. Ops that are not
 holomorphic (abs, angle, sgn, conj, polar, complex) have their own formulas.
 
@@ -78,18 +78,52 @@ def _conj_t(t):
     return run_unary(CONJ, t)
 
 
+def _conj_value(x):
+    """A saved value as the complex formula reads it: conjugated (a complex tensor through
+    the recorded conj op, so create_graph sees it; a Python or numpy complex as is)."""
+    if isinstance(x, Tensor):
+        return _conj_t(x)
+    if isinstance(x, complex):
+        return x.conjugate()
+    if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        return np.conj(x)
+    return x
+
+
+class _Conjugated:
+    """A node seen by its real backward formula with its saved inputs, result and complex
+    meta values conjugated: for a holomorphic f, the formula g * f'(x) then reads
+    g * f'(conj z) = g * conj(f'(z)), PyTorch's complex gradient, computed in the same order
+    as PyTorch's own formula (grad * other.conj(), grad * result.conj() ...)."""
+
+    __slots__ = ("_node", "saved", "meta")
+
+    def __init__(self, node):
+        self._node = node
+        saved = node.saved
+        self.saved = None if saved is None else tuple(_conj_value(x) for x in saved)
+        self.meta = tuple(_conj_value(m) for m in node.meta)
+
+    @property
+    def result(self):
+        return _conj_t(self._node.result)
+
+    def needs(self, i: int) -> bool:
+        return self._node.needs(i)
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)
+
+
 def _twin(op: Op) -> Op:
-    """The complex twin of `op`: its grad_fn class, the conjugated backward."""
+    """The complex twin of `op`: its grad_fn class, its backward on conjugated saved values."""
     twin = _TWINS.get(op)
     if twin is not None:
         return twin
     backward = op.backward
-    multi = op.multi
 
     def complex_backward(ctx, grad):
-        g = [_conj_t(x) for x in grad] if multi else _conj_t(grad)
-        out = backward(ctx, g)
-        return tuple(_conj_t(x) for x in out)
+        return backward(_Conjugated(ctx), grad)
 
     twin = Op.__new__(Op)
     for slot in Op.__slots__:
