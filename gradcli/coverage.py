@@ -93,8 +93,8 @@ def resolve(op):
             return None
     name = op.name
     found = _lookup(gt, name)
-    if found is not None and not isinstance(found, types.ModuleType):
-        return found
+    if found is not None and not isinstance(found, (types.ModuleType, gt.dtype)):
+        return found  # (torch.cfloat is a dtype: the OpInfo "cfloat" is Tensor.cfloat)
     method = getattr(Tensor, name, None)
     if method is None or isinstance(method, _Unsupported):
         return None
@@ -124,7 +124,7 @@ def _convert(value, gt, memo):
         key = id(value)
         if key in memo:
             return memo[key][1]
-        if value.is_complex() or value.layout != torch.strided:
+        if value.layout != torch.strided:
             raise Unsupported(f"{value.dtype} / {value.layout} tensor")
         dtype = getattr(gt, str(value.dtype).replace("torch.", ""), None)
         if dtype is None or not isinstance(dtype, type(gt.float64)):
@@ -138,7 +138,7 @@ def _convert(value, gt, memo):
             spaced = np.empty(data.shape[:-1] + (2 * data.shape[-1],), data.dtype)
             spaced[..., ::2] = data  # a strided leaf, as PyTorch's non-contiguous samples
             data = spaced[..., ::2]
-        ours = make(data, value.requires_grad and data.dtype.kind == "f", None)
+        ours = make(data, value.requires_grad and data.dtype.kind in "fc", None)
         memo[key] = (value, ours)
         return ours
     if isinstance(value, torch.dtype):
@@ -282,8 +282,10 @@ def check_sample(fn, sample, seed: int, reads_storage: bool = False) -> None:
     rng = np.random.default_rng(seed)
     t_cots, o_cots = [], []
     for t in t_outs:
-        if t.requires_grad and t.dtype.is_floating_point:
+        if t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex):
             c = rng.uniform(-1, 1, size=tuple(t.shape))
+            if t.dtype.is_complex:  # (a complex output's cotangent: both parts drawn)
+                c = c + 1j * rng.uniform(-1, 1, size=tuple(t.shape))
             t_cots.append(torch.tensor(c, dtype=t.dtype))
             o_cots.append(gt.tensor(c, dtype=getattr(gt, str(t.dtype).replace("torch.", ""))))
         else:
@@ -367,8 +369,24 @@ def check_op(op) -> tuple[str, str]:
     return "pass", f"{ran} samples"
 
 
+USAGE = """usage: python -m gradcli.coverage [OP ...]
+
+Runs PyTorch's OpInfo samples (float64, CPU, differentiable; fft.* and masked.* aside)
+through gradcli and PyTorch and prints how many ops agree: values, dtypes (complex
+included), grad_fn names and vector-Jacobian products. OP names (as `add`, or with a
+variant, `max.reduction_with_dim`) restrict the run to those ops. Needs PyTorch and
+expecttest."""
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("-h", "--help") for a in argv):
+        print(USAGE)
+        return 0
+    unknown = [a for a in argv if a.startswith("-")]
+    if unknown:
+        print(f"gradcli.coverage: unknown option {unknown[0]}\n\n{USAGE}", file=sys.stderr)
+        return 2
     try:
         import torch  # noqa: F401
         import torch.testing._internal.common_methods_invocations  # noqa: F401

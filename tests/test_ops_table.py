@@ -28,6 +28,11 @@ from gradcli.engine.ops.registry import OPS
 
 # Ops without a public spelling of their own: how each is exercised instead.
 INTERNAL = {
+    # complex tensors (ops/complex.py): the generic tests draw real inputs and compare real
+    # outputs; tests/test_complex.py compares these with PyTorch, gradients and gradcheck
+    **{name: "a complex op: tests/test_complex.py compares it with PyTorch" for name in (
+        "view_as_real", "view_as_complex", "conj", "conj_physical", "complex", "polar",
+        "angle_complex", "sgn_complex", "linalg_eig", "vdot_complex")},
     "grid_sampler_2d_backward": "grid_sample's gradients recorded under create_graph "
                                 "(GridSampler2DBackwardBackward0): tests/test_ops_grid_sampler.py "
                                 "compares second derivatives with PyTorch",

@@ -377,6 +377,8 @@ def _jsonable(x):
         return x
     if isinstance(x, list):
         return [_jsonable(v) for v in x]
+    if isinstance(x, complex):  # (a complex tensor's element: its [real, imag] pair)
+        return [_jsonable(x.real), _jsonable(x.imag)]
     return x
 
 

@@ -14,7 +14,8 @@ views' text ends the record's "stdout".
 "seconds" is the wall time from reading the file to the program's end (parsing and
 compiling included, gradcli's own start-up not): what a benchmark of a program wants.
 Tensors larger than 10,000 elements are recorded without values ("value": null).
-Non-finite numbers appear as the strings "nan", "inf", "-inf".
+Non-finite numbers appear as the strings "nan", "inf", "-inf"; a complex tensor's
+elements as [real, imag] pairs.
 """
 
 from __future__ import annotations

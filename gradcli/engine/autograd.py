@@ -84,6 +84,9 @@ def _root_grads(outputs: list, grad_outputs: list | None, create_graph: bool) ->
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._data.dtype.kind == "c":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {out.dtype}")
             ones = np.empty(out._data.shape, out._data.dtype)  # (np.ones_like: 3 Python calls)
             ones.fill(1)
             g = make(ones)

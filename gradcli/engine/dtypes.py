@@ -19,7 +19,7 @@ class dtype:  # noqa: N801 - named as torch names it
     def __init__(self, name: str, np_dtype, category: int, legacy: str):
         self.name = name
         self.np = np.dtype(np_dtype)
-        self._category = category  # 0 bool, 1 integer, 2 floating
+        self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
         self.is_floating_point = category == 2
         self.is_signed = category != 0
         self.itemsize = self.np.itemsize
@@ -41,11 +41,19 @@ class dtype:  # noqa: N801 - named as torch names it
         raise AttributeError(f"'torch.dtype' object has no attribute '{name}'")
 
     def to_real(self):
-        return self
+        return _REAL_OF.get(self.name, self)
+
+    def to_complex(self):
+        """The complex dtype of this one's precision (float32 -> complex64), as PyTorch's."""
+        if self._category == 3:
+            return self
+        if self is float16:
+            raise RuntimeError(COMPLEX32_UNSUPPORTED)
+        return complex128 if self is float64 else complex64
 
     @property
     def is_complex(self) -> bool:
-        return False  # (no complex dtype exists here; nn.Module.to asks)
+        return self._category == 3
 
 
 def _by_name(name: str) -> dtype:
@@ -74,7 +82,15 @@ bfloat16 = dtype.__new__(dtype)
 bfloat16.name, bfloat16._category, bfloat16._legacy = "bfloat16", 2, "BFloat16Tensor"
 bfloat16.is_floating_point, bfloat16.is_signed, bfloat16.itemsize = True, True, 2
 
-_EAGER = (bool_, int32, int64, float32, float64, uint8, int8, int16, float16)
+# torch.complex64/complex128 (cfloat/cdouble): numpy's complex64/complex128 hold them;
+# torch.complex32 (chalf) has no numpy type and is refused (COMPLEX32_UNSUPPORTED)
+complex64 = dtype("complex64", np.complex64, 3, "ComplexFloatTensor")
+complex128 = dtype("complex128", np.complex128, 3, "ComplexDoubleTensor")
+_REAL_OF = {"complex64": float32, "complex128": float64}
+COMPLEX32_UNSUPPORTED = "torch.complex32 (torch.chalf) is not supported by gradcli"
+
+_EAGER = (bool_, int32, int64, float32, float64, uint8, int8, int16, float16, complex64,
+          complex128)
 ALL = (*_EAGER, bfloat16)
 BY_NAME = {d.name: d for d in ALL}
 FROM_NP = {d.np: d for d in _EAGER}
@@ -118,7 +134,8 @@ ALIASES = {
     "float32": float32, "float": float32, "float64": float64, "double": float64,
     "int64": int64, "long": int64, "int32": int32, "int": int32, "bool": bool_, "uint8": uint8,
     "int8": int8, "int16": int16, "short": int16, "float16": float16, "half": float16,
-    "bfloat16": bfloat16,
+    "bfloat16": bfloat16, "complex64": complex64, "cfloat": complex64,
+    "complex128": complex128, "cdouble": complex128,
 }
 
 _default_float = [float32]
@@ -126,6 +143,12 @@ _default_float = [float32]
 
 def get_default_dtype() -> dtype:
     return _default_float[0]
+
+
+def default_complex() -> dtype:
+    """The complex dtype a Python complex number takes: complex128 with a float64
+    default dtype, complex64 otherwise (PyTorch's pairing)."""
+    return complex128 if _default_float[0] is float64 else complex64
 
 
 def set_default_dtype(d: dtype) -> None:
@@ -142,6 +165,8 @@ def promote(a: dtype, b: dtype) -> dtype:
     """Promote two tensor dtypes as torch.promote_types does."""
     if a is b:
         return a
+    if a._category == 3 or b._category == 3:
+        return _promote_complex(a, b)
     if a._category == 2 or b._category == 2:
         if a._category == 2 and b._category == 2:
             if a is bfloat16 or b is bfloat16:  # (numpy knows no common type with float16)
@@ -157,6 +182,25 @@ def promote(a: dtype, b: dtype) -> dtype:
     return FROM_NP[np.promote_types(a.np, b.np)]
 
 
+def _promote_complex(a: dtype, b: dtype) -> dtype:
+    """Promotion where either side is complex: the wider precision of the two, as complex
+    (float64 with complex64 gives complex128; float16/bfloat16 stay below complex64)."""
+    if a._category == 3 and b._category == 3:
+        return complex128 if complex128 in (a, b) else complex64
+    other = b if a._category == 3 else a
+    cplx = a if a._category == 3 else b
+    return complex128 if other is float64 else cplx
+
+
+def _lift_to_complex(result: dtype, weaker: dtype) -> dtype:
+    """A weaker complex operand (0-d tensor or Python complex) over a dimensioned real
+    result: a float result keeps its precision as complex, an integer one takes the
+    weaker's dtype (PyTorch's combine_categories)."""
+    if result._category == 2:
+        return result.to_complex() if result is not bfloat16 else complex64
+    return weaker
+
+
 def scalar_dtype(value) -> dtype:
     """The dtype a wrapped Python scalar takes part in promotion with (a numpy scalar is
     read as the Python number it holds, as PyTorch reads it)."""
@@ -166,6 +210,8 @@ def scalar_dtype(value) -> dtype:
         return bool_
     if isinstance(value, int):
         return int64
+    if isinstance(value, complex):
+        return default_complex()
     return _default_float[0]
 
 
@@ -195,7 +241,10 @@ def result_type(*operands) -> dtype:
             result = weaker
         elif weaker._category > result._category:
             # a weaker class only lifts the category; a Python float lifts to the default dtype
-            result = promote(result, weaker) if weaker is zero else weaker
+            if weaker._category == 3:
+                result = _lift_to_complex(result, weaker)
+            else:
+                result = promote(result, weaker) if weaker is zero else weaker
     return result
 
 

@@ -119,6 +119,8 @@ _DTYPE_NAMES: dict[tuple[str, int], str] = {
     ("V", 2): "torch.bfloat16",  # (ml_dtypes' bfloat16)
     ("f", 4): "torch.float32",
     ("f", 8): "torch.float64",
+    ("c", 8): "torch.complex64",
+    ("c", 16): "torch.complex128",
 }
 
 # Dtypes PyTorch leaves out of a non-empty tensor's repr (the default float dtype, int64
@@ -202,6 +204,27 @@ class _ElementFormatter:
         else:
             text = format(value, f".{self.precision}f")
         return text.rjust(self.width)
+
+
+class _ComplexFormatter:
+    """A complex element: the real parts and the imaginary parts each get their own
+    style and width (chosen over the shown real parts, and over the imaginary parts), the
+    imaginary text follows with its sign and a `j`, its padding dropped."""
+
+    __slots__ = ("real", "imag", "width")
+
+    def __init__(self, shown: np.ndarray, options: PrintOptions):
+        self.real = _ElementFormatter(shown.real.ravel().tolist(), True, options)
+        self.imag = _ElementFormatter(shown.imag.ravel().tolist(), True, options)
+        # a row's line budget: both widths, the "j" and the ", " (PyTorch's count)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, value) -> str:
+        value = complex(value)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        if imag[0] not in "+-":
+            imag = "+" + imag
+        return self.real.format(value.real) + imag
 
 
 def _shown_elements(data: np.ndarray, edgeitems: int) -> np.ndarray:
@@ -325,13 +348,17 @@ def tensor_repr(
     else:
         if not options.edgeitems:
             suffixes.append(f"size={tuple(data.shape)}")
-        if key not in _IMPLIED_DTYPES and key != _default_float_key():
-            suffixes.append(f"dtype={name}")
+        if key not in _IMPLIED_DTYPES and key != _default_float_key() and not (
+                key[0] == "c" and key[1] == 2 * _default_float_key()[1]):
+            suffixes.append(f"dtype={name}")  # (the default float's complex is implied too)
         summarize = data.size > options.threshold
         if key[0] == "V":  # bfloat16: PyTorch prints its values widened (exactly) to float
             data = data.astype(np.float32)
         shown = _shown_elements(data, options.edgeitems) if summarize else data
-        formatter = _ElementFormatter(shown.ravel().tolist(), key[0] in "fV", options)
+        if key[0] == "c":
+            formatter = _ComplexFormatter(shown, options)
+        else:
+            formatter = _ElementFormatter(shown.ravel().tolist(), key[0] in "fV", options)
         body = _format_block(data, indent, summarize, formatter, options)
 
     if grad_fn_name is not None:

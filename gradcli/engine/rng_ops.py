@@ -69,6 +69,8 @@ def uniform_(self, *args, generator=None, **kwargs):
     a, b = kwargs.pop("from", a), kwargs.pop("to", b)
     for name in kwargs:
         raise TypeError(f"uniform_() got an unexpected keyword argument '{name}'")
+    if self._data.dtype.kind == "c":
+        return _complex_fill(self, "uniform_", generator, a=a, b=b)
     _float_only(self, "check_uniform_bounds")
     a, b = _num(a), _num(b)
     if a > b:
@@ -77,7 +79,24 @@ def uniform_(self, *args, generator=None, **kwargs):
     return _draw_into(self, "uniform_", S.uniform(gen, self._data.size, self._data.dtype, a, b))
 
 
+def _complex_fill(self: Tensor, name: str, generator, **args) -> Tensor:
+    """A fill of a complex tensor: PyTorch fills view_as_real of it (the real and imaginary
+    parts in memory order, each normal with std/sqrt(2) for normal_), then the values are
+    written as complex numbers (the same node as a real fill)."""
+    arr = self._data
+    part = make(np.zeros((arr.size, 2), arr.real.dtype))  # (the draws, in memory order)
+    if name == "normal_":
+        normal_(part, args["mean"], _num(args["std"]) / np.sqrt(2.0), generator=generator)
+    else:
+        uniform_(part, args["a"], args["b"], generator=generator)
+    return _draw_into(self, name, part._data.view(arr.dtype).reshape(-1))
+
+
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if self._data.dtype.kind == "c":
+        if _num(std) < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(_num(std))}")
+        return _complex_fill(self, "normal_", generator, mean=mean, std=std)
     _float_only(self, "normal_kernel_cpu")
     mean, std = _num(mean), _num(std)
     if std < 0:

@@ -422,3 +422,18 @@ def cauchy(gen, n: int, median: float, sigma: float) -> np.ndarray:
 
 def log_normal(gen, n: int, mean: float, std: float) -> np.ndarray:
     return _libm(math.exp, normal_scalar(gen, n, mean, std))
+
+
+# ---------------------------------------------------------------- complex
+def complex_draw(gen, n: int, npdt, gaussian: bool) -> np.ndarray:
+    """n complex values of numpy type `npdt` (complex64/complex128), as PyTorch draws a
+    complex tensor: it fills view_as_real of it, 2n numbers of the real type in memory
+    order (real, imag, real, ...): uniform_(0, 1) for rand, normal_(0, 1/sqrt(2)) for
+    randn (so that E|z|^2 = 1)."""
+    real = np.float32 if npdt == np.complex64 else np.float64
+    real = np.dtype(real)
+    if gaussian:
+        parts = normal(gen, 2 * n, real, True, 0.0, 1.0 / math.sqrt(2.0))
+    else:
+        parts = uniform(gen, 2 * n, real)
+    return np.ascontiguousarray(parts, dtype=real).view(npdt)

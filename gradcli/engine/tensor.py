@@ -156,7 +156,7 @@ class Tensor:
             if flag:
                 raise RuntimeError("you can only change requires_grad flags of leaf variables.")
             raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
-        if flag and self._data.dtype.kind not in "fV":
+        if flag and self._data.dtype.kind not in "fcV":
             raise RuntimeError(ONLY_FLOAT_GRAD_SETTER)
         if flag and self._vc.__class__ is _inference.InferenceVersion and not GRAD_MODE.inference:
             raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
@@ -173,7 +173,7 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
             return self
-        if requires_grad and self._data.dtype.kind not in "fV":
+        if requires_grad and self._data.dtype.kind not in "fcV":
             raise RuntimeError(ONLY_FLOAT_GRAD)
         if requires_grad and self._vc.__class__ is _inference.InferenceVersion \
                 and not GRAD_MODE.inference:
@@ -421,7 +421,13 @@ class Tensor:
     def _scalar_for(self, what: str):
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self._data.reshape(()).item()
+        value = self._data.reshape(()).item()
+        if value.__class__ is complex:  # a complex tensor: its real part, if that is all
+            if value.imag:
+                raise RuntimeError("value cannot be converted to type "
+                                   f"{'double' if what == 'float' else 'int64_t'} without overflow")
+            return value.real
+        return value
 
     def __hash__(self) -> int:
         return id(self)
@@ -742,12 +748,14 @@ def _broadcastable(a, b) -> bool:
 
 def _c_name(d: dtypes.dtype) -> str:
     return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}[d.name]
+            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}[d.name]
 
 
 def _type_word(d: dtypes.dtype) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
-            "float16": "Half", "bfloat16": "BFloat16"}[d.name]
+            "float16": "Half", "bfloat16": "BFloat16", "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble"}[d.name]
 
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:

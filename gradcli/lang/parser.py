@@ -961,7 +961,8 @@ class _Converter:
         return A.Const(float(str(kids[0]).replace("_", "")), pos=self.tpos(kids[0]))
 
     def c_imag_number(self, meta, kids):
-        raise self.error("complex numbers are not supported by gradcli", self.tpos(kids[0]))
+        # (complex tensors: `2+3j` is the int 2 plus the imaginary literal 3j, as Python's)
+        return A.Const(complex(str(kids[0]).replace("_", "")), pos=self.tpos(kids[0]))
 
     def c_ellipsis(self, meta, kids):
         return A.Const(Ellipsis, pos=self.pos(meta))

@@ -277,6 +277,7 @@ _VALUE_POLICY = {
     list: LIST_METHODS, str: STR_METHODS, tuple: TUPLE_METHODS,
     range: frozenset({"start", "stop", "step", "index", "count"}),
     float: frozenset({"is_integer"}), int: frozenset(), bool: frozenset(),
+    complex: frozenset({"real", "imag", "conjugate"}),
     type(None): frozenset(), dict: DICT_METHODS, set: SET_METHODS,
     property: frozenset({"setter", "getter", "deleter", "fget", "fset", "fdel"}),
 }
@@ -1406,6 +1407,7 @@ def make_builtins(state: RunState, with_facade=True) -> dict:
     b.update({
         "print": _Print(state),
         "len": len, "range": range, "float": float, "int": int, "bool": bool,
+        "complex": complex,
         "str": str_builtin,
         "repr": _Builtin(_repr_builtin, "repr"),
         "abs": abs, "round": round,

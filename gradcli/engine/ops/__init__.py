@@ -71,6 +71,7 @@ from . import names19  # noqa: F401  (torch.testing-era names: aliases, windows,
 from . import names19_tensor  # noqa: F401  (addmm_, fill_diagonal_, layout, apply_, ...)  # isort: skip
 from . import packed  # noqa: F401  (nn.utils.rnn's packing op)  # isort: skip
 from . import names19_special  # noqa: F401  (special's Bessel/Airy/polynomials, scipy)  # isort: skip
+from . import complex as complex_ops  # noqa: F401  (complex dtypes, conj, view_as_real...)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
@@ -157,11 +158,15 @@ def _zero_(self):
     return self._apply_inplace(lambda old: run_op(ZERO, (old,)), overlap_ok=True)
 
 
+#: Python's complex type (the name `complex` here is the ops.complex submodule)
+_PY_COMPLEX = (0j).__class__
+
+
 def _iop(fn):
     """Augmented assignment on tensors is in place, as in PyTorch (`t += 1`)."""
 
     def method(self, other):
-        if not isinstance(other, (Tensor, int, float, bool)):
+        if not isinstance(other, (Tensor, int, float, bool, _PY_COMPLEX)):
             return NotImplemented
         return self._apply_inplace(lambda old: fn(old, other))
 
@@ -381,10 +386,15 @@ def _H(x):  # noqa: N802
         hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}")
-    return V.transpose(x, 0, 1)
+    return _adjoint_of(V.transpose(x, 0, 1))
 
 
-PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": _H, "mH": V.mT}
+def _adjoint_of(t):
+    """A complex transpose is conjugated too (ConjBackward0 over TransposeBackward0)."""
+    return PUBLIC["torch.conj"](t) if t._data.dtype.kind == "c" else t
+
+
+PROPERTIES = {"T": V.numpy_T, "mT": V.mT, "H": _H, "mH": lambda x: _adjoint_of(V.mT(x))}
 
 
 def install_methods() -> None:
@@ -424,4 +434,5 @@ install_methods()
 # error state (engine/fpstate.py); views compute nothing and keep their forwards as keys
 quiet_forwards(op for op in OPS.values() if not V.is_view_forward(op.forward))
 
+complex_ops.install_refusals()  # (PyTorch's errors for complex input to max, sort, floor...)
 from . import out_variants  # noqa: E402,F401  (out= on every torch.* function declared above)  # isort: skip

@@ -36,7 +36,7 @@ def _float_dtype(dtype) -> np.dtype:
 def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
     t = make(arr)
     if requires_grad:
-        if arr.dtype.kind not in "fV":
+        if arr.dtype.kind not in "fcV":
             from ..tensor import ONLY_FLOAT_GRAD_FACTORY
 
             raise RuntimeError(ONLY_FLOAT_GRAD_FACTORY)
@@ -45,7 +45,7 @@ def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
 
 
 _NUMBER_KINDS = {bool: lambda: dtypes.bool_, int: lambda: dtypes.int64,
-                 float: dtypes.get_default_dtype}
+                 float: dtypes.get_default_dtype, complex: dtypes.default_complex}
 
 
 def _first_items_str(data) -> None:
@@ -81,6 +81,8 @@ def _infer_dtype(data) -> dtypes.dtype:
             kinds.add(dtypes.int64)
         elif isinstance(v, float):
             kinds.add(dtypes.get_default_dtype())
+        elif isinstance(v, complex):
+            kinds.add(dtypes.default_complex())
         elif v is None:
             raise RuntimeError("Could not infer dtype of NoneType")
         elif isinstance(v, str):
@@ -130,6 +132,9 @@ def _conversion_error(data, target: dtypes.dtype, err: Exception) -> Exception:
             stack.extend(reversed(v))
         elif type(v) is int and not -(2 ** 63) <= v < 2 ** 63:
             return ValueError("Overflow when unpacking long long")
+        elif type(v) is complex and target._category != 3:  # (a complex into a real dtype)
+            return TypeError("must be real number, not complex" if target._category == 2
+                             else "'complex' object cannot be interpreted as an integer")
         elif info is not None and type(v) in (int, float) and not (
                 info.min <= v <= info.max if v == v else False):
             return RuntimeError(
@@ -159,7 +164,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     try:
         with np.errstate(over="ignore"):  # 1e300 as float32: inf, as in PyTorch
             arr = np.array(plain, dtype=target.np)
-    except (OverflowError, ValueError) as err:
+    except (OverflowError, ValueError, TypeError) as err:
         raise _conversion_error(data, target, err) from None
     check_elements(arr.shape)
     return _finish(arr, requires_grad)
@@ -387,6 +392,9 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **
     _placed(device)
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
     shape = _random_size(size, kwargs, "rand")
+    if dtype is not None and getattr(dtype, "_category", 0) == 3:  # complex: rng_sample's
+        values = rng_sample.complex_draw(generator_of(generator), math.prod(shape), dtype.np, False)
+        return _finish(values.reshape(shape), requires_grad)
     target = _random_float(dtype, "check_uniform_bounds")
     values = rng_sample.uniform(generator_of(generator), math.prod(shape), target)
     return _finish(values if len(shape) == 1 else values.reshape(shape), requires_grad)
@@ -397,6 +405,9 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, *
     _placed(device)
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
     shape = _random_size(size, kwargs, "randn")
+    if dtype is not None and getattr(dtype, "_category", 0) == 3:  # complex: rng_sample's
+        values = rng_sample.complex_draw(generator_of(generator), math.prod(shape), dtype.np, True)
+        return _finish(values.reshape(shape), requires_grad)
     target = _random_float(dtype, "normal_kernel_cpu")
     values = rng_sample.normal(generator_of(generator), math.prod(shape), target, True, 0.0, 1.0)
     return _finish(values if len(shape) == 1 else values.reshape(shape), requires_grad)

@@ -110,7 +110,7 @@ def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "in
         if type(input) is not Tensor:
             _must_be_tensor(name, "input", 1, input)
         d = input._data
-        if d.dtype.kind not in "fV":
+        if d.dtype.kind not in "fcV":  # (complex: computed as is, as PyTorch's kernels)
             if ints == "float":
                 return run_unary(op, input, (), d.astype(dtypes.get_default_dtype().np))
             if ints == "error":

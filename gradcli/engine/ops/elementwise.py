@@ -757,6 +757,8 @@ def _scalar_as(value, d: dtypes.dtype):
         _int_arg(value)  # too big for PyTorch at all: OverflowError
         if d._category == 1:  # a uint64 Scalar (2**63 <= value < 2**64) wraps into int64
             value = _wrap_int(value, np.dtype(np.int64))
+    if d._category == 3:  # complex: numpy keeps a Python number weak beside the array
+        return value
     if d._category == 2:
         if d is dtypes.bfloat16:  # (a Python float would widen ml_dtypes' bfloat16 to float32)
             return np.array(value, d.np)
@@ -779,7 +781,7 @@ def binary(op, a, b, float_result: bool = False):
     """Run a binary op with PyTorch's type promotion (a or b may be a Python scalar)."""
     if isinstance(b, Tensor) and isinstance(a, Tensor):
         da, db = a._data.dtype, b._data.dtype
-        if da == db and (not float_result or da.kind in "fV") and a._data.ndim and b._data.ndim:
+        if da == db and (not float_result or da.kind in "fcV") and a._data.ndim and b._data.ndim:
             return run_op(op, (a, b))
     elif isinstance(a, Tensor) and (type(b) is float or (type(b) is int and _I64_LO <= b <= _I64_HI)) \
             and a._data.dtype.kind == "f":
@@ -788,11 +790,12 @@ def binary(op, a, b, float_result: bool = False):
         # PyTorch reads a numpy scalar as the Python number it holds (a weak scalar: a
         # float32 tensor times np.sqrt(2.0) stays float32, as in CS231n's random_weight)
         return binary(op, _python_number(a), _python_number(b), float_result)
-    elif not isinstance(b, (Tensor, int, float, bool)) or (not isinstance(a, (Tensor, int, float, bool))):
+    elif not isinstance(b, (Tensor, int, float, bool, complex)) or (
+            not isinstance(a, (Tensor, int, float, bool, complex))):
         return NotImplemented
     _check_args(a, b)
     result = dtypes.result_type(a, b)
-    if float_result and result._category != 2:
+    if float_result and result._category < 2:  # (bool, integers: the default float)
         result = dtypes.get_default_dtype()
     x, y = _operand_dtype_cast(a, b, result)
     if result is dtypes.bfloat16 and op in _NUMBER_IN_FLOAT32 and not isinstance(b, Tensor):
@@ -1031,7 +1034,7 @@ def _float_unary(op):
             d = input._data
         except AttributeError:
             raise _not_a_tensor(op, input) from None
-        if d.dtype.kind not in "fV":
+        if d.dtype.kind not in "fcV":
             return run_unary(op, input, (), d.astype(dtypes.get_default_dtype().np))
         return run_unary(op, input)
 
@@ -1284,9 +1287,17 @@ def _compare(npfn, scalar_op):
             if d.ndim == 0 and d.dtype.kind in "fV":
                 # numpy's scalar comparison: the same promotion (NEP 50), a tenth of the time
                 return make(_asarray(scalar_op(d[()], other)))
+            if d.dtype.kind == "c" and npfn in _ORDERINGS:
+                _refuse_complex_order(npfn, d)
             return make(_asarray(npfn(d, other)))
-        if not isinstance(other, (Tensor, int, float, bool, np.generic)):
+        if not isinstance(other, (Tensor, int, float, bool, complex, np.generic)):
             return NotImplemented
+        if npfn in _ORDERINGS:
+            for v in (input, other):
+                d = v._data if isinstance(v, Tensor) else np.asarray(v)
+                if d.dtype.kind == "c":
+                    r = dtypes.result_type(input, other)
+                    _refuse_complex_order(npfn, np.empty(0, r.np))
         if isinstance(input, Tensor) and isinstance(other, Tensor):
             x, y = input._data, other._data
             if x.dtype != y.dtype:
@@ -1306,6 +1317,15 @@ def _compare(npfn, scalar_op):
         return make(np.asarray(out))
 
     return fn
+
+
+#: the ordering comparisons, which PyTorch has no complex kernel for
+_ORDERINGS = {np.less: "lt", np.less_equal: "le", np.greater: "gt", np.greater_equal: "ge"}
+
+
+def _refuse_complex_order(npfn, d) -> None:
+    kind = "ComplexFloat" if d.dtype == np.complex64 else "ComplexDouble"
+    raise NotImplementedError(f'"{_ORDERINGS[npfn]}_cpu" not implemented for \'{kind}\'')
 
 
 def _broadcast_error(a, b):

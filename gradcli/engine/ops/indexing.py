@@ -53,7 +53,7 @@ def masked_fill(input, mask, value):
     the input, whose gradient is then summed back."""
     from .elementwise import _checked_int
 
-    if not isinstance(value, (Tensor, int, float, bool)):
+    if not isinstance(value, (Tensor, int, float, bool, complex)):
         got = type(value).__name__
         raise TypeError(
             f"masked_fill() received an invalid combination of arguments - got (Tensor, {got}), "

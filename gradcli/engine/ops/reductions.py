@@ -603,7 +603,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
 def _float_check(input: Tensor, name: str, dtype=None):
     if dtype is not None:
         return input._data.astype(dtypes.to_dtype(dtype).np)
-    if input._data.dtype.kind not in "fV":
+    if input._data.dtype.kind not in "fcV":
         kind = dtypes.FROM_NP[input._data.dtype]._legacy.replace("Tensor", "")
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Input dtype must be either a floating point "

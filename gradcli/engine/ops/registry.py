@@ -211,6 +211,11 @@ def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None)
                                                              and x._base._requires_grad)):
                 # (a view made before its base required grad records too, with no edge)
                 if out.dtype.kind not in "fV":
+                    if out.dtype.kind == "c":  # (ops/complex.py: the complex twin's node)
+                        res = COMPLEX_RECORD[0](op, inputs, meta, out)
+                        if FORWARD_AD is not None:
+                            FORWARD_AD(op, inputs, meta, res)
+                        return res
                     break
                 res = _result_of(op, _record(op, inputs, meta, out), out)
                 if FORWARD_AD is not None:
@@ -236,6 +241,12 @@ def forward_of(op: Op, first):
     if op.bf16 is not None and type(first) is _ndarray and first.dtype.kind == "V":
         return op.bf16
     return op.forward
+
+
+#: [fn(op, inputs, meta, out) -> Tensor]: records an op whose result is complex (its
+#: complex twin's node, or PyTorch's refusal), filled by ops/complex.py; real dtypes never
+#: reach it
+COMPLEX_RECORD: list = [None]
 
 
 def broadcast_count(arrays, meta) -> int:
@@ -340,8 +351,11 @@ def run_unary(op: Op, a: Tensor, meta: tuple = (), array=None) -> Tensor:
         out = _asarray(out)
     base = a._base
     if not (GRAD_MODE.enabled and (a._requires_grad or (base is not None and base._requires_grad))) \
-            or op.backward is None or out.dtype.kind not in "fV":
+            or op.backward is None:
         res = make(out, False, None)
+    elif out.dtype.kind not in "fV":  # (a complex result: its twin's node, ops/complex.py)
+        res = COMPLEX_RECORD[0](op, (a,), meta, out) if out.dtype.kind == "c" else \
+            make(out, False, None)
     elif op.broadcast:  # (input_meta bookkeeping lives in _record)
         res = _result_of(op, _record(op, (a,), meta, out), out)
     else:
@@ -502,6 +516,8 @@ def reduce_to_inputs(node, grads):
         if g._data.shape != shape:
             g = sum_to(g, shape)
         if g._data.dtype != dt:
+            if g._data.dtype.kind == "c" and dt.kind != "c":  # a real input of a complex op
+                g = g.real
             g = g.to(_dtype_of_np(dt))
         out[i] = g
     return out

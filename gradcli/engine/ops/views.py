@@ -994,6 +994,8 @@ def _setitem_value(x: Tensor, value) -> Tensor:
         return value
     if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
         return make(np.asarray(value, dtype=x._data.dtype))
+    if isinstance(value, (complex, np.complexfloating)) and x._data.dtype.kind == "c":
+        return make(np.asarray(value, dtype=x._data.dtype))
     raise TypeError(f"can't assign a {_type_name(value)} to a torch.{x.dtype._legacy}")
 
 
