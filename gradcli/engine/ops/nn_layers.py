@@ -730,7 +730,12 @@ def _pool_args(kernel_size, stride, padding, dilation=1):
 
 def _as_4d(input, name: str, dims: int = 2):
     x = input._data
-    if x.ndim not in (dims + 1, dims + 2):
+    if x.ndim not in (dims + 1, dims + 2):  # (each kernel words its rank error)
+        if name == "max_pool2d":
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        if name == "adaptive_avg_pool2d":
+            raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                               f"[{', '.join(map(str, x.shape))}]")
         raise RuntimeError(f"{name}: Expected {dims + 1}D or {dims + 2}D (batch mode) tensor "
                            f"for input, but got {input.shape}")
     return (input.unsqueeze(0), True) if x.ndim == dims + 1 else (input, False)
@@ -869,9 +874,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     if any(p * 2 > k for p, k in zip(padding, kernel)):
         raise RuntimeError("pad should be at most half of effective kernel size, but got "
                            f"pad={padding[0]}, kernel_size={kernel[0]} and dilation=1")
-    if input._data.ndim not in (3, 4):
-        raise RuntimeError(f"avg_pool2d: Expected 3D or 4D (batch mode) tensor for input, but "
-                           f"got {input.shape}")
+    if input._data.ndim < 3:  # (the kernel reads size(-3) first)
+        from ..tensor import _wrap_dim
+
+        _wrap_dim(-3, input._data.ndim)
+    if input._data.ndim > 4:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:[{', '.join(map(str, input.shape))}]")
     shape_checks.pool2d_input(input.shape)
     return run_op(AVG_POOL2D, (input,), (kernel, stride, padding, bool(ceil_mode),
                                          bool(count_include_pad), divisor_override))
@@ -928,6 +937,11 @@ ADAPTIVE_AVG_POOL2D_BACKWARD = defop(
 
 @public("torch.nn.functional.adaptive_avg_pool2d", "torch.adaptive_avg_pool2d")
 def adaptive_avg_pool2d(input, output_size):
+    if isinstance(output_size, (tuple, list)) and input.dim() <= len(output_size):
+        # (F's _list_with_default, before the kernel sees the input)
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    if isinstance(output_size, (tuple, list)) and len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
     x4, _ = _as_4d(input, "adaptive_avg_pool2d")
     shape_checks.adaptive_input(input.shape, "adaptive_avg_pool2d")
     sizes = _tuple(output_size, 2) if not isinstance(output_size, (tuple, list)) else tuple(
