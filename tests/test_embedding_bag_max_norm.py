@@ -150,3 +150,26 @@ def test_embedding_bag_checks_in_pytorchs_order(args, kwargs):
         *[make(lib, v) for v in args],
         **{k: make(lib, v) if isinstance(v, str) else v for k, v in kwargs.items()}))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0])
+def test_embedding_max_norm_renorms_through_embedding_renorm(norm_type):
+    results = []
+    for lib in (G, torch):
+        lib.manual_seed(2)
+        w = (lib.randn(5, 4) * 2).requires_grad_()
+        y = lib.nn.functional.embedding(lib.tensor([[4, 0], [4, 2]]), w, max_norm=1.1,
+                                        norm_type=norm_type)
+        y.sum().backward()
+        results.append((y, w.detach().clone(), w.grad, w._version))
+    (y, w, gw, v), (ty, tw, tgw, tv) = results
+    for a, b in ((y, ty), (w, tw), (gw, tgw)):
+        torch.testing.assert_close(_t(a), b.detach())
+    assert v == tv
+
+
+@pytest.mark.parametrize("index", [[1.0], [9]])
+def test_embedding_max_norm_errors_are_the_renorms(index):
+    ours, theirs = _outcome(lambda lib: lib.nn.functional.embedding(
+        lib.tensor(index), lib.ones(5, 3), max_norm=1.0))
+    assert ours == theirs

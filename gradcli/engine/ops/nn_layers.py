@@ -141,6 +141,11 @@ EMBEDDING = defop("embedding", "EmbeddingBackward0", _embedding_fwd, _embedding_
 @public("torch.nn.functional.embedding")
 def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False) -> Tensor:
+    if max_norm is not None:  # (PyTorch renorms first: its errors come before embedding's)
+        from ..grad_mode import no_grad
+
+        with no_grad():
+            PUBLIC["torch.embedding_renorm_"](weight.detach(), input, max_norm, norm_type)
     idx = input._data
     if idx.dtype.kind not in "iu":
         from ..tensor import _type_word
@@ -157,16 +162,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    if max_norm is not None:
-        from ..grad_mode import no_grad
-
-        with no_grad():
-            rows = np.unique(idx)
-            w = weight._data
-            norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
-            scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-            w[rows] = w[rows] * scale[:, None].astype(w.dtype)
-            weight._vc[0] += 1
     return run_op(EMBEDDING, (weight,), (idx, padding_idx))
 
 
