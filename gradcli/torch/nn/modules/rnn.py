@@ -167,9 +167,11 @@ class RNNBase(Module):
 
     def _direction_output(self, outputs):
         """One direction's outputs over time (in time order) as one tensor: an LSTM's as
-        its oneDNN layer's output (not with projections: PyTorch's default path)."""
+        its oneDNN layer's output where PyTorch takes that path (float32 and bfloat16, no
+        projections; float64 and float16 run its default path, ending on the stack)."""
         out = stack(outputs, 0)
-        if self._mode == "LSTM" and not self.proj_size:
+        if self._mode == "LSTM" and not self.proj_size \
+                and str(out.dtype) in ("torch.float32", "torch.bfloat16"):
             out = layers.lstm_layer_output(out)
         return out
 
