@@ -141,6 +141,111 @@ TABLE = {
     "CTCLoss": ((), {}, "ctc"),
     "LinearCrossEntropyLoss": ((4, 6), {}, [F(3, 4), C([1, 0, 5], "int64")]),
 }
+# other arguments of the same layers: id -> (class name, args, kwargs, inputs)
+VARIANTS = {
+    "Conv2d-reflect-groups": ("Conv2d", (4, 4, 3), {"padding": 1, "padding_mode": "reflect",
+                                                   "groups": 2, "bias": False},
+                              [F(1, 4, 5, 5)]),
+    "Conv1d-circular-dilation": ("Conv1d", (2, 2, 2), {"padding": 2, "dilation": 2,
+                                                      "padding_mode": "circular"}, [F(1, 2, 7)]),
+    "Conv2d-same": ("Conv2d", (2, 3, (3, 2)), {"padding": "same"}, [F(1, 2, 5, 5)]),
+    "Conv1d-same-even": ("Conv1d", (2, 3, 4), {"padding": "same", "dilation": 3},
+                         [F(2, 6)]),
+    "Conv2d-same-even-reflect": ("Conv2d", (2, 2, (2, 4)), {"padding": "same",
+                                                           "padding_mode": "reflect"},
+                                 [F(1, 2, 5, 5)]),
+    "Conv2d-same-unbatched": ("Conv2d", (2, 1, (2, 3)), {"padding": "same"}, [F(2, 4, 4)]),
+    "ConvTranspose2d-output-padding": ("ConvTranspose2d", (2, 3, 3),
+                                       {"stride": 2, "output_padding": 1, "groups": 1,
+                                        "dilation": 1}, [F(1, 2, 3, 3)]),
+    "MaxPool2d-ceil-indices": ("MaxPool2d", (3,), {"stride": 2, "ceil_mode": True,
+                                                   "return_indices": True}, [F(1, 2, 6, 6)]),
+    "MaxPool1d-dilation": ("MaxPool1d", (2,), {"dilation": 2, "padding": 1}, [F(1, 2, 7)]),
+    "AvgPool2d-divisor": ("AvgPool2d", (3,), {"stride": 2, "padding": 1,
+                                             "count_include_pad": False, "ceil_mode": True},
+                          [F(1, 2, 6, 6)]),
+    "AvgPool2d-override": ("AvgPool2d", (2,), {"divisor_override": 3}, [F(1, 2, 6, 6)]),
+    "AvgPool3d-exclude": ("AvgPool3d", (2,), {"padding": 1, "count_include_pad": False},
+                          [F(1, 2, 3, 4, 4)]),
+    "BatchNorm1d-cumulative": ("BatchNorm1d", (3,), {"momentum": None}, [F(4, 3, 2)]),
+    "BatchNorm2d-no-affine": ("BatchNorm2d", (3,), {"affine": False}, [F(2, 3, 2, 2)]),
+    "BatchNorm2d-untracked": ("BatchNorm2d", (3,), {"track_running_stats": False},
+                              [F(2, 3, 2, 2)]),
+    "GroupNorm-no-affine": ("GroupNorm", (3, 6), {"affine": False}, [F(2, 6, 4)]),
+    "LayerNorm-no-bias": ("LayerNorm", ((3, 4),), {"bias": False}, [F(2, 3, 4)]),
+    "RMSNorm-eps": ("RMSNorm", ((3, 4),), {"eps": 1e-3}, [F(2, 3, 4)]),
+    "Embedding-padding-max-norm": ("Embedding", (6, 3), {"padding_idx": 1, "max_norm": 1.0},
+                                   [C([[0, 1], [5, 1]], "int64")]),
+    "EmbeddingBag-max-offsets": ("EmbeddingBag", (6, 3), {"mode": "max"},
+                                 "bag_offsets"),
+    "EmbeddingBag-sum-weights": ("EmbeddingBag", (6, 3), {"mode": "sum"}, "bag_weights"),
+    "MultiheadAttention-batch-first-kv": ("MultiheadAttention", (4, 2),
+                                          {"batch_first": True, "kdim": 3, "vdim": 5},
+                                          [F(2, 3, 4), F(2, 5, 3, seed=1),
+                                           F(2, 5, 5, seed=2)]),
+    "MultiheadAttention-no-bias": ("MultiheadAttention", (4, 1),
+                                   {"bias": False, "add_bias_kv": True,
+                                    "add_zero_attn": True}, [F(3, 2, 4), F(3, 2, 4, seed=1),
+                                                             F(3, 2, 4, seed=2)]),
+    "TransformerEncoderLayer-norm-first-gelu": ("TransformerEncoderLayer", (4, 2, 8),
+                                                {"norm_first": True, "activation": "gelu",
+                                                 "batch_first": True}, [F(2, 3, 4)]),
+    "RNN-relu-bidirectional": ("RNN", (2, 3, 2), {"nonlinearity": "relu",
+                                                  "bidirectional": True}, [F(4, 1, 2)]),
+    "LSTM-proj-batch-first": ("LSTM", (2, 4), {"proj_size": 2, "batch_first": True},
+                              [F(1, 4, 2)]),
+    "GRU-no-bias-dropout": ("GRU", (2, 3, 2), {"bias": False, "dropout": 0.5}, [F(4, 1, 2)]),
+    "Softplus-beta": ("Softplus", (), {"beta": 2.0, "threshold": 1.0}, X3),
+    "ELU-alpha": ("ELU", (0.5,), {}, X3), "CELU-alpha": ("CELU", (0.5,), {}, X3),
+    "LeakyReLU-slope": ("LeakyReLU", (0.2,), {}, X3),
+    "Hardtanh-range": ("Hardtanh", (-0.5, 1.5), {}, X3),
+    "GELU-tanh": ("GELU", (), {"approximate": "tanh"}, X3),
+    "PReLU-channels": ("PReLU", (3, 0.1), {}, [F(2, 3, 4)]),
+    "RReLU-range": ("RReLU", (0.2, 0.4), {}, X3),
+    "Softshrink-lambda": ("Softshrink", (0.8,), {}, X3),
+    "Dropout-p": ("Dropout", (0.7,), {}, X3),
+    "CrossEntropyLoss-smoothing-weight": ("CrossEntropyLoss", (),
+                                          {"label_smoothing": 0.2, "ignore_index": 4},
+                                          [F(3, 5), C([1, 4, 2], "int64")]),
+    "CrossEntropyLoss-probabilities": ("CrossEntropyLoss", (), {"reduction": "sum"},
+                                       [F(3, 5), P(3, 5, seed=1)]),
+    "NLLLoss-none": ("NLLLoss", (), {"reduction": "none"}, [F(3, 5), C([1, 0, 4], "int64")]),
+    "BCEWithLogitsLoss-pos-weight": ("BCEWithLogitsLoss", (), {"reduction": "sum"},
+                                     [F(3, 4), C(_floats(3, 4, lo=0, hi=1, seed=1))]),
+    "HuberLoss-delta": ("HuberLoss", (), {"delta": 0.5, "reduction": "sum"},
+                        [F(3, 4), C(_floats(3, 4, seed=1))]),
+    "SmoothL1Loss-beta": ("SmoothL1Loss", (), {"beta": 0.5}, [F(3, 4), C(_floats(3, 4, seed=1))]),
+    "KLDivLoss-log-target": ("KLDivLoss", (), {"log_target": True, "reduction": "sum"},
+                             [F(3, 4), F(3, 4, seed=1)]),
+    "PoissonNLLLoss-full": ("PoissonNLLLoss", (), {"log_input": False, "full": True},
+                            [P(3, 4), C(_floats(3, 4, lo=0, hi=3, seed=1))]),
+    "MultiMarginLoss-p2": ("MultiMarginLoss", (), {"p": 2, "margin": 0.5},
+                           [F(3, 5), C([1, 0, 4], "int64")]),
+    "TripletMarginLoss-swap": ("TripletMarginLoss", (), {"swap": True, "p": 1.0},
+                               [F(3, 4), F(3, 4, seed=1), F(3, 4, seed=2)]),
+    "CosineSimilarity-dim0": ("CosineSimilarity", (0,), {}, [F(4, 5), F(4, 5, seed=1)]),
+    "PairwiseDistance-p1-keepdim": ("PairwiseDistance", (1.0,), {"keepdim": True},
+                                    [F(4, 5), F(4, 5, seed=1)]),
+    "Upsample-bicubic": ("Upsample", (), {"scale_factor": 2, "mode": "bicubic",
+                                         "align_corners": True}, [F(1, 2, 3, 3)]),
+    "Upsample-size-nearest-exact": ("Upsample", (), {"size": (5, 4), "mode": "nearest-exact"},
+                                    [F(1, 2, 3, 3)]),
+    "Upsample-trilinear": ("Upsample", (), {"scale_factor": 1.5, "mode": "trilinear"},
+                           [F(1, 1, 2, 2, 3)]),
+    "Fold-dilation-stride": ("Fold", ((4, 5), 2), {"dilation": 1, "padding": 1, "stride": 2},
+                             [F(1, 4, 9)]),
+    "Unfold-padding-stride": ("Unfold", ((2, 3),), {"padding": 1, "stride": (2, 1)},
+                              [F(1, 2, 4, 4)]),
+    "InstanceNorm2d-tracked": ("InstanceNorm2d", (3,), {"track_running_stats": True,
+                                                        "momentum": 0.3}, [F(2, 3, 4, 4)]),
+    "LocalResponseNorm-3d": ("LocalResponseNorm", (3,), {"alpha": 0.1, "beta": 0.5, "k": 2.0},
+                             [F(2, 5, 3)]),
+    "Flatten-range": ("Flatten", (0, 1), {}, X3),
+    "Softmax-neg-dim": ("Softmax", (-1,), {}, X3),
+    "AdaptiveLogSoftmaxWithLoss-head-bias": ("AdaptiveLogSoftmaxWithLoss", (8, 10, [3, 6]),
+                                             {"div_value": 2.0, "head_bias": True},
+                                             [F(4, 8), C([0, 4, 7, 9], "int64")]),
+}
 # no forward to run (containers, bases, wrappers): constructed and compared only
 BUILD_ONLY = {"ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "RNNBase",
               "RNNCellBase", "Container", "Module"}
@@ -155,6 +260,11 @@ KNOWN: dict = {}
 
 
 def _special_inputs(kind, lib):
+    if kind == "bag_offsets":
+        return [lib.tensor([0, 2, 4, 5, 1, 3]), lib.tensor([0, 2, 2, 5])], []
+    if kind == "bag_weights":
+        weights = lib.tensor(_floats(6, seed=3)).requires_grad_()
+        return [lib.tensor([0, 2, 4, 5, 1, 3]), lib.tensor([0, 3]), weights], [weights]
     if kind == "ctc":
         log_probs = lib.tensor(_floats(6, 2, 4)).log_softmax(2).detach().requires_grad_()
         return [log_probs, lib.tensor([[1, 2, 2], [1, 3, 1]]), lib.tensor([6, 5]),
@@ -195,7 +305,10 @@ def _tensors(out):
 
 
 def _run(lib, name, training, double=False):
-    args, kwargs, spec = TABLE.get(name, ((), {}, X3))
+    if name in VARIANTS:
+        name, args, kwargs, spec = VARIANTS[name]
+    else:
+        args, kwargs, spec = TABLE.get(name, ((), {}, X3))
     lib.manual_seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -250,7 +363,7 @@ def _names():
 
 
 def _cases():
-    for name in _names():
+    for name in _names() + list(VARIANTS):
         for training in (True, False):
             for double in (False, True):
                 if double and name in BUILD_ONLY:

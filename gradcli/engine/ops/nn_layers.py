@@ -562,6 +562,26 @@ CONVOLUTION = defop("convolution", "ConvolutionBackward0", _conv_fwd, _conv_back
                                "torch.tensor([[[0.5, -1.0]]], dtype=a.dtype))")
 
 
+_SAME_WARNED = []
+
+
+def _pad_same_right(input, total):
+    """padding='same' with an odd total padding along some dim: as PyTorch, the input
+    (already batched) gets the extra zero on the right (ConstantPadNdBackward0) and the
+    convolution the symmetric rest; PyTorch warns once."""
+    if not _SAME_WARNED:
+        import warnings
+
+        _SAME_WARNED.append(True)
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                      "require a zero-padded copy of the input be created", UserWarning,
+                      stacklevel=4)
+    pad = []
+    for t in reversed(total):  # (F.pad lists the last dim first)
+        pad += [0, t - t // 2 - t // 2]
+    return PUBLIC["torch.nn.functional.pad"](input, pad)
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, dims: int):
     name = f"conv{dims}d"
     x = input._data
@@ -582,8 +602,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims: int):
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
             total = [d * (k - 1) for d, k in zip(dilation, kernel)]
             if any(t % 2 for t in total):
-                raise RuntimeError("gradcli: padding='same' with an even kernel extent is not "
-                                   "supported")
+                input = _pad_same_right(input, total)  # noqa: A001
             padding = tuple(t // 2 for t in total)
         else:
             raise ValueError(f"Invalid padding string '{padding}', should be one of "
