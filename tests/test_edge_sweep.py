@@ -40,10 +40,6 @@ PLAIN_PYTHON_KNOWN = {
         "new create_graph node: elu_backward of non-finite inputs (inf, nan) propagates as the Tensor formula does, not as ATen's kernel",
     "glu_backward_edge_edge":
         "new create_graph node: glu_backward of non-finite inputs through the Tensor formula",
-    "prelu_kernel_backward_edge_edge":
-        "new create_graph node: prelu_kernel_backward's zeros and non-finite inputs through the Tensor formula",
-    "prelu_kernel_backward_edge_negative":
-        "new create_graph node: prelu_kernel_backward's zeros and non-finite inputs through the Tensor formula",
     "soft_margin_loss_backward_edge_edge":
         "new create_graph node: soft_margin_loss_backward of non-finite inputs",
     "trilinear_product_edge_negative":

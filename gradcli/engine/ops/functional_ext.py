@@ -522,12 +522,20 @@ def _prelu_backward_formula(inputs, meta, mask):
     weight's, the latter still in the input's shape (the engine sums it to the weight's)."""
     g, x, w = inputs
     d = x._data
-    pos = _mask_of(d > 0, x).to(bool)
     channels = d.shape[1] if d.ndim >= 2 else 1
     ws = w.reshape(_prelu_shape(d.ndim, w._data, channels).shape)
     where = PUBLIC["torch.where"]  # (a branch, not a 0/1 mask: g * inf * 0 is no term)
-    return (where(pos, g, g * ws) if mask[0] else None,
-            where(pos, 0.0, g * x) if mask[1] else None)
+    if not GRAD_MODE.enabled:  # the values, with the kernel's x > 0
+        pos = _mask_of(d > 0, x).to(bool)
+        return (where(pos, g, g * ws) if mask[0] else None,
+                where(pos, 0.0, g * x) if mask[1] else None)
+    # Differentiated (the double backward): only the vjp counts, and it is to be
+    # derivatives.yaml's, masked with x >= 0 and each a where of a product (so +-0 and
+    # non-finite values land as PyTorch's): one term per input, the others detached.
+    pos = _mask_of(d >= 0, x).to(bool)
+    g0, x0, ws0 = g.detach(), x.detach(), ws.detach()
+    return ((g * where(pos, 1.0, ws0) + where(pos, 0.0, ws) * g0) if mask[0] else None,
+            (where(pos, 0.0, x) * g0 + where(pos, 0.0, g) * x0) if mask[1] else None)
 
 
 PRELU_KERNEL_BACKWARD = BackwardOp(
