@@ -297,7 +297,15 @@ def _hardswish_backward_formula(inputs, meta, mask):
     inside = ((d > -3) & (d < 3)) | (nan & ~to_one)
     mid = _mask_of(inside, x)
     high = _mask_of((d >= 3) | to_one, x)
-    return (g * (mid * (x.masked_fill(make(~inside), 0.0) / 3 + 0.5) + high),)
+    slope = mid * (x.masked_fill(make(~inside), 0.0) / 3 + 0.5) + high
+    if not GRAD_MODE.enabled:  # the values: the kernel's literal 0 below -3 (not g * 0)
+        low = make(~(inside | (d >= 3) | to_one))
+        return (PUBLIC["torch.where"](low, 0.0, g * slope),)
+    # differentiated: derivatives.yaml's vjps, hardswish_backward(gg, x) along g and
+    # where(-3 < x < 3, gg g / 3, 0) along x (one term per input, the other detached)
+    inside_t = make(inside & ~nan)
+    return (g * slope.detach()
+            + PUBLIC["torch.where"](inside_t, x, 0.0) * (g.detach() / 3),)
 
 
 HARDSWISH_BACKWARD = BackwardOp(
