@@ -97,11 +97,17 @@ def _elu_backward_formula(inputs, meta, mask):
     g, x = inputs
     alpha, scale, input_scale = meta
     neg = make(x._data <= 0)
-    # (the exponent is differentiated only where x < 0: PyTorch's elu_double_backward masks
-    # with self < 0, so at x = 0 the second derivative has no exponential term)
-    below = where(make(x._data < 0), x, make(np.zeros((), x._data.dtype)))
+    xs = x.detach() if GRAD_MODE.enabled else x
+    below = where(make(x._data < 0), xs, make(np.zeros((), x._data.dtype)))
     neg_part = (below * input_scale).exp() * (input_scale * scale * alpha)
-    return (g * where(neg, neg_part, make(np.array(scale, x._data.dtype))),)
+    slope = where(neg, neg_part, make(np.array(scale, x._data.dtype)))
+    if not GRAD_MODE.enabled:
+        return (g * slope,)
+    # differentiated: derivatives.yaml's vjps, elu_backward(gg, x) along g and PyTorch's
+    # elu_double_backward along x: elu_backward(g gg input_scale, x) * (x < 0) as a 0/1
+    # factor (so an infinite g at x >= 0 gives nan there, as PyTorch's)
+    below_mask = make((x._data < 0).astype(x._data.dtype))
+    return (g * slope + x * (g.detach() * input_scale * slope * below_mask),)
 
 
 # selu's and celu's derivative is elu_backward: under create_graph, PyTorch's
