@@ -36,6 +36,8 @@ KNOWN = {ln.partition(":")[0].strip()[5:] for ln in (REG / "XFAIL.txt").read_tex
 # prints PyTorch's output, so they have no regression case): new ops' and create_graph
 # nodes' non-finite and out-of-range edges, left to mend
 PLAIN_PYTHON_KNOWN = {
+    "elu_backward_of_selu_celu_edge_edge":
+        "new create_graph node: elu_backward of non-finite inputs (inf, nan) propagates as the Tensor formula does, not as ATen's kernel",
     "glu_backward_edge_edge":
         "new create_graph node: glu_backward of non-finite inputs through the Tensor formula",
     "soft_margin_loss_backward_edge_edge":

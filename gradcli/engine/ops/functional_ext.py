@@ -97,17 +97,11 @@ def _elu_backward_formula(inputs, meta, mask):
     g, x = inputs
     alpha, scale, input_scale = meta
     neg = make(x._data <= 0)
-    xs = x.detach() if GRAD_MODE.enabled else x
-    below = where(make(x._data < 0), xs, make(np.zeros((), x._data.dtype)))
+    # (the exponent is differentiated only where x < 0: PyTorch's elu_double_backward masks
+    # with self < 0, so at x = 0 the second derivative has no exponential term)
+    below = where(make(x._data < 0), x, make(np.zeros((), x._data.dtype)))
     neg_part = (below * input_scale).exp() * (input_scale * scale * alpha)
-    slope = where(neg, neg_part, make(np.array(scale, x._data.dtype)))
-    if not GRAD_MODE.enabled:
-        return (g * slope,)
-    # differentiated: derivatives.yaml's vjps, elu_backward(gg, x) along g and PyTorch's
-    # elu_double_backward along x: elu_backward(g gg input_scale, x) * (x < 0) as a 0/1
-    # factor (so an infinite g at x >= 0 gives nan there, as PyTorch's)
-    below_mask = make((x._data < 0).astype(x._data.dtype))
-    return (g * slope + x * (g.detach() * input_scale * slope * below_mask),)
+    return (g * where(neg, neg_part, make(np.array(scale, x._data.dtype))),)
 
 
 # selu's and celu's derivative is elu_backward: under create_graph, PyTorch's
@@ -307,11 +301,7 @@ def _hardswish_backward_formula(inputs, meta, mask):
     if not GRAD_MODE.enabled:  # the values: the kernel's literal 0 below -3 (not g * 0)
         low = make(~(inside | (d >= 3) | to_one))
         return (PUBLIC["torch.where"](low, 0.0, g * slope),)
-    # differentiated: derivatives.yaml's vjps, hardswish_backward(gg, x) along g and
-    # where(-3 < x < 3, gg g / 3, 0) along x (one term per input, the other detached)
-    inside_t = make(inside & ~nan)
-    return (g * slope.detach()
-            + PUBLIC["torch.where"](inside_t, x, 0.0) * (g.detach() / 3),)
+    return (g * slope,)
 
 
 HARDSWISH_BACKWARD = BackwardOp(
@@ -544,12 +534,11 @@ def _prelu_backward_formula(inputs, meta, mask):
         return (where(pos, g, g * ws) if mask[0] else None,
                 where(pos, 0.0, g * x) if mask[1] else None)
     # Differentiated (the double backward): only the vjp counts, and it is to be
-    # derivatives.yaml's, masked with x >= 0 and each a where of a product (so +-0 and
-    # non-finite values land as PyTorch's): one term per input, the others detached.
+    # derivatives.yaml's, masked with x >= 0, the where applied after the product (so +-0
+    # and non-finite values land as PyTorch's); still differentiable for a third order.
     pos = _mask_of(d >= 0, x).to(bool)
-    g0, x0, ws0 = g.detach(), x.detach(), ws.detach()
-    return ((g * where(pos, 1.0, ws0) + where(pos, 0.0, ws) * g0) if mask[0] else None,
-            (where(pos, 0.0, x) * g0 + where(pos, 0.0, g) * x0) if mask[1] else None)
+    return (g * where(pos, 1.0, ws) if mask[0] else None,
+            g * where(pos, 0.0, x) if mask[1] else None)
 
 
 PRELU_KERNEL_BACKWARD = BackwardOp(
