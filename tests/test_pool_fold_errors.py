@@ -98,3 +98,23 @@ def test_pools_refuse_or_take_each_rank_as_pytorch(name, args, shape):
 @pytest.mark.parametrize("shape", [(2,), (2, 3), (2, 3, 4), (2, 2, 3, 3, 3, 3)], ids=str)
 def test_local_response_norm_rank_error_keeps_pytorchs_spacing(shape):
     _same(lambda lib: lib.nn.functional.local_response_norm(lib.ones(shape), 2))
+
+
+GRID_SHAPES = [(2,), (2, 3), (0, 3), (2, 0), (2, 3, 4), (0, 3, 4), (2, 0, 4), (2, 3, 0),
+               (1, 2, 3, 4), (0, 2, 3, 4), (1, 0, 3, 4), (1, 2, 0, 4), (1, 2, 3, 0),
+               (1, 2, 3, 4, 5), (0, 2, 3, 4, 5), (1, 0, 3, 4, 5), (1, 2, 0, 4, 5),
+               (2, 2, 3, 3, 3, 3)]
+POOL3D_ARGS = {
+    "avg_pool3d": [(2,), (1,), ((2, 2),), (2, (1, 1)), (2, 1, 1), (2, 1, 2), (2, 0), (0,), (5,),
+                   (2, 2, 0, True), (2, 2, 0, False, True, 0), (2, 1, -1)],
+    "max_pool3d": [(2,), (1,), ((2, 2),), (2, (1, 1)), (2, 1, 1), (2, 1, 2), (2, 0), (0,), (5,),
+                   (2, 1, 0, 0), (2, 1, 0, (1, 1)), (2, 1, -1), (2, 1, 0, 1, True, True)],
+    "lp_pool3d": [(2, 2), (2, 1), (2, (2, 2)), (2, 2, 0), (1.5, 2)],
+}
+
+
+@pytest.mark.parametrize("name, args", [(n, a) for n, cases in POOL3D_ARGS.items()
+                                        for a in cases], ids=str)
+@pytest.mark.parametrize("shape", GRID_SHAPES, ids=str)
+def test_3d_pools_check_in_pytorchs_order(name, args, shape):
+    _same(lambda lib: getattr(lib.nn.functional, name)(lib.ones(shape), *args))

@@ -308,6 +308,28 @@ def _pool3d_args(fname: str, kernel_size, stride, padding, dilation=1) -> None:
                            "ints")
 
 
+def _pool3d_steps(x: Tensor, input: Tensor, fname: str, kernel, stride, padding,
+                  dilation=(1, 1, 1), check_dilation: bool = False) -> None:
+    """The 3-d pools' pooling_output_shape checks per dim (stride, pad's sign, pad against
+    half the kernel), max_pool3d's dilation, then the input's empty dimensions (of the
+    batched x, named with the input's shape), in PyTorch's order."""
+    for kk, st, pad, dil in zip(kernel, stride, padding, dilation, strict=True):
+        if st == 0:
+            raise RuntimeError("stride should not be zero")
+        if pad < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+        if pad > (dil * (kk - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pad}, kernel_size={kk} and dilation={dil}")
+    if check_dilation and any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: "
+                           f"{dilation[0]} dilationH: {dilation[1]} dilationW: {dilation[2]}")
+    if any(n == 0 for n in x._data.shape[1:]):  # (PyTorch always names dimension 0)
+        raise RuntimeError(f"{fname}(): Expected input's non-batch dimensions to have positive "
+                           f"length, but input has a shape of {_sizes(input.shape)} and "
+                           "non-batch dimension 0 has length zero!")
+
+
 def _check_1d_rank(x: Tensor, fname: str) -> None:
     """The 1-d adaptive pools' checkDimRange(2, 4) (its message is the generic one)."""
     d = x._data.ndim
@@ -728,13 +750,15 @@ def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_incl
                            "tensor for argument #1 'self' (while checking arguments for "
                            "avg_pool1d)")
     x = input if batched else input.unsqueeze(0)
-    if nd == 3:
-        shape_checks.pool3d_input(input.shape, "avg_pool3d")
-    else:  # (avg_pool1d runs the 2-d kernel on H = 1)
-        shape_checks.pool2d_input(input.unsqueeze(-2).shape)
     k = _tuple(kernel_size, nd)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, nd)
     p = _tuple(padding, nd)
+    if nd == 3:
+        if divisor_override is not None and divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        _pool3d_steps(x, input, "avg_pool3d", k, s, p)
+    else:  # (avg_pool1d runs the 2-d kernel on H = 1)
+        shape_checks.pool2d_input(input.unsqueeze(-2).shape)
     for kk, pp in zip(k, p, strict=True):
         if pp * 2 > kk:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
@@ -893,7 +917,7 @@ def _max_windows(x, windows):
     n, c = x.shape[:2]
     sp = x.shape[2:]
     idx, valid, outs = _window_index(sp, windows)
-    flat = x.reshape(n, c, -1)
+    flat = x.reshape(n, c, math.prod(sp))  # (not -1: an empty batch has no size to infer)
     vals = flat[:, :, idx]  # (n, c, *outs, W)
     vals = np.where(valid, vals, -np.inf)
     isnan = np.isnan(vals)
@@ -989,10 +1013,10 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     _pool3d_args("max_pool3d", kernel_size, stride, padding, dilation)
     batched = _check_dims(input, 3, "max_pool3d")
     x = input if batched else input.unsqueeze(0)
-    shape_checks.pool3d_input(input.shape, "max_pool3d_with_indices_out_cpu_template")
     k = _tuple(kernel_size, 3)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, 3)
     p, dil = _tuple(padding, 3), _tuple(dilation, 3)
+    _pool3d_steps(x, input, "max_pool3d_with_indices_out_cpu_template", k, s, p, dil, True)
     for kk, pp in zip(k, p, strict=True):
         if pp * 2 > kk:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
