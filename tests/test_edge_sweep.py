@@ -38,18 +38,8 @@ KNOWN = {ln.partition(":")[0].strip()[5:] for ln in (REG / "XFAIL.txt").read_tex
 PLAIN_PYTHON_KNOWN = {
     "elu_backward_of_selu_celu_edge_edge":
         "new create_graph node: elu_backward of non-finite inputs (inf, nan) propagates as the Tensor formula does, not as ATen's kernel",
-    "frobenius_norm_edge_edge":
-        "new op: frobenius_norm of non-finite inputs goes through the vector norm, whose inf/nan handling differs from ATen's frobenius_norm",
     "glu_backward_edge_edge":
         "new create_graph node: glu_backward of non-finite inputs through the Tensor formula",
-    "select_copy_edge_edge":
-        "new op: select_copy of an out-of-range index words its IndexError as gradcli's select does, not as ATen's select_copy",
-    "select_copy_edge_negative":
-        "new op: select_copy of an out-of-range index words its IndexError as gradcli's select does, not as ATen's select_copy",
-    "select_copy_edge_ties":
-        "new op: select_copy of an out-of-range index words its IndexError as gradcli's select does, not as ATen's select_copy",
-    "select_copy_edge_zero":
-        "new op: select_copy of an out-of-range index words its IndexError as gradcli's select does, not as ATen's select_copy",
     "soft_margin_loss_backward_edge_edge":
         "new create_graph node: soft_margin_loss_backward of non-finite inputs",
 }

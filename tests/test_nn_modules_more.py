@@ -587,9 +587,7 @@ def test_float64_layers_draw_pytorchs_float64_numbers(name, args):
         assert np.array_equal(np.asarray(ours[key].tolist()), theirs[key].numpy()), key
 
 
-# A wrong-rank input to each layer: the error is the functional form's. Where gradcli's
-# functional (engine/ops, outside this part) words it differently from PyTorch, the case is
-# marked with the function to fix.
+# A wrong-rank input to each layer: the error is the functional form's, as PyTorch's.
 _RANK_CTOR = {"Threshold": (0.1, 1.0), "Conv3d": (2, 2, 1), "ConvTranspose1d": (2, 2, 1),
               "ConvTranspose2d": (2, 2, 1), "ConvTranspose3d": (2, 2, 1), "GroupNorm": (1, 2),
               "RMSNorm": (2,), "LocalResponseNorm": (2,), "CrossMapLRN2d": (2,), "PReLU": (2,),
@@ -599,17 +597,6 @@ _RANK_CTOR = {"Threshold": (0.1, 1.0), "Conv3d": (2, 2, 1), "ConvTranspose1d": (
               "LPPool3d": (2, 2), "PixelShuffle": (2,), "PixelUnshuffle": (2,),
               "ChannelShuffle": (2,), "Fold": ((2, 2), 1), "Unfold": (2,), "EmbeddingBag": (3, 2),
               "Softmin": (1,)}
-_RANK_KNOWN = {"LocalResponseNorm": "local_response_norm", "AdaptiveAvgPool1d": "adaptive_avg_pool1d",
-               "AdaptiveAvgPool3d": "adaptive_avg_pool3d", "AdaptiveMaxPool1d": "adaptive_max_pool1d",
-               "AdaptiveMaxPool2d": "adaptive_max_pool2d", "AdaptiveMaxPool3d": "adaptive_max_pool3d",
-               "AvgPool3d": "avg_pool3d", "LPPool3d": "avg_pool3d", "MaxPool3d": "max_pool3d",
-               "LPPool2d": "lp_pool2d", "Fold": "fold", "Unfold": "unfold",
-               "EmbeddingBag": "embedding_bag (checks in another order)"}
-
-
-_RANK_1D_ONLY = ("LocalResponseNorm", "EmbeddingBag")
-
-
 def _rank_cases():
     from gradcli.torch.nn.modules import _MORE
 
@@ -624,10 +611,7 @@ def _rank_cases():
             else:
                 args = _RANK_CTOR.get(name, ())
             for shape in ((2,), (2, 2, 3, 3, 3, 3)):
-                marks = ()
-                if name in _RANK_KNOWN and not (len(shape) == 6 and name in _RANK_1D_ONLY):
-                    marks = pytest.mark.xfail(reason=f"F.{_RANK_KNOWN[name]}'s message")
-                yield pytest.param(name, args, shape, id=f"{name}-{len(shape)}d", marks=marks)
+                yield pytest.param(name, args, shape, id=f"{name}-{len(shape)}d")
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -2411,6 +2411,13 @@ SIGNATURES = {
     'torch.embedding': (
         'embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False)',
     ),
+    'torch.embedding_bag': (
+        'embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int64_t? padding_idx)',
+        'embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int64_t mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False)',
+    ),
+    'torch.embedding_renorm_': (
+        'embedding_renorm_(Tensor input, Tensor indices, double max_norm, double norm_type)',
+    ),
     'torch.empty': (
         'empty(SymIntArrayRef size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),

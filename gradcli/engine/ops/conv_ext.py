@@ -268,14 +268,96 @@ def _tuple(v, n: int, name: str = "") -> tuple:
 
 
 def _check_dims(x: Tensor, nd: int, fname: str) -> bool:
-    """Whether x is batched ((N, C, *nd) vs (C, *nd)); PyTorch's error otherwise."""
+    """Whether x is batched ((N, C, *nd) vs (C, *nd)); PyTorch's error otherwise, each
+    kernel wording its own."""
     d = x._data.ndim
     if d == nd + 2:
         return True
     if d == nd + 1:
         return False
+    shape = _sizes(x._data.shape)
+    if fname in ("avg_pool3d", "max_pool3d"):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if fname.startswith("adaptive_max"):
+        raise RuntimeError(f"{fname}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {shape}")
+    if fname.startswith("adaptive_avg"):
+        raise RuntimeError(f"{fname}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {shape}")
     raise RuntimeError(f"{fname}: Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input "
                        f"to {fname}, but got input of size: {list(x._data.shape)}")
+
+
+def _pool3d_args(fname: str, kernel_size, stride, padding, dilation=1) -> None:
+    """The 3-d pools' argument lengths, checked before the input (each kernel's wording)."""
+    def bad(v, empty_ok=False):
+        if not isinstance(v, (tuple, list)):
+            return False
+        return len(v) not in ((0, 1, 3) if empty_ok else (1, 3))
+
+    mx = fname == "max_pool3d"
+    either = "either " if mx else ""
+    if bad(kernel_size):
+        raise RuntimeError(f"{fname}: kernel_size must {either}be a single int, or a tuple of "
+                           "three ints")
+    if stride is not None and bad(stride, empty_ok=True):
+        raise RuntimeError(f"{fname}: stride must {either}be omitted, a single int, or a tuple "
+                           "of three ints")
+    if bad(padding):
+        raise RuntimeError(f"{fname}: padding must {either}be a single int, or a tuple of three "
+                           "ints")
+    if bad(dilation):
+        raise RuntimeError(f"{fname}: dilation must be either a single int, or a tuple of three "
+                           "ints")
+
+
+def _pool3d_steps(x: Tensor, input: Tensor, fname: str, kernel, stride, padding,
+                  dilation=(1, 1, 1), check_dilation: bool = False) -> None:
+    """The 3-d pools' pooling_output_shape checks per dim (stride, pad's sign, pad against
+    half the kernel), max_pool3d's dilation, then the input's empty dimensions (of the
+    batched x, named with the input's shape), in PyTorch's order."""
+    for kk, st, pad, dil in zip(kernel, stride, padding, dilation, strict=True):
+        if st == 0:
+            raise RuntimeError("stride should not be zero")
+        if pad < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+        if pad > (dil * (kk - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pad}, kernel_size={kk} and dilation={dil}")
+    if check_dilation and any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: "
+                           f"{dilation[0]} dilationH: {dilation[1]} dilationW: {dilation[2]}")
+    if any(n == 0 for n in x._data.shape[1:]):  # (PyTorch always names dimension 0)
+        raise RuntimeError(f"{fname}(): Expected input's non-batch dimensions to have positive "
+                           f"length, but input has a shape of {_sizes(input.shape)} and "
+                           "non-batch dimension 0 has length zero!")
+
+
+def _check_1d_rank(x: Tensor, fname: str) -> None:
+    """The 1-d adaptive pools' checkDimRange(2, 4) (its message is the generic one)."""
+    d = x._data.ndim
+    if d not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {d}-dimensional tensor for "
+                           f"argument #1 'self' (while checking arguments for {fname})")
+
+
+def _output_size_arg(output_size, nd: int, x: Tensor, fname: str) -> None:
+    """The Python layer's checks of output_size before the kernel: the 1-d pools take one
+    int, the others' tuples (with None for 'keep') need a longer input (_list_with_default)."""
+    if not isinstance(output_size, (tuple, list)):
+        return
+    if nd == 1:
+        if len(output_size) != 1:
+            raise RuntimeError(f"{fname}() argument 'output_size' should contain one int "
+                               f"(got {len(output_size)})")
+    elif x._data.ndim <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    elif len(output_size) != nd and fname.startswith("adaptive_avg"):
+        raise RuntimeError(f"{fname}: output_size must be {nd}")
+
+
+def _output_size_length(output_size, nd: int, fname: str) -> None:
+    """The adaptive max kernels check output_size's length after the input's rank."""
+    if nd > 1 and isinstance(output_size, (tuple, list)) and len(output_size) != nd:
+        raise RuntimeError(f"{fname}(): internal error: output_size.size() must be {nd}")
 
 
 def _float_input(x: Tensor, kernel: str) -> None:
@@ -293,61 +375,107 @@ COL2IM = _linear_map("col2im", "Col2ImBackward0",
                      "(2, a.numel() + 1), (2, 2))", "col2im: its gradient is im2col")
 
 
+def _pair_args(**args) -> list:
+    """F.fold/F.unfold's `_pair` (an iterable is kept as given, a number doubled) and the
+    kernels' first checks: each argument must then hold exactly two numbers."""
+    pairs = []
+    for name, v in args.items():
+        pair = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+        if len(pair) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(pair)}")
+        pairs.append(tuple(int(i) for i in pair))
+    return pairs
+
+
+def _window_checks(kernel, dilation, padding, stride, stride_second: bool) -> None:
+    """The positivity checks im2col and col2im share (col2im checks the stride second)."""
+    checks = [("kernel size should be greater than zero", "kernel", kernel, 1),
+              ("dilation should be greater than zero", "dilation", dilation, 1),
+              ("padding should be non-negative", "pad", padding, 0),
+              ("stride should be greater than zero", "stride", stride, 1)]
+    if stride_second:
+        checks.insert(1, checks.pop())
+    for text, word, pair, least in checks:
+        if pair[0] < least or pair[1] < least:
+            raise RuntimeError(f"{text}, but got {word}_height: {pair[0]} {word}_width: "
+                               f"{pair[1]}")
+
+
+def _sizes(shape) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
 @public("torch.nn.functional.unfold")
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """im2col with its kernel's checks in their order; the rank check reads sizes 1 and 2
+    before the rank, so a 1-d or 2-d input fails with an IndexError as PyTorch's."""
+    kernel, dil, pad, st = _pair_args(kernel_size=kernel_size, dilation=dilation,
+                                      padding=padding, stride=stride)
+    _window_checks(kernel, dil, pad, st, stride_second=False)
     x = input._data
-    if x.ndim not in (3, 4):
-        if x.ndim < 3:  # (PyTorch's python wrapper indexes the spatial sizes first)
-            from ..tensor import _wrap_dim
+    if x.ndim < 3:
+        from ..tensor import _wrap_dim
 
+        _wrap_dim(1, x.ndim)
+        if x.shape[1]:  # (the C++ check stops at the first zero)
             _wrap_dim(2, x.ndim)
-        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
-                                  f"(got {x.ndim}D)")
+    if not ((x.ndim == 3 and x.shape[0] and x.shape[1] and x.shape[2])
+            or (x.ndim == 4 and x.shape[1] and x.shape[2] and x.shape[3])):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                           f"other non-zero dimensions for input, but got: {_sizes(x.shape)}")
     batched = x.ndim == 4
-    shape_checks.padded_input(x.shape, 2)
     if not batched:
         input = input.unsqueeze(0)  # noqa: A001
-    spec = Im2Col(_tuple(kernel_size, 2), _tuple(stride, 2), _tuple(padding, 2),
-                  _tuple(dilation, 2), input._data.shape)
+    spec = Im2Col(kernel, st, pad, dil, input._data.shape)
     if any(o <= 0 for o in spec.out_spatial):
         raise RuntimeError(
             f"Given input with spatial size ({x.shape[-2]}, {x.shape[-1]}), kernel_size="
-            f"({spec.kernel[0]}, {spec.kernel[1]}), dilation=({spec.dilation[0]}, "
-            f"{spec.dilation[1]}), padding=({spec.padding[0]}, {spec.padding[1]}), calculated "
-            f"shape of the array of sliding blocks as ({spec.out_spatial[0]}, "
-            f"{spec.out_spatial[1]}), but its components must be at least one.")
+            f"({kernel[0]}, {kernel[1]}), dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, "
+            f"{pad[1]}), calculated shape of the array of sliding blocks as "
+            f"({spec.out_spatial[0]}, {spec.out_spatial[1]}), but its components must be at "
+            "least one.")
     out = run_op(IM2COL, (input,), (spec,))
     return out if batched else out.squeeze(0)
 
 
 @public("torch.nn.functional.fold")
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """col2im with its kernel's checks in their order."""
+    size, kernel, dil, pad, st = _pair_args(output_size=output_size, kernel_size=kernel_size,
+                                            dilation=dilation, padding=padding, stride=stride)
+    _window_checks(kernel, dil, pad, st, stride_second=True)
     x = input._data
-    if x.ndim not in (2, 3):
-        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
-                                  f"Tensors are supported (got {x.ndim}D)")
+    if not ((x.ndim == 2 and x.shape[0] and x.shape[1])
+            or (x.ndim == 3 and x.shape[1] and x.shape[2])):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           "batch size and non-zero dimensions for input, but got: "
+                           f"{_sizes(x.shape)}")
     batched = x.ndim == 3
-    shape_checks.col2im_input(x.shape)
-    if not batched:
-        input = input.unsqueeze(0)  # noqa: A001
-    n, ck, length = input._data.shape
-    kernel = _tuple(kernel_size, 2)
-    kk = math.prod(kernel)
+    ck, length = x.shape[-2:]
+    kk = kernel[0] * kernel[1]
     if ck % kk:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
                            f"product of kernel_size, but got input.size(1)={ck} and "
                            f"kernel_size=({kernel[0]}, {kernel[1]}).")
-    size = _tuple(output_size, 2)
-    spec = Im2Col(kernel, _tuple(stride, 2), _tuple(padding, 2), _tuple(dilation, 2),
-                  (n, ck // kk) + size)
-    if math.prod(spec.out_spatial) != length:
+    blocks = [(size[i] + 2 * pad[i] - dil[i] * (kernel[i] - 1) - 1) // st[i] + 1
+              for i in range(2)]
+    given = (f"Given output_size=({size[0]}, {size[1]}), kernel_size=({kernel[0]}, "
+             f"{kernel[1]}), dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, {pad[1]}), "
+             f"stride=({st[0]}, {st[1]}), ")
+    if length != blocks[0] * blocks[1]:
         raise RuntimeError(
-            f"Given output_size=({size[0]}, {size[1]}), kernel_size=({kernel[0]}, {kernel[1]}), "
-            f"dilation=({spec.dilation[0]}, {spec.dilation[1]}), padding=({spec.padding[0]}, "
-            f"{spec.padding[1]}), stride=({spec.stride[0]}, {spec.stride[1]}), expected size "
-            f"of input's dimension 2 to match the calculated number of sliding blocks "
-            f"{spec.out_spatial[0]} * {spec.out_spatial[1]} = {math.prod(spec.out_spatial)}, "
-            f"but got input.size(2)={length}.")
+            f"{given}expected size of input's dimension 2 to match the calculated number of "
+            f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+            f"input.size(2)={length}.")
+    if blocks[0] < 1 or blocks[1] < 1:
+        raise RuntimeError(f"{given}calculated shape of the array of sliding blocks as "
+                           f"({blocks[0]}, {blocks[1]}), which is too small (non-positive)")
+    if size[0] < 1 or size[1] < 1:
+        raise RuntimeError("Expected output spatial size to be positive, but got: "
+                           f"output_size=({size[0]}, {size[1]}).")
+    if not batched:
+        input = input.unsqueeze(0)  # noqa: A001
+    spec = Im2Col(kernel, st, pad, dil, (input._data.shape[0], ck // kk) + size)
     out = run_op(COL2IM, (input,), (Col2Im(spec),))
     return out if batched else out.squeeze(0)
 
@@ -620,19 +748,23 @@ AVG_POOL2D_1D = _pool_map("avg_pool1d_2d", "AvgPool2DBackward0",
 
 def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, nd: int, fname: str, op):
+    if nd == 3:
+        _pool3d_args(fname, kernel_size, stride, padding)
     batched = _check_dims(input, nd, fname) if nd != 1 else input._data.ndim == 3
     if nd == 1 and input._data.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input._data.ndim}-dimensional "
                            "tensor for argument #1 'self' (while checking arguments for "
                            "avg_pool1d)")
     x = input if batched else input.unsqueeze(0)
-    if nd == 3:
-        shape_checks.pool3d_input(input.shape, "avg_pool3d")
-    else:  # (avg_pool1d runs the 2-d kernel on H = 1)
-        shape_checks.pool2d_input(input.unsqueeze(-2).shape)
     k = _tuple(kernel_size, nd)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, nd)
     p = _tuple(padding, nd)
+    if nd == 3:
+        if divisor_override is not None and divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        _pool3d_steps(x, input, "avg_pool3d", k, s, p)
+    else:  # (avg_pool1d runs the 2-d kernel on H = 1)
+        shape_checks.pool2d_input(input.unsqueeze(-2).shape)
     for kk, pp in zip(k, p, strict=True):
         if pp * 2 > kk:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
@@ -726,10 +858,10 @@ def _sizes_arg(output_size, nd, in_sp):
 
 
 def _adaptive_avg(input: Tensor, output_size, nd: int, fname: str) -> Tensor:
+    if nd == 1:
+        _check_1d_rank(input, fname)
+    _output_size_arg(output_size, nd, input, fname)
     batched = _check_dims(input, nd, fname) if nd > 1 else input._data.ndim == 3
-    if nd == 1 and input._data.ndim not in (2, 3):
-        raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got "
-                           f"{list(input._data.shape)}")
     x = input if batched else input.unsqueeze(0)
     shape_checks.adaptive_input(input.unsqueeze(-2).shape if nd == 1 else input.shape,
                                 f"adaptive_avg_pool{max(nd, 2)}d")
@@ -791,7 +923,7 @@ def _max_windows(x, windows):
     n, c = x.shape[:2]
     sp = x.shape[2:]
     idx, valid, outs = _window_index(sp, windows)
-    flat = x.reshape(n, c, -1)
+    flat = x.reshape(n, c, math.prod(sp))  # (not -1: an empty batch has no size to infer)
     vals = flat[:, :, idx]  # (n, c, *outs, W)
     vals = np.where(valid, vals, -np.inf)
     isnan = np.isnan(vals)
@@ -884,12 +1016,13 @@ def _pool_windows(size, k, s, p, dil, ceil_mode):
 @public("torch.nn.functional.max_pool3d", "torch.max_pool3d")
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    _pool3d_args("max_pool3d", kernel_size, stride, padding, dilation)
     batched = _check_dims(input, 3, "max_pool3d")
     x = input if batched else input.unsqueeze(0)
-    shape_checks.pool3d_input(input.shape, "max_pool3d_with_indices_out_cpu_template")
     k = _tuple(kernel_size, 3)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, 3)
     p, dil = _tuple(padding, 3), _tuple(dilation, 3)
+    _pool3d_steps(x, input, "max_pool3d_with_indices_out_cpu_template", k, s, p, dil, True)
     for kk, pp in zip(k, p, strict=True):
         if pp * 2 > kk:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
@@ -910,10 +1043,11 @@ def _adaptive_windows(size, out):
 
 
 def _adaptive_max(input: Tensor, output_size, return_indices, nd: int, fname: str):
+    if nd == 1:
+        _check_1d_rank(input, fname)
+    _output_size_arg(output_size, nd, input, fname)
     batched = _check_dims(input, nd, fname) if nd > 1 else input._data.ndim == 3
-    if nd == 1 and input._data.ndim not in (2, 3):
-        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got "
-                           f"{list(input._data.shape)}")
+    _output_size_length(output_size, nd, fname)
     x = input if batched else input.unsqueeze(0)
     shape_checks.adaptive_input(input.unsqueeze(-2).shape if nd == 1 else input.shape,
                                 f"adaptive_max_pool{max(nd, 2)}d")
@@ -978,7 +1112,11 @@ def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None,
                                 PUBLIC["torch.nn.functional.max_pool2d"])
     if pooled is not None:
         return pooled
-    k = _tuple(kernel_size, 2)
+    kw, kh = kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 2
+    k = (int(kw), int(kh))
+    if input._data.ndim not in (3, 4):  # (avg_pool2d's own errors for a wrong rank)
+        PUBLIC["torch.nn.functional.avg_pool2d"](input.pow(norm_type), kernel_size, stride, 0,
+                                                 ceil_mode)
     batched = input._data.ndim == 4
     x = input if batched else input.unsqueeze(0)
     shape_checks.pool2d_input(input.shape)

@@ -301,7 +301,11 @@ def _hardswish_backward_formula(inputs, meta, mask):
     inside = ((d > -3) & (d < 3)) | (nan & ~to_one)
     mid = _mask_of(inside, x)
     high = _mask_of((d >= 3) | to_one, x)
-    return (g * (mid * (x.masked_fill(make(~inside), 0.0) / 3 + 0.5) + high),)
+    slope = mid * (x.masked_fill(make(~inside), 0.0) / 3 + 0.5) + high
+    if not GRAD_MODE.enabled:  # the values: the kernel's literal 0 below -3 (not g * 0)
+        low = make(~(inside | (d >= 3) | to_one))
+        return (PUBLIC["torch.where"](low, 0.0, g * slope),)
+    return (g * slope,)
 
 
 HARDSWISH_BACKWARD = BackwardOp(
@@ -526,12 +530,19 @@ def _prelu_backward_formula(inputs, meta, mask):
     weight's, the latter still in the input's shape (the engine sums it to the weight's)."""
     g, x, w = inputs
     d = x._data
-    pos = _mask_of(d > 0, x).to(bool)
     channels = d.shape[1] if d.ndim >= 2 else 1
     ws = w.reshape(_prelu_shape(d.ndim, w._data, channels).shape)
     where = PUBLIC["torch.where"]  # (a branch, not a 0/1 mask: g * inf * 0 is no term)
-    return (where(pos, g, g * ws) if mask[0] else None,
-            where(pos, 0.0, g * x) if mask[1] else None)
+    if not GRAD_MODE.enabled:  # the values, with the kernel's x > 0
+        pos = _mask_of(d > 0, x).to(bool)
+        return (where(pos, g, g * ws) if mask[0] else None,
+                where(pos, 0.0, g * x) if mask[1] else None)
+    # Differentiated (the double backward): only the vjp counts, and it is to be
+    # derivatives.yaml's, masked with x >= 0, the where applied after the product (so +-0
+    # and non-finite values land as PyTorch's); still differentiable for a third order.
+    pos = _mask_of(d >= 0, x).to(bool)
+    return (g * where(pos, 1.0, ws) if mask[0] else None,
+            g * where(pos, 0.0, x) if mask[1] else None)
 
 
 PRELU_KERNEL_BACKWARD = BackwardOp(
@@ -731,7 +742,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
     x = input._data
     if x.ndim < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
+        raise ValueError("Expected 3D or higher dimensionality" + " " * 26  # (PyTorch's text)
+                         + f"input (got {x.ndim} dimensions)")
     if input.numel() == 0:
         return input
     sq = input * input
@@ -2059,46 +2071,89 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None, no
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights=None, include_last_offset: bool = False,
                   padding_idx=None) -> Tensor:
-    from .conv_ext import Gather, Scatter
-
-    idx, w = input._data, weight._data
-    if w.ndim != 2:
-        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {w.ndim}")
-    if idx.dtype.kind not in "iu":
+    """F.embedding_bag's Python layer in PyTorch's order (shapes, the input's rank, the mode,
+    then max_norm renorming the named rows in place without recording), then the kernel."""
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) "
+                         "is not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        offsets = make(np.arange(0, input.numel(), max(input.shape[1], 1),
+                                 dtype=input._data.dtype)[:input.shape[0]])
+        include_last_offset = False
+        input = input.reshape(-1)  # noqa: A001
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
-                         f"{idx.ndim}" if idx.ndim not in (1, 2) else
-                         "embedding_bag: expected indices to be long or int")
-    if mode not in ("sum", "mean", "max"):
+                         f"{input.dim()}")
+    modes = {"sum": 0, "mean": 1, "max": 2}
+    if mode not in modes:
         raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        with no_grad():
+            PUBLIC["torch.embedding_renorm_"](weight.detach(), input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
-    if idx.ndim == 2:
-        if offsets is not None:
-            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
-                             "is a mini-batch of fixed length sequences. However, found offsets "
-                             f"of type {type(offsets).__name__}")
-        bags_n, per = idx.shape
-        offs = list(range(0, bags_n * per, per))
-        flat = idx.reshape(-1)
-        psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
-        include_last_offset = False
-    elif idx.ndim == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets._data.ndim != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
-        offs = [int(o) for o in offsets._data]
-        flat = idx
-        psw = per_sample_weights
-    else:
-        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
-                         f"{idx.ndim}")
+    return _embedding_bag_kernel(weight, input, offsets, modes[mode], per_sample_weights,
+                                 include_last_offset, padding_idx)[0]
+
+
+@public("torch.embedding_bag")
+def embedding_bag_aten(weight: Tensor, indices: Tensor, offsets: Tensor,
+                       scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                       per_sample_weights=None, include_last_offset: bool = False,
+                       padding_idx=None):
+    """torch.embedding_bag: the kernel F.embedding_bag calls, with its three bookkeeping
+    tensors (offset2bag, bag_size, max_indices) as PyTorch's CPU kernel fills them."""
+    return _embedding_bag_kernel(weight, indices, offsets, mode, per_sample_weights,
+                                 include_last_offset, padding_idx)
+
+
+def _embedding_bag_kernel(weight: Tensor, input: Tensor, offsets: Tensor, mode_enum: int,
+                          psw, include_last_offset: bool, padding_idx):
+    from .conv_ext import Gather, Scatter
+
+    mode = ("sum", "mean", "max")[mode_enum]
+    for t in (input, offsets):  # (PyTorch names both 'indices')
+        if t._data.dtype not in (np.int64, np.int32):
+            raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                               "following "
+                               f"scalar types: Long, Int; but got torch.{_type_word(t.dtype)}"
+                               "Tensor instead (while checking arguments for embedding_bag)")
+    flat, w = input._data.reshape(-1), weight._data
+    offs = [int(o) for o in offsets._data.reshape(-1)]
+    if offs and offs[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+                           f"has to start from position 0. However, got {offs[0]}\n"
+                           "[ torch.LongTensor{} ]")  # (PyTorch prints an empty tensor after)
+    if offs and offs[-1] > len(flat):
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {len(flat)} "
+                           f"but got offsets[-1] of {offs[-1]}")
     vocab, dim = w.shape
-    if flat.size and (flat.min() < 0 or flat.max() >= vocab):
-        raise IndexError("index out of range in self")
-    if (dim == 0 and flat.size and idx.ndim == 1 and mode != "max"
+    for pos, v in enumerate(flat.tolist()):
+        if not 0 <= v < vocab:
+            raise RuntimeError(f"Index {pos} of input takes value {v} which is not in the valid "
+                               f"range [0, {vocab})")
+    if (dim == 0 and flat.size and mode != "max"
             and w.dtype == np.float32):  # (PyTorch's float32 sum kernel refuses a 0-wide row)
         raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this "
                            "error message be improved?  If so, please report an enhancement "
@@ -2111,26 +2166,65 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None, no
         keep &= flat != padding_idx
     rows = np.zeros((bags, len(flat)), w.dtype)
     rows[ids[keep], np.arange(len(flat))[keep]] = 1.0
+    counts = rows.sum(1).astype(np.int64)
     if mode == "mean":
-        counts = rows.sum(1, keepdims=True)
-        rows_scaled = np.where(counts > 0, rows / np.maximum(counts, 1), 0.0)
+        rows_scaled = np.where(counts[:, None] > 0, rows / np.maximum(counts[:, None], 1), 0.0)
     else:
         rows_scaled = rows
     onehot = np.zeros((len(flat), vocab), w.dtype)
     onehot[np.arange(len(flat)), flat] = 1.0
     matrix = (rows_scaled @ onehot).astype(w.dtype)
     gather = None
+    max_indices = np.zeros(bags, np.int64) if mode == "sum" else counts
     if mode == "max":
         index = np.full((bags, dim), -1, np.int64)  # (-1: an empty bag, zeros)
+        max_indices = np.zeros((bags, dim), np.int64)
         for b in range(bags):
             members = flat[(ids == b) & keep]
             if len(members):
                 vals = w[members]
-                index[b] = members[np.argmax(vals, 0)] * dim + np.arange(dim)
+                max_indices[b] = members[np.argmax(vals, 0)]
+                index[b] = max_indices[b] * dim + np.arange(dim)
         gather = Scatter(Gather(index.reshape(-1), (bags, dim), w.shape))
-    return run_op(EMBEDDING_BAG, (weight, psw),
-                  (matrix, rows.astype(w.dtype), onehot, mode, gather),
-                  arrays=(w, None if psw is None else psw._data))
+    out = run_op(EMBEDDING_BAG, (weight, psw),
+                 (matrix, rows.astype(w.dtype), onehot, mode, gather),
+                 arrays=(w, None if psw is None else psw._data))
+    # (the sum kernel's fast path leaves offset2bag empty and bag_size zero)
+    fast = mode == "sum" and padding_idx is None
+    offset2bag = np.zeros(0, np.int64) if fast else np.where(ids >= 0, ids, 0).astype(np.int64)
+    bag_size = np.zeros(bags, np.int64) if mode == "sum" else counts
+    return out, make(offset2bag), make(bag_size), make(max_indices)
+
+
+@public("torch.embedding_renorm_")
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
+                      norm_type: float) -> Tensor:
+    """Scales each row of `input` that `indices` names whose norm exceeds max_norm down to
+    max_norm (over norm + 1e-7, as PyTorch's kernel), in place; not differentiable."""
+    weight = input
+    input = indices  # noqa: A001
+    if weight.dim() != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "embedding_renorm_)")
+    if input._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"torch.{_type_word(input.dtype)}Tensor instead (while checking "
+                           "arguments for embedding_renorm_)")
+    weight._check_inplace()
+    w = weight._data
+    n = w.shape[0]
+    for row in sorted(set(input._data.reshape(-1).tolist())):
+        if not -n <= row < n:
+            raise IndexError(f"select(): index {row} out of range for tensor of size "
+                             f"[{', '.join(map(str, w.shape))}] at dimension 0")
+        norm = float(np.asarray(np.linalg.norm(w[row].astype(np.float64), ord=norm_type),
+                                w.dtype))
+        if norm > max_norm:
+            w[row] = w[row] * w.dtype.type(max_norm / (norm + 1e-7))
+    weight._vc[0] += 1
+    return weight
 
 
 # ----------------------------------------------------------------- affine_grid

@@ -436,9 +436,18 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 
 
 def _frobenius_forward(x, dims, keepdim):
+    """ATen's at::norm kernel squares and sums in the input's precision: a float32 square
+    past float32's range is inf (and a tiny one 0), so the norm is, unlike
+    linalg.vector_norm's scaled sum."""
     from .linalg_ext import _vector_norm_array
 
-    return _vector_norm_array(x, 2.0, dims, keepdim, x.dtype)
+    if x.dtype.kind != "f" or x.dtype == np.float64:
+        return _vector_norm_array(x, 2.0, dims, keepdim, x.dtype)
+    axis = dims if dims and x.ndim else None
+    with np.errstate(all="ignore"):
+        squares = np.abs(x) * np.abs(x)  # (in x's precision)
+        total = np.sum(squares.astype(np.float64), axis=axis, keepdims=keepdim).astype(x.dtype)
+        return np.asarray(np.sqrt(total.astype(np.float64))).astype(x.dtype)
 
 
 def _frobenius_backward(c, g):
@@ -488,6 +497,12 @@ SPLIT_COPY = defop("split_copy", "SplitBackward0_copy", None,
 @public("torch.select_copy")
 def select_copy(input, dim, index, *, out=None):
     """A copy of input.select(dim, index) whose node is PyTorch's SelectBackward0_copy."""
+    if input.dim():  # (ATen's select wording; gradcli's select words it as indexing does)
+        size = input.shape[_wrap_dim(dim, input.dim())]
+        if not -size <= index < size:
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"[{', '.join(map(str, input.shape))}] at dimension "
+                             f"{_wrap_dim(dim, input.dim())}")
     view = input.select(dim, index)  # PyTorch's checks and messages
     dim = _wrap_dim(dim, input.dim())
     index = index + input.shape[dim] if index < 0 else index

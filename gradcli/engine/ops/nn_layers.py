@@ -145,6 +145,11 @@ EMBEDDING = defop("embedding", "EmbeddingBackward0", _embedding_fwd, _embedding_
 @public("torch.nn.functional.embedding")
 def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False) -> Tensor:
+    if max_norm is not None:  # (PyTorch renorms first: its errors come before embedding's)
+        from ..grad_mode import no_grad
+
+        with no_grad():
+            PUBLIC["torch.embedding_renorm_"](weight.detach(), input, max_norm, norm_type)
     idx = input._data
     if idx.dtype.kind not in "iu":
         from ..tensor import _type_word
@@ -161,16 +166,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    if max_norm is not None:
-        from ..grad_mode import no_grad
-
-        with no_grad():
-            rows = np.unique(idx)
-            w = weight._data
-            norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
-            scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-            w[rows] = w[rows] * scale[:, None].astype(w.dtype)
-            weight._vc[0] += 1
     return run_op(EMBEDDING, (weight,), (idx, padding_idx))
 
 
@@ -571,6 +566,26 @@ CONVOLUTION = defop("convolution", "ConvolutionBackward0", _conv_fwd, _conv_back
                                "torch.tensor([[[0.5, -1.0]]], dtype=a.dtype))")
 
 
+_SAME_WARNED = []
+
+
+def _pad_same_right(input, total):
+    """padding='same' with an odd total padding along some dim: as PyTorch, the input
+    (already batched) gets the extra zero on the right (ConstantPadNdBackward0) and the
+    convolution the symmetric rest; PyTorch warns once."""
+    if not _SAME_WARNED:
+        import warnings
+
+        _SAME_WARNED.append(True)
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                      "require a zero-padded copy of the input be created", UserWarning,
+                      stacklevel=4)
+    pad = []
+    for t in reversed(total):  # (F.pad lists the last dim first)
+        pad += [0, t - t // 2 - t // 2]
+    return PUBLIC["torch.nn.functional.pad"](input, pad)
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, dims: int):
     name = f"conv{dims}d"
     x = input._data
@@ -591,8 +606,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims: int):
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
             total = [d * (k - 1) for d, k in zip(dilation, kernel)]
             if any(t % 2 for t in total):
-                raise RuntimeError("gradcli: padding='same' with an even kernel extent is not "
-                                   "supported")
+                input = _pad_same_right(input, total)  # noqa: A001
             padding = tuple(t // 2 for t in total)
         else:
             raise ValueError(f"Invalid padding string '{padding}', should be one of "
@@ -738,7 +752,12 @@ def _pool_args(kernel_size, stride, padding, dilation=1):
 
 def _as_4d(input, name: str, dims: int = 2):
     x = input._data
-    if x.ndim not in (dims + 1, dims + 2):
+    if x.ndim not in (dims + 1, dims + 2):  # (each kernel words its rank error)
+        if name == "max_pool2d":
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        if name == "adaptive_avg_pool2d":
+            raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                               f"[{', '.join(map(str, x.shape))}]")
         raise RuntimeError(f"{name}: Expected {dims + 1}D or {dims + 2}D (batch mode) tensor "
                            f"for input, but got {input.shape}")
     return (input.unsqueeze(0), True) if x.ndim == dims + 1 else (input, False)
@@ -877,9 +896,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     if any(p * 2 > k for p, k in zip(padding, kernel)):
         raise RuntimeError("pad should be at most half of effective kernel size, but got "
                            f"pad={padding[0]}, kernel_size={kernel[0]} and dilation=1")
-    if input._data.ndim not in (3, 4):
-        raise RuntimeError(f"avg_pool2d: Expected 3D or 4D (batch mode) tensor for input, but "
-                           f"got {input.shape}")
+    if input._data.ndim < 3:  # (the kernel reads size(-3) first)
+        from ..tensor import _wrap_dim
+
+        _wrap_dim(-3, input._data.ndim)
+    if input._data.ndim > 4:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:[{', '.join(map(str, input.shape))}]")
     shape_checks.pool2d_input(input.shape)
     return run_op(AVG_POOL2D, (input,), (kernel, stride, padding, bool(ceil_mode),
                                          bool(count_include_pad), divisor_override))
@@ -936,6 +959,11 @@ ADAPTIVE_AVG_POOL2D_BACKWARD = defop(
 
 @public("torch.nn.functional.adaptive_avg_pool2d", "torch.adaptive_avg_pool2d")
 def adaptive_avg_pool2d(input, output_size):
+    if isinstance(output_size, (tuple, list)) and input.dim() <= len(output_size):
+        # (F's _list_with_default, before the kernel sees the input)
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    if isinstance(output_size, (tuple, list)) and len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
     x4, _ = _as_4d(input, "adaptive_avg_pool2d")
     shape_checks.adaptive_input(input.shape, "adaptive_avg_pool2d")
     sizes = _tuple(output_size, 2) if not isinstance(output_size, (tuple, list)) else tuple(

@@ -215,10 +215,9 @@ _MORE = {
     "sparse": "EmbeddingBag",
     "adaptive": "AdaptiveLogSoftmaxWithLoss",
 }
-# the recurrent layers' bases, for isinstance checks and repr (their constructors keep
-# gradcli's arguments: RNNBase takes no `mode`, RNNCellBase no `num_chunks`)
+# the recurrent layers' bases, with PyTorch's constructors (RNNBase(mode, ...),
+# RNNCellBase(input_size, hidden_size, bias, num_chunks))
 RNNBase = _RNNBase
-RNNBase.__name__ = RNNBase.__qualname__ = "RNNBase"
 __all__ += ["RNNBase", "RNNCellBase"]
 _TORCH_HOMES["rnn"] += " RNNBase RNNCellBase"
 # (a dataclass, not a layer; DataParallel lives in torch.nn.parallel)

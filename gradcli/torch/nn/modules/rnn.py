@@ -20,18 +20,31 @@ from ._common import new_param
 from ._init import nn_init
 from .module import Module
 
-__all__ = ["RNN", "LSTM", "GRU"]
+__all__ = ["RNN", "LSTM", "GRU", "RNNBase"]
 
 
-class _RNNBase(Module):
-    _gates = 1
-    _mode = "RNN"
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+
+class RNNBase(Module):
+    """PyTorch's RNNBase: `mode` ('LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU') picks the gate
+    count; RNN, LSTM and GRU pass theirs. Parameters are registered in PyTorch's order
+    (layer, direction, then ih, hh, biases, hr), the order reset_parameters draws in."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None,
-                 nonlinearity: str = "tanh") -> None:
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:
         super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
         if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) \
                 or not 0 <= dropout <= 1:
             raise ValueError("dropout should be a number in range [0, 1] representing the "
@@ -60,24 +73,13 @@ class _RNNBase(Module):
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
-                             "'relu'.")
-        self.mode = self._mode if self._mode != "RNN" else f"RNN_{nonlinearity.upper()}"
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
-        self.nonlinearity = nonlinearity
-        gate = self._gates * hidden_size
+        if mode not in _GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        # (the forward's family: RNN_TANH and RNN_RELU run the same cell)
+        self.__dict__["_mode"] = mode if mode in ("LSTM", "GRU") else "RNN"
+        gate = _GATES[mode] * hidden_size
         directions = 2 if bidirectional else 1
         real_hidden = proj_size or hidden_size
-        # registered in PyTorch's order (layer, direction, then ih, hh, biases, hr), which is
-        # the order reset_parameters draws their random numbers in
         self._all_weights = []
         for layer in range(num_layers):
             width = input_size if layer == 0 else real_hidden * directions
@@ -262,14 +264,20 @@ def _states(h, unbatched, count, by_index: bool = False):
     return list(h.unbind(0))  # (ATen unbinds the initial states: UnbindBackward0)
 
 
-class RNN(_RNNBase):
+class RNN(RNNBase):
     def __init__(self, *args, **kwargs) -> None:
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if len(args) > 3 and isinstance(args[3], str):  # RNN(in, hidden, layers, 'relu')
-            kwargs["nonlinearity"] = args[3]
+        if len(args) > 3:  # RNN(input_size, hidden_size, num_layers, nonlinearity, ...)
+            nonlinearity = args[3]
             args = args[:3] + args[4:]
-        super().__init__(*args, **kwargs)
+        else:
+            nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")
+        super().__init__(f"RNN_{nonlinearity.upper()}", *args, **kwargs)
+        self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
         if type(input).__name__ == "PackedSequence":
@@ -286,12 +294,12 @@ class RNN(_RNNBase):
 _PROJ_WARNED = []
 
 
-class LSTM(_RNNBase):
+class LSTM(RNNBase):
     """With proj_size, each step's hidden state is projected by weight_hr (h @ w_hr.t(),
     MmBackward0) and PyTorch leaves oneDNN for its default path (warning once)."""
 
-    _gates = 4
-    _mode = "LSTM"
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__("LSTM", *args, **kwargs)
 
     def forward(self, input, hx=None):
         if type(input).__name__ == "PackedSequence":
@@ -325,14 +333,11 @@ class LSTM(_RNNBase):
         return self._finish(out, unbatched), (h_n, c_n)
 
 
-class GRU(_RNNBase):
-    _gates = 3
-    _mode = "GRU"
-
+class GRU(RNNBase):
     def __init__(self, *args, **kwargs) -> None:
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        super().__init__(*args, **kwargs)
+        super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
         if type(input).__name__ == "PackedSequence":
@@ -344,3 +349,6 @@ class GRU(_RNNBase):
         out, finals = self._run(input, [(h,) for h in hs], rnn_native.gru_cell)
         h_n = stack([s[0] for s in finals], 0)
         return self._finish(out, unbatched), (h_n.squeeze(1) if unbatched else h_n)
+
+
+_RNNBase = RNNBase  # (the name other modules import)

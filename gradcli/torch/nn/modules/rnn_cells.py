@@ -19,15 +19,16 @@ __all__ = ["RNNCell", "LSTMCell", "GRUCell"]
 
 
 class RNNCellBase(Module):
-    _chunks = 1
+    """PyTorch's RNNCellBase: `num_chunks` gates of hidden_size rows each (1 for RNNCell,
+    4 for LSTMCell, 3 for GRUCell); bias and num_chunks have no defaults, as there."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device=None, dtype=None) -> None:
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        gates = self._chunks * hidden_size
+        gates = num_chunks * hidden_size
         self.weight_ih = new_param((gates, input_size), device, dtype)
         self.weight_hh = new_param((gates, hidden_size), device, dtype)
         if bias:
@@ -92,7 +93,7 @@ class RNNCellBase(Module):
 class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device=None, dtype=None) -> None:
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
@@ -108,7 +109,9 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    _chunks = 4
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input, hx=None):
         input, hx, unbatched = self._batched(input, hx)
@@ -124,7 +127,9 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    _chunks = 3
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input, hx=None):
         input, hx, unbatched = self._batched(input, hx)

@@ -57,22 +57,9 @@ class EmbeddingBag(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
-        if self.max_norm is not None:
-            self._renorm_rows(input, offsets, per_sample_weights)
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
                                self.scale_grad_by_freq, self.mode, self.sparse,
                                per_sample_weights, self.include_last_offset, self.padding_idx)
-
-    def _renorm_rows(self, input, offsets, per_sample_weights) -> None:
-        """PyTorch's embedding_bag first scales the rows `input` names down to max_norm, in
-        place (gradcli's F.embedding_bag does not yet): after F's own checks pass (a no-grad
-        call), F.embedding with max_norm renorms those rows without recording anything."""
-        with no_grad():
-            F.embedding_bag(input, self.weight, offsets, None, self.norm_type,
-                            self.scale_grad_by_freq, self.mode, self.sparse,
-                            per_sample_weights, self.include_last_offset, self.padding_idx)
-            F.embedding(input.reshape(-1), self.weight, max_norm=self.max_norm,
-                        norm_type=self.norm_type)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings!r}, {self.embedding_dim!r}"
