@@ -97,7 +97,7 @@ def _outs(c) -> list:
 
 
 def _needs_graph(inputs) -> bool:
-    return GRAD_MODE.enabled and any(type(x) is Tensor and x.requires_grad for x in inputs)
+    return GRAD_MODE.enabled and any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
 
 
 def _run_multi(op, inputs: tuple, meta: tuple, arrays: list, differentiable: tuple) -> list:
