@@ -63,6 +63,12 @@ INTERNAL = {
                  "tests/test_autograd_unique_variants.py compares it with PyTorch",
     "unique_dim_vf": "torch._VF.unique_dim's UniqueDimBackward0 (no derivative): "
                      "tests/test_autograd_unique_variants.py compares it with PyTorch",
+    "native_channel_shuffle": "no derivative (PyTorch's NotImplemented node): "
+                              "tests/test_names20_torch.py compares values, errors and that "
+                              "node's error with PyTorch",
+    "detach_copy": "no derivative (PyTorch's NotImplemented node): tests/test_names20_ops.py",
+    "native_dropout": "a random mask: tests/test_names20_ops.py compares seeded outputs, masks "
+                      "and gradients with PyTorch",
     "select_backward": "the backward of SelectBackward0: second order of 'select' runs it",
     "slice_backward": "the backward of SliceBackward0: second order of 'slice' runs it",
     "index_backward": "the backward of IndexBackward0: second order of 'index' runs it",
