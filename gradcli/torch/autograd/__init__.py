@@ -72,7 +72,11 @@ import gradcli.torch as torch  # noqa: E402,F401  (torch.autograd.torch is torch
 from .. import profiler as _torch_profiler  # noqa: E402,F401  (torch.profiler, as PyTorch imports it)
 
 #: loaded on first use: start-up does not pay for forward-mode AD
-_LAZY_SUBMODULES = ("forward_ad",)
+_LAZY_SUBMODULES = ("forward_ad", "grad_mode", "anomaly_mode", "variable")
+#: names loaded on first use from the submodule that holds them
+_LAZY_NAMES = {"is_multithreading_enabled": "grad_mode",
+               "set_multithreading_enabled": "grad_mode",
+               "enforce_grad_layout_policy": "grad_mode"}
 
 
 def __getattr__(name: str):
@@ -80,6 +84,10 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError(f"torch.autograd.{name} is not supported by gradcli")
