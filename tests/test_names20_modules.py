@@ -72,27 +72,26 @@ def test_clip_grad_module_clips_as_pytorch():
 
 @pytest.mark.parametrize("lib", [gt, torch], ids=["gradcli", "torch"])
 def test_multithreading_flag_is_per_thread_and_restored(lib):
-    if True:
-        autograd = lib.autograd
-        assert autograd.is_multithreading_enabled()
-        with autograd.set_multithreading_enabled(False):
-            assert not autograd.is_multithreading_enabled()
-            seen = []
-            worker = threading.Thread(target=lambda: seen.append(
-                autograd.is_multithreading_enabled()))
-            worker.start()
-            worker.join()
-            assert seen == [True]
-        assert autograd.is_multithreading_enabled()
-
-        @autograd.set_multithreading_enabled(False)
-        def inside():
-            return autograd.is_multithreading_enabled()
-
-        # (decorating sets the flag for good, as PyTorch's does; calling keeps it)
-        assert not autograd.is_multithreading_enabled() and inside() is False
+    autograd = lib.autograd
+    assert autograd.is_multithreading_enabled()
+    with autograd.set_multithreading_enabled(False):
         assert not autograd.is_multithreading_enabled()
-        autograd.set_multithreading_enabled(True)
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(
+            autograd.is_multithreading_enabled()))
+        worker.start()
+        worker.join()
+        assert seen == [True]
+    assert autograd.is_multithreading_enabled()
+
+    @autograd.set_multithreading_enabled(False)
+    def inside():
+        return autograd.is_multithreading_enabled()
+
+    # (decorating sets the flag for good, as PyTorch's does; calling keeps it)
+    assert not autograd.is_multithreading_enabled() and inside() is False
+    assert not autograd.is_multithreading_enabled()
+    autograd.set_multithreading_enabled(True)
 
 
 def test_functionalize():
