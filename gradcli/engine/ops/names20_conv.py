@@ -82,3 +82,23 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
         raise RuntimeError(f"Trying to create tensor with negative dimension {steps}: "
                            f"[{steps}, {input.shape[1]}, {weight.shape[2]}]")
     return run_op(CONV_TBC, (input, weight, bias), (int(pad),))
+
+
+# ------------------------------------------------------------------ the RNNs' ATen forms
+
+
+def _rnn_form(name: str):
+    def function(*args, **kwargs):
+        from gradcli.torch.nn.modules import rnn_functional
+
+        return getattr(rnn_functional, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"torch.{name}: the ATen form behind nn's recurrent layers (loaded with "
+                        "them on first use).")
+    return function
+
+
+for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
+              "rnn_relu_cell"):
+    public(f"torch.{_name}")(_rnn_form(_name))
