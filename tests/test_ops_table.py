@@ -74,6 +74,8 @@ INTERNAL = {
     "linalg_ldl_solve": "no derivative (NotImplemented): tests/test_names20_linalg.py",
     "_histogramdd_bin_edges": "no derivative (NotImplemented): tests/test_names20_hist.py",
     "_histogramdd_from_bin_cts": "no derivative (NotImplemented): tests/test_names20_hist.py",
+    "binomial": "a random draw with no derivative: tests/test_names20_binomial.py compares "
+                "seeded draws bit for bit and the NotImplemented node's error",
     "select_backward": "the backward of SelectBackward0: second order of 'select' runs it",
     "slice_backward": "the backward of SliceBackward0: second order of 'slice' runs it",
     "index_backward": "the backward of IndexBackward0: second order of 'index' runs it",

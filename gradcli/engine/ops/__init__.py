@@ -76,6 +76,7 @@ from . import names20_ops  # noqa: F401  (fix, detach_copy, adjoint, native_drop
 from . import names20_linalg  # noqa: F401  (geqrf, linalg.ldl_factor / _ex / ldl_solve: LAPACK via scipy)  # isort: skip
 from . import names20_conv  # noqa: F401  (torch.convolution, conv_tbc, the RNNs' ATen forms)  # isort: skip
 from . import names20_hist  # noqa: F401  (torch.histogramdd)  # isort: skip
+from . import names20_binomial  # noqa: F401  (torch.binomial, PyTorch's draws)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 
