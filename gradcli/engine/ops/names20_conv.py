@@ -102,3 +102,14 @@ def _rnn_form(name: str):
 for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
               "rnn_relu_cell"):
     public(f"torch.{_name}")(_rnn_form(_name))
+
+
+@public("torch.lobpcg")
+def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None,
+           method=None, tracker=None, ortho_iparams=None, ortho_fparams=None,
+           ortho_bparams=None):
+    """torch.lobpcg (gradcli.torch._lobpcg, loaded on first call)."""
+    from gradcli.torch import _lobpcg
+
+    return _lobpcg.lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker,
+                          ortho_iparams, ortho_fparams, ortho_bparams)
