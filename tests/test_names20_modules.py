@@ -120,3 +120,23 @@ def test_replace_all_batch_norm_modules_():
         reprs.append((repr(model), out.detach().numpy()))
     assert reprs[0][0] == reprs[1][0]
     np.testing.assert_allclose(reprs[0][1], reprs[1][1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_nested_io_function_fails_as_pytorch():
+    seen = []
+    for lib in (gt, torch):
+        class Doubler(lib.autograd.NestedIOFunction):
+            def forward_extended(self, x):
+                return x * 2
+
+            def backward_extended(self, g):
+                return g * 2
+
+        x = lib.ones(2, requires_grad=True)
+        for call in (lambda c=Doubler, v=x: c()(v), lambda c=Doubler, v=x: c.apply(v)):
+            with pytest.raises(AttributeError) as info:
+                call()
+            seen.append(str(info.value))
+        assert issubclass(Doubler, lib.autograd.Function)
+    assert seen[:2] == seen[2:]

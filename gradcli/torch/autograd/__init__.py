@@ -76,7 +76,8 @@ _LAZY_SUBMODULES = ("forward_ad", "grad_mode", "anomaly_mode", "variable")
 #: names loaded on first use from the submodule that holds them
 _LAZY_NAMES = {"is_multithreading_enabled": "grad_mode",
                "set_multithreading_enabled": "grad_mode",
-               "enforce_grad_layout_policy": "grad_mode"}
+               "enforce_grad_layout_policy": "grad_mode",
+               "NestedIOFunction": "_nested_io"}
 
 
 def __getattr__(name: str):
