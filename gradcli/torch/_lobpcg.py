@@ -103,16 +103,18 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
            method=None, tracker=None, ortho_iparams=None, ortho_fparams=None,
            ortho_bparams=None):
     """(eigenvalues, eigenvectors) of the k extreme eigenpairs of symmetric A (or of A, B)."""
-    m, k, n = _check(A, B, X, k, n)
     largest = True if largest is None else largest
     dtype = A.dtype
+    differentiable = A.requires_grad or (B is not None and B.requires_grad)
+    if differentiable:  # (symmetrized first, as PyTorch does, before its checks)
+        A_sym = (A + A.mT) / 2
+        B_sym = (B + B.mT) / 2 if B is not None else None
+    m, k, n = _check(A, B, X, k, n)
 
     def draw():
         if X is None:  # (PyTorch's random start: the same draw keeps the random state)
             torch.randn((m, n), dtype=dtype)
 
-    if A.requires_grad or (B is not None and B.requires_grad):
-        A_sym = (A + A.mT) / 2
-        B_sym = (B + B.mT) / 2 if B is not None else None
+    if differentiable:
         return _autograd_function().apply(A_sym, k, B_sym, largest, draw)
     return _solve(A, B, k, largest, draw)

@@ -47,6 +47,9 @@ DETACH_COPY = defop("detach_copy", "NotImplemented", _detach_copy_forward,
 def detach_copy(input: Tensor, *, out=None) -> Tensor:
     """A copy of the data, the *_copy form of detach. PyTorch's autograd does not know it:
     from an input that requires grad its result records a NotImplemented node."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"detach_copy(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     result = run_op(DETACH_COPY, (input,))
     if out is not None:
         out.resize_(result.shape).copy_(result.detach())
@@ -165,7 +168,7 @@ def native_norm(input: Tensor, p=2, dim=None, keepdim=False, dtype=None) -> Tens
 def resize_as(self: Tensor, tensor: Tensor) -> Tensor:
     """Deprecated: a copy of self with tensor's shape (same element count; ResizeBackward)."""
     warn_at_caller("non-inplace resize_as is deprecated")
-    sizes = tuple(tensor.shape)
+    sizes = tuple(tensor.size())
     want = int(np.prod(sizes, dtype=np.int64)) if sizes else 1
     if want != self.numel():
         raise RuntimeError(
