@@ -140,3 +140,19 @@ def test_nested_io_function_fails_as_pytorch():
             seen.append(str(info.value))
         assert issubclass(Doubler, lib.autograd.Function)
     assert seen[:2] == seen[2:]
+
+
+def test_programs_reach_the_autograd_names(tmp_path):
+    import subprocess
+    import sys
+
+    program = tmp_path / "a.grad"
+    program.write_text("import torch\nprint(torch.autograd.is_multithreading_enabled())\n"
+                       "with torch.autograd.set_multithreading_enabled(False):\n"
+                       "    print(torch.autograd.is_multithreading_enabled())\n"
+                       "print(torch.autograd.grad_mode.no_grad)\n")
+    done = subprocess.run([sys.executable, "-m", "gradcli", "run", str(program)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True", "False",
+                                        "<class 'torch.autograd.grad_mode.no_grad'>"]

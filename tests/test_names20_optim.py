@@ -96,3 +96,8 @@ def test_sparse_adam_refuses_dense_gradients():
             opt.step()
         opt.zero_grad()
         assert opt.step() is None  # (no gradient: nothing to refuse)
+
+
+def test_classes_print_as_pytorchs():
+    for name in ("Adafactor", "Muon", "SparseAdam"):
+        assert str(getattr(gt.optim, name)) == str(getattr(torch.optim, name))

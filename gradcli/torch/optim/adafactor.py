@@ -93,3 +93,6 @@ class Adafactor(Optimizer):
         update.mul_(grad)
         denom = max(1.0, update.norm(2).item() / ((update.numel() ** 0.5) * group["d"]))
         param.add_(update, alpha=-alpha / denom)
+
+
+Adafactor.__module__ = "torch.optim"  # (PyTorch exports it under torch.optim itself: type(opt) prints so)

@@ -107,3 +107,6 @@ class Muon(Optimizer):
                     p.mul_(1 - lr * group["weight_decay"])
                     p.add_(update, alpha=-_adjusted_lr(lr, group["adjust_lr_fn"], p.shape))
         return loss
+
+
+Muon.__module__ = "torch.optim"  # (PyTorch exports it under torch.optim itself: type(opt) prints so)

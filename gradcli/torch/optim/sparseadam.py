@@ -35,3 +35,6 @@ class SparseAdam(Optimizer):
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
         return loss
+
+
+SparseAdam.__module__ = "torch.optim.sparse_adam"  # (type(opt) prints as PyTorch's)
