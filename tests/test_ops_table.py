@@ -68,6 +68,19 @@ INTERNAL = {
                  "tests/test_autograd_unique_variants.py compares it with PyTorch",
     "unique_dim_vf": "torch._VF.unique_dim's UniqueDimBackward0 (no derivative): "
                      "tests/test_autograd_unique_variants.py compares it with PyTorch",
+    "native_channel_shuffle": "no derivative (PyTorch's NotImplemented node): "
+                              "tests/test_names20_torch.py compares values, errors and that "
+                              "node's error with PyTorch",
+    "detach_copy": "no derivative (PyTorch's NotImplemented node): tests/test_names20_ops.py",
+    "native_dropout": "a random mask: tests/test_names20_ops.py compares seeded outputs, masks "
+                      "and gradients with PyTorch",
+    "geqrf": "no derivative (GeqrfBackward0 raises): tests/test_names20_linalg.py",
+    "linalg_ldl_factor_ex": "no derivative (NotImplemented): tests/test_names20_linalg.py",
+    "linalg_ldl_solve": "no derivative (NotImplemented): tests/test_names20_linalg.py",
+    "_histogramdd_bin_edges": "no derivative (NotImplemented): tests/test_names20_hist.py",
+    "_histogramdd_from_bin_cts": "no derivative (NotImplemented): tests/test_names20_hist.py",
+    "binomial": "a random draw with no derivative: tests/test_names20_binomial.py compares "
+                "seeded draws bit for bit and the NotImplemented node's error",
     "select_backward": "the backward of SelectBackward0: second order of 'select' runs it",
     "slice_backward": "the backward of SliceBackward0: second order of 'slice' runs it",
     "index_backward": "the backward of IndexBackward0: second order of 'index' runs it",

@@ -1084,3 +1084,43 @@ def _swap(module, qualified: str, value):
             setattr(mod, name, old)
 
     return restore_attr
+
+
+# ------------------------------------------------------------------ functionalize and the
+# batch-norm helper (issue #23's names)
+
+__all__ += ["functionalize", "replace_all_batch_norm_modules_"]
+
+
+def functionalize(func, *, remove: str = "mutations"):
+    """func with its mutations rewritten out-of-place, in PyTorch a program transform for
+    compilers. Run eagerly, the rewritten program computes what func computes and writes
+    the same inputs back, so gradcli returns func itself, wrapped (after PyTorch's check of
+    `remove`)."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}."
+            " Valid options are:\n     remove='mutations': all inplace and out= operators will "
+            "be removed from the program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing operators "
+            "{view} will be replaced with their non-aliasing counterparts, {view}_copy.\n")
+
+    @functools.wraps(func)
+    def functionalized(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return functionalized
+
+
+def replace_all_batch_norm_modules_(root):
+    """Every batch-norm module of root (root included) stops tracking running statistics:
+    running_mean / running_var / num_batches_tracked become None (in place; root returned)."""
+    from gradcli.torch.nn.modules.layers import _BatchNorm
+
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

@@ -310,8 +310,7 @@ CHANNEL_SHUFFLE = defop(
     torch_call="torch.nn.functional.channel_shuffle(a.reshape(1, -1, 1).repeat(1, 2, 1), 2)")
 
 
-@public("torch.nn.functional.channel_shuffle", "torch.channel_shuffle",
-        "torch.native_channel_shuffle")
+@public("torch.nn.functional.channel_shuffle", "torch.channel_shuffle")
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     x = input._data
     if x.ndim <= 2:

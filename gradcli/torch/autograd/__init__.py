@@ -72,7 +72,16 @@ import gradcli.torch as torch  # noqa: E402,F401  (torch.autograd.torch is torch
 from .. import profiler as _torch_profiler  # noqa: E402,F401  (torch.profiler, as PyTorch imports it)
 
 #: loaded on first use: start-up does not pay for forward-mode AD
-_LAZY_SUBMODULES = ("forward_ad",)
+_LAZY_SUBMODULES = ("forward_ad", "anomaly_mode", "variable")
+
+# (two small modules over what is loaded already: imported here so that programs, which
+# read a module's own names, reach them too)
+from ._nested_io import NestedIOFunction  # noqa: E402,F401
+from .grad_mode import (  # noqa: E402,F401
+    enforce_grad_layout_policy,
+    is_multithreading_enabled,
+    set_multithreading_enabled,
+)
 
 
 def __getattr__(name: str):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib as _importlib
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "LBFGS", "Optimizer", "lr_scheduler", "swa_utils"]
+           "Rprop", "ASGD", "LBFGS", "Optimizer", "lr_scheduler", "swa_utils", "Adafactor",
+           "Muon", "SparseAdam"]
 
 
 def __getattr__(name: str):
@@ -13,6 +14,8 @@ def __getattr__(name: str):
         value = getattr(_importlib.import_module(__name__ + ".algorithms"), name)
     elif name in ("Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "LBFGS"):
         value = getattr(_importlib.import_module(__name__ + ".more_algorithms"), name)
+    elif name in ("Adafactor", "Muon", "SparseAdam"):  # (issue #23's names: one file each)
+        value = getattr(_importlib.import_module(f"{__name__}.{name.lower()}"), name)
     elif name == "Optimizer":
         value = _importlib.import_module(__name__ + ".optimizer").Optimizer
     elif name in ("lr_scheduler", "swa_utils"):

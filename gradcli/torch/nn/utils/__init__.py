@@ -16,9 +16,12 @@ __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_
 _LAZY = {"weight_norm": "_norm_hooks", "remove_weight_norm": "_norm_hooks",
          "spectral_norm": "_norm_hooks", "remove_spectral_norm": "_norm_hooks",
          "fuse_conv_bn_eval": "fusion", "fuse_conv_bn_weights": "fusion",
-         "fuse_linear_bn_eval": "fusion", "fuse_linear_bn_weights": "fusion"}
+         "fuse_linear_bn_eval": "fusion", "fuse_linear_bn_weights": "fusion",
+         "convert_conv2d_weight_memory_format": "memory_format",
+         "convert_conv3d_weight_memory_format": "memory_format", "skip_init": "init"}
 #: submodules loaded on first use (the facade's lazy-submodule convention)
-_LAZY_SUBMODULES = ("parametrize", "parametrizations", "stateless", "fusion", "rnn")
+_LAZY_SUBMODULES = ("parametrize", "parametrizations", "stateless", "fusion", "rnn",
+                    "clip_grad", "convert_parameters", "memory_format", "init")
 
 
 def __getattr__(name: str):
