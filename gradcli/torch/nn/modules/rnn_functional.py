@@ -32,8 +32,10 @@ def _shell(cls, params, has_biases, num_layers, dropout, train, bidirectional, b
         raise RuntimeError(f"Expected {len(kinds) * num_layers * directions} parameters for "
                            f"this RNN, got {len(params)}")
     weight_hr = params[len(kinds) - 1] if proj else None
+    family = {LSTM: "LSTM", GRU: "GRU"}.get(cls, "RNN")
     values = {
-        "mode": cls._mode if cls._mode != "RNN" else f"RNN_{nonlinearity.upper()}",
+        "mode": family if family != "RNN" else f"RNN_{nonlinearity.upper()}",
+        "_mode": family,
         "input_size": params[0].shape[1], "hidden_size": hidden_size,
         "num_layers": num_layers, "bias": bool(has_biases), "batch_first": bool(batch_first),
         "dropout": float(dropout), "bidirectional": bool(bidirectional),
