@@ -94,6 +94,9 @@ SIGNATURES = {
         'addr_(Scalar beta, Scalar alpha, Tensor vec1, Tensor vec2)|deprecated',
         'addr_(Scalar beta, Tensor vec1, Tensor vec2)|deprecated',
     ),
+    'Tensor.adjoint': (
+        '!noargs Tensor.adjoint',
+    ),
     'Tensor.all': (
         'all()',
         'all(IntArrayRef? dim=None, bool keepdim=False)',
@@ -305,11 +308,17 @@ SIGNATURES = {
     'Tensor.cauchy_': (
         'cauchy_(double median=0, double sigma=1, *, Generator? generator=None)',
     ),
+    'Tensor.cdouble': (
+        'cdouble(*, MemoryFormat? memory_format=None)',
+    ),
     'Tensor.ceil': (
         '!noargs Tensor.ceil',
     ),
     'Tensor.ceil_': (
         '!noargs Tensor.ceil_',
+    ),
+    'Tensor.cfloat': (
+        'cfloat(*, MemoryFormat? memory_format=None)',
     ),
     'Tensor.char': (
         'char(*, MemoryFormat? memory_format=None)',
@@ -366,6 +375,9 @@ SIGNATURES = {
     ),
     'Tensor.conj_physical': (
         '!noargs Tensor.conj_physical',
+    ),
+    'Tensor.conj_physical_': (
+        '!noargs Tensor.conj_physical_',
     ),
     'Tensor.contiguous': (
         'contiguous(*, MemoryFormat memory_format=contiguous_format)',
@@ -670,6 +682,9 @@ SIGNATURES = {
     ),
     'Tensor.geometric_': (
         'geometric_(double p, *, Generator? generator=None)',
+    ),
+    'Tensor.geqrf': (
+        '!noargs Tensor.geqrf',
     ),
     'Tensor.ger': (
         'ger(Tensor vec2)',
@@ -1361,6 +1376,13 @@ SIGNATURES = {
     'Tensor.resize_': (
         'resize_(SymIntArrayRef size, *, MemoryFormat? memory_format=None)',
     ),
+    'Tensor.resize_as': (
+        '!python',
+        'Tensor.resize_as',
+        'self, tensor',
+        '',
+        'size',
+    ),
     'Tensor.resize_as_': (
         'resize_as_(Tensor the_template, *, MemoryFormat? memory_format=None)',
     ),
@@ -1487,6 +1509,9 @@ SIGNATURES = {
     ),
     'Tensor.slogdet': (
         '!noargs Tensor.slogdet',
+    ),
+    'Tensor.smm': (
+        'smm(Tensor mat2)',
     ),
     'Tensor.softmax': (
         'softmax(int64_t dim, ScalarType? dtype=None)',
@@ -1884,6 +1909,9 @@ SIGNATURES = {
         'addr(Scalar beta, Tensor input, Scalar alpha, Tensor vec1, Tensor vec2, *, Tensor out=None)|deprecated',
         'addr(Scalar beta, Tensor input, Tensor vec1, Tensor vec2, *, Tensor out=None)|deprecated',
     ),
+    'torch.adjoint': (
+        'adjoint(Tensor input)',
+    ),
     'torch.affine_grid_generator': (
         'affine_grid_generator(Tensor theta, SymIntArrayRef size, bool align_corners)',
     ),
@@ -1988,6 +2016,9 @@ SIGNATURES = {
     'torch.as_strided': (
         'as_strided(Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None)',
     ),
+    'torch.as_strided_': (
+        'as_strided_(Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None)',
+    ),
     'torch.as_strided_copy': (
         'as_strided_copy(Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None, *, Tensor out=None)',
     ),
@@ -1996,6 +2027,9 @@ SIGNATURES = {
     ),
     'torch.as_tensor': (
         'as_tensor(PyObject* data, *, ScalarType dtype=None, Device? device=None)',
+    ),
+    'torch.asarray': (
+        'asarray(PyObject* obj, *, ScalarType? dtype=None, Device? device=None, bool? copy=None, bool? requires_grad=None)',
     ),
     'torch.asin': (
         'asin(Tensor input, *, Tensor out=None)',
@@ -2074,6 +2108,9 @@ SIGNATURES = {
     ),
     'torch.bincount': (
         'bincount(Tensor input, Tensor? weights=None, SymInt minlength=0)',
+    ),
+    'torch.binomial': (
+        'binomial(Tensor count, Tensor prob, Generator? generator=None)',
     ),
     'torch.bitwise_and': (
         'bitwise_and(Tensor input, Tensor other, *, Tensor out=None)',
@@ -2244,11 +2281,21 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.complex': (
+        'complex(Tensor real, Tensor imag, *, Tensor out=None)',
+    ),
     'torch.concat': (
         'concat(TensorList tensors, int64_t dim=0, *, Tensor out=None)',
     ),
     'torch.concatenate': (
         'concatenate(TensorList tensors, int64_t dim=0, *, Tensor out=None)',
+    ),
+    'torch.cond': (
+        '!python',
+        'cond',
+        'pred, true_fn, false_fn, operands=None',
+        '',
+        '',
     ),
     'torch.conj': (
         'conj(Tensor input)',
@@ -2271,6 +2318,9 @@ SIGNATURES = {
         'conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, SymIntArrayRef[3] padding=0, SymIntArrayRef[3] dilation=1, SymInt groups=1)',
         'conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, c10::string_view padding="valid", SymIntArrayRef[3] dilation=1, SymInt groups=1)',
     ),
+    'torch.conv_tbc': (
+        'conv_tbc(Tensor input, Tensor weight, Tensor bias, int64_t pad=0)',
+    ),
     'torch.conv_transpose1d': (
         'conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, SymIntArrayRef[1] padding=0, SymIntArrayRef[1] output_padding=0, SymInt groups=1, SymIntArrayRef[1] dilation=1)',
     ),
@@ -2279,6 +2329,9 @@ SIGNATURES = {
     ),
     'torch.conv_transpose3d': (
         'conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, SymIntArrayRef[3] padding=0, SymIntArrayRef[3] output_padding=0, SymInt groups=1, SymIntArrayRef[3] dilation=1)',
+    ),
+    'torch.convolution': (
+        'convolution(Tensor input, Tensor weight, Tensor? bias, SymIntArrayRef stride, SymIntArrayRef padding, SymIntArrayRef dilation, bool transposed, SymIntArrayRef output_padding, SymInt groups)',
     ),
     'torch.copysign': (
         'copysign(Tensor input, Tensor other, *, Tensor out=None)',
@@ -2344,8 +2397,14 @@ SIGNATURES = {
     'torch.det': (
         'det(Tensor input)',
     ),
+    'torch.detach': (
+        'detach(Tensor input)',
+    ),
     'torch.detach_': (
         'detach_(Tensor input)',
+    ),
+    'torch.detach_copy': (
+        'detach_copy(Tensor input, *, Tensor out=None)',
     ),
     'torch.diag': (
         'diag(Tensor input, int64_t diagonal=0, *, Tensor out=None)',
@@ -2424,6 +2483,9 @@ SIGNATURES = {
     'torch.empty_like': (
         'empty_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
+    'torch.empty_permuted': (
+        'empty_permuted(SymIntArrayRef size, IntArrayRef physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.empty_strided': (
         'empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
@@ -2493,6 +2555,9 @@ SIGNATURES = {
     'torch.fill_': (
         'fill_(Tensor input, Tensor value)',
         'fill_(Tensor input, Scalar value)',
+    ),
+    'torch.fix': (
+        'fix(Tensor input, *, Tensor out=None)',
     ),
     'torch.fix_': (
         'fix_(Tensor input)',
@@ -2564,6 +2629,9 @@ SIGNATURES = {
     'torch.ge': (
         'ge(Tensor input, Tensor other, *, Tensor out=None)',
         'ge(Tensor input, Scalar other, *, Tensor out=None)',
+    ),
+    'torch.geqrf': (
+        'geqrf(Tensor input, *, TensorList[2] out=None)',
     ),
     'torch.ger': (
         'ger(Tensor input, Tensor vec2, *, Tensor out=None)',
@@ -2643,6 +2711,13 @@ SIGNATURES = {
     'torch.group_norm': (
         'group_norm(Tensor input, int64_t num_groups, Tensor? weight=None, Tensor? bias=None, double eps=1e-05, bool cudnn_enabled=True)',
     ),
+    'torch.gru': (
+        'gru(Tensor data, Tensor batch_sizes, Tensor hx, TensorList params, bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional)',
+        'gru(Tensor input, Tensor hx, TensorList params, bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional, bool batch_first)',
+    ),
+    'torch.gru_cell': (
+        'gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)',
+    ),
     'torch.gt': (
         'gt(Tensor input, Tensor other, *, Tensor out=None)',
         'gt(Tensor input, Scalar other, *, Tensor out=None)',
@@ -2673,6 +2748,11 @@ SIGNATURES = {
         'histogram(Tensor input, Tensor bins, *, Tensor? weight=None, bool density=False, TensorList[2] out=None)',
         'histogram(Tensor input, int64_t bins=100, *, ArrayRef<double>? range=None, Tensor? weight=None, bool density=False, TensorList[2] out=None)',
     ),
+    'torch.histogramdd': (
+        'histogramdd(Tensor input, int64_t bins, ArrayRef<double>? range=None, Tensor? weight=None, bool density=False)',
+        'histogramdd(Tensor input, IntArrayRef bins, ArrayRef<double>? range=None, Tensor? weight=None, bool density=False)',
+        'histogramdd(Tensor input, TensorList bins, ArrayRef<double>? range=None, Tensor? weight=None, bool density=False)',
+    ),
     'torch.hsplit': (
         'hsplit(Tensor input, int64_t sections)',
         'hsplit(Tensor input, IntArrayRef indices)',
@@ -2694,6 +2774,9 @@ SIGNATURES = {
     ),
     'torch.igammac': (
         'igammac(Tensor input, Tensor other, *, Tensor out=None)',
+    ),
+    'torch.imag': (
+        'imag(Tensor input)',
     ),
     'torch.index_add': (
         'index_add(Tensor input, int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor out=None)',
@@ -2890,8 +2973,14 @@ SIGNATURES = {
     'torch.linalg.diagonal': (
         'linalg_diagonal(Tensor A, *, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1)',
     ),
+    'torch.linalg.eig': (
+        'linalg_eig(Tensor input, *, TensorList[2] out=None)',
+    ),
     'torch.linalg.eigh': (
         'linalg_eigh(Tensor input, c10::string_view UPLO="L", *, TensorList[2] out=None)',
+    ),
+    'torch.linalg.eigvals': (
+        'linalg_eigvals(Tensor input, *, Tensor out=None)',
     ),
     'torch.linalg.eigvalsh': (
         'linalg_eigvalsh(Tensor input, c10::string_view UPLO="L", *, Tensor out=None)',
@@ -2904,6 +2993,15 @@ SIGNATURES = {
     ),
     'torch.linalg.inv_ex': (
         'linalg_inv_ex(Tensor A, *, bool check_errors=False, TensorList[2] out=None)',
+    ),
+    'torch.linalg.ldl_factor': (
+        'linalg_ldl_factor(Tensor input, *, bool hermitian=False, TensorList[2] out=None)',
+    ),
+    'torch.linalg.ldl_factor_ex': (
+        'linalg_ldl_factor_ex(Tensor input, *, bool hermitian=False, bool check_errors=False, TensorList[3] out=None)',
+    ),
+    'torch.linalg.ldl_solve': (
+        'linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False, Tensor out=None)',
     ),
     'torch.linalg.lstsq': (
         'linalg_lstsq(Tensor input, Tensor b, double? rcond=None, *, c10::string_view? driver=None, TensorList[4] out=None)',
@@ -3001,6 +3099,13 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.lobpcg': (
+        '!python',
+        'lobpcg',
+        'A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None, method=None, tracker=None, ortho_iparams=None, ortho_fparams=None, ortho_bparams=None',
+        '',
+        'requires_grad',
+    ),
     'torch.log': (
         'log(Tensor input, *, Tensor out=None)',
     ),
@@ -3066,6 +3171,13 @@ SIGNATURES = {
     ),
     'torch.logsumexp': (
         'logsumexp(Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None)',
+    ),
+    'torch.lstm': (
+        'lstm(Tensor data, Tensor batch_sizes, TensorList hx, TensorList params, bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional)',
+        'lstm(Tensor input, TensorList hx, TensorList params, bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional, bool batch_first)',
+    ),
+    'torch.lstm_cell': (
+        'lstm_cell(Tensor input, TensorList hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)',
     ),
     'torch.lstsq': (
         '!python',
@@ -3149,6 +3261,9 @@ SIGNATURES = {
     ),
     'torch.max_pool1d': (
         'max_pool1d(Tensor input, IntArrayRef[1] kernel_size, IntArrayRef[1] stride=None, IntArrayRef[1] padding=0, IntArrayRef[1] dilation=1, bool ceil_mode=False)',
+    ),
+    'torch.max_pool1d_with_indices': (
+        'max_pool1d_with_indices(Tensor input, IntArrayRef[1] kernel_size, IntArrayRef[1] stride=None, IntArrayRef[1] padding=0, IntArrayRef[1] dilation=1, bool ceil_mode=False)',
     ),
     'torch.max_pool2d': (
         'max_pool2d(Tensor input, IntArrayRef[2] kernel_size, IntArrayRef[2] stride=None, IntArrayRef[2] padding=0, IntArrayRef[2] dilation=1, bool ceil_mode=False)',
@@ -3250,11 +3365,18 @@ SIGNATURES = {
     'torch.native_channel_shuffle': (
         'native_channel_shuffle(Tensor input, SymInt groups)',
     ),
+    'torch.native_dropout': (
+        'native_dropout(Tensor input, double p, bool? train)',
+    ),
     'torch.native_group_norm': (
         'native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int64_t group, double eps)',
     ),
     'torch.native_layer_norm': (
         'native_layer_norm(Tensor input, SymIntArrayRef normalized_shape, Tensor? weight, Tensor? bias, double eps)',
+    ),
+    'torch.native_norm': (
+        'native_norm(Tensor input, Scalar p=2)',
+        'native_norm(Tensor input, Scalar? p, IntArrayRef[1] dim, bool keepdim, ScalarType? dtype)',
     ),
     'torch.ne': (
         'ne(Tensor input, Tensor other, *, Tensor out=None)',
@@ -3300,6 +3422,15 @@ SIGNATURES = {
         'torch.nn.functional.adaptive_max_pool1d|true',
         'torch.nn.functional.adaptive_max_pool1d|false',
     ),
+    'torch.nn.functional.adaptive_max_pool1d_with_indices': (
+        '!python',
+        'adaptive_max_pool1d_with_indices',
+        'input, output_size, return_indices=None',
+        'torch.adaptive_max_pool1d',
+        '',
+        '',
+        '2',
+    ),
     'torch.nn.functional.adaptive_max_pool1d|false': (
         '!python',
         '_adaptive_max_pool1d',
@@ -3326,6 +3457,13 @@ SIGNATURES = {
         'torch.nn.functional.adaptive_max_pool2d|true',
         'torch.nn.functional.adaptive_max_pool2d|false',
     ),
+    'torch.nn.functional.adaptive_max_pool2d_with_indices': (
+        '!python',
+        'adaptive_max_pool2d_with_indices',
+        'input, output_size, return_indices=None',
+        '',
+        '',
+    ),
     'torch.nn.functional.adaptive_max_pool2d|false': (
         '!python',
         '_adaptive_max_pool2d',
@@ -3347,6 +3485,13 @@ SIGNATURES = {
         'False',
         'torch.nn.functional.adaptive_max_pool3d|true',
         'torch.nn.functional.adaptive_max_pool3d|false',
+    ),
+    'torch.nn.functional.adaptive_max_pool3d_with_indices': (
+        '!python',
+        'adaptive_max_pool3d_with_indices',
+        'input, output_size, return_indices=None',
+        '',
+        '',
     ),
     'torch.nn.functional.adaptive_max_pool3d|false': (
         '!python',
@@ -3433,6 +3578,9 @@ SIGNATURES = {
     'torch.nn.functional.conv3d': (
         'conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, SymIntArrayRef[3] padding=0, SymIntArrayRef[3] dilation=1, SymInt groups=1)',
         'conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[3] stride=1, c10::string_view padding="valid", SymIntArrayRef[3] dilation=1, SymInt groups=1)',
+    ),
+    'torch.nn.functional.conv_tbc': (
+        'conv_tbc(Tensor input, Tensor weight, Tensor bias, int64_t pad=0)',
     ),
     'torch.nn.functional.conv_transpose1d': (
         'conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, SymIntArrayRef[1] padding=0, SymIntArrayRef[1] output_padding=0, SymInt groups=1, SymIntArrayRef[1] dilation=1)',
@@ -3624,6 +3772,13 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.nn.functional.gumbel_softmax': (
+        '!python',
+        'gumbel_softmax',
+        'logits, tau=None, hard=None, eps=None, dim=None',
+        'torch.empty_like',
+        '',
+    ),
     'torch.nn.functional.hardshrink': (
         'hardshrink(Tensor input, Scalar lambd=0.5, *, Tensor out=None)',
     ),
@@ -3779,6 +3934,15 @@ SIGNATURES = {
         'torch.nn.functional.max_pool1d|true',
         'torch.nn.functional.max_pool1d|false',
     ),
+    'torch.nn.functional.max_pool1d_with_indices': (
+        '!python',
+        'max_pool1d_with_indices',
+        'input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=None, return_indices=None',
+        'torch.max_pool1d_with_indices',
+        '',
+        '',
+        '2',
+    ),
     'torch.nn.functional.max_pool1d|false': (
         '!python',
         '_max_pool1d',
@@ -3792,8 +3956,10 @@ SIGNATURES = {
         '!python',
         'max_pool1d_with_indices',
         'input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=None, return_indices=None',
+        'torch.max_pool1d_with_indices',
         '',
         '',
+        '2',
     ),
     'torch.nn.functional.max_pool2d': (
         '!dispatch',
@@ -3833,6 +3999,13 @@ SIGNATURES = {
         'False',
         'torch.nn.functional.max_pool3d|true',
         'torch.nn.functional.max_pool3d|false',
+    ),
+    'torch.nn.functional.max_pool3d_with_indices': (
+        '!python',
+        'max_pool3d_with_indices',
+        'input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=None, return_indices=None',
+        '',
+        '',
     ),
     'torch.nn.functional.max_pool3d|false': (
         '!python',
@@ -3915,6 +4088,9 @@ SIGNATURES = {
         '',
         '1',
     ),
+    'torch.nn.functional.native_channel_shuffle': (
+        'native_channel_shuffle(Tensor input, SymInt groups)',
+    ),
     'torch.nn.functional.nll_loss': (
         '!python',
         'nll_loss',
@@ -3976,6 +4152,9 @@ SIGNATURES = {
         'input, inplace=None',
         '_C.relu6',
         '',
+    ),
+    'torch.nn.functional.relu_': (
+        'relu_(Tensor input)',
     ),
     'torch.nn.functional.rms_norm': (
         '!python',
@@ -4216,6 +4395,9 @@ SIGNATURES = {
     'torch.poisson_nll_loss': (
         'poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, double eps, int64_t reduction)',
     ),
+    'torch.polar': (
+        'polar(Tensor abs, Tensor angle, *, Tensor out=None)',
+    ),
     'torch.polygamma': (
         'polygamma(int64_t n, Tensor input, *, Tensor out=None)',
     ),
@@ -4287,6 +4469,9 @@ SIGNATURES = {
         'randperm(SymInt n, *, Generator? generator, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
         'randperm(SymInt n, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
     ),
+    'torch.range': (
+        'range(Scalar start, Scalar end, Scalar step=1, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
+    ),
     'torch.ravel': (
         'ravel(Tensor input)',
     ),
@@ -4338,6 +4523,20 @@ SIGNATURES = {
     ),
     'torch.rms_norm': (
         'rms_norm(Tensor input, SymIntArrayRef normalized_shape, Tensor? weight=None, double? eps=None)',
+    ),
+    'torch.rnn_relu': (
+        'rnn_relu(Tensor data, Tensor batch_sizes, Tensor hx, TensorList params, bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional)',
+        'rnn_relu(Tensor input, Tensor hx, TensorList params, bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional, bool batch_first)',
+    ),
+    'torch.rnn_relu_cell': (
+        'rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)',
+    ),
+    'torch.rnn_tanh': (
+        'rnn_tanh(Tensor data, Tensor batch_sizes, Tensor hx, TensorList params, bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional)',
+        'rnn_tanh(Tensor input, Tensor hx, TensorList params, bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional, bool batch_first)',
+    ),
+    'torch.rnn_tanh_cell': (
+        'rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None)',
     ),
     'torch.roll': (
         'roll(Tensor input, SymIntArrayRef[1] shifts, IntArrayRef[1] dims=None)',
@@ -4523,6 +4722,9 @@ SIGNATURES = {
     ),
     'torch.slogdet': (
         'slogdet(Tensor input, *, TensorList[2] out=None)',
+    ),
+    'torch.smm': (
+        'smm(Tensor input, Tensor mat2)',
     ),
     'torch.softmax': (
         'softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)',
@@ -5079,6 +5281,12 @@ SIGNATURES = {
     'torch.vdot': (
         'vdot(Tensor input, Tensor other, *, Tensor out=None)',
     ),
+    'torch.view_as_complex': (
+        'view_as_complex(Tensor input)',
+    ),
+    'torch.view_as_real': (
+        'view_as_real(Tensor input)',
+    ),
     'torch.view_copy': (
         'view_copy(Tensor input, ScalarType dtype, *, Tensor out=None)',
         'view_copy(Tensor input, SymIntArrayRef size, *, Tensor out=None)',
@@ -5103,6 +5311,13 @@ SIGNATURES = {
         'where(Tensor condition, Scalar self, Tensor other)',
         'where(Tensor condition, Tensor input, Scalar other)',
         'where(Tensor condition, Scalar self, Scalar other)',
+    ),
+    'torch.while_loop': (
+        '!python',
+        'while_loop',
+        'cond_fn, body_fn, carried_inputs',
+        '',
+        '',
     ),
     'torch.xlogy': (
         'xlogy(Tensor input, Tensor other, *, Tensor out=None)',

@@ -491,7 +491,7 @@ _PRECHECKS = {
     **dict.fromkeys((
         "Tensor.float", "Tensor.double", "Tensor.int", "Tensor.long", "Tensor.bool",
         "Tensor.half", "Tensor.short", "Tensor.char", "Tensor.byte", "Tensor.bfloat16",
-        "Tensor.cpu", "Tensor.contiguous"), _no_positional),
+        "Tensor.cfloat", "Tensor.cdouble", "Tensor.cpu", "Tensor.contiguous"), _no_positional),
     **dict.fromkeys((
         "Tensor.clamp_max", "Tensor.clamp_max_", "Tensor.clamp_min", "Tensor.clamp_min_",
         "Tensor.fill_", "Tensor.log_softmax", "Tensor.softmax", "Tensor.logsumexp",
