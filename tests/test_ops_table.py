@@ -52,10 +52,10 @@ INTERNAL = {
     "fractional_max_pool2d_backward": "the pools' gradients under create_graph: "
                                       "tests/test_ops_fractional_pool.py",
     "fractional_max_pool3d_backward": "as fractional_max_pool2d_backward",
-    "standard_gamma": "a random draw (torch._standard_gamma): tests/test_tut19_distributions.py "
+    "standard_gamma": "a random draw (torch._standard_gamma): tests/test_distributions_more.py "
                       "compares its seeded draws bit for bit and its gradient with PyTorch",
     "vander_cumprod": "PyTorch's vander saves a cumprod it overwrites, so its backward always "
-                      "fails: tests/test_names19_torch.py compares vander and that error",
+                      "fails: tests/test_aliases_and_config.py compares vander and that error",
     "unique": "no derivative (PyTorch's Unique2Backward0 raises): tests/test_ops_searchsorted.py "
               "compares values, inverse, counts and that error with PyTorch",
     "unique_dim": "no derivative (PyTorch's UniqueDimBackward0 raises): "
@@ -69,17 +69,17 @@ INTERNAL = {
     "unique_dim_vf": "torch._VF.unique_dim's UniqueDimBackward0 (no derivative): "
                      "tests/test_autograd_unique_variants.py compares it with PyTorch",
     "native_channel_shuffle": "no derivative (PyTorch's NotImplemented node): "
-                              "tests/test_names20_torch.py compares values, errors and that "
+                              "tests/test_functional_extras.py compares values, errors and that "
                               "node's error with PyTorch",
-    "detach_copy": "no derivative (PyTorch's NotImplemented node): tests/test_names20_ops.py",
-    "native_dropout": "a random mask: tests/test_names20_ops.py compares seeded outputs, masks "
+    "detach_copy": "no derivative (PyTorch's NotImplemented node): tests/test_aten_forms.py",
+    "native_dropout": "a random mask: tests/test_aten_forms.py compares seeded outputs, masks "
                       "and gradients with PyTorch",
-    "geqrf": "no derivative (GeqrfBackward0 raises): tests/test_names20_linalg.py",
-    "linalg_ldl_factor_ex": "no derivative (NotImplemented): tests/test_names20_linalg.py",
-    "linalg_ldl_solve": "no derivative (NotImplemented): tests/test_names20_linalg.py",
-    "_histogramdd_bin_edges": "no derivative (NotImplemented): tests/test_names20_hist.py",
-    "_histogramdd_from_bin_cts": "no derivative (NotImplemented): tests/test_names20_hist.py",
-    "binomial": "a random draw with no derivative: tests/test_names20_binomial.py compares "
+    "geqrf": "no derivative (GeqrfBackward0 raises): tests/test_ldl_geqrf.py",
+    "linalg_ldl_factor_ex": "no derivative (NotImplemented): tests/test_ldl_geqrf.py",
+    "linalg_ldl_solve": "no derivative (NotImplemented): tests/test_ldl_geqrf.py",
+    "_histogramdd_bin_edges": "no derivative (NotImplemented): tests/test_histogramdd.py",
+    "_histogramdd_from_bin_cts": "no derivative (NotImplemented): tests/test_histogramdd.py",
+    "binomial": "a random draw with no derivative: tests/test_binomial.py compares "
                 "seeded draws bit for bit and the NotImplemented node's error",
     "select_backward": "the backward of SelectBackward0: second order of 'select' runs it",
     "slice_backward": "the backward of SliceBackward0: second order of 'slice' runs it",

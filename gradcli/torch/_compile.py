@@ -55,7 +55,7 @@ class OptimizedModule(Module):
 
 def compile_model(model, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
                   options=None, disable=False):
-    """torch.compile(model, ...) after its argument checks (see names19.compile)."""
+    """torch.compile(model, ...) after its argument checks (aliases_and_config.compile)."""
     if model is None:
         def decorate(fn):
             return compile_model(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,

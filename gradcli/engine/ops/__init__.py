@@ -67,17 +67,17 @@ from . import aten_breadth  # noqa: F401  (aten.slice, _unsafe_masked_index, poo
 from . import functional_breadth  # noqa: F401  (F.linear_cross_entropy)  # isort: skip
 from . import linalg_breadth  # noqa: F401  (torch.ormqr)  # isort: skip
 from . import pool_breadth  # noqa: F401  (F.fractional_max_pool2d / 3d)  # isort: skip
-from . import names19  # noqa: F401  (torch.testing-era names: aliases, windows, config calls)  # isort: skip
-from . import names19_tensor  # noqa: F401  (addmm_, fill_diagonal_, layout, apply_, ...)  # isort: skip
+from . import aliases_and_config  # noqa: F401  (constants, comparison aliases, windows, *_copy forms, configuration calls)  # isort: skip
+from . import tensor_extras  # noqa: F401  (addmm_, fill_diagonal_, layout, apply_, ...)  # isort: skip
 from . import packed  # noqa: F401  (nn.utils.rnn's packing op)  # isort: skip
-from . import names19_special  # noqa: F401  (special's Bessel/Airy/polynomials, scipy)  # isort: skip
+from . import special_scipy  # noqa: F401  (special's Bessel/Airy/polynomials, scipy)  # isort: skip
 from . import complex as complex_ops  # noqa: F401  (complex dtypes, conj, view_as_real...)  # isort: skip
-from . import names20  # noqa: F401  (gumbel_softmax, torch.range, asarray, *_with_indices pools)  # isort: skip
-from . import names20_ops  # noqa: F401  (fix, detach_copy, adjoint, native_dropout, cond, while_loop)  # isort: skip
-from . import names20_linalg  # noqa: F401  (geqrf, linalg.ldl_factor / _ex / ldl_solve: LAPACK via scipy)  # isort: skip
-from . import names20_conv  # noqa: F401  (torch.convolution, conv_tbc, the RNNs' ATen forms)  # isort: skip
-from . import names20_hist  # noqa: F401  (torch.histogramdd)  # isort: skip
-from . import names20_binomial  # noqa: F401  (torch.binomial, PyTorch's draws)  # isort: skip
+from . import functional_extras  # noqa: F401  (gumbel_softmax, torch.range, asarray, *_with_indices pools)  # isort: skip
+from . import aten_forms  # noqa: F401  (fix, detach_copy, adjoint, native_dropout, cond, while_loop)  # isort: skip
+from . import ldl_geqrf  # noqa: F401  (geqrf, linalg.ldl_factor / _ex / ldl_solve: LAPACK via scipy)  # isort: skip
+from . import convolution_entry  # noqa: F401  (torch.convolution, conv_tbc, the RNNs' ATen forms)  # isort: skip
+from . import histogram_nd  # noqa: F401  (torch.histogramdd)  # isort: skip
+from . import binomial_draws  # noqa: F401  (torch.binomial, PyTorch's draws)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 

@@ -468,7 +468,7 @@ _replace(("torch.angle", "Tensor.angle"), angle)
 
 # ----------------------------------------------------------------- predicates for complex
 
-_IS_COMPLEX_CHECKED = PUBLIC["torch.is_complex"]  # (names19's: the argument check, then False)
+_IS_COMPLEX_CHECKED = PUBLIC["torch.is_complex"]  # (aliases_and_config's: the argument check, then False)
 _IS_SIGNED = PUBLIC["torch.is_signed"]
 
 

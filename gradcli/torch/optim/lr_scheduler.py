@@ -312,7 +312,7 @@ for _name in __all__:
 del _name
 __all__ += ["OneCycleLR", "LinearLR", "ConstantLR",  # noqa: F822  (more_schedulers, on first use)
             "CosineAnnealingWarmRestarts", "CyclicLR"]
-#: in schedulers19, loaded on first use too
+#: in schedulers_recursive, loaded on first use too
 _SCHEDULERS19 = ("MultiplicativeLR", "PolynomialLR", "SequentialLR", "ChainedScheduler")
 __all__ += list(_SCHEDULERS19)
 
@@ -326,9 +326,9 @@ def __getattr__(name: str):
 
         return getattr(more_schedulers, name)
     if name in _SCHEDULERS19:
-        from . import schedulers19
+        from . import schedulers_recursive
 
-        return getattr(schedulers19, name)
+        return getattr(schedulers_recursive, name)
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError(f"torch.optim.lr_scheduler.{name} is not supported by gradcli")

@@ -129,6 +129,6 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
 
 
 def _word(dtype) -> str:
-    from .names19 import _scalar_name
+    from .aliases_and_config import _scalar_name
 
     return _scalar_name(dtype)

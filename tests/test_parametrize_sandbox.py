@@ -43,7 +43,7 @@ lazy[0](torch.ones(1, 1, 4, 4))
 
 def _session():
     s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
-    s.run(PROGRAM, "tut19.grad")
+    s.run(PROGRAM, "parametrize.grad")
     return s
 
 
@@ -72,7 +72,7 @@ def test_crawl_finds_nothing_unsafe():
 def test_internals_are_refused(attack):
     s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
     with pytest.raises(Exception) as info:
-        s.run(PROGRAM + f"\nx = {attack}\n", "tut19.grad")
+        s.run(PROGRAM + f"\nx = {attack}\n", "parametrize.grad")
     assert "not allowed" in str(info.value) or "not supported" in str(info.value), \
         str(info.value)
 

@@ -11,8 +11,8 @@ import numpy as np
 from .. import dtypes
 from ..tensor import Tensor, make
 from ..warn_site import warn_at_caller
-from .names19_tensor import _resize_function
 from .registry import PUBLIC, defop, public, run_op
+from .tensor_extras import _resize_function
 
 
 @public("torch.fix")
@@ -140,7 +140,7 @@ def native_dropout(input: Tensor, p: float, train) -> tuple:
 
 
 def _word(dtype) -> str:
-    from .names19 import _scalar_name
+    from .aliases_and_config import _scalar_name
 
     return _scalar_name(dtype)
 

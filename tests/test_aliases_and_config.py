@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import gradcli.torch as gt  # noqa: E402
 
-FIXTURES = Path(__file__).parent / "fixtures" / "names19"
+FIXTURES = Path(__file__).parent / "fixtures" / "public_names"
 
 
 def _run(probe, which):

@@ -129,6 +129,6 @@ def histogramdd(input: Tensor, bins=10, *, range=None, weight=None, density: boo
 
 
 def _word(dtype) -> str:
-    from .names19 import _scalar_name
+    from .aliases_and_config import _scalar_name
 
     return _scalar_name(dtype)

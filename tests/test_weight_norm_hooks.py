@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gradcli.torch as gt  # noqa: E402
-from tests.test_tut19_parametrize import _both, _raises  # noqa: E402
+from tests.test_parametrize import _both, _raises  # noqa: E402
 
 
 def _P(lib):

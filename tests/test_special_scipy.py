@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import gradcli.torch as gt  # noqa: E402
 
-PROBE = Path(__file__).parent / "fixtures" / "names19" / "special_probe.py"
+PROBE = Path(__file__).parent / "fixtures" / "public_names" / "special_probe.py"
 
 
 def _lines(which):

@@ -120,7 +120,7 @@ def _vander_backward(c, g):
 
 _vander_backward.no_derivative = True  # (the generic gradchecks skip it, as NotImplemented)
 # (no torch_call: PyTorch's own vander fails the generic tests' backward and forward-mode
-# runs; tests/test_names19_torch.py compares it with PyTorch)
+# runs; tests/test_aliases_and_config.py compares it with PyTorch)
 VANDER_CUMPROD = defop("vander_cumprod", "CumprodBackward0", lambda a: np.cumprod(a, axis=1),
                        _vander_backward, "vander's cumprod: its backward fails as PyTorch's")
 

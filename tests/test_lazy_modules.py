@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gradcli.torch as gt  # noqa: E402
-from tests.test_tut19_parametrize import _both  # noqa: E402
+from tests.test_parametrize import _both  # noqa: E402
 
 
 @pytest.mark.parametrize("make,shape", [

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gradcli.torch as gt  # noqa: E402
-from tests.test_tut19_parametrize import _both, _raises  # noqa: E402
+from tests.test_parametrize import _both, _raises  # noqa: E402
 
 SAMPLERS = [
     lambda D, lib: D.Exponential(lib.tensor([0.3, 4.0])).sample((3,)),

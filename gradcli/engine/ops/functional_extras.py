@@ -16,8 +16,8 @@ from .. import dtypes
 from ..grad_mode import no_grad
 from ..tensor import Tensor, make
 from ..warn_site import warn_at_caller
+from .aliases_and_config import _scalar_name
 from .breadth import channel_shuffle as _channel_shuffle
-from .names19 import _scalar_name
 from .registry import PUBLIC, defop, public, run_op
 
 # ------------------------------------------------------------------ gumbel_softmax
