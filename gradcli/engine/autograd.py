@@ -403,14 +403,17 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     root_nodes = []
     buffers: dict = {}
     shared = Holders()  # see _exclusive: the gradients others hold too
-    shared.hold(root_grads)
+    for g in root_grads:  # (Holders.hold, inlined)
+        if g is not None:
+            shared[id(g)] = g
     for out, g in zip(outputs, root_grads):
         node, nr = edge_of(out)
         buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = []
+        if buf is None:  # (what _add_to makes of an empty buffer)
+            buffers[node] = [None] * nr + [g]
             root_nodes.append(node)
-        _add_to(buf, nr, g, shared)
+        else:
+            _add_to(buf, nr, g, shared)
 
     order, deps = _collect(root_nodes)
     capture = stop_at = None
@@ -451,7 +454,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
 
     TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at, [],
                   targets is None))
-    hooks_before = list(saved_hooks.STACK)
+    hooks_before = list(saved_hooks.STACK) if saved_hooks.STACK else ()
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = bool(create_graph)
     fw_backward = None if create_graph else FORWARD_AD_BACKWARD
@@ -464,8 +467,9 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
         while True:
             if ready is not None:
                 if heap:
-                    counter += 1
-                    node = heappushpop(heap, (_priority(ready), counter, ready))[2]
+                    counter += 1  # (_priority inlined, here and below)
+                    node = heappushpop(heap, (_LEAF_PRIORITY if type(ready) is AccumulateGrad
+                                              else -ready.seq, counter, ready))[2]
                 else:
                     node = ready
                 ready = None
@@ -565,7 +569,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if left == 0:
                     if ready is not None:
                         counter += 1
-                        heappush(heap, (_priority(ready), counter, ready))
+                        heappush(heap, (_LEAF_PRIORITY if type(ready) is AccumulateGrad
+                                        else -ready.seq, counter, ready))
                     ready = child
             # Only the buffers hold the gradients now: a spent one is freed at once.
             out_grads = g = prev = None

@@ -500,7 +500,12 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
         if s == 1 and gshape[lead + i] != 1:
             dims.append(lead + i)
     if dims:
-        g = g.sum(dims, keepdim=True)
+        if g._data.dtype.kind in "fV" and g._data.ndim:
+            # (Tensor.sum's own work for these dims, which are already whole, sorted and
+            # distinct: the same SumBackward1 node and values, without its parsing)
+            g = run_unary(OPS["sum_dim"], g, (gshape, tuple(dims), True))
+        else:
+            g = g.sum(dims, keepdim=True)
     if lead:
         if not GRAD_MODE.enabled:  # (no graph: the values alone, without a view node)
             return make(g._data.reshape(shape))

@@ -8,7 +8,7 @@ import numpy as np
 from gradcli.engine.tensor import make
 
 from . import _updates as U
-from .optimizer import Optimizer, axpy, required, step_tensor, write
+from .optimizer import Optimizer, axpy, axpy_into, required, step_tensor, write
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
 
@@ -74,7 +74,7 @@ class SGD(Optimizer):
                     else:
                         write(buf, U.add(U.mul(buf._data, momentum), grad, 1 - dampening))
                     grad = U.add(grad, buf._data, momentum) if nesterov else buf._data
-                np.copyto(d, axpy(-lr, grad, d))
+                axpy_into(-lr, grad, d)
                 p._vc[0] += 1
         return loss
 
