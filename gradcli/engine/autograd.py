@@ -105,7 +105,7 @@ def _root_grads(outputs: list, grad_outputs: list | None, create_graph: bool) ->
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
     """torch.autograd.backward: accumulate gradients into the leaves' .grad."""
-    outputs = _as_tensor_list(tensors)
+    outputs = tensors if type(tensors) is list else _as_tensor_list(tensors)  # (Tensor.backward's)
     if grad_tensors is None:
         grad_tensors = grad_variables
     grads = _root_grads(outputs, None if grad_tensors is None else _as_tensor_list(grad_tensors)
@@ -311,11 +311,14 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> No
             from .ops.views import COPY, run_op
 
             var._grad = run_op(COPY, (make(np.zeros_like(var._data)), g))  # CopyBackwards
-        elif not g._requires_grad and _exclusive(g, shared):
-            var._grad = g
-        elif g is grads[0] and not g._requires_grad and _own_buffer(g):
-            g = None  # (_unheld must see the engine's last reference go)
-            var._grad = _unheld(grads, shared)
+        elif not g._requires_grad and _own_buffer(g):  # (_exclusive, or else _unheld)
+            if shared is not None and id(g) not in shared:
+                var._grad = g
+            elif g is grads[0]:
+                g = None  # (_unheld must see the engine's last reference go)
+                var._grad = _unheld(grads, shared)
+            else:
+                var._grad = make(np.array(g._data, copy=True))
         else:
             var._grad = make(np.array(g._data, copy=True))
         kept = var._grad._data

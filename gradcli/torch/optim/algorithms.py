@@ -51,7 +51,11 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = self._closure_loss(closure)
+        if closure is None:  # (_closure_loss's answer, without the call)
+            self._opt_called = True
+            loss = None
+        else:
+            loss = self._closure_loss(closure)
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             weight_decay, nesterov = group["weight_decay"], group["nesterov"]
