@@ -223,6 +223,9 @@ def _reshape_view(a, shape, in_shape):
 def _reshape_back(c, g):
     """The gradient of a reshape: g reshaped to the input's shape (c.meta[1], whole sizes
     that fit g, so Tensor.reshape's argument parsing and checks have nothing to do)."""
+    d = g._data
+    if d.flags.c_contiguous:  # (_reshape_to's first case, without the call)
+        return (view_op(VIEW, g, (c.meta[1], d.shape)),)
     return (_reshape_to(g, c.meta[1]),)
 
 
@@ -569,8 +572,9 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     d = input._data
     if d.ndim == 0:
         return reshape(input, 1)
-    s = _wrap_dim(start_dim, d.ndim)
-    e = _wrap_dim(end_dim, d.ndim)
+    n = d.ndim  # (_wrap_dim's answer for plain ints in range, without its two calls)
+    s = start_dim % n if type(start_dim) is int and -n <= start_dim < n else _wrap_dim(start_dim, n)
+    e = end_dim % n if type(end_dim) is int and -n <= end_dim < n else _wrap_dim(end_dim, n)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
