@@ -301,7 +301,7 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> No
     kept no reference (`_unheld`). Then it becomes .grad as it is, PyTorch's "steal", and
     an in-place change to .grad shows in what the node's post-hooks receive."""
     g = grads[0]
-    if g._data.dtype != var._data.dtype:
+    if g._data.dtype is not var._data.dtype and g._data.dtype != var._data.dtype:  # (identity first)
         g = make(g._data.astype(var._data.dtype), g._requires_grad, g._grad_fn)
     if g._data.shape != var._data.shape:
         g = make(np.broadcast_to(g._data, var._data.shape).copy())
@@ -322,8 +322,8 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> No
         else:
             var._grad = make(np.array(g._data, copy=True))
         kept = var._grad._data
-        if not (kept.flags.c_contiguous and var._data.flags.c_contiguous) and kept.ndim > 1 \
-                and not var._grad._requires_grad:
+        if kept.ndim > 1 and not (kept.flags.c_contiguous and var._data.flags.c_contiguous) \
+                and not var._grad._requires_grad:  # (ndim first: a flags read makes an object)
             _obey_layout(var)
     elif create_graph:  # recording: out of place, as PyTorch (the old .grad stays as it was)
         var._grad = old + g
