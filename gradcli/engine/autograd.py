@@ -108,7 +108,7 @@ def _root_grads(outputs: list, grad_outputs: list | None, create_graph: bool) ->
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
     """torch.autograd.backward: accumulate gradients into the leaves' .grad."""
-    outputs = _as_tensor_list(tensors)
+    outputs = tensors if type(tensors) is list else _as_tensor_list(tensors)  # (Tensor.backward's)
     if grad_tensors is None:
         grad_tensors = grad_variables
     grads = _root_grads(outputs, None if grad_tensors is None else _as_tensor_list(grad_tensors)
@@ -304,7 +304,7 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> No
     kept no reference (`_unheld`). Then it becomes .grad as it is, PyTorch's "steal", and
     an in-place change to .grad shows in what the node's post-hooks receive."""
     g = grads[0]
-    if g._data.dtype != var._data.dtype:
+    if g._data.dtype is not var._data.dtype and g._data.dtype != var._data.dtype:  # (identity first)
         g = make(g._data.astype(var._data.dtype), g._requires_grad, g._grad_fn)
     if g._data.shape != var._data.shape:
         g = make(np.broadcast_to(g._data, var._data.shape).copy())
@@ -314,16 +314,19 @@ def _accumulate(var: Tensor, grads: list, create_graph: bool, shared=None) -> No
             from .ops.views import COPY, run_op
 
             var._grad = run_op(COPY, (make(np.zeros_like(var._data)), g))  # CopyBackwards
-        elif not g._requires_grad and _exclusive(g, shared):
-            var._grad = g
-        elif g is grads[0] and not g._requires_grad and _own_buffer(g):
-            g = None  # (_unheld must see the engine's last reference go)
-            var._grad = _unheld(grads, shared)
+        elif not g._requires_grad and _own_buffer(g):  # (_exclusive, or else _unheld)
+            if shared is not None and id(g) not in shared:
+                var._grad = g
+            elif g is grads[0]:
+                g = None  # (_unheld must see the engine's last reference go)
+                var._grad = _unheld(grads, shared)
+            else:
+                var._grad = make(np.array(g._data, copy=True))
         else:
             var._grad = make(np.array(g._data, copy=True))
         kept = var._grad._data
-        if not (kept.flags.c_contiguous and var._data.flags.c_contiguous) and kept.ndim > 1 \
-                and not var._grad._requires_grad:
+        if kept.ndim > 1 and not (kept.flags.c_contiguous and var._data.flags.c_contiguous) \
+                and not var._grad._requires_grad:  # (ndim first: a flags read makes an object)
             _obey_layout(var)
     elif create_graph:  # recording: out of place, as PyTorch (the old .grad stays as it was)
         var._grad = old + g
@@ -406,14 +409,17 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
     root_nodes = []
     buffers: dict = {}
     shared = Holders()  # see _exclusive: the gradients others hold too
-    shared.hold(root_grads)
+    for g in root_grads:  # (Holders.hold, inlined)
+        if g is not None:
+            shared[id(g)] = g
     for out, g in zip(outputs, root_grads):
         node, nr = edge_of(out)
         buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = []
+        if buf is None:  # (what _add_to makes of an empty buffer)
+            buffers[node] = [None] * nr + [g]
             root_nodes.append(node)
-        _add_to(buf, nr, g, shared)
+        else:
+            _add_to(buf, nr, g, shared)
 
     order, deps = _collect(root_nodes)
     capture = stop_at = None
@@ -454,7 +460,7 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
 
     TASKS.append((next(_task_ids), deps if needed is None else needed, shared, stop_at, [],
                   targets is None))
-    hooks_before = list(saved_hooks.STACK)
+    hooks_before = list(saved_hooks.STACK) if saved_hooks.STACK else ()
     prev_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = bool(create_graph)
     fw_backward = None if create_graph else FORWARD_AD_BACKWARD
@@ -467,8 +473,9 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
         while True:
             if ready is not None:
                 if heap:
-                    counter += 1
-                    node = heappushpop(heap, (_priority(ready), counter, ready))[2]
+                    counter += 1  # (_priority inlined, here and below)
+                    node = heappushpop(heap, (_LEAF_PRIORITY if type(ready) is AccumulateGrad
+                                              else -ready.seq, counter, ready))[2]
                 else:
                     node = ready
                 ready = None
@@ -568,7 +575,8 @@ def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumul
                 if left == 0:
                     if ready is not None:
                         counter += 1
-                        heappush(heap, (_priority(ready), counter, ready))
+                        heappush(heap, (_LEAF_PRIORITY if type(ready) is AccumulateGrad
+                                        else -ready.seq, counter, ready))
                     ready = child
             # Only the buffers hold the gradients now: a spent one is freed at once.
             out_grads = g = prev = None

@@ -264,7 +264,16 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        Node.__init__(self, None, (), None, None, None, None, None)
+        # (Node.__init__'s fields, set here: one made per leaf per step)
+        self.op = None
+        self.next_functions = ()
+        self.saved = None
+        self.versions = None
+        self.saved_result = None
+        self.meta = None
+        self.input_meta = None
+        self.seq = next_sequence()
+        self.freed = False
         self.variable = variable
 
     def name(self) -> str:

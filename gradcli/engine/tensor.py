@@ -484,6 +484,7 @@ class Tensor:
         hooks = node._hooks_for(self._output_nr)
         if fn is None:  # a leaf keeps its hooks: an accumulator made later gets the same list
             self._leaf_hooks = hooks
+            _LEAF_HOOKED[0] = True
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
@@ -506,12 +507,13 @@ class Tensor:
             return None
         node = AccumulateGrad(self)  # (the slot holds None, False or a weakref)
         self._accumulator = _weak_ref(node)
-        hooks = getattr(self, "_leaf_hooks", None)  # (a slot set only by register_hook)
-        if hooks is not None:
-            node.pre_hooks = {self._output_nr: hooks}
-            node.hooked = True
-        if getattr(self, "_post_acc_hooks", None) is not None:
-            node.hooked = True  # (the engine runs them after accumulating)
+        if _LEAF_HOOKED[0]:  # (an unset slot's getattr raises and clears an AttributeError)
+            hooks = getattr(self, "_leaf_hooks", None)  # (a slot set only by register_hook)
+            if hooks is not None:
+                node.pre_hooks = {self._output_nr: hooks}
+                node.hooked = True
+            if getattr(self, "_post_acc_hooks", None) is not None:
+                node.hooked = True  # (the engine runs them after accumulating)
         return node
 
     def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
@@ -524,6 +526,7 @@ class Tensor:
         hooks = getattr(self, "_post_acc_hooks", None)
         if hooks is None:
             hooks = self._post_acc_hooks = []
+            _LEAF_HOOKED[0] = True
             acc = self._grad_accumulator()
             if acc is not None:
                 acc.hooked = True
@@ -777,6 +780,9 @@ def _init(t: Tensor, data: np.ndarray, requires_grad: bool, grad_fn) -> None:
 
 
 _new = object.__new__
+#: set once any leaf got a tensor hook or a post-accumulate-grad hook (the `_leaf_hooks` /
+#: `_post_acc_hooks` slots): until then _grad_accumulator need not look for them
+_LEAF_HOOKED = [False]
 
 #: forward-mode AD's hooks, None unless a dual level is active (gradcli.engine.forward_ad
 #: sets them): FORWARD_AD_INPLACE(tensor, compute) -> compute wrapped to carry tangents

@@ -320,7 +320,13 @@ def product(a, b, c=None, alpha=1):
     elif swap:
         out = _mkl_order_f32(a, b, m, k, n, c, alpha)
     elif (not second_t) if m == 1 else first_t:
-        out = _ended(_times(_lanes(a, b, m, k, n, gemv=True), alpha), c)
+        # (_ended(_times(_lanes(..., gemv=True), alpha), c) without three frames: Linear's
+        # one-output forward takes this branch every step)
+        out = _in_order(_products(a, b)) if k <= 4 else _lanes(a, b, m, k, n, gemv=True)
+        if alpha != 1:
+            out = out * np.float32(alpha)
+        if c is not None:
+            out += c
     elif m == 1:
         out = _in_order(_products(_times(a, alpha), b, c), start=c is None)
     else:

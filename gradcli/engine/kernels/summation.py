@@ -493,7 +493,8 @@ def _make_plan(shape, strides, itemsize, dims, threads):
             return shaped(_add_accumulate(each.reshape(rows_shape), axis=-1)[..., -1])
         return plan
     if vector:
-        return lambda a: shaped(_lane_rows(rows(a)))
+        return _lane_plan(ndim, tuple(ones + kept + outer + inner), out_view + red_view,
+                          None if out_view == out_shape else out_shape)
     if p == 0:
         return lambda a: shaped(_scalar_rows(columns(a)))
     m, s1 = out_dims[0][:2]
@@ -509,6 +510,19 @@ def _make_plan(shape, strides, itemsize, dims, threads):
         x = columns(a)
         return shaped(np.concatenate([kind(x[..., lo:hi]) for kind, lo, hi in runs], axis=-1))
     return plan_runs
+
+
+def _lane_plan(ndim, perm, view, out_shape):
+    """shaped(_lane_rows(rows(a))) of _make_plan as one function (a bias gradient's sum
+    back over its rows runs it every step): the transpose only where it moves an axis,
+    the reshape to out_shape only where it is needed (None)."""
+    if perm == tuple(range(ndim)):
+        if out_shape is None:
+            return lambda a: _lane_rows(a.reshape(view))
+        return lambda a: _lane_rows(a.reshape(view)).reshape(out_shape)
+    if out_shape is None:
+        return lambda a: _lane_rows(a.transpose(perm).reshape(view))
+    return lambda a: _lane_rows(a.transpose(perm).reshape(view)).reshape(out_shape)
 
 
 def torch_order_sum_dims(a: np.ndarray, dims: tuple, threads: int):

@@ -188,7 +188,11 @@ def edge_of(x):
 def run_op(op: Op, inputs: tuple, meta: tuple = (), arrays: tuple | None = None) -> Tensor:
     """Run `op` forward on `inputs` and, if grad mode needs it, record its node."""
     if arrays is None:
-        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+        if len(inputs) == 2:  # (most ops: without the comprehension's frame)
+            a, b = inputs
+            arrays = (a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
+        else:
+            arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     limit = MAX_ELEMENTS[0]
     if limit is not None and op.out_size is not None:
         count = op.out_size(arrays, meta)
@@ -484,8 +488,11 @@ def _record(op: Op, inputs, meta, out):
     saved = versions = input_meta = None
     if op.save_inputs:
         saved = inputs if op.save_for is None else op.save_for(inputs, edges)
-        versions = tuple([x._vc[0] if x._vc.__class__ is list else _refuse_saved(x)
-                          for x in saved if isinstance(x, Tensor)])
+        versions = []  # (a loop: a comprehension's frame costs more for a few inputs)
+        for x in saved:
+            if isinstance(x, Tensor):
+                versions.append(x._vc[0] if x._vc.__class__ is list else _refuse_saved(x))
+        versions = tuple(versions)
     if op.broadcast:
         shape, dt = out.shape, out.dtype
         i = 0
@@ -498,7 +505,16 @@ def _record(op: Op, inputs, meta, out):
                         input_meta = [None] * len(inputs)
                     input_meta[i] = (d.shape, ddt)
             i += 1
-    node = (op.node_cls or op.node_class())(op, edges, saved, versions, None, meta, input_meta)
+    node = _new(op.node_cls or op.node_class())  # (Node.__init__ inlined, as in _record_one)
+    node.op = op
+    node.next_functions = edges
+    node.saved = saved
+    node.versions = versions
+    node.saved_result = None
+    node.meta = meta
+    node.input_meta = input_meta
+    node.seq = _next_seq()
+    node.freed = False
     if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
         node.trace = TRACE_PROVIDER[0]()
     return node
@@ -542,7 +558,12 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
         if s == 1 and gshape[lead + i] != 1:
             dims.append(lead + i)
     if dims:
-        g = g.sum(dims, keepdim=True)
+        if g._data.dtype.kind in "fV" and g._data.ndim:
+            # (Tensor.sum's own work for these dims, which are already whole, sorted and
+            # distinct: the same SumBackward1 node and values, without its parsing)
+            g = run_unary(OPS["sum_dim"], g, (gshape, tuple(dims), True))
+        else:
+            g = g.sum(dims, keepdim=True)
     if lead:
         if not GRAD_MODE.enabled:  # (no graph: the values alone, without a view node)
             return make(g._data.reshape(shape))

@@ -24,9 +24,12 @@ from ..tensor import (
     has_internal_overlap,
     make,
 )
+from . import registry as _registry
 from .registry import PUBLIC, defop, edge_of, reduce_to_inputs, run_op, run_unary
 
 # ----------------------------------------------------------------- helpers
+
+_ndarray = np.ndarray
 
 
 def replay(chain: tuple, arr: np.ndarray) -> np.ndarray:
@@ -150,8 +153,46 @@ def mark_no_grad_view(res: Tensor, x: Tensor) -> None:
 
 
 def view_op(op, x: Tensor, meta: tuple) -> Tensor:
-    # (one Tensor input: run_unary builds the same node as run_op, without its loops)
-    return _as_view(run_unary(op, x, meta), x, op, meta)
+    """`op` (a view op) applied to `x`: run_unary's result (node and all) marked a view by
+    _as_view (and mark_no_grad_view under no_grad), done here in one call for the usual
+    case (the backward formulas' .t() and reshapes, Linear's weight.t(), Flatten): no
+    forward-mode AD, no size limit to check, no broadcasting bookkeeping."""
+    if _registry.FORWARD_AD is not None or op.out_size is not None or op.broadcast:
+        return _as_view(run_unary(op, x, meta), x, op, meta)
+    try:
+        d = x._data
+    except AttributeError:
+        return _as_view(run_unary(op, x, meta), x, op, meta)  # (run_unary's TypeError)
+    try:
+        out = op.forward(d, *meta)
+    except ValueError as err:
+        raise _registry._translate(err, (d,)) from None
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    base = x._base
+    enabled = GRAD_MODE.enabled
+    if enabled and (x._requires_grad or (base is not None and base._requires_grad)) \
+            and op.backward is not None and out.dtype.kind in "fV":
+        res = _registry._record_one(op, x, (x,), meta, out)  # (swappable: saved_tensors_hooks)
+    else:
+        res = make(out, False, None)
+    vc = res._vc = x._vc
+    res._attr_version = vc[0]
+    step = ((op.forward, meta),)
+    if base is None:
+        res._base = base = x
+        res._view_fn = step
+        res._creation = VIEW_DEFAULT
+    else:
+        res._base = base
+        res._view_fn = x._view_fn + step
+        res._creation = x._creation  # a view of a no_grad or split view is one too
+    if not enabled:  # (mark_no_grad_view: PyTorch asks the base, not `x` itself)
+        res._creation = VIEW_INFERENCE if GRAD_MODE.inference else VIEW_NO_GRAD
+        if base._requires_grad:
+            res._requires_grad = True
+            res._accumulator = False
+    return res
 
 
 def _embed(g: np.ndarray, shape: tuple, key) -> np.ndarray:
@@ -182,6 +223,9 @@ def _reshape_view(a, shape, in_shape):
 def _reshape_back(c, g):
     """The gradient of a reshape: g reshaped to the input's shape (c.meta[1], whole sizes
     that fit g, so Tensor.reshape's argument parsing and checks have nothing to do)."""
+    d = g._data
+    if d.flags.c_contiguous:  # (_reshape_to's first case, without the call)
+        return (view_op(VIEW, g, (c.meta[1], d.shape)),)
     return (_reshape_to(g, c.meta[1]),)
 
 
@@ -514,9 +558,11 @@ def reshape(input: Tensor, *shape_args, shape=None) -> Tensor:
 def _reshape_to(input: Tensor, target: tuple) -> Tensor:
     """reshape to `target`, a tuple of whole sizes with input's number of elements."""
     d = input._data
+    if d.flags.c_contiguous:  # (_viewable's first answer, without the call)
+        return view_op(VIEW, input, (target, d.shape))
     if _viewable(d, target):
         # PyTorch: a view of a contiguous tensor is ViewBackward0, of another one an alias
-        return view_op(VIEW if d.flags.c_contiguous else RESHAPE_ALIAS, input, (target, d.shape))
+        return view_op(RESHAPE_ALIAS, input, (target, d.shape))
     return run_op(UNSAFE_VIEW, (PUBLIC["torch.clone"](input),), (target, d.shape))
 
 
@@ -528,8 +574,9 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     d = input._data
     if d.ndim == 0:
         return reshape(input, 1)
-    s = _wrap_dim(start_dim, d.ndim)
-    e = _wrap_dim(end_dim, d.ndim)
+    n = d.ndim  # (_wrap_dim's answer for plain ints in range, without its two calls)
+    s = start_dim % n if type(start_dim) is int and -n <= start_dim < n else _wrap_dim(start_dim, n)
+    e = end_dim % n if type(end_dim) is int and -n <= end_dim < n else _wrap_dim(end_dim, n)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:

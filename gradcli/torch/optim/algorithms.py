@@ -8,7 +8,7 @@ import numpy as np
 from gradcli.engine.tensor import make
 
 from . import _updates as U
-from .optimizer import Optimizer, axpy, required, step_tensor, write
+from .optimizer import Optimizer, axpy, axpy_into, required, step_tensor, write
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
 
@@ -51,7 +51,11 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        loss = self._closure_loss(closure)
+        if closure is None:  # (_closure_loss's answer, without the call)
+            self._opt_called = True
+            loss = None
+        else:
+            loss = self._closure_loss(closure)
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             weight_decay, nesterov = group["weight_decay"], group["nesterov"]
@@ -74,7 +78,7 @@ class SGD(Optimizer):
                     else:
                         write(buf, U.add(U.mul(buf._data, momentum), grad, 1 - dampening))
                     grad = U.add(grad, buf._data, momentum) if nesterov else buf._data
-                np.copyto(d, axpy(-lr, grad, d))
+                axpy_into(-lr, grad, d)
                 p._vc[0] += 1
         return loss
 

@@ -68,6 +68,19 @@ def axpy(alpha, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return y + alpha * x
 
 
+def axpy_into(alpha, x: np.ndarray, y: np.ndarray) -> None:
+    """y[...] = axpy(alpha, x, y), the same bits: float32 is formed in a float64 buffer of
+    its own and rounded once by the assignment, without axpy's second float32 array and
+    np.copyto's Python dispatch (SGD's step, twice per parameter per step)."""
+    if x.dtype == _F32 and y.dtype == _F32:
+        wide = x.astype(np.float64)
+        wide *= float(np.float32(alpha))
+        wide += y
+        y[...] = wide
+    else:
+        np.copyto(y, axpy(alpha, x, y))
+
+
 def fma_arrays(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """a * b + c, arrays, one rounding."""
     if a.dtype == _F32:

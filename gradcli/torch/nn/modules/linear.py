@@ -42,6 +42,10 @@ class Linear(Module):
         reset_weight_and_bias(self)
 
     def forward(self, input):
+        params = self._parameters  # (without Module.__getattr__'s two calls)
+        if "weight" in params and "bias" in params:
+            return F.linear(input, params["weight"], params["bias"])
+        # (moved out by parametrize or weight_norm: an attribute now)
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

@@ -115,7 +115,7 @@ class Module:
         d = self.__dict__
         if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
                 or d.get("_non_full_backward_hooks")):
-            return self.forward(*args, **kwargs)
+            return self.forward(*args, **kwargs) if kwargs else self.forward(*args)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):

@@ -1,0 +1,112 @@
+"""The one-call paths W7's step now takes (view_op fused with run_unary and _as_view, the
+quiet forward wrapper keyed by thread, SGD's update in place, sum_to straight to
+SumBackward1) give what the general paths gave, and what PyTorch gives."""
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import gradcli.torch as G
+from gradcli.torch.optim.optimizer import axpy, axpy_into
+
+torch = pytest.importorskip("torch")
+
+
+def _view_facts(T):
+    w = T.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    facts = {}
+    with T.no_grad():
+        v = w.t()
+        facts["no_grad"] = (v.requires_grad, v.grad_fn is None, v.is_leaf, v._base is w)
+    try:
+        v.mul_(2)
+        facts["write"] = None
+    except RuntimeError as err:
+        facts["write"] = str(err).split(".")[0]
+    u = w.t()
+    facts["grad"] = (u.requires_grad, type(u.grad_fn).__name__, u._base is w)
+    f = u.flatten(0, -1)
+    facts["flatten"] = (type(f.grad_fn).__name__, f._base is w, tuple(f.shape))
+    f.sum().backward()
+    facts["w.grad"] = w.grad.tolist()
+    return facts
+
+
+def test_views_with_and_without_grad_mode_are_pytorchs():
+    assert _view_facts(G) == _view_facts(torch)
+
+
+def test_bias_gradient_summed_back_is_pytorchs():
+    """sum_to over broadcast rows (SumBackward1 under create_graph, plain values without)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((257, 3)).astype(np.float32)
+    out = {}
+    for name, T in (("g", G), ("t", torch)):
+        b = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = T.tensor(x) + b
+        (g,) = T.autograd.grad((y * y).sum(), b, create_graph=True)
+        out[name] = (type(g.grad_fn).__name__, np.asarray(g.tolist(), np.float32).tobytes())
+        b2 = T.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        (T.tensor(x) * b2).sum().backward()
+        out[name] += (np.asarray(b2.grad.tolist(), np.float32).tobytes(),)
+    assert out["g"] == out["t"]
+
+
+def test_quiet_forwards_in_threads_leave_numpy_state_alone():
+    """An op in a new thread (its own quiet Context) computes inf/nan silently, and neither
+    thread's numpy error state changes."""
+    before = np.geterr()
+    results = []
+
+    def work():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            a = G.tensor([1.0, 0.0, -1.0])
+            results.append(((a / G.tensor(0.0)).tolist(), np.geterr()))
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 3
+    for values, state in results:
+        assert values[0] == float("inf") and values[2] == float("-inf") and values[1] != values[1]
+        assert state == before
+    assert np.geterr() == before
+
+
+def test_axpy_into_is_axpy_bit_for_bit():
+    rng = np.random.default_rng(11)
+    for dtype in (np.float32, np.float64):
+        for alpha in (-1e-6, 0.1, -3.0):
+            x = (rng.standard_normal(64) * 10.0 ** rng.integers(-8, 8, 64)).astype(dtype)
+            y = rng.standard_normal(64).astype(dtype)
+            want = axpy(alpha, x, y)
+            got = y.copy()
+            axpy_into(alpha, x, got)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_sgd_steps_match_pytorch():
+    w0 = np.array([[0.1, -0.2, 0.05]], np.float32)
+    rng = np.random.default_rng(2)
+    xs = rng.standard_normal((50, 3)).astype(np.float32)
+    finals = []
+    for T in (G, torch):
+        model = T.nn.Sequential(T.nn.Linear(3, 1), T.nn.Flatten(0, 1))
+        with T.no_grad():
+            model[0].weight.copy_(T.tensor(w0))
+            model[0].bias.fill_(0.3)
+        opt = T.optim.SGD(model.parameters(), lr=1e-3)
+        x, y = T.tensor(xs), T.tensor(xs[:, 0] * 2.0)
+        for _ in range(20):
+            loss = T.nn.MSELoss(reduction="sum")(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        finals.append(np.asarray(model[0].weight.tolist(), np.float32))
+    # (torch.testing's float32 tolerances: 50 rows of products round as MKL's up to an ulp)
+    np.testing.assert_allclose(finals[0], finals[1], rtol=1.3e-6, atol=1e-5)
