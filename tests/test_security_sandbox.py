@@ -1366,7 +1366,10 @@ def test_cli_sample_of_the_corpus(tmp_path):
     """A sample of the corpus through the real CLI, many files in one process."""
     import subprocess
     import sys
-    sample = SAFE_CORPUS[::len(SAFE_CORPUS) // 40][:40]
+    # (attacks whose allowed exit codes include 0, reads the rules allow such as a dunder in
+    # a branch never taken, report nothing: the sample takes the ones that must be refused)
+    refused = [case for case in SAFE_CORPUS if 0 not in case[1]]
+    sample = refused[::len(refused) // 40][:40]
     names = []
     for k, (src, _, _) in enumerate(sample):
         (tmp_path / f"a{k}.grad").write_text(src)

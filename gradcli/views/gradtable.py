@@ -56,15 +56,20 @@ def grads_table(names, *, title: str | None = "Gradients"):
     table.add_column("name", style="bold yellow", overflow="fold",
                      min_width=min(widest, NAME_WIDTH))
     table.add_column("shape", no_wrap=True)
-    table.add_column("value", min_width=MIN_NUMBERS)
-    table.add_column("grad", min_width=MIN_NUMBERS)
-    for (_, t), label in zip(rows, wrapped, strict=True):
+    cells = []
+    for _, t in rows:
         grad = grad_of(t)
         if grad is None and not t.is_leaf and not t.retains_grad:
             grad_text = Text("None (non-leaf)", style="dim")
         else:
             grad_text = Text(short(grad), style="green" if grad is not None else "dim")
-        table.add_row(label, shape_str(t.shape), Text(short(t)), grad_text)
+        cells.append((Text(short(t)), grad_text))
+    # (a column is kept at least as wide as a few numbers, or as its widest cell if less)
+    for k, header in enumerate(("value", "grad")):
+        widest_cell = max((len(pair[k].plain) for pair in cells), default=len(header))
+        table.add_column(header, min_width=min(MIN_NUMBERS, max(widest_cell, len(header))))
+    for (_, t), label, (value_text, grad_text) in zip(rows, wrapped, cells, strict=True):
+        table.add_row(label, shape_str(t.shape), value_text, grad_text)
     if not rows:
         table.caption = "no named tensor requires grad"
     return table

@@ -85,8 +85,10 @@ def _recover(fn, public_name: str, args: tuple, kwargs: dict, err: Exception, sk
     if better is not None:
         raise better from None
     tb = err.__traceback__
-    if isinstance(err, TypeError) and tb is not None and tb.tb_next is None:
-        call = rebind(public_name, args[skip:], kwargs, _keywords(fn))  # (fn refused them)
+    inner = getattr(fn, "__wrapped__", None)  # (a refusing wrapper: its callee refused them)
+    if isinstance(err, TypeError) and tb is not None and (
+            tb.tb_next is None or (inner is not None and tb.tb_next.tb_next is None)):
+        call = rebind(public_name, args[skip:], kwargs, _keywords(inner or fn))
         if call is not None:
             return fn(*args[:skip], *call[0], **call[1])
     return _RERAISE

@@ -172,8 +172,14 @@ def view_op(op, x: Tensor, meta: tuple) -> Tensor:
     base = x._base
     enabled = GRAD_MODE.enabled
     if enabled and (x._requires_grad or (base is not None and base._requires_grad)) \
-            and op.backward is not None and out.dtype.kind in "fV":
-        res = _registry._record_one(op, x, (x,), meta, out)  # (swappable: saved_tensors_hooks)
+            and op.backward is not None:
+        kind = out.dtype.kind
+        if kind in "fV":
+            res = _registry._record_one(op, x, (x,), meta, out)  # (swappable: saved hooks)
+        elif kind == "c":  # (a complex view records its twin's node: run_unary's branch)
+            return _as_view(run_unary(op, x, meta), x, op, meta)
+        else:
+            res = make(out, False, None)
     else:
         res = make(out, False, None)
     vc = res._vc = x._vc

@@ -165,8 +165,10 @@ class RNNBase(Module):
                      dtype=like.dtype)
 
     def _oneDNN(self, input) -> bool:  # noqa: N802 - the library's name
-        """PyTorch runs a float32 LSTM without projections through oneDNN on CPU."""
-        return self._mode == "LSTM" and not self.proj_size and str(input.dtype) == "torch.float32"
+        """PyTorch runs a float32 or bfloat16 LSTM without projections through oneDNN on
+        CPU (float64 and float16 take its default path, ending on a stack)."""
+        return self._mode == "LSTM" and not self.proj_size \
+            and str(input.dtype) in ("torch.float32", "torch.bfloat16")
 
     def _run(self, input, states, cell):
         """Run every layer over time, each direction in turn (the reverse one from the last
