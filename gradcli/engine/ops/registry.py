@@ -389,6 +389,24 @@ def _result_of(op: Op, node, out) -> Tensor:
     return res
 
 
+def _new_node(op: Op, edges: tuple, saved, versions, meta, input_meta):
+    """A node of `op`'s class with Node.__init__'s fields set directly (one is made per op
+    recorded: the class's __init__ would be one more frame on the hot path)."""
+    node = _new(op.node_cls or op.node_class())
+    node.op = op
+    node.next_functions = edges
+    node.saved = saved
+    node.versions = versions
+    node.saved_result = None
+    node.meta = meta
+    node.input_meta = input_meta
+    node.seq = _next_seq()
+    node.freed = False
+    if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
+        node.trace = TRACE_PROVIDER[0]()
+    return node
+
+
 def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
     """The result and node of an op whose one Tensor input is `a` = inputs[0] (the others
     are Python scalars): run_scalar's and run_unary's recording, with Node.__init__ and
@@ -404,18 +422,7 @@ def _record_one(op: Op, a: Tensor, inputs: tuple, meta: tuple, out) -> Tensor:
         saved = inputs if op.save_for is None else op.save_for(inputs, edges)
         versions = ((a._vc[0] if a._vc.__class__ is list else _refuse_saved(a)),) \
             if saved[0] is a else ()
-    node = _new(op.node_cls or op.node_class())
-    node.op = op
-    node.next_functions = edges
-    node.saved = saved
-    node.versions = versions
-    node.saved_result = None
-    node.meta = meta
-    node.input_meta = None
-    node.seq = _next_seq()
-    node.freed = False
-    if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
-        node.trace = TRACE_PROVIDER[0]()
+    node = _new_node(op, edges, saved, versions, meta, None)
     res = make(out, True, node)
     if op.save_result:
         node.saved_result = (out, res._vc)  # see Node.result
@@ -505,19 +512,7 @@ def _record(op: Op, inputs, meta, out):
                         input_meta = [None] * len(inputs)
                     input_meta[i] = (d.shape, ddt)
             i += 1
-    node = _new(op.node_cls or op.node_class())  # (Node.__init__ inlined, as in _record_one)
-    node.op = op
-    node.next_functions = edges
-    node.saved = saved
-    node.versions = versions
-    node.saved_result = None
-    node.meta = meta
-    node.input_meta = input_meta
-    node.seq = _next_seq()
-    node.freed = False
-    if ANOMALY[0] and TRACE_PROVIDER[0] is not None:
-        node.trace = TRACE_PROVIDER[0]()
-    return node
+    return _new_node(op, edges, saved, versions, meta, input_meta)
 
 
 def reduce_to_inputs(node, grads):
