@@ -19,7 +19,7 @@ from .. import dtypes
 from ..grad_mode import ANOMALY
 from ..tensor import Tensor, _wrap_dim, make
 from . import composite as _composite
-from .registry import PUBLIC, defop, public, run_op
+from .registry import PUBLIC, defop, no_derivative, public, run_op
 
 PUBLIC["torch.pi"] = math.pi
 PUBLIC["torch.e"] = math.e
@@ -232,18 +232,13 @@ public("torch.isreal", "Tensor.isreal")(_bool_map("isreal", lambda a: np.ones(a.
 # ------------------------------------------------------------------ heaviside, gcd, lcm
 
 
-def _no_derivative(name):
-    def backward(c, g):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-
-    return backward
 
 
 def _heaviside_forward(a, values):
     return np.where(a == 0, values, (a > 0)).astype(np.result_type(a, values))
 
 
-HEAVISIDE = defop("heaviside", "NotImplemented", _heaviside_forward, _no_derivative("heaviside"),
+HEAVISIDE = defop("heaviside", "NotImplemented", _heaviside_forward, no_derivative("heaviside"),
                   "heaviside: no derivative", broadcast=True,
                   torch_call="torch.heaviside(a, b)")
 

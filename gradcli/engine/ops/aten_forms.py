@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes
 from ..tensor import Tensor, make
 from ..warn_site import warn_at_caller
-from .registry import PUBLIC, defop, public, run_op
+from .registry import PUBLIC, defop, no_derivative, public, run_op
 from .tensor_extras import _resize_function
 
 
@@ -31,15 +31,10 @@ def _detach_copy_forward(x):
     return x.copy()
 
 
-def _no_derivative(name: str):
-    def backward(ctx, grad):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-
-    return backward
 
 
 DETACH_COPY = defop("detach_copy", "NotImplemented", _detach_copy_forward,
-                    _no_derivative("detach_copy"),
+                    no_derivative("detach_copy"),
                     "PyTorch declares no derivative for detach_copy (backward raises)")
 
 

@@ -17,7 +17,7 @@ from ..kernels.sleef import power as _float_power
 from ..kernels.sleef import rounded_once, sigmoid32
 from ..parallel import split_elementwise
 from ..tensor import Tensor, make
-from .registry import PUBLIC, defop, run_op, run_scalar, run_unary
+from .registry import PUBLIC, defop, no_derivative, run_op, run_scalar, run_unary
 
 # ----------------------------------------------------------------- helpers
 
@@ -591,10 +591,6 @@ WHERE = defop("where", "WhereBackward0", lambda a, b, cond: np.where(cond, a, b)
                             _where(c.meta_tensor(0), 0.0, g) if c.needs(1) else None),
               "d where(c,a,b)/da = c, d/db = not c", broadcast=True, save="meta",
               torch_call="torch.where(a > 0, a, b)")
-def _not_implemented(name):
-    def backward(c, g):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-    return backward
 
 
 def _floor_div(a, b):
@@ -648,7 +644,7 @@ REMAINDER_SCALAR = defop("remainder_scalar", "RemainderBackward0", _mod,
                          lambda c, g: (g,), "d(a mod s)/da = 1", broadcast=True,
                          torch_call="torch.remainder(a, 1.5)")
 RREMAINDER = defop("rremainder", "NotImplemented", _mod,
-                   _not_implemented("remainder"), broadcast=True, torch_call="2.5 % a")
+                   no_derivative("remainder"), broadcast=True, torch_call="2.5 % a")
 
 
 FMOD = defop("fmod", "FmodBackward1", _fmod,
@@ -662,7 +658,7 @@ FMOD_SELF = defop("fmod_self", "FmodBackward1", _fmod, lambda c, g: (g, None),
 FMOD_SCALAR = defop("fmod_scalar", "FmodBackward0", _fmod, lambda c, g: (g,), "d fmod(a, s)/da = 1",
                     broadcast=True, torch_call="torch.fmod(a, 1.5)")
 FLOOR_DIVIDE = defop("floor_divide", "NotImplemented", lambda a, b: np.floor_divide(a, b),
-                     _not_implemented("floor_divide"), broadcast=True, torch_call="a // b")
+                     no_derivative("floor_divide"), broadcast=True, torch_call="a // b")
 FLOOR = defop("floor", "FloorBackward0", np.floor, lambda c, g: (_zero_like(g),), "d floor(a)/da = 0",
               torch_call="a.floor()")
 CEIL = defop("ceil", "CeilBackward0", np.ceil, lambda c, g: (_zero_like(g),), "d ceil(a)/da = 0",

@@ -18,7 +18,7 @@ from ..tensor import Tensor, make
 from ..warn_site import warn_at_caller
 from .aliases_and_config import _scalar_name
 from .breadth import channel_shuffle as _channel_shuffle
-from .registry import PUBLIC, defop, public, run_op
+from .registry import PUBLIC, defop, no_derivative, public, run_op
 
 # ------------------------------------------------------------------ gumbel_softmax
 
@@ -220,11 +220,6 @@ def relu_(input: Tensor) -> Tensor:
 # ------------------------------------------------------------------ native_channel_shuffle
 
 
-def _not_implemented(name: str):
-    def backward(ctx, grad):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-
-    return backward
 
 
 def _native_channel_shuffle_fwd(x, groups):
@@ -236,7 +231,7 @@ def _native_channel_shuffle_fwd(x, groups):
 
 NATIVE_CHANNEL_SHUFFLE = defop(
     "native_channel_shuffle", "NotImplemented", _native_channel_shuffle_fwd,
-    _not_implemented("native_channel_shuffle"),
+    no_derivative("native_channel_shuffle"),
     "PyTorch's native kernel has no derivative (backward raises)")
 
 

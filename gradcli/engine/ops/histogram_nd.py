@@ -15,21 +15,13 @@ import numpy as np
 
 from ..tensor import Tensor
 from .linalg_ext import _run_multi
-from .registry import PUBLIC, defop, public
-
-
-def _refuse(name: str):
-    def backward(ctx, grads):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-
-    return backward
-
+from .registry import PUBLIC, defop, no_derivative, public
 
 HIST_EDGES = defop("_histogramdd_bin_edges", "NotImplemented", None,
-                   _refuse("_histogramdd_bin_edges"),
+                   no_derivative("_histogramdd_bin_edges"),
                    "PyTorch declares no derivative for histogramdd's edges", multi=True)
 HIST_COUNTS = defop("_histogramdd_from_bin_cts", "NotImplemented", None,
-                    _refuse("_histogramdd_from_bin_cts"),
+                    no_derivative("_histogramdd_from_bin_cts"),
                     "PyTorch declares no derivative for histogramdd", multi=True)
 
 

@@ -14,25 +14,17 @@ import numpy as np
 
 from ..tensor import Tensor
 from .linalg_ext import _run_multi
-from .registry import defop, public
+from .registry import defop, no_derivative, public
 from .sorting import _pair_type
 
-
-def _refuse(message: str):
-    def backward(ctx, grads):
-        raise RuntimeError(message)
-
-    return backward
-
-
 GEQRF = defop("geqrf", "GeqrfBackward0", None,
-              _refuse("the derivative for 'geqrf' is not implemented."),
+              no_derivative("geqrf", "the derivative for 'geqrf' is not implemented."),
               "PyTorch declares no derivative for geqrf (backward raises)", multi=True)
 LDL_FACTOR = defop("linalg_ldl_factor_ex", "NotImplemented", None,
-                   _refuse("derivative for aten::linalg_ldl_factor_ex is not implemented"),
+                   no_derivative("linalg_ldl_factor_ex"),
                    "PyTorch declares no derivative for ldl_factor (backward raises)", multi=True)
 LDL_SOLVE = defop("linalg_ldl_solve", "NotImplemented", None,
-                  _refuse("derivative for aten::linalg_ldl_solve is not implemented"),
+                  no_derivative("linalg_ldl_solve"),
                   "PyTorch declares no derivative for ldl_solve (backward raises)", multi=True)
 
 GEQRF_T = _pair_type("geqrf", "a", "tau")

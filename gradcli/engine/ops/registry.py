@@ -389,6 +389,17 @@ def _result_of(op: Op, node, out) -> Tensor:
     return res
 
 
+def no_derivative(name: str, message: str | None = None):
+    """The backward of an op PyTorch declares no derivative for: raises its text when a
+    gradient reaches it ("derivative for aten::NAME is not implemented", or `message`)."""
+    text = message or f"derivative for aten::{name} is not implemented"
+
+    def backward(ctx, grads):
+        raise RuntimeError(text)
+
+    return backward
+
+
 def _new_node(op: Op, edges: tuple, saved, versions, meta, input_meta):
     """A node of `op`'s class with Node.__init__'s fields set directly (one is made per op
     recorded: the class's __init__ would be one more frame on the hot path)."""
