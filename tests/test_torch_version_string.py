@@ -32,3 +32,18 @@ def test_gradcli_run_prints_pytorchs_version(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (f"Using torch {torch.__version__}\n{torch.__version__} True\n")
+
+
+def test_torch_version_module_answers_as_a_cpu_build(tmp_path):
+    """Environment cells print torch.version.cuda beside torch.__version__."""
+    for name in ("cuda", "hip", "xpu", "debug", "git_version"):
+        assert getattr(gtorch.version, name) == getattr(torch.version, name), name
+    assert str(gtorch.version.__version__) == str(torch.version.__version__)
+    prog = tmp_path / "env.grad"
+    prog.write_text("import torch\nprint(torch.version.cuda, torch.version.debug)\n"
+                    "print(torch.version.__version__ == torch.__version__)\n"
+                    "print(torch.version.cuda is None and not torch.cuda.is_available())\n")
+    proc = subprocess.run([sys.executable, "-m", "gradcli", "run", str(prog)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "None False\nTrue\nTrue\n"

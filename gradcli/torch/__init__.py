@@ -30,7 +30,8 @@ from . import autograd, linalg, nn, random, special  # noqa: F401
 from ._namespace import fill as _fill
 from ._namespace import unsupported as _unsupported
 from .autograd import Variable  # noqa: F401
-from .torch_version import TorchVersion as _TorchVersion
+from . import version  # noqa: F401  (torch.version: no CUDA build, PyTorch's commit)
+from .version import __version__  # noqa: F401  (PyTorch 2.13 CPU's own string; compares as a version)
 
 set_default_dtype = _dtypes.set_default_dtype
 # is_grad_enabled, get_default_dtype, result_type, promote_types... with PyTorch's checks
@@ -46,7 +47,6 @@ int64 = long = _dtypes.int64
 int32 = int = _dtypes.int32
 bool = _dtypes.bool_
 
-__version__ = _TorchVersion("2.13.0+cpu")  # PyTorch 2.13 CPU's own string (scripts print it); compares as a version
 
 return_types = _SimpleNamespace(**_RETURN_TYPES)
 
