@@ -26,11 +26,10 @@ from gradcli.engine.random import initial_seed, manual_seed, seed  # noqa: F401
 from gradcli.engine.size import Size, device  # noqa: F401
 from gradcli.engine.tensor import Tensor  # noqa: F401
 
-from . import autograd, linalg, nn, random, special  # noqa: F401
+from . import autograd, linalg, nn, random, special, version  # noqa: F401
 from ._namespace import fill as _fill
 from ._namespace import unsupported as _unsupported
 from .autograd import Variable  # noqa: F401
-from . import version  # noqa: F401  (torch.version: no CUDA build, PyTorch's commit)
 from .version import __version__  # noqa: F401  (PyTorch 2.13 CPU's own string; compares as a version)
 
 set_default_dtype = _dtypes.set_default_dtype
