@@ -391,3 +391,48 @@ def test_numpy_scalars_are_python_numbers_to_tensor_arithmetic():
         print(torch.ones(2, dtype=torch.int64) + np.int64(3), np.float64(3.0) - torch.ones(2),
               np.float64(1.0) / torch.full((2,), 4.0), torch.ones(2) ** np.float64(2.0))
     """)
+
+
+def test_anomaly_mode_and_its_nan_check_are_two_switches():
+    # detect_anomaly(check_nan=False) turns anomaly mode on without the NaN check
+    _check("""
+        print(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+        torch.set_anomaly_enabled(True, check_nan=False)
+        print(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+        torch.set_anomaly_enabled(False)
+        x = torch.tensor([0.0], requires_grad=True)
+        with torch.autograd.detect_anomaly(check_nan=False):
+            print(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+            (x / x).sum().backward()
+            print(x.grad)
+        print(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+        with torch.autograd.detect_anomaly():
+            x.grad = None
+            try:
+                (x / x).sum().backward()
+            except RuntimeError as e:
+                print(e)
+        with torch.autograd.set_detect_anomaly(True, check_nan=False):
+            print(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+        print(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+    """)
+
+
+def test_environment_cells_on_the_cpu_libraries():
+    # what environment cells print beside torch.cuda.is_available()
+    _check("""
+        print(torch.version.cuda, torch.version.hip, torch.version.debug)
+        print(torch.backends.mkldnn.is_available(), torch.backends.mkl.is_available(),
+              torch.backends.openmp.is_available())
+        print(torch.backends.mkldnn.enabled, torch.backends.mkldnn.deterministic)
+        torch.backends.mkldnn.deterministic = True
+        print(torch.backends.mkldnn.deterministic)
+        torch.backends.mkldnn.deterministic = False
+        print(torch.backends.cpu.get_cpu_capability() in ("DEFAULT", "AVX2", "AVX512"))
+    """)
+
+
+def test_cpu_capability_is_what_pytorch_picks_here():
+    import gradcli.torch as gtorch
+
+    assert gtorch.backends.cpu.get_cpu_capability() == torch.backends.cpu.get_cpu_capability()

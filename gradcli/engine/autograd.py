@@ -750,6 +750,8 @@ def _warn_error_in(node) -> None:
 
 
 def _check_nan(node, out_grads) -> None:
+    if not grad_mode.ANOMALY_CHECK_NAN[0]:  # detect_anomaly(check_nan=False): traces only
+        return
     for i, g in enumerate(out_grads):
         if g is not None and g._data.dtype.kind in "fV" and np.isnan(g._data).any():
             err = RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

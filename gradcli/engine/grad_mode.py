@@ -25,8 +25,16 @@ GRAD_MODE = _GradMode()
 #: GRAD_MODE.inference (to mark an inference tensor, engine/inference.py) only when not 0
 INFERENCE_ACTIVE = [0]
 _INFERENCE_COUNT_LOCK = threading.Lock()
-# One-element list: the hot path reads ANOMALY[0] without attribute lookups.
+# One-element lists: the hot path reads ANOMALY[0] without attribute lookups. Anomaly mode
+# (forward traces, the failing node named) and its NaN check are two switches, as PyTorch's:
+# detect_anomaly(check_nan=False) traces without checking.
 ANOMALY = [False]
+ANOMALY_CHECK_NAN = [True]
+
+
+def set_anomaly(enabled: bool, check_nan: bool = True) -> None:
+    ANOMALY[0] = enabled
+    ANOMALY_CHECK_NAN[0] = check_nan
 
 
 def is_grad_enabled() -> bool:
@@ -188,25 +196,24 @@ class detect_anomaly:  # noqa: N801
 
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
+        self._prev = (ANOMALY[0], ANOMALY_CHECK_NAN[0])  # (as PyTorch: taken when made)
         warnings.warn(
             "Anomaly Detection has been enabled. This mode will increase the runtime and should "
             "only be enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):
-        self._prev = ANOMALY[0]
-        ANOMALY[0] = self.check_nan
+        set_anomaly(True, self.check_nan)
         return None
 
     def __exit__(self, *exc):
-        ANOMALY[0] = self._prev
+        set_anomaly(*self._prev)
         return False
 
 
 class set_detect_anomaly(detect_anomaly):  # noqa: N801
     def __init__(self, mode: bool, check_nan: bool = True):
-        self.check_nan = bool(mode) and check_nan
-        self._prev = ANOMALY[0]
-        ANOMALY[0] = self.check_nan
+        self._prev = (ANOMALY[0], ANOMALY_CHECK_NAN[0])
+        set_anomaly(bool(mode), bool(check_nan))
 
     def __enter__(self):
         return None
@@ -214,6 +221,10 @@ class set_detect_anomaly(detect_anomaly):  # noqa: N801
 
 def is_anomaly_enabled() -> bool:
     return ANOMALY[0]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return ANOMALY_CHECK_NAN[0]
 
 
 # Where the current forward op runs (file, line), asked only under detect_anomaly;

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..grad_mode import ANOMALY
+from ..grad_mode import ANOMALY, ANOMALY_CHECK_NAN, set_anomaly
 from ..tensor import Tensor, _wrap_dim, make
 from . import composite as _composite
 from .registry import PUBLIC, defop, no_derivative, public, run_op
@@ -750,17 +750,22 @@ def is_warn_always_enabled() -> bool:
 
 @public("torch.set_anomaly_enabled")
 def set_anomaly_enabled(enabled, check_nan=True) -> None:
-    """The switch detect_anomaly's context manager flips (one flag: anomaly checks on)."""
+    """The two switches detect_anomaly's context manager flips: anomaly mode and its NaN check."""
     for position, (arg, value) in enumerate((("enabled", enabled), ("check_nan", check_nan))):
         if type(value) is not bool:
             raise TypeError(f"set_anomaly_enabled(): argument '{arg}' (position {position + 1}) "
                             f"must be bool, not {type(value).__name__}")
-    ANOMALY[0] = bool(enabled) and bool(check_nan)
+    set_anomaly(enabled, check_nan)
 
 
 @public("torch.is_anomaly_enabled")
 def is_anomaly_enabled() -> bool:
     return ANOMALY[0]
+
+
+@public("torch.is_anomaly_check_nan_enabled")
+def is_anomaly_check_nan_enabled() -> bool:
+    return ANOMALY_CHECK_NAN[0]
 
 
 _TENSOR_TYPES = {"torch.FloatTensor": "float32", "torch.DoubleTensor": "float64",
