@@ -5,6 +5,7 @@ need a GPU fails with PyTorch's "Torch not compiled with CUDA enabled"."""
 from __future__ import annotations
 
 from gradcli.engine.devices import NOT_COMPILED
+from gradcli.engine.ops.amp_training import cuda_amp as amp  # noqa: F401  (GPU scripts' AMP lines)
 
 __all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all",
            "synchronize", "empty_cache", "current_device", "get_device_name", "set_device",

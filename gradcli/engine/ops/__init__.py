@@ -62,6 +62,7 @@ from . import tut_ops  # noqa: F401  (torch.float16/int8/int16 and their casts) 
 from . import lp_pool3d  # noqa: F401  (nn.functional.lp_pool3d, LPPool3d's)  # isort: skip
 from . import bfloat16  # noqa: F401  (torch.bfloat16: its name, cast and float32 kernels)  # isort: skip
 from . import amp  # noqa: F401  (torch.autocast on CPU: the op lists, swapped in on entry)  # isort: skip
+from . import amp_training  # noqa: F401  (torch.amp.GradScaler, custom_fwd/custom_bwd)  # isort: skip
 from . import grid_sampler  # noqa: F401  (torch.grid_sampler, _2d, _3d: the modes as numbers)  # isort: skip
 from . import aten_breadth  # noqa: F401  (aten.slice, _unsafe_masked_index, pool / dropout backwards)  # isort: skip
 from . import functional_breadth  # noqa: F401  (F.linear_cross_entropy)  # isort: skip

@@ -78,14 +78,14 @@ def _check_device(device_type) -> None:
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
 
 
-_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
                  "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
                  "privateuseone")
 
 
-def _device_of(device_type) -> str:
-    if device_type not in _DEVICE_TYPES:
-        raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of "
+def device_of(device_type) -> str:
+    if device_type not in DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of "
                            f"device string: {device_type}")
     return device_type
 
@@ -100,7 +100,7 @@ class autocast:  # noqa: N801 - torch's name
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         _check_device(device_type)
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
-        self.device = _device_of(device_type)
+        self.device = device_of(device_type)
         self._cache_enabled = STATE.cache_enabled if cache_enabled is None else cache_enabled
         if enabled:
             if self.device == "cuda":
@@ -185,12 +185,12 @@ def is_autocast_enabled(device_type=_NO_DEVICE) -> bool:
         raise TypeError(f"is_autocast_enabled(): argument 'device_type' (position 1) must be "
                         f"str, not {type(device_type).__name__}")
     _check_device(device_type)
-    return STATE.enabled if _device_of(device_type) == "cpu" else False
+    return STATE.enabled if device_of(device_type) == "cpu" else False
 
 
 def get_autocast_dtype(device_type):
     _check_device(device_type)
-    if _device_of(device_type) == "cpu":
+    if device_of(device_type) == "cpu":
         return STATE.dtype
     return dtypes.float16
 
@@ -215,7 +215,7 @@ def clear_autocast_cache() -> None:
     STATE.cache.clear()
 
 
-def _module(name: str, doc: str, **names) -> types.ModuleType:
+def amp_module(name: str, doc: str, **names) -> types.ModuleType:
     """A facade submodule made here (torch.amp, torch.cpu, torch.cpu.amp): named under
     gradcli.torch and entered in sys.modules, so programs may import and reach it as they
     reach the facade's own modules."""
@@ -228,9 +228,18 @@ def _module(name: str, doc: str, **names) -> types.ModuleType:
     return sys.modules[module.__name__]
 
 
-_amp = _module("amp", "Automatic mixed precision: torch.amp.autocast.", autocast=autocast)
-_cpu_amp = _module("cpu.amp", "The deprecated CPU spelling of torch.amp.", autocast=cpu_autocast)
-_cpu = _module("cpu", "CPU queries and the deprecated torch.cpu.amp.", amp=_cpu_amp,
+def extend_module(name: str, **names) -> None:
+    """More names in a facade submodule made by amp_module (amp_training's GradScaler...)."""
+    import sys
+
+    module = sys.modules[f"gradcli.torch.{name}"]
+    module.__dict__.update(names)
+    module.__all__ = sorted({*module.__all__, *names})
+
+
+_amp = amp_module("amp", "Automatic mixed precision: torch.amp.autocast.", autocast=autocast)
+_cpu_amp = amp_module("cpu.amp", "The deprecated CPU spelling of torch.amp.", autocast=cpu_autocast)
+_cpu = amp_module("cpu", "CPU queries and the deprecated torch.cpu.amp.", amp=_cpu_amp,
                is_available=lambda: True, device_count=lambda: 1)
 
 for _name, _value in (("autocast", autocast), ("amp", _amp), ("cpu", _cpu),
