@@ -2816,6 +2816,9 @@ SIGNATURES = {
     'torch.inverse': (
         'inverse(Tensor input, *, Tensor out=None)',
     ),
+    'torch.is_anomaly_check_nan_enabled': (
+        '!noargs torch.is_anomaly_check_nan_enabled',
+    ),
     'torch.is_anomaly_enabled': (
         '!noargs torch.is_anomaly_enabled',
     ),
