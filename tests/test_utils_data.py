@@ -237,3 +237,68 @@ def test_subset_random_sampler_as_cs231n_uses_it():
         return [list(train), list(val), list(train), lib.randn(2), len(train)]
 
     _run_both(build)
+
+
+_STREAM_PROGRAM = """
+import torch
+from torch.utils.data import DataLoader, IterableDataset, WeightedRandomSampler, TensorDataset
+from torch.utils.data import get_worker_info
+torch.manual_seed(0)
+class Stream(IterableDataset):
+    def __init__(self, n):
+        self.n = n
+    def __iter__(self):
+        return iter([torch.tensor([float(i), float(i * i)]) for i in range(self.n)])
+    def __len__(self):
+        return self.n
+dl = DataLoader(Stream(7), batch_size=3)
+print(len(dl))
+for b in dl:
+    print(b)
+for b in DataLoader(Stream(7), batch_size=3, drop_last=True):
+    print(b.shape)
+print(len(DataLoader(Stream(7), batch_size=3, drop_last=True)))
+for b in DataLoader(Stream(2), batch_size=None):
+    print(b)
+for b in DataLoader(Stream(2) + Stream(3), batch_size=2):
+    print(b)
+for kw in ({"shuffle": True}, {"sampler": [0, 1]}, {"batch_sampler": [[0]]}):
+    try:
+        DataLoader(Stream(2), **kw)
+    except ValueError as e:
+        print(e)
+print(get_worker_info())
+w = WeightedRandomSampler([0.1, 0.9, 0.4, 0.7, 3.0, 0.6], 5, replacement=True)
+print(list(w), len(w))
+print(list(WeightedRandomSampler([0.9, 0.4, 0.05, 0.2, 0.3, 0.1], 5, replacement=False)))
+g = torch.Generator().manual_seed(3)
+ds = TensorDataset(torch.arange(6.0))
+for b in DataLoader(ds, batch_size=2, sampler=WeightedRandomSampler([1.0] * 6, 6, generator=g)):
+    print(b)
+for bad in ((torch.ones(2, 2), 3), ([1.0], 0), ([1.0], 2, 1)):
+    try:
+        WeightedRandomSampler(*bad)
+    except ValueError as e:
+        print(e)
+print(torch.rand(2))
+"""
+
+
+def test_iterable_datasets_and_weighted_sampling_as_pytorch(tmp_path):
+    """A stream dataset batched in order (the last short batch, drop_last, batch_size None,
+    chained streams, the options it refuses), WeightedRandomSampler's draws with PyTorch's
+    numbers: PyTorch, plain Python and `gradcli run` print the same."""
+    prog = tmp_path / "stream.py"
+    prog.write_text(_STREAM_PROGRAM)
+    expected = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True,
+                              timeout=120)
+    assert expected.returncode == 0, expected.stderr
+    shim = ("import sys, gradcli.torch\nsys.modules['torch'] = gradcli.torch\n"
+            "sys.modules['torch.utils.data'] = gradcli.torch.utils.data\n")
+    plain = subprocess.run([sys.executable, "-c", shim + _STREAM_PROGRAM], capture_output=True,
+                           text=True, timeout=120)
+    assert plain.stdout == expected.stdout, plain.stderr
+    run = subprocess.run([sys.executable, "-m", "gradcli", "run", str(prog)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == expected.stdout

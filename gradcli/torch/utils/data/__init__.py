@@ -1,6 +1,7 @@
 """torch.utils.data as the from-scratch tutorials use it (d2l's ``load_array``, training
-loops over a ``DataLoader``): map-style datasets, the samplers, batching with the default
-collate, ``random_split``. Single process only (``num_workers`` other than 0 is refused).
+loops over a ``DataLoader``): map-style and iterable datasets, the samplers, batching with
+the default collate, ``random_split``. Single process only (``num_workers`` other than 0 is
+refused; ``get_worker_info()`` is None, as in PyTorch's main process).
 
 The random numbers are PyTorch's: iterating a loader draws its base seed (one int64 from
 the loader's generator, or the global one) when the iterator is made, and a shuffling
@@ -26,14 +27,16 @@ from .sampler import (
     Sampler,
     SequentialSampler,
     SubsetRandomSampler,
+    WeightedRandomSampler,
     _draw_seed,
     _torch,
 )
 
 #: what a program may import from here (the helpers and imports above stay out of reach)
-__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "RandomSampler", "Sampler",
-           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
-           "default_collate", "default_convert", "random_split", "sampler"]
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
+           "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "default_collate",
+           "default_convert", "get_worker_info", "random_split", "sampler"]
 
 
 class Dataset:
@@ -46,6 +49,46 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A dataset read as a stream: ``__iter__`` in a subclass (a DataLoader batches what it
+    returns, in order)."""
+
+    __module__ = "torch.utils.data.dataset"
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after another."""
+
+    __module__ = "torch.utils.data.dataset"
+
+    def __init__(self, datasets) -> None:
+        self.datasets = datasets
+
+    def __iter__(self):
+        items = []
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            items.extend(d)
+        return iter(items)
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+def get_worker_info():
+    """None: every batch is loaded in the program's own process."""
+    return None
 
 
 class TensorDataset(Dataset):
@@ -180,6 +223,17 @@ class DataLoader:
         if num_workers:
             raise NotImplementedError("gradcli's DataLoader loads in this process only: "
                                       "use num_workers=0")
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle not in (False, None):
+                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
+                                 f"option, but got shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler "
+                                 f"option, but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified "
+                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -190,10 +244,10 @@ class DataLoader:
         elif batch_size is None and drop_last:
             raise ValueError("batch_size=None option disables auto-batching and is mutually "
                              "exclusive with drop_last")
-        if sampler is None:
+        if sampler is None and not self._iterable:
             sampler = RandomSampler(dataset, generator=generator) if shuffle \
                 else SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None:
+        if batch_size is not None and batch_sampler is None and not self._iterable:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.dataset = dataset
         self.batch_size = batch_size
@@ -205,12 +259,18 @@ class DataLoader:
         self.pin_memory = pin_memory
         self.timeout = timeout
         self.collate_fn = collate_fn if collate_fn is not None else (
-            default_collate if batch_sampler is not None else default_convert)
+            default_collate if batch_sampler is not None or (self._iterable and batch_size is not None)
+            else default_convert)
 
     def __iter__(self):
         return _LoaderIter(self)
 
     def __len__(self) -> int:
+        if self._iterable:
+            length = len(self.dataset)
+            if self.batch_size is None:
+                return length
+            return length // self.batch_size if self.drop_last else math.ceil(length / self.batch_size)
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
 
@@ -219,18 +279,22 @@ class _LoaderIter:
     first batch (PyTorch's single-process iterator draws in this order)."""
 
     __module__ = "torch.utils.data.dataloader"
-    __slots__ = ("_loader", "_indices", "_base_seed")
+    __slots__ = ("_loader", "_indices", "_base_seed", "_stream")
 
     def __init__(self, loader: DataLoader) -> None:
         self._loader = loader
         self._indices = None
         self._base_seed = _draw_seed(loader.generator)
+        # an iterable dataset's stream is opened with the iterator, as PyTorch's fetcher does
+        self._stream = iter(loader.dataset) if loader._iterable else None
 
     def __iter__(self):
         return self
 
     def __next__(self):
         loader = self._loader
+        if self._stream is not None:
+            return self._next_from_stream(loader)
         if self._indices is None:
             self._indices = iter(loader.batch_sampler if loader.batch_sampler is not None
                                  else loader.sampler)
@@ -238,6 +302,23 @@ class _LoaderIter:
         if loader.batch_sampler is None:
             return loader.collate_fn(loader.dataset[index])
         return loader.collate_fn([loader.dataset[i] for i in index])
+
+    def _next_from_stream(self, loader: DataLoader):
+        """The next item (batch_size None) or batch of an iterable dataset; a last short
+        batch unless drop_last; then the end for good."""
+        stream = self._stream
+        if loader.batch_size is None:
+            return loader.collate_fn(next(stream))
+        batch = []
+        for item in stream:
+            batch.append(item)
+            if len(batch) == loader.batch_size:
+                break
+        else:
+            self._stream = iter(())
+        if not batch or (loader.drop_last and len(batch) < loader.batch_size):
+            raise StopIteration
+        return loader.collate_fn(batch)
 
     def __len__(self) -> int:
         return len(self._loader)
