@@ -353,7 +353,7 @@ def test_session_survives_every_attack():
     ("import torch\ntorch.backends.cudnn.benchmark = print", 1, "modules are read-only"),
     ("import torch\ntorch.backends.cudnn.is_available = True", 1, "modules are read-only"),
     ("import torch\ntorch.backends.cudnn.version = True", 1, "modules are read-only"),
-    ("import torch\ntorch.backends.cudnn.allow_tf32 = True", 1, "modules are read-only"),
+    ("import torch\ntorch.backends.cudnn.allow_tf32 = 1", 1, "modules are read-only"),
     ("import torch\ntorch.backends.cudnn._reset_flags = True", 2, "not allowed"),
     ("import torch\nsetattr(torch.backends.cudnn, '_reset_' + 'flags', True)", 1,
      "AttributeError"),

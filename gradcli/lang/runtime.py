@@ -522,7 +522,8 @@ _NODE_FIELDS = frozenset({"next_functions", "metadata", "requires_grad"})
 
 #: module flags reproducibility boilerplate sets (`torch.backends.cudnn.deterministic =
 #: True`): a program may assign True or False to these and nothing else of a module
-SETTABLE_FLAGS = {"torch.backends.cudnn": frozenset({"enabled", "deterministic", "benchmark"}),
+SETTABLE_FLAGS = {"torch.backends.cudnn": frozenset({"enabled", "deterministic", "benchmark",
+                                                   "allow_tf32"}),
                   "torch.backends.mkldnn": frozenset({"enabled", "deterministic"})}
 
 

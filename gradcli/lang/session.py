@@ -267,6 +267,7 @@ def reset_engine(seed: int = 0):
                  lambda: fac.set_default_device(None),
                  lambda: fac.backends.cudnn._reset_flags(),
                  lambda: fac.backends.mkldnn._reset_flags(),
+                 lambda: fac.backends.cuda._reset_flags(),
                  lambda: fac.use_deterministic_algorithms(False, warn_only=False),
                  lambda: fac.set_float32_matmul_precision("highest"),
                  lambda: fac.set_anomaly_enabled(False),

@@ -15,11 +15,12 @@ differentiates it again, though through other node names than PyTorch's double b
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import autocast_state as _autocast
-from .. import dtypes
+from .. import dtypes, sdp_backends
 from ..grad_mode import GRAD_MODE, no_grad
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from . import shape_checks
@@ -1950,6 +1951,26 @@ def _in_query_layout(out: Tensor, query: Tensor) -> Tensor:
     return out
 
 
+def _check_math_allowed(q_dim: int, k_dim: int, v_dim: int, dropout_p: float) -> None:
+    """PyTorch's refusal when the math path is switched off (sdpa_kernel without MATH) and
+    its flash kernel cannot take the inputs, or is switched off too."""
+    if sdp_backends.ENABLED["math"]:
+        return
+    if not sdp_backends.ENABLED["flash"]:
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
+                           "is likely due to turning off both the math kernel and the fused "
+                           "kernels.")
+    warnings.warn("Flash attention kernel not used because:", UserWarning, stacklevel=3)
+    if not q_dim == k_dim == v_dim == 4:
+        warnings.warn("All fused kernels requires query, key and value to be 4 dimensional, but "
+                      f"got Query dim: {q_dim}, Key dim: {k_dim}, Value dim: {v_dim} instead.",
+                      UserWarning, stacklevel=3)
+    elif dropout_p > 0:
+        warnings.warn("Both fused kernels do not support non-zero dropout.", UserWarning,
+                      stacklevel=3)
+    raise RuntimeError("No available kernel.  Aborting execution.")
+
+
 @public("torch.nn.functional.scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale=None,
@@ -1990,6 +2011,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
              and e == k.shape[-1] == v.shape[-1] and q.dtype.kind in "fV"
              and (groups > 1 or q.shape[1] == k.shape[1] == v.shape[1])
              and not (attn_mask is not None and attn_mask.requires_grad) and not dropout_p > 0)
+    if not (flash and sdp_backends.ENABLED["flash"]):
+        flash = False
+        _check_math_allowed(q.ndim, k.ndim, v.ndim, dropout_p)
     if flash:
         add = _additive_mask(mask, q.dtype)
         return _in_query_layout(run_op(SDPA, (query, key, value), (add, sc, groups)), query)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["is_available", "enabled", "deterministic", "benchmark", "version"]
+__all__ = ["is_available", "enabled", "deterministic", "benchmark", "allow_tf32", "version"]
 
 enabled = True
 deterministic = False
 benchmark = False
+allow_tf32 = True
 
 
 def is_available() -> bool:
@@ -19,5 +20,5 @@ def version():
 
 def _reset_flags() -> None:
     """The flags as a fresh program finds them (gradcli's session resets them per run)."""
-    global enabled, deterministic, benchmark
-    enabled, deterministic, benchmark = True, False, False
+    global enabled, deterministic, benchmark, allow_tf32
+    enabled, deterministic, benchmark, allow_tf32 = True, False, False, True
