@@ -349,6 +349,22 @@ def product(a, b, c=None, alpha=1):
     return out
 
 
+def matrix_vector(a, v):
+    """a @ v (mv: v 1-d) for float32 as PyTorch's MKL sums it, or None (numpy's BLAS then). On
+    MKL's Intel kernels mv sums as mm with v as one column does (measured bit for bit); on the
+    AMD ones its order was never measured, so None there."""
+    if not _switch.EXACT or a.dtype is not _F32 or v.dtype is not _F32:
+        return None
+    level = _level[0] if _level else _detected_level()
+    if level is None or level == "amd":
+        return None
+    column = v[:, None]
+    if not applies(a, column):
+        return None
+    out = mkl_intel.product(a, column, None, 1, level, _blas_form)
+    return None if out is None else out[:, 0]
+
+
 def applies(a, b) -> bool:
     """Whether a @ b (2-d) is summed in MKL's order here (small float32 products, switch on)."""
     if not _switch.EXACT:
