@@ -122,10 +122,54 @@ def _rows_avx2(prods):
     return (pairs[:, 0] + pairs[:, 2]) + (pairs[:, 1] + pairs[:, 3])
 
 
+def _short_rows(a, x, level: str):
+    """_dot_rows for an inner size of 2 to 4 (W7's Linear(3, 1), d2l's X @ w), column by column
+    instead of through the lanes (a fifth of the time for 2000 rows): with at most 3 products
+    per lane vector every lane holds one product (rounded: a fused add to +0), and the folds
+    reduce to the sums written here. The lanes that hold nothing are +0, so a zero result is
+    +0, which the final + 0 gives."""
+    m, k = a.shape
+    xs = x[:, 0]
+    if level == "avx2":  # ((l0 + l1) + (l4 + l5)) + ((l2 + l3) + (l6 + l7)), lane j = product j
+        out = a[:, 0] * xs[0]
+        out += a[:, 1] * xs[1]
+        if k == 4:
+            out += a[:, 2] * xs[2] + a[:, 3] * xs[3]
+        elif k == 3:
+            out += a[:, 2] * xs[2]
+        out += _F32(0)
+        return out
+    grouped = m & ~3
+    out = np.empty(m, _F32)
+    if grouped:  # lane 0 = product 0 then + product 1 fused; lane j = product j + 1 after that
+        g = a[:grouped]
+        lead = (g[:, 0] * xs[0]).astype(_F64)
+        lead += g[:, 1].astype(_F64) * _F64(xs[1])
+        head = out[:grouped]
+        head[:] = lead
+        if k == 4:
+            head += g[:, 3] * xs[3]
+        if k >= 3:
+            head += g[:, 2] * xs[2]
+    if grouped < m:  # lanes = products 1..k-1, folded, then + product 0
+        r = a[grouped:]
+        rest = out[grouped:]
+        np.multiply(r[:, 1], xs[1], out=rest)
+        if k == 4:
+            rest += r[:, 3] * xs[3]
+        if k >= 3:
+            rest += r[:, 2] * xs[2]
+        rest += r[:, 0] * xs[0]
+    out += _F32(0)
+    return out
+
+
 def _dot_rows(a, x, level: str):
     """a @ x (x one column) as MKL's transposed gemv sums it (a row-major: each element a dot
     product of a row with x), or None where the order is not known here."""
     m, k = a.shape
+    if k <= 4:
+        return _short_rows(a, x, level)
     prods = a.astype(_F64) * x[:, 0].astype(_F64)
     if level == "avx2":
         return _rows_avx2(prods)
