@@ -1,4 +1,5 @@
-"""One-column float32 products (gemv: x @ w.t() of a Linear(k, 1), X @ w, X.t() @ g) summed
+"""One-column and one-row float32 products (gemv: x @ w.t() of a Linear(k, 1), X @ w,
+X.t() @ g, v @ W) summed
 in the order PyTorch's MKL sums them on an Intel CPU (kernels/mkl_intel.py), bit for bit.
 
 MKL picks its kernels by the CPU's vendor and instruction set, and by MKL_ENABLE_INSTRUCTIONS,
@@ -58,9 +59,21 @@ for _ in range(int(sys.argv[3])):
     else:  # the sum starts from the bias, alpha scales the vector first
         results.append((gt.addmm(gt.tensor(bias), a, gt.tensor(w), beta=0.5, alpha=1.5),
                         torch.addmm(torch.tensor(bias), ta, torch.tensor(w), beta=0.5, alpha=1.5)))
+    # a result of one row: (1, k) @ (k, n), b stored either way (a Linear's w.t() or not)
+    n = int(rng.integers(2, 40))
+    v, tv = pair(rng.standard_normal((1, k)).astype(np.float32), bool(rng.integers(2)))
+    b, tb = pair(rng.standard_normal((k, n)).astype(np.float32), transposed)
+    bias = rng.standard_normal(n).astype(np.float32)
+    if mkl.product(v._data, b._data) is not None:
+        checked += 1
+        results += [(v @ b, tv @ tb), (gt.addmm(gt.tensor(bias), v, b, beta=0.5),
+                                       torch.addmm(torch.tensor(bias), tv, tb, beta=0.5))]
+        if not transposed:
+            results.append((gt.addmm(gt.tensor(bias), v, b, alpha=1.5),
+                            torch.addmm(torch.tensor(bias), tv, tb, alpha=1.5)))
     for o, t in results:
         if not same(o, t):
-            wrong.append([m, k, transposed])
+            wrong.append([m, k, n, transposed])
 print(json.dumps({"level": level, "checked": checked, "wrong": wrong[:10]}))
 """
 
@@ -89,8 +102,8 @@ def _skip_unless_intel(level):
 @pytest.mark.parametrize("enable", ["AVX2", None])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_one_column_products_match_torch_bit_for_bit(enable, threads):
-    """mm, addmm (bias, beta and alpha where emulated) and F.linear with one output, a stored
-    either way, against PyTorch in the same process."""
+    """mm, addmm (bias, beta and alpha where emulated) and F.linear with one output, and a
+    one-row result, each matrix stored either way, against PyTorch in the same process."""
     result = _run(_COMPARE, threads, 40 + threads, 150, enable=enable)
     _skip_unless_intel(result["level"])
     assert result["checked"] > 40
@@ -209,8 +222,8 @@ def test_intel_orders_written_plainly():
 
 def test_other_intel_products_go_to_numpy():
     """Products whose Intel order is not known here return None (numpy's BLAS computes them):
-    a result of more than one column or of one row, AVX-512's transposed gemv beyond an inner
-    size of 4 and its plain gemv from 16 rows beyond it, a scaled transposed gemv."""
+    a result of more than one row and column or a 1x1 one, AVX-512's transposed gemv beyond an
+    inner size of 4 and its plain gemv from 16 rows beyond it, a scaled transposed gemv."""
     rng = np.random.default_rng(4)
 
     def arr(*shape):
@@ -219,6 +232,7 @@ def test_other_intel_products_go_to_numpy():
     for level in ("avx2", "avx512"):
         assert mkl_intel.product(arr(3, 4), arr(4, 2), None, 1, level, mkl._blas_form) is None
         assert mkl_intel.product(arr(1, 4), arr(4, 1), None, 1, level, mkl._blas_form) is None
+        assert mkl_intel.product(arr(1, 4), arr(4, 3), None, 1, level, mkl._blas_form) is not None
         assert mkl_intel.product(arr(3, 4), arr(4, 1), None, 2.0, level, mkl._blas_form) is None
     assert mkl_intel.product(arr(3, 5), arr(5, 1), None, 1, "avx512", mkl._blas_form) is None
     assert mkl_intel.product(arr(3, 5), arr(5, 1), None, 1, "avx2", mkl._blas_form) is not None

@@ -204,26 +204,35 @@ def _axpy_columns(a, x, level: str, c=None):
 
 
 def product(a, b, c, alpha, level: str, blas_form):
-    """a @ b (+ c) as mkl.product's contract says, on MKL's Intel kernels, or None. Only a
-    result of one column (n == 1, at least two rows) is rebuilt: a row-major a goes to the
-    transposed gemv (its sums, then + c; alpha == 1 only), an a stored column by column to the
-    plain one (the sum starts from c, the vector scaled by alpha first)."""
+    """a @ b (+ c) as mkl.product's contract says, on MKL's Intel kernels, or None. Only gemv
+    is rebuilt: a result of one column (n == 1, at least two rows) or of one row (m == 1, at
+    least two columns: MKL computes its transpose, b.T @ a.T). A matrix (a; for a row, b.T)
+    stored row by row goes to the transposed gemv (its dot products, then + c; alpha == 1
+    only), one stored column by column to the plain gemv (the sum starts from c, the vector
+    scaled by alpha first)."""
     m = a.shape[0]
-    if b.shape[1] != 1 or m < 2:
+    n = b.shape[1]
+    if n == 1 and m > 1:
+        matrix, vector = a, b
+        _, dot_rows, _ = blas_form(a, b)  # a row-major (or copied so)
+    elif m == 1 and n > 1:
+        matrix, vector = b.T, a.T
+        _, dot_rows, _ = blas_form(a, b)  # b stored transposed: b.T row-major
+    else:
         return None
-    _, dot_rows, _ = blas_form(a, b)  # a row-major (or copied so): MKL's transposed gemv
     if dot_rows:
         # (alpha != 1: MKL fuses alpha*sum + c when beta != 1 and does something else when
         # beta == 1; c arrives here already scaled by beta, so such products go to numpy)
-        out = _dot_rows(a, b, level) if alpha == 1 else None
+        out = _dot_rows(matrix, vector, level) if alpha == 1 else None
         if out is None:
             return None
     else:
-        out = _axpy_columns(a, b if alpha == 1 else b * _F32(alpha), level, c)
+        out = _axpy_columns(matrix, vector if alpha == 1 else vector * _F32(alpha), level,
+                            None if c is None else np.broadcast_to(c, (m, n)).reshape(-1, 1))
         if out is None:
             return None
         c = None
-    out = out.reshape(m, 1)
+    out = out.reshape(m, n)
     if c is not None:
         out += c
     return out
