@@ -1,5 +1,5 @@
 """One-column and one-row float32 products (gemv: x @ w.t() of a Linear(k, 1), X @ w,
-X.t() @ g, v @ W) summed
+X.t() @ g, v @ W) and AVX-512's matrix products with b stored row by row, summed
 in the order PyTorch's MKL sums them on an Intel CPU (kernels/mkl_intel.py), bit for bit.
 
 MKL picks its kernels by the CPU's vendor and instruction set, and by MKL_ENABLE_INSTRUCTIONS,
@@ -71,6 +71,15 @@ for _ in range(int(sys.argv[3])):
         if not transposed:
             results.append((gt.addmm(gt.tensor(bias), v, b, alpha=1.5),
                             torch.addmm(torch.tensor(bias), tv, tb, alpha=1.5)))
+    # a matrix product (AVX-512: b stored row by row in order; others go to numpy)
+    n = int(rng.integers(2, 30))
+    p, tp = pair(rng.standard_normal((m % 30 + 2, k)).astype(np.float32), transposed)
+    q, tq = pair(rng.standard_normal((k, n)).astype(np.float32), bool(rng.integers(2)))
+    bias = rng.standard_normal(n).astype(np.float32)
+    if mkl.applies(p._data, q._data) and mkl.product(p._data, q._data) is not None:
+        checked += 1
+        results += [(p @ q, tp @ tq), (gt.addmm(gt.tensor(bias), p, q, beta=0.5, alpha=1.5),
+                                       torch.addmm(torch.tensor(bias), tp, tq, beta=0.5, alpha=1.5))]
     for o, t in results:
         if not same(o, t):
             wrong.append([m, k, n, transposed])
@@ -222,15 +231,19 @@ def test_intel_orders_written_plainly():
 
 def test_other_intel_products_go_to_numpy():
     """Products whose Intel order is not known here return None (numpy's BLAS computes them):
-    a result of more than one row and column or a 1x1 one, AVX-512's transposed gemv beyond an
+    a result of more than one row and column on AVX2 (on AVX-512 with b stored transposed), a
+    1x1 one, AVX-512's transposed gemv beyond an
     inner size of 4 and its plain gemv from 16 rows beyond it, a scaled transposed gemv."""
     rng = np.random.default_rng(4)
 
     def arr(*shape):
         return rng.standard_normal(shape).astype(np.float32)
 
+    assert mkl_intel.product(arr(3, 4), arr(4, 2), None, 1, "avx2", mkl._blas_form) is None
+    assert mkl_intel.product(arr(3, 4), arr(4, 2), None, 1, "avx512", mkl._blas_form) is not None
+    stored_transposed = arr(2, 4).T
+    assert mkl_intel.product(arr(3, 4), stored_transposed, None, 1, "avx512", mkl._blas_form) is None
     for level in ("avx2", "avx512"):
-        assert mkl_intel.product(arr(3, 4), arr(4, 2), None, 1, level, mkl._blas_form) is None
         assert mkl_intel.product(arr(1, 4), arr(4, 1), None, 1, level, mkl._blas_form) is None
         assert mkl_intel.product(arr(1, 4), arr(4, 3), None, 1, level, mkl._blas_form) is not None
         assert mkl_intel.product(arr(3, 4), arr(4, 1), None, 2.0, level, mkl._blas_form) is None

@@ -203,10 +203,28 @@ def _axpy_columns(a, x, level: str, c=None):
     return acc
 
 
+def _in_order_fused(a, b):
+    """a @ b as AVX-512 MKL's gemm sums it for a b stored row by row (either layout of a):
+    each element in order over k from +0, every step a fused multiply-add."""
+    m, k = a.shape
+    n = b.shape[1]
+    if n >= m:
+        prods = a.T.astype(_F64)[:, :, None] * b.astype(_F64)[:, None, :]
+        acc = np.zeros((m, n), _F32)
+    else:  # numpy's broadcast loops over the last axis: the longer side there
+        prods = (a.T.astype(_F64)[:, :, None] * b.astype(_F64)[:, None, :]).transpose(0, 2, 1)
+        acc = np.zeros((n, m), _F32)
+    for step in range(k):
+        np.add(acc, prods[step], out=acc, casting="unsafe")
+    return acc if n >= m else np.ascontiguousarray(acc.T)
+
+
 def product(a, b, c, alpha, level: str, blas_form):
-    """a @ b (+ c) as mkl.product's contract says, on MKL's Intel kernels, or None. Only gemv
-    is rebuilt: a result of one column (n == 1, at least two rows) or of one row (m == 1, at
-    least two columns: MKL computes its transpose, b.T @ a.T). A matrix (a; for a row, b.T)
+    """a @ b (+ c) as mkl.product's contract says, on MKL's Intel kernels, or None. AVX-512's
+    gemm for a b stored row by row: _in_order_fused, times alpha, + c (a b stored transposed
+    goes to other kernels, depending on the shape in ways not found yet: numpy's BLAS). Gemv:
+    a result of one column (n == 1, at least two rows) or of one row (m == 1, at least two
+    columns: MKL computes its transpose, b.T @ a.T). A matrix (a; for a row, b.T)
     stored row by row goes to the transposed gemv (its dot products, then + c; alpha == 1
     only), one stored column by column to the plain gemv (the sum starts from c, the vector
     scaled by alpha first)."""
@@ -218,6 +236,16 @@ def product(a, b, c, alpha, level: str, blas_form):
     elif m == 1 and n > 1:
         matrix, vector = b.T, a.T
         _, dot_rows, _ = blas_form(a, b)  # b stored transposed: b.T row-major
+    elif m > 1 and n > 1 and level == "avx512":
+        _, b_transposed, _ = blas_form(a, b)
+        if b_transposed:
+            return None
+        out = _in_order_fused(a, b)
+        if alpha != 1:
+            out *= _F32(alpha)
+        if c is not None:
+            out += c
+        return out
     else:
         return None
     if dot_rows:
