@@ -23,6 +23,14 @@ _F32, _F64 = np.float32, np.float64
 # linear regression); beyond, plain gemv (a stored column by column) below 16 rows.
 _AVX512_ANY_MAX_K = 4
 _AVX512_AXPY_MAX_M = 15
+# AVX-512's gemm with b stored transposed (x @ W.t(): nn.Linear) sums in order too, except
+# for a few rows (small m, large k: a lane kernel like the gemv ones), 2 or 3 columns or a
+# small product (6x5 @ 5x8: 8 lanes per element, folded): in order from 6 rows and 4 columns
+# (a row-major), from 8 rows (a stored transposed), 64 elements and 1024 products; alpha 1
+# only (alpha != 1 joins c otherwise, not found).
+_AVX512_T_MIN_M = 8
+_AVX512_T_MIN_MN = 64
+_AVX512_T_MIN_WORK = 1024
 
 _isa_cache: list = []
 
@@ -221,14 +229,15 @@ def _in_order_fused(a, b):
 
 def product(a, b, c, alpha, level: str, blas_form):
     """a @ b (+ c) as mkl.product's contract says, on MKL's Intel kernels, or None. AVX-512's
-    gemm for a b stored row by row: _in_order_fused, times alpha, + c (a b stored transposed
-    goes to other kernels, depending on the shape in ways not found yet: numpy's BLAS). Gemv:
+    gemm: _in_order_fused, times alpha, + c, for a b stored row by row and for a b stored
+    transposed where _AVX512_T_MIN_M says (elsewhere MKL picks other kernels by the shape in
+    ways not found yet: numpy's BLAS). Gemv:
     a result of one column (n == 1, at least two rows) or of one row (m == 1, at least two
     columns: MKL computes its transpose, b.T @ a.T). A matrix (a; for a row, b.T)
     stored row by row goes to the transposed gemv (its dot products, then + c; alpha == 1
     only), one stored column by column to the plain gemv (the sum starts from c, the vector
     scaled by alpha first)."""
-    m = a.shape[0]
+    m, k = a.shape
     n = b.shape[1]
     if n == 1 and m > 1:
         matrix, vector = a, b
@@ -237,8 +246,9 @@ def product(a, b, c, alpha, level: str, blas_form):
         matrix, vector = b.T, a.T
         _, dot_rows, _ = blas_form(a, b)  # b stored transposed: b.T row-major
     elif m > 1 and n > 1 and level == "avx512":
-        _, b_transposed, _ = blas_form(a, b)
-        if b_transposed:
+        _, b_transposed, a_transposed = blas_form(a, b)
+        if b_transposed and (alpha != 1 or m * n < _AVX512_T_MIN_MN or m * n * k < _AVX512_T_MIN_WORK
+                             or (m < _AVX512_T_MIN_M if a_transposed else m < 6 or n < 4)):
             return None
         out = _in_order_fused(a, b)
         if alpha != 1:
