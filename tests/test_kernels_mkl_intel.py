@@ -78,11 +78,12 @@ for _ in range(int(sys.argv[3])):
     bias = rng.standard_normal(n).astype(np.float32)
     if mkl.applies(p._data, q._data) and mkl.product(p._data, q._data) is not None:
         checked += 1
-        results += [(p @ q, tp @ tq), (gt.addmm(gt.tensor(bias), p, q, beta=0.5, alpha=1.5),
-                                       torch.addmm(torch.tensor(bias), tp, tq, beta=0.5, alpha=1.5))]
+        alpha = 1.5 if mkl.product(p._data, q._data, None, 1.5) is not None else 1
+        results += [(p @ q, tp @ tq), (gt.addmm(gt.tensor(bias), p, q, beta=0.5, alpha=alpha),
+                                       torch.addmm(torch.tensor(bias), tp, tq, beta=0.5, alpha=alpha))]
     for o, t in results:
         if not same(o, t):
-            wrong.append([m, k, n, transposed])
+            wrong.append([m, k, n, transposed, len(results)])
 print(json.dumps({"level": level, "checked": checked, "wrong": wrong[:10]}))
 """
 
