@@ -1,5 +1,5 @@
 """One-column and one-row float32 products (gemv: x @ w.t() of a Linear(k, 1), X @ w,
-X.t() @ g, v @ W) and AVX-512's matrix products with b stored row by row, summed
+X.t() @ g, v @ W, a 1x1 v @ w) and AVX-512's matrix products with b stored row by row, summed
 in the order PyTorch's MKL sums them on an Intel CPU (kernels/mkl_intel.py), bit for bit.
 
 MKL picks its kernels by the CPU's vendor and instruction set, and by MKL_ENABLE_INSTRUCTIONS,
@@ -71,6 +71,13 @@ for _ in range(int(sys.argv[3])):
         if not transposed:
             results.append((gt.addmm(gt.tensor(bias), v, b, alpha=1.5),
                             torch.addmm(torch.tensor(bias), tv, tb, alpha=1.5)))
+    # a 1x1 result: the column stored as a column or as b.t() of a row (another kernel)
+    col, tcol = pair(rng.standard_normal((k, 1)).astype(np.float32), bool(rng.integers(2)))
+    bias = rng.standard_normal(1).astype(np.float32)
+    if mkl.product(v._data, col._data, None, 1.5) is not None:
+        checked += 1
+        results += [(v @ col, tv @ tcol), (gt.addmm(gt.tensor(bias), v, col, beta=0.5, alpha=1.5),
+                                           torch.addmm(torch.tensor(bias), tv, tcol, beta=0.5, alpha=1.5))]
     # a matrix product (AVX-512: b stored row by row in order; others go to numpy)
     n = int(rng.integers(2, 30))
     p, tp = pair(rng.standard_normal((m % 30 + 2, k)).astype(np.float32), transposed)
@@ -232,8 +239,7 @@ def test_intel_orders_written_plainly():
 
 def test_other_intel_products_go_to_numpy():
     """Products whose Intel order is not known here return None (numpy's BLAS computes them):
-    a result of more than one row and column on AVX2 (on AVX-512 with b stored transposed), a
-    1x1 one, AVX-512's transposed gemv beyond an
+    a result of more than one row and column on AVX2 (on AVX-512 with b stored transposed), AVX-512's transposed gemv beyond an
     inner size of 4 and its plain gemv from 16 rows beyond it, a scaled transposed gemv."""
     rng = np.random.default_rng(4)
 
@@ -245,7 +251,7 @@ def test_other_intel_products_go_to_numpy():
     stored_transposed = arr(2, 4).T
     assert mkl_intel.product(arr(3, 4), stored_transposed, None, 1, "avx512", mkl._blas_form) is None
     for level in ("avx2", "avx512"):
-        assert mkl_intel.product(arr(1, 4), arr(4, 1), None, 1, level, mkl._blas_form) is None
+        assert mkl_intel.product(arr(1, 4), arr(4, 1), None, 1, level, mkl._blas_form) is not None
         assert mkl_intel.product(arr(1, 4), arr(4, 3), None, 1, level, mkl._blas_form) is not None
         assert mkl_intel.product(arr(3, 4), arr(4, 1), None, 2.0, level, mkl._blas_form) is None
     assert mkl_intel.product(arr(3, 5), arr(5, 1), None, 1, "avx512", mkl._blas_form) is None

@@ -233,7 +233,9 @@ def product(a, b, c, alpha, level: str, blas_form):
     transposed where _AVX512_T_MIN_M says (elsewhere MKL picks other kernels by the shape in
     ways not found yet: numpy's BLAS). Gemv:
     a result of one column (n == 1, at least two rows) or of one row (m == 1, at least two
-    columns: MKL computes its transpose, b.T @ a.T). A matrix (a; for a row, b.T)
+    columns: MKL computes its transpose, b.T @ a.T); a 1x1 result is a dot product of a's row
+    with the column: the transposed gemv for a b that PyTorch passes as a row (its column's
+    stride past k, as for b.t() of a (1, k) row), else the plain one. A matrix (a; for a row, b.T)
     stored row by row goes to the transposed gemv (its dot products, then + c; alpha == 1
     only), one stored column by column to the plain gemv (the sum starts from c, the vector
     scaled by alpha first)."""
@@ -245,6 +247,12 @@ def product(a, b, c, alpha, level: str, blas_form):
     elif m == 1 and n > 1:
         matrix, vector = b.T, a.T
         _, dot_rows, _ = blas_form(a, b)  # b stored transposed: b.T row-major
+    elif m == 1 and n == 1:  # a dot product: the kernel follows b's stride past its one column
+        matrix, vector = a, b
+        _, _, b_strided = blas_form(a, b)
+        dot_rows = not b_strided
+        if b_strided and alpha != 1:  # (the plain one scales a, not b, by alpha)
+            matrix, alpha = a * _F32(alpha), 1
     elif m > 1 and n > 1 and level == "avx512":
         _, b_transposed, a_transposed = blas_form(a, b)
         if b_transposed and (alpha != 1 or m * n < _AVX512_T_MIN_MN or m * n * k < _AVX512_T_MIN_WORK
