@@ -15,6 +15,8 @@ import os
 
 import numpy as np
 
+from ..parallel import get_num_threads
+
 _F32, _F64 = np.float32, np.float64
 
 # Where the AVX-512 kernels' orders were checked against PyTorch (elsewhere the same pairs
@@ -23,6 +25,10 @@ _F32, _F64 = np.float32, np.float64
 # linear regression); beyond, plain gemv (a stored column by column) below 16 rows.
 _AVX512_ANY_MAX_K = 4
 _AVX512_AXPY_MAX_M = 15
+# Above this many multiply-adds (m*k) MKL's AVX-512 transposed gemv gives each of 2 threads
+# half the rows (the first ceil(m/2)), each grouping its own rows by 4 (measured with
+# torch.set_num_threads 1 and 2; with 1 no split; more threads were not measured).
+_AVX512_SPLIT_WORK = 8193
 # AVX-512's gemm with b stored transposed (x @ W.t(): nn.Linear) sums in order too, except
 # for a few rows (small m, large k: a lane kernel like the gemv ones), 2 or 3 columns or a
 # small product (6x5 @ 5x8: 8 lanes per element, folded): in order from 6 rows and 4 columns
@@ -176,6 +182,12 @@ def _dot_rows(a, x, level: str):
     """a @ x (x one column) as MKL's transposed gemv sums it (a row-major: each element a dot
     product of a row with x), or None where the order is not known here."""
     m, k = a.shape
+    if level == "avx512" and m * k > _AVX512_SPLIT_WORK and get_num_threads() > 1:
+        if get_num_threads() > 2:
+            return None
+        half = (m + 1) // 2
+        first, second = _dot_rows(a[:half], x, level), _dot_rows(a[half:], x, level)
+        return None if first is None or second is None else np.concatenate([first, second])
     if k <= 4:
         return _short_rows(a, x, level)
     prods = a.astype(_F64) * x[:, 0].astype(_F64)
