@@ -22,7 +22,9 @@ _F32, _F64 = np.float32, np.float64
 # Where the AVX-512 kernels' orders were checked against PyTorch (elsewhere the same pairs
 # share sums but some additions round differently, not found yet: those products go to
 # numpy): every result of one column for an inner size up to 4 (W7's Linear(3, 1), d2l's
-# linear regression); beyond, plain gemv (a stored column by column) below 16 rows.
+# linear regression); beyond, the transposed gemv for a multiple of 4 rows (the rows after the
+# last group of 4 switch between one and two accumulators in a way not pinned down), the plain
+# gemv (a stored column by column) below 16 rows.
 _AVX512_ANY_MAX_K = 4
 _AVX512_AXPY_MAX_M = 15
 # Above this many multiply-adds (m*k) MKL's AVX-512 transposed gemv gives each of 2 threads
@@ -104,8 +106,8 @@ def _fused_chunks(acc, prods, start: int, stop: int):
 def _rows_avx512_grouped(prods):
     """The rows MKL computes 4 at a time: lane 0 starts with the first product (rounded); the
     products after it go in 16-wide vectors while 16 remain, fused, folded to one sum; that sum
-    (else the first product) starts lane 0 of an 8-wide accumulator that takes the rest of the
-    products in 8-wide vectors, fused, folded."""
+    (else the first product) starts lane 0 of a fresh 16-wide accumulator that takes the rest
+    of the products (one partly filled vector), fused, folded."""
     rows, k = prods.shape
     full = (k - 1) // 16 * 16
     first = prods[:, 0].astype(_F32)
@@ -115,7 +117,7 @@ def _rows_avx512_grouped(prods):
         first = _halved(_fused_chunks(acc, prods, 1, 1 + full))
         if full == k - 1:
             return first
-    acc = np.zeros((rows, 8), _F32)
+    acc = np.zeros((rows, 16), _F32)
     acc[:, 0] = first
     return _halved(_fused_chunks(acc, prods, 1 + full, k))
 
@@ -193,9 +195,9 @@ def _dot_rows(a, x, level: str):
     prods = a.astype(_F64) * x[:, 0].astype(_F64)
     if level == "avx2":
         return _rows_avx2(prods)
-    if k > _AVX512_ANY_MAX_K:
-        return None
     grouped = m & ~3
+    if k > _AVX512_ANY_MAX_K and grouped != m:
+        return None
     if grouped == m:
         return _rows_avx512_grouped(prods)
     if not grouped:
