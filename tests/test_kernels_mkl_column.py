@@ -1,7 +1,7 @@
 """The one-column products of kernels/mkl.py (a @ b with b a single column: bench W7's
 Linear(3, 1)) against their order written plainly, on random shapes, scales and signed
 zeros. The MKL-order tests against PyTorch skip on CPUs other than the one the order was
-measured on; this comparison runs everywhere and pins the fast layout of the products
+measured on; this comparison runs everywhere (the AMD kernels chosen whatever the CPU) and pins the fast layout of the products
 (one contiguous row per step of k) and the bias added in place to the plain order."""
 
 import numpy as np
@@ -10,6 +10,13 @@ import pytest
 from gradcli.engine.kernels import mkl
 
 F32 = np.float32
+
+
+@pytest.fixture(autouse=True)
+def amd_kernels(monkeypatch):
+    """These are the AMD kernels' orders (kernels/mkl.py), checked on every CPU: the level MKL
+    would run here (mkl_intel.isa()) is set to AMD's for the test."""
+    monkeypatch.setattr(mkl, "_level", ["amd"])
 
 
 def _plain_in_order(a, column, start):

@@ -7,7 +7,10 @@ on an AMD CPU. tests/conftest.py asks PyTorch for its AVX2 kernels on every mach
 (ATEN_CPU_CAPABILITY); where it runs others all the same (a caller's own setting, a CPU
 without AVX2) a comparison says nothing about gradcli, and these tests skip, saying why.
 MKL's matrix products follow the CPU's vendor whatever is pinned (its Intel paths sum in
-other orders), so the tests of their order skip on other vendors' CPUs, saying so.
+other orders): gradcli picks the orders of the kernels MKL runs (kernels/mkl_intel.isa(), the
+same vendor, flags and MKL_ENABLE_INSTRUCTIONS on both sides); the tests of the AMD orders
+(`mkl=True`) skip where MKL runs others, saying so, and tests/test_kernels_mkl_intel.py checks
+the Intel ones.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from contextlib import contextmanager
 import pytest
 
 import gradcli.torch as gradcli_torch
+from gradcli.engine.kernels import mkl_intel
 
 MEASURED_CAPABILITY = "AVX2"
 MEASURED_MKL_VENDOR = "AuthenticAMD"
@@ -41,9 +45,10 @@ def torch_with_measured_kernels(mkl: bool = False):
     if capability != MEASURED_CAPABILITY:
         pytest.skip(f"PyTorch runs its {capability} kernels here; the orders were measured "
                     f"on its {MEASURED_CAPABILITY} ones", allow_module_level=True)
-    if mkl and _cpu_vendor() != MEASURED_MKL_VENDOR:
-        pytest.skip(f"MKL's products were measured on a {MEASURED_MKL_VENDOR} CPU, "
-                    f"this one is {_cpu_vendor()}", allow_module_level=True)
+    if mkl and mkl_intel.isa() != "amd":
+        pytest.skip(f"these are the orders of MKL's kernels on a {MEASURED_MKL_VENDOR} CPU; this "
+                    f"one is {_cpu_vendor()}, where MKL runs its own (its gemv orders are "
+                    f"tests/test_kernels_mkl_intel.py's)", allow_module_level=True)
     return torch
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from .. import kernels as _switch
 from ..dtypes import float32, float64
 from ..parallel import get_num_threads
+from . import mkl_intel
 
 _F32, _F64 = float32.np, float64.np
 # Where float32 products are rebuilt in MKL's order (see product): the inner size, and
@@ -301,6 +302,14 @@ def _blas_form(a, b):
     return False, first_t, second_t
 
 
+_level: list = []  # mkl_intel.isa(), once the first product has asked
+
+
+def _detected_level():
+    _level.append(mkl_intel.isa())
+    return _level[0]
+
+
 def product(a, b, c=None, alpha=1):
     """a @ b for float32 as PyTorch's MKL sums it, bit for bit, C-contiguous as torch's result
     is, or None where its order is not known here. For addmm, c is beta*bias (broadcastable to
@@ -311,7 +320,11 @@ def product(a, b, c=None, alpha=1):
     ('N'): _mkl_order_f32; b transposed ('T'): _mkl_t_order_f32; a result of one column (n == 1)
     is a gemv: a row-major a (or, for a 1x1 result, b of stride 1 along k) as one row of
     _mkl_t_order_f32, then alpha*sum + c; an a stored transposed in order from c, the vector
-    (b; for a 1x1 result a) scaled by alpha first."""
+    (b; for a 1x1 result a) scaled by alpha first.
+    On an Intel CPU MKL runs other kernels: mkl_intel's orders, or None where not known."""
+    level = _level[0] if _level else _detected_level()
+    if level != "amd":
+        return None if level is None else mkl_intel.product(a, b, c, alpha, level, _blas_form)
     m, k = a.shape
     n = b.shape[1]
     swap, first_t, second_t = _blas_form(a, b)
@@ -334,6 +347,22 @@ def product(a, b, c=None, alpha=1):
     if out is not None and not out.flags.c_contiguous:
         out = np.ascontiguousarray(out)
     return out
+
+
+def matrix_vector(a, v):
+    """a @ v (mv: v 1-d) for float32 as PyTorch's MKL sums it, or None (numpy's BLAS then). On
+    MKL's Intel kernels mv sums as mm with v as one column does (measured bit for bit); on the
+    AMD ones its order was never measured, so None there."""
+    if not _switch.EXACT or a.dtype is not _F32 or v.dtype is not _F32:
+        return None
+    level = _level[0] if _level else _detected_level()
+    if level is None or level == "amd":
+        return None
+    column = v[:, None]
+    if not applies(a, column):
+        return None
+    out = mkl_intel.product(a, column, None, 1, level, _blas_form)
+    return None if out is None else out[:, 0]
 
 
 def applies(a, b) -> bool:

@@ -74,7 +74,13 @@ def _mm_fwd(a, b, a_columns=False, b_columns=False):
 MM = defop("mm", "MmBackward0", _mm_fwd, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
            save="inputs", save_for=((1,), (0,)), out_size=_product_count, check_order=(1, 0),
            torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
-MV = defop("mv", "MvBackward0", blas_product,
+def _mv_fwd(a, v):
+    """a @ v: small float32 ones in MKL's order where kernels/mkl.py knows it, else numpy's BLAS."""
+    out = mkl.matrix_vector(a, v)
+    return blas_product(a, v) if out is None else out
+
+
+MV = defop("mv", "MvBackward0", _mv_fwd,
            lambda c, g: (g.unsqueeze(1) * c.saved[1].unsqueeze(0) if c.needs(0) else None,
                          c.saved[0].t().mv(g) if c.needs(1) else None),
            "d(A@v)/dA = g v^T, d(A@v)/dv = A^T g", save="inputs", save_for=((1,), (0,)),

@@ -1,0 +1,298 @@
+"""Small float32 products summed in the order PyTorch's MKL sums them on an Intel CPU, where
+MKL runs its Intel kernels (AVX-512, or AVX2 under MKL_ENABLE_INSTRUCTIONS=AVX2), not the
+ones mkl.py rebuilds for AMD CPUs. Found by experiment against torch 2.13 (MKL 2024.2) on an
+Intel Xeon with AVX-512, 1 and 2 threads: products chosen so that one pair cancels exactly
+(+2^60 and -2^60 among ones) show which products share a partial sum, and products that are
+not float32 numbers show which additions are fused.
+
+Only the matrix-vector kernels (a result of one column) are rebuilt; every other product
+returns None here and goes to numpy's BLAS (within float32 rounding of PyTorch's, not bit for
+bit). mkl.product() calls `column` when `isa()` says MKL runs its Intel kernels."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..parallel import get_num_threads
+
+_F32, _F64 = np.float32, np.float64
+
+# Where the AVX-512 kernels' orders were checked against PyTorch (elsewhere the same pairs
+# share sums but some additions round differently, not found yet: those products go to
+# numpy): every result of one column for an inner size up to 4 (W7's Linear(3, 1), d2l's
+# linear regression); beyond, the transposed gemv for a multiple of 4 rows (the rows after the
+# last group of 4 switch between one and two accumulators in a way not pinned down), the plain
+# gemv (a stored column by column) below 16 rows.
+_AVX512_ANY_MAX_K = 4
+_AVX512_AXPY_MAX_M = 15
+# Above this many multiply-adds (m*k) MKL's AVX-512 transposed gemv gives each of 2 threads
+# half the rows (the first ceil(m/2)), each grouping its own rows by 4 (measured with
+# torch.set_num_threads 1 and 2; with 1 no split; more threads were not measured).
+_AVX512_SPLIT_WORK = 8193
+# AVX-512's gemm with b stored transposed (x @ W.t(): nn.Linear) sums in order too, except
+# for a few rows (small m, large k: a lane kernel like the gemv ones), 2 or 3 columns or a
+# small product (6x5 @ 5x8: 8 lanes per element, folded): in order from 6 rows and 4 columns
+# (a row-major), from 8 rows (a stored transposed), 64 elements and 1024 products; alpha 1
+# only (alpha != 1 joins c otherwise, not found).
+_AVX512_T_MIN_M = 8
+_AVX512_T_MIN_MN = 64
+_AVX512_T_MIN_WORK = 1024
+
+_isa_cache: list = []
+
+
+def _cpu_flags() -> tuple[str, set]:
+    """The vendor and the feature flags of the first CPU in /proc/cpuinfo ('' and an empty set
+    where it cannot be read)."""
+    vendor, flags = "", set()
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("vendor_id") and not vendor:
+                    vendor = line.split(":", 1)[1].strip()
+                elif line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    return vendor, flags
+
+
+def isa() -> str | None:
+    """Which of MKL's kernels PyTorch's products run in this process: "amd" (any CPU not
+    Intel's: mkl.py's orders), "avx512" or "avx2" (MKL's Intel kernels, rebuilt here), or None
+    (an Intel CPU without AVX2, or one limited to less by MKL_ENABLE_INSTRUCTIONS: not
+    measured). MKL reads the variable once, when it starts, so it is read here once too, on
+    the first product."""
+    if not _isa_cache:
+        vendor, flags = _cpu_flags()
+        level = "amd"
+        if vendor == "GenuineIntel":
+            level = None
+        if vendor == "GenuineIntel" and {"avx2", "fma"} <= flags:
+            level = "avx512" if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags else "avx2"
+            limit = os.environ.get("MKL_ENABLE_INSTRUCTIONS", "").strip().upper()
+            if limit.startswith("AVX2"):
+                level = "avx2"
+            elif limit and not limit.startswith("AVX512"):
+                level = None  # SSE4_2, AVX: kernels not measured
+        _isa_cache.append(level)
+    return _isa_cache[0]
+
+
+def _halved(acc):
+    """The lanes (last axis) summed as a vector kernel folds them: the upper half onto the lower
+    until one is left."""
+    width = acc.shape[-1]
+    while width > 1:
+        width //= 2
+        acc = acc[..., :width] + acc[..., width:2 * width]
+    return acc[..., 0]
+
+
+def _fused_chunks(acc, prods, start: int, stop: int):
+    """acc's lanes plus prods[:, start:stop] in vectors of acc's width, lane j taking products
+    start+j, start+j+width, ...: each addition one rounding of the exact product (a fused
+    multiply-add); acc is updated in place and returned."""
+    width = acc.shape[1]
+    for at in range(start, stop, width):
+        count = min(width, stop - at)
+        np.add(acc[:, :count], prods[:, at:at + count], out=acc[:, :count], casting="unsafe")
+    return acc
+
+
+def _rows_avx512_grouped(prods):
+    """The rows MKL computes 4 at a time: lane 0 starts with the first product (rounded); the
+    products after it go in 16-wide vectors while 16 remain, fused, folded to one sum; that sum
+    (else the first product) starts lane 0 of a fresh 16-wide accumulator that takes the rest
+    of the products (one partly filled vector), fused, folded."""
+    rows, k = prods.shape
+    full = (k - 1) // 16 * 16
+    first = prods[:, 0].astype(_F32)
+    if full:
+        acc = np.zeros((rows, 16), _F32)
+        acc[:, 0] = first
+        first = _halved(_fused_chunks(acc, prods, 1, 1 + full))
+        if full == k - 1:
+            return first
+    acc = np.zeros((rows, 16), _F32)
+    acc[:, 0] = first
+    return _halved(_fused_chunks(acc, prods, 1 + full, k))
+
+
+def _rows_avx512_rest(prods):
+    """The rows after the last group of 4: the products after the first in 16-wide vectors
+    (the last one partly filled), fused, folded, and then the first product (rounded) added."""
+    rows, k = prods.shape
+    acc = _halved(_fused_chunks(np.zeros((rows, 16), _F32), prods, 1, k))
+    return acc + prods[:, 0].astype(_F32)
+
+
+def _rows_avx2(prods):
+    """Every row: all products in 8-wide vectors from the first (the last partly filled),
+    fused; the lanes added pairwise (0+1, 2+3, 4+5, 6+7), then (01+45) + (23+67)."""
+    acc = _fused_chunks(np.zeros((prods.shape[0], 8), _F32), prods, 0, prods.shape[1])
+    pairs = acc[:, 0::2] + acc[:, 1::2]
+    return (pairs[:, 0] + pairs[:, 2]) + (pairs[:, 1] + pairs[:, 3])
+
+
+def _short_rows(a, x, level: str):
+    """_dot_rows for an inner size of 2 to 4 (W7's Linear(3, 1), d2l's X @ w), column by column
+    instead of through the lanes (a fifth of the time for 2000 rows): with at most 3 products
+    per lane vector every lane holds one product (rounded: a fused add to +0), and the folds
+    reduce to the sums written here. The lanes that hold nothing are +0, so a zero result is
+    +0, which the final + 0 gives."""
+    m, k = a.shape
+    xs = x[:, 0]
+    if level == "avx2":  # ((l0 + l1) + (l4 + l5)) + ((l2 + l3) + (l6 + l7)), lane j = product j
+        out = a[:, 0] * xs[0]
+        out += a[:, 1] * xs[1]
+        if k == 4:
+            out += a[:, 2] * xs[2] + a[:, 3] * xs[3]
+        elif k == 3:
+            out += a[:, 2] * xs[2]
+        out += _F32(0)
+        return out
+    grouped = m & ~3
+    out = np.empty(m, _F32)
+    if grouped:  # lane 0 = product 0 then + product 1 fused; lane j = product j + 1 after that
+        g = a[:grouped]
+        lead = (g[:, 0] * xs[0]).astype(_F64)
+        lead += g[:, 1].astype(_F64) * _F64(xs[1])
+        head = out[:grouped]
+        head[:] = lead
+        if k == 4:
+            head += g[:, 3] * xs[3]
+        if k >= 3:
+            head += g[:, 2] * xs[2]
+    if grouped < m:  # lanes = products 1..k-1, folded, then + product 0
+        r = a[grouped:]
+        rest = out[grouped:]
+        np.multiply(r[:, 1], xs[1], out=rest)
+        if k == 4:
+            rest += r[:, 3] * xs[3]
+        if k >= 3:
+            rest += r[:, 2] * xs[2]
+        rest += r[:, 0] * xs[0]
+    out += _F32(0)
+    return out
+
+
+def _dot_rows(a, x, level: str):
+    """a @ x (x one column) as MKL's transposed gemv sums it (a row-major: each element a dot
+    product of a row with x), or None where the order is not known here."""
+    m, k = a.shape
+    if level == "avx512" and m * k > _AVX512_SPLIT_WORK and get_num_threads() > 1:
+        if get_num_threads() > 2:
+            return None
+        half = (m + 1) // 2
+        first, second = _dot_rows(a[:half], x, level), _dot_rows(a[half:], x, level)
+        return None if first is None or second is None else np.concatenate([first, second])
+    if k <= 4:
+        return _short_rows(a, x, level)
+    prods = a.astype(_F64) * x[:, 0].astype(_F64)
+    if level == "avx2":
+        return _rows_avx2(prods)
+    grouped = m & ~3
+    if k > _AVX512_ANY_MAX_K and grouped != m:
+        return None
+    if grouped == m:
+        return _rows_avx512_grouped(prods)
+    if not grouped:
+        return _rows_avx512_rest(prods)
+    out = np.empty(m, _F32)
+    out[:grouped] = _rows_avx512_grouped(prods[:grouped])
+    out[grouped:] = _rows_avx512_rest(prods[grouped:])
+    return out
+
+
+def _axpy_columns(a, x, level: str, c=None):
+    """a @ x (x one column) as MKL's plain gemv sums it (a stored column by column: the result
+    accumulates x[l] * a[:, l] over l in order), each step a fused multiply-add from +0 (or
+    from c, addmm's beta*bias, broadcastable to m x 1); or None where the order is not known
+    here."""
+    m, k = a.shape
+    if level == "avx512" and m > _AVX512_AXPY_MAX_M and k > _AVX512_ANY_MAX_K:
+        return None
+    acc = np.zeros(m, _F32)
+    if c is not None:
+        acc += np.broadcast_to(c, (m, 1))[:, 0]
+    xs = x[:, 0].astype(_F64)
+    for step in range(k):
+        np.add(acc, a[:, step].astype(_F64) * xs[step], out=acc, casting="unsafe")
+    return acc
+
+
+def _in_order_fused(a, b):
+    """a @ b as AVX-512 MKL's gemm sums it for a b stored row by row (either layout of a):
+    each element in order over k from +0, every step a fused multiply-add."""
+    m, k = a.shape
+    n = b.shape[1]
+    if n >= m:
+        prods = a.T.astype(_F64)[:, :, None] * b.astype(_F64)[:, None, :]
+        acc = np.zeros((m, n), _F32)
+    else:  # numpy's broadcast loops over the last axis: the longer side there
+        prods = (a.T.astype(_F64)[:, :, None] * b.astype(_F64)[:, None, :]).transpose(0, 2, 1)
+        acc = np.zeros((n, m), _F32)
+    for step in range(k):
+        np.add(acc, prods[step], out=acc, casting="unsafe")
+    return acc if n >= m else np.ascontiguousarray(acc.T)
+
+
+def product(a, b, c, alpha, level: str, blas_form):
+    """a @ b (+ c) as mkl.product's contract says, on MKL's Intel kernels, or None. AVX-512's
+    gemm: _in_order_fused, times alpha, + c, for a b stored row by row and for a b stored
+    transposed where _AVX512_T_MIN_M says (elsewhere MKL picks other kernels by the shape in
+    ways not found yet: numpy's BLAS). Gemv:
+    a result of one column (n == 1, at least two rows) or of one row (m == 1, at least two
+    columns: MKL computes its transpose, b.T @ a.T); a 1x1 result is a dot product of a's row
+    with the column: the transposed gemv for a b that PyTorch passes as a row (its column's
+    stride past k, as for b.t() of a (1, k) row), else the plain one. A matrix (a; for a row, b.T)
+    stored row by row goes to the transposed gemv (its dot products, then + c; alpha == 1
+    only), one stored column by column to the plain gemv (the sum starts from c, the vector
+    scaled by alpha first)."""
+    m, k = a.shape
+    n = b.shape[1]
+    if n == 1 and m > 1:
+        matrix, vector = a, b
+        _, dot_rows, _ = blas_form(a, b)  # a row-major (or copied so)
+    elif m == 1 and n > 1:
+        matrix, vector = b.T, a.T
+        _, dot_rows, _ = blas_form(a, b)  # b stored transposed: b.T row-major
+    elif m == 1 and n == 1:  # a dot product: the kernel follows b's stride past its one column
+        matrix, vector = a, b
+        _, _, b_strided = blas_form(a, b)
+        dot_rows = not b_strided
+        if b_strided and alpha != 1:  # (the plain one scales a, not b, by alpha)
+            matrix, alpha = a * _F32(alpha), 1
+    elif m > 1 and n > 1 and level == "avx512":
+        _, b_transposed, a_transposed = blas_form(a, b)
+        if b_transposed and (alpha != 1 or m * n < _AVX512_T_MIN_MN or m * n * k < _AVX512_T_MIN_WORK
+                             or (m < _AVX512_T_MIN_M if a_transposed else m < 6 or n < 4)):
+            return None
+        out = _in_order_fused(a, b)
+        if alpha != 1:
+            out *= _F32(alpha)
+        if c is not None:
+            out += c
+        return out
+    else:
+        return None
+    if dot_rows:
+        # (alpha != 1: MKL fuses alpha*sum + c when beta != 1 and does something else when
+        # beta == 1; c arrives here already scaled by beta, so such products go to numpy)
+        out = _dot_rows(matrix, vector, level) if alpha == 1 else None
+        if out is None:
+            return None
+    else:
+        out = _axpy_columns(matrix, vector if alpha == 1 else vector * _F32(alpha), level,
+                            None if c is None else np.broadcast_to(c, (m, n)).reshape(-1, 1))
+        if out is None:
+            return None
+        c = None
+    out = out.reshape(m, n)
+    if c is not None:
+        out += c
+    return out
