@@ -321,10 +321,16 @@ def product(a, b, c=None, alpha=1):
     is a gemv: a row-major a (or, for a 1x1 result, b of stride 1 along k) as one row of
     _mkl_t_order_f32, then alpha*sum + c; an a stored transposed in order from c, the vector
     (b; for a 1x1 result a) scaled by alpha first.
-    On an Intel CPU MKL runs other kernels: mkl_intel's orders, or None where not known."""
+    On an Intel CPU MKL runs other kernels: mkl_intel's orders where known, else the AMD one."""
     level = _level[0] if _level else _detected_level()
+    if level is None:
+        return None
     if level != "amd":
-        return None if level is None else mkl_intel.product(a, b, c, alpha, level, _blas_form)
+        out = mkl_intel.product(a, b, c, alpha, level, _blas_form)
+        if out is not None:
+            return out
+        # an Intel shape whose order was not measured: the AMD order, as before the Intel
+        # orders were known (neither is Intel's; the AMD one keeps what programs printed)
     m, k = a.shape
     n = b.shape[1]
     swap, first_t, second_t = _blas_form(a, b)
