@@ -300,8 +300,7 @@ def _fill_split(blocks: np.ndarray, mean, std) -> None:
     _fill_range(blocks, mean, std, 0, full)
 
 
-#: a large draw's uniforms are drawn at most this many blocks at a time
-#: (`normal_draw_fill_f32`; a smaller draw in four segments)
+#: a large draw's uniforms are drawn this many blocks at a time (`normal_draw_fill_f32`)
 _SEGMENT_BLOCKS = 2 * _CHUNK_BLOCKS
 
 
@@ -331,9 +330,7 @@ def normal_draw_fill_f32(draw, out: np.ndarray, mean: float, std: float) -> None
     mean32, std32 = _F32(mean), _F32(std)
     blocks = out.reshape(-1, 16)
     full = blocks.shape[0]
-    # four segments at least, so that a draw just over the threshold is still shared
-    segment = max(_CHUNK_BLOCKS // 4, min(_SEGMENT_BLOCKS, full // 4))
-    bounds = list(range(0, full, segment)) + [full]
+    bounds = list(range(0, full, _SEGMENT_BLOCKS)) + [full]
     helpers = 0
     if full >= _SPLIT_BLOCKS:
         from .. import parallel
