@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .dtypes import finfo
-from .kernels.boxmuller import fma32, normal_draw_fill_f32, normal_fill_f32, normal_tail_f32
+from .kernels.boxmuller import fma32, normal_fill_f32
 
 _M24 = np.uint64((1 << 24) - 1)
 _M53 = np.uint64((1 << 53) - 1)
@@ -62,20 +62,15 @@ def uniform01_f32(gen, n: int) -> np.ndarray:
         if start >= 0:
             return gen._ahead[start:start + n].copy()  # (a tensor owns its memory)
     if n >= 4096:
-        return _uniform24_f32(gen, n)
+        # converted in place: a second 4 MB array per million costs more (fresh pages)
+        # than the conversion itself (numpy casts an array onto itself without a copy
+        # when source and target start at the same address with the same strides)
+        words = gen.random24_words(n).view(np.int32)
+        out = words.view(np.float32)
+        out[...] = words
+        out *= _F32_SCALE
+        return out
     out = (gen.random32(n) & _M24).astype(np.float32)
-    out *= _F32_SCALE
-    return out
-
-
-def _uniform24_f32(gen, n: int) -> np.ndarray:
-    """`uniform01_f32` of a large n: the words converted in place (a second 4 MB array per
-    million costs more, in fresh pages, than the conversion itself; numpy casts an array
-    onto itself without a copy when source and target start at the same address with the
-    same strides)."""
-    words = gen.random24_words(n).view(np.int32)
-    out = words.view(np.float32)
-    out[...] = words
     out *= _F32_SCALE
     return out
 
@@ -186,15 +181,6 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
                         return data
                     mean32, std32 = np.float32(mean), np.float32(std)
                     return data if std32 == 1 and mean32 == 0 else fma32(data, std32, mean32)
-            if n >= _DRAW_FILL_MIN:
-                # drawn a segment at a time, overlapped with the transform (engine threads)
-                data = np.empty(n, _F32)
-                whole = n & ~15
-                normal_draw_fill_f32(lambda count: _uniform24_f32(gen, count), data[:whole], mean, std)
-                if whole != n:
-                    gen.random24_words(n - whole)  # drawn, then overwritten by the tail block
-                    normal_tail_f32(data, uniform01_f32(gen, 16), mean, std)
-                return data
             data = uniform01_f32(gen, n)
             tail = uniform01_f32(gen, 16) if n % 16 else None
             normal_fill_f32(data, tail, mean, std)
@@ -216,10 +202,6 @@ def normal(gen, n: int, npdt, contiguous: bool, mean: float, std: float) -> np.n
         return data.astype(npdt, copy=False)
     return normal_scalar(gen, n, mean, std).astype(npdt)
 
-
-#: a float32 normal draw of this many elements or more draws its uniforms segment by
-#: segment (kernels/boxmuller.normal_draw_fill_f32)
-_DRAW_FILL_MIN = 65536
 
 #: a float32 draw of at most this many elements (a normal one: a multiple of 16) is served
 #: from words drawn ahead: first 128, twice as many each time draws used them all, up to 8192

@@ -128,9 +128,8 @@ _TWO_PI32, _FOPI32, _DP1_32, _DP2_32 = (_d0(c, _F32) for c in (_TWO_PI, _FOPI, _
 _DP3_64 = _d0(_DP3, _F64)
 
 
-def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32, out: np.ndarray | None = None) -> None:
-    """Turn `data` (float32 uniforms, shape (k, 16), C order) into normals, in place or
-    into `out` (the same shape, C order: a draw's own uniforms need no copy).
+def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32) -> None:
+    """Turn `data` (float32 uniforms, shape (k, 16), C order) into normals in place.
 
     Lane selections and sign flips are integer bit operations on the float32 patterns, as
     the vector code does them (numpy's masked where/copyto run ~50x slower per element).
@@ -224,25 +223,16 @@ def _fill_blocks(data: np.ndarray, mean: np.float32, std: np.float32, out: np.nd
     bxor(tb, i2, tb)
 
     # ---- n = r*cos, r*sin; fma(n, std, mean) ----
-    if out is None:
-        out = data
-    halves = out.reshape(k, 2, 8).transpose(1, 0, 2)
+    halves = data.reshape(k, 2, 8).transpose(1, 0, 2)
     mul(t2.reshape(2, k, 8), r.reshape(1, k, 8), halves)
     if std == 1 and mean == 0:  # fma(n, 1, 0) is n
         return
-    out[...] = fma32(out, std, mean)
+    data[...] = fma32(data, std, mean)
 
 
 def _fill_range(blocks: np.ndarray, mean, std, lo: int, hi: int) -> None:
     for start in range(lo, hi, _CHUNK_BLOCKS):
         _fill_blocks(blocks[start:min(start + _CHUNK_BLOCKS, hi)], mean, std)
-
-
-def _fill_into(uniforms: np.ndarray, out: np.ndarray, mean, std) -> None:
-    """The normals of `uniforms` (shape (k, 16)) into `out` (the same shape), by chunks."""
-    for start in range(0, uniforms.shape[0], _CHUNK_BLOCKS):
-        stop = start + _CHUNK_BLOCKS
-        _fill_blocks(uniforms[start:stop], mean, std, out[start:stop])
 
 
 def fma32(a, b, c) -> np.ndarray:
@@ -300,82 +290,6 @@ def _fill_split(blocks: np.ndarray, mean, std) -> None:
     _fill_range(blocks, mean, std, 0, full)
 
 
-#: a large draw's uniforms are drawn this many blocks at a time (`normal_draw_fill_f32`)
-_SEGMENT_BLOCKS = 2 * _CHUNK_BLOCKS
-
-
-def _fill_drawn(ready, blocks: np.ndarray, mean, std) -> None:
-    """A helper thread's share of `normal_draw_fill_f32`: the segments it takes from
-    `ready` until the end mark (None), which it puts back for the next reader."""
-    while True:
-        item = ready.get()
-        if item is None:
-            ready.put(None)
-            return
-        uniforms, lo, hi = item
-        _fill_into(uniforms, blocks[lo:hi], mean, std)
-
-
-def normal_draw_fill_f32(draw, out: np.ndarray, mean: float, std: float) -> None:
-    """`out` (float32, 1-D, C-contiguous, a multiple of 16 long) filled with PyTorch's
-    normals of the uniforms `draw(count)` returns (a fresh float32 array of the next
-    `count` uniforms; called in order, segment after segment).
-
-    Drawing all uniforms first and then transforming them leaves the twister (a serial
-    3 ms per million in numpy, run without the GIL) alone on one core. Here the uniforms
-    come a segment at a time, and each drawn segment is transformed by the engine's
-    helper threads while the next is drawn; once all are drawn the caller transforms
-    segments too. Each block of 16 normals depends on its own 16 uniforms alone, so the
-    bits are those of one pass over everything."""
-    mean32, std32 = _F32(mean), _F32(std)
-    blocks = out.reshape(-1, 16)
-    full = blocks.shape[0]
-    bounds = list(range(0, full, _SEGMENT_BLOCKS)) + [full]
-    helpers = 0
-    if full >= _SPLIT_BLOCKS:
-        from .. import parallel
-
-        helpers = min(parallel.POOL.threads, parallel.POOL.cores) - 1
-        if parallel.perf_counter() < parallel._blas_spin_until[0]:
-            helpers = 0  # BLAS's workers still spin on the other cores
-    if helpers <= 0:
-        for lo, hi in zip(bounds, bounds[1:]):
-            _fill_into(draw((hi - lo) * 16).reshape(-1, 16), blocks[lo:hi], mean32, std32)
-        return
-    from contextvars import copy_context
-    from queue import SimpleQueue
-
-    ready, done = SimpleQueue(), SimpleQueue()
-    tasks = parallel.POOL.helpers(helpers)
-    context = copy_context()
-    for _ in range(helpers):
-        tasks.put((_fill_drawn, (ready, blocks, mean32, std32), context, done))
-    try:
-        for lo, hi in zip(bounds, bounds[1:]):
-            ready.put((draw((hi - lo) * 16).reshape(-1, 16), lo, hi))
-    finally:
-        ready.put(None)  # the helpers stop once the segments are taken (or on a failed draw)
-        failure = None
-        try:
-            _fill_drawn(ready, blocks, mean32, std32)
-        except BaseException as exc:  # the helpers are waited for all the same
-            failure = exc
-        for _ in range(helpers):
-            exc = done.get()
-            if exc is not None and failure is None:
-                failure = exc
-    if failure is not None:
-        raise failure
-
-
-def normal_tail_f32(data: np.ndarray, tail: np.ndarray, mean: float, std: float) -> None:
-    """PyTorch's last block of a float32 normal fill whose length is not a multiple of 16:
-    the normals of 16 fresh uniforms `tail`, written over the last 16 elements of `data`."""
-    last = np.ascontiguousarray(tail, dtype=_F32).reshape(1, 16)
-    _fill_blocks(last, _F32(mean), _F32(std))
-    data[data.shape[0] - 16:] = last.reshape(16)
-
-
 def normal_fill_f32(data: np.ndarray, tail: np.ndarray | None, mean: float, std: float) -> None:
     """PyTorch's float32 normal fill of a C-contiguous 1-D `data` (16+ uniforms drawn, in
     place). `tail`: when len(data) is not a multiple of 16, the 16 fresh uniforms PyTorch
@@ -386,4 +300,6 @@ def normal_fill_f32(data: np.ndarray, tail: np.ndarray | None, mean: float, std:
     blocks = data[:full * 16].reshape(full, 16)
     _fill_split(blocks, mean32, std32)
     if tail is not None:
-        normal_tail_f32(data, tail, mean, std)
+        last = np.ascontiguousarray(tail, dtype=_F32).reshape(1, 16)
+        _fill_blocks(last, mean32, std32)
+        data[n - 16:] = last.reshape(16)
