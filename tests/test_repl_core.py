@@ -50,6 +50,8 @@ def run(repl, capsys, text):
     ("s = '''abc\n", "newline"),
     ("x = 1 + \\", "newline"),
     ("@no_grad()", "newline"),
+    ("class A:\n    @staticmethod", "newline"),            # a decorator inside a block
+    ("class A:\n    def f(a):\n        return 1\n    @staticmethod  # g", "newline"),
     ("if x:\n    pass\nelse:", "newline"),
     ("for i in x:\n    if i:", "newline"),               # nested block headers
     ("def f():\n    y = (1,", "newline"),                # brackets inside a block

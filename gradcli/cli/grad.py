@@ -167,6 +167,7 @@ def do_grad(o: Options) -> int:
             except PointsError as e:
                 raise UsageError(str(e)) from None
         p = build(o.expr, o.at, o.wrt, o.dtype, o.seed, o.limits, grid=grid)
+        _refuse_complex(p, o)
         if o.precision is not None:
             import gradcli.torch as torch
 
@@ -181,6 +182,26 @@ def do_grad(o: Options) -> int:
     except RuntimeError as e:  # engine errors raised outside a program (e.g. autograd.grad)
         print(f"gradcli grad: RuntimeError: {e}", file=sys.stderr)
         return 1
+
+
+#: the options that read derivatives as real numbers (a formula over reals, table rows,
+#: plotted curves, second derivatives of a real function), by their flag
+_REAL_ONLY = (("formula", "--formula"), ("csv", "--csv"), ("grid", "--grid"),
+              ("plot", "--plot"), ("hessian", "--hessian"))
+
+
+def _refuse_complex(p: Problem, o: Options) -> None:
+    """Complex inputs (`--at z=1+2j`) give the value, the gradients (PyTorch's conjugate
+    Wirtinger convention), --seed-grad, --jacobian, --check, --graph, --explain and --json;
+    the options that treat a derivative as one real number are refused (exit 2)."""
+    complex_names = [n for n in p.names if p.inputs[n].is_complex()]
+    if not complex_names:
+        return
+    used = [flag for attr, flag in _REAL_ONLY if getattr(o, attr) not in (None, False, [], ())]
+    if used:
+        n = complex_names[0]
+        raise UsageError(f"{used[0]} takes real inputs: {n} is {p.inputs[n].dtype} (its "
+                         "gradient, --jacobian and --check work with complex inputs)")
 
 
 def _one_point(p: Problem, o: Options) -> int:
@@ -280,7 +301,7 @@ def register(app) -> None:
     At = Annotated[List[str], typer.Option("--at", metavar="NAME=VALUE", help=(
         "Bind NAME to a number, a nested list or any expression (ones(2,2), randn(3)); "
         "integer values become the default float dtype. Repeatable."))]
-    Dtype = Annotated[Optional[str], typer.Option("--dtype", help="float32 (default) or float64.")]
+    Dtype = Annotated[Optional[str], typer.Option("--dtype", help="float32 (default), float64, bfloat16 or float16.")]
     Seed = Annotated[int, typer.Option("--seed", metavar="N", help="Starting seed of the random generator.")]
     NoColor = Annotated[bool, typer.Option("--no-color", help="Plain text output.")]
     MaxSteps = Annotated[Optional[int], typer.Option("--max-steps", callback=_positive, metavar="N",

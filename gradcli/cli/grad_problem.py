@@ -43,8 +43,10 @@ GRAD_JSON_SCHEMA = """gradcli.grad/2 -- the object `gradcli grad --json` prints:
   explanation with --explain: the step-by-step backward walk, as plain text
   points      with --grid: {"headers": [str...], "rows": [[number...]...]}, one row per
               grid point (the names, "value", "d/dNAME" for each wrt name)
-TENSOR = {"shape": [int...], "dtype": "float32"|"float64"|"int64"|"bool", "data": nested lists}
-Non-finite numbers appear as the strings "nan", "inf" and "-inf".
+TENSOR = {"shape": [int...], "dtype": "float32"|"float64"|"complex64"|"complex128"|"int64"|"bool"|...,
+          "data": nested lists}
+Non-finite numbers appear as the strings "nan", "inf" and "-inf"; a complex element is
+its [real, imag] pair.
 Changes: /2 added hessian_matrix, formula*, graph, explanation and points; every key of
 /1 keeps its meaning.
 """
@@ -90,24 +92,39 @@ def parse_at(items: list) -> list:
 
 
 def _as_input(value, dtype, name: str):
-    """An --at value as a floating tensor (ints become the default float dtype)."""
+    """An --at value as a floating or complex tensor: ints become the default float dtype,
+    or --dtype; a complex value (`1+2j`, a list holding one, a complex tensor) stays
+    complex, in the complex type that goes with that float dtype (complex64 with float32,
+    complex128 with float64), as torch.tensor makes it."""
     import gradcli.torch as torch
 
+    real = dtype or torch.get_default_dtype()
     if isinstance(value, torch.Tensor):
         t = value.detach().clone()
-    elif isinstance(value, (bool, int, float)) or isinstance(value, (list, tuple)):
+        if t.is_complex():
+            return t.to(_complex_of(real)) if dtype is not None else t
+        return t.to(dtype) if dtype is not None else (
+            t if t.is_floating_point() else t.to(real))
+    if isinstance(value, (bool, int, float, complex)) or isinstance(value, (list, tuple)):
         try:
-            t = torch.tensor(value, dtype=dtype or torch.get_default_dtype())
-        except (TypeError, ValueError) as e:
+            return torch.tensor(value, dtype=_complex_of(real) if _has_complex(value) else real)
+        except (TypeError, ValueError, RuntimeError) as e:
             raise UsageError(f"--at {name}: {e}\n{AT_USAGE}") from None
-    else:
-        raise UsageError(f"--at {name}: expected a number, a list or a tensor, got "
-                         f"{type(value).__name__}\n{AT_USAGE}")
-    if dtype is not None:
-        t = t.to(dtype)
-    elif not t.is_floating_point():
-        t = t.to(torch.get_default_dtype())
-    return t
+    raise UsageError(f"--at {name}: expected a number, a list or a tensor, got "
+                     f"{type(value).__name__}\n{AT_USAGE}")
+
+
+def _has_complex(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_has_complex(v) for v in value)
+    return isinstance(value, complex)
+
+
+def _complex_of(real):
+    """The complex dtype that goes with a real one (torch.tensor's choice)."""
+    import gradcli.torch as torch
+
+    return torch.complex128 if real == torch.float64 else torch.complex64
 
 
 def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits, grid=()) -> Problem:
@@ -119,9 +136,13 @@ def build(expr: str, at: list, wrt_opt: list, dtype_name, seed: int, limits, gri
     dtype = None
     if dtype_name is not None:
         aliases = {"float32": torch.float32, "float": torch.float32, "float64": torch.float64,
-                   "double": torch.float64}
+                   "double": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16,
+                   "half": torch.float16}
+        if dtype_name.removeprefix("torch.") in aliases:
+            dtype_name = dtype_name.removeprefix("torch.")
         if dtype_name not in aliases:
-            raise UsageError(f"--dtype must be float32 or float64, got {dtype_name!r}")
+            raise UsageError("--dtype must be float32, float64, bfloat16 or float16, got "
+                             f"{dtype_name!r}")
         dtype = aliases[dtype_name]
     reset_engine(seed)
     session = Session(limits=limits, interactive=True)
@@ -296,13 +317,18 @@ def hessians(p: Problem) -> dict:
 
 
 def check(p: Problem, seed_grad, eps=1e-6, atol=1e-5, rtol=1e-3) -> dict:
-    """gradcheck in float64: analytical vs central differences, worst error and where."""
+    """gradcheck in float64: analytical vs central differences, worst error and where.
+
+    A complex input is taken in complex128, and its numerical gradient is PyTorch's
+    convention for a real-valued function: dL/d(real part) + i*dL/d(imaginary part), each
+    from central differences (EXPR must then be real: a complex one is refused)."""
     import numpy as np
 
     import gradcli.torch as torch
 
     session, program = p.session, p.program
-    doubles = {n: p.inputs[n].detach().to(torch.float64) for n in p.names}
+    doubles = {n: p.inputs[n].detach().to(torch.complex128 if p.inputs[n].is_complex() else torch.float64)
+               for n in p.names}
 
     def evaluate(values):
         for n in p.names:
@@ -312,6 +338,11 @@ def check(p: Problem, seed_grad, eps=1e-6, atol=1e-5, rtol=1e-3) -> dict:
 
     leaves = {n: (t.clone().requires_grad_(True) if n in p.wrt else t) for n, t in doubles.items()}
     out = evaluate(leaves)
+    if out.is_complex() and any(doubles[n].is_complex() for n in p.wrt):
+        for n in p.names:
+            session.globals[n] = p.inputs[n]
+        raise UsageError(f"--check with complex inputs needs a real EXPR (it is {out.dtype}): "
+                         "check a real function of it, such as EXPR.abs() or EXPR.real")
     sg = None if seed_grad is None else seed_grad.to(torch.float64)
     w = sg if sg is not None else torch.ones_like(out)
     if out.numel() != 1 and sg is None:
@@ -322,24 +353,28 @@ def check(p: Problem, seed_grad, eps=1e-6, atol=1e-5, rtol=1e-3) -> dict:
     else:
         gs = [None] * len(p.wrt)
     for n, g in zip(p.wrt, gs):
-        analytical[n] = np.zeros(doubles[n].shape) if g is None else np.asarray(g.tolist(), dtype=np.float64)
+        kind = np.complex128 if doubles[n].is_complex() else np.float64
+        analytical[n] = np.zeros(doubles[n].shape, kind) if g is None else np.asarray(g.tolist(), dtype=kind)
     wdata = np.asarray(w.tolist(), dtype=np.float64)
     worst = {"abs": 0.0, "rel": 0.0, "name": None, "index": None}
     ok = True
     with torch.no_grad():
         for n in p.wrt:
             base = doubles[n]
-            flat = np.asarray(base.tolist(), dtype=np.float64).reshape(-1)
-            numerical = np.zeros(flat.size)
+            kind = analytical[n].dtype
+            flat = np.asarray(base.tolist(), dtype=kind).reshape(-1)
+            numerical = np.zeros(flat.size, kind)
+            steps = (eps, 1j * eps) if kind == np.complex128 else (eps,)
             for k in range(flat.size):
-                vals = {}
-                for sign in (1, -1):
-                    bumped = flat.copy()
-                    bumped[k] += sign * eps
-                    vals[sign] = np.asarray(
-                        evaluate({**doubles, n: torch.tensor(bumped.reshape(base.shape).tolist(), dtype=torch.float64)}).tolist(),
-                        dtype=np.float64)
-                numerical[k] = float(np.sum(wdata * (vals[1] - vals[-1])) / (2 * eps))
+                for step in steps:
+                    vals = {}
+                    for sign in (1, -1):
+                        bumped = flat.copy()
+                        bumped[k] += sign * step
+                        vals[sign] = np.asarray(
+                            evaluate({**doubles, n: torch.tensor(bumped.reshape(base.shape).tolist(), dtype=base.dtype)}).tolist(),
+                            dtype=np.float64)
+                    numerical[k] += float(np.sum(wdata * (vals[1] - vals[-1])) / (2 * eps)) * (step / eps)
             ana = analytical[n].reshape(-1)
             abs_err = np.abs(ana - numerical)
             rel_err = abs_err / np.maximum(np.abs(numerical), 1e-12)

@@ -107,13 +107,17 @@ def elementwise(p, values: dict, shape: tuple):
                                     retain_graph=True, allow_unused=True)
         seed = np.random.default_rng(12345).uniform(0.5, 1.5, size=shape)
         seed_t = torch.tensor(seed.tolist() if shape else float(seed), dtype=value.dtype)
+        # the seed as the value's dtype holds it (bfloat16 keeps 8 bits), and a tolerance
+        # of that dtype: the products below are rounded to it
+        seed = np.asarray(seed_t.tolist(), dtype=float)
+        rtol = max(1e-4, 4 * torch.finfo(value.dtype).eps)
         mixed = torch.autograd.grad(value, targets, grad_outputs=seed_t, allow_unused=True)
         for n, g, m in zip(p.wrt, grads, mixed):
             if g is None:
                 continue
             expect = np.asarray(g.tolist(), dtype=float) * seed
             got = np.asarray(m.tolist(), dtype=float)
-            if not np.allclose(got, expect, rtol=1e-4, atol=1e-6, equal_nan=True):
+            if not np.allclose(got, expect, rtol=rtol, atol=1e-6, equal_nan=True):
                 return None
             partials[n] = g
     return value.detach(), partials

@@ -396,14 +396,17 @@ def enter_action(text: str, cursor: int | None = None) -> str:
 
 def needs_more(text: str) -> bool:
     """The input is the start of a longer one: :func:`gradcli.lang.is_incomplete`,
-    or (what it misses inside an indented block) a last line ending with ``:``
-    or an open bracket or triple-quoted string."""
+    or (what it misses inside an indented block) a last line ending with ``:``, a
+    decorator line (``@staticmethod`` before a method: its def follows), or an open
+    bracket or triple-quoted string."""
     from gradcli.lang import is_incomplete
     if is_incomplete(text):
         return True
     lines = [ln for ln in text.split("\n") if ln.strip()]
-    if lines and _strip_comment(lines[-1]).rstrip().endswith(":"):
-        return True
+    if lines:
+        last = _strip_comment(lines[-1]).strip()
+        if last.endswith(":") or last.startswith("@"):
+            return True
     return _open_bracket_or_string(text.rstrip())
 
 
