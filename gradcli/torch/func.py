@@ -218,8 +218,14 @@ def _differentiable(x: Tensor) -> Tensor:
         from gradcli.engine.ops.views import alias
 
         with enable_grad():  # (an alias: its backward hands the gradient on as it is, so
-            return alias(x)  # grad(grad(f)) ends in f's last op, as PyTorch's levels do)
+            out = alias(x)  # grad(grad(f)) ends in f's last op, as PyTorch's levels do)
+        _INPUT_ALIASES.add(out._grad_fn)
+        return out
     return _detached(x).requires_grad_(True)
+
+
+# the alias nodes _differentiable made (weakly: they go with their graphs)
+_INPUT_ALIASES = __import__("weakref").WeakSet()
 
 
 def _detached(x: Tensor, tangent_graph: bool = True) -> Tensor:
@@ -337,6 +343,51 @@ def _inputs_for(flat: list) -> _Inputs:
     return inner
 
 
+def _bypass_aliases(inner: _Inputs, *trees) -> None:
+    """Edges into the aliases _differentiable made for inputs that needed a gradient,
+    redirected to what each alias stands on (its backward hands the gradient on
+    unchanged): the graph kept for the caller reaches x's own node, as PyTorch's (whose
+    levels unwrap to x itself) does. Only nodes newer than the aliases can point at them,
+    so the walk stops at older ones."""
+    aliases = {}
+    for x, original in zip(inner, inner.originals, strict=True):
+        node = x._grad_fn if isinstance(original, Tensor) and original.requires_grad else None
+        if node in _INPUT_ALIASES:
+            aliases[node] = node.next_functions[0]
+    if not aliases:
+        return
+    oldest = min(node.seq for node in aliases)
+
+    def bypassed(node) -> bool:
+        # this transform's aliases, and an inner transform's (done by now) standing on one
+        if node in aliases:
+            return True
+        if node not in _INPUT_ALIASES or node.seq < oldest:
+            return False
+        target, nr = node.next_functions[0]
+        if target is None or not bypassed(target):
+            return False
+        aliases[node] = aliases[target]
+        return True
+
+    stack = []
+    for tree in trees:
+        for leaf in _flatten(tree)[0]:
+            if isinstance(leaf, Tensor) and leaf._grad_fn is not None:
+                stack.append(leaf._grad_fn)
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or bypassed(node) or getattr(node, "seq", -1) < oldest:
+            continue
+        seen.add(id(node))
+        edges = node.next_functions
+        if any(bypassed(child) for child, _ in edges if child is not None):
+            node.next_functions = tuple(aliases[child] if child in aliases else (child, nr)
+                                        for child, nr in edges)
+        stack.extend(child for child, _ in node.next_functions if child is not None)
+
+
 def _aux_leaf(t, keep: bool, inner: _Inputs):
     """An aux output as PyTorch's levels unwrap it: an input itself is the caller's
     tensor, a view stays a view (of the caller's tensor when it viewed an input), so an
@@ -408,6 +459,8 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         grads = _grads_of([output], inner, [one], keep or _DEPTH[0] > 0)
         gradient = _unflatten(grads, spec)
         value = _plain(output, keep)
+        if keep:
+            _bypass_aliases(inner, grads, value, aux)
         if has_aux:
             return gradient, (value, _tree_plain(aux, keep, inner))
         return gradient, value
@@ -446,8 +499,11 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
             rows = _jacobian_rows(o, inner, keep or _DEPTH[0] > 0)
             jacs.append(_unflatten(rows, spec))
         result = _unflatten(jacs, out_spec)
+        aux = _tree_plain(aux, keep, inner) if has_aux else None
+        if keep:
+            _bypass_aliases(inner, result, aux)
         if has_aux:
-            return result, _tree_plain(aux, keep, inner)
+            return result, aux
         return result
 
     return run
