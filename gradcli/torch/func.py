@@ -19,6 +19,8 @@ from gradcli.engine.autograd import grad as _autograd_grad
 from gradcli.engine.grad_mode import GRAD_MODE, enable_grad
 from gradcli.engine.tensor import Tensor
 
+from . import func_batched as _batched
+
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "stack_module_state", "vjp", "vmap"]
 
@@ -62,10 +64,12 @@ class _Transform:
         _RUNNING[0] += 1
         _RUNNING[1] += self.vmapping
         custom_function.FUNC_TRANSFORMS = _check_custom_function
+        _batched.KINDS.append("other")
 
     def __exit__(self, *exc):
         from gradcli.engine import custom_function
 
+        _batched.KINDS.pop()
         _RUNNING[0] -= 1
         _RUNNING[1] -= self.vmapping
         if not _RUNNING[0]:
@@ -221,7 +225,9 @@ def _differentiable(x: Tensor) -> Tensor:
             out = alias(x)  # grad(grad(f)) ends in f's last op, as PyTorch's levels do)
         _INPUT_ALIASES.add(out._grad_fn)
         return out
-    return _detached(x).requires_grad_(True)
+    out = _detached(x).requires_grad_(True)
+    _batched.carry(x, out)
+    return out
 
 
 # the alias nodes _differentiable made (weakly: they go with their graphs)
@@ -913,27 +919,38 @@ def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=
         from .func_randomness import Randomness
 
         results = []
-        with Randomness(randomness, size) as draws:
+        with Randomness(randomness, size) as draws, _batched.Tracking() as batched:
             for b in range(size):
                 draws.slice(b)
                 sliced = [x.select(d, b) if d is not None and isinstance(x, Tensor) else x
                           for x, d in zip(flat, leaf_dims, strict=True)]
-                results.append(func(*_unflatten(sliced, spec), **kwargs))
+                for x, d in zip(sliced, leaf_dims, strict=True):
+                    if d is not None:
+                        batched.mark(x)
+                result = func(*_unflatten(sliced, spec), **kwargs)
+                results.append(result)
+                if b == 0:  # (which outputs PyTorch's run would hand back batched)
+                    first_batched = [_batched.is_batched(leaf) for leaf in _flatten(result)[0]]
         first, out_spec = _flatten(results[0])
+        odims = _out_leaf_dims(fname, out_dims, results[0], first, out_spec)
         per_leaf = [[] for _ in first]
         for r in results:
             leaves, _ = _flatten(r)
             for acc, leaf in zip(per_leaf, leaves, strict=True):
-                acc.append(leaf if isinstance(leaf, Tensor) else torch.tensor(leaf))
-        odims = []
-        if isinstance(out_dims, tuple) and out_spec is not None:
-            for sub, d in zip(_unflatten(list(range(len(first))), out_spec), out_dims,
-                              strict=False):
-                odims.extend(_leaf_dims(fname, out_dims, sub, d, "out_dims"))
-        else:
-            odims = [out_dims] * len(per_leaf)
-        stacked = [_named_as_slices(torch.stack(acc, dim=d), acc[0])
-                   for acc, d in zip(per_leaf, odims, strict=True)]
+                acc.append(leaf)
+        stacked = []
+        for acc, d, was_batched in zip(per_leaf, odims, first_batched, strict=True):
+            if d is None:
+                if isinstance(acc[0], Tensor) and was_batched:
+                    raise ValueError(f"vmap({fname}, ...): `{fname}` can not return a "
+                                     "BatchedTensor when out_dim is None")
+                stacked.append(acc[0])
+                continue
+            if not isinstance(acc[0], Tensor):
+                raise ValueError(f"vmap({fname}, ...): `{fname}` must only return Tensors, got "
+                                 f"type {type(acc[0])}. Did you mean to set out_dims= to None "
+                                 "for output?")
+            stacked.append(_named_as_slices(torch.stack(acc, dim=d), acc[0]))
         return _unflatten(stacked, out_spec)
 
     return _under_vmap(run)
@@ -974,6 +991,23 @@ def _named_as_slices(stacked: Tensor, first: Tensor) -> Tensor:
 from gradcli.engine.ops.registry import PUBLIC as _PUBLIC  # noqa: E402
 
 vmap = _PUBLIC["torch.vmap"]
+
+
+def _out_leaf_dims(fname: str, out_dims, result, first: list, out_spec) -> list:
+    """The out dim of each output leaf: an int or None for all, a tuple per output (a
+    single tensor also takes a 1-tuple), as PyTorch's _unwrap_batched broadcasts them."""
+    if out_dims is None or isinstance(out_dims, int):
+        return [out_dims] * len(first)
+    if isinstance(result, Tensor) and isinstance(out_dims, tuple) and len(out_dims) == 1:
+        return list(out_dims)
+    if isinstance(out_dims, tuple) and isinstance(result, (tuple, list)) \
+            and len(out_dims) == len(result):
+        odims = []
+        for sub, d in zip(result, out_dims, strict=True):
+            odims.extend(_leaf_dims(fname, out_dims, sub, d, "out_dims"))
+        return odims
+    raise ValueError(f"vmap({fname}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                     "compatible with the structure of `outputs`.")
 
 
 def _leaf_dims(fname: str, whole, arg, dims, what: str = "in_dims") -> list:
