@@ -20,6 +20,7 @@ from gradcli.engine.grad_mode import GRAD_MODE, enable_grad
 from gradcli.engine.tensor import Tensor
 
 from . import func_batched as _batched
+from . import func_guards as _guards
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "stack_module_state", "vjp", "vmap"]
@@ -61,6 +62,8 @@ class _Transform:
     def __enter__(self):
         from gradcli.engine import custom_function
 
+        if not _RUNNING[0]:
+            _guards.install()
         _RUNNING[0] += 1
         _RUNNING[1] += self.vmapping
         custom_function.FUNC_TRANSFORMS = _check_custom_function
@@ -74,6 +77,7 @@ class _Transform:
         _RUNNING[1] -= self.vmapping
         if not _RUNNING[0]:
             custom_function.FUNC_TRANSFORMS = None
+            _guards.uninstall()
 
 
 _TRANSFORM = _Transform()
@@ -101,7 +105,22 @@ def _split_aux(name: str, output, has_aux: bool):
     if not (isinstance(output, tuple) and len(output) == 2):
         raise RuntimeError(f"{name}: output of function f should be a tuple: (output, aux) "
                            "if has_aux is True")
+    _check_aux(output[1])
     return output
+
+
+def _check_aux(aux) -> None:
+    """An aux output holds tensors only (PyTorch's pytree: None is a leaf too)."""
+    for leaf in _flatten(aux)[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+
+
+def _check_nonempty(outs: list, name: str) -> None:
+    """PyTorch's check that f returned something: no leaves, or just None."""
+    if not outs or (len(outs) == 1 and outs[0] is None):
+        raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
+                           f"(got output = {outs})")
 
 
 def _jvp_outputs(name: str, output, has_aux: bool):
@@ -109,9 +128,7 @@ def _jvp_outputs(name: str, output, has_aux: bool):
     structure, aux)."""
     output, aux = _split_aux(name, output, has_aux)
     outs, out_spec = _flatten(output)
-    if not outs:
-        raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
-                           f"(got output = {output})")
+    _check_nonempty(outs, name)
     for o in outs:
         if not isinstance(o, Tensor):
             raise RuntimeError(f"{name}: expected f(*args) to return only tensors, got "
@@ -194,9 +211,10 @@ def _argnums(argnums, n: int):
     if isinstance(argnums, tuple):
         if len(argnums) == 0:
             raise RuntimeError("argnums must be non-empty")
-        if len(set(argnums)) != len(argnums):
-            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
-        return tuple(_wrap_argnum(a, n) for a in argnums)
+        wrapped = tuple(_wrap_argnum(a, n) for a in argnums)
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"argnums elements must be unique, got {wrapped}")
+        return wrapped
     raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
 
 
@@ -304,11 +322,13 @@ def vjp(func, *primals, has_aux: bool = False):
             raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
                                "(output, aux) if has_aux is True")
         output, aux = output
+        _check_aux(aux)
     outs, out_spec = _flatten(output)
+    _check_nonempty(outs, "vjp(f, *primals)")
     for o in outs:
         if not isinstance(o, Tensor):
-            raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, "
-                               f"got unsupported type {type(o)}")
+            raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
+                                   f"tensors, got unsupported type {type(o)}")
         if o._data.dtype.kind not in "fc":
             raise RuntimeError(
                 "vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
@@ -500,6 +520,11 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
         output, aux, inner, spec, keep = _traced_call(func, args, kwargs, argnums, has_aux,
                                                       "jacrev(f, ...)(*args)")
         outs, out_spec = _flatten(output)
+        _check_nonempty(outs, "vjp(f, *primals)")  # (PyTorch's jacrev is a vjp)
+        for o in outs:
+            if not isinstance(o, Tensor):
+                raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
+                                   f"tensors, got unsupported type {type(o)}")
         jacs = []  # per output: per input
         for o in outs:
             rows = _jacobian_rows(o, inner, keep or _DEPTH[0] > 0)
