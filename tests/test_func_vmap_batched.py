@@ -81,3 +81,27 @@ def test_vmap_non_tensor_and_unbatched_outputs(out_dims, fn):
         return [tuple(v.shape) if isinstance(v, m.Tensor) else v
                 for v in (r if isinstance(r, tuple) else (r,))]
     assert outcome(gt) == outcome(torch)
+
+
+RANDOM_CASES = {
+    # a batched parameter whose slices are all equal is still batched for PyTorch
+    "same_bernoulli_equal_slices": ("same", lambda m, t: m.bernoulli(t)),
+    "same_normal_equal_slices": ("same", lambda m, t: m.normal(t, 1.0)),
+    "same_unbatched_param": ("same", lambda m, t: m.bernoulli(m.full((3,), 0.5)) + t),
+    "different_inplace_unbatched": ("different", lambda m, t: m.ones(3).normal_() + t),
+    "different_inplace_batched": ("different", lambda m, t: t.clone().uniform_()),
+    "different_dropout": ("different", lambda m, t: m.nn.functional.dropout(t, 0.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_CASES))
+def test_randomness_sees_batched_inputs_as_pytorch(name):
+    mode, fn = RANDOM_CASES[name]
+
+    def outcome(m):
+        try:
+            out = m.vmap(lambda t: fn(m, t), randomness=mode)(m.full((2, 3), 0.5))
+        except Exception as err:  # noqa: BLE001
+            return type(err).__name__, str(err)
+        return "ok", tuple(out.shape)
+    assert outcome(gt) == outcome(torch)

@@ -112,7 +112,8 @@ _MARKING = ("all", "any", "argmax", "argmin", "argsort", "argwhere", "count_nonz
             "eq", "ge", "greater", "greater_equal", "gt", "histc", "isclose", "isfinite",
             "isinf", "isnan", "isneginf", "isposinf", "isreal", "le", "less", "less_equal",
             "logdet", "logical_and", "logical_not", "logical_or", "logical_xor", "lt",
-            "matrix_power", "ne", "not_equal", "signbit", "where")
+            "matrix_power", "ne", "not_equal", "signbit", "where", "empty_like", "zeros_like",
+            "ones_like", "full_like", "rand_like", "randn_like", "randint_like")
 _DYNAMIC = ("vmap: We do not support batching operators that can output dynamic shape. "
             "Attempted to vmap over aten::{}. Please file an issue at "
             "https://github.com/pytorch/pytorch/issues if you need this feature.")

@@ -28,6 +28,7 @@ _SAVED: dict = {}
 
 
 def _from_outside(depth: int = 2) -> bool:
+    """Whether the caller of the function calling this is code outside gradcli."""
     caller = sys._getframe(depth).f_globals.get("__name__", "")
     return not (caller == "gradcli" or caller.startswith("gradcli."))
 
