@@ -39,6 +39,10 @@ def _cases(m):
         "grad_tolist": lambda t: m.func.grad(lambda u: u * u.tolist())(t),
         "nested_item": lambda t: m.vmap(lambda u: u.item())(t.reshape(1)),
         "outer_captured": lambda t: m.vmap(lambda u: u * t.item())(m.ones(2)),
+        "inplace_into_unbatched_copy": lambda t: m.zeros(()).copy_(t),
+        "inplace_into_unbatched_setitem": lambda t: m.zeros(2).__setitem__(0, t),
+        "inplace_into_batched": lambda t: t.clone().add_(m.ones(())),
+        "inplace_outer_into_inner": lambda t: m.vmap(lambda u: t.clone().mul_(u))(m.ones(2)),
     }
 
 
@@ -91,6 +95,7 @@ RANDOM_CASES = {
     "different_inplace_unbatched": ("different", lambda m, t: m.ones(3).normal_() + t),
     "different_inplace_batched": ("different", lambda m, t: t.clone().uniform_()),
     "different_dropout": ("different", lambda m, t: m.nn.functional.dropout(t, 0.5)),
+    "different_bernoulli_into_unbatched": ("different", lambda m, t: m.zeros(3).bernoulli_(t)),
 }
 
 

@@ -128,6 +128,22 @@ def set_op_watcher(watcher) -> None:
     _registry.FORWARD_AD = TANGENT_HOOK[0] if watcher is None else watcher
 
 
+# the same pair for tensor.py's in-place hook (target, compute) -> compute
+INPLACE_TANGENT_HOOK = [None]
+INPLACE_WATCHER = [None]
+
+
+def set_inplace_hook(fn) -> None:
+    INPLACE_TANGENT_HOOK[0] = fn
+    watcher = INPLACE_WATCHER[0]
+    _tensor_mod.FORWARD_AD_INPLACE = fn if watcher is None else watcher
+
+
+def set_inplace_watcher(watcher) -> None:
+    INPLACE_WATCHER[0] = watcher
+    _tensor_mod.FORWARD_AD_INPLACE = INPLACE_TANGENT_HOOK[0] if watcher is None else watcher
+
+
 class _Suspended:
     """Within: no tangents are read or made (the tangent computations themselves)."""
 
@@ -135,14 +151,14 @@ class _Suspended:
         _SUSPENDED[0] += 1
         set_op_hook(None)
         _registry.FORWARD_AD_MULTI = None
-        _tensor_mod.FORWARD_AD_INPLACE = None
+        set_inplace_hook(None)
 
     def __exit__(self, *exc):
         _SUSPENDED[0] -= 1
         if not _SUSPENDED[0] and _LEVEL[0] >= 0:
             set_op_hook(_on_op)
             _registry.FORWARD_AD_MULTI = _MULTI_HOOK
-            _tensor_mod.FORWARD_AD_INPLACE = _on_inplace
+            set_inplace_hook(_on_inplace)
 
 
 _suspended = _Suspended()
@@ -229,7 +245,7 @@ def _install() -> None:
     _autograd._retain = _retain_with_tangent
     set_op_hook(_on_op)
     _registry.FORWARD_AD_MULTI = _MULTI_HOOK
-    _tensor_mod.FORWARD_AD_INPLACE = _on_inplace
+    set_inplace_hook(_on_inplace)
     _tensor_mod.FORWARD_AD_TANGENT = tangent_of
     _inplace_views.FORWARD_AD_GEOMETRY = _on_geometry
     _custom.FORWARD_AD = _CUSTOM_HOOK
@@ -245,7 +261,7 @@ def _uninstall() -> None:
         _autograd._retain = _ENGINE_ORIGINALS.pop("retain")
     set_op_hook(None)
     _registry.FORWARD_AD_MULTI = None
-    _tensor_mod.FORWARD_AD_INPLACE = None
+    set_inplace_hook(None)
     _tensor_mod.FORWARD_AD_TANGENT = None
     _inplace_views.FORWARD_AD_GEOMETRY = None
     _custom.FORWARD_AD = None

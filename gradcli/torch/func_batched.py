@@ -13,6 +13,7 @@ and converts as PyTorch's does.
 
 from __future__ import annotations
 
+import sys
 import weakref
 
 from gradcli.engine import forward_ad as _fwad
@@ -32,6 +33,11 @@ EITHER = ("vmap: It looks like you're either (1) calling .item() on a Tensor or 
           "Tensor, please try to rewrite what you're doing with other operations. For (2): we "
           "don't support data-dependent control flow in vmap yet, please file an issue at "
           "https://github.com/pytorch/pytorch/issues . For (3): please file an issue.")
+INPLACE = ("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
+           "Tensor `other` in extra_args that has more elements than `self`. This happened due "
+           "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please "
+           "try to use out-of-place operators instead of inplace arithmetic. If said operator "
+           "is being called inside the PyTorch framework, please file a bug report instead.")
 NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
 
 # id(tensor) -> (weak reference to it, the token of the vmap call that batched it)
@@ -80,6 +86,49 @@ def _watch(op, inputs, meta, res):
     tangent_hook = _fwad.TANGENT_HOOK[0]
     if tangent_hook is not None:
         tangent_hook(op, inputs, meta, res)
+
+
+def _depth(t) -> int:
+    """How deep the vmap that batched t is (0: t is not batched)."""
+    entry = _MARKS.get(id(t))
+    if entry is None or entry[0]() is not t or entry[1] not in _ACTIVE:
+        return 0
+    return _ACTIVE.index(entry[1]) + 1
+
+
+def _called_by_user(levels: int = 5) -> bool:
+    """Whether the in-place op was called by code outside gradcli: one of the few frames
+    above the hook (the Tensor method, its op wrapper) is not gradcli's. gradcli's own
+    formulas write batched values into buffers they made (unmarked), which is no error."""
+    frame = sys._getframe(2)
+    for _ in range(levels):
+        if frame is None:
+            return False
+        name = frame.f_globals.get("__name__", "")
+        if not (name == "gradcli" or name.startswith("gradcli.")):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _watch_inplace(target, compute):
+    """tensor.py's in-place hook while a vmap runs: writing a value batched deeper than the
+    tensor written into is refused (PyTorch's text); then forward AD's hook if any."""
+    tangent_hook = _fwad.INPLACE_TANGENT_HOOK[0]
+    inner = compute if tangent_hook is None else tangent_hook(target, compute)
+    if not _called_by_user():
+        return inner
+
+    def checked(old, *others):
+        mine = _depth(target)
+        if any(_depth(o) > mine for o in others):
+            raise RuntimeError(INPLACE)
+        result = inner(old, *others)
+        if _depth(result) > mine:  # (an operand the op's closure holds was batched)
+            raise RuntimeError(INPLACE)
+        return result
+
+    return checked
 
 
 def _refusing(name: str, original, message):
@@ -240,6 +289,7 @@ class Tracking:
                     _TORCH_ORIGINALS[name] = original
                     setattr(torch_facade, name, _wrapped(name, original))
             _fwad.set_op_watcher(_watch)
+            _fwad.set_inplace_watcher(_watch_inplace)
         _ACTIVE.append(self.token)
         KINDS.append("vmap")
         return self
@@ -253,6 +303,7 @@ class Tracking:
         _ACTIVE.remove(self.token)
         if not _ACTIVE:
             _fwad.set_op_watcher(None)
+            _fwad.set_inplace_watcher(None)
             for name, (own, original) in _ORIGINALS.items():
                 if own:
                     setattr(Tensor, name, original)

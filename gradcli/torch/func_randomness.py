@@ -205,8 +205,13 @@ def _batched_self_only(original):
     from . import func_batched, func_guards
 
     def fill(self, *args, **kwargs):
+        mine = func_batched._depth(self)
+        if any(func_batched._depth(a) > mine for a in (*args, *kwargs.values())):
+            name = original.__name__.rstrip("_")
+            raise RuntimeError(func_batched.INPLACE.replace("inplace arithmetic",
+                                                            f"inplace {name}"))
         # (gradcli's own ops fill fresh tensors of their own, dropout's mask: not refused)
-        if not func_batched.is_batched(self) and func_guards._from_outside():
+        if not mine and func_guards._from_outside():
             raise RuntimeError(DIFFERENT_UNBATCHED)
         return original(self, *args, **kwargs)
 
