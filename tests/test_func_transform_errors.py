@@ -27,6 +27,7 @@ def _cases(m):
         "jvp_empty": lambda: f.jvp(lambda t: [], (x,), (x,)),
         "jacrev_none": lambda: f.jacrev(lambda t: None)(x),
         "vjp_non_tensor": lambda: f.vjp(lambda t: (t, 1.0), x),
+        "jvp_non_tensor": lambda: f.jvp(lambda t: (t, 1.0), (x,), (x,)),
         "argnums_negative_duplicate": lambda: f.grad(m.mul, argnums=(0, -2))(x[0], x[1]),
         "argnums_duplicate": lambda: f.grad(m.mul, argnums=(1, 1))(x[0], x[1]),
         "requires_grad_in_grad": lambda: f.grad(lambda t: t.requires_grad_().sum())(x),

@@ -42,6 +42,8 @@ def _cases(m):
         "inplace_into_unbatched_copy": lambda t: m.zeros(()).copy_(t),
         "inplace_into_unbatched_setitem": lambda t: m.zeros(2).__setitem__(0, t),
         "inplace_into_batched": lambda t: t.clone().add_(m.ones(())),
+        "inplace_into_new_zeros": lambda t: t.new_zeros(()).add_(t),
+        "inplace_into_new_empty_copy": lambda t: t.new_empty(()).copy_(t),
         "inplace_outer_into_inner": lambda t: m.vmap(lambda u: t.clone().mul_(u))(m.ones(2)),
     }
 

@@ -131,7 +131,7 @@ def _jvp_outputs(name: str, output, has_aux: bool):
     _check_nonempty(outs, name)
     for o in outs:
         if not isinstance(o, Tensor):
-            raise RuntimeError(f"{name}: expected f(*args) to return only tensors, got "
+            raise RuntimeError(f"{name}: expected f(*primals) to return only tensors, got "
                                f"unsupported type {type(o)}")
     return outs, out_spec, aux
 

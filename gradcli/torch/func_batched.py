@@ -211,6 +211,8 @@ def _refusing_op(original, refusal):
     fn.__qualname__ = getattr(original, "__qualname__", fn.__name__)
     fn.__doc__ = getattr(original, "__doc__", None)
     return fn
+# (Tensor methods only: a new tensor of a batched one is batched, as PyTorch's)
+_MARKING_METHODS = ("new_empty", "new_zeros", "new_ones", "new_full")
 _MARKING_DUNDERS = ("__gt__", "__lt__", "__ge__", "__le__", "__eq__", "__ne__", "__and__",
                     "__or__", "__xor__", "__invert__", "__rand__", "__ror__", "__rxor__")
 _TORCH_ORIGINALS: dict = {}
@@ -271,7 +273,7 @@ class Tracking:
                 refusing = (_index_method(original) if name == "__index__"
                             else _refusing(name, original, message))
                 setattr(Tensor, name, refusing)
-            for name in (*_MARKING, *_MARKING_DUNDERS, *_REFUSED_OPS):
+            for name in (*_MARKING, *_MARKING_METHODS, *_MARKING_DUNDERS, *_REFUSED_OPS):
                 original = Tensor.__dict__.get(name)
                 if original is None:
                     original = getattr(Tensor, name, None)
