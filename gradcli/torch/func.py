@@ -151,7 +151,7 @@ def _flatten(tree) -> tuple[list, object]:
             sub, spec = _flatten(item)
             leaves.extend(sub)
             specs.append((key, len(sub), spec))
-        return leaves, (dict, specs)
+        return leaves, (type(tree), specs)  # (dict, OrderedDict, defaultdict...)
     return [tree], None
 
 
@@ -159,12 +159,12 @@ def _unflatten(leaves: list, spec):
     if spec is None:
         return leaves[0]
     kind, specs = spec
-    if kind is dict:
+    if issubclass(kind, dict):
         out, at = {}, 0
         for key, n, sub in specs:
             out[key] = _unflatten(leaves[at:at + n], sub)
             at += n
-        return out
+        return out if kind is dict else _same_kind_of_dict(kind, out)
     out, at = [], 0
     for n, sub in specs:
         out.append(_unflatten(leaves[at:at + n], sub))
@@ -174,12 +174,21 @@ def _unflatten(leaves: list, spec):
     return kind(*out)  # a namedtuple
 
 
+def _same_kind_of_dict(kind, items: dict):
+    """A dict subclass rebuilt with its items (a defaultdict keeps no factory: a plain
+    dict of its items, as PyTorch's pytree unflattens what it cannot rebuild)."""
+    try:
+        return kind(items)
+    except TypeError:
+        return items
+
+
 def _spec_text(spec, indent: int = 0) -> str:
     """PyTorch's TreeSpec text (its repr), as its structure errors print it."""
     if spec is None:
         return "*"
     kind, specs = spec
-    if kind is dict:
+    if issubclass(kind, dict):
         context = repr([k for k, _, _ in specs])
         children = [s for _, _, s in specs]
     else:
@@ -915,32 +924,14 @@ def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=
     def run(*args, **kwargs):
         import gradcli.torch as torch
 
-        if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
-            raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): expected "
-                             f"`in_dims` to be int or a (potentially nested) tuple matching "
-                             f"the structure of inputs, got: {type(in_dims)}.")
-        dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
-        if len(dims) != len(args):
-            raise ValueError(
-                f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): "
-                f"in_dims is not compatible with the structure of `inputs`. in_dims has structure "
-                f"{len(dims)} but inputs has structure {len(args)}.")
-        flat, spec = _flatten(list(args))
-        leaf_dims = []
-        for a, d in zip(args, dims, strict=True):
-            leaf_dims.extend(_leaf_dims(fname, in_dims, a, d))
-        mapped = [(x, d) for x, d in zip(flat, leaf_dims, strict=True)
-                  if d is not None and isinstance(x, Tensor)]
-        sizes = [x.shape[d] for x, d in mapped]
-        if not sizes:
-            raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)"
-                             "(<inputs>): at least one input must be a Tensor mapped over a "
-                             "dimension (in_dims is not None)")
-        if any(n != sizes[0] for n in sizes):
-            raise ValueError(
-                "vmap: Expected all tensors to have the same size in the mapped "
-                f"dimension, got sizes {sizes} for the mapped dimension")
-        size = sizes[0]
+        if not isinstance(out_dims, int):
+            for leaf in _flatten(out_dims)[0]:
+                if leaf is not None and not isinstance(leaf, int):
+                    raise ValueError(
+                        f"vmap({fname}, ..., out_dims={out_dims}): `out_dims` must be an int, "
+                        "None or a python collection of ints representing where in the outputs "
+                        "the vmapped dimension should appear.")
+        flat, spec, leaf_dims, size = _vmap_inputs(fname, in_dims, args)
         from .func_randomness import Randomness
 
         results = []
@@ -1018,37 +1009,90 @@ from gradcli.engine.ops.registry import PUBLIC as _PUBLIC  # noqa: E402
 vmap = _PUBLIC["torch.vmap"]
 
 
+def _broadcast_dims(dims, tree):
+    """dims (a prefix of tree: an int or None stands for all leaves below it) per leaf of
+    tree, or None where the structures differ (PyTorch's _broadcast_to_and_flatten)."""
+    if not isinstance(dims, (tuple, list, dict)):
+        return [dims] * len(_flatten(tree)[0])
+    if type(dims) is not type(tree) or len(dims) != len(tree):
+        return None
+    if isinstance(dims, dict):
+        if list(dims) != list(tree):
+            return None
+        pairs = [(dims[k], tree[k]) for k in dims]
+    else:
+        pairs = list(zip(dims, tree, strict=True))
+    out = []
+    for sub_dims, sub_tree in pairs:
+        flat = _broadcast_dims(sub_dims, sub_tree)
+        if flat is None:
+            return None
+        out.extend(flat)
+    return out
+
+
+def _vmap_inputs(fname: str, in_dims, args: tuple):
+    """(flat args, their spec, each leaf's mapped dim (non-negative) or None, the batch
+    size), with PyTorch's checks in its order and its texts."""
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): expected "
+                         f"`in_dims` to be int or a (potentially nested) tuple matching "
+                         f"the structure of inputs, got: {type(in_dims)}.")
+    if not args:
+        raise ValueError(f"vmap({fname})(<inputs>): got no inputs. Maybe you forgot to add "
+                         "inputs, or you are trying to vmap over a function with no inputs. "
+                         "The latter is unsupported.")
+    flat, spec = _flatten(tuple(args))
+    leaf_dims = _broadcast_dims(in_dims, tuple(args))
+    if leaf_dims is None:
+        raise ValueError(
+            f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
+            f"the structure of `inputs`. in_dims has structure {_spec_text(_flatten(in_dims)[1])}"
+            f" but inputs has structure {_spec_text(spec)}.")
+    where = f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): "
+    for i, (arg, d) in enumerate(zip(flat, leaf_dims, strict=True)):
+        if d is not None and not isinstance(d, int):
+            raise ValueError(f"{where}Got in_dim={d} for an input but in_dim must be either an "
+                             "integer dimension or None.")
+        if d is None:
+            continue
+        if not isinstance(arg, Tensor):
+            raise ValueError(f"{where}Got in_dim={d} for an input but the input is of type "
+                             f"{type(arg)}. We cannot vmap over non-Tensor arguments, please "
+                             "use None as the respective in_dim")
+        n = arg.dim()
+        if d < -n or d >= n:
+            raise ValueError(f"{where}Got in_dim={d} for some input, but that input is a Tensor "
+                             f"of dimensionality {n} so expected in_dim to satisfy -{n} <= "
+                             f"in_dim < {n}.")
+        leaf_dims[i] = d % n
+    sizes = [x.shape[d] for x, d in zip(flat, leaf_dims, strict=True) if d is not None]
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
+    if any(n != sizes[0] for n in sizes):
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    return flat, spec, leaf_dims, sizes[0]
+
+
 def _out_leaf_dims(fname: str, out_dims, result, first: list, out_spec) -> list:
-    """The out dim of each output leaf: an int or None for all, a tuple per output (a
-    single tensor also takes a 1-tuple), as PyTorch's _unwrap_batched broadcasts them."""
-    if out_dims is None or isinstance(out_dims, int):
-        return [out_dims] * len(first)
-    if isinstance(result, Tensor) and isinstance(out_dims, tuple) and len(out_dims) == 1:
-        return list(out_dims)
-    if isinstance(out_dims, tuple) and isinstance(result, (tuple, list)) \
-            and len(out_dims) == len(result):
-        odims = []
-        for sub, d in zip(result, out_dims, strict=True):
-            odims.extend(_leaf_dims(fname, out_dims, sub, d, "out_dims"))
-        return odims
-    raise ValueError(f"vmap({fname}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
-                     "compatible with the structure of `outputs`.")
-
-
-def _leaf_dims(fname: str, whole, arg, dims, what: str = "in_dims") -> list:
-    """The mapped dim of each leaf of `arg` (a pytree) under its `dims`: an int or None
-    applies to every leaf, a tuple/list/dict matches the structure."""
-    leaves, _ = _flatten(arg)
-    if dims is None or isinstance(dims, int):
-        return [dims] * len(leaves)
-    if isinstance(dims, (tuple, list)) and isinstance(arg, (tuple, list)) \
-            and len(dims) == len(arg):
-        return [d for a, sub in zip(arg, dims, strict=True)
-                for d in _leaf_dims(fname, whole, a, sub, what)]
-    if isinstance(dims, dict) and isinstance(arg, dict) and set(dims) == set(arg):
-        return [d for key, a in arg.items() for d in _leaf_dims(fname, whole, a, dims[key], what)]
-    raise ValueError(f"vmap({fname}, {what}={whole}, ...)(<inputs>): {what} is not compatible "
-                     f"with the structure of `inputs`.")
+    """The out dim of each output leaf, broadcast as PyTorch's _unwrap_batched does (a
+    single tensor also takes a 1-tuple), with its text when the structures differ."""
+    if isinstance(result, Tensor):
+        if isinstance(out_dims, int) or out_dims is None:
+            return [out_dims]
+        if isinstance(out_dims, tuple) and len(out_dims) == 1:
+            return list(out_dims)
+        odims = None
+    else:
+        odims = _broadcast_dims(out_dims, result)
+    if odims is None:
+        raise ValueError(
+            f"vmap({fname}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
+            f"with the structure of `outputs`. out_dims has structure "
+            f"{_spec_text(_flatten(out_dims)[1])} but outputs has structure "
+            f"{_spec_text(out_spec)}.")
+    return odims
 
 
 # ------------------------------------------------------------------ modules
