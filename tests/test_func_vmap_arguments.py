@@ -66,3 +66,26 @@ def test_ordered_dict_output_stays_ordered_dict():
     out = gt.vmap(lambda t: OrderedDict([("sin", t.sin()), ("cos", t.cos())]))(gt.zeros(2, 3))
     assert type(out) is OrderedDict and list(out) == ["sin", "cos"]
     assert out["cos"].tolist() == [[1.0] * 3] * 2
+
+
+VIEW_CASES = {
+    "transpose": (lambda t: t.t(), 0, 0),
+    "select_in_dim_1": (lambda t: t[0], 1, 0),
+    "unsqueeze_out_dim_1": (lambda t: t.unsqueeze(0), 0, 1),
+    "slice_out_dim_last": (lambda t: t[1:], 2, -1),
+    "in_place": (lambda t: t.mul_(2), 0, 0),
+    "identity": (lambda t: t, 1, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_CASES))
+def test_vmap_of_a_view_op_is_a_view_of_the_input(name):
+    fn, in_dim, out_dim = VIEW_CASES[name]
+    facts = []
+    for m in (torch, gt):
+        x = m.arange(60, dtype=m.float32).reshape(3, 4, 5)
+        out = m.vmap(fn, in_dims=in_dim, out_dims=out_dim)(x)
+        shape, values = tuple(out.shape), out.tolist()
+        x.add_(1000)  # (a view of x shows the write)
+        facts.append((shape, values, out.tolist()))
+    assert facts[0] == facts[1]

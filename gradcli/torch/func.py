@@ -966,7 +966,9 @@ def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=
                 raise ValueError(f"vmap({fname}, ...): `{fname}` must only return Tensors, got "
                                  f"type {type(acc[0])}. Did you mean to set out_dims= to None "
                                  "for output?")
-            stacked.append(_named_as_slices(torch.stack(acc, dim=d), acc[0]))
+            view = _view_of_input(acc, d, flat)
+            stacked.append(view if view is not None
+                           else _named_as_slices(torch.stack(acc, dim=d), acc[0]))
         return _unflatten(stacked, out_spec)
 
     return _under_vmap(run)
@@ -1007,6 +1009,31 @@ def _named_as_slices(stacked: Tensor, first: Tensor) -> Tensor:
 from gradcli.engine.ops.registry import PUBLIC as _PUBLIC  # noqa: E402
 
 vmap = _PUBLIC["torch.vmap"]
+
+
+def _view_of_input(slices: list, out_dim: int, inputs: list):
+    """PyTorch's vmap of a view op (or of an in-place op, which returns its input) hands
+    back a view of the input: when every slice's result views the same input's storage
+    with one geometry, at offsets a constant step apart, that view (None otherwise: the
+    results are stacked; also with a graph, whose stacked node is named as PyTorch's)."""
+    first = slices[0]
+    root = first._base if first._base is not None else None
+    if root is None or first.requires_grad or not any(root is x or root is getattr(x, "_base", None)
+                               for x in inputs if isinstance(x, Tensor)):
+        return None
+    shape, strides = tuple(first.shape), first.stride()
+    offsets = []
+    for t in slices:
+        if t._base is not root or tuple(t.shape) != shape or t.stride() != strides:
+            return None
+        offsets.append(t.storage_offset())
+    step = offsets[1] - offsets[0] if len(offsets) > 1 else 1
+    if step <= 0 or any(o != offsets[0] + b * step for b, o in enumerate(offsets)):
+        return None
+    full = root.as_strided((len(slices),) + shape, (step,) + tuple(strides), offsets[0])
+    if out_dim < 0:
+        out_dim += full.dim()
+    return full.movedim(0, out_dim) if out_dim else full
 
 
 def _broadcast_dims(dims, tree):
