@@ -350,7 +350,9 @@ def vjp(func, *primals, has_aux: bool = False):
                 "Expected pytree structure of cotangents to be the same as pytree structure of "
                 f"outputs to the function. cotangents: {_spec_text(cot_spec)}, "
                 f"primal output: {_spec_text(out_spec)}")
-        grads = _grads_of(outs, inner, cots, keep or _DEPTH[0] > 0)
+        # (whether the caller's graph is kept is decided when vjp_fn runs: under no_grad
+        # then, not; after a vjp made under no_grad, still, as PyTorch's)
+        grads = _grads_of(outs, inner, cots, _keep_graph(inner.originals))
         return _unflatten(grads, spec)
 
     shown = _unflatten([_plain(o, keep) for o in outs], out_spec)
@@ -491,7 +493,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         from gradcli.engine.tensor import make
 
         one = make(np.ones_like(output._data))
-        grads = _grads_of([output], inner, [one], keep or _DEPTH[0] > 0)
+        grads = _grads_of([output], inner, [one], keep)
         gradient = _unflatten(grads, spec)
         value = _plain(output, keep)
         if keep:
@@ -536,7 +538,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
                                    f"tensors, got unsupported type {type(o)}")
         jacs = []  # per output: per input
         for o in outs:
-            rows = _jacobian_rows(o, inner, keep or _DEPTH[0] > 0)
+            rows = _jacobian_rows(o, inner, keep)
             jacs.append(_unflatten(rows, spec))
         result = _unflatten(jacs, out_spec)
         aux = _tree_plain(aux, keep, inner) if has_aux else None
