@@ -27,6 +27,8 @@ def _cases(m):
         "jvp_empty": lambda: f.jvp(lambda t: [], (x,), (x,)),
         "jacrev_none": lambda: f.jacrev(lambda t: None)(x),
         "vjp_non_tensor": lambda: f.vjp(lambda t: (t, 1.0), x),
+        "jvp_strict_independent": lambda: f.jvp(lambda t: m.ones(3), (x,), (x,), strict=True),
+        "jvp_strict_dependent": lambda: f.jvp(lambda t: t * 2, (x,), (x,), strict=True)[1].sum(),
         "jvp_non_tensor": lambda: f.jvp(lambda t: (t, 1.0), (x,), (x,)),
         "argnums_negative_duplicate": lambda: f.grad(m.mul, argnums=(0, -2))(x[0], x[1]),
         "argnums_duplicate": lambda: f.grad(m.mul, argnums=(1, 1))(x[0], x[1]),

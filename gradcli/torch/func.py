@@ -582,6 +582,10 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
 
 # ------------------------------------------------------------------ forward mode
 
+_JVP_STRICT = ("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+               "inputs. This is not allowed with strict=True.")
+
+
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), the Jacobian of func times tangents), by forward-mode AD."""
     name = "jvp(f, primals, tangents)"
@@ -630,7 +634,7 @@ def _outer_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
             t = _fwad.tangent_of(o)
             if t is None:
                 if strict:
-                    raise RuntimeError(f"{name}: Strict mode is not implemented")
+                    raise RuntimeError(_JVP_STRICT)
                 import gradcli.torch as torch
 
                 t = torch.zeros_like(o)
@@ -774,7 +778,6 @@ def _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep):
 
     from gradcli.engine.tensor import make
 
-    name = _JVP_NAME
     primals_out, tangents_out = [], []
     for o in outs:
         t = None
@@ -793,7 +796,7 @@ def _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep):
                                        allow_unused=True)[0]
         if t is None:
             if strict:
-                raise RuntimeError(f"{name}: Strict mode is not implemented")
+                raise RuntimeError(_JVP_STRICT)
             t = make(np.zeros_like(o._data))
         primals_out.append(_plain(o, keep))
         tangents_out.append(_plain(t, keep))
