@@ -42,6 +42,8 @@ def _cases(m):
         "out_dims_str": lambda: v(_bar, out_dims="lol")(x),
         "out_dims_tuple_str": lambda: v(_bar, out_dims=("lol",))(x),
         "out_dim_too_big": lambda: v(_bar, out_dims=3)(x),
+        "out_dim_too_negative": lambda: v(_bar, out_dims=-4)(x),
+        "out_dim_too_big_computed": lambda: v(lambda a: a * 2, out_dims=3)(x),
         "out_dims_too_few": lambda: v(lambda a: (a, a), out_dims=(0,))(x),
         "out_dims_too_many": lambda: v(_bar, out_dims=(0, 0))(x),
         "out_dims_nested": lambda: v(lambda a: (a, (a, a)), out_dims=(0, (0, 1)))(x),

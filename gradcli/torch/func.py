@@ -1036,9 +1036,7 @@ def _view_of_input(slices: list, out_dim: int, inputs: list):
     if step <= 0 or any(o != offsets[0] + b * step for b, o in enumerate(offsets)):
         return None
     full = root.as_strided((len(slices),) + shape, (step,) + tuple(strides), offsets[0])
-    if out_dim < 0:
-        out_dim += full.dim()
-    return full.movedim(0, out_dim) if out_dim else full
+    return full.movedim(0, out_dim) if out_dim else full  # (stack's range check and text)
 
 
 def _broadcast_dims(dims, tree):
