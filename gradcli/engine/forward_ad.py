@@ -109,21 +109,56 @@ def _remember_saved_result(res: Tensor, tangent: Tensor) -> None:
     _SAVED_RESULTS[key] = (weakref.ref(data, forget), res._vc, tangent)
 
 
+# the op hook's two users: forward AD's tangents (TANGENT_HOOK[0], None when no dual level
+# is active or tangents are suspended) and vmap's batched marks (OP_WATCHER[0], set while a
+# vmap runs), which calls the tangent hook itself when there is one
+TANGENT_HOOK = [None]
+OP_WATCHER = [None]
+
+
+def set_op_hook(fn) -> None:
+    """The tangent hook is `fn`; the registry calls the watcher first if one is set."""
+    TANGENT_HOOK[0] = fn
+    watcher = OP_WATCHER[0]
+    _registry.FORWARD_AD = fn if watcher is None else watcher
+
+
+def set_op_watcher(watcher) -> None:
+    OP_WATCHER[0] = watcher
+    _registry.FORWARD_AD = TANGENT_HOOK[0] if watcher is None else watcher
+
+
+# the same pair for tensor.py's in-place hook (target, compute) -> compute
+INPLACE_TANGENT_HOOK = [None]
+INPLACE_WATCHER = [None]
+
+
+def set_inplace_hook(fn) -> None:
+    INPLACE_TANGENT_HOOK[0] = fn
+    watcher = INPLACE_WATCHER[0]
+    _tensor_mod.FORWARD_AD_INPLACE = fn if watcher is None else watcher
+
+
+def set_inplace_watcher(watcher) -> None:
+    INPLACE_WATCHER[0] = watcher
+    _tensor_mod.FORWARD_AD_INPLACE = INPLACE_TANGENT_HOOK[0] if watcher is None else watcher
+
+
 class _Suspended:
     """Within: no tangents are read or made (the tangent computations themselves)."""
 
     def __enter__(self):
         _SUSPENDED[0] += 1
-        _registry.FORWARD_AD = None
+        set_op_hook(None)
         _registry.FORWARD_AD_MULTI = None
-        _tensor_mod.FORWARD_AD_INPLACE = None
+        set_inplace_hook(None)
 
     def __exit__(self, *exc):
         _SUSPENDED[0] -= 1
         if not _SUSPENDED[0] and _LEVEL[0] >= 0:
-            _registry.FORWARD_AD = _on_op
+            set_op_hook(_on_op)
             _registry.FORWARD_AD_MULTI = _MULTI_HOOK
-            _tensor_mod.FORWARD_AD_INPLACE = _on_inplace
+            set_inplace_hook(_on_inplace)
 
 
 _suspended = _Suspended()
@@ -208,9 +243,9 @@ def _install() -> None:
     _ENGINE_ORIGINALS.update(accumulate=_autograd._accumulate, retain=_autograd._retain)
     _autograd._accumulate = _accumulate_with_tangent
     _autograd._retain = _retain_with_tangent
-    _registry.FORWARD_AD = _on_op
+    set_op_hook(_on_op)
     _registry.FORWARD_AD_MULTI = _MULTI_HOOK
-    _tensor_mod.FORWARD_AD_INPLACE = _on_inplace
+    set_inplace_hook(_on_inplace)
     _tensor_mod.FORWARD_AD_TANGENT = tangent_of
     _inplace_views.FORWARD_AD_GEOMETRY = _on_geometry
     _custom.FORWARD_AD = _CUSTOM_HOOK
@@ -224,9 +259,9 @@ def _uninstall() -> None:
     if _ENGINE_ORIGINALS:
         _autograd._accumulate = _ENGINE_ORIGINALS.pop("accumulate")
         _autograd._retain = _ENGINE_ORIGINALS.pop("retain")
-    _registry.FORWARD_AD = None
+    set_op_hook(None)
     _registry.FORWARD_AD_MULTI = None
-    _tensor_mod.FORWARD_AD_INPLACE = None
+    set_inplace_hook(None)
     _tensor_mod.FORWARD_AD_TANGENT = None
     _inplace_views.FORWARD_AD_GEOMETRY = None
     _custom.FORWARD_AD = None

@@ -19,6 +19,9 @@ from gradcli.engine.autograd import grad as _autograd_grad
 from gradcli.engine.grad_mode import GRAD_MODE, enable_grad
 from gradcli.engine.tensor import Tensor
 
+from . import func_batched as _batched
+from . import func_guards as _guards
+
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "stack_module_state", "vjp", "vmap"]
 
@@ -59,17 +62,22 @@ class _Transform:
     def __enter__(self):
         from gradcli.engine import custom_function
 
+        if not _RUNNING[0]:
+            _guards.install()
         _RUNNING[0] += 1
         _RUNNING[1] += self.vmapping
         custom_function.FUNC_TRANSFORMS = _check_custom_function
+        _batched.KINDS.append("other")
 
     def __exit__(self, *exc):
         from gradcli.engine import custom_function
 
+        _batched.KINDS.pop()
         _RUNNING[0] -= 1
         _RUNNING[1] -= self.vmapping
         if not _RUNNING[0]:
             custom_function.FUNC_TRANSFORMS = None
+            _guards.uninstall()
 
 
 _TRANSFORM = _Transform()
@@ -97,7 +105,22 @@ def _split_aux(name: str, output, has_aux: bool):
     if not (isinstance(output, tuple) and len(output) == 2):
         raise RuntimeError(f"{name}: output of function f should be a tuple: (output, aux) "
                            "if has_aux is True")
+    _check_aux(output[1])
     return output
+
+
+def _check_aux(aux) -> None:
+    """An aux output holds tensors only (PyTorch's pytree: None is a leaf too)."""
+    for leaf in _flatten(aux)[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+
+
+def _check_nonempty(outs: list, name: str) -> None:
+    """PyTorch's check that f returned something: no leaves, or just None."""
+    if not outs or (len(outs) == 1 and outs[0] is None):
+        raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
+                           f"(got output = {outs})")
 
 
 def _jvp_outputs(name: str, output, has_aux: bool):
@@ -105,12 +128,10 @@ def _jvp_outputs(name: str, output, has_aux: bool):
     structure, aux)."""
     output, aux = _split_aux(name, output, has_aux)
     outs, out_spec = _flatten(output)
-    if not outs:
-        raise RuntimeError(f"{name}: Expected f to be a function that has non-empty output "
-                           f"(got output = {output})")
+    _check_nonempty(outs, name)
     for o in outs:
         if not isinstance(o, Tensor):
-            raise RuntimeError(f"{name}: expected f(*args) to return only tensors, got "
+            raise RuntimeError(f"{name}: expected f(*primals) to return only tensors, got "
                                f"unsupported type {type(o)}")
     return outs, out_spec, aux
 
@@ -130,7 +151,7 @@ def _flatten(tree) -> tuple[list, object]:
             sub, spec = _flatten(item)
             leaves.extend(sub)
             specs.append((key, len(sub), spec))
-        return leaves, (dict, specs)
+        return leaves, (type(tree), specs)  # (dict, OrderedDict, defaultdict...)
     return [tree], None
 
 
@@ -138,12 +159,12 @@ def _unflatten(leaves: list, spec):
     if spec is None:
         return leaves[0]
     kind, specs = spec
-    if kind is dict:
+    if issubclass(kind, dict):
         out, at = {}, 0
         for key, n, sub in specs:
             out[key] = _unflatten(leaves[at:at + n], sub)
             at += n
-        return out
+        return out if kind is dict else _same_kind_of_dict(kind, out)
     out, at = [], 0
     for n, sub in specs:
         out.append(_unflatten(leaves[at:at + n], sub))
@@ -153,12 +174,21 @@ def _unflatten(leaves: list, spec):
     return kind(*out)  # a namedtuple
 
 
+def _same_kind_of_dict(kind, items: dict):
+    """A dict subclass rebuilt with its items (a defaultdict keeps no factory: a plain
+    dict of its items, as PyTorch's pytree unflattens what it cannot rebuild)."""
+    try:
+        return kind(items)
+    except TypeError:
+        return items
+
+
 def _spec_text(spec, indent: int = 0) -> str:
     """PyTorch's TreeSpec text (its repr), as its structure errors print it."""
     if spec is None:
         return "*"
     kind, specs = spec
-    if kind is dict:
+    if issubclass(kind, dict):
         context = repr([k for k, _, _ in specs])
         children = [s for _, _, s in specs]
     else:
@@ -190,9 +220,10 @@ def _argnums(argnums, n: int):
     if isinstance(argnums, tuple):
         if len(argnums) == 0:
             raise RuntimeError("argnums must be non-empty")
-        if len(set(argnums)) != len(argnums):
-            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
-        return tuple(_wrap_argnum(a, n) for a in argnums)
+        wrapped = tuple(_wrap_argnum(a, n) for a in argnums)
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"argnums elements must be unique, got {wrapped}")
+        return wrapped
     raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
 
 
@@ -218,8 +249,16 @@ def _differentiable(x: Tensor) -> Tensor:
         from gradcli.engine.ops.views import alias
 
         with enable_grad():  # (an alias: its backward hands the gradient on as it is, so
-            return alias(x)  # grad(grad(f)) ends in f's last op, as PyTorch's levels do)
-    return _detached(x).requires_grad_(True)
+            out = alias(x)  # grad(grad(f)) ends in f's last op, as PyTorch's levels do)
+        _INPUT_ALIASES.add(out._grad_fn)
+        return out
+    out = _detached(x).requires_grad_(True)
+    _batched.carry(x, out)
+    return out
+
+
+# the alias nodes _differentiable made (weakly: they go with their graphs)
+_INPUT_ALIASES = __import__("weakref").WeakSet()
 
 
 def _detached(x: Tensor, tangent_graph: bool = True) -> Tensor:
@@ -292,11 +331,13 @@ def vjp(func, *primals, has_aux: bool = False):
             raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
                                "(output, aux) if has_aux is True")
         output, aux = output
+        _check_aux(aux)
     outs, out_spec = _flatten(output)
+    _check_nonempty(outs, "vjp(f, *primals)")
     for o in outs:
         if not isinstance(o, Tensor):
-            raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, "
-                               f"got unsupported type {type(o)}")
+            raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
+                                   f"tensors, got unsupported type {type(o)}")
         if o._data.dtype.kind not in "fc":
             raise RuntimeError(
                 "vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
@@ -309,7 +350,9 @@ def vjp(func, *primals, has_aux: bool = False):
                 "Expected pytree structure of cotangents to be the same as pytree structure of "
                 f"outputs to the function. cotangents: {_spec_text(cot_spec)}, "
                 f"primal output: {_spec_text(out_spec)}")
-        grads = _grads_of(outs, inner, cots, keep or _DEPTH[0] > 0)
+        # (whether the caller's graph is kept is decided when vjp_fn runs: under no_grad
+        # then, not; after a vjp made under no_grad, still, as PyTorch's)
+        grads = _grads_of(outs, inner, cots, _keep_graph(inner.originals))
         return _unflatten(grads, spec)
 
     shown = _unflatten([_plain(o, keep) for o in outs], out_spec)
@@ -335,6 +378,51 @@ def _inputs_for(flat: list) -> _Inputs:
     inner = _Inputs(_differentiable(x) for x in flat)
     inner.originals = flat
     return inner
+
+
+def _bypass_aliases(inner: _Inputs, *trees) -> None:
+    """Edges into the aliases _differentiable made for inputs that needed a gradient,
+    redirected to what each alias stands on (its backward hands the gradient on
+    unchanged): the graph kept for the caller reaches x's own node, as PyTorch's (whose
+    levels unwrap to x itself) does. Only nodes newer than the aliases can point at them,
+    so the walk stops at older ones."""
+    aliases = {}
+    for x, original in zip(inner, inner.originals, strict=True):
+        node = x._grad_fn if isinstance(original, Tensor) and original.requires_grad else None
+        if node in _INPUT_ALIASES:
+            aliases[node] = node.next_functions[0]
+    if not aliases:
+        return
+    oldest = min(node.seq for node in aliases)
+
+    def bypassed(node) -> bool:
+        # this transform's aliases, and an inner transform's (done by now) standing on one
+        if node in aliases:
+            return True
+        if node not in _INPUT_ALIASES or node.seq < oldest:
+            return False
+        target, nr = node.next_functions[0]
+        if target is None or not bypassed(target):
+            return False
+        aliases[node] = aliases[target]
+        return True
+
+    stack = []
+    for tree in trees:
+        for leaf in _flatten(tree)[0]:
+            if isinstance(leaf, Tensor) and leaf._grad_fn is not None:
+                stack.append(leaf._grad_fn)
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or bypassed(node) or getattr(node, "seq", -1) < oldest:
+            continue
+        seen.add(id(node))
+        edges = node.next_functions
+        if any(bypassed(child) for child, _ in edges if child is not None):
+            node.next_functions = tuple(aliases[child] if child in aliases else (child, nr)
+                                        for child, nr in edges)
+        stack.extend(child for child, _ in node.next_functions if child is not None)
 
 
 def _aux_leaf(t, keep: bool, inner: _Inputs):
@@ -405,9 +493,11 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         from gradcli.engine.tensor import make
 
         one = make(np.ones_like(output._data))
-        grads = _grads_of([output], inner, [one], keep or _DEPTH[0] > 0)
+        grads = _grads_of([output], inner, [one], keep)
         gradient = _unflatten(grads, spec)
         value = _plain(output, keep)
+        if keep:
+            _bypass_aliases(inner, grads, value, aux)
         if has_aux:
             return gradient, (value, _tree_plain(aux, keep, inner))
         return gradient, value
@@ -441,13 +531,21 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
         output, aux, inner, spec, keep = _traced_call(func, args, kwargs, argnums, has_aux,
                                                       "jacrev(f, ...)(*args)")
         outs, out_spec = _flatten(output)
+        _check_nonempty(outs, "vjp(f, *primals)")  # (PyTorch's jacrev is a vjp)
+        for o in outs:
+            if not isinstance(o, Tensor):
+                raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
+                                   f"tensors, got unsupported type {type(o)}")
         jacs = []  # per output: per input
         for o in outs:
-            rows = _jacobian_rows(o, inner, keep or _DEPTH[0] > 0)
+            rows = _jacobian_rows(o, inner, keep)
             jacs.append(_unflatten(rows, spec))
         result = _unflatten(jacs, out_spec)
+        aux = _tree_plain(aux, keep, inner) if has_aux else None
+        if keep:
+            _bypass_aliases(inner, result, aux)
         if has_aux:
-            return result, _tree_plain(aux, keep, inner)
+            return result, aux
         return result
 
     return run
@@ -483,6 +581,10 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
 
 
 # ------------------------------------------------------------------ forward mode
+
+_JVP_STRICT = ("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+               "inputs. This is not allowed with strict=True.")
+
 
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
     """(func(*primals), the Jacobian of func times tangents), by forward-mode AD."""
@@ -532,7 +634,7 @@ def _outer_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
             t = _fwad.tangent_of(o)
             if t is None:
                 if strict:
-                    raise RuntimeError(f"{name}: Strict mode is not implemented")
+                    raise RuntimeError(_JVP_STRICT)
                 import gradcli.torch as torch
 
                 t = torch.zeros_like(o)
@@ -676,7 +778,6 @@ def _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep):
 
     from gradcli.engine.tensor import make
 
-    name = _JVP_NAME
     primals_out, tangents_out = [], []
     for o in outs:
         t = None
@@ -695,7 +796,7 @@ def _nested_tangents(outs, out_spec, aux, inner, flat_t, strict, has_aux, keep):
                                        allow_unused=True)[0]
         if t is None:
             if strict:
-                raise RuntimeError(f"{name}: Strict mode is not implemented")
+                raise RuntimeError(_JVP_STRICT)
             t = make(np.zeros_like(o._data))
         primals_out.append(_plain(o, keep))
         tangents_out.append(_plain(t, keep))
@@ -828,56 +929,51 @@ def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=
     def run(*args, **kwargs):
         import gradcli.torch as torch
 
-        if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
-            raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): expected "
-                             f"`in_dims` to be int or a (potentially nested) tuple matching "
-                             f"the structure of inputs, got: {type(in_dims)}.")
-        dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
-        if len(dims) != len(args):
-            raise ValueError(
-                f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): "
-                f"in_dims is not compatible with the structure of `inputs`. in_dims has structure "
-                f"{len(dims)} but inputs has structure {len(args)}.")
-        flat, spec = _flatten(list(args))
-        leaf_dims = []
-        for a, d in zip(args, dims, strict=True):
-            leaf_dims.extend(_leaf_dims(fname, in_dims, a, d))
-        mapped = [(x, d) for x, d in zip(flat, leaf_dims, strict=True)
-                  if d is not None and isinstance(x, Tensor)]
-        sizes = [x.shape[d] for x, d in mapped]
-        if not sizes:
-            raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)"
-                             "(<inputs>): at least one input must be a Tensor mapped over a "
-                             "dimension (in_dims is not None)")
-        if any(n != sizes[0] for n in sizes):
-            raise ValueError(
-                "vmap: Expected all tensors to have the same size in the mapped "
-                f"dimension, got sizes {sizes} for the mapped dimension")
-        size = sizes[0]
+        if not isinstance(out_dims, int):
+            for leaf in _flatten(out_dims)[0]:
+                if leaf is not None and not isinstance(leaf, int):
+                    raise ValueError(
+                        f"vmap({fname}, ..., out_dims={out_dims}): `out_dims` must be an int, "
+                        "None or a python collection of ints representing where in the outputs "
+                        "the vmapped dimension should appear.")
+        flat, spec, leaf_dims, size = _vmap_inputs(fname, in_dims, args)
         from .func_randomness import Randomness
 
         results = []
-        with Randomness(randomness, size) as draws:
+        with Randomness(randomness, size) as draws, _batched.Tracking() as batched:
             for b in range(size):
                 draws.slice(b)
                 sliced = [x.select(d, b) if d is not None and isinstance(x, Tensor) else x
                           for x, d in zip(flat, leaf_dims, strict=True)]
-                results.append(func(*_unflatten(sliced, spec), **kwargs))
+                for x, d in zip(sliced, leaf_dims, strict=True):
+                    if d is not None:
+                        batched.mark(x)
+                result = func(*_unflatten(sliced, spec), **kwargs)
+                results.append(result)
+                if b == 0:  # (which outputs PyTorch's run would hand back batched)
+                    first_batched = [_batched.is_batched(leaf) for leaf in _flatten(result)[0]]
         first, out_spec = _flatten(results[0])
+        odims = _out_leaf_dims(fname, out_dims, results[0], first, out_spec)
         per_leaf = [[] for _ in first]
         for r in results:
             leaves, _ = _flatten(r)
             for acc, leaf in zip(per_leaf, leaves, strict=True):
-                acc.append(leaf if isinstance(leaf, Tensor) else torch.tensor(leaf))
-        odims = []
-        if isinstance(out_dims, tuple) and out_spec is not None:
-            for sub, d in zip(_unflatten(list(range(len(first))), out_spec), out_dims,
-                              strict=False):
-                odims.extend(_leaf_dims(fname, out_dims, sub, d, "out_dims"))
-        else:
-            odims = [out_dims] * len(per_leaf)
-        stacked = [_named_as_slices(torch.stack(acc, dim=d), acc[0])
-                   for acc, d in zip(per_leaf, odims, strict=True)]
+                acc.append(leaf)
+        stacked = []
+        for acc, d, was_batched in zip(per_leaf, odims, first_batched, strict=True):
+            if d is None:
+                if isinstance(acc[0], Tensor) and was_batched:
+                    raise ValueError(f"vmap({fname}, ...): `{fname}` can not return a "
+                                     "BatchedTensor when out_dim is None")
+                stacked.append(acc[0])
+                continue
+            if not isinstance(acc[0], Tensor):
+                raise ValueError(f"vmap({fname}, ...): `{fname}` must only return Tensors, got "
+                                 f"type {type(acc[0])}. Did you mean to set out_dims= to None "
+                                 "for output?")
+            view = _view_of_input(acc, d, flat)
+            stacked.append(view if view is not None
+                           else _named_as_slices(torch.stack(acc, dim=d), acc[0]))
         return _unflatten(stacked, out_spec)
 
     return _under_vmap(run)
@@ -920,20 +1016,113 @@ from gradcli.engine.ops.registry import PUBLIC as _PUBLIC  # noqa: E402
 vmap = _PUBLIC["torch.vmap"]
 
 
-def _leaf_dims(fname: str, whole, arg, dims, what: str = "in_dims") -> list:
-    """The mapped dim of each leaf of `arg` (a pytree) under its `dims`: an int or None
-    applies to every leaf, a tuple/list/dict matches the structure."""
-    leaves, _ = _flatten(arg)
-    if dims is None or isinstance(dims, int):
-        return [dims] * len(leaves)
-    if isinstance(dims, (tuple, list)) and isinstance(arg, (tuple, list)) \
-            and len(dims) == len(arg):
-        return [d for a, sub in zip(arg, dims, strict=True)
-                for d in _leaf_dims(fname, whole, a, sub, what)]
-    if isinstance(dims, dict) and isinstance(arg, dict) and set(dims) == set(arg):
-        return [d for key, a in arg.items() for d in _leaf_dims(fname, whole, a, dims[key], what)]
-    raise ValueError(f"vmap({fname}, {what}={whole}, ...)(<inputs>): {what} is not compatible "
-                     f"with the structure of `inputs`.")
+def _view_of_input(slices: list, out_dim: int, inputs: list):
+    """PyTorch's vmap of a view op (or of an in-place op, which returns its input) hands
+    back a view of the input: when every slice's result views the same input's storage
+    with one geometry, at offsets a constant step apart, that view (None otherwise: the
+    results are stacked; also with a graph, whose stacked node is named as PyTorch's)."""
+    first = slices[0]
+    root = first._base if first._base is not None else None
+    if root is None or first.requires_grad or not any(root is x or root is getattr(x, "_base", None)
+                               for x in inputs if isinstance(x, Tensor)):
+        return None
+    shape, strides = tuple(first.shape), first.stride()
+    offsets = []
+    for t in slices:
+        if t._base is not root or tuple(t.shape) != shape or t.stride() != strides:
+            return None
+        offsets.append(t.storage_offset())
+    step = offsets[1] - offsets[0] if len(offsets) > 1 else 1
+    if step <= 0 or any(o != offsets[0] + b * step for b, o in enumerate(offsets)):
+        return None
+    full = root.as_strided((len(slices),) + shape, (step,) + tuple(strides), offsets[0])
+    return full.movedim(0, out_dim) if out_dim else full  # (stack's range check and text)
+
+
+def _broadcast_dims(dims, tree):
+    """dims (a prefix of tree: an int or None stands for all leaves below it) per leaf of
+    tree, or None where the structures differ (PyTorch's _broadcast_to_and_flatten)."""
+    if not isinstance(dims, (tuple, list, dict)):
+        return [dims] * len(_flatten(tree)[0])
+    if type(dims) is not type(tree) or len(dims) != len(tree):
+        return None
+    if isinstance(dims, dict):
+        if list(dims) != list(tree):
+            return None
+        pairs = [(dims[k], tree[k]) for k in dims]
+    else:
+        pairs = list(zip(dims, tree, strict=True))
+    out = []
+    for sub_dims, sub_tree in pairs:
+        flat = _broadcast_dims(sub_dims, sub_tree)
+        if flat is None:
+            return None
+        out.extend(flat)
+    return out
+
+
+def _vmap_inputs(fname: str, in_dims, args: tuple):
+    """(flat args, their spec, each leaf's mapped dim (non-negative) or None, the batch
+    size), with PyTorch's checks in its order and its texts."""
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): expected "
+                         f"`in_dims` to be int or a (potentially nested) tuple matching "
+                         f"the structure of inputs, got: {type(in_dims)}.")
+    if not args:
+        raise ValueError(f"vmap({fname})(<inputs>): got no inputs. Maybe you forgot to add "
+                         "inputs, or you are trying to vmap over a function with no inputs. "
+                         "The latter is unsupported.")
+    flat, spec = _flatten(tuple(args))
+    leaf_dims = _broadcast_dims(in_dims, tuple(args))
+    if leaf_dims is None:
+        raise ValueError(
+            f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
+            f"the structure of `inputs`. in_dims has structure {_spec_text(_flatten(in_dims)[1])}"
+            f" but inputs has structure {_spec_text(spec)}.")
+    where = f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): "
+    for i, (arg, d) in enumerate(zip(flat, leaf_dims, strict=True)):
+        if d is not None and not isinstance(d, int):
+            raise ValueError(f"{where}Got in_dim={d} for an input but in_dim must be either an "
+                             "integer dimension or None.")
+        if d is None:
+            continue
+        if not isinstance(arg, Tensor):
+            raise ValueError(f"{where}Got in_dim={d} for an input but the input is of type "
+                             f"{type(arg)}. We cannot vmap over non-Tensor arguments, please "
+                             "use None as the respective in_dim")
+        n = arg.dim()
+        if d < -n or d >= n:
+            raise ValueError(f"{where}Got in_dim={d} for some input, but that input is a Tensor "
+                             f"of dimensionality {n} so expected in_dim to satisfy -{n} <= "
+                             f"in_dim < {n}.")
+        leaf_dims[i] = d % n
+    sizes = [x.shape[d] for x, d in zip(flat, leaf_dims, strict=True) if d is not None]
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
+    if any(n != sizes[0] for n in sizes):
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    return flat, spec, leaf_dims, sizes[0]
+
+
+def _out_leaf_dims(fname: str, out_dims, result, first: list, out_spec) -> list:
+    """The out dim of each output leaf, broadcast as PyTorch's _unwrap_batched does (a
+    single tensor also takes a 1-tuple), with its text when the structures differ."""
+    if isinstance(result, Tensor):
+        if isinstance(out_dims, int) or out_dims is None:
+            return [out_dims]
+        if isinstance(out_dims, tuple) and len(out_dims) == 1:
+            return list(out_dims)
+        odims = None
+    else:
+        odims = _broadcast_dims(out_dims, result)
+    if odims is None:
+        raise ValueError(
+            f"vmap({fname}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
+            f"with the structure of `outputs`. out_dims has structure "
+            f"{_spec_text(_flatten(out_dims)[1])} but outputs has structure "
+            f"{_spec_text(out_spec)}.")
+    return odims
 
 
 # ------------------------------------------------------------------ modules

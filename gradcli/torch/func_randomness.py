@@ -86,6 +86,11 @@ class Randomness:
         owners = {"torch": torch, "Tensor": Tensor, "F": torch.nn.functional}
         for owner, attr, aten in _UNSUPPORTED:
             self._patch(owners[owner], attr, _unsupported(aten))
+        if self.mode == "different":
+            for attr in _IN_PLACE_RANDOM:
+                original = Tensor.__dict__.get(attr)
+                if original is not None:
+                    self._patch(Tensor, attr, _batched_self_only(original))
         if self.mode == "same":
             for owner, attr, where in _PARAMETERISED:
                 original = getattr(owners[owner], attr, None)
@@ -115,6 +120,8 @@ class Randomness:
         import gradcli.torch as torch
         from gradcli.engine.tensor import Tensor
 
+        from . import func_batched
+
         def call(*args, **kwargs):
             if where is None:
                 params = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
@@ -122,6 +129,8 @@ class Randomness:
                 pos, key = where
                 picked = args[pos] if len(args) > pos else kwargs.get(key)
                 params = [picked] if isinstance(picked, Tensor) else []
+            if any(func_batched.is_batched(p) for p in params):
+                raise RuntimeError(SAME_BATCHED)  # (before any draw, as PyTorch's)
             arrays = [np.array(p._data) for p in params]
             if self.index == 0:
                 # (with the generator's state before the draw: PyTorch raises before it)
@@ -182,6 +191,32 @@ class Randomness:
             return _below(held[self.index * p.size:(self.index + 1) * p.size], p)
         n = args[0]
         return held[self.index * n:(self.index + 1) * n].copy()
+
+
+# Tensor's in-place random fills: under "different" the tensor filled must be batched
+_IN_PLACE_RANDOM = ("random_", "normal_", "bernoulli_", "cauchy_", "exponential_",
+                    "geometric_", "log_normal_", "uniform_")
+DIFFERENT_UNBATCHED = ("vmap: Cannot ask for different inplace randomness on an unbatched "
+                       "tensor. This will appear like same randomness. If this is necessary "
+                       "for your usage, please file an issue with functorch.")
+
+
+def _batched_self_only(original):
+    from . import func_batched, func_guards
+
+    def fill(self, *args, **kwargs):
+        mine = func_batched._depth(self)
+        if any(func_batched._depth(a) > mine for a in (*args, *kwargs.values())):
+            name = original.__name__.rstrip("_")
+            raise RuntimeError(func_batched.INPLACE.replace("inplace arithmetic",
+                                                            f"inplace {name}"))
+        # (gradcli's own ops fill fresh tensors of their own, dropout's mask: not refused)
+        if not mine and func_guards._from_outside():
+            raise RuntimeError(DIFFERENT_UNBATCHED)
+        return original(self, *args, **kwargs)
+
+    fill.__name__ = fill.__qualname__ = original.__name__
+    return fill
 
 
 def _unsupported(aten: str):
