@@ -22,19 +22,34 @@ are not represented.
 
 from __future__ import annotations
 
+import math
 import weakref
 
 import numpy as np
 
-from ..tensor import Tensor, make
+from ..tensor import ONLY_FLOAT_GRAD_FACTORY, Tensor, _type_word, make
 from .registry import PUBLIC, defop, public, run_op
-from .tensor_extras import layout
+from .tensor_extras import layout, strided
 
 sparse_coo = layout("sparse_coo")
 PUBLIC["torch.sparse_coo"] = sparse_coo
 
 #: id(sparse tensor) -> (indices, values, coalesced)
 _PATTERNS: dict[int, tuple] = {}
+#: id(sparse tensor) -> "sparse" or "dense": the layout of the gradient PyTorch would give
+#: it, by the ops it was given to (the sparse ops' formulas give sparse gradients; mm's a
+#: dense one, which wins when both meet); read when a sparse leaf's .grad is read
+_GRAD_LAYOUTS: dict[int, str] = {}
+
+
+def _forget(key: int) -> None:
+    _PATTERNS.pop(key, None)
+    _GRAD_LAYOUTS.pop(key, None)
+
+
+def _note_grad_layout(t, layout_name: str) -> None:
+    if _GRAD_LAYOUTS.get(id(t)) != "dense":
+        _GRAD_LAYOUTS[id(t)] = layout_name
 
 
 def _pattern(t):
@@ -69,7 +84,7 @@ def _attach(t: Tensor, indices: np.ndarray, values: np.ndarray, coalesced: bool)
     """Make `t` (a fresh tensor over the dense equivalent) the sparse tensor of this pattern."""
     t.__class__ = SparseCOO
     _PATTERNS[id(t)] = (indices, values, coalesced)
-    weakref.finalize(t, _PATTERNS.pop, id(t), None)
+    weakref.finalize(t, _forget, id(t))
     return t
 
 
@@ -121,9 +136,15 @@ def _pass_masked(ctx, grad):
     return (_masked(grad, ctx.meta[-1]),)
 
 
-TO_SPARSE = defop("to_sparse", "ToSparseBackward1", _copy_forward, _pass_masked,
+def _pass(ctx, grad):
+    """to_sparse's formula: the gradient as it comes (masked already where the sparse
+    tensor's consumer gives sparse gradients; mm's stays whole, as in PyTorch)."""
+    return (grad,)
+
+
+TO_SPARSE = defop("to_sparse", "ToSparseBackward1", _copy_forward, _pass,
                   torch_call="a.to_sparse().to_dense()")
-TO_SPARSE_DIM = defop("to_sparse_dim", "ToSparseBackward0", _copy_forward, _pass_masked,
+TO_SPARSE_DIM = defop("to_sparse_dim", "ToSparseBackward0", _copy_forward, _pass,
                       torch_call="a.to_sparse(min(a.dim(), 1)).to_dense()")
 TO_DENSE = defop("to_dense", "ToDenseBackward0", _copy_forward, _pass_masked,
                  torch_call="a.to_sparse().to_dense() * 2")
@@ -133,6 +154,8 @@ COALESCE = defop("coalesce", "CoalesceBackward0", _copy_forward, _pass_masked,
 
 
 def _run_masked(op, x, mask, indices, values, coalesced):
+    if isinstance(x, SparseCOO):
+        _note_grad_layout(x, "sparse")
     return _attach(run_op(op, (x,), (mask,)), indices, values, coalesced)
 
 
@@ -140,6 +163,8 @@ def _run_masked(op, x, mask, indices, values, coalesced):
 def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """A dense tensor's sparse COO copy (ToSparseBackward1; with sparse_dim,
     ToSparseBackward0); a sparse tensor's own (itself)."""
+    if layout is strided and not isinstance(self, SparseCOO):
+        return self
     if layout not in (None, sparse_coo) or blocksize is not None or dense_dim is not None:
         raise NotImplementedError("to_sparse: only the sparse COO layout is supported by gradcli")
     if isinstance(self, SparseCOO):
@@ -160,9 +185,7 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
                                f"{data.ndim}] range, but {dims} is given")
         op = TO_SPARSE_DIM
     indices, values = _pattern_of_dense(data, dims)
-    probe = make(data)
-    _attach(probe, indices, values, True)
-    return _run_masked(op, self, _mask(probe), indices, values, True)
+    return _attach(run_op(op, (self,)), indices, values, True)
 
 
 @public("Tensor.to_dense")
@@ -171,8 +194,10 @@ def to_dense(self, dtype=None, *, masked_grad=None):
     sparse tensor masked to its pattern); a dense tensor itself."""
     if not isinstance(self, SparseCOO):
         return self if dtype is None or dtype == self.dtype else self.to(dtype)
-    out = run_op(TO_DENSE, (self,), (_mask(self),))
-    return out if dtype is None else out.to(dtype)
+    if dtype is not None:
+        raise RuntimeError("dtype argument is not supported by sparse_to_dense")
+    _note_grad_layout(self, "sparse")
+    return run_op(TO_DENSE, (self,), (_mask(self),))
 
 
 # ------------------------------------------------------------------ parts
@@ -218,6 +243,7 @@ def values(self):
     if not coalesced:
         raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
                            ".coalesce() first")
+    _note_grad_layout(self, "sparse")
     return run_op(VALUES, (self,), (idx, vals, self._data.shape))
 
 
@@ -289,6 +315,7 @@ def _construct_backward(ctx, grad):
 
 SPARSE_COO_TENSOR = defop("sparse_coo_tensor", "SparseCooTensorWithDimsAndTensorsBackward0",
                           _construct_forward, _construct_backward,
+                          out_size=lambda arrays, meta: math.prod(meta[1]),
                           torch_call="torch.sparse_coo_tensor(torch.zeros(1, a.numel(), "
                                      "dtype=torch.long), a.reshape(-1), (2,)).to_dense()")
 
@@ -336,6 +363,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         if tuple(vals.shape[1:]) != shape[sparse_dim:]:
             raise RuntimeError(f"values has incorrect size, expected {list(shape[:0]) + [nnz] + list(shape[sparse_dim:])}, "
                                f"got {list(vals.shape)}")
+    if any(n < 0 for n in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    if requires_grad and vals.dtype.kind not in "fcV":
+        raise RuntimeError(ONLY_FLOAT_GRAD_FACTORY)
     for d in range(sparse_dim):
         if nnz and idx[d].min() < 0:
             raise RuntimeError(f"found negative index {int(idx[d].min())} for dim {d}")
@@ -380,24 +411,25 @@ SPARSE_ADDMM = defop("sparse_addmm", "SparseAddmmBackward0", _addmm_forward, _ad
                      torch_call="torch.sparse.mm(a.reshape(-1, 1).to_sparse(), b.reshape(1, -1))")
 
 
-def _mm_forward(s, d, mask):
+def _mm_forward(s, d):
     return s @ d
 
 
 def _mm_backward(ctx, grad):
+    """PyTorch's mm formula: dense gradients, a sparse side's not masked."""
     a, b = ctx.saved
-    (mask_a, mask_b) = ctx.meta[0]
-    ga = grad.mm(_dense_of(b).t())
-    gb = _dense_of(a).t().mm(grad)
-    if mask_a is not None:
-        ga = _masked(ga, mask_a)
-    if mask_b is not None:
-        gb = _masked(gb, mask_b)
-    return (ga, gb)
+    return (grad.mm(_dense_of(b).t()), _dense_of(a).t().mm(grad))
 
 
 MM = defop("sparse_dense_mm", "MmBackward0", _mm_forward, _mm_backward, save="inputs",
            torch_call="a.reshape(-1, 1).to_sparse() @ b.reshape(1, -1)")
+
+
+def _scalar_type(dtype) -> str:
+    try:
+        return _type_word(dtype)
+    except KeyError:  # (the small integer types: c10's own names)
+        return {"int8": "Char", "uint8": "Byte", "int16": "Short"}.get(dtype.name, str(dtype))
 
 
 def _check_mm(s, d, name="addmm"):
@@ -408,8 +440,8 @@ def _check_mm(s, d, name="addmm"):
         raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size "
                            f"{s._data.shape[1]}, got {d._data.shape[0]}")
     if s._data.dtype != d._data.dtype:
-        raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: "
-                           f"{s.dtype} != {d.dtype}")
+        raise RuntimeError(f"expected scalar type {_scalar_type(s.dtype)} but found "
+                           f"{_scalar_type(d.dtype)}")
 
 
 def _sparse_mm(self, other):
@@ -421,17 +453,19 @@ def _sparse_mm(self, other):
         raise TypeError(f"mm(): argument 'mat2' (position 1) must be Tensor, not "
                         f"{type(other).__name__}")
     _check_mm(self, other, "mm")
-    masks = (_mask(self) if isinstance(self, SparseCOO) else None,
-             _mask(other) if isinstance(other, SparseCOO) else None)
-    return run_op(MM, (self, other), (masks,))
+    for t in (self, other):
+        if isinstance(t, SparseCOO):
+            _note_grad_layout(t, "dense")
+    return run_op(MM, (self, other))
 
 
 @public("torch.sparse.addmm")
 def sparse_addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """beta * mat + alpha * (sparse mat1 @ dense mat2) (SparseAddmmBackward0)."""
     if not isinstance(mat1, SparseCOO):
-        raise RuntimeError("addmm: Argument #2 (sparse): expected sparse layout (got Strided)")
+        return PUBLIC["torch.addmm"](mat, mat1, mat2, beta=beta, alpha=alpha)
     _check_mm(mat1, mat2)
+    _note_grad_layout(mat1, "sparse")
     return run_op(SPARSE_ADDMM, (mat, mat1, mat2), (beta, alpha, _mask(mat1)))
 
 
@@ -448,6 +482,7 @@ def sparse_mm(mat1, mat2, reduce=None):
     if isinstance(mat2, SparseCOO):
         raise NotImplementedError("sparse @ sparse is not supported by gradcli")
     _check_mm(mat1, mat2)
+    _note_grad_layout(mat1, "sparse")
     return run_op(SPARSE_ADDMM, (None, mat1, mat2), (0.0, 1.0, _mask(mat1)))
 
 
@@ -478,6 +513,7 @@ SPARSE_SUM = defop("sparse_sum", "SparseSumBackward0", _sum_forward, _sum_backwa
 
 
 def _sum(self, dims, op):
+    _note_grad_layout(self, "sparse")
     ndim = self._data.ndim
     mask = np.broadcast_to(_mask(self), self._data.shape)
     if dims is None:
@@ -569,8 +605,11 @@ class SparseCOO(Tensor):
         """A sparse leaf's gradient, as PyTorch gives it: sparse, of the leaf's coalesced
         pattern (the engine accumulates it densely)."""
         g = Tensor.grad.__get__(self)
-        if g is None or isinstance(g, SparseCOO):
+        if g is None or _GRAD_LAYOUTS.get(id(self)) != "sparse":
             return g
+        if isinstance(g, SparseCOO) and _pattern(g)[1].shape[0] == _pattern(g)[0].shape[1] \
+                and np.array_equal(_densify(*_pattern(g)[:2], g._data.shape), g._data):
+            return g  # (already read as sparse, unchanged since)
         mask = _mask(self)
         data = np.where(mask, g._data, np.zeros((), g._data.dtype))
         idx, vals, coalesced = _pattern(self)
@@ -630,7 +669,9 @@ class SparseCOO(Tensor):
         return False
 
     def stride(self, dim=None):
-        raise RuntimeError("Sparse tensors do not have strides")
+        """PyTorch's answer for a sparse tensor: a zero per dim."""
+        zeros = (0,) * self._data.ndim
+        return zeros if dim is None else zeros[dim]
 
     def item(self):
         if self._data.size != 1:
@@ -656,6 +697,12 @@ class SparseCOO(Tensor):
     def __rmatmul__(self, other):
         return _sparse_mm(other, self)
 
+    def __add__(self, other):
+        if not isinstance(other, SparseCOO):
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                               "instead.")
+        raise NotImplementedError(_NOT_SUPPORTED.format("sparse + sparse"))
+
     __hash__ = Tensor.__hash__
 
 
@@ -666,14 +713,13 @@ def _refused_operator(name):
     return refuse
 
 
-for _op in ("__add__ __radd__ __iadd__ __sub__ __rsub__ __isub__ __mul__ __rmul__ __imul__ "
+for _op in ("__radd__ __iadd__ __sub__ __rsub__ __isub__ __mul__ __rmul__ __imul__ "
             "__truediv__ __rtruediv__ __itruediv__ __floordiv__ __rfloordiv__ __ifloordiv__ "
             "__mod__ __rmod__ __pow__ __rpow__ __ipow__ __neg__ __pos__ __abs__ __invert__ "
             "__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __and__ __rand__ __or__ __ror__ "
             "__xor__ __rxor__ __lshift__ __rshift__ __getitem__ __setitem__ __imatmul__ "
-            "__iter__ __bool__ __float__ __int__ __index__ __complex__ __array__").split():
-    if hasattr(Tensor, _op):
-        setattr(SparseCOO, _op, _refused_operator(_op))
+            "__iter__ __array__").split():
+    setattr(SparseCOO, _op, _refused_operator(_op))
 
 SparseCOO.__name__ = SparseCOO.__qualname__ = "Tensor"
 
