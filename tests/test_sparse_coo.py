@@ -213,3 +213,19 @@ def test_gradcheck_through_sparse_ops():
 
     assert gt.autograd.gradcheck(f, (a, b))
     assert gt.autograd.gradgradcheck(f, (a, b))
+
+
+def test_invariants_warning_once_as_pytorch():
+    import subprocess
+    import sys
+
+    src = ("import warnings\nwarnings.simplefilter('always')\nimport {m} as T\n"
+           "T.sparse_coo_tensor([[0]], [1.], (2,))\nT.sparse_coo_tensor([[0]], [1.], (2,))\n"
+           "T.sparse_coo_tensor([[0]], [1.], (2,), check_invariants=False)\n")
+    texts = []
+    for module in ("torch", "gradcli.torch"):
+        proc = subprocess.run([sys.executable, "-c", src.format(m=module)], capture_output=True,
+                              text=True, timeout=120, check=True)
+        texts.append([line for line in proc.stderr.splitlines() if "UserWarning" in line])
+    assert len(texts[1]) == 1
+    assert texts[0] == texts[1]
