@@ -23,8 +23,6 @@ OUT_OF_SCOPE_PREFIXES = ("fft.",)
 KNOWN_FAILING: dict[str, str] = {
     "as_strided.partial_views": "every sample is a view into a larger storage, read past its "
                                 "end; the harness's leaves copy only their own elements",
-    "sparse.mm.reduce": "every sample's input is a sparse CSR tensor, a layout gradcli does "
-                        "not represent (sparse COO only)",
 }
 
 
@@ -126,6 +124,10 @@ def _convert(value, gt, memo):
         key = id(value)
         if key in memo:
             return memo[key][1]
+        if value.layout == torch.sparse_csr and value.dim() == 2:
+            ours = _sparse_csr_leaf(value, gt)
+            memo[key] = (value, ours)
+            return ours
         if value.layout != torch.strided:
             raise Unsupported(f"{value.dtype} / {value.layout} tensor")
         dtype = getattr(gt, str(value.dtype).replace("torch.", ""), None)
@@ -168,6 +170,25 @@ def _convert(value, gt, memo):
     if isinstance(value, torch.nn.Module):
         return _stateless_module(value, gt)
     return value
+
+
+def _sparse_csr_leaf(value, gt):
+    """A sparse CSR matrix argument (sparse.mm.reduce's, sampled_addmm's): gradcli's CSR
+    matrix of the same compressed rows, columns and values, a leaf as the sample's is."""
+    dtype = getattr(gt, str(value.dtype).replace("torch.", ""), None)
+    if dtype is None or not isinstance(dtype, type(gt.float64)):
+        raise Unsupported(str(value.dtype))
+    return gt.sparse_csr_tensor(
+        value.crow_indices().tolist(), value.col_indices().tolist(),
+        gt.tensor(value.values().detach().numpy().copy(), dtype=dtype), tuple(value.shape),
+        requires_grad=value.requires_grad)
+
+
+def _strided(t):
+    """PyTorch's tensor as values to compare with: a sparse one's dense equivalent."""
+    import torch
+
+    return t if t.layout == torch.strided else t.detach().to_dense()
 
 
 def _stateless_module(module, gt):
@@ -223,7 +244,7 @@ def _compare_outputs(ours, theirs, where: str) -> None:
             ours_values = torch.from_numpy(ours_values.astype(np.float32)).to(t.dtype)
         else:
             ours_values = torch.from_numpy(ours_values)
-        torch.testing.assert_close(ours_values, t.detach(),
+        torch.testing.assert_close(ours_values, _strided(t.detach()),
                                    equal_nan=True, msg=lambda m, w=where, k=i: f"{w}[{k}]: {m}")
         ours_fn = type(o.grad_fn).__name__ if o.grad_fn is not None else None
         theirs_fn = type(t.grad_fn).__name__ if t.grad_fn is not None else None

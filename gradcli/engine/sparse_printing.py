@@ -64,14 +64,37 @@ def sparse_repr(indices: np.ndarray, values: np.ndarray, shape: tuple, *,
     return _with_suffixes(text, suffixes, indent, PRINT_OPTIONS.linewidth)
 
 
-def _with_suffixes(text: str, suffixes: list[str], indent: int, linewidth: int) -> str:
+def compressed_repr(crow: np.ndarray, col: np.ndarray, values: np.ndarray, shape: tuple, *,
+                    requires_grad: bool = False, grad_fn_name: str | None = None) -> str:
+    """The text of a sparse CSR matrix: its crow_indices, col_indices and values, then the
+    suffixes, which (unlike a COO tensor's) continue the values' line while they fit."""
+    indent = len(_PREFIX)
+    parts = []
+    for name, data in (("crow_indices", crow), ("col_indices", col), ("values", values)):
+        prefix = f"{name}=tensor("
+        parts.append(prefix + _body(data, indent + len(prefix)) + ")")
+    text = _PREFIX + (",\n" + " " * indent).join(parts)
+    suffixes = [f"size={tuple(shape)}", f"nnz={len(col)}"]
+    key = _dtype_key(values.dtype)
+    if key not in _IMPLIED_DTYPES and key != _default_float_key():
+        suffixes.append(f"dtype={dtype_name(values.dtype)}")
+    suffixes.append("layout=torch.sparse_csr")
+    if grad_fn_name is not None:
+        suffixes.append(f"grad_fn=<{grad_fn_name}>")
+    elif requires_grad:
+        suffixes.append("requires_grad=True")
+    return _with_suffixes(text, suffixes, indent, PRINT_OPTIONS.linewidth, first_on_new=False)
+
+
+def _with_suffixes(text: str, suffixes: list[str], indent: int, linewidth: int,
+                   first_on_new: bool = True) -> str:
     """`, suffix` items and the closing parenthesis: the first on a line of its own (a
     sparse tensor's size always starts one), the rest wrapped at the line width as a dense
     tensor's suffixes are (the current line over-counted by two, as PyTorch counts it)."""
     pieces = [text]
-    line_length = 0
+    line_length = len(text) - text.rfind("\n") + 1
     for n, suffix in enumerate(suffixes):
-        if n == 0 or line_length + len(suffix) + 2 > linewidth:
+        if (n == 0 and first_on_new) or line_length + len(suffix) + 2 > linewidth:
             pieces.append(",\n" + " " * indent + suffix)
             line_length = indent + len(suffix)
         else:

@@ -81,9 +81,11 @@ def _coalesced(indices: np.ndarray, values: np.ndarray, shape: tuple):
     return new_indices, summed
 
 
-def _attach(t: Tensor, indices: np.ndarray, values: np.ndarray, coalesced: bool) -> Tensor:
-    """Make `t` (a fresh tensor over the dense equivalent) the sparse tensor of this pattern."""
-    t.__class__ = SparseCOO
+def _attach(t: Tensor, indices: np.ndarray, values: np.ndarray, coalesced: bool,
+            cls=None) -> Tensor:
+    """Make `t` (a fresh tensor over the dense equivalent) the sparse tensor of this
+    pattern (of class `cls`: SparseCOO, or sparse_csr.py's SparseCSR)."""
+    t.__class__ = cls or SparseCOO
     _PATTERNS[id(t)] = (indices, values, coalesced)
     weakref.finalize(t, _forget, id(t))
     return t
@@ -221,8 +223,10 @@ VALUES = defop("values", "ValuesBackward0", _values_forward, _values_backward,
 
 
 def _need_sparse(self, name: str, what: str = "sparse coordinate tensor"):
-    if not isinstance(self, SparseCOO):
-        raise RuntimeError(f"{name} expected {what} layout but got Strided")
+    if not isinstance(self, SparseCOO) or (what == "sparse coordinate tensor"
+                                           and self.layout is not sparse_coo):
+        got = "Strided" if not isinstance(self, SparseCOO) else "SparseCsr"
+        raise RuntimeError(f"{name} expected {what} layout but got {got}")
 
 
 @public("Tensor.indices")
@@ -241,7 +245,7 @@ def values(self):
     """The (nnz x dense dims) values of a coalesced sparse tensor (ValuesBackward0)."""
     _need_sparse(self, "values", "sparse tensor")
     idx, vals, coalesced = _pattern(self)
-    if not coalesced:
+    if not coalesced:  # (a CSR tensor's pattern is always coalesced)
         raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
                            ".coalesce() first")
     _note_grad_layout(self, "sparse")
@@ -482,12 +486,15 @@ def sparse_addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     return run_op(SPARSE_ADDMM, (mat, mat1, mat2), (beta, alpha, _mask(mat1)))
 
 
+#: torch.sparse.mm(csr, dense, reduce): sparse_csr.mm_reduce, set when that module loads
+MM_REDUCE_HOOK: list = [None]
+
+
 @public("torch.sparse.mm")
 def sparse_mm(mat1, mat2, reduce=None):
     """sparse @ dense (SparseAddmmBackward0); dense @ dense as torch.mm."""
-    if reduce is not None:
-        raise NotImplementedError("torch.sparse.mm with reduce= needs a sparse CSR input, "
-                                  "which gradcli does not represent")
+    if reduce is not None:  # (CSR only: sparse_csr.py, above this module, fills the slot)
+        return MM_REDUCE_HOOK[0](mat1, mat2, reduce)
     if not isinstance(mat1, SparseCOO):
         if isinstance(mat2, SparseCOO):
             return _sparse_mm(mat1, mat2)
@@ -561,8 +568,8 @@ def sparse_sum(input, dim=None, dtype=None):
     """The sum of a sparse tensor's values: over every dim a dense 0-d tensor
     (SumBackward0, or SparseSumBackward0 when dims are named), over some sparse dims a
     sparse tensor (SparseSumBackward0); gradients come back masked to its pattern."""
-    if not isinstance(input, SparseCOO):
-        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+    if not isinstance(input, SparseCOO) or input.layout is not sparse_coo:
+        _need_sparse(input, "coalesce")
     if dtype is not None:
         input = _converted(input, dtype)
     if dim is None:
@@ -586,7 +593,7 @@ _SPARSE_ATTRS = frozenset("""
 shape size dim ndim ndimension numel nelement dtype device is_cuda is_cpu layout is_sparse
 is_sparse_csr is_quantized is_meta is_mkldnn is_nested is_complex is_floating_point
 requires_grad requires_grad_ grad grad_fn is_leaf backward retain_grad retains_grad
-register_hook detach to_dense to_sparse indices values coalesce is_coalesced sparse_dim
+register_hook detach to_dense crow_indices col_indices to_sparse indices values coalesce is_coalesced sparse_dim
 dense_dim mm matmul sum is_contiguous stride data output_nr element_size itemsize cpu
 numpy tolist reshape view item is_inference
 """.split())
@@ -629,7 +636,7 @@ class SparseCOO(Tensor):
         if not coalesced:
             idx, vals = _coalesced(idx, vals, self._data.shape)
         g._data = data
-        _attach(g, idx, data[tuple(idx)].copy(), True)
+        _attach(g, idx, data[tuple(idx)].copy(), True, type(self))
         return g
 
     @grad.setter
