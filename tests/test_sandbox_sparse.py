@@ -88,3 +88,40 @@ def test_attack_is_refused(src, kind):
     assert err.startswith("attack.grad:"), err
     if kind is not None:
         assert f": {kind}: " in err.splitlines()[0], err
+
+
+CSR_ATTACKS = [
+    ("c = torch.ones(2, 2).to_sparse_csr()\nprint(c.__class__)", "ForbiddenError"),
+    ("c = torch.ones(2, 2).to_sparse_csr()\nprint(c._nnz())", "ForbiddenError"),
+    ("print(torch.sparse_csr.__reduce__())", "ForbiddenError"),
+    ("print(torch.sparse.sampled_addmm.__globals__)", "ForbiddenError"),
+    ("torch.sparse_csr_tensor([0, 5], [0], [1.], (1, 2))", "RuntimeError"),
+    ("torch.sparse_csr_tensor([0, 1], [9], [1.], (1, 2))", "RuntimeError"),
+    ("torch.sparse_csr_tensor([0, 2], [1, 0], [1., 2.], (1, 2))", "RuntimeError"),
+    ("torch.sparse_csr_tensor([0, 1], [0], [1.], (100000, 100000))", "RuntimeError"),
+    ("torch.sparse_csr_tensor([0] + [1] * 99999, [0], [1.], (99999, 100000))", "LimitError"),
+    ("torch.sparse_csr_tensor('ab', [0], [1.], (1, 2))", None),
+    ("torch.sparse.mm(torch.ones(2, 2).to_sparse_csr(), torch.ones(2, 2), 'prod')",
+     "NotImplementedError"),
+    ("torch.sparse.mm(torch.ones(2, 2).to_sparse_csr(), 'x', 'sum')", "TypeError"),
+    ("torch.sparse.sampled_addmm(torch.ones(2, 2).to_sparse_csr(), torch.ones(2, 3), "
+     "torch.ones(2, 2))", "RuntimeError"),
+    ("torch.ones(2, 2, 2).to_sparse_csr()", "RuntimeError"),
+    ("torch.ones(2, 2).to_sparse_csr()[0]", "NotImplementedError"),
+]
+
+
+@pytest.mark.parametrize("src,kind", CSR_ATTACKS)
+def test_csr_attack_is_refused(src, kind):
+    test_attack_is_refused(src, kind)
+
+
+@pytest.mark.parametrize("src", [
+    "torch.sparse.mm(torch.ones(20000, 1).to_sparse(), torch.ones(1, 20000))",
+    "torch.ones(20000, 1).to_sparse() @ torch.ones(1, 20000)",
+    "torch.sparse.addmm(torch.ones(1), torch.ones(20000, 1).to_sparse(), torch.ones(1, 20000))",
+    "torch.sparse.mm(torch.ones(20000, 1).to_sparse_csr(), torch.ones(1, 20000), 'sum')",
+])
+def test_products_respect_the_element_limit(src):
+    code, out, err = run(src)
+    assert code in (1, 2) and ": LimitError: " in err.splitlines()[0], err

@@ -199,7 +199,8 @@ def test_refused_methods_say_so():
             call()
     with pytest.raises(AttributeError):
         s.no_such_method  # noqa: B018
-    with pytest.raises(NotImplementedError, match="sparse CSR"):
+    with pytest.raises(NotImplementedError, match="_sparse_mm_reduce_impl' with arguments from "
+                                                  "the 'SparseCPU' backend"):
         gt.sparse.mm(s, gt.ones(2, 2), "sum")
 
 

@@ -424,7 +424,8 @@ def _addmm_backward(ctx, grad):
 
 
 SPARSE_ADDMM = defop("sparse_addmm", "SparseAddmmBackward0", _addmm_forward, _addmm_backward,
-                     save="inputs",
+                     save="inputs", out_size=lambda arrays, meta: arrays[1].shape[0]
+                     * arrays[2].shape[-1],
                      torch_call="torch.sparse.mm(a.reshape(-1, 1).to_sparse(), b.reshape(1, -1))")
 
 
@@ -439,6 +440,7 @@ def _mm_backward(ctx, grad):
 
 
 MM = defop("sparse_dense_mm", "MmBackward0", _mm_forward, _mm_backward, save="inputs",
+           out_size=lambda arrays, meta: arrays[0].shape[0] * arrays[1].shape[-1],
            torch_call="a.reshape(-1, 1).to_sparse() @ b.reshape(1, -1)")
 
 

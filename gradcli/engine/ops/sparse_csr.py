@@ -11,6 +11,8 @@ CSC, BSR and BSC are not represented.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor import Tensor, make
@@ -135,7 +137,7 @@ def _construct_backward(ctx, grad):
 
 SPARSE_CSR_TENSOR = defop(
     "sparse_csr_tensor", "SparseCompressedTensorBackward0", _construct_forward,
-    _construct_backward,
+    _construct_backward, out_size=lambda arrays, meta: math.prod(meta[1]),
     torch_call="torch.sparse_csr_tensor(torch.tensor([0, a.numel()]), torch.arange(a.numel()), "
                "a.reshape(-1), (1, a.numel())).to_dense()")
 
@@ -182,6 +184,11 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
 
 
 # ------------------------------------------------------------------ mm with a reduction
+
+
+def _product_size(arrays, meta) -> int:
+    """A matrix product's element count (checked against --max-elements first)."""
+    return arrays[0].shape[0] * arrays[1].shape[-1]
 
 
 def _reduce_weights(indices, vals, dense, reduce: str, rows: int):
@@ -232,7 +239,7 @@ def _mm_reduce_backward(ctx, grad):
 
 
 MM_REDUCE = defop("sparse_mm_reduce", "SparseMmReduceImplBackward0", _mm_reduce_forward,
-                  _mm_reduce_backward, save="inputs",
+                  _mm_reduce_backward, save="inputs", out_size=_product_size,
                   torch_call="torch.sparse.mm(a.reshape(-1, 1).to_sparse_csr(), "
                              "b.reshape(1, -1), 'sum')")
 
@@ -241,14 +248,21 @@ def mm_reduce(mat1, mat2, reduce: str):
     """torch.sparse.mm(csr, dense, reduce): each row's products reduced by sum, mean, amax
     or amin (SparseMmReduceImplBackward0); an empty row gives zeros."""
     if not isinstance(mat1, SparseCSR):
-        raise RuntimeError("sparse_mm_reduce_impl: expected mat1 to be a sparse CSR tensor")
+        backend = "SparseCPU" if isinstance(mat1, SparseCOO) else "CPU"
+        raise NotImplementedError(f"Could not run 'aten::_sparse_mm_reduce_impl' with arguments "
+                                  f"from the '{backend}' backend.")
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # (PyTorch's spellings)
     if reduce not in ("sum", "mean", "amax", "amin"):
-        raise RuntimeError(f"reduce argument must be either sum, mean, amax or amin, got "
-                           f"{reduce}")
-    if not isinstance(mat2, Tensor) or mat2._data.ndim != 2 \
-            or mat2._data.shape[0] != mat1._data.shape[1]:
-        raise RuntimeError("sparse_mm_reduce_impl: mat2 must be a 2-d tensor with as many rows "
-                           "as mat1 has columns")
+        raise NotImplementedError(f"torch.sparse.mm(reduce={reduce!r}) is not supported by "
+                                  "gradcli (sum, mean, amax, amin)")
+    if not isinstance(mat2, Tensor):
+        raise TypeError(f"_sparse_mm_reduce_impl(): argument 'other' (position 2) must be "
+                        f"Tensor, not {type(mat2).__name__}")
+    rows = mat1._data.shape[1]
+    if mat2._data.ndim != 2 or mat2._data.shape[0] != rows:
+        raise RuntimeError(f"Expected a tensor of dimension 2 and tensor.size[0] == {rows} but "
+                           f"got: dimension {mat2._data.ndim} and tensor.size[0] = "
+                           f"{mat2._data.shape[0] if mat2._data.ndim else 1}")
     if mat1._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_type(mat1.dtype)} but found "
                            f"{_scalar_type(mat2.dtype)}")
@@ -288,7 +302,9 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     if out is not None:
         raise NotImplementedError("torch.sparse.sampled_addmm(out=) is not supported by gradcli")
     if not isinstance(input, SparseCSR):
-        raise RuntimeError("sampled_addmm: Expected self to be a sparse CSR tensor")
+        backend = "SparseCPU" if isinstance(input, SparseCOO) else "CPU"
+        raise NotImplementedError(f"Could not run 'aten::sparse_sampled_addmm' with arguments "
+                                  f"from the '{backend}' backend.")
     for m in (mat1, mat2):
         if not isinstance(m, Tensor) or isinstance(m, SparseCOO) or m._data.ndim != 2:
             raise RuntimeError("sampled_addmm: Expected mat1 and mat2 to be strided 2-d tensors")
