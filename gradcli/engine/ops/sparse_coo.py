@@ -162,10 +162,17 @@ def _run_masked(op, x, mask, indices, values, coalesced):
     return _attach(run_op(op, (x,), (mask,)), indices, values, coalesced)
 
 
+_NO_DIM = object()
+
+
 @public("Tensor.to_sparse")
-def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+def to_sparse(self, sparse_dim=_NO_DIM, *, layout=None, blocksize=None, dense_dim=None):
     """A dense tensor's sparse COO copy (ToSparseBackward1; with sparse_dim,
     ToSparseBackward0); a sparse tensor's own (itself)."""
+    if sparse_dim is None:  # (PyTorch's parser takes no None there: its own error follows)
+        raise TypeError("to_sparse(): argument 'sparse_dim' must be int, not NoneType")
+    if sparse_dim is _NO_DIM:
+        sparse_dim = None
     if layout is strided and not isinstance(self, SparseCOO):
         return self
     if layout not in (None, sparse_coo) or blocksize is not None or dense_dim is not None:
