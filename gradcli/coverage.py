@@ -2,7 +2,7 @@
 
 PyTorch tests every op with its OpInfo list (`op_db` in
 torch.testing._internal.common_methods_invocations). Every OpInfo that is differentiable
-in float64 on CPU (its fft.* and prototype masked.* entries aside) is run here through
+in float64 on CPU (its fft.* entries aside) is run here through
 gradcli and PyTorch, on its sample inputs and its reference inputs (at most
 `MAX_SAMPLES` of each): values, dtypes, `grad_fn` names and vector-Jacobian products must
 agree within torch.testing's default tolerances. An op passes when every sample does.
@@ -17,7 +17,7 @@ import sys
 import types
 
 MAX_SAMPLES = 4  # per op, from each of sample_inputs and reference_inputs
-OUT_OF_SCOPE_PREFIXES = ("fft.", "masked.")
+OUT_OF_SCOPE_PREFIXES = ("fft.",)
 
 #: ops gradcli has, whose OpInfo samples are known not to pass yet: name -> why
 KNOWN_FAILING: dict[str, str] = {
@@ -124,6 +124,10 @@ def _convert(value, gt, memo):
         key = id(value)
         if key in memo:
             return memo[key][1]
+        if value.layout == torch.sparse_csr and value.dim() == 2:
+            ours = _sparse_csr_leaf(value, gt)
+            memo[key] = (value, ours)
+            return ours
         if value.layout != torch.strided:
             raise Unsupported(f"{value.dtype} / {value.layout} tensor")
         dtype = getattr(gt, str(value.dtype).replace("torch.", ""), None)
@@ -166,6 +170,25 @@ def _convert(value, gt, memo):
     if isinstance(value, torch.nn.Module):
         return _stateless_module(value, gt)
     return value
+
+
+def _sparse_csr_leaf(value, gt):
+    """A sparse CSR matrix argument (sparse.mm.reduce's, sampled_addmm's): gradcli's CSR
+    matrix of the same compressed rows, columns and values, a leaf as the sample's is."""
+    dtype = getattr(gt, str(value.dtype).replace("torch.", ""), None)
+    if dtype is None or not isinstance(dtype, type(gt.float64)):
+        raise Unsupported(str(value.dtype))
+    return gt.sparse_csr_tensor(
+        value.crow_indices().tolist(), value.col_indices().tolist(),
+        gt.tensor(value.values().detach().numpy().copy(), dtype=dtype), tuple(value.shape),
+        requires_grad=value.requires_grad)
+
+
+def _strided(t):
+    """PyTorch's tensor as values to compare with: a sparse one's dense equivalent."""
+    import torch
+
+    return t if t.layout == torch.strided else t.detach().to_dense()
 
 
 def _stateless_module(module, gt):
@@ -221,7 +244,7 @@ def _compare_outputs(ours, theirs, where: str) -> None:
             ours_values = torch.from_numpy(ours_values.astype(np.float32)).to(t.dtype)
         else:
             ours_values = torch.from_numpy(ours_values)
-        torch.testing.assert_close(ours_values, t.detach(),
+        torch.testing.assert_close(ours_values, _strided(t.detach()),
                                    equal_nan=True, msg=lambda m, w=where, k=i: f"{w}[{k}]: {m}")
         ours_fn = type(o.grad_fn).__name__ if o.grad_fn is not None else None
         theirs_fn = type(t.grad_fn).__name__ if t.grad_fn is not None else None
@@ -371,7 +394,7 @@ def check_op(op) -> tuple[str, str]:
 
 USAGE = """usage: python -m gradcli.coverage [OP ...]
 
-Runs PyTorch's OpInfo samples (float64, CPU, differentiable; fft.* and masked.* aside)
+Runs PyTorch's OpInfo samples (float64, CPU, differentiable; fft.* aside)
 through gradcli and PyTorch and prints how many ops agree: values, dtypes (complex
 included), grad_fn names and vector-Jacobian products. OP names (as `add`, or with a
 variant, `max.reduction_with_dim`) restrict the run to those ops. Needs PyTorch and

@@ -84,7 +84,8 @@ _fill(globals(), "torch.")
 
 
 #: loaded on first use (torch.func pulls in forward-mode AD; torch.utils is data loading)
-_LAZY_SUBMODULES = ("func", "utils", "distributions", "testing", "masked", "signal", "quasirandom")
+_LAZY_SUBMODULES = ("func", "utils", "distributions", "testing", "masked", "signal", "quasirandom",
+                    "sparse")
 __getattr__ = _unsupported("torch", __name__, _LAZY_SUBMODULES)
 
 

@@ -370,6 +370,12 @@ SIGNATURES = {
     'Tensor.clone': (
         'clone(*, MemoryFormat? memory_format=None)',
     ),
+    'Tensor.coalesce': (
+        '!noargs Tensor.coalesce',
+    ),
+    'Tensor.col_indices': (
+        '!noargs Tensor.col_indices',
+    ),
     'Tensor.conj': (
         '!noargs Tensor.conj',
     ),
@@ -422,6 +428,9 @@ SIGNATURES = {
     'Tensor.cross': (
         'cross(Tensor other, int64_t? dim=None)',
     ),
+    'Tensor.crow_indices': (
+        '!noargs Tensor.crow_indices',
+    ),
     'Tensor.cuda': (
         'cuda(Device? device=None, bool non_blocking=False, *, MemoryFormat? memory_format=None)',
         'cuda(Device? device=None, bool async=False, *, MemoryFormat? memory_format=None)|deprecated',
@@ -452,6 +461,9 @@ SIGNATURES = {
     ),
     'Tensor.deg2rad_': (
         '!noargs Tensor.deg2rad_',
+    ),
+    'Tensor.dense_dim': (
+        '!noargs Tensor.dense_dim',
     ),
     'Tensor.det': (
         '!noargs Tensor.det',
@@ -798,6 +810,9 @@ SIGNATURES = {
     'Tensor.index_select': (
         'index_select(int64_t dim, Tensor index)',
     ),
+    'Tensor.indices': (
+        '!noargs Tensor.indices',
+    ),
     'Tensor.inner': (
         'inner(Tensor other)',
     ),
@@ -806,6 +821,9 @@ SIGNATURES = {
     ),
     'Tensor.inverse': (
         '!noargs Tensor.inverse',
+    ),
+    'Tensor.is_coalesced': (
+        '!noargs Tensor.is_coalesced',
     ),
     'Tensor.is_complex': (
         '!noargs Tensor.is_complex',
@@ -1527,6 +1545,9 @@ SIGNATURES = {
         'sort(*, bool? stable, int64_t dim=-1, bool descending=False)',
         'sort(int64_t dim=-1, bool descending=False)',
     ),
+    'Tensor.sparse_dim': (
+        '!noargs Tensor.sparse_dim',
+    ),
     'Tensor.split': (
         '!python',
         'Tensor.split',
@@ -1652,6 +1673,16 @@ SIGNATURES = {
         'to(ScalarType dtype, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None)',
         'to(Tensor tensor, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None)',
     ),
+    'Tensor.to_dense': (
+        'to_dense(ScalarType? dtype=None, *, bool? masked_grad=None)',
+    ),
+    'Tensor.to_sparse': (
+        'to_sparse(*, Layout? layout=None, IntArrayRef[2]? blocksize=None, int64_t? dense_dim=None)',
+        'to_sparse(int64_t sparse_dim)',
+    ),
+    'Tensor.to_sparse_csr': (
+        'to_sparse_csr(int64_t? dense_dim=None)',
+    ),
     'Tensor.tolist': (
         '!noargs Tensor.tolist',
     ),
@@ -1750,6 +1781,9 @@ SIGNATURES = {
     ),
     'Tensor.untyped_storage': (
         '!noargs Tensor.untyped_storage',
+    ),
+    'Tensor.values': (
+        '!noargs Tensor.values',
     ),
     'Tensor.var': (
         'var(IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)',
@@ -4742,6 +4776,15 @@ SIGNATURES = {
     'torch.sort': (
         'sort(Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, TensorList[2] out=None)',
         'sort(Tensor input, int64_t dim=-1, bool descending=False, *, TensorList[2] out=None)',
+    ),
+    'torch.sparse_coo_tensor': (
+        'sparse_coo_tensor(PyObject* indices, PyObject* values, *, ScalarType dtype=None, Device? device=None, bool pin_memory=False, bool requires_grad=False, bool check_invariants=None, bool is_coalesced=None)',
+        'sparse_coo_tensor(PyObject* indices, PyObject* values, IntArrayRef size, *, ScalarType dtype=None, Device? device=None, bool pin_memory=False, bool requires_grad=False, bool check_invariants=None, bool is_coalesced=None)',
+        'sparse_coo_tensor(IntArrayRef size, *, ScalarType dtype=None, Device? device=None, bool requires_grad=False, bool check_invariants=None)',
+    ),
+    'torch.sparse_csr_tensor': (
+        'sparse_csr_tensor(PyObject* crow_indices, PyObject* col_indices, PyObject* values, IntArrayRef size, *, ScalarType dtype=None, Layout? layout=None, Device? device=None, bool pin_memory=False, bool requires_grad=False, bool check_invariants=None)',
+        'sparse_csr_tensor(PyObject* crow_indices, PyObject* col_indices, PyObject* values, *, ScalarType dtype=None, Layout? layout=None, Device? device=None, bool pin_memory=False, bool requires_grad=False, bool check_invariants=None)',
     ),
     'torch.special.airy_ai': (
         'special_airy_ai(Tensor x, *, Tensor out=None)',
