@@ -157,6 +157,28 @@ def _record_complex(op: Op, inputs, meta, out):
 
 registry.COMPLEX_RECORD[0] = _record_complex
 
+
+def _to_copy_twin_backward(ctx, grad):
+    """to(complex) of a real tensor: its gradient is the real part of the complex one,
+    cast back (PyTorch's _to_copy_backward; never numpy's discarding-the-imaginary cast)."""
+    target = dtypes.FROM_NP[ctx.meta[1]]
+    if grad._data.dtype.kind == "c" and not target.is_complex:
+        grad = grad.real
+    return (grad.to(target),)
+
+
+def _install_to_copy_twin() -> None:
+    op = registry.OPS["to_copy"]
+    twin = Op.__new__(Op)
+    for slot in Op.__slots__:
+        setattr(twin, slot, getattr(op, slot))
+    twin.backward = _to_copy_twin_backward
+    twin.node_cls = op.node_class()
+    _TWINS[op] = twin
+
+
+_install_to_copy_twin()
+
 #: ops declared here with formulas of their own for complex results
 OWN_FORMULAS = {"complex", "polar", "view_as_complex", "conj", "conj_physical", "sgn_complex"}
 
