@@ -134,6 +134,12 @@ def _twin(op: Op) -> Op:
     return twin
 
 
+def twin_for(op: Op) -> Op:
+    """The op whose backward is `op`'s formula for a complex result (its twin when it is
+    holomorphic): forward AD evaluates it (forward_ad.jvp_of_op)."""
+    return _twin(op) if op.name in HOLOMORPHIC else op
+
+
 def _record_complex(op: Op, inputs, meta, out):
     """registry.COMPLEX_RECORD: the node of an op whose result is complex."""
     if op.name in HOLOMORPHIC:

@@ -185,6 +185,11 @@ def _ints_arg(fname: str, name: str, value):
     return tuple(out)
 
 
+def _check_norm(fname: str, norm) -> None:
+    if norm is not None and not isinstance(norm, str):
+        raise TypeError(f"fft_{fname}(): argument 'norm' must be str, not {type(norm).__name__}")
+
+
 def _norm_mode(norm, forward: bool) -> int:
     if norm is None or norm == "backward":
         return 0 if forward else 2
@@ -192,8 +197,6 @@ def _norm_mode(norm, forward: bool) -> int:
         return 2 if forward else 0
     if norm == "ortho":
         return 1
-    if not isinstance(norm, str):
-        raise TypeError(f"argument 'norm' must be str, not {type(norm).__name__}")
     raise RuntimeError(f'Invalid normalization mode: "{norm}"')
 
 
@@ -242,8 +245,9 @@ def _wrap(d: int, nd: int) -> int:
 
 # ------------------------------------------------------------------------- 1-d transforms
 
-def _one_dim(fname, input, n, dim):
+def _one_dim(fname, input, n, dim, norm):
     _check_input(fname, input)
+    _check_norm(fname, norm)
     if n is not None:
         n = _int_arg(fname, "n", n)
     dim = _int_arg(fname, "dim", dim)
@@ -291,7 +295,7 @@ def _c2r(fname, input, n, dim, norm, forward):
 
 @public("torch.fft.fft")
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
-    n, dim = _one_dim("fft", input, n, dim)
+    n, dim = _one_dim("fft", input, n, dim, norm)
     if input._data.dtype.kind == "c":
         return _c2c("fft", input, n, dim, norm, True)
     return _r2c("fft", input, n, dim, norm, True, False, n is not None)
@@ -299,7 +303,7 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
 
 @public("torch.fft.ifft")
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
-    n, dim = _one_dim("ifft", input, n, dim)
+    n, dim = _one_dim("ifft", input, n, dim, norm)
     if input._data.dtype.kind == "c":
         return _c2c("ifft", input, n, dim, norm, False)
     return _r2c("ifft", input, n, dim, norm, False, False, n is not None)
@@ -307,33 +311,34 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
 
 @public("torch.fft.rfft")
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
-    n, dim = _one_dim("rfft", input, n, dim)
+    n, dim = _one_dim("rfft", input, n, dim, norm)
     return _r2c("rfft", input, n, dim, norm, True, True, n is not None)
 
 
 @public("torch.fft.ihfft")
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
-    n, dim = _one_dim("ihfft", input, n, dim)
+    n, dim = _one_dim("ihfft", input, n, dim, norm)
     return _r2c("ihfft", input, n, dim, norm, False, True, n is not None)
 
 
 @public("torch.fft.irfft")
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
-    n, dim = _one_dim("irfft", input, n, dim)
+    n, dim = _one_dim("irfft", input, n, dim, norm)
     return _c2r("irfft", input, n, dim, norm, False)
 
 
 @public("torch.fft.hfft")
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
-    n, dim = _one_dim("hfft", input, n, dim)
+    n, dim = _one_dim("hfft", input, n, dim, norm)
     return _c2r("hfft", input, n, dim, norm, True)
 
 
 # ------------------------------------------------------------------------- n-d transforms
 
-def _shape_and_dims(fname, input, s, dim):
+def _shape_and_dims(fname, input, s, dim, norm=None):
     """PyTorch's canonicalize_fft_shape_and_dim_args: (sizes, dims) of the transform."""
     _check_input(fname, input)
+    _check_norm(fname, norm)
     s = _ints_arg(fname, "s", s)
     dim = _ints_arg(fname, "dim", dim)
     nd = input.dim()
@@ -363,10 +368,10 @@ def _shape_and_dims(fname, input, s, dim):
     return shape, dims
 
 
-def _c2r_shape_and_dims(fname, input, s, dim):
-    shape, dims = _shape_and_dims(fname, input, s, dim)
+def _c2r_shape_and_dims(fname, input, s, dim, norm, kind):
+    shape, dims = _shape_and_dims(fname, input, s, dim, norm)
     if not shape:
-        raise RuntimeError(f"{fname} must transform at least one axis")
+        raise RuntimeError(f"{kind} must transform at least one axis")
     given = _ints_arg(fname, "s", s)
     if given is None or given[-1] == -1:
         last = 2 * (input.shape[dims[-1]] - 1)
@@ -379,7 +384,7 @@ def _c2r_shape_and_dims(fname, input, s, dim):
 
 
 def _fftn(fname, input, s, dim, norm, forward):
-    shape, dims = _shape_and_dims(fname, input, s, dim)
+    shape, dims = _shape_and_dims(fname, input, s, dim, norm)
     x = _promote(input, True)
     x = _resize(x, dims, shape)
     mode = _norm_mode(norm, forward)
@@ -391,7 +396,7 @@ def _rfftn(fname, input, s, dim, norm):
     if input._data.dtype.kind == "c":
         raise RuntimeError(f"rfftn expects a real-valued input tensor, but got "
                            f"{_complex._scalar_type_name(input.dtype)}")
-    shape, dims = _shape_and_dims(fname, input, s, dim)
+    shape, dims = _shape_and_dims(fname, input, s, dim, norm)
     if not shape:
         raise RuntimeError("rfftn must transform at least one axis")
     x = _resize(_promote(input), dims, shape)
@@ -399,13 +404,13 @@ def _rfftn(fname, input, s, dim, norm):
 
 
 def _irfftn(fname, input, s, dim, norm):
-    shape, dims, last = _c2r_shape_and_dims("irfftn", input, s, dim)
+    shape, dims, last = _c2r_shape_and_dims(fname, input, s, dim, norm, "irfftn")
     x = _resize(_promote(input, True), dims, shape)
     return fft_c2r(x, dims, _norm_mode(norm, False), last)
 
 
 def _hfftn(fname, input, s, dim, norm):
-    shape, dims, last = _c2r_shape_and_dims("hfftn", input, s, dim)
+    shape, dims, last = _c2r_shape_and_dims(fname, input, s, dim, norm, "hfftn")
     x = _resize(_promote(input, True), dims, shape)
     mode = _norm_mode(norm, True)
     if len(dims) > 1:
@@ -415,7 +420,7 @@ def _hfftn(fname, input, s, dim, norm):
 
 def _ihfftn(fname, input, s, dim, norm):
     _check_input(fname, input)
-    shape, dims = _shape_and_dims(fname, input, s, dim)
+    shape, dims = _shape_and_dims(fname, input, s, dim, norm)
     if not shape:
         raise RuntimeError("ihfftn must transform at least one axis")
     if input._data.dtype.kind == "c":
@@ -431,20 +436,18 @@ def _ihfftn(fname, input, s, dim, norm):
 
 def _declare_nd():
     """fftn & co and their 2-d forms (the same function with dim=(-2, -1))."""
-    table = {"fftn": lambda i, s, d, n: _fftn("fftn", i, s, d, n, True),
-             "ifftn": lambda i, s, d, n: _fftn("ifftn", i, s, d, n, False),
-             "rfftn": lambda i, s, d, n: _rfftn("rfftn", i, s, d, n),
-             "irfftn": lambda i, s, d, n: _irfftn("irfftn", i, s, d, n),
-             "hfftn": lambda i, s, d, n: _hfftn("hfftn", i, s, d, n),
-             "ihfftn": lambda i, s, d, n: _ihfftn("ihfftn", i, s, d, n)}
+    table = {"fftn": lambda f, i, s, d, n: _fftn(f, i, s, d, n, True),
+             "ifftn": lambda f, i, s, d, n: _fftn(f, i, s, d, n, False),
+             "rfftn": _rfftn, "irfftn": _irfftn, "hfftn": _hfftn, "ihfftn": _ihfftn}
     for name, run in table.items():
-        def n_dim(input, s=None, dim=None, norm=None, *, out=None, _run=run):
-            return _run(input, s, dim, norm)
-
-        def two_dim(input, s=None, dim=(-2, -1), norm=None, *, out=None, _run=run):
-            return _run(input, s, dim, norm)
-
         short = name[:-1] + "2"
+
+        def n_dim(input, s=None, dim=None, norm=None, *, out=None, _run=run, _name=name):
+            return _run(_name, input, s, dim, norm)
+
+        def two_dim(input, s=None, dim=(-2, -1), norm=None, *, out=None, _run=run, _name=short):
+            return _run(_name, input, s, dim, norm)
+
         n_dim.__name__ = n_dim.__qualname__ = name
         two_dim.__name__ = two_dim.__qualname__ = short
         n_dim.__doc__ = f"torch.fft.{name}: the transform over `dim` (all dims by default)."
