@@ -208,3 +208,17 @@ def test_facade_and_import_forms():
     assert fft_module.rfft is gt.fft.rfft
     with pytest.raises(AttributeError, match="^torch.fft.nope is not supported by gradcli$"):
         fft_module.nope  # noqa: B018
+
+
+def test_printed_results_match_pytorch():
+    """The exact zeros of a real signal's spectrum print with PyTorch's signs (the full
+    spectrum is the one-sided one mirrored, as PyTorch fills it)."""
+    def printed(T):
+        x = T.arange(4.0)
+        z = T.complex(T.arange(4.0), T.ones(4))
+        return [str(r) for r in (T.fft.ifft(x), T.fft.ihfft(x), T.fft.fft(x), T.fft.hfft(z),
+                                 T.fft.ihfft2(x.reshape(2, 2)), T.fft.fft(z), T.fft.ifft(z),
+                                 T.fft.fftn(x.reshape(2, 2)), T.fft.fft2(x.reshape(2, 2)),
+                                 T.fft.rfft(x.requires_grad_()))]
+
+    assert printed(gt) == printed(torch)

@@ -79,8 +79,29 @@ def _r2c_fwd(a, dims, norm, onesided, full):
     if onesided:
         out = sp.rfftn(a, axes=dims, norm=_FORWARD_WORD[norm])
         return _in_torch_layout(out.astype(cdt, copy=False), dims, a.strides, dims[-1])
-    out = sp.fftn(a, axes=dims, norm=_FORWARD_WORD[norm])
-    return _in_torch_layout(out.astype(cdt, copy=False), dims, a.strides)
+    half = sp.rfftn(a, axes=dims, norm=_FORWARD_WORD[norm]).astype(cdt, copy=False)
+    return _in_torch_layout(_mirrored(half, dims, a.shape[dims[-1]]), dims, a.strides)
+
+
+def _mirrored(half, dims, n):
+    """The full spectrum of a real signal from its one-sided half, as PyTorch fills it
+    (conjugate symmetry: X[k] = conj(X[-k]), the indices negated along every transformed
+    dim), so its exact zeros keep the one-sided transform's signs."""
+    last = dims[-1]
+    kept = half.shape[last]
+    shape = list(half.shape)
+    shape[last] = n
+    full = np.empty(shape, half.dtype)
+    index = [slice(None)] * half.ndim
+    index[last] = slice(0, kept)
+    full[tuple(index)] = half
+    if n > kept:
+        mirror = np.conj(half)
+        for d in dims[:-1]:  # (-i mod size along the other transformed dims)
+            mirror = np.roll(np.flip(mirror, d), 1, d)
+        index[last] = slice(kept, n)  # (X[k] = conj(X[n - k]) for k = kept .. n - 1)
+        full[tuple(index)] = np.take(mirror, np.arange(n - kept, 0, -1), axis=last)
+    return full
 
 
 def _c2r_fwd(a, dims, norm, last_dim_size):
