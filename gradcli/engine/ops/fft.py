@@ -24,6 +24,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
+from ..limits import check_count
 from ..tensor import Tensor, _wrap_dim, make
 from . import complex as _complex
 from .registry import PUBLIC, defop, public, run_unary
@@ -167,6 +168,7 @@ def fft_r2c(x, dims, norm, onesided):
 
 
 def fft_c2r(z, dims, norm, last_dim_size):
+    check_count(math.prod(z.shape) // max(z.shape[dims[-1]], 1) * last_dim_size)
     return run_unary(FFT_C2R, z, (tuple(dims), norm, last_dim_size))
 
 
@@ -240,6 +242,10 @@ def _promote(x, require_complex: bool = False):
 def _resize(x, dims, sizes):
     """PyTorch's resize_fft_input: cut each transformed dim to its size (a slice view) or
     zero-pad it (one constant_pad_nd for all)."""
+    grown = list(x.shape)
+    for d, n in zip(dims, sizes):
+        grown[d] = max(grown[d], n)
+    check_count(math.prod(grown))  # (before the padding allocates: --max-elements)
     pad = [0] * (2 * x.dim())
     must_pad = False
     for d, n in zip(dims, sizes):
@@ -462,19 +468,20 @@ def _declare_nd():
              "rfftn": _rfftn, "irfftn": _irfftn, "hfftn": _hfftn, "ihfftn": _ihfftn}
     for name, run in table.items():
         short = name[:-1] + "2"
+        public(f"torch.fft.{name}")(_n_dim(name, run, None))
+        public(f"torch.fft.{short}")(_n_dim(short, run, (-2, -1)))
 
-        def n_dim(input, s=None, dim=None, norm=None, *, out=None, _run=run, _name=name):
-            return _run(_name, input, s, dim, norm)
 
-        def two_dim(input, s=None, dim=(-2, -1), norm=None, *, out=None, _run=run, _name=short):
-            return _run(_name, input, s, dim, norm)
+def _n_dim(name: str, run, default_dim):
+    """The public function `name` over `run` (its dims default to `default_dim`: all for
+    the n-d forms, the last two for the 2-d ones)."""
+    def transform(input, s=None, dim=default_dim, norm=None, *, out=None):
+        return run(name, input, s, dim, norm)
 
-        n_dim.__name__ = n_dim.__qualname__ = name
-        two_dim.__name__ = two_dim.__qualname__ = short
-        n_dim.__doc__ = f"torch.fft.{name}: the transform over `dim` (all dims by default)."
-        two_dim.__doc__ = f"torch.fft.{short}: {name} over the last two dims by default."
-        public(f"torch.fft.{name}")(n_dim)
-        public(f"torch.fft.{short}")(two_dim)
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = f"torch.fft.{name}: the transform over `dim` " + (
+        "(all dims by default)." if default_dim is None else "(the last two by default).")
+    return transform
 
 
 _declare_nd()
@@ -505,6 +512,7 @@ def _count(fname, n):
     n = _int_arg(fname, "n", n, 1)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    check_count(n)
     return n
 
 
