@@ -1,0 +1,133 @@
+"""torch.stft / torch.istft (and the Tensor methods): the short-time Fourier transform and
+its inverse, composed as PyTorch composes them (torch.functional's centre padding, then
+ATen's frames as an as_strided view, the window product and one r2c/c2c transform; the
+inverse by c2r/c2c, the window product and col2im's overlap-add), so grad_fn chains,
+errors and warnings are PyTorch's and every step is differentiable."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..warn_site import warn_at_caller
+from . import complex as _complex
+from . import fft as _fft
+from .registry import PUBLIC, public
+
+_WARNED: set = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    """PyTorch's TORCH_WARN_ONCE: the first time in the process only."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warn_at_caller(message)
+
+
+def _type_text(t) -> str:
+    """ATen's toString of a CPU tensor type: torch.DoubleTensor, torch.ComplexFloatTensor."""
+    return f"torch.{_complex._scalar_type_name(t.dtype)}Tensor"
+
+
+def _sizes(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _opt(value) -> str:
+    return "None" if value is None else str(int(bool(value)))
+
+
+@public("torch.stft", "Tensor.stft")
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+         align_to_window=None):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"stft(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
+    if center:  # (torch.functional's part: reflect-pad the signal by n_fft // 2 each side)
+        signal_dim = input.dim()
+        extended = [1] * (3 - signal_dim) + list(input.shape)
+        pad = int(n_fft // 2)
+        input = PUBLIC["torch.nn.functional.pad"](input.view(extended), [pad, pad], pad_mode)
+        input = input.view(input.shape[-signal_dim:])
+    return _stft_frames(input, n_fft, hop_length, win_length, window, normalized, onesided,
+                        return_complex, align_to_window)
+
+
+def _stft_frames(self, n_fft, hop_length, win_length, window, normalized, onesided,
+                 return_complex, align_to_window):
+    """ATen's stft (without centring)."""
+    hop = n_fft >> 2 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    complex_window = window is not None and window.is_complex()
+    wants_complex = return_complex if return_complex is not None else (
+        self.is_complex() or complex_window)
+    if not wants_complex:
+        if return_complex is None:
+            raise RuntimeError("stft requires the return_complex parameter be given for real "
+                               "inputs, and will further require that return_complex=True in a "
+                               "future PyTorch release.")
+        _warn_once("stft_real", "stft with return_complex=False is deprecated. In a future "
+                   "pytorch release, stft will return complex tensors for all inputs, and "
+                   "return_complex=False will raise an error.\nNote: you can still call "
+                   "torch.view_as_real on the complex output to recover the old return format.")
+
+    def fail(text):
+        shown = "None" if window is None else f"{_type_text(window)}{{{_sizes(window.shape)}}}"
+        raise RuntimeError(
+            f"stft({_type_text(self)}{_sizes(self.shape)}, n_fft={n_fft}, hop_length={hop}, "
+            f"win_length={win}, window={shown}, normalized={int(bool(normalized))}, "
+            f"onesided={_opt(onesided)}, return_complex={_opt(return_complex)}, "
+            f"align_to_window={_opt(align_to_window)}) : {text}")
+
+    if self._data.dtype.kind not in "fcV":
+        fail("expected a tensor of floating point or complex values")
+    if self.dim() not in (1, 2):
+        fail("expected a 1D or 2D tensor")
+    x = self.unsqueeze(0) if self.dim() == 1 else self
+    length = x.shape[1]
+    if n_fft <= 0 or n_fft > length:
+        fail(f"expected 0 < n_fft < {length}, but got n_fft={win}")
+    if hop <= 0:
+        fail(f"expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        fail(f"expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is not None and (window.dim() != 1 or window.shape[0] != win):
+        fail(f"expected a 1D window tensor of size equal to win_length={win}, but got window "
+             f"with size {_sizes(window.shape)}")
+    if align_to_window and win < n_fft:
+        raise RuntimeError("stft with align_to_window=True and win_length < n_fft is not "
+                           "supported by gradcli")
+    if align_to_window:  # (frames aligned to the window: ATen pads by the window's offset)
+        x = PUBLIC["torch.constant_pad_nd"](x, [0, 0])
+    full_window = window
+    if win < n_fft:  # (the window centred in n_fft zeros)
+        left = (n_fft - win) // 2
+        base = window if window is not None else None
+        padded = PUBLIC["torch.zeros"](n_fft, dtype=(base if base is not None else self).dtype)
+        if base is not None:
+            padded.narrow(0, left, win).copy_(base)
+        else:
+            padded.narrow(0, left, win).fill_(1)
+        full_window = padded
+    frames = 1 + (length - n_fft) // hop
+    stride = x.stride()
+    x = x.as_strided((x.shape[0], frames, n_fft), (stride[0], hop * stride[1], stride[1]),
+                     x.storage_offset())
+    if full_window is not None:
+        x = x.mul(full_window)
+    complex_fft = x.is_complex()
+    sided = (not complex_fft) if onesided is None else onesided
+    norm = 1 if normalized else 0
+    if complex_fft:
+        if sided:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        out = _fft.fft_c2c(x, (x.dim() - 1,), norm, True)
+    else:
+        out = _fft.fft_r2c(x, (x.dim() - 1,), norm, sided)
+    out.transpose_(1, 2)
+    if self.dim() == 1:
+        out.squeeze_(0)
+    return out if wants_complex else PUBLIC["torch.view_as_real"](out)
