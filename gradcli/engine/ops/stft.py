@@ -6,8 +6,6 @@ errors and warnings are PyTorch's and every step is differentiable."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..tensor import Tensor
 from ..warn_site import warn_at_caller
 from . import complex as _complex
@@ -131,3 +129,125 @@ def _stft_frames(self, n_fft, hop_length, win_length, window, normalized, onesid
     if self.dim() == 1:
         out.squeeze_(0)
     return out if wants_complex else PUBLIC["torch.view_as_real"](out)
+
+
+def _cpu_type(t) -> str:
+    """ATen's toString of the input in istft's messages: CPUComplexDoubleType."""
+    return f"CPU{_complex._scalar_type_name(t.dtype)}Type"
+
+
+@public("torch.istft", "Tensor.istft")
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+          normalized=False, onesided=None, length=None, return_complex=False):
+    """ATen's istft: the frames' inverse transforms times the window, overlap-added
+    (unfold_backward), divided by the overlap-added squared window."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"istft(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if window is None:
+        _warn_once("istft_window", "A window was not provided. A rectangular window will be "
+                   "applied.Please provide the same window used by stft to make the inversion "
+                   "lossless.To suppress this warning and use a rectangular window, explicitly "
+                   "set `window=torch.ones(n_fft, device=<device>)`.")
+    hop = n_fft >> 2 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if not input.is_complex():
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output "
+                           "from stft with return_complex=True.")
+
+    def text(tail):
+        shown = "None" if window is None else f"{_type_text(window)}{{{_sizes(window.shape)}}}"
+        return (f"istft({_cpu_type(input)}{_sizes(input.shape)}, n_fft={n_fft}, "
+                f"hop_length={hop}, win_length={win}, window={shown}, center={int(bool(center))}, "
+                f"normalized={int(bool(normalized))}, onesided={_opt(onesided)}, "
+                f"length={'None' if length is None else length}, "
+                f"return_complex={int(bool(return_complex))}){tail}")
+
+    x = PUBLIC["torch.view_as_real"](input.resolve_conj())
+    nd = x.dim()
+    frames = x.shape[_wrap(-2, nd)]
+    fft_size = x.shape[_wrap(-3, nd)]
+    signal_len = n_fft + hop * (frames - 1)
+    if x.numel() == 0:
+        raise RuntimeError(text(" : input tensor cannot be empty."))
+    if nd not in (3, 4):
+        raise RuntimeError(text(f" : expected a tensor with 3 or 4 dimensions, but got {nd}"))
+    sided = (fft_size != n_fft) if onesided is None else onesided
+    if sided and n_fft // 2 + 1 != fft_size:
+        raise RuntimeError(text(" : expected the frequency dimension (3rd to the last) of the "
+                                "input tensor to match n_fft / 2 + 1 when onesided=True, but "
+                                f"got {fft_size}"))
+    if not sided and n_fft != fft_size:
+        raise RuntimeError(text(" : expected the frequency dimension (3rd to the last) of the "
+                                "input tensor to match n_fft when onesided=False, but got "
+                                f"{fft_size}"))
+    if not 0 < hop <= win:
+        raise RuntimeError(text(" : expected 0 < hop_length <= win_length"))
+    if not 0 < win <= n_fft:
+        raise RuntimeError(text(" : expected 0 < win_length <= n_fft"))
+    if window is not None and (window.dim() != 1 or window.shape[0] != win):
+        raise RuntimeError(text(" : Invalid window shape. window has to be 1D and length of "
+                                "`win_length`"))
+    w = window if window is not None else PUBLIC["torch.ones"](win, dtype=x.dtype)
+    if win != n_fft:
+        left = (n_fft - win) // 2
+        w = PUBLIC["torch.constant_pad_nd"](w, [left, n_fft - win - left], 0)
+    if nd == 3:
+        x = x.unsqueeze(0)
+    z = PUBLIC["torch.view_as_complex"](x.transpose(1, 2))
+    norm = 1 if normalized else 2
+    if return_complex:
+        if sided:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        z = _fft.fft_c2c(z, (z.dim() - 1,), norm, False)
+    else:
+        if window is not None and window.is_complex():
+            raise RuntimeError("Complex windows are incompatible with return_complex=False")
+        if not sided:
+            z = z.narrow(-1, 0, n_fft // 2 + 1)
+        z = _fft.fft_c2r(z, (z.dim() - 1,), norm, n_fft)
+    y_frames = z * w.view(1, 1, n_fft)
+    y = _overlap_add(y_frames, signal_len, n_fft, hop)
+    envelope = _overlap_add(w.pow(2).expand(1, frames, n_fft), signal_len, n_fft, hop)
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    elif center:
+        end = -(n_fft // 2)
+    else:
+        end = signal_len
+    y = _slice1(y, start, end)
+    envelope = _slice1(envelope, start, end)
+    lowest = envelope.abs().min().lt(1e-11)
+    if lowest.item():
+        raise RuntimeError(text(" window overlap add min: 1\n[ CPUBoolType{} ]"))
+    y = y / envelope
+    if nd == 3:
+        y = y.squeeze(0)
+    if end > signal_len:
+        _warn_once("istft_length", "The length of signal is shorter than the length parameter. "
+                   "Result is being padded with zeros in the tail. Please check your center and "
+                   "hop_length settings.")
+        y = PUBLIC["torch.constant_pad_nd"](y, [0, end - signal_len], 0)
+    return y
+
+
+def _wrap(d: int, nd: int) -> int:
+    if not -nd <= d < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
+                         f"but got {d})")
+    return d % nd
+
+
+def _overlap_add(frames, signal_len: int, n_fft: int, hop: int):
+    """unfold_backward along dim 1: each frame added at its offset (UnfoldBackwardBackward0)."""
+    from .layout import UNFOLD_BACKWARD
+    from .registry import run_unary
+
+    return run_unary(UNFOLD_BACKWARD, frames,
+                     (1, n_fft, hop, (frames.shape[0], signal_len)))
+
+
+def _slice1(t, start: int, end: int):
+    """t[:, start:end] (SliceBackward0), with ATen's clamping of the bounds."""
+    return t[:, start:end]
