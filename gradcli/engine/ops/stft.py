@@ -57,6 +57,12 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 def _stft_frames(self, n_fft, hop_length, win_length, window, normalized, onesided,
                  return_complex, align_to_window):
     """ATen's stft (without centring)."""
+    if window is None:
+        _warn_once("stft_window", "A window was not provided. A rectangular window will be "
+                   "applied,which is known to cause spectral leakage. Other windows such as "
+                   "torch.hann_window or torch.hamming_window are recommended to reduce spectral "
+                   "leakage.To suppress this warning and use a rectangular window, explicitly "
+                   "set `window=torch.ones(n_fft, device=<device>)`.")
     hop = n_fft >> 2 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     complex_window = window is not None and window.is_complex()
