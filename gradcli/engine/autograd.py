@@ -751,7 +751,7 @@ def _warn_error_in(node) -> None:
 
 def _check_nan(node, out_grads) -> None:
     for i, g in enumerate(out_grads):
-        if g is not None and g._data.dtype.kind in "fV" and np.isnan(g._data).any():
+        if g is not None and g._data.dtype.kind in "fVc" and np.isnan(g._data).any():
             err = RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
             err.gradcli_trace = node.trace
             raise err

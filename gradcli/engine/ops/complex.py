@@ -645,11 +645,49 @@ REFUSALS = {
     "digamma": (NotImplementedError, _NOT_FOR.format("digamma", "{k}")),
     "logit": (NotImplementedError, _NOT_FOR.format("logit_cpu", "{k}")),
     "heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
+    "argsort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "msort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "aminmax": (NotImplementedError, _NOT_FOR.format("aminmax_cpu", "{k}")),
+    "histc": (NotImplementedError, _NOT_FOR.format("aminmax_cpu", "{k}")),
+    "cummax": (NotImplementedError, _NOT_FOR.format("cummax_cpu", "{k}")),
+    "cummin": (NotImplementedError, _NOT_FOR.format("cummin_cpu", "{k}")),
+    "fmax": (RuntimeError, "fmax not implemented for complex tensors."),
+    "fmin": (RuntimeError, "fmin not implemented for complex tensors."),
+    "nanmedian": (NotImplementedError, _NOT_FOR.format("median_cpu", "{k}")),
+    "mode": (NotImplementedError, _NOT_FOR.format("mode_cpu", "{k}")),
+    "unique": (NotImplementedError, _NOT_FOR.format("unique", "{k}")),
+    "searchsorted": (NotImplementedError, _NOT_FOR.format("searchsorted_out_cpu", "{k}")),
+    "bucketize": (NotImplementedError, _NOT_FOR.format("searchsorted_out_cpu", "{k}")),
+    "isin": (RuntimeError, "Unsupported input type encountered for isin(): {k}"),
+    "erfinv": (NotImplementedError, _NOT_FOR.format("erfinv_vml_cpu", "{k}")),
+    "copysign": (NotImplementedError, _NOT_FOR.format("copysign_cpu", "{k}")),
+    "nextafter": (NotImplementedError, _NOT_FOR.format("nextafter_cpu", "{k}")),
+    "xlogy": (NotImplementedError, _NOT_FOR.format("xlogy_cpu", "{k}")),
+    "signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
+    "isposinf": (RuntimeError, "isposinf does not support complex inputs."),
+    "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
+}
+# clamp and the functions PyTorch builds on it refuse complex input in one text
+for _name in ("relu", "relu_", "clamp", "clamp_", "clamp_min", "clamp_min_", "clamp_max",
+              "clamp_max_", "clip", "clip_"):
+    REFUSALS[_name] = (NotImplementedError, "clamp is not supported for complex types")
+
+#: torch.nn.functional's refusals of complex input (their kernels' texts)
+FUNCTIONAL_REFUSALS = {
+    "relu": (NotImplementedError, "clamp is not supported for complex types"),
+    "relu_": (NotImplementedError, "clamp is not supported for complex types"),
+    "relu6": (NotImplementedError, "clamp is not supported for complex types"),
+    "hardtanh": (NotImplementedError, "clamp is not supported for complex types"),
+    "hardtanh_": (NotImplementedError, "clamp is not supported for complex types"),
+    "leaky_relu": (NotImplementedError, _NOT_FOR.format("leaky_relu_cpu", "{k}")),
+    "elu": (NotImplementedError, _NOT_FOR.format("elu_cpu", "{k}")),
+    "softplus": (NotImplementedError, _NOT_FOR.format("softplus_cpu", "{k}")),
+    "threshold": (NotImplementedError, _NOT_FOR.format("threshold_cpu", "{k}")),
 }
 
 
-def _refusing(name: str, fn):
-    exc, message = REFUSALS.get(name, (None, None))
+def _refusing(name: str, fn, table=None):
+    exc, message = (REFUSALS if table is None else table).get(name, (None, None))
 
     def refuse(input, *args, **kwargs):
         if input.__class__ is Tensor and input._data.dtype.kind == "c":
@@ -682,6 +720,10 @@ def install_refusals() -> None:
                 PUBLIC[full] = wrapped
             if full.startswith("Tensor."):
                 setattr(Tensor, name, wrapped)
+    for name in FUNCTIONAL_REFUSALS:
+        full = f"torch.nn.functional.{name}"
+        if full in PUBLIC:
+            PUBLIC[full] = _refusing(name, PUBLIC[full], FUNCTIONAL_REFUSALS)
 
 
 # ---------------------------------- functions whose real implementation misreads complex
