@@ -59,3 +59,23 @@ def test_anomaly_mode_checks_complex_gradients():
     want = run(torch)
     assert want is not None and "nan" in want
     assert run(gt) == want
+
+
+def test_logsumexp_of_complex_input():
+    """log(sum(exp(z))) of complex z (it read the real parts only), LogsumexpBackward0 with
+    PyTorch's complex gradient."""
+    import numpy as np
+
+    got = []
+    for T in (torch, gt):
+        z = T.tensor([[1 + 2j, -3 + 0.5j, 2 - 1j], [0.5j, 1, -1j]], requires_grad=True)
+        r = T.logsumexp(z, 1)
+        T.view_as_real(r).sum().backward()
+        got.append((str(r.dtype), type(r.grad_fn).__name__, r.detach().numpy(),
+                    z.grad.resolve_conj().numpy()))
+    assert got[1][:2] == got[0][:2]
+    np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(got[1][3], got[0][3], rtol=1e-7, atol=1e-7)
+    z = gt.tensor([[1 + 2j, -3 + 0.5j], [0.5j, 1]], dtype=gt.complex128, requires_grad=True)
+    assert gt.autograd.gradcheck(lambda a: gt.logsumexp(a, 0), (z,))
+    assert gt.autograd.gradgradcheck(lambda a: gt.logsumexp(a, 1), (z,))
