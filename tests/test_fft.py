@@ -110,6 +110,8 @@ CALLS = [
     "F.fftfreq(4, dtype=T.int64)", "F.fftfreq(-2)", "F.fftfreq(0)", "F.rfftfreq(1)",
     "F.fftfreq(3, dtype=T.complex64)", "F.fftfreq(7, d=0.1)", "F.rfftfreq(10, 3.0)",
     "F.fftfreq(4, requires_grad=True)", "F.rfftfreq(4, d=T.tensor(2.))",
+    "F.fftfreq(4, device='cuda')", "F.rfftfreq(4, device='cpu', dtype=T.float64)",
+    "F.fftfreq(4, dtype=T.float16)", "F.fftfreq(5, dtype=T.bfloat16)", "F.fftfreq(4.0)",
 ]
 
 
@@ -120,8 +122,11 @@ def _describe(T, src):
     r, err = _outcome(eval, src, {"F": T.fft, "T": T, "x": x, "z": z, "xi": xi})  # noqa: S307
     if err:
         return err
+    values = r.detach().resolve_conj()
+    if str(r.dtype) == "torch.bfloat16":  # (numpy has no bfloat16: compared widened)
+        values = values.float()
     return (str(r.dtype), tuple(r.shape), r.stride(), r.is_conj(), r.requires_grad,
-            r.grad_fn is not None and type(r.grad_fn).__name__, r.detach().resolve_conj().numpy())
+            r.grad_fn is not None and type(r.grad_fn).__name__, values.numpy())
 
 
 @pytest.mark.parametrize("src", CALLS)

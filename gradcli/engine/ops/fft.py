@@ -489,7 +489,9 @@ _declare_nd()
 
 # ------------------------------------------------------------- frequencies and shifts
 
-def _freq_dtype(fname, dtype):
+def _freq_dtype(fname, dtype, device=None):
+    if device is not None:  # (the creation functions' device check: cpu only)
+        PUBLIC["torch.empty"](0, device=device)
     dt = dtype if dtype is not None else dtypes.get_default_dtype()
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{fname} requires a floating point or complex dtype")
@@ -528,7 +530,7 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_mem
     """[0, 1, ..., -(n//2), ..., -1] / (n d), computed as PyTorch's: integers in the dtype,
     then one multiplication by 1 / (n d)."""
     n = _count("fftfreq", n)
-    dt = _freq_dtype("fftfreq", dtype)
+    dt = _freq_dtype("fftfreq", dtype, device)
     k = np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)]).astype(np.float64)
     scale = 1.0 / (n * _spacing(d)) if n else math.inf
     return _freq_tensor(_times(k, scale, dt), dt, requires_grad)
@@ -538,7 +540,7 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_mem
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
              requires_grad=False):
     n = _count("rfftfreq", n)
-    dt = _freq_dtype("rfftfreq", dtype)
+    dt = _freq_dtype("rfftfreq", dtype, device)
     k = np.arange(n // 2 + 1, dtype=np.float64)
     scale = 1.0 / (n * _spacing(d)) if n else math.inf
     return _freq_tensor(_times(k, scale, dt), dt, requires_grad)
