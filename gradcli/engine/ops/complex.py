@@ -69,7 +69,7 @@ transpose_copy expand_copy select_copy slice_copy diag_copy
 t_ transpose_ unsqueeze_ squeeze_ squeeze_dims_ as_strided as_strided_
 reflect_pad1d reflect_pad2d reflect_pad3d replicate_pad1d replicate_pad2d replicate_pad3d
 reflect_pad1d_backward reflect_pad2d_backward reflect_pad3d_backward replicate_pad1d_backward
-replicate_pad2d_backward replicate_pad3d_backward unfold_backward logsumexp
+replicate_pad2d_backward replicate_pad3d_backward unfold_backward logsumexp _fw_primal
 """.split())
 
 _TWINS: dict = {}
