@@ -86,6 +86,15 @@ ATTACKS = [
     ("print(torch.fft.fft(torch.ones(3), dim=[0, 1]))", "TypeError"),
     ("print(torch.fft.fft(torch.ones(3), norm='x'))", "RuntimeError"),
     ("print(torch.fft.fftshift(torch.ones(3), dim=5))", "IndexError"),
+    ("w = torch.hann_window(8)\nS = torch.stft(torch.ones(16), 8, window=w, return_complex=True)"
+     "\nprint(torch.istft(S, 8, window=w, length=10**8).shape)", "LimitError"),
+    ("print(torch.stft(torch.ones(16), 10**8, pad_mode='constant', return_complex=True))",
+     "LimitError"),
+    ("print(torch.stft(torch.ones(16), 8, window=print, return_complex=True))", "TypeError"),
+    ("print(torch.istft(torch.ones(5, 3, dtype=torch.complex64), 8, window=[1.0]))", "TypeError"),
+    ("print(torch.istft(torch.ones(5, 3, dtype=torch.complex64), 8, length=2.5))", "TypeError"),
+    ("print(torch.ones(16).stft(8, window=torch.ones(8), return_complex=True).__class__)",
+     "ForbiddenError"),
 ]
 
 

@@ -117,6 +117,7 @@ ISTFT = [
     "T.istft(S, 8, window=T.ones(7))", "T.istft(S, 8, window=T.zeros(8, dtype=T.float64))",
     "T.istft(S, 8, window=w, return_complex=True)", "T.istft(S, 8, window=w.to(T.complex128))",
     "T.istft(S, 8, window=w, center=False)", "T.istft(S.unsqueeze(0).unsqueeze(0), 8, window=w)",
+    "T.istft(S, 8, window=[1.0])", "T.istft(S, 8, window=w, length=2.5)",
 ]
 
 

@@ -6,6 +6,7 @@ errors and warnings are PyTorch's and every step is differentiable."""
 
 from __future__ import annotations
 
+from ..limits import check_count
 from ..tensor import Tensor
 from ..warn_site import warn_at_caller
 from . import complex as _complex
@@ -20,6 +21,29 @@ def _warn_once(key: str, message: str) -> None:
     if key not in _WARNED:
         _WARNED.add(key)
         warn_at_caller(message)
+
+
+_INT = "int"
+_BOOL = "bool"
+
+
+def _check_args(fname: str, **args) -> None:
+    """The arguments' types as PyTorch's parser reads them (int, bool, str, Tensor; None
+    where the parameter is optional): a TypeError naming the first that is not."""
+    kinds = {"n_fft": _INT, "hop_length": _INT, "win_length": _INT, "window": "Tensor",
+             "center": _BOOL, "pad_mode": "str", "normalized": _BOOL, "onesided": _BOOL,
+             "return_complex": _BOOL, "align_to_window": _BOOL, "length": _INT}
+    required = ("n_fft", "center", "pad_mode", "normalized")
+    for name, value in args.items():
+        kind = kinds[name]
+        if value is None and name not in required:
+            continue
+        ok = (isinstance(value, int) and not isinstance(value, bool) if kind == _INT else
+              isinstance(value, bool) if kind == _BOOL else
+              isinstance(value, str) if kind == "str" else isinstance(value, Tensor))
+        if not ok:
+            raise TypeError(f"{fname}(): argument '{name}' must be {kind}, not "
+                            f"{type(value).__name__}")
 
 
 def _type_text(t) -> str:
@@ -42,8 +66,14 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if not isinstance(input, Tensor):
         raise TypeError(f"stft(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    _check_args("stft", n_fft=n_fft, hop_length=hop_length, win_length=win_length,
+                window=window, center=center, pad_mode=pad_mode, normalized=normalized,
+                onesided=onesided, return_complex=return_complex, align_to_window=align_to_window)
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
+    if center:  # (--max-elements: the padding is the one thing n_fft alone makes large)
+        check_count(input.numel() // max(input.shape[-1], 1) * (input.shape[-1] + 2 * (n_fft // 2))
+                    if input.dim() else 1)
     if center:  # (torch.functional's part: reflect-pad the signal by n_fft // 2 each side)
         signal_dim = input.dim()
         extended = [1] * (3 - signal_dim) + list(input.shape)
@@ -150,6 +180,9 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if not isinstance(input, Tensor):
         raise TypeError(f"istft(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    _check_args("istft", n_fft=n_fft, hop_length=hop_length, win_length=win_length,
+                window=window, center=center, normalized=normalized, onesided=onesided,
+                length=length, return_complex=return_complex)
     if window is None:
         _warn_once("istft_window", "A window was not provided. A rectangular window will be "
                    "applied.Please provide the same window used by stft to make the inversion "
@@ -234,6 +267,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         _warn_once("istft_length", "The length of signal is shorter than the length parameter. "
                    "Result is being padded with zeros in the tail. Please check your center and "
                    "hop_length settings.")
+        check_count(y.numel() // max(y.shape[-1], 1) * (y.shape[-1] + end - signal_len))
         y = PUBLIC["torch.constant_pad_nd"](y, [0, end - signal_len], 0)
     return y
 
