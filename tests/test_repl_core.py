@@ -95,7 +95,9 @@ def test_completion_of_tensor_methods(repl):
     assert all(n.startswith("su") for n in names)
     _, names = completions(repl.session, "x.st")
     assert {"std", "stride"} <= set(names)
-    assert "stft" not in names                        # a PyTorch method gradcli lacks
+    assert "stft" in names
+    _, names = completions(repl.session, "x.to_")
+    assert "to_sparse" not in names                   # a PyTorch method gradcli lacks
     prefix, names = completions(repl.session, "y = x.grad.nu")
     assert prefix == "nu" and "numel" in names
     _, names = completions(repl.session, "x.")
