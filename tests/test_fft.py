@@ -242,3 +242,21 @@ def test_unpack_dual_of_a_complex_result_with_grad():
     assert got[1][0] == got[0][0]
     np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-7, atol=1e-7)
     np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-7, atol=1e-7)
+
+
+def test_cpu_autocast_runs_the_transforms_in_float32():
+    """PyTorch's CPU autocast float32 list holds the transforms (not the hfft2/n, ihfft2/n
+    forms, which then refuse bfloat16) and stft/istft."""
+    def run(T):
+        x = T.randn(4, 8).bfloat16()
+        seen = []
+        with T.autocast("cpu", dtype=T.bfloat16):
+            for name in TRANSFORMS:
+                try:
+                    seen.append(str(getattr(T.fft, name)(x).dtype))
+                except RuntimeError as e:
+                    seen.append(str(e))
+            seen.append(str(T.stft(x[0], 4, window=T.ones(4), return_complex=True).dtype))
+        return seen
+
+    assert run(gt) == run(torch)

@@ -23,6 +23,7 @@ import operator
 
 import numpy as np
 
+from .. import autocast_state as _autocast
 from .. import dtypes
 from ..limits import check_count
 from ..tensor import Tensor, _wrap_dim, make
@@ -322,6 +323,8 @@ def _c2r(fname, input, n, dim, norm, forward):
 
 @public("torch.fft.fft")
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(fft, input, n, dim, norm, out=out)
     n, dim = _one_dim("fft", input, n, dim, norm)
     if input._data.dtype.kind == "c":
         return _c2c("fft", input, n, dim, norm, True)
@@ -330,6 +333,8 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
 
 @public("torch.fft.ifft")
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(ifft, input, n, dim, norm, out=out)
     n, dim = _one_dim("ifft", input, n, dim, norm)
     if input._data.dtype.kind == "c":
         return _c2c("ifft", input, n, dim, norm, False)
@@ -338,24 +343,32 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
 
 @public("torch.fft.rfft")
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(rfft, input, n, dim, norm, out=out)
     n, dim = _one_dim("rfft", input, n, dim, norm)
     return _r2c("rfft", input, n, dim, norm, True, True, n is not None)
 
 
 @public("torch.fft.ihfft")
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(ihfft, input, n, dim, norm, out=out)
     n, dim = _one_dim("ihfft", input, n, dim, norm)
     return _r2c("ihfft", input, n, dim, norm, False, True, n is not None)
 
 
 @public("torch.fft.irfft")
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(irfft, input, n, dim, norm, out=out)
     n, dim = _one_dim("irfft", input, n, dim, norm)
     return _c2r("irfft", input, n, dim, norm, False)
 
 
 @public("torch.fft.hfft")
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(hfft, input, n, dim, norm, out=out)
     n, dim = _one_dim("hfft", input, n, dim, norm)
     return _c2r("hfft", input, n, dim, norm, True)
 
@@ -476,6 +489,8 @@ def _n_dim(name: str, run, default_dim):
     """The public function `name` over `run` (its dims default to `default_dim`: all for
     the n-d forms, the last two for the 2-d ones)."""
     def transform(input, s=None, dim=default_dim, norm=None, *, out=None):
+        if _autocast.ENABLED and not name.startswith(("hfft", "ihfft")) and _autocast.wanted():
+            return _autocast.fp32(transform, input, s, dim, norm, out=out)  # (its float32 list)
         return run(name, input, s, dim, norm)
 
     transform.__name__ = transform.__qualname__ = name

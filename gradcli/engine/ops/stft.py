@@ -6,6 +6,7 @@ errors and warnings are PyTorch's and every step is differentiable."""
 
 from __future__ import annotations
 
+from .. import autocast_state as _autocast
 from ..limits import check_count
 from ..tensor import Tensor
 from ..warn_site import warn_at_caller
@@ -63,6 +64,9 @@ def _opt(value) -> str:
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
          align_to_window=None):
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(stft, input, n_fft, hop_length, win_length, window, center,
+                              pad_mode, normalized, onesided, return_complex, align_to_window)
     if not isinstance(input, Tensor):
         raise TypeError(f"stft(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
@@ -177,6 +181,9 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
           normalized=False, onesided=None, length=None, return_complex=False):
     """ATen's istft: the frames' inverse transforms times the window, overlap-added
     (unfold_backward), divided by the overlap-added squared window."""
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
+        return _autocast.fp32(istft, input, n_fft, hop_length, win_length, window, center,
+                              normalized, onesided, length, return_complex)
     if not isinstance(input, Tensor):
         raise TypeError(f"istft(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
