@@ -271,10 +271,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if nd == 3:
         y = y.squeeze(0)
     if end > signal_len:
+        check_count(y.numel() // max(y.shape[-1], 1) * (y.shape[-1] + end - signal_len))
         _warn_once("istft_length", "The length of signal is shorter than the length parameter. "
                    "Result is being padded with zeros in the tail. Please check your center and "
                    "hop_length settings.")
-        check_count(y.numel() // max(y.shape[-1], 1) * (y.shape[-1] + end - signal_len))
         y = PUBLIC["torch.constant_pad_nd"](y, [0, end - signal_len], 0)
     return y
 
