@@ -97,7 +97,9 @@ def test_completion_of_tensor_methods(repl):
     assert all(n.startswith("su") for n in names)
     _, names = completions(repl.session, "x.st")
     assert {"std", "stride"} <= set(names)
-    assert "stft" not in names                        # a PyTorch method gradcli lacks
+    assert "stft" in names
+    _, names = completions(repl.session, "x.to_")
+    assert "to_mkldnn" not in names and "to_sparse" in names  # one gradcli lacks, one it has
     prefix, names = completions(repl.session, "y = x.grad.nu")
     assert prefix == "nu" and "numel" in names
     _, names = completions(repl.session, "x.")

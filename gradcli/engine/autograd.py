@@ -753,7 +753,7 @@ def _check_nan(node, out_grads) -> None:
     if not grad_mode.ANOMALY_CHECK_NAN[0]:  # detect_anomaly(check_nan=False): traces only
         return
     for i, g in enumerate(out_grads):
-        if g is not None and g._data.dtype.kind in "fV" and np.isnan(g._data).any():
+        if g is not None and g._data.dtype.kind in "fVc" and np.isnan(g._data).any():
             err = RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
             err.gradcli_trace = node.trace
             raise err

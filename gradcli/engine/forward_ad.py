@@ -1100,6 +1100,10 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
     multi = isinstance(out, list)
     if op.backward is None or op.multi != multi:
         return None
+    if not multi and out.dtype.kind == "c":  # (a holomorphic op's complex formula)
+        from .ops import complex as _complex_ops
+
+        op = _complex_ops.twin_for(op)
     keep = _keeps_graph(inputs)
     node = _formula_node(op, inputs, meta, out, tangents, keep)
     input_meta = node.input_meta
@@ -1120,7 +1124,10 @@ def jvp_of_op(op, inputs, meta, out, tangents: list):
         for g, t in zip(grads, tangents, strict=False):
             if g is None or t is None:
                 continue
-            term = (g * t).sum()
+            if g._data.dtype.kind == "c":  # (Re<vjp(u), t>: its gradient in u is J t)
+                term = (g.conj() * t).real.sum()
+            else:
+                term = (g * t).sum()
             total = term if total is None else total + term
         wanted = [u for u in us if u is not None]
         if total is None or not total.requires_grad:

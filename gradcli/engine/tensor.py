@@ -75,7 +75,8 @@ _REBASE_HINT = {
 # PyTorch Tensor methods outside gradcli's API: asking for one says so (docs/language.md),
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
-stft istft
+chalf dequantize int_repr q_per_channel_axis q_per_channel_scales q_per_channel_zero_points
+q_scale q_zero_point qscheme record_stream to_mkldnn to_padded_tensor
 """.split())
 
 

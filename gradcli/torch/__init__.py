@@ -77,7 +77,6 @@ class _UnsupportedNamespace:
         return f"<module '{self._path}' (not supported by gradcli)>"
 
 
-fft = _UnsupportedNamespace("torch.fft")
 from . import accelerator, backends, cuda, functional, optim  # noqa: E402,F401  (no GPU; real optim)
 
 _fill(globals(), "torch.")
@@ -85,7 +84,7 @@ _fill(globals(), "torch.")
 
 #: loaded on first use (torch.func pulls in forward-mode AD; torch.utils is data loading)
 _LAZY_SUBMODULES = ("func", "utils", "distributions", "testing", "masked", "signal", "quasirandom",
-                    "sparse")
+                    "sparse", "fft")
 __getattr__ = _unsupported("torch", __name__, _LAZY_SUBMODULES)
 
 

@@ -73,6 +73,8 @@ from . import tensor_extras  # noqa: F401  (addmm_, fill_diagonal_, layout, appl
 from . import packed  # noqa: F401  (nn.utils.rnn's packing op)  # isort: skip
 from . import special_scipy  # noqa: F401  (special's Bessel/Airy/polynomials, scipy)  # isort: skip
 from . import complex as complex_ops  # noqa: F401  (complex dtypes, conj, view_as_real...)  # isort: skip
+from . import fft  # noqa: F401  (torch.fft: the transforms over scipy.fft, fftfreq, fftshift)  # isort: skip
+from . import stft  # noqa: F401  (torch.stft / torch.istft over the fft primitives)  # isort: skip
 from . import functional_extras  # noqa: F401  (gumbel_softmax, torch.range, asarray, *_with_indices pools)  # isort: skip
 from . import aten_forms  # noqa: F401  (fix, detach_copy, adjoint, native_dropout, cond, while_loop)  # isort: skip
 from . import ldl_geqrf  # noqa: F401  (geqrf, linalg.ldl_factor / _ex / ldl_solve: LAPACK via scipy)  # isort: skip

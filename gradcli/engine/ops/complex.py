@@ -66,6 +66,10 @@ roll rot90 to_copy copy diagonal diag_embed tril triu repeat unbind split split_
 masked_fill where select_backward slice_backward index_backward diagonal_backward
 constant_pad_nd unfold narrow_copy squeeze_copy unsqueeze_copy permute_copy t_copy
 transpose_copy expand_copy select_copy slice_copy diag_copy
+t_ transpose_ unsqueeze_ squeeze_ squeeze_dims_ as_strided as_strided_
+reflect_pad1d reflect_pad2d reflect_pad3d replicate_pad1d replicate_pad2d replicate_pad3d
+reflect_pad1d_backward reflect_pad2d_backward reflect_pad3d_backward replicate_pad1d_backward
+replicate_pad2d_backward replicate_pad3d_backward unfold_backward logsumexp _fw_primal
 """.split())
 
 _TWINS: dict = {}
@@ -134,6 +138,12 @@ def _twin(op: Op) -> Op:
     return twin
 
 
+def twin_for(op: Op) -> Op:
+    """The op whose backward is `op`'s formula for a complex result (its twin when it is
+    holomorphic): forward AD evaluates it (forward_ad.jvp_of_op)."""
+    return _twin(op) if op.name in HOLOMORPHIC else op
+
+
 def _record_complex(op: Op, inputs, meta, out):
     """registry.COMPLEX_RECORD: the node of an op whose result is complex."""
     if op.name in HOLOMORPHIC:
@@ -156,6 +166,28 @@ def _record_complex(op: Op, inputs, meta, out):
 
 
 registry.COMPLEX_RECORD[0] = _record_complex
+
+
+def _to_copy_twin_backward(ctx, grad):
+    """to(complex) of a real tensor: its gradient is the real part of the complex one,
+    cast back (PyTorch's _to_copy_backward; never numpy's discarding-the-imaginary cast)."""
+    target = dtypes.FROM_NP[ctx.meta[1]]
+    if grad._data.dtype.kind == "c" and not target.is_complex:
+        grad = grad.real
+    return (grad.to(target),)
+
+
+def _install_to_copy_twin() -> None:
+    op = registry.OPS["to_copy"]
+    twin = Op.__new__(Op)
+    for slot in Op.__slots__:
+        setattr(twin, slot, getattr(op, slot))
+    twin.backward = _to_copy_twin_backward
+    twin.node_cls = op.node_class()
+    _TWINS[op] = twin
+
+
+_install_to_copy_twin()
 
 #: ops declared here with formulas of their own for complex results
 OWN_FORMULAS = {"complex", "polar", "view_as_complex", "conj", "conj_physical", "sgn_complex"}
@@ -613,11 +645,49 @@ REFUSALS = {
     "digamma": (NotImplementedError, _NOT_FOR.format("digamma", "{k}")),
     "logit": (NotImplementedError, _NOT_FOR.format("logit_cpu", "{k}")),
     "heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
+    "argsort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "msort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "aminmax": (NotImplementedError, _NOT_FOR.format("aminmax_cpu", "{k}")),
+    "histc": (NotImplementedError, _NOT_FOR.format("aminmax_cpu", "{k}")),
+    "cummax": (NotImplementedError, _NOT_FOR.format("cummax_cpu", "{k}")),
+    "cummin": (NotImplementedError, _NOT_FOR.format("cummin_cpu", "{k}")),
+    "fmax": (RuntimeError, "fmax not implemented for complex tensors."),
+    "fmin": (RuntimeError, "fmin not implemented for complex tensors."),
+    "nanmedian": (NotImplementedError, _NOT_FOR.format("median_cpu", "{k}")),
+    "mode": (NotImplementedError, _NOT_FOR.format("mode_cpu", "{k}")),
+    "unique": (NotImplementedError, _NOT_FOR.format("unique", "{k}")),
+    "searchsorted": (NotImplementedError, _NOT_FOR.format("searchsorted_out_cpu", "{k}")),
+    "bucketize": (NotImplementedError, _NOT_FOR.format("searchsorted_out_cpu", "{k}")),
+    "isin": (RuntimeError, "Unsupported input type encountered for isin(): {k}"),
+    "erfinv": (NotImplementedError, _NOT_FOR.format("erfinv_vml_cpu", "{k}")),
+    "copysign": (NotImplementedError, _NOT_FOR.format("copysign_cpu", "{k}")),
+    "nextafter": (NotImplementedError, _NOT_FOR.format("nextafter_cpu", "{k}")),
+    "xlogy": (NotImplementedError, _NOT_FOR.format("xlogy_cpu", "{k}")),
+    "signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
+    "isposinf": (RuntimeError, "isposinf does not support complex inputs."),
+    "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
+}
+# clamp and the functions PyTorch builds on it refuse complex input in one text
+for _name in ("relu", "relu_", "clamp", "clamp_", "clamp_min", "clamp_min_", "clamp_max",
+              "clamp_max_", "clip", "clip_"):
+    REFUSALS[_name] = (NotImplementedError, "clamp is not supported for complex types")
+
+#: torch.nn.functional's refusals of complex input (their kernels' texts)
+FUNCTIONAL_REFUSALS = {
+    "relu": (NotImplementedError, "clamp is not supported for complex types"),
+    "relu_": (NotImplementedError, "clamp is not supported for complex types"),
+    "relu6": (NotImplementedError, "clamp is not supported for complex types"),
+    "hardtanh": (NotImplementedError, "clamp is not supported for complex types"),
+    "hardtanh_": (NotImplementedError, "clamp is not supported for complex types"),
+    "leaky_relu": (NotImplementedError, _NOT_FOR.format("leaky_relu_cpu", "{k}")),
+    "elu": (NotImplementedError, _NOT_FOR.format("elu_cpu", "{k}")),
+    "softplus": (NotImplementedError, _NOT_FOR.format("softplus_cpu", "{k}")),
+    "threshold": (NotImplementedError, _NOT_FOR.format("threshold_cpu", "{k}")),
 }
 
 
-def _refusing(name: str, fn):
-    exc, message = REFUSALS.get(name, (None, None))
+def _refusing(name: str, fn, table=None):
+    exc, message = (REFUSALS if table is None else table).get(name, (None, None))
 
     def refuse(input, *args, **kwargs):
         if input.__class__ is Tensor and input._data.dtype.kind == "c":
@@ -650,6 +720,10 @@ def install_refusals() -> None:
                 PUBLIC[full] = wrapped
             if full.startswith("Tensor."):
                 setattr(Tensor, name, wrapped)
+    for name in FUNCTIONAL_REFUSALS:
+        full = f"torch.nn.functional.{name}"
+        if full in PUBLIC:
+            PUBLIC[full] = _refusing(name, PUBLIC[full], FUNCTIONAL_REFUSALS)
 
 
 # ---------------------------------- functions whose real implementation misreads complex

@@ -438,6 +438,12 @@ def _logsumexp_fwd(a, dims, keepdim):
     match them on ~99% and ~97% of values (numpy's float32 kernels: ~60% and ~95%)."""
     if a.size == 0:
         return np.log(np.sum(np.exp(a), axis=dims, keepdims=keepdim))
+    if a.dtype.kind == "c":  # (shifted by the real parts' max, as PyTorch's complex kernel)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            m = np.max(a.real, axis=dims, keepdims=True)
+            m = np.where(np.abs(m) == np.inf, m.dtype.type(0), m)
+            out = (np.log(np.sum(np.exp(a - m), axis=dims, keepdims=True)) + m).astype(a.dtype)
+        return out if keepdim else np.squeeze(out, axis=dims)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         m = np.max(a, axis=dims, keepdims=True)
         m = np.where(np.abs(m) == np.inf, m.dtype.type(0), m)  # (a nan max stays)
@@ -814,7 +820,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def logsumexp(input, dim, keepdim=False):
     d = input._data
-    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind not in "fV" else None
+    array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind not in "fVc" else None
     return run_unary(LOGSUMEXP, input, (_dims(dim, d.ndim), bool(keepdim)), array)
 
 
