@@ -883,6 +883,13 @@ SIGNATURES = {
     'Tensor.isreal': (
         '!noargs Tensor.isreal',
     ),
+    'Tensor.istft': (
+        '!python',
+        'Tensor.istft',
+        'self, n_fft, hop_length=None, win_length=None, window=None, center=None, normalized=None, onesided=None, length=None, return_complex=None',
+        '',
+        '',
+    ),
     'Tensor.item': (
         '!noargs Tensor.item',
     ),
@@ -1584,6 +1591,13 @@ SIGNATURES = {
         'std(IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)',
         'std(IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)',
         'std(bool unbiased=True)',
+    ),
+    'Tensor.stft': (
+        '!python',
+        'Tensor.stft',
+        'self, n_fft, hop_length=None, win_length=None, window=None, center=None, pad_mode=None, normalized=None, onesided=None, return_complex=None, align_to_window=None',
+        '',
+        '',
     ),
     'Tensor.storage': (
         '!python',
@@ -2942,6 +2956,9 @@ SIGNATURES = {
     ),
     'torch.isreal': (
         'isreal(Tensor input)',
+    ),
+    'torch.istft': (
+        'istft(Tensor input, int64_t n_fft, int64_t? hop_length=None, int64_t? win_length=None, Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None, int64_t? length=None, bool return_complex=False)',
     ),
     'torch.kaiser_window': (
         'kaiser_window(int64_t window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False)',
@@ -5034,6 +5051,13 @@ SIGNATURES = {
         'std_mean(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)',
         'std_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)',
         'std_mean(Tensor input, bool unbiased=True)',
+    ),
+    'torch.stft': (
+        '!python',
+        'stft',
+        'input, n_fft, hop_length=None, win_length=None, window=None, center=None, pad_mode=None, normalized=None, onesided=None, return_complex=None, align_to_window=None',
+        '',
+        '',
     ),
     'torch.sub': (
         'sub(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)',
