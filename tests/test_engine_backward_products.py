@@ -113,3 +113,30 @@ def test_flatten_errors_are_pytorchs(start, end):
         return None
 
     assert message(G) == message(torch)
+
+
+@pytest.mark.parametrize("shape", [(3,), (1, 3), (4, 1, 3), (1,)])
+def test_sum_to_without_a_graph_gives_the_graphs_bits(shape):
+    from gradcli.engine.ops.registry import sum_to
+
+    rng = np.random.default_rng(5)
+    g = G.tensor(rng.standard_normal((6, 4, 3)).astype(np.float32))
+    with G.no_grad():  # nothing records: sum_dim's forward on the array
+        fast = sum_to(g, shape)
+    with G.enable_grad():  # the op, as a create_graph backward runs it
+        slow = sum_to(g, shape)
+    assert tuple(fast.shape) == tuple(slow.shape) == shape
+    assert fast._data.tobytes() == slow._data.tobytes()
+
+
+def _broadcast_grads(T):
+    x = T.tensor(np.linspace(-1, 2, 2000).reshape(2000, 1), dtype=T.float32, requires_grad=True)
+    b = T.tensor([0.25], requires_grad=True)
+    ((x + b) ** 2).sum().backward()
+    return b.grad.tolist(), x.grad.shape
+
+
+def test_broadcast_gradients_are_pytorchs():
+    (ours, shape), (theirs, their_shape) = _broadcast_grads(G), _broadcast_grads(torch)
+    assert tuple(shape) == tuple(their_shape)
+    np.testing.assert_allclose(ours, theirs, rtol=1.3e-6)
