@@ -115,7 +115,7 @@ def test_flatten_errors_are_pytorchs(start, end):
     assert message(G) == message(torch)
 
 
-@pytest.mark.parametrize("shape", [(3,), (1, 3), (4, 1, 3), (1,)])
+@pytest.mark.parametrize("shape", [(3,), (1, 3), (4, 1), (1, 4, 1), (1,)])
 def test_sum_to_without_a_graph_gives_the_graphs_bits(shape):
     from gradcli.engine.ops.registry import sum_to
 
