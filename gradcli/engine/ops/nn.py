@@ -20,6 +20,7 @@ from .elementwise import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR
 from .linalg import addmm, matmul
 from .reductions import _mean_fwd, _sum_all
 from .registry import defop, run_op, run_unary
+from .views import t as _t
 
 
 def _softmax_double_backward(c, gg):
@@ -624,7 +625,8 @@ def linear(input: Tensor, weight: Tensor, bias=None) -> Tensor:
             "both arguments to linear need to be at least 1D, but they are "
             f"{d.ndim}D and {weight._data.ndim}D")
     if bias is not None and d.ndim == 2:
-        return addmm(bias, input, weight.t())
+        # (views.t itself: Tensor.t's argument-checking wrapper has nothing to check here)
+        return addmm(bias, input, _t(weight) if weight._data.ndim == 2 else weight.t())
     if bias is not None and d.flags.c_contiguous and d.ndim >= 1:
         # PyTorch folds the leading dims into one matrix, uses addmm, and views the result back
         flat = input.reshape(-1, d.shape[-1])

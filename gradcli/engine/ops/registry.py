@@ -564,6 +564,14 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
         if s == 1 and gshape[lead + i] != 1:
             dims.append(lead + i)
     if dims:
+        if not GRAD_MODE.enabled and FORWARD_AD is None and MAX_ELEMENTS[0] is None \
+                and g._data.dtype.kind == "f":
+            # (nothing records: sum_dim's forward alone, the values run_unary would give,
+            # without its Tensor and checks: a backward's undoing of a broadcast, bench W7)
+            out = OPS["sum_dim"].forward(g._data, gshape, tuple(dims), True)
+            if type(out) is not _ndarray:
+                out = _asarray(out)
+            return make(out.reshape(shape) if lead else out)
         if g._data.dtype.kind in "fV" and g._data.ndim:
             # (Tensor.sum's own work for these dims, which are already whole, sorted and
             # distinct: the same SumBackward1 node and values, without its parsing)

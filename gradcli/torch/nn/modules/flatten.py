@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from gradcli.engine.ops.views import flatten as _flatten
+from gradcli.engine.tensor import Tensor
+
 from .module import Module
 
 __all__ = ["Flatten", "Unflatten"]
@@ -16,7 +19,10 @@ class Flatten(Module):
         self.end_dim = end_dim
 
     def forward(self, input):
-        return input.flatten(self.start_dim, self.end_dim)
+        start, end = self.start_dim, self.end_dim
+        if type(input) is Tensor and type(start) is int and type(end) is int:
+            return _flatten(input, start, end)  # (without Tensor.flatten's argument parsing)
+        return input.flatten(start, end)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
