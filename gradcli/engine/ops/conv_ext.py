@@ -795,9 +795,10 @@ def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_incl
         mats[0] = (mats[0][0], mats[0][1] / divisor_override)
     if nd == 1:
         out = run_op(op, (x.unsqueeze(-2),), (Separable([(3, mats[0][1])]),)).squeeze(-2)
-    else:
-        out = run_op(op, (x,), (Separable(mats),))
-    return out if batched else out.squeeze(0)
+        return out if batched else out.squeeze(0)
+    if not batched:  # (PyTorch's 3-d kernel takes an unbatched input itself: one node)
+        mats = [(d - 1, m) for d, m in mats]
+    return run_op(op, (input,), (Separable(mats),))
 
 
 def _integer_avg(x, mats, divisor_override):

@@ -680,7 +680,11 @@ def _max_pool_fwd(x, kernel, stride, padding, dilation, ceil_mode):
 
 
 def _max_pool_op_fwd(x, kernel, stride, padding, dilation, ceil_mode, holder):
-    out, idx = _max_pool_fwd(x, kernel, stride, padding, dilation, ceil_mode)
+    if x.ndim == 3:  # (an unbatched input is PyTorch's kernel's too: one node, no squeeze)
+        out, idx = _max_pool_fwd(x[None], kernel, stride, padding, dilation, ceil_mode)
+        out, idx = out[0], idx[0]
+    else:
+        out, idx = _max_pool_fwd(x, kernel, stride, padding, dilation, ceil_mode)
     holder.append(idx)
     return out
 
@@ -770,7 +774,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if any(p * 2 > k for p, k in zip(padding, kernel)):
         raise RuntimeError("pad should be at most half of effective kernel size, but got "
                            f"pad={padding[0]}, kernel_size={kernel[0]} and dilation={dilation[0]}")
-    x4, unbatched = _as_4d(input, "max_pool2d")
+    x4, _ = _as_4d(input, "max_pool2d")
     shape_checks.pool2d_input(input.shape)
     _, c, h, w = x4.shape
     oh = _pool_out(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
@@ -779,12 +783,10 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
                            f"({c}x{oh}x{ow}). Output size is too small")
     holder = []
-    out = run_op(MAX_POOL2D, (x4,), (kernel, stride, padding, dilation, bool(ceil_mode), holder))
-    if unbatched:
-        out = out.squeeze(0)
+    out = run_op(MAX_POOL2D, (input,), (kernel, stride, padding, dilation, bool(ceil_mode),
+                                        holder))
     if return_indices:
-        idx = holder[0]
-        return out, make(idx[0] if unbatched else idx)
+        return out, make(holder[0])
     return out
 
 

@@ -1,0 +1,315 @@
+"""How much of PyTorch's own module database gradcli reproduces: `python -m gradcli.module_coverage`.
+
+PyTorch tests every torch.nn class with its ModuleInfo list (`module_db` in
+torch.testing._internal.common_modules): each entry's `module_inputs_func` gives
+constructor arguments and forward inputs. Here every entry is built in both libraries
+(PyTorch's parameters and buffers copied into gradcli's, since initialisation is not
+what is compared; whether the same manual_seed gave the same parameters is counted
+apart), put in train and, where the module's behaviour differs, eval mode, and run
+forward on every input: output values, dtypes, shapes and grad_fn names, the
+vector-Jacobian products of inputs and parameters, and the buffers after the forward
+(running statistics) must agree within torch.testing's default tolerances.
+
+Needs PyTorch and expecttest; never imported by gradcli itself.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from gradcli.coverage import Unsupported, _compare_outputs, _convert, _flat, _gt
+
+#: ModuleInfo names whose inputs are known not to pass yet: name -> why
+KNOWN_FAILING: dict[str, str] = {}
+
+DTYPES = ("float64", "float32")
+
+
+def load_module_db():
+    import torch  # noqa: F401
+    from torch.testing._internal.common_modules import module_db
+
+    return list(module_db)
+
+
+def _gradcli_class(info):
+    gt = _gt()
+    name = info.module_cls.__name__
+    return getattr(gt.nn, name, None)
+
+
+def _convert_ctor(value, gt, memo):
+    """Constructor arguments: tensors and plain values as for samples; a torch.nn.Module
+    argument (TransformerEncoder's layer) has no by-value equivalent here."""
+    import torch
+
+    if isinstance(value, torch.nn.Module):
+        raise Unsupported(f"a {type(value).__name__} constructor argument")
+    if callable(value) and not isinstance(value, type) and (
+            getattr(value, "__module__", None) or "").startswith("torch"):
+        # an activation given as a function (TransformerEncoderLayer's F.gelu): gradcli's
+        found = getattr(gt.nn.functional, value.__name__, None) or getattr(gt, value.__name__,
+                                                                             None)
+        if found is None:
+            raise Unsupported(f"{value.__module__}.{value.__name__}")
+        return found
+    if isinstance(value, (list, tuple)):
+        return type(value)(_convert_ctor(v, gt, memo) for v in value)
+    if isinstance(value, dict):
+        return {k: _convert_ctor(v, gt, memo) for k, v in value.items()}
+    return _convert(value, gt, memo)
+
+
+def _copy_state(theirs, ours, gt) -> bool:
+    """PyTorch's parameters and buffers into gradcli's module, by name; True when gradcli's
+    own initialisation (after the same seed) already gave the same values."""
+    import numpy as np
+
+    t_state = theirs.state_dict(keep_vars=True)
+    o_state = ours.state_dict(keep_vars=True)
+    if sorted(t_state) != sorted(o_state):
+        raise AssertionError(f"state_dict keys {sorted(o_state)}, PyTorch {sorted(t_state)}")
+    same = True
+    with gt.no_grad():
+        for key, t in t_state.items():
+            o = o_state[key]
+            if t is None or o is None:
+                if (t is None) != (o is None):
+                    raise AssertionError(f"{key}: {o!r}, PyTorch {t!r}")
+                continue
+            values = t.detach().numpy()
+            if str(o.dtype) != str(t.dtype):
+                raise AssertionError(f"{key}: dtype {o.dtype}, PyTorch {t.dtype}")
+            if tuple(o.shape) != tuple(t.shape):
+                raise AssertionError(f"{key}: shape {tuple(o.shape)}, PyTorch {tuple(t.shape)}")
+            if same and not np.array_equal(np.asarray(o._data), values, equal_nan=True):
+                same = False
+            o.copy_(gt.tensor(values.copy()))
+    return same
+
+
+def _build(info, module_input, dtype_name: str, training: bool):
+    """Both modules, PyTorch's state copied into gradcli's. Returns (theirs, ours, same_init)."""
+    import torch
+
+    gt = _gt()
+    cls = _gradcli_class(info)
+    if cls is None:
+        raise LookupError(info.module_cls.__name__)
+    ctor = module_input.constructor_input
+    memo: dict = {}
+    ours_args = _convert_ctor(tuple(ctor.args), gt, memo)
+    ours_kwargs = _convert_ctor(dict(ctor.kwargs), gt, memo)
+    torch.manual_seed(0)
+    try:
+        theirs = info.module_cls(*ctor.args, **ctor.kwargs).to(getattr(torch, dtype_name))
+    except Exception as err:  # noqa: BLE001 - PyTorch refusing its own input
+        raise Unsupported(f"PyTorch raised {type(err).__name__}") from err
+    gt.manual_seed(0)
+    try:
+        ours = cls(*ours_args, **ours_kwargs).to(getattr(gt, dtype_name))
+    except Exception as err:  # noqa: BLE001 - any failure of gradcli's is a difference
+        raise AssertionError(f"constructor raised {type(err).__name__}: {err}") from err
+    theirs.train(training)
+    ours.train(training)
+    return theirs, ours
+
+
+def check_input(info, module_input, dtype_name: str, training: bool, seed: int = 0) -> bool:
+    """One ModuleInput through both libraries: AssertionError on a difference, Unsupported
+    when gradcli cannot express it. Returns whether the same seed gave the same initial
+    parameters (informative only)."""
+    import numpy as np
+    import torch
+
+    gt = _gt()
+    theirs, ours = _build(info, module_input, dtype_name, training)
+    fwd = module_input.forward_input
+    memo: dict = {}
+    ours_args = _convert(tuple(fwd.args), gt, memo)
+    ours_kwargs = _convert(dict(fwd.kwargs), gt, memo)
+    if getattr(info, "is_lazy", False) or _has_uninitialized(theirs):
+        # a lazy module's parameters take their shapes from the first forward: run it
+        # once (on copies, without a graph) before copying the state
+        with torch.no_grad():
+            theirs(*[a.detach().clone() if isinstance(a, torch.Tensor) else a
+                     for a in fwd.args], **fwd.kwargs)
+        with gt.no_grad():
+            ours(*_convert(tuple(fwd.args), gt, {}), **ours_kwargs)
+        theirs_state = {k: v.detach().clone() for k, v in theirs.state_dict().items()}
+        theirs.load_state_dict(theirs_state)
+    same_init = _copy_state(theirs, ours, gt)
+    # the random modules (dropout inside transformer layers...) draw the same numbers
+    torch.manual_seed(seed)
+    try:
+        t_out = theirs(*fwd.args, **fwd.kwargs)
+    except Exception as err:  # noqa: BLE001
+        raise Unsupported(f"PyTorch raised {type(err).__name__}: {err}") from err
+    gt.manual_seed(seed)
+    try:
+        o_out = ours(*ours_args, **ours_kwargs)
+    except Exception as err:  # noqa: BLE001
+        raise AssertionError(f"forward raised {type(err).__name__}: {err}") from err
+    _compare_outputs(o_out, t_out, "output")
+    # buffers after the forward (BatchNorm's running statistics, num_batches_tracked)
+    t_bufs = dict(theirs.named_buffers())
+    o_bufs = dict(ours.named_buffers())
+    for key, t in t_bufs.items():
+        if key not in o_bufs:
+            raise AssertionError(f"buffer {key} missing")
+        if t is not None:
+            _compare_outputs([o_bufs[key].detach()], [t.detach()], f"buffer {key}")
+
+    t_outs = [t for t in _flat(t_out) if isinstance(t, torch.Tensor)]
+    o_outs = [o for o in _flat(o_out) if hasattr(o, "_data")]
+    t_params = dict(theirs.named_parameters())
+    o_params = dict(ours.named_parameters())
+    names = [k for k in t_params if t_params[k].requires_grad]
+    leaves = [(t, o) for t, o in memo.values() if t.requires_grad and o.requires_grad]
+    t_leaves = [t for t, _ in leaves] + [t_params[k] for k in names]
+    o_leaves = [o for _, o in leaves] + [o_params[k] for k in names]
+    labels = [f"input {i}" for i in range(len(leaves))] + [f"param {k}" for k in names]
+    if not t_leaves:
+        return same_init
+    rng = np.random.default_rng(seed)
+    pairs_t, pairs_o = [], []
+    for t, o in zip(t_outs, o_outs, strict=True):
+        if t.requires_grad and t.dtype.is_floating_point:
+            c = rng.uniform(-1, 1, size=tuple(t.shape))
+            pairs_t.append((t, torch.tensor(c, dtype=t.dtype)))
+            pairs_o.append((o, gt.tensor(c, dtype=getattr(gt, str(t.dtype)[6:]))))
+    if not pairs_t:
+        return same_init
+    try:
+        t_grads = torch.autograd.grad([t for t, _ in pairs_t], t_leaves,
+                                      [c for _, c in pairs_t], allow_unused=True)
+    except Exception:  # noqa: BLE001 - PyTorch has no derivative here
+        return same_init
+    try:
+        o_grads = gt.autograd.grad([o for o, _ in pairs_o], o_leaves,
+                                   [c for _, c in pairs_o], allow_unused=True)
+    except Exception as err:  # noqa: BLE001
+        raise AssertionError(f"backward raised {type(err).__name__}: {err}") from err
+    for label, og, tg in zip(labels, o_grads, t_grads, strict=True):
+        if tg is None:
+            continue
+        if og is None:
+            if tg.detach().abs().sum().item() != 0:
+                raise AssertionError(f"grad of {label}: None, PyTorch nonzero")
+            continue
+        _compare_outputs([og.detach()], [tg.detach()], f"grad of {label}")
+    return same_init
+
+
+def _has_uninitialized(module) -> bool:
+    from torch.nn.parameter import UninitializedParameter
+
+    return any(isinstance(p, UninitializedParameter) for p in module.parameters())
+
+
+def inputs_of(info, dtype_name: str, training: bool):
+    import torch
+
+    try:
+        return list(info.module_inputs_func(info, device="cpu", dtype=getattr(torch, dtype_name),
+                                            requires_grad=True, training=training))
+    except Exception:  # noqa: BLE001 - a generator PyTorch itself cannot run here
+        return []
+
+
+def cases_of(info):
+    """(dtype name, training, index, ModuleInput) for every case of one ModuleInfo."""
+    import torch
+
+    trainings = (True, False) if info.train_and_eval_differ else (True,)
+    for dtype_name in DTYPES:
+        if getattr(torch, dtype_name) not in info.dtypes:
+            continue
+        for training in trainings:
+            for i, module_input in enumerate(inputs_of(info, dtype_name, training)):
+                yield dtype_name, training, i, module_input
+
+
+def case_id(dtype_name, training, i, module_input) -> str:
+    desc = f"-{module_input.desc}" if module_input.desc else ""
+    return f"{dtype_name}-{'train' if training else 'eval'}-{i}{desc}"
+
+
+def check_module(info) -> dict:
+    """Per-case results of one ModuleInfo: case id -> ("pass" | "fail" | "unsupported" |
+    "missing", detail), plus "same_init" counts."""
+    import warnings
+
+    results = {}
+    for dtype_name, training, i, module_input in cases_of(info):
+        key = case_id(dtype_name, training, i, module_input)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                same = check_input(info, module_input, dtype_name, training, seed=i)
+            except LookupError as err:
+                results[key] = ("missing", str(err))
+                continue
+            except Unsupported as err:
+                results[key] = ("unsupported", str(err))
+                continue
+            except AssertionError as err:
+                results[key] = ("fail", str(err).splitlines()[0][:300] if str(err) else "")
+                continue
+            except Exception as err:  # noqa: BLE001 - a crash in comparing is a failure too
+                results[key] = ("fail", f"{type(err).__name__}: {str(err)[:300]}")
+                continue
+        results[key] = ("pass", "same init" if same else "init differs")
+    return results
+
+
+USAGE = """usage: python -m gradcli.module_coverage [NAME ...]
+
+Runs PyTorch's ModuleInfo inputs (CPU, float64 and float32, train and eval where they
+differ) through gradcli's and PyTorch's torch.nn classes and prints how many modules and
+inputs agree: outputs, dtypes, grad_fn names, gradients of inputs and parameters, and
+buffers. NAMEs (as `nn.Linear`) restrict the run. Needs PyTorch and expecttest."""
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("-h", "--help") for a in argv):
+        print(USAGE)
+        return 0
+    try:
+        import torch.testing._internal.common_modules  # noqa: F401
+    except ImportError as err:
+        print(f"gradcli.module_coverage needs PyTorch 2.13 and expecttest: {err}",
+              file=sys.stderr)
+        return 2
+    infos = load_module_db()
+    if argv:
+        infos = [m for m in infos if m.name in argv]
+    modules_passed = 0
+    counts = {"pass": 0, "fail": 0, "unsupported": 0, "missing": 0}
+    same_init = 0
+    failing = []
+    for info in infos:
+        results = check_module(info)
+        for status, detail in results.values():
+            counts[status] += 1
+            same_init += detail == "same init"
+        statuses = {s for s, _ in results.values()}
+        if statuses and statuses <= {"pass", "unsupported"} and "pass" in statuses:
+            modules_passed += 1
+        for key, (status, detail) in results.items():
+            if status in ("fail", "missing"):
+                failing.append(f"  {info.name} {key}: {detail}")
+    total = sum(counts.values())
+    print(f"{modules_passed} of {len(infos)} modules pass every input")
+    print(f"{counts['pass']} of {total} inputs pass ({counts['fail']} fail, "
+          f"{counts['missing']} missing, {counts['unsupported']} not expressible); "
+          f"{same_init} of the passing built the same parameters from the same seed")
+    if failing:
+        print("failing:")
+        print("\n".join(failing))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
