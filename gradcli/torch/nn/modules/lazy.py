@@ -11,7 +11,7 @@ from gradcli.engine.ops.creation import empty
 from gradcli.engine.tensor import Tensor, _init
 
 from ..parameter import Parameter
-from .conv_more import Conv3d, _ConvTransposeNd, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .conv_more import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, _ConvTransposeNd
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .layers import BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d, Conv2d
 from .linear import Linear
