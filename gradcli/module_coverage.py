@@ -19,8 +19,13 @@ import sys
 
 from gradcli.coverage import Unsupported, _compare_outputs, _convert, _flat, _gt
 
-#: ModuleInfo names whose inputs are known not to pass yet: name -> why
-KNOWN_FAILING: dict[str, str] = {}
+#: cases known not to pass yet: "ModuleInfo name case id" -> why
+KNOWN_FAILING: dict[str, str] = {
+    f"nn.MultiheadAttention float32-{mode}-9": (
+        "add_bias_kv with three one-dim heads: in_proj_weight's float32 gradient is 1.5e-5 "
+        "from PyTorch's float64 one where PyTorch's float32 is 4e-6 (a float32 rounding "
+        "step in gradcli's attention backward, not found yet)")
+    for mode in ("train", "eval")}
 
 DTYPES = ("float64", "float32")
 
@@ -43,6 +48,8 @@ def _convert_ctor(value, gt, memo):
     argument (TransformerEncoder's layer) has no by-value equivalent here."""
     import torch
 
+    if isinstance(value, (torch.nn.TransformerEncoderLayer, torch.nn.TransformerDecoderLayer)):
+        return _transformer_layer(value, gt, memo)
     if isinstance(value, torch.nn.Module):
         raise Unsupported(f"a {type(value).__name__} constructor argument")
     if callable(value) and not isinstance(value, type) and (
@@ -58,6 +65,24 @@ def _convert_ctor(value, gt, memo):
     if isinstance(value, dict):
         return {k: _convert_ctor(v, gt, memo) for k, v in value.items()}
     return _convert(value, gt, memo)
+
+
+def _transformer_layer(layer, gt, memo):
+    """gradcli's layer of the same settings as a PyTorch TransformerEncoderLayer or
+    DecoderLayer argument (TransformerEncoder's), read back from its submodules; the
+    parameters are copied afterwards with the rest of the state."""
+    attn = layer.self_attn
+    import torch
+
+    if isinstance(layer.activation, torch.nn.Module):  # (an activation layer: a fresh one)
+        activation = getattr(gt.nn, type(layer.activation).__name__)()
+    else:
+        activation = _convert_ctor(layer.activation, gt, memo)
+    return getattr(gt.nn, type(layer).__name__)(
+        attn.embed_dim, attn.num_heads, dim_feedforward=layer.linear1.out_features,
+        dropout=layer.dropout.p, activation=activation, layer_norm_eps=layer.norm1.eps,
+        batch_first=attn.batch_first, norm_first=layer.norm_first,
+        bias=layer.linear1.bias is not None)
 
 
 def _copy_state(theirs, ours, gt) -> bool:
@@ -190,15 +215,70 @@ def check_input(info, module_input, dtype_name: str, training: bool, seed: int =
                                    [c for _, c in pairs_o], allow_unused=True)
     except Exception as err:  # noqa: BLE001
         raise AssertionError(f"backward raised {type(err).__name__}: {err}") from err
-    for label, og, tg in zip(labels, o_grads, t_grads, strict=True):
+    reference = None
+    for i, (label, og, tg) in enumerate(zip(labels, o_grads, t_grads, strict=True)):
         if tg is None:
             continue
         if og is None:
             if tg.detach().abs().sum().item() != 0:
                 raise AssertionError(f"grad of {label}: None, PyTorch nonzero")
             continue
-        _compare_outputs([og.detach()], [tg.detach()], f"grad of {label}")
+        try:
+            _compare_outputs([og.detach()], [tg.detach()], f"grad of {label}")
+        except AssertionError as err:
+            if dtype_name != "float32":
+                raise
+            # a float32 gradient summed over many terms: PyTorch's own rounding error can
+            # pass the float32 tolerance. The arbiter is PyTorch in float64 on the same case:
+            # gradcli passes when it is no farther from that than PyTorch's float32 is.
+            if reference is None:
+                reference = _float64_grads(theirs, fwd, [t for t, _ in leaves], names,
+                                           [c for _, c in pairs_t], seed)
+            exact = reference[i].numpy()
+            ours_err = np.max(np.abs(np.asarray(og._data, np.float64) - exact))
+            theirs_err = np.max(np.abs(tg.detach().double().numpy() - exact))
+            if not ours_err <= theirs_err:
+                raise AssertionError(f"{str(err).splitlines()[0]} (from PyTorch's float64: "
+                                     f"gradcli {ours_err:.3g} off, PyTorch {theirs_err:.3g})"
+                                     ) from err
     return same_init
+
+
+def _float64_grads(theirs, fwd, input_leaves, param_names, cotangents, seed):
+    """The vector-Jacobian products of a float32 case, recomputed by PyTorch in float64
+    (a copy of the module, the same inputs widened, the same seed and cotangents)."""
+    import copy
+
+    import torch
+
+    module = copy.deepcopy(theirs).double()
+    widened: dict = {}
+
+    def widen(value):
+        if isinstance(value, torch.Tensor):
+            if id(value) not in widened:
+                new = value.detach().clone()
+                if new.is_floating_point():
+                    new = new.double()
+                widened[id(value)] = new.requires_grad_(value.requires_grad)
+            return widened[id(value)]
+        if isinstance(value, (list, tuple)):
+            return type(value)(widen(v) for v in value)
+        if isinstance(value, dict):
+            return {k: widen(v) for k, v in value.items()}
+        return value
+
+    args = widen(tuple(fwd.args))
+    kwargs = widen(dict(fwd.kwargs))
+    torch.manual_seed(seed)
+    out = module(*args, **kwargs)
+    outs = [t for t in _flat(out) if isinstance(t, torch.Tensor)
+            and t.requires_grad and t.dtype.is_floating_point]
+    params = dict(module.named_parameters())
+    leaves = [widened[id(t)] for t in input_leaves] + [params[k] for k in param_names]
+    grads = torch.autograd.grad(outs, leaves, [c.double() for c in cotangents],
+                                allow_unused=True)
+    return [g.detach() if g is not None else None for g in grads]
 
 
 def _has_uninitialized(module) -> bool:
@@ -210,6 +290,7 @@ def _has_uninitialized(module) -> bool:
 def inputs_of(info, dtype_name: str, training: bool):
     import torch
 
+    torch.manual_seed(0)  # (the inputs are drawn from PyTorch's generator: the same each run)
     try:
         return list(info.module_inputs_func(info, device="cpu", dtype=getattr(torch, dtype_name),
                                             requires_grad=True, training=training))
@@ -299,7 +380,8 @@ def main(argv=None) -> int:
             modules_passed += 1
         for key, (status, detail) in results.items():
             if status in ("fail", "missing"):
-                failing.append(f"  {info.name} {key}: {detail}")
+                known = " (known)" if f"{info.name} {key}" in KNOWN_FAILING else ""
+                failing.append(f"  {info.name} {key}{known}: {detail}")
     total = sum(counts.values())
     print(f"{modules_passed} of {len(infos)} modules pass every input")
     print(f"{counts['pass']} of {total} inputs pass ({counts['fail']} fail, "

@@ -805,7 +805,9 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
         with np.errstate(all="ignore"):
             keep = t > 1
         stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
-        loss = loss + stirling * _mask_of(keep, stirling)
+        # (masked_fill, as ATen: a product with a 0/1 mask keeps the nan of a zero
+        # target's 0 * log(0))
+        loss = loss + stirling.masked_fill(make(~keep), 0)
     return _reduce_t(loss, reduction)
 
 
@@ -816,18 +818,19 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
         var = make(np.full(input._data.shape, float(var), input._data.dtype))
         if var._data.ndim and float(var._data.reshape(-1)[0]) < 0:
             raise ValueError("var has negative entry/entries")
+    elif np.any(var._data < 0):
+        raise ValueError("var has negative entry/entries")
     vshape, ishape = var._data.shape, input._data.shape
     if vshape != ishape:
         if ishape[:-1] == vshape:
             var = var.unsqueeze(-1)
-        elif ishape[:-1] == vshape[:-1] and vshape[-1:] == (1,):
-            pass
+        elif len(vshape) == len(ishape) and sum(
+                v for i, v in zip(ishape, vshape) if i != v) == 1:
+            pass  # (PyTorch's heteroscedastic test: the sizes differ where var has one)
         else:
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    if np.any(var._data < 0):
-        raise ValueError("var has negative entry/entries")
     var = var.clone()
     var._data[...] = np.maximum(var._data, eps)  # (PyTorch clamps under no_grad, in place)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
