@@ -26,6 +26,9 @@ KNOWN_FAILING: dict[str, str] = {
         "from PyTorch's float64 one where PyTorch's float32 is 4e-6 (a float32 rounding "
         "step in gradcli's attention backward, not found yet)")
     for mode in ("train", "eval")}
+KNOWN_FAILING["nn.TransformerDecoderLayer float32-train-45-no_batch_dim_batch_first_False"] = (
+    "the same attention float32 gradient: multihead_attn.in_proj_weight 3.7e-5 from PyTorch's "
+    "float64 one where PyTorch's float32 is 9e-6")
 
 DTYPES = ("float64", "float32")
 
