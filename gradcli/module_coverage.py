@@ -20,15 +20,28 @@ import sys
 from gradcli.coverage import Unsupported, _compare_outputs, _convert, _flat, _gt
 
 #: cases known not to pass yet: "ModuleInfo name case id" -> why
-KNOWN_FAILING: dict[str, str] = {
-    f"nn.MultiheadAttention float32-{mode}-9": (
-        "add_bias_kv with three one-dim heads: in_proj_weight's float32 gradient is 1.5e-5 "
-        "from PyTorch's float64 one where PyTorch's float32 is 4e-6 (a float32 rounding "
-        "step in gradcli's attention backward, not found yet)")
-    for mode in ("train", "eval")}
-KNOWN_FAILING["nn.TransformerDecoderLayer float32-train-45-no_batch_dim_batch_first_False"] = (
-    "the same attention float32 gradient: multihead_attn.in_proj_weight 3.7e-5 from PyTorch's "
-    "float64 one where PyTorch's float32 is 9e-6")
+KNOWN_FAILING: dict[str, str] = {}
+
+#: causes known not to pass yet, recognised by (dtype, text in the failure) -> why. The
+#: attention one is a float32 gradient judged against PyTorch's own float32 error, which
+#: depends on PyTorch's kernels and threads: which cases cross the line varies with the
+#: machine, so it is matched by what fails, not by case.
+KNOWN_CAUSES: dict[tuple[str, str], str] = {
+    ("float32", "in_proj_weight"): (
+        "attention's float32 in_proj_weight gradient: 1e-5 to 4e-5 from PyTorch's float64 one "
+        "where PyTorch's float32 is 2e-6 to 9e-6 from it, in a few cases (add_bias_kv, "
+        "no-batch inputs): a float32 rounding step in gradcli's attention backward, not "
+        "found yet"),
+}
+
+
+def known_cause(dtype_name: str, detail: str):
+    """The KNOWN_CAUSES reason a failure matches, or None."""
+    for (dtype, text), why in KNOWN_CAUSES.items():
+        if dtype == dtype_name and text in detail:
+            return why
+    return None
+
 
 DTYPES = ("float64", "float32")
 
@@ -338,7 +351,9 @@ def check_module(info) -> dict:
                 results[key] = ("unsupported", str(err))
                 continue
             except AssertionError as err:
-                results[key] = ("fail", str(err).splitlines()[0][:300] if str(err) else "")
+                detail = str(err).splitlines()[0][:300] if str(err) else ""
+                known = known_cause(dtype_name, detail) is not None
+                results[key] = ("known" if known else "fail", detail)
                 continue
             except Exception as err:  # noqa: BLE001 - a crash in comparing is a failure too
                 results[key] = ("fail", f"{type(err).__name__}: {str(err)[:300]}")
@@ -370,7 +385,7 @@ def main(argv=None) -> int:
     if argv:
         infos = [m for m in infos if m.name in argv]
     modules_passed = 0
-    counts = {"pass": 0, "fail": 0, "unsupported": 0, "missing": 0}
+    counts = {"pass": 0, "fail": 0, "known": 0, "unsupported": 0, "missing": 0}
     same_init = 0
     failing = []
     for info in infos:
@@ -382,12 +397,14 @@ def main(argv=None) -> int:
         if statuses and statuses <= {"pass", "unsupported"} and "pass" in statuses:
             modules_passed += 1
         for key, (status, detail) in results.items():
-            if status in ("fail", "missing"):
-                known = " (known)" if f"{info.name} {key}" in KNOWN_FAILING else ""
+            if status in ("fail", "missing", "known"):
+                known = " (known)" if status == "known" or f"{info.name} {key}" in \
+                    KNOWN_FAILING else ""
                 failing.append(f"  {info.name} {key}{known}: {detail}")
     total = sum(counts.values())
     print(f"{modules_passed} of {len(infos)} modules pass every input")
     print(f"{counts['pass']} of {total} inputs pass ({counts['fail']} fail, "
+          f"{counts['known']} known, "
           f"{counts['missing']} missing, {counts['unsupported']} not expressible); "
           f"{same_init} of the passing built the same parameters from the same seed")
     if failing:
