@@ -56,14 +56,8 @@ def test_embedding_bag_module_with_max_norm_as_pytorch(mode):
     assert r == tr
 
 
-# PyTorch's kernel (except the plain sum's fast path) files the indices after the last
-# offset under the last bag when include_last_offset is set, and then the max (and with a
-# padding_idx also the sum and the mean) takes them in: gradcli leaves them out, as the
-# documentation of include_last_offset says.
-_PAST_LAST = pytest.mark.xfail(strict=True, reason="indices past include_last_offset's end")
-_KERNEL_CASES = [pytest.param(mode, pad, last, id=f"{mode}-{pad}-{last}",
-                              marks=_PAST_LAST if last and (mode == 2 or (mode, pad) != (0, None))
-                              else ())
+# (include_last_offset with indices past the last offset: tests/test_embedding_bag_last_offset.py)
+_KERNEL_CASES = [pytest.param(mode, pad, last, id=f"{mode}-{pad}-{last}")
                  for mode in (0, 1, 2) for pad in (None, 2) for last in (False, True)]
 
 

@@ -795,9 +795,10 @@ def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode, count_incl
         mats[0] = (mats[0][0], mats[0][1] / divisor_override)
     if nd == 1:
         out = run_op(op, (x.unsqueeze(-2),), (Separable([(3, mats[0][1])]),)).squeeze(-2)
-    else:
-        out = run_op(op, (x,), (Separable(mats),))
-    return out if batched else out.squeeze(0)
+        return out if batched else out.squeeze(0)
+    if not batched:  # (PyTorch's 3-d kernel takes an unbatched input itself: one node)
+        mats = [(d - 1, m) for d, m in mats]
+    return run_op(op, (input,), (Separable(mats),))
 
 
 def _integer_avg(x, mats, divisor_override):
@@ -861,10 +862,28 @@ def _adaptive_avg(input: Tensor, output_size, nd: int, fname: str) -> Tensor:
     if nd == 1:
         _check_1d_rank(input, fname)
     _output_size_arg(output_size, nd, input, fname)
+    # PyTorch's kernels average a global pool (every output size 1) before any check of
+    # the input; adaptive_avg_pool1d is the 2-d kernel on unsqueeze(-2), which checks only
+    # the two spatial sizes, and the 3-d one checks every non-batch size before the rank
+    if nd in (1, 3) and input._data.ndim >= nd:
+        wanted = _tuple(output_size, nd) if not isinstance(output_size, (tuple, list)) else \
+            tuple(output_size)
+        if len(wanted) == nd and all(o == 1 for o in wanted):
+            if nd == 1:
+                return input.unsqueeze(-2).mean((-2, -1), keepdim=True).squeeze(-2)
+            return input.mean((-3, -2, -1), keepdim=True)
+    if nd == 3:
+        shape_checks.adaptive_input(input.shape, "adaptive_avg_pool3d")
     batched = _check_dims(input, nd, fname) if nd > 1 else input._data.ndim == 3
     x = input if batched else input.unsqueeze(0)
-    shape_checks.adaptive_input(input.unsqueeze(-2).shape if nd == 1 else input.shape,
-                                f"adaptive_avg_pool{max(nd, 2)}d")
+    if nd == 1:
+        shape = tuple(input.unsqueeze(-2).shape)
+        for d in (len(shape) - 2, len(shape) - 1):
+            if shape[d] == 0:
+                raise RuntimeError(
+                    "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                    f"dimensions, but input has sizes [{', '.join(map(str, shape))}] with "
+                    f"dimension {d} being empty")
     sp = x._data.shape[2:]
     out = _sizes_arg(output_size, nd, sp)
     _float_input(x, f"adaptive_avg_pool{max(nd, 2)}d_cpu")
@@ -922,6 +941,9 @@ def _max_windows(x, windows):
     windows; nan wins, and the first maximum is kept."""
     n, c = x.shape[:2]
     sp = x.shape[2:]
+    if any(not w for w in windows) or not n * c:  # (an empty output: nothing to search)
+        shape = (n, c) + tuple(len(w) for w in windows)
+        return np.zeros(shape, x.dtype), np.zeros(shape, np.int64)
     idx, valid, outs = _window_index(sp, windows)
     flat = x.reshape(n, c, math.prod(sp))  # (not -1: an empty batch has no size to infer)
     vals = flat[:, :, idx]  # (n, c, *outs, W)
@@ -1049,8 +1071,7 @@ def _adaptive_max(input: Tensor, output_size, return_indices, nd: int, fname: st
     batched = _check_dims(input, nd, fname) if nd > 1 else input._data.ndim == 3
     _output_size_length(output_size, nd, fname)
     x = input if batched else input.unsqueeze(0)
-    shape_checks.adaptive_input(input.unsqueeze(-2).shape if nd == 1 else input.shape,
-                                f"adaptive_max_pool{max(nd, 2)}d")
+    shape_checks.adaptive_input(input.shape, f"adaptive_max_pool{nd}d")
     sp = x._data.shape[2:]
     out = _sizes_arg(output_size, nd, sp)
     _float_input(x, f"adaptive_max_pool{max(nd, 2)}d")  # (PyTorch's kernel name)
@@ -1122,6 +1143,11 @@ def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None,
     shape_checks.pool2d_input(input.shape)
     s = _tuple(stride if stride not in (None, [], ()) else kernel_size, 2)
     sp = x._data.shape[2:]
+    sizes = [_pool_out(sp[i], k[i], s[i], 0, 1, ceil_mode) for i in range(2)]
+    if any(o < 1 for o in sizes):  # (avg_pool2d's shape check, which PyTorch's runs)
+        c = x._data.shape[1]
+        raise RuntimeError(f"Given input size: ({c}x{sp[0]}x{sp[1]}). Calculated output size: "
+                           f"({c}x{sizes[0]}x{sizes[1]}). Output size is too small")
     mats = [(2 + i, _avg_matrix(sp[i], k[i], s[i], 0, ceil_mode, True, None)) for i in range(2)]
     out = run_op(AVG_POOL2D, (x.pow(norm_type),), (Separable(mats),))
     out = out if batched else out.squeeze(0)

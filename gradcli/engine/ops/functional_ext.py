@@ -806,7 +806,9 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
         with np.errstate(all="ignore"):
             keep = t > 1
         stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
-        loss = loss + stirling * _mask_of(keep, stirling)
+        # (masked_fill, as ATen: a product with a 0/1 mask keeps the nan of a zero
+        # target's 0 * log(0))
+        loss = loss + stirling.masked_fill(make(~keep), 0)
     return _reduce_t(loss, reduction)
 
 
@@ -817,18 +819,19 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
         var = make(np.full(input._data.shape, float(var), input._data.dtype))
         if var._data.ndim and float(var._data.reshape(-1)[0]) < 0:
             raise ValueError("var has negative entry/entries")
+    elif np.any(var._data < 0):
+        raise ValueError("var has negative entry/entries")
     vshape, ishape = var._data.shape, input._data.shape
     if vshape != ishape:
         if ishape[:-1] == vshape:
             var = var.unsqueeze(-1)
-        elif ishape[:-1] == vshape[:-1] and vshape[-1:] == (1,):
-            pass
+        elif len(vshape) == len(ishape) and sum(
+                v for i, v in zip(ishape, vshape) if i != v) == 1:
+            pass  # (PyTorch's heteroscedastic test: the sizes differ where var has one)
         else:
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    if np.any(var._data < 0):
-        raise ValueError("var has negative entry/entries")
     var = var.clone()
     var._data[...] = np.maximum(var._data, eps)  # (PyTorch clamps under no_grad, in place)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
@@ -2039,7 +2042,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 # ----------------------------------------------------------------- embedding_bag
 
 def _bag_ids(n_idx, offsets, include_last):
-    """The bag each index belongs to (-1: none), and the number of bags."""
+    """The bag each index belongs to (-1: none), the number of bags, and where the indices
+    past include_last_offset's end start (n_idx when there are none)."""
     offs = list(offsets)
     if include_last:
         bags = len(offs) - 1
@@ -2050,12 +2054,13 @@ def _bag_ids(n_idx, offsets, include_last):
     ids = np.full(n_idx, -1)
     for b in range(bags):
         ids[offs[b]:ends[b]] = b
-    return ids, bags
+    past = ends[-1] if include_last and bags > 0 else n_idx
+    return ids, bags, past
 
 
 def _bag_backward(c, g):
     weight, psw = c.saved
-    matrix, rows, onehot, mode, gather = c.meta
+    matrix, rows, onehot, mode, gather = c.meta[:5]
     gw = gpsw = None
     if mode == "max":
         gw = run_op(_linear_adjoint(), (g,), (gather,)) if c.needs(0) else None
@@ -2076,9 +2081,11 @@ def _linear_adjoint():
     return LINEAR_MAP_ADJOINT
 
 
-def _bag_fwd(weight, psw, matrix, rows, onehot, mode, gather):
+def _bag_fwd(weight, psw, matrix, rows, onehot, mode, gather, forward_matrix=None):
     if mode == "max":
         return gather.gather.apply(weight)
+    if forward_matrix is not None:  # (mean's offsets-only forward: see _embedding_bag_kernel)
+        matrix = forward_matrix
     m = matrix if psw is None else (rows * psw[None, :]) @ onehot
     return (m @ weight.astype(_F64)).astype(weight.dtype)
 
@@ -2184,7 +2191,20 @@ def _embedding_bag_kernel(weight: Tensor, input: Tensor, offsets: Tensor, mode_e
                            "request to PyTorch.)")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += vocab
-    ids, bags = _bag_ids(len(flat), offs, include_last_offset)
+    ids, bags, past = _bag_ids(len(flat), offs, include_last_offset)
+    # PyTorch's CPU kernel files the indices past include_last_offset's end under the last
+    # bag (offset2bag), so they count in bag_size and are taken in by every path that
+    # reads offset2bag: max, sum and mean with a padding_idx, and every backward. The sum
+    # and mean fast paths (no padding_idx) read the offsets instead: their forward leaves
+    # them out (mean still divides by the longer bag_size); the plain sum's backward reads
+    # an offset2bag it never filled (undefined in PyTorch): gradcli keeps the offsets there.
+    # Those fast paths are the reduced-precision ones': a float64 weight takes the generic.
+    fast_dtype = w.dtype != np.float64
+    fast = mode == "sum" and padding_idx is None and fast_dtype
+    segment_ids = ids
+    if past < len(flat) and not fast:
+        segment_ids = ids.copy()
+        ids[past:] = bags - 1
     keep = ids >= 0
     if padding_idx is not None:
         keep &= flat != padding_idx
@@ -2198,6 +2218,13 @@ def _embedding_bag_kernel(weight: Tensor, input: Tensor, offsets: Tensor, mode_e
     onehot = np.zeros((len(flat), vocab), w.dtype)
     onehot[np.arange(len(flat)), flat] = 1.0
     matrix = (rows_scaled @ onehot).astype(w.dtype)
+    forward_matrix = None
+    if mode == "mean" and padding_idx is None and fast_dtype and segment_ids is not ids:
+        segment = np.zeros((bags, len(flat)), w.dtype)
+        inside = segment_ids >= 0
+        segment[segment_ids[inside], np.arange(len(flat))[inside]] = 1.0
+        forward_matrix = ((np.where(counts[:, None] > 0, segment / np.maximum(
+            counts[:, None], 1), 0.0)) @ onehot).astype(w.dtype)
     gather = None
     max_indices = np.zeros(bags, np.int64) if mode == "sum" else counts
     if mode == "max":
@@ -2211,10 +2238,9 @@ def _embedding_bag_kernel(weight: Tensor, input: Tensor, offsets: Tensor, mode_e
                 index[b] = max_indices[b] * dim + np.arange(dim)
         gather = Scatter(Gather(index.reshape(-1), (bags, dim), w.shape))
     out = run_op(EMBEDDING_BAG, (weight, psw),
-                 (matrix, rows.astype(w.dtype), onehot, mode, gather),
+                 (matrix, rows.astype(w.dtype), onehot, mode, gather, forward_matrix),
                  arrays=(w, None if psw is None else psw._data))
     # (the sum kernel's fast path leaves offset2bag empty and bag_size zero)
-    fast = mode == "sum" and padding_idx is None
     offset2bag = np.zeros(0, np.int64) if fast else np.where(ids >= 0, ids, 0).astype(np.int64)
     bag_size = np.zeros(bags, np.int64) if mode == "sum" else counts
     return out, make(offset2bag), make(bag_size), make(max_indices)

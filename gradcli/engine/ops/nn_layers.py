@@ -680,7 +680,11 @@ def _max_pool_fwd(x, kernel, stride, padding, dilation, ceil_mode):
 
 
 def _max_pool_op_fwd(x, kernel, stride, padding, dilation, ceil_mode, holder):
-    out, idx = _max_pool_fwd(x, kernel, stride, padding, dilation, ceil_mode)
+    if x.ndim == 3:  # (an unbatched input is PyTorch's kernel's too: one node, no squeeze)
+        out, idx = _max_pool_fwd(x[None], kernel, stride, padding, dilation, ceil_mode)
+        out, idx = out[0], idx[0]
+    else:
+        out, idx = _max_pool_fwd(x, kernel, stride, padding, dilation, ceil_mode)
     holder.append(idx)
     return out
 
@@ -770,7 +774,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if any(p * 2 > k for p, k in zip(padding, kernel)):
         raise RuntimeError("pad should be at most half of effective kernel size, but got "
                            f"pad={padding[0]}, kernel_size={kernel[0]} and dilation={dilation[0]}")
-    x4, unbatched = _as_4d(input, "max_pool2d")
+    x4, _ = _as_4d(input, "max_pool2d")
     shape_checks.pool2d_input(input.shape)
     _, c, h, w = x4.shape
     oh = _pool_out(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
@@ -779,18 +783,21 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
                            f"({c}x{oh}x{ow}). Output size is too small")
     holder = []
-    out = run_op(MAX_POOL2D, (x4,), (kernel, stride, padding, dilation, bool(ceil_mode), holder))
-    if unbatched:
-        out = out.squeeze(0)
+    out = run_op(MAX_POOL2D, (input,), (kernel, stride, padding, dilation, bool(ceil_mode),
+                                        holder))
     if return_indices:
-        idx = holder[0]
-        return out, make(idx[0] if unbatched else idx)
+        return out, make(holder[0])
     return out
 
 
 @public("torch.nn.functional.max_pool1d", "torch.max_pool1d")
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
+    shape = tuple(input.shape)
+    if not ((len(shape) == 2 and shape[0] and shape[1])
+            or (len(shape) == 3 and shape[1] and shape[2])):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:[{', '.join(map(str, shape))}]")
     k = _tuple(kernel_size, 1)[0]
     s = k if stride is None or stride == [] else _tuple(stride, 1)[0]
     if input.dim() in (2, 3):
@@ -904,6 +911,12 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
                            f"size for input, but got:[{', '.join(map(str, input.shape))}]")
     shape_checks.pool2d_input(input.shape)
+    c, h, w = input.shape[-3:]
+    oh = _pool_out(h, kernel[0], stride[0], padding[0], 1, ceil_mode)
+    ow = _pool_out(w, kernel[1], stride[1], padding[1], 1, ceil_mode)
+    if oh < 1 or ow < 1:  # (a window wider than the padded input: PyTorch's shape check)
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+                           f"({c}x{oh}x{ow}). Output size is too small")
     return run_op(AVG_POOL2D, (input,), (kernel, stride, padding, bool(ceil_mode),
                                          bool(count_include_pad), divisor_override))
 
@@ -964,12 +977,23 @@ def adaptive_avg_pool2d(input, output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if isinstance(output_size, (tuple, list)) and len(output_size) != 2:
         raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if input.dim() >= 2:
+        sizes = _tuple(output_size, 2) if not isinstance(output_size, (tuple, list)) else tuple(
+            input.shape[i - 2] if s is None else int(s) for i, s in enumerate(output_size))
+        if sizes == (1, 1):
+            # PyTorch's shortcut (MeanBackward1) comes before any check of the input's rank
+            # or sizes: an empty or 2-d input is averaged too
+            return input.mean((-2, -1), keepdim=True)
     x4, _ = _as_4d(input, "adaptive_avg_pool2d")
-    shape_checks.adaptive_input(input.shape, "adaptive_avg_pool2d")
+    shape = tuple(input.shape)
+    for d in (len(shape) - 2, len(shape) - 1):  # (PyTorch checks the spatial sizes only)
+        if shape[d] == 0:
+            raise RuntimeError(
+                "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes [{', '.join(map(str, shape))}] with "
+                f"dimension {d} being empty")
     sizes = _tuple(output_size, 2) if not isinstance(output_size, (tuple, list)) else tuple(
         x4.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
-    if sizes == (1, 1):
-        return input.mean((-2, -1), keepdim=True)  # PyTorch's shortcut: MeanBackward1
     return run_op(ADAPTIVE_AVG_POOL2D, (input,), sizes)
 
 

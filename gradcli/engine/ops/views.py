@@ -721,8 +721,11 @@ def select(x: Tensor, dim: int, index: int, report_dim=None) -> Tensor:
     size = d.shape[ax]
     index = int(index)
     if not -size <= index < size:
-        shown = ax if report_dim is None else report_dim
-        raise IndexError(f"index {index} is out of bounds for dimension {shown} with size {size}")
+        if report_dim is None:  # (torch.select / Tensor.select: the op's own words)
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"[{', '.join(map(str, d.shape))}] at dimension {ax}")
+        raise IndexError(f"index {index} is out of bounds for dimension {report_dim} with size "
+                         f"{size}")
     if index < 0:
         index += size
     return view_op(SELECT, x, (ax, index, d.shape))

@@ -21,6 +21,8 @@ _CLASSES = (
 _CLASSES += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 _CLASSES += ["LazyLinear"]
 _CLASSES += ["LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+_CLASSES += ["LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+             "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 _CLASSES += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
              "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 _CLASSES += (  # issue #23: the layers whose functional forms gradcli had

@@ -63,6 +63,13 @@ from .lazy import (  # noqa: F401  (d2l's CNN chapters)
     LazyBatchNorm3d,
     LazyConv1d,
     LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
     LazyLinear,  # noqa: F401  (d2l's layers)
 )
 from .linear import Bilinear, Identity, Linear  # noqa: F401
@@ -162,6 +169,8 @@ __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6"
            "LSTMCell", "GRUCell"]
 __all__ += ["LazyLinear"]
 __all__ += ["LazyConv1d", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+__all__ += ["LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 __all__ += ["MultiheadAttention", "NonDynamicallyQuantizableLinear", "TransformerEncoderLayer",
             "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
             "Transformer"]

@@ -11,12 +11,16 @@ from gradcli.engine.ops.creation import empty
 from gradcli.engine.tensor import Tensor, _init
 
 from ..parameter import Parameter
+from .conv_more import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, _ConvTransposeNd
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .layers import BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d, Conv2d
 from .linear import Linear
 from .module import Module
 
 __all__ = ["LazyLinear", "UninitializedParameter", "UninitializedBuffer", "LazyConv1d",
-           "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+           "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv3d",
+           "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class UninitializedParameter(Parameter):
@@ -122,27 +126,38 @@ class _LazyMixin:
         held = list(self._parameters.values()) + list(self._buffers.values())
         return any(isinstance(t, (UninitializedParameter, UninitializedBuffer)) for t in held)
 
-    def _call_lazy(self, input):
+    def _call_lazy(self, input, *args):
         eager = self.cls_to_become
         if self.has_uninitialized_params():
             with no_grad():
                 self.initialize_parameters(input)
             self.__class__ = eager
-        return eager.forward(self, input)
+        return eager.forward(self, input, *args)
 
 
 def _lazy_conv(eager):
     class LazyConv(_LazyMixin, eager):
         cls_to_become = eager
 
-        def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                     groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                     device=None, dtype=None) -> None:
-            # built as an eager layer of one input channel, then emptied (PyTorch draws
-            # nothing here either: reset_parameters waits for the shapes)
+        def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, *rest,
+                     **options) -> None:
+            # built as an eager layer of `groups` input channels, then emptied (PyTorch
+            # draws nothing here either: reset_parameters waits for the shapes). The
+            # transposed layers take output_padding before groups, as their eager ones.
+            transposed = issubclass(eager, _ConvTransposeNd)
+            names = (("output_padding", "groups", "bias", "dilation", "padding_mode",
+                      "device", "dtype") if transposed else
+                     ("dilation", "groups", "bias", "padding_mode", "device", "dtype"))
+            if len(rest) > len(names):
+                raise TypeError(f"{type(self).__name__}.__init__() takes from 3 to "
+                                f"{len(names) + 5} positional arguments but "
+                                f"{len(rest) + 4} were given")
+            options.update(zip(names, rest))
+            groups = options.get("groups", 1)
+            bias = options.get("bias", True)
+            dtype = options.get("dtype")
             self._lazy_building = True
-            eager.__init__(self, groups, out_channels, kernel_size, stride, padding, dilation,
-                           groups, bias, padding_mode, device, dtype)
+            eager.__init__(self, groups, out_channels, kernel_size, stride, padding, **options)
             del self._lazy_building
             self.in_channels = 0
             self.weight = UninitializedParameter(dtype=dtype)
@@ -160,14 +175,17 @@ def _lazy_conv(eager):
             self.in_channels = input.shape[1] if batched else input.shape[0]
             if self.in_channels % self.groups != 0:
                 raise ValueError("in_channels must be divisible by groups")
-            self.weight.materialize((self.out_channels, self.in_channels // self.groups)
-                                    + tuple(self.kernel_size))
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups)
+            self.weight.materialize(shape + tuple(self.kernel_size))
             if self.bias is not None:
                 self.bias.materialize((self.out_channels,))
             self.reset_parameters()
 
-        def forward(self, input):
-            return self._call_lazy(input)
+        def forward(self, input, *args):
+            return self._call_lazy(input, *args)
 
     LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + eager.__name__
     LazyConv.__module__ = "torch.nn.modules.conv"
@@ -180,7 +198,8 @@ def _lazy_norm(eager):
 
         def __init__(self, eps: float = 1e-5, momentum=0.1, affine: bool = True,
                      track_running_stats: bool = True, device=None, dtype=None) -> None:
-            eager.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype)
+            eager.__init__(self, 0, eps, momentum, affine, track_running_stats, device=device,
+                           dtype=dtype)
             if affine:
                 self.weight = UninitializedParameter(dtype=dtype)
                 self.bias = UninitializedParameter(dtype=dtype)
@@ -203,7 +222,8 @@ def _lazy_norm(eager):
             return self._call_lazy(input)
 
     LazyNorm.__name__ = LazyNorm.__qualname__ = "Lazy" + eager.__name__
-    LazyNorm.__module__ = "torch.nn.modules.batchnorm"
+    LazyNorm.__module__ = ("torch.nn.modules.instancenorm" if "Instance" in eager.__name__
+                           else "torch.nn.modules.batchnorm")
     return LazyNorm
 
 
@@ -212,3 +232,10 @@ LazyConv2d = _lazy_conv(Conv2d)
 LazyBatchNorm1d = _lazy_norm(BatchNorm1d)
 LazyBatchNorm2d = _lazy_norm(BatchNorm2d)
 LazyBatchNorm3d = _lazy_norm(BatchNorm3d)
+LazyConv3d = _lazy_conv(Conv3d)
+LazyConvTranspose1d = _lazy_conv(ConvTranspose1d)
+LazyConvTranspose2d = _lazy_conv(ConvTranspose2d)
+LazyConvTranspose3d = _lazy_conv(ConvTranspose3d)
+LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d)
+LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d)
+LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d)
