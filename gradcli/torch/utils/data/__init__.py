@@ -33,7 +33,8 @@ from .sampler import (
 #: what a program may import from here (the helpers and imports above stay out of reach)
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "RandomSampler", "Sampler",
            "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
-           "default_collate", "default_convert", "random_split", "sampler"]
+           "default_collate", "default_convert", "random_split", "sampler", "dataset",
+           "dataloader"]
 
 
 class Dataset:
@@ -244,3 +245,6 @@ class _LoaderIter:
 
 
 _LoaderIter.__name__ = _LoaderIter.__qualname__ = "_SingleProcessDataLoaderIter"
+
+
+from . import dataloader, dataset  # noqa: E402 (they re-export the classes above)
