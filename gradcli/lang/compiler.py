@@ -1227,17 +1227,19 @@ class Compiler:
         if id(node) not in self.future_ok:
             raise self.syntax("from __future__ imports must occur at the beginning of the file",
                               node.pos)
+        # (an import gradcli refuses is a ForbiddenError, with Python's words where it has
+        # them: the attack corpus holds `from __future__ import *` among the refused imports)
         if node.star:
-            raise self.syntax("future feature * is not defined", node.pos)
+            self.forbid("future feature * is not defined", node.pos)
         for alias in node.names:
             if alias.name not in FUTURE_FEATURES:
                 if alias.name == "barry_as_FLUFL":
                     self.forbid("from __future__ import barry_as_FLUFL is not supported by "
                                 "gradcli", alias.pos)
                 elif alias.name == "braces":  # (Python's own answer)
-                    raise self.syntax("not a chance", alias.pos)
+                    self.forbid("not a chance", alias.pos)
                 else:
-                    raise self.syntax(f"future feature {alias.name} is not defined", alias.pos)
+                    self.forbid(f"future feature {alias.name} is not defined", alias.pos)
         return lambda env: None
 
     def _from_sibling(self, node, load):
