@@ -396,6 +396,28 @@ ALLOWED_PRIVATE_ATTRS = frozenset({"_version"})
 #: reads, and the namespace dict the body's names go to (no program can spell either)
 CLASS_SLOTS = frozenset({"__class__", "__ns__"})
 ALLOWED_DUNDERS = R.ALLOWED_DUNDERS
+#: the __future__ features whose statement changes nothing in Python 3.10 for gradcli
+#: (annotations only defers evaluating annotations, which gradcli never evaluates)
+FUTURE_FEATURES = frozenset({"nested_scopes", "generators", "division", "absolute_import",
+                             "with_statement", "print_function", "unicode_literals",
+                             "generator_stop", "annotations"})
+
+
+def _leading_future_imports(body) -> set:
+    """ids of the ``from __future__`` statements at the top of a module (after an optional
+    docstring): the only place Python accepts them."""
+    ok = set()
+    for i, stmt in enumerate(body):
+        if i == 0 and isinstance(stmt, A.ExprStmt) and isinstance(stmt.value, A.Const) \
+                and isinstance(stmt.value.value, str):
+            continue
+        if isinstance(stmt, A.ImportFrom) and stmt.module == "__future__":
+            ok.add(id(stmt))
+            continue
+        break
+    return ok
+
+
 PY_MODULES = frozenset({"random", "functools", "collections", "numpy", "functorch"})
 FORBIDDEN_ATTRS = {
     "format_map": "str.format_map is not available in gradcli: use an f-string",
@@ -430,6 +452,7 @@ class Compiler:
         self.loop_depth = 0
         self.module_bound = set()
         self.pending_names = []
+        self.future_ok: set = set()  # ids of the leading `from __future__` statements
 
     # ----------------------------------------------------------- diagnostics
     def syntax(self, message, pos):
@@ -486,6 +509,7 @@ class Compiler:
         self.scope = root
         last_holder = [None]
         body = module.body
+        self.future_ok = _leading_future_imports(body)
         fns = []
         for i, stmt in enumerate(body):
             if i == len(body) - 1 and isinstance(stmt, A.ExprStmt):
@@ -1157,6 +1181,8 @@ class Compiler:
 
     def s_ImportFrom(self, node):
         mod = node.module
+        if mod == "__future__":
+            return self._future_import(node)
         if mod not in ("math", "torch") and not mod.startswith(("math.", "torch.")):
             load = self._sibling(mod, node.pos)
             if load is not None:
@@ -1193,6 +1219,28 @@ class Compiler:
             value = getattr(module, alias.name)
             stores.append((self.store(A.Name(alias.asname or alias.name, pos=alias.pos)), value))
         return _bind_all(stores)
+
+    def _future_import(self, node):
+        """``from __future__ import division``: Python 3 has every listed feature on, so
+        the statement does nothing; placed as Python places it (first, after a docstring);
+        features that change the language (barry_as_FLUFL) are refused. No name is bound."""
+        if id(node) not in self.future_ok:
+            raise self.syntax("from __future__ imports must occur at the beginning of the file",
+                              node.pos)
+        # (an import gradcli refuses is a ForbiddenError, with Python's words where it has
+        # them: the attack corpus holds `from __future__ import *` among the refused imports)
+        if node.star:
+            self.forbid("future feature * is not defined", node.pos)
+        for alias in node.names:
+            if alias.name not in FUTURE_FEATURES:
+                if alias.name == "barry_as_FLUFL":
+                    self.forbid("from __future__ import barry_as_FLUFL is not supported by "
+                                "gradcli", alias.pos)
+                elif alias.name == "braces":  # (Python's own answer)
+                    self.forbid("not a chance", alias.pos)
+                else:
+                    self.forbid(f"future feature {alias.name} is not defined", alias.pos)
+        return lambda env: None
 
     def _from_sibling(self, node, load):
         """``from helper import a, b as c`` of a sibling ``helper.grad``."""

@@ -1353,10 +1353,48 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
 
 # ------------------------------------------------------------------ grid_sample
 
-def _unnormalize(coord, size, align_corners):
+def _unnormalize(coord, size, align_corners, nd=3):
+    """Grid coordinate to pixel coordinate, rounded as PyTorch's kernel rounds it: the
+    vectorized 2-d kernel scales by size / 2 and subtracts 0.5, the scalar 3-d one takes
+    ((c + 1) * size - 1) / 2 (a pixel centre lands on either side of an integer, and the
+    floor picks the cell)."""
     if align_corners:
         return (coord + 1) * ((size - 1) / 2)
+    if nd == 2:
+        shifted = coord + 1
+        x = shifted * (size / 2) - 0.5
+        # the compiled kernel fuses the scale and the -0.5 into one rounding (an FMA):
+        # move x to the fused value (at most an ulp away; the difference is exact)
+        fused = _fused_scale_sub(shifted._data, size / 2, 0.5)
+        if fused is not None:
+            x = x + make(fused - x._data)
+        return x
     return ((coord + 1) * size - 1) / 2
+
+
+def _fused_scale_sub(a, scale: float, sub: float):
+    """a * scale - sub rounded once (as an FMA rounds), for float32 / float64 arrays; None
+    for other dtypes. float32 goes through float64 (the product is exact there); float64
+    through an error-free product (Veltkamp split) and sum (Knuth's TwoSum)."""
+    if a.dtype == np.float32:
+        return (a.astype(_F64) * scale - sub).astype(np.float32)
+    if a.dtype != np.float64:
+        return None
+    with np.errstate(all="ignore"):
+        prod = a * scale
+        split = 134217729.0 * a
+        a_hi = split - (split - a)
+        a_lo = a - a_hi
+        split_s = 134217729.0 * scale
+        s_hi = split_s - (split_s - scale)
+        s_lo = scale - s_hi
+        prod_err = ((a_hi * s_hi - prod) + a_hi * s_lo + a_lo * s_hi) + a_lo * s_lo
+        total = prod - sub
+        back = total - prod
+        sum_err = (prod - (total - back)) + (-sub - back)
+        fused = total + (prod_err + sum_err)
+    # (inf / nan coordinates keep the plain value)
+    return np.where(np.isfinite(fused), fused, a * scale - sub)
 
 
 def _reflect_plan(c, lo2, hi2):
@@ -1376,22 +1414,48 @@ def _reflect_plan(c, lo2, hi2):
     return sign, offset
 
 
+def _clip_flat_at_borders(x: Tensor, size: int) -> Tensor:
+    """x clipped to [0, size - 1] with PyTorch's clip_coordinates gradient: a coordinate
+    on a border counts as outside (multiplier 0), where clamp would pass 1."""
+    clipped = x.clamp(0, size - 1)
+    d = clipped._data
+    inside = make((d > 0) & (d < size - 1))
+    return PUBLIC["torch.where"](inside, x, clipped.detach())
+
+
 def _source_coords(coord: Tensor, size: int, padding: str, align_corners: bool,
-                   apply_padding: bool = True) -> Tensor:
+                   apply_padding: bool = True, nd: int = 3) -> Tensor:
     """PyTorch's grid_sampler_compute_source_index as Tensor ops (differentiable in coord):
     unnormalize, then clip (border) or reflect (reflection) with its piecewise slopes."""
-    x = _unnormalize(coord, size, align_corners)
+    x = _unnormalize(coord, size, align_corners, nd)
     if not apply_padding or padding == "zeros":
         return x
     if padding == "border":
-        return x.clamp(0, size - 1)
+        return _clip_flat_at_borders(x, size)
     d = x._data
     if align_corners:
         sign, offset = _reflect_plan(d, 0, 2 * (size - 1))
     else:
         sign, offset = _reflect_plan(d, -1, 2 * size - 1)
     x = x * make(sign.astype(d.dtype)) + make(offset.astype(d.dtype))
-    return x.clamp(0, size - 1)
+    if nd == 2 and d.dtype in (np.float32, np.float64):
+        # the reflected value as the vectorized kernel rounds it (around low, within
+        # twice the span), so that the floor at a pixel centre matches
+        x = x + make(_reflect_2d(d, size, align_corners) - x._data)
+    return _clip_flat_at_borders(x, size)
+
+
+def _reflect_2d(d, size: int, align_corners: bool):
+    """The 2-d kernel's reflect_coordinates on the numpy coordinates d (in d's dtype)."""
+    low = d.dtype.type(0.0 if align_corners else -0.5)
+    twice_span = d.dtype.type(2 * (size - 1) if align_corners else 2 * size)
+    if twice_span <= 0:
+        return np.zeros_like(d)
+    with np.errstate(all="ignore"):
+        abs_in = np.abs(d - low)
+        extra = abs_in - np.trunc(abs_in / twice_span) * twice_span
+        reflected = twice_span - extra
+        return np.where(extra > reflected, reflected, extra) + low
 
 
 def _gather_corner(inp: Tensor, idx_list, valid, out_sp, weight=None):
@@ -1443,7 +1507,7 @@ def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
     # grid's last dim lists x (the last spatial dim) first
     coords = [grid[..., nd - 1 - i] for i in range(nd)]  # per spatial dim i
     if mode == "bicubic":
-        src = [_unnormalize(coords[i], sp[i], align_corners) for i in range(nd)]
+        src = [_unnormalize(coords[i], sp[i], align_corners, nd) for i in range(nd)]
         floors = [np.floor(s._data) for s in src]
         ts = [s - make(f.astype(d.dtype)) for s, f in zip(src, floors, strict=True)]
         wy, wx = _cubic_coeffs(ts[0]), _cubic_coeffs(ts[1])
@@ -1463,7 +1527,7 @@ def _grid_sample_tensors(inp: Tensor, grid: Tensor, mode: str, padding: str,
                 term = _gather_corner(inp, idx, valid, out_sp, wy[a] * wx[b])
                 out = term if out is None else out + term
         return out
-    src = [_source_coords(coords[i], sp[i], padding, align_corners) for i in range(nd)]
+    src = [_source_coords(coords[i], sp[i], padding, align_corners, nd=nd) for i in range(nd)]
     if mode == "nearest":
         idx = [np.round(s._data).astype(np.int64) for s in src]  # (half to even, as nearbyint)
         valid = np.ones(idx[0].shape, bool)

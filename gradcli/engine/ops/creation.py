@@ -180,6 +180,8 @@ def _legacy(npdt):
     def construct(*args):
         if len(args) == 1 and isinstance(args[0], (list, tuple, Tensor)):
             return make(np.array(_plain(args[0]), dtype=npdt))
+        if len(args) == 1 and isinstance(args[0], np.ndarray) and args[0].ndim:  # (its values)
+            return make(np.array(args[0], dtype=npdt))
         return make(np.zeros(_size(args), dtype=npdt))
 
     return construct

@@ -2279,13 +2279,22 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
 
 # ----------------------------------------------------------------- affine_grid
 
-def _base_grid(size, align_corners):
-    """(prod(spatial), nd + 1) rows [x, y, (z,) 1]: normalized coordinates, x the last dim."""
+def _base_grid(size, align_corners, dtype=None):
+    """(prod(spatial), nd + 1) rows [x, y, (z,) 1]: normalized coordinates, x the last dim.
+
+    With the theta's dtype the coordinates are PyTorch's own values in that dtype
+    (torch.linspace, then `* (n - 1) / n` as two rounded ops): grid_sample floors them, so
+    a coordinate one ulp under a pixel centre picks the other cell (and gradient)."""
     def coords(n):
         if n <= 1:
             return np.zeros(max(n, 1))
-        lin = np.linspace(-1.0, 1.0, n)
-        return lin if align_corners else lin * (n - 1) / n
+        if dtype is None:
+            lin = np.linspace(-1.0, 1.0, n)
+            return lin if align_corners else lin * (n - 1) / n
+        lin_t = PUBLIC["torch.linspace"](-1.0, 1.0, n, dtype=dtype)
+        if not align_corners:
+            lin_t = lin_t * (n - 1) / n
+        return lin_t._data.astype(_F64)
 
     spatial = size[2:]
     axes = [coords(n) for n in spatial]

@@ -156,7 +156,7 @@ def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
     if t.ndim == 3 and (t.shape[0] != size[0] or t.shape[2] != nd + 1):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{size[0]}, {nd + 1}] but got: [{t.shape[0]}, {t.shape[2]}].")
-    base = _base_grid(size, bool(align_corners))
+    base = _base_grid(size, bool(align_corners), theta.dtype)
     out_shape = (size[0],) + size[2:] + (nd,)
     return run_op(AFFINE_GRID, (theta,), (base, out_shape))
 

@@ -41,7 +41,7 @@ _CLASSES += [f"{kind}Pad{n}d" for kind in ("Circular", "Constant", "Reflection",
 _CLASSES += ["RNNBase", "RNNCellBase", "CrossMapLRN2d", "AdaptiveLogSoftmaxWithLoss",
              "FractionalMaxPool2d", "FractionalMaxPool3d", "LinearCrossEntropyLoss",
              "LinearCrossEntropyOptions", "DataParallel"]
-_SUBMODULES = ("modules", "parameter", "utils", "init", "attention")
+_SUBMODULES = ("modules", "parameter", "utils", "init", "attention", "parallel")
 
 __all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])
 

@@ -21,7 +21,7 @@ _LAZY = {"weight_norm": "_norm_hooks", "remove_weight_norm": "_norm_hooks",
          "convert_conv3d_weight_memory_format": "memory_format", "skip_init": "init"}
 #: submodules loaded on first use (the facade's lazy-submodule convention)
 _LAZY_SUBMODULES = ("parametrize", "parametrizations", "stateless", "fusion", "rnn",
-                    "clip_grad", "convert_parameters", "memory_format", "init")
+                    "clip_grad", "convert_parameters", "memory_format", "init", "prune")
 
 
 def __getattr__(name: str):

@@ -35,8 +35,9 @@ from .sampler import (
 #: what a program may import from here (the helpers and imports above stay out of reach)
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
-           "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "default_collate",
-           "default_convert", "get_worker_info", "random_split", "sampler"]
+           "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "dataloader",
+           "dataset", "default_collate", "default_convert", "get_worker_info", "random_split",
+           "sampler"]
 
 
 class Dataset:
@@ -325,3 +326,6 @@ class _LoaderIter:
 
 
 _LoaderIter.__name__ = _LoaderIter.__qualname__ = "_SingleProcessDataLoaderIter"
+
+
+from . import dataloader, dataset  # noqa: E402 (they re-export the classes above)
