@@ -78,6 +78,18 @@ STFT = [
     "x.stft(8, window=w, return_complex=True)",
     "T.stft(x, 24, hop_length=4, return_complex=True, center=False, onesided=False)",
     "T.stft(x, 8, window=w, center='a', return_complex=True)",  # (only Python's `if` reads it)
+    # a str onesided: the parser's first declaration reads the 9 arguments torch.functional
+    # hands on as (..., center, pad_mode, normalized, onesided)
+    "T.stft(T.complex(x, x.flip(0)), 8, window=w, center=False, onesided='reflect',"
+    " normalized=True, return_complex=True)",
+    "T.stft(T.complex(x, x.flip(0)), 8, window=w, center=False, onesided='constant',"
+    " normalized=True, return_complex=True, align_to_window=False)",
+    "T.stft(T.complex(x, x.flip(0)), 8, window=w, center=False, onesided='reflect',"
+    " return_complex=True)",
+    "T.stft(T.complex(x, x.flip(0)), 8, window=w, center=False, onesided='bad',"
+    " normalized=True, return_complex=False)",
+    "T.stft(x, 8, window=w, center=False, onesided='reflect', normalized=True,"
+    " return_complex=True)",
     # errors
     "T.stft(x, 8)", "T.stft(x, 8, window=w)",
     "T.stft(x, 40, window=w, return_complex=True)",

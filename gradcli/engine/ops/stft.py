@@ -85,14 +85,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:
-        signal_dim = input.dim()
-        extended = [1] * (3 - signal_dim) + list(input.size())
-        pad = int(n_fft // 2)
-        # (--max-elements: the padding is the one thing n_fft alone makes large)
-        check_count(input.numel() // max(input.shape[-1], 1) * (input.shape[-1] + 2 * pad)
-                    if signal_dim else 1)
-        input = PUBLIC["torch.nn.functional.pad"](input.view(extended), [pad, pad], pad_mode)
-        input = input.view(input.shape[-signal_dim:])
+        input = _centred(input, n_fft, pad_mode)
     if not (isinstance(input, Tensor) and type(n_fft) is int and _opt_int(hop_length)
             and _opt_int(win_length) and (window is None or isinstance(window, Tensor))
             and type(normalized) is bool and _opt_bool(onesided) and _opt_bool(return_complex)
@@ -101,11 +94,36 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                                     onesided, return_complex, align_to_window))
         if error is not None:
             raise error
+        if isinstance(onesided, str) and normalized:
+            # (only the parser's first declaration fits: it reads the 9 arguments as
+            # (..., center, pad_mode, normalized, onesided), and ATen's stft of that form
+            # centres a 1-d signal as one row, then squeezes the row out of the result)
+            single = input.dim() == 1
+            input = _centred(input.unsqueeze(0) if single else input, n_fft, onesided)
+            out = stft(input, n_fft, hop_length, win_length, window, False,
+                       normalized=return_complex, onesided=align_to_window)
+            return out.squeeze_(0) if single else out
+        if isinstance(onesided, str):  # (that declaration without centring)
+            normalized, onesided, return_complex, align_to_window = (
+                return_complex, align_to_window, None, None)
     if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list: ATen's stft)
         return _autocast.fp32(_stft_frames, input, n_fft, hop_length, win_length, window,
                               normalized, onesided, return_complex, align_to_window)
     return _stft_frames(input, n_fft, hop_length, win_length, window, normalized, onesided,
                         return_complex, align_to_window)
+
+
+def _centred(input, n_fft, pad_mode):
+    """The signal padded by `n_fft // 2` at each end of its last dim (viewed as 3-d for
+    F.pad), as torch.functional.stft and ATen's centring stft pad it."""
+    signal_dim = input.dim()
+    extended = [1] * (3 - signal_dim) + list(input.size())
+    pad = int(n_fft // 2)
+    # (--max-elements: the padding is the one thing n_fft alone makes large)
+    check_count(input.numel() // max(input.shape[-1], 1) * (input.shape[-1] + 2 * pad)
+                if signal_dim else 1)
+    padded = PUBLIC["torch.nn.functional.pad"](input.view(extended), [pad, pad], pad_mode)
+    return padded.view(padded.shape[-signal_dim:])
 
 
 def _stft_frames(self, n_fft, hop_length, win_length, window, normalized, onesided,
