@@ -77,6 +77,19 @@ STFT = [
     "T.stft(x, 8, window=w.to(T.complex128))",
     "x.stft(8, window=w, return_complex=True)",
     "T.stft(x, 24, hop_length=4, return_complex=True, center=False, onesided=False)",
+    "T.stft(x, 8, window=w, center='a', return_complex=True)",  # (only Python's `if` reads it)
+    # a str onesided: the parser's first declaration reads the 9 arguments torch.functional
+    # hands on as (..., center, pad_mode, normalized, onesided)
+    "T.stft(T.complex(x, x.flip(0)), 8, window=w, center=False, onesided='reflect',"
+    " normalized=True, return_complex=True)",
+    "T.stft(T.complex(x, x.flip(0)), 8, window=w, center=False, onesided='constant',"
+    " normalized=True, return_complex=True, align_to_window=False)",
+    "T.stft(T.complex(x, x.flip(0)), 8, window=w, center=False, onesided='reflect',"
+    " return_complex=True)",
+    "T.stft(T.complex(x, x.flip(0)), 8, window=w, center=False, onesided='bad',"
+    " normalized=True, return_complex=False)",
+    "T.stft(x, 8, window=w, center=False, onesided='reflect', normalized=True,"
+    " return_complex=True)",
     # errors
     "T.stft(x, 8)", "T.stft(x, 8, window=w)",
     "T.stft(x, 40, window=w, return_complex=True)",
@@ -124,6 +137,74 @@ ISTFT = [
 @pytest.mark.parametrize("src", ISTFT)
 def test_istft_matches_pytorch(src):
     _compare(src, "S")
+
+
+# Bad arguments: torch.stft and Tensor.stft are Python in PyTorch (its own steps fail first:
+# align_to_window, input.dim(), `n_fft // 2`, F.pad's mode, then its C++ stft's parser over
+# the 9 arguments it hands on); torch.istft is C++, and Tensor.istft hands its arguments on
+# by position (return_complex by keyword), so the parser's texts carry those positions.
+ARG_ERRORS = [
+    "T.stft(x, 'a', window=w, return_complex=True)",
+    "T.stft(x, None, window=w, return_complex=True)",
+    "T.stft(x, ['a'], window=w, return_complex=True)",
+    "T.stft(x, 'a', window=w, return_complex=True, center=False)",
+    "T.stft(x, 8.0, window=w, return_complex=True)",
+    "T.stft(x, True, return_complex=True)",
+    "T.stft(x, 8, 'a', window=w, return_complex=True)",
+    "T.stft(x, 8, window='a', return_complex=True)",
+    "T.stft(x, 8, 2, 8, 3, return_complex=True)",
+    "T.stft(x, 8, window=w, pad_mode=3, return_complex=True)",
+    "T.stft(x, 8, window=w, pad_mode=None, return_complex=True)",
+    "T.stft(x, 8, window=w, normalized=None, return_complex=True)",
+    "T.stft(x, 8, window=w, return_complex='a')",
+    "T.stft(x, 8, window=w, center=False, align_to_window='a', return_complex=True)",
+    "T.stft(x, 8, window=w, align_to_window='a', return_complex=True)",
+    "T.stft('a', 8, return_complex=True)", "T.stft([1.0, 2.0], 8, return_complex=True)",
+    "T.stft('a', 8, return_complex=True, center=False)",
+    "T.stft(x, 8, return_complex=True, zz=1)", "T.stft(x, *(1,) * 11)",
+    "x.stft('a')", "x.stft(None)", "x.stft(*(1,) * 9)", "x.stft(8, 'a', return_complex=True)",
+    "x.stft(8, pad_mode=3, return_complex=True)", "x.stft(8, zz=3)",
+    "T.istft(S, 'a')", "T.istft(S, 8, 'a')", "T.istft(S, 8, window=3)",
+    "T.istft(S, 8, center=None)", "T.istft(S, 8, window=w, return_complex=None)",
+    "T.istft(S, n_fft=8, window=w, length='a')", "T.istft(S, *(1,) * 9)",
+    "S.istft('a')", "S.istft(None)", "S.istft(['a'])", "S.istft(*(1,) * 9)",
+    "S.istft(8.0, window=w)", "S.istft(8, 'a')", "S.istft(8, window=w, center=None)",
+    "S.istft(8, window=w, length='a')", "S.istft(8, window=w, return_complex=None)",
+    "S.istft(8, zz=1)",
+    "T.nn.functional.pad(x[None], [2, 2], 3)", "T.nn.functional.pad(x[None], [2, 2], mode=None)",
+]
+
+
+@pytest.mark.parametrize("src", ARG_ERRORS)
+def test_argument_errors_are_pytorchs(src):
+    want = _describe(torch, src, "x")
+    assert len(want) == 2, "PyTorch accepts these arguments"
+    assert _describe(gt, src, "x") == want
+
+
+AUTOCAST = [
+    "T.stft(x.bfloat16(), 8, window=w.bfloat16(), return_complex=True)",
+    "T.stft(x.bfloat16(), 8, window=w.bfloat16(), return_complex=True, pad_mode='constant')",
+    "T.stft(x.bfloat16(), 8, window=w.bfloat16(), return_complex=True, center=False)",
+    "T.nn.functional.pad(x.bfloat16().view(1, 1, 30), [2, 2], 'reflect')",
+    "T.nn.functional.pad(x.bfloat16().view(1, 1, 5, 6), [2, 2, 1, 1], 'replicate')",
+    "T.nn.functional.pad(x.bfloat16().view(1, 1, 2, 3, 5), [1] * 6, 'reflect')",
+    "T.nn.functional.pad(x.bfloat16().view(1, 1, 1, 5, 6), [1] * 6, 'replicate')",
+    "T.nn.functional.pad(x.bfloat16().view(1, 1, 30), [2, 2], 'constant')",
+]
+
+
+@pytest.mark.parametrize("src", AUTOCAST)
+def test_autocast_casts_where_pytorch_does(src):
+    """CPU autocast's float32 list holds reflection_pad1d/2d and replication_pad1d/2d/3d
+    (so stft's centring pad casts there, before the frames) and ATen's stft."""
+    def described(T):
+        with T.autocast("cpu"):
+            r = eval(src, {"T": T, "x": T.tensor(SIGNAL, requires_grad=True),  # noqa: S307
+                           "w": T.hann_window(8, dtype=T.float64)})
+        return str(r.dtype), _chain(r)
+
+    assert described(gt) == described(torch)
 
 
 def test_round_trip_and_gradcheck():

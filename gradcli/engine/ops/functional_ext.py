@@ -1740,8 +1740,15 @@ for _mode in ("reflect", "replicate"):
 
 @public("torch.nn.functional.pad")
 def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
-
+    """F.pad: PyTorch's Python function hands (input, pad, mode, value) by position to
+    its C++ pad, whose parser refuses a mode that is no str (position 3 however given)."""
     pad = tuple(int(p) for p in pad)
+    if not isinstance(mode, str):
+        raise TypeError(f"pad(): argument 'mode' (position 3) must be str, not "
+                        f"{type(mode).__name__}")
+    if _autocast.ENABLED and (mode == "replicate" or (mode == "reflect" and len(pad) < 6)) \
+            and _autocast.wanted():  # (CPU autocast's float32 list: reflection_pad1d/2d,
+        return _autocast.fp32(_PAD, input, pad, mode, value)  # replication_pad1d/2d/3d)
     x = input._data
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -1785,6 +1792,9 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
                                f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
                                f"of input {_sizes(x.shape)}")
     return run_op(_GATHER_PADS[mode, dims], (input,), (pad, mode))
+
+
+_PAD = pad  # (the function, which its own parameter `pad` hides in its body)
 
 
 def _pad_circular(input: Tensor, pad: tuple) -> Tensor:

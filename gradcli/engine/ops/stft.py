@@ -24,27 +24,41 @@ def _warn_once(key: str, message: str) -> None:
         warn_at_caller(message)
 
 
-_INT = "int"
-_BOOL = "bool"
+#: the declarations PyTorch's parser reads the calls of its C++ stft (the one
+#: torch.functional.stft ends in, after its own centring) against
+_STFT_FORMATS = (
+    "stft(Tensor input, int64_t n_fft, int64_t? hop_length=None, int64_t? win_length=None, "
+    "Tensor? window=None, bool center=True, c10::string_view pad_mode=\"reflect\", "
+    "bool normalized=False, bool? onesided=None, bool? return_complex=None, "
+    "bool? align_to_window=None)",
+    "stft(Tensor input, int64_t n_fft, int64_t? hop_length=None, int64_t? win_length=None, "
+    "Tensor? window=None, bool normalized=False, bool? onesided=None, "
+    "bool? return_complex=None, bool? align_to_window=None)",
+)
+_PARSED: list = []
 
 
-def _check_args(fname: str, **args) -> None:
-    """The arguments' types as PyTorch's parser reads them (int, bool, str, Tensor; None
-    where the parameter is optional): a TypeError naming the first that is not."""
-    kinds = {"n_fft": _INT, "hop_length": _INT, "win_length": _INT, "window": "Tensor",
-             "center": _BOOL, "pad_mode": "str", "normalized": _BOOL, "onesided": _BOOL,
-             "return_complex": _BOOL, "align_to_window": _BOOL, "length": _INT}
-    required = ("n_fft", "center", "pad_mode", "normalized")
-    for name, value in args.items():
-        kind = kinds[name]
-        if value is None and name not in required:
-            continue
-        ok = (isinstance(value, int) and not isinstance(value, bool) if kind == _INT else
-              isinstance(value, bool) if kind == _BOOL else
-              isinstance(value, str) if kind == "str" else isinstance(value, Tensor))
-        if not ok:
-            raise TypeError(f"{fname}(): argument '{name}' must be {kind}, not "
-                            f"{type(value).__name__}")
+def _opt_int(value) -> bool:
+    return value is None or type(value) is int
+
+
+def _opt_bool(value) -> bool:
+    return value is None or type(value) is bool
+
+
+def _stft_parser_error(args: tuple) -> TypeError | None:
+    """PyTorch's TypeError for this positional call of its C++ stft, or None when the
+    arguments fit (asked only once the cheap test of the usual types failed)."""
+    from .arg_checks import ArgError, Conversion, Signature, _diagnose
+
+    if not _PARSED:
+        _PARSED.append([Signature(f) for f in _STFT_FORMATS])
+    try:
+        return _diagnose(_PARSED[0], args, {})
+    except ArgError as err:
+        return TypeError(str(err))
+    except Conversion as err:
+        return err.error
 
 
 def _type_text(t) -> str:
@@ -64,28 +78,52 @@ def _opt(value) -> str:
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
          align_to_window=None):
-    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
-        return _autocast.fp32(stft, input, n_fft, hop_length, win_length, window, center,
-                              pad_mode, normalized, onesided, return_complex, align_to_window)
-    if not isinstance(input, Tensor):
-        raise TypeError(f"stft(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-    _check_args("stft", n_fft=n_fft, hop_length=hop_length, win_length=win_length,
-                window=window, center=center, pad_mode=pad_mode, normalized=normalized,
-                onesided=onesided, return_complex=return_complex, align_to_window=align_to_window)
+    """torch.functional.stft's steps in its order (PyTorch writes it in Python, and
+    Tensor.stft hands every argument on to it): the align_to_window test, the centring
+    (the input's dim(), `n_fft // 2`, F.pad with `pad_mode`: each fails as Python or
+    F.pad fails on a bad argument), then its C++ stft, whose parser reads the rest."""
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
-    if center:  # (--max-elements: the padding is the one thing n_fft alone makes large)
-        check_count(input.numel() // max(input.shape[-1], 1) * (input.shape[-1] + 2 * (n_fft // 2))
-                    if input.dim() else 1)
-    if center:  # (torch.functional's part: reflect-pad the signal by n_fft // 2 each side)
-        signal_dim = input.dim()
-        extended = [1] * (3 - signal_dim) + list(input.shape)
-        pad = int(n_fft // 2)
-        input = PUBLIC["torch.nn.functional.pad"](input.view(extended), [pad, pad], pad_mode)
-        input = input.view(input.shape[-signal_dim:])
+    if center:
+        input = _centred(input, n_fft, pad_mode)
+    if not (isinstance(input, Tensor) and type(n_fft) is int and _opt_int(hop_length)
+            and _opt_int(win_length) and (window is None or isinstance(window, Tensor))
+            and type(normalized) is bool and _opt_bool(onesided) and _opt_bool(return_complex)
+            and _opt_bool(align_to_window)):
+        error = _stft_parser_error((input, n_fft, hop_length, win_length, window, normalized,
+                                    onesided, return_complex, align_to_window))
+        if error is not None:
+            raise error
+        if isinstance(onesided, str) and normalized:
+            # (only the parser's first declaration fits: it reads the 9 arguments as
+            # (..., center, pad_mode, normalized, onesided), and ATen's stft of that form
+            # centres a 1-d signal as one row, then squeezes the row out of the result)
+            single = input.dim() == 1
+            input = _centred(input.unsqueeze(0) if single else input, n_fft, onesided)
+            out = stft(input, n_fft, hop_length, win_length, window, False,
+                       normalized=return_complex, onesided=align_to_window)
+            return out.squeeze_(0) if single else out
+        if isinstance(onesided, str):  # (that declaration without centring)
+            normalized, onesided, return_complex, align_to_window = (
+                return_complex, align_to_window, None, None)
+    if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list: ATen's stft)
+        return _autocast.fp32(_stft_frames, input, n_fft, hop_length, win_length, window,
+                              normalized, onesided, return_complex, align_to_window)
     return _stft_frames(input, n_fft, hop_length, win_length, window, normalized, onesided,
                         return_complex, align_to_window)
+
+
+def _centred(input, n_fft, pad_mode):
+    """The signal padded by `n_fft // 2` at each end of its last dim (viewed as 3-d for
+    F.pad), as torch.functional.stft and ATen's centring stft pad it."""
+    signal_dim = input.dim()
+    extended = [1] * (3 - signal_dim) + list(input.size())
+    pad = int(n_fft // 2)
+    # (--max-elements: the padding is the one thing n_fft alone makes large)
+    check_count(input.numel() // max(input.shape[-1], 1) * (input.shape[-1] + 2 * pad)
+                if signal_dim else 1)
+    padded = PUBLIC["torch.nn.functional.pad"](input.view(extended), [pad, pad], pad_mode)
+    return padded.view(padded.shape[-signal_dim:])
 
 
 def _stft_frames(self, n_fft, hop_length, win_length, window, normalized, onesided,
@@ -176,20 +214,35 @@ def _cpu_type(t) -> str:
     return f"CPU{_complex._scalar_type_name(t.dtype)}Type"
 
 
-@public("torch.istft", "Tensor.istft")
+@public("Tensor.istft")
+def tensor_istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True,
+                 normalized=False, onesided=None, length=None, return_complex=False):
+    """PyTorch's Tensor.istft is Python handing its arguments on to torch.istft (by
+    position, return_complex by keyword), whose parser words the errors of that call."""
+    return PUBLIC["torch.istft"](self, n_fft, hop_length, win_length, window, center,
+                                 normalized, onesided, length, return_complex=return_complex)
+
+
+@public("torch.istft")
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False):
     """ATen's istft: the frames' inverse transforms times the window, overlap-added
     (unfold_backward), divided by the overlap-added squared window."""
+    if not (isinstance(input, Tensor) and type(n_fft) is int and _opt_int(hop_length)
+            and _opt_int(win_length) and (window is None or isinstance(window, Tensor))
+            and type(center) is bool and type(normalized) is bool and _opt_bool(onesided)
+            and _opt_int(length) and type(return_complex) is bool):
+        # (arguments PyTorch's parser may refuse; the public wrapper words the error from
+        # the call as it was made, with the positions it used)
+        from .arg_checks import diagnose
+
+        error = diagnose("torch.istft", (input, n_fft, hop_length, win_length, window, center,
+                                         normalized, onesided, length, return_complex), {})
+        if error is not None:
+            raise error
     if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
         return _autocast.fp32(istft, input, n_fft, hop_length, win_length, window, center,
                               normalized, onesided, length, return_complex)
-    if not isinstance(input, Tensor):
-        raise TypeError(f"istft(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-    _check_args("istft", n_fft=n_fft, hop_length=hop_length, win_length=win_length,
-                window=window, center=center, normalized=normalized, onesided=onesided,
-                length=length, return_complex=return_complex)
     if window is None:
         _warn_once("istft_window", "A window was not provided. A rectangular window will be "
                    "applied.Please provide the same window used by stft to make the inversion "
