@@ -194,6 +194,16 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
+def _zero_chosen(t, default_mask, amount, pick):
+    """default_mask with the elements `pick(count)` chooses set to 0, where count is how
+    many `amount` prunes (nothing is chosen, nor drawn, when that is none)."""
+    count = _count_to_prune(amount, t.nelement())
+    mask = default_mask.clone(memory_format=torch.contiguous_format)
+    if count != 0:
+        mask.view(-1)[pick(count)] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     PRUNING_TYPE = "unstructured"
 
@@ -202,12 +212,8 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        count = _count_to_prune(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=torch.contiguous_format)
-        if count != 0:
-            chosen = torch.topk(torch.rand_like(t).view(-1), k=count).indices
-            mask.view(-1)[chosen] = 0
-        return mask
+        return _zero_chosen(t, default_mask, self.amount,
+                            lambda count: torch.topk(torch.rand_like(t).view(-1), k=count).indices)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -222,12 +228,8 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        count = _count_to_prune(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=torch.contiguous_format)
-        if count != 0:
-            smallest = torch.topk(torch.abs(t).view(-1), k=count, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+        return _zero_chosen(t, default_mask, self.amount, lambda count: torch.topk(
+            torch.abs(t).view(-1), k=count, largest=False).indices)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
