@@ -301,16 +301,18 @@ def _format_block(
     return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
-def _append_suffixes(text: str, suffixes: list[str], indent: int, linewidth: int) -> str:
-    """Add `, suffix` items and the closing parenthesis, wrapping a suffix that would overflow.
+def _append_suffixes(text: str, suffixes: list[str], indent: int, linewidth: int,
+                     first_on_new: bool = False) -> str:
+    """Add `, suffix` items and the closing parenthesis, wrapping a suffix that would overflow
+    (and the first one on a line of its own with `first_on_new`: a sparse tensor's size).
 
     PyTorch over-counts the current line by two characters when deciding (its length
     arithmetic includes the newline and one more); that is kept so wrapping matches.
     """
     pieces = [text]
     line_length = len(text) - text.rfind("\n") + 1
-    for suffix in suffixes:
-        if line_length + len(suffix) + 2 > linewidth:
+    for n, suffix in enumerate(suffixes):
+        if (n == 0 and first_on_new) or line_length + len(suffix) + 2 > linewidth:
             pieces.append(",\n" + " " * indent + suffix)
             line_length = indent + len(suffix)
         else:

@@ -16,6 +16,7 @@ from .formatting import (
     _IMPLIED_DTYPES,
     _PREFIX,
     PRINT_OPTIONS,
+    _append_suffixes,
     _ComplexFormatter,
     _default_float_key,
     _dtype_key,
@@ -61,7 +62,7 @@ def sparse_repr(indices: np.ndarray, values: np.ndarray, shape: tuple, *,
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
-    return _with_suffixes(text, suffixes, indent, PRINT_OPTIONS.linewidth)
+    return _append_suffixes(text, suffixes, indent, PRINT_OPTIONS.linewidth, first_on_new=True)
 
 
 def compressed_repr(crow: np.ndarray, col: np.ndarray, values: np.ndarray, shape: tuple, *,
@@ -83,22 +84,4 @@ def compressed_repr(crow: np.ndarray, col: np.ndarray, values: np.ndarray, shape
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
-    return _with_suffixes(text, suffixes, indent, PRINT_OPTIONS.linewidth, first_on_new=False)
-
-
-def _with_suffixes(text: str, suffixes: list[str], indent: int, linewidth: int,
-                   first_on_new: bool = True) -> str:
-    """`, suffix` items and the closing parenthesis: the first on a line of its own (a
-    sparse tensor's size always starts one), the rest wrapped at the line width as a dense
-    tensor's suffixes are (the current line over-counted by two, as PyTorch counts it)."""
-    pieces = [text]
-    line_length = len(text) - text.rfind("\n") + 1
-    for n, suffix in enumerate(suffixes):
-        if (n == 0 and first_on_new) or line_length + len(suffix) + 2 > linewidth:
-            pieces.append(",\n" + " " * indent + suffix)
-            line_length = indent + len(suffix)
-        else:
-            pieces.append(", " + suffix)
-            line_length += len(suffix) + 2
-    pieces.append(")")
-    return "".join(pieces)
+    return _append_suffixes(text, suffixes, indent, PRINT_OPTIONS.linewidth)
