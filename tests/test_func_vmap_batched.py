@@ -112,3 +112,19 @@ def test_randomness_sees_batched_inputs_as_pytorch(name):
             return type(err).__name__, str(err)
         return "ok", tuple(out.shape)
     assert outcome(gt) == outcome(torch)
+
+
+def test_a_vmap_leaves_tensor_and_torch_as_it_found_them():
+    """vmap installs its refusing and marking methods for the call only: after it (and after
+    one that raised), every Tensor attribute and torch function is the object it was."""
+    import gradcli.torch as gtorch
+
+    tensor_before = dict(vars(gtorch.Tensor))
+    torch_before = dict(vars(gtorch))
+    gtorch.vmap(lambda t: gtorch.where(t > 0, t, -t).sum() + t.eq(1).any())(gtorch.randn(3, 2))
+    with pytest.raises(RuntimeError):
+        gtorch.vmap(lambda t: t.item())(gtorch.randn(3))
+    assert {k: v for k, v in vars(gtorch.Tensor).items() if tensor_before.get(k) is not v} == {}
+    assert set(vars(gtorch.Tensor)) == set(tensor_before)
+    changed = {k for k, v in vars(gtorch).items() if k in torch_before and torch_before[k] is not v}
+    assert changed == set()

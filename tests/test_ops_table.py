@@ -33,6 +33,11 @@ INTERNAL = {
     **{name: "a complex op: tests/test_complex.py compares it with PyTorch" for name in (
         "view_as_real", "view_as_complex", "conj", "conj_physical", "complex", "polar",
         "angle_complex", "sgn_complex", "linalg_eig", "vdot_complex")},
+    # the three transforms torch.fft composes (ops/fft.py): complex in or out, so the real
+    # generic tests cannot reach them; tests/test_fft.py compares every transform built on
+    # them, gradients, double backward and gradcheck, with PyTorch
+    **{name: "an fft primitive: tests/test_fft.py compares it with PyTorch" for name in (
+        "fft_c2c", "fft_r2c", "fft_c2r")},
     "grid_sampler_2d_backward": "grid_sample's gradients recorded under create_graph "
                                 "(GridSampler2DBackwardBackward0): tests/test_ops_grid_sampler.py "
                                 "compares second derivatives with PyTorch",

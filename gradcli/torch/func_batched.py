@@ -273,7 +273,10 @@ class Tracking:
                 refusing = (_index_method(original) if name == "__index__"
                             else _refusing(name, original, message))
                 setattr(Tensor, name, refusing)
-            for name in (*_MARKING, *_MARKING_METHODS, *_MARKING_DUNDERS, *_REFUSED_OPS):
+            # (a name in two of the lists, such as where, is wrapped once: wrapping it again
+            # would record the first wrapper as the original, left installed after the vmap)
+            for name in dict.fromkeys((*_MARKING, *_MARKING_METHODS, *_MARKING_DUNDERS,
+                                       *_REFUSED_OPS)):
                 original = Tensor.__dict__.get(name)
                 if original is None:
                     original = getattr(Tensor, name, None)
@@ -285,7 +288,7 @@ class Tracking:
                 setattr(Tensor, name, _wrapped(name, original))
             import gradcli.torch as torch_facade
 
-            for name in (*_MARKING, *_REFUSED_OPS):
+            for name in dict.fromkeys((*_MARKING, *_REFUSED_OPS)):
                 original = torch_facade.__dict__.get(name)
                 if callable(original):
                     _TORCH_ORIGINALS[name] = original

@@ -556,7 +556,10 @@ def _named_like(function, fn, name):
 
 def _declares_out(fn) -> bool:
     """Whether `fn` has a parameter named out (read from its code object: inspect's
-    signature would cost ~30 ms of start-up over all the public functions)."""
+    signature would cost ~30 ms of start-up over all the public functions). A refusing
+    wrapper (complex input: ops/complex.py) is read through to the function it wraps."""
+    while getattr(fn, "__wrapped__", None) is not None:
+        fn = fn.__wrapped__
     code = getattr(fn, "__code__", None)
     if code is None:
         return False
