@@ -170,6 +170,27 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad is not True and requires_grad is not False:
             ABOVE.arg_error("Tensor.requires_grad_", (requires_grad,), {})
+        if TRANSFORM_GUARD is not None:  # (after the argument's check, as PyTorch's)
+            TRANSFORM_GUARD(self, "requires_grad_")
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
+            return self
+        if requires_grad and self._data.dtype.kind not in "fcV":
+            raise RuntimeError(ONLY_FLOAT_GRAD)
+        if requires_grad and self._vc.__class__ is _inference.InferenceVersion \
+                and not GRAD_MODE.inference:
+            raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
+        self._set_leaf_requires_grad(bool(requires_grad))
+        return self
+
+    def _requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """requires_grad_ for gradcli's own code (backward formulas, factories' requires_grad=,
+        the transforms' fresh inputs): never refused under a torch.func transform. (The same
+        lines as requires_grad_'s rather than a call from it: that call would cost every
+        requires_grad_ a tenth of its time.)"""
+        if requires_grad is not True and requires_grad is not False:
+            ABOVE.arg_error("Tensor.requires_grad_", (requires_grad,), {})
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
@@ -392,26 +413,38 @@ class Tensor:
 
     # ---------------------------------------------------------- conversions
     def item(self):
+        if TRANSFORM_GUARD is not None:
+            TRANSFORM_GUARD(self, "item")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         return self._data.reshape(()).item()
 
     def tolist(self):
+        if TRANSFORM_GUARD is not None:
+            TRANSFORM_GUARD(self, "tolist")
         return self._data.tolist()
 
     def __float__(self) -> float:
+        if TRANSFORM_GUARD is not None:
+            TRANSFORM_GUARD(self, "__float__")
         return float(self._scalar_for("float"))
 
     def __int__(self) -> int:
+        if TRANSFORM_GUARD is not None:
+            TRANSFORM_GUARD(self, "__int__")
         return int(self._scalar_for("int"))
 
     def __index__(self) -> int:
+        if TRANSFORM_GUARD is not None:
+            TRANSFORM_GUARD(self, "__index__")
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data.reshape(()).item())
 
     def __bool__(self) -> bool:
+        if TRANSFORM_GUARD is not None:
+            TRANSFORM_GUARD(self, "__bool__")
         if self._data.size != 1:
             raise RuntimeError(
                 "Boolean value of Tensor with more than one value is ambiguous"
@@ -465,6 +498,8 @@ class Tensor:
         return self
 
     def retain_grad(self) -> None:
+        if TRANSFORM_GUARD is not None:
+            TRANSFORM_GUARD(self, "retain_grad")
         fn = self.grad_fn
         if fn is None:
             if not self.requires_grad:
@@ -790,6 +825,12 @@ _LEAF_HOOKED = [False]
 #: through an in-place op; FORWARD_AD_TANGENT(tensor) -> its tangent or None (printing).
 FORWARD_AD_INPLACE = None
 FORWARD_AD_TANGENT = None
+#: None unless some thread runs a torch.func transform (gradcli.torch.func_guards sets it):
+#: TRANSFORM_GUARD(tensor, method name) raises PyTorch's refusal when the calling thread is
+#: inside a transform that forbids the method (requires_grad_, retain_grad) or the tensor is
+#: batched by its vmap (item, __bool__, tolist, numpy, __float__, __int__, __index__).
+#: Outside transforms the methods pay one global read.
+TRANSFORM_GUARD = None
 #: None unless torch.autograd.graph.allow_mutation_on_saved_tensors() is active; then
 #: BEFORE_WRITE(tensor) runs before any in-place write into tensor's storage, so the
 #: context can keep a copy of what backward still needs from it.

@@ -83,7 +83,7 @@ def _autograd_function():
                     raise ValueError("lobpcg.backward does not support backward with B != I "
                                      "yet.")
                 with torch.enable_grad():
-                    leaf = A.detach().requires_grad_()
+                    leaf = A.detach()._requires_grad_()
                     values, vectors = torch.linalg.eigh(leaf)
                     index = torch.arange(values.shape[-1] - 1, values.shape[-1] - 1 - ctx.k, -1) \
                         if ctx.largest else torch.arange(ctx.k)

@@ -25,10 +25,6 @@ from . import func_guards as _guards
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "stack_module_state", "vjp", "vmap"]
 
-# how many reverse-mode transforms are running: inside one, results keep their graph so
-# that the enclosing transform differentiates them
-_DEPTH = [0]
-
 _NEEDS_SETUP_CONTEXT = (
     "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
     "...), it must override the setup_context staticmethod. For more details, please see "
@@ -37,16 +33,19 @@ _NEEDS_VMAP_RULE = (
     "You tried to vmap over {name}, but it does not have vmap support. Please override and "
     "implement the vmap staticmethod or set generate_vmap_rule=True. For more details, please "
     "see https://pytorch.org/docs/main/notes/extending.func.html")
-# running transforms: [all of them, those that vmap (vmap, jacfwd and hessian)]
-_RUNNING = [0, 0]
+_STATE = _guards.STATE  # the calling thread's transforms
 
 
 def _check_custom_function(cls, setup_style: bool) -> None:
-    """custom_function's slot while a transform runs: a Function without setup_context
-    cannot run under one, nor one without a vmap rule under vmap (PyTorch's errors)."""
+    """custom_function's slot while a transform runs (in any thread): a Function without
+    setup_context cannot run under one, nor one without a vmap rule under vmap (PyTorch's
+    errors)."""
+    state = _STATE
+    if not state.transforms:
+        return  # (another thread's transform)
     if not setup_style:
         raise RuntimeError(_NEEDS_SETUP_CONTEXT)
-    if _RUNNING[1] and not getattr(cls, "generate_vmap_rule", False) and not any(
+    if state.vmapping and not getattr(cls, "generate_vmap_rule", False) and not any(
             "vmap" in vars(k) for k in cls.__mro__ if k.__module__ != "torch.autograd.function"):
         raise RuntimeError(_NEEDS_VMAP_RULE.format(name=cls.__name__))
 
@@ -60,26 +59,19 @@ class _Transform:
         self.vmapping = vmapping
 
     def __enter__(self):
-        from gradcli.engine import custom_function
-
-        if not _RUNNING[0]:
-            _guards.install()
-        _RUNNING[0] += 1
-        _RUNNING[1] += self.vmapping
-        custom_function.FUNC_TRANSFORMS = _check_custom_function
-        _batched.KINDS.append("other")
+        state = _STATE
+        _guards.push("other")
+        state.transforms += 1
+        state.vmapping += self.vmapping
 
     def __exit__(self, *exc):
-        from gradcli.engine import custom_function
-
-        _batched.KINDS.pop()
-        _RUNNING[0] -= 1
-        _RUNNING[1] -= self.vmapping
-        if not _RUNNING[0]:
-            custom_function.FUNC_TRANSFORMS = None
-            _guards.uninstall()
+        state = _STATE
+        state.transforms -= 1
+        state.vmapping -= self.vmapping
+        _guards.pop()
 
 
+_guards.CUSTOM_CHECK[0] = _check_custom_function
 _TRANSFORM = _Transform()
 _VMAPPING = _Transform(True)
 
@@ -252,7 +244,7 @@ def _differentiable(x: Tensor) -> Tensor:
             out = alias(x)  # grad(grad(f)) ends in f's last op, as PyTorch's levels do)
         _INPUT_ALIASES.add(out._grad_fn)
         return out
-    out = _detached(x).requires_grad_(True)
+    out = _detached(x)._requires_grad_(True)
     _batched.carry(x, out)
     return out
 
@@ -276,7 +268,7 @@ def _detached(x: Tensor, tangent_graph: bool = True) -> Tensor:
 def _keep_graph(inputs) -> bool:
     """Whether results keep their graph: an enclosing transform, or inputs that needed a
     gradient already."""
-    return GRAD_MODE.enabled and (_DEPTH[0] > 0 or any(
+    return GRAD_MODE.enabled and (_STATE.depth > 0 or any(
         isinstance(x, Tensor) and x.requires_grad for x in inputs))
 
 
@@ -319,12 +311,12 @@ def vjp(func, *primals, has_aux: bool = False):
     flat, spec = _flatten(primals)
     keep = _keep_graph(flat)
     inner = _inputs_for(flat)
-    _DEPTH[0] += 1
+    _STATE.depth += 1
     try:
         with enable_grad(), _TRANSFORM:
             output = func(*_unflatten(inner, spec))
     finally:
-        _DEPTH[0] -= 1
+        _STATE.depth -= 1
     aux = None
     if has_aux:
         if not (isinstance(output, tuple) and len(output) == 2):
@@ -463,12 +455,12 @@ def _traced_call(func, args, kwargs, argnums, has_aux: bool, who: str) -> tuple:
     flat, spec = _flatten(_picked(args, nums))
     keep = _keep_graph(flat)
     inner = _inputs_for(flat)
-    _DEPTH[0] += 1
+    _STATE.depth += 1
     try:
         with enable_grad(), _TRANSFORM:
             output = func(*_replaced(args, nums, _unflatten(inner, spec)), **kwargs)
     finally:
-        _DEPTH[0] -= 1
+        _STATE.depth -= 1
     output, aux = _split_aux(who, output, has_aux)
     return output, aux, inner, spec, keep
 
@@ -663,12 +655,12 @@ def _nested_jvp(func, flat_p, spec_p, flat_t, strict, has_aux, keep):
 
     name = _JVP_NAME
     inner = _inputs_for(flat_p)
-    _DEPTH[0] += 1
+    _STATE.depth += 1
     try:
         with enable_grad(), _TRANSFORM:
             output = func(*_unflatten(inner, spec_p))
     finally:
-        _DEPTH[0] -= 1
+        _STATE.depth -= 1
     outs, out_spec, aux = _jvp_outputs(name, output, has_aux)
     restore = _custom_saved_as_constants(outs, inner)
     try:
@@ -1210,7 +1202,7 @@ def stack_module_state(models):
                 raise RuntimeError(f"Expected {name} from each model to have the same "
                                    ".requires_grad")
             joined = torch.stack(tensors)
-            out[name] = joined.detach().requires_grad_() if all(wanting) else joined
+            out[name] = joined.detach()._requires_grad_() if all(wanting) else joined
         return out
 
     return (stacked([dict(m.named_parameters()) for m in models]),

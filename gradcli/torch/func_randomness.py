@@ -202,7 +202,7 @@ DIFFERENT_UNBATCHED = ("vmap: Cannot ask for different inplace randomness on an 
 
 
 def _batched_self_only(original):
-    from . import func_batched, func_guards
+    from . import func_batched
 
     def fill(self, *args, **kwargs):
         mine = func_batched._depth(self)
@@ -211,7 +211,7 @@ def _batched_self_only(original):
             raise RuntimeError(func_batched.INPLACE.replace("inplace arithmetic",
                                                             f"inplace {name}"))
         # (gradcli's own ops fill fresh tensors of their own, dropout's mask: not refused)
-        if not mine and func_guards._from_outside():
+        if not mine and func_batched._called_by_user(1):
             raise RuntimeError(DIFFERENT_UNBATCHED)
         return original(self, *args, **kwargs)
 

@@ -87,7 +87,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     base = PUBLIC["torch.zeros"]([size[d] for d in order], dtype=dtype)
     result = make(base._data.transpose(tuple(int(i) for i in inverse)))
     if requires_grad:
-        result.requires_grad_(True)
+        result._requires_grad_(True)
     return result
 
 

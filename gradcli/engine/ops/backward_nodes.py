@@ -87,7 +87,7 @@ class BackwardOp:
                 if inputs[i].requires_grad:
                     aliases[i] = inputs[i].view_as(inputs[i])
                 else:  # (forward AD's transposed vjp asks along a constant)
-                    aliases[i] = inputs[i].detach().requires_grad_()
+                    aliases[i] = inputs[i].detach()._requires_grad_()
             outs = self.formula(tuple(aliases), meta, mask)
             pairs = [(o, gg) for o, gg in zip(outs, incoming)
                      if o is not None and gg is not None and isinstance(o, Tensor)

@@ -521,7 +521,7 @@ def _freq_tensor(values, dt, requires_grad):
     t = make(np.ascontiguousarray(arr)) if dt.name != "bfloat16" else \
         PUBLIC["torch.tensor"](values.tolist(), dtype=dt)
     if requires_grad:
-        t.requires_grad_(True)
+        t._requires_grad_(True)
     return t
 
 

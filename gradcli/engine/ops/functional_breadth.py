@@ -37,7 +37,7 @@ def _chunked_backward(c, g):
     x, w, b = c.saved
     target, weight, reduction, ignore_index = c.meta
     graph = GRAD_MODE.enabled
-    leaves = [None if t is None else (t if graph and c.needs(i) else t.detach().requires_grad_())
+    leaves = [None if t is None else (t if graph and c.needs(i) else t.detach()._requires_grad_())
               for i, t in enumerate((x, w, b))]
     with enable_grad():
         loss = _chunked_loss(*leaves, target, weight, reduction, ignore_index)

@@ -99,7 +99,7 @@ def range(start=0, end=_MISSING, step=1, *, out=None, dtype=None, layout=None, d
         out.resize_(result.shape).copy_(result)
         return out
     if requires_grad:
-        result.requires_grad_(True)
+        result._requires_grad_(True)
     return result
 
 
@@ -166,7 +166,7 @@ def _set_requires_grad(tensor: Tensor, flag: bool) -> Tensor:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
     if tensor.is_leaf:
-        tensor.requires_grad_(bool(flag))
+        tensor._requires_grad_(bool(flag))
     return tensor
 
 

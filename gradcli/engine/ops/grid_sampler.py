@@ -187,7 +187,7 @@ def _sampler_backward(c, g):
     inp, grid = c.saved
     mode, padding, align_corners = c.meta
     with no_grad():
-        gx, gg = _first_grads(g, inp.detach().requires_grad_(), grid.detach().requires_grad_(),
+        gx, gg = _first_grads(g, inp.detach()._requires_grad_(), grid.detach()._requires_grad_(),
                               mode, padding, align_corners, False)
     if GRAD_MODE.enabled:
         nd = inp._data.ndim - 2
@@ -206,7 +206,7 @@ def _sampler_double(c, grads):
     mode, padding, align_corners = c.meta[:3]
     ggx, ggg = (list(grads) + [None, None])[:2]
     graph = GRAD_MODE.enabled
-    leaves = [t if graph and c.needs(i) else t.detach().requires_grad_()
+    leaves = [t if graph and c.needs(i) else t.detach()._requires_grad_()
               for i, t in enumerate((g, inp, grid))]
     with enable_grad():
         gx, gg = _first_grads(leaves[0], leaves[1], leaves[2], mode, padding, align_corners,

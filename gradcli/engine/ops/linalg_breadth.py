@@ -45,7 +45,7 @@ def _ormqr_backward(c, g):
     from ..grad_mode import GRAD_MODE, enable_grad
 
     graph = GRAD_MODE.enabled
-    leaves = [t if graph and c.needs(i) else t.detach().requires_grad_()
+    leaves = [t if graph and c.needs(i) else t.detach()._requires_grad_()
               for i, t in enumerate(c.saved)]
     left, transpose = c.meta
     with enable_grad():

@@ -276,5 +276,5 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
         buf, tuple(size), tuple(s * d.np.itemsize for s in stride), writeable=True)
     out = make(arr)
     if requires_grad:
-        out.requires_grad_(True)
+        out._requires_grad_(True)
     return out

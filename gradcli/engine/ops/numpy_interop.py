@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .. import tensor as _tensor_mod
 from ..grad_mode import GRAD_MODE
 from ..tensor import Tensor, make
 from .registry import public
@@ -16,6 +17,8 @@ _SUPPORTED = ("float64, float32, float16, complex64, complex128, int64, int32, i
 def numpy(self: Tensor, *, force: bool = False):
     """The tensor's data as a numpy array sharing its memory (PyTorch refuses a tensor that
     requires grad unless ``force``, which then returns a copy of a detached tensor)."""
+    if _tensor_mod.TRANSFORM_GUARD is not None:  # (a vmap's batched tensor has no storage)
+        _tensor_mod.TRANSFORM_GUARD(self, "numpy")
     if self._data.dtype.kind == "V":  # bfloat16: numpy has no such type, so PyTorch refuses
         raise TypeError("Got unsupported ScalarType BFloat16")
     if self.requires_grad:

@@ -404,7 +404,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if requires_grad:
         if out._grad_fn is not None:
             raise RuntimeError("requires_grad can only be set on leaf tensors")
-        out.requires_grad_(True)
+        out._requires_grad_(True)
     return _attach(out, idx.copy(), vals.copy(), coalesced)
 
 

@@ -179,7 +179,7 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
         raise RuntimeError("sparse_csr_tensor: col_indices must be sorted and unique in each row")
     out = run_op(SPARSE_CSR_TENSOR, (vals_t,), (indices, shape))
     if requires_grad:
-        out.requires_grad_(True)
+        out._requires_grad_(True)
     return _attach(out, indices, vals.copy(), True, SparseCSR)
 
 

@@ -48,7 +48,7 @@ class Variable(metaclass=VariableMeta):
             raise TypeError("Variable data has to be a tensor, but got " + type(data).__name__)
         out = data.detach()
         if requires_grad:
-            out.requires_grad_(True)
+            out._requires_grad_(True)
         return out
 
 

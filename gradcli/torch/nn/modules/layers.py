@@ -43,7 +43,7 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         if _weight is None:
             self.weight = new_param((num_embeddings, embedding_dim), device, dtype)
-            self.weight.requires_grad_(not _freeze)
+            self.weight._requires_grad_(not _freeze)
             self.reset_parameters()
         else:
             from ..parameter import Parameter

@@ -100,7 +100,7 @@ class ParametrizationList(ModuleList):
                         f"{_kind(part)}.")
                 if isinstance(original, Parameter):
                     part = Parameter(part, original.requires_grad)
-                part.requires_grad_(original.requires_grad)
+                part._requires_grad_(original.requires_grad)
                 _register_tensor(self, f"original{i}", part)
         if not self.unsafe:
             out = self()
