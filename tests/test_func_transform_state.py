@@ -98,7 +98,10 @@ def _other_thread_work(m) -> list:
     z = m.zeros(1)
     z *= t
     jac = m.autograd.functional.jacobian(lambda a: a * 3, m.ones(2))
-    return [t.item(), bool(t > 0), float(t), int(t), t.tolist(), t.numpy().tolist(),
+    m.manual_seed(0)  # (random ops: a vmap's randomness mode is its own thread's)
+    drawn = [m.randn(2).tolist(), m.ones(2).normal_().tolist(),
+             m.nn.functional.rrelu(m.ones(2)).tolist()]
+    return [drawn, t.item(), bool(t > 0), float(t), int(t), t.tolist(), t.numpy().tolist(),
             leaf.grad.tolist(), y.grad.tolist(), z.tolist(), jac.tolist(),
             [1, 2, 3][m.tensor(1)], m.nonzero(m.tensor([0.0, 2.0])).tolist()]
 

@@ -29,6 +29,8 @@ passes, as an unbatched one does). rrelu has no batching rule at all.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 ERROR = ("vmap: called random operation while in randomness error mode. Please either use "
@@ -66,6 +68,13 @@ class Randomness:
         self.patched: list = []  # (owner, attribute, original) of the public ops wrapped
         self.operands: list = []  # the first slice's parameters, per parameterised call
         self.op_at = 0
+        self.thread = None  # the thread running the vmap (another thread's draws pass)
+        self.active = False
+
+    def mine(self) -> bool:
+        """Whether a wrapped call belongs to this vmap: made by its thread while it runs
+        (the wrappers are module attributes, seen by every thread)."""
+        return self.active and threading.get_ident() == self.thread
 
     def slice(self, index: int) -> None:
         self.index = index
@@ -76,6 +85,8 @@ class Randomness:
         from gradcli.engine import rng_sample
 
         self.module = rng_sample
+        self.thread = threading.get_ident()
+        self.active = True
         for name in _COUNTED + _OTHERS:
             original = getattr(rng_sample, name)
             self.saved[name] = original
@@ -85,12 +96,12 @@ class Randomness:
 
         owners = {"torch": torch, "Tensor": Tensor, "F": torch.nn.functional}
         for owner, attr, aten in _UNSUPPORTED:
-            self._patch(owners[owner], attr, _unsupported(aten))
+            self._patch(owners[owner], attr, _unsupported(aten, self, getattr(owners[owner], attr, None)))
         if self.mode == "different":
             for attr in _IN_PLACE_RANDOM:
                 original = Tensor.__dict__.get(attr)
                 if original is not None:
-                    self._patch(Tensor, attr, _batched_self_only(original))
+                    self._patch(Tensor, attr, _batched_self_only(original, self))
         if self.mode == "same":
             for owner, attr, where in _PARAMETERISED:
                 original = getattr(owners[owner], attr, None)
@@ -107,6 +118,7 @@ class Randomness:
         setattr(owner, attr, replacement)
 
     def __exit__(self, *exc) -> None:
+        self.active = False
         for name, original in self.saved.items():
             setattr(self.module, name, original)
         for owner, attr, original in reversed(self.patched):
@@ -123,6 +135,8 @@ class Randomness:
         from . import func_batched
 
         def call(*args, **kwargs):
+            if not self.mine():
+                return original(*args, **kwargs)
             if where is None:
                 params = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
             else:
@@ -149,7 +163,7 @@ class Randomness:
 
     def _wrapped(self, name: str, original):
         def sampler(gen, *args):
-            if self.depth:  # (a draw inside a sampler: part of that random op)
+            if self.depth or not self.mine():  # (a draw inside a sampler: part of that random op)
                 return original(gen, *args)
             if self.mode == "error":
                 raise RuntimeError(ERROR)
@@ -201,10 +215,12 @@ DIFFERENT_UNBATCHED = ("vmap: Cannot ask for different inplace randomness on an 
                        "for your usage, please file an issue with functorch.")
 
 
-def _batched_self_only(original):
+def _batched_self_only(original, owner):
     from . import func_batched
 
     def fill(self, *args, **kwargs):
+        if not owner.mine():
+            return original(self, *args, **kwargs)
         mine = func_batched._depth(self)
         if any(func_batched._depth(a) > mine for a in (*args, *kwargs.values())):
             name = original.__name__.rstrip("_")
@@ -219,8 +235,10 @@ def _batched_self_only(original):
     return fill
 
 
-def _unsupported(aten: str):
+def _unsupported(aten: str, owner, original):
     def call(*args, **kwargs):
+        if not owner.mine() and original is not None:
+            return original(*args, **kwargs)
         raise RuntimeError(f"vmap: we do not yet support aten::{aten}. Please file an issue")
 
     return call
