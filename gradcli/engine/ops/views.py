@@ -340,12 +340,22 @@ def _key_as_tensors(key):
 
 
 def _region_take(g, index, base_shape):
-    return g.reshape(-1)[index]
+    taken = g.reshape(-1)[index]
+    if index.size and index.min() < 0:  # (-1: storage outside the input, no gradient there)
+        taken[index < 0] = 0
+    return taken
 
 
 def _region_put(g, index, base_shape):
     out = np.zeros(int(np.prod(base_shape)), dtype=g.dtype)
-    np.add.at(out, index.reshape(-1), np.broadcast_to(g, index.shape).reshape(-1))
+    flat_index = index.reshape(-1)
+    values = np.broadcast_to(g, index.shape).reshape(-1)
+    if flat_index.size and flat_index.min() < 0:
+        # as_strided of a view reading its storage beyond the view (-1): PyTorch's
+        # as_strided_backward drops those elements' gradients (no input element is there)
+        inside = flat_index >= 0
+        flat_index, values = flat_index[inside], values[inside]
+    np.add.at(out, flat_index, values)
     return out.reshape(base_shape)
 
 
