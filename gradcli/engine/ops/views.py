@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes
 from .. import tensor as tensor_module
 from ..grad_mode import GRAD_MODE
 from ..node import Node
@@ -1024,7 +1025,7 @@ def _index_put_backward(c, g):
 INDEX_PUT = defop("index_put", "IndexPutBackward0", _index_put_fwd, _index_put_backward,
                   "d index_put(a, v)/da = 1 off the indices, d/dv = the gradient at the indices",
                   torch_call="(c := a * 1).__setitem__(torch.tensor([0]), b.sum() * 2) or c")
-COPY = defop("copy", "CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype),
+COPY = defop("copy", "CopyBackwards", lambda a, b: dtypes.cast(np.broadcast_to(b, a.shape), a.dtype),
              lambda c, g: (g * 0 if c.needs(0) else None, g if c.needs(1) else None),
              "d copy_(a, b)/db = 1", broadcast=True, torch_call="(a * 1).copy_(b)")
 
