@@ -136,14 +136,25 @@ def _first_sizes(data) -> list:
     return sizes
 
 
-def _holds_tensor(data) -> bool:
+def _irregular(data, target: dtypes.dtype) -> bool:
+    """Whether a nested list needs PyTorch's own reading (_stored) rather than numpy's:
+    it holds tensors or arrays (read as numbers or rows), or values the target dtype
+    refuses (None, str, complex into a real dtype), whose error PyTorch raises at the
+    first one in reading order."""
+    complex_ok = target._category in (0, 3)  # (bool: z != 0)
     stack = [data]
     while stack:
         v = stack.pop()
         if isinstance(v, (list, tuple)):
-            if not set(map(type, v)) <= _NUMBER_KINDS.keys():
+            types = set(map(type, v))
+            if types <= _NUMBER_KINDS.keys():
+                if complex in types and not complex_ok:
+                    return True
+            else:
                 stack.extend(v)
-        elif isinstance(v, Tensor):
+        elif isinstance(v, (Tensor, str)) or v is None or (
+                isinstance(v, np.ndarray) and v.ndim) or (
+                isinstance(v, complex) and not complex_ok):
             return True
     return False
 
@@ -174,8 +185,12 @@ def _stored(v, sizes: list, dim: int, target: dtypes.dtype):
                     "unexpected behavior.\nConsider using tensor.detach() first. (Triggered "
                     "internally at /__w/pytorch/pytorch/torch/csrc/autograd/generated/"
                     "python_variable_methods.cpp:822.)")
-            return d.reshape(-1)[0].item()
-        if isinstance(v, (list, tuple)):
+            value = d.reshape(-1)[0].item()
+            if type(value) is complex and target._category == 2:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            return value
+        if isinstance(v, (list, tuple, str)) or v is None or (
+                isinstance(v, complex) and target._category not in (0, 3)):
             what = type(v).__name__
             if target._category in (2, 3):
                 raise TypeError(f"must be real number, not {what}")
@@ -238,7 +253,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     sizes = _first_sizes(data)
     if 0 in sizes:  # (PyTorch stores nothing in an empty tensor: the rest is never read)
         return _finish(np.zeros(sizes, target.np), requires_grad)
-    if _holds_tensor(data):
+    if _irregular(data, target):
         plain = _stored(data, sizes, 0, target)
     else:
         _check_ragged(data, target)
