@@ -20,10 +20,7 @@ MAX_SAMPLES = 4  # per op, from each of sample_inputs and reference_inputs
 OUT_OF_SCOPE_PREFIXES: tuple = ()  # (every differentiable OpInfo is in scope)
 
 #: ops gradcli has, whose OpInfo samples are known not to pass yet: name -> why
-KNOWN_FAILING: dict[str, str] = {
-    "as_strided.partial_views": "every sample is a view into a larger storage, read past its "
-                                "end; the harness's leaves copy only their own elements",
-}
+KNOWN_FAILING: dict[str, str] = {}
 
 
 class Unsupported(Exception):
@@ -184,6 +181,22 @@ def _sparse_csr_leaf(value, gt):
         requires_grad=value.requires_grad)
 
 
+def _storage_view_leaf(value, gt):
+    """A leaf that is a view into a larger storage (as_strided.partial_views' inputs):
+    gradcli's copy of the whole storage, viewed with the leaf's sizes, strides and offset,
+    made a leaf as the sample's is (its base does not require grad)."""
+    import torch
+
+    dtype = getattr(gt, str(value.dtype).replace("torch.", ""), None)
+    if dtype is None or not isinstance(dtype, type(gt.float64)):
+        raise Unsupported(str(value.dtype))
+    count = value.untyped_storage().nbytes() // value.element_size()
+    whole = torch.as_strided(value.detach(), (count,), (1,), 0)
+    base = gt.tensor(whole.numpy().copy(), dtype=dtype)
+    view = base.as_strided(tuple(value.shape), value.stride(), value.storage_offset())
+    return view.requires_grad_(value.requires_grad)
+
+
 def _strided(t):
     """PyTorch's tensor as values to compare with: a sparse one's dense equivalent."""
     import torch
@@ -263,17 +276,18 @@ def _vjp(module, outputs, inputs, cotangents):
 def check_sample(fn, sample, seed: int, reads_storage: bool = False) -> None:
     """Run one SampleInput through gradcli and PyTorch; AssertionError on a difference,
     Unsupported when gradcli cannot express the sample. `reads_storage`: the op reads
-    its input's storage beyond the input (as_strided), which a converted leaf (a copy of
-    just its elements) cannot reproduce for a view into a larger storage."""
+    its input's storage beyond the input (as_strided): an input that is a view into a
+    larger storage is converted with that whole storage (_storage_view_leaf)."""
     import numpy as np
     import torch
 
     gt = _gt()
+    memo: dict = {}
     if reads_storage and isinstance(sample.input, torch.Tensor) and (
             sample.input.untyped_storage().nbytes()
             > sample.input.numel() * sample.input.element_size()):
-        raise Unsupported("a view into a larger storage")
-    memo: dict = {}
+        # (as_strided reads the storage around its input: the same storage, the same view)
+        memo[id(sample.input)] = (sample.input, _storage_view_leaf(sample.input, gt))
     ours_args = _convert((sample.input, *sample.args), gt, memo)
     ours_kwargs = _convert(dict(sample.kwargs), gt, memo)
     # the random ops (normal, bernoulli, dropout...) draw PyTorch's numbers bit for bit

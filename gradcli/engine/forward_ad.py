@@ -364,6 +364,11 @@ def unpack_dual(tensor, *, level=None) -> UnpackedDualTensor:
 
     with _suspended:
         primal = view_op(_fw_primal_op(), tensor, ())
+    if tensor.__class__ is Tensor and tensor._data.dtype.kind == "c":
+        from .ops import complex as _complex_ops
+
+        if tensor in _complex_ops._CONJ:  # (a view of a conj tensor has the bit too)
+            _complex_ops._CONJ.add(primal)
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -720,11 +725,15 @@ def _var_tangent(x, t, meta):
 
 
 def _var_jvp(inputs, meta, res, tangents):
+    if inputs[0]._data.dtype.kind == "c":  # (a real result of complex input: the rule's
+        return NotImplemented              # Re<vjp(u), t> is its formula's value)
     return _var_tangent(inputs[0], tangents[0], meta)
 
 
 def _std_jvp(inputs, meta, res, tangents):
     """std's formula: the variance's tangent over 2 std, 0 where std is 0."""
+    if inputs[0]._data.dtype.kind == "c":
+        return NotImplemented
     std = _plain_result(res)
     return (_var_tangent(inputs[0], tangents[0], meta) / (2.0 * std)).masked_fill(std == 0, 0)
 
@@ -902,7 +911,7 @@ def _norm_dim_jvp(inputs, meta, res, tangents):
 def _dist_jvp(inputs, meta, res, tangents):
     """dist(a, b, p) is the p-norm of a - b: that norm's formula on a_t - b_t."""
     a, b = inputs
-    if not isinstance(b, Tensor):
+    if not isinstance(b, Tensor) or a._data.dtype.kind == "c" or b._data.dtype.kind == "c":
         return NotImplemented
     a_t, b_t = tangents
     if a_t is None:
@@ -923,6 +932,8 @@ def _paired_jvp(std: bool):
 
     def formula(inputs, meta, outs, tangents):
         x, t = inputs[0], tangents[0]
+        if x._data.dtype.kind == "c":
+            return NotImplemented
         dims, correction, keepdim = meta[0], meta[1], meta[2]
         first = _var_tangent(x, t, (tuple(dims), correction, keepdim, not dims))
         if std:
@@ -989,6 +1000,15 @@ _FORMULAS = {"where": _where_jvp, "mul": _mul_jvp, "add": _add_jvp, "add_alpha":
              "norm_dim": _norm_dim_jvp, "dist": _dist_jvp, "frobenius_norm": _frobenius_jvp,
              **_more_formulas.FORMULAS, **_nn_formulas.FORMULAS}
 _FORMULAS["_safe_softmax"] = _softmax_jvp  # (ATen's math attention softmax: softmax's formula)
+
+
+def _conj_jvp(inputs, meta, res, tangents):
+    """conj's self_t.conj(): the public conj, so the tangent carries the conj bit as
+    PyTorch's lazy conj view does (and its zeros' signs: 0j conjugated is -0j)."""
+    return _registry.PUBLIC["torch.conj"](tangents[0])
+
+
+_FORMULAS["conj"] = _conj_jvp
 
 
 def _formula_node(op, inputs, meta, out, tangents, keep: bool):

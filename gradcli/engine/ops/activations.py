@@ -214,7 +214,11 @@ def gelu(input, approximate: str = "none"):
 
 @public("torch.nn.functional.silu")
 def silu(input, inplace: bool = False):
-    return _apply(SILU, _float_input(input, "silu"), (), inplace)
+    # (PyTorch's kernel takes complex input too, x / (1 + exp(-x)); its autograd refuses
+    # a complex result, as the op table does for an op outside complex.HOLOMORPHIC)
+    if not (isinstance(input, Tensor) and input._data.dtype.kind == "c"):
+        _float_input(input, "silu")
+    return _apply(SILU, input, (), inplace)
 
 
 @public("torch.nn.functional.elu")

@@ -1033,10 +1033,9 @@ def _index_in_input(name: str, x: Tensor, size, stride, storage_offset):
     size, stride = _as_strided_args(name, x, size, stride, offset, flat.size)
     where = np.full(flat.size, -1, np.int64)
     where[x_pos.reshape(-1)] = np.arange(x_pos.size, dtype=np.int64)
+    # (-1 marks an element read from the storage outside x: its value is the storage's,
+    # its gradient goes nowhere, as in PyTorch's as_strided_backward)
     index = where[_strided_positions(size, stride, offset)]
-    if index.size and index.min() < 0:
-        raise NotImplementedError(f"torch.{name} reaching storage outside its input tensor is "
-                                  f"not supported by gradcli")
     return flat, offset, size, stride, index
 
 
@@ -1079,8 +1078,12 @@ AS_STRIDED_COPY = defop(
 
 @public("torch.as_strided_copy")
 def as_strided_copy(input: Tensor, size, stride, storage_offset=None) -> Tensor:
-    _, _, _, _, index = _index_in_input("as_strided_copy", input, size, stride, storage_offset)
-    return run_op(AS_STRIDED_COPY, (input,), (index, tuple(input._data.shape)))
+    flat, offset, size, stride, index = _index_in_input("as_strided_copy", input, size, stride,
+                                                        storage_offset)
+    res = run_op(AS_STRIDED_COPY, (input,), (index, tuple(input._data.shape)))
+    if index.size and index.min() < 0:  # (it reads the storage beyond input: those values)
+        res._data = flat[_strided_positions(size, stride, offset)]
+    return res
 
 
 def _scatter_fwd(x, src, index, shape):

@@ -70,6 +70,7 @@ t_ transpose_ unsqueeze_ squeeze_ squeeze_dims_ as_strided as_strided_
 reflect_pad1d reflect_pad2d reflect_pad3d replicate_pad1d replicate_pad2d replicate_pad3d
 reflect_pad1d_backward reflect_pad2d_backward reflect_pad3d_backward replicate_pad1d_backward
 replicate_pad2d_backward replicate_pad3d_backward unfold_backward logsumexp _fw_primal
+logaddexp
 """.split())
 
 _TWINS: dict = {}

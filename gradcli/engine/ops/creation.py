@@ -67,7 +67,9 @@ def _infer_dtype(data) -> dtypes.dtype:
         v = stack.pop()
         if isinstance(v, (list, tuple)):
             types = set(map(type, v))
-            if types <= _NUMBER_KINDS.keys():  # a row of plain numbers: no loop per element
+            if not v:  # (an empty row counts as the default dtype, as numpy's float64)
+                kinds.add(dtypes.get_default_dtype())
+            elif types <= _NUMBER_KINDS.keys():  # a row of plain numbers: no loop per element
                 kinds.update(_NUMBER_KINDS[t]() for t in types)
             else:
                 stack.extend(v)
@@ -108,7 +110,7 @@ def _check_ragged(data, target: dtypes.dtype, depth=0):
                 if first_is_seq:
                     raise TypeError("not a sequence")
                 what = type(item).__name__
-                if target._category == 2:
+                if target._category in (2, 3):
                     raise TypeError(f"must be real number, not {what}")
                 raise TypeError(f"'{what}' object cannot be interpreted as an integer")
             if is_seq:
@@ -119,6 +121,95 @@ def _check_ragged(data, target: dtypes.dtype, depth=0):
                     raise ValueError(
                         f"expected sequence of length {lens} at dim {depth + 1} (got {n})")
                 _check_ragged(item, target, depth + 1)  # (numbers need no call of their own)
+
+
+def _first_sizes(data) -> list:
+    """The shape PyTorch reads off a nested list: the lengths of its first items, down to
+    the first that is not a list or tuple (a tensor or a number)."""
+    sizes = []
+    v = data
+    while isinstance(v, (list, tuple)):
+        sizes.append(len(v))
+        if not v:
+            break
+        v = v[0]
+    return sizes
+
+
+def _irregular(data, target: dtypes.dtype) -> bool:
+    """Whether a nested list needs PyTorch's own reading (_stored) rather than numpy's:
+    it holds tensors or arrays (read as numbers or rows), or values the target dtype
+    refuses (None, str, complex into a real dtype), whose error PyTorch raises at the
+    first one in reading order."""
+    complex_ok = target._category in (0, 3)  # (bool: z != 0)
+    stack = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            types = set(map(type, v))
+            if types <= _NUMBER_KINDS.keys():
+                if complex in types and not complex_ok:
+                    return True
+            else:
+                stack.extend(v)
+        elif isinstance(v, (Tensor, str)) or v is None or (
+                isinstance(v, np.ndarray) and v.ndim) or (
+                isinstance(v, complex) and not complex_ok):
+            return True
+    return False
+
+
+_NOT_SEQUENCE = "not a sequence"
+_ONE_ELEMENT = "only one element tensors can be converted to Python scalars"
+_INDEX = "only integer tensors of a single element can be converted to an index"
+
+
+def _stored(v, sizes: list, dim: int, target: dtypes.dtype):
+    """A nested list holding tensors as PyTorch stores it into the shape `sizes`: a tensor
+    where a number goes is that number (it must have one element: float() of it for a
+    floating or complex result, index() for an integer or bool one), a tensor where a row
+    goes is iterated as a row; the errors are PyTorch's, in its reading order."""
+    if dim == len(sizes):
+        if isinstance(v, Tensor):
+            d = v._data
+            if target._category in (2, 3):
+                if d.size != 1:
+                    raise ValueError(_ONE_ELEMENT)
+            elif d.size != 1 or d.dtype.kind not in "biu":
+                raise TypeError(_INDEX)
+            if v._requires_grad:
+                from ..warn_site import warn_at_caller
+
+                warn_at_caller(
+                    "Converting a tensor with requires_grad=True to a scalar may lead to "
+                    "unexpected behavior.\nConsider using tensor.detach() first. (Triggered "
+                    "internally at /__w/pytorch/pytorch/torch/csrc/autograd/generated/"
+                    "python_variable_methods.cpp:822.)")
+            value = d.reshape(-1)[0].item()
+            if type(value) is complex and target._category == 2:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            return value
+        if isinstance(v, (list, tuple, str)) or v is None or (
+                isinstance(v, complex) and target._category not in (0, 3)):
+            what = type(v).__name__
+            if target._category in (2, 3):
+                raise TypeError(f"must be real number, not {what}")
+            raise TypeError(f"'{what}' object cannot be interpreted as an integer")
+        return v
+    n = sizes[dim]
+    if isinstance(v, Tensor):
+        if v._data.ndim == 0:
+            raise TypeError(_NOT_SEQUENCE)
+        items = [make(a) for a in v._data]
+    elif isinstance(v, (list, tuple)):
+        items = v
+    elif isinstance(v, np.ndarray) and v.ndim:
+        items = list(v)
+    else:
+        raise TypeError(_NOT_SEQUENCE)
+    if len(items) != n:
+        raise ValueError(f"expected sequence of length {n} at dim {dim} (got {len(items)})")
+    return [_stored(item, sizes, dim + 1, target) for item in items]
 
 
 def _conversion_error(data, target: dtypes.dtype, err: Exception) -> Exception:
@@ -159,8 +250,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     _first_items_str(data)
     target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    _check_ragged(data, target)
-    plain = _plain(data)
+    sizes = _first_sizes(data)
+    if 0 in sizes:  # (PyTorch stores nothing in an empty tensor: the rest is never read)
+        return _finish(np.zeros(sizes, target.np), requires_grad)
+    if _irregular(data, target):
+        plain = _stored(data, sizes, 0, target)
+    else:
+        _check_ragged(data, target)
+        plain = _plain(data)
     try:
         with np.errstate(over="ignore"):  # 1e300 as float32: inf, as in PyTorch
             arr = np.array(plain, dtype=target.np)

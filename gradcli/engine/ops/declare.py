@@ -143,7 +143,10 @@ def unary(name: str, node: str, forward, backward, rule: str, *, save: str = "in
 
 
 _KERNEL_NAMES = {"bool": "Bool", "int64": "Long", "int32": "Int", "int16": "Short",
-                 "int8": "Char", "uint8": "Byte"}
+                 "int8": "Char", "uint8": "Byte", "complex64": "ComplexFloat",
+                 "complex128": "ComplexDouble"}
+#: the binary ops with no integer kernel that do have a complex one
+_COMPLEX_KERNELS = frozenset({"logaddexp"})
 
 # the generic table test draws from three domains; the declarations' finer ones map onto them
 _TABLE_DOMAIN = {"unit": "small", "above1": "positive", "positive_small": "small"}
@@ -208,7 +211,8 @@ def _float_operands(name, input, other) -> None:
     """Ops PyTorch has no integer kernel for: its NotImplementedError, named by the
     operands' promoted dtype."""
     tensors = [t for t in (input, other) if isinstance(t, Tensor)]
-    if tensors and all(t._data.dtype.kind not in "fV" for t in tensors) and not any(
+    kinds = "fVc" if name in _COMPLEX_KERNELS else "fV"
+    if tensors and all(t._data.dtype.kind not in kinds for t in tensors) and not any(
             type(v) is float for v in (input, other)):
         d = dtypes.result_type(input, other)
         raise NotImplementedError(

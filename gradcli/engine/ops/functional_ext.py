@@ -630,8 +630,7 @@ def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor
 
 @public("torch.nn.functional.normalize")
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
-    from .linalg_ext import vector_norm
-
+    vector_norm = PUBLIC["torch.linalg.vector_norm"]  # (complex: the norm of |input|)
     denom = vector_norm(input, p, dim, True).clamp_min(eps).expand_as(input)
     return input / denom
 
@@ -1808,8 +1807,11 @@ def _pad_circular(input: Tensor, pad: tuple) -> Tensor:
         size = x.shape[d]
         if lo > size or hi > size:
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        if lo < 0 or hi < 0:
-            core = core.narrow(d, max(-lo, 0), size - max(-lo, 0) - max(-hi, 0))
+    for i in range(dims):  # (every padded dim is sliced, the last first: SliceBackward0s)
+        d = x.ndim - 1 - i
+        lo, hi = widths[d]
+        size = x.shape[d]
+        core = core.narrow(d, max(-lo, 0), size - max(-lo, 0) - max(-hi, 0))
     shape = [s + lo + hi for s, (lo, hi) in zip(x.shape, widths, strict=True)]
     out = make(np.zeros(shape, x.dtype))
     middle = out

@@ -704,8 +704,9 @@ def _paired_grad(std: bool):
             mean = a.mean(list(dims), keepdim=True) if dims else a.mean()
             centred = a - mean
             if std:
-                sq = (centred * centred).sum(list(dims), keepdim=True) if dims else \
-                    (centred * centred).sum()
+                square = centred * centred if centred._data.dtype.kind != "c" else \
+                    centred.real * centred.real + centred.imag * centred.imag
+                sq = square.sum(list(dims), keepdim=True) if dims else square.sum()
                 res = (sq / float(n - correction)).sqrt().expand(shape)
                 # (PyTorch's g / std is 0 where std is 0: a constant input's gradient is 0)
                 total = (gx / res).masked_fill(res == 0, 0.0) * centred / float(n - correction)
@@ -725,10 +726,10 @@ def _paired_fwd(kind):
     def forward(a, dims, correction, keepdim, n):
         fn = np.std if kind == "std" else np.var
         mean = np.asarray(np.mean(a, axis=dims or None, keepdims=keepdim), a.dtype)
-        if np.isinf(a).any():
+        if a.dtype.kind != "c" and np.isinf(a).any():
             mean = _welford_inf(a, dims, keepdim, mean)
-        return (np.asarray(fn(a, axis=dims or None, ddof=correction, keepdims=keepdim), a.dtype),
-                mean)
+        spread = fn(a, axis=dims or None, ddof=correction, keepdims=keepdim)  # (real for complex)
+        return (np.asarray(spread, a.dtype if a.dtype.kind != "c" else a.real.dtype), mean)
 
     return forward
 
@@ -788,14 +789,15 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def _dist_fwd(a, b, p):
-    diff = np.abs(a - b)
+    diff = np.abs(a - b)  # (complex operands: the distance of the magnitudes, real)
+    rdt = diff.dtype
     if p == 0:
-        return np.asarray(np.count_nonzero(diff), a.dtype)
+        return np.asarray(np.count_nonzero(diff), rdt)
     if p == np.inf:
-        return np.asarray(diff.max() if diff.size else 0, a.dtype)
+        return np.asarray(diff.max() if diff.size else 0, rdt)
     if p == -np.inf:
-        return np.asarray(diff.min() if diff.size else 0, a.dtype)
-    return np.asarray(np.sum(diff ** p) ** (1.0 / p), a.dtype)
+        return np.asarray(diff.min() if diff.size else 0, rdt)
+    return np.asarray(np.sum(diff ** p) ** (1.0 / p), rdt)
 
 
 def _dist_grads(c, g):
@@ -803,15 +805,17 @@ def _dist_grads(c, g):
     p = c.meta[0]
     diff = a - b
     res = c.result
+    # (complex: PyTorch's norm_backward takes sgn(diff) = diff / |diff| where sign stands)
+    sign = diff.sgn() if diff._data.dtype.kind == "c" else diff.sign()
     if p == 0:
         grad = diff * 0
     elif p in (np.inf, -np.inf):
         hit = (diff.abs() == res).to(g.dtype)
-        grad = diff.sign() * hit / hit.sum() * g
+        grad = sign * ((g / hit.sum()) * hit)  # (PyTorch's order: a complex zero's signs)
     elif p == 1:
-        grad = diff.sign() * g
+        grad = sign * g
     else:
-        scale = (diff.abs() ** (p - 1)) * diff.sign() / res ** (p - 1)
+        scale = (diff.abs() ** (p - 1)) * sign / res ** (p - 1)
         grad = (scale * g).masked_fill(res == 0, 0.0) if p < 1 else scale * g
         grad = grad.masked_fill(res == 0, 0.0)
     from .registry import sum_to

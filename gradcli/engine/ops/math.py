@@ -125,7 +125,31 @@ def _logaddexp2_grads(c, g):
             g / (exp2(a - b) + 1) if c.needs(1) else None)
 
 
-logaddexp = binary("logaddexp", "LogaddexpBackward0", _f64(np.logaddexp), _logaddexp_grads,
+_LOGADDEXP_REAL = _f64(np.logaddexp)
+
+
+def _logaddexp_fwd(a, b):
+    """log(exp(a) + exp(b)); for complex as PyTorch's kernel: the operand of larger real
+    part factored out, log1p(exp(min - max)) + max (nan in, nan out; equal infinite real
+    parts: the sum's log, or the -inf operand)."""
+    if np.result_type(a, b).kind != "c":
+        return _LOGADDEXP_REAL(a, b)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    a_max = a.real >= b.real
+    hi = np.where(a_max, a, b)
+    lo = np.where(a_max, b, a)
+    with np.errstate(all="ignore"):
+        out = np.log1p(np.exp(lo - hi)) + hi
+        same_inf = ~np.isfinite(lo.real) & (lo.real == hi.real)
+        if same_inf.any():
+            out = np.where(same_inf, np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi))), out)
+        bad = np.isnan(lo.real) | np.isnan(lo.imag)
+        if bad.any():
+            out = np.where(bad, complex(np.nan, np.nan), out)
+    return out.astype(np.result_type(a, b))
+
+
+logaddexp = binary("logaddexp", "LogaddexpBackward0", _logaddexp_fwd, _logaddexp_grads,
                    "d logaddexp(a, b)/da = 1/(1 + exp(b - a))", inplace=False, ints="error")
 logaddexp2 = binary("logaddexp2", "Logaddexp2Backward0", _f64(np.logaddexp2), _logaddexp2_grads,
                     "d logaddexp2(a, b)/da = 1/(1 + 2^(b - a))", inplace=False, ints="error")

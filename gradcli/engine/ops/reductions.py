@@ -372,6 +372,11 @@ def _var64(a, dims, correction, keepdim):
     in its dtype (a float32 sum of huge values overflows there, and the variance is inf)."""
     n = _count(a.shape, dims)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # empty: nan, as PyTorch
+        if a.dtype.kind == "c":  # (complex: the mean of the squared magnitudes, real)
+            a = a.astype(np.complex128, copy=False)
+            dev = a - np.sum(a, axis=dims, keepdims=True) / n
+            sq = dev.real * dev.real + dev.imag * dev.imag
+            return np.sum(sq, axis=dims, keepdims=keepdim) / _builtins.max(n - correction, 0)
         if n == a.size and n > 0 and a.dtype.kind in "fV":
             mean = _mean_fwd(a).astype(np.float64)
             a = a.astype(np.float64, copy=False)
@@ -382,12 +387,17 @@ def _var64(a, dims, correction, keepdim):
         return np.sum(dev * dev, axis=dims, keepdims=keepdim) / _builtins.max(n - correction, 0)
 
 
+def _real_of(npdt):
+    """The dtype of std/var of an input of dtype npdt: complex gives its real dtype."""
+    return npdt if npdt.kind != "c" else np.empty(0, npdt).real.dtype
+
+
 def _var_fwd(a, dims, correction, keepdim, full):
-    return np.asarray(_var64(a, dims, correction, keepdim)).astype(a.dtype)
+    return np.asarray(_var64(a, dims, correction, keepdim)).astype(_real_of(a.dtype))
 
 
 def _std_fwd(a, dims, correction, keepdim, full):
-    return np.sqrt(_var64(a, dims, correction, keepdim)).astype(a.dtype)
+    return np.sqrt(_var64(a, dims, correction, keepdim)).astype(_real_of(a.dtype))
 
 
 def _var_backward_of(g, a, dims, correction, keepdim, full):
@@ -804,7 +814,7 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
 
 
 def _std_var_check(input):
-    if input._data.dtype.kind not in "fV":
+    if input._data.dtype.kind not in "fVc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
 
 

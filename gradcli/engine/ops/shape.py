@@ -15,7 +15,7 @@ from .registry import broadcast_error, defop, edge_of, run_op  # noqa: F401 (sha
 
 CLONE = defop("clone", "CloneBackward0", lambda a: np.array(a, copy=True), lambda c, g: (g,),
               "d clone(a)/da = 1", torch_call="a.clone()")
-TO_COPY = defop("to_copy", "ToCopyBackward0", lambda a, npdt, src: a.astype(npdt),
+TO_COPY = defop("to_copy", "ToCopyBackward0", lambda a, npdt, src: dtypes.cast(a, npdt),
                 lambda c, g: (g.to(dtypes.FROM_NP[c.meta[1]]),), "d a.to(dtype)/da = 1 (cast back)",
                 torch_call="a.to(torch.float64, copy=True)")
 

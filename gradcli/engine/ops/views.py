@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes
 from .. import tensor as tensor_module
 from ..grad_mode import GRAD_MODE
 from ..node import Node
@@ -340,12 +341,22 @@ def _key_as_tensors(key):
 
 
 def _region_take(g, index, base_shape):
-    return g.reshape(-1)[index]
+    taken = g.reshape(-1)[index]
+    if index.size and index.min() < 0:  # (-1: storage outside the input, no gradient there)
+        taken[index < 0] = 0
+    return taken
 
 
 def _region_put(g, index, base_shape):
     out = np.zeros(int(np.prod(base_shape)), dtype=g.dtype)
-    np.add.at(out, index.reshape(-1), np.broadcast_to(g, index.shape).reshape(-1))
+    flat_index = index.reshape(-1)
+    values = np.broadcast_to(g, index.shape).reshape(-1)
+    if flat_index.size and flat_index.min() < 0:
+        # as_strided of a view reading its storage beyond the view (-1): PyTorch's
+        # as_strided_backward drops those elements' gradients (no input element is there)
+        inside = flat_index >= 0
+        flat_index, values = flat_index[inside], values[inside]
+    np.add.at(out, flat_index, values)
     return out.reshape(base_shape)
 
 
@@ -1014,7 +1025,7 @@ def _index_put_backward(c, g):
 INDEX_PUT = defop("index_put", "IndexPutBackward0", _index_put_fwd, _index_put_backward,
                   "d index_put(a, v)/da = 1 off the indices, d/dv = the gradient at the indices",
                   torch_call="(c := a * 1).__setitem__(torch.tensor([0]), b.sum() * 2) or c")
-COPY = defop("copy", "CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype),
+COPY = defop("copy", "CopyBackwards", lambda a, b: dtypes.cast(np.broadcast_to(b, a.shape), a.dtype),
              lambda c, g: (g * 0 if c.needs(0) else None, g if c.needs(1) else None),
              "d copy_(a, b)/db = 1", broadcast=True, torch_call="(a * 1).copy_(b)")
 
