@@ -57,9 +57,17 @@ def _pattern(t):
     return _PATTERNS[id(t)]
 
 
+def _plus_zero(dense: np.ndarray) -> np.ndarray:
+    """`dense` (a new array) as PyTorch's to_dense gives it, which adds the values into
+    zeros: a stored -0.0 reads +0.0."""
+    if dense.dtype.kind in "fc" and dense.size:
+        dense[dense == 0] = 0
+    return dense
+
+
 def _densify(indices: np.ndarray, values: np.ndarray, shape: tuple) -> np.ndarray:
     if indices.shape[0] == 0:  # (no sparse dims: every entry adds to the one dense block)
-        return values.sum(axis=0).reshape(shape).astype(values.dtype)
+        return _plus_zero(np.array(values.sum(axis=0).reshape(shape), values.dtype))
     dense = np.zeros(shape, values.dtype)
     if indices.shape[1]:
         np.add.at(dense, tuple(indices), values)
@@ -104,9 +112,10 @@ def _mask(t) -> np.ndarray:
 
 
 def _masked(grad: Tensor, mask: np.ndarray) -> Tensor:
-    """grad with zeros off the pattern, as a product with the mask (so that a gradient of
-    the gradient is recorded, for double backward)."""
-    return grad * make(mask.astype(grad._data.dtype))
+    """grad with zeros off the pattern (an inf or nan there too), recorded so that a
+    gradient of the gradient reaches it, for double backward."""
+    mask = np.broadcast_to(mask, grad._data.shape)
+    return PUBLIC["torch.where"](make(mask), grad, make(np.zeros((), grad._data.dtype)))
 
 
 def _dense_of(t: Tensor) -> Tensor:
@@ -121,8 +130,9 @@ def _dense_of(t: Tensor) -> Tensor:
 def _pattern_of_dense(data: np.ndarray, sparse_dim: int):
     """The indices and values to_sparse(sparse_dim) stores: every index of the first
     sparse_dim dims whose slice holds a nonzero."""
-    if data.ndim == 0:
-        return np.zeros((0, 1), np.int64), data.reshape(1).copy()
+    if data.ndim == 0:  # (a 0-d zero, -0.0 too, stores nothing)
+        n = int(data != 0)
+        return np.zeros((0, n), np.int64), data.reshape(1)[:n].copy()
     if sparse_dim == data.ndim:
         nonzero = data != 0
     else:
@@ -135,6 +145,12 @@ def _copy_forward(x, *meta):
     return x.copy()
 
 
+def _dense_equivalent(x, *meta):
+    """to_sparse's result as a dense array: the input with its zeros +0.0 (off the pattern
+    nothing is stored; a -0.0 inside a stored row of a hybrid tensor reads +0.0 too)."""
+    return _plus_zero(x.copy())
+
+
 def _pass_masked(ctx, grad):
     return (_masked(grad, ctx.meta[-1]),)
 
@@ -145,9 +161,9 @@ def _pass(ctx, grad):
     return (grad,)
 
 
-TO_SPARSE = defop("to_sparse", "ToSparseBackward1", _copy_forward, _pass,
+TO_SPARSE = defop("to_sparse", "ToSparseBackward1", _dense_equivalent, _pass,
                   torch_call="a.to_sparse().to_dense()")
-TO_SPARSE_DIM = defop("to_sparse_dim", "ToSparseBackward0", _copy_forward, _pass,
+TO_SPARSE_DIM = defop("to_sparse_dim", "ToSparseBackward0", _dense_equivalent, _pass,
                       torch_call="a.to_sparse(min(a.dim(), 1)).to_dense()")
 TO_DENSE = defop("to_dense", "ToDenseBackward0", _copy_forward, _pass_masked,
                  torch_call="a.to_sparse().to_dense() * 2")
@@ -411,8 +427,22 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 # ------------------------------------------------------------------ products and sums
 
 
+def _stored_product(left, right, mask, sparse_left: bool = True) -> np.ndarray:
+    """left @ right where one side is a sparse matrix's dense equivalent: only its stored
+    entries (where `mask`) take part, as in PyTorch's sparse kernels, so an inf or nan of
+    the dense side meets no unstored zero (0 * inf would be nan)."""
+    from scipy import sparse as sp  # (on first use: not at start-up)
+
+    side = left if sparse_left else right
+    rows, cols = np.nonzero(np.broadcast_to(mask, side.shape))
+    matrix = sp.csr_matrix((side[rows, cols], (rows, cols)), shape=side.shape)
+    with np.errstate(all="ignore"):
+        out = matrix @ right if sparse_left else (matrix.T @ left.T).T
+    return np.ascontiguousarray(out, dtype=np.result_type(left, right))
+
+
 def _addmm_forward(m, s, d, beta, alpha, mask):
-    prod = s @ d
+    prod = _stored_product(s, d, mask)
     if m is None:
         return prod
     out = prod * np.asarray(alpha, prod.dtype) if alpha != 1 else prod
@@ -436,8 +466,8 @@ SPARSE_ADDMM = defop("sparse_addmm", "SparseAddmmBackward0", _addmm_forward, _ad
                      torch_call="torch.sparse.mm(a.reshape(-1, 1).to_sparse(), b.reshape(1, -1))")
 
 
-def _mm_forward(s, d):
-    return s @ d
+def _mm_forward(s, d, mask, sparse_left):
+    return _stored_product(s, d, mask, sparse_left)
 
 
 def _mm_backward(ctx, grad):
@@ -482,7 +512,8 @@ def _sparse_mm(self, other):
     for t in (self, other):
         if isinstance(t, SparseCOO):
             _note_grad_layout(t, "dense")
-    return run_op(MM, (self, other))
+    sparse_left = isinstance(self, SparseCOO)
+    return run_op(MM, (self, other), (_mask(self if sparse_left else other), sparse_left))
 
 
 @public("torch.sparse.addmm")
