@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from types import MethodType
 
 import numpy as np
 
@@ -49,7 +50,10 @@ def _forget(key: int) -> None:
 
 
 def _note_grad_layout(t, layout_name: str) -> None:
-    if _GRAD_LAYOUTS.get(id(t)) != "dense":
+    """("zero": an op whose derivative is zero, whose sparse gradient has no entries;
+    any other consumer's layout wins over it)"""
+    have = _GRAD_LAYOUTS.get(id(t))
+    if have != "dense" and (layout_name != "zero" or have is None):
         _GRAD_LAYOUTS[id(t)] = layout_name
 
 
@@ -639,6 +643,43 @@ numpy tolist reshape view item is_inference
 """.split())
 
 
+def _as_gradient_of(t, g):
+    """Dense gradient `g` (changed in place) as the sparse gradient PyTorch gives sparse
+    tensor `t`: masked to t's coalesced pattern, of t's layout."""
+    idx, vals, coalesced = _pattern(t)
+    if _GRAD_LAYOUTS.get(id(t)) == "zero":  # (no entries: zeros_like of a sparse gradient)
+        g._data = np.zeros_like(g._data)
+        return _attach(g, idx[:, :0].copy(), np.zeros((0,) + vals.shape[1:], g._data.dtype),
+                       True, type(t))
+    mask = _mask(t)
+    data = _plus_zero(np.where(mask, g._data, np.zeros((), g._data.dtype)))
+    if not coalesced:
+        idx, vals = _coalesced(idx, vals, t._data.shape)
+    g._data = data
+    return _attach(g, idx, data[tuple(idx)].copy(), True, type(t))
+
+
+def sparse_gradients(inputs, grads: tuple) -> tuple:
+    """torch.autograd.grad's results with the sparse layout PyTorch gives a sparse input's
+    gradient (where the ops it went through give sparse gradients: sparse.mm's, to_dense's,
+    values'...; mm's stays dense)."""
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    out = list(grads)
+    for k, (t, g) in enumerate(zip(ins, grads, strict=False)):
+        if isinstance(t, SparseCOO) and g is not None and not isinstance(g, SparseCOO) \
+                and _GRAD_LAYOUTS.get(id(t)) in ("sparse", "zero"):
+            # (a gradient with a graph, create_graph, keeps it through a recorded mask)
+            g = _masked(g, _mask(t)) if g._grad_fn is not None else \
+                make(g._data.copy(), g._requires_grad)
+            out[k] = _as_gradient_of(t, g)
+    return tuple(out)
+
+
+#: Tensor method name -> its function for a COO tensor (PyTorch's sparse kernel or its
+#: refusal), filled by ops/sparse_functions.py
+SPARSE_METHODS: dict = {}
+
+
 class SparseCOO(Tensor):
     """A sparse COO tensor: its dense equivalent in `_data`, its pattern in _PATTERNS."""
 
@@ -648,6 +689,9 @@ class SparseCOO(Tensor):
     def __getattribute__(self, name):
         if name[0] == "_" or name in _SPARSE_ATTRS:
             return object.__getattribute__(self, name)
+        fn = SPARSE_METHODS.get(name)
+        if fn is not None and object.__getattribute__(self, "__class__") is SparseCOO:
+            return MethodType(fn, self)
         if hasattr(Tensor, name):
             raise NotImplementedError(_NOT_SUPPORTED.format(f"torch.Tensor.{name}"))
         return object.__getattribute__(self, name)
@@ -665,19 +709,12 @@ class SparseCOO(Tensor):
         """A sparse leaf's gradient, as PyTorch gives it: sparse, of the leaf's coalesced
         pattern (the engine accumulates it densely)."""
         g = Tensor.grad.__get__(self)
-        if g is None or _GRAD_LAYOUTS.get(id(self)) != "sparse":
+        if g is None or _GRAD_LAYOUTS.get(id(self)) not in ("sparse", "zero"):
             return g
         if isinstance(g, SparseCOO) and _pattern(g)[1].shape[0] == _pattern(g)[0].shape[1] \
                 and np.array_equal(_densify(*_pattern(g)[:2], g._data.shape), g._data):
             return g  # (already read as sparse, unchanged since)
-        mask = _mask(self)
-        data = np.where(mask, g._data, np.zeros((), g._data.dtype))
-        idx, vals, coalesced = _pattern(self)
-        if not coalesced:
-            idx, vals = _coalesced(idx, vals, self._data.shape)
-        g._data = data
-        _attach(g, idx, data[tuple(idx)].copy(), True, type(self))
-        return g
+        return _as_gradient_of(self, g)
 
     @grad.setter
     def grad(self, value):
