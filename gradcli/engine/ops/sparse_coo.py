@@ -12,12 +12,13 @@ other. PyTorch's gradient into a sparse tensor is sparse, with the tensor's (coa
 pattern: every backward formula here masks the dense gradient to that pattern, and a
 sparse leaf's `.grad` is read back as a sparse tensor of its pattern.
 
-Limits. Methods and operators a sparse tensor does not have here are refused (by name,
-`SparseCOO.__getattribute__`, which only sparse tensors pay for); a torch.* function
-given a sparse tensor (torch.exp(s)) sees its dense equivalent and returns a dense
-tensor where PyTorch returns a sparse one or refuses. Indices must lie inside the size
-(PyTorch without invariant checks keeps them and fails later). CSR / CSC / BSR layouts
-are not represented.
+Functions of a sparse tensor. A Tensor method is found through `SparseCOO.__getattribute__`
+(which only sparse tensors pay for): the names of `_SPARSE_ATTRS` are this class's own, those
+in `SPARSE_METHODS` (filled by ops/sparse_functions.py) give PyTorch's sparse result or its
+refusal, any other public method is refused as not supported by gradcli. The torch.*
+functions with a sparse answer are routed there too (sparse_functions.install). Indices
+must lie inside the size (PyTorch without invariant checks keeps them and fails later).
+CSR is sparse_csr.py's; CSC / BSR / BSC layouts are not represented.
 """
 
 from __future__ import annotations
