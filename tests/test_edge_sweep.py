@@ -44,16 +44,6 @@ PLAIN_PYTHON_KNOWN = {
         "new create_graph node: soft_margin_loss_backward of non-finite inputs",
 }
 KNOWN |= set(PLAIN_PYTHON_KNOWN)
-# the sparse layouts' edges (ops/sparse_coo.py, sparse_csr.py), left to mend: which entries
-# count as zero (-0.0, a 0-d input's pattern) and inf/nan through the sparse products differ
-# from PyTorch's kernels; tests/test_sparse_*.py hold the ordinary values
-SPARSE_KNOWN = {f"{name}_edge_{kind}": "sparse edge values" for name, kinds in {
-    "sparse_addmm": ("edge", "negative"), "sparse_csr_tensor": ("edge", "negative", "zero"),
-    "sparse_dense_mm": ("edge",), "sparse_sum_all": ("edge", "zero"),
-    "to_dense": ("edge", "negative", "zero"), "to_sparse": ("edge", "negative", "zero"),
-    "to_sparse_csr": ("edge", "negative", "zero"), "to_sparse_dim": ("edge", "negative", "zero"),
-    "values": ("edge", "zero")}.items() for kind in kinds}
-KNOWN |= set(SPARSE_KNOWN)
 KINDS = {"edge": D.VALUES["edge"], "ties": D.VALUES["ties"], "negative": D.VALUES["negative"],
          "zero": [0.0, -0.0]}
 SHAPES = [((), ()), ((0,), ()), ((2, 3), (3,))]

@@ -76,7 +76,8 @@ _REBASE_HINT = {
 # instead of pretending that torch has no such method
 UNSUPPORTED_METHODS = frozenset("""
 chalf dequantize int_repr q_per_channel_axis q_per_channel_scales q_per_channel_zero_points
-q_scale q_zero_point qscheme record_stream to_mkldnn to_padded_tensor
+q_scale q_zero_point qscheme record_stream to_mkldnn to_padded_tensor to_sparse_csc to_sparse_bsr
+to_sparse_bsc
 """.split())
 
 

@@ -445,4 +445,6 @@ install_methods()
 quiet_forwards(op for op in OPS.values() if not V.is_view_forward(op.forward))
 
 complex_ops.install_refusals()  # (PyTorch's errors for complex input to max, sort, floor...)
+from . import sparse_functions  # noqa: E402  # isort: skip
+sparse_functions.install()  # (sparse results or PyTorch's refusals for a sparse COO input)
 from . import out_variants  # noqa: E402,F401  (out= on every torch.* function declared above)  # isort: skip

@@ -12,18 +12,20 @@ other. PyTorch's gradient into a sparse tensor is sparse, with the tensor's (coa
 pattern: every backward formula here masks the dense gradient to that pattern, and a
 sparse leaf's `.grad` is read back as a sparse tensor of its pattern.
 
-Limits. Methods and operators a sparse tensor does not have here are refused (by name,
-`SparseCOO.__getattribute__`, which only sparse tensors pay for); a torch.* function
-given a sparse tensor (torch.exp(s)) sees its dense equivalent and returns a dense
-tensor where PyTorch returns a sparse one or refuses. Indices must lie inside the size
-(PyTorch without invariant checks keeps them and fails later). CSR / CSC / BSR layouts
-are not represented.
+Functions of a sparse tensor. A Tensor method is found through `SparseCOO.__getattribute__`
+(which only sparse tensors pay for): the names of `_SPARSE_ATTRS` are this class's own, those
+in `SPARSE_METHODS` (filled by ops/sparse_functions.py) give PyTorch's sparse result or its
+refusal, any other public method is refused as not supported by gradcli. The torch.*
+functions with a sparse answer are routed there too (sparse_functions.install). Indices
+must lie inside the size (PyTorch without invariant checks keeps them and fails later).
+CSR is sparse_csr.py's; CSC / BSR / BSC layouts are not represented.
 """
 
 from __future__ import annotations
 
 import math
 import weakref
+from types import MethodType
 
 import numpy as np
 
@@ -49,7 +51,10 @@ def _forget(key: int) -> None:
 
 
 def _note_grad_layout(t, layout_name: str) -> None:
-    if _GRAD_LAYOUTS.get(id(t)) != "dense":
+    """("zero": an op whose derivative is zero, whose sparse gradient has no entries;
+    any other consumer's layout wins over it)"""
+    have = _GRAD_LAYOUTS.get(id(t))
+    if have != "dense" and (layout_name != "zero" or have is None):
         _GRAD_LAYOUTS[id(t)] = layout_name
 
 
@@ -57,9 +62,17 @@ def _pattern(t):
     return _PATTERNS[id(t)]
 
 
+def _plus_zero(dense: np.ndarray) -> np.ndarray:
+    """`dense` (a new array) as PyTorch's to_dense gives it, which adds the values into
+    zeros: a stored -0.0 reads +0.0."""
+    if dense.dtype.kind in "fc" and dense.size:
+        dense[dense == 0] = 0
+    return dense
+
+
 def _densify(indices: np.ndarray, values: np.ndarray, shape: tuple) -> np.ndarray:
     if indices.shape[0] == 0:  # (no sparse dims: every entry adds to the one dense block)
-        return values.sum(axis=0).reshape(shape).astype(values.dtype)
+        return _plus_zero(np.array(values.sum(axis=0).reshape(shape), values.dtype))
     dense = np.zeros(shape, values.dtype)
     if indices.shape[1]:
         np.add.at(dense, tuple(indices), values)
@@ -104,9 +117,10 @@ def _mask(t) -> np.ndarray:
 
 
 def _masked(grad: Tensor, mask: np.ndarray) -> Tensor:
-    """grad with zeros off the pattern, as a product with the mask (so that a gradient of
-    the gradient is recorded, for double backward)."""
-    return grad * make(mask.astype(grad._data.dtype))
+    """grad with zeros off the pattern (an inf or nan there too), recorded so that a
+    gradient of the gradient reaches it, for double backward."""
+    mask = np.broadcast_to(mask, grad._data.shape)
+    return PUBLIC["torch.where"](make(mask), grad, make(np.zeros((), grad._data.dtype)))
 
 
 def _dense_of(t: Tensor) -> Tensor:
@@ -121,8 +135,9 @@ def _dense_of(t: Tensor) -> Tensor:
 def _pattern_of_dense(data: np.ndarray, sparse_dim: int):
     """The indices and values to_sparse(sparse_dim) stores: every index of the first
     sparse_dim dims whose slice holds a nonzero."""
-    if data.ndim == 0:
-        return np.zeros((0, 1), np.int64), data.reshape(1).copy()
+    if data.ndim == 0:  # (a 0-d zero, -0.0 too, stores nothing)
+        n = int(data != 0)
+        return np.zeros((0, n), np.int64), data.reshape(1)[:n].copy()
     if sparse_dim == data.ndim:
         nonzero = data != 0
     else:
@@ -135,6 +150,12 @@ def _copy_forward(x, *meta):
     return x.copy()
 
 
+def _dense_equivalent(x, *meta):
+    """to_sparse's result as a dense array: the input with its zeros +0.0 (off the pattern
+    nothing is stored; a -0.0 inside a stored row of a hybrid tensor reads +0.0 too)."""
+    return _plus_zero(x.copy())
+
+
 def _pass_masked(ctx, grad):
     return (_masked(grad, ctx.meta[-1]),)
 
@@ -145,9 +166,9 @@ def _pass(ctx, grad):
     return (grad,)
 
 
-TO_SPARSE = defop("to_sparse", "ToSparseBackward1", _copy_forward, _pass,
+TO_SPARSE = defop("to_sparse", "ToSparseBackward1", _dense_equivalent, _pass,
                   torch_call="a.to_sparse().to_dense()")
-TO_SPARSE_DIM = defop("to_sparse_dim", "ToSparseBackward0", _copy_forward, _pass,
+TO_SPARSE_DIM = defop("to_sparse_dim", "ToSparseBackward0", _dense_equivalent, _pass,
                       torch_call="a.to_sparse(min(a.dim(), 1)).to_dense()")
 TO_DENSE = defop("to_dense", "ToDenseBackward0", _copy_forward, _pass_masked,
                  torch_call="a.to_sparse().to_dense() * 2")
@@ -411,8 +432,22 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 # ------------------------------------------------------------------ products and sums
 
 
+def _stored_product(left, right, mask, sparse_left: bool = True) -> np.ndarray:
+    """left @ right where one side is a sparse matrix's dense equivalent: only its stored
+    entries (where `mask`) take part, as in PyTorch's sparse kernels, so an inf or nan of
+    the dense side meets no unstored zero (0 * inf would be nan)."""
+    from scipy import sparse as sp  # (on first use: not at start-up)
+
+    side = left if sparse_left else right
+    rows, cols = np.nonzero(np.broadcast_to(mask, side.shape))
+    matrix = sp.csr_matrix((side[rows, cols], (rows, cols)), shape=side.shape)
+    with np.errstate(all="ignore"):
+        out = matrix @ right if sparse_left else (matrix.T @ left.T).T
+    return np.ascontiguousarray(out, dtype=np.result_type(left, right))
+
+
 def _addmm_forward(m, s, d, beta, alpha, mask):
-    prod = s @ d
+    prod = _stored_product(s, d, mask)
     if m is None:
         return prod
     out = prod * np.asarray(alpha, prod.dtype) if alpha != 1 else prod
@@ -436,8 +471,8 @@ SPARSE_ADDMM = defop("sparse_addmm", "SparseAddmmBackward0", _addmm_forward, _ad
                      torch_call="torch.sparse.mm(a.reshape(-1, 1).to_sparse(), b.reshape(1, -1))")
 
 
-def _mm_forward(s, d):
-    return s @ d
+def _mm_forward(s, d, mask, sparse_left):
+    return _stored_product(s, d, mask, sparse_left)
 
 
 def _mm_backward(ctx, grad):
@@ -482,7 +517,8 @@ def _sparse_mm(self, other):
     for t in (self, other):
         if isinstance(t, SparseCOO):
             _note_grad_layout(t, "dense")
-    return run_op(MM, (self, other))
+    sparse_left = isinstance(self, SparseCOO)
+    return run_op(MM, (self, other), (_mask(self if sparse_left else other), sparse_left))
 
 
 @public("torch.sparse.addmm")
@@ -608,6 +644,43 @@ numpy tolist reshape view item is_inference
 """.split())
 
 
+def _as_gradient_of(t, g):
+    """Dense gradient `g` (changed in place) as the sparse gradient PyTorch gives sparse
+    tensor `t`: masked to t's coalesced pattern, of t's layout."""
+    idx, vals, coalesced = _pattern(t)
+    if _GRAD_LAYOUTS.get(id(t)) == "zero":  # (no entries: zeros_like of a sparse gradient)
+        g._data = np.zeros_like(g._data)
+        return _attach(g, idx[:, :0].copy(), np.zeros((0,) + vals.shape[1:], g._data.dtype),
+                       True, type(t))
+    mask = _mask(t)
+    data = _plus_zero(np.where(mask, g._data, np.zeros((), g._data.dtype)))
+    if not coalesced:
+        idx, vals = _coalesced(idx, vals, t._data.shape)
+    g._data = data
+    return _attach(g, idx, data[tuple(idx)].copy(), True, type(t))
+
+
+def sparse_gradients(inputs, grads: tuple) -> tuple:
+    """torch.autograd.grad's results with the sparse layout PyTorch gives a sparse input's
+    gradient (where the ops it went through give sparse gradients: sparse.mm's, to_dense's,
+    values'...; mm's stays dense)."""
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    out = list(grads)
+    for k, (t, g) in enumerate(zip(ins, grads, strict=False)):
+        if isinstance(t, SparseCOO) and g is not None and not isinstance(g, SparseCOO) \
+                and _GRAD_LAYOUTS.get(id(t)) in ("sparse", "zero"):
+            # (a gradient with a graph, create_graph, keeps it through a recorded mask)
+            g = _masked(g, _mask(t)) if g._grad_fn is not None else \
+                make(g._data.copy(), g._requires_grad)
+            out[k] = _as_gradient_of(t, g)
+    return tuple(out)
+
+
+#: Tensor method name -> its function for a COO tensor (PyTorch's sparse kernel or its
+#: refusal), filled by ops/sparse_functions.py
+SPARSE_METHODS: dict = {}
+
+
 class SparseCOO(Tensor):
     """A sparse COO tensor: its dense equivalent in `_data`, its pattern in _PATTERNS."""
 
@@ -617,6 +690,9 @@ class SparseCOO(Tensor):
     def __getattribute__(self, name):
         if name[0] == "_" or name in _SPARSE_ATTRS:
             return object.__getattribute__(self, name)
+        fn = SPARSE_METHODS.get(name)
+        if fn is not None and object.__getattribute__(self, "__class__") is SparseCOO:
+            return MethodType(fn, self)
         if hasattr(Tensor, name):
             raise NotImplementedError(_NOT_SUPPORTED.format(f"torch.Tensor.{name}"))
         return object.__getattribute__(self, name)
@@ -634,19 +710,12 @@ class SparseCOO(Tensor):
         """A sparse leaf's gradient, as PyTorch gives it: sparse, of the leaf's coalesced
         pattern (the engine accumulates it densely)."""
         g = Tensor.grad.__get__(self)
-        if g is None or _GRAD_LAYOUTS.get(id(self)) != "sparse":
+        if g is None or _GRAD_LAYOUTS.get(id(self)) not in ("sparse", "zero"):
             return g
         if isinstance(g, SparseCOO) and _pattern(g)[1].shape[0] == _pattern(g)[0].shape[1] \
                 and np.array_equal(_densify(*_pattern(g)[:2], g._data.shape), g._data):
             return g  # (already read as sparse, unchanged since)
-        mask = _mask(self)
-        data = np.where(mask, g._data, np.zeros((), g._data.dtype))
-        idx, vals, coalesced = _pattern(self)
-        if not coalesced:
-            idx, vals = _coalesced(idx, vals, self._data.shape)
-        g._data = data
-        _attach(g, idx, data[tuple(idx)].copy(), True, type(self))
-        return g
+        return _as_gradient_of(self, g)
 
     @grad.setter
     def grad(self, value):

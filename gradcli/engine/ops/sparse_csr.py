@@ -21,11 +21,13 @@ from .sparse_coo import (
     MM_REDUCE_HOOK,
     SparseCOO,
     _attach,
+    _dense_equivalent,
     _dense_of,
     _mask,
     _masked,
     _note_grad_layout,
     _pattern,
+    _plus_zero,
     _scalar_type,
 )
 from .tensor_extras import layout
@@ -77,15 +79,11 @@ def _crow(indices: np.ndarray, rows: int) -> np.ndarray:
         .astype(np.int64)
 
 
-def _copy_forward(x, *meta):
-    return x.copy()
-
-
 def _pass(ctx, grad):
     return (grad,)
 
 
-TO_SPARSE_CSR = defop("to_sparse_csr", "ToSparseCsrBackward0", _copy_forward, _pass,
+TO_SPARSE_CSR = defop("to_sparse_csr", "ToSparseCsrBackward0", _dense_equivalent, _pass,
                       torch_call="a.reshape(-1, 1).to_sparse_csr().to_dense()")
 
 
@@ -127,7 +125,7 @@ def col_indices(self):
 def _construct_forward(values, indices, shape):
     dense = np.zeros(shape, values.dtype)
     dense[tuple(indices)] = values
-    return dense
+    return _plus_zero(dense)
 
 
 def _construct_backward(ctx, grad):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from gradcli.engine.autograd import backward, grad  # noqa: F401
+import functools
+
+from gradcli.engine.autograd import backward  # noqa: F401
+from gradcli.engine.autograd import grad as _engine_grad
 from gradcli.engine.custom_function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from gradcli.engine.grad_mode import (  # noqa: F401
     _unsafe_preserve_version_counter,
@@ -15,6 +18,7 @@ from gradcli.engine.grad_mode import (  # noqa: F401
     set_detect_anomaly,
     set_grad_enabled,
 )
+from gradcli.engine.ops.sparse_coo import sparse_gradients as _sparse_gradients
 from gradcli.engine.saved_tensor import SavedTensor  # noqa: F401
 from gradcli.engine.tensor import Tensor as _Tensor
 from gradcli.engine.view_replay import (  # noqa: F401,E402
@@ -26,6 +30,14 @@ from .. import _C  # noqa: F401,E402  (torch._C: attached to the facade package 
 from . import function, functional, graph, profiler, profiler_util  # noqa: F401
 from . import gradcheck as _gradcheck_module
 from .profiler import _profiler_enabled, kineto_available  # noqa: F401
+
+
+@functools.wraps(_engine_grad)
+def grad(outputs, inputs, *args, **kwargs):
+    """The engine's torch.autograd.grad, a sparse input's gradient given sparse as in
+    PyTorch (engine/ops/sparse_coo.py `sparse_gradients`)."""
+    return _sparse_gradients(inputs, _engine_grad(outputs, inputs, *args, **kwargs))
+
 
 # torch.autograd.gradcheck is the function; the module of that name stays importable
 gradcheck = _gradcheck_module.gradcheck
