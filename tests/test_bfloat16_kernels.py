@@ -129,3 +129,24 @@ def test_bce_with_logits_composes_in_bfloat16_as_pytorch(shape, extra):
     ours = G.nn.functional.binary_cross_entropy_with_logits(ox, ot, reduction="none", **ko)
     np.testing.assert_allclose(np.array(ours.float().tolist()), theirs.float().numpy(),
                                rtol=1.6e-2, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_chunked_linear_cross_entropy_accumulates_in_float32(reduction):
+    """PyTorch's chunked kernel (options=) takes bfloat16 logits and loss in float32 and
+    rounds the loss once (the composition in bfloat16 rounds its log_softmax's steps);
+    bit for bit for 'none' and 'mean' ('sum' adds its chunks' float32 partial sums in
+    another order: within bfloat16's tolerance)."""
+    (tx, ox), (tw, ow) = _pair(RNG.standard_normal((6, 8))), _pair(RNG.standard_normal((9, 8)))
+    target = RNG.integers(0, 9, 6)
+    out = []
+    for lib, x, w in ((torch, tx, tw), (G, ox, ow)):
+        out.append(lib.nn.functional.linear_cross_entropy(
+            x, w, lib.tensor(target), reduction=reduction,
+            options=lib.nn.LinearCrossEntropyOptions(batch_chunk_size=2)))
+    assert out[1].dtype is G.bfloat16
+    if reduction == "sum":
+        np.testing.assert_allclose(out[1].float().tolist(), out[0].float().tolist(),
+                                   rtol=1.6e-2, atol=1e-5)
+    else:
+        assert out[1].tolist() == out[0].tolist()
