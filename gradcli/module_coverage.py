@@ -30,8 +30,11 @@ KNOWN_CAUSES: dict[tuple[str, str], str] = {
     ("float32", "in_proj_weight"): (
         "attention's float32 in_proj_weight gradient: 1e-5 to 4e-5 from PyTorch's float64 one "
         "where PyTorch's float32 is 2e-6 to 9e-6 from it, in a few cases (add_bias_kv, "
-        "no-batch inputs): a float32 rounding step in gradcli's attention backward, not "
-        "found yet"),
+        "no-batch inputs, embed_dim 3): not a step of attention's own (its softmax and its "
+        "backward are PyTorch's bit for bit, its small bmm/baddbmm too), but the last bits of "
+        "the tiny float32 matrix products of the in/out projections and their backward "
+        "(3x3 sgemm) where MKL's order is not rebuilt (kernels/mkl_intel.py: the AVX-512 "
+        "kernels), which the softmax of near one-hot scores amplifies"),
 }
 
 

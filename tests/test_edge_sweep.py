@@ -34,15 +34,8 @@ KNOWN = {ln.partition(":")[0].strip()[5:] for ln in (REG / "XFAIL.txt").read_tex
          if ln.startswith("diff_")}
 # differences of plain Python on gradcli.torch only (the same program through the language
 # prints PyTorch's output, so they have no regression case): new ops' and create_graph
-# nodes' non-finite and out-of-range edges, left to mend
-PLAIN_PYTHON_KNOWN = {
-    "elu_backward_of_selu_celu_edge_edge":
-        "new create_graph node: elu_backward of non-finite inputs (inf, nan) propagates as the Tensor formula does, not as ATen's kernel",
-    "glu_backward_edge_edge":
-        "new create_graph node: glu_backward of non-finite inputs through the Tensor formula",
-    "soft_margin_loss_backward_edge_edge":
-        "new create_graph node: soft_margin_loss_backward of non-finite inputs",
-}
+# nodes' non-finite and out-of-range edges, left to mend (none at present)
+PLAIN_PYTHON_KNOWN: dict[str, str] = {}
 KNOWN |= set(PLAIN_PYTHON_KNOWN)
 KINDS = {"edge": D.VALUES["edge"], "ties": D.VALUES["ties"], "negative": D.VALUES["negative"],
          "zero": [0.0, -0.0]}

@@ -1,8 +1,9 @@
 """The create_graph nodes of hardswish, selu/celu (elu_backward), glu, soft_margin_loss and
 prelu differentiate as PyTorch's do on ordinary values (second and third derivatives,
-several reductions); prelu's and hardswish's also on the edge values (inf, nan, +-0, huge)
-where the chain rule through a formula and PyTorch's closed forms part ways (elu's, glu's
-and soft_margin's edges are the edge sweep's known differences)."""
+several reductions), and on the edge values (inf, nan, +-0, huge) where the chain rule
+through a formula and PyTorch's closed forms part ways: elu_backward's, glu_backward's,
+soft_margin_loss_backward's and _prelu_kernel_backward's own backward are derivatives.yaml's
+formulas term by term (an inf times a 0 of a mask is a nan there, as in PyTorch)."""
 
 from __future__ import annotations
 
@@ -70,8 +71,41 @@ def test_higher_derivatives_on_ordinary_values(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("name", ["prelu", "hardswish"])
+@pytest.mark.parametrize("name", NAMES)
 def test_second_derivative_on_edge_values(name, dtype):
     ours = _second_and_third(G, name, EDGES, dtype)[:2]
     theirs = _second_and_third(torch, name, EDGES, dtype)[:2]
     _same(ours, theirs, signed=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["selu", "celu", "glu", "soft_margin_mean", "soft_margin_none"])
+def test_third_derivative_on_edge_values(name, dtype):
+    # the double backward's own graph (elu_backward, glu_backward, soft_margin_loss_backward
+    # nodes recorded by the explicit formulas) differentiates as PyTorch's on the edges too
+    _same(_second_and_third(G, name, EDGES, dtype), _second_and_third(torch, name, EDGES, dtype),
+          signed=False)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_soft_margin_double_backward_of_grad_output(reduction):
+    # the gradient along grad_output (soft_margin_loss_double_backward_grad_output): for a
+    # reduced loss the sum of the incoming gradient against the backward of ones
+    def run(lib):
+        x = lib.tensor([0.5, -2.0, 3.0, -0.0], dtype=lib.float64, requires_grad=True)
+        t = lib.tensor([1.0, -1.0, -1.0, 1.0], dtype=lib.float64)
+        y = lib.nn.functional.soft_margin_loss(x, t, reduction=reduction)
+        g = lib.ones_like(y).requires_grad_()
+        gx, = lib.autograd.grad(y, x, g, create_graph=True)
+        return [v.tolist() for v in lib.autograd.grad((gx * x.detach()).sum(), (g, x))]
+    ours, theirs = run(G), run(torch)
+    np.testing.assert_allclose(np.asarray(ours[0]), np.asarray(theirs[0]), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(ours[1]), np.asarray(theirs[1]), rtol=1e-12)
+
+
+def test_empty_soft_margin_mean_backward():
+    # 1/numel of an empty input is ATen's inf, never a Python ZeroDivisionError
+    for lib in (G, torch):
+        x = lib.zeros(0, requires_grad=True)
+        lib.nn.functional.soft_margin_loss(x, lib.ones_like(x)).backward()
+        assert x.grad.shape == (0,)

@@ -123,3 +123,30 @@ def test_prune_and_parallel_internals_stay_out_of_reach(expr, tmp_path):
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+HOOK_TABLES = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.utils.prune as prune
+
+    lin = nn.Linear(3, 2)
+    prune.l1_unstructured(lin, "weight", amount=0.5)
+    print(lin._forward_pre_hooks)
+    for name in ("_forward_hooks", "_backward_hooks", "_backward_pre_hooks",
+                 "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs", "_modules"):
+        print(name, getattr(lin, name))
+    print(type(lin._parameters).__name__, type(lin._buffers).__name__, list(lin._buffers))
+    handle = lin.register_forward_pre_hook(lambda m, args, kwargs: None, with_kwargs=True)
+    print(lin._forward_pre_hooks_with_kwargs)
+    handle.remove()
+    print(lin._forward_pre_hooks_with_kwargs, len(lin._forward_pre_hooks))
+    lin.register_full_backward_pre_hook(lambda m, grad_output: None)
+    print(len(lin._backward_pre_hooks), len(lin._backward_hooks), lin._is_full_backward_hook)
+    """)
+
+
+def test_hook_tables_print_as_pytorchs():
+    # a pruned module's hook tables are OrderedDicts (PyTorch's), the parameter, buffer
+    # and module tables plain dicts; a with_kwargs hook's entry goes with its handle
+    assert _python(HOOK_TABLES, facade=True) == _python(HOOK_TABLES, facade=False)

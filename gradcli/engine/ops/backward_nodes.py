@@ -38,8 +38,13 @@ class BackwardOp:
     """A named backward function: its op (the node's name and rule) and its formula."""
 
     def __init__(self, name: str, node: str, formula, n_outputs: int, rule: str,
-                 torch_call: str = "", zeros_for: tuple = ()):
+                 torch_call: str = "", zeros_for: tuple = (), explicit=None):
         self.formula = formula
+        # PyTorch's own double-backward formulas, `explicit(inputs, grads, meta) ->
+        # gradients of the inputs`, where derivatives.yaml gives closed forms whose
+        # non-finite values (inf * 0 of a mask, z / (z + 1)^2 at z = inf) or signed zeros
+        # differ from the vjp of the formula
+        self.explicit = explicit
         self.n_outputs = n_outputs
         # inputs whose gradient PyTorch's formula gives as zeros where the vjp has none
         # (a mask's `where` is constant in x, but prelu_double_backward returns zeros)
@@ -68,15 +73,15 @@ class BackwardOp:
         result = [None] * len(inputs)
         if not wanted:
             return tuple(result)
-        explicit = _EXPLICIT.get(self.op.name)
+        explicit = self.explicit
         if explicit is not None:
             # (an output the mask did not ask for has no gradient: it was never made)
             incoming = [gg if wanted_out else None for gg, wanted_out in zip(incoming, mask)]
             if GRAD_MODE.enabled:
-                got = explicit(inputs, incoming)
+                got = explicit(inputs, incoming, meta)
             else:
                 with no_grad():
-                    got = explicit(inputs, incoming)
+                    got = explicit(inputs, incoming, meta)
             return tuple(g if c.needs(i) else None for i, g in enumerate(got))
         create = GRAD_MODE.enabled
         with enable_grad():
@@ -108,7 +113,7 @@ class BackwardOp:
 # ------------------------------------------------------------------ explicit double backward
 
 
-def _prelu_kernel_double_backward(inputs, grads):
+def prelu_kernel_double_backward(inputs, grads, meta):
     """derivatives.yaml's _prelu_kernel_backward entry: branches on self >= 0 (where the
     first order branched on self > 0), so at x = +-0 the gradients are where's exact
     zeros, not products with a signed zero. The weight's gradient (input-shaped) is summed
@@ -137,5 +142,3 @@ def _prelu_kernel_double_backward(inputs, grads):
             d_w = d_w.sum_to_size(tuple(w.shape)) if w.dim() else d_w.sum()
     return d_g, d_x, d_w
 
-
-_EXPLICIT = {"prelu_kernel_backward": _prelu_kernel_double_backward}

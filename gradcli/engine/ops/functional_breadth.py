@@ -6,10 +6,14 @@ memory. The reference path and the argument checks are breadth.linear_cross_entr
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import dtypes
 from ..tensor import Tensor
 from .nn import cross_entropy, linear
 from .registry import defop, public, run_op
 
+_BFLOAT16 = dtypes.bfloat16.np
 _CHUNKED = "GeneratedBackwardFor_torch_nn__linear_cross_entropy_batch_chunked_defaultBackward"
 _CHUNKED_NONE = ("GeneratedBackwardFor_torch_nn__linear_cross_entropy_batch_chunked_"
                  "no_reduction_defaultBackward")
@@ -19,6 +23,15 @@ def _chunked_fwd(x, w, b, target, weight, reduction, ignore_index):
     from ..grad_mode import no_grad
     from ..tensor import make
 
+    if x.dtype.kind == "V":
+        # bfloat16: PyTorch's chunked kernel accumulates in float32 (its acc_dtype) and
+        # rounds the loss once
+        x, w = x.astype(np.float32), w.astype(np.float32)
+        b = None if b is None else b.astype(np.float32)
+        if weight is not None and weight._data.dtype.kind == "V":
+            weight = weight.float()
+        return _chunked_fwd(x, w, b, target, weight, reduction, ignore_index).astype(
+            _BFLOAT16)
     with no_grad():
         out = _chunked_loss(make(x), make(w), None if b is None else make(b), target, weight,
                             reduction, ignore_index)

@@ -24,7 +24,7 @@ from .. import dtypes, sdp_backends
 from ..grad_mode import GRAD_MODE, no_grad
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from . import shape_checks
-from .backward_nodes import BackwardOp
+from .backward_nodes import BackwardOp, prelu_kernel_double_backward
 from .registry import PUBLIC, defop, public, run_op, run_unary
 
 _F64 = np.float64
@@ -106,13 +106,28 @@ def _elu_backward_formula(inputs, meta, mask):
     return (g * where(neg, neg_part, make(np.array(scale, x._data.dtype))),)
 
 
+def _elu_double_backward(inputs, grads, meta):
+    """derivatives.yaml's elu_backward entry: grad_output's gradient is elu_backward of the
+    incoming gradient; self's is elu_backward(gg * g * input_scale) times the 0/1 mask
+    x < 0 (a product, so an inf or nan there stays a nan where the mask is 0)."""
+    g, x = inputs
+    gg, = grads
+    if gg is None:
+        return None, None
+    input_scale = meta[2]
+    d_g = ELU_BACKWARD_OF((gg, x), meta, (True,))[0]
+    below = (x < 0).to(gg.dtype)
+    d_x = ELU_BACKWARD_OF((gg * g * input_scale, x), meta, (True,))[0] * below
+    return d_g, d_x
+
+
 # selu's and celu's derivative is elu_backward: under create_graph, PyTorch's
 # EluBackwardBackward0 over (grad_output, self)
 ELU_BACKWARD_OF = BackwardOp(
     "elu_backward_of_selu_celu", "EluBackwardBackward0", _elu_backward_formula, 1,
     "elu_backward(g, x) = g (x > 0 ? scale : scale alpha input_scale exp(x input_scale))",
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad(torch.selu(a), a, "
-               "a * 0.5 + 1, create_graph=True)[0])(a)")
+               "a * 0.5 + 1, create_graph=True)[0])(a)", explicit=_elu_double_backward)
 
 
 def _elu_backward(c, g):
@@ -474,6 +489,8 @@ def _glu_backward(c, g):
 
 
 def _glu_backward_formula(inputs, meta, mask):
+    """ATen's glu_backward in its kernel's order: s g for the first half, (1 - s) s a g
+    for the second (the order decides where an overflow or inf * 0 happens)."""
     from .shape import cat
 
     g, x = inputs
@@ -481,15 +498,40 @@ def _glu_backward_formula(inputs, meta, mask):
     half = x._data.shape[dim] // 2
     a, b = x.narrow(dim, 0, half), x.narrow(dim, half, half)
     s = b.sigmoid()
-    return (cat([g * s, g * a * s * (1 - s)], dim),)
+    return (cat([s * g, (1 - s) * s * a * g], dim),)
+
+
+def _glu_double_backward(inputs, grads, meta):
+    """derivatives.yaml's glu_backward entry (glu_double_backward and its grad_output
+    part), term by term as PyTorch writes them."""
+    from .shape import cat
+
+    g, x = inputs
+    gg, = grads
+    if gg is None:
+        return None, None
+    dim, = meta
+    half = x._data.shape[dim] // 2
+    a, b = x.narrow(dim, 0, half), x.narrow(dim, half, half)
+    s = b.sigmoid()
+    one_minus = 1 - s
+    slope = s * one_minus
+    gg_a, gg_b = gg.narrow(dim, 0, half), gg.narrow(dim, half, half)
+    d_a = gg_b * g * slope
+    curve = slope * one_minus - s * slope
+    d_b = gg_b * a * g * curve + gg_a * g * slope
+    ones = make(np.ones(g._data.shape, x._data.dtype))
+    both = gg * GLU_BACKWARD((ones, x), meta, (True,))[0]
+    d_g = both.narrow(dim, 0, half) + both.narrow(dim, half, half)
+    return d_g, cat([d_a, d_b], dim)
 
 
 GLU_BACKWARD = BackwardOp(
     "glu_backward", "GluBackwardBackward0", _glu_backward_formula, 1,
-    "glu_backward(g, x): (g s | g a s (1 - s)) for x = (a | b), s = sigmoid(b)",
+    "glu_backward(g, x): (s g | (1 - s) s a g) for x = (a | b), s = sigmoid(b)",
     torch_call="torch.enable_grad()(lambda a: (lambda x: torch.autograd.grad("
                "torch.nn.functional.glu(x), x, a * 0.5 + 1, create_graph=True)[0])("
-               "torch.cat([a, a.cos()], -1)))(a)")
+               "torch.cat([a, a.cos()], -1)))(a)", explicit=_glu_double_backward)
 GLU = defop("glu", "GluBackward0", _glu_fwd, _glu_backward,
             "glu(a|b) = a sigmoid(b): ga = g s, gb = g a s (1 - s)", save="inputs",
             torch_call="torch.nn.functional.glu(torch.cat([a, a.cos()], -1))")
@@ -552,7 +594,7 @@ PRELU_KERNEL_BACKWARD = BackwardOp(
     torch_call="torch.enable_grad()(lambda a: (lambda w: torch.autograd.grad(("
                "torch.prelu(a.reshape(1, 1, -1), w) ** 2).sum(), w, create_graph=True)[0])("
                "torch.tensor([0.25], dtype=a.dtype, requires_grad=True)))(a * 1)",
-    zeros_for=(1, 2))
+    zeros_for=(1, 2), explicit=prelu_kernel_double_backward)
 
 
 def _to_weight(gw, w):
@@ -928,21 +970,45 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
 def _soft_margin_fwd(x, t, reduction):
     with np.errstate(all="ignore"):
         loss = np.log1p(np.exp(-t.astype(_F64) * x))
-    if reduction == "mean":
-        loss = loss.mean()
+    if reduction == "mean":  # (an empty mean is nan, without numpy's warning)
+        loss = loss.mean() if loss.size else np.float64("nan")
     elif reduction == "sum":
         loss = loss.sum()
     return np.asarray(loss).astype(x.dtype)
 
 
 def _soft_margin_backward_formula(inputs, meta, mask):
+    """ATen's soft_margin_loss_backward in its order: (t z) (-norm) / (z + 1) g, z =
+    exp(-t x), norm 1/n for the mean."""
     g, x = inputs
     t, reduction = meta
     z = (-t * x).exp()
-    base = -t * z / (z + 1)
+    norm = 1.0
+    if reduction == "mean":  # (1/0 of an empty input is ATen's double inf)
+        norm = 1.0 / x._data.size if x._data.size else float("inf")
+    return (t * z * -norm / (z + 1) * g,)
+
+
+def _soft_margin_double_backward(inputs, grads, meta):
+    """derivatives.yaml's soft_margin_loss_backward entry: gg g t^2 z / (z + 1)^2 for
+    self (a nan where z is inf, as PyTorch's), soft_margin_loss_backward of the incoming
+    gradient for grad_output (summed against a reduced loss's scalar)."""
+    g, x = inputs
+    gg, = grads
+    if gg is None:
+        return None, None
+    t, reduction = meta
+    if reduction == "none":
+        d_g = SOFT_MARGIN_BACKWARD((gg, x), meta, (True,))[0]
+    else:
+        ones = make(np.ones(g._data.shape, g._data.dtype))
+        d_g = (SOFT_MARGIN_BACKWARD((ones, x), meta, (True,))[0] * gg).sum()
+    z = (x * -t).exp()
+    after = z + 1
+    d_x = gg * g * (t * t) * z / (after * after)
     if reduction == "mean":
-        base = base / x._data.size
-    return (g * base,)
+        d_x = d_x / x._data.size
+    return d_g, d_x
 
 
 SOFT_MARGIN_BACKWARD = BackwardOp(
@@ -951,7 +1017,7 @@ SOFT_MARGIN_BACKWARD = BackwardOp(
     "soft_margin_loss_backward(g, x; t) = g (-t e / (1 + e)), e = exp(-t x)",
     torch_call="torch.enable_grad()(lambda a: torch.autograd.grad("
                "torch.nn.functional.soft_margin_loss(a, torch.ones_like(a)) * a.sum(), a, "
-               "create_graph=True)[0])(a)")
+               "create_graph=True)[0])(a)", explicit=_soft_margin_double_backward)
 
 
 def _soft_margin_backward(c, g):
@@ -960,13 +1026,11 @@ def _soft_margin_backward(c, g):
     if GRAD_MODE.enabled and c.needs(0) and not c.needs(1):
         # (PyTorch's SoftMarginLossBackwardBackward0 over (grad_output, self))
         return SOFT_MARGIN_BACKWARD((g, x), (t, reduction), (True,))[0], None
-    z = (-t * x).exp()
-    base = -t * z / (z + 1)
-    if reduction == "mean":
-        base = base / x._data.size
-    gx = g * base if c.needs(0) else None
+    gx = _soft_margin_backward_formula((g, x), (t, reduction), (True,))[0] \
+        if c.needs(0) else None
     gt = None
     if c.needs(1):
+        z = (-t * x).exp()
         gt = g * (-x * z / (z + 1))
         if reduction == "mean":
             gt = gt / x._data.size

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import autocast_state as _autocast
 from ..grad_mode import GRAD_MODE
-from ..kernels import mkl
+from ..kernels import batched, mkl
 from ..limits import MAX_ELEMENTS
 from ..parallel import blas_called, blas_product
 from ..tensor import Tensor, _c_name, _type_word, make
@@ -112,7 +112,15 @@ DOT = defop("dot", "DotBackward0", _blas_dot,
             lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
             "d(a.b)/da = b, d(a.b)/db = a", save="inputs", save_for=((1,), (0,)),
             torch_call="a.reshape(-1) @ a.reshape(-1)")
-BMM = defop("bmm", "BmmBackward0", blas_product,
+def _bmm_fwd(a, b):
+    """Per batch a @ b: ATen's own loop's order for small products (kernels/batched.py),
+    else numpy's BLAS."""
+    if batched.applies(a, b):
+        return batched.product(a, b)
+    return blas_product(a, b)
+
+
+BMM = defop("bmm", "BmmBackward0", _bmm_fwd,
             lambda c, g: (g.bmm(c.saved[1].transpose(1, 2)) if c.needs(0) else None,
                           c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
             "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs",

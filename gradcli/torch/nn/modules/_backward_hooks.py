@@ -26,13 +26,9 @@ class _State:
     def call_pre_hooks(self):
         """Full backward pre-hooks: hook(module, grad_output), whose result (if not None)
         becomes the output gradients the module's backward and its full hooks see."""
-        from .module import _PreHook
-
         changed = False
-        for hook in list(self.module._backward_hooks.values()):
-            if not isinstance(hook, _PreHook):
-                continue
-            out = hook.fn(self.module, tuple(self.grad_outputs))
+        for hook in list(self.module._backward_pre_hooks.values()):
+            out = hook(self.module, tuple(self.grad_outputs))
             if out is not None:
                 out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
                 if len(out) != len(self.grad_outputs):
@@ -44,13 +40,9 @@ class _State:
         return self.grad_outputs if changed else None
 
     def call_hooks(self):
-        from .module import _PreHook
-
         grad_in = tuple(self.grad_inputs)
         grad_out = tuple(self.grad_outputs or ())
         for hook in list(self.module._backward_hooks.values()):
-            if isinstance(hook, _PreHook):
-                continue
             out = hook(self.module, grad_in, grad_out)
             if out is not None:
                 out = tuple(out) if isinstance(out, (tuple, list)) else (out,)

@@ -30,12 +30,15 @@ class RemovableHandle:
 
     __module__ = "torch.utils.hooks"  # PyTorch's class name
 
-    def __init__(self, table: dict):
+    def __init__(self, table: dict, extra: dict | None = None):
         self._table = table
+        self._extra = extra  # (the with_kwargs table a hook is also listed in)
         self.id = next(_hook_ids)
 
     def remove(self) -> None:
         self._table.pop(self.id, None)
+        if self._extra is not None:
+            self._extra.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -99,11 +102,15 @@ class Module:
         setter(self, "_buffers", {})
         setter(self, "_non_persistent_buffers_set", set())
         setter(self, "_modules", {})
-        setter(self, "_forward_pre_hooks", {})
-        setter(self, "_forward_pre_hooks_with_kwargs", set())
-        setter(self, "_forward_hooks", {})
-        setter(self, "_forward_hooks_with_kwargs", set())
-        setter(self, "_backward_hooks", {})
+        # (the hook tables are OrderedDicts, as PyTorch's, so they print as PyTorch's;
+        # the parameter, buffer and module tables are plain dicts there too)
+        setter(self, "_backward_pre_hooks", OrderedDict())
+        setter(self, "_backward_hooks", OrderedDict())
+        setter(self, "_is_full_backward_hook", None)
+        setter(self, "_forward_hooks", OrderedDict())
+        setter(self, "_forward_hooks_with_kwargs", OrderedDict())
+        setter(self, "_forward_pre_hooks", OrderedDict())
+        setter(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
 
     # the default forward says the subclass forgot one
     def forward(self, *args, **kwargs):
@@ -114,7 +121,7 @@ class Module:
     def __call__(self, *args, **kwargs):
         d = self.__dict__
         if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
-                or d.get("_non_full_backward_hooks")):
+                or d["_backward_pre_hooks"] or d.get("_non_full_backward_hooks")):
             return self.forward(*args, **kwargs) if kwargs else self.forward(*args)
         return self._call_with_hooks(args, kwargs)
 
@@ -132,7 +139,7 @@ class Module:
                 out = hook(self, args)
                 if out is not None:
                     args = out if isinstance(out, tuple) else (out,)
-        backward_hooks = self._backward_hooks
+        backward_hooks = self._backward_hooks or self._backward_pre_hooks
         if backward_hooks:
             from ._backward_hooks import wrap_inputs
 
@@ -585,11 +592,12 @@ class Module:
         return self._add_hook("_non_full_backward_hooks", hook, False, None)
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
-        return self._add_hook("_backward_hooks", _PreHook(hook), prepend, None)
+        return self._add_hook("_backward_pre_hooks", hook, prepend, None)
 
     def _add_hook(self, table_name: str, hook, prepend: bool, kwargs_set) -> RemovableHandle:
         table = self.__dict__[table_name]
-        handle = RemovableHandle(table)
+        kwargs_table = None if kwargs_set is None else self.__dict__[kwargs_set]
+        handle = RemovableHandle(table, kwargs_table)
         if prepend:
             items = list(table.items())
             table.clear()
@@ -598,7 +606,7 @@ class Module:
         else:
             table[handle.id] = hook
         if kwargs_set is not None:
-            self.__dict__[kwargs_set].add(handle.id)
+            kwargs_table[handle.id] = True
         return handle
 
     # ----------------------------------------------------------- printing
@@ -627,13 +635,6 @@ class Module:
 
     def __setstate__(self, state):  # pragma: no cover
         self.__dict__.update(state)
-
-
-class _PreHook:
-    """A full backward pre-hook, told apart from a full backward hook by its wrapper."""
-
-    def __init__(self, fn):
-        self.fn = fn
 
 
 def _check_device(dev) -> None:
