@@ -43,6 +43,10 @@ FAMILIES = {
     "StudentT": (lambda L: (_t(L, [0.5, 1.5, 3.0], True), _t(L, [0.1, 0.2, 0.3], True),
                             _t(L, [1.0, 2.0, 3.0], True)), [0.7, 2.0, -1.0]),
     "Poisson": (lambda L: (_t(L, [1.5, 3.0], True),), [1.0, 4.0]),
+    "InverseGamma": (lambda L: (_t(L, [1.5, 3.0], True), _t(L, [0.5, 2.0], True)), [0.7, 2.0]),
+    "FisherSnedecor": (lambda L: (_t(L, [1.5, 5.0], True), _t(L, [3.5, 6.0], True)), [0.7, 2.0]),
+    "NegativeBinomial": (lambda L: (_t(L, [1.5, 5.0], True), None, _t(L, [-0.5, 0.3], True)),
+                         [1.0, 4.0]),
 }
 
 
@@ -59,6 +63,7 @@ def _record(lib, name):
     lib.manual_seed(11)
     params = make(lib)
     d = getattr(lib.distributions, name)(*params)
+    params = [p for p in params if p is not None]
     out = {"repr": repr(d), "batch": tuple(d.batch_shape), "event": tuple(d.event_shape),
            "has_rsample": d.has_rsample, "support": repr(d.support)}
     s = d.sample((3,))
@@ -116,6 +121,10 @@ SAMPLERS = [
     "Poisson(torch.tensor([2., 30., 0.])).sample((2,))",
     "Chi2(3.).sample((3,))",
     "Pareto(1., 2.).sample((3,))",
+    "InverseGamma(2., 3.).sample((3,))",
+    "FisherSnedecor(3., torch.tensor([4., 9.])).sample((3,))",
+    "NegativeBinomial(3., probs=torch.tensor([0.2, 0.7])).sample((3,))",
+    "NegativeBinomial(torch.tensor(40.), logits=torch.tensor([-2., 0.7])).sample((2,))",
 ]
 
 
@@ -142,6 +151,10 @@ ERRORS = [
     "Pareto(1., 2.).log_prob(torch.tensor(0.5))", "Poisson(2.).rsample()",
     "Poisson(2.).cdf(torch.tensor(1.))", "StudentT(2.).icdf(torch.tensor(0.3))",
     "Cauchy(0., 1.).log_prob(3.)",
+    "InverseGamma(-1., 1.)", "FisherSnedecor(-1., 2.)",
+    "NegativeBinomial(-1., probs=torch.tensor([0.2, 0.7]))",
+    "NegativeBinomial(3., probs=torch.tensor([0.2, 1.0]))", "NegativeBinomial(3.)",
+    "NegativeBinomial(3., probs=0.3).log_prob(torch.tensor(2.5))",
 ]
 
 
@@ -160,6 +173,10 @@ REPRS = [
     "Chi2(torch.tensor([1., 2.]))", "HalfNormal(torch.tensor([1., 2.]))", "HalfCauchy(2.)",
     "Weibull(torch.tensor([1., 2.]), 1.)", "StudentT(torch.tensor([3., 4.]))", "Gumbel(0., 1.)",
     "Pareto(1., 2.)", "Cauchy(0., 1.)", "Poisson(torch.tensor([1., 2.]))",
+    "InverseGamma(torch.tensor([1., 2.]), 1.)", "FisherSnedecor(3., 4.)",
+    "NegativeBinomial(3., probs=torch.tensor([0.2, 0.7]))",
+    "NegativeBinomial(torch.tensor([0., 2.]), probs=0.3).log_prob(torch.tensor(0.))",
+    "FisherSnedecor(torch.tensor([1., 3.]), 5.).mode",
     "Pareto(1., 2.).support", "Weibull(1., 2.).support", "Chi2(3.).df",
     "PowerTransform(2.)", "AbsTransform()", "SoftplusTransform()",
     "SoftplusTransform()(torch.tensor([0.5, -3.]))",

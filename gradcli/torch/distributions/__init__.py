@@ -15,9 +15,12 @@ from . import (
 from .derived_families import (
     Cauchy,
     Chi2,
+    FisherSnedecor,
     Gumbel,
     HalfCauchy,
     HalfNormal,
+    InverseGamma,
+    NegativeBinomial,
     Pareto,
     Poisson,
     StudentT,
@@ -35,6 +38,12 @@ from .families import (
     OneHotCategorical,
 )
 from .kl import kl_divergence, register_kl
+from .mixtures_and_relaxed import (
+    MixtureSameFamily,
+    Multinomial,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
 from .mvn import MultivariateNormal
 from .simple import Bernoulli, Categorical, Normal, Uniform
 from .transformed import Independent, LogNormal, TransformedDistribution
@@ -57,7 +66,8 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "TransformedDistribution",
            "kl_divergence", "register_kl",
            "Cauchy", "Chi2", "Gumbel", "HalfCauchy", "HalfNormal", "Pareto", "Poisson", "StudentT",
-           "Weibull",
+           "Weibull", "FisherSnedecor", "InverseGamma", "NegativeBinomial", "MixtureSameFamily", "Multinomial", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical",
            "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",
            "identity_transform"]
@@ -71,8 +81,13 @@ def _family_modules() -> None:
     import sys
     import types
 
-    for name in __all__:
-        cls = globals()[name]
+    from . import mixtures_and_relaxed as extra
+
+    # (the relaxed families' log-space bases live only in their family's module, as in PyTorch)
+    bases = {"LogitRelaxedBernoulli": extra.LogitRelaxedBernoulli,
+             "ExpRelaxedCategorical": extra.ExpRelaxedCategorical}
+    for name in __all__ + list(bases):
+        cls = bases[name] if name in bases else globals()[name]
         if not isinstance(cls, type) or not cls.__module__.startswith("torch.distributions."):
             continue
         short = cls.__module__.rsplit(".", 1)[1]

@@ -13,16 +13,17 @@ import math
 from numbers import Number
 
 import gradcli.torch as torch
+import gradcli.torch.nn.functional as F
 
 from . import constraints
 from .distribution import _EMPTY, Distribution
-from .families import Exponential, Gamma, _batch
+from .families import Exponential, Gamma, _batch, _ProbsOrLogits
 from .simple import Normal, Uniform, _broadcast_all
 from .transformed import TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
 
-__all__ = ["Cauchy", "Chi2", "Gumbel", "HalfCauchy", "HalfNormal", "Pareto", "Poisson",
-           "StudentT", "Weibull"]
+__all__ = ["Cauchy", "Chi2", "FisherSnedecor", "Gumbel", "HalfCauchy", "HalfNormal",
+           "InverseGamma", "NegativeBinomial", "Pareto", "Poisson", "StudentT", "Weibull"]
 
 EULER = 0.57721566490153286060
 
@@ -357,8 +358,158 @@ class Poisson(Distribution):
         return value.xlogy(rate) - rate - (value + 1).lgamma()
 
 
-for _cls in (Cauchy, HalfCauchy, HalfNormal, Gumbel, Pareto, Weibull, Chi2, StudentT, Poisson):
+class InverseGamma(TransformedDistribution):
+    """1 / Gamma(concentration, rate); PyTorch checks both parameters and prints neither."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    _unshown = ("concentration", "rate")
+
+    def __init__(self, concentration, rate, validate_args=None):
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        self._params = {"concentration": base.concentration, "rate": base.rate}
+        neg_one = -torch.ones((), dtype=base.rate.dtype)
+        super().__init__(base, PowerTransform(neg_one), validate_args=validate_args)
+
+    @property
+    def concentration(self):
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        result = self.rate / (self.concentration - 1)
+        return torch.where(self.concentration > 1, result, math.inf)
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        result = self.rate.square() / ((self.concentration - 1).square()
+                                       * (self.concentration - 2))
+        return torch.where(self.concentration > 2, result, math.inf)
+
+    def entropy(self):
+        return (self.concentration + self.rate.log() + self.concentration.lgamma()
+                - (1 + self.concentration) * self.concentration.digamma())
+
+
+class FisherSnedecor(Distribution):
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = _broadcast_all(df1, df2)
+        self._params = {"df1": self.df1, "df2": self.df2}
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        super().__init__(_batch(df1, df2) or self.df1.size(), validate_args=validate_args)
+
+    @property
+    def mean(self):
+        df2 = self.df2.clone(memory_format=torch.contiguous_format)
+        df2[df2 <= 2] = math.nan
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self):
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        mode[self.df1 <= 2] = math.nan
+        return mode
+
+    @property
+    def variance(self):
+        df2 = self.df2.clone(memory_format=torch.contiguous_format)
+        df2[df2 <= 4] = math.nan
+        return (2 * df2.pow(2) * (self.df1 + df2 - 2)
+                / (self.df1 * (df2 - 2).pow(2) * (df2 - 4)))
+
+    def rsample(self, sample_shape=_EMPTY):
+        shape = self._extended_shape(sample_shape)
+        x1 = self._gamma1.rsample(sample_shape).view(shape)
+        x2 = self._gamma2.rsample(sample_shape).view(shape)
+        tiny = torch.finfo(x2.dtype).tiny
+        x2.clamp_(min=tiny)
+        y = x1 / x2
+        y.clamp_(min=tiny)
+        return y
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1 = self.df1 * 0.5
+        ct2 = self.df2 * 0.5
+        ct3 = self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * torch.log(value)
+        t3 = (ct1 + ct2) * torch.log1p(ct3 * value)
+        return t1 + t2 - t3
+
+
+class NegativeBinomial(_ProbsOrLogits):
+    """Failures before `total_count` successes; probs or logits (the other made on first
+    read), sampled as PyTorch does: a Gamma rate, then a Poisson count."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0),
+                       "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        given = "probs" if probs is not None else "logits"
+        count, param = _broadcast_all(total_count, probs if probs is not None else logits)
+        self.total_count = count.type_as(param)
+        self.__dict__[given] = param
+        self._param = param
+        self._params = {"total_count": self.total_count, given: param}
+        super().__init__(param.size(), validate_args=validate_args)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    @property
+    def mean(self):
+        return self.total_count * torch.exp(self.logits)
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / torch.sigmoid(-self.logits)
+
+    def sample(self, sample_shape=_EMPTY):
+        with torch.no_grad():
+            gamma = Gamma(concentration=self.total_count, rate=torch.exp(-self.logits),
+                          validate_args=False)
+            return torch.poisson(gamma.sample(sample_shape=sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized_prob = (self.total_count * F.logsigmoid(-self.logits)
+                                 + value * F.logsigmoid(self.logits))
+        log_normalization = (-torch.lgamma(self.total_count + value)
+                             + torch.lgamma(1.0 + value) + torch.lgamma(self.total_count))
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized_prob - log_normalization
+
+
+for _cls in (Cauchy, HalfCauchy, HalfNormal, Gumbel, Pareto, Weibull, Chi2, StudentT, Poisson,
+             InverseGamma, FisherSnedecor, NegativeBinomial):
     _cls.__module__ = "torch.distributions." + {
-        "HalfCauchy": "half_cauchy", "HalfNormal": "half_normal"}.get(
+        "HalfCauchy": "half_cauchy", "HalfNormal": "half_normal", "InverseGamma": "inverse_gamma",
+        "FisherSnedecor": "fishersnedecor", "NegativeBinomial": "negative_binomial"}.get(
         _cls.__name__, _cls.__name__[0].lower() + _cls.__name__[1:])
 del _cls
