@@ -23,7 +23,8 @@ from .transformed import TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
 
 __all__ = ["Cauchy", "Chi2", "FisherSnedecor", "Gumbel", "HalfCauchy", "HalfNormal",
-           "InverseGamma", "NegativeBinomial", "Pareto", "Poisson", "StudentT", "Weibull"]
+           "InverseGamma", "Kumaraswamy", "NegativeBinomial", "Pareto", "Poisson", "StudentT",
+           "Weibull"]
 
 EULER = 0.57721566490153286060
 
@@ -506,8 +507,55 @@ class NegativeBinomial(_ProbsOrLogits):
         return log_unnormalized_prob - log_normalization
 
 
+def _kumaraswamy_moment(a, b, n):
+    arg1 = 1 + n / a
+    return b * torch.exp(torch.lgamma(arg1) + torch.lgamma(b) - torch.lgamma(arg1 + b))
+
+
+class Kumaraswamy(TransformedDistribution):
+    """(1 - U ** (1 / concentration0)) ** (1 / concentration1) for U uniform on [0, 1)."""
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = _broadcast_all(concentration1, concentration0)
+        self._params = {"concentration1": self.concentration1,
+                        "concentration0": self.concentration0}
+        base = Uniform(torch.full_like(self.concentration0, 0),
+                       torch.full_like(self.concentration0, 1), validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()),
+                      AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self):
+        log_mode = (self.concentration0.reciprocal() * (-self.concentration0).log1p()
+                    - (-self.concentration0 * self.concentration1).log1p())
+        log_mode[(self.concentration0 < 1) | (self.concentration1 < 1)] = math.nan
+        return log_mode.exp()
+
+    @property
+    def variance(self):
+        return (_kumaraswamy_moment(self.concentration1, self.concentration0, 2)
+                - torch.pow(self.mean, 2))
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        h0 = torch.digamma(self.concentration0 + 1) + EULER
+        return t0 + t1 * h0 - torch.log(self.concentration1) - torch.log(self.concentration0)
+
+
 for _cls in (Cauchy, HalfCauchy, HalfNormal, Gumbel, Pareto, Weibull, Chi2, StudentT, Poisson,
-             InverseGamma, FisherSnedecor, NegativeBinomial):
+             InverseGamma, FisherSnedecor, NegativeBinomial, Kumaraswamy):
     _cls.__module__ = "torch.distributions." + {
         "HalfCauchy": "half_cauchy", "HalfNormal": "half_normal", "InverseGamma": "inverse_gamma",
         "FisherSnedecor": "fishersnedecor", "NegativeBinomial": "negative_binomial"}.get(
