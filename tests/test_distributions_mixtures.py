@@ -1,6 +1,6 @@
-"""MixtureSameFamily, Multinomial, RelaxedBernoulli and RelaxedOneHotCategorical (with their
-log-space bases in torch.distributions.relaxed_bernoulli / relaxed_categorical) against
-PyTorch: seeded samples, log_prob / moments / entropy, gradients through rsample and
+"""MixtureSameFamily, Multinomial, OneHotCategoricalStraightThrough, RelaxedBernoulli and
+RelaxedOneHotCategorical (with their log-space bases in torch.distributions.relaxed_bernoulli
+/ relaxed_categorical) and the multinomial / mixture constraints against PyTorch: seeded samples, log_prob / moments / entropy, gradients through rsample and
 log_prob, reprs and validation errors."""
 
 from __future__ import annotations
@@ -55,6 +55,13 @@ CODES = [
     "D.relaxed_bernoulli.LogitRelaxedBernoulli(torch.tensor(0.5), probs=0.3)",
     "D.relaxed_bernoulli.LogitRelaxedBernoulli(torch.tensor(0.5), probs=0.3).rsample((2,))",
     "D.relaxed_categorical.ExpRelaxedCategorical(torch.tensor(0.5), logits=lg).rsample()",
+    "D.OneHotCategoricalStraightThrough(logits=lg)",
+    "D.OneHotCategoricalStraightThrough(logits=lg).rsample((2,))",
+    "D.OneHotCategoricalStraightThrough(logits=lg).has_rsample",
+    "D.constraints.multinomial(3)",
+    "D.constraints.MixtureSameFamilyConstraint(D.constraints.positive)",
+    "D.constraints.multinomial(3).check(torch.tensor([[1., 2.], [3., 1.]]))",
+    "D.constraints.MixtureSameFamilyConstraint(3)",
 ]
 
 
@@ -94,6 +101,8 @@ GRADS = [
     (lambda D, L, lg, t: D.MixtureSameFamily(
         D.Categorical(logits=lg), D.Normal(lg * 2, t.expand(3))),
      lambda d, L: d.log_prob(L.tensor([0.3, -1.0], dtype=L.float64)).sum()),
+    (lambda D, L, lg, t: D.OneHotCategoricalStraightThrough(logits=lg),
+     lambda d, L: (d.rsample((3,)) * L.arange(3.0, dtype=L.float64)).sum()),
     (lambda D, L, lg, t: D.Multinomial(5, logits=lg),
      lambda d, L: d.log_prob(L.tensor([1.0, 0.0, 4.0], dtype=L.float64))),
 ]

@@ -37,6 +37,7 @@ from .families import (
     Geometric,
     Laplace,
     OneHotCategorical,
+    OneHotCategoricalStraightThrough,
 )
 from .kl import kl_divergence, register_kl
 from .mixtures_and_relaxed import (
@@ -68,7 +69,7 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "kl_divergence", "register_kl",
            "Cauchy", "Chi2", "Gumbel", "HalfCauchy", "HalfNormal", "Pareto", "Poisson", "StudentT",
            "Weibull", "FisherSnedecor", "InverseGamma", "NegativeBinomial", "MixtureSameFamily",
-           "Kumaraswamy", "Multinomial", "RelaxedBernoulli",
+           "Kumaraswamy", "OneHotCategoricalStraightThrough", "Multinomial", "RelaxedBernoulli",
            "RelaxedOneHotCategorical",
            "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",

@@ -24,7 +24,7 @@ from .distribution import _EMPTY, Distribution
 from .simple import Categorical, _broadcast_all, _logits_to_probs, _one_of, _probs_to_logits
 
 __all__ = ["Beta", "Binomial", "Dirichlet", "Exponential", "Gamma", "Geometric", "Laplace",
-           "OneHotCategorical"]
+           "OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 def _batch(*params) -> tuple:
@@ -494,3 +494,18 @@ _MODULES = {"Exponential": "exponential", "Laplace": "laplace", "Geometric": "ge
 for _name, _mod in _MODULES.items():
     globals()[_name].__module__ = "torch.distributions." + _mod
 del _name, _mod
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample passes gradients straight through: the one-hot sample
+    plus probs - probs.detach() (zero in value, the identity in gradient)."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=_EMPTY):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+
+
+OneHotCategoricalStraightThrough.__module__ = "torch.distributions.one_hot_categorical"

@@ -24,39 +24,6 @@ __all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "MixtureSameFamily"
            "Multinomial", "RelaxedBernoulli", "RelaxedOneHotCategorical"]
 
 
-class _Multinomial(constraints.Constraint):
-    """Non-negative counts whose sum is at most `upper_bound` (one event: the last dim)."""
-
-    event_dim = 1
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-
-    def check(self, x):
-        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
-
-
-class _MixtureSameFamilyConstraint(constraints.Constraint):
-    """The component's support, checked with the component dim added back."""
-
-    def __init__(self, base_constraint):
-        self.base_constraint = base_constraint
-
-    @property
-    def event_dim(self):
-        return self.base_constraint.event_dim
-
-    def check(self, value):
-        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
-        if value.dim() < self.event_dim:
-            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        keep = value.dim() - self.event_dim
-        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
-
-    def __repr__(self) -> str:
-        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
-
-
 class MixtureSameFamily(Distribution):
     arg_constraints: dict = {}
     has_rsample = False
@@ -89,7 +56,7 @@ class MixtureSameFamily(Distribution):
 
     @property
     def support(self):
-        return _MixtureSameFamilyConstraint(self._component_distribution.support)
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self):
@@ -172,7 +139,7 @@ class Multinomial(Distribution):
 
     @property
     def support(self):
-        return _Multinomial(self.total_count)
+        return constraints.multinomial(self.total_count)
 
     @property
     def logits(self):
@@ -364,6 +331,4 @@ for _cls, _module in ((MixtureSameFamily, "mixture_same_family"), (Multinomial, 
                       (ExpRelaxedCategorical, "relaxed_categorical"),
                       (RelaxedOneHotCategorical, "relaxed_categorical")):
     _cls.__module__ = "torch.distributions." + _module
-_Multinomial.__module__ = "torch.distributions.constraints"
-_MixtureSameFamilyConstraint.__module__ = "torch.distributions.constraints"
 del _cls, _module
