@@ -20,7 +20,8 @@ from gradcli.lang.session import run_source  # noqa: E402
 CODES = [
     "torch.compiled_with_cxx11_abi()", "torch.compiled_with_cxx11_abi(1)",
     "torch.is_vulkan_available()", "torch.is_vulkan_available(1)", "torch.init_num_threads()",
-    "torch.init_num_threads(1)", "torch.is_distributed(1)", "torch.is_distributed(torch.ones(2))",
+    "torch.init_num_threads(1)", "torch.init_num_threads(a=2)", "torch.init_num_threads(1, a=2)",
+    "torch.is_distributed(1)", "torch.is_distributed(torch.ones(2))",
     "torch.ones(2).is_distributed()", "torch.is_storage(torch.ones(2))",
     "torch.is_storage(torch.ones(2).untyped_storage())", "torch.is_storage(3)",
     "torch.thread_safe_generator()", "torch.random.thread_safe_generator()",

@@ -1,7 +1,8 @@
 """MixtureSameFamily, Multinomial, OneHotCategoricalStraightThrough, RelaxedBernoulli and
 RelaxedOneHotCategorical (with their log-space bases in torch.distributions.relaxed_bernoulli
-/ relaxed_categorical) and the multinomial / mixture constraints against PyTorch: seeded samples, log_prob / moments / entropy, gradients through rsample and
-log_prob, reprs and validation errors."""
+/ relaxed_categorical) and the multinomial / mixture constraints against PyTorch: seeded
+samples, log_prob / moments / entropy, gradients through rsample and log_prob, reprs and
+validation errors."""
 
 from __future__ import annotations
 

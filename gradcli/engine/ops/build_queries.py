@@ -64,7 +64,10 @@ def is_vulkan_available(*args, **kwargs) -> bool:
 def init_num_threads(*args, **kwargs) -> None:
     """Nothing to set up: gradcli's worker threads read torch.set_num_threads when they run."""
     if args or kwargs:
-        shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        shown = ", ".join(repr(a) for a in args)  # (pybind11's wording of the call)
+        if kwargs:
+            shown += ("; " if args else "") + "kwargs: " + ", ".join(
+                f"{k}={v!r}" for k, v in kwargs.items())
         raise TypeError("init_num_threads(): incompatible function arguments. The following "
                         "argument types are supported:\n    1. () -> None\n\n"
                         f"Invoked with: {shown}")
