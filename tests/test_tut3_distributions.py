@@ -134,9 +134,9 @@ def test_errors_as_pytorch(expr):
 
 
 def test_missing_distribution_says_not_supported():
-    with pytest.raises(AttributeError, match="^torch.distributions.Weibull is not "
+    with pytest.raises(AttributeError, match="^torch.distributions.Wishart is not "
                                              "supported by gradcli$"):
-        gt.distributions.Weibull  # noqa: B018
+        gt.distributions.Wishart  # noqa: B018
 
 
 PROGRAM = """

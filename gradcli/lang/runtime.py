@@ -258,6 +258,7 @@ _ENGINE_PREFIXES = ("gradcli.engine", "gradcli.torch", "torch.")
 #: never reachable, even on engine objects (file/pointer access, class walks)
 DENY_ATTRS = frozenset({"numpy", "tofile", "dump", "dumps", "save", "load", "ctypes",
                         "mro", "from_file", "storage", "untyped_storage", "data_ptr",
+                        "const_data_ptr",
                         "format", "format_map", "export_chrome_trace", "export_stacks",
                         "export_memory_timeline"})
 

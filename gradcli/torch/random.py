@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
+from gradcli.engine.ops.build_queries import thread_safe_generator  # noqa: F401
 from gradcli.engine.random import (  # noqa: F401
     Generator,
     default_generator,
@@ -31,4 +32,4 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
 
 
 __all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed", "manual_seed",
-           "seed", "set_rng_state"]
+           "seed", "set_rng_state", "thread_safe_generator"]

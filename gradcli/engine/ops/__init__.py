@@ -82,6 +82,7 @@ from . import convolution_entry  # noqa: F401  (torch.convolution, conv_tbc, the
 from . import histogram_nd  # noqa: F401  (torch.histogramdd)  # isort: skip
 from . import binomial_draws  # noqa: F401  (torch.binomial, PyTorch's draws)  # isort: skip
 from . import sparse_coo, sparse_csr  # noqa: F401  (sparse COO and CSR tensors: to_sparse, torch.sparse_coo_tensor, torch.sparse.*)  # isort: skip
+from . import build_queries  # noqa: F401  (has_mkl & co, OutOfMemoryError, is_set_to, module_load)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 

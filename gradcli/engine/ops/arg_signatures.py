@@ -385,6 +385,9 @@ SIGNATURES = {
     'Tensor.conj_physical_': (
         '!noargs Tensor.conj_physical_',
     ),
+    'Tensor.const_data_ptr': (
+        '!noargs Tensor.const_data_ptr',
+    ),
     'Tensor.contiguous': (
         'contiguous(*, MemoryFormat memory_format=contiguous_format)',
     ),
@@ -542,6 +545,13 @@ SIGNATURES = {
     'Tensor.dsplit': (
         'dsplit(int64_t sections)',
         'dsplit(IntArrayRef indices)',
+    ),
+    'Tensor.eig': (
+        '!python',
+        'Tensor.eig',
+        'self, eigenvectors=None',
+        '',
+        '',
     ),
     'Tensor.element_size': (
         '!noargs Tensor.element_size',
@@ -834,6 +844,9 @@ SIGNATURES = {
     'Tensor.is_contiguous': (
         'is_contiguous(*, MemoryFormat memory_format=contiguous_format)',
     ),
+    'Tensor.is_distributed': (
+        '!noargs Tensor.is_distributed',
+    ),
     'Tensor.is_floating_point': (
         '!noargs Tensor.is_floating_point',
     ),
@@ -851,6 +864,9 @@ SIGNATURES = {
     ),
     'Tensor.is_same_size': (
         'is_same_size(Tensor other)',
+    ),
+    'Tensor.is_set_to': (
+        'is_set_to(Tensor tensor)',
     ),
     'Tensor.is_shared': (
         '!python',
@@ -1114,6 +1130,13 @@ SIGNATURES = {
     'Tensor.mode': (
         'mode(int64_t dim=-1, bool keepdim=False)',
     ),
+    'Tensor.module_load': (
+        '!python',
+        'Tensor.module_load',
+        'self, other, assign=None',
+        '',
+        '',
+    ),
     'Tensor.moveaxis': (
         'moveaxis(int64_t source, int64_t destination)',
         'moveaxis(IntArrayRef source, IntArrayRef destination)',
@@ -1352,6 +1375,13 @@ SIGNATURES = {
         '!python',
         'Tensor.register_post_accumulate_grad_hook',
         'self, hook',
+        '',
+        '',
+    ),
+    'Tensor.reinforce': (
+        '!python',
+        'Tensor.reinforce',
+        'self, reward',
         '',
         '',
     ),
@@ -1649,6 +1679,13 @@ SIGNATURES = {
     ),
     'Tensor.swapdims_': (
         'swapdims_(int64_t dim0, int64_t dim1)',
+    ),
+    'Tensor.symeig': (
+        '!python',
+        'Tensor.symeig',
+        'self, eigenvectors=None',
+        '',
+        '',
     ),
     'Tensor.t': (
         '!noargs Tensor.t',
@@ -2329,6 +2366,13 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.compiled_with_cxx11_abi': (
+        '!python',
+        'compiled_with_cxx11_abi',
+        '',
+        '',
+        '',
+    ),
     'torch.complex': (
         'complex(Tensor real, Tensor imag, *, Tensor out=None)',
     ),
@@ -2507,6 +2551,13 @@ SIGNATURES = {
     ),
     'torch.dstack': (
         'dstack(TensorList tensors, *, Tensor out=None)',
+    ),
+    'torch.eig': (
+        '!python',
+        'eig',
+        'self, eigenvectors=None, *, e=None, v=None',
+        '',
+        '',
     ),
     'torch.einsum': (
         '!python',
@@ -2893,6 +2944,9 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.is_distributed': (
+        'is_distributed(Tensor input)',
+    ),
     'torch.is_floating_point': (
         'is_floating_point(Tensor input)',
     ),
@@ -2916,6 +2970,13 @@ SIGNATURES = {
     ),
     'torch.is_signed': (
         'is_signed(Tensor input)',
+    ),
+    'torch.is_storage': (
+        '!python',
+        'is_storage',
+        'obj, /',
+        '',
+        '',
     ),
     'torch.is_tensor': (
         '!python',
@@ -5087,6 +5148,13 @@ SIGNATURES = {
     'torch.swapdims': (
         'swapdims(Tensor input, int64_t dim0, int64_t dim1)',
     ),
+    'torch.symeig': (
+        '!python',
+        '_symeig',
+        'input, eigenvectors=None, upper=None, *, out=None',
+        '',
+        '',
+    ),
     'torch.t': (
         't(Tensor input)',
     ),
@@ -5123,6 +5191,13 @@ SIGNATURES = {
         '!python',
         'tensordot',
         'a, b, dims=None, out=None',
+        '',
+        '',
+    ),
+    'torch.thread_safe_generator': (
+        '!python',
+        'thread_safe_generator',
+        '',
         '',
         '',
     ),

@@ -2456,6 +2456,21 @@ _REMOVED = {
         "This function was deprecated since version 1.9 and is now removed.\nPlease use the "
         "`torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
         "`torch.linalg.matrix_rank()` to 'hermitian'."),
+    "eig": (
+        "This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` "
+        "returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors "
+        "mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\n"
+        "L_complex = torch.linalg.eigvals(A)\n\nand\n\n"
+        "L, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
+        "L_complex, V_complex = torch.linalg.eig(A)"),
+    "symeig": (
+        "This function was deprecated since version 1.9 and is now removed. The default "
+        "behavior has changed from using the upper triangular portion of the matrix by default "
+        "to using the lower triangular portion.\n\n"
+        "L, _ = torch.symeig(A, upper=upper) should be replaced with:\n"
+        "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\n"
+        "L, V = torch.symeig(A, eigenvectors=True) should be replaced with:\n"
+        "L, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')"),
 }
 
 
@@ -2470,6 +2485,8 @@ def _removed(name: str):
 public("torch.lstsq", "Tensor.lstsq")(_removed("lstsq"))
 public("torch.solve", "Tensor.solve")(_removed("solve"))
 public("torch.matrix_rank")(_removed("matrix_rank"))
+public("torch.eig", "Tensor.eig")(_removed("eig"))
+public("torch.symeig", "Tensor.symeig")(_removed("symeig"))
 
 
 # Which inputs each product saves, as PyTorch: only those a needed gradient reads (so an

@@ -12,6 +12,21 @@ from . import (
     kl_families,  # noqa: E402, F401  (registers their kl_divergence pairs)
     transforms,  # noqa: E402  (after simple: TransformedDistribution uses both)
 )
+from .derived_families import (
+    Cauchy,
+    Chi2,
+    FisherSnedecor,
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    InverseGamma,
+    Kumaraswamy,
+    NegativeBinomial,
+    Pareto,
+    Poisson,
+    StudentT,
+    Weibull,
+)
 from .distribution import Distribution
 from .families import (
     Beta,
@@ -22,17 +37,77 @@ from .families import (
     Geometric,
     Laplace,
     OneHotCategorical,
+    OneHotCategoricalStraightThrough,
 )
 from .kl import kl_divergence, register_kl
+from .mixtures_and_relaxed import (
+    MixtureSameFamily,
+    Multinomial,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
 from .mvn import MultivariateNormal
 from .simple import Bernoulli, Categorical, Normal, Uniform
 from .transformed import Independent, LogNormal, TransformedDistribution
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftplusTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform",
            "constraints", "transforms", "Beta", "Binomial", "Dirichlet", "Exponential", "Gamma",
            "Geometric", "Laplace", "OneHotCategorical", "Independent", "LogNormal",
            "TransformedDistribution",
-           "kl_divergence", "register_kl"]
+           "kl_divergence", "register_kl",
+           "Cauchy", "Chi2", "Gumbel", "HalfCauchy", "HalfNormal", "Pareto", "Poisson", "StudentT",
+           "Weibull", "FisherSnedecor", "InverseGamma", "NegativeBinomial", "MixtureSameFamily",
+           "Kumaraswamy", "OneHotCategoricalStraightThrough", "Multinomial", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical",
+           "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
+           "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",
+           "identity_transform"]
+
+
+def _family_modules() -> None:
+    """PyTorch defines each family in a module of its own (`torch.distributions.normal`), which
+    scripts import from (`from torch.distributions.normal import Normal`): a module object
+    of that name holding the class, for each family here whose module gradcli's files do not
+    already mirror."""
+    import sys
+    import types
+
+    from . import mixtures_and_relaxed as extra
+
+    # (the relaxed families' log-space bases live only in their family's module, as in PyTorch)
+    bases = {"LogitRelaxedBernoulli": extra.LogitRelaxedBernoulli,
+             "ExpRelaxedCategorical": extra.ExpRelaxedCategorical}
+    for name in __all__ + list(bases):
+        cls = bases[name] if name in bases else globals()[name]
+        if not isinstance(cls, type) or not cls.__module__.startswith("torch.distributions."):
+            continue
+        short = cls.__module__.rsplit(".", 1)[1]
+        if short in ("transforms", "distribution", "constraints", "kl"):
+            continue  # (real modules of this package)
+        full = f"{__name__}.{short}"
+        module = sys.modules.get(full)
+        if module is None:
+            module = types.ModuleType(full, f"torch.distributions.{short}")
+            module.__all__ = []
+            sys.modules[full] = module
+            globals()[short] = module
+        setattr(module, name, cls)
+        module.__all__.append(name)
+
+
+_family_modules()
 
 from .._namespace import unsupported as _unsupported  # noqa: E402
 

@@ -200,3 +200,45 @@ for _cls in (_GreaterThanEq, _IntegerGreaterThan, _OneHot, _IndependentConstrain
 del _cls
 __all__ += ["nonnegative", "greater_than_eq", "nonnegative_integer", "positive_integer",
             "one_hot", "independent", "half_open_interval", "real_vector"]
+
+
+class _Multinomial(Constraint):
+    """Non-negative counts whose sum is at most `upper_bound` (one event: the last dim)."""
+
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A mixture component's support, checked with the component dim added back."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError("base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self) -> str:
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
+
+
+multinomial = _Multinomial
+_Multinomial.__module__ = MixtureSameFamilyConstraint.__module__ = \
+    "torch.distributions.constraints"
+__all__ += ["MixtureSameFamilyConstraint", "multinomial"]

@@ -65,7 +65,35 @@ class Distribution:
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=_EMPTY):
-        raise NotImplementedError(f"{type(self).__name__} does not support rsample")
+        raise NotImplementedError  # (PyTorch says nothing more)
+
+    # what a family does not define raises as PyTorch's base class does
+    @property
+    def mean(self):
+        raise NotImplementedError
+
+    @property
+    def mode(self):
+        raise NotImplementedError(f"{self.__class__} does not implement mode")
+
+    @property
+    def variance(self):
+        raise NotImplementedError
+
+    def log_prob(self, value):
+        raise NotImplementedError
+
+    def cdf(self, value):
+        raise NotImplementedError
+
+    def icdf(self, value):
+        raise NotImplementedError
+
+    def enumerate_support(self, expand=True):
+        raise NotImplementedError
+
+    def entropy(self):
+        raise NotImplementedError
 
     def sample_n(self, n: int):
         return self.sample(torch.Size((n,)))
@@ -91,9 +119,13 @@ class Distribution:
                 f"{tuple(value.shape)}) to be within the support ({self.support!r}) of the "
                 f"distribution {self!r}, but found invalid values:\n{value}")
 
+    #: parameters checked at construction that PyTorch does not print, because they are
+    #: properties read from a base distribution (HalfNormal's scale, Chi2's df)
+    _unshown: tuple = ()
+
     def __repr__(self) -> str:
         shown = [(name, self._params[name]) for name in self.arg_constraints
-                 if name in self._params]
+                 if name in self._params and name not in self._unshown]
         text = ", ".join(f"{name}: {value if value.numel() == 1 else value.size()}"
                          for name, value in shown)
         return f"{type(self).__name__}({text})"

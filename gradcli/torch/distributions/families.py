@@ -24,7 +24,7 @@ from .distribution import _EMPTY, Distribution
 from .simple import Categorical, _broadcast_all, _logits_to_probs, _one_of, _probs_to_logits
 
 __all__ = ["Beta", "Binomial", "Dirichlet", "Exponential", "Gamma", "Geometric", "Laplace",
-           "OneHotCategorical"]
+           "OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 def _batch(*params) -> tuple:
@@ -391,6 +391,11 @@ class Gamma(Distribution):
                 + torch.xlogy(self.concentration - 1, value)
                 - self.rate * value - torch.lgamma(self.concentration))
 
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return torch.special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         return (self.concentration - torch.log(self.rate) + torch.lgamma(self.concentration)
                 + (1.0 - self.concentration) * torch.digamma(self.concentration))
@@ -489,3 +494,18 @@ _MODULES = {"Exponential": "exponential", "Laplace": "laplace", "Geometric": "ge
 for _name, _mod in _MODULES.items():
     globals()[_name].__module__ = "torch.distributions." + _mod
 del _name, _mod
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample passes gradients straight through: the one-hot sample
+    plus probs - probs.detach() (zero in value, the identity in gradient)."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=_EMPTY):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+
+
+OneHotCategoricalStraightThrough.__module__ = "torch.distributions.one_hot_categorical"

@@ -307,6 +307,9 @@ class Uniform(Distribution):
         result = (value - self.low) / (self.high - self.low)
         return result.clamp(min=0, max=1)
 
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
+
     def entropy(self):
         return torch.log(self.high - self.low)
 

@@ -153,13 +153,20 @@ class TransformedDistribution(Distribution):
             value = transform.inv(value)
         if self._validate_args:
             self.base_dist._validate_sample(value)
-        value = self.base_dist.cdf(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
+
+    def _monotonize_cdf(self, value):
+        """Flip a cdf taken through decreasing transforms (Gumbel's negative scales), the
+        sign being a tensor when a transform's scale or exponent is one."""
         sign = 1
         for transform in self.transforms:
             sign = sign * transform.sign
-        return value if sign == 1 else 1 - value
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
 
     def icdf(self, value):
+        value = self._monotonize_cdf(value)
         value = self.base_dist.icdf(value)
         for transform in self.transforms:
             value = transform(value)

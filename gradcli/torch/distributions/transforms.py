@@ -11,8 +11,9 @@ import gradcli.torch.nn.functional as F
 
 from . import constraints
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
-           "TanhTransform", "Transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",
+           "identity_transform"]
 
 
 class Transform:
@@ -91,6 +92,10 @@ class _InverseTransform(Transform):
     @property
     def inv(self):
         return self._inv
+
+    @property
+    def sign(self):
+        return self._inv.sign
 
     def __call__(self, x):
         return self._inv._inv_call(x)
@@ -260,8 +265,90 @@ class ComposeTransform(Transform):
         return f"{type(self).__name__}(\n    {inner}\n)"
 
 
+class AbsTransform(Transform):
+    """y = |x|: not a bijection (HalfNormal and HalfCauchy fold their base over zero); its
+    inverse gives the non-negative root."""
+
+    codomain = constraints.positive
+    bijective = False
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class PowerTransform(Transform):
+    """y = x ** exponent on the positive reals (Weibull's shape)."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+
+    def __init__(self, exponent, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        from .simple import _broadcast_all
+
+        (self.exponent,) = _broadcast_all(exponent)
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
+
+    def __eq__(self, other):
+        if not isinstance(other, PowerTransform):
+            return False
+        return self.exponent.eq(other.exponent).all().item()
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+    def inverse_shape(self, shape):
+        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + exp(x)), inverted as x = log(expm1(y)) (computed as PyTorch does, through
+    -y and its expm1, so large y keep their precision)."""
+
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return F.softplus(x)
+
+    def _inverse(self, y):
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -F.softplus(-x)
+
+
+identity_transform = ComposeTransform([])
+
 for _cls in (Transform, _InverseTransform, ExpTransform, SigmoidTransform, TanhTransform,
-             AffineTransform, ComposeTransform):
+             AffineTransform, ComposeTransform, AbsTransform, PowerTransform,
+             SoftplusTransform):
     _cls.__module__ = "torch.distributions.transforms"
 del _cls
 

@@ -34,7 +34,8 @@ from .sampler import (
 
 #: what a program may import from here (the helpers and imports above stay out of reach)
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
-           "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
+           "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
+           "Subset",
            "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "dataloader",
            "dataset", "default_collate", "default_convert", "get_worker_info", "random_split",
            "sampler"]
@@ -154,6 +155,37 @@ class ConcatDataset(Dataset):
                 start = self.cumulative_sizes[i - 1] if i else 0
                 return self.datasets[i][idx - start]
         raise IndexError("list index out of range")
+
+
+class StackDataset(Dataset):
+    """Several datasets of one length read together: sample i is the tuple (datasets given by
+    position) or the dict (given by keyword) of each dataset's sample i."""
+
+    __module__ = "torch.utils.data.dataset"
+
+    def __init__(self, *args, **kwargs) -> None:
+        if args:
+            if kwargs:
+                raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                                 "``kwargs``) like input/output, but both types are given.")
+            datasets = args
+        elif kwargs:
+            datasets = kwargs
+        else:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(datasets.values()) if kwargs else list(args)
+        self._length = len(parts[0])
+        if any(self._length != len(d) for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = datasets
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
 
 
 def random_split(dataset, lengths, generator=None):

@@ -8,10 +8,11 @@ from . import (
     ConcatDataset,
     Dataset,
     IterableDataset,
+    StackDataset,
     Subset,
     TensorDataset,
     random_split,
 )
 
-__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset",
-           "TensorDataset", "random_split"]
+__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset",
+           "Subset", "TensorDataset", "random_split"]
