@@ -110,7 +110,8 @@ def test_a_program_may_define_a_name_python_reserves_for_a_builtin():
     ("str.join(',', ['a'])", "str.join is not supported by gradcli"),
     ("import torch\ntorch.np", "torch.np is not supported by gradcli"),
     ("import torch\ntorch.ones = 5", "modules are read-only in gradcli"),
-    ("import math\nmath.factorial(100000)", "math.factorial is not supported by gradcli"),
+    ("import math\nmath.factorial(10 ** 6)", "math.factorial(1000000) too large: more than "
+     "4000000 bits"),
     ("print(1, file=print)", "print() argument 'file' is not supported by gradcli"),
     ("e = RuntimeError('x')\ne.with_traceback(None)",
      "RuntimeError.with_traceback is not supported by gradcli"),
@@ -391,3 +392,58 @@ def test_settable_flags_are_reset_for_each_program():
 ])
 def test_variable_class_stays_closed(src, code, fragment):
     rejected(src, code, fragment)
+
+
+# ------------------------------------------------ math's integer functions, NotImplemented,
+# '*' widths and strings continued with a backslash (accepted since the CPython
+# differential tester found them missing)
+NEW_VALUE_ATTACKS = [
+    # the guarded math functions are builtin-like wrappers: no way to their raw function
+    ("import math\nmath.factorial.fn", 1, "AttributeError"),
+    ("import math\ngetattr(math.factorial, 'fn')", 1, "AttributeError"),
+    ("from math import prod\nprod.__call__", 1, "is not supported by gradcli"),
+    ("import math\nmath.factorial.__self__", 2, "not allowed"),
+    ("getattr(super, 'fn')", 1, "AttributeError"),
+    # NotImplemented is a plain constant
+    ("NotImplemented.__class__", 2, "not allowed"),
+    ("NotImplemented.__reduce__()", 2, "not allowed"),
+    ("getattr(NotImplemented, '__class__')", 1, "not allowed"),
+    # a string continued on the next line hides no statement from the compiler
+    ("x = 'a\\\nb'; import os", 2, "import of 'os' is not allowed"),
+    ("x = 'a\\\n'; y = ().__class__", 2, "not allowed"),
+]
+
+
+@pytest.mark.parametrize("src,code,fragment", NEW_VALUE_ATTACKS)
+def test_new_values_stay_closed(src, code, fragment):
+    rejected(src, code, fragment)
+
+
+BIG_INT_GUARDS = [
+    "import math\nmath.factorial(10 ** 6)",
+    "from math import factorial\nfactorial(400000)",
+    "import math\nmath.comb(10 ** 7, 5 * 10 ** 6)",
+    "import math\nmath.perm(10 ** 7)",
+    "import math\nmath.perm(10 ** 30, 10 ** 6)",
+    "import math\nmath.prod([2 ** 3000000, 2 ** 3000000])",
+    "import math\nmath.prod([10 ** 100] * 100000)",
+    "import math\nmath.lcm(2 ** 3000000 + 1, 2 ** 3000000 - 1)",
+    "from math import *\nfactorial(10 ** 6)",
+]
+
+
+@pytest.mark.parametrize("src", BIG_INT_GUARDS)
+def test_math_integer_functions_are_bounded_and_uncatchable(src):
+    body = "try:\n" + "".join("    " + ln + "\n" for ln in src.split("\n")) + \
+        "except Exception:\n    print('caught')\n"
+    rc, out, err = run(body)
+    assert rc == 1 and "caught" not in out, (rc, out, err)
+    assert "LimitError" in err and "bits" in err and "Traceback" not in err, err
+
+
+def test_star_widths_in_percent_formatting_meet_the_length_limit():
+    rejected("print('%*d' % (10 ** 8, 1))", 1, "formatted string too long")
+    rejected("print('%.*f' % (10 ** 8, 1.0))", 1, "formatted string too long")
+    rejected("print('%s%*d' % ('a', -10 ** 8, 1))", 1, "formatted string too long")
+    rc, out, err = run("print('%*d|%.*f' % (4, 1, 2, 0.5))")
+    assert rc == 0 and out == "   1|0.50\n", (out, err)

@@ -305,7 +305,7 @@ FORMAT_ATTACKS = [
     ("print(f\"{s:'\\x7B__fstring__.__class__.s\\x7D'}\")", {1}, "ValueError"),
     ("print(f'{xs!r:{\"{0.__class__}\"}}')", {1}, "ValueError"),
     ("print('%(a)s' % xs)", {1}, "TypeError"),
-    ("print('%*d' % (10 ** 9, 1))", {1}, "ValueError"),
+    ("print('%*d' % (10 ** 9, 1))", {1}, "LimitError"),
     ("print('%.100000000f' % 1.0)", {1}, "LimitError"),
     ("print('%100000000s' % 'a')", {1}, "LimitError"),
     ("print(f'{fl:.100000000f}')", {1}, "LimitError"),

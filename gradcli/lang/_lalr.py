@@ -217,40 +217,52 @@ def lex(text):
 
 
 # ------------------------------------------------------------------ parser
-def _set_span(meta, edge, names):
-    """One end of a tree's span from its first or last child (`edge`), as lark sets it:
-    the child's container_* position when it has one, and the plain attributes only once."""
-    values = [getattr(edge, "container_" + n, getattr(edge, n)) for n in names]
-    if not hasattr(meta, names[0]):
-        for n, v in zip(names, values):
-            setattr(meta, n, v)
-        meta.empty = False
-    for n, v in zip(names, values):
-        setattr(meta, "container_" + n, v)
-
-
-def _meta_of(c):
-    if isinstance(c, Tree):
-        return None if c.meta.empty else c.meta
-    if isinstance(c, Token):
+def _edge(c):
+    """A child's span end values as lark's PropagatePositions reads them: a tree's
+    ``container_*`` positions (set with its plain ones), a token's own; None for a
+    child without a position (a placeholder, or a tree with an empty meta)."""
+    tc = type(c)
+    if tc is Token:
         return c
+    if tc is Tree or isinstance(c, Tree):
+        m = c._meta
+        if m is None or m.empty:
+            return None
+        return m
     return None
 
 
 def _propagate(res, children):
-    """lark's PropagatePositions: the rule's span from its first and last child with a position."""
+    """lark's PropagatePositions: the rule's span from its first and last child with a
+    position; a side's plain attributes are set only once, its ``container_*`` ones
+    every time (a tree inlined by ``?rule`` keeps its own first span)."""
     if not isinstance(res, Tree):
         return
     meta = res.meta
+    d = meta.__dict__
     for c in children:
-        first = _meta_of(c)
-        if first is not None:
-            _set_span(meta, first, ("line", "column", "start_pos"))
+        e = _edge(c)
+        if e is not None:
+            if type(e) is Token:
+                v = (e.line, e.column, e.start_pos)
+            else:
+                v = (e.container_line, e.container_column, e.container_start_pos)
+            if "line" not in d:
+                d["line"], d["column"], d["start_pos"] = v
+                d["empty"] = False
+            d["container_line"], d["container_column"], d["container_start_pos"] = v
             break
     for c in reversed(children):
-        last = _meta_of(c)
-        if last is not None:
-            _set_span(meta, last, ("end_line", "end_column", "end_pos"))
+        e = _edge(c)
+        if e is not None:
+            if type(e) is Token:
+                v = (e.end_line, e.end_column, e.end_pos)
+            else:
+                v = (e.container_end_line, e.container_end_column, e.container_end_pos)
+            if "end_line" not in d:
+                d["end_line"], d["end_column"], d["end_pos"] = v
+                d["empty"] = False
+            d["container_end_line"], d["container_end_column"], d["container_end_pos"] = v
             break
 
 

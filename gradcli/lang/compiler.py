@@ -1201,7 +1201,8 @@ class Compiler:
         allowed = R.module_names(module)
         display = R.display_module_name(module)
         if node.star:
-            items = {n: getattr(module, n) for n in allowed}
+            items = {n: R.math_attr(n) if module is math else getattr(module, n)
+                     for n in allowed}
             G = self.G
 
             def ex(env):
@@ -1216,7 +1217,7 @@ class Compiler:
             if alias.name not in allowed:
                 self.forbid(f"{display}.{alias.name} is not supported by gradcli", alias.pos)
                 continue
-            value = getattr(module, alias.name)
+            value = R.math_attr(alias.name) if module is math else getattr(module, alias.name)
             stores.append((self.store(A.Name(alias.asname or alias.name, pos=alias.pos)), value))
         return _bind_all(stores)
 
@@ -1359,6 +1360,9 @@ class Compiler:
 
         def s(env, v):
             try:
+                e = _not_unpackable(v)
+                if e is not None:
+                    raise e
                 seq = list(R.bounded(v))
             except BaseException as e:
                 note(e, loc)
@@ -2335,8 +2339,19 @@ def _valid_except(cls):
     return isinstance(cls, type) and issubclass(cls, BaseException)
 
 
+def _not_unpackable(v):
+    """CPython's TypeError for unpacking a value that is neither iterable nor a sequence."""
+    tp = type(v)
+    if getattr(tp, "__iter__", None) is None and getattr(tp, "__getitem__", None) is None:
+        return TypeError(f"cannot unpack non-iterable {tp.__name__} object")
+    return None
+
+
 def _take(v, n):
     import itertools
+    e = _not_unpackable(v)
+    if e is not None:
+        raise e
     it = iter(v)
     return list(itertools.islice(it, n + 1))
 
@@ -2397,15 +2412,6 @@ class _Binder:
         for i in range(given):
             frame[i] = args[i]
         extra = args[npos:]
-        if extra:
-            if self.vararg is None:
-                ndef = self.ndefaults
-                if ndef:
-                    takes = f"from {npos - ndef} to {npos} positional arguments"
-                else:
-                    takes = f"{npos} positional argument{'s' if npos != 1 else ''}"
-                was = "was" if len(args) == 1 else "were"
-                raise TypeError(f"{name}() takes {takes} but {len(args)} {was} given")
         if self.vararg is not None:
             frame[slots[self.vararg]] = tuple(extra)
         rest = {} if self.kwarg is not None else None
@@ -2425,6 +2431,8 @@ class _Binder:
             if frame[i] is not UNBOUND:
                 raise TypeError(f"{name}() got multiple values for argument '{k}'")
             frame[i] = v
+        if extra and self.vararg is None:  # after the keywords, as CPython checks
+            raise TypeError(self._too_many(len(args), frame))
         ndef = self.ndefaults
         first_default = npos - ndef
         missing = []
@@ -2449,6 +2457,22 @@ class _Binder:
         if rest is not None:
             frame[slots[self.kwarg]] = rest
         return frame
+
+
+    def _too_many(self, given, frame):
+        """CPython's text for too many positional arguments (keyword-only ones given count)."""
+        npos, ndef = len(self.pos_names), self.ndefaults
+        if ndef:
+            takes = f"from {npos - ndef} to {npos} positional arguments"
+        else:
+            takes = f"{npos} positional argument{'s' if npos != 1 else ''}"
+        kw_given = sum(frame[self.slots[k]] is not UNBOUND for k in self.kwonly)
+        if kw_given:
+            was = (f" positional argument{'s' if given != 1 else ''} (and {kw_given} "
+                   f"keyword-only argument{'s' if kw_given != 1 else ''}) were")
+        else:
+            was = " was" if given == 1 else " were"
+        return f"{self.name}() takes {takes} but {given}{was} given"
 
 
 def _signature(params: A.Params, defaults, kwdefaults):

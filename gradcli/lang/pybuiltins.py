@@ -30,24 +30,44 @@ def _check_name(name):
 _MISSING = object()
 
 
-def getattr_(obj, name, default=_MISSING, /):
+def _positional(name, args, kwargs, lo, hi=None):
+    """CPython's argument-count checks of a builtin that takes positional arguments only."""
+    if kwargs:
+        raise TypeError(f"{name}() takes no keyword arguments")
+    n = len(args)
+    hi = lo if hi is None else hi
+    if lo == hi and n != lo:
+        raise TypeError(f"{name} expected {lo} argument{'s' if lo != 1 else ''}, got {n}")
+    if n < lo:
+        raise TypeError(f"{name} expected at least {lo} argument{'s' if lo != 1 else ''}, "
+                        f"got {n}")
+    if n > hi:
+        raise TypeError(f"{name} expected at most {hi} argument{'s' if hi != 1 else ''}, "
+                        f"got {n}")
+    return args
+
+
+def getattr_(*args, **kwargs):
+    obj, name, *default = _positional("getattr", args, kwargs, 2, 3)
     _check_name(name)
     try:
         return R.get_attr(obj, name)
     except AttributeError:
-        if default is _MISSING:
+        if not default:
             raise
-        return default
+        return default[0]
 
 
-def setattr_(obj, name, value, /):
+def setattr_(*args, **kwargs):
+    obj, name, value = _positional("setattr", args, kwargs, 3)
     _check_name(name)
     if name.startswith("_"):
         raise AttributeError(R.private_message(name))
     R.set_attr(obj, name, value)
 
 
-def hasattr_(obj, name, /):
+def hasattr_(*args, **kwargs):
+    obj, name = _positional("hasattr", args, kwargs, 2)
     _check_name(name)
     try:
         R.get_attr(obj, name)
@@ -56,26 +76,50 @@ def hasattr_(obj, name, /):
     return True
 
 
-def delattr_(obj, name, /):
+def delattr_(*args, **kwargs):
+    obj, name = _positional("delattr", args, kwargs, 2)
     _check_name(name)
     R.del_attr(obj, name)
 
 
-def iter_(obj, *sentinel):
+def iter_(*args, **kwargs):
+    obj, *sentinel = _positional("iter", args, kwargs, 1, 2)
     if sentinel:
         raise TypeError("iter() with a sentinel is not supported by gradcli: iter() takes one "
                         "argument")
     return _py.iter(obj)
 
 
-def pow_(base, exp, mod=None):
+_POW_PARAMS = ("base", "exp", "mod")
+
+
+def pow_(*args, **kwargs):
+    """pow(base, exp, mod=None) with argument clinic's messages; two integers go
+    through ``**``'s guarded power."""
+    if len(args) + len(kwargs) > 3:
+        raise TypeError(f"pow() takes at most 3 arguments ({len(args) + len(kwargs)} given)")
+    vals = dict(zip(_POW_PARAMS, args))
+    for i, k in enumerate(_POW_PARAMS):
+        if i >= len(args) and k in kwargs:
+            vals[k] = kwargs[k]
+        elif i < 2 and k not in vals:
+            raise TypeError(f"pow() missing required argument '{k}' (pos {i + 1})")
+    for k in kwargs:
+        if k in _POW_PARAMS and _POW_PARAMS.index(k) < len(args):
+            raise TypeError(f"argument for pow() given by name ('{k}') and position "
+                            f"({_POW_PARAMS.index(k) + 1})")
+        if k not in _POW_PARAMS:
+            raise TypeError(f"'{k}' is an invalid keyword argument for pow()")
+    mod = vals.get("mod")
     if mod is None:
-        return R.checked_pow(base, exp)
-    return _py.pow(base, exp, mod)
+        return R.checked_pow(vals["base"], vals["exp"])
+    return _py.pow(vals["base"], vals["exp"], mod)
 
 
-def issubclass_(cls, classinfo, /):
+def issubclass_(*args, **kwargs):
+    cls, classinfo = _positional("issubclass", args, kwargs, 2)
     return _py.issubclass(R.REAL_TYPES.get(cls, cls), classinfo)
+
 
 
 def _bounded_mapping_arg(args):
@@ -116,7 +160,7 @@ def _type_call(cls, *args, **kwargs):
     if len(args) == 3:
         raise TypeError("type() with three arguments is not supported by gradcli: programs "
                         "make classes with the class statement")
-    raise TypeError("type() takes 1 argument in gradcli")
+    raise TypeError("type() takes 1 or 3 arguments")  # (Python's words)
 
 
 dict_builtin = _stand_in(dict, _dict_call)
@@ -174,9 +218,22 @@ def type_of(obj):
     return tp
 
 
-def _builtin(fn, name):
+class _SuperBuiltin(R._Builtin):
+    """``super`` prints as Python's class does."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<class 'super'>"
+
+
+def _named(fn, name):
     fn.__name__ = fn.__qualname__ = name  # (argument errors name the builtin: "getattr()")
-    return R._Builtin(fn, name)
+    return fn
+
+
+def _builtin(fn, name):
+    return R._Builtin(_named(fn, name), name)
 
 
 BUILTINS = {
@@ -191,9 +248,11 @@ BUILTINS = {
     "next": next,
     "dict": dict_builtin, "set": set_builtin,
     "id": id, "hash": hash, "callable": callable,
-    "super": _builtin(R.super_builtin, "super"),
+    "super": _SuperBuiltin(_named(R.super_builtin, "super"), "super"),
     "property": property, "staticmethod": staticmethod, "classmethod": classmethod,
     "divmod": divmod,
     "pow": _builtin(pow_, "pow"),
     "object": object,
+    # (what an operator method returns to let the other operand try: a plain constant)
+    "NotImplemented": NotImplemented,
 }

@@ -187,7 +187,68 @@ MATH_NAMES = frozenset("""
 acos acosh asin asinh atan atan2 atanh ceil copysign cos cosh degrees dist e erf erfc exp
 exp2 expm1 fabs floor fmod frexp fsum gamma hypot inf isclose isfinite isinf isnan ldexp lgamma
 log log10 log1p log2 modf nan pi pow radians remainder sin sinh sqrt tan tanh tau trunc ulp
+cbrt gcd isqrt nextafter comb perm factorial prod lcm
 """.split())
+#: math's integer functions whose result can grow without bound, checked against the
+#: big-integer limit before they compute (the rest of math is read from the module)
+_MATH_CHECKED: dict = {}
+
+
+def _check_int_bits(bits: float, what: str):
+    if bits > _LIMITS.max_int_bits:
+        raise LimitExceeded(f"{what} too large: more than {_LIMITS.max_int_bits} bits")
+
+
+def _falling_bits(n: int, k: int) -> float:
+    """About the bits of n * (n-1) * ... * (n-k+1)."""
+    if n < 2 ** 53:
+        return (math.lgamma(n + 1) - math.lgamma(n - k + 1)) / math.log(2)
+    return k * n.bit_length()
+
+
+def _math_factorial(n, /):
+    if type(n) in INTS and 1 < n <= sys.maxsize:
+        _check_int_bits(_falling_bits(n, n), f"math.factorial({n})")
+    return math.factorial(n)
+
+
+def _math_perm(n, k=None, /):
+    if type(n) in INTS and type(k) in INTS | {type(None)} and n > 1:
+        k_ = n if k is None else k
+        if 0 <= k_ <= n:
+            _check_int_bits(_falling_bits(n, k_), "math.perm result")
+    return math.perm(n, k)
+
+
+def _math_comb(n, k, /):
+    if type(n) in INTS and type(k) in INTS and 0 <= k <= n:
+        k_ = min(k, n - k)
+        _check_int_bits(_falling_bits(n, k_) - _falling_bits(k_, k_), "math.comb result")
+    return math.comb(n, k)
+
+
+def _math_prod(iterable, /, *, start=1):
+    acc = start
+    for x in bounded(iterable):
+        acc = checked_mul(acc, x)
+    return acc
+
+
+def _math_lcm(*integers):
+    if all(type(i) in INTS for i in integers):
+        _check_int_bits(sum(abs(i).bit_length() for i in integers), "math.lcm result")
+    return math.lcm(*integers)
+
+
+def math_attr(name):
+    """``math.name`` as a program sees it (``name`` in MATH_NAMES)."""
+    if not _MATH_CHECKED:
+        _MATH_CHECKED.update(factorial=_math_factorial, perm=_math_perm, comb=_math_comb,
+                             prod=_math_prod, lcm=_math_lcm)
+        for k, f in _MATH_CHECKED.items():
+            _MATH_CHECKED[k] = _Builtin(f, k)
+    f = _MATH_CHECKED.get(name)
+    return f if f is not None else getattr(math, name)
 
 
 def _raise_missing_as_pytorch(mod, name: str) -> None:
@@ -446,7 +507,7 @@ def get_attr(obj, name):
                     obj.__name__.startswith(FACADE_NAME + "."):
                 _raise_missing_as_pytorch(obj, name)
             raise AttributeError(f"{display_module_name(obj)}.{name} is not supported by gradcli")
-        return getattr(obj, name)
+        return math_attr(name) if obj is math else getattr(obj, name)
     if pol == "class":
         if obj in USER_CLASSES:
             return _user_get(obj, obj.__mro__, name)
@@ -933,12 +994,19 @@ def checked_mod(a, b):
     if type(a) is str:
         lim = _LIMITS.max_length
         check_repr_size(b)
+        taken = 0  # the arguments the fields before this one consume ('*' takes one)
         for m in re.finditer(_PCT, a):
+            if m.group(0) == "%%":
+                continue
             for g in (m.group(1), m.group(2)):
                 if g == "*":
-                    raise ValueError("'*' widths in %-formatting are not supported by gradcli")
-                if g and int(g) > lim:
+                    w = b[taken] if type(b) is tuple and taken < len(b) else None
+                    taken += 1
+                    if type(w) is int and abs(w) > lim:
+                        raise too_long(abs(w), "formatted string")
+                elif g and int(g) > lim:
                     raise too_long(int(g), "formatted string")
+            taken += 1
         res = a % b
         if len(res) > lim:
             raise too_long(len(res), "string")
@@ -1301,7 +1369,9 @@ class _Print:
     def __init__(self, state):
         self.state = state
 
-    def __call__(self, *values, sep=" ", end="\n", flush=False, file=None):
+    def __call__(self, *values, sep=" ", end="\n", flush=False, file=None, **other):
+        if other:
+            raise TypeError(f"'{next(iter(other))}' is an invalid keyword argument for print()")
         if file is not None:
             raise TypeError("print() argument 'file' is not supported by gradcli")
         if sep is not None and not isinstance(sep, str):
@@ -1392,7 +1462,7 @@ PY_BUILTIN_NAMES = ("print", "len", "range", "float", "int", "bool", "str", "rep
                     "sorted", "reversed", "all", "any", "isinstance", "issubclass", "type",
                     "getattr", "setattr", "hasattr", "delattr", "map", "filter", "iter",
                     "next", "dict", "set", "id", "hash", "callable", "super", "property",
-                    "staticmethod", "classmethod", "divmod", "pow", "object")
+                    "staticmethod", "classmethod", "divmod", "pow", "object", "NotImplemented")
 
 
 def make_builtins(state: RunState, with_facade=True) -> dict:
