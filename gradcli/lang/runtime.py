@@ -255,11 +255,9 @@ _POLICY: dict = {}
 #: ("torch." is gradcli's own classes that print as PyTorch's, such as
 #: torch.autograd.function.Function: a program never holds a real torch object)
 _ENGINE_PREFIXES = ("gradcli.engine", "gradcli.torch", "torch.")
-#: never reachable, even on engine objects (file/pointer access, class walks). A tensor's
-#: storage() / untyped_storage() is reachable: gradcli's storage objects are read-only
-#: (size, tolist, indexing, printing), and their data_ptr stays denied here.
+#: never reachable, even on engine objects (file/pointer access, class walks)
 DENY_ATTRS = frozenset({"numpy", "tofile", "dump", "dumps", "save", "load", "ctypes",
-                        "mro", "from_file", "data_ptr",
+                        "mro", "from_file", "storage", "untyped_storage", "data_ptr",
                         "format", "format_map", "export_chrome_trace", "export_stacks",
                         "export_memory_timeline"})
 
