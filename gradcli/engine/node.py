@@ -94,12 +94,6 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
-    def __getattr__(self, name: str):
-        """Only for names not found otherwise: PyTorch's `_saved_<x>` / `_raw_saved_<x>`."""
-        if name.startswith(("_saved_", "_raw_saved_")):
-            return ABOVE.saved_attr(self, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     @property
     def metadata(self) -> dict:
         """A dict for the user's own notes, the same one on every read (as PyTorch's)."""
@@ -256,6 +250,25 @@ def modified_inplace_message(t, expected: int, node, is_output: bool = False) ->
         "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
         "check_nan=False)."
     )
+
+
+class SavedValue:
+    """`grad_fn._saved_<x>` / `grad_fn._raw_saved_<x>`: one descriptor per name PyTorch
+    uses (saved_tensor.py installs them on Node), answered by `ABOVE.saved_attr`. Not a
+    `Node.__getattr__`: any `__getattr__` on the class sends every attribute read of every
+    node (`node.op`, `node.hooked`... in the backward loop) through CPython's slow lookup,
+    ~30,000 machine instructions a step of bench W7. A non-data descriptor: a value the
+    user stored on the node (a custom Function's ctx) still wins."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, node, cls=None):
+        if node is None:
+            return self
+        return ABOVE.saved_attr(node, self.name)
 
 
 class AccumulateGrad(Node):

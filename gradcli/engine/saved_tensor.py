@@ -2,8 +2,8 @@
 and `_raw_saved_<name>` (a SavedTensor handle whose `register_hooks(pack, unpack)` packs
 that one saved tensor, as saved_tensors_hooks does for every tensor an op saves).
 
-Reached from `Node.__getattr__`, so only a missing attribute pays for it: nothing here is on
-the op or backward path. A node stores its saved inputs in `saved` (tensors or Python
+Reached through the `node.SavedValue` descriptors installed on Node below (one per name
+PyTorch uses), so only those reads pay for it: nothing here is on the op or backward path. A node stores its saved inputs in `saved` (tensors or Python
 operands, in the op's argument order), its saved output as `saved_result` (buffer, version
 counter), a custom Function's in `__dict__["_saved"]`; a hooked entry becomes a
 `saved_hooks._Packed`, which the engine already unpacks around backward.
@@ -180,3 +180,9 @@ def saved_attr(node, name: str):
 
 
 node_module.ABOVE.install(saved_attr=saved_attr)
+# every key saved_attr can answer: a node's first input, its second under each of
+# PyTorch's names, its output, add/sub's alpha and a custom Function's tensors (another
+# name is an ordinary missing attribute, with Python's own message, the same as PyTorch's)
+for _key in dict.fromkeys(("self", "other", "result", "alpha", "tensors", *SECOND_SAVED.values())):
+    for _name in (f"_saved_{_key}", f"_raw_saved_{_key}"):
+        setattr(node_module.Node, _name, node_module.SavedValue(_name))
