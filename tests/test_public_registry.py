@@ -63,3 +63,16 @@ def test_every_public_tensor_name_is_installed():
     for name, value in registry.public_names("torch.").items():
         # (a value the registry holds as None is one, as torch.newaxis is numpy's None)
         assert (getattr(torch, name) is None) == (value is None), name
+
+
+DTYPE_NAMES = ("float", "double", "half", "bfloat16", "float16", "float32", "float64", "int",
+               "long", "short", "bool", "uint8", "int8", "int16", "int32", "int64",
+               "cfloat", "cdouble", "complex64", "complex128")
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dtype_names_stay_dtypes(name):
+    """torch.bfloat16 and its kin are dtypes; a wrapper installed over the functions that
+    share a Tensor conversion method's name (x.bfloat16()) must leave them alone."""
+    assert isinstance(getattr(torch, name), torch.dtype)
+    assert isinstance(registry.PUBLIC.get(f"torch.{name}", torch.float32), torch.dtype)

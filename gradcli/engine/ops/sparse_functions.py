@@ -728,8 +728,9 @@ def install() -> None:
     SPARSE_METHODS.update(OPERATORS)
     for name, sparse in METHODS.items():
         full = f"torch.{name}"
-        if full in PUBLIC and not name.endswith("_"):
-            dense = PUBLIC[full]
+        dense = PUBLIC.get(full)
+        # (torch.float, torch.bfloat16... are dtypes, not the conversion methods' functions)
+        if callable(dense) and not name.endswith("_"):
             if name in ("mul", "multiply"):
                 dense = _dense_first_mul(dense)
             PUBLIC[full] = _routing(full, dense, sparse)
