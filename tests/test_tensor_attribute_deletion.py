@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 # (torch 2.13 crashes on `del t.real` / `del t.imag`: left out)
 NAMES = ["grad", "data", "requires_grad", "grad_fn", "_version", "_backward_hooks", "is_leaf",
          "shape", "dtype", "device", "retains_grad", "output_nr", "ndim", "T", "H", "mT",
-         "is_cuda", "foo"]
+         "is_cuda", "name", "foo"]
 
 
 def _outcome(m, name: str, leaf: bool):
@@ -84,3 +84,17 @@ def test_deletion_in_a_program(tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode != 0
     assert "ForbiddenError" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_name_reads_none_and_refuses_writes():
+    """Tensor.name: None, and read-only with PyTorch's text."""
+    out = []
+    for m in (gt, torch):
+        t = m.ones(2)
+        try:
+            t.name = "a"
+            wrote = "ok"
+        except AttributeError as err:
+            wrote = str(err)
+        out.append((t.name, (t * 2).name, wrote))
+    assert out[0] == out[1]

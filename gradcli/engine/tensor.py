@@ -911,8 +911,10 @@ def seal(cls, names) -> None:
 
 
 Tensor.is_cuda = property(lambda self: False)  # (a property, so that it can refuse writes)
+# PyTorch's read-only `name` (None: the named-tensor name this build never sets)
+Tensor.name = property(lambda self: None)
 seal(Tensor, ("grad_fn", "is_leaf", "retains_grad", "_version", "output_nr", "dtype", "shape",
-              "ndim", "device", "is_cuda"))
+              "ndim", "device", "is_cuda", "name"))
 
 node_module.ABOVE.install(make=make, Tensor=Tensor)
 dtypes.ABOVE.install(Tensor=Tensor)
