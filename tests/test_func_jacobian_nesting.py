@@ -122,3 +122,74 @@ def test_each_outer_pass_runs_one_inner_row(monkeypatch):
     got = NESTINGS["jacrev_jacrev"](gt, _predict(gt))(*_inputs(gt, n, n))
     assert tuple(got.shape) == (n, n, n)
     assert len(calls) <= 3 * n * n, len(calls)
+
+
+HESSIANS = {
+    "tanh_linear": (lambda m: lambda w, b, x: m.nn.functional.linear(x, w, b).tanh(), 2),
+    "scalar": (lambda m: lambda w, b, x: (x.sin() * x).sum() + (w @ x).relu().sum(), 2),
+    "two_args": (lambda m: lambda w, b, x: (w @ x + b).exp().sum(), (1, 2)),
+    "tuple_output": (lambda m: lambda w, b, x: ((w @ x).sigmoid(), (x * x).sum()), 2),
+    "softmax": (lambda m: lambda w, b, x: m.softmax(w @ x, 0), 2),
+    "unused_input": (lambda m: lambda w, b, x: (x ** 3).sum(), (0, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HESSIANS))
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_hessian_matches_pytorch(name, requires_grad):
+    make, argnums = HESSIANS[name]
+    want = torch.func.hessian(make(torch), argnums)(*_inputs(torch, 3, 4, requires_grad))
+    got = gt.func.hessian(make(gt), argnums)(*_inputs(gt, 3, 4, requires_grad))
+    want, got = _leaves(want), _leaves(got)
+    assert len(want) == len(got)
+    for w, g in zip(want, got, strict=True):
+        assert tuple(g.shape) == tuple(w.shape)
+        assert str(g.dtype) == str(w.dtype)
+        assert (g.grad_fn is None) == (w.grad_fn is None)
+        torch.testing.assert_close(torch.from_numpy(g.detach().numpy().copy()), w.detach())
+
+
+def _error_text(module, func, *args):
+    try:
+        module.func.hessian(func)(*args)
+    except Exception as exc:  # noqa: BLE001  (the error is what is compared)
+        return type(exc).__name__, str(exc)
+    return None
+
+
+def test_hessian_of_a_random_function_raises_pytorchs_vmap_error():
+    def f(module):
+        return lambda x: (x * module.rand(3)).sin().sum()
+
+    want = _error_text(torch, f(torch), torch.ones(3))
+    got = _error_text(gt, f(gt), gt.ones(3))
+    assert want is not None
+    assert got == want
+
+
+def test_hessian_through_a_custom_function_is_forward_over_reverse():
+    """A custom Function with a vmap rule but no jvp: PyTorch's forward-mode error."""
+
+    def function(module):
+        class Cube(module.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x):
+                return x ** 3
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 3 * x * x * g
+
+        return lambda x: Cube.apply(x).sum()
+
+    want = _error_text(torch, function(torch), torch.ones(3))
+    got = _error_text(gt, function(gt), gt.ones(3))
+    assert want is not None
+    assert got == want
