@@ -1004,66 +1004,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
 
 
 def hessian(func, argnums=0):
-    """The Hessian: jacfwd of jacrev (forward over reverse), as PyTorch's. Without a
-    graph to keep (float inputs that need no gradient, no enclosing transform) the same
-    numbers come from jacrev of jacrev, several times faster here (no forward-mode pass
-    per input element, each running the reverse passes again with tangents), under the
-    same vmap randomness rule; a function with a custom Function or an op without
-    forward-mode support takes the forward-over-reverse path and its errors."""
-    forward_over_reverse = jacfwd(jacrev(func, argnums), argnums)
-    checked = []
-
-    @functools.wraps(func)
-    def traced(*args, **kwargs):
-        output = func(*args, **kwargs)
-        checked.append(_reverse_twice_is_same(output))
-        return output
-
-    reverse_twice = jacrev(jacrev(traced, argnums), argnums)
-
-    @functools.wraps(func)
-    def run(*args, **kwargs):
-        flat = _flatten(_picked(args, _argnums(argnums, len(args))))[0]
-        if (_STATE.transforms or _fwad._LEVEL[0] >= 0 or not GRAD_MODE.enabled
-                or not flat or not all(isinstance(x, Tensor) and not x.requires_grad
-                                       and x._data.dtype.kind == "f" for x in flat)):
-            return forward_over_reverse(*args, **kwargs)
-        from .func_randomness import Randomness
-
-        draws = Randomness("error", 1)
-        draws.slice(0)
-        checked.clear()
-        with _VMAPPING, draws:
-            result = reverse_twice(*args, **kwargs)
-        if checked != [True]:
-            return forward_over_reverse(*args, **kwargs)
-        return result
-
-    return run
-
-
-def _reverse_twice_is_same(output) -> bool:
-    """Whether hessian may take jacrev of jacrev for a function with this output: float
-    tensors, recorded, by ops that all have forward-mode derivatives (no custom
-    Function, none of forward mode's unsupported ops)."""
-    leaves = _flatten(output)[0]
-    if not leaves or not all(isinstance(o, Tensor) and o._data.dtype.kind == "f"
-                             and o._grad_fn is not None for o in leaves):
-        return False
-    stack = [o._grad_fn for o in leaves]
-    seen = set()
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if getattr(node, "custom", False):
-            return False
-        op = getattr(node, "op", None)
-        if op is not None and op.name in _fwad._NO_FORWARD:
-            return False
-        stack.extend(fn for fn, _nr in (getattr(node, "next_functions", None) or ()))
-    return True
+    """The Hessian: jacfwd of jacrev (forward over reverse)."""
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 # ------------------------------------------------------------------ vmap
