@@ -552,24 +552,126 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
 
     n = o.numel()
     per_input = [[] for _ in inputs]
-    flat_o = o.reshape(-1) if o.requires_grad else None
-    for k in range(n):
-        if flat_o is None:
-            grads = [make(np.zeros_like(x._data)) for x in inputs]
-        else:
-            basis = make(np.zeros(n, dtype=o._data.dtype))
-            basis._data[k] = 1
-            grads = _grads_of([flat_o], inputs, [basis], keep)
-        for rows, g in zip(per_input, grads, strict=True):
-            rows.append(g)
+    sources = _row_sources(o) if o.requires_grad else None
+    skip = n > 1 and o.requires_grad and _zero_rows_add_nothing(o, inputs, keep)
+    if not skip:
+        sources = None
+    if sources is not None:
+        # o is an inner jacrev's Jacobian: each element is one of its rows' elements, so
+        # each pass starts at that row (its graph only, not the stack of them all)
+        width = n // len(sources) if sources else 0
+        bases = [make(np.zeros(width, dtype=o._data.dtype)) for _ in range(width)]
+        for j, basis in enumerate(bases):
+            basis._data[j] = 1
+        outputs = [[row.reshape(-1)] for row in sources]
+        pairs = ((out, basis) for out in outputs for basis in bases)
+    else:
+        flat_o = [o.reshape(-1)] if o.requires_grad else None
+        pairs = ((flat_o, None) for _ in range(n))
+    _SKIP_ZERO_ROWS[0] += skip
+    try:
+        for k, (flat_o, basis) in enumerate(pairs):
+            if flat_o is None:
+                grads = [make(np.zeros_like(x._data)) for x in inputs]
+            else:
+                if basis is None:
+                    basis = make(np.zeros(n, dtype=o._data.dtype))
+                    basis._data[k] = 1
+                grads = _grads_of(flat_o, inputs, [basis], keep)
+            for rows, g in zip(per_input, grads, strict=True):
+                rows.append(g)
+    finally:
+        _SKIP_ZERO_ROWS[0] -= skip
     out = []
     for x, rows in zip(inputs, per_input, strict=True):
         if rows:
-            stacked = torch.stack(rows)
+            stacked = _rows_stacked(torch.stack(rows))
         else:
             stacked = make(np.zeros((0,) + x._data.shape, dtype=x._data.dtype))
-        out.append(stacked.reshape(tuple(o.shape) + tuple(x.shape)))
+        result = stacked.reshape(tuple(o.shape) + tuple(x.shape))
+        if rows and result._grad_fn is not None:
+            _remember_rows(result, rows)
+        out.append(result)
     return out
+
+
+# > 0 while a jacrev's passes may skip the parts of the graph a zero cotangent reaches
+_SKIP_ZERO_ROWS = [0]
+
+
+def _zero_rows_add_nothing(o: Tensor, inputs: list, keep: bool) -> bool:
+    """Whether o's backward with a zero cotangent gives no NaN. PyTorch's jacrev takes
+    every pass over the whole graph (vmapped), so what a zero cotangent reaches adds
+    0 * (its derivative): nothing, unless a derivative there is infinite or NaN, which
+    makes the sum NaN. Those additions are the same in every pass, so one probe pass over
+    the whole graph tells whether the passes may skip them; if not, none does."""
+    import numpy as np
+
+    from gradcli.engine.tensor import make
+
+    zero = make(np.zeros(o.numel(), dtype=o._data.dtype))
+    grads = _grads_of([o.reshape(-1)], inputs, [zero], keep)
+    return not any(np.isnan(g._data).any() for g in grads)
+
+
+# id of a Jacobian jacrev returned with a graph -> (weak reference to it, its grad_fn,
+# its version, its rows): a jacrev of it differentiates the rows themselves
+_ROW_SOURCES: dict = {}
+
+
+def _remember_rows(result: Tensor, rows: list) -> None:
+    import weakref
+
+    key = id(result)
+    ref = weakref.ref(result, lambda _r, key=key: _ROW_SOURCES.pop(key, None))
+    _ROW_SOURCES[key] = (ref, result._grad_fn, result._vc[0], rows)
+
+
+def _row_sources(o: Tensor):
+    """The rows of o when o is, unchanged, a Jacobian jacrev made (None otherwise)."""
+    entry = _ROW_SOURCES.get(id(o))
+    if entry is None or entry[0]() is not o or o._grad_fn is not entry[1] or \
+            o._vc[0] != entry[2] or not o.requires_grad:
+        return None
+    return entry[3]
+
+
+def _rows_backward(c, g):
+    """stack's backward for a Jacobian's rows. During a jacrev's passes that skip zero
+    rows (_SKIP_ZERO_ROWS), it hands None (no gradient: the engine skips everything
+    behind it) to a row whose gradient is a constant zero. A jacrev over a jacrev
+    differentiates one element of the inner Jacobian per pass: without this, each pass
+    ran the backward graphs of all the inner rows on zeros (O(rows) work per pass)."""
+    import numpy as np
+
+    dim = c.meta[0]
+    n = len(c.next_functions)
+    constant = _SKIP_ZERO_ROWS[0] and not g.requires_grad and _fwad.tangent_of(g) is None
+    nonzero = (np.moveaxis(g._data, dim, 0).reshape(n, -1).any(axis=1) if constant
+               else None)
+    return tuple(g.select(dim, i) if c.needs(i) and (nonzero is None or nonzero[i]) else None
+                 for i in range(n))
+
+
+_ROWS_STACK: list = []  # the op of _rows_stacked's nodes, made on first use
+
+
+def _rows_stacked(stacked: Tensor) -> Tensor:
+    """torch.stack of a Jacobian's rows, its node (still StackBackward0) running
+    _rows_backward."""
+    fn = stacked._grad_fn
+    if fn is None or type(fn).__name__ != "StackBackward0":
+        return stacked
+    if not _ROWS_STACK:
+        from gradcli.engine.ops.registry import Op
+
+        _ROWS_STACK.append(Op("stack", "StackBackward0", fn.op.forward, _rows_backward,
+                              "d stack(rows)/d row: the gradient's slice for it, none where "
+                              "it is a constant zero"))
+    op = _ROWS_STACK[0]
+    stacked._grad_fn = op.node_class()(op, fn.next_functions, fn.saved, fn.versions,
+                                       fn.saved_result, fn.meta, fn.input_meta)
+    return stacked
 
 
 # ------------------------------------------------------------------ forward mode
