@@ -258,6 +258,7 @@ class Chi2(Gamma):
 
     arg_constraints = {"df": constraints.positive}
     _unshown = ("df",)
+    _expanded_too = ("concentration", "rate")
 
     def __init__(self, df, validate_args=None):
         concentration = 0.5 * df

@@ -95,6 +95,15 @@ class TransformedDistribution(Distribution):
         base_shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
         base_event_dim = len(base_distribution.event_shape)
         transform = ComposeTransform(self.transforms)
+        if len(base_shape) < transform.domain.event_dim:
+            raise ValueError("base_distribution needs to have shape with size at least "
+                             f"{transform.domain.event_dim}, but got {torch.Size(base_shape)}.")
+        # a transform's tensor parameters broadcast the base (Normal(0., 1.) moved by a
+        # vector loc is a batch of normals): the base is expanded to that batch
+        expanded = tuple(transform.inverse_shape(transform.forward_shape(torch.Size(base_shape))))
+        if expanded != base_shape:
+            base_distribution = base_distribution.expand(expanded[:len(expanded) - base_event_dim])
+            base_shape = expanded
         reinterpreted = transform.domain.event_dim - base_event_dim
         if reinterpreted > 0:
             base_distribution = Independent(base_distribution, reinterpreted)
@@ -106,6 +115,14 @@ class TransformedDistribution(Distribution):
         if not hasattr(self, "_params"):
             self._params = {}
         super().__init__(base_shape[:cut], base_shape[cut:], validate_args=validate_args)
+
+    def _inner_batch(self, name, inner, batch_shape):
+        if name != "base_dist":
+            return super()._inner_batch(name, inner, batch_shape)
+        shape = batch_shape + self.event_shape
+        for transform in reversed(self.transforms):
+            shape = transform.inverse_shape(shape)
+        return shape[:len(shape) - len(inner.event_shape)]
 
     @property
     def support(self):

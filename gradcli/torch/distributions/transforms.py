@@ -108,6 +108,12 @@ class _InverseTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         return -self._inv.log_abs_det_jacobian(y, x)
 
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._inv!r})"
 
@@ -214,6 +220,13 @@ class AffineTransform(Transform):
     def _call(self, x):
         return self.loc + self.scale * x
 
+    def forward_shape(self, shape):
+        # (a tensor loc or scale broadcasts the samples it moves)
+        return torch.broadcast_shapes(shape, getattr(self.loc, "shape", ()),
+                                      getattr(self.scale, "shape", ()))
+
+    inverse_shape = forward_shape
+
     def _inverse(self, y):
         return (y - self.loc) / self.scale
 
@@ -257,6 +270,16 @@ class ComposeTransform(Transform):
 
     def __eq__(self, other):
         return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
 
     __hash__ = object.__hash__
 
