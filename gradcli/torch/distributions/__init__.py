@@ -8,10 +8,12 @@ with its argument validation, error texts and repr."""
 from __future__ import annotations
 
 from . import (
+    constraint_registry,  # noqa: F401  (torch.distributions.constraint_registry)
     constraints,
     kl_families,  # noqa: E402, F401  (registers their kl_divergence pairs)
     transforms,  # noqa: E402  (after simple: TransformedDistribution uses both)
 )
+from .constraint_registry import biject_to, transform_to
 from .derived_families import (
     Cauchy,
     Chi2,
@@ -54,9 +56,15 @@ from .transforms import (
     AffineTransform,
     ComposeTransform,
     ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
+    SoftmaxTransform,
     SoftplusTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
     identity_transform,
@@ -73,7 +81,9 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "RelaxedOneHotCategorical",
            "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",
-           "identity_transform"]
+           "identity_transform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
+           "StickBreakingTransform", "biject_to", "transform_to"]
 
 
 def _family_modules() -> None:
@@ -94,7 +104,7 @@ def _family_modules() -> None:
         if not isinstance(cls, type) or not cls.__module__.startswith("torch.distributions."):
             continue
         short = cls.__module__.rsplit(".", 1)[1]
-        if short in ("transforms", "distribution", "constraints", "kl"):
+        if short in ("transforms", "distribution", "constraints", "kl", "constraint_registry"):
             continue  # (real modules of this package)
         full = f"{__name__}.{short}"
         module = sys.modules.get(full)

@@ -111,10 +111,11 @@ class TransformedDistribution(Distribution):
         event_dim = max(transform.codomain.event_dim,
                         base_event_dim + transform.codomain.event_dim
                         - transform.domain.event_dim)
-        cut = len(base_shape) - event_dim
+        shape = tuple(transform.forward_shape(torch.Size(base_shape)))
+        cut = len(shape) - event_dim
         if not hasattr(self, "_params"):
             self._params = {}
-        super().__init__(base_shape[:cut], base_shape[cut:], validate_args=validate_args)
+        super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
     def _inner_batch(self, name, inner, batch_shape):
         if name != "base_dist":
