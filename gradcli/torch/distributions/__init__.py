@@ -29,7 +29,8 @@ from .derived_families import (
     StudentT,
     Weibull,
 )
-from .distribution import Distribution
+from .distribution import Distribution, ExponentialFamily
+from .exponential_family import ContinuousBernoulli
 from .families import (
     Beta,
     Binomial,
@@ -83,7 +84,8 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",
            "identity_transform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
-           "StickBreakingTransform", "biject_to", "transform_to"]
+           "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
+           "ExponentialFamily"]
 
 
 def _family_modules() -> None:

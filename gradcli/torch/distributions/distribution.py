@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradcli.torch as torch
 
-__all__ = ["Distribution"]
+__all__ = ["Distribution", "ExponentialFamily"]
 
 _EMPTY = torch.Size(())
 
@@ -175,3 +175,34 @@ class Distribution:
 
 
 Distribution.__module__ = "torch.distributions.distribution"
+
+
+class ExponentialFamily(Distribution):
+    """A family whose density is exp(<t(x), theta> - F(theta) + k(x)): subclasses give the
+    natural parameters theta, the log normalizer F and the mean carrier measure E[k(x)]."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self):
+        """H = F(theta) - <theta, grad F(theta)> - E[k(x)], the gradient taken by autograd
+        (kept differentiable, so the entropy has gradients too)."""
+        result = -self._mean_carrier_measure
+        params = [p.detach().requires_grad_() for p in self._natural_params]
+        normalizer = self._log_normalizer(*params)
+        grads = torch.autograd.grad(normalizer.sum(), params, create_graph=True)
+        result = result + normalizer
+        for param, grad in zip(params, grads):
+            result = result - (param * grad).reshape(self._batch_shape + (-1,)).sum(-1)
+        return result
+
+
+ExponentialFamily.__module__ = "torch.distributions.exp_family"
