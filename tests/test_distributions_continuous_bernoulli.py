@@ -93,3 +93,42 @@ def test_kl_pairs_as_pytorch(other, cb_first):
             value = f"{type(e).__name__}: {e}"
         got.append(value.replace("gradcli.torch", "torch"))
     assert got[1] == got[0]
+
+
+SAME = ["D.Poisson(torch.tensor([1.0, 2.5]))", "D.Poisson(torch.tensor([3.0, 0.5]))",
+        "D.Gumbel(torch.tensor([0.0, 1.0]), 2.0)", "D.Gumbel(torch.tensor([0.5, -1.0]), 0.7)",
+        "D.HalfNormal(torch.tensor([1.0, 2.0]))", "D.HalfNormal(torch.tensor([0.5, 3.0]))",
+        "D.Pareto(torch.tensor([1.0, 2.0]), 3.0)", "D.Pareto(torch.tensor([1.5, 1.0]), 2.0)",
+        "D.Cauchy(torch.tensor([0.0, 1.0]), 2.0)", "D.Cauchy(torch.tensor([0.5, -1.0]), 0.7)",
+        "D.MultivariateNormal(torch.zeros(2), torch.tensor([[2.0, 0.3], [0.3, 1.0]]))",
+        "D.MultivariateNormal(torch.tensor([[1.0, -1.0], [0.0, 2.0]]), torch.eye(2))",
+        "D.Beta(torch.tensor([2.0, 0.5]), 1.5)", "D.Beta(torch.tensor([1.0, 3.0]), 2.5)",
+        "D.Exponential(torch.tensor([2.0, 0.5]))", "D.Exponential(torch.tensor([1.0, 3.0]))"]
+
+
+@pytest.mark.parametrize("i", range(0, len(SAME), 2))
+@pytest.mark.parametrize("swap", [False, True])
+def test_same_family_kl_as_pytorch(i, swap):
+    pair = (SAME[i + 1], SAME[i]) if swap else (SAME[i], SAME[i + 1])
+    values = []
+    for lib in (torch, gt):
+        value = eval(f"D.kl_divergence({pair[0]}, {pair[1]})", _env(lib))  # noqa: S307
+        values.append(value)
+    assert repr(values[1]).replace("gradcli.torch", "torch") == repr(values[0])
+
+
+@pytest.mark.parametrize("code", [
+    "D.kl_divergence(D.MultivariateNormal(torch.zeros(2), torch.eye(2)),"
+    " D.MultivariateNormal(torch.zeros(3), torch.eye(3)))",
+    "D.kl_divergence(D.Poisson(torch.ones(2)), D.Gamma(torch.ones(2), 1.0))",
+    "D.kl_divergence(D.Dirichlet(torch.ones(3)), D.Dirichlet(torch.tensor([1.0, 2.0, 3.0])))",
+])
+def test_kl_errors_and_fallbacks_as_pytorch(code):
+    got = []
+    for lib in (torch, gt):
+        try:
+            value = repr(eval(code, _env(lib)))  # noqa: S307 - the fixed strings above
+        except Exception as e:  # noqa: BLE001 - compared with PyTorch's
+            value = f"{type(e).__name__}: {e}"
+        got.append(value.replace("gradcli.torch", "torch"))
+    assert got[1] == got[0]

@@ -127,9 +127,10 @@ def _kl_exponential_gamma(p, q):
 # ContinuousBernoulli's pairs, as PyTorch registers them: closed forms where one exists,
 # infinity where p's support reaches outside q's
 
-from .derived_families import Gumbel, Pareto  # noqa: E402
+from .derived_families import Cauchy, Gumbel, HalfNormal, Pareto, Poisson  # noqa: E402
 from .distribution import ExponentialFamily  # noqa: E402
 from .exponential_family import ContinuousBernoulli  # noqa: E402
+from .mvn import MultivariateNormal  # noqa: E402
 from .simple import Normal, Uniform  # noqa: E402
 
 
@@ -223,3 +224,59 @@ def _kl_expfamily_expfamily(p, q):
     for pp, qp, g in zip(p_params, q_params, grads):
         result = result - _sum_rightmost((qp - pp) * g, len(q.event_shape))
     return result
+
+
+# same-family pairs PyTorch gives closed forms (before the Bregman fallback above)
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * _EULER_GAMMA
+    t3 = torch.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    return t1 + t2 + t3 - (1 + _EULER_GAMMA)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    result[p.support.lower_bound < q.support.lower_bound] = math.inf
+    return result
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with"
+                         "                          different event shapes cannot be computed")
+    half_term1 = q._half_log_det() - p._half_log_det()
+    n = p.event_shape[0]
+    batch = torch.broadcast_shapes(q._scale.shape[:-2], p._scale.shape[:-2])
+    q_scale = q._scale.expand(tuple(batch) + (n, n))
+    p_scale = p._scale.expand(tuple(batch) + (n, n))
+    term2 = torch.linalg.solve_triangular(q_scale, p_scale, upper=False).pow(2).sum((-2, -1))
+    diff = q.loc - p.loc
+    scale = q._scale.expand(tuple(diff.shape[:-1]) + (n, n))
+    term3 = torch.linalg.solve_triangular(scale, diff.unsqueeze(-1), upper=False) \
+        .squeeze(-1).pow(2).sum(-1)
+    return half_term1 + 0.5 * (term2 + term3 - n)
