@@ -70,6 +70,7 @@ from .transforms import (
     Transform,
     identity_transform,
 )
+from .von_mises import VonMises
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform",
            "constraints", "transforms", "Beta", "Binomial", "Dirichlet", "Exponential", "Gamma",
@@ -85,7 +86,7 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "identity_transform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
-           "ExponentialFamily"]
+           "ExponentialFamily", "VonMises"]
 
 
 def _family_modules() -> None:
