@@ -43,6 +43,7 @@ from .families import (
     OneHotCategoricalStraightThrough,
 )
 from .kl import kl_divergence, register_kl
+from .lowrank_mvn import LowRankMultivariateNormal
 from .mixtures_and_relaxed import (
     MixtureSameFamily,
     Multinomial,
@@ -86,7 +87,7 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "identity_transform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
-           "ExponentialFamily", "VonMises"]
+           "ExponentialFamily", "VonMises", "LowRankMultivariateNormal"]
 
 
 def _family_modules() -> None:
