@@ -133,3 +133,32 @@ def test_in_a_program(tmp_path):
     p = D.biject_to(D.constraints.simplex)(u)
     (p * torch.arange(4.)).sum().backward()
     assert out.stdout == f"{p} {u.grad}\n{D.biject_to(D.constraints.positive)}\n"
+
+
+LN = "D.LogisticNormal(torch.tensor([0.1, -0.5]), torch.tensor([1.0, 2.0]))"
+
+
+@pytest.mark.parametrize("code", [
+    LN, LN + ".batch_shape, " + LN + ".event_shape", LN + ".support", LN + ".loc",
+    LN + ".sample((2,))", LN + ".rsample()", LN + ".log_prob(torch.tensor([0.2, 0.3, 0.5]))",
+    LN + ".log_prob(torch.tensor([0.2, 0.3, 0.6]))", LN + ".entropy()",
+    LN + ".expand([3]).log_prob(torch.tensor([0.2, 0.3, 0.5]))", LN + ".expand([3])",
+    "D.LogisticNormal(0., 1.).sample()", "D.LogisticNormal(0., 1.).event_shape",
+    "D.LogisticNormal(0., -1.)", "D.logistic_normal.LogisticNormal(0., 1.).has_rsample",
+])
+def test_logistic_normal_as_pytorch(code):
+    test_as_pytorch(code)
+
+
+def test_logistic_normal_gradients_as_pytorch():
+    grads = []
+    for lib in (torch, gt):
+        lib.manual_seed(2)
+        loc = lib.tensor([0.1, -0.5], dtype=lib.float64, requires_grad=True)
+        scale = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        d = lib.distributions.LogisticNormal(loc, scale)
+        (d.rsample((3,)).pow(2).sum() + d.log_prob(
+            lib.tensor([0.2, 0.3, 0.5], dtype=lib.float64))).backward()
+        grads.append((loc.grad.numpy().copy(), scale.grad.numpy().copy()))
+    for mine, theirs in zip(grads[1], grads[0]):
+        torch.testing.assert_close(torch.tensor(mine), torch.tensor(theirs))

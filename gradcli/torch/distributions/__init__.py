@@ -52,7 +52,7 @@ from .mixtures_and_relaxed import (
 )
 from .mvn import MultivariateNormal
 from .simple import Bernoulli, Categorical, Normal, Uniform
-from .transformed import Independent, LogNormal, TransformedDistribution
+from .transformed import Independent, LogisticNormal, LogNormal, TransformedDistribution
 from .transforms import (
     AbsTransform,
     AffineTransform,
@@ -87,7 +87,8 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "identity_transform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
-           "ExponentialFamily", "VonMises", "LowRankMultivariateNormal"]
+           "ExponentialFamily", "VonMises", "LowRankMultivariateNormal",
+           "LogisticNormal"]
 
 
 def _family_modules() -> None:

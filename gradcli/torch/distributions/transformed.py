@@ -9,7 +9,7 @@ import gradcli.torch as torch
 from . import constraints
 from .distribution import _EMPTY, Distribution
 from .simple import Normal
-from .transforms import ComposeTransform, ExpTransform, Transform
+from .transforms import ComposeTransform, ExpTransform, StickBreakingTransform, Transform
 
 __all__ = ["Independent", "LogNormal", "TransformedDistribution"]
 
@@ -226,6 +226,31 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
+class LogisticNormal(TransformedDistribution):
+    """A normal vector pushed onto the simplex by stick breaking (one more entry than the
+    normal has); a scalar normal is taken as a vector of one."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self._params = {}
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self):
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.base_dist.scale
+
+
+LogisticNormal.__module__ = "torch.distributions.logistic_normal"
 Independent.__module__ = "torch.distributions.independent"
 TransformedDistribution.__module__ = "torch.distributions.transformed_distribution"
 LogNormal.__module__ = "torch.distributions.log_normal"
