@@ -42,6 +42,7 @@ from .families import (
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
 )
+from .generalized_pareto import GeneralizedPareto
 from .kl import kl_divergence, register_kl
 from .lowrank_mvn import LowRankMultivariateNormal
 from .mixtures_and_relaxed import (
@@ -88,7 +89,7 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
            "ExponentialFamily", "VonMises", "LowRankMultivariateNormal",
-           "LogisticNormal"]
+           "LogisticNormal", "GeneralizedPareto"]
 
 
 def _family_modules() -> None:
