@@ -8,10 +8,12 @@ with its argument validation, error texts and repr."""
 from __future__ import annotations
 
 from . import (
+    constraint_registry,  # noqa: F401  (torch.distributions.constraint_registry)
     constraints,
     kl_families,  # noqa: E402, F401  (registers their kl_divergence pairs)
     transforms,  # noqa: E402  (after simple: TransformedDistribution uses both)
 )
+from .constraint_registry import biject_to, transform_to
 from .derived_families import (
     Cauchy,
     Chi2,
@@ -27,7 +29,8 @@ from .derived_families import (
     StudentT,
     Weibull,
 )
-from .distribution import Distribution
+from .distribution import Distribution, ExponentialFamily
+from .exponential_family import ContinuousBernoulli
 from .families import (
     Beta,
     Binomial,
@@ -39,7 +42,9 @@ from .families import (
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
 )
+from .generalized_pareto import GeneralizedPareto
 from .kl import kl_divergence, register_kl
+from .lowrank_mvn import LowRankMultivariateNormal
 from .mixtures_and_relaxed import (
     MixtureSameFamily,
     Multinomial,
@@ -48,19 +53,26 @@ from .mixtures_and_relaxed import (
 )
 from .mvn import MultivariateNormal
 from .simple import Bernoulli, Categorical, Normal, Uniform
-from .transformed import Independent, LogNormal, TransformedDistribution
+from .transformed import Independent, LogisticNormal, LogNormal, TransformedDistribution
 from .transforms import (
     AbsTransform,
     AffineTransform,
     ComposeTransform,
     ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
+    SoftmaxTransform,
     SoftplusTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
     identity_transform,
 )
+from .von_mises import VonMises
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform",
            "constraints", "transforms", "Beta", "Binomial", "Dirichlet", "Exponential", "Gamma",
@@ -73,7 +85,11 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "RelaxedOneHotCategorical",
            "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",
-           "identity_transform"]
+           "identity_transform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
+           "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
+           "ExponentialFamily", "VonMises", "LowRankMultivariateNormal",
+           "LogisticNormal", "GeneralizedPareto"]
 
 
 def _family_modules() -> None:
@@ -94,7 +110,7 @@ def _family_modules() -> None:
         if not isinstance(cls, type) or not cls.__module__.startswith("torch.distributions."):
             continue
         short = cls.__module__.rsplit(".", 1)[1]
-        if short in ("transforms", "distribution", "constraints", "kl"):
+        if short in ("transforms", "distribution", "constraints", "kl", "constraint_registry"):
             continue  # (real modules of this package)
         full = f"{__name__}.{short}"
         module = sys.modules.get(full)

@@ -87,28 +87,18 @@ class _Simplex(Constraint):
         return torch.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
-class _IndependentReal(Constraint):
-    """logits: real numbers, one event dimension (PyTorch skips checking it)."""
-
-    event_dim = 1
-
-    def check(self, value):
-        return torch.all(value == value, dim=-1)
-
-
 real = _Real()
 boolean = _Boolean()
 positive = _GreaterThan(0.0)
 unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()
-real_vector = _IndependentReal()
 greater_than = _GreaterThan
 less_than = _LessThan
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 integer_interval = _IntegerInterval
 for _cls in (Constraint, _Real, _Boolean, _GreaterThan, _LessThan, _Interval, _HalfOpenInterval,
-             _IntegerInterval, _Simplex, _IndependentReal):
+             _IntegerInterval, _Simplex):
     _cls.__module__ = "torch.distributions.constraints"
 del _cls
 
@@ -195,6 +185,7 @@ nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 one_hot = _OneHot()
 independent = _IndependentConstraint
+real_vector = _IndependentConstraint(real, 1)  # (PyTorch's own definition)
 for _cls in (_GreaterThanEq, _IntegerGreaterThan, _OneHot, _IndependentConstraint):
     _cls.__module__ = "torch.distributions.constraints"
 del _cls

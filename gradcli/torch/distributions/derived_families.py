@@ -16,7 +16,7 @@ import gradcli.torch as torch
 import gradcli.torch.nn.functional as F
 
 from . import constraints
-from .distribution import _EMPTY, Distribution
+from .distribution import _EMPTY, Distribution, ExponentialFamily
 from .families import Exponential, Gamma, _batch, _ProbsOrLogits
 from .simple import Normal, Uniform, _broadcast_all
 from .transformed import TransformedDistribution
@@ -258,6 +258,7 @@ class Chi2(Gamma):
 
     arg_constraints = {"df": constraints.positive}
     _unshown = ("df",)
+    _expanded_too = ("concentration", "rate")
 
     def __init__(self, df, validate_args=None):
         concentration = 0.5 * df
@@ -326,7 +327,7 @@ class StudentT(Distribution):
                 + 0.5 * self.df.log() + lbeta)
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
@@ -357,6 +358,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = _broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (torch.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return torch.exp(x)
 
 
 class InverseGamma(TransformedDistribution):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradcli.torch as torch
 
-__all__ = ["Distribution"]
+__all__ = ["Distribution", "ExponentialFamily"]
 
 _EMPTY = torch.Size(())
 
@@ -101,6 +101,49 @@ class Distribution:
     def perplexity(self):
         return torch.exp(self.entropy())
 
+    def expand(self, batch_shape, _instance=None):
+        """The same distribution over a larger batch: each parameter (and each inner
+        distribution) expanded, not copied, as PyTorch's per-family expand methods do, with
+        validation carried over and not repeated."""
+        cls = type(self)
+        own = next(c for c in cls.__mro__ if c.__module__.startswith("torch.distributions."))
+        if own is Distribution:
+            raise NotImplementedError
+        if _instance is None and cls.__init__ is not own.__init__:
+            raise NotImplementedError(
+                f"Subclass {cls.__name__} of {own.__name__} that defines a custom __init__ "
+                "method must also define a custom .expand() method.")
+        batch_shape = torch.Size(batch_shape)
+        new = cls.__new__(cls) if _instance is None else _instance
+        new.__dict__.update(self.__dict__)
+        n = len(self._batch_shape)
+        swapped = {}
+        params = getattr(self, "_params", {})
+        for name, value in self.__dict__.items():
+            if isinstance(value, torch.Tensor):
+                if name in params or name in self._expanded_too \
+                        or any(value is v for v in params.values()):
+                    if id(value) not in swapped:
+                        swapped[id(value)] = value.expand(
+                            batch_shape + value.shape[n:] if value.dim() >= n else batch_shape)
+                    setattr(new, name, swapped[id(value)])
+            elif isinstance(value, Distribution):
+                setattr(new, name, value.expand(self._inner_batch(name, value, batch_shape)))
+        if "_params" in self.__dict__:
+            new._params = {k: swapped.get(id(v), v) for k, v in params.items()}
+        new._batch_shape = batch_shape
+        return new
+
+    #: batch-shaped tensors expand carries that are not checked parameters (Chi2's gamma
+    #: concentration and rate under its df)
+    _expanded_too: tuple = ()
+
+    def _inner_batch(self, name, inner, batch_shape):
+        """The batch shape an inner distribution takes when this one is expanded: the new
+        batch followed by what the inner one has beyond this one's batch (a mixture's
+        components, Independent's reinterpreted dimensions)."""
+        return batch_shape + inner.batch_shape[len(self._batch_shape):]
+
     def _validate_sample(self, value) -> None:
         if not isinstance(value, torch.Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
@@ -132,3 +175,34 @@ class Distribution:
 
 
 Distribution.__module__ = "torch.distributions.distribution"
+
+
+class ExponentialFamily(Distribution):
+    """A family whose density is exp(<t(x), theta> - F(theta) + k(x)): subclasses give the
+    natural parameters theta, the log normalizer F and the mean carrier measure E[k(x)]."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self):
+        """H = F(theta) - <theta, grad F(theta)> - E[k(x)], the gradient taken by autograd
+        (kept differentiable, so the entropy has gradients too)."""
+        result = -self._mean_carrier_measure
+        params = [p.detach().requires_grad_() for p in self._natural_params]
+        normalizer = self._log_normalizer(*params)
+        grads = torch.autograd.grad(normalizer.sum(), params, create_graph=True)
+        result = result + normalizer
+        for param, grad in zip(params, grads):
+            result = result - (param * grad).reshape(self._batch_shape + (-1,)).sum(-1)
+        return result
+
+
+ExponentialFamily.__module__ = "torch.distributions.exp_family"

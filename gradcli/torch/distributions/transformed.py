@@ -9,7 +9,7 @@ import gradcli.torch as torch
 from . import constraints
 from .distribution import _EMPTY, Distribution
 from .simple import Normal
-from .transforms import ComposeTransform, ExpTransform, Transform
+from .transforms import ComposeTransform, ExpTransform, StickBreakingTransform, Transform
 
 __all__ = ["Independent", "LogNormal", "TransformedDistribution"]
 
@@ -95,6 +95,15 @@ class TransformedDistribution(Distribution):
         base_shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
         base_event_dim = len(base_distribution.event_shape)
         transform = ComposeTransform(self.transforms)
+        if len(base_shape) < transform.domain.event_dim:
+            raise ValueError("base_distribution needs to have shape with size at least "
+                             f"{transform.domain.event_dim}, but got {torch.Size(base_shape)}.")
+        # a transform's tensor parameters broadcast the base (Normal(0., 1.) moved by a
+        # vector loc is a batch of normals): the base is expanded to that batch
+        expanded = tuple(transform.inverse_shape(transform.forward_shape(torch.Size(base_shape))))
+        if expanded != base_shape:
+            base_distribution = base_distribution.expand(expanded[:len(expanded) - base_event_dim])
+            base_shape = expanded
         reinterpreted = transform.domain.event_dim - base_event_dim
         if reinterpreted > 0:
             base_distribution = Independent(base_distribution, reinterpreted)
@@ -102,10 +111,19 @@ class TransformedDistribution(Distribution):
         event_dim = max(transform.codomain.event_dim,
                         base_event_dim + transform.codomain.event_dim
                         - transform.domain.event_dim)
-        cut = len(base_shape) - event_dim
+        shape = tuple(transform.forward_shape(torch.Size(base_shape)))
+        cut = len(shape) - event_dim
         if not hasattr(self, "_params"):
             self._params = {}
-        super().__init__(base_shape[:cut], base_shape[cut:], validate_args=validate_args)
+        super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
+
+    def _inner_batch(self, name, inner, batch_shape):
+        if name != "base_dist":
+            return super()._inner_batch(name, inner, batch_shape)
+        shape = batch_shape + self.event_shape
+        for transform in reversed(self.transforms):
+            shape = transform.inverse_shape(shape)
+        return shape[:len(shape) - len(inner.event_shape)]
 
     @property
     def support(self):
@@ -208,6 +226,31 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
+class LogisticNormal(TransformedDistribution):
+    """A normal vector pushed onto the simplex by stick breaking (one more entry than the
+    normal has); a scalar normal is taken as a vector of one."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self._params = {}
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self):
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.base_dist.scale
+
+
+LogisticNormal.__module__ = "torch.distributions.logistic_normal"
 Independent.__module__ = "torch.distributions.independent"
 TransformedDistribution.__module__ = "torch.distributions.transformed_distribution"
 LogNormal.__module__ = "torch.distributions.log_normal"

@@ -12,7 +12,9 @@ import gradcli.torch.nn.functional as F
 from . import constraints
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
            "identity_transform"]
 
 
@@ -72,6 +74,16 @@ class Transform:
     def inverse_shape(self, shape):
         return shape
 
+    def log_abs_det_jacobian(self, x, y):
+        raise NotImplementedError
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+
     def __repr__(self) -> str:
         return type(self).__name__ + "()"
 
@@ -107,6 +119,12 @@ class _InverseTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._inv!r})"
@@ -214,6 +232,18 @@ class AffineTransform(Transform):
     def _call(self, x):
         return self.loc + self.scale * x
 
+    def forward_shape(self, shape):
+        # (a tensor loc or scale broadcasts the samples it moves)
+        return torch.broadcast_shapes(shape, getattr(self.loc, "shape", ()),
+                                      getattr(self.scale, "shape", ()))
+
+    inverse_shape = forward_shape
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
+
     def _inverse(self, y):
         return (y - self.loc) / self.scale
 
@@ -257,6 +287,49 @@ class ComposeTransform(Transform):
 
     def __eq__(self, other):
         return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
+
+    def _inverse(self, y):
+        for part in reversed(self.parts):
+            y = part.inv(y)
+        return y
+
+    def _inv_call(self, y):
+        return self._inverse(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        """Each part's log-Jacobian at its own input, summed over the dims that are event
+        dims of the whole but batch dims of the part."""
+        if not self.parts:
+            return torch.zeros_like(x)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        total = 0
+        event_dim = self.domain.event_dim
+        for part, a, b in zip(self.parts, xs[:-1], xs[1:]):
+            term = part.log_abs_det_jacobian(a, b)
+            n = event_dim - part.domain.event_dim
+            if n > 0:
+                term = term.reshape(term.shape[:term.dim() - n] + (-1,)).sum(-1)
+            total = total + term
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        return total
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
 
     __hash__ = object.__hash__
 
@@ -344,11 +417,230 @@ class SoftplusTransform(Transform):
         return -F.softplus(-x)
 
 
+def _needs_a_dim(shape):
+    if len(shape) < 1:
+        raise ValueError("Too few dimensions on input")
+
+
+class SoftmaxTransform(Transform):
+    """Real vectors onto the simplex by softmax (not a bijection: the inverse is the log,
+    one of the many preimages), what transform_to(simplex) gives."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other):
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        shifted = (x - x.max(-1, True)[0]).exp()
+        return shifted / shifted.sum(-1, True)
+
+    def _inverse(self, y):
+        return y.log()
+
+    def forward_shape(self, shape):
+        _needs_a_dim(shape)
+        return shape
+
+    inverse_shape = forward_shape
+
+
+class StickBreakingTransform(Transform):
+    """Real vectors of length n onto the simplex of n + 1 entries, breaking a stick at
+    sigmoid-ed fractions (offset so that zeros map to the uniform point): the bijection
+    biject_to(simplex) gives."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other):
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    @staticmethod
+    def _offset(x, n):
+        return n - x.new_ones(x.shape[-1]).cumsum(-1)
+
+    def _call(self, x):
+        z = SigmoidTransform._call(self, x - self._offset(x, x.shape[-1] + 1).log())
+        rest = (1 - z).cumprod(-1)
+        return F.pad(z, [0, 1], value=1) * F.pad(rest, [1, 0], value=1)
+
+    def _inverse(self, y):
+        head = y[..., :-1]
+        left = torch.clamp(1 - head.cumsum(-1), min=torch.finfo(y.dtype).tiny)
+        return head.log() - left.log() + (y.shape[-1] - y.new_ones(head.shape[-1]).cumsum(-1)).log()
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - self._offset(x, x.shape[-1] + 1).log()
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        _needs_a_dim(shape)
+        return shape[:-1] + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        _needs_a_dim(shape)
+        return shape[:-1] + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(Transform):
+    """Square matrices onto lower-triangular ones with a positive diagonal: the strict
+    lower triangle kept, the diagonal exponentiated."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrices onto positive-definite ones: L L^T of their lower-Cholesky image."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        lower = LowerCholeskyTransform()(x)
+        return lower @ lower.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(torch.linalg.cholesky(y))
+
+
+class IndependentTransform(Transform):
+    """A transform whose rightmost `reinterpreted_batch_ndims` dims form one event: its
+    log-Jacobian summed over them."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims: int,
+                 cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
+                                    cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(self.base_transform.domain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.dim() < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.dim() < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        result = self.base_transform.log_abs_det_jacobian(x, y)
+        n = self.reinterpreted_batch_ndims
+        return result.reshape(result.shape[:result.dim() - n] + (-1,)).sum(-1) if n else result
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.base_transform!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+
+class ReshapeTransform(Transform):
+    """The rightmost dims of in_shape reshaped to out_shape (a volume-preserving
+    bijection: log-Jacobian zero)."""
+
+    def __init__(self, in_shape, out_shape, cache_size: int = 0) -> None:
+        self.in_shape = torch.Size(in_shape)
+        self.out_shape = torch.Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x):
+        return x.reshape(x.shape[:x.dim() - len(self.in_shape)] + self.out_shape)
+
+    def _inverse(self, y):
+        return y.reshape(y.shape[:y.dim() - len(self.out_shape)] + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        return x.new_zeros(x.shape[:x.dim() - len(self.in_shape)])
+
+    @staticmethod
+    def _swap(shape, old, new):
+        if len(shape) < len(old):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(old)
+        if tuple(shape[cut:]) != tuple(old):
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
+        return torch.Size(tuple(shape[:cut]) + tuple(new))
+
+    def forward_shape(self, shape):
+        return self._swap(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._swap(shape, self.out_shape, self.in_shape)
+
+
 identity_transform = ComposeTransform([])
 
 for _cls in (Transform, _InverseTransform, ExpTransform, SigmoidTransform, TanhTransform,
              AffineTransform, ComposeTransform, AbsTransform, PowerTransform,
-             SoftplusTransform):
+             SoftplusTransform, SoftmaxTransform, StickBreakingTransform, LowerCholeskyTransform,
+             PositiveDefiniteTransform, IndependentTransform, ReshapeTransform):
     _cls.__module__ = "torch.distributions.transforms"
 del _cls
 
