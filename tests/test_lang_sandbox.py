@@ -151,6 +151,51 @@ def test_big_shift_is_bounded(src):
     rejected(src, 1, "LimitError: shift too large")
 
 
+@pytest.mark.parametrize("src", [
+    "x = (10 ** 20 + 1) ** 200000",        # a big base: the result's size is what counts
+    "x = (2 ** 100) ** 40001",
+    "x = 3 ** 2600000",                     # 2,600,000 * log2(3) > 4,000,000 bits
+    "x = (-(10 ** 30)) ** 10 ** 5",
+    "x = 10 ** 20\nx **= 10 ** 6",
+    "x = pow(10 ** 20 + 1, 10 ** 6)",
+    "b = 2\nwhile True:\n    b = b ** 2",    # repeated squaring stops at the bit limit
+])
+def test_big_int_power_is_bounded_by_the_results_size(src):
+    rejected(src, 1, "LimitError: integer power too large")
+
+
+def test_big_bases_with_small_exponents_compute_as_in_python():
+    rc, out, err = run("print((10 ** 20 + 1) ** 0, (10 ** 20 + 1) ** 2, (-(2 ** 70)) ** 3, "
+                       "(10 ** 40) ** -1, pow(10 ** 20 + 1, 2))\n")
+    assert rc == 0, err
+    big = 10 ** 20 + 1
+    assert out == f"1 {big ** 2} {(-(2 ** 70)) ** 3} {(10 ** 40) ** -1} {big ** 2}\n"
+
+
+def test_powers_of_zero_one_and_minus_one_take_any_exponent():
+    rc, out, err = run("n = 1 << 9000\nm = n ** 400\n"
+                       "print(1 ** m, (-1) ** m, (-1) ** (m + 1), 0 ** m, True ** m)\n")
+    assert rc == 0, err
+    assert out == "1 1 -1 0 1\n"
+
+
+@pytest.mark.parametrize("src", [
+    "x = pow(3, 2 ** 20000 - 1, 2 ** 20000 - 3)",   # seconds of work for a small result
+    "x = pow(7, 2 ** 8000 - 1, 2 ** 8000 + 1)",
+    "x = pow(3, -(2 ** 9000), 2 ** 9000 + 1)",
+])
+def test_modular_power_work_is_bounded(src):
+    rejected(src, 1, "LimitError: modular power too large")
+
+
+def test_ordinary_modular_powers_still_work():
+    rc, out, err = run("print(pow(3, 4, 5), pow(3, -1, 7), pow(2, 10 ** 9, 1000), "
+                       "pow(5, 2 ** 2000 - 1, 2 ** 521 - 1) == "
+                       "pow(5, 2 ** 2000 - 1, 2 ** 521 - 1))\n")
+    assert rc == 0, err
+    assert out == f"1 5 {pow(2, 10 ** 9, 1000)} True\n"
+
+
 def test_small_powers_and_shifts_still_work():
     rc, out, err = run("print(2 ** 100, 1 << 100, 101 ** 2, (-3) ** 3, 2 ** -2)\n")
     assert rc == 0 and out == f"{2**100} {1 << 100} 10201 -27 0.25\n"

@@ -115,6 +115,8 @@ class ScopeBuilder:
     def __init__(self, compiler):
         self.c = compiler
         self.by_node = {}
+        #: (scope, name) of every name an `except ... as NAME` or a `del NAME` unbinds
+        self.unbinds = []
 
     def build(self, module: A.Module) -> Scope:
         root = Scope("module", "<module>", None, module)
@@ -186,12 +188,15 @@ class ScopeBuilder:
                         self.c.check_name(h.name, h.pos, in_class=scope.kind == "class",
                                           binding=True)
                         scope.assigned.add(h.name)
+                        self.unbinds.append((scope, h.name))
                     stack.extend(reversed(h.body))
                 stack.extend(reversed(n.orelse))
                 stack.extend(reversed(n.finalbody))
                 continue
             if t is A.Delete:
                 for tg in n.targets:
+                    if isinstance(tg, A.Name):
+                        self.unbinds.append((scope, tg.id))
                     self._targets(scope, tg, stack)
                 continue
             if t is A.Global or t is A.Nonlocal:
@@ -453,6 +458,9 @@ class Compiler:
         self.module_bound = set()
         self.pending_names = []
         self.future_ok: set = set()  # ids of the leading `from __future__` statements
+        #: globals the program can unbind (`except ... as NAME`, `del NAME`): once unbound,
+        #: such a name falls back to Python's builtins only, never to a bare torch name
+        self.unbindable_globals = frozenset()
 
     # ----------------------------------------------------------- diagnostics
     def syntax(self, message, pos):
@@ -494,6 +502,8 @@ class Compiler:
         builder = ScopeBuilder(self)
         root = builder.build(module)
         self.scopes = builder.by_node
+        self.unbindable_globals = frozenset(
+            name for s, name in builder.unbinds if s.kind == "module" or name in s.globals)
         bound = set(root.assigned)
         for s in builder.by_node.values():
             bound |= s.assigned
@@ -1518,6 +1528,17 @@ class Compiler:
                 e = NameError(f"name '{name}' is not defined")
                 note(e, loc)
                 raise e
+            return ev
+        if name in self.unbindable_globals and not hasattr(R._py, name):
+            # (Python deletes `e` after `except ... as e:`: reading it then is a NameError,
+            # although `e` alone is gradcli's bare torch.e)
+            def ev(env):
+                try:
+                    return G[name]
+                except KeyError:
+                    e = NameError(f"name '{name}' is not defined")
+                    note(e, loc)
+                    raise e from None
             return ev
 
         def ev(env):

@@ -27,7 +27,8 @@ DEFAULTS = {
     "max_length": 10_000_000,
     #: nested calls of user functions (def/lambda)
     "max_depth": 500,
-    #: Python-int `**`: |base| and |exponent| at most this (simpleeval's MAX_POWER)
+    #: Python-int `**` with |base| >= 2: the exponent at most this (the result's size is
+    #: checked against max_int_bits)
     "max_power": 4_000_000,
     #: Python-int `<<`/`>>`: shift count at most this (simpleeval's MAX_SHIFT)
     "max_shift": 10_000,

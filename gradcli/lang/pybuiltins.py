@@ -113,7 +113,25 @@ def pow_(*args, **kwargs):
     mod = vals.get("mod")
     if mod is None:
         return R.checked_pow(vals["base"], vals["exp"])
-    return _py.pow(vals["base"], vals["exp"], mod)
+    base, exp = vals["base"], vals["exp"]
+    if type(base) in R.INTS and type(exp) in R.INTS and type(mod) in R.INTS:
+        _check_modular_pow(exp, mod)
+    return _py.pow(base, exp, mod)
+
+
+#: about the work of the slowest modular power allowed (a second or so): pow(3, 2**8000 - 1,
+#: 2**8000 - 3) takes seconds and pow(a, b, m) with 20,000-bit b and m half a minute, while
+#: the result itself stays small, so the result-size guard of ``**`` cannot see it
+MODULAR_POW_WORK = 4e9
+
+
+def _check_modular_pow(exp, mod):
+    """Refuses pow(a, b, m) whose work (one multiplication modulo m per bit of b, each
+    about bits(m) ** 1.585 with Karatsuba) would run away."""
+    eb, mb = abs(int(exp)).bit_length(), abs(int(mod)).bit_length()
+    if eb * max(mb, 64) ** 1.585 > MODULAR_POW_WORK:
+        raise R.LimitExceeded(f"modular power too large: pow() with a {eb}-bit exponent and a "
+                              f"{mb}-bit modulus")
 
 
 def issubclass_(*args, **kwargs):

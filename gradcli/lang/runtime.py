@@ -927,14 +927,17 @@ RISKY_MUL = {int, bool, str, list, tuple}
 
 
 def checked_pow(a, b):
-    if type(a) in INTS and type(b) in INTS:
-        lim = _LIMITS
-        if abs(a) > lim.max_power or abs(b) > lim.max_power:
-            raise LimitExceeded(f"integer power too large: {_short(a)} ** {_short(b)} "
-                                f"(base and exponent are limited to {lim.max_power})")
-        if b > 0 and abs(a) > 1 and b * abs(a).bit_length() > lim.max_int_bits + b:
-            raise LimitExceeded(f"integer power too large: {_short(a)} ** {_short(b)} would "
-                                f"have more than {lim.max_int_bits} bits")
+    """``a ** b``, refused before it computes when an integer result would pass the
+    big-integer limit: the bits of ``a ** b`` are about ``b * log2(|a|)``, so a big base
+    with a small exponent (``(10**20 + 1) ** 3``) is fine and ``|a| <= 1`` (cheap for any
+    exponent) or a negative exponent (a float) never trips it."""
+    if type(a) in INTS and type(b) in INTS and b > 1:
+        base = abs(int(a))
+        if base > 1:
+            lim = _LIMITS
+            if b > lim.max_power or b * math.log2(base) + 1 > lim.max_int_bits:
+                raise LimitExceeded(f"integer power too large: {_short(a)} ** {_short(b)} would "
+                                    f"have more than {lim.max_int_bits} bits")
     return a ** b
 
 

@@ -66,10 +66,14 @@ def arith(r):
         for _ in range(depth):
             op = r.choice(_BINOPS)
             rhs = _num(r)
-            if op == "**":  # (a small base: big ones meet the documented power guard)
-                e = f"(({e}) % 7)" if r.random() < 0.5 else r.choice(
-                    ["2", "-2", "0.5", "-1.5", "0", "3", "10", "-0.0", "1e300", "-8", "True"])
-                rhs = r.choice(["2", "-1", "0.5", "3", "-2", "0", "1.5", "100", "-0.5"])
+            if op == "**":  # (the result stays far below the big-integer guard's 4,000,000 bits)
+                if r.random() < 0.3:  # any base, big ones included, to a small power
+                    e = f"({r.choice(_INTS)})"
+                    rhs = r.choice(["0", "1", "2", "3", "-1", "-2", "5", "0.5"])
+                else:
+                    e = f"(({e}) % 7)" if r.random() < 0.5 else r.choice(
+                        ["2", "-2", "0.5", "-1.5", "0", "3", "10", "-0.0", "1e300", "-8", "True"])
+                    rhs = r.choice(["2", "-1", "0.5", "3", "-2", "0", "1.5", "100", "-0.5"])
             e = f"({e} {op} {rhs})"
         out.append(f"print(repr({e}))")
     a, b = _num(r), _num(r)
@@ -477,6 +481,14 @@ def excepts(r):
         ["err = 1", "try:\n    1 / 0\nexcept ZeroDivisionError as err:\n    pass",
          "try:\n    print(err)\nexcept NameError as x:\n    print('gone', x)"],
         ["try:\n    raise KeyError(1, 2)\nexcept KeyError as e:\n    print(e, e.args)"],
+        # (`e`, `pi`, `inf` alone are gradcli's bare torch names; once `except ... as` or
+        # `del` unbinds them, reading them is a NameError as in Python)
+        ["try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    pass",
+         "try:\n    print(e)\nexcept NameError as x:\n    print('unbound', x)"],
+        ["try:\n    [][0]\nexcept IndexError as pi:\n    print(repr(pi))", "print(pi)"],
+        ["inf = 5", "del inf", "try:\n    print(inf)\nexcept NameError as x:\n    print(x)"],
+        ["def f():\n    try:\n        raise KeyError('k')\n    except KeyError as nan:\n"
+         "        pass\n    return nan", "print(f())"],
         ["try:\n    raise Exception()\nexcept Exception as e:\n    print(repr(e), repr(str(e)))"],
     ]))
     return out
