@@ -79,3 +79,17 @@ def test_large_products_and_switch_off_stay_close(monkeypatch):
     (tx, ty), (ox, oy) = _lib_pair("float32", x, y)
     torch.testing.assert_close(torch.tensor(_bits(G.bmm(ox, oy)), dtype=torch.float32),
                                torch.bmm(tx, ty))
+
+
+@pytest.mark.parametrize("op", ["bmm", "baddbmm"])
+def test_small_products_of_transposed_operands_are_row_major(op):
+    """The result is a fresh row-major tensor as ATen's, whatever the operands' strides:
+    attention transposes the product and calls contiguous(), whose copy (CloneBackward0)
+    depends on it."""
+    x, y = RNG.standard_normal((3, 4, 2)), RNG.standard_normal((2, 4, 5))
+    got = []
+    for lib in (torch, G):
+        a, b = lib.tensor(x).transpose(0, 1), lib.tensor(y).transpose(0, 1)
+        out = lib.bmm(a, b) if op == "bmm" else lib.baddbmm(lib.zeros(4, 1, 5, dtype=a.dtype), a, b)
+        got.append((out.stride(), out.transpose(0, 1).is_contiguous()))
+    assert got[0] == got[1]

@@ -30,10 +30,13 @@ def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per batch a @ b as ATen's loop sums it: the rounded products added in order from +0
     (accumulate gives p0 + p1 + ...; adding +0 at the end is the same as starting from it,
     which only turns an all-zero -0 into +0)."""
-    terms = a[..., :, :, None] * b[..., None, :, :]  # (batch, m, k, n), each rounded
+    # (batch, m, k, n), each rounded; laid out in C order whatever the operands' strides,
+    # so the result is a fresh row-major matrix as ATen's (later views and contiguous()
+    # calls, and so the graph, depend on it)
+    terms = np.multiply(a[..., :, :, None], b[..., None, :, :], order="C")
     if terms.shape[-2] == 1:
-        return terms[..., 0, :] + 0.0
-    return np.add.accumulate(terms, axis=-2)[..., -1, :] + 0.0
+        return np.add(terms[..., 0, :], 0.0, order="C")
+    return np.add(np.add.accumulate(terms, axis=-2)[..., -1, :], 0.0, order="C")
 
 
 def added(bias: np.ndarray, a: np.ndarray, b: np.ndarray, beta, alpha) -> np.ndarray:
@@ -45,4 +48,4 @@ def added(bias: np.ndarray, a: np.ndarray, b: np.ndarray, beta, alpha) -> np.nda
         total = total * dtype(alpha)
     if beta == 0:
         return total
-    return np.broadcast_to(bias, total.shape) * dtype(beta) + total
+    return np.add(np.broadcast_to(bias, total.shape) * dtype(beta), total, order="C")
