@@ -13,7 +13,6 @@ from ..tensor import Tensor
 from .nn import cross_entropy, linear
 from .registry import defop, public, run_op
 
-_BFLOAT16 = dtypes.bfloat16.np
 _CHUNKED = "GeneratedBackwardFor_torch_nn__linear_cross_entropy_batch_chunked_defaultBackward"
 _CHUNKED_NONE = ("GeneratedBackwardFor_torch_nn__linear_cross_entropy_batch_chunked_"
                  "no_reduction_defaultBackward")
@@ -31,7 +30,7 @@ def _chunked_fwd(x, w, b, target, weight, reduction, ignore_index):
         if weight is not None and weight._data.dtype.kind == "V":
             weight = weight.float()
         return _chunked_fwd(x, w, b, target, weight, reduction, ignore_index).astype(
-            _BFLOAT16)
+            dtypes.bfloat16.np)  # (read here: ml_dtypes loads on first bfloat16 use)
     with no_grad():
         out = _chunked_loss(make(x), make(w), None if b is None else make(b), target, weight,
                             reduction, ignore_index)
