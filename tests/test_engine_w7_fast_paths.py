@@ -70,3 +70,17 @@ def test_w7_loss_and_bias_gradient_sums_are_pytorchs():
             loss.backward()
             results.append((loss.item(), b.grad.tolist(), p.grad.flatten().tolist()))
         assert results[0] == results[1], n
+
+
+def test_broadcast_gradients_summed_back_over_leading_and_size_one_dims():
+    """A backward undoes a broadcast over leading dims only (a bias's gradient: no keepdim
+    sum, no reshape) and over leading plus size-1 dims: the same shapes and sums either way."""
+    rng = np.random.default_rng(9)
+    for shape, other in (((3,), (2000, 3)), ((1,), (2000, 1)), ((1, 3), (5, 4, 3)), ((4, 1), (2, 4, 3))):
+        b = torch.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+        x = torch.tensor(rng.standard_normal(other).astype(np.float32))
+        (b + x).sum().backward()
+        want = np.ones(other, np.float32).sum(axis=tuple(range(len(other) - len(shape))))
+        want = want.sum(axis=tuple(i for i, s in enumerate(shape) if s == 1), keepdims=True)
+        assert b.grad.shape == b.shape
+        assert np.array_equal(b.grad.numpy(), want.astype(np.float32))

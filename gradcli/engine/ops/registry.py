@@ -568,10 +568,13 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
                 and g._data.dtype.kind == "f":
             # (nothing records: sum_dim's forward alone, the values run_unary would give,
             # without its Tensor and checks: a backward's undoing of a broadcast, bench W7)
-            out = OPS["sum_dim"].forward(g._data, gshape, tuple(dims), True)
+            # (only leading dims summed, as a bias's gradient: the sum without keepdim
+            # has the shape already, no reshape on the way in or out)
+            leading = len(dims) == lead
+            out = OPS["sum_dim"].forward(g._data, gshape, tuple(dims), not leading)
             if type(out) is not _ndarray:
                 out = _asarray(out)
-            return make(out.reshape(shape) if lead else out)
+            return make(out.reshape(shape) if lead and not leading else out)
         if g._data.dtype.kind in "fV" and g._data.ndim:
             # (Tensor.sum's own work for these dims, which are already whole, sorted and
             # distinct: the same SumBackward1 node and values, without its parsing)
