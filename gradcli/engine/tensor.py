@@ -169,27 +169,15 @@ class Tensor:
         raise RuntimeError("requires_grad must be a bool")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if requires_grad is not True and requires_grad is not False:
-            ABOVE.arg_error("Tensor.requires_grad_", (requires_grad,), {})
-        if TRANSFORM_GUARD is not None:  # (after the argument's check, as PyTorch's)
+        # refused inside a torch.func transform, after the argument's check (as PyTorch's:
+        # a bad argument is reported by _requires_grad_ first)
+        if TRANSFORM_GUARD is not None and (requires_grad is True or requires_grad is False):
             TRANSFORM_GUARD(self, "requires_grad_")
-        if self.grad_fn is not None:
-            if not requires_grad:
-                raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
-            return self
-        if requires_grad and self._data.dtype.kind not in "fcV":
-            raise RuntimeError(ONLY_FLOAT_GRAD)
-        if requires_grad and self._vc.__class__ is _inference.InferenceVersion \
-                and not GRAD_MODE.inference:
-            raise RuntimeError(_inference.REQUIRES_GRAD_OUTSIDE)
-        self._set_leaf_requires_grad(bool(requires_grad))
-        return self
+        return self._requires_grad_(requires_grad)
 
     def _requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """requires_grad_ for gradcli's own code (backward formulas, factories' requires_grad=,
-        the transforms' fresh inputs): never refused under a torch.func transform. (The same
-        lines as requires_grad_'s rather than a call from it: that call would cost every
-        requires_grad_ a tenth of its time.)"""
+        the transforms' fresh inputs): never refused under a torch.func transform."""
         if requires_grad is not True and requires_grad is not False:
             ABOVE.arg_error("Tensor.requires_grad_", (requires_grad,), {})
         if self.grad_fn is not None:
