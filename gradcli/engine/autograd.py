@@ -26,6 +26,7 @@ from .node import AccumulateGrad
 from .ops.registry import edge_of, reduce_to_inputs
 from .saved_hooks import run_unpacked
 from .tensor import Tensor, make
+from .warn_site import first_time
 
 
 class GradientEdge(NamedTuple):
@@ -44,7 +45,6 @@ CREATE_GRAPH_CYCLE_WARNING = (
     "creating the graph to avoid this. If you have to use this function, make sure to reset the "
     ".grad fields of your parameters to None after use to break the cycle and avoid the leak. "
     "(Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
-_CREATE_GRAPH_WARNED = [False]
 # (id, the nodes it will run, its `shared` Holders) of each backward running now, innermost last
 TASKS: list = []
 #: hook slot filled by engine/profiler.py while a profile records: NODE_HOOK[0](node)
@@ -115,8 +115,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                         if not isinstance(grad_tensors, Tensor) else [grad_tensors], create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    if create_graph and not _CREATE_GRAPH_WARNED[0]:
-        _CREATE_GRAPH_WARNED[0] = True  # (once per process, as PyTorch's TORCH_WARN_ONCE)
+    if create_graph and first_time("create_graph_cycle"):
         import warnings
 
         warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)

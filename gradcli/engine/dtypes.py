@@ -119,7 +119,6 @@ def _load_bfloat16() -> np.dtype:
 #: PyTorch's copy kernel warns once per process (TORCH_WARN_ONCE) on a complex to real cast
 COMPLEX_TO_REAL = ("Casting complex values to real discards the imaginary part (Triggered "
                    "internally at /__w/pytorch/pytorch/aten/src/ATen/native/Copy.cpp:307.)")
-_COMPLEX_TO_REAL_WARNED = [False]
 
 
 def cast(a: np.ndarray, np_dtype) -> np.ndarray:
@@ -127,11 +126,9 @@ def cast(a: np.ndarray, np_dtype) -> np.ndarray:
     real part, with PyTorch's UserWarning once per process (numpy's ComplexWarning, a
     different category and text, never reaches the program)."""
     if a.dtype.kind == "c" and np.dtype(np_dtype).kind not in "cb":  # (bool: z != 0)
-        if not _COMPLEX_TO_REAL_WARNED[0]:
-            _COMPLEX_TO_REAL_WARNED[0] = True
-            from .warn_site import warn_at_caller
+        from .warn_site import warn_once
 
-            warn_at_caller(COMPLEX_TO_REAL)
+        warn_once("complex_to_real", COMPLEX_TO_REAL)
         a = a.real
     return a.astype(np_dtype)
 

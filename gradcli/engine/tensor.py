@@ -20,6 +20,7 @@ from .grad_mode import GRAD_MODE, INFERENCE_ACTIVE
 from .late import Slots
 from .node import AccumulateGrad, RemovableHandle, mark_detached_in_place, short_name
 from .node import _sequence as _node_sequence
+from .warn_site import warn_once
 
 #: what tensors use of the modules above: printing (formatting.py), backward
 #: (autograd.py) and the view machinery of the op table (ops/views.py)
@@ -35,6 +36,12 @@ NON_LEAF_GRAD_WARNING = (
     "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
 )
 ONLY_FLOAT_GRAD = "only Tensors of floating point dtype can require gradients"
+#: PyTorch's once-per-process warning on float()/complex() of a tensor that requires grad
+#: in grad mode (torch.tensor of a list holding one gives it too)
+SCALAR_OF_GRAD_TENSOR = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first. (Triggered internally at /__w/pytorch/pytorch/"
+    "torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
 ONLY_FLOAT_GRAD_SETTER = "only Tensors of floating point and complex dtype can require gradients"
 ONLY_FLOAT_GRAD_FACTORY = "Only Tensors of floating point and complex dtype can require gradients"
 NON_LEAF_REQUIRES_GRAD = (
@@ -417,7 +424,18 @@ class Tensor:
     def __float__(self) -> float:
         if TRANSFORM_GUARD is not None:
             TRANSFORM_GUARD(self, "__float__")
+        if self._requires_grad and GRAD_MODE.enabled:
+            warn_once("scalar_of_grad_tensor", SCALAR_OF_GRAD_TENSOR)
         return float(self._scalar_for("float"))
+
+    def __complex__(self) -> complex:
+        if TRANSFORM_GUARD is not None:
+            TRANSFORM_GUARD(self, "__complex__")
+        if self._requires_grad and GRAD_MODE.enabled:
+            warn_once("scalar_of_grad_tensor", SCALAR_OF_GRAD_TENSOR)
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self._data.reshape(()).item())
 
     def __int__(self) -> int:
         if TRANSFORM_GUARD is not None:

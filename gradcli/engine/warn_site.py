@@ -26,3 +26,32 @@ def warn_at_caller(message: str, category=UserWarning) -> None:
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
+
+
+#: torch.set_warn_always's flag: while it is on, a once-per-process warning is given every time
+WARN_ALWAYS = [False]
+#: the keys of the once-per-process warnings given already in this process (or this program:
+#: a new program file starts with none given, as a new Python process does)
+_GIVEN: set = set()
+
+
+def first_time(key: str) -> bool:
+    """Whether PyTorch's TORCH_WARN_ONCE warning named `key` is due now: the first time in
+    the process, or every time under torch.set_warn_always(True)."""
+    if WARN_ALWAYS[0]:
+        return True
+    if key in _GIVEN:
+        return False
+    _GIVEN.add(key)
+    return True
+
+
+def warn_once(key: str, message: str, category=UserWarning) -> None:
+    """warn_at_caller(message), as PyTorch's TORCH_WARN_ONCE gives it (see first_time)."""
+    if first_time(key):
+        warn_at_caller(message, category)
+
+
+def forget_given() -> None:
+    """Start again with no once-per-process warning given (a new program)."""
+    _GIVEN.clear()

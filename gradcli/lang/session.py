@@ -251,10 +251,16 @@ def read_source(path: str) -> tuple:
                            (line, col, line, col + 1)) from None
 
 
+def _forget_given_warnings() -> None:
+    from gradcli.engine.warn_site import forget_given
+
+    forget_given()
+
+
 def reset_engine(seed: int = 0):
     """Fresh engine state for a new file, as a new Python process has: print options,
     grad mode, default dtype, RNG seed, default device, cuDNN flags, determinism, float32
-    matmul precision, anomaly mode, warn_always (a REPL keeps them between its inputs,
+    matmul precision, anomaly mode, warn_always, the once-per-process warnings (a REPL keeps them between its inputs,
     as one Python session does; `:reset` starts afresh)."""
     try:
         fac = R.facade()
@@ -271,7 +277,8 @@ def reset_engine(seed: int = 0):
                  lambda: fac.use_deterministic_algorithms(False, warn_only=False),
                  lambda: fac.set_float32_matmul_precision("highest"),
                  lambda: fac.set_anomaly_enabled(False),
-                 lambda: fac.set_warn_always(False)):
+                 lambda: fac.set_warn_always(False),
+                 _forget_given_warnings):
         try:
             call()
         except Exception:

@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes
 from ..grad_mode import ANOMALY, ANOMALY_CHECK_NAN, set_anomaly
 from ..tensor import Tensor, _wrap_dim, make
+from ..warn_site import WARN_ALWAYS, first_time
 from . import composite as _composite
 from .registry import PUBLIC, defop, no_derivative, public, run_op
 
@@ -384,22 +385,8 @@ def kl_div(input, target, reduction=0, *, log_target=False):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-#: the warnings PyTorch gives once per process (TORCH_WARN_ONCE) that were given already;
-#: torch.set_warn_always(True) makes them warn every time, as there
-_WARNED: set = set()
-
-
-def _warn_once(key: str) -> bool:
-    if _STATE["warn_always"]:
-        return True
-    if key in _WARNED:
-        return False
-    _WARNED.add(key)
-    return True
-
-
 def _deprecated_norm(name, replacement):
-    if not _warn_once(name):
+    if not first_time(name):
         return
     warnings.warn(
         f"at::{name} is deprecated and it is just left for JIT compatibility. It will be "
@@ -630,7 +617,7 @@ for _name, _npdt in (("ByteTensor", np.uint8), ("CharTensor", np.int8),
 
 #: the state the configuration calls keep: what scripts set is what they read back
 _STATE = {"deterministic": False, "warn_only": False, "matmul_precision": "highest",
-          "interop_threads": None, "warn_always": False}
+          "interop_threads": None}
 
 
 @public("torch.use_deterministic_algorithms")
@@ -740,12 +727,12 @@ def set_flush_denormal(*args, **kwargs) -> bool:
 def set_warn_always(b) -> None:
     if type(b) is not bool:
         raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
-    _STATE["warn_always"] = b
+    WARN_ALWAYS[0] = b
 
 
 @public("torch.is_warn_always_enabled")
 def is_warn_always_enabled() -> bool:
-    return _STATE["warn_always"]
+    return WARN_ALWAYS[0]
 
 
 @public("torch.set_anomaly_enabled")
@@ -780,7 +767,7 @@ def set_default_tensor_type(t) -> None:
     """Deprecated: sets the default dtype from a legacy tensor type (or its name)."""
     if not isinstance(t, str):
         t = _legacy_name(t)
-    if _warn_once("set_default_tensor_type"):
+    if first_time("set_default_tensor_type"):
             warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
                       "use torch.set_default_dtype() and torch.set_default_device() as "
                       "alternatives. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/"

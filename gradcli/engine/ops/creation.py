@@ -8,8 +8,10 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..grad_mode import GRAD_MODE
 from ..limits import check_elements
-from ..tensor import Tensor, _plain, make
+from ..tensor import SCALAR_OF_GRAD_TENSOR, Tensor, _plain, make
+from ..warn_site import warn_once
 
 
 def _size(size) -> tuple:
@@ -177,14 +179,8 @@ def _stored(v, sizes: list, dim: int, target: dtypes.dtype):
                     raise ValueError(_ONE_ELEMENT)
             elif d.size != 1 or d.dtype.kind not in "biu":
                 raise TypeError(_INDEX)
-            if v._requires_grad:
-                from ..warn_site import warn_at_caller
-
-                warn_at_caller(
-                    "Converting a tensor with requires_grad=True to a scalar may lead to "
-                    "unexpected behavior.\nConsider using tensor.detach() first. (Triggered "
-                    "internally at /__w/pytorch/pytorch/torch/csrc/autograd/generated/"
-                    "python_variable_methods.cpp:822.)")
+            if v._requires_grad and GRAD_MODE.enabled:
+                warn_once("scalar_of_grad_tensor", SCALAR_OF_GRAD_TENSOR)
             value = d.reshape(-1)[0].item()
             if type(value) is complex and target._category == 2:
                 raise RuntimeError("value cannot be converted to type double without overflow")

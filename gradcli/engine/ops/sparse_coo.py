@@ -30,7 +30,7 @@ from types import MethodType
 import numpy as np
 
 from ..tensor import ONLY_FLOAT_GRAD_FACTORY, Tensor, _type_word, make
-from ..warn_site import warn_at_caller
+from ..warn_site import warn_once
 from .registry import PUBLIC, defop, public, run_op
 from .tensor_extras import layout, strided
 
@@ -355,12 +355,12 @@ SPARSE_COO_TENSOR = defop("sparse_coo_tensor", "SparseCooTensorWithDimsAndTensor
 
 #: PyTorch's TORCH_WARN_ONCE on the first sparse_coo_tensor call that did not say whether
 #: to check its invariants (gradcli always checks the indices against the size)
-_INVARIANTS_WARNING = [
+_INVARIANTS_WARNING = (
     "Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) will "
     "occur when operating on a sparse tensor which violates the invariants, but checks incur "
     "performance overhead. To silence this warning, explicitly opt in or out. See "
     "`torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance.  (Triggered "
-    "internally at /__w/pytorch/pytorch/aten/src/ATen/Context.cpp:816.)"]
+    "internally at /__w/pytorch/pytorch/aten/src/ATen/Context.cpp:816.)")
 
 
 def _as_array(obj, dtype=None):
@@ -374,8 +374,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
                       requires_grad=False, check_invariants=None, is_coalesced=None):
     """A sparse COO tensor of these indices and values (a leaf, or
     SparseCooTensorWithDimsAndTensorsBackward0 when the values require grad)."""
-    if check_invariants is None and _INVARIANTS_WARNING:
-        warn_at_caller(_INVARIANTS_WARNING.pop())
+    if check_invariants is None:
+        warn_once("sparse_invariants", _INVARIANTS_WARNING)
     idx_t = _as_array(indices)
     vals_t = _as_array(values, dtype)
     if dtype is not None and vals_t.dtype != dtype:

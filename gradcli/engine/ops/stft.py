@@ -9,20 +9,10 @@ from __future__ import annotations
 from .. import autocast_state as _autocast
 from ..limits import check_count
 from ..tensor import Tensor
-from ..warn_site import warn_at_caller
+from ..warn_site import warn_once
 from . import complex as _complex
 from . import fft as _fft
 from .registry import PUBLIC, public
-
-_WARNED: set = set()
-
-
-def _warn_once(key: str, message: str) -> None:
-    """PyTorch's TORCH_WARN_ONCE: the first time in the process only."""
-    if key not in _WARNED:
-        _WARNED.add(key)
-        warn_at_caller(message)
-
 
 #: the declarations PyTorch's parser reads the calls of its C++ stft (the one
 #: torch.functional.stft ends in, after its own centring) against
@@ -130,7 +120,7 @@ def _stft_frames(self, n_fft, hop_length, win_length, window, normalized, onesid
                  return_complex, align_to_window):
     """ATen's stft (without centring)."""
     if window is None:
-        _warn_once("stft_window", "A window was not provided. A rectangular window will be "
+        warn_once("stft_window", "A window was not provided. A rectangular window will be "
                    "applied,which is known to cause spectral leakage. Other windows such as "
                    "torch.hann_window or torch.hamming_window are recommended to reduce spectral "
                    "leakage.To suppress this warning and use a rectangular window, explicitly "
@@ -145,7 +135,7 @@ def _stft_frames(self, n_fft, hop_length, win_length, window, normalized, onesid
             raise RuntimeError("stft requires the return_complex parameter be given for real "
                                "inputs, and will further require that return_complex=True in a "
                                "future PyTorch release.")
-        _warn_once("stft_real", "stft with return_complex=False is deprecated. In a future "
+        warn_once("stft_real", "stft with return_complex=False is deprecated. In a future "
                    "pytorch release, stft will return complex tensors for all inputs, and "
                    "return_complex=False will raise an error.\nNote: you can still call "
                    "torch.view_as_real on the complex output to recover the old return format.")
@@ -244,7 +234,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         return _autocast.fp32(istft, input, n_fft, hop_length, win_length, window, center,
                               normalized, onesided, length, return_complex)
     if window is None:
-        _warn_once("istft_window", "A window was not provided. A rectangular window will be "
+        warn_once("istft_window", "A window was not provided. A rectangular window will be "
                    "applied.Please provide the same window used by stft to make the inversion "
                    "lossless.To suppress this warning and use a rectangular window, explicitly "
                    "set `window=torch.ones(n_fft, device=<device>)`.")
@@ -325,7 +315,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         y = y.squeeze(0)
     if end > signal_len:
         check_count(y.numel() // max(y.shape[-1], 1) * (y.shape[-1] + end - signal_len))
-        _warn_once("istft_length", "The length of signal is shorter than the length parameter. "
+        warn_once("istft_length", "The length of signal is shorter than the length parameter. "
                    "Result is being padded with zeros in the tail. Please check your center and "
                    "hop_length settings.")
         y = PUBLIC["torch.constant_pad_nd"](y, [0, end - signal_len], 0)

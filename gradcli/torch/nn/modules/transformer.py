@@ -155,22 +155,17 @@ def _seq_len(src, batch_first: bool) -> int:
     return src.shape[0] if src.dim() == 2 else src.shape[1 if batch_first else 0]
 
 
-_NESTED_WARNED = [False]
-
-
 def _warn_nested_prototype_once() -> None:
     """PyTorch's TORCH_WARN_ONCE on building the nested tensor (located here at the
     program's line, where PyTorch names its own transformer.py)."""
-    if _NESTED_WARNED[0]:
-        return
-    _NESTED_WARNED[0] = True
-    from gradcli.engine.warn_site import warn_at_caller
+    from gradcli.engine.warn_site import warn_once
 
-    warn_at_caller("The PyTorch API of nested tensors is in prototype stage and will change in "
-                   "the near future. We recommend specifying layout=torch.jagged when "
-                   "constructing a nested tensor, as this layout receives active development, "
-                   "has better operator coverage, and works with torch.compile. (Triggered "
-                   "internally at /__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)")
+    warn_once("nested_prototype",
+              "The PyTorch API of nested tensors is in prototype stage and will change in "
+              "the near future. We recommend specifying layout=torch.jagged when "
+              "constructing a nested tensor, as this layout receives active development, "
+              "has better operator coverage, and works with torch.compile. (Triggered "
+              "internally at /__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)")
 
 
 class TransformerEncoder(Module):
