@@ -230,6 +230,18 @@ def test_deep_nesting_is_a_clean_syntax_error():
      1, 9),
     ("x = f'a }'\n", "SyntaxError", "f-string: single '}' is not allowed", 1, 9),
     ("def f():\n    yield 1\n", "SyntaxError", "generators ('yield') are not supported by gradcli", 2, 5),
+    # Python 3.10 constructs outside gradcli's subset are named, not "invalid syntax"
+    ("if (n := 3) > 2:\n    pass\n", "SyntaxError",
+     "assignment expressions (':=') are not supported by gradcli", 1, 7),
+    ("x = [y := f(y) for y in z]\n", "SyntaxError",
+     "assignment expressions (':=') are not supported by gradcli", 1, 8),
+    ("match point:\n    case (0, 0):\n        pass\n", "SyntaxError",
+     "'match' statements are not supported by gradcli", 1, 1),
+    ("if a:\n    match (x):  # subject in brackets\n        case _:\n            pass\n",
+     "SyntaxError", "'match' statements are not supported by gradcli", 2, 5),
+    ("try:\n    pass\nexcept* ValueError:\n    pass\n", "SyntaxError",
+     "'except*' is not supported by gradcli", 3, 1),
+    ("match = {1: 2\n", "SyntaxError", "'{' was never closed", 1, 9),
 ])
 def test_syntax_error_messages_and_positions(src, kind, message, line, col):
     with pytest.raises(CompileError) as ei:
@@ -273,3 +285,19 @@ def test_parse_all_recovers_at_the_next_statement():
 ])
 def test_is_incomplete(src, incomplete):
     assert is_incomplete(src) is incomplete
+
+
+@pytest.mark.parametrize("src, out", [
+    ("match = 3\nprint(match)\n", "3"),
+    ("match = [1, 2]\nprint(match[0])\n", "1"),
+    ("def match(a):\n    return a\nprint(match(5))\n", "5"),
+])
+def test_match_stays_an_ordinary_name(src, out):
+    """`match` is a soft keyword: as a name it works as in Python."""
+    from io import StringIO
+
+    from gradcli.lang.session import run_source
+
+    buf = StringIO()
+    assert run_source(src, "p.grad", stdout=buf, stderr=StringIO()) == 0
+    assert buf.getvalue().strip() == out

@@ -36,7 +36,7 @@ UNSUPPORTED_KEYWORDS = {
     "yield": "generators ('yield') are not supported by gradcli",
     "async": "'async' is not supported by gradcli",
     "await": "'await' is not supported by gradcli",
-    "match": None,  # soft keyword: only a hint when it starts a statement
+    "match": None,  # soft keyword: refused where it starts a statement (_token_error)
 }
 
 _OPEN = {"LPAR": "(", "LSQB": "[", "LBRACE": "{"}
@@ -396,6 +396,12 @@ class _Parse:
                 return self.error(f"closing parenthesis '{tok}' does not match opening parenthesis "
                                   f"'{opener}'" + (f" on line {opener.line}" if opener.line != line else ""),
                                   pos)
+        here = text.split("\n")[line - 1] if line <= len(text.split("\n")) else ""
+        header = re.match(r"(\s*)match\b(?!\s*[=.])[^=]*:\s*(#.*)?$", here)
+        if header:  # a match statement's first line (`match` is a name elsewhere)
+            start = len(header.group(1)) + 1
+            return self.error("'match' statements are not supported by gradcli",
+                              (line, start, line, start + 5))
         if tok.type == "_NEWLINE":
             lines = text.split("\n")
             line_text = lines[line - 1] if line <= len(lines) else ""
@@ -407,6 +413,14 @@ class _Parse:
                 return self.error("expected ':'", pos)
             return self.error("invalid syntax", pos, hint="the statement is incomplete")
         value = str(tok.value)
+        if value == ":" and here[col:col + 1] == "=":
+            return self.error("assignment expressions (':=') are not supported by gradcli",
+                              (line, col, line, col + 2))
+        star = re.match(r"(\s*)except\s*\*", here)
+        if star and star.end() >= col:
+            start = len(star.group(1)) + 1
+            return self.error("'except*' is not supported by gradcli",
+                              (line, start, line, star.end() + 1))
         if value == "class" and "DEF" in expected:  # after a decorator
             return self.error("class decorators are not supported by gradcli", pos)
         if value in UNSUPPORTED_KEYWORDS and UNSUPPORTED_KEYWORDS[value]:
