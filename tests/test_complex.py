@@ -362,6 +362,13 @@ MISC += [
 ]
 
 
+MISC += [  # Python's complex() of a tensor (Tensor.__complex__)
+    "out = complex(torch.tensor(1 + 2j)), complex(torch.tensor([3.5])), complex(torch.tensor(2))",
+    "out = complex(torch.tensor([1j, 2j]))",
+    "out = complex(torch.tensor(1.5, dtype=torch.float64)) * 2j",
+]
+
+
 @pytest.mark.parametrize("src", MISC)
 def test_misc(src):
     same(src)
