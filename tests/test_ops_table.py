@@ -32,7 +32,9 @@ INTERNAL = {
     # outputs; tests/test_complex.py compares these with PyTorch, gradients and gradcheck
     **{name: "a complex op: tests/test_complex.py compares it with PyTorch" for name in (
         "view_as_real", "view_as_complex", "conj", "conj_physical", "complex", "polar",
-        "angle_complex", "sgn_complex", "linalg_eig", "vdot_complex")},
+        "angle_complex", "sgn_complex", "linalg_eig", "vdot_complex", "view_as_complex_copy")},
+    "values_copy": "a CSR tensor's values (2-d only): tests/test_sparse_mask_and_copies.py "
+                   "compares it, its gradient and its refusals with PyTorch",
     # the three transforms torch.fft composes (ops/fft.py): complex in or out, so the real
     # generic tests cannot reach them; tests/test_fft.py compares every transform built on
     # them, gradients, double backward and gradcheck, with PyTorch

@@ -83,6 +83,8 @@ from . import histogram_nd  # noqa: F401  (torch.histogramdd)  # isort: skip
 from . import binomial_draws  # noqa: F401  (torch.binomial, PyTorch's draws)  # isort: skip
 from . import sparse_coo, sparse_csr  # noqa: F401  (sparse COO and CSR tensors: to_sparse, torch.sparse_coo_tensor, torch.sparse.*)  # isort: skip
 from . import build_queries  # noqa: F401  (has_mkl & co, OutOfMemoryError, is_set_to, module_load)  # isort: skip
+from . import symbolic_numbers  # noqa: F401  (torch.sym_max & co on plain numbers)  # isort: skip
+from . import sparse_mask_and_copies  # noqa: F401  (to_sparse_coo, sparse_mask, values_copy, view_as_real_copy...)  # isort: skip
 from .declare import expose, expose_from, inplace_of
 from .registry import OPS, PUBLIC, Op, defop, public, public_names, run_op  # noqa: F401
 

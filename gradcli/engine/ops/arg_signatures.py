@@ -1585,6 +1585,9 @@ SIGNATURES = {
     'Tensor.sparse_dim': (
         '!noargs Tensor.sparse_dim',
     ),
+    'Tensor.sparse_mask': (
+        'sparse_mask(Tensor mask)',
+    ),
     'Tensor.split': (
         '!python',
         'Tensor.split',
@@ -1730,6 +1733,13 @@ SIGNATURES = {
     'Tensor.to_sparse': (
         'to_sparse(*, Layout? layout=None, IntArrayRef[2]? blocksize=None, int64_t? dense_dim=None)',
         'to_sparse(int64_t sparse_dim)',
+    ),
+    'Tensor.to_sparse_coo': (
+        '!python',
+        'Tensor.to_sparse_coo',
+        'self',
+        '',
+        '',
     ),
     'Tensor.to_sparse_csr': (
         'to_sparse_csr(int64_t? dense_dim=None)',
@@ -2274,6 +2284,9 @@ SIGNATURES = {
     'torch.cat': (
         'cat(TensorList tensors, int64_t dim=0, *, Tensor out=None)',
     ),
+    'torch.ccol_indices_copy': (
+        'ccol_indices_copy(Tensor input, *, Tensor out=None)',
+    ),
     'torch.cdist': (
         '!python',
         'cdist',
@@ -2352,6 +2365,9 @@ SIGNATURES = {
     ),
     'torch.clone': (
         'clone(Tensor input, *, MemoryFormat? memory_format=None)',
+    ),
+    'torch.col_indices_copy': (
+        'col_indices_copy(Tensor input, *, Tensor out=None)',
     ),
     'torch.column_stack': (
         'column_stack(TensorList tensors, *, Tensor out=None)',
@@ -2459,6 +2475,9 @@ SIGNATURES = {
     ),
     'torch.cross': (
         'cross(Tensor input, Tensor other, int64_t? dim=None, *, Tensor out=None)',
+    ),
+    'torch.crow_indices_copy': (
+        'crow_indices_copy(Tensor input, *, Tensor out=None)',
     ),
     'torch.ctc_loss': (
         'ctc_loss(Tensor log_probs, Tensor targets, IntArrayRef input_lengths, IntArrayRef target_lengths, int64_t blank=0, int64_t reduction=at::Reduction::Mean, bool zero_infinity=False)',
@@ -2898,6 +2917,9 @@ SIGNATURES = {
     ),
     'torch.index_select': (
         'index_select(Tensor input, int64_t dim, Tensor index, *, Tensor out=None)',
+    ),
+    'torch.indices_copy': (
+        'indices_copy(Tensor input, *, Tensor out=None)',
     ),
     'torch.initial_seed': (
         '!python',
@@ -4667,6 +4689,9 @@ SIGNATURES = {
         'round_(Tensor input)',
         'round_(Tensor input, *, int64_t decimals)',
     ),
+    'torch.row_indices_copy': (
+        'row_indices_copy(Tensor input, *, Tensor out=None)',
+    ),
     'torch.row_stack': (
         'row_stack(TensorList tensors, *, Tensor out=None)',
     ),
@@ -5148,6 +5173,69 @@ SIGNATURES = {
     'torch.swapdims': (
         'swapdims(Tensor input, int64_t dim0, int64_t dim1)',
     ),
+    'torch.sym_float': (
+        '!python',
+        'sym_float',
+        'a',
+        '',
+        '',
+    ),
+    'torch.sym_fresh_size': (
+        '!python',
+        'sym_fresh_size',
+        'expr',
+        '',
+        '',
+    ),
+    'torch.sym_int': (
+        '!python',
+        'sym_int',
+        'a',
+        '',
+        '',
+    ),
+    'torch.sym_ite': (
+        '!python',
+        'sym_ite',
+        'b, t, f',
+        '',
+        '',
+    ),
+    'torch.sym_max': (
+        '!python',
+        'sym_max',
+        'a, b',
+        '',
+        '',
+    ),
+    'torch.sym_min': (
+        '!python',
+        'sym_min',
+        'a, b',
+        '',
+        '',
+    ),
+    'torch.sym_not': (
+        '!python',
+        'sym_not',
+        'a',
+        '',
+        '',
+    ),
+    'torch.sym_sqrt': (
+        '!python',
+        '_sym_sqrt',
+        'a',
+        '',
+        '',
+    ),
+    'torch.sym_sum': (
+        '!python',
+        'sym_sum',
+        '*args',
+        '',
+        '',
+    ),
     'torch.symeig': (
         '!python',
         '_symeig',
@@ -5410,6 +5498,9 @@ SIGNATURES = {
         '',
         '',
     ),
+    'torch.values_copy': (
+        'values_copy(Tensor input, *, Tensor out=None)',
+    ),
     'torch.vander': (
         'vander(Tensor x, int64_t? N=None, bool increasing=False)',
     ),
@@ -5429,8 +5520,14 @@ SIGNATURES = {
     'torch.view_as_complex': (
         'view_as_complex(Tensor input)',
     ),
+    'torch.view_as_complex_copy': (
+        'view_as_complex_copy(Tensor input, *, Tensor out=None)',
+    ),
     'torch.view_as_real': (
         'view_as_real(Tensor input)',
+    ),
+    'torch.view_as_real_copy': (
+        'view_as_real_copy(Tensor input, *, Tensor out=None)',
     ),
     'torch.view_copy': (
         'view_copy(Tensor input, ScalarType dtype, *, Tensor out=None)',

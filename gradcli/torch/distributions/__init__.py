@@ -10,8 +10,10 @@ from __future__ import annotations
 from . import (
     constraint_registry,  # noqa: F401  (torch.distributions.constraint_registry)
     constraints,
+    kl_cross,  # noqa: F401  (registers the cross-family kl_divergence pairs)
     kl_families,  # noqa: E402, F401  (registers their kl_divergence pairs)
     transforms,  # noqa: E402  (after simple: TransformedDistribution uses both)
+    utils,  # noqa: F401  (torch.distributions.utils)
 )
 from .constraint_registry import biject_to, transform_to
 from .derived_families import (
@@ -44,6 +46,7 @@ from .families import (
 )
 from .generalized_pareto import GeneralizedPareto
 from .kl import kl_divergence, register_kl
+from .lkj_cholesky import LKJCholesky
 from .lowrank_mvn import LowRankMultivariateNormal
 from .mixtures_and_relaxed import (
     MixtureSameFamily,
@@ -57,7 +60,10 @@ from .transformed import Independent, LogisticNormal, LogNormal, TransformedDist
 from .transforms import (
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
     LowerCholeskyTransform,
@@ -67,12 +73,14 @@ from .transforms import (
     SigmoidTransform,
     SoftmaxTransform,
     SoftplusTransform,
+    StackTransform,
     StickBreakingTransform,
     TanhTransform,
     Transform,
     identity_transform,
 )
 from .von_mises import VonMises
+from .wishart import Wishart
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "Normal", "Uniform",
            "constraints", "transforms", "Beta", "Binomial", "Dirichlet", "Exponential", "Gamma",
@@ -89,7 +97,8 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "MultivariateNormal", "No
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
            "ExponentialFamily", "VonMises", "LowRankMultivariateNormal",
-           "LogisticNormal", "GeneralizedPareto"]
+           "LogisticNormal", "GeneralizedPareto", "LKJCholesky", "Wishart", "CatTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "StackTransform"]
 
 
 def _family_modules() -> None:
@@ -110,7 +119,8 @@ def _family_modules() -> None:
         if not isinstance(cls, type) or not cls.__module__.startswith("torch.distributions."):
             continue
         short = cls.__module__.rsplit(".", 1)[1]
-        if short in ("transforms", "distribution", "constraints", "kl", "constraint_registry"):
+        if short in ("transforms", "distribution", "constraints", "kl", "constraint_registry",
+                     "lkj_cholesky", "wishart"):
             continue  # (real modules of this package)
         full = f"{__name__}.{short}"
         module = sys.modules.get(full)

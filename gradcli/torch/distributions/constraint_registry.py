@@ -95,3 +95,24 @@ transform_to.register(constraints.simplex, lambda c: transforms.SoftmaxTransform
 transform_to.register(constraints.lower_cholesky, lambda c: transforms.LowerCholeskyTransform())
 transform_to.register(constraints.positive_definite,
                       lambda c: transforms.PositiveDefiniteTransform())
+transform_to.register(constraints.positive_semidefinite,
+                      lambda c: transforms.PositiveDefiniteTransform())
+
+
+def _joined(registry):
+    """cat and stack constraints: each part's own transform, joined the same way."""
+    def cat(constraint):
+        return transforms.CatTransform([registry(c) for c in constraint.cseq], constraint.dim,
+                                       constraint.lengths)
+
+    def stack(constraint):
+        return transforms.StackTransform([registry(c) for c in constraint.cseq], constraint.dim)
+    return cat, stack
+
+
+for _registry in (biject_to, transform_to):
+    _registry.register(constraints.corr_cholesky, lambda c: transforms.CorrCholeskyTransform())
+    _cat, _stack = _joined(_registry)
+    _registry.register(constraints.cat, _cat)
+    _registry.register(constraints.stack, _stack)
+del _registry, _cat, _stack

@@ -15,7 +15,8 @@ __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform"
            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
-           "identity_transform"]
+           "identity_transform", "CatTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "StackTransform"]
 
 
 class Transform:
@@ -635,12 +636,248 @@ class ReshapeTransform(Transform):
         return self._swap(shape, self.out_shape, self.in_shape)
 
 
+def _sum_rightmost(value, dim: int):
+    return value.reshape(value.shape[:value.dim() - dim] + (-1,)).sum(-1) if dim > 0 else value
+
+
+class CorrCholeskyTransform(Transform):
+    """Real vectors of length D(D-1)/2 onto Cholesky factors of D x D correlation matrices:
+    tanh into (-1, 1), laid out row by row below the diagonal, then each row scaled by a
+    signed stick-breaking so that it has unit length (the diagonal takes what is left)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+
+    def _call(self, x):
+        from .utils import vec_to_tril_matrix
+
+        x = torch.tanh(x)
+        eps = torch.finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        z = r ** 2
+        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
+        r = r + torch.eye(r.shape[-1], dtype=r.dtype)
+        return r * F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        from .utils import tril_matrix_to_vec
+
+        y_cumsum = 1 - torch.cumsum(y * y, dim=-1)
+        y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        """Of x and the flattened strict lower triangle of y (the spaces differ in size):
+        the stick-breaking's half log of the remaining lengths plus tanh's term."""
+        from .utils import tril_matrix_to_vec
+
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return shape[:-2] + (d * (d - 1) // 2,)
+
+
+def _transforms_of(tseq, cache_size):
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    return [t.with_cache(cache_size) for t in tseq] if cache_size else list(tseq)
+
+
+def _check_dim(dim, t, name, what="tensor"):
+    if not (-t.dim() <= dim < t.dim()):
+        raise AssertionError(f"dim {dim} out of range for {what} with {t.dim()} dimensions")
+
+
+class CatTransform(Transform):
+    """One transform per consecutive slice of `dim` (lengths[i] entries each), the results
+    joined by torch.cat."""
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
+        tseq = _transforms_of(tseq, cache_size)
+        super().__init__(cache_size=cache_size)
+        self.transforms = tseq
+        self.lengths = list([1] * len(self.transforms) if lengths is None else lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
+                                 f"({len(self.transforms)})")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _check(self, t, name, what="tensor"):
+        _check_dim(self.dim, t, name, what)
+        if t.size(self.dim) != self.length:
+            raise AssertionError(f"{name}.size({self.dim}) = {t.size(self.dim)} must equal "
+                                 f"length {self.length}")
+
+    def _map(self, t, inverse):
+        out, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            piece = t.narrow(self.dim, start, length)
+            out.append(trans.inv(piece) if inverse else trans(piece))
+            start = start + length
+        return torch.cat(out, dim=self.dim)
+
+    def _call(self, x):
+        self._check(x, "x")
+        return self._map(x, False)
+
+    def _inverse(self, y):
+        self._check(y, "y")
+        return self._map(y, True)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x, "x", "x")
+        self._check(y, "y", "y")
+        terms, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            term = trans.log_abs_det_jacobian(x.narrow(self.dim, start, length),
+                                              y.narrow(self.dim, start, length))
+            if trans.event_dim < self.event_dim:
+                term = _sum_rightmost(term, self.event_dim - trans.event_dim)
+            terms.append(term)
+            start = start + length
+        dim = self.dim - x.dim() if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        if dim < 0:
+            return torch.cat(terms, dim=dim)
+        return sum(terms)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """One transform per index of `dim`, the results joined by torch.stack."""
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
+        tseq = _transforms_of(tseq, cache_size)
+        super().__init__(cache_size=cache_size)
+        self.transforms = tseq
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _check(self, t, name, what="tensor"):
+        _check_dim(self.dim, t, name, what)
+        if t.size(self.dim) != len(self.transforms):
+            raise AssertionError(f"{name}.size({self.dim}) = {t.size(self.dim)} must equal "
+                                 f"len(transforms) {len(self.transforms)}")
+
+    def _call(self, x):
+        self._check(x, "x")
+        return torch.stack([t(s) for s, t in zip(self._slice(x), self.transforms)],
+                           dim=self.dim)
+
+    def _inverse(self, y):
+        self._check(y, "y")
+        return torch.stack([t.inv(s) for s, t in zip(self._slice(y), self.transforms)],
+                           dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x, "x", "x")
+        self._check(y, "y", "y")
+        return torch.stack([t.log_abs_det_jacobian(a, b) for a, b, t
+                            in zip(self._slice(x), self._slice(y), self.transforms)],
+                           dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """x -> distribution.cdf(x) onto (0, 1), inverted by its icdf; log|det J| is the
+    distribution's log density (how a Gaussian copula is built)."""
+
+    codomain = constraints.unit_interval
+
+    def __init__(self, distribution, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+
 identity_transform = ComposeTransform([])
 
 for _cls in (Transform, _InverseTransform, ExpTransform, SigmoidTransform, TanhTransform,
              AffineTransform, ComposeTransform, AbsTransform, PowerTransform,
              SoftplusTransform, SoftmaxTransform, StickBreakingTransform, LowerCholeskyTransform,
-             PositiveDefiniteTransform, IndependentTransform, ReshapeTransform):
+             PositiveDefiniteTransform, IndependentTransform, ReshapeTransform,
+             CorrCholeskyTransform, CatTransform, StackTransform, CumulativeDistributionTransform):
     _cls.__module__ = "torch.distributions.transforms"
 del _cls
 

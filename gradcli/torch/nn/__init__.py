@@ -43,7 +43,7 @@ _CLASSES += ["RNNBase", "RNNCellBase", "CrossMapLRN2d", "AdaptiveLogSoftmaxWithL
              "LinearCrossEntropyOptions", "DataParallel"]
 _SUBMODULES = ("modules", "parameter", "utils", "init", "attention", "parallel")
 
-__all__ = sorted(_CLASSES + ["Parameter", "functional", *_SUBMODULES])
+__all__ = sorted(_CLASSES + ["Buffer", "Parameter", "functional", *_SUBMODULES])
 
 
 def __getattr__(name: str):
@@ -52,8 +52,8 @@ def __getattr__(name: str):
         value = getattr(modules, name, None)
         if value is None:
             raise AttributeError(f"torch.nn.{name} is not supported by gradcli")
-    elif name == "Parameter":
-        value = _importlib.import_module(__name__ + ".parameter").Parameter
+    elif name in ("Parameter", "Buffer"):
+        value = getattr(_importlib.import_module(__name__ + ".parameter"), name)
     elif name in _SUBMODULES:
         value = _importlib.import_module(f"{__name__}.{name}")
     else:

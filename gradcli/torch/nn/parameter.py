@@ -7,11 +7,13 @@ registration rule of Module.__setattr__ tell it apart.
 
 from __future__ import annotations
 
+import weakref
+
 from gradcli.engine.grad_mode import is_inference_mode_enabled
 from gradcli.engine.inference import REQUIRES_GRAD_OUTSIDE
 from gradcli.engine.tensor import Tensor, _init
 
-__all__ = ["Parameter"]
+__all__ = ["Buffer", "Parameter"]
 
 
 def _share(cls, data: Tensor, requires_grad: bool):
@@ -62,3 +64,46 @@ class Parameter(Tensor):
 
 
 Parameter.__module__ = "torch.nn.parameter"  # (type(p) prints as PyTorch's)
+
+
+#: id(tensor) -> (weak reference, persistent) for the tensors nn.Buffer made: PyTorch marks
+#: them with Python attributes, which a gradcli Tensor (slots only) has no room for
+_BUFFERS: dict = {}
+
+
+def buffer_persistence(value):
+    """None for a tensor nn.Buffer did not make, else its persistent flag."""
+    entry = _BUFFERS.get(id(value))
+    if entry is None or entry[0]() is not value:
+        return None
+    return entry[1]
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, instance) -> bool:
+        return isinstance(instance, Tensor) and buffer_persistence(instance) is not None
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """nn.Buffer(t, persistent=True): a detached copy-free alias of t (keeping whether it
+    requires grad) that registers itself as a buffer when assigned to a Module attribute
+    (non-persistent ones stay out of state_dict). What it gives is a plain torch.Tensor,
+    as in PyTorch."""
+
+    __slots__ = ()
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            from gradcli.engine.ops.creation import empty
+
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
+        t = data.detach().requires_grad_(data.requires_grad)
+        key = id(t)
+        _BUFFERS[key] = (weakref.ref(t, lambda _ref, key=key: _BUFFERS.pop(key, None)),
+                         persistent)
+        return t
+
+
+Buffer.__module__ = "torch.nn.parameter"

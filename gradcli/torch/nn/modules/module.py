@@ -15,7 +15,7 @@ from collections import OrderedDict, namedtuple
 from gradcli.engine.grad_mode import no_grad
 from gradcli.engine.tensor import Tensor
 
-from ..parameter import Parameter
+from ..parameter import Parameter, buffer_persistence
 
 __all__ = ["Module"]
 
@@ -202,6 +202,10 @@ class Module:
             modules[name] = value
             return
         buffers = d.get("_buffers")
+        persistent = buffer_persistence(value)
+        if persistent is not None:  # (an nn.Buffer: registered, with its persistence)
+            self.register_buffer(name, value, persistent)
+            return
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
