@@ -434,6 +434,14 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangent = _FORMULAS[op.name](inputs, meta, res, tangents)
                 if tangent is NotImplemented:  # (a case the formula leaves to the rule)
                     tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
+            elif op.jvp is not None:  # (the op table's formula: the matrix products)
+                tangent = op.jvp(inputs, meta, res, tangents)
+                if tangent is NotImplemented:
+                    tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
+                elif op.name in _PRODUCTS and _keeps_graph(inputs) and any(
+                        t is None and isinstance(x, Tensor)
+                        for x, t in zip(inputs, tangents, strict=True)):
+                    tangent = _product_rule_graph(op, inputs, tangent)
             elif op.name in ELEMENTWISE and len(inputs) == 1 and not op.multi:
                 tangent = _elementwise_jvp(op, inputs, meta, res._data, tangents[0])
             elif op.name in LINEAR and not op.multi:
