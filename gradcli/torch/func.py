@@ -600,18 +600,49 @@ _SKIP_ZERO_ROWS = [0]
 
 
 def _zero_rows_add_nothing(o: Tensor, inputs: list, keep: bool) -> bool:
-    """Whether o's backward with a zero cotangent gives no NaN. PyTorch's jacrev takes
-    every pass over the whole graph (vmapped), so what a zero cotangent reaches adds
-    0 * (its derivative): nothing, unless a derivative there is infinite or NaN, which
-    makes the sum NaN. Those additions are the same in every pass, so one probe pass over
-    the whole graph tells whether the passes may skip them; if not, none does."""
+    """Whether the passes over o may skip the inner Jacobian rows a zero cotangent reaches.
+    PyTorch's jacrev takes every pass over the whole graph (vmapped), so what a zero
+    cotangent reaches adds 0 * (its derivative): nothing, unless a derivative there is
+    infinite or NaN, which makes the sum NaN. Those additions are the same in every pass,
+    so one probe pass over the whole graph tells whether the passes may skip them; if
+    not, none does. The probe is unobservable: it runs only when o's graph holds a
+    Jacobian's rows (else there is nothing to skip), as a dry run (the explain view's: no
+    tensor or node hook fires, nothing accumulates), and not when it would run user code
+    or leave a record (a custom Function's backward, saved-tensor unpack hooks, anomaly
+    mode's checks, a profiler's spans): then no pass skips."""
     import numpy as np
 
+    from gradcli.engine import autograd as _engine
+    from gradcli.engine import grad_mode as _grad_mode
     from gradcli.engine.tensor import make
 
-    zero = make(np.zeros(o.numel(), dtype=o._data.dtype))
-    grads = _grads_of([o.reshape(-1)], inputs, [zero], keep)
-    return not any(np.isnan(g._data).any() for g in grads)
+    if not _ROWS_STACK or _grad_mode.ANOMALY[0] or _engine.NODE_HOOK[0] is not None:
+        return False
+    rows_op = _ROWS_STACK[0]
+    found = False
+    seen = set()
+    stack = [o._grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if getattr(node, "custom", False) or getattr(node, "packed", False):
+            return False
+        found = found or getattr(node, "op", None) is rows_op
+        stack.extend(child for child, _ in node.next_functions)
+    if not found:
+        return False
+    flat = o.reshape(-1)
+    zero = make(np.zeros(flat.shape, dtype=o._data.dtype))
+    with enable_grad():  # (create_graph, as the passes run: see _grads_of)
+        got = _engine.run_engine([flat], [zero], True, True, list(inputs), accumulate=False,
+                                 observe=_unobserved, stop_at_targets=True)
+    return not any(g is not None and np.isnan(g._data).any() for g in got)
+
+
+def _unobserved(node, grads_in, grads_out) -> None:
+    """The probe's observer: it looks at nothing (run_engine's dry-run mode is the point)."""
 
 
 # id of a Jacobian jacrev returned with a graph -> (weak reference to it, its grad_fn,
