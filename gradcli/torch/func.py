@@ -568,6 +568,10 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
     else:
         flat_o = [o.reshape(-1)] if o.requires_grad else None
         pairs = ((flat_o, None) for _ in range(n))
+    from gradcli.engine.node import next_sequence
+
+    first_seq = next_sequence()  # (the passes' nodes are newer)
+    cotangents = []  # the passes' one-hot arrays
     _SKIP_ZERO_ROWS[0] += skip
     try:
         for k, (flat_o, basis) in enumerate(pairs):
@@ -577,6 +581,7 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
                 if basis is None:
                     basis = make(np.zeros(n, dtype=o._data.dtype))
                     basis._data[k] = 1
+                cotangents.append(basis._data)
                 grads = _grads_of(flat_o, inputs, [basis], keep)
             for rows, g in zip(per_input, grads, strict=True):
                 rows.append(g)
@@ -591,8 +596,86 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
         result = stacked.reshape(tuple(o.shape) + tuple(x.shape))
         if rows and result._grad_fn is not None:
             _remember_rows(result, rows)
+            if n > 1:
+                _sum_over_rows(rows, first_seq, cotangents)
         out.append(result)
     return out
+
+
+def _sum_over_rows(rows: list, first_seq: int, cotangents: list) -> None:
+    """Where the passes' graphs read a value that does not depend on the cotangent (the
+    forward's tensors, or one a backward formula computed from them), PyTorch's vmapped
+    passes read it once for the whole batch of cotangents, so a later reverse pass through
+    the Jacobian sums that value's gradient over the batch: a sum that starts at +0, so
+    zeros come out +0 where one row's own -0 stands here (tanh's second derivative off
+    the diagonal prints 0., not -0.). The passes' nodes that depend on the cotangent (a
+    saved tensor over a one-hot array's memory, or an input from such a node) add +0 to
+    the gradients they hand to the others (_PlusZeroOnEdges)."""
+    roots = {id(a) for a in cotangents}
+    batched: dict = {}
+
+    def root_of(array):
+        while getattr(array, "base", None) is not None:
+            array = array.base
+        return array
+
+    def depends(node) -> bool:
+        key = id(node)
+        if key in batched:
+            return batched[key]
+        batched[key] = False  # (no cycles in a graph: a guard only)
+        found = any(isinstance(x, Tensor) and id(root_of(x._data)) in roots
+                    for x in (node.saved or ()))
+        for child, _ in node.next_functions:
+            if child is not None and getattr(child, "seq", -1) >= first_seq and depends(child):
+                found = True
+        batched[key] = found
+        return found
+
+    seen = set()
+    stack = [row._grad_fn for row in rows if row._grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or getattr(node, "seq", -1) < first_seq:
+            continue
+        seen.add(id(node))
+        children = node.next_functions
+        stack.extend(child for child, _ in children if child is not None)
+        if not depends(node) or type(node.op) is _PlusZeroOnEdges or not hasattr(node, "op"):
+            continue
+        edges = tuple(i for i, (child, _) in enumerate(children) if child is not None and (
+            getattr(child, "seq", -1) < first_seq or not depends(child)))
+        if edges:
+            node.op = _PlusZeroOnEdges(node.op, edges)
+
+
+class _PlusZeroOnEdges:
+    """A node's op whose backward adds +0 to the gradients it hands down the given edges
+    (the sum over a batch of cotangents PyTorch's vmapped passes make there): -0 becomes
+    +0, nothing else changes. The node keeps its class and every other attribute."""
+
+    __slots__ = ("_op", "_edges")
+
+    def __init__(self, op, edges: tuple):
+        self._op = op
+        self._edges = edges
+
+    def __getattr__(self, name):
+        return getattr(self._op, name)
+
+    def backward(self, c, g):
+        import numpy as np
+
+        from gradcli.engine.tensor import make
+
+        out = list(self._op.backward(c, g))
+        for i in self._edges:
+            t = out[i] if i < len(out) else None
+            if isinstance(t, Tensor) and t._data.dtype.kind == "f":
+                d = t._data
+                if np.signbit(d[d == 0]).any():  # (else nothing would change)
+                    out[i] = t + 0.0 if t.requires_grad else make(d + d.dtype.type(0))
+        return tuple(out)
 
 
 # > 0 while a jacrev's passes may skip the parts of the graph a zero cotangent reaches
