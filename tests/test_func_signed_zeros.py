@@ -1,4 +1,4 @@
-"""torch.func: a reverse pass through a Jacobian that jacrev made sums, as PyTorch's
+"""torch.func: a reverse pass through a Jacobian that jacrev (or jacfwd) made sums, as PyTorch's
 vmapped passes do, the gradient of each value the passes read without depending on the
 cotangent (the forward's tensors) over the rows: zeros come out as PyTorch's +0, not one
 row's -0 (tanh's second derivative off the diagonal prints 0., not -0.)."""
@@ -31,12 +31,14 @@ def _same_bits(got, want):
     np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
 
 
+@pytest.mark.parametrize("inner", ["jacrev", "jacfwd"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_jacrev_of_jacrev_zeros_are_pytorchs(name, dtype):
+def test_jacrev_of_a_jacobian_zeros_are_pytorchs(name, dtype, inner):
+    """(jacfwd's vmapped jvps read the forward's values once for the batch of tangents too)"""
     x = np.array([0.5, -1.0, 2.0, -0.25], dtype=dtype)
-    want = torch.func.jacrev(torch.func.jacrev(FUNCTIONS[name](torch)))(torch.tensor(x))
-    got = gt.func.jacrev(gt.func.jacrev(FUNCTIONS[name](gt)))(gt.tensor(x))
+    want = torch.func.jacrev(getattr(torch.func, inner)(FUNCTIONS[name](torch)))(torch.tensor(x))
+    got = gt.func.jacrev(getattr(gt.func, inner)(FUNCTIONS[name](gt)))(gt.tensor(x))
     _same_bits(got, want)
 
 

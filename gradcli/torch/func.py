@@ -603,7 +603,8 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
 
 
 def _sum_over_rows(rows: list, first_seq: int, cotangents: list) -> None:
-    """Where the passes' graphs read a value that does not depend on the cotangent (the
+    """(jacrev's rows; jacfwd's columns, its tangents the cotangents here.)
+    Where the passes' graphs read a value that does not depend on the cotangent (the
     forward's tensors, or one a backward formula computed from them), PyTorch's vmapped
     passes read it once for the whole batch of cotangents, so a later reverse pass through
     the Jacobian sums that value's gradient over the batch: a sum that starts at +0, so
@@ -1068,6 +1069,10 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         outs = None
         draws = Randomness(randomness, max(sum(sizes), 1))
         column = 0
+        from gradcli.engine.node import next_sequence
+
+        first_seq = next_sequence()  # (the passes' nodes are newer)
+        bases = []  # the passes' one-hot tangent arrays
         for i, k in [(n, e) for n in range(len(flat)) for e in range(sizes[n])]:
             draws.slice(column)
             column += 1
@@ -1077,6 +1082,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                     t = np.zeros(y._data.shape, dtype=y._data.dtype)
                     if j == i:
                         t.reshape(-1)[k] = 1
+                    bases.append(t)
                     tangents.append(make(t))
 
                 def call(*leaves):
@@ -1103,6 +1109,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             blocks = []
             for x, cols in zip(flat, per_input, strict=True):
                 if cols:
+                    if len(cols) > 1 and any(c._grad_fn is not None for c in cols):
+                        _sum_over_rows(cols, first_seq, bases)  # (as PyTorch's vmapped jvps)
                     stacked = torch.stack(cols, dim=-1)
                     stacked = stacked.reshape(tuple(o.shape) + tuple(x.shape))
                 else:
