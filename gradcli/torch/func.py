@@ -296,8 +296,13 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
         # (create_graph always: functorch runs the backward formulas with grad mode on,
         # and some branch on it, e.g. prod's with several zeros: exclusive cumprods, whose
         # zeros carry signs, not plain zeros; the graph is dropped below when not kept)
-        got = _autograd_grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
-                             retain_graph=True, create_graph=True, allow_unused=True)
+        passes = _STATE.passes
+        passes.append(_STATE.depth)  # (the level whose hooks fire: func_guards.level_hook)
+        try:
+            got = _autograd_grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
+                                 retain_graph=True, create_graph=True, allow_unused=True)
+        finally:
+            passes.pop()
     out = []
     for x, g in zip(inputs, got, strict=True):
         if g is None:
