@@ -288,8 +288,14 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
              if isinstance(o, Tensor) and o.requires_grad]
     if _fwad._LEVEL[0] >= 0 and not keep:
         # inside a jvp (hessian): the backward runs with a graph, so that the engine sums
-        # gradients with tensor ops, which carry tangents, then the graph is dropped
-        return [_detached(g, False) for g in _grads_of(outputs, inputs, cotangents, True)]
+        # gradients with tensor ops, which carry tangents, then the graph is dropped (and
+        # the tangents' graphs, never made: TANGENT_GRAPHS_UNUSED)
+        _fwad.TANGENT_GRAPHS_UNUSED[0] += 1
+        try:
+            got = _grads_of(outputs, inputs, cotangents, True)
+        finally:
+            _fwad.TANGENT_GRAPHS_UNUSED[0] -= 1
+        return [_detached(g, False) for g in got]
     if not pairs:
         return [make(np.zeros_like(x._data)) for x in inputs]
     with enable_grad():
