@@ -1150,6 +1150,8 @@ def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=
     if randomness not in ("error", "different", "same"):
         raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
+    if not (chunk_size is None or chunk_size > 0):  # (a str: Python's own TypeError, as there)
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     fname = getattr(func, "__name__", "fn")
 
     @functools.wraps(func)
@@ -1164,6 +1166,10 @@ def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=
                         "None or a python collection of ints representing where in the outputs "
                         "the vmapped dimension should appear.")
         flat, spec, leaf_dims, size = _vmap_inputs(fname, in_dims, args)
+        if chunk_size is not None:
+            # (the slices run one by one in any case; PyTorch's chunk list, made here,
+            # refuses a float chunk_size with Python's TypeError)
+            [chunk_size] * (size // chunk_size)  # noqa: B018
         from .func_randomness import Randomness
 
         results = []
@@ -1388,6 +1394,9 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             names_of.setdefault(id(t), []).append(name)
         for names in names_of.values():
             chosen = [n for n in names if n in given]
+            if len(chosen) > 1 and len({id(given[n]) for n in chosen}) != 1:
+                raise ValueError(f"functional_call got multiple values for keys {sorted(names)}, "
+                                 "which are tied. Consider using tie_weights=False")
             if chosen:
                 for n in names:
                     replacing.setdefault(n, given[chosen[0]])
