@@ -631,18 +631,27 @@ def _sum_over_rows(rows: list, first_seq: int, cotangents: list) -> None:
             array = array.base
         return array
 
-    def depends(node) -> bool:
-        key = id(node)
-        if key in batched:
-            return batched[key]
-        batched[key] = False  # (no cycles in a graph: a guard only)
-        found = any(isinstance(x, Tensor) and id(root_of(x._data)) in roots
-                    for x in (node.saved or ()))
-        for child, _ in node.next_functions:
-            if child is not None and getattr(child, "seq", -1) >= first_seq and depends(child):
-                found = True
-        batched[key] = found
-        return found
+    def newer(node) -> list:
+        return [child for child, _ in node.next_functions
+                if child is not None and getattr(child, "seq", -1) >= first_seq]
+
+    def depends(start) -> bool:
+        """Whether start's output depends on the cotangent (iteratively: deep graphs)."""
+        stack = [(start, False)]
+        while stack:
+            node, expanded = stack.pop()
+            key = id(node)
+            if expanded:
+                batched[key] = any(
+                    isinstance(x, Tensor) and id(root_of(x._data)) in roots
+                    for x in (getattr(node, "saved", None) or ())) or any(
+                    batched.get(id(child), False) for child in newer(node))
+            elif key not in batched:
+                batched[key] = False  # (until expanded: a graph has no cycles)
+                stack.append((node, True))
+                stack.extend((child, False) for child in newer(node)
+                             if id(child) not in batched)
+        return batched[id(start)]
 
     seen = set()
     stack = [row._grad_fn for row in rows if row._grad_fn is not None]
@@ -653,7 +662,7 @@ def _sum_over_rows(rows: list, first_seq: int, cotangents: list) -> None:
         seen.add(id(node))
         children = node.next_functions
         stack.extend(child for child, _ in children if child is not None)
-        if not depends(node) or type(node.op) is _PlusZeroOnEdges or not hasattr(node, "op"):
+        if not hasattr(node, "op") or type(node.op) is _PlusZeroOnEdges or not depends(node):
             continue
         edges = tuple(i for i, (child, _) in enumerate(children) if child is not None and (
             getattr(child, "seq", -1) < first_seq or not depends(child)))
