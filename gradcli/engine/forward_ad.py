@@ -144,17 +144,29 @@ def set_inplace_watcher(watcher) -> None:
     _tensor_mod.FORWARD_AD_INPLACE = INPLACE_TANGENT_HOOK[0] if watcher is None else watcher
 
 
+#: > 0 while torch.func runs a reverse pass inside a jvp whose gradients (and their
+#: tangents) are detached as soon as it ends (hessian's inner jacrev): the tangent
+#: computations then record no graph, which nobody would differentiate
+TANGENT_GRAPHS_UNUSED = [0]
+_GRAPH_MODES: list = []  # grad mode outside each such tangent computation
+
+
 class _Suspended:
     """Within: no tangents are read or made (the tangent computations themselves)."""
 
     def __enter__(self):
         _SUSPENDED[0] += 1
+        if TANGENT_GRAPHS_UNUSED[0]:
+            _GRAPH_MODES.append(GRAD_MODE.enabled)
+            GRAD_MODE.enabled = False
         set_op_hook(None)
         _registry.FORWARD_AD_MULTI = None
         set_inplace_hook(None)
 
     def __exit__(self, *exc):
         _SUSPENDED[0] -= 1
+        if TANGENT_GRAPHS_UNUSED[0] and _GRAPH_MODES:
+            GRAD_MODE.enabled = _GRAPH_MODES.pop()
         if not _SUSPENDED[0] and _LEVEL[0] >= 0:
             set_op_hook(_on_op)
             _registry.FORWARD_AD_MULTI = _MULTI_HOOK
@@ -434,6 +446,14 @@ def _on_op(op, inputs, meta, res) -> None:
                 tangent = _FORMULAS[op.name](inputs, meta, res, tangents)
                 if tangent is NotImplemented:  # (a case the formula leaves to the rule)
                     tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
+            elif op.jvp is not None:  # (the op table's formula: the matrix products)
+                tangent = op.jvp(inputs, meta, res, tangents)
+                if tangent is NotImplemented:
+                    tangent = jvp_of_op(op, inputs, meta, res._data, tangents)
+                elif op.name in _PRODUCTS and _keeps_graph(inputs) and any(
+                        t is None and isinstance(x, Tensor)
+                        for x, t in zip(inputs, tangents, strict=True)):
+                    tangent = _product_rule_graph(op, inputs, tangent)
             elif op.name in ELEMENTWISE and len(inputs) == 1 and not op.multi:
                 tangent = _elementwise_jvp(op, inputs, meta, res._data, tangents[0])
             elif op.name in LINEAR and not op.multi:

@@ -37,6 +37,11 @@ DETACHED_MESSAGE = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
     "not supported, please use out-of-place `.detach()` instead")
 
+#: torch.func's wrapper for a hook registered inside a transform (tensor, node and node
+#: pre-hooks), so that it fires at that transform's level only; None while no thread runs
+#: a transform (torch/func_guards.py sets it)
+TRANSFORM_HOOK = None
+
 _sequence = itertools.count()
 next_sequence = _sequence.__next__  # creation order: newer nodes run first in backward
 
@@ -105,6 +110,8 @@ class Node:
 
     def register_hook(self, fn):
         """A hook on the node: fn(grad_inputs, grad_outputs) after it runs."""
+        if TRANSFORM_HOOK is not None:
+            fn = TRANSFORM_HOOK(fn)
         if self.post_hooks is None:
             self.post_hooks = []
             self.hooked = True
@@ -113,6 +120,8 @@ class Node:
 
     def register_prehook(self, fn):
         """A hook on the node: fn(grad_outputs) before it runs; may return replacements."""
+        if TRANSFORM_HOOK is not None:
+            fn = TRANSFORM_HOOK(fn)
         hooks = self._hooks_for(None)
         hooks.append(fn)
         return RemovableHandle(hooks, fn)

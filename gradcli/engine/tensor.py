@@ -524,6 +524,8 @@ class Tensor:
         node = fn if fn is not None else self._grad_accumulator()
         if node is None:  # a no_grad view: no gradient ever reaches it, the hook never runs
             return RemovableHandle([hook], hook)
+        if node_module.TRANSFORM_HOOK is not None:  # (inside a torch.func transform)
+            hook = node_module.TRANSFORM_HOOK(hook)
         hooks = node._hooks_for(self._output_nr)
         if fn is None:  # a leaf keeps its hooks: an accumulator made later gets the same list
             self._leaf_hooks = hooks

@@ -288,16 +288,27 @@ def _grads_of(outputs: list, inputs: list, cotangents: list, keep: bool) -> list
              if isinstance(o, Tensor) and o.requires_grad]
     if _fwad._LEVEL[0] >= 0 and not keep:
         # inside a jvp (hessian): the backward runs with a graph, so that the engine sums
-        # gradients with tensor ops, which carry tangents, then the graph is dropped
-        return [_detached(g, False) for g in _grads_of(outputs, inputs, cotangents, True)]
+        # gradients with tensor ops, which carry tangents, then the graph is dropped (and
+        # the tangents' graphs, never made: TANGENT_GRAPHS_UNUSED)
+        _fwad.TANGENT_GRAPHS_UNUSED[0] += 1
+        try:
+            got = _grads_of(outputs, inputs, cotangents, True)
+        finally:
+            _fwad.TANGENT_GRAPHS_UNUSED[0] -= 1
+        return [_detached(g, False) for g in got]
     if not pairs:
         return [make(np.zeros_like(x._data)) for x in inputs]
     with enable_grad():
         # (create_graph always: functorch runs the backward formulas with grad mode on,
         # and some branch on it, e.g. prod's with several zeros: exclusive cumprods, whose
         # zeros carry signs, not plain zeros; the graph is dropped below when not kept)
-        got = _autograd_grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
-                             retain_graph=True, create_graph=True, allow_unused=True)
+        passes = _STATE.passes
+        passes.append(_STATE.depth)  # (the level whose hooks fire: func_guards.level_hook)
+        try:
+            got = _autograd_grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
+                                 retain_graph=True, create_graph=True, allow_unused=True)
+        finally:
+            passes.pop()
     out = []
     for x, g in zip(inputs, got, strict=True):
         if g is None:
@@ -568,6 +579,10 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
     else:
         flat_o = [o.reshape(-1)] if o.requires_grad else None
         pairs = ((flat_o, None) for _ in range(n))
+    from gradcli.engine.node import next_sequence
+
+    first_seq = next_sequence()  # (the passes' nodes are newer)
+    cotangents = []  # the passes' one-hot arrays
     _SKIP_ZERO_ROWS[0] += skip
     try:
         for k, (flat_o, basis) in enumerate(pairs):
@@ -577,6 +592,7 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
                 if basis is None:
                     basis = make(np.zeros(n, dtype=o._data.dtype))
                     basis._data[k] = 1
+                cotangents.append(basis._data)
                 grads = _grads_of(flat_o, inputs, [basis], keep)
             for rows, g in zip(per_input, grads, strict=True):
                 rows.append(g)
@@ -591,8 +607,96 @@ def _jacobian_rows(o: Tensor, inputs: list, keep: bool) -> list:
         result = stacked.reshape(tuple(o.shape) + tuple(x.shape))
         if rows and result._grad_fn is not None:
             _remember_rows(result, rows)
+            if n > 1:
+                _sum_over_rows(rows, first_seq, cotangents)
         out.append(result)
     return out
+
+
+def _sum_over_rows(rows: list, first_seq: int, cotangents: list) -> None:
+    """(jacrev's rows; jacfwd's columns, its tangents the cotangents here.)
+    Where the passes' graphs read a value that does not depend on the cotangent (the
+    forward's tensors, or one a backward formula computed from them), PyTorch's vmapped
+    passes read it once for the whole batch of cotangents, so a later reverse pass through
+    the Jacobian sums that value's gradient over the batch: a sum that starts at +0, so
+    zeros come out +0 where one row's own -0 stands here (tanh's second derivative off
+    the diagonal prints 0., not -0.). The passes' nodes that depend on the cotangent (a
+    saved tensor over a one-hot array's memory, or an input from such a node) add +0 to
+    the gradients they hand to the others (_PlusZeroOnEdges)."""
+    roots = {id(a) for a in cotangents}
+    batched: dict = {}
+
+    def root_of(array):
+        while getattr(array, "base", None) is not None:
+            array = array.base
+        return array
+
+    def newer(node) -> list:
+        return [child for child, _ in node.next_functions
+                if child is not None and getattr(child, "seq", -1) >= first_seq]
+
+    def depends(start) -> bool:
+        """Whether start's output depends on the cotangent (iteratively: deep graphs)."""
+        stack = [(start, False)]
+        while stack:
+            node, expanded = stack.pop()
+            key = id(node)
+            if expanded:
+                batched[key] = any(
+                    isinstance(x, Tensor) and id(root_of(x._data)) in roots
+                    for x in (getattr(node, "saved", None) or ())) or any(
+                    batched.get(id(child), False) for child in newer(node))
+            elif key not in batched:
+                batched[key] = False  # (until expanded: a graph has no cycles)
+                stack.append((node, True))
+                stack.extend((child, False) for child in newer(node)
+                             if id(child) not in batched)
+        return batched[id(start)]
+
+    seen = set()
+    stack = [row._grad_fn for row in rows if row._grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or getattr(node, "seq", -1) < first_seq:
+            continue
+        seen.add(id(node))
+        children = node.next_functions
+        stack.extend(child for child, _ in children if child is not None)
+        if not hasattr(node, "op") or type(node.op) is _PlusZeroOnEdges or not depends(node):
+            continue
+        edges = tuple(i for i, (child, _) in enumerate(children) if child is not None and (
+            getattr(child, "seq", -1) < first_seq or not depends(child)))
+        if edges:
+            node.op = _PlusZeroOnEdges(node.op, edges)
+
+
+class _PlusZeroOnEdges:
+    """A node's op whose backward adds +0 to the gradients it hands down the given edges
+    (the sum over a batch of cotangents PyTorch's vmapped passes make there): -0 becomes
+    +0, nothing else changes. The node keeps its class and every other attribute."""
+
+    __slots__ = ("_op", "_edges")
+
+    def __init__(self, op, edges: tuple):
+        self._op = op
+        self._edges = edges
+
+    def __getattr__(self, name):
+        return getattr(self._op, name)
+
+    def backward(self, c, g):
+        import numpy as np
+
+        from gradcli.engine.tensor import make
+
+        out = list(self._op.backward(c, g))
+        for i in self._edges:
+            t = out[i] if i < len(out) else None
+            if isinstance(t, Tensor) and t._data.dtype.kind == "f":
+                d = t._data
+                if np.signbit(d[d == 0]).any():  # (else nothing would change)
+                    out[i] = t + 0.0 if t.requires_grad else make(d + d.dtype.type(0))
+        return tuple(out)
 
 
 # > 0 while a jacrev's passes may skip the parts of the graph a zero cotangent reaches
@@ -600,18 +704,49 @@ _SKIP_ZERO_ROWS = [0]
 
 
 def _zero_rows_add_nothing(o: Tensor, inputs: list, keep: bool) -> bool:
-    """Whether o's backward with a zero cotangent gives no NaN. PyTorch's jacrev takes
-    every pass over the whole graph (vmapped), so what a zero cotangent reaches adds
-    0 * (its derivative): nothing, unless a derivative there is infinite or NaN, which
-    makes the sum NaN. Those additions are the same in every pass, so one probe pass over
-    the whole graph tells whether the passes may skip them; if not, none does."""
+    """Whether the passes over o may skip the inner Jacobian rows a zero cotangent reaches.
+    PyTorch's jacrev takes every pass over the whole graph (vmapped), so what a zero
+    cotangent reaches adds 0 * (its derivative): nothing, unless a derivative there is
+    infinite or NaN, which makes the sum NaN. Those additions are the same in every pass,
+    so one probe pass over the whole graph tells whether the passes may skip them; if
+    not, none does. The probe is unobservable: it runs only when o's graph holds a
+    Jacobian's rows (else there is nothing to skip), as a dry run (the explain view's: no
+    tensor or node hook fires, nothing accumulates), and not when it would run user code
+    or leave a record (a custom Function's backward, saved-tensor unpack hooks, anomaly
+    mode's checks, a profiler's spans): then no pass skips."""
     import numpy as np
 
+    from gradcli.engine import autograd as _engine
+    from gradcli.engine import grad_mode as _grad_mode
     from gradcli.engine.tensor import make
 
-    zero = make(np.zeros(o.numel(), dtype=o._data.dtype))
-    grads = _grads_of([o.reshape(-1)], inputs, [zero], keep)
-    return not any(np.isnan(g._data).any() for g in grads)
+    if not _ROWS_STACK or _grad_mode.ANOMALY[0] or _engine.NODE_HOOK[0] is not None:
+        return False
+    rows_op = _ROWS_STACK[0]
+    found = False
+    seen = set()
+    stack = [o._grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if getattr(node, "custom", False) or getattr(node, "packed", False):
+            return False
+        found = found or getattr(node, "op", None) is rows_op
+        stack.extend(child for child, _ in node.next_functions)
+    if not found:
+        return False
+    flat = o.reshape(-1)
+    zero = make(np.zeros(flat.shape, dtype=o._data.dtype))
+    with enable_grad():  # (create_graph, as the passes run: see _grads_of)
+        got = _engine.run_engine([flat], [zero], True, True, list(inputs), accumulate=False,
+                                 observe=_unobserved, stop_at_targets=True)
+    return not any(g is not None and np.isnan(g._data).any() for g in got)
+
+
+def _unobserved(node, grads_in, grads_out) -> None:
+    """The probe's observer: it looks at nothing (run_engine's dry-run mode is the point)."""
 
 
 # id of a Jacobian jacrev returned with a graph -> (weak reference to it, its grad_fn,
@@ -954,6 +1089,10 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         outs = None
         draws = Randomness(randomness, max(sum(sizes), 1))
         column = 0
+        from gradcli.engine.node import next_sequence
+
+        first_seq = next_sequence()  # (the passes' nodes are newer)
+        bases = []  # the passes' one-hot tangent arrays
         for i, k in [(n, e) for n in range(len(flat)) for e in range(sizes[n])]:
             draws.slice(column)
             column += 1
@@ -963,6 +1102,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                     t = np.zeros(y._data.shape, dtype=y._data.dtype)
                     if j == i:
                         t.reshape(-1)[k] = 1
+                    bases.append(t)
                     tangents.append(make(t))
 
                 def call(*leaves):
@@ -989,6 +1129,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             blocks = []
             for x, cols in zip(flat, per_input, strict=True):
                 if cols:
+                    if len(cols) > 1 and any(c._grad_fn is not None for c in cols):
+                        _sum_over_rows(cols, first_seq, bases)  # (as PyTorch's vmapped jvps)
                     stacked = torch.stack(cols, dim=-1)
                     stacked = stacked.reshape(tuple(o.shape) + tuple(x.shape))
                 else:
@@ -1017,6 +1159,8 @@ def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=
     if randomness not in ("error", "different", "same"):
         raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
+    if not (chunk_size is None or chunk_size > 0):  # (a str: Python's own TypeError, as there)
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     fname = getattr(func, "__name__", "fn")
 
     @functools.wraps(func)
@@ -1031,6 +1175,10 @@ def _vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=
                         "None or a python collection of ints representing where in the outputs "
                         "the vmapped dimension should appear.")
         flat, spec, leaf_dims, size = _vmap_inputs(fname, in_dims, args)
+        if chunk_size is not None:
+            # (the slices run one by one in any case; PyTorch's chunk list, made here,
+            # refuses a float chunk_size with Python's TypeError)
+            [chunk_size] * (size // chunk_size)  # noqa: B018
         from .func_randomness import Randomness
 
         results = []
@@ -1255,6 +1403,9 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             names_of.setdefault(id(t), []).append(name)
         for names in names_of.values():
             chosen = [n for n in names if n in given]
+            if len(chosen) > 1 and len({id(given[n]) for n in chosen}) != 1:
+                raise ValueError(f"functional_call got multiple values for keys {sorted(names)}, "
+                                 "which are tied. Consider using tie_weights=False")
             if chosen:
                 for n in names:
                     replacing.setdefault(n, given[chosen[0]])

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 
+from gradcli.engine import node as _node_mod
 from gradcli.engine import tensor as _tensor_mod
 
 REQUIRES_GRAD = (
@@ -60,6 +61,7 @@ class _State(threading.local):
         self.transforms = 0  # func._Transform entries running
         self.vmapping = 0  # of those, the ones PyTorch runs under vmap (vmap, jacfwd, hessian)
         self.depth = 0  # reverse-mode transforms running (their results keep their graph)
+        self.passes: list = []  # the depths whose transforms' backward passes are running
         self.vmaps: list = []  # tokens of the running vmap calls, outermost first
         self.marks: dict = {}  # id(tensor) -> (weak reference to it, token of its vmap)
 
@@ -121,6 +123,29 @@ def guard(t, what: str) -> None:
     raise RuntimeError(NO_STORAGE if message is None else message())
 
 
+def level_hook(hook):
+    """node.TRANSFORM_HOOK: a hook registered inside a reverse transform belongs to that
+    transform's level, as PyTorch's hook on a level's wrapper tensor does: it fires in the
+    passes that transform runs (or a backward the function itself runs inside it), not in
+    an enclosing transform's passes through the kept graph (jacrev of jacrev: the outer
+    passes go through the inner rows' graphs and back into f's tensors) nor in a backward
+    after the transform returned."""
+    level = STATE.depth
+    if level == 0:
+        return hook
+
+    def at_level(*args):
+        state = STATE
+        passes = state.passes
+        if (passes[-1] == level - 1) if passes else state.depth >= level:
+            return hook(*args)
+        return None
+
+    at_level.__name__ = getattr(hook, "__name__", type(hook).__name__)  # (error texts name it)
+    at_level.__wrapped__ = hook
+    return at_level
+
+
 def push(kind: str) -> None:
     """A transform starts on the calling thread ("vmap" or "other")."""
     kinds = STATE.kinds
@@ -131,6 +156,7 @@ def push(kind: str) -> None:
                 from gradcli.engine import custom_function
 
                 _tensor_mod.TRANSFORM_GUARD = guard
+                _node_mod.TRANSFORM_HOOK = level_hook
                 custom_function.FUNC_TRANSFORMS = CUSTOM_CHECK[0]
     kinds.append(kind)
 
@@ -146,4 +172,5 @@ def pop() -> None:
                 from gradcli.engine import custom_function
 
                 _tensor_mod.TRANSFORM_GUARD = None
+                _node_mod.TRANSFORM_HOOK = None
                 custom_function.FUNC_TRANSFORMS = None

@@ -68,6 +68,61 @@ def _mm_grads(c, g):
             _mat2_grad(g, a, b_columns) if c.needs(1) else None)
 
 
+def _product_tangent(res, bias_t, beta, alpha, product, a, b, at, bt):
+    """derivatives.yaml's forward formula of a matrix product (mm, bmm, mv, dot and their
+    add- forms): beta*bias_t + alpha*product(a_t, b) + alpha*product(a, b_t), each factor
+    only when it is not 1. PyTorch gives a missing tangent as an efficient zero tensor,
+    whose terms add nothing (a present term's zeros keep their signs), so its term is left
+    out here; forward AD puts PyTorch's AddBackward0 over a single term that a primal
+    needing a gradient would have joined (forward_ad._product_rule_graph). NotImplemented
+    (the generic rule) for what the formula does not cover: another dtype than the
+    result's, complex, or a bias tangent with a graph alone that must broadcast to the
+    result."""
+    kind = res._data.dtype
+    if kind.kind not in "fV":
+        return NotImplemented
+    for x in (a, b, at, bt, bias_t):
+        if x is not None and x._data.dtype != kind:
+            return NotImplemented
+    total = None
+    if bias_t is not None:
+        total = bias_t if beta == 1 else bias_t * beta
+        if at is None and bt is None and bias_t._data.shape != res._data.shape:
+            if total.requires_grad:
+                return NotImplemented
+            return total.expand(res.shape).contiguous()  # (PyTorch's copy, the result's shape)
+    for term in (product(at, b) if at is not None else None,
+                 product(a, bt) if bt is not None else None):
+        if term is not None:
+            if alpha != 1:
+                term = term * alpha
+            total = term if total is None else total + term
+    return total
+
+
+def _mm_jvp(inputs, meta, res, tangents):
+    if type(meta[0]) is not bool:  # (a sparse operand: its own meta, the generic rule)
+        return NotImplemented
+    return _product_tangent(res, None, 1, 1, mm, *inputs, *tangents)
+
+
+def _addmm_jvp(inputs, meta, res, tangents):
+    return _product_tangent(res, tangents[0], meta[0], meta[1], mm, inputs[1], inputs[2],
+                            tangents[1], tangents[2])
+
+
+def _mv_jvp(inputs, meta, res, tangents):
+    return _product_tangent(res, None, 1, 1, mv, *inputs, *tangents)
+
+
+def _dot_jvp(inputs, meta, res, tangents):
+    return _product_tangent(res, None, 1, 1, dot, *inputs, *tangents)
+
+
+def _bmm_jvp(inputs, meta, res, tangents):
+    return _product_tangent(res, None, 1, 1, bmm, *inputs, *tangents)
+
+
 def _blas_dot(a, b):
     """np.dot of two vectors, telling engine/parallel about the BLAS call (never split:
     that would change the order of the sum)."""
@@ -96,7 +151,7 @@ def _mm_fwd(a, b, a_columns=False, b_columns=False):
 
 MM = defop("mm", "MmBackward0", _mm_fwd, _mm_grads, "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G",
            save="inputs", save_for=((1,), (0,)), out_size=_product_count, check_order=(1, 0),
-           torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()")
+           torch_call="a.reshape(a.shape[0], -1) @ a.reshape(a.shape[0], -1).t()", jvp=_mm_jvp)
 def _mv_fwd(a, v):
     """a @ v: small float32 ones in MKL's order where kernels/mkl.py knows it, else numpy's BLAS."""
     out = mkl.matrix_vector(a, v)
@@ -107,11 +162,11 @@ MV = defop("mv", "MvBackward0", _mv_fwd,
            lambda c, g: (g.unsqueeze(1) * c.saved[1].unsqueeze(0) if c.needs(0) else None,
                          c.saved[0].t().mv(g) if c.needs(1) else None),
            "d(A@v)/dA = g v^T, d(A@v)/dv = A^T g", save="inputs", save_for=((1,), (0,)),
-           torch_call="a.reshape(2, -1) @ b.reshape(-1)")
+           torch_call="a.reshape(2, -1) @ b.reshape(-1)", jvp=_mv_jvp)
 DOT = defop("dot", "DotBackward0", _blas_dot,
             lambda c, g: (g * c.saved[1] if c.needs(0) else None, g * c.saved[0] if c.needs(1) else None),
             "d(a.b)/da = b, d(a.b)/db = a", save="inputs", save_for=((1,), (0,)),
-            torch_call="a.reshape(-1) @ a.reshape(-1)")
+            torch_call="a.reshape(-1) @ a.reshape(-1)", jvp=_dot_jvp)
 def _bmm_fwd(a, b):
     """Per batch a @ b: ATen's own loop's order for small products (kernels/batched.py),
     else numpy's BLAS."""
@@ -125,7 +180,7 @@ BMM = defop("bmm", "BmmBackward0", _bmm_fwd,
                           c.saved[0].transpose(1, 2).bmm(g) if c.needs(1) else None),
             "d(A@B)/dA = G@B^T, d(A@B)/dB = A^T@G (per batch)", save="inputs",
             save_for=((1,), (0,)), out_size=_product_count, check_order=(1, 0),
-            torch_call="a.reshape(1, 1, -1).bmm(a.reshape(1, -1, 1))")
+            torch_call="a.reshape(1, 1, -1).bmm(a.reshape(1, -1, 1))", jvp=_bmm_jvp)
 def _addmm_forward(bias, a, b, beta, alpha, a_columns=False, b_columns=False):
     """beta*bias + alpha*(a@b); as in PyTorch, beta == 0 ignores bias and alpha == 0 the
     product (nan or inf there does not leak), and integer tensors truncate beta and alpha."""
@@ -155,7 +210,8 @@ ADDMM = defop("addmm", "AddmmBackward0", _addmm_forward,
                             _scaled(_mat2_grad(g, c.saved[1], c.meta[3]), c.meta[1]) if c.needs(2) else None),
               "d(beta*bias + alpha*A@B): bias gets beta*G, A gets alpha*G@B^T, B gets alpha*A^T@G",
               save="inputs", broadcast=True, save_for=((), (2,), (1,)), out_size=_product_count,
-              torch_call="torch.addmm(b.sum().reshape(1, 1), a.reshape(1, -1), a.reshape(-1, 1))")
+              torch_call="torch.addmm(b.sum().reshape(1, 1), a.reshape(1, -1), a.reshape(-1, 1))",
+              jvp=_addmm_jvp)
 
 
 

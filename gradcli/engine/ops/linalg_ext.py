@@ -22,7 +22,9 @@ from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..kernels import batched
 from ..tensor import Tensor, _type_word, _wrap_dim, make
+from . import linalg as _linalg
 from . import registry as _registry
+from .linalg import _product_tangent
 from .registry import _record, defop, public, run_op
 
 # ------------------------------------------------------------------ plumbing
@@ -1833,7 +1835,10 @@ ADDMV = defop("addmv", "AddmvBackward0", _addmv_fwd, _addmv_backward,
               "beta*b + alpha*M v: gb = beta g, gM = alpha g v^T, gv = alpha M^T g",
               save="inputs", broadcast=True, out_size=lambda arrays, meta: arrays[1].shape[0],
               torch_call="torch.addmv(a.reshape(-1)[:1], a.reshape(-1, 1) * a.reshape(1, -1), "
-                         "a.reshape(-1).cos(), beta=0.5, alpha=2)")
+                         "a.reshape(-1).cos(), beta=0.5, alpha=2)",
+              jvp=lambda inputs, meta, res, tangents: _product_tangent(
+                  res, tangents[0], meta[0], meta[1], _linalg.mv, inputs[1], inputs[2],
+                  tangents[1], tangents[2]))
 
 
 def _expand_error(bias: Tensor, size: tuple) -> None:
@@ -2001,7 +2006,10 @@ BADDBMM = defop("baddbmm", "BaddbmmBackward0", _baddbmm_fwd, _baddbmm_backward,
                 "beta*M + alpha*B1 B2 per batch", save="inputs", broadcast=True,
                 torch_call="torch.baddbmm(a.reshape(-1, 1) * a.reshape(1, -1), "
                            "(a.reshape(-1, 1) * a.reshape(1, -1)).expand(2, -1, -1), "
-                           "a.reshape(-1, 1).cos().expand(2, -1, a.numel()), beta=0.5, alpha=2)")
+                           "a.reshape(-1, 1).cos().expand(2, -1, a.numel()), beta=0.5, alpha=2)",
+                jvp=lambda inputs, meta, res, tangents: _product_tangent(
+                    res, tangents[0], meta[0], meta[1], _linalg.bmm, inputs[1], inputs[2],
+                    tangents[1], tangents[2]))
 
 
 @public("torch.baddbmm", "Tensor.baddbmm")

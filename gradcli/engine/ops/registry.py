@@ -84,13 +84,13 @@ class Op:
 
     __slots__ = ("name", "node", "forward", "backward", "rule", "save_inputs", "save_result",
                  "save_meta", "broadcast", "torch_call", "examples", "multi", "save_for",
-                 "domain", "out_size", "check_order", "node_cls", "binary_ufunc", "bf16")
+                 "domain", "out_size", "check_order", "node_cls", "binary_ufunc", "bf16", "jvp")
 
     def __init__(self, name: str, node: str, forward, backward=None, rule: str = "",
                  save_inputs: bool = False, save_result: bool = False, save_meta: bool = False,
                  broadcast: bool = False, torch_call: str = "", examples: list | None = None,
                  multi: bool = False, save_for: tuple | None = None, domain: str = "real",
-                 out_size=None, check_order: tuple | None = None):
+                 out_size=None, check_order: tuple | None = None, jvp=None):
         self.name = name
         self.node = node  # the grad_fn class name
         self.forward = forward
@@ -123,6 +123,10 @@ class Op:
         # the forward for a bfloat16 first array, where PyTorch's kernel computes in float32
         # and rounds once (engine/kernels/bfloat16.py's table); None: forward serves it
         self.bf16 = _bf16_kernel_for(name, forward)
+        # forward-mode AD's explicit formula (derivatives.yaml's `result:`), read only while
+        # a dual level is active: jvp(inputs, meta, result, tangents) -> the result's
+        # tangent, or NotImplemented for a case left to the generic double-vjp rule
+        self.jvp = jvp
 
     def node_class(self) -> type:
         """The grad_fn class (`MulBackward0`), made when the op first records a node: making
@@ -152,7 +156,7 @@ def _compile_save_for(save_for: tuple):
 def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save: str = "",
           broadcast: bool = False, torch_call: str = "", examples=None, multi: bool = False,
           save_for: tuple = None, domain: str = "real", out_size=None,
-          check_order: tuple = None) -> Op:
+          check_order: tuple = None, jvp=None) -> Op:
     """Declare an op: one entry in OPS (adding an op means adding one of these).
 
     `save_for[i]` lists the inputs whose gradient formula reads input i: as in PyTorch,
@@ -161,10 +165,11 @@ def defop(name: str, node: str, forward, backward=None, rule: str = "", *, save:
     `torch_call` is an expression over `a` (and `b`) that reaches this op through the
     public torch API: the generic tests evaluate it with real PyTorch and with gradcli.
     `out_size(arrays, meta)` counts the result's elements before it is allocated (see Op).
+    `jvp(inputs, meta, result, tangents)` is the forward-mode formula (see Op).
     """
     op = Op(name, node, forward, backward, rule, "inputs" in save, "result" in save,
             "meta" in save, broadcast, torch_call, examples or [], multi, save_for, domain,
-            out_size, check_order)
+            out_size, check_order, jvp)
     if name in OPS:  # two ops of one name: the table, explain and the tests would see one
         raise ValueError(f"an op named {name!r} is declared twice")
     OPS[name] = op
