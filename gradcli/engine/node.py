@@ -231,11 +231,37 @@ class Node:
             if self.saved_result is not None and k < len(versions):
                 entries[len(saved)] = (self.result, versions[k], True)
             order = self.op.check_order if self.op is not None else None
-            for i in order or sorted(entries):
+            # (an index kept by keep_index_inputs sits past the positions check_order names)
+            for i in (*order, *sorted(entries)) if order else sorted(entries):
                 if i in entries:
                     t, v, is_output = entries[i]
                     if t._vc[0] != v:
                         raise RuntimeError(modified_inplace_message(t, v, self, is_output))
+
+
+def keep_index_inputs(result, *inputs):
+    """Keep the tensors an op's backward reads without differentiating them (the indices
+    of gather/scatter/index_*/advanced indexing, a mask, a where condition, a loss target)
+    with the node that made `result`, as PyTorch saves them: modifying one in place before
+    the backward then raises PyTorch's "modified by an inplace operation" error (the
+    formula reads a copy or a view of its values, which would otherwise go silently stale
+    or wrong). Returns `result`. Nothing is kept when no node was recorded, or under
+    saved_tensors_hooks (their pack hook would see the index: not modelled)."""
+    node = getattr(result, "_grad_fn", None)
+    if type(node) is CopySlices:  # (written through a view: the node that ran the op)
+        node = node.meta[1]
+    if node is None or node.packed or node.freed:
+        return result
+    Tensor = ABOVE.Tensor
+    kept = tuple(t for t in inputs if isinstance(t, Tensor) and t._vc.__class__ is list)
+    if not kept:
+        return result
+    saved = node.saved or ()
+    versions = node.versions or ()
+    k = sum(1 for s in saved if isinstance(s, Tensor))  # (a saved result's version is last)
+    node.saved = (*saved, *kept)
+    node.versions = (*versions[:k], *(t._vc[0] for t in kept), *versions[k:])
+    return result
 
 
 def short_name(node) -> str:
@@ -246,8 +272,15 @@ def short_name(node) -> str:
     return name.replace("Backward", "")
 
 
+#: the scalar types whose name in PyTorch's messages is the legacy tensor class
+#: (torch.LongTensor); the others print as their type (CPUBoolType, CPUComplexFloatType)
+_LEGACY_CLASS_NAMED = frozenset(("Byte", "Char", "Short", "Int", "Long", "Half", "Float",
+                                 "Double"))
+
+
 def modified_inplace_message(t, expected: int, node, is_output: bool = False) -> str:
-    kind = f"torch.{t.dtype._legacy}"
+    scalar = t.dtype._legacy[:-len("Tensor")]
+    kind = f"torch.{t.dtype._legacy}" if scalar in _LEGACY_CLASS_NAMED else f"CPU{scalar}Type"
     shape = ", ".join(str(s) for s in t._data.shape)
     # a saved output names the node that saved it; a saved input its current grad_fn
     fn = node if is_output else t.grad_fn

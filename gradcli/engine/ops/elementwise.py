@@ -15,6 +15,7 @@ from ..grad_mode import GRAD_MODE
 from ..kernels.fma import fused_minus_product32
 from ..kernels.sleef import power as _float_power
 from ..kernels.sleef import rounded_once, sigmoid32
+from ..node import keep_index_inputs
 from ..parallel import split_elementwise
 from ..tensor import Tensor, make
 from .registry import PUBLIC, defop, no_derivative, run_op, run_scalar, run_unary
@@ -1256,7 +1257,7 @@ def where(condition, input=None, other=None):
     res = run_op(WHERE, (input if a_t else None, other if b_t else None), (cond,), arrays=(x, y))
     if res._data.shape != shape:
         res._data = np.broadcast_to(res._data, shape).copy()
-    return res
+    return keep_index_inputs(res, condition)
 
 
 def _first_mismatch(shapes):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..node import keep_index_inputs
 from ..tensor import Tensor, _c_name, _wrap_dim, make
 from .registry import defop, public, run_op
 
@@ -67,10 +68,10 @@ def masked_fill(input, mask, value):
         if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
-        return run_op(MASKED_FILL_TENSOR, (input, value), (mask._data,),
-                      arrays=(input._data, value._data))
+        return keep_index_inputs(run_op(MASKED_FILL_TENSOR, (input, value), (mask._data,),
+                                        arrays=(input._data, value._data)), mask)
     v = _checked_int(value, input.dtype)
-    return run_op(MASKED_FILL, (input,), (mask._data, v))
+    return keep_index_inputs(run_op(MASKED_FILL, (input,), (mask._data, v)), mask)
 
 
 @public("Tensor.masked_fill_")
@@ -215,7 +216,8 @@ def gather(input, dim, index, *, sparse_grad=False):
     dim = _wrap_dim(dim, max(d.ndim, 1))
     _check_gather_shapes("gather", d, idx, dim)
     idx = np.where(idx < 0, idx + (d.shape[dim] if d.ndim else 1), idx)
-    return run_op(GATHER, (input,), (idx.reshape(idx.shape) if d.ndim else idx, dim))
+    return keep_index_inputs(
+        run_op(GATHER, (input,), (idx.reshape(idx.shape) if d.ndim else idx, dim)), index)
 
 
 @public("torch.take_along_dim", "Tensor.take_along_dim")
@@ -254,9 +256,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         if reduce is not None:
             raise RuntimeError("scatter() with reduce= is not supported by gradcli")
-        return run_op(SCATTER_SRC, (input, src), (idx, dim))
+        return keep_index_inputs(run_op(SCATTER_SRC, (input, src), (idx, dim)), index)
     idx, dim = _scatter_common("scatter", input, dim, index, None)
-    return run_op(SCATTER_VALUE, (input,), (idx, dim, src))
+    return keep_index_inputs(run_op(SCATTER_VALUE, (input,), (idx, dim, src)), index)
 
 
 @public("Tensor.scatter_")
@@ -270,7 +272,9 @@ def scatter_add(input, dim, index, src):
     idx, dim = _scatter_common("scatter_add", input, dim, index, src._data)
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter_add(): Expected self.dtype to be equal to src.dtype")
-    return run_op(SCATTER_ADD, (input, src), (idx, dim))
+    # (input's gradient is the gradient itself: only src's reads the index, as PyTorch's)
+    out = run_op(SCATTER_ADD, (input, src), (idx, dim))
+    return keep_index_inputs(out, index) if src._requires_grad else out
 
 
 @public("Tensor.scatter_add_")
@@ -311,8 +315,8 @@ def index_select(input, dim, index):
         raise IndexError("index out of range in self")
     idx = np.where(idx < 0, idx + size, idx)
     if d.ndim == 0:
-        return run_op(INDEX_SELECT, (input,), (idx.reshape(()), dim, d.shape))
-    return run_op(INDEX_SELECT, (input,), (idx, dim, d.shape))
+        idx = idx.reshape(())
+    return keep_index_inputs(run_op(INDEX_SELECT, (input,), (idx, dim, d.shape)), index)
 
 
 def _index_add_fwd(a, src, idx, dim, alpha, src_shape):
@@ -370,7 +374,9 @@ def index_add(input, dim, index, source, *, alpha=1):
         raise RuntimeError("index_add_(): self (" + str(input.dtype).replace("torch.", "").title()
                            + ") and source (" + str(source.dtype).replace("torch.", "").title()
                            + ") must have the same scalar type")
-    return run_op(INDEX_ADD, (input, source), (idx, dim, alpha, source._data.shape))
+    # (input's gradient is the gradient itself: only source's reads the index, as PyTorch's)
+    out = run_op(INDEX_ADD, (input, source), (idx, dim, alpha, source._data.shape))
+    return keep_index_inputs(out, index) if source._requires_grad else out
 
 
 @public("Tensor.index_add_")
@@ -429,7 +435,8 @@ def index_copy(input, dim, index, source):
         bad = idx[(idx < 0) | (idx >= size)][0]
         raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} "
                          f"with size {size}")
-    return run_op(INDEX_COPY, (input, source), (idx, dim, source._data.shape))
+    return keep_index_inputs(run_op(INDEX_COPY, (input, source), (idx, dim, source._data.shape)),
+                             index)
 
 
 @public("Tensor.index_copy_")
@@ -481,9 +488,9 @@ def index_fill(input, dim, index, value):
         if value._data.ndim:
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
-        return run_op(INDEX_FILL_TENSOR, (input, value), (idx, dim, None),
-                      arrays=(d, value._data))
-    return run_op(INDEX_FILL, (input,), (idx, dim, value))
+        return keep_index_inputs(run_op(INDEX_FILL_TENSOR, (input, value), (idx, dim, None),
+                                        arrays=(d, value._data)), index)
+    return keep_index_inputs(run_op(INDEX_FILL, (input,), (idx, dim, value)), index)
 
 
 @public("Tensor.index_fill_")
@@ -540,7 +547,7 @@ def _scalar_name(t: Tensor) -> str:
 @public("torch.take", "Tensor.take")
 def take(input, index):
     idx = _flat_index("take", input, index)
-    return run_op(TAKE, (input,), (idx, input._data.shape))
+    return keep_index_inputs(run_op(TAKE, (input,), (idx, input._data.shape)), index)
 
 
 def _put_fwd(a, src, idx, accumulate, src_shape):
@@ -564,7 +571,8 @@ PUT = defop("put", "PutBackward0", _put_fwd,
 @public("torch.put", "Tensor.put")
 def put(input, index, source, accumulate=False):
     idx = _flat_index("put", input, index, source)
-    return run_op(PUT, (input, source), (idx, bool(accumulate), source._data.shape))
+    return keep_index_inputs(
+        run_op(PUT, (input, source), (idx, bool(accumulate), source._data.shape)), index)
 
 
 @public("Tensor.put_")
@@ -592,7 +600,8 @@ def masked_select(input, mask):
     if mask._data.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     _broadcast_check(mask, input)
-    return run_op(MASKED_SELECT, (input,), (mask._data, input._data.shape))
+    return keep_index_inputs(run_op(MASKED_SELECT, (input,), (mask._data, input._data.shape)),
+                             mask)
 
 
 def _masked_scatter_fwd(a, src, mask, src_shape):
@@ -643,7 +652,8 @@ def masked_scatter(input, mask, source):
         raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but "
                            f"got {_c_name(input.dtype).title()} and "
                            f"{_c_name(source.dtype).title()}")
-    return run_op(MASKED_SCATTER, (input, source), (mask._data, source._data.shape))
+    return keep_index_inputs(
+        run_op(MASKED_SCATTER, (input, source), (mask._data, source._data.shape)), mask)
 
 
 @public("Tensor.masked_scatter_")
@@ -774,7 +784,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     idx, dim = _scatter_common("scatter_reduce", input, dim, index, src._data)
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter_reduce(): Expected self.dtype to be equal to src.dtype")
-    return run_op(SCATTER_REDUCE, (input, src), (idx, dim, reduce, bool(include_self)))
+    return keep_index_inputs(
+        run_op(SCATTER_REDUCE, (input, src), (idx, dim, reduce, bool(include_self))), index)
 
 
 @public("Tensor.scatter_reduce_")

@@ -15,6 +15,7 @@ from ..kernels.softmax import (
     softmax_forward,
 )
 from ..kernels.summation import nll_cascade_sum
+from ..node import keep_index_inputs
 from ..tensor import Tensor, _wrap_dim, make
 from .elementwise import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR
 from .linalg import addmm, matmul
@@ -370,7 +371,8 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
     wt = np.ones(t.shape, dtype=d.dtype) if weight is None or not n_classes else \
         weight._data.reshape(-1).astype(d.dtype)[safe]
     wt = np.where(kept, wt, 0).astype(d.dtype)
-    out = run_unary(op, input, (safe, reduction, wt, shape, d.dtype, kept))
+    out = keep_index_inputs(run_unary(op, input, (safe, reduction, wt, shape, d.dtype, kept)),
+                            target)
     if reduction == "none" and d.ndim > 2 and d.ndim != 4:
         return out.view((d.shape[0],) + d.shape[2:])
     return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import autocast_state as _autocast
+from ..node import keep_index_inputs
 from ..tensor import Tensor, make
 from . import shape_checks
 from .backward_nodes import BackwardOp
@@ -166,7 +167,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    return run_op(EMBEDDING, (weight,), (idx, padding_idx))
+    return keep_index_inputs(run_op(EMBEDDING, (weight,), (idx, padding_idx)), input)
 
 
 # ------------------------------------------------------------------ layer_norm

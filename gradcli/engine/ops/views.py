@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from .. import tensor as tensor_module
 from ..grad_mode import GRAD_MODE
-from ..node import Node
+from ..node import Node, keep_index_inputs
 from ..tensor import (
     VIEW_DEFAULT,
     VIEW_INFERENCE,
@@ -979,14 +979,20 @@ def getitem(x: Tensor, key) -> Tensor:
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
         key = (key,)
-    key = _normalize_key(key)
+    given, key = key, _normalize_key(key)
     res, advanced = _walk_key(x, key)
     if not advanced:
         return alias(x) if res is x else res
     shape = res._data.shape
     arrays, common = _plan_advanced(shape, advanced)
     npkey = _residual_key(shape, advanced, arrays, common)
-    return run_op(INDEX, (res,), (npkey, shape))
+    return keep_index_inputs(run_op(INDEX, (res,), (npkey, shape)), *_index_tensors(given))
+
+
+def _index_tensors(key: tuple) -> list:
+    """The tensors of an index that PyTorch saves with the indexing node (a 0-d integer
+    tensor is a plain integer index there: not saved)."""
+    return [k for k in key if isinstance(k, Tensor) and k._data.ndim]
 
 
 def _int_or_none(v):
@@ -1113,16 +1119,19 @@ def setitem(x: Tensor, key, value) -> None:
         return
     if not isinstance(key, tuple):
         key = (key,)
-    key = _normalize_key(key)
+    given, key = key, _normalize_key(key)
     sliced, advanced = _walk_key(x, key)
     if not advanced:
         _copy_to(sliced, v)
         return
-    _put(sliced, advanced, _strip_leading_ones(v), False, True)
+    _put(sliced, advanced, _strip_leading_ones(v), False, True, _index_tensors(given))
 
 
-def _put(x: Tensor, advanced: list, v: Tensor, accumulate: bool, inplace: bool) -> Tensor:
-    """index_put(_) of `v` at the advanced indices of `x`, with PyTorch's checks in its order."""
+def _put(x: Tensor, advanced: list, v: Tensor, accumulate: bool, inplace: bool,
+         index_tensors: list) -> Tensor:
+    """index_put(_) of `v` at the advanced indices of `x`, with PyTorch's checks in its order
+    (`index_tensors`: the tensors among the indices, kept with the node as PyTorch saves
+    them)."""
     shape = x._data.shape
     arrays, common = _plan_advanced(shape, advanced)
     target = _advanced_result_shape(shape, arrays, common)
@@ -1154,7 +1163,8 @@ def _put(x: Tensor, advanced: list, v: Tensor, accumulate: bool, inplace: bool) 
 
     def compute(old, val):
         arr = val._data if val._data.dtype == old._data.dtype else val._data.astype(old._data.dtype)
-        return run_op(INDEX_PUT, (old, val), meta, arrays=(old._data, arr))
+        return keep_index_inputs(run_op(INDEX_PUT, (old, val), meta, arrays=(old._data, arr)),
+                                 *index_tensors)
 
     if inplace:
         return x._apply_inplace(compute, v, overlap_ok=True)
@@ -1190,7 +1200,7 @@ def _index_put_entry(name: str, x: Tensor, indices, values, accumulate, first: i
     advanced, count = _index_put_args(name, indices, values, accumulate, first)
     if count > x._data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x._data.ndim} (got {count})")
-    return _put(x, advanced, values, bool(accumulate), inplace)
+    return _put(x, advanced, values, bool(accumulate), inplace, list(indices))
 
 
 def index_put_(x: Tensor, indices, values, accumulate=False) -> Tensor:
