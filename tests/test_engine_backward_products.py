@@ -140,3 +140,36 @@ def test_broadcast_gradients_are_pytorchs():
     (ours, shape), (theirs, their_shape) = _broadcast_grads(G), _broadcast_grads(torch)
     assert tuple(shape) == tuple(their_shape)
     np.testing.assert_allclose(ours, theirs, rtol=1.3e-6)
+
+
+def test_size_limit_keeps_the_array_paths_and_refuses_the_same_products():
+    """With a size limit on (`gradcli run`'s --max-elements) a backward still takes the
+    array paths (the same bits as the Tensor ops), and a product over the limit is refused
+    with mm's own error before it allocates; a sum back to an input's shape is never
+    larger than the gradient, so it has nothing to refuse."""
+    from gradcli.engine import limits
+    from gradcli.engine.ops.registry import sum_to
+
+    rng = np.random.default_rng(11)
+    x = G.tensor(rng.standard_normal((40, 7)).astype(np.float32))
+    y = G.tensor(rng.standard_normal((7, 9)).astype(np.float32))
+    g = G.tensor(rng.standard_normal((2000, 1)).astype(np.float32))
+    before = limits.MAX_ELEMENTS[0]
+    try:
+        limits.MAX_ELEMENTS[0] = 360  # 40 x 9: just fits
+        with G.no_grad():
+            fast, fast_sum = linalg._product(x, False, y, False), sum_to(g, (1,))
+        with G.enable_grad():
+            slow, slow_sum = linalg._product(x, False, y, False), sum_to(g, (1,))
+        assert fast._data.tobytes() == slow._data.tobytes()
+        assert fast_sum._data.tobytes() == slow_sum._data.tobytes()
+        assert fast.grad_fn is None and fast_sum.grad_fn is None
+        limits.MAX_ELEMENTS[0] = 359
+        refusals = []
+        for mode in (G.no_grad, G.enable_grad):
+            with mode(), pytest.raises(limits.AllocationLimitError) as err:
+                linalg._product(x, False, y, False)
+            refusals.append(str(err.value))
+        assert refusals[0] == refusals[1] == "tensor of 360 elements exceeds the limit of 359 elements"
+    finally:
+        limits.MAX_ELEMENTS[0] = before

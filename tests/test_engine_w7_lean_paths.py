@@ -90,6 +90,37 @@ def test_axpy_into_is_axpy_bit_for_bit():
             assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
 
 
+def test_axpy_into_small_parameters_are_axpy_bit_for_bit():
+    """Parameters of up to 16 elements (a bias, Linear(3, 1)'s weight) are updated in Python
+    floats: the same bits as the float64 buffer, for wide exponents, signed zeros,
+    infinities, nan, overflow to inf and layouts that are not contiguous."""
+    rng = np.random.default_rng(12)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4e38, -3.4e38],
+                        np.float32)
+    for n in (1, 3, 7, 16):
+        for kind in range(4):
+            for alpha in (-1e-6, 0.1, -3.0, 1e30):
+                x = (rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)).astype(np.float32)
+                y = (rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)).astype(np.float32)
+                if kind == 1:
+                    x, y = rng.choice(specials, n), rng.choice(specials, n)
+                with np.errstate(all="ignore"):
+                    want = axpy(alpha, x, y)
+                    got = y.copy()
+                    if kind == 2:  # (1, n) as Linear's weight, and its gradient
+                        got = got.reshape(1, n)
+                        axpy_into(alpha, x.reshape(1, n), got)
+                    elif kind == 3:  # a strided parameter (a column of a wider buffer)
+                        buffer = np.zeros((n, 2), np.float32)
+                        buffer[:, 1] = y
+                        got = buffer[:, 1]
+                        axpy_into(alpha, x, got)
+                        assert (buffer[:, 0] == 0).all()
+                    else:
+                        axpy_into(alpha, x, got)
+                assert got.dtype == want.dtype and got.tobytes() == want.reshape(-1).tobytes()
+
+
 def test_sgd_steps_match_pytorch():
     w0 = np.array([[0.1, -0.2, 0.05]], np.float32)
     rng = np.random.default_rng(2)

@@ -11,7 +11,7 @@ import numpy as np
 from .. import autocast_state as _autocast
 from ..grad_mode import GRAD_MODE
 from ..kernels import batched, mkl
-from ..limits import MAX_ELEMENTS
+from ..limits import MAX_ELEMENTS, check_count
 from ..parallel import blas_called, blas_product
 from ..tensor import Tensor, _c_name, _type_word, make
 from . import registry as _registry
@@ -45,17 +45,21 @@ def _product(x: Tensor, x_t: bool, y: Tensor, y_t: bool) -> Tensor:
     """(x.t() if x_t else x).mm(y.t() if y_t else y) for mm's and addmm's backward formulas.
 
     When nothing is recorded (a backward without create_graph: grad mode off, no dual
-    level, no autocast, no size limit) and the two are float matrices of one dtype that
-    multiply, mm's forward runs on the arrays directly: the same kernel and the same
-    result Tensor (no node, no view) as the Tensor calls, without their two transposed
-    view Tensors and mm's dispatch (about twenty Python calls a product: bench W7)."""
+    level, no autocast) and the two are float matrices of one dtype that multiply, mm's
+    forward runs on the arrays directly: the same kernel and the same result Tensor (no
+    node, no view) as the Tensor calls, without their two transposed view Tensors and mm's
+    dispatch (about twenty Python calls a product: bench W7). A size limit
+    (--max-elements) is checked as mm's own check would, before the product allocates."""
     xd, yd = x._data, y._data
     if (not GRAD_MODE.enabled and _registry.FORWARD_AD is None and not _autocast.ENABLED
-            and MAX_ELEMENTS[0] is None and type(xd) is np.ndarray and type(yd) is np.ndarray
+            and type(xd) is np.ndarray and type(yd) is np.ndarray
             and xd.dtype is yd.dtype and xd.dtype.kind == "f" and xd.ndim == 2 and yd.ndim == 2):
         xd = xd.T if x_t else xd
         yd = yd.T if y_t else yd
         if xd.shape[1] == yd.shape[0]:
+            limit = MAX_ELEMENTS[0]
+            if limit is not None and xd.shape[0] * yd.shape[1] > limit:
+                check_count(xd.shape[0] * yd.shape[1])
             out = MM.forward(xd, yd)
             return make(out if type(out) is np.ndarray else np.asarray(out))
     return (x.t() if x_t else x).mm(y.t() if y_t else y)

@@ -569,10 +569,10 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
         if s == 1 and gshape[lead + i] != 1:
             dims.append(lead + i)
     if dims:
-        if not GRAD_MODE.enabled and FORWARD_AD is None and MAX_ELEMENTS[0] is None \
-                and g._data.dtype.kind == "f":
+        if not GRAD_MODE.enabled and FORWARD_AD is None and g._data.dtype.kind == "f":
             # (nothing records: sum_dim's forward alone, the values run_unary would give,
-            # without its Tensor and checks: a backward's undoing of a broadcast, bench W7)
+            # without its Tensor and checks: a backward's undoing of a broadcast, bench W7;
+            # a sum is never larger than its input, so --max-elements has nothing to check)
             # (only leading dims summed, as a bias's gradient: the sum without keepdim
             # has the shape already, no reshape on the way in or out)
             leading = len(dims) == lead

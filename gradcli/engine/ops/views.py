@@ -278,7 +278,10 @@ TRANSPOSE = defop("transpose", "TransposeBackward0",
                   lambda a, d0, d1: np.swapaxes(a, d0, d1) if a.ndim else a.view(),
                   lambda c, g: (g.transpose(c.meta[0], c.meta[1]),),
                   "d transpose(a)/da: transpose the gradient back", torch_call="a.transpose(0, -1)")
-T = defop("t", "TBackward0", lambda a: a.T, lambda c, g: (g.t(),), "d a.t()/da: transpose the gradient back",
+# (the backward's g has the output's at most two dims: the view op itself, without
+# Tensor.t's argument-checking wrapper; Linear's weight gradient runs it every step)
+T = defop("t", "TBackward0", lambda a: a.T, lambda c, g: (view_op(T, g, ()),),
+          "d a.t()/da: transpose the gradient back",
           torch_call="a.t()")
 PERMUTE = defop("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, dims),
                 lambda c, g: (g.permute(tuple(np.argsort(c.meta[0]))),),

@@ -68,11 +68,20 @@ def axpy(alpha, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return y + alpha * x
 
 
+_SMALL = 16  # up to this many elements, Python floats beat four numpy calls (a bias, Linear(3, 1))
+
+
 def axpy_into(alpha, x: np.ndarray, y: np.ndarray) -> None:
     """y[...] = axpy(alpha, x, y), the same bits: float32 is formed in a float64 buffer of
     its own and rounded once by the assignment, without axpy's second float32 array and
-    np.copyto's Python dispatch (SGD's step, twice per parameter per step)."""
+    np.copyto's Python dispatch (SGD's step, twice per parameter per step). A small
+    parameter takes Python floats, which are float64 with the same operations in the same
+    order (x * alpha, then + y), rounded to float32 as the assignment rounds."""
     if x.dtype == _F32 and y.dtype == _F32:
+        if y.size <= _SMALL and x.shape == y.shape:
+            a = float(np.float32(alpha))
+            y.flat = [xv * a + yv for xv, yv in zip(x.ravel().tolist(), y.ravel().tolist())]
+            return
         wide = x.astype(np.float64)
         wide *= float(np.float32(alpha))
         wide += y
