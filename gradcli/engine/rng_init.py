@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from .grad_mode import no_grad
+from .warn_site import warn_at_caller
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d")
@@ -163,7 +164,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     if 0 in tensor._data.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_at_caller("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
@@ -174,7 +175,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     if 0 in tensor._data.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_at_caller("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)

@@ -497,10 +497,11 @@ def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        import warnings
+        from ..warn_site import warn_once
 
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        warn_once("meshgrid_indexing", "torch.meshgrid: in an upcoming release, it will be "
+                  "required to pass the indexing argument. (Triggered internally at /__w/pytorch/"
+                  "pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)", inside=True)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError("torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "

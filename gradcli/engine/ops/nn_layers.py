@@ -566,20 +566,16 @@ CONVOLUTION = defop("convolution", "ConvolutionBackward0", _conv_fwd, _conv_back
                                "torch.tensor([[[0.5, -1.0]]], dtype=a.dtype))")
 
 
-_SAME_WARNED = []
-
 
 def _pad_same_right(input, total):
     """padding='same' with an odd total padding along some dim: as PyTorch, the input
     (already batched) gets the extra zero on the right (ConstantPadNdBackward0) and the
     convolution the symmetric rest; PyTorch warns once."""
-    if not _SAME_WARNED:
-        import warnings
+    from ..warn_site import warn_once
 
-        _SAME_WARNED.append(True)
-        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
-                      "require a zero-padded copy of the input be created", UserWarning,
-                      stacklevel=4)
+    warn_once("conv_same_pad", "Using padding='same' with even kernel lengths and odd dilation "
+              "may require a zero-padded copy of the input be created (Triggered internally at "
+              "/__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)")
     pad = []
     for t in reversed(total):  # (F.pad lists the last dim first)
         pad += [0, t - t // 2 - t // 2]

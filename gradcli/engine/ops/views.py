@@ -674,7 +674,22 @@ def permute(input: Tensor, *dims_args, dims=None) -> Tensor:
 
 
 def numpy_T(x: Tensor) -> Tensor:  # noqa: N802
-    return permute(x, tuple(reversed(range(x._data.ndim))))
+    n = x._data.ndim
+    if n != 2:
+        from ..warn_site import warn_once
+
+        if n:
+            warn_once("T_not_2d", "The use of `x.T` on tensors of dimension other than 2 to "
+                      "reverse their shape is deprecated and it will throw an error in a future "
+                      "release. Consider `x.mT` to transpose batches of matrices or "
+                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
+                      "of a tensor. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+                      "native/TensorShape.cpp:4314.)")
+        else:
+            warn_once("T_0d", "Tensor.T is deprecated on 0-D tensors. This function is the "
+                      "identity in these cases. (Triggered internally at /__w/pytorch/pytorch/"
+                      "aten/src/ATen/native/TensorShape.cpp:4321.)")
+    return permute(x, tuple(reversed(range(n))))
 
 
 def mT(x: Tensor) -> Tensor:  # noqa: N802
@@ -1141,16 +1156,17 @@ def _put(x: Tensor, advanced: list, v: Tensor, accumulate: bool, inplace: bool) 
     npkey = _residual_key(shape, advanced, arrays, common)
     meta = (npkey, vs, True) if accumulate else (npkey, vs)
     if inplace and has_internal_overlap(x._data):
-        import warnings
+        from ..warn_site import warn_at_caller
 
-        uses = [("index_put_", "tensor[indices] = tensor")]
+        uses = [("index_put_", "tensor[indices] = tensor", 976)]
         if masked_fill:  # (index_put_ hands a bool mask and a scalar to masked_fill_)
-            uses.append(("masked_fill_", "tensor[mask] = scalar"))
-        for which, example in uses:
-            warnings.warn(
+            uses.append(("masked_fill_", "tensor[mask] = scalar", 2450))
+        for which, example, line in uses:
+            warn_at_caller(
                 f"Use of {which} on expanded tensors is deprecated. Please clone() the tensor before "
-                f"performing this operation. This also applies to advanced indexing e.g. {example}",
-                UserWarning, stacklevel=4)
+                f"performing this operation. This also applies to advanced indexing e.g. {example} "
+                f"(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                f"TensorAdvancedIndexing.cpp:{line}.)")
 
     def compute(old, val):
         arr = val._data if val._data.dtype == old._data.dtype else val._data.astype(old._data.dtype)

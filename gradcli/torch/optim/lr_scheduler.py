@@ -96,7 +96,8 @@ class LRScheduler:
     def _warn_outside_step(self) -> None:
         if not getattr(self, "_get_lr_called_within_step", False):
             warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=3)
+                          "`get_last_lr()`.", UserWarning,
+                          stacklevel=1)  # (PyTorch's points at its own line too)
 
 
 class LambdaLR(LRScheduler):
