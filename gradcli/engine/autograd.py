@@ -105,11 +105,21 @@ def _root_grads(outputs: list, grad_outputs: list | None, create_graph: bool) ->
     return grads
 
 
+def _deprecated_argument(message: str) -> None:
+    from .warn_site import warn_at_caller
+
+    warn_at_caller(message, FutureWarning)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
     """torch.autograd.backward: accumulate gradients into the leaves' .grad."""
     outputs = tensors if type(tensors) is list else _as_tensor_list(tensors)  # (Tensor.backward's)
-    if grad_tensors is None:
+    if grad_variables is not None:  # (deprecated; rare)
+        _deprecated_argument("`grad_variables` is deprecated. Use `grad_tensors` instead.")
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
         grad_tensors = grad_variables
     grads = _root_grads(outputs, None if grad_tensors is None else _as_tensor_list(grad_tensors)
                         if not isinstance(grad_tensors, Tensor) else [grad_tensors], create_graph)
@@ -142,6 +152,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """torch.autograd.grad: the gradients of outputs w.r.t. inputs, without touching .grad."""
+    if not only_inputs:  # (deprecated; rare)
+        _deprecated_argument("only_inputs argument is deprecated and is ignored now (defaults to "
+                             "True). To accumulate gradient for other parts of the graph, please "
+                             "use torch.autograd.backward.")
     outs = _as_tensor_list(outputs)
     ins = _as_tensor_list(inputs)
     single = isinstance(inputs, Tensor)

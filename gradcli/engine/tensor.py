@@ -795,12 +795,13 @@ def _broadcastable(a, b) -> bool:
 
 def _c_name(d: dtypes.dtype) -> str:
     return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}[d.name]
 
 
 def _type_word(d: dtypes.dtype) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
+            "int16": "Short", "int8": "Char", "uint8": "Byte",
             "float16": "Half", "bfloat16": "BFloat16", "complex64": "ComplexFloat",
             "complex128": "ComplexDouble"}[d.name]
 
