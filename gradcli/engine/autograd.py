@@ -128,7 +128,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if create_graph and first_time("create_graph_cycle"):
         import warnings
 
-        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=1)  # (as PyTorch's)
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, stacklevel=1)  # (inside, as PyTorch's)
     if inputs is not None:
         targets = _as_tensor_list(inputs)
         if not targets:
