@@ -21,6 +21,7 @@ import numpy as np
 from . import grad_mode, saved_hooks
 from . import node as node_module
 from . import tensor as tensor_module
+from .fpstate import run_quietly
 from .grad_mode import GRAD_MODE
 from .node import AccumulateGrad
 from .ops.registry import edge_of, reduce_to_inputs
@@ -413,6 +414,14 @@ def explain_steps(output: Tensor, gradient=None) -> list:
 
 def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumulate, observe=None,
                stop_at_targets=False):
+    """_run_engine with numpy's floating-point errors ignored (as PyTorch's backward gives
+    inf and nan silently; fpstate.run_quietly: one Context.run a pass)."""
+    return run_quietly(_run_engine, outputs, root_grads, retain_graph, create_graph, targets,
+                       accumulate, observe, stop_at_targets)
+
+
+def _run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumulate, observe,
+                stop_at_targets):
     """Run the backward pass; return the gradients captured for `targets` (if any).
 
     With `observe`, the pass is a dry run for the explain view: hooks are skipped,

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..fpstate import run_quietly
 from ..grad_mode import GRAD_MODE
 from ..limits import check_elements
 from ..tensor import Tensor, _type_word, _wrap_dim, make
@@ -565,8 +566,8 @@ def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int, gro
                            f"num_groups, but got input of shape {input.shape} and "
                            f"num_groups={group}")
     meta = (N, C, HxW, group, float(eps))
-    arrays = _group_norm_fwd(x, weight._data if weight is not None else None,
-                             bias._data if bias is not None else None, *meta)
+    arrays = run_quietly(_group_norm_fwd, x, weight._data if weight is not None else None,
+                         bias._data if bias is not None else None, *meta)  # (nan silently)
     return tuple(_run_multi(NATIVE_GROUP_NORM, (input, weight, bias), meta, list(arrays),
                             (True, True, True)))
 

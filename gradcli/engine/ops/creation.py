@@ -664,11 +664,30 @@ def zero_(t: Tensor) -> Tensor:
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(np.allclose(input._data, _arr(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    _close_checks(input, other, rtol, atol)
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
-    return make(np.asarray(np.isclose(input._data, _arr(other), rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    _close_checks(input, other, rtol, atol)
+    return make(np.asarray(np.isclose(input._data, other._data, rtol=rtol, atol=atol,
+                                      equal_nan=equal_nan)))
+
+
+def _close_checks(input, other, rtol, atol) -> None:
+    """isclose's (and allclose's) checks in PyTorch's order: a tensor `other` (the argument
+    parser's TypeError, from the signature table), the same dtype, non-negative tolerances
+    (printed as C++ streams a double)."""
+    if not isinstance(other, Tensor) or not isinstance(input, Tensor):
+        raise TypeError("isclose: a tensor expected")  # (re-read against the signatures)
+    if input._data.dtype != other._data.dtype:
+        from ..tensor import _type_word
+
+        raise RuntimeError(f"{_type_word(input.dtype)} did not match {_type_word(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
 
 
 def equal(input, other) -> bool:

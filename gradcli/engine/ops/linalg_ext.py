@@ -223,15 +223,16 @@ def _singular_element(a) -> tuple:
     """(batch index, 1-based diagonal position) where LU with partial pivoting of the
     first singular matrix in a meets an exact zero pivot, as LAPACK's getrf reports it."""
     flat = a.reshape((-1,) + a.shape[-2:]).astype(_F64)
-    for b, mat in enumerate(flat):
-        u = mat.copy()
-        n = len(u)
-        for k in range(n):
-            p = k + int(np.argmax(np.abs(u[k:, k])))
-            if u[p, k] == 0:
-                return b, k + 1
-            u[[k, p]] = u[[p, k]]
-            u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+    with np.errstate(all="ignore"):  # (nan/inf entries give nan, silently, as in LAPACK)
+        for b, mat in enumerate(flat):
+            u = mat.copy()
+            n = len(u)
+            for k in range(n):
+                p = k + int(np.argmax(np.abs(u[k:, k])))
+                if u[p, k] == 0:
+                    return b, k + 1
+                u[[k, p]] = u[[p, k]]
+                u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
     return None
 
 
@@ -384,7 +385,8 @@ SLOGDET = defop("linalg_slogdet", "LinalgSlogdetBackward0", None, _slogdet_backw
 def _slogdet(A: Tensor, fname: str, kind: str):
     _check_matrix(fname, A)
     a = A._data
-    sign, logabs = np.linalg.slogdet(a.astype(_F64))
+    with np.errstate(all="ignore"):  # (nan entries: nan results, silently)
+        sign, logabs = np.linalg.slogdet(a.astype(_F64))
     return RT[kind](*_run_multi(SLOGDET, (A,), (), [_float_cast(sign, a.dtype),
                                                     _float_cast(logabs, a.dtype)],
                                 (True, True)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import autocast_state as _autocast
+from ..fpstate import run_quietly
 from ..tensor import Tensor, make
 from . import shape_checks
 from .backward_nodes import BackwardOp
@@ -408,7 +409,7 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
 
     if training:
         n = x.size // x.shape[1]
-        mean, var_sum = order.batch_stats(x)
+        mean, var_sum = run_quietly(order.batch_stats, x)  # (inf - inf: nan, silently)
         invstd = order.train_invstd(var_sum, n, eps)
         with np.errstate(all="ignore"):
             var = (var_sum.astype(np.float64) / n).astype(x.dtype).astype(np.float64)
