@@ -90,7 +90,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                       "The distribution of values may be incorrect.", stacklevel=2)
     arr = tensor._data
     dt = arr.dtype.type
-    with no_grad():
+    with no_grad(), np.errstate(all="ignore"):  # (an inf or nan mean: nan, silently)
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
         if p > 0.3:
             lo, hi = float(dt(a)), float(dt(b))
