@@ -255,8 +255,13 @@ def test_errors_match_pytorch(expr):
 
 
 def test_index_reduce_warns_beta_as_pytorch():
-    with pytest.warns(UserWarning, match="index_reduce\\(\\) is in beta"):
-        gt.tensor([1.0, 2.0]).index_reduce(0, gt.tensor([0]), gt.tensor([3.0]), "amax")
+    # (once per process, as PyTorch's TORCH_WARN_ONCE: every time under set_warn_always)
+    gt.set_warn_always(True)
+    try:
+        with pytest.warns(UserWarning, match="index_reduce\\(\\) is in beta"):
+            gt.tensor([1.0, 2.0]).index_reduce(0, gt.tensor([0]), gt.tensor([3.0]), "amax")
+    finally:
+        gt.set_warn_always(False)
 
 
 def test_as_strided_is_a_view_of_the_storage():

@@ -21,6 +21,7 @@ import numpy as np
 from . import grad_mode, saved_hooks
 from . import node as node_module
 from . import tensor as tensor_module
+from .fpstate import run_quietly
 from .grad_mode import GRAD_MODE
 from .node import AccumulateGrad
 from .ops.registry import edge_of, reduce_to_inputs
@@ -105,11 +106,21 @@ def _root_grads(outputs: list, grad_outputs: list | None, create_graph: bool) ->
     return grads
 
 
+def _deprecated_argument(message: str) -> None:
+    from .warn_site import warn_at_caller
+
+    warn_at_caller(message, FutureWarning)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
     """torch.autograd.backward: accumulate gradients into the leaves' .grad."""
     outputs = tensors if type(tensors) is list else _as_tensor_list(tensors)  # (Tensor.backward's)
-    if grad_tensors is None:
+    if grad_variables is not None:  # (deprecated; rare)
+        _deprecated_argument("`grad_variables` is deprecated. Use `grad_tensors` instead.")
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
         grad_tensors = grad_variables
     grads = _root_grads(outputs, None if grad_tensors is None else _as_tensor_list(grad_tensors)
                         if not isinstance(grad_tensors, Tensor) else [grad_tensors], create_graph)
@@ -118,7 +129,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if create_graph and first_time("create_graph_cycle"):
         import warnings
 
-        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, stacklevel=1)  # (inside, as PyTorch's)
     if inputs is not None:
         targets = _as_tensor_list(inputs)
         if not targets:
@@ -142,6 +153,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """torch.autograd.grad: the gradients of outputs w.r.t. inputs, without touching .grad."""
+    if not only_inputs:  # (deprecated; rare)
+        _deprecated_argument("only_inputs argument is deprecated and is ignored now (defaults to "
+                             "True). To accumulate gradient for other parts of the graph, please "
+                             "use torch.autograd.backward.")
     outs = _as_tensor_list(outputs)
     ins = _as_tensor_list(inputs)
     single = isinstance(inputs, Tensor)
@@ -399,6 +414,14 @@ def explain_steps(output: Tensor, gradient=None) -> list:
 
 def run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumulate, observe=None,
                stop_at_targets=False):
+    """_run_engine with numpy's floating-point errors ignored (as PyTorch's backward gives
+    inf and nan silently; fpstate.run_quietly: one Context.run a pass)."""
+    return run_quietly(_run_engine, outputs, root_grads, retain_graph, create_graph, targets,
+                       accumulate, observe, stop_at_targets)
+
+
+def _run_engine(outputs, root_grads, retain_graph, create_graph, targets, accumulate, observe,
+                stop_at_targets):
     """Run the backward pass; return the gradients captured for `targets` (if any).
 
     With `observe`, the pass is a dry run for the explain view: hooks are skipped,

@@ -72,6 +72,23 @@ def quiet(forward):
     return run
 
 
+def run_quietly(function, *args, **kwargs):
+    """function(*args) with numpy's floating-point errors ignored, as an op's forward is:
+    for a whole backward pass (run_engine), whose formulas and gradient sums (inf + -inf)
+    are numpy outside any op's forward, or an optimizer's step. One Context.run a pass,
+    nothing per node."""
+    if not _CONTEXT_LOCAL:
+        with np.errstate(all="ignore"):
+            return function(*args, **kwargs)
+    if _INSIDE.get():
+        return function(*args, **kwargs)
+    ident = _thread_id()
+    context = _CONTEXTS.get(ident)
+    if context is None:
+        context = _context_of(ident)
+    return context.run(function, *args, **kwargs)
+
+
 def quiet_forwards(ops) -> None:
     """Every op's forward run quietly (ops: the op table's Op objects); idempotent.
 

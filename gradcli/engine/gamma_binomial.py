@@ -40,7 +40,7 @@ def _gamma_draw(gen, alpha: float, single: bool) -> float:
         while True:
             x = float(normal_scalar(gen, 1, 0.0, 1.0)[0])
             y = 1.0 + c * x
-            if y > 0:
+            if not y <= 0:  # (as the C++'s `while (y <= 0)`: a nan alpha ends, not loops)
                 break
         v = y * y * y
         u = 1.0 - float(uniform01_f64(gen, 1)[0])
@@ -63,7 +63,7 @@ def standard_gamma_array(alpha):
     single = alpha.dtype == np.float32
     out = gamma_variates(np.ascontiguousarray(alpha).reshape(-1), single).reshape(alpha.shape)
     npdt = alpha.dtype
-    return np.maximum(out.astype(npdt), finfo(npdt).tiny)
+    return np.fmax(out.astype(npdt), finfo(npdt).tiny)  # (std::max(tiny, nan): tiny)
 
 
 def _digamma(x: float) -> float:

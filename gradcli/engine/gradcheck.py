@@ -51,7 +51,8 @@ def _check_inputs(inputs) -> None:
                 warnings.warn(
                     f"Input #{i} requires gradient and is not a double precision floating point "
                     "or complex. This check will likely fail if all the inputs are not of double "
-                    "precision floating point or complex. ", UserWarning, stacklevel=4)
+                    "precision floating point or complex. ", UserWarning,
+                    stacklevel=1)  # (PyTorch's points at its own line too)
             if any(st == 0 and sz > 1 for st, sz in zip(t._data.strides, t._data.shape, strict=True)):
                 raise RuntimeError(
                     f"The {i}th input has a dimension with stride 0. gradcheck only supports "

@@ -6,11 +6,11 @@ the alpha forms) and the kept elements are PyTorch's after manual_seed."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from .tensor import Tensor, make
+from .warn_site import warn_at_caller
 
 _ALPHA = 1.7580993408473766  # SELU's alpha * scale: the value dropped units take
 
@@ -110,19 +110,19 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     dim = input.dim()
     if dim not in (3, 4):
-        warnings.warn(
+        warn_at_caller(
             f"dropout2d: Received a {dim}-D input to dropout2d, which is deprecated and will result in "
             "an error in a future release. To retain the behavior and silence this warning, please use "
             "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with "
             "2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
-            "inputs).", stacklevel=2)
+            "inputs).")
     if dim == 3:
-        warnings.warn(
+        warn_at_caller(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
             "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
             "This behavior will change in a future release to interpret the input as one without a "
             "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
-            "please switch to using dropout1d instead.", stacklevel=2)
+            "please switch to using dropout1d instead.")
     return _dropout_impl(input, p, training, True, False, inplace)
 
 
@@ -130,10 +130,10 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     dim = input.dim()
     if dim not in (4, 5):
-        warnings.warn(
+        warn_at_caller(
             f"dropout3d: Received a {dim}-D input to dropout3d, which is deprecated and will result in "
             "an error in a future release. To retain the behavior and silence this warning, please use "
             "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with "
             "3 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
-            "inputs).", stacklevel=2)
+            "inputs).")
     return _batched(input, p, training, inplace, dim == 5)

@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from .grad_mode import no_grad
+from .warn_site import warn_at_caller
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d")
@@ -89,7 +90,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                       "The distribution of values may be incorrect.", stacklevel=2)
     arr = tensor._data
     dt = arr.dtype.type
-    with no_grad():
+    with no_grad(), np.errstate(all="ignore"):  # (an inf or nan mean: nan, silently)
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
         if p > 0.3:
             lo, hi = float(dt(a)), float(dt(b))
@@ -163,7 +164,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     if 0 in tensor._data.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_at_caller("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
@@ -174,7 +175,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     if 0 in tensor._data.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_at_caller("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)

@@ -33,7 +33,8 @@ NON_LEAF_GRAD_WARNING = (
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
     "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
     "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered "
+    "internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)"
 )
 ONLY_FLOAT_GRAD = "only Tensors of floating point dtype can require gradients"
 #: PyTorch's once-per-process warning on float()/complex() of a tensor that requires grad
@@ -796,12 +797,13 @@ def _broadcastable(a, b) -> bool:
 
 def _c_name(d: dtypes.dtype) -> str:
     return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}[d.name]
 
 
 def _type_word(d: dtypes.dtype) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
+            "int16": "Short", "int8": "Char", "uint8": "Byte",
             "float16": "Half", "bfloat16": "BFloat16", "complex64": "ComplexFloat",
             "complex128": "ComplexDouble"}[d.name]
 

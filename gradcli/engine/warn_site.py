@@ -15,14 +15,50 @@ import warnings
 
 _GRADCLI = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _INSIDE = (os.path.join(_GRADCLI, "engine") + os.sep, os.path.join(_GRADCLI, "torch") + os.sep)
+#: gradcli's counterparts of PyTorch's Python modules that call ops (nn.Module forwards, the
+#: optimizers): a warning of an op they call points at their line in PyTorch, not the user's
+_OP_CALLERS = (os.path.join(_GRADCLI, "torch", "nn", "modules") + os.sep,
+               os.path.join(_GRADCLI, "torch", "optim") + os.sep)
+_HERE = os.path.abspath(__file__)
+if _HERE.endswith((".pyc", ".pyo")):
+    _HERE = _HERE[:-1]
+
+
+def _caller_level() -> int:
+    """The stacklevel, counted from warn_at_caller's caller, of the frame PyTorch's warning
+    would point at: past the warning's issuer, past gradcli's engine and torch facade, but
+    stopping at an nn.Module forward or an optimizer (PyTorch's own Python calling the op)."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_code.co_filename == _HERE:  # warn_once and kin
+        frame = frame.f_back
+        level += 1
+    issuer = True
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(_INSIDE) or (not issuer and name.startswith(_OP_CALLERS)):
+            break
+        issuer = False
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def warn_at_caller(message: str, category=UserWarning) -> None:
-    """warnings.warn(message) located at the first frame outside gradcli's engine and
-    torch facade (the code that called the public function)."""
-    frame = sys._getframe(1)  # (stacklevel 1 is this function, 2 its caller)
+    """warnings.warn(message) located at the code that called the public function: the first
+    frame outside gradcli's engine and torch facade, or the nn.Module / optimizer line that
+    called it (as a TORCH_WARN in an op PyTorch's module code calls points there)."""
+    warnings.warn(message, category, stacklevel=_caller_level())
+
+
+def warn_inside(message: str, category=UserWarning) -> None:
+    """warnings.warn(message) located inside gradcli, at the caller of warn_inside: for the
+    warnings PyTorch locates in its own Python files whatever the user's line (a
+    `warnings.warn` without stacklevel there, or a TORCH_WARN under a Python wrapper such
+    as torch.functional's stft/meshgrid/lu)."""
+    frame = sys._getframe(1)
     level = 2
-    while frame is not None and frame.f_code.co_filename.startswith(_INSIDE):
+    while frame is not None and frame.f_code.co_filename == _HERE:
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
@@ -46,10 +82,14 @@ def first_time(key: str) -> bool:
     return True
 
 
-def warn_once(key: str, message: str, category=UserWarning) -> None:
-    """warn_at_caller(message), as PyTorch's TORCH_WARN_ONCE gives it (see first_time)."""
+def warn_once(key: str, message: str, category=UserWarning, *, inside: bool = False) -> None:
+    """warn_at_caller(message) (warn_inside with inside=True), as PyTorch's TORCH_WARN_ONCE
+    gives it (see first_time)."""
     if first_time(key):
-        warn_at_caller(message, category)
+        if inside:
+            warn_inside(message, category)
+        else:
+            warn_at_caller(message, category)
 
 
 def forget_given() -> None:

@@ -256,6 +256,11 @@ _OTHER_LEGACY = frozenset("HalfTensor BFloat16Tensor ShortTensor CharTensor Comp
 
 
 def _new_tensor(self, data, dtype=None, requires_grad=False):
+    if isinstance(data, Tensor):
+        from ..warn_site import warn_at_caller
+
+        warn_at_caller(creation.COPY_CONSTRUCT.format("tensor.new_tensor"))
+        return creation._copy_of(data, dtype or self.dtype, requires_grad)
     return creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
@@ -390,10 +395,11 @@ def _H(x):  # noqa: N802
     TransposeBackward0); 0-d tensors pass with PyTorch's deprecation warning."""
     n = x._data.ndim
     if n == 0:
-        import warnings
+        from ..warn_site import warn_once
 
-        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
-                      UserWarning, stacklevel=2)
+        warn_once("H_0d", "Tensor.H is deprecated on 0-D tensors. Consider using x.conj(). "
+                  "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                  "TensorShape.cpp:4335.)")
         return x
     if n != 2:
         hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""

@@ -18,6 +18,7 @@ import warnings
 
 from .. import autocast_state, dtypes
 from ..tensor import Tensor
+from ..warn_site import warn_at_caller
 from .registry import PUBLIC
 
 # PyTorch's CPU autocast lists (aten/src/ATen/autocast_mode.cpp), as the engine names the
@@ -196,14 +197,16 @@ def get_autocast_dtype(device_type):
 
 
 def is_autocast_cpu_enabled() -> bool:
-    warnings.warn("torch.is_autocast_cpu_enabled() is deprecated. Please use "
-                  "torch.is_autocast_enabled('cpu') instead.", DeprecationWarning, stacklevel=2)
+    warn_at_caller("torch.is_autocast_cpu_enabled() is deprecated. Please use "
+                   "torch.is_autocast_enabled('cpu') instead. (Triggered internally at "
+                   "/__w/pytorch/pytorch/torch/csrc/autograd/init.cpp:883.)", DeprecationWarning)
     return STATE.enabled
 
 
 def get_autocast_cpu_dtype():
-    warnings.warn("torch.get_autocast_cpu_dtype() is deprecated. Please use "
-                  "torch.get_autocast_dtype('cpu') instead.", DeprecationWarning, stacklevel=2)
+    warn_at_caller("torch.get_autocast_cpu_dtype() is deprecated. Please use "
+                   "torch.get_autocast_dtype('cpu') instead. (Triggered internally at "
+                   "/__w/pytorch/pytorch/torch/csrc/autograd/init.cpp:1016.)", DeprecationWarning)
     return STATE.dtype
 
 

@@ -11,9 +11,11 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..fpstate import run_quietly
 from ..grad_mode import GRAD_MODE
 from ..limits import check_elements
 from ..tensor import Tensor, _type_word, _wrap_dim, make
+from ..warn_site import warn_at_caller, warn_once
 from .declare import binary
 from .registry import defop, public, run_op
 
@@ -194,8 +196,9 @@ def _index_reduce_checks(name: str, x: Tensor, dim: int, index, source, reduce: 
 
 
 def _warn_beta() -> None:
-    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning,
-                  stacklevel=3)
+    warn_once("index_reduce_beta", "index_reduce() is in beta and the API may change at any time. "
+              "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+              "TensorAdvancedIndexing.cpp:1523.)")
 
 
 @public("torch.index_reduce", "Tensor.index_reduce")
@@ -269,8 +272,9 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
     else:
         norm_factor = w_sum - correction
     if bool(np.all(norm_factor._data <= 0)):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
+        warn_at_caller("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                       "than the number of observations. (Triggered internally at /__w/pytorch/"
+                       "pytorch/aten/src/ATen/native/Correlation.cpp:129.)")
         norm_factor = make(np.zeros((), norm_factor._data.dtype))
     centred = obs - avg.unsqueeze(1)
     c = centred.mm((centred * w if w is not None else centred).t())
@@ -562,8 +566,8 @@ def native_group_norm(input: Tensor, weight, bias, N: int, C: int, HxW: int, gro
                            f"num_groups, but got input of shape {input.shape} and "
                            f"num_groups={group}")
     meta = (N, C, HxW, group, float(eps))
-    arrays = _group_norm_fwd(x, weight._data if weight is not None else None,
-                             bias._data if bias is not None else None, *meta)
+    arrays = run_quietly(_group_norm_fwd, x, weight._data if weight is not None else None,
+                         bias._data if bias is not None else None, *meta)  # (nan silently)
     return tuple(_run_multi(NATIVE_GROUP_NORM, (input, weight, bias), meta, list(arrays),
                             (True, True, True)))
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import autocast_state as _autocast
 from ..tensor import Tensor, _type_word, make
+from ..warn_site import warn_at_caller
 from . import shape_checks
 from .conv_backward import ConvFamily, convolution_backward
 from .registry import PUBLIC, defop, public, run_op
@@ -1326,28 +1327,22 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 @public("torch.nn.functional.upsample")
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
              align_corners=None) -> Tensor:
-    import warnings
-
-    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
-                  "instead.", UserWarning, stacklevel=2)
+    warn_at_caller("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                   "instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 @public("torch.nn.functional.upsample_nearest")
 def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
-    import warnings
-
-    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate "
-                  "instead.", UserWarning, stacklevel=2)
+    warn_at_caller("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` "
+                   "instead.")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 @public("torch.nn.functional.upsample_bilinear")
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
-    import warnings
-
-    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate "
-                  "instead.", UserWarning, stacklevel=2)
+    warn_at_caller("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` "
+                   "instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -11,7 +11,7 @@ from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..limits import check_elements
 from ..tensor import SCALAR_OF_GRAD_TENSOR, Tensor, _plain, make
-from ..warn_site import warn_once
+from ..warn_site import warn_at_caller, warn_once
 
 
 def _size(size) -> tuple:
@@ -229,13 +229,25 @@ def _conversion_error(data, target: dtypes.dtype, err: Exception) -> Exception:
     return err
 
 
+#: PyTorch's warning (from its argument parser, always, at the caller's line) on
+#: torch.tensor(t) / t.new_tensor(s) of a tensor; {} is how the call was spelt
+COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use "
+                  "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                  "requires_grad_(True), rather than {}(sourceTensor).")
+
+
+def _copy_of(data: Tensor, dtype, requires_grad) -> Tensor:
+    arr = np.array(data._data, copy=True)
+    if dtype is not None:
+        arr = arr.astype(dtypes.to_dtype(dtype).np)
+    return _finish(arr, requires_grad)
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     _placed(device)
     if isinstance(data, Tensor):
-        arr = np.array(data._data, copy=True)
-        if dtype is not None:
-            arr = arr.astype(dtypes.to_dtype(dtype).np)
-        return _finish(arr, requires_grad)
+        warn_at_caller(COPY_CONSTRUCT.format("torch.tensor"))
+        return _copy_of(data, dtype, requires_grad)
     if data is None:
         if dtype is not None:  # (the value is converted to that dtype's Python type)
             if dtypes.to_dtype(dtype).is_floating_point:
@@ -264,8 +276,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    if isinstance(data, Tensor) and (dtype is None or dtypes.to_dtype(dtype).np == data._data.dtype):
-        return data
+    if isinstance(data, Tensor):
+        if dtype is None or dtypes.to_dtype(dtype).np == data._data.dtype:
+            return data
+        return _copy_of(data, dtype, False)
     return tensor(data, dtype=dtype)
 
 
@@ -650,11 +664,30 @@ def zero_(t: Tensor) -> Tensor:
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(np.allclose(input._data, _arr(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    _close_checks(input, other, rtol, atol)
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
-    return make(np.asarray(np.isclose(input._data, _arr(other), rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    _close_checks(input, other, rtol, atol)
+    return make(np.asarray(np.isclose(input._data, other._data, rtol=rtol, atol=atol,
+                                      equal_nan=equal_nan)))
+
+
+def _close_checks(input, other, rtol, atol) -> None:
+    """isclose's (and allclose's) checks in PyTorch's order: a tensor `other` (the argument
+    parser's TypeError, from the signature table), the same dtype, non-negative tolerances
+    (printed as C++ streams a double)."""
+    if not isinstance(other, Tensor) or not isinstance(input, Tensor):
+        raise TypeError("isclose: a tensor expected")  # (re-read against the signatures)
+    if input._data.dtype != other._data.dtype:
+        from ..tensor import _type_word
+
+        raise RuntimeError(f"{_type_word(input.dtype)} did not match {_type_word(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
 
 
 def equal(input, other) -> bool:

@@ -1231,6 +1231,14 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         return PUBLIC["torch.nonzero"](condition, as_tuple=True)
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if cond.dtype == np.uint8:
+        from ..warn_site import warn_once
+
+        warn_once("where_uint8", "where received a uint8 condition tensor. This behavior is "
+                  "deprecated and will be removed in a future version of PyTorch. Use a boolean "
+                  "condition instead. (Triggered internally at /__w/pytorch/pytorch/aten/src/"
+                  "ATen/native/TensorCompare.cpp:621.)")
+        cond = cond.astype(np.bool_)
     if cond.dtype != np.bool_:
         from ..tensor import _type_word
 

@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..grad_mode import no_grad
 from ..tensor import Tensor, make
-from ..warn_site import warn_at_caller
+from ..warn_site import warn_at_caller, warn_once
 from .aliases_and_config import _scalar_name
 from .breadth import channel_shuffle as _channel_shuffle
 from .registry import PUBLIC, defop, no_derivative, public, run_op
@@ -109,8 +109,6 @@ def _scalar_text(value) -> str:
 
 # ------------------------------------------------------------------ torch.asarray
 
-_ASARRAY_WARNED = [False]
-
 
 @public("torch.asarray")
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
@@ -128,12 +126,12 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     tensor = obj if isinstance(obj, Tensor) else None
     wants_grad = requires_grad if requires_grad is not None else (
         tensor is not None and tensor.requires_grad)
-    if wants_grad and requires_grad is None and not _ASARRAY_WARNED[0]:
-        _ASARRAY_WARNED[0] = True
-        warn_at_caller("torch.asarray: unspecified requires_grad now defaults to "
-                       "obj.requires_grad instead of False. Pass requires_grad=False explicitly "
-                       "to get the old behavior and silence this warning. (Triggered internally "
-                       "at /__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:1737.)")
+    if wants_grad and requires_grad is None:
+        warn_once("asarray_requires_grad",
+                  "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad "
+                  "instead of False. Pass requires_grad=False explicitly to get the old behavior "
+                  "and silence this warning. (Triggered internally at /__w/pytorch/pytorch/torch/"
+                  "csrc/utils/tensor_new.cpp:1737.)")
     if tensor is None and isinstance(obj, (np.ndarray, np.generic)):
         if isinstance(obj, np.generic):
             if force_alias:

@@ -10,9 +10,8 @@ own (rank, bicubic only in 2-d), then the kernel's dtype dispatch (a non-float i
 
 from __future__ import annotations
 
-import warnings
-
 from ..tensor import Tensor, _type_word
+from ..warn_site import warn_at_caller
 from . import shape_checks
 from .conv_ext import _grid_sample_fwd
 from .functional_ext import AFFINE_GRID, _base_grid
@@ -95,10 +94,10 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
-                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
-                      "the old behavior is desired. See the documentation of grid_sample for "
-                      "details.", UserWarning, stacklevel=2)
+        warn_at_caller("Default grid_sample and affine_grid behavior has changed to "
+                       "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                       "the old behavior is desired. See the documentation of grid_sample for "
+                       "details.")
         align_corners = False
     return grid_sampler(input, grid, _MODES.index(mode), _PADDINGS.index(padding_mode),
                         align_corners)
@@ -107,9 +106,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
 # ----------------------------------------------------------------- affine_grid
 
 def _unit_size_warning():
-    warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
-                  "when align_corners=True. This is not an intended use case of affine_grid. "
-                  "See the documentation of affine_grid for details.", UserWarning, stacklevel=3)
+    warn_at_caller("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
+                   "when align_corners=True. This is not an intended use case of affine_grid. "
+                   "See the documentation of affine_grid for details.")
 
 
 @public("torch.nn.functional.affine_grid")
@@ -118,10 +117,10 @@ def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
     torch.affine_grid_generator. As in PyTorch, a unit-size grid with align_corners=True
     warns instead of checking the size for zeros."""
     if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
-                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
-                      "the old behavior is desired. See the documentation of grid_sample for "
-                      "details.", UserWarning, stacklevel=2)
+        warn_at_caller("Default grid_sample and affine_grid behavior has changed to "
+                       "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                       "the old behavior is desired. See the documentation of grid_sample for "
+                       "details.")
         align_corners = False
     t = theta._data
     if t.dtype.kind not in "fV":

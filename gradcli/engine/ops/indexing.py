@@ -80,12 +80,13 @@ def masked_fill_(input, mask, value):
     from ..tensor import has_internal_overlap
 
     if has_internal_overlap(input._data):
-        import warnings
+        from ..warn_site import warn_at_caller
 
-        warnings.warn(
+        warn_at_caller(
             "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
             "before performing this operation. This also applies to advanced indexing e.g. "
-            "tensor[mask] = scalar", UserWarning, stacklevel=2)
+            "tensor[mask] = scalar (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+            "native/TensorAdvancedIndexing.cpp:2450.)")
     return input._apply_inplace(lambda old: masked_fill(old, mask, value), overlap_ok=True)
 
 

@@ -497,10 +497,11 @@ def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        import warnings
+        from ..warn_site import warn_once
 
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        warn_once("meshgrid_indexing", "torch.meshgrid: in an upcoming release, it will be "
+                  "required to pass the indexing argument. (Triggered internally at /__w/pytorch/"
+                  "pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)", inside=True)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError("torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
@@ -723,13 +724,25 @@ def _paired_grad(std: bool):
 
 
 def _paired_fwd(kind):
-    def forward(a, dims, correction, keepdim, n):
-        fn = np.std if kind == "std" else np.var
+    fn = np.std if kind == "std" else np.var
+
+    def values(a, dims, correction, keepdim):
         mean = np.asarray(np.mean(a, axis=dims or None, keepdims=keepdim), a.dtype)
         if a.dtype.kind != "c" and np.isinf(a).any():
             mean = _welford_inf(a, dims, keepdim, mean)
         spread = fn(a, axis=dims or None, ddof=correction, keepdims=keepdim)  # (real for complex)
         return (np.asarray(spread, a.dtype if a.dtype.kind != "c" else a.real.dtype), mean)
+
+    def forward(a, dims, correction, keepdim, n):
+        if correction < n:
+            return values(a, dims, correction, keepdim)
+        import warnings
+
+        # no degrees of freedom (or an empty slice): inf or nan, with PyTorch's warning
+        # (given by _paired), not numpy's
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return values(a, dims, correction, keepdim)
 
     return forward
 
@@ -772,6 +785,13 @@ def _paired(kind, input, dim, unbiased, keepdim, correction):
     dims = _reduce_dims(d, dim)
     n = int(np.prod([d.shape[x] for x in dims])) if d.ndim else 1
     meta = (dims, correction, bool(keepdim), n)
+    if correction >= d.size / max(d.size // n if n else 1, 1):
+        from ..warn_site import warn_at_caller
+
+        warn_at_caller(
+            f"{kind}_mean(): degrees of freedom is <= 0. Correction should be strictly less than "
+            "the reduction factor (input numel divided by output numel). (Triggered internally "
+            "at /__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)")
     op = STD_MEAN if kind == "std" else VAR_MEAN
     with np.errstate(all="ignore"):
         arrays = forward_of(op, d)(d, *meta)

@@ -13,7 +13,6 @@ output numbers, as PyTorch's multi-output nodes do (`_run_multi`).
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..kernels import batched
 from ..tensor import Tensor, _type_word, _wrap_dim, make
+from ..warn_site import warn_once
 from . import linalg as _linalg
 from . import registry as _registry
 from .linalg import _product_tangent
@@ -225,15 +225,16 @@ def _singular_element(a) -> tuple:
     """(batch index, 1-based diagonal position) where LU with partial pivoting of the
     first singular matrix in a meets an exact zero pivot, as LAPACK's getrf reports it."""
     flat = a.reshape((-1,) + a.shape[-2:]).astype(_F64)
-    for b, mat in enumerate(flat):
-        u = mat.copy()
-        n = len(u)
-        for k in range(n):
-            p = k + int(np.argmax(np.abs(u[k:, k])))
-            if u[p, k] == 0:
-                return b, k + 1
-            u[[k, p]] = u[[p, k]]
-            u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+    with np.errstate(all="ignore"):  # (nan/inf entries give nan, silently, as in LAPACK)
+        for b, mat in enumerate(flat):
+            u = mat.copy()
+            n = len(u)
+            for k in range(n):
+                p = k + int(np.argmax(np.abs(u[k:, k])))
+                if u[p, k] == 0:
+                    return b, k + 1
+                u[[k, p]] = u[[p, k]]
+                u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
     return None
 
 
@@ -386,7 +387,8 @@ SLOGDET = defop("linalg_slogdet", "LinalgSlogdetBackward0", None, _slogdet_backw
 def _slogdet(A: Tensor, fname: str, kind: str):
     _check_matrix(fname, A)
     a = A._data
-    sign, logabs = np.linalg.slogdet(a.astype(_F64))
+    with np.errstate(all="ignore"):  # (nan entries: nan results, silently)
+        sign, logabs = np.linalg.slogdet(a.astype(_F64))
     return RT[kind](*_run_multi(SLOGDET, (A,), (), [_float_cast(sign, a.dtype),
                                                     _float_cast(logabs, a.dtype)],
                                 (True, True)))
@@ -610,13 +612,14 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
 @public("torch.cholesky", "Tensor.cholesky")
 def torch_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     _check_tensor("cholesky", "input", input)
-    warnings.warn(
-        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in "
+    warn_once(
+        "cholesky", "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in "
         "a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
         "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
         "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce "
-        "equivalent results for all valid (symmetric positive definite) inputs.",
-        UserWarning, stacklevel=2)
+        "equivalent results for all valid (symmetric positive definite) inputs. "
+        "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+        "BatchLinearAlgebra.cpp:1765.)")
     return _cholesky(input, upper, True, CHOLESKY_LEGACY, "cholesky")[0]
 
 
@@ -739,12 +742,13 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
     _check_tensor("triangular_solve", "input", input)
     _check_tensor("triangular_solve", "A", A, 2)
     if GRAD_MODE.enabled is not None:
-        warnings.warn(
-            "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular"
+        warn_once(
+            "triangular_solve", "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular"
             "and will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular "
             "has its arguments reversed and does not return a copy of one of the inputs.\n"
             "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
-            "X = torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
+            "X = torch.linalg.solve_triangular(A, B). (Triggered internally at /__w/pytorch/"
+            "pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2273.)")
     b, a = input._data, A._data
     if b.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, "
@@ -930,12 +934,12 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None):
 @public("torch.qr", "Tensor.qr")
 def torch_qr(input: Tensor, some: bool = True, *, out=None):
     _check_tensor("qr", "input", input)
-    warnings.warn(
-        "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+    warn_once(
+        "qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
         "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string "
         "parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
-        "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning,
-        stacklevel=2)
+        "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete') (Triggered internally at "
+        "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2505.)")
     return _qr(input, "reduced" if some else "complete", "qr")
 
 
@@ -1655,11 +1659,11 @@ def torch_cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
     _check_tensor("cross", "input", input)
     _check_tensor("cross", "other", other, 2)
     if dim is None:
-        warnings.warn(
-            "Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
+        warn_once(
+            "cross_dim", "Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
             "pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of "
-            "dim will change to agree with that of linalg.cross in a future release.",
-            UserWarning, stacklevel=2)
+            "dim will change to agree with that of linalg.cross in a future release. (Triggered "
+            "internally at /__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:63.)")
         shape = np.broadcast_shapes(input._data.shape, other._data.shape)
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return _cross(input, other, dim, "cross")
@@ -1792,10 +1796,11 @@ def multi_dot(tensors, *, out=None) -> Tensor:
 
 @public("torch.chain_matmul")
 def chain_matmul(*matrices, out=None) -> Tensor:
-    warnings.warn(
-        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+    warn_once(
+        "chain_matmul", "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
         "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather "
-        "than multiple parameters.", UserWarning, stacklevel=2)
+        "than multiple parameters. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+        "native/LinearAlgebra.cpp:1102.)", inside=True)
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
@@ -2422,24 +2427,26 @@ baddbmm_ = public("Tensor.baddbmm_")(_inplace_product(baddbmm))
 @public("torch.lu", "Tensor.lu")
 def torch_lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     """torch.lu (deprecated): linalg.lu_factor(_ex)'s results as a plain tuple."""
-    warnings.warn(
-        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+    warn_once(
+        "lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
         "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
         "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
         "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
         "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
-        "compute_pivots)", UserWarning, stacklevel=2)
+        "compute_pivots) (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+        "BatchLinearAlgebra.cpp:2073.)", inside=True)
     LU_, piv, info = _lu_factor(A, pivot, not get_infos, "torch.lu_factor")
     return (LU_, piv, info) if get_infos else (LU_, piv)
 
 
 @public("torch.lu_solve", "Tensor.lu_solve")
 def torch_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
-    warnings.warn(
-        "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+    warn_once(
+        "lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
         "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\n"
         "X = torch.lu_solve(B, LU, pivots)\nshould be replaced with\n"
-        "X = torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+        "X = torch.linalg.lu_solve(LU, pivots, B) (Triggered internally at /__w/pytorch/pytorch/"
+        "aten/src/ATen/native/BatchLinearAlgebra.cpp:2230.)")
     return lu_solve(LU_data, LU_pivots, b)
 
 

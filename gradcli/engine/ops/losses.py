@@ -8,8 +8,6 @@ HuberLossBackward0) whose backwards are ops again, for create_graph.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .. import autocast_state as _autocast
@@ -183,11 +181,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     if size_average is not None or reduce is not None:
         reduction = _reduction_arg(size_average, reduce, "mean")
     elif reduction == "mean":
-        warnings.warn(
+        warn_at_caller(
             "reduction: 'mean' divides the total loss by both the batch size and the support "
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
-            "major release.", UserWarning, stacklevel=2)
+            "major release.")
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if log_target:

@@ -251,18 +251,18 @@ def _reduction_arg(size_average, reduce, reduction: str) -> str:
     warning) and the check of the reduction string. (Its warning helper is imported where a
     warning is due: an import statement on every loss call costs ~10k instructions.)"""
     if size_average is not None or reduce is not None:
-        from ..warn_site import warn_at_caller
+        from ..warn_site import warn_inside
 
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-        warn_at_caller(f"size_average and reduce args will be deprecated, please use "
-                       f"reduction='{reduction}' instead.")
+        warn_inside(f"size_average and reduce args will be deprecated, please use "
+                    f"reduction='{reduction}' instead.")
     if reduction == "elementwise_mean":
-        from ..warn_site import warn_at_caller
+        from ..warn_site import warn_inside
 
-        warn_at_caller("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
-                       "instead.")
+        warn_inside("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                    "instead.")
         reduction = "mean"
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import autocast_state as _autocast
+from ..fpstate import run_quietly
 from ..node import keep_index_inputs
 from ..tensor import Tensor, make
 from . import shape_checks
@@ -409,7 +410,7 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
 
     if training:
         n = x.size // x.shape[1]
-        mean, var_sum = order.batch_stats(x)
+        mean, var_sum = run_quietly(order.batch_stats, x)  # (inf - inf: nan, silently)
         invstd = order.train_invstd(var_sum, n, eps)
         with np.errstate(all="ignore"):
             var = (var_sum.astype(np.float64) / n).astype(x.dtype).astype(np.float64)
@@ -567,20 +568,16 @@ CONVOLUTION = defop("convolution", "ConvolutionBackward0", _conv_fwd, _conv_back
                                "torch.tensor([[[0.5, -1.0]]], dtype=a.dtype))")
 
 
-_SAME_WARNED = []
-
 
 def _pad_same_right(input, total):
     """padding='same' with an odd total padding along some dim: as PyTorch, the input
     (already batched) gets the extra zero on the right (ConstantPadNdBackward0) and the
     convolution the symmetric rest; PyTorch warns once."""
-    if not _SAME_WARNED:
-        import warnings
+    from ..warn_site import warn_once
 
-        _SAME_WARNED.append(True)
-        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
-                      "require a zero-padded copy of the input be created", UserWarning,
-                      stacklevel=4)
+    warn_once("conv_same_pad", "Using padding='same' with even kernel lengths and odd dilation "
+              "may require a zero-padded copy of the input be created (Triggered internally at "
+              "/__w/pytorch/pytorch/aten/src/ATen/native/Convolution.cpp:1101.)")
     pad = []
     for t in reversed(total):  # (F.pad lists the last dim first)
         pad += [0, t - t // 2 - t // 2]

@@ -75,7 +75,8 @@ def _densify(indices: np.ndarray, values: np.ndarray, shape: tuple) -> np.ndarra
         return _plus_zero(np.array(values.sum(axis=0).reshape(shape), values.dtype))
     dense = np.zeros(shape, values.dtype)
     if indices.shape[1]:
-        np.add.at(dense, tuple(indices), values)
+        with np.errstate(all="ignore"):  # (inf + -inf duplicates: nan, silently)
+            np.add.at(dense, tuple(indices), values)
     return dense
 
 
@@ -88,7 +89,8 @@ def _coalesced(indices: np.ndarray, values: np.ndarray, shape: tuple):
         np.zeros(indices.shape[1], np.int64)
     unique, inverse = np.unique(flat, return_inverse=True)
     summed = np.zeros((len(unique),) + values.shape[1:], values.dtype)
-    np.add.at(summed, inverse.reshape(-1), values)
+    with np.errstate(all="ignore"):  # (inf + -inf duplicates: nan, silently)
+        np.add.at(summed, inverse.reshape(-1), values)
     new_indices = np.array(np.unravel_index(unique, shape[:sparse_dim]), dtype=np.int64) \
         .reshape(sparse_dim, len(unique))
     return new_indices, summed

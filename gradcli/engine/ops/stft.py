@@ -124,7 +124,8 @@ def _stft_frames(self, n_fft, hop_length, win_length, window, normalized, onesid
                    "applied,which is known to cause spectral leakage. Other windows such as "
                    "torch.hann_window or torch.hamming_window are recommended to reduce spectral "
                    "leakage.To suppress this warning and use a rectangular window, explicitly "
-                   "set `window=torch.ones(n_fft, device=<device>)`.")
+                   "set `window=torch.ones(n_fft, device=<device>)`. (Triggered internally at "
+                   "/__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:835.)", inside=True)
     hop = n_fft >> 2 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     complex_window = window is not None and window.is_complex()
@@ -138,7 +139,9 @@ def _stft_frames(self, n_fft, hop_length, win_length, window, normalized, onesid
         warn_once("stft_real", "stft with return_complex=False is deprecated. In a future "
                    "pytorch release, stft will return complex tensors for all inputs, and "
                    "return_complex=False will raise an error.\nNote: you can still call "
-                   "torch.view_as_real on the complex output to recover the old return format.")
+                   "torch.view_as_real on the complex output to recover the old return format. "
+                   "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                   "SpectralOps.cpp:874.)", inside=True)
 
     def fail(text):
         shown = "None" if window is None else f"{_type_text(window)}{{{_sizes(window.shape)}}}"
@@ -237,7 +240,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         warn_once("istft_window", "A window was not provided. A rectangular window will be "
                    "applied.Please provide the same window used by stft to make the inversion "
                    "lossless.To suppress this warning and use a rectangular window, explicitly "
-                   "set `window=torch.ones(n_fft, device=<device>)`.")
+                   "set `window=torch.ones(n_fft, device=<device>)`. (Triggered internally at "
+                   "/__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:1035.)")
     hop = n_fft >> 2 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     if not input.is_complex():
@@ -317,7 +321,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         check_count(y.numel() // max(y.shape[-1], 1) * (y.shape[-1] + end - signal_len))
         warn_once("istft_length", "The length of signal is shorter than the length parameter. "
                    "Result is being padded with zeros in the tail. Please check your center and "
-                   "hop_length settings.")
+                   "hop_length settings. (Triggered internally at /__w/pytorch/pytorch/aten/src/"
+                   "ATen/native/SpectralOps.cpp:1199.)")
         y = PUBLIC["torch.constant_pad_nd"](y, [0, end - signal_len], 0)
     return y
 

@@ -9,12 +9,11 @@ buffer report one storage, one data_ptr, and a view its offset in it.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
+from ..warn_site import warn_at_caller
 from .registry import defop, public
 
 _TYPED_STORAGE_WARNING = (
@@ -146,7 +145,7 @@ def storage(self: Tensor) -> TypedStorage:
     """A Python method in PyTorch too: Python words its argument errors (Tensor.storage)."""
     if not _WARNED[0]:
         _WARNED[0] = True
-        warnings.warn(_TYPED_STORAGE_WARNING, UserWarning, stacklevel=2)
+        warn_at_caller(_TYPED_STORAGE_WARNING)
     return TypedStorage(_owner(self))
 
 

@@ -10,11 +10,10 @@ refuse a leaf that requires grad and rewrite a view's base as every in-place op 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..tensor import make
+from ..warn_site import warn_at_caller
 from .registry import PUBLIC, public
 
 
@@ -303,7 +302,7 @@ def nonzero_static(input, *, size, fill_value=-1):
 def resize(self, *sizes):
     """Deprecated: a reshaped copy that must keep the element count (autograd's Resize).
     The sizes are multiplied as given (a tuple is not unpacked), as PyTorch's Python does."""
-    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    warn_at_caller("non-inplace resize is deprecated")
     want = 1
     for size in sizes:
         want = want * size

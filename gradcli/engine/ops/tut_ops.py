@@ -230,10 +230,12 @@ def _poisson_one(gen, rate: float, uniform) -> float:
         invalpha = 1.1239 + 1.1328 / (b - 3.4)
         vr = 0.9277 - 3.6224 / (b - 2)
         while True:
-            u = uniform(gen, 1)[0] - 0.5
-            v = uniform(gen, 1)[0]
+            u = float(uniform(gen, 1)[0]) - 0.5
+            v = float(uniform(gen, 1)[0])
             us = 0.5 - abs(u)
-            k = math.floor((2 * a / us + b) * u + rate + 0.43)
+            x = (2 * a / us + b) * u + rate + 0.43
+            # (the C++ floors into an int64: beyond its range, inf or nan, x86 gives its minimum)
+            k = math.floor(x) if -2.0**63 <= x < 2.0**63 else -2**63
             if us >= 0.07 and v <= vr:
                 return float(k)
             if k < 0 or (us < 0.013 and v > us):

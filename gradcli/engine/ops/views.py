@@ -677,7 +677,22 @@ def permute(input: Tensor, *dims_args, dims=None) -> Tensor:
 
 
 def numpy_T(x: Tensor) -> Tensor:  # noqa: N802
-    return permute(x, tuple(reversed(range(x._data.ndim))))
+    n = x._data.ndim
+    if n != 2:
+        from ..warn_site import warn_once
+
+        if n:
+            warn_once("T_not_2d", "The use of `x.T` on tensors of dimension other than 2 to "
+                      "reverse their shape is deprecated and it will throw an error in a future "
+                      "release. Consider `x.mT` to transpose batches of matrices or "
+                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
+                      "of a tensor. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+                      "native/TensorShape.cpp:4314.)")
+        else:
+            warn_once("T_0d", "Tensor.T is deprecated on 0-D tensors. This function is the "
+                      "identity in these cases. (Triggered internally at /__w/pytorch/pytorch/"
+                      "aten/src/ATen/native/TensorShape.cpp:4321.)")
+    return permute(x, tuple(reversed(range(n))))
 
 
 def mT(x: Tensor) -> Tensor:  # noqa: N802
@@ -789,11 +804,29 @@ def _np_index(k):
         return np.asarray(k)
     else:
         return k
-    if arr.dtype.kind in "fV" or (arr.dtype.kind not in "iub" and arr.size):
+    if arr.dtype.kind in "fV" or (arr.dtype.kind not in "iub" and arr.size) or (
+            arr.dtype.kind in "iu" and arr.dtype.itemsize < 4 and arr.dtype != np.uint8
+            and isinstance(k, Tensor)):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if arr.dtype == np.uint8 and isinstance(k, Tensor):
+        from ..warn_site import warn_at_caller
+
+        warn_at_caller("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                       "torch.bool instead. (Triggered internally at /__w/pytorch/pytorch/aten/"
+                       "src/ATen/native/IndexingUtils.h:37.)")
+        return arr.astype(np.bool_)  # (PyTorch reads a byte index as a mask)
     if arr.dtype.kind != "b":
         arr = arr.astype(np.int64, copy=False)
     return arr
+
+
+def _refuse_byte_mask_fill(keys, v: Tensor, accumulate: bool = False) -> None:
+    """PyTorch hands index_put_ of a 0-d value through a single mask to masked_fill_, which
+    refuses a byte (uint8) mask, before any indexing warning."""
+    if (len(keys) == 1 and isinstance(keys[0], Tensor) and keys[0]._data.dtype == np.uint8
+            and keys[0]._data.ndim and not v._data.shape and not accumulate):
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           "unsigned char")
 
 
 def _is_mask(k) -> bool:
@@ -953,12 +986,24 @@ def _plain_index(k):
 
 
 def _sequence_as_tuple(key):
-    """PyTorch reads a short list holding tensors, lists, slices, None or ... as a tuple."""
+    """PyTorch reads a short list holding tensors, lists, slices, None or ... as a tuple
+    (with its deprecation warning, every time)."""
     if isinstance(key, list) and len(key) < 32 and any(
             isinstance(k, (Tensor, list, tuple, slice, range)) or k is None or k is Ellipsis
             for k in key):
+        from ..warn_site import warn_at_caller
+
+        warn_at_caller(NON_TUPLE_INDEX)
         return tuple(key)
     return key
+
+
+NON_TUPLE_INDEX = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+    "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error or "
+    "a different result (Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/"
+    "python_variable_indexing.cpp:349.)")
 
 
 def getitem(x: Tensor, key) -> Tensor:
@@ -1122,6 +1167,7 @@ def setitem(x: Tensor, key, value) -> None:
         return
     if not isinstance(key, tuple):
         key = (key,)
+    _refuse_byte_mask_fill(key, v)
     given, key = key, _normalize_key(key)
     sliced, advanced = _walk_key(x, key)
     if not advanced:
@@ -1153,16 +1199,17 @@ def _put(x: Tensor, advanced: list, v: Tensor, accumulate: bool, inplace: bool,
     npkey = _residual_key(shape, advanced, arrays, common)
     meta = (npkey, vs, True) if accumulate else (npkey, vs)
     if inplace and has_internal_overlap(x._data):
-        import warnings
+        from ..warn_site import warn_at_caller
 
-        uses = [("index_put_", "tensor[indices] = tensor")]
+        uses = [("index_put_", "tensor[indices] = tensor", 976)]
         if masked_fill:  # (index_put_ hands a bool mask and a scalar to masked_fill_)
-            uses.append(("masked_fill_", "tensor[mask] = scalar"))
-        for which, example in uses:
-            warnings.warn(
+            uses.append(("masked_fill_", "tensor[mask] = scalar", 2450))
+        for which, example, line in uses:
+            warn_at_caller(
                 f"Use of {which} on expanded tensors is deprecated. Please clone() the tensor before "
-                f"performing this operation. This also applies to advanced indexing e.g. {example}",
-                UserWarning, stacklevel=4)
+                f"performing this operation. This also applies to advanced indexing e.g. {example} "
+                f"(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                f"TensorAdvancedIndexing.cpp:{line}.)")
 
     def compute(old, val):
         arr = val._data if val._data.dtype == old._data.dtype else val._data.astype(old._data.dtype)
@@ -1191,6 +1238,7 @@ def _index_put_args(name: str, indices, values, accumulate, first: int) -> list:
         raise TypeError(f"{name}(): argument 'accumulate' must be bool, not {type(accumulate).__name__}")
     if not indices:
         raise RuntimeError("sym_strides() called on an undefined Tensor")
+    _refuse_byte_mask_fill(indices, values, bool(accumulate))
     advanced, dim = [], 0
     for k in indices:
         arr = _np_index(k)

@@ -353,12 +353,13 @@ def _sample_dirichlet(alpha):
     from gradcli.engine.gamma_binomial import gamma_variates
 
     flat = alpha.detach().contiguous().double().reshape(-1).tolist()
-    gam = np.maximum(gamma_variates(flat, False), np.finfo(np.float64).tiny)
+    gam = np.fmax(gamma_variates(flat, False), np.finfo(np.float64).tiny)  # (nan: tiny)
     gam = gam.reshape(tuple(alpha.shape))
-    ratio = gam / gam.sum(-1, keepdims=True)
+    with np.errstate(all="ignore"):  # (inf / inf: nan, then tiny, silently as in PyTorch)
+        ratio = gam / gam.sum(-1, keepdims=True)
     npdt = np.float32 if alpha.dtype == torch.float32 else np.float64
     info = np.finfo(npdt)
-    out = np.clip(ratio.astype(npdt), info.tiny, np.nextafter(npdt(1.0), npdt(0.0)))
+    out = np.fmin(np.fmax(ratio.astype(npdt), info.tiny), np.nextafter(npdt(1.0), npdt(0.0)))
     return torch.tensor(out, dtype=alpha.dtype)
 
 

@@ -4,8 +4,10 @@ learning rates are PyTorch's floats; state_dict holds the same keys in the same 
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+import weakref
 from collections import Counter
 
 from .optimizer import Optimizer
@@ -47,6 +49,7 @@ class LRScheduler:
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._step_count = 0
+        self._track_optimizer_step()
         self._is_initial = True
         try:
             self.step()
@@ -65,8 +68,36 @@ class LRScheduler:
     def get_lr(self) -> list:
         raise NotImplementedError
 
+    def _track_optimizer_step(self) -> None:
+        """As PyTorch: the optimizer's step is wrapped (once) so that calling it notes it ran;
+        the first scheduler step can then tell a step that never ran (even one a subclass
+        wrote without the base class's bookkeeping), or one replaced after this wrapping."""
+        opt = self.optimizer
+        step = opt.step
+        func = getattr(step, "__func__", None)
+        if getattr(step, "_wrapped_by_lr_sched", False) or func is None:
+            return
+        opt_ref = weakref.ref(opt)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            target = opt_ref()
+            target._opt_called = True
+            return func.__get__(target, type(target))(*args, **kwargs)
+
+        wrapper._wrapped_by_lr_sched = True
+        opt.step = wrapper
+
     def step(self, epoch=None) -> None:
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+        if self._step_count == 1 and not getattr(self.optimizer.step, "_wrapped_by_lr_sched",
+                                                 False):
+            warnings.warn(
+                "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                "initialization. Please, make sure to call `optimizer.step()` before "
+                "`lr_scheduler.step()`. See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                UserWarning, stacklevel=2)
+        elif self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
                 "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
                 "1.1.0 and later, you should call them in the opposite order: "
@@ -93,10 +124,11 @@ class LRScheduler:
             group["lr"] = lr
         self._last_lr = _lrs(self.optimizer)
 
-    def _warn_outside_step(self) -> None:
+    def _warn_outside_step(self, stacklevel: int = 1) -> None:
+        """(PyTorch's points at its own line, but SWALR's at get_lr's caller: stacklevel=3)"""
         if not getattr(self, "_get_lr_called_within_step", False):
             warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=3)
+                          "`get_last_lr()`.", UserWarning, stacklevel=stacklevel)
 
 
 class LambdaLR(LRScheduler):

@@ -11,13 +11,23 @@ rounding of PyTorch's over thousands of steps.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 
 import numpy as np
 
+from gradcli.engine.fpstate import run_quietly
 from gradcli.engine.tensor import Tensor, make
 
 __all__ = ["Optimizer", "required"]
+
+
+def _quiet_step(step):
+    @functools.wraps(step)
+    def quiet_step(self, *args, **kwargs):
+        return run_quietly(step, self, *args, **kwargs)
+
+    return quiet_step
 
 
 class _Required:
@@ -117,6 +127,15 @@ def step_tensor(value: float = 0.0) -> Tensor:
 
 class Optimizer:
     """Base class of the optimizers: holds param_groups and per-parameter state."""
+
+    def __init_subclass__(cls, **kwargs):
+        """gradcli's own optimizers step with numpy's floating-point errors ignored (a
+        diverging run overflows to inf and nan silently, as in PyTorch): one Context.run
+        a step (engine/fpstate.run_quietly). A user's subclass keeps its numpy state."""
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and cls.__module__.startswith(__name__.rpartition(".")[0] + "."):
+            cls.step = _quiet_step(step)
 
     def __init__(self, params, defaults: dict) -> None:
         self.defaults = defaults

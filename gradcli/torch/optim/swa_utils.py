@@ -175,7 +175,7 @@ class SWALR(LRScheduler):
         return (lr - alpha * swa_lr) / (1 - alpha)
 
     def get_lr(self) -> list:
-        self._warn_outside_step()
+        self._warn_outside_step(stacklevel=3)
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)

@@ -189,7 +189,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
             "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
             "exception. use_reentrant=False is recommended, but if you need to preserve the "
             "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
-            "details on the differences between the two variants.", UserWarning, stacklevel=2)
+            "details on the differences between the two variants.", UserWarning,
+            stacklevel=1)  # (PyTorch's points at its own line too)
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if use_reentrant:

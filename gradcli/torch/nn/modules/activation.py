@@ -33,8 +33,16 @@ class Hardtanh(Module):
                  min_value=None, max_value=None) -> None:
         super().__init__()
         if min_value is not None:
+            import warnings
+
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`",
+                          FutureWarning, stacklevel=2)
             min_val = min_value
         if max_value is not None:
+            import warnings
+
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`",
+                          FutureWarning, stacklevel=2)
             max_val = max_value
         self.min_val = min_val
         self.max_val = max_val

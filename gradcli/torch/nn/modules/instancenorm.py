@@ -39,7 +39,8 @@ class _InstanceNorm(_NormBase):
                                  f"{input.size(feature_dim)}.")
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
                           "You can silence this warning by not passing in num_features, which "
-                          "is not used because affine=False", UserWarning, stacklevel=3)
+                          "is not used because affine=False", UserWarning,
+                          stacklevel=1)  # (PyTorch's points at its own line too)
         if input.dim() == self._no_batch_dim:  # one sample: normalised as a batch of one
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

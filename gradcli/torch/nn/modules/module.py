@@ -155,6 +155,12 @@ class Module:
         if backward_hooks:
             from ._backward_hooks import wrap_outputs
 
+            if not isinstance(result, (Tensor, tuple)):
+                import warnings
+
+                warnings.warn("For backward hooks to be called, module output should be a "
+                              f"Tensor or a tuple of Tensors but received {type(result)}",
+                              stacklevel=1)  # (PyTorch's points at its own line too)
             result = wrap_outputs(self, result, state)
         if self.__dict__.get("_non_full_backward_hooks"):
             from ._backward_hooks import hook_output_node
@@ -454,6 +460,15 @@ class Module:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
                                 f"but got desired dtype={dtype}")
+            if dtype.is_complex:
+                from gradcli.engine.warn_site import warn_at_caller
+
+                warn_at_caller(
+                    "Complex modules are a new feature under active development whose design may "
+                    "change, and some modules might not work as expected when using complex "
+                    "tensors as parameters or buffers. Please file an issue at https://github.com/"
+                    "pytorch/pytorch/issues/new?template=bug-report.yml if a complex module does "
+                    "not work as expected.")
             return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
         return self
 
@@ -486,6 +501,12 @@ class Module:
     # ----------------------------------------------------------- state
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
         if args:  # the deprecated positional form (destination, prefix, keep_vars)
+            import warnings
+
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
             destination = args[0]
             if len(args) > 1:
                 prefix = args[1]

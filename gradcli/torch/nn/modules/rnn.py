@@ -55,7 +55,7 @@ class RNNBase(Module):
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
                           "non-zero dropout expects num_layers greater than 1, but got "
                           f"dropout={dropout} and num_layers={num_layers}", UserWarning,
-                          stacklevel=3)
+                          stacklevel=1)  # (PyTorch's points at its own line too)
         for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
                                   ("input_size", input_size, int)):
             if not isinstance(value, kind):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import types
 
 from gradcli.engine.grad_mode import no_grad
 from gradcli.engine.tensor import Tensor
@@ -85,6 +86,10 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     """Scale the gradients so that their total norm is at most max_norm; returns the
     total norm before clipping."""
     params = _as_list(parameters)
+    if not params and isinstance(parameters, types.GeneratorType):
+        from gradcli.engine.warn_site import warn_at_caller
+
+        warn_at_caller("`parameters` is an empty generator, no gradient clipping will occur.")
     grads = [p.grad for p in params if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(params, max_norm, total)

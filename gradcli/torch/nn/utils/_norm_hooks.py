@@ -42,7 +42,7 @@ class WeightNorm:
     def apply(module: Module, name: str, dim: int) -> WeightNorm:
         warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
                       "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
-                      stacklevel=3)
+                      stacklevel=1)  # (PyTorch's points at its own line too)
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two weight_norm hooks on the same "
