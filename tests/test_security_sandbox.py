@@ -914,6 +914,7 @@ MODULE_BLOWUPS = [
     "np.random.randint(0, 5, size=10 ** 9)", "np.random.choice(10 ** 12)",
     "np.random.permutation(10 ** 12)", "np.bincount(np.array([10 ** 10]))",
     "np.bincount(np.array([0]), minlength=10 ** 10)",
+    "np.meshgrid(np.ones(10 ** 5), np.ones(10 ** 5))",
     "np.dot(np.ones((10 ** 4, 1)), np.ones((1, 10 ** 4)))",
     "np.ones((10 ** 4, 1)).dot(np.ones((1, 10 ** 4)))",
     "np.ones((10 ** 4, 1)) @ np.ones((1, 10 ** 4))",

@@ -333,6 +333,16 @@ def _bincount(x, weights=None, minlength=0):
     return wrap(np.bincount(*arrays, minlength=minlength))
 
 
+def _meshgrid(*xi, **kwargs):
+    """np.meshgrid (a decision-region grid in course notebooks): each output has as many
+    elements as the inputs' sizes multiplied, checked before numpy builds them (a sparse
+    grid keeps each input's own size)."""
+    arrays = _arrays_in(xi)
+    if not kwargs.get("sparse", False):
+        _check(_prod(np.asarray(a).size for a in arrays))
+    return wrap(np.meshgrid(*arrays, **kwargs))
+
+
 UFUNCS = ("sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log2 log10 "
           "log1p sqrt square abs absolute sign floor ceil trunc rint maximum minimum add subtract "
           "multiply divide true_divide floor_divide power mod remainder negative reciprocal "
@@ -418,6 +428,7 @@ def make_numpy():
         "concatenate": _joined(np.concatenate), "stack": _joined(np.stack),
         "vstack": _joined(np.vstack), "hstack": _joined(np.hstack),
         "take_along_axis": _take_along_axis, "bincount": _bincount,
+        "meshgrid": _meshgrid,
     }
     members = {k: R._Builtin(v, k) for k, v in members.items()}
     for name in UFUNCS:
