@@ -320,6 +320,29 @@ def _take_along_axis(arr, indices, axis=-1):
     return wrap(np.take_along_axis(a, i, axis))
 
 
+def _bincount(x, weights=None, minlength=0):
+    """np.bincount (class counts in Raschka's course notebooks): its result has max(x) + 1
+    or minlength entries, however small x is, so that size is checked before numpy
+    allocates it."""
+    arrays = _arrays_in((x,) if weights is None else (x, weights))
+    a = np.asarray(arrays[0])
+    n = int(minlength) if type(minlength) in R.INTS else 0
+    if a.size and a.dtype.kind in "iub":
+        n = max(n, int(a.max()) + 1)
+    _check(n)
+    return wrap(np.bincount(*arrays, minlength=minlength))
+
+
+def _meshgrid(*xi, **kwargs):
+    """np.meshgrid (a decision-region grid in course notebooks): each output has as many
+    elements as the inputs' sizes multiplied, checked before numpy builds them (a sparse
+    grid keeps each input's own size)."""
+    arrays = _arrays_in(xi)
+    if not kwargs.get("sparse", False):
+        _check(_prod(np.asarray(a).size for a in arrays))
+    return wrap(np.meshgrid(*arrays, **kwargs))
+
+
 UFUNCS = ("sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log2 log10 "
           "log1p sqrt square abs absolute sign floor ceil trunc rint maximum minimum add subtract "
           "multiply divide true_divide floor_divide power mod remainder negative reciprocal "
@@ -404,7 +427,8 @@ def make_numpy():
         "eye": _eye, "identity": _identity, "outer": _outer, "dot": _dot, "where": _where,
         "concatenate": _joined(np.concatenate), "stack": _joined(np.stack),
         "vstack": _joined(np.vstack), "hstack": _joined(np.hstack),
-        "take_along_axis": _take_along_axis,
+        "take_along_axis": _take_along_axis, "bincount": _bincount,
+        "meshgrid": _meshgrid,
     }
     members = {k: R._Builtin(v, k) for k, v in members.items()}
     for name in UFUNCS:

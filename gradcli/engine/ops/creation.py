@@ -418,7 +418,11 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
                        requires_grad)
     check_elements((n,))
     if target._category == 2:
-        arr = (start + np.arange(n, dtype=np.float64) * step).astype(target.np)
+        from ..kernels import ranges
+
+        arr = ranges.arange(start, step, n, target.np)
+        if arr is None:
+            arr = (start + np.arange(n, dtype=np.float64) * step).astype(target.np)
     else:
         arr = np.arange(start, end, step).astype(target.np)[:n]
     return _finish(arr, requires_grad)
