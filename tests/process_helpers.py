@@ -45,6 +45,16 @@ def sigint_as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def run_program(tmp_path, source: str, *args: str):
+    """``gradcli run [ARGS] prog.py`` of `source` in a real process: the CompletedProcess."""
+    import subprocess
+    import sys
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(source)
+    return subprocess.run([sys.executable, "-m", "gradcli", "run", *args, str(prog)],
+                          capture_output=True, text=True, timeout=120)
+
 
 def assert_runs_as_python_does(tmp_path, program: str) -> None:
     """`program` (a .grad that is also valid Python) printed by ``gradcli run`` is what the

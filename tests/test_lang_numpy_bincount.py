@@ -4,20 +4,13 @@ minlength) checked before numpy allocates it, so a tiny input cannot ask for a h
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+from process_helpers import assert_runs_as_python_does, run_program
 
 torch = pytest.importorskip("torch")
 
 
-def _run(tmp_path, source: str, *args: str):
-    prog = tmp_path / "prog.py"
-    prog.write_text(source)
-    return subprocess.run([sys.executable, "-m", "gradcli", "run", *args, str(prog)],
-                          capture_output=True, text=True, timeout=120)
 
 
 PROGRAM = """\
@@ -33,12 +26,7 @@ print(np.bincount(np.array([], dtype=np.int64)), np.bincount(labels).dtype)
 
 
 def test_counts_match_numpy_and_torch(tmp_path):
-    out = _run(tmp_path, PROGRAM)
-    assert out.returncode == 0, out.stderr
-    expected = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
-                              timeout=120)
-    assert expected.returncode == 0, expected.stderr
-    assert out.stdout == expected.stdout
+    assert_runs_as_python_does(tmp_path, PROGRAM)
 
 
 @pytest.mark.parametrize("call", [
@@ -47,7 +35,7 @@ def test_counts_match_numpy_and_torch(tmp_path):
     "np.bincount(torch.tensor([5000000]))",
 ])
 def test_large_result_from_a_small_input_is_refused(tmp_path, call):
-    out = _run(tmp_path, "import numpy as np\nimport torch\ny = " + call + "\n",
+    out = run_program(tmp_path, "import numpy as np\nimport torch\ny = " + call + "\n",
                "--max-elements", "100000")
     assert out.returncode == 1
     assert "exceeds the limit of 100,000 elements" in out.stderr
@@ -55,7 +43,7 @@ def test_large_result_from_a_small_input_is_refused(tmp_path, call):
 
 
 def test_numpy_errors_stay_numpys(tmp_path):
-    out = _run(tmp_path, "import numpy as np\nnp.bincount(np.array([-1, 2]))\n")
+    out = run_program(tmp_path, "import numpy as np\nnp.bincount(np.array([-1, 2]))\n")
     assert out.returncode == 1
     assert "Traceback" not in out.stderr
     with pytest.raises(ValueError) as err:
@@ -65,7 +53,7 @@ def test_numpy_errors_stay_numpys(tmp_path):
 
 def test_result_is_a_program_array_not_a_way_out(tmp_path):
     """The counts are an array of the allow-list: its private attributes stay closed."""
-    out = _run(tmp_path, "import numpy as np\nc = np.bincount(np.array([0, 1]))\n"
+    out = run_program(tmp_path, "import numpy as np\nc = np.bincount(np.array([0, 1]))\n"
                "print(c.__class__)\n")
     assert out.returncode == 2
     assert "not allowed" in out.stderr

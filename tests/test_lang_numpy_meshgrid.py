@@ -4,19 +4,12 @@ multiplied) checked before numpy builds them."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from process_helpers import assert_runs_as_python_does, run_program
 
 pytest.importorskip("torch")
 
 
-def _run(tmp_path, source: str, *args: str):
-    prog = tmp_path / "prog.py"
-    prog.write_text(source)
-    return subprocess.run([sys.executable, "-m", "gradcli", "run", *args, str(prog)],
-                          capture_output=True, text=True, timeout=120)
 
 
 PROGRAM = """\
@@ -39,12 +32,7 @@ print(len(np.meshgrid(np.arange(2), np.arange(2), np.arange(2))))
 
 
 def test_grids_match_numpy_and_torch(tmp_path):
-    out = _run(tmp_path, PROGRAM)
-    assert out.returncode == 0, out.stderr
-    expected = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
-                              timeout=120)
-    assert expected.returncode == 0, expected.stderr
-    assert out.stdout == expected.stdout
+    assert_runs_as_python_does(tmp_path, PROGRAM)
 
 
 @pytest.mark.parametrize("call", [
@@ -52,14 +40,14 @@ def test_grids_match_numpy_and_torch(tmp_path):
     "np.meshgrid(np.arange(50), np.arange(50), np.arange(50))",
 ])
 def test_grid_over_the_limit_is_refused(tmp_path, call):
-    out = _run(tmp_path, "import numpy as np\ng = " + call + "\n", "--max-elements", "100000")
+    out = run_program(tmp_path, "import numpy as np\ng = " + call + "\n", "--max-elements", "100000")
     assert out.returncode == 1
     assert "exceeds the limit of 100,000 elements" in out.stderr
     assert "Traceback" not in out.stderr
 
 
 def test_sparse_grid_keeps_the_inputs_sizes(tmp_path):
-    out = _run(tmp_path, "import numpy as np\n"
+    out = run_program(tmp_path, "import numpy as np\n"
                "a, b = np.meshgrid(np.arange(1000), np.arange(1000), sparse=True)\n"
                "print(a.shape, b.shape)\n", "--max-elements", "100000")
     assert out.returncode == 0, out.stderr

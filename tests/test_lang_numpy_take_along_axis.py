@@ -3,19 +3,9 @@ values, and the size of a broadcast result checked before numpy allocates it."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
-
-
-def _run(tmp_path, source: str, *args: str):
-    prog = tmp_path / "prog.py"
-    prog.write_text(source)
-    return subprocess.run([sys.executable, "-m", "gradcli", "run", *args, str(prog)],
-                          capture_output=True, text=True, timeout=120)
-
+from process_helpers import run_program
 
 PROGRAM = """\
 import numpy as np
@@ -29,7 +19,7 @@ print(np.take_along_axis(np.array([4, 5, 6]), np.array([2, 0]), None))
 
 
 def test_values_match_numpy(tmp_path):
-    out = _run(tmp_path, PROGRAM)
+    out = run_program(tmp_path, PROGRAM)
     assert out.returncode == 0, out.stderr
     x = np.array([[3.0, 1.0, 2.0], [0.5, 2.5, 1.5]])
     expected = "\n".join(str(v) for v in (
@@ -45,14 +35,14 @@ def test_values_match_numpy(tmp_path):
     "np.take_along_axis(np.ones((1, 1000)), np.zeros((1000, 1), dtype=np.int64), 0)",
 ])
 def test_broadcast_result_over_the_limit_is_refused(tmp_path, call):
-    out = _run(tmp_path, "import numpy as np\ny = " + call + "\n", "--max-elements", "100000")
+    out = run_program(tmp_path, "import numpy as np\ny = " + call + "\n", "--max-elements", "100000")
     assert out.returncode == 1
     assert "exceeds the limit of 100,000 elements" in out.stderr
     assert "Traceback" not in out.stderr
 
 
 def test_numpy_errors_stay_numpys(tmp_path):
-    out = _run(tmp_path, "import numpy as np\n"
+    out = run_program(tmp_path, "import numpy as np\n"
                "np.take_along_axis(np.ones((2, 2)), np.zeros(2, dtype=np.int64), 1)\n")
     assert out.returncode == 1
     assert "Traceback" not in out.stderr

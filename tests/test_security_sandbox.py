@@ -994,6 +994,21 @@ def run(src: str, **limits):
     return code, out.getvalue(), err.getvalue()
 
 
+def assert_internal_refused(attack: str) -> None:
+    """`x = ATTACK` in a program raises (an attribute or name the language keeps closed)
+    and binds nothing: the shared check of the per-feature `test_internals_refused`s."""
+    import io
+
+    from gradcli.lang import Limits, Session
+
+    s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
+    with pytest.raises(Exception) as info:
+        s.run("import torch\nx = " + attack + "\n", "attack.grad")
+    message = str(info.value)
+    assert any(w in message for w in ("not allowed", "cannot", "not supported")), message
+    assert "x" not in s.globals
+
+
 def check_refused(src, codes, kind):
     rc, out, err = run(src)
     assert rc in codes, (src, rc, out, err)

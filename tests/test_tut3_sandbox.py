@@ -7,7 +7,7 @@ import io
 import pytest
 
 from gradcli.lang import Limits, Session
-from tests.test_security_sandbox import BUDGET, crawl
+from tests.test_security_sandbox import BUDGET, assert_internal_refused, crawl
 
 PROGRAM = """
 import torch
@@ -58,9 +58,4 @@ def test_crawl_finds_nothing_unsafe():
     "getattr(torch.optim.Rprop([torch.nn.Parameter(torch.ones(1))]), '_' + 'count')",
 ])
 def test_internals_refused(attack):
-    s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
-    with pytest.raises(Exception) as info:
-        s.run("import torch\nx = " + attack + "\n", "attack.grad")
-    message = str(info.value)
-    assert any(w in message for w in ("not allowed", "cannot", "not supported")), message
-    assert "x" not in s.globals
+    assert_internal_refused(attack)

@@ -306,7 +306,16 @@ def _dim_in_range(dim, value) -> None:
         raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
 
 
-class _Cat(Constraint):
+class _Joined(Constraint):
+    """Several constraints laid side by side along `dim` (cat's and stack's): discrete
+    when any of them is."""
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_Joined):
     """Constraints for consecutive slices of `dim` (lengths[i] entries each), as torch.cat
     joins them: what CatTransform's domain and codomain are."""
 
@@ -317,10 +326,6 @@ class _Cat(Constraint):
             raise AssertionError(
                 f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
         self.dim = dim
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self):
@@ -335,16 +340,12 @@ class _Cat(Constraint):
         return torch.cat(checks, self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_Joined):
     """One constraint per index of `dim`, as torch.stack joins them (StackTransform's)."""
 
     def __init__(self, cseq, dim=0):
         self.cseq = _all_constraints(cseq)
         self.dim = dim
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self):
