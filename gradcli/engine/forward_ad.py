@@ -569,9 +569,7 @@ LINEAR = frozenset({
     # as_strided_ writes the view into the tangent's geometry: AsStridedBackward1 on it
     "as_strided_",
     # quantile's last step (ATen's squeeze_/movedim of its result) is taken by the tangent
-    "quantile_out",
-    # the functional copy of view_as_real (auto_linear in PyTorch, as the view)
-    "view_as_real_copy"})
+    "quantile_out"})
 # linear ops whose number operands are terms, not factors
 _ADDITIVE = frozenset({"sub", "sub_alpha"})
 # otherwise an explicit formula, which the double-vjp rule below stands in for

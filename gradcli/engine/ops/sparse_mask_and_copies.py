@@ -155,7 +155,11 @@ VIEW_AS_REAL_COPY = defop("view_as_real_copy", "ViewAsRealBackward0_copy",
                           _view_as_real_copy_forward,
                           lambda c, g: (view_as_complex(g.contiguous()),),
                           "d view_as_real_copy(z)/dz: the gradient's pairs as complex numbers",
-                          torch_call="torch.view_as_real_copy(a.to(torch.complex128))")
+                          torch_call="torch.view_as_real_copy(a.to(torch.complex128))",
+                          # (forward mode: the view of the tangent, ViewAsRealBackward0 on it
+                          # when it requires grad, as PyTorch's formula gives it)
+                          jvp=lambda inputs, meta, res, tangents: view_as_real(
+                              tangents[0].resolve_conj()))
 VIEW_AS_COMPLEX_COPY = defop("view_as_complex_copy", "ViewAsComplexBackward0_copy",
                              lambda a: np.ascontiguousarray(a[..., 0] + 1j * a[..., 1]).astype(
                                  np.complex64 if a.dtype == np.float32 else np.complex128),
