@@ -7,11 +7,12 @@ torch.utils.hooks.RemovableHandle: against PyTorch, and from a program."""
 from __future__ import annotations
 
 import io
-import warnings
 
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from comparison_helpers import assert_shown_as_pytorch  # noqa: E402
 
 import gradcli.torch as gt  # noqa: E402
 from gradcli.lang import Limits  # noqa: E402
@@ -42,16 +43,7 @@ CODES = [
 
 @pytest.mark.parametrize("code", CODES)
 def test_as_pytorch(code):
-    got = []
-    for lib in (torch, gt):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                value = repr(eval(code, {"torch": lib}))  # noqa: S307 - the fixed strings above
-        except Exception as e:  # noqa: BLE001 - compared with PyTorch's
-            value = f"{type(e).__name__}: {e}"
-        got.append(value.replace("gradcli.torch", "torch"))
-    assert got[0] == got[1]
+    assert_shown_as_pytorch(code, lambda lib: {"torch": lib}, quiet=True)
 
 
 def test_is_set_to_follows_memory():

@@ -9,6 +9,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from comparison_helpers import assert_shown_as_pytorch  # noqa: E402
+
 import gradcli.torch as gt  # noqa: E402
 
 
@@ -41,15 +43,7 @@ CODES = [
 
 @pytest.mark.parametrize("code", CODES)
 def test_as_pytorch(code):
-    got = []
-    for lib in (torch, gt):
-        lib.manual_seed(3)
-        try:
-            value = repr(eval(code, _env(lib)))  # noqa: S307 - the fixed strings above
-        except Exception as e:  # noqa: BLE001 - compared with PyTorch's
-            value = f"{type(e).__name__}: {e}"
-        got.append(value.replace("gradcli.torch", "torch"))
-    assert got[1] == got[0]
+    assert_shown_as_pytorch(code, _env, seed=3)
 
 
 @pytest.mark.parametrize("use", ["rsample", "log_prob", "entropy", "bregman", "mean", "cdf"])
@@ -85,14 +79,7 @@ KL = ["D.ContinuousBernoulli(p)", "D.ContinuousBernoulli(torch.tensor([0.3, 0.6,
 def test_kl_pairs_as_pytorch(other, cb_first):
     pair = (KL[0], other) if cb_first else (other, KL[0])
     code = f"D.kl_divergence({pair[0]}, {pair[1]})"
-    got = []
-    for lib in (torch, gt):
-        try:
-            value = repr(eval(code, _env(lib)))  # noqa: S307 - the fixed strings above
-        except Exception as e:  # noqa: BLE001 - compared with PyTorch's
-            value = f"{type(e).__name__}: {e}"
-        got.append(value.replace("gradcli.torch", "torch"))
-    assert got[1] == got[0]
+    assert_shown_as_pytorch(code, _env)
 
 
 SAME = ["D.Poisson(torch.tensor([1.0, 2.5]))", "D.Poisson(torch.tensor([3.0, 0.5]))",
@@ -124,11 +111,4 @@ def test_same_family_kl_as_pytorch(i, swap):
     "D.kl_divergence(D.Dirichlet(torch.ones(3)), D.Dirichlet(torch.tensor([1.0, 2.0, 3.0])))",
 ])
 def test_kl_errors_and_fallbacks_as_pytorch(code):
-    got = []
-    for lib in (torch, gt):
-        try:
-            value = repr(eval(code, _env(lib)))  # noqa: S307 - the fixed strings above
-        except Exception as e:  # noqa: BLE001 - compared with PyTorch's
-            value = f"{type(e).__name__}: {e}"
-        got.append(value.replace("gradcli.torch", "torch"))
-    assert got[1] == got[0]
+    assert_shown_as_pytorch(code, _env)

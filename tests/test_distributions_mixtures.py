@@ -11,6 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from comparison_helpers import assert_shown_as_pytorch  # noqa: E402
+
 import gradcli.torch as gt  # noqa: E402
 
 
@@ -68,15 +70,7 @@ CODES = [
 
 @pytest.mark.parametrize("code", CODES)
 def test_as_pytorch(code):
-    got = []
-    for lib in (torch, gt):
-        lib.manual_seed(1)
-        try:
-            value = repr(eval(code, _env(lib)))  # noqa: S307 - the fixed strings above
-        except Exception as e:  # noqa: BLE001 - compared with PyTorch's
-            value = f"{type(e).__name__}: {e}"
-        got.append(value.replace("gradcli.torch", "torch"))
-    assert got[0] == got[1]
+    assert_shown_as_pytorch(code, _env, seed=1)
 
 
 def _grads(lib, make, use):

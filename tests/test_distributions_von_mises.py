@@ -8,6 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from comparison_helpers import assert_shown_as_pytorch  # noqa: E402
+
 import gradcli.torch as gt  # noqa: E402
 
 
@@ -32,15 +34,7 @@ CODES = [
 
 @pytest.mark.parametrize("code", CODES)
 def test_as_pytorch(code):
-    got = []
-    for lib in (torch, gt):
-        lib.manual_seed(7)
-        try:
-            value = repr(eval(code, _env(lib)))  # noqa: S307 - the fixed strings above
-        except Exception as e:  # noqa: BLE001 - compared with PyTorch's
-            value = f"{type(e).__name__}: {e}"
-        got.append(value.replace("gradcli.torch", "torch"))
-    assert got[1] == got[0]
+    assert_shown_as_pytorch(code, _env, seed=7)
 
 
 @pytest.mark.parametrize("what", ["log_prob", "variance"])

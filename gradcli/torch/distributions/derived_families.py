@@ -16,7 +16,7 @@ import gradcli.torch as torch
 import gradcli.torch.nn.functional as F
 
 from . import constraints
-from .distribution import _EMPTY, Distribution, ExponentialFamily
+from .distribution import _AT_LOC, _EMPTY, Distribution, ExponentialFamily
 from .families import Exponential, Gamma, _batch, _ProbsOrLogits
 from .simple import Normal, Uniform, _broadcast_all
 from .transformed import TransformedDistribution
@@ -43,9 +43,7 @@ class Cauchy(Distribution):
     def mean(self):
         return torch.full(self._extended_shape(), math.nan, dtype=self.loc.dtype)
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = _AT_LOC
 
     @property
     def variance(self):
@@ -172,9 +170,7 @@ class Gumbel(TransformedDistribution):
     def mean(self):
         return self.loc + self.scale * EULER
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = _AT_LOC
 
     @property
     def stddev(self):
@@ -290,9 +286,7 @@ class StudentT(Distribution):
         m[self.df <= 1] = math.nan
         return m
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = _AT_LOC
 
     @property
     def variance(self):

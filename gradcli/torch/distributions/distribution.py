@@ -9,6 +9,15 @@ __all__ = ["Distribution", "ExponentialFamily"]
 _EMPTY = torch.Size(())
 
 
+def _location(self):
+    """`self.loc`: the mean and the mode of the families symmetric about their location
+    (Normal, Laplace, VonMises, the multivariate normals), the mode of the skewed ones."""
+    return self.loc
+
+
+_AT_LOC = property(_location)
+
+
 class Distribution:
     """A probability distribution with batch_shape + event_shape; subclasses define sample,
     rsample, log_prob, entropy, mean and variance."""

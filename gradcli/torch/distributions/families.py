@@ -20,7 +20,7 @@ import gradcli.torch as torch
 import gradcli.torch.nn.functional as F
 
 from . import constraints
-from .distribution import _EMPTY, Distribution, ExponentialFamily
+from .distribution import _AT_LOC, _EMPTY, Distribution, ExponentialFamily
 from .simple import Categorical, _broadcast_all, _logits_to_probs, _one_of, _probs_to_logits
 
 __all__ = ["Beta", "Binomial", "Dirichlet", "Exponential", "Gamma", "Geometric", "Laplace",
@@ -97,13 +97,7 @@ class Laplace(Distribution):
         self._params = {"loc": self.loc, "scale": self.scale}
         super().__init__(_batch(loc, scale) or self.loc.size(), validate_args=validate_args)
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = _AT_LOC
 
     @property
     def variance(self):

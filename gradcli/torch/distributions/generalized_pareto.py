@@ -11,7 +11,7 @@ from numbers import Number
 import gradcli.torch as torch
 
 from . import constraints
-from .distribution import _EMPTY, Distribution
+from .distribution import _AT_LOC, _EMPTY, Distribution
 from .simple import _broadcast_all
 
 __all__ = ["GeneralizedPareto"]
@@ -84,9 +84,7 @@ class GeneralizedPareto(Distribution):
         return torch.broadcast_to(torch.log(self.scale) + self.concentration + 1,
                                   self._batch_shape)
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = _AT_LOC
 
     @property
     def support(self):

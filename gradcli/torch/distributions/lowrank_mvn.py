@@ -9,7 +9,7 @@ import math
 import gradcli.torch as torch
 
 from . import constraints
-from .distribution import _EMPTY, Distribution
+from .distribution import _AT_LOC, _EMPTY, Distribution
 
 __all__ = ["LowRankMultivariateNormal"]
 
@@ -72,13 +72,7 @@ class LowRankMultivariateNormal(Distribution):
         self._capacitance_tril = _capacitance_tril(cov_factor, cov_diag)
         super().__init__(self.loc.shape[:-1], event_shape, validate_args=validate_args)
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = _AT_LOC
 
     def _square(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2

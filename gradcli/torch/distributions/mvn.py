@@ -8,7 +8,7 @@ import math
 import gradcli.torch as torch
 
 from . import constraints
-from .distribution import _EMPTY, Distribution
+from .distribution import _AT_LOC, _EMPTY, Distribution
 
 __all__ = ["MultivariateNormal"]
 
@@ -69,13 +69,7 @@ class MultivariateNormal(Distribution):
         self._params[name] = value  # (shown by repr from now on, as PyTorch's lazy values)
         return value
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = _AT_LOC
 
     @property
     def variance(self):

@@ -9,7 +9,7 @@ import gradcli.torch as torch
 import gradcli.torch.nn.functional as F
 
 from . import constraints
-from .distribution import _EMPTY, Distribution, ExponentialFamily
+from .distribution import _AT_LOC, _EMPTY, Distribution, ExponentialFamily
 
 __all__ = ["Bernoulli", "Categorical", "Normal", "Uniform"]
 
@@ -62,13 +62,7 @@ class Normal(ExponentialFamily):
             else self.loc.size()
         super().__init__(batch, validate_args=validate_args)
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = _AT_LOC
 
     @property
     def stddev(self):

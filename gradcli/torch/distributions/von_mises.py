@@ -10,7 +10,7 @@ import math
 import gradcli.torch as torch
 
 from . import constraints
-from .distribution import _EMPTY, Distribution
+from .distribution import _AT_LOC, _EMPTY, Distribution
 from .simple import _broadcast_all
 
 __all__ = ["VonMises"]
@@ -91,13 +91,7 @@ class VonMises(Distribution):
         return type(self)(self.loc.expand(batch_shape), self.concentration.expand(batch_shape),
                           validate_args=validate_args)
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = _AT_LOC
 
     @property
     def variance(self):
