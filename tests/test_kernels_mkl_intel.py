@@ -266,3 +266,89 @@ def test_other_intel_products_go_to_numpy():
     columns = np.asfortranarray(arr(16, 5))
     assert mkl_intel.product(columns, arr(5, 1), None, 1, "avx512", mkl._blas_form) is None
     assert mkl_intel.product(columns[:15], arr(5, 1), None, 1, "avx512", mkl._blas_form) is not None
+
+
+_SMALL_LINEAR = r"""
+import json, sys
+import numpy as np, torch
+import gradcli.torch as gt
+from gradcli.engine.kernels import mkl, mkl_intel
+level = mkl_intel.isa()
+if level in (None, "amd"):
+    print(json.dumps({"level": level})); sys.exit()
+rng = np.random.default_rng(int(sys.argv[1]))
+checked, wrong = 0, []
+for _ in range(int(sys.argv[2])):
+    m, n = int(rng.integers(2, 40)), int(rng.integers(2, 40))
+    k = 1 if rng.random() < 0.2 else int(rng.integers(2, 65))
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    # only shapes whose Intel order gradcli claims to know (others keep the AMD order)
+    rebuilt = mkl_intel.single_products if k == 1 else mkl_intel.product
+    if not (mkl.applies(x, w.T) and rebuilt(x, w.T, bias, 1, level, mkl._blas_form) is not None):
+        continue
+    checked += 1
+    pairs = [(gt.nn.functional.linear(gt.tensor(x), gt.tensor(w), gt.tensor(bias)),
+              torch.nn.functional.linear(torch.tensor(x), torch.tensor(w), torch.tensor(bias))),
+             (gt.tensor(x) @ gt.tensor(w).t(), torch.tensor(x) @ torch.tensor(w).t())]
+    if k == 1:  # addmm of a column by a row stored row by row: fused from one row on
+        row = w.T.copy()
+        pairs.append((gt.addmm(gt.tensor(bias), gt.tensor(x[:1]), gt.tensor(row)),
+                      torch.addmm(torch.tensor(bias), torch.tensor(x[:1]), torch.tensor(row))))
+    for o, t in pairs:
+        if o.detach().numpy().tobytes() != t.detach().numpy().tobytes():
+            wrong.append([m, k, n])
+print(json.dumps({"level": level, "checked": checked, "wrong": wrong[:10]}))
+"""
+
+
+@pytest.mark.parametrize("enable", ["AVX2", None])
+def test_small_linear_layers_match_torch_bit_for_bit(enable):
+    """x @ W.t() + b of small layers (batches and widths up to 40, inner sizes 1 to 64: the
+    tutorials' tiny networks), wherever gradcli rebuilds MKL's order for them (AVX-512: in
+    order over k for the shapes measured; an inner size of 1 fused with the bias), against
+    PyTorch in the same process."""
+    result = _run(_SMALL_LINEAR, 11, 400, enable=enable)
+    _skip_unless_intel(result["level"])
+    if result["level"] == "avx512":
+        assert result["checked"] > 150
+    assert result["wrong"] == []
+
+
+_TINY_NETWORK = r"""
+import json
+def run(torch):
+    # a two-layer network on a batch of 5, trained with Adam, its loss printed in full
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    x = torch.randn(5, 3)
+    wide = torch.nn.Linear(1, 8)
+    opt = torch.optim.Adam([*net.parameters(), *wide.parameters()], lr=0.01)
+    lines = []
+    for step in range(5):
+        opt.zero_grad()
+        hidden, spread = net[0](x), wide(x[:, :1])
+        loss = net[2](net[1](hidden)).pow(2).sum() + spread.pow(2).mean()
+        loss.backward()
+        opt.step()
+        lines += [repr(loss.item()), hidden.detach().numpy().tobytes().hex(),
+                  spread.detach().numpy().tobytes().hex()]
+    return lines
+import torch
+import gradcli.torch as gt
+from gradcli.engine.kernels import mkl_intel
+print(json.dumps({"level": mkl_intel.isa(), "torch": run(torch), "gradcli": run(gt)}))
+"""
+
+
+def test_tiny_network_losses_print_torchs_digits():
+    """A tutorial's tiny network (Linear(3, 4) on a batch of 5, and a Linear(1, 8)) prints
+    PyTorch's losses to the last digit of `loss.item()` after every Adam step, its layers'
+    outputs PyTorch's bit for bit, as users run it (MKL's AVX-512 kernels where the CPU has
+    them; AVX2's small x @ W.t() products take lane kernels not rebuilt here)."""
+    result = _run(_TINY_NETWORK)
+    _skip_unless_intel(result["level"])
+    if result["level"] != "avx512":
+        pytest.skip("MKL runs its AVX2 kernels on this CPU; the shapes rebuilt are AVX-512's")
+    assert result["gradcli"] == result["torch"]

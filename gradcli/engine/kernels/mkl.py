@@ -325,6 +325,8 @@ def product(a, b, c=None, alpha=1):
     level = _level[0] if _level else _detected_level()
     if level is None:
         return None
+    if a.shape[1] == 1:
+        return mkl_intel.single_products(a, b, c, alpha, level, _blas_form)
     if level != "amd":
         out = mkl_intel.product(a, b, c, alpha, level, _blas_form)
         if out is not None:
@@ -372,9 +374,10 @@ def matrix_vector(a, v):
 
 
 def applies(a, b) -> bool:
-    """Whether a @ b (2-d) is summed in MKL's order here (small float32 products, switch on)."""
+    """Whether a @ b (2-d) is summed in MKL's order here (small float32 products, switch on;
+    an inner size of 1, one product per element, at any size: see single_products)."""
     if not _switch.EXACT:
         return False
     m, k = a.shape
-    return a.dtype is _F32 and b.dtype is _F32 and 1 < k <= _ORDER_MAX_K \
-        and m * k * b.shape[1] <= _ORDER_MAX_WORK
+    return a.dtype is _F32 and b.dtype is _F32 and (
+        k == 1 or 1 < k <= _ORDER_MAX_K and m * k * b.shape[1] <= _ORDER_MAX_WORK)

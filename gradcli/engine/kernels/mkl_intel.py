@@ -244,6 +244,33 @@ def _in_order_fused(a, b):
     return acc if n >= m else np.ascontiguousarray(acc.T)
 
 
+def _small_t_in_order(m: int, k: int, n: int) -> bool:
+    """Whether AVX-512 MKL's gemm sums a small x @ W.t() (a row-major, b stored transposed:
+    nn.Linear's forward) in order over k, below the sizes _AVX512_T_MIN_* give (measured on
+    every m, n up to 32 and k up to 64): from 16 rows, from 12 rows and 3 columns, from 12
+    columns (k up to 32), and for 4 to m columns. Elsewhere small products take lane kernels
+    not pinned down."""
+    if not 2 <= k <= 64:
+        return False
+    return m >= 16 or (m >= 12 and n >= 3) or (n >= 12 and k <= 32) or 4 <= n <= m
+
+
+def single_products(a, b, c, alpha, level: str, blas_form):
+    """a @ b + c for an inner size of 1 (addmm of a column by a row: nn.Linear(1, n)), or
+    None. MKL's gemm (AVX-512 and AVX2 alike) fuses each product with c, a single rounding,
+    for a result of at least two columns (from one row only where b is stored row by row);
+    its gemv (one column, or one row of x @ W.t()) rounds the product, then adds c, as numpy
+    does (measured up to 2000x1 and 1000x50)."""
+    m, n = a.shape[0], b.shape[1]
+    if level not in ("avx512", "avx2") or c is None or alpha != 1 or n == 1:
+        return None
+    if m == 1 and blas_form(a, b)[1]:
+        return None
+    exact = a.astype(_F64) * b.astype(_F64)  # (exact: float32 products fit a float64)
+    exact += np.broadcast_to(c, exact.shape)
+    return exact.astype(_F32)
+
+
 def product(a, b, c, alpha, level: str, blas_form):
     """a @ b (+ c) as mkl.product's contract says, on MKL's Intel kernels, or None. AVX-512's
     gemm: _in_order_fused, times alpha, + c, for a b stored row by row and for a b stored
@@ -272,8 +299,10 @@ def product(a, b, c, alpha, level: str, blas_form):
             matrix, alpha = a * _F32(alpha), 1
     elif m > 1 and n > 1 and level == "avx512":
         _, b_transposed, a_transposed = blas_form(a, b)
-        if b_transposed and (alpha != 1 or m * n < _AVX512_T_MIN_MN or m * n * k < _AVX512_T_MIN_WORK
-                             or (m < _AVX512_T_MIN_M if a_transposed else m < 6 or n < 4)):
+        if b_transposed and (alpha != 1 or not (_small_t_in_order(m, k, n) if not a_transposed
+                                                else False) and (
+                m * n < _AVX512_T_MIN_MN or m * n * k < _AVX512_T_MIN_WORK
+                or (m < _AVX512_T_MIN_M if a_transposed else m < 6 or n < 4))):
             return None
         out = _in_order_fused(a, b)
         if alpha != 1:
