@@ -244,15 +244,30 @@ def _in_order_fused(a, b):
     return acc if n >= m else np.ascontiguousarray(acc.T)
 
 
-def _small_t_in_order(m: int, k: int, n: int) -> bool:
-    """Whether AVX-512 MKL's gemm sums a small x @ W.t() (a row-major, b stored transposed:
-    nn.Linear's forward) in order over k, below the sizes _AVX512_T_MIN_* give (measured on
-    every m, n up to 32 and k up to 64): from 16 rows, from 12 rows and 3 columns, from 12
-    columns (k up to 32), and for 4 to m columns. Elsewhere small products take lane kernels
-    not pinned down."""
-    if not 2 <= k <= 64:
-        return False
-    return m >= 16 or (m >= 12 and n >= 3) or (n >= 12 and k <= 32) or 4 <= n <= m
+def _small_t_kernel(m: int, k: int, n: int):
+    """Which kernel AVX-512 MKL's gemm runs for a small x @ W.t() (a row-major, b stored
+    transposed: nn.Linear's forward) below the sizes _AVX512_T_MIN_* give, measured on every
+    m, n up to 40 and k up to 64: "in order" (each element summed in order over k, fused)
+    for 2 or 3 columns from 32 elements, from 12 columns, or from 4 columns when there are
+    no more columns than rows or than k; else, up to k = 31, "lanes" (_lane_dots: a batch of
+    a few rows through a layer of few outputs); None where not pinned down (k of 32 or more
+    there, two rows with k from 48)."""
+    if not 2 <= k <= 64 or (m == 2 and k >= 48):
+        return None
+    if (n <= 3 and m * n >= 32) or n >= 12 or (n >= 4 and (n <= m or n < k)):
+        return "in order"
+    return "lanes" if k <= 31 else None
+
+
+def _lane_dots(a, b):
+    """a @ b as a dot-product kernel sums each element: the products, each rounded, in the
+    lanes of a 16-wide vector (product j in lane j % 16, a later one fused into its lane),
+    the lanes then folded by halves (_halved)."""
+    m, k = a.shape
+    n = b.shape[1]
+    prods = (a.astype(_F64)[:, None, :] * b.T.astype(_F64)[None, :, :]).reshape(m * n, k)
+    acc = _fused_chunks(np.zeros((m * n, 16), _F32), prods, 0, k)
+    return _halved(acc).reshape(m, n)
 
 
 def single_products(a, b, c, alpha, level: str, blas_form):
@@ -299,12 +314,12 @@ def product(a, b, c, alpha, level: str, blas_form):
             matrix, alpha = a * _F32(alpha), 1
     elif m > 1 and n > 1 and level == "avx512":
         _, b_transposed, a_transposed = blas_form(a, b)
-        if b_transposed and (alpha != 1 or not (_small_t_in_order(m, k, n) if not a_transposed
-                                                else False) and (
+        small = None if a_transposed or not b_transposed else _small_t_kernel(m, k, n)
+        if b_transposed and (alpha != 1 or small is None and (
                 m * n < _AVX512_T_MIN_MN or m * n * k < _AVX512_T_MIN_WORK
                 or (m < _AVX512_T_MIN_M if a_transposed else m < 6 or n < 4))):
             return None
-        out = _in_order_fused(a, b)
+        out = _lane_dots(a, b) if small == "lanes" else _in_order_fused(a, b)
         if alpha != 1:
             out *= _F32(alpha)
         if c is not None:
