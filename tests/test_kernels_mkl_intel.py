@@ -245,8 +245,9 @@ def test_intel_orders_written_plainly():
 def test_other_intel_products_go_to_numpy():
     """Products whose Intel order is not known here return None (numpy's BLAS computes them):
     a result of more than one row and column on AVX2 (on AVX-512 with b stored transposed, in
-    the cases not pinned down: _small_t_kernel), AVX-512's transposed gemv beyond an inner size of 4 but for a
-    multiple of 4 rows, its plain gemv from 16 rows beyond it, a scaled transposed gemv."""
+    the cases not pinned down: _small_t_kernel), AVX-512's transposed gemv beyond an inner
+    size of 32 but for a multiple of 4 rows, its plain gemv from 16 rows beyond an inner size
+    of 4, a scaled transposed gemv."""
     rng = np.random.default_rng(4)
 
     def arr(*shape):
@@ -261,7 +262,8 @@ def test_other_intel_products_go_to_numpy():
         assert mkl_intel.product(arr(1, 4), arr(4, 1), None, 1, level, mkl._blas_form) is not None
         assert mkl_intel.product(arr(1, 4), arr(4, 3), None, 1, level, mkl._blas_form) is not None
         assert mkl_intel.product(arr(3, 4), arr(4, 1), None, 2.0, level, mkl._blas_form) is None
-    assert mkl_intel.product(arr(3, 5), arr(5, 1), None, 1, "avx512", mkl._blas_form) is None
+    assert mkl_intel.product(arr(3, 40), arr(40, 1), None, 1, "avx512", mkl._blas_form) is None
+    assert mkl_intel.product(arr(3, 5), arr(5, 1), None, 1, "avx512", mkl._blas_form) is not None
     assert mkl_intel.product(arr(4, 50), arr(50, 1), None, 1, "avx512", mkl._blas_form) is not None
     assert mkl_intel.product(arr(3, 5), arr(5, 1), None, 1, "avx2", mkl._blas_form) is not None
     columns = np.asfortranarray(arr(16, 5))

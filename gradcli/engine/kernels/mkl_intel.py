@@ -22,10 +22,11 @@ _F32, _F64 = np.float32, np.float64
 # Where the AVX-512 kernels' orders were checked against PyTorch (elsewhere the same pairs
 # share sums but some additions round differently, not found yet: those products go to
 # numpy): every result of one column for an inner size up to 4 (W7's Linear(3, 1), d2l's
-# linear regression); beyond, the transposed gemv for a multiple of 4 rows (the rows after the
-# last group of 4 switch between one and two accumulators in a way not pinned down), the plain
-# gemv (a stored column by column) below 16 rows.
+# linear regression); beyond, the transposed gemv for a multiple of 4 rows, and for the rows
+# after the last group of 4 up to an inner size of 32 (past it they take two accumulators in
+# a way not pinned down), the plain gemv (a stored column by column) below 16 rows.
 _AVX512_ANY_MAX_K = 4
+_AVX512_REST_MAX_K = 32
 _AVX512_AXPY_MAX_M = 15
 # Above this many multiply-adds (m*k) MKL's AVX-512 transposed gemv gives each of 2 threads
 # half the rows (the first ceil(m/2)), each grouping its own rows by 4 (measured with
@@ -199,7 +200,7 @@ def _dot_rows(a, x, level: str):
     if level == "avx2":
         return _rows_avx2(prods)
     grouped = m & ~3
-    if k > _AVX512_ANY_MAX_K and grouped != m:
+    if k > _AVX512_REST_MAX_K and grouped != m:
         return None
     if grouped == m:
         return _rows_avx512_grouped(prods)
