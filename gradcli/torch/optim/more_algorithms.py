@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gradcli.torch as torch
 
-from .optimizer import Optimizer, step_tensor
+from .optimizer import Optimizer, check_tensor_lr, refuse_differentiable_leaf, step_tensor
 
 __all__ = ["Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "LBFGS"]
 
@@ -31,13 +31,25 @@ class _PerParameter(Optimizer):
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
+        refuse_differentiable_leaf(self, self._through_view)
         with torch.no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
                         grad = -p.grad if group["maximize"] else p.grad
-                        self._update(group, p, grad, self.state[p])
+                        state = self.state[p]
+                        if not state:
+                            self._init_state(group, p, grad, state)
+                        if p.is_complex():  # PyTorch's view_as_real: parts as elements
+                            p, grad = torch.view_as_real(p), torch.view_as_real(grad)
+                            state = {k: torch.view_as_real(v) if isinstance(v, torch.Tensor)
+                                     and v.is_complex() else v for k, v in state.items()}
+                        self._update(group, p, grad, state)
         return loss
+
+    def _init_state(self, group, p, grad, state) -> None:
+        """The parameter's state on its first step (in the parameter's own dtype)."""
+        raise NotImplementedError
 
     def _update(self, group, p, grad, state) -> None:
         raise NotImplementedError
@@ -52,6 +64,7 @@ class _PerParameter(Optimizer):
 class Adadelta(_PerParameter):
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
@@ -60,11 +73,16 @@ class Adadelta(_PerParameter):
                                       maximize=maximize, capturable=capturable,
                                       foreach=foreach, differentiable=differentiable))
 
+    @staticmethod
+    def _through_view(group) -> bool:
+        return False  # (the update is added to the complex parameter itself)
+
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["square_avg"] = torch.zeros_like(p)
+        state["acc_delta"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["square_avg"] = torch.zeros_like(p)
-            state["acc_delta"] = torch.zeros_like(p)
         rho, eps = group["rho"], group["eps"]
         self._count(state)
         if group["weight_decay"] != 0:
@@ -81,6 +99,7 @@ class Adamax(_PerParameter):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False,
                  capturable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _betas(betas)
@@ -89,11 +108,12 @@ class Adamax(_PerParameter):
                                       foreach=foreach, maximize=maximize,
                                       differentiable=differentiable, capturable=capturable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["exp_avg"] = torch.zeros_like(p)
+        state["exp_inf"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["exp_avg"] = torch.zeros_like(p)
-            state["exp_inf"] = torch.zeros_like(p)
         beta1, beta2 = group["betas"]
         step = self._count(state)
         if group["weight_decay"] != 0:
@@ -109,6 +129,7 @@ class NAdam(_PerParameter):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _betas(betas)
@@ -120,12 +141,13 @@ class NAdam(_PerParameter):
             maximize=maximize, foreach=foreach, capturable=capturable,
             differentiable=differentiable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["mu_product"] = step_tensor(1.0)
+        state["exp_avg"] = torch.zeros_like(p)
+        state["exp_avg_sq"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["mu_product"] = step_tensor(1.0)
-            state["exp_avg"] = torch.zeros_like(p)
-            state["exp_avg_sq"] = torch.zeros_like(p)
         lr, (beta1, beta2), decay = group["lr"], group["betas"], group["momentum_decay"]
         step = self._count(state)
         bias_correction2 = 1 - beta2 ** step
@@ -151,6 +173,7 @@ class RAdam(_PerParameter):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _betas(betas)
@@ -160,11 +183,12 @@ class RAdam(_PerParameter):
             foreach=foreach, capturable=capturable,
             decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["exp_avg"] = torch.zeros_like(p)
+        state["exp_avg_sq"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["exp_avg"] = torch.zeros_like(p)
-            state["exp_avg_sq"] = torch.zeros_like(p)
         lr, (beta1, beta2) = group["lr"], group["betas"]
         step = self._count(state)
         if group["weight_decay"] != 0:
@@ -193,17 +217,20 @@ class Rprop(_PerParameter):
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False,
                  differentiable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 < etas[0] < 1.0 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
         super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes,
                                       foreach=foreach, maximize=maximize,
                                       differentiable=differentiable, capturable=capturable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["prev"] = torch.zeros_like(p)
+        lr = group["lr"]  # (complex: both parts start at lr)
+        state["step_size"] = torch.full_like(grad, complex(lr, lr) if p.is_complex() else lr)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["prev"] = torch.zeros_like(p)
-            state["step_size"] = torch.full_like(grad, group["lr"])
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
         self._count(state)
@@ -223,6 +250,7 @@ class ASGD(_PerParameter):
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False,
                  capturable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
@@ -230,12 +258,13 @@ class ASGD(_PerParameter):
                                       maximize=maximize, differentiable=differentiable,
                                       capturable=capturable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["eta"] = torch.as_tensor(group["lr"], dtype=torch.float32).clone()
+        state["mu"] = step_tensor(1.0)
+        state["ax"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["eta"] = torch.as_tensor(group["lr"], dtype=torch.float32).clone()
-            state["mu"] = step_tensor(1.0)
-            state["ax"] = torch.zeros_like(p)
         lr, lambd = group["lr"], group["lambd"]
         step = self._count(state)
         if group["weight_decay"] != 0:
@@ -259,6 +288,8 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None) -> None:
+        check_tensor_lr(lr)
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
@@ -272,12 +303,23 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _flat_grad(self):
-        return torch.cat([p.new_zeros(p.numel()) if p.grad is None else p.grad.view(-1)
-                          for p in self._params], 0)
+        """Every gradient as one flat vector (a complex one as its real and imaginary parts,
+        PyTorch's view_as_real)."""
+        views = []
+        for p in self._params:
+            if p.grad is None:
+                views.append(p.new_zeros(p.numel()))
+            elif p.grad.is_complex():
+                views.append(torch.view_as_real(p.grad).view(-1))
+            else:
+                views.append(p.grad.view(-1))
+        return torch.cat(views, 0)
 
     def _add_grad(self, step_size, update) -> None:
         offset = 0
         for p in self._params:
+            if p.is_complex():
+                p = torch.view_as_real(p)
             n = p.numel()
             p.add_(update[offset:offset + n].view_as(p), alpha=step_size)
             offset += n
