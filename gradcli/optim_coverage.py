@@ -28,17 +28,12 @@ STEPS = 12  # enough to reach every state branch (RAdam's rectification starts a
 MORE_STEPS = 4  # after a load_state_dict round trip
 SHAPES = ((3, 4), (), (0,), (5,))
 
-_WOLFE = ("LBFGS(line_search_fn='strong_wolfe'): the strong Wolfe line search is not "
-          "implemented; gradcli refuses it with a RuntimeError")
 _MUON = ("Muon float64: the Newton-Schulz iteration runs in bfloat16, whose matrix products "
          "round where PyTorch's oneDNN kernels may not; a last-bit difference in bfloat16 "
          "exceeds float64's tolerance after several steps")
 
 #: cases known not to pass yet: "Optimizer case id" -> why
 KNOWN_FAILING: dict[str, str] = {
-    "LBFGS float32 strong_wolfe": _WOLFE,
-    "LBFGS float64 strong_wolfe": _WOLFE,
-    "LBFGS complex64 strong_wolfe": _WOLFE,
     "Muon float64 Tensor lr": _MUON,
     "Muon float64 passing alternative ns_coefficients": _MUON,
 }

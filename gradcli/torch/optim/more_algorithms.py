@@ -283,8 +283,8 @@ class ASGD(_PerParameter):
 
 class LBFGS(Optimizer):
     """Limited-memory BFGS over all parameters flattened into one vector; step(closure)
-    re-evaluates the loss up to max_iter times (the line search 'strong_wolfe' is not
-    available here)."""
+    re-evaluates the loss up to max_iter times, with a fixed step or the strong Wolfe line
+    search (line_search.py)."""
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None) -> None:
@@ -327,17 +327,28 @@ class LBFGS(Optimizer):
     def step(self, closure):
         self._opt_called = True
         group = self.param_groups[0]
-        if group["line_search_fn"] is not None:
-            if group["line_search_fn"] != "strong_wolfe":
-                raise RuntimeError("only 'strong_wolfe' is supported")
-            raise RuntimeError(
-                "torch.optim.LBFGS(line_search_fn='strong_wolfe') is not supported by gradcli")
         with torch.no_grad():
             return self._run(group, closure)
 
     def _evaluate(self, closure):
         with torch.enable_grad():
             return closure()
+
+    def _line_search(self, closure, t, d, loss, flat_grad, gtd, max_ls):
+        """The strong Wolfe search from the current parameters (restored after each trial)."""
+        from .line_search import strong_wolfe
+
+        start = [p.clone() for p in self._params]
+
+        def evaluate(step):
+            self._add_grad(step, d)
+            value = float(self._evaluate(closure))
+            grad = self._flat_grad()
+            for p, x in zip(self._params, start):
+                p.copy_(x)
+            return value, grad
+
+        return strong_wolfe(evaluate, t, d, loss, flat_grad, gtd, max_ls=max_ls)
 
     def _run(self, group, closure):
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
@@ -394,19 +405,30 @@ class LBFGS(Optimizer):
                 prev_flat_grad.copy_(flat_grad)
             prev_loss = loss
             t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr if state["n_iter"] == 1 else lr
-            if flat_grad.dot(d) > -tolerance_change:
+            gtd = flat_grad.dot(d)
+            if gtd > -tolerance_change:
                 break
-            self._add_grad(t, d)
             spent = 0
-            if n_iter != max_iter:
-                loss = float(self._evaluate(closure))
-                flat_grad = self._flat_grad()
-                spent = 1
+            if group["line_search_fn"] is not None:
+                if group["line_search_fn"] != "strong_wolfe":
+                    raise RuntimeError("only 'strong_wolfe' is supported")
+                loss, flat_grad, t, spent = self._line_search(closure, t, d, loss, flat_grad,
+                                                              gtd, max_eval - evals)
+                self._add_grad(t, d)
+                optimal = flat_grad.abs().max() <= tolerance_grad
+            else:
+                self._add_grad(t, d)
+                optimal = False
+                if n_iter != max_iter:
+                    loss = float(self._evaluate(closure))
+                    flat_grad = self._flat_grad()
+                    spent = 1
+                    optimal = flat_grad.abs().max() <= tolerance_grad
             evals += spent
             state["func_evals"] += spent
             if n_iter == max_iter or evals >= max_eval:
                 break
-            if spent and flat_grad.abs().max() <= tolerance_grad:
+            if optimal:
                 break
             if d.mul(t).abs().max() <= tolerance_change:
                 break
