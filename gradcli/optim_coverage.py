@@ -38,7 +38,9 @@ KNOWN_FAILING: dict[str, str] = {
     "Muon float64 passing alternative ns_coefficients": _MUON,
 }
 
-FLAGS = ({}, {"foreach": False}, {"foreach": True}, {"fused": True}, {"differentiable": True})
+FLAGS = ({}, {"foreach": False}, {"foreach": True}, {"fused": True}, {"differentiable": True},
+         {"fused": True, "foreach": True}, {"fused": True, "differentiable": True},
+         {"capturable": True}, {"capturable": True, "foreach": True})
 
 
 def load_optim_db():

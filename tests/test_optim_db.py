@@ -73,3 +73,45 @@ def test_known_failing_are_real_cases():
         keys = {case[0] for case in optim_coverage.cases_of(by_name[name])}
         assert key in keys, entry
 
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adagrad", "ASGD", "NAdam", "RAdam",
+                                  "RMSprop", "Rprop", "Adadelta", "Adamax"])
+def test_state_step_follows_the_default_dtype(name):
+    # PyTorch keeps 'step' (ASGD's eta and mu, NAdam's mu_product) in float64 when the
+    # default dtype is float64, in float32 for fused=True; the default is restored after
+    import torch
+
+    import gradcli.torch as gt
+
+    info = next(i for i in INFOS if _name(i) == name)
+    before = torch.get_default_dtype(), gt.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)
+        gt.set_default_dtype(gt.float64)
+        probe = getattr(torch.optim, name)([torch.nn.Parameter(torch.ones(2))])
+        probe.param_groups[0]["params"][0].grad = torch.ones(2)
+        probe.step()
+        assert next(iter(probe.state.values()))["step"].dtype == torch.float64
+        optim_coverage.run_case(info, "float32", {})
+        if name in ("Adam", "AdamW", "Adagrad"):
+            optim_coverage.run_case(info, "float64", {"fused": True})
+    finally:
+        torch.set_default_dtype(before[0])
+        gt.set_default_dtype(before[1])
+
+
+def test_differentiable_on_a_non_leaf_is_refused_plainly():
+    # differentiable=True exists for optimizing through a step (non-leaf parameters);
+    # gradcli's steps are not recorded, so it refuses instead of giving wrong gradients
+    import gradcli.torch as gt
+
+    w = gt.ones(3, requires_grad=True)
+    p = w * 2
+    opt = gt.optim.Adam([p], differentiable=True)
+    p.grad = gt.ones(3)
+    with pytest.raises(RuntimeError, match="differentiable=True on a non-leaf parameter is "
+                                           "not supported by gradcli"):
+        opt.step()
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        gt.optim.Adam([w * 2])

@@ -16,6 +16,7 @@ from .optimizer import (
     check_fused_params,
     check_tensor_lr,
     real,
+    refuse_capturable,
     refuse_differentiable_leaf,
     required,
     step_tensor,
@@ -56,6 +57,8 @@ def _begin(optimizer, closure):
     for group in optimizer.param_groups:
         if group.get("fused"):
             check_fused_params(group)
+        if group.get("capturable"):
+            refuse_capturable(optimizer, group)
         if group.get("differentiable"):
             refuse_differentiable_leaf(optimizer, optimizer._through_view)
     return loss
@@ -172,7 +175,7 @@ class Adam(Optimizer):
                 state = self.state[p]
                 d = real(p._data)
                 if not state:
-                    state["step"] = step_tensor()
+                    state["step"] = step_tensor(fused=group.get("fused"))
                     state["exp_avg"] = make(np.zeros_like(p._data))
                     state["exp_avg_sq"] = make(np.zeros_like(p._data))
                     if amsgrad:
@@ -239,7 +242,7 @@ class RMSprop(Optimizer):
                 state = self.state[p]
                 d = real(p._data)
                 if not state:
-                    state["step"] = step_tensor()
+                    state["step"] = step_tensor(fused=group.get("fused"))
                     state["square_avg"] = make(np.zeros_like(p._data))
                     if momentum > 0:
                         state["momentum_buffer"] = make(np.zeros_like(p._data))
@@ -291,7 +294,7 @@ class Adagrad(Optimizer):
         for p in group["params"]:
             state = self.state[p]
             if not state:
-                state["step"] = step_tensor()
+                state["step"] = step_tensor(fused=group.get("fused"))
                 value = group["initial_accumulator_value"]
                 if p._data.dtype.kind == "c":  # (PyTorch's: both parts start at the value)
                     value = complex(value, value)

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import gradcli.torch as torch
 
-from .optimizer import Optimizer, check_tensor_lr, refuse_differentiable_leaf, step_tensor
+from .optimizer import (
+    Optimizer,
+    check_tensor_lr,
+    refuse_capturable,
+    refuse_differentiable_leaf,
+    step_tensor,
+)
 
 __all__ = ["Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "LBFGS"]
 
@@ -31,6 +37,9 @@ class _PerParameter(Optimizer):
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            if group.get("capturable"):
+                refuse_capturable(self, group)
         refuse_differentiable_leaf(self, self._through_view)
         with torch.no_grad():
             for group in self.param_groups:
@@ -260,7 +269,7 @@ class ASGD(_PerParameter):
 
     def _init_state(self, group, p, grad, state) -> None:
         state["step"] = step_tensor()
-        state["eta"] = torch.as_tensor(group["lr"], dtype=torch.float32).clone()
+        state["eta"] = step_tensor(float(group["lr"]))
         state["mu"] = step_tensor(1.0)
         state["ax"] = torch.zeros_like(p)
 

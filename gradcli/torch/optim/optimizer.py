@@ -158,6 +158,26 @@ def check_fused_flags(fused, foreach, differentiable) -> None:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+def refuse_capturable(optimizer, group) -> None:
+    """capturable=True (CUDA graphs) at step: PyTorch asserts the parameters are on a
+    capturable device, which a CPU never is. The list it names depends on the path:
+    the foreach path leaves out 'xla' (but RMSprop's and Rprop's), the single-tensor
+    path includes it (but Adadelta's)."""
+    if not any(p._grad is not None for p in group["params"]):
+        return
+    name = type(optimizer).__name__
+    if group.get("foreach"):
+        xla = name in ("RMSprop", "Rprop")
+    else:
+        xla = name != "Adadelta"
+    devices = ["cuda", "xpu", "hpu", "privateuseone"] + (["xla"] if xla else [])
+    what = {"ASGD": "params, mus, etas, and state_steps",
+            "NAdam": "params, mu_products, and state_steps" if group.get("foreach")
+            else "params, mu_products and state_steps"}.get(name, "params and state_steps")
+    raise AssertionError(f"If capturable=True, {what} must be on supported devices: "
+                         f"{devices}.")
+
+
 def refuse_differentiable_leaf(optimizer, through_view=lambda group: True) -> None:
     """differentiable=True runs PyTorch's step with grad mode on, so its first in-place
     update of a leaf that requires grad is refused by autograd (a complex parameter
@@ -180,9 +200,13 @@ def refuse_differentiable_leaf(optimizer, through_view=lambda group: True) -> No
                                "is not supported by gradcli")
 
 
-def step_tensor(value: float = 0.0) -> Tensor:
-    """The float32 0-d tensor PyTorch keeps as a parameter's 'step'."""
-    return make(np.array(value, np.float32))
+def step_tensor(value: float = 0.0, fused=None) -> Tensor:
+    """The 0-d tensor PyTorch keeps as a parameter's 'step' (and ASGD's eta and mu):
+    float64 when the default dtype is float64, float32 otherwise and for fused=True."""
+    from gradcli.engine.dtypes import float64, get_default_dtype
+
+    wide = get_default_dtype() is float64 and not fused
+    return make(np.array(value, np.float64 if wide else np.float32))
 
 
 class Optimizer:
