@@ -86,7 +86,12 @@ def _lbfgs(T, steps=4, **options):
 
 @pytest.mark.parametrize("options", [{}, {"lr": 0.5, "history_size": 3, "max_iter": 7},
                                      {"lr": 0.1, "max_iter": 30, "max_eval": 12},
-                                     {"steps": 1, "max_iter": 3}])
+                                     {"steps": 1, "max_iter": 3},
+                                     {"line_search_fn": "strong_wolfe"},
+                                     {"line_search_fn": "strong_wolfe", "lr": 2.0,
+                                      "history_size": 4, "max_eval": 9},
+                                     {"line_search_fn": "strong_wolfe", "steps": 1,
+                                      "max_iter": 50, "tolerance_grad": 1e-12}])
 def test_lbfgs_matches_pytorch(options):
     g = _lbfgs(gt, **options)
     t = _lbfgs(torch, **options)
@@ -99,9 +104,17 @@ def test_lbfgs_refusals():
     p = gt.nn.Parameter(gt.ones(2))
     with pytest.raises(ValueError, match="per-parameter options"):
         gt.optim.LBFGS([{"params": [p]}, {"params": [gt.nn.Parameter(gt.ones(1))]}])
-    opt = gt.optim.LBFGS([p], line_search_fn="strong_wolfe")
-    with pytest.raises(RuntimeError, match="not supported by gradcli"):
-        opt.step(lambda: (p ** 2).sum())
+    for T in (gt, torch):  # a line search other than strong_wolfe: refused at step
+        q = T.nn.Parameter(T.ones(2))
+        opt = T.optim.LBFGS([q], line_search_fn="backtracking")
+
+        def closure():
+            loss = (q ** 2).sum()  # noqa: B023 (called at once)
+            loss.backward()
+            return loss
+
+        with pytest.raises(RuntimeError, match="^only 'strong_wolfe' is supported$"):
+            opt.step(closure)
 
 
 def test_tensor_alpha_as_pytorch():

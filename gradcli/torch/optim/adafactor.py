@@ -48,6 +48,8 @@ class Adafactor(Optimizer):
                 for p in group["params"]:
                     if p.grad is None:
                         continue
+                    if p.is_complex():
+                        raise RuntimeError("Adafactor does not support complex parameters")
                     if p.grad.is_sparse:
                         raise RuntimeError("Adafactor does not support sparse gradients")
                     state = self.state[p]

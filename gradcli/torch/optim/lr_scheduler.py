@@ -339,7 +339,12 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
 
-for _name in __all__:
+class _LRScheduler(LRScheduler):
+    """LRScheduler's old name, which custom schedulers written for older PyTorch subclass
+    (a subclass, as PyTorch keeps it, so its __name__ stays _LRScheduler)."""
+
+
+for _name in __all__ + ["_LRScheduler"]:
     globals()[_name].__module__ = "torch.optim.lr_scheduler"  # (as PyTorch prints them)
 del _name
 __all__ += ["OneCycleLR", "LinearLR", "ConstantLR",  # noqa: F822  (more_schedulers, on first use)

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import gradcli.torch as torch
 
-from .optimizer import Optimizer, step_tensor
+from .optimizer import (
+    Optimizer,
+    check_tensor_lr,
+    refuse_capturable,
+    refuse_differentiable_leaf,
+    step_tensor,
+)
 
 __all__ = ["Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "LBFGS"]
 
@@ -31,13 +37,28 @@ class _PerParameter(Optimizer):
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            if group.get("capturable"):
+                refuse_capturable(self, group)
+        refuse_differentiable_leaf(self, self._through_view)
         with torch.no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
                         grad = -p.grad if group["maximize"] else p.grad
-                        self._update(group, p, grad, self.state[p])
+                        state = self.state[p]
+                        if not state:
+                            self._init_state(group, p, grad, state)
+                        if p.is_complex():  # PyTorch's view_as_real: parts as elements
+                            p, grad = torch.view_as_real(p), torch.view_as_real(grad)
+                            state = {k: torch.view_as_real(v) if isinstance(v, torch.Tensor)
+                                     and v.is_complex() else v for k, v in state.items()}
+                        self._update(group, p, grad, state)
         return loss
+
+    def _init_state(self, group, p, grad, state) -> None:
+        """The parameter's state on its first step (in the parameter's own dtype)."""
+        raise NotImplementedError
 
     def _update(self, group, p, grad, state) -> None:
         raise NotImplementedError
@@ -52,6 +73,7 @@ class _PerParameter(Optimizer):
 class Adadelta(_PerParameter):
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
@@ -60,11 +82,16 @@ class Adadelta(_PerParameter):
                                       maximize=maximize, capturable=capturable,
                                       foreach=foreach, differentiable=differentiable))
 
+    @staticmethod
+    def _through_view(group) -> bool:
+        return False  # (the update is added to the complex parameter itself)
+
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["square_avg"] = torch.zeros_like(p)
+        state["acc_delta"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["square_avg"] = torch.zeros_like(p)
-            state["acc_delta"] = torch.zeros_like(p)
         rho, eps = group["rho"], group["eps"]
         self._count(state)
         if group["weight_decay"] != 0:
@@ -81,6 +108,7 @@ class Adamax(_PerParameter):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False,
                  capturable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _betas(betas)
@@ -89,11 +117,12 @@ class Adamax(_PerParameter):
                                       foreach=foreach, maximize=maximize,
                                       differentiable=differentiable, capturable=capturable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["exp_avg"] = torch.zeros_like(p)
+        state["exp_inf"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["exp_avg"] = torch.zeros_like(p)
-            state["exp_inf"] = torch.zeros_like(p)
         beta1, beta2 = group["betas"]
         step = self._count(state)
         if group["weight_decay"] != 0:
@@ -109,6 +138,7 @@ class NAdam(_PerParameter):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _betas(betas)
@@ -120,12 +150,13 @@ class NAdam(_PerParameter):
             maximize=maximize, foreach=foreach, capturable=capturable,
             differentiable=differentiable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["mu_product"] = step_tensor(1.0)
+        state["exp_avg"] = torch.zeros_like(p)
+        state["exp_avg_sq"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["mu_product"] = step_tensor(1.0)
-            state["exp_avg"] = torch.zeros_like(p)
-            state["exp_avg_sq"] = torch.zeros_like(p)
         lr, (beta1, beta2), decay = group["lr"], group["betas"], group["momentum_decay"]
         step = self._count(state)
         bias_correction2 = 1 - beta2 ** step
@@ -151,6 +182,7 @@ class RAdam(_PerParameter):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _betas(betas)
@@ -160,11 +192,12 @@ class RAdam(_PerParameter):
             foreach=foreach, capturable=capturable,
             decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["exp_avg"] = torch.zeros_like(p)
+        state["exp_avg_sq"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["exp_avg"] = torch.zeros_like(p)
-            state["exp_avg_sq"] = torch.zeros_like(p)
         lr, (beta1, beta2) = group["lr"], group["betas"]
         step = self._count(state)
         if group["weight_decay"] != 0:
@@ -193,17 +226,20 @@ class Rprop(_PerParameter):
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False,
                  differentiable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 < etas[0] < 1.0 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
         super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes,
                                       foreach=foreach, maximize=maximize,
                                       differentiable=differentiable, capturable=capturable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["prev"] = torch.zeros_like(p)
+        lr = group["lr"]  # (complex: both parts start at lr)
+        state["step_size"] = torch.full_like(grad, complex(lr, lr) if p.is_complex() else lr)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["prev"] = torch.zeros_like(p)
-            state["step_size"] = torch.full_like(grad, group["lr"])
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
         self._count(state)
@@ -223,6 +259,7 @@ class ASGD(_PerParameter):
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False,
                  capturable=False) -> None:
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
@@ -230,12 +267,13 @@ class ASGD(_PerParameter):
                                       maximize=maximize, differentiable=differentiable,
                                       capturable=capturable))
 
+    def _init_state(self, group, p, grad, state) -> None:
+        state["step"] = step_tensor()
+        state["eta"] = step_tensor(float(group["lr"]))
+        state["mu"] = step_tensor(1.0)
+        state["ax"] = torch.zeros_like(p)
+
     def _update(self, group, p, grad, state) -> None:
-        if not state:
-            state["step"] = step_tensor()
-            state["eta"] = torch.as_tensor(group["lr"], dtype=torch.float32).clone()
-            state["mu"] = step_tensor(1.0)
-            state["ax"] = torch.zeros_like(p)
         lr, lambd = group["lr"], group["lambd"]
         step = self._count(state)
         if group["weight_decay"] != 0:
@@ -254,11 +292,13 @@ class ASGD(_PerParameter):
 
 class LBFGS(Optimizer):
     """Limited-memory BFGS over all parameters flattened into one vector; step(closure)
-    re-evaluates the loss up to max_iter times (the line search 'strong_wolfe' is not
-    available here)."""
+    re-evaluates the loss up to max_iter times, with a fixed step or the strong Wolfe line
+    search (line_search.py)."""
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None) -> None:
+        check_tensor_lr(lr)
+        check_tensor_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
@@ -272,12 +312,23 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _flat_grad(self):
-        return torch.cat([p.new_zeros(p.numel()) if p.grad is None else p.grad.view(-1)
-                          for p in self._params], 0)
+        """Every gradient as one flat vector (a complex one as its real and imaginary parts,
+        PyTorch's view_as_real)."""
+        views = []
+        for p in self._params:
+            if p.grad is None:
+                views.append(p.new_zeros(p.numel()))
+            elif p.grad.is_complex():
+                views.append(torch.view_as_real(p.grad).view(-1))
+            else:
+                views.append(p.grad.view(-1))
+        return torch.cat(views, 0)
 
     def _add_grad(self, step_size, update) -> None:
         offset = 0
         for p in self._params:
+            if p.is_complex():
+                p = torch.view_as_real(p)
             n = p.numel()
             p.add_(update[offset:offset + n].view_as(p), alpha=step_size)
             offset += n
@@ -285,17 +336,28 @@ class LBFGS(Optimizer):
     def step(self, closure):
         self._opt_called = True
         group = self.param_groups[0]
-        if group["line_search_fn"] is not None:
-            if group["line_search_fn"] != "strong_wolfe":
-                raise RuntimeError("only 'strong_wolfe' is supported")
-            raise RuntimeError(
-                "torch.optim.LBFGS(line_search_fn='strong_wolfe') is not supported by gradcli")
         with torch.no_grad():
             return self._run(group, closure)
 
     def _evaluate(self, closure):
         with torch.enable_grad():
             return closure()
+
+    def _line_search(self, closure, t, d, loss, flat_grad, gtd, max_ls):
+        """The strong Wolfe search from the current parameters (restored after each trial)."""
+        from .line_search import strong_wolfe
+
+        start = [p.clone() for p in self._params]
+
+        def evaluate(step):
+            self._add_grad(step, d)
+            value = float(self._evaluate(closure))
+            grad = self._flat_grad()
+            for p, x in zip(self._params, start):
+                p.copy_(x)
+            return value, grad
+
+        return strong_wolfe(evaluate, t, d, loss, flat_grad, gtd, max_ls=max_ls)
 
     def _run(self, group, closure):
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
@@ -352,19 +414,30 @@ class LBFGS(Optimizer):
                 prev_flat_grad.copy_(flat_grad)
             prev_loss = loss
             t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr if state["n_iter"] == 1 else lr
-            if flat_grad.dot(d) > -tolerance_change:
+            gtd = flat_grad.dot(d)
+            if gtd > -tolerance_change:
                 break
-            self._add_grad(t, d)
             spent = 0
-            if n_iter != max_iter:
-                loss = float(self._evaluate(closure))
-                flat_grad = self._flat_grad()
-                spent = 1
+            if group["line_search_fn"] is not None:
+                if group["line_search_fn"] != "strong_wolfe":
+                    raise RuntimeError("only 'strong_wolfe' is supported")
+                loss, flat_grad, t, spent = self._line_search(closure, t, d, loss, flat_grad,
+                                                              gtd, max_eval - evals)
+                self._add_grad(t, d)
+                optimal = flat_grad.abs().max() <= tolerance_grad
+            else:
+                self._add_grad(t, d)
+                optimal = False
+                if n_iter != max_iter:
+                    loss = float(self._evaluate(closure))
+                    flat_grad = self._flat_grad()
+                    spent = 1
+                    optimal = flat_grad.abs().max() <= tolerance_grad
             evals += spent
             state["func_evals"] += spent
             if n_iter == max_iter or evals >= max_eval:
                 break
-            if spent and flat_grad.abs().max() <= tolerance_grad:
+            if optimal:
                 break
             if d.mul(t).abs().max() <= tolerance_change:
                 break

@@ -91,6 +91,8 @@ class Muon(Optimizer):
                 for p in group["params"]:
                     if p.grad is None:
                         continue
+                    if p.is_complex():
+                        raise RuntimeError("Muon does not support complex parameters")
                     if p.grad.is_sparse:
                         raise RuntimeError("Muon does not support sparse gradients")
                     state = self.state[p]

@@ -114,15 +114,99 @@ def scalar(x, dtype):
     return dtype.type(x)
 
 
+def real(a: np.ndarray) -> np.ndarray:
+    """A complex buffer as PyTorch's single-tensor steps see it (`torch.view_as_real`): its
+    real and imaginary parts as independent float elements, a writeable view (flat; the
+    updates are elementwise). Other buffers as they are."""
+    if a.dtype.kind != "c":
+        return a
+    return a.reshape(-1).view(a.real.dtype)
+
+
 def write(t: Tensor, values: np.ndarray) -> None:
-    """t's buffer := values, in place (views of t see it), and bump its version."""
-    np.copyto(t._data, values)
+    """t's buffer := values, in place (views of t see it), and bump its version; a complex
+    buffer takes the float values of its real view."""
+    np.copyto(t._data if values.dtype.kind == "c" else real(t._data), values)
     t._vc[0] += 1
 
 
-def step_tensor(value: float = 0.0) -> Tensor:
-    """The float32 0-d tensor PyTorch keeps as a parameter's 'step'."""
-    return make(np.array(value, np.float32))
+def check_tensor_lr(lr) -> None:
+    """PyTorch's first check: a tensor learning rate must hold one element."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+
+
+FUSED_DEVICES = ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone']
+
+
+def check_fused_params(group) -> None:
+    """fused=True at step: every parameter with a gradient must be a floating-point tensor
+    (PyTorch's fused CPU kernels; complex and integer parameters are refused)."""
+    for p in group["params"]:
+        if p._grad is not None and p._data.dtype.kind not in "fV":
+            raise RuntimeError("`fused=True` requires all the params to be floating point "
+                               f"Tensors of supported devices: {FUSED_DEVICES} but {p.dtype} "
+                               "and cpu")
+
+
+def check_fused_flags(fused, foreach, differentiable) -> None:
+    """The constructor's fused checks (SGD, Adam, AdamW, Adagrad)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def refuse_capturable(optimizer, group) -> None:
+    """capturable=True (CUDA graphs) at step: PyTorch asserts the parameters are on a
+    capturable device, which a CPU never is. The list it names depends on the path:
+    the foreach path leaves out 'xla' (but RMSprop's and Rprop's), the single-tensor
+    path includes it (but Adadelta's)."""
+    if not any(p._grad is not None for p in group["params"]):
+        return
+    name = type(optimizer).__name__
+    if group.get("foreach"):
+        xla = name in ("RMSprop", "Rprop")
+    else:
+        xla = name != "Adadelta"
+    devices = ["cuda", "xpu", "hpu", "privateuseone"] + (["xla"] if xla else [])
+    what = {"ASGD": "params, mus, etas, and state_steps",
+            "NAdam": "params, mu_products, and state_steps" if group.get("foreach")
+            else "params, mu_products and state_steps"}.get(name, "params and state_steps")
+    raise AssertionError(f"If capturable=True, {what} must be on supported devices: "
+                         f"{devices}.")
+
+
+def refuse_differentiable_leaf(optimizer, through_view=lambda group: True) -> None:
+    """differentiable=True runs PyTorch's step with grad mode on, so its first in-place
+    update of a leaf that requires grad is refused by autograd (a complex parameter
+    updated through its view_as_real view is a view of the leaf: `through_view(group)`
+    says whether the optimizer's first update goes through it). gradcli's steps are not
+    recorded, so a leaf parameter is refused up front with autograd's message; a
+    non-leaf parameter (what differentiable=True is for) is refused as unsupported."""
+    for group in optimizer.param_groups:
+        if not group.get("differentiable"):
+            continue
+        for p in group["params"]:
+            if p._grad is None or not p.requires_grad:
+                continue
+            if p.is_leaf:
+                view = "a view of " if p._data.dtype.kind == "c" and through_view(group) \
+                    else ""
+                raise RuntimeError(f"{view}a leaf Variable that requires grad is being used "
+                                   "in an in-place operation.")
+            raise RuntimeError("torch.optim's differentiable=True on a non-leaf parameter "
+                               "is not supported by gradcli")
+
+
+def step_tensor(value: float = 0.0, fused=None) -> Tensor:
+    """The 0-d tensor PyTorch keeps as a parameter's 'step' (and ASGD's eta and mu):
+    float64 when the default dtype is float64, float32 otherwise and for fused=True."""
+    from gradcli.engine.dtypes import float64, get_default_dtype
+
+    wide = get_default_dtype() is float64 and not fused
+    return make(np.array(value, np.float64 if wide else np.float32))
 
 
 class Optimizer:
@@ -180,11 +264,23 @@ class Optimizer:
                             "Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        # named_parameters(): (name, tensor) pairs; the names are kept as 'param_names'
+        names = [p[0] for p in param_group["params"] if isinstance(p, tuple)]
+        param_group["params"] = [p[1] if isinstance(p, tuple) else p
+                                 for p in param_group["params"]]
+        if names:
+            if len(names) != len(param_group["params"]):
+                raise ValueError("all optimizer params should be with/without names. Some "
+                                 "param names are missing")
+            param_group["param_names"] = names
+        differentiable = self.defaults.get("differentiable", None)
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
+                from gradcli.torch.nn.modules.module import _typename
+
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + type(param).__name__)
-            if not param.is_leaf:
+                                + _typename(param))
+            if not differentiable and not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
@@ -202,10 +298,20 @@ class Optimizer:
         seen = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
         if seen & {id(p) for p in param_group["params"]}:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
         self._group_added(param_group)
+
+    @staticmethod
+    def _through_view(group) -> bool:
+        """Whether a complex parameter's first in-place update goes through its
+        view_as_real view (differentiable=True's refusal names a view of the leaf then)."""
+        return True
 
     def _group_added(self, group: dict) -> None:
         """Hook for optimizers that make their state eagerly (Adagrad)."""
@@ -269,6 +375,8 @@ class Optimizer:
         new_groups = []
         for g, s in zip(groups, saved_groups):
             s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
             new_groups.append(s)
         self.param_groups = new_groups
 

@@ -26,6 +26,11 @@ class SparseAdam(Optimizer):
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize})
+        complex_params = [[i, j] for i, group in enumerate(self.param_groups)
+                          for j, p in enumerate(group["params"]) if p.is_complex()]
+        if complex_params:
+            raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not "
+                             "support complex parameters")
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
