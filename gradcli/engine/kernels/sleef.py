@@ -1,6 +1,6 @@
-"""PyTorch's float32 exp, log and log1p as its CPU kernels compute them: SLEEF's vector
-code (expf8_u10, logf8_u10, log1pf8_u10, built for AVX2 with fused multiply-adds) and
-glibc's expf in the scalar tails; and the float32 sigmoid that combines them.
+"""PyTorch's float32 exp, log, log1p and tanh as its CPU kernels compute them: SLEEF's vector
+code (expf8_u10, logf8_u10, log1pf8_u10, tanhf8_u10, built for AVX2 with fused multiply-adds)
+and glibc's expf in the scalar tails; and the float32 sigmoid and mish that combine them.
 
 With the switch off (gradcli.engine.kernels.EXACT) each is numpy's own function.
 """
@@ -17,9 +17,11 @@ from ..parallel import get_num_threads, split_elementwise
 
 def rounded_once(fn):
     """fn computed in float64 and rounded once for float32 input: PyTorch's float32 kernels
-    (SLEEF, within 1 ulp) agree with that on ~99% of inputs for exp/tanh/log1p and ~95% for
-    sin/cos, where numpy's own float32 kernels agree on only 60-90% (a last-bit difference
-    shows after cancellation, e.g. in softmax's gradient)."""
+    (MKL's HA functions for torch.exp and torch.tanh, SLEEF elsewhere, within 1 ulp) agree
+    with that on ~99% of inputs for exp/tanh/log1p (tanh: 99.96% with MKL's AVX2 code, 99.0%
+    with its AVX-512 code) and ~95% for sin/cos, where numpy's own float32 kernels agree on
+    only 60-90% (a last-bit difference shows after cancellation, e.g. in softmax's
+    gradient)."""
     def forward(a):
         if a.dtype == np.float32 and _switch.EXACT:
             with np.errstate(over="ignore"):
@@ -319,4 +321,158 @@ def sigmoid32(a):
     if (_switch.EXACT and type(a) is np.ndarray and a.dtype == _F32_
             and a.size <= EXACT_SIGMOID_MAX):
         return _sigmoid32_as_pytorch(a)
+    return None
+
+
+# ------------------------------------------- the float32 tanh of PyTorch's vector kernels
+# Vectorized<float>::tanh is SLEEF's tanhf8_u10 (AVX2) / tanhf16_u10 (AVX-512), the same
+# steps and bits: exp(2|x|) as a float pair (SLEEF's expk2f), then (d - 1/d) / (d + 1/d) in
+# float-pair arithmetic, past |x| = 8.664339742 exactly 1. PyTorch calls it inside other
+# kernels (mish's vector body, GELU's tanh approximation). torch.tanh itself is not it:
+# PyTorch's MKL builds run float32 tanh through MKL's vmsTanh (its own bits, which differ
+# between MKL's AVX2 and AVX-512 code), and this one agrees with that on only ~98% of
+# elements where the float64 tanh rounded once agrees on 99.0-99.9%.
+# Each float32 operation below is numpy float32 arithmetic; each fused multiply-add an exact
+# float64 product plus its addend, rounded to float32 (as _vec_exp32 does); each exact
+# product error x*y - fl(x*y) is exact in float64.
+_TANH_CUT = _F32_(8.664339742)
+_TANH_BY_LN2 = _EXP_BY_LN2
+_MINUS_LN2_UPPER, _MINUS_LN2_LOWER32 = -_LN2_UPPER, _F32_(-1.428606765330187045e-06)
+_EXPK_COEFFS = [_F32_(c) for c in (0.1980960224e-3, 0.1394256484e-2, 0.8333456703e-2,
+                                   0.4166637361e-1)]
+_EXPK_SIXTH = _F32_(0.166666659414234244790680580464)
+_HALF32 = _F32_(0.5)
+_ALL_ONES_NAN = np.array(-1, _I32_).view(_F32_)  # SLEEF ORs a nan input's lane to all ones
+
+
+def _fma32(a, b, c):
+    """a*b + c for float32 arrays, rounded once (but for float64 halfway ties)."""
+    r = np.multiply(a, b, dtype=_F64_)
+    r += c
+    return r.astype(_F32_)
+
+
+def _product_error(x, y, s):
+    """x*y - s for s = fl(x*y): exact (a fused multiply-subtract)."""
+    r = np.multiply(x, y, dtype=_F64_)
+    r -= s
+    return r.astype(_F32_)
+
+
+def _pair_plus(xh, xl, y):
+    """SLEEF's dfadd2_vf2_vf2_vf: the pair (xh, xl) plus the float y."""
+    s = xh + y
+    v = s - xh
+    return s, ((xh - (s - v)) + (y - v)) + xl
+
+
+def _pair_times(xh, xl, yh, yl):
+    """SLEEF's dfmul_vf2_vf2_vf2 with FMA: the pair product's leading float and tail."""
+    s = xh * yh
+    return s, _fma32(xh, yl, _fma32(xl, yh, _product_error(xh, yh, s)))
+
+
+def _expk2_32(y):
+    """SLEEF's expk2f of the pair (y, 0) for 0 <= y <= 8.67: exp(y) as a float pair."""
+    q = np.rint(y * _TANH_BY_LN2)
+    sh, sl = _pair_plus(y, np.zeros_like(y), q * _MINUS_LN2_UPPER)
+    sh, sl = _pair_plus(sh, sl, q * _MINUS_LN2_LOWER32)
+    u = np.full_like(y, _EXPK_COEFFS[0])
+    for c in _EXPK_COEFFS[1:]:
+        u = _fma32(u, sh, c)
+    s = sh * u  # dfmul_vf2_vf2_vf(s, u)
+    th, tl = _pair_plus(s, _fma32(sl, u, _product_error(sh, u, s)), _EXPK_SIXTH)
+    th, tl = _pair_plus(*_pair_times(sh, sl, th, tl), _HALF32)
+    sq = sh * sh  # dfsqu_vf2_vf2(s)
+    sq_tail = _fma32(sh + sh, sl, _product_error(sh, sh, sq))
+    ph, pl = _pair_times(sq, sq_tail, th, tl)
+    s = sh + ph  # dfadd2_vf2_vf2_vf2(s, p)
+    v = s - sh
+    th, tl = s, ((sh - (s - v)) + (ph - v)) + (sl + pl)
+    s = _ONE32 + th  # dfadd_vf2_vf_vf2(1, t)
+    tl = ((_ONE32 - s) + th) + tl
+    scale = np.ldexp(_ONE32, q.astype(_I32_))  # 2^q, q <= 13: exact
+    return s * scale, tl * scale
+
+
+def _vec_tanh32(x, out=None):
+    """SLEEF's tanhf8_u10 of a float32 array, bit for bit (signed zeros, subnormals, the
+    cut at 8.664339742, +-inf, and nan as SLEEF's all-ones nan)."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        y = np.abs(x)
+        far = ~(y <= _TANH_CUT)  # also nan
+        if far.any():
+            y[far] = 0
+        dh, dl = _expk2_32(y)
+        eh = _ONE32 / dh  # dfrec_vf2_vf2(d): two fused 1 - d*e steps
+        w = (_ONE32 - np.multiply(dh, eh, dtype=_F64_)).astype(_F32_)
+        el = eh * (w - np.multiply(dl, eh, dtype=_F64_)).astype(_F32_)
+        nh = dh - eh  # dfadd_vf2_vf2_vf2(d, -e)
+        nl = (((dh - nh) - eh) + dl) - el
+        ddh = dh + eh  # dfadd_vf2_vf2_vf2(d, e)
+        ddl = (((dh - ddh) + eh) + dl) + el
+        t = _ONE32 / ddh  # dfdiv_vf2_vf2_vf2(n, dd)
+        s = nh * t
+        u = _product_error(t, nh, s)
+        v = ((_ONE32 - np.multiply(ddh, t, dtype=_F64_)).astype(_F32_)
+             - np.multiply(ddl, t, dtype=_F64_)).astype(_F32_)
+        r = s + _fma32(s, v, _fma32(nl, t, u))
+        if far.any():
+            r[far] = 1
+        r = np.copysign(r, x, out=out)
+        nan = np.isnan(x)
+        if nan.any():
+            r[nan] = _ALL_ONES_NAN
+    return r
+
+
+_vec_tanh32_split = split_elementwise(_vec_tanh32)
+
+
+def vec_tanh32(x):
+    """PyTorch's Vectorized<float>::tanh (SLEEF's tanhf8_u10) of a float32 array, on every
+    core for a large one; numpy's tanh with the switch off."""
+    x = np.asarray(x, _F32_)
+    if not _switch.EXACT:
+        return np.tanh(x)
+    if x.ndim == 0:
+        return _vec_tanh32(x.reshape(1)).reshape(())
+    return _vec_tanh32_split(np.ascontiguousarray(x))
+
+
+def _mish32_flat(x):
+    """mish of a flat float32 array as PyTorch's kernel runs it: x * tanh(log1p(exp(x))),
+    SLEEF's expf8, log1pf8 and tanhf8 over two 8-lane vectors at a time, and the last
+    n % 16 elements of each thread's chunk one by one with glibc's expf, log1pf and tanhf
+    (the latter two taken here in float64, rounded once: within an ulp, not their bits)."""
+    n = x.size
+    threads = max(1, min(get_num_threads(), -(-n // _GRAIN)))
+    chunk = -(-n // threads)
+    scalar = np.zeros(n, bool)
+    for start in range(0, n, chunk):
+        stop = min(start + chunk, n)
+        scalar[start + (stop - start) // 16 * 16:stop] = True
+    with np.errstate(all="ignore"):
+        e = vec_exp32(x)
+        finite = e < np.inf
+        t = np.ones(n, _F32_)  # log1p(inf) = inf, tanh(inf) = 1
+        t[finite] = vec_tanh32(vec_log1p32(e[finite]))
+        if scalar.any():
+            xs = x[scalar]
+            t[scalar] = np.tanh(np.log1p(glibc_expf32(xs).astype(_F64_))).astype(_F32_)
+        # (a nan's bits differ from PyTorch's, which vary between its two vectors)
+        return np.multiply(x, t, out=t)
+
+
+def mish32(a):
+    """PyTorch's float32 mish (its bits on every element of the vector body: SLEEF's exp,
+    log1p and tanh; the scalar tail within an ulp) for a C- or F-contiguous float32 array
+    of up to EXACT_SIGMOID_MAX elements; None otherwise (and with the switch off)."""
+    if not (_switch.EXACT and type(a) is np.ndarray and a.dtype == _F32_
+            and 0 < a.size <= EXACT_SIGMOID_MAX):
+        return None
+    if a.flags.c_contiguous:
+        return _mish32_flat(a.reshape(-1)).reshape(a.shape)
+    if a.flags.f_contiguous:
+        return _mish32_flat(a.T.reshape(-1)).reshape(a.T.shape).T
     return None

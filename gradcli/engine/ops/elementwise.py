@@ -145,6 +145,8 @@ def _tanh64(a):
 # (not log: its float32 kernel in PyTorch rounds log(float32(e)) to 1, as numpy's does)
 # The costly math kernels run on every core for large arrays (see engine/parallel.py).
 _exp, _sin, _cos = (rounded_once(split_elementwise(f)) for f in (np.exp, np.sin, np.cos))
+# float32 torch.tanh is MKL's vmsTanh (PyTorch's MKL builds), not SLEEF's tanh: rounding
+# float64's once matches it more often (kernels/sleef.py, vec_tanh32)
 _tanh = rounded_once(_tanh64)
 _log, _tan = split_elementwise(np.log), split_elementwise(np.tan)
 # log computed in float64, rounded once for float32: closer to MKL's vsLn, which PyTorch's

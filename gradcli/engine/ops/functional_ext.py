@@ -22,6 +22,7 @@ import numpy as np
 from .. import autocast_state as _autocast
 from .. import dtypes, sdp_backends
 from ..grad_mode import GRAD_MODE, no_grad
+from ..kernels import sleef
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from . import shape_checks
 from .backward_nodes import BackwardOp, prelu_kernel_double_backward
@@ -55,6 +56,9 @@ def _softplus_t(x: Tensor) -> Tensor:
 
 
 def _mish_fwd(x):
+    exact = sleef.mish32(x)  # PyTorch's float32 kernel: SLEEF's exp, log1p and tanh
+    if exact is not None:
+        return exact
     with np.errstate(all="ignore"):
         sp = np.logaddexp(0, x.astype(_F64))
         return (x * np.tanh(sp)).astype(x.dtype)
