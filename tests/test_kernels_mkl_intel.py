@@ -355,3 +355,40 @@ def test_tiny_network_losses_print_torchs_digits():
     if result["level"] != "avx512":
         pytest.skip("MKL runs its AVX2 kernels on this CPU; the shapes rebuilt are AVX-512's")
     assert result["gradcli"] == result["torch"]
+
+
+def _axpy_one_column_at_a_time(a, x, c=None):
+    """The plain gemv's sum as _axpy_columns first computed it: each step the column cast to
+    float64, times x's element, then the fused add into the float32 accumulator."""
+    m, k = a.shape
+    acc = np.zeros(m, np.float32)
+    if c is not None:
+        acc += np.broadcast_to(c, (m, 1))[:, 0]
+    xs = x[:, 0].astype(np.float64)
+    for step in range(k):
+        np.add(acc, a[:, step].astype(np.float64) * xs[step], out=acc, casting="unsafe")
+    return acc
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_axpy_columns_blocked_products_keep_the_bits(seed):
+    """_axpy_columns makes its exact products a block of columns at a time and then adds
+    one column a call: the same bits as the column-at-a-time loop, for both layouts of a,
+    with and without c, every inner size up to the products' limit, row counts on both
+    sides of a block boundary, zero signs, huge and tiny magnitudes."""
+    rng = np.random.default_rng(seed)
+    for trial in range(60):
+        m = int(rng.integers(1, 400)) if trial % 5 else int(rng.choice([1, 2, 255, 256, 257, 4096]))
+        k = int(rng.integers(1, 129))
+        a = (rng.standard_normal((k, m)) * 10.0 ** rng.integers(-20, 21, (k, m))).astype(np.float32)
+        a = a.T if trial % 2 else np.ascontiguousarray(a.T)
+        if trial % 7 == 0:
+            a[:, ::2] = -0.0
+        x = (rng.standard_normal((k, 1)) * 10.0 ** rng.integers(-5, 6, (k, 1))).astype(np.float32)
+        c = None if trial % 3 else rng.standard_normal((m, 1)).astype(np.float32)
+        for level in ("avx2", "avx512"):
+            if level == "avx512" and m > mkl_intel._AVX512_AXPY_MAX_M and k > mkl_intel._AVX512_ANY_MAX_K:
+                assert mkl_intel._axpy_columns(a, x, level, c) is None
+                continue
+            got = mkl_intel._axpy_columns(a, x, level, c)
+            assert got.tobytes() == _axpy_one_column_at_a_time(a, x, c).tobytes(), (m, k, level)

@@ -41,6 +41,9 @@ _AVX512_T_MIN_M = 8
 _AVX512_T_MIN_MN = 64
 _AVX512_T_MIN_WORK = 1024
 
+# _axpy_columns' products are made this many (float64) at a time
+_AXPY_BLOCK = 32768
+
 _isa_cache: list = []
 
 
@@ -223,9 +226,16 @@ def _axpy_columns(a, x, level: str, c=None):
     acc = np.zeros(m, _F32)
     if c is not None:
         acc += np.broadcast_to(c, (m, 1))[:, 0]
+    # the exact products (float32 times float32 is exact in float64) a block of columns at
+    # a time, in a's own layout (a column stored column by column stays contiguous), the
+    # block small enough to stay in cache; then the fused adds in order, one call a step
+    # (three calls a step made a k of 500 crawl)
     xs = x[:, 0].astype(_F64)
-    for step in range(k):
-        np.add(acc, a[:, step].astype(_F64) * xs[step], out=acc, casting="unsafe")
+    block = max(1, _AXPY_BLOCK // m)
+    for start in range(0, k, block):
+        prods = a[:, start:start + block].astype(_F64) * xs[start:start + block]
+        for column in prods.T:
+            np.add(acc, column, out=acc, casting="unsafe")
     return acc
 
 

@@ -142,9 +142,11 @@ _ROW_PLANS: dict = {}
 
 def _row_plan(n: int, dtype):
     """_row_one_level's cuts for a row of n elements of `dtype` (shape arithmetic only, so
-    kept per (n, dtype)): (lanes, groups, runs, rest, extra, whole) or None where the
-    cascade has not one level: groups of four vectors, whole runs of 16 groups, the groups
-    after the last run, the vectors after the last group (fewer than four), whole vectors."""
+    kept per (n, dtype)), or None where the cascade has not one level: lanes, the width of
+    a group of four vectors, the whole runs of 16 groups and where they end, the groups
+    after the last run and where they end, the vectors after the last group (fewer than
+    four) and where the whole vectors end; the table's shape and maker (zeros where
+    leftover vectors fill only accumulator 0's lanes of their rows), the dtype's zero."""
     plan = _ROW_PLANS.get((n, dtype))
     if plan is None:
         lanes = LANES[dtype]
@@ -152,8 +154,13 @@ def _row_plan(n: int, dtype):
         groups = whole // 4
         plan = False
         if 2 <= groups < 256:
+            width = 4 * lanes
             runs = groups // 16
-            plan = (lanes, groups, runs, groups - runs * 16, whole - groups * 4, whole)
+            rest = groups - runs * 16
+            extra = whole - groups * 4
+            plan = (lanes, width, runs, runs * 16 * width, rest, groups * width, extra,
+                    whole * lanes, (runs + (rest > 0) + extra, width),
+                    np.zeros if extra else np.empty, dtype.type(0))
         if len(_ROW_PLANS) > 4096:
             _ROW_PLANS.clear()
         _ROW_PLANS[(n, dtype)] = plan
@@ -180,28 +187,26 @@ def _row_one_level(flat):
     plan = _row_plan(len(flat), flat.dtype)
     if plan is None:
         return None
-    lanes, groups, runs, rest, extra, whole = plan
-    width = 4 * lanes
-    grouped = flat[: groups * width].reshape(groups, width)
+    lanes, width, runs, cut, rest, used, extra, end, table_shape, alloc, zero = plan
+    # (the runs and the rest cut from the row directly, a view each: no grouped view first)
     if runs == 0:  # no run completes: each accumulator its groups in order
-        acc = _add_reduce(grouped, axis=0)
-        for j in range(groups * 4, whole):  # the leftover vectors, into accumulator 0
-            acc[:lanes] += flat[j * lanes:(j + 1) * lanes]
+        acc = _add_reduce(flat[:used].reshape(rest, width), axis=0)
+        for j in range(used, end, lanes):  # the leftover vectors, into accumulator 0
+            acc[:lanes] += flat[j:j + lanes]
     else:
-        cut = runs * 16
-        table = (np.zeros if extra else np.empty)((runs + (rest > 0) + extra, width), flat.dtype)
-        _add_reduce(grouped[:cut].reshape(runs, 16, width), axis=1, out=table[:runs])
+        table = alloc(table_shape, flat.dtype)
+        _add_reduce(flat[:cut].reshape(runs, 16, width), axis=1, out=table[:runs])
         if rest:
-            _add_reduce(grouped[cut:], axis=0, out=table[runs])
+            _add_reduce(flat[cut:used].reshape(rest, width), axis=0, out=table[runs])
         if extra:
-            table[-extra:, :lanes] = flat[groups * width:whole * lanes].reshape(extra, lanes)
+            table[-extra:, :lanes] = flat[used:end].reshape(extra, lanes)
         acc = _add_reduce(table, axis=0) if len(table) > 1 else table[0]
     # ((acc0 + acc1) + acc2) + acc3 in one call: a reduce over the leading axis adds the
     # rows in order (see mkl._in_order)
     vector = _add_reduce(acc.reshape(4, lanes), axis=0)
-    if whole * lanes < len(flat):
-        vector = np.concatenate((flat[whole * lanes:], vector))
-    return _add_accumulate(vector)[-1] + flat.dtype.type(0)
+    if end < len(flat):
+        vector = np.concatenate((flat[end:], vector))
+    return _add_accumulate(vector)[-1] + zero
 
 
 def _chunk(flat):
