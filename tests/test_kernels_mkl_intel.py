@@ -392,3 +392,44 @@ def test_axpy_columns_blocked_products_keep_the_bits(seed):
                 continue
             got = mkl_intel._axpy_columns(a, x, level, c)
             assert got.tobytes() == _axpy_one_column_at_a_time(a, x, c).tobytes(), (m, k, level)
+
+
+_WIDE_PRODUCTS = r"""
+import json, sys
+import numpy as np, torch
+import gradcli.torch as gt
+from gradcli.engine.kernels import mkl, mkl_intel
+level = mkl_intel.isa()
+if level != "avx512":
+    print(json.dumps({"level": level})); sys.exit()
+rng = np.random.default_rng(int(sys.argv[1]))
+checked, wrong = 0, []
+for _ in range(int(sys.argv[2])):
+    m, k, n = (int(rng.integers(2, 200)) for _ in range(3))
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    y = rng.standard_normal((k, n)).astype(np.float32)
+    for form in ("b stored", "b transposed", "a transposed"):
+        xs = x.T.copy() if form == "a transposed" else x
+        ys = y.T.copy() if form == "b transposed" else y
+        def pair(T):
+            a, b = T.tensor(xs), T.tensor(ys)
+            return (a.t() if form == "a transposed" else a), (b.t() if form == "b transposed" else b)
+        (ga, gb), (ta, tb) = pair(gt), pair(torch)
+        if m * k * n <= 16384 or not mkl.applies(ga._data, gb._data):
+            continue  # the small ones are the other tests'; numpy's BLAS beyond the bound
+        checked += 1
+        if (ga @ gb).numpy().tobytes() != (ta @ tb).numpy().tobytes():
+            wrong.append([m, k, n, form])
+print(json.dumps({"level": level, "checked": checked, "wrong": wrong[:10]}))
+"""
+
+
+def test_wide_products_match_torch_bit_for_bit():
+    """Products past the small sizes (a makemore MLP's 32x30 @ 30x200 and its backward
+    products) that AVX-512 MKL sums in order over k, in each layout, against PyTorch, as
+    users run them (MKL's AVX-512 kernels where the CPU has them)."""
+    result = _run(_WIDE_PRODUCTS, 5, 120)
+    if result["level"] != "avx512":
+        pytest.skip("MKL does not run its AVX-512 kernels on this CPU")
+    assert result["checked"] > 40
+    assert result["wrong"] == []

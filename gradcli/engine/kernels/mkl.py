@@ -20,6 +20,10 @@ _F32, _F64 = float32.np, float64.np
 # numpy call per step of k (about 1.5 us each), so it gets a smaller inner size.
 _ORDER_MAX_K = 128
 _ORDER_MAX_WORK = 16384
+# Larger products AVX-512 MKL sums in order (mkl_intel.wide_in_order), rebuilt up to this
+# many multiply-adds: two numpy calls a step of k, ~1 ms for 32x30 @ 30x200 (makemore's
+# MLP), ~2 ms at the bound, where MKL takes microseconds; past it numpy's BLAS.
+_WIDE_MAX_WORK = 1 << 18
 _FMA_MAX_K = 8
 
 
@@ -375,9 +379,17 @@ def matrix_vector(a, v):
 
 def applies(a, b) -> bool:
     """Whether a @ b (2-d) is summed in MKL's order here (small float32 products, switch on;
-    an inner size of 1, one product per element, at any size: see single_products)."""
+    an inner size of 1, one product per element, at any size: see single_products; larger
+    ones where AVX-512 MKL sums in order, up to _WIDE_MAX_WORK)."""
     if not _switch.EXACT:
         return False
     m, k = a.shape
-    return a.dtype is _F32 and b.dtype is _F32 and (
-        k == 1 or 1 < k <= _ORDER_MAX_K and m * k * b.shape[1] <= _ORDER_MAX_WORK)
+    if a.dtype is not _F32 or b.dtype is not _F32:
+        return False
+    work = m * k * b.shape[1]
+    if k == 1 or 1 < k <= _ORDER_MAX_K and work <= _ORDER_MAX_WORK:
+        return True
+    if work > _WIDE_MAX_WORK:
+        return False
+    level = _level[0] if _level else _detected_level()
+    return level == "avx512" and mkl_intel.wide_in_order(a, b, _blas_form)

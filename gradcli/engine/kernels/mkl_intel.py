@@ -241,18 +241,48 @@ def _axpy_columns(a, x, level: str, c=None):
 
 def _in_order_fused(a, b):
     """a @ b as AVX-512 MKL's gemm sums it for a b stored row by row (either layout of a):
-    each element in order over k from +0, every step a fused multiply-add."""
+    each element in order over k from +0, every step a fused multiply-add. The exact
+    products of one step at a time (memory of two results, not k of them: wide products
+    take this kernel too, see wide_in_order)."""
     m, k = a.shape
     n = b.shape[1]
-    if n >= m:
-        prods = a.T.astype(_F64)[:, :, None] * b.astype(_F64)[:, None, :]
-        acc = np.zeros((m, n), _F32)
-    else:  # numpy's broadcast loops over the last axis: the longer side there
-        prods = (a.T.astype(_F64)[:, :, None] * b.astype(_F64)[:, None, :]).transpose(0, 2, 1)
-        acc = np.zeros((n, m), _F32)
+    flip = n < m  # numpy's broadcast loops over the last axis: the longer side there
+    left, right = (b.T, a.T) if flip else (a, b)
+    left, right = left.astype(_F64), right.astype(_F64)
+    acc = np.zeros((left.shape[0], right.shape[1]), _F32)
+    step_products = np.empty(acc.shape, _F64)
     for step in range(k):
-        np.add(acc, prods[step], out=acc, casting="unsafe")
-    return acc if n >= m else np.ascontiguousarray(acc.T)
+        np.multiply(left[:, step:step + 1], right[step:step + 1], out=step_products)
+        np.add(acc, step_products, out=acc, casting="unsafe")
+    return np.ascontiguousarray(acc.T) if flip else acc
+
+
+def _avx512_gemm_kernel(a, b, alpha, blas_form):
+    """Which rebuilt kernel AVX-512 MKL's gemm runs for a @ b (at least two rows and two
+    columns): "in order" (_in_order_fused), "lanes" (_lane_dots) or None where not known."""
+    m, k = a.shape
+    n = b.shape[1]
+    _, b_transposed, a_transposed = blas_form(a, b)
+    if not b_transposed:
+        return "in order"
+    if alpha != 1:
+        return None
+    small = None if a_transposed else _small_t_kernel(m, k, n)
+    if small is not None:
+        return small
+    if (m * n < _AVX512_T_MIN_MN or m * n * k < _AVX512_T_MIN_WORK
+            or (m < _AVX512_T_MIN_M if a_transposed else m < 6 or n < 4)):
+        return None
+    return "in order"
+
+
+def wide_in_order(a, b, blas_form) -> bool:
+    """Whether AVX-512 MKL sums a larger float32 a @ b in order over k, as the small ones
+    (measured up to 256x256x256 in each layout: a makemore MLP's 32x30 @ 30x200 and its
+    backward products); k past 256 takes blocks of k not pinned down."""
+    m, k = a.shape
+    return m > 1 and b.shape[1] > 1 and 1 < k <= 256 and \
+        _avx512_gemm_kernel(a, b, 1, blas_form) == "in order"
 
 
 def _small_t_kernel(m: int, k: int, n: int):
@@ -324,13 +354,10 @@ def product(a, b, c, alpha, level: str, blas_form):
         if b_strided and alpha != 1:  # (the plain one scales a, not b, by alpha)
             matrix, alpha = a * _F32(alpha), 1
     elif m > 1 and n > 1 and level == "avx512":
-        _, b_transposed, a_transposed = blas_form(a, b)
-        small = None if a_transposed or not b_transposed else _small_t_kernel(m, k, n)
-        if b_transposed and (alpha != 1 or small is None and (
-                m * n < _AVX512_T_MIN_MN or m * n * k < _AVX512_T_MIN_WORK
-                or (m < _AVX512_T_MIN_M if a_transposed else m < 6 or n < 4))):
+        kernel = _avx512_gemm_kernel(a, b, alpha, blas_form)
+        if kernel is None:
             return None
-        out = _lane_dots(a, b) if small == "lanes" else _in_order_fused(a, b)
+        out = _lane_dots(a, b) if kernel == "lanes" else _in_order_fused(a, b)
         if alpha != 1:
             out *= _F32(alpha)
         if c is not None:
