@@ -123,3 +123,89 @@ def test_factory_out_in_a_program_matches_python():
     want.append(str(c))
     assert out.getvalue() == "\n".join(want) + "\n"
     assert err.getvalue() == ""
+
+
+# ------------------------------------------------------------------ custom pruning methods
+def _every_third_program(torch_name: str) -> str:
+    return f"""import {torch_name} as torch
+import {torch_name}.nn.utils.prune as prune
+torch.manual_seed(0)
+
+class EveryThird(prune.BasePruningMethod):
+    PRUNING_TYPE = 'unstructured'
+
+    def compute_mask(self, t, default_mask):
+        mask = default_mask.clone()
+        mask.view(-1)[1::3] = 0
+        return mask
+
+lin = torch.nn.Linear(3, 4)
+method = EveryThird.apply(lin, 'weight')
+print(lin.weight_mask)
+print(lin.weight)
+print(sorted(name for name, _ in lin.named_parameters()))
+print(isinstance(method, prune.BasePruningMethod), prune.is_pruned(lin))
+prune.l1_unstructured(lin, 'weight', amount=2)
+print(lin.weight_mask)
+out = lin(torch.ones(1, 3))
+print(out)
+prune.remove(lin, 'weight')
+print(sorted(name for name, _ in lin.named_parameters()))
+print(lin.weight)
+"""
+
+
+def test_pruning_method_subclass_runs_as_in_pytorch():
+    ns_out = io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stdout(ns_out):
+        exec(compile(_every_third_program("torch"), "ref.py", "exec"), {})  # noqa: S102
+    out, err = io.StringIO(), io.StringIO()
+    code = run_source(_every_third_program("torch"), "prune.grad", limits=Limits(),
+                      stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    assert out.getvalue() == ns_out.getvalue()
+
+
+ATTACKS = [
+    # the facade's private bookkeeping on the method object stays closed
+    ("    def compute_mask(self, t, default_mask):\n"
+     "        print(getattr(self, '_tensor_name'))\n"
+     "        return default_mask\n"
+     "EveryOther.apply(torch.nn.Linear(2, 2), 'weight')\n", 1, "is not allowed"),
+    ("    def compute_mask(self, t, default_mask):\n"
+     "        return self._tensor_name\n", 2, "is not allowed"),
+    ("    def compute_mask(self, t, default_mask):\n        return default_mask\n"
+     "EveryOther.apply.__func__\n", 2, "is not allowed"),
+    ("    def compute_mask(self, t, default_mask):\n        return default_mask\n"
+     "print(vars(EveryOther.apply(torch.nn.Linear(2, 2), 'weight')))\n", 2, "not available"),
+    # apply on something that is not a module: PyTorch's AttributeError, no traceback
+    ("    def compute_mask(self, t, default_mask):\n        return default_mask\n"
+     "EveryOther.apply([1, 2], 'weight')\n", 1, "'list' object has no attribute"),
+    # a private method of its own is still refused in the class body
+    ("    def _helper(self):\n        return 1\n", 2, "is not allowed"),
+]
+
+
+@pytest.mark.parametrize("body, code, fragment", ATTACKS)
+def test_pruning_method_subclass_stays_in_the_sandbox(body, code, fragment):
+    src = ("import torch\nimport torch.nn.utils.prune as prune\n"
+           "class EveryOther(prune.BasePruningMethod):\n    PRUNING_TYPE = 'unstructured'\n"
+           + body)
+    out, err = io.StringIO(), io.StringIO()
+    rc = run_source(src, "attack.grad", limits=Limits(), stdout=out, stderr=err)
+    assert rc == code, (rc, out.getvalue(), err.getvalue())
+    assert fragment in err.getvalue(), err.getvalue()
+    assert "Traceback" not in err.getvalue()
+
+
+def test_other_host_classes_stay_refused_as_bases():
+    src = ("import torch\nimport torch.nn.utils.prune as prune\n"
+           "class C(prune.PruningContainer.__base__):\n    pass\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert run_source(src, "attack.grad", limits=Limits(), stdout=out, stderr=err) == 2
+    src = "import torch\nclass C(torch.Tensor):\n    pass\n"
+    err = io.StringIO()
+    assert run_source(src, "attack.grad", limits=Limits(), stdout=io.StringIO(), stderr=err) == 1
+    assert "cannot derive from" in err.getvalue()
