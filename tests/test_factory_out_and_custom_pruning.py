@@ -209,3 +209,15 @@ def test_other_host_classes_stay_refused_as_bases():
     err = io.StringIO()
     assert run_source(src, "attack.grad", limits=Limits(), stdout=io.StringIO(), stderr=err) == 1
     assert "cannot derive from" in err.getvalue()
+
+
+# ------------------------------------------------------------------ torch.tensor(range(n))
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor(range(5)), lambda lib: lib.tensor(range(0)),
+    lambda lib: lib.tensor(range(2, 9, 3), dtype=lib.float64),
+    lambda lib: lib.tensor(range(4), requires_grad=True),
+])
+def test_tensor_from_a_range(make):
+    """A range is a sequence like a list (count_to_100 = torch.tensor(range(100)))."""
+    ref, got = _both(lambda lib: _outcome(lambda: repr(make(lib))))
+    assert got == ref

@@ -256,6 +256,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         raise RuntimeError("Could not infer dtype of NoneType")
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, range):  # a sequence like any other (torch.tensor(range(100)))
+        data = list(data)
     _first_items_str(data)
     target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     sizes = _first_sizes(data)
