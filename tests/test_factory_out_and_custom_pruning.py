@@ -125,6 +125,32 @@ def test_factory_out_in_a_program_matches_python():
     assert err.getvalue() == ""
 
 
+@pytest.mark.parametrize("case", ["numbers_double_out", "numbers_resized", "tensor_mean",
+                                  "integer_out", "out_requires_grad", "mean_requires_grad"])
+def test_normal_writes_into_out(case):
+    def run(lib):
+        lib.manual_seed(0)
+        if case == "numbers_double_out":
+            c = lib.zeros(3, dtype=lib.float64)
+            r = lib.normal(0.0, 1.0, (3,), out=c)
+            return str(c), r is c
+        if case == "numbers_resized":
+            c = lib.zeros(2, 2)
+            lib.normal(2.0, 0.5, (3,), out=c)
+            return str(c)
+        if case == "tensor_mean":
+            c = lib.zeros(3)
+            r = lib.normal(lib.ones(3), 2.0, out=c)
+            return str(c), r is c, str(lib.randn(2))
+        if case == "integer_out":
+            return lib.normal(0.0, 1.0, (2,), out=lib.zeros(2, dtype=lib.int64))
+        if case == "out_requires_grad":
+            return lib.normal(0.0, 1.0, (2,), out=lib.zeros(2, requires_grad=True))
+        return lib.normal(lib.ones(2, requires_grad=True), 1.0, out=lib.zeros(2))
+    ref, got = _both(lambda lib: _outcome(lambda: run(lib)))
+    assert got == ref
+
+
 # ------------------------------------------------------------------ custom pruning methods
 def _every_third_program(torch_name: str) -> str:
     return f"""import {torch_name} as torch
