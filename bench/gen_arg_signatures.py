@@ -137,7 +137,7 @@ def choose(lines, torch_fn, method):
             except Exception:  # noqa: BLE001
                 got = "?"
             score += (got == exp) * (100 if exp is expected[0] else 1) if exp is not None else 0
-        if score > best_score:
+        if score > best_score or (score == best_score and _more_complete(sigs, best)):
             best, best_score = sigs, score
     if best is None or simulate(best, *calls[0]) != expected[0]:
         return None
@@ -148,6 +148,14 @@ def choose(lines, torch_fn, method):
                                for (a, k), exp in zip(calls, expected)):
         return None  # one declaration, but not the one PyTorch's parser holds
     return [s_fmt(s) for s in best]
+
+
+def _more_complete(sigs, best) -> bool:
+    """Between declarations the probes cannot tell apart (torch.zeros's with and without
+    out=), the one that takes out=: PyTorch's parser accepts out= there."""
+    def takes_out(group):
+        return any(p.name == "out" for s in group for p in s.params)
+    return best is not None and takes_out(sigs) and not takes_out(best)
 
 
 def s_fmt(sig):

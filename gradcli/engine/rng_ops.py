@@ -13,6 +13,7 @@ import numpy as np
 
 from . import rng_sample as S
 from .dtypes import finfo
+from .grad_mode import GRAD_MODE
 from .ops.registry import defop, run_op
 from .random import generator_of
 from .tensor import Tensor, make
@@ -236,6 +237,21 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, **
     shape, then scale and shift it (output = z * std + mean, two roundings), as PyTorch does."""
     from .ops.creation import _float_dtype, _size
 
+    if out is not None:  # drawn as without out= (the number forms in out's dtype), then written
+        from .ops.creation import _fill_out, _random_out
+
+        if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+            dtype = _random_out("normal", out, dtype)
+            return _fill_out(out, normal(mean, std, size, generator=generator, dtype=dtype,
+                                         **kwargs))
+        from .ops.out_variants import write_out
+
+        if GRAD_MODE.enabled and (out.requires_grad or any(
+                isinstance(t, Tensor) and t.requires_grad for t in (mean, std))):
+            raise RuntimeError("normal(): functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires grad.")
+        return write_out(out, normal(mean, std, size, generator=generator, dtype=dtype, **kwargs),
+                         "normal")
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
             raise TypeError("normal() received an invalid combination of arguments - got (float, float), "

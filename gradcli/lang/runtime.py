@@ -641,9 +641,11 @@ DUNDER_LIST = ("__init__, __call__, __repr__, __str__, __len__, __getitem__, __s
 USER_CLASSES: set = set()
 
 #: host classes a program may derive from, by their facade path (the nn and autograd
-#: parts supply them; a path the facade lacks is skipped)
+#: parts supply them; a path the facade lacks is skipped). A pruning method is extended by
+#: writing its compute_mask, as the pruning tutorial teaches; the facade only hands it the
+#: module and tensors a program already holds.
 SUBCLASSABLE = ("torch.nn.Module", "torch.autograd.Function", "torch.utils.data.Dataset",
-                "torch.optim.Optimizer")
+                "torch.optim.Optimizer", "torch.nn.utils.prune.BasePruningMethod")
 
 
 def private_message(name) -> str:

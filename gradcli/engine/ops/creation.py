@@ -256,6 +256,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         raise RuntimeError("Could not infer dtype of NoneType")
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, range):  # a sequence like any other (torch.tensor(range(100)))
+        data = list(data)
     _first_items_str(data)
     target = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     sizes = _first_sizes(data)
@@ -340,7 +342,7 @@ def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=No
     return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
     _placed(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
@@ -500,8 +502,54 @@ def _random_float(dtype, kernel: str) -> np.dtype:
 _KERNEL_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
 
 
+def _random_out(name: str, out, dtype):
+    """The dtype a random factory called with out= draws in: out's own (torch.rand(3,
+    out=double_tensor) draws doubles, not floats cast); PyTorch's refusals first."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if GRAD_MODE.enabled and out.requires_grad:
+        if name == "randn":  # (its out= form resizes out before anything else)
+            raise RuntimeError("cannot resize variables that require grad")
+        raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    if dtype is not None and dtypes.to_dtype(dtype) != out.dtype:
+        from .out_variants import _SCALAR_NAMES
+
+        want, got = dtypes.to_dtype(dtype).np.name, out._data.dtype.name
+        raise RuntimeError(f"dtype {_SCALAR_NAMES.get(want, want)} does not match dtype of out "
+                           f"parameter ({_SCALAR_NAMES.get(got, got)})")
+    return out.dtype
+
+
+def _fill_out(out: Tensor, result: Tensor) -> Tensor:
+    """Write a random factory's draw into out: PyTorch's factories resize out to the size
+    first (no resize warning, unlike the out= of the other functions), then fill it."""
+    from ..tensor import _write_into
+
+    values = result._data.astype(out._data.dtype, copy=False)
+    if values.shape == out._data.shape:
+        _write_into(out, values)
+    else:
+        out._data = values.copy()
+    out._vc[0] += 1
+    return out
+
+
+def _random_into(name: str, fn, args: tuple, kwargs: dict) -> Tensor:
+    """fn(*args, **kwargs) (a random factory) called with out=: drawn in out's dtype and
+    written into out, which is returned."""
+    out = kwargs.pop("out")
+    kwargs["dtype"] = _random_out(name, out, kwargs.get("dtype"))
+    return _fill_out(out, fn(*args, **kwargs))
+
+
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
     """torch.rand: uniform_(0, 1) of a new tensor (PyTorch's draws: see engine/rng_sample)."""
+    if kwargs and kwargs.get("out") is not None:
+        return _random_into("rand", rand, size, dict(kwargs, dtype=dtype, device=device,
+                                                      requires_grad=requires_grad,
+                                                      generator=generator))
+    kwargs.pop("out", None)
     _placed(device)
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
     shape = _random_size(size, kwargs, "rand")
@@ -515,6 +563,11 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, **
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, **kwargs) -> Tensor:
     """torch.randn: normal_(0, 1) of a new tensor."""
+    if kwargs and kwargs.get("out") is not None:
+        return _random_into("randn", randn, size, dict(kwargs, dtype=dtype, device=device,
+                                                        requires_grad=requires_grad,
+                                                        generator=generator))
+    kwargs.pop("out", None)
     _placed(device)
     rng_sample, generator_of = _SAMPLING[0] if _SAMPLING else _sampling()
     shape = _random_size(size, kwargs, "randn")
@@ -531,6 +584,11 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     from .. import rng_sample
     from ..random import generator_of
 
+    if kwargs.get("out") is not None:
+        return _random_into("randint", randint, (low, high, size), dict(
+            kwargs, generator=generator, dtype=dtype, device=device,
+            requires_grad=requires_grad))
+    kwargs.pop("out", None)
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high
     if high is None:
@@ -549,6 +607,11 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     from .. import rng_sample
     from ..random import generator_of
 
+    if kwargs.get("out") is not None:
+        return _random_into("randperm", randperm, (n,), dict(
+            kwargs, generator=generator, dtype=dtype, device=device,
+            requires_grad=requires_grad))
+    kwargs.pop("out", None)
     n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")

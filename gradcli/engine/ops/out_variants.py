@@ -257,13 +257,39 @@ def _out_return_type(cls):
     return out_cls
 
 
-def write_out(out: Tensor, result: Tensor) -> Tensor:
-    """Write `result` into `out` as an out= variant does (resize, cast check, version)."""
+# factories that resize their out tensor themselves, without the resize warning
+_SILENT_RESIZE = frozenset(("zeros", "ones", "empty", "full", "linspace", "logspace"))
+# ...and those that give their own warning, when the number of elements changes
+_RANGE_RESIZE = frozenset(("arange", "range"))
+# the range factories fill an out tensor with the right number of elements in its own shape
+_KEEPS_SHAPE = frozenset(("arange", "range", "linspace", "logspace"))
+
+
+def _range_resize_warning(out: Tensor, shape: tuple) -> None:
+    count = 1
+    for n in shape:
+        count *= n
+    if out._data.size != count:
+        warn_at_caller(
+            f"The number of elements in the out tensor of shape {_shape_text(out._data.shape)} "
+            f"is {out._data.size} which does not match the computed number of elements {count}. "
+            "Note that this may occur as a result of rounding error. The out tensor will be "
+            f"resized to a tensor of shape ({count},). (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/RangeFactories.cpp:199.)")
+
+
+def write_out(out: Tensor, result: Tensor, name: str = "") -> Tensor:
+    """Write `result` into `out` as an out= variant does (resize, cast check, version);
+    `name`: the function, whose resize warning may be its own or none."""
     if not isinstance(out, Tensor):
         raise TypeError(f"out must be Tensor, not {type(out).__name__}")
     values = result._data if isinstance(result, Tensor) else result
+    if name in _KEEPS_SHAPE and out._data.size == values.size:
+        values = values.reshape(out._data.shape)
     if out._data.shape != values.shape:
-        if out._data.size:
+        if name in _RANGE_RESIZE:
+            _range_resize_warning(out, values.shape)
+        elif out._data.size and name not in _SILENT_RESIZE:
             warn_at_caller(
                 f"An output with one or more elements was resized since it had shape "
                 f"{_shape_text(out._data.shape)}, which does not match the required output shape "
@@ -340,7 +366,7 @@ def with_out(fn, name: str, public_name: str = ""):
         else:
             if rule is not None and isinstance(out, Tensor) and isinstance(result, Tensor):
                 rule(0, out, result, name, kwargs)
-            written = write_out(out, result)
+            written = write_out(out, result, name)
         if dual:  # (PyTorch refuses after the write, as here)
             raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
                                       "support it because it is an out= function")
