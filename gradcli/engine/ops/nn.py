@@ -371,8 +371,11 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
     wt = np.ones(t.shape, dtype=d.dtype) if weight is None or not n_classes else \
         weight._data.reshape(-1).astype(d.dtype)[safe]
     wt = np.where(kept, wt, 0).astype(d.dtype)
-    out = keep_index_inputs(run_unary(op, input, (safe, reduction, wt, shape, d.dtype, kept)),
-                            target)
+    res = run_unary(op, input, (safe, reduction, wt, shape, d.dtype, kept))
+    if res._grad_fn is not None:  # (PyTorch's node saves target, weight and total_weight too)
+        total = make(np.asarray(wt.sum() if reduction != "none" else 0, dtype=d.dtype))
+        res = keep_index_inputs(res, target, weight, total)
+    out = res
     if reduction == "none" and d.ndim > 2 and d.ndim != 4:
         return out.view((d.shape[0],) + d.shape[2:])
     return out

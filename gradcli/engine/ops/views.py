@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from .. import tensor as tensor_module
 from ..grad_mode import GRAD_MODE
-from ..node import Node, keep_index_inputs
+from ..node import Node, keep_index_inputs, packs_index_first
 from ..tensor import (
     VIEW_DEFAULT,
     VIEW_INFERENCE,
@@ -1079,6 +1079,7 @@ def _index_put_backward(c, g):
 INDEX_PUT = defop("index_put", "IndexPutBackward0", _index_put_fwd, _index_put_backward,
                   "d index_put(a, v)/da = 1 off the indices, d/dv = the gradient at the indices",
                   torch_call="(c := a * 1).__setitem__(torch.tensor([0]), b.sum() * 2) or c")
+packs_index_first(INDEX, INDEX_PUT)  # (their nodes save the index tensors first)
 COPY = defop("copy", "CopyBackwards", lambda a, b: dtypes.cast(np.broadcast_to(b, a.shape), a.dtype),
              lambda c, g: (g * 0 if c.needs(0) else None, g if c.needs(1) else None),
              "d copy_(a, b)/db = 1", broadcast=True, torch_call="(a * 1).copy_(b)")
