@@ -292,6 +292,13 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
 
         kind = _type_word(dtypes.result_type(input, target))
         raise NotImplementedError(f'"mse_cpu" not implemented for \'{kind}\'')
+    if input._data.shape != target._data.shape:  # (PyTorch broadcasts both first)
+        from .losses import _broadcast_pair
+
+        input, target = _broadcast_pair(input, target)  # noqa: A001
+        if arrays is not None:
+            arrays = (np.broadcast_to(arrays[0], input._data.shape),
+                      np.broadcast_to(arrays[1], target._data.shape))
     return run_op(MSE, (input, target), (reduction,), arrays=arrays)
 
 
