@@ -786,8 +786,8 @@ def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
 
 
 def _is_advanced(k) -> bool:
-    if isinstance(k, Tensor):
-        return k._data.ndim > 0 or k._data.dtype == np.bool_
+    if isinstance(k, Tensor):  # (a 0-d byte tensor is a mask too, as PyTorch reads uint8)
+        return k._data.ndim > 0 or k._data.dtype == np.bool_ or k._data.dtype == np.uint8
     # (a range or a tuple inside the key is a sequence of indices, as a list: d2l's
     # y_hat[range(len(y_hat)), y])
     return isinstance(k, (list, np.ndarray, bool, range, tuple))
@@ -809,6 +809,8 @@ def _np_index(k):
             and isinstance(k, Tensor)):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     if arr.dtype == np.uint8 and isinstance(k, Tensor):
+        if not arr.ndim:  # (a 0-d byte tensor is read as a Python bool is: no warning)
+            return arr.astype(np.bool_)
         from ..warn_site import warn_at_caller
 
         warn_at_caller("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
