@@ -13,7 +13,7 @@ import numpy as np
 from .. import autocast_state as _autocast
 from ..tensor import Tensor, make
 from ..warn_site import warn_at_caller
-from .nn import _reduce, _reduction_arg
+from .nn import _broadcast_pair, _reduce, _reduction_arg
 from .registry import defop, public, run_op
 
 
@@ -122,22 +122,6 @@ HUBER, HUBER_BACKWARD = _loss_pair(
     lambda x, t, delta: np.where(np.abs(x - t) < delta, 1.0, 0.0),
     "torch.nn.functional.huber_loss(a, a * 0.5)",
     "d huber(a, t)/da = a - t inside delta, delta sign(a - t) outside")
-
-
-def _broadcast_pair(input: Tensor, target: Tensor):
-    if input._data.shape == target._data.shape:
-        return input, target
-    a, b = input._data.shape, target._data.shape
-    n = max(len(a), len(b))
-    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    for d in range(n - 1, -1, -1):  # (PyTorch's broadcast check, from the last dimension)
-        if pa[d] != pb[d] and pa[d] != 1 and pb[d] != 1:
-            raise RuntimeError(f"The size of tensor a ({pa[d]}) must match the size of tensor b "
-                               f"({pb[d]}) at non-singleton dimension {d}")
-    shape = tuple(np.broadcast_shapes(a, b))
-    # (torch.broadcast_tensors: only a tensor of another shape is expanded, with its node)
-    return (input if a == shape else input.expand(shape),
-            target if b == shape else target.expand(shape))
 
 
 @public("torch.nn.functional.smooth_l1_loss")
