@@ -207,7 +207,11 @@ def test_the_deprecated_spellings_warn_as_pytorch(tmp_path):
         "5: FutureWarning: `torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
         "`torch.amp.GradScaler('cpu', args...)` instead.",
     ]
-    lines = proc.stderr.splitlines()
+    lines = proc.stderr.splitlines()[::2]  # (each followed by the program's line)
     assert len(lines) == len(expected), proc.stderr
     for line, tail in zip(lines, expected):
         assert line.endswith(tail), (line, tail)
+    assert proc.stderr.splitlines()[1::2] == [
+        "  s = torch.cuda.amp.GradScaler()", "  s = torch.cuda.amp.GradScaler()",
+        "  with torch.cuda.amp.autocast():", "  with torch.cuda.amp.autocast():",
+        "  c = torch.cpu.amp.GradScaler()"]

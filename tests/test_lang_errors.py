@@ -141,7 +141,7 @@ def test_warnings_print_short_form_on_stderr(tmp_path):
     assert p.returncode == 0 and p.stdout == "None\n"
     assert p.stderr.startswith("prog.grad:4: UserWarning: The .grad attribute of a Tensor that "
                                "is not a leaf Tensor is being accessed.")
-    assert p.stderr.count("\n") == 1
+    assert p.stderr.endswith(".)\n  print(y.grad)\n") and p.stderr.count("\n") == 2
 
 
 # ------------------------------------------------------------ files and streams

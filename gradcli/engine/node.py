@@ -19,7 +19,7 @@ from .late import Slots
 #: unpacking backward (saved_hooks.py), the sum back to the inputs' shapes (the op
 #: table) and leaf accumulation (autograd.py)
 ABOVE = Slots("gradcli.engine.node", "make", "Tensor", "saved_attr", "PACKED", "run_unpacked",
-              "reduce_to_inputs", "accumulate")
+              "reduce_to_inputs", "accumulate", "pack_pending", "pack_kept")
 
 
 # Non-leaf tensors detach_()-ed in place: id -> (a weak reference to the tensor, the node
@@ -239,28 +239,55 @@ class Node:
                         raise RuntimeError(modified_inplace_message(t, v, self, is_output))
 
 
+#: the ops whose node PyTorch makes with the index (mask, condition) as its first saved
+#: tensor: under saved_tensors_hooks their node is packed by keep_index_inputs, the kept
+#: tensors first (see packs_index_first)
+INDEX_FIRST: set = set()
+#: the node of an INDEX_FIRST op just recorded under saved_tensors_hooks, with the hooks
+#: to pack it with, waiting for its keep_index_inputs: (node, pack, unpack) or None
+PACK_PENDING = [None]
+
+
+def packs_index_first(*ops) -> None:
+    """Declare ops whose kept index tensors PyTorch packs before the tensors the node saves
+    itself (GatherBackward0 packs index, then self); the others pack them after (NllLoss:
+    self, then target)."""
+    INDEX_FIRST.update(ops)
+
+
 def keep_index_inputs(result, *inputs):
     """Keep the tensors an op's backward reads without differentiating them (the indices
-    of gather/scatter/index_*/advanced indexing, a mask, a where condition, a loss target)
+    of gather/scatter/index_*/advanced indexing, a mask, a where condition, a loss target;
+    and the input or source an op saves only to read later, as take's and index_add's)
     with the node that made `result`, as PyTorch saves them: modifying one in place before
     the backward then raises PyTorch's "modified by an inplace operation" error (the
     formula reads a copy or a view of its values, which would otherwise go silently stale
-    or wrong). Returns `result`. Nothing is kept when no node was recorded, or under
-    saved_tensors_hooks (their pack hook would see the index: not modelled)."""
+    or wrong). Under saved_tensors_hooks they are packed with the node's own saved tensors,
+    in PyTorch's order (see INDEX_FIRST). Returns `result`. Nothing is kept when no node
+    was recorded."""
     node = getattr(result, "_grad_fn", None)
     if type(node) is CopySlices:  # (written through a view: the node that ran the op)
         node = node.meta[1]
-    if node is None or node.packed or node.freed:
+    pending = PACK_PENDING[0]
+    if pending is not None:
+        PACK_PENDING[0] = None
+        if pending[0] is not node:  # (another node's: pack it as it is)
+            ABOVE.pack_pending(pending, 0)
+            pending = None
+    if node is None or node.freed:
         return result
     Tensor = ABOVE.Tensor
     kept = tuple(t for t in inputs if isinstance(t, Tensor) and t._vc.__class__ is list)
-    if not kept:
-        return result
-    saved = node.saved or ()
-    versions = node.versions or ()
-    k = sum(1 for s in saved if isinstance(s, Tensor))  # (a saved result's version is last)
-    node.saved = (*saved, *kept)
-    node.versions = (*versions[:k], *(t._vc[0] for t in kept), *versions[k:])
+    if kept:
+        saved = node.saved or ()
+        versions = node.versions or ()
+        k = sum(1 for s in saved if isinstance(s, Tensor))  # (a saved result's version is last)
+        node.saved = (*saved, *kept)
+        node.versions = (*versions[:k], *(t._vc[0] for t in kept), *versions[k:])
+    if pending is not None:
+        ABOVE.pack_pending(pending, len(kept))
+    elif kept and node.packed:
+        ABOVE.pack_kept(node, len(kept))
     return result
 
 

@@ -122,17 +122,54 @@ def restore(snapshot: list) -> None:
 def _saved_order(node, count: int, with_result: bool) -> list:
     """The order PyTorch's node packs and unpacks what it saved: its SavedVariable fields'
     order (the op's check_order: MulBackward0 holds other before self), the output last
-    unless that order places it; position `count` stands for the output."""
+    unless that order places it; position `count` stands for the output. The index
+    tensors keep_index_inputs appended come first for an INDEX_FIRST op (`index_first`:
+    how many), last otherwise."""
     op = node.op
-    order = [i for i in (getattr(op, "check_order", None) or ())
-             if i < count or (i == count and with_result)]
+    first = node.__dict__.get("index_first", 0)
+    own = count - first
+    order = list(range(own, count)) if first else []
+    order += [i for i in (getattr(op, "check_order", None) or ())
+              if i < own or (i == count and with_result)]
     rest = list(range(count)) + ([count] if with_result else [])
     return order + [i for i in rest if i not in order]
 
 
 def pack_node(node) -> None:
-    """Pack what `node` saved with the innermost hooks (called right after it is made)."""
-    pack, unpack = STACK[-1]
+    """Pack what `node` saved with the innermost hooks (called right after it is made); an
+    INDEX_FIRST op's node waits for its keep_index_inputs (node_module.PACK_PENDING)."""
+    pending = node_module.PACK_PENDING[0]
+    if pending is not None:  # (an index op whose indices were not kept: pack it as it is)
+        node_module.PACK_PENDING[0] = None
+        pack_pending(pending, 0)
+    if node.op in node_module.INDEX_FIRST:
+        node_module.PACK_PENDING[0] = (node, *STACK[-1])
+        return
+    _pack(node, *STACK[-1])
+
+
+def pack_pending(pending, kept: int) -> None:
+    """Pack the node keep_index_inputs was waited for, its `kept` last saved tensors (the
+    indices it appended) first."""
+    node, pack, unpack = pending
+    if kept:
+        node.index_first = kept
+    _pack(node, pack, unpack)
+
+
+def pack_kept(node, kept: int) -> None:
+    """Pack the `kept` tensors keep_index_inputs appended to an already packed node (after
+    the node's own, as NllLossBackward0 packs target after self)."""
+    pack, unpack = STACK[-1] if STACK else (None, None)
+    if pack is None:
+        return
+    items = list(node.saved)
+    for i in range(len(items) - kept, len(items)):
+        items[i] = _Packed(items[i], pack, unpack)
+    node.saved = tuple(items)
+
+
+def _pack(node, pack, unpack) -> None:
     saved = node.saved
     result = node.saved_result
     count = len(saved) if saved else 0
@@ -206,7 +243,12 @@ def _install() -> None:
 def _uninstall() -> None:
     from .ops.registry import set_recorders
 
+    pending = node_module.PACK_PENDING[0]
+    if pending is not None:
+        node_module.PACK_PENDING[0] = None
+        pack_pending(pending, 0)
     set_recorders(*_originals.pop("recorders"))
 
 
-node_module.ABOVE.install(PACKED=PACKED, run_unpacked=run_unpacked)
+node_module.ABOVE.install(PACKED=PACKED, run_unpacked=run_unpacked, pack_pending=pack_pending,
+                         pack_kept=pack_kept)

@@ -429,6 +429,24 @@ FORBIDDEN_ATTRS = {
 }
 
 
+#: (filename, pos) -> the line Python reports for that expression where it is not its first
+#: line: an attribute or a method call written over several lines is at its name's line in a
+#: Python warning (`y\n  .grad` warns at `.grad`'s line), so a warning shows that line
+PYTHON_LINES: dict = {}
+
+
+def _note_python_line(filename, node) -> None:
+    """Record the line Python gives a multi-line attribute or method call (see PYTHON_LINES)."""
+    tp = type(node)
+    if tp is A.Attribute:
+        line = node.pos[2]
+    elif tp is A.Call and type(node.func) is A.Attribute:
+        line = node.func.pos[2]
+    else:
+        return
+    PYTHON_LINES[(filename, node.pos)] = line
+
+
 class Program:
     """A compiled program: ``run(None)`` executes it at module level."""
 
@@ -495,7 +513,10 @@ class Compiler:
             self.pending_names.append((name, pos))
 
     def loc(self, node):
-        return (self.filename, node.pos, self.scope.name if self.scope else "<module>")
+        pos = node.pos
+        if pos[0] != pos[2]:
+            _note_python_line(self.filename, node)
+        return (self.filename, pos, self.scope.name if self.scope else "<module>")
 
     # ----------------------------------------------------------- entry point
     def compile_module(self, module: A.Module) -> Program:

@@ -12,34 +12,31 @@ from .errors import CompileError, GradcliError, InternalError, Interrupted, Limi
 from .limits import LimitExceeded, Limits, raise_with
 from .parser import parse
 
-_BLOCK_CODES = None
+_COMPILED_FILE = None
 
 
-def _block_codes():
-    global _BLOCK_CODES
-    if _BLOCK_CODES is None:
-        codes = set()
-        stack = [Compiler.block_from.__code__]
-        while stack:
-            c = stack.pop()
-            for k in c.co_consts:
-                if hasattr(k, "co_name"):
-                    if k.co_name in ("block", "block1"):
-                        codes.add(k)
-                    stack.append(k)
-        _BLOCK_CODES = codes
-    return _BLOCK_CODES
+def warning_location():
+    """(filename, line) Python would give a warning raised now by the program's code: the
+    line of the innermost expression of the program being evaluated (a call, an attribute,
+    a statement), as Python's warning points at the line its frame is running; None outside
+    the program's code."""
+    global _COMPILED_FILE
+    if _COMPILED_FILE is None:
+        _COMPILED_FILE = Compiler.block_from.__code__.co_filename
+    from .compiler import PYTHON_LINES
 
-
-def current_location():
-    """(filename, pos, scope) of the statement running now, or None."""
-    codes = _block_codes()
     f = sys._getframe(1)
     while f is not None:
-        if f.f_code in codes:
-            loc = f.f_locals.get("loc") or f.f_locals.get("l0")
-            if loc:
-                return loc
+        code = f.f_code
+        name = code.co_filename
+        if name == _COMPILED_FILE or name.startswith("<gradcli fused"):
+            names = code.co_varnames + code.co_freevars
+            for key in ("loc", "l0", "aloc"):
+                if key in names:
+                    loc = f.f_locals.get(key)
+                    if type(loc) is tuple and len(loc) == 3 and type(loc[1]) is tuple:
+                        fname, pos = loc[0], loc[1]
+                        return fname, PYTHON_LINES.get((fname, pos), pos[0])
         f = f.f_back
     return None
 
@@ -189,21 +186,39 @@ class Session:
         return err
 
     def _show_warning(self, message, category, filename, lineno, file=None, line=None):
-        loc = current_location()
-        if loc is not None:
-            fname, pos, _ = loc
-            where = f"{fname}:{pos[0]}"
+        """Print a warning as Python prints it: `file:line: Category: message`, then the
+        program's source line at that place, indented; once per place and text (Python's
+        default action)."""
+        where = warning_location()
+        if where is not None:
+            fname, lineno = where
+            text = f"{fname}:{lineno}: {category.__name__}: {message}"
+            source_line = self._source_line(fname, lineno)
         else:
-            where = "<gradcli>"
-        text = f"{where}: {category.__name__}: {message}"
+            text, source_line = f"<gradcli>: {category.__name__}: {message}", ""
         if text in self._warned:
             return
         self._warned.add(text)
+        if source_line:
+            text += "\n  " + source_line
         err = self.stderr or sys.stderr
         try:
             err.write(text + "\n")
         except (OSError, ValueError):
             pass
+
+    def _source_line(self, filename, lineno) -> str:
+        """Line `lineno` of the program file (or .grad module) `filename`, stripped as
+        Python's warning display strips it; '' when unknown."""
+        source = self.sources.get(filename)
+        if source is None:
+            from .grad_modules import SOURCES
+
+            source = SOURCES.get(filename)
+        if not source:
+            return ""
+        lines = source.split("\n")
+        return lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
 
 
 def _assert_details(exc) -> list:

@@ -14,6 +14,7 @@ from .. import dtypes
 from ..fpstate import run_quietly
 from ..grad_mode import GRAD_MODE
 from ..limits import check_elements
+from ..node import keep_index_inputs, packs_index_first
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from ..warn_site import warn_at_caller, warn_once
 from .declare import binary
@@ -86,7 +87,7 @@ def _index_reduce_fwd(x, src, index, dim, reduce, include_self):
 
 def _index_reduce_backward(c, g):
     """PyTorch's index_reduce_backward (FunctionsManual.cpp), in Tensor ops."""
-    x, src = c.saved
+    x, src = c.saved[:2]  # (the index keep_index_inputs kept follows)
     index_arr, dim, reduce, include_self = c.meta
     index = make(index_arr)
     result = c.result
@@ -154,6 +155,7 @@ INDEX_REDUCE = defop("index_reduce", "IndexReduceBackward0", _index_reduce_fwd,
                      save="inputs result",
                      torch_call="torch.index_reduce(a.reshape(-1), 0, torch.tensor([0, 0]), "
                                 "a.reshape(-1)[:2].cos() + 3, 'mean')")
+packs_index_first(INDEX_REDUCE)  # (IndexReduceBackward0 saves index first)
 
 
 def _index_reduce_checks(name: str, x: Tensor, dim: int, index, source, reduce: str):
@@ -206,7 +208,8 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
                  include_self: bool = True) -> Tensor:
     d, idx = _index_reduce_checks("index_reduce", input, dim, index, source, reduce)
     _warn_beta()
-    return run_op(INDEX_REDUCE, (input, source), (idx, d, reduce, bool(include_self)))
+    return keep_index_inputs(
+        run_op(INDEX_REDUCE, (input, source), (idx, d, reduce, bool(include_self))), index)
 
 
 @public("Tensor.index_reduce_")

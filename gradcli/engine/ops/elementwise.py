@@ -15,7 +15,7 @@ from ..grad_mode import GRAD_MODE
 from ..kernels.fma import fused_minus_product32
 from ..kernels.sleef import power as _float_power
 from ..kernels.sleef import rounded_once, sigmoid32
-from ..node import keep_index_inputs
+from ..node import keep_index_inputs, packs_index_first
 from ..parallel import split_elementwise
 from ..tensor import Tensor, make
 from .registry import PUBLIC, defop, no_derivative, run_op, run_scalar, run_unary
@@ -594,6 +594,7 @@ WHERE = defop("where", "WhereBackward0", lambda a, b, cond: np.where(cond, a, b)
                             _where(c.meta_tensor(0), 0.0, g) if c.needs(1) else None),
               "d where(c,a,b)/da = c, d/db = not c", broadcast=True, save="meta",
               torch_call="torch.where(a > 0, a, b)")
+packs_index_first(WHERE)  # (WhereBackward0 saves the condition first)
 
 
 def _floor_div(a, b):

@@ -968,6 +968,15 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     if GRAD_MODE.enabled and target.requires_grad:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
                            "to argument 'target'. This input cannot have requires_grad True.")
+    a, b = input._data.shape, target._data.shape
+    if a != b:  # (PyTorch's kernel writes -input * target into an output of input's shape)
+        try:
+            shape = np.broadcast_shapes(a, b)
+        except ValueError:
+            shape = a  # (run_op gives the broadcast error)
+        if shape != a:
+            raise RuntimeError(f"output with shape [{', '.join(map(str, a))}] doesn't match the "
+                               f"broadcast shape [{', '.join(map(str, shape))}]")
     return run_op(SOFT_MARGIN, (input, target), (reduction,))
 
 
@@ -1053,6 +1062,8 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size
                                 reduce=None, reduction: str = "mean") -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if not input._data.ndim:  # (PyTorch reads the class count as input.size(-1))
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if weight is not None:
         loss = loss * weight
     class_dim = input._data.ndim - 1

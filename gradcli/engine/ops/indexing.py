@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..node import keep_index_inputs
+from ..node import keep_index_inputs, packs_index_first
 from ..tensor import Tensor, _c_name, _wrap_dim, make
 from .registry import defop, public, run_op
 
@@ -275,7 +275,7 @@ def scatter_add(input, dim, index, src):
         raise RuntimeError("scatter_add(): Expected self.dtype to be equal to src.dtype")
     # (input's gradient is the gradient itself: only src's reads the index, as PyTorch's)
     out = run_op(SCATTER_ADD, (input, src), (idx, dim))
-    return keep_index_inputs(out, index) if src._requires_grad else out
+    return keep_index_inputs(out, index if src._requires_grad else None)
 
 
 @public("Tensor.scatter_add_")
@@ -377,7 +377,7 @@ def index_add(input, dim, index, source, *, alpha=1):
                            + ") must have the same scalar type")
     # (input's gradient is the gradient itself: only source's reads the index, as PyTorch's)
     out = run_op(INDEX_ADD, (input, source), (idx, dim, alpha, source._data.shape))
-    return keep_index_inputs(out, index) if source._requires_grad else out
+    return keep_index_inputs(out, *((index, source) if source._requires_grad else ()))
 
 
 @public("Tensor.index_add_")
@@ -437,7 +437,7 @@ def index_copy(input, dim, index, source):
         raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} "
                          f"with size {size}")
     return keep_index_inputs(run_op(INDEX_COPY, (input, source), (idx, dim, source._data.shape)),
-                             index)
+                             index, source if source._requires_grad else None)
 
 
 @public("Tensor.index_copy_")
@@ -548,7 +548,7 @@ def _scalar_name(t: Tensor) -> str:
 @public("torch.take", "Tensor.take")
 def take(input, index):
     idx = _flat_index("take", input, index)
-    return keep_index_inputs(run_op(TAKE, (input,), (idx, input._data.shape)), index)
+    return keep_index_inputs(run_op(TAKE, (input,), (idx, input._data.shape)), index, input)
 
 
 def _put_fwd(a, src, idx, accumulate, src_shape):
@@ -573,7 +573,8 @@ PUT = defop("put", "PutBackward0", _put_fwd,
 def put(input, index, source, accumulate=False):
     idx = _flat_index("put", input, index, source)
     return keep_index_inputs(
-        run_op(PUT, (input, source), (idx, bool(accumulate), source._data.shape)), index)
+        run_op(PUT, (input, source), (idx, bool(accumulate), source._data.shape)), index,
+        source if source._requires_grad else None)
 
 
 @public("Tensor.put_")
@@ -602,7 +603,7 @@ def masked_select(input, mask):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     _broadcast_check(mask, input)
     return keep_index_inputs(run_op(MASKED_SELECT, (input,), (mask._data, input._data.shape)),
-                             mask)
+                             mask, input)
 
 
 def _masked_scatter_fwd(a, src, mask, src_shape):
@@ -793,3 +794,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
     return input._apply_inplace(lambda old: scatter_reduce(old, dim, index, src, reduce,
                                                            include_self=include_self))
+
+
+# (PyTorch's nodes of these save the index, mask or condition first)
+packs_index_first(MASKED_FILL, MASKED_FILL_TENSOR, GATHER, SCATTER_SRC, SCATTER_VALUE, SCATTER_ADD,
+                  INDEX_SELECT, INDEX_ADD, INDEX_COPY, INDEX_FILL, INDEX_FILL_TENSOR, TAKE, PUT,
+                  MASKED_SELECT, MASKED_SCATTER, SCATTER_REDUCE)

@@ -13,7 +13,7 @@ import numpy as np
 from .. import autocast_state as _autocast
 from ..tensor import Tensor, make
 from ..warn_site import warn_at_caller
-from .nn import _reduce, _reduction_arg
+from .nn import _broadcast_pair, _reduce, _reduction_arg
 from .registry import defop, public, run_op
 
 
@@ -122,13 +122,6 @@ HUBER, HUBER_BACKWARD = _loss_pair(
     lambda x, t, delta: np.where(np.abs(x - t) < delta, 1.0, 0.0),
     "torch.nn.functional.huber_loss(a, a * 0.5)",
     "d huber(a, t)/da = a - t inside delta, delta sign(a - t) outside")
-
-
-def _broadcast_pair(input: Tensor, target: Tensor):
-    if input._data.shape == target._data.shape:
-        return input, target
-    shape = tuple(np.broadcast_shapes(input._data.shape, target._data.shape))
-    return input.expand(shape), target.expand(shape)
 
 
 @public("torch.nn.functional.smooth_l1_loss")

@@ -269,6 +269,25 @@ def _reduction_arg(size_average, reduce, reduction: str) -> str:
     return reduction
 
 
+def _broadcast_pair(input: Tensor, target: Tensor):
+    """A loss's input and target broadcast as torch.broadcast_tensors does before PyTorch's
+    pointwise losses (mse, huber, smooth_l1): its error text for shapes that do not
+    broadcast, and an ExpandBackward0 only on a tensor broadcasting enlarges."""
+    if input._data.shape == target._data.shape:
+        return input, target
+    a, b = input._data.shape, target._data.shape
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    for d in range(n - 1, -1, -1):  # (PyTorch's broadcast check, from the last dimension)
+        if pa[d] != pb[d] and pa[d] != 1 and pb[d] != 1:
+            raise RuntimeError(f"The size of tensor a ({pa[d]}) must match the size of tensor b "
+                               f"({pb[d]}) at non-singleton dimension {d}")
+    shape = tuple(np.broadcast_shapes(a, b))
+    # (torch.broadcast_tensors: only a tensor of another shape is expanded, with its node)
+    return (input if a == shape else input.expand(shape),
+            target if b == shape else target.expand(shape))
+
+
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction="mean") -> Tensor:
     if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's float32 list)
         return _autocast.fp32(mse_loss, input, target, size_average, reduce, reduction)
@@ -292,6 +311,11 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
 
         kind = _type_word(dtypes.result_type(input, target))
         raise NotImplementedError(f'"mse_cpu" not implemented for \'{kind}\'')
+    if input._data.shape != target._data.shape:  # (PyTorch broadcasts both first)
+        input, target = _broadcast_pair(input, target)  # noqa: A001
+        if arrays is not None:
+            arrays = (np.broadcast_to(arrays[0], input._data.shape),
+                      np.broadcast_to(arrays[1], target._data.shape))
     return run_op(MSE, (input, target), (reduction,), arrays=arrays)
 
 
@@ -371,8 +395,11 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
     wt = np.ones(t.shape, dtype=d.dtype) if weight is None or not n_classes else \
         weight._data.reshape(-1).astype(d.dtype)[safe]
     wt = np.where(kept, wt, 0).astype(d.dtype)
-    out = keep_index_inputs(run_unary(op, input, (safe, reduction, wt, shape, d.dtype, kept)),
-                            target)
+    res = run_unary(op, input, (safe, reduction, wt, shape, d.dtype, kept))
+    if res._grad_fn is not None:  # (PyTorch's node saves target, weight and total_weight too)
+        total = make(np.asarray(wt.sum() if reduction != "none" else 0, dtype=d.dtype))
+        res = keep_index_inputs(res, target, weight, total)
+    out = res
     if reduction == "none" and d.ndim > 2 and d.ndim != 4:
         return out.view((d.shape[0],) + d.shape[2:])
     return out

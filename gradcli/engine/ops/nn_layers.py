@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import autocast_state as _autocast
 from ..fpstate import run_quietly
-from ..node import keep_index_inputs
+from ..node import keep_index_inputs, packs_index_first
 from ..tensor import Tensor, make
 from . import shape_checks
 from .backward_nodes import BackwardOp
@@ -105,13 +105,13 @@ def _bilinear_checks(input1, input2, weight, bias) -> None:
 
 
 # ------------------------------------------------------------------ embedding
-def _embedding_fwd(weight, indices, padding_idx):
+def _embedding_fwd(weight, indices, padding_idx, shape):
     return weight[indices]
 
 
 def _embedding_grads(arrays, meta, g):
     weight = arrays[0]
-    indices, padding_idx = meta
+    indices, padding_idx = meta[:2]
     gw = np.zeros_like(weight)
     np.add.at(gw, indices.reshape(-1), g.reshape(-1, weight.shape[1]))
     if padding_idx is not None and padding_idx >= 0:
@@ -124,9 +124,7 @@ def _embedding_backward(c, g):
     it can be differentiated again); the padding row gets none."""
     from .views import index_put
 
-    weight = c.saved[0]
-    indices, padding_idx = c.meta
-    n, d = weight._data.shape
+    indices, padding_idx, (n, d) = c.meta
     flat = make(np.ascontiguousarray(indices.reshape(-1)).astype(np.int64))
     gw = index_put(make(np.zeros((n, d), g._data.dtype)), (flat,), g.reshape(-1, d),
                    accumulate=True)
@@ -139,9 +137,11 @@ def _embedding_backward(c, g):
 
 EMBEDDING = defop("embedding", "EmbeddingBackward0", _embedding_fwd, _embedding_backward,
                        "d embedding(W, i)/dW = the gradient rows added at the indices",
-                       save="inputs",
+                       save="meta",
                        torch_call="torch.nn.functional.embedding(torch.tensor([[0, 1], [1, 0]]), "
                                   "a.reshape(a.shape[0], -1) if a.dim() > 1 else a.reshape(-1, 1))")
+# (EmbeddingBackward0 saves the indices alone: the weight's shape is all it reads of it)
+packs_index_first(EMBEDDING)
 
 
 @public("torch.nn.functional.embedding")
@@ -168,7 +168,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    return keep_index_inputs(run_op(EMBEDDING, (weight,), (idx, padding_idx)), input)
+    return keep_index_inputs(run_op(EMBEDDING, (weight,), (idx, padding_idx, weight._data.shape)), input)
 
 
 # ------------------------------------------------------------------ layer_norm

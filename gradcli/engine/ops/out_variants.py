@@ -238,7 +238,45 @@ _OUT_DTYPE_RULES = {
     "nonzero": _nonzero_rule, "searchsorted": _searchsorted_rule,
     "bucketize": _searchsorted_rule,
 }
+
+def _narrow_copy_rule(i, out, result, name, kwargs):
+    if _dtype_key(out) != _dtype_key(result):
+        raise RuntimeError("Expected self.dtype() == output.dtype() to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+
+
+# the functional view copies are structured kernels too (out= of the result's dtype only)
+_OUT_DTYPE_RULES.update(dict.fromkeys((
+    "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy",
+    "permute_copy", "select_copy", "slice_copy", "split_with_sizes_copy", "squeeze_copy",
+    "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy",
+    "view_as_complex_copy", "view_as_real_copy", "view_copy"), _structured))
+_OUT_DTYPE_RULES["narrow_copy"] = _narrow_copy_rule
 _INDICES_FIRST = frozenset(("median", "nanmedian"))  # (their indices are checked first)
+
+
+def _copy_into(out, result) -> Tensor:
+    """split_copy's out=: PyTorch copies each piece into the given tensor (copy_), so the
+    out tensor is never resized: the piece is broadcast to its shape and cast to its dtype."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"out must be Tensor, not {type(out).__name__}")
+    have, want = result._data.shape, out._data.shape
+    if have != want:
+        n = max(len(have), len(want))
+        a, b = (1,) * (n - len(want)) + want, (1,) * (n - len(have)) + have
+        for d in range(n - 1, -1, -1):
+            if a[d] != b[d] and a[d] != 1 and b[d] != 1:
+                raise RuntimeError(f"The size of tensor a ({a[d]}) must match the size of tensor "
+                                   f"b ({b[d]}) at non-singleton dimension {d}")
+    from .. import dtypes
+
+    values = result._data
+    if values.dtype != out._data.dtype:
+        values = dtypes.cast(values, out._data.dtype)
+    _write_into(out, values)
+    out._vc[0] += 1
+    return out
 _OUT_TYPES: dict = {}
 
 
@@ -349,6 +387,11 @@ def with_out(fn, name: str, public_name: str = ""):
         rule = _OUT_DTYPE_RULES.get(name)
         if isinstance(out, (tuple, list)):
             results = tuple(result)
+            if name == "split_copy":
+                if len(results) != len(outs):
+                    raise RuntimeError(f"split_copy_Tensor_out() expected an out= argument of "
+                                       f"size {len(results)}, got size {len(outs)}")
+                return [_copy_into(o, r) for o, r in zip(outs, results)]
             if len(results) != len(outs):
                 # (PyTorch's parser reads out= as a tuple of that many tensors)
                 raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")

@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from .. import tensor as tensor_module
 from ..grad_mode import GRAD_MODE
-from ..node import Node, keep_index_inputs
+from ..node import Node, keep_index_inputs, packs_index_first
 from ..tensor import (
     VIEW_DEFAULT,
     VIEW_INFERENCE,
@@ -786,8 +786,8 @@ def slice_dim(x: Tensor, dim: int, start, stop, step) -> Tensor:
 
 
 def _is_advanced(k) -> bool:
-    if isinstance(k, Tensor):
-        return k._data.ndim > 0 or k._data.dtype == np.bool_
+    if isinstance(k, Tensor):  # (a 0-d byte tensor is a mask too, as PyTorch reads uint8)
+        return k._data.ndim > 0 or k._data.dtype == np.bool_ or k._data.dtype == np.uint8
     # (a range or a tuple inside the key is a sequence of indices, as a list: d2l's
     # y_hat[range(len(y_hat)), y])
     return isinstance(k, (list, np.ndarray, bool, range, tuple))
@@ -809,6 +809,8 @@ def _np_index(k):
             and isinstance(k, Tensor)):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     if arr.dtype == np.uint8 and isinstance(k, Tensor):
+        if not arr.ndim:  # (a 0-d byte tensor is read as a Python bool is: no warning)
+            return arr.astype(np.bool_)
         from ..warn_site import warn_at_caller
 
         warn_at_caller("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
@@ -1079,6 +1081,7 @@ def _index_put_backward(c, g):
 INDEX_PUT = defop("index_put", "IndexPutBackward0", _index_put_fwd, _index_put_backward,
                   "d index_put(a, v)/da = 1 off the indices, d/dv = the gradient at the indices",
                   torch_call="(c := a * 1).__setitem__(torch.tensor([0]), b.sum() * 2) or c")
+packs_index_first(INDEX, INDEX_PUT)  # (their nodes save the index tensors first)
 COPY = defop("copy", "CopyBackwards", lambda a, b: dtypes.cast(np.broadcast_to(b, a.shape), a.dtype),
              lambda c, g: (g * 0 if c.needs(0) else None, g if c.needs(1) else None),
              "d copy_(a, b)/db = 1", broadcast=True, torch_call="(a * 1).copy_(b)")
