@@ -1,5 +1,5 @@
 """torch.sym_max / sym_min / sym_float / sym_int / sym_not / sym_sqrt / sym_sum / sym_ite /
-sym_fresh_size on plain numbers and tensors, and nn.Buffer (a buffer marker that a Module
+sym_fresh_size / sym_constrain_range(_for_size) on plain numbers and tensors, and nn.Buffer (a buffer marker that a Module
 attribute assignment registers, persistent or not), against PyTorch, in programs; and the
 sandbox's crawler over what they give."""
 
@@ -32,7 +32,18 @@ cases = [lambda: torch.sym_max(1, 2), lambda: torch.sym_max(1, 2.0), lambda: tor
          lambda: torch.sym_ite(True, 1, 2), lambda: torch.sym_ite(False, 1, 2),
          lambda: torch.sym_ite(1, 1, 2), lambda: torch.sym_ite(True, 1, 2.0),
          lambda: torch.sym_ite(False, t, t * 2), lambda: torch.sym_fresh_size(5),
-         lambda: torch.sym_fresh_size(2.5), lambda: torch.sym_max(torch.tensor(3).item(), 2)]
+         lambda: torch.sym_fresh_size(2.5), lambda: torch.sym_max(torch.tensor(3).item(), 2),
+         lambda: torch.sym_constrain_range(3, min=0, max=5), lambda: torch.sym_constrain_range(3, min=4),
+         lambda: torch.sym_constrain_range(3, max=2), lambda: torch.sym_constrain_range(3, 0, 5),
+         lambda: torch.sym_constrain_range(3, min=5, max=2), lambda: torch.sym_constrain_range("a"),
+         lambda: torch.sym_constrain_range(3, min=2.5), lambda: torch.sym_constrain_range(3.7, min=4),
+         lambda: torch.sym_constrain_range(torch.tensor(3), min=5),
+         lambda: torch.sym_constrain_range(torch.tensor([1, 2])),
+         lambda: torch.sym_constrain_range(size=3, min=5), lambda: torch.sym_constrain_range_for_size(3),
+         lambda: torch.sym_constrain_range_for_size(-1), lambda: torch.sym_constrain_range_for_size(3, max=2),
+         lambda: torch.sym_constrain_range_for_size(3, min=5, max=2),
+         lambda: torch.sym_constrain_range_for_size(10, max=5),
+         lambda: torch.sym_constrain_range_for_size(-1, min=-3)]
 for f in cases:
     try:
         r = f()

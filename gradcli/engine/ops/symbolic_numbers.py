@@ -1,5 +1,5 @@
 """torch.sym_max / sym_min / sym_float / sym_int / sym_not / sym_sqrt / sym_sum / sym_ite /
-sym_fresh_size: PyTorch's shape-arithmetic helpers, which tracing compilers overload for
+sym_fresh_size / sym_constrain_range(_for_size): PyTorch's shape-arithmetic helpers, which tracing compilers overload for
 symbolic sizes. gradcli has no symbolic sizes, so each is what PyTorch does with plain
 Python numbers, numpy scalars and tensors (sym_max(1, 2.0) promotes to float; a tensor
 goes where Python's own float(), int(), not and math.sqrt take it)."""
@@ -87,4 +87,48 @@ def sym_fresh_size(expr):
     return PUBLIC["torch.tensor"](expr).item()
 
 
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
+
+def _constrained_size(name: str, size, min, max) -> int:
+    """The size as an int, after PyTorch's argument checks (a number or a 0-d tensor; min
+    and max ints or None)."""
+    if hasattr(size, "item") and not isinstance(size, (np.generic,)):
+        if getattr(size, "ndim", 0) != 0:
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be Number, not Tensor")
+        size = size.item()
+    if not isinstance(size, _ALL_TYPES):
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be Number, "
+                        f"not {type(size).__name__}")
+    for arg, value in (("min", min), ("max", max)):
+        if value is not None and not isinstance(value, (builtins.int, np.integer)):
+            raise TypeError(f"{name}(): argument '{arg}' must be int, not {type(value).__name__}")
+    return builtins.int(size)
+
+
+def _check_range(size: int, low: int, high: int) -> None:
+    if not low <= size <= high:
+        raise RuntimeError(f"Invalid value range for {size} between [{low}, {high}].")
+
+
+@public("torch.sym_constrain_range")
+def sym_constrain_range(size, *, min=None, max=None):
+    """Checks that an (unbacked) size lies in [min, max]; with plain numbers, as in
+    PyTorch's eager mode, a check and nothing else."""
+    size = _constrained_size("sym_constrain_range", size, min, max)
+    low = _INT64_MIN if min is None else builtins.int(min)
+    high = _INT64_MAX if max is None else builtins.int(max)
+    if high < low:
+        raise RuntimeError(f"Max must be greater than or equal to min. Got min={low} max={high}")
+    _check_range(size, low, high)
+
+
+@public("torch.sym_constrain_range_for_size")
+def sym_constrain_range_for_size(size, *, min=None, max=None):
+    """sym_constrain_range for a size: min defaults to 0, and a max must be above 2 (PyTorch
+    assumes sizes 0 and 1 apart)."""
+    size = _constrained_size("sym_constrain_range_for_size", size, min, max)
+    if max is not None and max <= 2:
+        raise RuntimeError(f"Max value to constrain_range_for_size must be greater than 2. got: {max}")
+    low = 0 if min is None else builtins.int(min)
+    _check_range(size, low, _INT64_MAX if max is None else builtins.int(max))
