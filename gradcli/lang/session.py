@@ -272,11 +272,20 @@ def _forget_given_warnings() -> None:
     forget_given()
 
 
+def _forget_distribution_registrations():
+    """A program's register_kl / biject_to.register pairs end with it (the distributions
+    package, once loaded, keeps its own)."""
+    package = sys.modules.get("gradcli.torch.distributions")
+    if package is not None:
+        package._forget_program_registrations()
+
+
 def reset_engine(seed: int = 0):
     """Fresh engine state for a new file, as a new Python process has: print options,
     grad mode, default dtype, RNG seed, default device, cuDNN flags, determinism, float32
     matmul precision, anomaly mode, warn_always, the once-per-process warnings (a REPL keeps them between its inputs,
-    as one Python session does; `:reset` starts afresh)."""
+    as one Python session does; `:reset` starts afresh), the kl_divergence pairs and
+    constraint transforms a program registered."""
     try:
         fac = R.facade()
     except ImportError:
@@ -293,7 +302,7 @@ def reset_engine(seed: int = 0):
                  lambda: fac.set_float32_matmul_precision("highest"),
                  lambda: fac.set_anomaly_enabled(False),
                  lambda: fac.set_warn_always(False),
-                 _forget_given_warnings):
+                 _forget_given_warnings, _forget_distribution_registrations):
         try:
             call()
         except Exception:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import (
     constraint_registry,  # noqa: F401  (torch.distributions.constraint_registry)
     constraints,
+    kl,
     kl_cross,  # noqa: F401  (registers the cross-family kl_divergence pairs)
     kl_families,  # noqa: E402, F401  (registers their kl_divergence pairs)
     transforms,  # noqa: E402  (after simple: TransformedDistribution uses both)
@@ -134,6 +135,21 @@ def _family_modules() -> None:
 
 
 _family_modules()
+
+# The library's own kl_divergence pairs and constraint transforms, as registered above:
+# what a `gradcli run` program starts from, as a fresh process does (a program's own
+# register_kl / biject_to.register calls are forgotten when the next one starts).
+_LIBRARY_REGISTRATIONS = ((kl._KL, dict(kl._KL)),
+                          (biject_to._registry, dict(biject_to._registry)),
+                          (transform_to._registry, dict(transform_to._registry)))
+
+
+def _forget_program_registrations() -> None:
+    for registry, library in _LIBRARY_REGISTRATIONS:
+        if registry != library:
+            registry.clear()
+            registry.update(library)
+    kl._CHOSEN.clear()
 
 from .._namespace import unsupported as _unsupported  # noqa: E402
 

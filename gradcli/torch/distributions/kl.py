@@ -3,36 +3,82 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import gradcli.torch as torch
 import gradcli.torch.nn.functional as F
 
+from .distribution import Distribution
 from .simple import Bernoulli, Categorical, Normal, Uniform
 
 __all__ = ["kl_divergence", "register_kl"]
 
 _KL: dict = {}
+_CHOSEN: dict = {}  # (type_p, type_q) -> the function dispatch picked; cleared on register_kl
 
 
 def register_kl(type_p, type_q):
-    """Decorator: fn(p, q) computes KL(p || q) for that pair of distribution classes."""
+    """Decorator: fn(p, q) computes KL(p || q) for that pair of distribution classes (and
+    their subclasses, unless a more specific pair is registered)."""
+    # (PyTorch's own checks, as written: a class that is no Distribution passes them)
+    if not isinstance(type_p, type) and issubclass(type_p, Distribution):
+        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
+    if not isinstance(type_q, type) and issubclass(type_q, Distribution):
+        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
 
     def decorate(fn):
         _KL[type_p, type_q] = fn
+        _CHOSEN.clear()  # a new pair can change what the others dispatch to
         return fn
 
     return decorate
 
 
-def kl_divergence(p, q):
-    fn = None
-    for cp in type(p).__mro__:
-        for cq in type(q).__mro__:
-            fn = _KL.get((cp, cq))
-            if fn is not None:
+class _Specificity:
+    """A registered pair of classes, ordered as PyTorch orders them: lexicographically by
+    subclass (one pair precedes another when its first class is a subclass of the other's,
+    or they are the same class and the rest so compare)."""
+
+    __slots__ = ("types",)
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __le__(self, other):
+        for mine, theirs in zip(self.types, other.types):
+            if not issubclass(mine, theirs):
+                return False
+            if mine is not theirs:
                 break
-        if fn is not None:
-            break
+        return True
+
+    def __lt__(self, other):
+        return self.types != other.types and self <= other
+
+
+def _dispatch(type_p, type_q):
+    """The function for the most specific registered pair both types derive from (the
+    first class deciding, then the second; when deciding by the second first would pick
+    another function, PyTorch's ambiguity warning); None when no pair applies."""
+    matches = [pair for pair in _KL if issubclass(type_p, pair[0]) and issubclass(type_q, pair[1])]
+    if not matches:
+        return None
+    left_p, left_q = min(_Specificity(*pair) for pair in matches).types
+    right_q, right_p = min(_Specificity(*reversed(pair)) for pair in matches).types
+    chosen, other = _KL[left_p, left_q], _KL[right_p, right_q]
+    if chosen is not other:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+                      f"Please register_kl({left_p.__name__}, {right_q.__name__})",
+                      RuntimeWarning, stacklevel=3)
+    return chosen
+
+
+def kl_divergence(p, q):
+    pair = (type(p), type(q))
+    try:
+        fn = _CHOSEN[pair]
+    except KeyError:
+        fn = _CHOSEN[pair] = _dispatch(*pair)
     if fn is None:
         raise NotImplementedError(f"No KL(p || q) is implemented for p type {type(p).__name__} "
                                   f"and q type {type(q).__name__}")
