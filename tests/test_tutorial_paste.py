@@ -64,6 +64,19 @@ def test_torch_functional_holds_torch_functions_as_pytorch_does():
     assert run_on_gradcli_torch(FUNCTIONAL) == expected
 
 
+@pytest.mark.parametrize("path", ["torch.nn.modules.module", "torch.utils.data",
+                                  "torch.distributions.normal", "torch.autograd.graph"])
+def test_a_name_missing_from_a_submodule_is_named_as_pytorch_names_it(path):
+    """A name neither library has reads as Python's error about PyTorch's module (never
+    gradcli's own module path)."""
+    pytest.importorskip("torch")
+    src = f"import torch\nimport {path}\ntry:\n    {path}.no_such_name\n" \
+          "except AttributeError as e:\n    print(e)\n"
+    expected = run_python(src)
+    assert expected == f"module '{path}' has no attribute 'no_such_name'\n"
+    assert run_grad(src) == expected
+
+
 def test_torch_functional_names_gradcli_lacks_say_so():
     out = run_grad("import torch.functional as F\nF.align_tensors\n")
     assert out.startswith("!") and \

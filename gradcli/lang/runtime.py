@@ -260,6 +260,9 @@ def _raise_missing_as_pytorch(mod, name: str) -> None:
     except AttributeError as e:
         message = str(e)
         if message.startswith("module '") and "not supported by gradcli" not in message:
+            # (the facade module's own name is gradcli's: the program sees PyTorch's)
+            message = message.replace(f"module '{mod.__name__}'",
+                                      f"module '{display_module_name(mod)}'", 1)
             raise AttributeError(message) from None
 
 
