@@ -294,16 +294,24 @@ def _sigmoid32_as_pytorch(a):
 _GRAIN = 32768  # at::internal::GRAIN_SIZE: a thread's chunk is at least this long
 
 
-def _sigmoid32_flat(x):
-    n = x.size
-    if n == 0:
-        return x.copy()
+def _scalar_tails(n: int):
+    """Which of n elements PyTorch's vectorised elementwise kernels compute one by one: each
+    thread's chunk (at least _GRAIN long) runs two 8-lane vectors at a time, then its last
+    chunk % 16 elements in scalar code."""
     threads = max(1, min(get_num_threads(), -(-n // _GRAIN)))
     chunk = -(-n // threads)
     scalar = np.zeros(n, bool)
     for start in range(0, n, chunk):
         stop = min(start + chunk, n)
         scalar[start + (stop - start) // 16 * 16:stop] = True
+    return scalar
+
+
+def _sigmoid32_flat(x):
+    n = x.size
+    if n == 0:
+        return x.copy()
+    scalar = _scalar_tails(n)
     with np.errstate(over="ignore"):
         e = _vec_exp32(np.negative(x))
         if scalar.any():
@@ -446,12 +454,7 @@ def _mish32_flat(x):
     n % 16 elements of each thread's chunk one by one with glibc's expf, log1pf and tanhf
     (the latter two taken here in float64, rounded once: within an ulp, not their bits)."""
     n = x.size
-    threads = max(1, min(get_num_threads(), -(-n // _GRAIN)))
-    chunk = -(-n // threads)
-    scalar = np.zeros(n, bool)
-    for start in range(0, n, chunk):
-        stop = min(start + chunk, n)
-        scalar[start + (stop - start) // 16 * 16:stop] = True
+    scalar = _scalar_tails(n)
     with np.errstate(all="ignore"):
         e = vec_exp32(x)
         finite = e < np.inf
