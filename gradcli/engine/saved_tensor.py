@@ -17,6 +17,7 @@ from . import node as node_module
 from . import saved_hooks
 from .grad_mode import GRAD_MODE
 from .node import SECOND_BACKWARD
+from .saved_names import SAVED_NAMES
 from .tensor import Tensor, make
 
 #: the name PyTorch gives a node's second saved input (its first is always ``self``)
@@ -125,6 +126,84 @@ def _custom_saved(node, raw: bool):
     return tuple(_handle(node, ("custom", i)) for i in range(len(entries)))
 
 
+_INT64_MAX = 9223372036854775807
+
+
+def _spec(kind: str) -> tuple:
+    """(saved keys, keys with a raw handle, the saved inputs' keys in argument order) of
+    a node class, from PyTorch's table; cached per class name."""
+    spec = _SPECS.get(kind)
+    if spec is None:
+        entries = SAVED_NAMES.get(kind, "").split()
+        keys = frozenset(e.rstrip("*") for e in entries)
+        raw = frozenset(e[:-1] for e in entries if e.endswith("*"))
+        base = kind.rstrip("0123456789")
+        base = base[:-len("Backward")] if base.endswith("Backward") else base
+        inputs = sorted(k for k in raw if not k.startswith("result"))
+        if "self" in inputs:
+            inputs.remove("self")
+            inputs.insert(0, "self")
+        if base in SECOND_SAVED:
+            inputs = ["self", SECOND_SAVED[base]]
+        elif len(inputs) > 2 or (len(inputs) == 2 and inputs[0] != "self"):
+            inputs = []  # (the order gradcli saves them in is not known from names alone)
+        spec = _SPECS[kind] = (keys, raw, tuple(inputs))
+    return spec
+
+
+_SPECS: dict = {}
+
+
+def _sizes(i):
+    return lambda node: tuple(node.meta[i])
+
+
+def _numel(i):
+    return lambda node: int(np.prod(node.meta[i], dtype=np.int64))
+
+
+def _meta(i, default=None):
+    def read(node):
+        v = node.meta[i]
+        return default if v is None else v
+    return read
+
+
+def _dims(i):
+    """A reduction's dims as PyTorch saves them: the tuple given (an int becomes a 1-tuple)."""
+    def read(node):
+        v = node.meta[i]
+        return (v,) if type(v) is int else tuple(v) if v is not None else None
+    return read
+
+
+#: values of a node's non-tensor saved keys, from the node's meta (what the op already
+#: keeps for its backward): node class -> key -> reader
+FROM_META = {
+    "SumBackward0": {"self_sym_sizes": _sizes(0)},
+    "SumBackward1": {"self_sym_sizes": _sizes(0), "dim": _dims(1), "keepdim": _meta(2)},
+    "MeanBackward0": {"self_sym_sizes": _sizes(0), "self_sym_numel": _numel(0)},
+    "MeanBackward1": {"self_sym_sizes": _sizes(0), "self_sym_numel": _numel(0),
+                      "dim": _dims(1), "keepdim": _meta(2)},
+    "SliceBackward0": {"dim": _meta(0), "start": _meta(1, 0), "end": _meta(2, _INT64_MAX),
+                       "step": _meta(3, 1), "self_sym_sizes": _sizes(4)},
+    "SelectBackward0": {"dim": _meta(0), "index": _meta(1), "self_sym_sizes": _sizes(2)},
+    "TransposeBackward0": {"dim0": _meta(0), "dim1": _meta(1)},
+    "SoftmaxBackward0": {"dim": _meta(0)},
+    "LogSoftmaxBackward0": {"dim": _meta(0)},
+    "CatBackward0": {"dim": _meta(0)},
+    "ViewBackward0": {"self_sym_sizes": _sizes(1)},
+}
+
+
+def _alpha(node):
+    meta = node.meta
+    return meta[0] if getattr(node.op, "name", "").endswith("_alpha") and meta else 1
+
+
+FROM_META["AddBackward0"] = FROM_META["SubBackward0"] = {"alpha": _alpha}
+
+
 def saved_attr(node, name: str):
     """`node._saved_<key>` / `node._raw_saved_<key>`, or AttributeError as PyTorch's."""
     raw = name.startswith("_raw_saved_")
@@ -132,32 +211,42 @@ def saved_attr(node, name: str):
     kind = type(node).__name__
     missing = AttributeError(f"'{kind}' object has no attribute '{name}'")
     if node.custom:
-        if key != "tensors":
+        if key != "tensors" or not raw:
             raise missing
         return _custom_saved(node, raw)
-    base = kind.rstrip("0123456789")
-    base = base[:-len("Backward")] if base.endswith("Backward") else base
+    keys, raw_keys, inputs = _spec(kind)
+    if key not in (raw_keys if raw else keys):
+        raise missing
     freed = node.freed
     if key == "result":
         saved = node.saved_result
         if saved is None:
             if freed:
                 raise RuntimeError(SECOND_BACKWARD)
-            raise missing
+            raise _unknown(kind, name)
         return _handle(node, "result") if raw else node.result
-    if key == "alpha" and base in ("Add", "Sub") and not raw:
-        return 1
-    names = ("self", SECOND_SAVED.get(base, "other"))
+    reader = FROM_META.get(kind, {}).get(key)
+    if reader is not None and not raw:
+        try:
+            return reader(node)
+        except (IndexError, TypeError) as err:
+            raise _unknown(kind, name) from err
+    if key not in inputs:
+        derived = _derived(node, key, inputs) if not raw else None
+        if derived is not None:
+            return derived
+        raise _unknown(kind, name)
     saved = node.saved
-    if key not in names or (saved is None and not freed):
-        raise missing
-    i = names.index(key)
+    if saved is None and not freed:
+        raise _unknown(kind, name)
+    i = inputs.index(key)
+    base = kind.rstrip("0123456789")
     if saved is None or i >= len(saved):
         meta = node.meta or ()
-        if base != "Pow" or raw or i != 1 or not meta or type(meta[0]) not in (int, float):
+        if base != "PowBackward" or raw or i != 1 or not meta or type(meta[0]) not in (int, float):
             if saved is None:  # freed: a Python operand survives, a tensor is gone
                 raise RuntimeError(SECOND_BACKWARD)
-            raise missing
+            raise _unknown(kind, name)
         # a Python exponent lives in the node's meta (PyTorch keeps the Scalar; an integral
         # one is most often written as an int: x ** 2)
         v = meta[0]
@@ -165,24 +254,43 @@ def saved_attr(node, name: str):
     value = saved[i]
     if type(value) in (int, float, bool):
         if raw:
-            raise missing
+            raise _unknown(kind, name)
         # (PyTorch saves a Python operand as a wrapped 0-d tensor: int64 or float64)
         return make(np.asarray(value, dtype=np.float64 if type(value) is float else None))
     if raw:
         return _handle(node, i)
     if type(value) is saved_hooks._Packed:
         return value.tensor()
-    if value is None and not raw:
+    if value is None:
         return None  # an operand the formula needed not keep (x * 3 keeps no self): None
     if not isinstance(value, Tensor):
-        raise missing
+        raise _unknown(kind, name)
     return value
 
 
+_DERIVED = {"_sym_sizes": lambda t: tuple(t.shape), "_sym_strides": lambda t: tuple(t.stride()),
+            "_sym_numel": lambda t: int(t.numel()), "_scalar_type": lambda t: t.dtype}
+
+
+def _derived(node, key: str, inputs: tuple):
+    """`<input>_sym_sizes`, `_sym_strides`, `_sym_numel`, `_scalar_type` of a saved input
+    tensor (its sizes as the op received it), or None when the node kept no such tensor."""
+    for suffix, read in _DERIVED.items():
+        if key.endswith(suffix) and key[:-len(suffix)] in inputs:
+            saved = node.saved
+            i = inputs.index(key[:-len(suffix)])
+            if saved is None or i >= len(saved):
+                return None
+            value = saved[i]
+            if type(value) is saved_hooks._Packed or not isinstance(value, Tensor):
+                return None
+            return read(value)
+    return None
+
+
+def _unknown(kind: str, name: str) -> AttributeError:
+    """A value PyTorch's node has that gradcli's does not keep (yet)."""
+    return AttributeError(f"gradcli does not reproduce {kind}'s {name}")
+
+
 node_module.ABOVE.install(saved_attr=saved_attr)
-# every key saved_attr can answer: a node's first input, its second under each of
-# PyTorch's names, its output, add/sub's alpha and a custom Function's tensors (another
-# name is an ordinary missing attribute, with Python's own message, the same as PyTorch's)
-for _key in dict.fromkeys(("self", "other", "result", "alpha", "tensors", *SECOND_SAVED.values())):
-    for _name in (f"_saved_{_key}", f"_raw_saved_{_key}"):
-        setattr(node_module.Node, _name, node_module.SavedValue(_name))
