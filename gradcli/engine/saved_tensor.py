@@ -78,6 +78,8 @@ class SavedTensor:
                 raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
             if type(entry) is saved_hooks._Packed:
                 raise _already_set()
+            if not isinstance(entry, Tensor):  # (x * 3's 3: PyTorch's is a wrapped 0-d tensor)
+                raise RuntimeError("gradcli does not pack a saved Python number with hooks")
             packed = _pack(entry, pack, unpack)
             node.saved = node.saved[:slot] + (packed,) + node.saved[slot + 1:]
         node.packed = True
@@ -193,6 +195,29 @@ FROM_META = {
     "LogSoftmaxBackward0": {"dim": _meta(0)},
     "CatBackward0": {"dim": _meta(0)},
     "ViewBackward0": {"self_sym_sizes": _sizes(1)},
+    "ExpandBackward0": {"self_sym_sizes": _sizes(1)},
+    "SqueezeBackward0": {"self_sym_sizes": _sizes(1)},
+    "SqueezeBackward1": {"self_sym_sizes": _sizes(1), "dim": lambda node: node.meta[2][0]},
+    "UnsqueezeBackward0": {"dim": _meta(2)},
+    "PermuteBackward0": {"dims": _dims(0)},
+    "CumsumBackward0": {"dim": _meta(0)},
+    "AmaxBackward0": {"dim": _dims(1), "keepdim": _meta(2)},
+    "AminBackward0": {"dim": _dims(1), "keepdim": _meta(2)},
+    "DivBackward2": {"rounding_mode": _meta(0)},
+    "TraceBackward0": {"self_sym_sizes": _sizes(0)},
+    "RepeatBackward0": {"repeats": _dims(0), "self_sym_sizes": _sizes(1)},
+    "FlipBackward0": {"dims": _dims(0)},
+    "RollBackward0": {"shifts": _dims(0), "dims": _dims(1)},
+    "ProdBackward1": {"dim": _meta(0), "keepdim": _meta(1)},
+    "LogsumexpBackward0": {"dim": _dims(0), "keepdim": _meta(1)},
+    "UnfoldBackward0": {"dimension": _meta(0), "size": _meta(1), "step": _meta(2),
+                        "self_sym_sizes": _sizes(3)},
+    "LeakyReluBackward0": {"negative_slope": _meta(0)},
+    "VarBackward0": {"dim": _dims(0), "correction": _meta(1), "keepdim": _meta(2)},
+    "StdBackward0": {"dim": _dims(0), "correction": _meta(1), "keepdim": _meta(2)},
+    "DiagonalBackward0": {"offset": _meta(0), "dim1": _meta(1), "dim2": _meta(2),
+                          "self_sym_sizes": _sizes(3)},
+    "StackBackward0": {"dim": _meta(0)},
 }
 
 
@@ -254,7 +279,7 @@ def saved_attr(node, name: str):
     value = saved[i]
     if type(value) in (int, float, bool):
         if raw:
-            raise _unknown(kind, name)
+            return _handle(node, i)
         # (PyTorch saves a Python operand as a wrapped 0-d tensor: int64 or float64)
         return make(np.asarray(value, dtype=np.float64 if type(value) is float else None))
     if raw:
