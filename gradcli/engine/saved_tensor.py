@@ -145,7 +145,9 @@ def _spec(kind: str) -> tuple:
         if "self" in inputs:
             inputs.remove("self")
             inputs.insert(0, "self")
-        if base in SECOND_SAVED:
+        if kind in INPUT_NAMES:
+            inputs = list(INPUT_NAMES[kind])
+        elif base in SECOND_SAVED:
             inputs = ["self", SECOND_SAVED[base]]
         elif len(inputs) > 2 or (len(inputs) == 2 and inputs[0] != "self"):
             inputs = []  # (the order gradcli saves them in is not known from names alone)
@@ -154,6 +156,16 @@ def _spec(kind: str) -> tuple:
 
 
 _SPECS: dict = {}
+
+#: what each slot of `node.saved` is, by PyTorch's name, for nodes of more than two saved
+#: inputs ("" for an input the formula does not keep: gradcli saves None there)
+INPUT_NAMES = {
+    "AddmmBackward0": ("", "mat1", "mat2"), "BaddbmmBackward0": ("", "batch1", "batch2"),
+    "AddbmmBackward0": ("", "batch1", "batch2"), "AddmvBackward0": ("", "mat", "vec"),
+    "AddrBackward0": ("", "vec1", "vec2"), "AddcmulBackward0": ("", "tensor1", "tensor2"),
+    "AddcdivBackward0": ("", "tensor1", "tensor2"),
+    "BinaryCrossEntropyBackward0": ("self", "target"), "CdistBackward0": ("x1", "x2"),
+}
 
 
 def _sizes(i):
@@ -177,6 +189,13 @@ def _dims(i):
         v = node.meta[i]
         return (v,) if type(v) is int else tuple(v) if v is not None else None
     return read
+
+
+_REDUCTION = ("none", "mean", "sum")  # (PyTorch saves a loss's reduction as its enum's int)
+
+
+def _reduction(i):
+    return lambda node: _REDUCTION.index(node.meta[i])
 
 
 #: values of a node's non-tensor saved keys, from the node's meta (what the op already
@@ -218,7 +237,38 @@ FROM_META = {
     "DiagonalBackward0": {"offset": _meta(0), "dim1": _meta(1), "dim2": _meta(2),
                           "self_sym_sizes": _sizes(3)},
     "StackBackward0": {"dim": _meta(0)},
+    "CdistBackward0": {"p": _meta(0)},
+    "LerpBackward0": {"weight": _meta(0)},
+    "AddcmulBackward0": {"value": _meta(0)},
+    "AddcdivBackward0": {"value": _meta(0)},
+    "BinaryCrossEntropyBackward0": {
+        "reduction": _reduction(0),
+        "weight": _meta(1)},
 }
+FROM_META.update({
+    "EluBackward0": {"alpha": _meta(0), "scale": _meta(1), "input_scale": _meta(2)},
+    "CeluBackward0": {"alpha": _meta(0)},
+    "GeluBackward0": {"approximate": _meta(0)},
+    "HardtanhBackward0": {"min_val": _meta(0), "max_val": _meta(1)},
+    "HardshrinkBackward0": {"lambd": _meta(0)},
+    "SoftplusBackward0": {"beta": _meta(0), "threshold": _meta(1)},
+    "ThresholdBackward0": {"threshold": _meta(0)},
+    "HuberLossBackward0": {"reduction": _reduction(0), "delta": _meta(1)},
+    "MseLossBackward0": {"reduction": _reduction(0)},
+    "SmoothL1LossBackward0": {"reduction": _reduction(0), "beta": _meta(1)},
+    "GluBackward0": {"dim": _meta(0)},
+    "CumprodBackward0": {"dim": _meta(0)},
+    "GatherBackward0": {"dim": _meta(1), "sparse_grad": lambda node: False},
+    "IndexSelectBackward0": {"dim": _meta(1), "self_sym_sizes": _sizes(2)},
+    "LinalgCrossBackward0": {"dim": _meta(0)},
+    "DistBackward0": {"p": _meta(0)},
+    "CholeskyBackward0": {"upper": _meta(0)},
+})
+INPUT_NAMES["IndexSelectBackward0"] = ("index",)
+
+for _kind in ("AddmmBackward0", "BaddbmmBackward0", "AddbmmBackward0", "AddmvBackward0",
+              "AddrBackward0"):
+    FROM_META[_kind] = {"beta": _meta(0), "alpha": _meta(1)}
 
 
 def _alpha(node):
@@ -300,16 +350,22 @@ _DERIVED = {"_sym_sizes": lambda t: tuple(t.shape), "_sym_strides": lambda t: tu
 def _derived(node, key: str, inputs: tuple):
     """`<input>_sym_sizes`, `_sym_strides`, `_sym_numel`, `_scalar_type` of a saved input
     tensor (its sizes as the op received it), or None when the node kept no such tensor."""
-    for suffix, read in _DERIVED.items():
-        if key.endswith(suffix) and key[:-len(suffix)] in inputs:
+    arg, sep, n = key.rpartition("_sym_argsize_")
+    if sep and arg in inputs:  # one size of it: `_sym_argsize_1`, `_sym_argsize_minus_1`
+        n = -int(n[len("minus_"):]) if n.startswith("minus_") else int(n)
+        key, index = arg + "_sym_sizes", n
+    else:
+        index = None
+    for suffix_name, read in _DERIVED.items():
+        if key.endswith(suffix_name) and key[:-len(suffix_name)] in inputs:
             saved = node.saved
-            i = inputs.index(key[:-len(suffix)])
+            i = inputs.index(key[:-len(suffix_name)])
             if saved is None or i >= len(saved):
                 return None
             value = saved[i]
             if type(value) is saved_hooks._Packed or not isinstance(value, Tensor):
                 return None
-            return read(value)
+            return read(value) if index is None else read(value)[index]
     return None
 
 
