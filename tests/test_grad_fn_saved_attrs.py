@@ -149,15 +149,17 @@ def test_freed_saved_tensor_after_backward_raises_pytorchs_error():
 
 # op_db: every op's nodes agree, but those listed (negative dims: PyTorch keeps the
 # argument as given, shown as an unsigned 64-bit number; gradcli's meta keeps it
-# normalized; other ops keep values gradcli's nodes do not)
-OPDB_AGREE = ("add", "sub", "mul", "div", "pow", "sum", "mean", "mm", "exp", "sin", "tanh",
-              "sigmoid", "abs", "neg", "sqrt", "log", "matmul", "t", "view", "reshape",
-              "softmax", "narrow")
+# normalized; Python numbers gradcli's meta keeps as floats)
+OPDB_AGREE = ("add", "sub", "mul", "div", "pow", "mm", "exp", "sin", "tanh", "sigmoid", "abs",
+              "neg", "sqrt", "log", "matmul", "t", "view", "reshape", "softmax", "narrow",
+              "cumsum", "addmm", "addcmul", "cdist", "nn.functional.gelu", "nn.functional.mse_loss",
+              "gather", "index_select")
 OPDB_KNOWN_DIFF = {
     "cat": "negative dim", "transpose": "negative dim", "select": "negative dim",
     "sum": "dim of a 0-d input (gradcli keeps the normalized, empty dims)",
     "mean": "dim of a 0-d input (gradcli keeps the normalized, empty dims)",
-    "div": "rounding_mode not kept", "cumsum": "dim not kept", "amax": "dim not kept"}
+    "amax": "dim of a 0-d input", "nn.functional.elu": "default scales saved as floats",
+    "dist": "p saved as a float", "permute": "negative dim"}
 
 
 @pytest.mark.parametrize("op", [*OPDB_AGREE, *(
