@@ -221,3 +221,21 @@ def test_cli_run_prints_saved_values(tmp_path):
 
 def test_coverage_helper_is_importable_without_running_pytorch_ops():
     assert callable(coverage.load_op_db)
+
+
+def _plain(v) -> bool:
+    if isinstance(v, tuple):
+        return all(_plain(e) for e in v)
+    return v is None or type(v) in (bool, int, float, str) or type(v).__name__ in (
+        "Tensor", "SavedTensor")
+
+
+@pytest.mark.parametrize("case", sorted(TEACHING))
+def test_values_are_plain_python_or_tensors(case):
+    """No numpy scalar or engine object reaches a program through a saved value."""
+    shapes, fn = TEACHING[case]
+    _, gs = _pair(*shapes)
+    node = fn(gt, *gs).grad_fn
+    for name in dir(node):
+        if name.startswith(("_saved_", "_raw_saved_")):
+            assert _plain(getattr(node, name)), name

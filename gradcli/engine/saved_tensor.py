@@ -303,8 +303,8 @@ def saved_attr(node, name: str):
     reader = FROM_META.get(kind, {}).get(key)
     if reader is not None and not raw:
         try:
-            return reader(node)
-        except (IndexError, TypeError) as err:
+            return _plain(reader(node))
+        except (IndexError, TypeError, ValueError) as err:
             raise _unknown(kind, name) from err
     if key not in inputs:
         derived = _derived(node, key, inputs) if not raw else None
@@ -367,6 +367,18 @@ def _derived(node, key: str, inputs: tuple):
                 return None
             return read(value) if index is None else read(value)[index]
     return None
+
+
+def _plain(value):
+    """A meta value as PyTorch gives it: Python numbers and tuples (a numpy scalar the op
+    kept becomes its Python number; anything else is not a saved value we can show)."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, np.generic) and value.ndim == 0:
+        return value.item()
+    raise TypeError(type(value).__name__)
 
 
 def _unknown(kind: str, name: str) -> AttributeError:
