@@ -264,6 +264,24 @@ FROM_META.update({
     "DistBackward0": {"p": _meta(0)},
     "CholeskyBackward0": {"upper": _meta(0)},
 })
+FROM_META.update({
+    "SoftshrinkBackward0": {"lambd": _meta(0)},
+    "SoftMarginLossBackward0": {"reduction": _reduction(0)},
+    "Rot90Backward0": {"k": _meta(0), "dims": _dims(1)},
+    "RenormBackward0": {"p": _meta(0), "dim": _meta(1), "maxnorm": _meta(2)},
+    "ScatterAddBackward0": {"dim": _meta(1)},
+    "LogcumsumexpBackward0": {"dim": _meta(0)},
+    "PixelShuffleBackward0": {"upscale_factor": _meta(0)},
+    "ReflectionPad1DBackward0": {"padding": _dims(0)},
+    "ConstantPadNdBackward0": {"pad": _dims(0)},
+    "SplitBackward0": {"dim": _meta(1), "split_size": lambda node: node.meta[2][0],
+                       "self_sym_sizes": _sizes(3)},
+    "SplitWithSizesBackward0": {"dim": _meta(1), "split_sizes": _dims(2),
+                                "self_sym_sizes": _sizes(3)},
+    "ChannelShuffleBackward0": {"groups": _meta(0)},
+    "SelectScatterBackward0": {"dim": lambda node: node.meta[1][0],
+                               "index": lambda node: node.meta[1][1]},
+})
 INPUT_NAMES["IndexSelectBackward0"] = ("index",)
 
 for _kind in ("AddmmBackward0", "BaddbmmBackward0", "AddbmmBackward0", "AddmvBackward0",
