@@ -22,7 +22,7 @@ import numpy as np
 from . import saved_hooks
 from .grad_mode import GRAD_MODE
 from .inference import check_saved
-from .node import SECOND_BACKWARD, Node, modified_inplace_message
+from .node import SECOND_BACKWARD, Node, SavedValue, modified_inplace_message
 from .tensor import VIEW_CUSTOM, VIEW_MULTI, Tensor, make
 
 _MISSING = object()
@@ -58,6 +58,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     __slots__ = ()
     custom = True  # the engine calls its backward even when every incoming grad is None
+    _raw_saved_tensors = SavedValue("_raw_saved_tensors")  # (PyTorch's node has no _saved_tensors)
 
     def __repr__(self) -> str:
         return f"<torch.autograd.function.{type(self).__name__} object at {id(self):#x}>"

@@ -13,6 +13,7 @@ import weakref
 
 from .grad_mode import GRAD_MODE
 from .late import Slots
+from .saved_names import SAVED_NAMES
 
 #: what nodes use of the modules above: the tensor factory and class (tensor.py), a
 #: saved tensor's `_saved_*` view (saved_tensor.py), the packed-result marker and the
@@ -322,8 +323,9 @@ def modified_inplace_message(t, expected: int, node, is_output: bool = False) ->
 
 
 class SavedValue:
-    """`grad_fn._saved_<x>` / `grad_fn._raw_saved_<x>`: one descriptor per name PyTorch
-    uses (saved_tensor.py installs them on Node), answered by `ABOVE.saved_attr`. Not a
+    """`grad_fn._saved_<x>` / `grad_fn._raw_saved_<x>`: one descriptor per name PyTorch's
+    node class has (node_class installs them on each class), answered on read by
+    `ABOVE.saved_attr` from what the node already keeps (its saved inputs, output, meta). Not a
     `Node.__getattr__`: any `__getattr__` on the class sends every attribute read of every
     node (`node.op`, `node.hooked`... in the backward loop) through CPython's slow lookup,
     ~30,000 machine instructions a step of bench W7. A non-data descriptor: a value the
@@ -432,9 +434,22 @@ def node_class(name: str) -> type:
     cls = _node_classes.get(name)
     if cls is None:
         # (PyTorch's node classes are C types without a module: <class 'MulBackward0'>)
-        cls = type(name, (Node,), {"__slots__": (), "__module__": "builtins"})
+        cls = type(name, (Node,), {"__slots__": (), "__module__": "builtins",
+                                   **saved_descriptors(name)})
         _node_classes[name] = cls
     return cls
+
+
+def saved_descriptors(name: str) -> dict:
+    """The `_saved_<x>` / `_raw_saved_<x>` descriptors of node class `name`: exactly the
+    names PyTorch's class has (saved_names.py), so dir() and AttributeError match it."""
+    out = {}
+    for entry in SAVED_NAMES.get(name, "").split():
+        key = entry.rstrip("*")
+        out[f"_saved_{key}"] = SavedValue(f"_saved_{key}")
+        if entry.endswith("*"):
+            out[f"_raw_saved_{key}"] = SavedValue(f"_raw_saved_{key}")
+    return out
 
 
 class _ReadOnlyMethod:

@@ -17,6 +17,7 @@ from . import node as node_module
 from . import saved_hooks
 from .grad_mode import GRAD_MODE
 from .node import SECOND_BACKWARD
+from .saved_names import SAVED_NAMES
 from .tensor import Tensor, make
 
 #: the name PyTorch gives a node's second saved input (its first is always ``self``)
@@ -77,6 +78,8 @@ class SavedTensor:
                 raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
             if type(entry) is saved_hooks._Packed:
                 raise _already_set()
+            if not isinstance(entry, Tensor):  # (x * 3's 3: PyTorch's is a wrapped 0-d tensor)
+                raise RuntimeError("gradcli does not pack a saved Python number with hooks")
             packed = _pack(entry, pack, unpack)
             node.saved = node.saved[:slot] + (packed,) + node.saved[slot + 1:]
         node.packed = True
@@ -125,6 +128,175 @@ def _custom_saved(node, raw: bool):
     return tuple(_handle(node, ("custom", i)) for i in range(len(entries)))
 
 
+_INT64_MAX = 9223372036854775807
+
+
+def _spec(kind: str) -> tuple:
+    """(saved keys, keys with a raw handle, the saved inputs' keys in argument order) of
+    a node class, from PyTorch's table; cached per class name."""
+    spec = _SPECS.get(kind)
+    if spec is None:
+        entries = SAVED_NAMES.get(kind, "").split()
+        keys = frozenset(e.rstrip("*") for e in entries)
+        raw = frozenset(e[:-1] for e in entries if e.endswith("*"))
+        base = kind.rstrip("0123456789")
+        base = base[:-len("Backward")] if base.endswith("Backward") else base
+        inputs = sorted(k for k in raw if not k.startswith("result"))
+        if "self" in inputs:
+            inputs.remove("self")
+            inputs.insert(0, "self")
+        if kind in INPUT_NAMES:
+            inputs = list(INPUT_NAMES[kind])
+        elif base in SECOND_SAVED:
+            inputs = ["self", SECOND_SAVED[base]]
+        elif len(inputs) > 2 or (len(inputs) == 2 and inputs[0] != "self"):
+            inputs = []  # (the order gradcli saves them in is not known from names alone)
+        spec = _SPECS[kind] = (keys, raw, tuple(inputs))
+    return spec
+
+
+_SPECS: dict = {}
+
+#: what each slot of `node.saved` is, by PyTorch's name, for nodes of more than two saved
+#: inputs ("" for an input the formula does not keep: gradcli saves None there)
+INPUT_NAMES = {
+    "AddmmBackward0": ("", "mat1", "mat2"), "BaddbmmBackward0": ("", "batch1", "batch2"),
+    "AddbmmBackward0": ("", "batch1", "batch2"), "AddmvBackward0": ("", "mat", "vec"),
+    "AddrBackward0": ("", "vec1", "vec2"), "AddcmulBackward0": ("", "tensor1", "tensor2"),
+    "AddcdivBackward0": ("", "tensor1", "tensor2"),
+    "BinaryCrossEntropyBackward0": ("self", "target"), "CdistBackward0": ("x1", "x2"),
+}
+
+
+def _sizes(i):
+    return lambda node: tuple(node.meta[i])
+
+
+def _numel(i):
+    return lambda node: int(np.prod(node.meta[i], dtype=np.int64))
+
+
+def _meta(i, default=None):
+    def read(node):
+        v = node.meta[i]
+        return default if v is None else v
+    return read
+
+
+def _dims(i):
+    """A reduction's dims as PyTorch saves them: the tuple given (an int becomes a 1-tuple)."""
+    def read(node):
+        v = node.meta[i]
+        return (v,) if type(v) is int else tuple(v) if v is not None else None
+    return read
+
+
+_REDUCTION = ("none", "mean", "sum")  # (PyTorch saves a loss's reduction as its enum's int)
+
+
+def _reduction(i):
+    return lambda node: _REDUCTION.index(node.meta[i])
+
+
+#: values of a node's non-tensor saved keys, from the node's meta (what the op already
+#: keeps for its backward): node class -> key -> reader
+FROM_META = {
+    "SumBackward0": {"self_sym_sizes": _sizes(0)},
+    "SumBackward1": {"self_sym_sizes": _sizes(0), "dim": _dims(1), "keepdim": _meta(2)},
+    "MeanBackward0": {"self_sym_sizes": _sizes(0), "self_sym_numel": _numel(0)},
+    "MeanBackward1": {"self_sym_sizes": _sizes(0), "self_sym_numel": _numel(0),
+                      "dim": _dims(1), "keepdim": _meta(2)},
+    "SliceBackward0": {"dim": _meta(0), "start": _meta(1, 0), "end": _meta(2, _INT64_MAX),
+                       "step": _meta(3, 1), "self_sym_sizes": _sizes(4)},
+    "SelectBackward0": {"dim": _meta(0), "index": _meta(1), "self_sym_sizes": _sizes(2)},
+    "TransposeBackward0": {"dim0": _meta(0), "dim1": _meta(1)},
+    "SoftmaxBackward0": {"dim": _meta(0)},
+    "LogSoftmaxBackward0": {"dim": _meta(0)},
+    "CatBackward0": {"dim": _meta(0)},
+    "ViewBackward0": {"self_sym_sizes": _sizes(1)},
+    "ExpandBackward0": {"self_sym_sizes": _sizes(1)},
+    "SqueezeBackward0": {"self_sym_sizes": _sizes(1)},
+    "SqueezeBackward1": {"self_sym_sizes": _sizes(1), "dim": lambda node: node.meta[2][0]},
+    "UnsqueezeBackward0": {"dim": _meta(2)},
+    "PermuteBackward0": {"dims": _dims(0)},
+    "CumsumBackward0": {"dim": _meta(0)},
+    "AmaxBackward0": {"dim": _dims(1), "keepdim": _meta(2)},
+    "AminBackward0": {"dim": _dims(1), "keepdim": _meta(2)},
+    "DivBackward2": {"rounding_mode": _meta(0)},
+    "TraceBackward0": {"self_sym_sizes": _sizes(0)},
+    "RepeatBackward0": {"repeats": _dims(0), "self_sym_sizes": _sizes(1)},
+    "FlipBackward0": {"dims": _dims(0)},
+    "RollBackward0": {"shifts": _dims(0), "dims": _dims(1)},
+    "ProdBackward1": {"dim": _meta(0), "keepdim": _meta(1)},
+    "LogsumexpBackward0": {"dim": _dims(0), "keepdim": _meta(1)},
+    "UnfoldBackward0": {"dimension": _meta(0), "size": _meta(1), "step": _meta(2),
+                        "self_sym_sizes": _sizes(3)},
+    "LeakyReluBackward0": {"negative_slope": _meta(0)},
+    "VarBackward0": {"dim": _dims(0), "correction": _meta(1), "keepdim": _meta(2)},
+    "StdBackward0": {"dim": _dims(0), "correction": _meta(1), "keepdim": _meta(2)},
+    "DiagonalBackward0": {"offset": _meta(0), "dim1": _meta(1), "dim2": _meta(2),
+                          "self_sym_sizes": _sizes(3)},
+    "StackBackward0": {"dim": _meta(0)},
+    "CdistBackward0": {"p": _meta(0)},
+    "LerpBackward0": {"weight": _meta(0)},
+    "AddcmulBackward0": {"value": _meta(0)},
+    "AddcdivBackward0": {"value": _meta(0)},
+    "BinaryCrossEntropyBackward0": {
+        "reduction": _reduction(0),
+        "weight": _meta(1)},
+}
+FROM_META.update({
+    "EluBackward0": {"alpha": _meta(0), "scale": _meta(1), "input_scale": _meta(2)},
+    "CeluBackward0": {"alpha": _meta(0)},
+    "GeluBackward0": {"approximate": _meta(0)},
+    "HardtanhBackward0": {"min_val": _meta(0), "max_val": _meta(1)},
+    "HardshrinkBackward0": {"lambd": _meta(0)},
+    "SoftplusBackward0": {"beta": _meta(0), "threshold": _meta(1)},
+    "ThresholdBackward0": {"threshold": _meta(0)},
+    "HuberLossBackward0": {"reduction": _reduction(0), "delta": _meta(1)},
+    "MseLossBackward0": {"reduction": _reduction(0)},
+    "SmoothL1LossBackward0": {"reduction": _reduction(0), "beta": _meta(1)},
+    "GluBackward0": {"dim": _meta(0)},
+    "CumprodBackward0": {"dim": _meta(0)},
+    "GatherBackward0": {"dim": _meta(1), "sparse_grad": lambda node: False},
+    "IndexSelectBackward0": {"dim": _meta(1), "self_sym_sizes": _sizes(2)},
+    "LinalgCrossBackward0": {"dim": _meta(0)},
+    "DistBackward0": {"p": _meta(0)},
+    "CholeskyBackward0": {"upper": _meta(0)},
+})
+FROM_META.update({
+    "SoftshrinkBackward0": {"lambd": _meta(0)},
+    "SoftMarginLossBackward0": {"reduction": _reduction(0)},
+    "Rot90Backward0": {"k": _meta(0), "dims": _dims(1)},
+    "RenormBackward0": {"p": _meta(0), "dim": _meta(1), "maxnorm": _meta(2)},
+    "ScatterAddBackward0": {"dim": _meta(1)},
+    "LogcumsumexpBackward0": {"dim": _meta(0)},
+    "PixelShuffleBackward0": {"upscale_factor": _meta(0)},
+    "ReflectionPad1DBackward0": {"padding": _dims(0)},
+    "ConstantPadNdBackward0": {"pad": _dims(0)},
+    "SplitBackward0": {"dim": _meta(1), "split_size": lambda node: node.meta[2][0],
+                       "self_sym_sizes": _sizes(3)},
+    "SplitWithSizesBackward0": {"dim": _meta(1), "split_sizes": _dims(2),
+                                "self_sym_sizes": _sizes(3)},
+    "ChannelShuffleBackward0": {"groups": _meta(0)},
+    "SelectScatterBackward0": {"dim": lambda node: node.meta[1][0],
+                               "index": lambda node: node.meta[1][1]},
+})
+INPUT_NAMES["IndexSelectBackward0"] = ("index",)
+
+for _kind in ("AddmmBackward0", "BaddbmmBackward0", "AddbmmBackward0", "AddmvBackward0",
+              "AddrBackward0"):
+    FROM_META[_kind] = {"beta": _meta(0), "alpha": _meta(1)}
+
+
+def _alpha(node):
+    meta = node.meta
+    return meta[0] if getattr(node.op, "name", "").endswith("_alpha") and meta else 1
+
+
+FROM_META["AddBackward0"] = FROM_META["SubBackward0"] = {"alpha": _alpha}
+
+
 def saved_attr(node, name: str):
     """`node._saved_<key>` / `node._raw_saved_<key>`, or AttributeError as PyTorch's."""
     raw = name.startswith("_raw_saved_")
@@ -132,32 +304,42 @@ def saved_attr(node, name: str):
     kind = type(node).__name__
     missing = AttributeError(f"'{kind}' object has no attribute '{name}'")
     if node.custom:
-        if key != "tensors":
+        if key != "tensors" or not raw:
             raise missing
         return _custom_saved(node, raw)
-    base = kind.rstrip("0123456789")
-    base = base[:-len("Backward")] if base.endswith("Backward") else base
+    keys, raw_keys, inputs = _spec(kind)
+    if key not in (raw_keys if raw else keys):
+        raise missing
     freed = node.freed
     if key == "result":
         saved = node.saved_result
         if saved is None:
             if freed:
                 raise RuntimeError(SECOND_BACKWARD)
-            raise missing
+            raise _unknown(kind, name)
         return _handle(node, "result") if raw else node.result
-    if key == "alpha" and base in ("Add", "Sub") and not raw:
-        return 1
-    names = ("self", SECOND_SAVED.get(base, "other"))
+    reader = FROM_META.get(kind, {}).get(key)
+    if reader is not None and not raw:
+        try:
+            return _plain(reader(node))
+        except (IndexError, TypeError, ValueError) as err:
+            raise _unknown(kind, name) from err
+    if key not in inputs:
+        derived = _derived(node, key, inputs) if not raw else None
+        if derived is not None:
+            return derived
+        raise _unknown(kind, name)
     saved = node.saved
-    if key not in names or (saved is None and not freed):
-        raise missing
-    i = names.index(key)
+    if saved is None and not freed:
+        raise _unknown(kind, name)
+    i = inputs.index(key)
+    base = kind.rstrip("0123456789")
     if saved is None or i >= len(saved):
         meta = node.meta or ()
-        if base != "Pow" or raw or i != 1 or not meta or type(meta[0]) not in (int, float):
+        if base != "PowBackward" or raw or i != 1 or not meta or type(meta[0]) not in (int, float):
             if saved is None:  # freed: a Python operand survives, a tensor is gone
                 raise RuntimeError(SECOND_BACKWARD)
-            raise missing
+            raise _unknown(kind, name)
         # a Python exponent lives in the node's meta (PyTorch keeps the Scalar; an integral
         # one is most often written as an int: x ** 2)
         v = meta[0]
@@ -165,24 +347,61 @@ def saved_attr(node, name: str):
     value = saved[i]
     if type(value) in (int, float, bool):
         if raw:
-            raise missing
+            return _handle(node, i)
         # (PyTorch saves a Python operand as a wrapped 0-d tensor: int64 or float64)
         return make(np.asarray(value, dtype=np.float64 if type(value) is float else None))
     if raw:
         return _handle(node, i)
     if type(value) is saved_hooks._Packed:
         return value.tensor()
-    if value is None and not raw:
+    if value is None:
         return None  # an operand the formula needed not keep (x * 3 keeps no self): None
     if not isinstance(value, Tensor):
-        raise missing
+        raise _unknown(kind, name)
     return value
 
 
+_DERIVED = {"_sym_sizes": lambda t: tuple(t.shape), "_sym_strides": lambda t: tuple(t.stride()),
+            "_sym_numel": lambda t: int(t.numel()), "_scalar_type": lambda t: t.dtype}
+
+
+def _derived(node, key: str, inputs: tuple):
+    """`<input>_sym_sizes`, `_sym_strides`, `_sym_numel`, `_scalar_type` of a saved input
+    tensor (its sizes as the op received it), or None when the node kept no such tensor."""
+    arg, sep, n = key.rpartition("_sym_argsize_")
+    if sep and arg in inputs:  # one size of it: `_sym_argsize_1`, `_sym_argsize_minus_1`
+        n = -int(n[len("minus_"):]) if n.startswith("minus_") else int(n)
+        key, index = arg + "_sym_sizes", n
+    else:
+        index = None
+    for suffix_name, read in _DERIVED.items():
+        if key.endswith(suffix_name) and key[:-len(suffix_name)] in inputs:
+            saved = node.saved
+            i = inputs.index(key[:-len(suffix_name)])
+            if saved is None or i >= len(saved):
+                return None
+            value = saved[i]
+            if type(value) is saved_hooks._Packed or not isinstance(value, Tensor):
+                return None
+            return read(value) if index is None else read(value)[index]
+    return None
+
+
+def _plain(value):
+    """A meta value as PyTorch gives it: Python numbers and tuples (a numpy scalar the op
+    kept becomes its Python number; anything else is not a saved value we can show)."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, np.generic) and value.ndim == 0:
+        return value.item()
+    raise TypeError(type(value).__name__)
+
+
+def _unknown(kind: str, name: str) -> AttributeError:
+    """A value PyTorch's node has that gradcli's does not keep (yet)."""
+    return AttributeError(f"gradcli does not reproduce {kind}'s {name}")
+
+
 node_module.ABOVE.install(saved_attr=saved_attr)
-# every key saved_attr can answer: a node's first input, its second under each of
-# PyTorch's names, its output, add/sub's alpha and a custom Function's tensors (another
-# name is an ordinary missing attribute, with Python's own message, the same as PyTorch's)
-for _key in dict.fromkeys(("self", "other", "result", "alpha", "tensors", *SECOND_SAVED.values())):
-    for _name in (f"_saved_{_key}", f"_raw_saved_{_key}"):
-        setattr(node_module.Node, _name, node_module.SavedValue(_name))
