@@ -43,7 +43,9 @@ cases = [lambda: torch.sym_max(1, 2), lambda: torch.sym_max(1, 2.0), lambda: tor
          lambda: torch.sym_constrain_range_for_size(-1), lambda: torch.sym_constrain_range_for_size(3, max=2),
          lambda: torch.sym_constrain_range_for_size(3, min=5, max=2),
          lambda: torch.sym_constrain_range_for_size(10, max=5),
-         lambda: torch.sym_constrain_range_for_size(-1, min=-3)]
+         lambda: torch.sym_constrain_range_for_size(-1, min=-3),
+         lambda: torch.sym_constrain_range(3, foo=1), lambda: torch.sym_constrain_range(t, foo=1),
+         lambda: torch.sym_constrain_range_for_size(3, min=1.5, foo=2)]
 for f in cases:
     try:
         r = f()

@@ -90,9 +90,9 @@ def sym_fresh_size(expr):
 _INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
-def _constrained_size(name: str, size, min, max) -> int:
-    """The size as an int, after PyTorch's argument checks (a number or a 0-d tensor; min
-    and max ints or None)."""
+def _constrained_size(name: str, size, min, max, unexpected: dict) -> int:
+    """The size as an int, after PyTorch's argument checks in its order (a number or a 0-d
+    tensor; min and max ints or None; then no unknown keyword)."""
     if hasattr(size, "item") and not isinstance(size, (np.generic,)):
         if getattr(size, "ndim", 0) != 0:
             raise TypeError(f"{name}(): argument 'size' (position 1) must be Number, not Tensor")
@@ -103,6 +103,8 @@ def _constrained_size(name: str, size, min, max) -> int:
     for arg, value in (("min", min), ("max", max)):
         if value is not None and not isinstance(value, (builtins.int, np.integer)):
             raise TypeError(f"{name}(): argument '{arg}' must be int, not {type(value).__name__}")
+    for keyword in unexpected:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{keyword}'")
     return builtins.int(size)
 
 
@@ -112,10 +114,10 @@ def _check_range(size: int, low: int, high: int) -> None:
 
 
 @public("torch.sym_constrain_range")
-def sym_constrain_range(size, *, min=None, max=None):
+def sym_constrain_range(size, *, min=None, max=None, **unexpected):
     """Checks that an (unbacked) size lies in [min, max]; with plain numbers, as in
     PyTorch's eager mode, a check and nothing else."""
-    size = _constrained_size("sym_constrain_range", size, min, max)
+    size = _constrained_size("sym_constrain_range", size, min, max, unexpected)
     low = _INT64_MIN if min is None else builtins.int(min)
     high = _INT64_MAX if max is None else builtins.int(max)
     if high < low:
@@ -124,10 +126,10 @@ def sym_constrain_range(size, *, min=None, max=None):
 
 
 @public("torch.sym_constrain_range_for_size")
-def sym_constrain_range_for_size(size, *, min=None, max=None):
+def sym_constrain_range_for_size(size, *, min=None, max=None, **unexpected):
     """sym_constrain_range for a size: min defaults to 0, and a max must be above 2 (PyTorch
     assumes sizes 0 and 1 apart)."""
-    size = _constrained_size("sym_constrain_range_for_size", size, min, max)
+    size = _constrained_size("sym_constrain_range_for_size", size, min, max, unexpected)
     if max is not None and max <= 2:
         raise RuntimeError(f"Max value to constrain_range_for_size must be greater than 2. got: {max}")
     low = 0 if min is None else builtins.int(min)
