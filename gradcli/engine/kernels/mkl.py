@@ -314,6 +314,11 @@ def _detected_level():
     return _level[0]
 
 
+def _current_level():
+    """mkl_intel.isa() of this process, asked once, on the first product."""
+    return _level[0] if _level else _detected_level()
+
+
 def product(a, b, c=None, alpha=1):
     """a @ b for float32 as PyTorch's MKL sums it, bit for bit, C-contiguous as torch's result
     is, or None where its order is not known here. For addmm, c is beta*bias (broadcastable to
@@ -326,7 +331,7 @@ def product(a, b, c=None, alpha=1):
     _mkl_t_order_f32, then alpha*sum + c; an a stored transposed in order from c, the vector
     (b; for a 1x1 result a) scaled by alpha first.
     On an Intel CPU MKL runs other kernels: mkl_intel's orders where known, else the AMD one."""
-    level = _level[0] if _level else _detected_level()
+    level = _current_level()
     if level is None:
         return None
     if a.shape[1] == 1:
@@ -367,7 +372,7 @@ def matrix_vector(a, v):
     AMD ones its order was never measured, so None there."""
     if not _switch.EXACT or a.dtype is not _F32 or v.dtype is not _F32:
         return None
-    level = _level[0] if _level else _detected_level()
+    level = _current_level()
     if level is None or level == "amd":
         return None
     column = v[:, None]
@@ -391,5 +396,5 @@ def applies(a, b) -> bool:
         return True
     if work > _WIDE_MAX_WORK:
         return False
-    level = _level[0] if _level else _detected_level()
+    level = _current_level()
     return level == "avx512" and mkl_intel.wide_in_order(a, b, _blas_form)
