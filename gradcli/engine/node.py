@@ -98,7 +98,9 @@ class Node:
         return ABOVE.make(self.meta[i])
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} object at {id(self):#x}>"
+        cls = type(self)  # (a C node class has no module; a Python Function's node has one)
+        where = "" if cls.__module__ == "builtins" else cls.__module__ + "."
+        return f"<{where}{cls.__name__} object at {id(self):#x}>"
 
     @property
     def metadata(self) -> dict:

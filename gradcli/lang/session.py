@@ -280,12 +280,19 @@ def _forget_distribution_registrations():
         package._forget_program_registrations()
 
 
+def _forget_global_module_hooks():
+    """A program's register_module_*_hook hooks end with it (nn, once loaded, stays)."""
+    module = sys.modules.get("gradcli.torch.nn.modules.module")
+    if module is not None:
+        module._forget_global_hooks()
+
+
 def reset_engine(seed: int = 0):
     """Fresh engine state for a new file, as a new Python process has: print options,
     grad mode, default dtype, RNG seed, default device, cuDNN flags, determinism, float32
     matmul precision, anomaly mode, warn_always, the once-per-process warnings (a REPL keeps them between its inputs,
-    as one Python session does; `:reset` starts afresh), the kl_divergence pairs and
-    constraint transforms a program registered."""
+    as one Python session does; `:reset` starts afresh), the kl_divergence pairs,
+    constraint transforms and global module hooks a program registered."""
     try:
         fac = R.facade()
     except ImportError:
@@ -302,7 +309,8 @@ def reset_engine(seed: int = 0):
                  lambda: fac.set_float32_matmul_precision("highest"),
                  lambda: fac.set_anomaly_enabled(False),
                  lambda: fac.set_warn_always(False),
-                 _forget_given_warnings, _forget_distribution_registrations):
+                 _forget_given_warnings, _forget_distribution_registrations,
+                 _forget_global_module_hooks):
         try:
             call()
         except Exception:

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import autocast_state as _autocast
 from ..fpstate import run_quietly
-from ..node import keep_index_inputs, packs_index_first
+from ..node import keep_index_inputs, node_class, packs_index_first
 from ..tensor import Tensor, make
 from . import shape_checks
 from .backward_nodes import BackwardOp
@@ -22,6 +22,8 @@ BACKWARD_HOOK = defop("backward_hook_function", "BackwardHookFunctionBackward", 
                       lambda c, g: (g,), "identity (module backward hooks watch it)",
                       torch_call="(lambda m, x: (m.register_full_backward_hook(lambda *h: None), "
                                  "m(x * 1))[1])(torch.nn.Identity(), a)")
+# (PyTorch's BackwardHookFunction is a Python autograd.Function: its node class lives there)
+node_class("BackwardHookFunctionBackward").__module__ = "torch.autograd.function"
 
 
 def backward_hook_identity(t: Tensor) -> Tensor:

@@ -14,8 +14,14 @@ from gradcli.engine.tensor import Tensor
 
 
 class _State:
-    def __init__(self, module, n_inputs: int):
+    """One call's backward hooks (the global ones first, as the call found them: a hook
+    registered or removed after the forward does not change what its backward runs, as in
+    PyTorch) and the gradients gathered for them."""
+
+    def __init__(self, module, n_inputs: int, hooks: list, pre_hooks: list):
         self.module = module
+        self.hooks = hooks
+        self.pre_hooks = pre_hooks
         self.grad_inputs = [None] * n_inputs
         self.waiting = set()
         self.grad_outputs = None
@@ -27,7 +33,7 @@ class _State:
         """Full backward pre-hooks: hook(module, grad_output), whose result (if not None)
         becomes the output gradients the module's backward and its full hooks see."""
         changed = False
-        for hook in list(self.module._backward_pre_hooks.values()):
+        for hook in self.pre_hooks:
             out = hook(self.module, tuple(self.grad_outputs))
             if out is not None:
                 out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
@@ -42,7 +48,7 @@ class _State:
     def call_hooks(self):
         grad_in = tuple(self.grad_inputs)
         grad_out = tuple(self.grad_outputs or ())
-        for hook in list(self.module._backward_hooks.values()):
+        for hook in self.hooks:
             out = hook(self.module, grad_in, grad_out)
             if out is not None:
                 out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
@@ -61,11 +67,11 @@ def _identity(t):
     return backward_hook_identity(t)
 
 
-def wrap_inputs(module, args):
+def wrap_inputs(module, args, hooks: list, pre_hooks: list):
     if not is_grad_enabled():
         return args, None
     tensors = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    state = _State(module, len(tensors))
+    state = _State(module, len(tensors), hooks, pre_hooks)
     new_args = list(args)
     for slot, i in enumerate(tensors):
         a = args[i]
@@ -77,6 +83,8 @@ def wrap_inputs(module, args):
         def on_grad(grad, slot=slot):
             state.grad_inputs[slot] = grad
             state.waiting.discard(slot)
+            if state.grad_outputs is None:  # the gradient reached the inputs without passing
+                return None  # the outputs (a list returned, a double backward): no hook runs
             if not state.waiting and not state.fired:
                 replaced = state.call_hooks()
                 return replaced[slot]
@@ -91,7 +99,8 @@ def wrap_outputs(module, result, state):
     if state is None:
         return result
     single = isinstance(result, Tensor)
-    outs = [result] if single else list(result) if isinstance(result, (tuple, list)) else None
+    # (only a tensor or a tuple's tensors: any other output, a list too, is one opaque value)
+    outs = [result] if single else list(result) if isinstance(result, tuple) else None
     if outs is None:
         return result
     idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
@@ -115,7 +124,7 @@ def wrap_outputs(module, result, state):
         outs[i] = wrapped
     if single:
         return outs[0]
-    return type(result)(outs) if isinstance(result, tuple) else outs
+    return tuple(outs) if type(result) is tuple else type(result)(*outs)
 
 
 # ------------------------------------------------------------------ register_backward_hook
@@ -171,7 +180,7 @@ def _partial_hook_warning(args, result, grad_fn):
     return None
 
 
-def hook_output_node(module, args, result, hooks: dict) -> None:
+def hook_output_node(module, args, result, hooks: list) -> None:
     """The deprecated Module.register_backward_hook: each hook becomes a post-hook of the
     node that made the forward's first output tensor, called as hook(module, grad_input,
     grad_output) with that node's gradients, and PyTorch's FutureWarning says when those
@@ -179,7 +188,7 @@ def hook_output_node(module, args, result, hooks: dict) -> None:
     grad_fn = _first_tensor(result).grad_fn
     if grad_fn is None:
         return
-    for hook in list(hooks.values()):
+    for hook in hooks:
         grad_fn.register_hook(_ModuleNodeHook(hook, module))
     message = _partial_hook_warning(args, result, grad_fn)
     if message is not None:

@@ -17,7 +17,11 @@ from gradcli.engine.tensor import Tensor
 
 from ..parameter import Parameter, buffer_persistence
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_forward_hook", "register_module_forward_pre_hook",
+           "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 _hook_ids = itertools.count()
 
@@ -30,21 +34,137 @@ class RemovableHandle:
 
     __module__ = "torch.utils.hooks"  # PyTorch's class name
 
-    def __init__(self, table: dict, extra: dict | None = None):
+    def __init__(self, table: dict, *extra: dict | None):
         self._table = table
-        self._extra = extra  # (the with_kwargs table a hook is also listed in)
+        self._extra = extra  # (the other tables a hook is also listed in: with_kwargs, ...)
         self.id = next(_hook_ids)
 
     def remove(self) -> None:
         self._table.pop(self.id, None)
-        if self._extra is not None:
-            self._extra.pop(self.id, None)
+        for table in self._extra:
+            if table is not None:
+                table.pop(self.id, None)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
         self.remove()
+
+
+# Hooks every module runs (torch.nn.modules.module.register_module_*_hook), PyTorch's
+# global tables: a module's call runs the global forward pre-hooks and forward hooks before
+# its own, its backward hooks the global ones first; the registration hooks see (and may
+# replace) every parameter, buffer and submodule any module registers.
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict = OrderedDict()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+_global_is_full_backward_hook: bool | None = None
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+# every hook of the four call tables above, so that a module's call asks one table whether
+# any global hook runs (its fast path: most programs register none)
+_global_call_hooks: OrderedDict = OrderedDict()
+
+
+_CALL_TABLES = (_global_forward_pre_hooks, _global_forward_hooks, _global_backward_pre_hooks,
+                _global_backward_hooks)
+
+
+def _add_global_hook(table: OrderedDict, hook, *flags: OrderedDict | None) -> RemovableHandle:
+    """List `hook` in `table` (a call hook in _global_call_hooks too) and its id in `flags`
+    (with_kwargs, always_call); its handle takes it out of all of them."""
+    calls = any(table is t for t in _CALL_TABLES)
+    handle = RemovableHandle(table, _global_call_hooks if calls else None, *flags)
+    table[handle.id] = hook
+    if calls:
+        _global_call_hooks[handle.id] = hook
+    for flag in flags:
+        if flag is not None:
+            flag[handle.id] = True
+    return handle
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """hook(module, args) before every module's forward (before the module's own pre-hooks);
+    a value it returns replaces the positional arguments (a non-tuple is wrapped in one)."""
+    return _add_global_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """hook(module, args, output) (with_kwargs: hook(module, args, kwargs, output)) after
+    every module's forward, before the module's own forward hooks; a value it returns
+    replaces the output. always_call: it runs even when the forward raises."""
+    return _add_global_hook(_global_forward_hooks, hook,
+                            _global_forward_hooks_with_kwargs if with_kwargs else None,
+                            _global_forward_hooks_always_called if always_call else None)
+
+
+def register_module_backward_hook(hook) -> RemovableHandle:
+    """The deprecated global form of Module.register_backward_hook."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = False
+    return _add_global_hook(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """hook(module, grad_output) for every module, before the module's own backward pre-hooks."""
+    return _add_global_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """hook(module, grad_input, grad_output) for every module, before the module's own."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = True
+    return _add_global_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook) -> RemovableHandle:
+    """hook(module, name, buffer) whenever a module registers a buffer; a value it returns is
+    registered instead."""
+    return _add_global_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook) -> RemovableHandle:
+    """hook(module, name, submodule) whenever a module registers a submodule; a value it
+    returns is registered instead."""
+    return _add_global_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook) -> RemovableHandle:
+    """hook(module, name, param) whenever a module registers a parameter; a value it returns
+    is registered instead."""
+    return _add_global_hook(_global_parameter_registration_hooks, hook)
+
+
+def _forget_global_hooks() -> None:
+    """Every global module hook gone, as in a new process (a new program's start)."""
+    global _global_is_full_backward_hook
+    for table in (*_CALL_TABLES, _global_call_hooks, _global_forward_hooks_with_kwargs,
+                  _global_forward_hooks_always_called, _global_buffer_registration_hooks,
+                  _global_module_registration_hooks, _global_parameter_registration_hooks):
+        table.clear()
+    _global_is_full_backward_hook = None
+
+
+def _registered(table: OrderedDict, module, name: str, value):
+    """`value` as the registration hooks in `table` leave it (each may replace it)."""
+    for hook in list(table.values()):
+        out = hook(module, name, value)
+        if out is not None:
+            value = out
+    return value
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -109,6 +229,7 @@ class Module:
         setter(self, "_is_full_backward_hook", None)
         setter(self, "_forward_hooks", OrderedDict())
         setter(self, "_forward_hooks_with_kwargs", OrderedDict())
+        setter(self, "_forward_hooks_always_called", OrderedDict())
         setter(self, "_forward_pre_hooks", OrderedDict())
         setter(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
 
@@ -121,13 +242,31 @@ class Module:
     def __call__(self, *args, **kwargs):
         d = self.__dict__
         if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
-                or d["_backward_pre_hooks"] or d.get("_non_full_backward_hooks")):
+                or d["_backward_pre_hooks"] or d.get("_non_full_backward_hooks")
+                or _global_call_hooks):
             return self.forward(*args, **kwargs) if kwargs else self.forward(*args)
-        return self._call_with_hooks(args, kwargs)
+        called = set()  # the always_call forward hooks that ran
+        state = [args, None]  # the arguments after the pre-hooks, the result so far
+        try:
+            return self._call_with_hooks(args, kwargs, called, state)
+        except Exception:
+            self._call_always_hooks(kwargs, called, *state)
+            raise
 
-    def _call_with_hooks(self, args, kwargs):
-        for key, hook in list(self._forward_pre_hooks.items()):
-            if key in self._forward_pre_hooks_with_kwargs:
+    def _call_with_hooks(self, args, kwargs, called: set, state: list):
+        """forward with PyTorch's order of hooks: the global forward pre-hooks, the module's;
+        forward; the global forward hooks, the module's; backward hooks on the inputs and
+        outputs (global ones first). `state` keeps the arguments and the result for the
+        always_call hooks should anything raise."""
+        d = self.__dict__
+        full_hooks = [*(_global_backward_hooks.values() if _global_is_full_backward_hook is True
+                        else ()), *self._backward_hooks.values()]
+        node_hooks = [*(_global_backward_hooks.values() if _global_is_full_backward_hook is False
+                        else ()), *d.get("_non_full_backward_hooks", {}).values()]
+        pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+        with_kwargs = self._forward_pre_hooks_with_kwargs
+        for key, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+            if key in with_kwargs:
                 out = hook(self, args, kwargs)
                 if out is not None:
                     if not (isinstance(out, tuple) and len(out) == 2):
@@ -139,19 +278,24 @@ class Module:
                 out = hook(self, args)
                 if out is not None:
                     args = out if isinstance(out, tuple) else (out,)
-        backward_hooks = self._backward_hooks or self._backward_pre_hooks
+            state[0] = args
+        backward_hooks = full_hooks or pre_hooks
         if backward_hooks:
             from ._backward_hooks import wrap_inputs
 
-            args, state = wrap_inputs(self, args)
-        result = self.forward(*args, **kwargs)
-        for key, hook in list(self._forward_hooks.items()):
-            if key in self._forward_hooks_with_kwargs:
+            args, wrapped = wrap_inputs(self, args, full_hooks, pre_hooks)
+            state[0] = args
+        result = state[1] = self.forward(*args, **kwargs)
+        always = d.get("_forward_hooks_always_called", ())
+        for key, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+            if key in always or key in _global_forward_hooks_always_called:
+                called.add(key)
+            if key in self._forward_hooks_with_kwargs or key in _global_forward_hooks_with_kwargs:
                 out = hook(self, args, kwargs, result)
             else:
                 out = hook(self, args, result)
             if out is not None:
-                result = out
+                result = state[1] = out
         if backward_hooks:
             from ._backward_hooks import wrap_outputs
 
@@ -161,12 +305,34 @@ class Module:
                 warnings.warn("For backward hooks to be called, module output should be a "
                               f"Tensor or a tuple of Tensors but received {type(result)}",
                               stacklevel=1)  # (PyTorch's points at its own line too)
-            result = wrap_outputs(self, result, state)
-        if self.__dict__.get("_non_full_backward_hooks"):
+            result = wrap_outputs(self, result, wrapped)
+        if node_hooks:
             from ._backward_hooks import hook_output_node
 
-            hook_output_node(self, args, result, self.__dict__["_non_full_backward_hooks"])
+            hook_output_node(self, args, result, node_hooks)
         return result
+
+    def _call_always_hooks(self, kwargs, called: set, args, result) -> None:
+        """After forward or a hook raised: the always_call forward hooks that have not run
+        (the global ones, then the module's), each hook's own error only warned about."""
+        always = self.__dict__.get("_forward_hooks_always_called", ())
+        for scope, table, kwarg_ids, flagged in (
+                ("global module", _global_forward_hooks, (), _global_forward_hooks_always_called),
+                ("module", self._forward_hooks, self._forward_hooks_with_kwargs, always)):
+            for key, hook in list(table.items()):
+                if key not in flagged or key in called:
+                    continue
+                try:
+                    out = hook(self, args, kwargs, result) if key in kwarg_ids \
+                        else hook(self, args, result)
+                    if out is not None:
+                        result = out
+                except Exception as error:
+                    import warnings
+
+                    warnings.warn(f"{scope} forward hook with ``always_call=True`` raised an "
+                                  "exception that was silenced as another error was raised in "
+                                  f"forward: {error}", stacklevel=2)
 
     # --------------------------------------------------------- registration
     def __getattr__(self, name: str):
@@ -199,13 +365,13 @@ class Module:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, "_parameters", "_buffers")
             d.pop(name, None)
-            modules[name] = value
+            modules[name] = _registered(_global_module_registration_hooks, self, name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            modules[name] = value
+            modules[name] = _registered(_global_module_registration_hooks, self, name, value)
             return
         buffers = d.get("_buffers")
         persistent = buffer_persistence(value)
@@ -216,7 +382,7 @@ class Module:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 "(torch.nn.Buffer, torch.Tensor or None expected)")
-            buffers[name] = value
+            buffers[name] = _registered(_global_buffer_registration_hooks, self, name, value)
             return
         object.__setattr__(self, name, value)
 
@@ -267,7 +433,7 @@ class Module:
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must "
                 "be created explicitly. To express '{name}' as a function of another Tensor, "
                 "compute the value in the forward() method.".replace("{name}", name))
-        d["_parameters"][name] = param
+        d["_parameters"][name] = _registered(_global_parameter_registration_hooks, self, name, param)
 
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
         d = self.__dict__
@@ -281,7 +447,7 @@ class Module:
                             "(torch Tensor or None required)")
         d["_parameters"].pop(name, None)
         d["_modules"].pop(name, None)
-        d["_buffers"][name] = tensor
+        d["_buffers"][name] = _registered(_global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             d["_non_persistent_buffers_set"].discard(name)
         else:
@@ -295,7 +461,8 @@ class Module:
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         self._check_name(name, "module name")
-        self.__dict__["_modules"][name] = module
+        self.__dict__["_modules"][name] = _registered(_global_module_registration_hooks, self,
+                                                      name, module)
 
     register_module = add_module
 
@@ -598,7 +765,8 @@ class Module:
     def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
         return self._add_hook("_forward_hooks", hook, prepend,
-                              "_forward_hooks_with_kwargs" if with_kwargs else None)
+                              "_forward_hooks_with_kwargs" if with_kwargs else None,
+                              "_forward_hooks_always_called" if always_call else None)
 
     def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         if self.__dict__.get("_is_full_backward_hook") is False:
@@ -619,10 +787,13 @@ class Module:
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
         return self._add_hook("_backward_pre_hooks", hook, prepend, None)
 
-    def _add_hook(self, table_name: str, hook, prepend: bool, kwargs_set) -> RemovableHandle:
-        table = self.__dict__[table_name]
-        kwargs_table = None if kwargs_set is None else self.__dict__[kwargs_set]
-        handle = RemovableHandle(table, kwargs_table)
+    def _add_hook(self, table_name: str, hook, prepend: bool, kwargs_set,
+                  always_set=None) -> RemovableHandle:
+        d = self.__dict__
+        table = d[table_name]
+        kwargs_table = None if kwargs_set is None else d[kwargs_set]
+        always_table = None if always_set is None else d.setdefault(always_set, OrderedDict())
+        handle = RemovableHandle(table, kwargs_table, always_table)
         if prepend:
             items = list(table.items())
             table.clear()
@@ -632,6 +803,8 @@ class Module:
             table[handle.id] = hook
         if kwargs_set is not None:
             kwargs_table[handle.id] = True
+        if always_table is not None:
+            always_table[handle.id] = True
         return handle
 
     # ----------------------------------------------------------- printing
