@@ -5173,6 +5173,12 @@ SIGNATURES = {
     'torch.swapdims': (
         'swapdims(Tensor input, int64_t dim0, int64_t dim1)',
     ),
+    'torch.sym_constrain_range': (
+        'sym_constrain_range(Scalar size, *, int64_t? min=None, int64_t? max=None)',
+    ),
+    'torch.sym_constrain_range_for_size': (
+        'sym_constrain_range_for_size(Scalar size, *, int64_t? min=None, int64_t? max=None)',
+    ),
     'torch.sym_float': (
         '!python',
         'sym_float',
