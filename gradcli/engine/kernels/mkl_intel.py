@@ -5,9 +5,11 @@ Intel Xeon with AVX-512, 1 and 2 threads: products chosen so that one pair cance
 (+2^60 and -2^60 among ones) show which products share a partial sum, and products that are
 not float32 numbers show which additions are fused.
 
-Only the matrix-vector kernels (a result of one column) are rebuilt; every other product
-returns None here and goes to numpy's BLAS (within float32 rounding of PyTorch's, not bit for
-bit). mkl.product() calls `column` when `isa()` says MKL runs its Intel kernels."""
+The matrix-vector kernels (a result of one column), the gemm's in-order kernel (k cut into
+blocks: _k_blocks) and its small dot-product kernel are rebuilt where their use is known;
+every other product returns None here and goes to numpy's BLAS (within float32 rounding of
+PyTorch's, not bit for bit). mkl.product() calls `product` when `isa()` says MKL runs its
+Intel kernels."""
 
 from __future__ import annotations
 
@@ -43,6 +45,18 @@ _AVX512_T_MIN_WORK = 1024
 
 # _axpy_columns' products are made this many (float64) at a time
 _AXPY_BLOCK = 32768
+
+# AVX-512's gemm cuts k into blocks (_k_blocks): each block's products summed in order from
+# +0, the blocks' sums then added in order (measured on every layout, 1, 2 and 4 threads, k
+# up to 3000). Up to this many k it is one block.
+_K_BLOCK = 384
+# Past 2 * _K_BLOCK, 2 threads split k between them from this many multiply-adds (each
+# thread's half cut its own way), below it they cut k as one thread does; more threads
+# were not measured.
+_TWO_THREAD_K_SPLIT_WORK = 192_000
+# With b stored transposed and k past 256, only from this many rows (a row-major) is the
+# product in order; fewer rows take kernels not pinned down.
+_T_WIDE_MIN_M = 16
 
 _isa_cache: list = []
 
@@ -239,22 +253,47 @@ def _axpy_columns(a, x, level: str, c=None):
     return acc
 
 
+def _k_blocks(m: int, k: int, n: int):
+    """The sizes of the blocks AVX-512 MKL's gemm cuts k into, in order, or None where not
+    known: one block up to _K_BLOCK; past it blocks of _K_BLOCK with the last two sharing
+    what remains evenly (the first of them one larger for an odd share: k = 784 gives 384,
+    200, 200; k = 500 gives 250, 250). Past 2 * _K_BLOCK, known for one thread, and for two
+    below _TWO_THREAD_K_SPLIT_WORK."""
+    if k <= _K_BLOCK:
+        return (k,)
+    if k > 2 * _K_BLOCK:
+        threads = get_num_threads()
+        if threads > 2 or threads == 2 and m * k * n >= _TWO_THREAD_K_SPLIT_WORK:
+            return None
+    whole, rest = divmod(k, _K_BLOCK)
+    if rest == 0:
+        return (_K_BLOCK,) * whole
+    shared = _K_BLOCK + rest
+    return (_K_BLOCK,) * (whole - 1) + (shared - shared // 2, shared // 2)
+
+
 def _in_order_fused(a, b):
     """a @ b as AVX-512 MKL's gemm sums it for a b stored row by row (either layout of a):
-    each element in order over k from +0, every step a fused multiply-add. The exact
-    products of one step at a time (memory of two results, not k of them: wide products
-    take this kernel too, see wide_in_order)."""
+    each element of each k-block (_k_blocks) in order from +0, every step a fused
+    multiply-add, the blocks' sums then added in order. The exact products of one step at a
+    time (memory of two results, not k of them: wide products take this kernel too, see
+    wide_in_order)."""
     m, k = a.shape
     n = b.shape[1]
     flip = n < m  # numpy's broadcast loops over the last axis: the longer side there
     left, right = (b.T, a.T) if flip else (a, b)
     left, right = left.astype(_F64), right.astype(_F64)
-    acc = np.zeros((left.shape[0], right.shape[1]), _F32)
-    step_products = np.empty(acc.shape, _F64)
-    for step in range(k):
-        np.multiply(left[:, step:step + 1], right[step:step + 1], out=step_products)
-        np.add(acc, step_products, out=acc, casting="unsafe")
-    return np.ascontiguousarray(acc.T) if flip else acc
+    step_products = np.empty((left.shape[0], right.shape[1]), _F64)
+    total = None
+    start = 0
+    for size in _k_blocks(m, k, n):
+        acc = np.zeros(step_products.shape, _F32)
+        for step in range(start, start + size):
+            np.multiply(left[:, step:step + 1], right[step:step + 1], out=step_products)
+            np.add(acc, step_products, out=acc, casting="unsafe")
+        total = acc if total is None else np.add(total, acc, out=total)
+        start += size
+    return np.ascontiguousarray(total.T) if flip else total
 
 
 def _avx512_gemm_kernel(a, b, alpha, blas_form):
@@ -262,11 +301,15 @@ def _avx512_gemm_kernel(a, b, alpha, blas_form):
     columns): "in order" (_in_order_fused), "lanes" (_lane_dots) or None where not known."""
     m, k = a.shape
     n = b.shape[1]
+    if _k_blocks(m, k, n) is None:
+        return None
     _, b_transposed, a_transposed = blas_form(a, b)
     if not b_transposed:
         return "in order"
     if alpha != 1:
         return None
+    if k > 256:
+        return "in order" if a_transposed or m >= _T_WIDE_MIN_M else None
     small = None if a_transposed else _small_t_kernel(m, k, n)
     if small is not None:
         return small
@@ -277,11 +320,11 @@ def _avx512_gemm_kernel(a, b, alpha, blas_form):
 
 
 def wide_in_order(a, b, blas_form) -> bool:
-    """Whether AVX-512 MKL sums a larger float32 a @ b in order over k, as the small ones
-    (measured up to 256x256x256 in each layout: a makemore MLP's 32x30 @ 30x200 and its
-    backward products); k past 256 takes blocks of k not pinned down."""
+    """Whether AVX-512 MKL sums a larger float32 a @ b in order over each block of k, as
+    the small ones (measured up to 256x256x256 in each layout: a makemore MLP's 32x30 @
+    30x200 and its backward products; past k = 256 on grids of shapes up to k = 3000)."""
     m, k = a.shape
-    return m > 1 and b.shape[1] > 1 and 1 < k <= 256 and \
+    return m > 1 and b.shape[1] > 1 and 1 < k and \
         _avx512_gemm_kernel(a, b, 1, blas_form) == "in order"
 
 
