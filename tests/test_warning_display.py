@@ -138,3 +138,36 @@ def test_repl_input_warning_shows_its_line():
     lines = err.getvalue().splitlines()
     assert lines[0].startswith("<input-3>:2: UserWarning: The .grad attribute of a Tensor")
     assert lines[1:] == ["  .grad)"]
+
+
+def test_warnings_from_inside_the_library_show_once_per_process(tmp_path):
+    """A warning PyTorch raises from its own Python code (a module's call, a loss's forward)
+    points inside torch, so Python shows it once whatever program lines reach it; one
+    raised at the program's line (torch.tensor of a tensor) shows once per line. gradcli
+    shows each as often as Python does, at the program's line."""
+    got, want = _both(tmp_path, (
+        "import torch\n"
+        "from torch import nn\n"
+        "t = torch.ones(2)\n"
+        "a = torch.tensor(t)\n"
+        "b = torch.tensor(t)\n"
+        "class Listed(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return [x * 2]\n"
+        "m = Listed()\n"
+        "m.register_full_backward_hook(lambda *args: None)\n"
+        "x = torch.ones(2, requires_grad=True)\n"
+        "first = m(x)\n"
+        "second = m(x)\n"
+        "loss = nn.MSELoss()\n"
+        "print(loss(torch.ones(2, 1), torch.ones(2)))\n"
+        "print(loss(torch.ones(2, 1), torch.ones(2)))\n"))
+    assert want.returncode == 0 and got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout
+
+    def shown(stderr):
+        return [line.split(": ", 1)[1] for line in stderr.splitlines() if "Warning: " in line]
+
+    assert shown(got.stderr) == shown(want.stderr)
+    assert len(shown(got.stderr)) == 4  # copy-construct twice, the hook and the loss once
+    assert "prog.py:12: UserWarning: For backward hooks" in got.stderr

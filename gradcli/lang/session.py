@@ -41,6 +41,16 @@ def warning_location():
     return None
 
 
+_LIBRARY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LANGUAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _inside_library(filename: str) -> bool:
+    """Whether Python placed a warning in gradcli's library code (the torch facade, the
+    engine) rather than in the program (whose frames are the language's compiled code)."""
+    return filename.startswith(_LIBRARY_DIR) and not filename.startswith(_LANGUAGE_DIR)
+
+
 class Session:
     """A program namespace.
 
@@ -191,14 +201,18 @@ class Session:
         default action)."""
         where = warning_location()
         if where is not None:
-            fname, lineno = where
-            text = f"{fname}:{lineno}: {category.__name__}: {message}"
-            source_line = self._source_line(fname, lineno)
+            fname, at_line = where
+            text = f"{fname}:{at_line}: {category.__name__}: {message}"
+            source_line = self._source_line(fname, at_line)
         else:
             text, source_line = f"<gradcli>: {category.__name__}: {message}", ""
-        if text in self._warned:
+        # a warning PyTorch raises from inside its own Python code (a module's, a loss's)
+        # is shown once per process whatever line of the program reaches it: gradcli's
+        # counterpart points inside gradcli's library, and is kept once per that place
+        key = (filename, lineno, category, str(message)) if _inside_library(filename) else text
+        if key in self._warned:
             return
-        self._warned.add(text)
+        self._warned.add(key)
         if source_line:
             text += "\n  " + source_line
         err = self.stderr or sys.stderr
