@@ -402,10 +402,17 @@ from gradcli.engine.kernels import mkl, mkl_intel
 level = mkl_intel.isa()
 if level != "avx512":
     print(json.dumps({"level": level})); sys.exit()
+threads, long_k = int(sys.argv[3]), sys.argv[4] == "long"
+torch.set_num_threads(threads)
+gt.set_num_threads(threads)
 rng = np.random.default_rng(int(sys.argv[1]))
-checked, wrong = 0, []
+checked, wrong, blocks = 0, [], set()
 for _ in range(int(sys.argv[2])):
-    m, k, n = (int(rng.integers(2, 200)) for _ in range(3))
+    if long_k:  # an inner size past 256, the product within the rebuilt bound
+        k, m = int(rng.integers(257, 3000)), int(rng.integers(2, 40))
+        n = int(rng.integers(2, max(3, min(40, (1 << 18) // (m * k)))))
+    else:
+        m, k, n = (int(rng.integers(2, 200)) for _ in range(3))
     x = rng.standard_normal((m, k)).astype(np.float32)
     y = rng.standard_normal((k, n)).astype(np.float32)
     for form in ("b stored", "b transposed", "a transposed"):
@@ -418,9 +425,11 @@ for _ in range(int(sys.argv[2])):
         if m * k * n <= 16384 or not mkl.applies(ga._data, gb._data):
             continue  # the small ones are the other tests'; numpy's BLAS beyond the bound
         checked += 1
+        blocks.add(len(mkl_intel._k_blocks(m, k, n)))
         if (ga @ gb).numpy().tobytes() != (ta @ tb).numpy().tobytes():
             wrong.append([m, k, n, form])
-print(json.dumps({"level": level, "checked": checked, "wrong": wrong[:10]}))
+print(json.dumps({"level": level, "checked": checked, "wrong": wrong[:10],
+                  "blocks": sorted(blocks)}))
 """
 
 
@@ -428,48 +437,11 @@ def test_wide_products_match_torch_bit_for_bit():
     """Products past the small sizes (a makemore MLP's 32x30 @ 30x200 and its backward
     products) that AVX-512 MKL sums in order over k, in each layout, against PyTorch, as
     users run them (MKL's AVX-512 kernels where the CPU has them)."""
-    result = _run(_WIDE_PRODUCTS, 5, 120)
+    result = _run(_WIDE_PRODUCTS, 5, 120, 2, "wide")
     if result["level"] != "avx512":
         pytest.skip("MKL does not run its AVX-512 kernels on this CPU")
     assert result["checked"] > 40
     assert result["wrong"] == []
-
-
-_LONG_K_PRODUCTS = r"""
-import json, sys
-import numpy as np, torch
-import gradcli.torch as gt
-from gradcli.engine.kernels import mkl, mkl_intel
-level = mkl_intel.isa()
-if level != "avx512":
-    print(json.dumps({"level": level})); sys.exit()
-threads = int(sys.argv[3])
-torch.set_num_threads(threads)
-gt.set_num_threads(threads)
-rng = np.random.default_rng(int(sys.argv[1]))
-checked, wrong, by_block = 0, [], set()
-for _ in range(int(sys.argv[2])):
-    k = int(rng.integers(257, 3000))
-    m = int(rng.integers(2, 40))
-    n = int(rng.integers(2, max(3, min(40, (1 << 18) // (m * k)))))
-    x = rng.standard_normal((m, k)).astype(np.float32)
-    y = rng.standard_normal((k, n)).astype(np.float32)
-    for form in ("b stored", "b transposed", "a transposed"):
-        xs = x.T.copy() if form == "a transposed" else x
-        ys = y.T.copy() if form == "b transposed" else y
-        def pair(T):
-            a, b = T.tensor(xs), T.tensor(ys)
-            return (a.t() if form == "a transposed" else a), (b.t() if form == "b transposed" else b)
-        (ga, gb), (ta, tb) = pair(gt), pair(torch)
-        if not mkl.applies(ga._data, gb._data):
-            continue
-        checked += 1
-        by_block.add(len(mkl_intel._k_blocks(m, k, n)))
-        if (ga @ gb).numpy().tobytes() != (ta @ tb).numpy().tobytes():
-            wrong.append([m, k, n, form])
-print(json.dumps({"level": level, "checked": checked, "wrong": wrong[:10],
-                  "blocks": sorted(by_block)}))
-"""
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -478,7 +450,7 @@ def test_long_inner_products_match_torch_bit_for_bit(threads):
     hand-written x @ w with a long k): AVX-512 MKL cuts k into blocks of 384, the last two
     sharing the rest (_k_blocks), each summed in order; checked in each layout against
     PyTorch with 1 and 2 threads, as users run them."""
-    result = _run(_LONG_K_PRODUCTS, 11 + threads, 50, threads)
+    result = _run(_WIDE_PRODUCTS, 11 + threads, 50, threads, "long")
     if result["level"] != "avx512":
         pytest.skip("MKL does not run its AVX-512 kernels on this CPU")
     assert result["checked"] > 40

@@ -105,13 +105,19 @@ def register_module_forward_hook(hook, *, with_kwargs: bool = False,
                             _global_forward_hooks_always_called if always_call else None)
 
 
-def register_module_backward_hook(hook) -> RemovableHandle:
-    """The deprecated global form of Module.register_backward_hook."""
+def _global_backward_kind(full: bool) -> None:
+    """Global backward hooks are all full ones or all deprecated ones (PyTorch's rule,
+    kept after their hooks are removed)."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
+    if _global_is_full_backward_hook is (not full):
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
                            "global Module hook. Please use only one of them.")
-    _global_is_full_backward_hook = False
+    _global_is_full_backward_hook = full
+
+
+def register_module_backward_hook(hook) -> RemovableHandle:
+    """The deprecated global form of Module.register_backward_hook."""
+    _global_backward_kind(full=False)
     return _add_global_hook(_global_backward_hooks, hook)
 
 
@@ -122,11 +128,7 @@ def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
 
 def register_module_full_backward_hook(hook) -> RemovableHandle:
     """hook(module, grad_input, grad_output) for every module, before the module's own."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
-                           "global Module hook. Please use only one of them.")
-    _global_is_full_backward_hook = True
+    _global_backward_kind(full=True)
     return _add_global_hook(_global_backward_hooks, hook)
 
 
