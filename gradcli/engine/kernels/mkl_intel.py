@@ -50,9 +50,9 @@ _AXPY_BLOCK = 32768
 # +0, the blocks' sums then added in order (measured on every layout, 1, 2 and 4 threads, k
 # up to 3000). Up to this many k it is one block.
 _K_BLOCK = 384
-# Past 2 * _K_BLOCK, 2 threads split k between them from this many multiply-adds (each
-# thread's half cut its own way), below it they cut k as one thread does; more threads
-# were not measured.
+# Past 2 * _K_BLOCK, 2 threads split k between them above this many multiply-adds (each
+# thread's half cut its own way: _k_blocks), up to it they cut k as one thread does; more
+# threads were not measured.
 _TWO_THREAD_K_SPLIT_WORK = 192_000
 # With b stored transposed and k past 256, only from this many rows (a row-major) is the
 # product in order; fewer rows take kernels not pinned down.
@@ -254,17 +254,34 @@ def _axpy_columns(a, x, level: str, c=None):
 
 
 def _k_blocks(m: int, k: int, n: int):
-    """The sizes of the blocks AVX-512 MKL's gemm cuts k into, in order, or None where not
-    known: one block up to _K_BLOCK; past it blocks of _K_BLOCK with the last two sharing
-    what remains evenly (the first of them one larger for an odd share: k = 784 gives 384,
-    200, 200; k = 500 gives 250, 250). Past 2 * _K_BLOCK, known for one thread, and for two
-    below _TWO_THREAD_K_SPLIT_WORK."""
+    """How AVX-512 MKL's gemm cuts k, as groups of block sizes in order (each block summed
+    in order from +0, a group's blocks added in order, then the groups' sums), or None
+    where not known. One thread: one group; one block up to _K_BLOCK, past it blocks of
+    _K_BLOCK with the last two sharing what remains evenly (the first of them one larger
+    for an odd share: k = 784 gives 384, 200, 200; k = 500 gives 250, 250). Two threads
+    past 2 * _K_BLOCK and above _TWO_THREAD_K_SPLIT_WORK: a group for each half of k (the
+    first ceil(k/2)), a half up to 2 * _K_BLOCK cut as one thread cuts it, a longer one in
+    plain blocks of _K_BLOCK with the rest last."""
+    if k <= 2 * _K_BLOCK:
+        return (_even_tail_blocks(k),)
+    threads = get_num_threads()
+    if threads == 1 or threads == 2 and m * k * n <= _TWO_THREAD_K_SPLIT_WORK:
+        return (_even_tail_blocks(k),)
+    if threads > 2:
+        return None
+    first = -(-k // 2)
+    return tuple(_even_tail_blocks(half) if half <= 2 * _K_BLOCK else _plain_blocks(half)
+                 for half in (first, k - first))
+
+
+def _plain_blocks(k: int) -> tuple:
+    whole, rest = divmod(k, _K_BLOCK)
+    return (_K_BLOCK,) * whole + ((rest,) if rest else ())
+
+
+def _even_tail_blocks(k: int) -> tuple:
     if k <= _K_BLOCK:
         return (k,)
-    if k > 2 * _K_BLOCK:
-        threads = get_num_threads()
-        if threads > 2 or threads == 2 and m * k * n >= _TWO_THREAD_K_SPLIT_WORK:
-            return None
     whole, rest = divmod(k, _K_BLOCK)
     if rest == 0:
         return (_K_BLOCK,) * whole
@@ -275,7 +292,7 @@ def _k_blocks(m: int, k: int, n: int):
 def _in_order_fused(a, b):
     """a @ b as AVX-512 MKL's gemm sums it for a b stored row by row (either layout of a):
     each element of each k-block (_k_blocks) in order from +0, every step a fused
-    multiply-add, the blocks' sums then added in order. The exact products of one step at a
+    multiply-add, the blocks' sums then added as _k_blocks groups them. The exact products of one step at a
     time (memory of two results, not k of them: wide products take this kernel too, see
     wide_in_order)."""
     m, k = a.shape
@@ -286,13 +303,16 @@ def _in_order_fused(a, b):
     step_products = np.empty((left.shape[0], right.shape[1]), _F64)
     total = None
     start = 0
-    for size in _k_blocks(m, k, n):
-        acc = np.zeros(step_products.shape, _F32)
-        for step in range(start, start + size):
-            np.multiply(left[:, step:step + 1], right[step:step + 1], out=step_products)
-            np.add(acc, step_products, out=acc, casting="unsafe")
-        total = acc if total is None else np.add(total, acc, out=total)
-        start += size
+    for group in _k_blocks(m, k, n):
+        group_total = None
+        for size in group:
+            acc = np.zeros(step_products.shape, _F32)
+            for step in range(start, start + size):
+                np.multiply(left[:, step:step + 1], right[step:step + 1], out=step_products)
+                np.add(acc, step_products, out=acc, casting="unsafe")
+            group_total = acc if group_total is None else np.add(group_total, acc, out=group_total)
+            start += size
+        total = group_total if total is None else np.add(total, group_total, out=total)
     return np.ascontiguousarray(total.T) if flip else total
 
 
