@@ -52,6 +52,28 @@ TEACHING = {
     "exp": (((3,),), lambda m, x: x.exp()),
     "view": (((3, 4),), lambda m, x: x.view(12)),
     "tanh": (((3,),), lambda m, x: x.tanh()),
+    # negative dims and indices: PyTorch's node shows what the call gave, as unsigned 64 bits
+    "softmax_neg": (((3, 4),), lambda m, x: x.softmax(-1)),
+    "log_softmax_neg": (((3, 4),), lambda m, x: m.log_softmax(x, -2)),
+    "cumsum_neg": (((3, 4),), lambda m, x: x.cumsum(-1)),
+    "sum_neg": (((3, 4),), lambda m, x: x.sum((-1, 0))),
+    "mean_neg": (((3, 4),), lambda m, x: x.mean(-1, keepdim=True)),
+    "amax_neg": (((3, 4),), lambda m, x: x.amax(-1)),
+    "logsumexp_neg": (((3, 4),), lambda m, x: x.logsumexp(-2)),
+    "cat_neg": (((2, 3), (2, 2)), lambda m, x, y: m.cat([x, y], -1)),
+    "stack_neg": (((2, 3), (2, 3)), lambda m, x, y: m.stack([x, y], -1)),
+    "select_neg": (((3, 4),), lambda m, x: x.select(-1, -2)),
+    "index_neg": (((3, 4),), lambda m, x: x[:, -1]),
+    "transpose_neg": (((2, 3, 4),), lambda m, x: x.transpose(-1, -2)),
+    "mT": (((2, 3, 4),), lambda m, x: x.mT),
+    "permute_neg": (((2, 3, 4),), lambda m, x: x.permute(0, -1, 1)),
+    "unsqueeze_neg": (((3, 4),), lambda m, x: x.unsqueeze(-1)),
+    "diagonal_neg": (((2, 3, 4),), lambda m, x: x.diagonal(-1, -2, -1)),
+    "rot90_neg": (((3, 4),), lambda m, x: x.rot90(-1, (-1, -2))),
+    "renorm_neg": (((3, 4),), lambda m, x: x.renorm(2, -1, 1.0)),
+    "dist_int_p": (((3,), (3,)), lambda m, x, y: x.dist(y, 3)),
+    "sum_0d": (((),), lambda m, x: x.sum(0)),
+    "elu": (((3,),), lambda m, x: m.nn.functional.elu(x)),
 }
 
 
@@ -147,19 +169,13 @@ def test_freed_saved_tensor_after_backward_raises_pytorchs_error():
             y.grad_fn._saved_self  # noqa: B018
 
 
-# op_db: every op's nodes agree, but those listed (negative dims: PyTorch keeps the
-# argument as given, shown as an unsigned 64-bit number; gradcli's meta keeps it
-# normalized; Python numbers gradcli's meta keeps as floats)
+# op_db: every op's nodes agree, but those listed in OPDB_KNOWN_DIFF
 OPDB_AGREE = ("add", "sub", "mul", "div", "pow", "mm", "exp", "sin", "tanh", "sigmoid", "abs",
               "neg", "sqrt", "log", "matmul", "t", "view", "reshape", "softmax", "narrow",
               "cumsum", "addmm", "addcmul", "cdist", "nn.functional.gelu", "nn.functional.mse_loss",
-              "gather", "index_select")
-OPDB_KNOWN_DIFF = {
-    "cat": "negative dim", "transpose": "negative dim", "select": "negative dim",
-    "sum": "dim of a 0-d input (gradcli keeps the normalized, empty dims)",
-    "mean": "dim of a 0-d input (gradcli keeps the normalized, empty dims)",
-    "amax": "dim of a 0-d input", "nn.functional.elu": "default scales saved as floats",
-    "dist": "p saved as a float", "permute": "negative dim"}
+              "gather", "index_select", "cat", "transpose", "select", "sum", "mean", "amax",
+              "nn.functional.elu", "dist", "permute")
+OPDB_KNOWN_DIFF: dict = {}
 
 
 @pytest.mark.parametrize("op", [*OPDB_AGREE, *(

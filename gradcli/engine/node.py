@@ -302,6 +302,18 @@ def keep_index_inputs(result, *inputs):
     return result
 
 
+def keep_given(result, op, *given):
+    """Keep the arguments a call gave `op` as the user wrote them (a negative dim, a dims
+    tuple or an int scalar, before the op normalises them into its meta) with the node
+    that made `result`: one reference, read only by `grad_fn._saved_<name>` (PyTorch's
+    node shows what the call passed, e.g. dim=-1 as the unsigned 18446744073709551615).
+    Returns `result`; nothing is kept when no node of `op` was recorded."""
+    node = result._grad_fn
+    if node is not None and node.op is op:
+        node.given = given
+    return result
+
+
 def short_name(node) -> str:
     """How PyTorch names a node inside error messages: MulBackward0 -> Mul, MaxBackward1 -> Max1."""
     name = type(node).__name__

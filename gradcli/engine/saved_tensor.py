@@ -191,6 +191,14 @@ def _dims(i):
     return read
 
 
+def _one_as_int(i):
+    """A Scalar the op defaults to the int 1 (meta keeps 1.0)."""
+    def read(node):
+        v = node.meta[i]
+        return 1 if v == 1.0 and type(v) is float else v
+    return read
+
+
 _REDUCTION = ("none", "mean", "sum")  # (PyTorch saves a loss's reduction as its enum's int)
 
 
@@ -246,7 +254,8 @@ FROM_META = {
         "weight": _meta(1)},
 }
 FROM_META.update({
-    "EluBackward0": {"alpha": _meta(0), "scale": _meta(1), "input_scale": _meta(2)},
+    # (F.elu and selu leave scale / input_scale at their int default 1)
+    "EluBackward0": {"alpha": _meta(0), "scale": _one_as_int(1), "input_scale": _one_as_int(2)},
     "CeluBackward0": {"alpha": _meta(0)},
     "GeluBackward0": {"approximate": _meta(0)},
     "HardtanhBackward0": {"min_val": _meta(0), "max_val": _meta(1)},
@@ -297,6 +306,66 @@ def _alpha(node):
 FROM_META["AddBackward0"] = FROM_META["SubBackward0"] = {"alpha": _alpha}
 
 
+#: the keys whose value a node reads from what the call gave (node.given, kept by
+#: node.keep_given), in that tuple's order: "int" an int64 argument, "ints" an int list
+#: (a lone int becomes a 1-tuple), "scalar" a Scalar as the user wrote it (2 stays an int)
+GIVEN = {
+    "SoftmaxBackward0": (("dim", "int"),), "LogSoftmaxBackward0": (("dim", "int"),),
+    "CumsumBackward0": (("dim", "int"),), "CatBackward0": (("dim", "int"),),
+    "StackBackward0": (("dim", "int"),), "UnsqueezeBackward0": (("dim", "int"),),
+    "TransposeBackward0": (("dim0", "int"), ("dim1", "int")),
+    "PermuteBackward0": (("dims", "ints"),),
+    "SelectBackward0": (("dim", "int"), ("index", "int")),
+    "SumBackward1": (("dim", "ints"),), "MeanBackward1": (("dim", "ints"),),
+    "AmaxBackward0": (("dim", "ints"),), "AminBackward0": (("dim", "ints"),),
+    "LogsumexpBackward0": (("dim", "ints"),),
+    "DiagonalBackward0": (("offset", "int"), ("dim1", "int"), ("dim2", "int")),
+    "Rot90Backward0": (("k", "int"), ("dims", "ints")),
+    "DistBackward0": (("p", "scalar"),),
+    "RenormBackward0": (("p", "scalar"), ("dim", "int"), ("maxnorm", "scalar")),
+    "HardtanhBackward0": (("min_val", "scalar"), ("max_val", "scalar")),
+}
+
+#: the saved keys PyTorch keeps as int64 (or SymInt, or lists of them), which its node shows
+#: as unsigned 64-bit numbers: dim=-1 reads 18446744073709551615 (Scalars keep their sign)
+INT64_KEYS = frozenset((
+    "dim", "dim0", "dim1", "dim2", "dims", "index", "offset", "k", "start", "end", "step",
+    "diagonal", "pad", "padding", "shifts", "dimension", "size", "repeats", "split_size",
+    "split_sizes", "ignore_index", "padding_idx", "groups", "upscale_factor",
+    "downscale_factor", "output_size"))
+
+_U64 = 1 << 64
+
+
+def _unsigned(value):
+    """An int64 value as PyTorch's node shows it: a negative one as its unsigned 64 bits."""
+    if type(value) is int:
+        return value + _U64 if value < 0 else value
+    if type(value) is tuple:
+        return tuple(_unsigned(v) for v in value)
+    return value
+
+
+def _from_given(value, form: str):
+    if form == "scalar":
+        return value.item() if isinstance(value, np.generic) else value
+    if form == "ints":
+        if value is None:
+            return None
+        value = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    return _unsigned(_plain(value))
+
+
+def _given(node, kind: str, key: str):
+    """(True, value) when the node kept what the call gave for `key`, else (False, None)."""
+    given = node.__dict__.get("given")
+    if given is not None:
+        for i, (k, form) in enumerate(GIVEN.get(kind, ())):
+            if k == key and i < len(given):
+                return True, _from_given(given[i], form)
+    return False, None
+
+
 def saved_attr(node, name: str):
     """`node._saved_<key>` / `node._raw_saved_<key>`, or AttributeError as PyTorch's."""
     raw = name.startswith("_raw_saved_")
@@ -318,12 +387,17 @@ def saved_attr(node, name: str):
                 raise RuntimeError(SECOND_BACKWARD)
             raise _unknown(kind, name)
         return _handle(node, "result") if raw else node.result
+    if not raw:
+        found, value = _given(node, kind, key)
+        if found:
+            return value
     reader = FROM_META.get(kind, {}).get(key)
     if reader is not None and not raw:
         try:
-            return _plain(reader(node))
+            value = _plain(reader(node))
         except (IndexError, TypeError, ValueError) as err:
             raise _unknown(kind, name) from err
+        return _unsigned(value) if key in INT64_KEYS else value
     if key not in inputs:
         derived = _derived(node, key, inputs) if not raw else None
         if derived is not None:

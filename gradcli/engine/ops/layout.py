@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import autocast_state as _autocast
 from .. import dtypes
+from ..node import keep_given
 from ..tensor import Tensor, _wrap_dim, make
 from .registry import PUBLIC, defop, forward_of, public, run_op, run_unary
 
@@ -93,7 +94,8 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = _dims_pair("diagonal", d.ndim, dim1, dim2)
     from .views import view_op
 
-    return view_op(DIAGONAL, input, (int(offset), d1, d2, d.shape))
+    return keep_given(view_op(DIAGONAL, input, (int(offset), d1, d2, d.shape)), DIAGONAL, offset, dim1,
+                      dim2)
 
 
 def _diag_embed_fwd(a, offset, d1, d2, shape):
@@ -249,7 +251,7 @@ def rot90(input, k=1, dims=(0, 1)):
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
                            f"dim1 = {d1}")
-    return run_unary(ROT90, input, (int(k) % 4, (d0, d1)))
+    return keep_given(run_unary(ROT90, input, (int(k) % 4, (d0, d1))), ROT90, k, dims)
 
 
 def _block_diag_fwd(*arrays_and_meta):
@@ -854,7 +856,7 @@ def dist(input, other, p=2):
     result = dtypes.result_type(input, other)
     x = input._data.astype(result.np, copy=False)
     y = other._data.astype(result.np, copy=False)
-    return run_op(DIST, (input, other), (float(p),), arrays=(x, y))
+    return keep_given(run_op(DIST, (input, other), (float(p),), arrays=(x, y)), DIST, p)
 
 
 # ------------------------------------------------------------------ unfold, renorm
@@ -961,7 +963,8 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    return run_unary(RENORM, input, (float(p), _wrap_dim(dim, d.ndim), float(maxnorm)))
+    return keep_given(run_unary(RENORM, input, (float(p), _wrap_dim(dim, d.ndim), float(maxnorm))),
+                      RENORM, p, dim, maxnorm)
 
 
 @public("Tensor.renorm_")
