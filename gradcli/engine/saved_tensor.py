@@ -293,6 +293,82 @@ FROM_META.update({
 })
 INPUT_NAMES["IndexSelectBackward0"] = ("index",)
 
+
+def _at(i, j):
+    return lambda node: node.meta[i][j]
+
+
+def _integral(i):
+    """A Scalar PyTorch's Python binding passes as an int when integral (ord=2)."""
+    def read(node):
+        v = node.meta[i]
+        return int(v) if type(v) is float and v.is_integer() else v
+    return read
+
+
+FROM_META.update({
+    "CholeskyInverseBackward0": {"upper": _meta(0)},
+    "CholeskySolveBackward0": {"upper": _meta(0)},
+    "UnsafeSplitBackward0": {"dim": _meta(1), "split_size": _at(2, 0),
+                             "self_sym_sizes": _sizes(3)},
+    "DiagonalScatterBackward0": {"offset": _at(1, 0), "dim1": _at(1, 1), "dim2": _at(1, 2)},
+    "SliceScatterBackward0": {"dim": _at(1, 0), "start": _at(1, 1), "end": _at(1, 2),
+                              "step": _at(1, 3)},
+    "MvlgammaBackward0": {"p": _meta(0)},
+    "PolygammaBackward0": {"n": _meta(0)},
+    "NarrowCopyBackward0": {"dim": _meta(0), "start": _meta(1), "length": _meta(2),
+                            "self_sym_sizes": _sizes(3)},
+    "RsubBackward0": {"alpha": _meta(0)},
+    "IndexFillBackward0": {"dim": _meta(1)},
+    "IndexFillBackward1": {"dim": _meta(1)},
+    "ScatterBackward0": {"dim": _meta(1)},
+    "ScatterBackward1": {"dim": _meta(1)},
+    "UnbindBackward0": {"dim": _meta(1)},
+    "SqueezeBackward2": {"dim": _dims(2), "self_sym_sizes": _sizes(1)},
+    "TrilBackward0": {"diagonal": _meta(0)},
+    "TriuBackward0": {"diagonal": _meta(0)},
+    "LogitBackward0": {"eps": _meta(0)},
+    "PdistBackward0": {"p": _meta(0)},
+    "PixelUnshuffleBackward0": {"downscale_factor": _meta(0)},
+    "MulBackward1": {"other": _meta(0)},
+    # (F.embedding turns a negative padding_idx into its row; None is PyTorch's -1)
+    "EmbeddingBackward0": {"padding_idx": lambda node: -1 if node.meta[1] is None
+                           else node.meta[1], "weight_sym_argsize_0": _at(2, 0)},
+    "NansumBackward0": {"keepdim": _meta(1)},
+    "PermuteBackward0_copy": {"dims": _dims(0)},
+    "TransposeBackward0_copy": {"dim0": _meta(0), "dim1": _meta(1)},
+    "DiagEmbedBackward0": {"offset": _meta(0), "dim1": _meta(1), "dim2": _meta(2)},
+    "ExpandBackward0_copy": {"self_sym_sizes": _sizes(1)},
+    "ViewBackward0_copy": {"self_sym_sizes": _sizes(1)},
+    "SqueezeBackward0_copy": {"self_sym_sizes": _sizes(1)},
+    "ReshapeAliasBackward0": {"self_sym_sizes": _sizes(1)},
+    "DiagonalBackward0_copy": {"offset": _meta(0), "dim1": _meta(1), "dim2": _meta(2),
+                               "self_sym_sizes": _sizes(3)},
+    "SplitWithSizesBackward0_copy": {"dim": _meta(1), "split_sizes": _dims(2),
+                                     "self_sym_sizes": _sizes(3)},
+    "UnbindBackward0_copy": {"dim": _meta(1)},
+    "UnfoldBackward0_copy": {"dimension": _meta(0), "size": _meta(1), "step": _meta(2),
+                             "self_sym_sizes": _sizes(3)},
+    "MaskedScatterBackward0": {"source_sym_sizes": _sizes(1)},
+    "ReplicationPad1DBackward0": {"padding": _dims(0)},
+    "ReplicationPad2DBackward0": {"padding": _dims(0)},
+    "ReplicationPad3DBackward0": {"padding": _dims(0)},
+    "AvgPool2DBackward0": {"kernel_size": _dims(0), "stride": _dims(1), "padding": _dims(2),
+                           "ceil_mode": _meta(3), "count_include_pad": _meta(4),
+                           "divisor_override": _meta(5)},
+    "LinalgSolveTriangularBackward0": {"upper": _meta(0), "left": _meta(1),
+                                       "unitriangular": _meta(2)},
+    "Im2ColBackward0": {"kernel_size": lambda node: tuple(node.meta[0].kernel),
+                        "stride": lambda node: tuple(node.meta[0].stride),
+                        "padding": lambda node: tuple(node.meta[0].padding),
+                        "dilation": lambda node: tuple(node.meta[0].dilation),
+                        "self_sym_argsize_minus_1": lambda node: node.meta[0].in_shape[-1],
+                        "self_sym_argsize_minus_2": lambda node: node.meta[0].in_shape[-2]},
+    "LinalgVectorNormBackward0": {"ord": _integral(0), "keepdim": _meta(2),
+                                  "dim": lambda node: None if node.meta[3]
+                                  else tuple(node.meta[1])},
+})
+
 for _kind in ("AddmmBackward0", "BaddbmmBackward0", "AddbmmBackward0", "AddmvBackward0",
               "AddrBackward0"):
     FROM_META[_kind] = {"beta": _meta(0), "alpha": _meta(1)}
@@ -323,7 +399,11 @@ GIVEN = {
     "Rot90Backward0": (("k", "int"), ("dims", "ints")),
     "DistBackward0": (("p", "scalar"),),
     "RenormBackward0": (("p", "scalar"), ("dim", "int"), ("maxnorm", "scalar")),
-    "HardtanhBackward0": (("min_val", "scalar"), ("max_val", "scalar")),
+    "NansumBackward0": (("dim", "ints"),), "NarrowCopyBackward0": (("dim", "int"),),
+    "EmbeddingBackward0": (("scale_grad_by_freq", "scalar"), ("sparse", "scalar")),
+    "PermuteBackward0_copy": (("dims", "ints"),),
+    "TransposeBackward0_copy": (("dim0", "int"), ("dim1", "int")),
+    "DiagEmbedBackward0": (("offset", "int"), ("dim1", "int"), ("dim2", "int")),
 }
 
 #: the saved keys PyTorch keeps as int64 (or SymInt, or lists of them), which its node shows
@@ -332,7 +412,7 @@ INT64_KEYS = frozenset((
     "dim", "dim0", "dim1", "dim2", "dims", "index", "offset", "k", "start", "end", "step",
     "diagonal", "pad", "padding", "shifts", "dimension", "size", "repeats", "split_size",
     "split_sizes", "ignore_index", "padding_idx", "groups", "upscale_factor",
-    "downscale_factor", "output_size"))
+    "downscale_factor", "output_size", "kernel_size", "stride", "dilation"))
 
 _U64 = 1 << 64
 

@@ -131,7 +131,8 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
                          f"{dim1})")
     shape = _embed_shape(d.shape, int(offset), d1, d2)
-    return run_unary(DIAG_EMBED, input, (int(offset), d1, d2, shape))
+    return keep_given(run_unary(DIAG_EMBED, input, (int(offset), d1, d2, shape)), DIAG_EMBED, offset, dim1,
+                      dim2)
 
 
 @public("torch.diag", "Tensor.diag")
@@ -139,8 +140,10 @@ def diag(input, diagonal=0):
     _tensor("diag", input)
     d = input._data
     if d.ndim == 1:
-        return run_unary(DIAG_EMBED, input, (int(diagonal), 0, 1,
-                                             _embed_shape(d.shape, int(diagonal), 0, 1)))
+        # (PyTorch's diag of a vector is diag_embed(diagonal, -2, -1))
+        return keep_given(run_unary(DIAG_EMBED, input, (int(diagonal), 0, 1,
+                                                        _embed_shape(d.shape, int(diagonal), 0, 1))),
+                          DIAG_EMBED, diagonal, -2, -1)
     if d.ndim != 2:
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{d.ndim}D")
     return run_unary(DIAG_COPY, input, (int(diagonal), 0, 1, d.shape))
@@ -668,7 +671,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
         return total(input, dim, keepdim) if dim is not None else total(input)
     dims = _reduce_dims(d, dim)
-    return run_unary(NANSUM, input, (dims, bool(keepdim), d.shape))
+    return keep_given(run_unary(NANSUM, input, (dims, bool(keepdim), d.shape)), NANSUM, dim)
 
 
 @public("torch.nanmean", "Tensor.nanmean")
