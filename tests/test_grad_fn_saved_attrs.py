@@ -74,6 +74,15 @@ TEACHING = {
     "dist_int_p": (((3,), (3,)), lambda m, x, y: x.dist(y, 3)),
     "sum_0d": (((),), lambda m, x: x.sum(0)),
     "elu": (((3,),), lambda m, x: m.nn.functional.elu(x)),
+    # index outputs the node keeps (sort's, topk's, max(dim)'s indices) and their dims
+    "sort_default_dim": (((3, 4),), lambda m, x: x.sort()[0]),
+    "topk": (((3, 4),), lambda m, x: x.topk(2)[0]),
+    "kthvalue_keepdim": (((3, 4),), lambda m, x: x.kthvalue(2, 0, True)[0]),
+    "max_dim": (((3, 4),), lambda m, x: x.max(1)[0]),
+    "median_dim": (((3, 5),), lambda m, x: x.median(-1)[0]),
+    "clamp_tensors": (((3,), (3,)), lambda m, x, y: x.clamp(y - 1, y + 1)),
+    "tril_neg": (((3, 4),), lambda m, x: x.tril(-1)),
+    "pad_neg": (((3, 4),), lambda m, x: m.nn.functional.pad(x, (-1, 2))),
 }
 
 
@@ -124,6 +133,19 @@ def test_names_per_class_and_missing_ones_raise_pythons_error():
             getattr(n, name)
     assert not hasattr(x.exp().grad_fn, "_saved_self")
     assert hasattr(x.exp().grad_fn, "_raw_saved_result")
+
+
+def test_indices_kept_as_arrays_read_as_tensors_and_refuse_hooks():
+    x = gt.tensor([[3., 1., 2.]], requires_grad=True)
+    values, indices = x.sort()
+    node = values.grad_fn
+    assert node._saved_indices.tolist() == indices.tolist() == [[1, 2, 0]]
+    assert type(node._raw_saved_indices).__name__ == "SavedTensor"
+    with pytest.raises(RuntimeError, match="gradcli does not pack this saved tensor"):
+        node._raw_saved_indices.register_hooks(lambda t: t, lambda t: t)
+    values.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        node._saved_indices  # noqa: B018
 
 
 def test_accumulate_grad_has_variable_and_no_saved_values():

@@ -50,6 +50,9 @@ class SavedTensor:
         node, slot = self._node, self._slot
         if node.freed or node.__dict__.get("_released"):
             raise RuntimeError(SECOND_BACKWARD)
+        if isinstance(slot, tuple) and slot[0] == "meta":
+            raise RuntimeError("gradcli does not pack this saved tensor with hooks (its node "
+                               "keeps it as an array)")
         if isinstance(slot, tuple):  # a custom Function's i-th saved tensor
             entries = node.__dict__["_saved"]
             entry = entries[slot[1]]
@@ -404,6 +407,10 @@ GIVEN = {
     "PermuteBackward0_copy": (("dims", "ints"),),
     "TransposeBackward0_copy": (("dim0", "int"), ("dim1", "int")),
     "DiagEmbedBackward0": (("offset", "int"), ("dim1", "int"), ("dim2", "int")),
+    "SortBackward0": (("dim", "int"),), "SortBackward1": (("dim", "int"),),
+    "TopkBackward0": (("dim", "int"),), "KthvalueBackward0": (("dim", "int"),),
+    "ModeBackward0": (("dim", "int"),), "MedianBackward1": (("dim", "int"),),
+    "NanmedianBackward1": (("dim", "int"),),
 }
 
 #: the saved keys PyTorch keeps as int64 (or SymInt, or lists of them), which its node shows
@@ -446,6 +453,24 @@ def _given(node, kind: str, key: str):
     return False, None
 
 
+#: saved tensors a node keeps as arrays in its meta (an op's index output, which its
+#: backward reads directly): node class -> key -> meta position. They read as tensors; their
+#: `_raw_saved_` handle cannot take hooks (the backward does not unpack them)
+META_TENSORS = {
+    "SortBackward0": {"indices": 1}, "TopkBackward0": {"indices": 1},
+    "KthvalueBackward0": {"indices": 1}, "MedianBackward1": {"indices": 1},
+    "NanmedianBackward1": {"indices": 1}, "ModeBackward0": {"indices": 1},
+    "MaxBackward0": {"indices": 3}, "MinBackward0": {"indices": 3},
+}
+for _kind in ("SortBackward0", "TopkBackward0"):
+    FROM_META[_kind] = {"dim": _meta(0), "self_sym_sizes": _sizes(3)}
+for _kind in ("KthvalueBackward0", "MedianBackward1", "NanmedianBackward1", "ModeBackward0"):
+    FROM_META[_kind] = {"dim": _meta(0), "keepdim": _meta(2), "self_sym_sizes": _sizes(3)}
+for _kind in ("MaxBackward0", "MinBackward0"):
+    FROM_META[_kind] = {"dim": _meta(1), "keepdim": _meta(2), "self_sym_sizes": _sizes(0)}
+INPUT_NAMES["ClampBackward0"] = ("self", "min", "max")
+
+
 def saved_attr(node, name: str):
     """`node._saved_<key>` / `node._raw_saved_<key>`, or AttributeError as PyTorch's."""
     raw = name.startswith("_raw_saved_")
@@ -467,6 +492,11 @@ def saved_attr(node, name: str):
                 raise RuntimeError(SECOND_BACKWARD)
             raise _unknown(kind, name)
         return _handle(node, "result") if raw else node.result
+    at = META_TENSORS.get(kind)
+    if at is not None and key in at:
+        if freed:
+            raise RuntimeError(SECOND_BACKWARD)
+        return _handle(node, ("meta", at[key])) if raw else make(node.meta[at[key]])
     if not raw:
         found, value = _given(node, kind, key)
         if found:
