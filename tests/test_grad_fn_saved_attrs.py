@@ -83,6 +83,18 @@ TEACHING = {
     "clamp_tensors": (((3,), (3,)), lambda m, x, y: x.clamp(y - 1, y + 1)),
     "tril_neg": (((3, 4),), lambda m, x: x.tril(-1)),
     "pad_neg": (((3, 4),), lambda m, x: m.nn.functional.pad(x, (-1, 2))),
+    "relu6": (((3,),), lambda m, x: m.nn.functional.relu6(x * 1)),
+    "hardtanh": (((3,),), lambda m, x: m.nn.functional.hardtanh(x, -2.0, 2.0)),
+    "std_default": (((3, 4),), lambda m, x: x.std()),
+    "std_dim": (((3, 4),), lambda m, x: x.std(1)),
+    "var_unbiased": (((3, 4),), lambda m, x: x.var(False)),
+    "var_correction": (((3, 4),), lambda m, x: x.var(-1, correction=2)),
+    "var_mean_dim": (((3, 4),), lambda m, x: m.var_mean(x, -1)[0]),
+    "select_scatter_neg": (((3, 4), (3,)), lambda m, x, s: m.select_scatter(x, s, -1, -1)),
+    "slice_scatter_neg": (((3, 4), (3, 1)), lambda m, x, s: m.slice_scatter(x, s, -1, -1)),
+    "linalg_cross": (((2, 3), (2, 3)), lambda m, x, y: m.linalg.cross(x, y)),
+    "cosine_similarity_neg": (((2, 3), (2, 3)),
+                              lambda m, x, y: m.nn.functional.cosine_similarity(x, y, -1)),
 }
 
 

@@ -310,7 +310,7 @@ def keep_given(result, op, *given):
     Returns `result`; nothing is kept when no node of `op` was recorded."""
     node = result._grad_fn
     if node is not None and node.op is op:
-        node.given = given
+        node._given = given
     return result
 
 

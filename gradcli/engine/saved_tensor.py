@@ -109,7 +109,7 @@ def _already_set() -> RuntimeError:
 
 def _handle(node, slot) -> SavedTensor:
     """The node's one SavedTensor for `slot` (made on first read)."""
-    handles = node.__dict__.setdefault("_saved_handles", {})
+    handles = node.__dict__.setdefault("_handles", {})
     h = handles.get(slot)
     if h is None:
         h = object.__new__(SavedTensor)
@@ -338,6 +338,7 @@ FROM_META.update({
     "EmbeddingBackward0": {"padding_idx": lambda node: -1 if node.meta[1] is None
                            else node.meta[1], "weight_sym_argsize_0": _at(2, 0)},
     "NansumBackward0": {"keepdim": _meta(1)},
+    "VarMeanBackward0": {"keepdim": _meta(2)}, "StdMeanBackward0": {"keepdim": _meta(2)},
     "PermuteBackward0_copy": {"dims": _dims(0)},
     "TransposeBackward0_copy": {"dim0": _meta(0), "dim1": _meta(1)},
     "DiagEmbedBackward0": {"offset": _meta(0), "dim1": _meta(1), "dim2": _meta(2)},
@@ -411,6 +412,14 @@ GIVEN = {
     "TopkBackward0": (("dim", "int"),), "KthvalueBackward0": (("dim", "int"),),
     "ModeBackward0": (("dim", "int"),), "MedianBackward1": (("dim", "int"),),
     "NanmedianBackward1": (("dim", "int"),),
+    "VarBackward0": (("dim", "ints"), ("correction", "scalar")),
+    "StdBackward0": (("dim", "ints"), ("correction", "scalar")),
+    "VarMeanBackward0": (("dim", "ints"), ("correction", "scalar")),
+    "StdMeanBackward0": (("dim", "ints"), ("correction", "scalar")),
+    "SelectScatterBackward0": (("dim", "int"), ("index", "int")),
+    "SliceScatterBackward0": (("dim", "int"), ("start", "int"), ("end", "int"), ("step", "int")),
+    "LinalgCrossBackward0": (("dim", "int"),),
+    "HardtanhBackward0": (("min_val", "scalar"), ("max_val", "scalar")),
 }
 
 #: the saved keys PyTorch keeps as int64 (or SymInt, or lists of them), which its node shows
@@ -445,7 +454,7 @@ def _from_given(value, form: str):
 
 def _given(node, kind: str, key: str):
     """(True, value) when the node kept what the call gave for `key`, else (False, None)."""
-    given = node.__dict__.get("given")
+    given = node.__dict__.get("_given")
     if given is not None:
         for i, (k, form) in enumerate(GIVEN.get(kind, ())):
             if k == key and i < len(given):

@@ -253,17 +253,19 @@ def _scatter_src(kind, input, src, region):
 @public("torch.select_scatter", "Tensor.select_scatter")
 def select_scatter(input, src, dim, index):
     d = input._data
+    given = (dim, index)
     dim = _wrap_dim(dim, max(d.ndim, 1))
     region = input.select(dim, index)
     index = index + d.shape[dim] if index < 0 else index
     arr = _scatter_src("select", input, src, region)
-    return run_op(SCATTERS["select"], (input, src), ("select", (dim, int(index))),
-                  arrays=(d, arr))
+    return keep_given(run_op(SCATTERS["select"], (input, src), ("select", (dim, int(index))),
+                             arrays=(d, arr)), SCATTERS["select"], *given)
 
 
 @public("torch.slice_scatter", "Tensor.slice_scatter")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     d = input._data
+    given = (dim, start, end, step)
     dim = _wrap_dim(dim, max(d.ndim, 1))
     size = d.shape[dim]
     lo, hi, st = slice(start, end, step).indices(size)
@@ -273,7 +275,8 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
                            f"{list(src._data.shape)}, slice size = {region_shape}")
     arr = src._data.astype(d.dtype, copy=False)
-    return run_op(SCATTERS["slice"], (input, src), ("slice", (dim, lo, hi, st)), arrays=(d, arr))
+    return keep_given(run_op(SCATTERS["slice"], (input, src), ("slice", (dim, lo, hi, st)),
+                             arrays=(d, arr)), SCATTERS["slice"], *given)
 
 
 @public("torch.diagonal_scatter", "Tensor.diagonal_scatter")

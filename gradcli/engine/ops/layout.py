@@ -14,6 +14,7 @@ from .. import autocast_state as _autocast
 from .. import dtypes
 from ..node import keep_given
 from ..tensor import Tensor, _wrap_dim, make
+from .reductions import given_correction
 from .registry import PUBLIC, defop, forward_of, public, run_op, run_unary
 
 
@@ -783,6 +784,7 @@ def _paired(kind, input, dim, unbiased, keepdim, correction):
     from .linalg_ext import _run_multi
 
     d = input._data
+    given = given_correction(dim, unbiased, keepdim, correction)
     if isinstance(dim, bool):  # std_mean(input, unbiased)
         unbiased, dim = dim, None
     if correction is None:
@@ -800,7 +802,9 @@ def _paired(kind, input, dim, unbiased, keepdim, correction):
     op = STD_MEAN if kind == "std" else VAR_MEAN
     with np.errstate(all="ignore"):
         arrays = forward_of(op, d)(d, *meta)
-    return tuple(_run_multi(op, (input,), meta, list(arrays), (True, True)))
+    out = tuple(_run_multi(op, (input,), meta, list(arrays), (True, True)))
+    keep_given(out[0], op, *given)
+    return out
 
 
 @public("torch.std_mean")

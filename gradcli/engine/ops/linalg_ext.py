@@ -20,6 +20,7 @@ from .. import autocast_state as _autocast
 from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..kernels import batched
+from ..node import keep_given
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from ..warn_site import warn_once
 from . import linalg as _linalg
@@ -1644,7 +1645,7 @@ def _cross(input: Tensor, other: Tensor, dim: int, name: str):
     if a.dtype != b.dtype:
         common = dtypes.promote(input.dtype, other.dtype)
         input, other = input.to(common), other.to(common)
-    return run_op(CROSS, (input, other), (d,))
+    return keep_given(run_op(CROSS, (input, other), (d,)), CROSS, dim)
 
 
 @public("torch.linalg.cross")

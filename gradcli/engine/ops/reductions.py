@@ -814,6 +814,17 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
     return dims, corr, bool(keepdim), dim is None
 
 
+def given_correction(dim, unbiased, keepdim, correction) -> tuple:
+    """(dim, correction) as PyTorch's var/std node saves what the call gave: the overload
+    a call picks decides it (no argument: None; a dim or unbiased: 1 or 0; a correction:
+    itself)."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    if correction is None and (dim is not None or unbiased is not None or keepdim):
+        correction = 0 if unbiased is False else 1
+    return dim, correction
+
+
 def _std_var_check(input):
     if input._data.dtype.kind not in "fVc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
@@ -821,12 +832,14 @@ def _std_var_check(input):
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _std_var_check(input)
-    return run_unary(VAR, input, _var_args(input, dim, unbiased, keepdim, correction, "var"))
+    return keep_given(run_unary(VAR, input, _var_args(input, dim, unbiased, keepdim, correction, "var")),
+                      VAR, *given_correction(dim, unbiased, keepdim, correction))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _std_var_check(input)
-    return run_unary(STD, input, _var_args(input, dim, unbiased, keepdim, correction, "std"))
+    return keep_given(run_unary(STD, input, _var_args(input, dim, unbiased, keepdim, correction, "std")),
+                      STD, *given_correction(dim, unbiased, keepdim, correction))
 
 
 def logsumexp(input, dim, keepdim=False):
