@@ -93,6 +93,10 @@ TEACHING = {
     "select_scatter_neg": (((3, 4), (3,)), lambda m, x, s: m.select_scatter(x, s, -1, -1)),
     "slice_scatter_neg": (((3, 4), (3, 1)), lambda m, x, s: m.slice_scatter(x, s, -1, -1)),
     "linalg_cross": (((2, 3), (2, 3)), lambda m, x, y: m.linalg.cross(x, y)),
+    "vector_norm": (((3, 4),), lambda m, x: m.linalg.vector_norm(x)),
+    "vector_norm_dim": (((3, 4),), lambda m, x: m.linalg.vector_norm(x, 2.0, -1)),
+    "linalg_norm_dim": (((3, 4),), lambda m, x: m.linalg.norm(x, dim=1)),
+    "norm_p_dim": (((3, 4),), lambda m, x: x.norm(3, 1)),
     "cosine_similarity_neg": (((2, 3), (2, 3)),
                               lambda m, x, y: m.nn.functional.cosine_similarity(x, y, -1)),
 }

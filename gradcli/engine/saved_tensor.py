@@ -420,6 +420,7 @@ GIVEN = {
     "SliceScatterBackward0": (("dim", "int"), ("start", "int"), ("end", "int"), ("step", "int")),
     "LinalgCrossBackward0": (("dim", "int"),),
     "HardtanhBackward0": (("min_val", "scalar"), ("max_val", "scalar")),
+    "LinalgVectorNormBackward0": (("ord", "scalar"), ("dim", "ints")),
 }
 
 #: the saved keys PyTorch keeps as int64 (or SymInt, or lists of them), which its node shows

@@ -1365,7 +1365,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
         raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_text(ord)} norm on an "
                            "empty tensor because the operation does not have an identity")
     out_dtype = dtypes.to_dtype(dtype).np if dtype is not None else x._data.dtype
-    return run_op(VECTOR_NORM, (x,), (ord_, dims, keepdim, out_dtype))
+    return keep_given(run_op(VECTOR_NORM, (x,), (ord_, dims, keepdim, out_dtype)), VECTOR_NORM, ord, dim)
 
 
 def _ord_text(ord_) -> str:
@@ -1458,7 +1458,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
         if len(dims) == 2:
             return matrix_norm(A, ord, dims, keepdim, dtype=dtype)
         return vector_norm(A, ord, dims, keepdim, dtype=dtype)
-    return vector_norm(A, 2, dims, keepdim, dtype=dtype)
+    return vector_norm(A, 2.0, dims, keepdim, dtype=dtype)  # (PyTorch's default ord here is a float)
 
 
 @public("torch.linalg.cond")
