@@ -338,6 +338,9 @@ FROM_META.update({
     "EmbeddingBackward0": {"padding_idx": lambda node: -1 if node.meta[1] is None
                            else node.meta[1], "weight_sym_argsize_0": _at(2, 0)},
     "NansumBackward0": {"keepdim": _meta(1)},
+    "SafeSoftmaxBackward0": {"dim": _meta(0)},
+    "UnsafeViewBackward0": {"self_sym_sizes": _sizes(1)},
+    "NormBackward1": {"p": _meta(0), "dim": _dims(1), "keepdim": _meta(2)},
     "VarMeanBackward0": {"keepdim": _meta(2)}, "StdMeanBackward0": {"keepdim": _meta(2)},
     "PermuteBackward0_copy": {"dims": _dims(0)},
     "TransposeBackward0_copy": {"dim0": _meta(0), "dim1": _meta(1)},
