@@ -249,6 +249,10 @@ def test_programs_read_saved_values():
     "y.grad_fn.__class__._saved_dim",
     "type(y.grad_fn)._saved_dim.__get__",
     "y.grad_fn._saved_dim.__getitem__.__self__",
+    "print(y.grad_fn._given)",
+    "print(getattr(y.grad_fn, '_given'))",
+    "print(y.grad_fn._handles)",
+    "y.grad_fn._raw_saved_self.register_hooks(print, print)",
 ])
 def test_saved_values_cannot_be_written_or_reach_internals(attack):
     code, out, err = _program(
