@@ -339,6 +339,9 @@ FROM_META.update({
                            else node.meta[1], "weight_sym_argsize_0": _at(2, 0)},
     "NansumBackward0": {"keepdim": _meta(1)},
     "SafeSoftmaxBackward0": {"dim": _meta(0)},
+    # (a strided or COO input has no block size: gradcli has no blocked sparse input)
+    "ToSparseBackward0": {"self_self_sym_blocksize_opt": lambda node: None},
+    "ToSparseBackward1": {"self_self_sym_blocksize_opt": lambda node: None},
     "UnsafeViewBackward0": {"self_sym_sizes": _sizes(1)},
     "NormBackward1": {"p": _meta(0), "dim": _dims(1), "keepdim": _meta(2)},
     "VarMeanBackward0": {"keepdim": _meta(2)}, "StdMeanBackward0": {"keepdim": _meta(2)},
