@@ -427,6 +427,7 @@ GIVEN = {
     "LinalgCrossBackward0": (("dim", "int"),),
     "HardtanhBackward0": (("min_val", "scalar"), ("max_val", "scalar")),
     "LinalgVectorNormBackward0": (("ord", "scalar"), ("dim", "ints")),
+    "UnsqueezeBackward0_copy": (("dim", "int"),),
 }
 
 #: the saved keys PyTorch keeps as int64 (or SymInt, or lists of them), which its node shows

@@ -99,7 +99,8 @@ def view_copy(input, size, *more):
 
 @public("torch.unsqueeze_copy")
 def unsqueeze_copy(input, dim):
-    return _reshaped_copy("UnsqueezeBackward0_copy", input, input.unsqueeze(dim)._data.shape)
+    return keep_given(_reshaped_copy("UnsqueezeBackward0_copy", input, input.unsqueeze(dim)._data.shape),
+                      RESHAPE_COPY["UnsqueezeBackward0_copy"], dim)
 
 
 @public("torch.squeeze_copy")
