@@ -52,6 +52,53 @@ TEACHING = {
     "exp": (((3,),), lambda m, x: x.exp()),
     "view": (((3, 4),), lambda m, x: x.view(12)),
     "tanh": (((3,),), lambda m, x: x.tanh()),
+    # negative dims and indices: PyTorch's node shows what the call gave, as unsigned 64 bits
+    "softmax_neg": (((3, 4),), lambda m, x: x.softmax(-1)),
+    "log_softmax_neg": (((3, 4),), lambda m, x: m.log_softmax(x, -2)),
+    "cumsum_neg": (((3, 4),), lambda m, x: x.cumsum(-1)),
+    "sum_neg": (((3, 4),), lambda m, x: x.sum((-1, 0))),
+    "mean_neg": (((3, 4),), lambda m, x: x.mean(-1, keepdim=True)),
+    "amax_neg": (((3, 4),), lambda m, x: x.amax(-1)),
+    "logsumexp_neg": (((3, 4),), lambda m, x: x.logsumexp(-2)),
+    "cat_neg": (((2, 3), (2, 2)), lambda m, x, y: m.cat([x, y], -1)),
+    "stack_neg": (((2, 3), (2, 3)), lambda m, x, y: m.stack([x, y], -1)),
+    "select_neg": (((3, 4),), lambda m, x: x.select(-1, -2)),
+    "index_neg": (((3, 4),), lambda m, x: x[:, -1]),
+    "transpose_neg": (((2, 3, 4),), lambda m, x: x.transpose(-1, -2)),
+    "mT": (((2, 3, 4),), lambda m, x: x.mT),
+    "permute_neg": (((2, 3, 4),), lambda m, x: x.permute(0, -1, 1)),
+    "unsqueeze_neg": (((3, 4),), lambda m, x: x.unsqueeze(-1)),
+    "diagonal_neg": (((2, 3, 4),), lambda m, x: x.diagonal(-1, -2, -1)),
+    "rot90_neg": (((3, 4),), lambda m, x: x.rot90(-1, (-1, -2))),
+    "renorm_neg": (((3, 4),), lambda m, x: x.renorm(2, -1, 1.0)),
+    "dist_int_p": (((3,), (3,)), lambda m, x, y: x.dist(y, 3)),
+    "sum_0d": (((),), lambda m, x: x.sum(0)),
+    "elu": (((3,),), lambda m, x: m.nn.functional.elu(x)),
+    # index outputs the node keeps (sort's, topk's, max(dim)'s indices) and their dims
+    "sort_default_dim": (((3, 4),), lambda m, x: x.sort()[0]),
+    "topk": (((3, 4),), lambda m, x: x.topk(2)[0]),
+    "kthvalue_keepdim": (((3, 4),), lambda m, x: x.kthvalue(2, 0, True)[0]),
+    "max_dim": (((3, 4),), lambda m, x: x.max(1)[0]),
+    "median_dim": (((3, 5),), lambda m, x: x.median(-1)[0]),
+    "clamp_tensors": (((3,), (3,)), lambda m, x, y: x.clamp(y - 1, y + 1)),
+    "tril_neg": (((3, 4),), lambda m, x: x.tril(-1)),
+    "pad_neg": (((3, 4),), lambda m, x: m.nn.functional.pad(x, (-1, 2))),
+    "relu6": (((3,),), lambda m, x: m.nn.functional.relu6(x * 1)),
+    "hardtanh": (((3,),), lambda m, x: m.nn.functional.hardtanh(x, -2.0, 2.0)),
+    "std_default": (((3, 4),), lambda m, x: x.std()),
+    "std_dim": (((3, 4),), lambda m, x: x.std(1)),
+    "var_unbiased": (((3, 4),), lambda m, x: x.var(False)),
+    "var_correction": (((3, 4),), lambda m, x: x.var(-1, correction=2)),
+    "var_mean_dim": (((3, 4),), lambda m, x: m.var_mean(x, -1)[0]),
+    "select_scatter_neg": (((3, 4), (3,)), lambda m, x, s: m.select_scatter(x, s, -1, -1)),
+    "slice_scatter_neg": (((3, 4), (3, 1)), lambda m, x, s: m.slice_scatter(x, s, -1, -1)),
+    "linalg_cross": (((2, 3), (2, 3)), lambda m, x, y: m.linalg.cross(x, y)),
+    "vector_norm": (((3, 4),), lambda m, x: m.linalg.vector_norm(x)),
+    "vector_norm_dim": (((3, 4),), lambda m, x: m.linalg.vector_norm(x, 2.0, -1)),
+    "linalg_norm_dim": (((3, 4),), lambda m, x: m.linalg.norm(x, dim=1)),
+    "norm_p_dim": (((3, 4),), lambda m, x: x.norm(3, 1)),
+    "cosine_similarity_neg": (((2, 3), (2, 3)),
+                              lambda m, x, y: m.nn.functional.cosine_similarity(x, y, -1)),
 }
 
 
@@ -104,6 +151,19 @@ def test_names_per_class_and_missing_ones_raise_pythons_error():
     assert hasattr(x.exp().grad_fn, "_raw_saved_result")
 
 
+def test_indices_kept_as_arrays_read_as_tensors_and_refuse_hooks():
+    x = gt.tensor([[3., 1., 2.]], requires_grad=True)
+    values, indices = x.sort()
+    node = values.grad_fn
+    assert node._saved_indices.tolist() == indices.tolist() == [[1, 2, 0]]
+    assert type(node._raw_saved_indices).__name__ == "SavedTensor"
+    with pytest.raises(RuntimeError, match="gradcli does not pack this saved tensor"):
+        node._raw_saved_indices.register_hooks(lambda t: t, lambda t: t)
+    values.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        node._saved_indices  # noqa: B018
+
+
 def test_accumulate_grad_has_variable_and_no_saved_values():
     x = gt.randn(3, requires_grad=True)
     acc = (x * 2).grad_fn.next_functions[0][0]
@@ -147,19 +207,13 @@ def test_freed_saved_tensor_after_backward_raises_pytorchs_error():
             y.grad_fn._saved_self  # noqa: B018
 
 
-# op_db: every op's nodes agree, but those listed (negative dims: PyTorch keeps the
-# argument as given, shown as an unsigned 64-bit number; gradcli's meta keeps it
-# normalized; Python numbers gradcli's meta keeps as floats)
+# op_db: every op's nodes agree, but those listed in OPDB_KNOWN_DIFF
 OPDB_AGREE = ("add", "sub", "mul", "div", "pow", "mm", "exp", "sin", "tanh", "sigmoid", "abs",
               "neg", "sqrt", "log", "matmul", "t", "view", "reshape", "softmax", "narrow",
               "cumsum", "addmm", "addcmul", "cdist", "nn.functional.gelu", "nn.functional.mse_loss",
-              "gather", "index_select")
-OPDB_KNOWN_DIFF = {
-    "cat": "negative dim", "transpose": "negative dim", "select": "negative dim",
-    "sum": "dim of a 0-d input (gradcli keeps the normalized, empty dims)",
-    "mean": "dim of a 0-d input (gradcli keeps the normalized, empty dims)",
-    "amax": "dim of a 0-d input", "nn.functional.elu": "default scales saved as floats",
-    "dist": "p saved as a float", "permute": "negative dim"}
+              "gather", "index_select", "cat", "transpose", "select", "sum", "mean", "amax",
+              "nn.functional.elu", "dist", "permute")
+OPDB_KNOWN_DIFF: dict = {}
 
 
 @pytest.mark.parametrize("op", [*OPDB_AGREE, *(
@@ -195,6 +249,10 @@ def test_programs_read_saved_values():
     "y.grad_fn.__class__._saved_dim",
     "type(y.grad_fn)._saved_dim.__get__",
     "y.grad_fn._saved_dim.__getitem__.__self__",
+    "print(y.grad_fn._given)",
+    "print(getattr(y.grad_fn, '_given'))",
+    "print(y.grad_fn._handles)",
+    "y.grad_fn._raw_saved_self.register_hooks(print, print)",
 ])
 def test_saved_values_cannot_be_written_or_reach_internals(attack):
     code, out, err = _program(

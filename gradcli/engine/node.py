@@ -9,6 +9,7 @@ metadata), and the tensor hooks registered on the tensors it produced.
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 
 from .grad_mode import GRAD_MODE
@@ -246,9 +247,18 @@ class Node:
 #: tensor: under saved_tensors_hooks their node is packed by keep_index_inputs, the kept
 #: tensors first (see packs_index_first)
 INDEX_FIRST: set = set()
-#: the node of an INDEX_FIRST op just recorded under saved_tensors_hooks, with the hooks
-#: to pack it with, waiting for its keep_index_inputs: (node, pack, unpack) or None
-PACK_PENDING = [None]
+
+
+class _PackPending(threading.local):
+    """Per thread (as the hooks themselves), `waiting`: the node of an INDEX_FIRST op this
+    thread just recorded under saved_tensors_hooks, with the hooks to pack it with, waiting
+    for its keep_index_inputs: (node, pack, unpack) or None. Another thread's ops, under
+    its own hooks, never see it."""
+
+    waiting = None
+
+
+PACK_PENDING = _PackPending()
 
 
 def packs_index_first(*ops) -> None:
@@ -271,9 +281,9 @@ def keep_index_inputs(result, *inputs):
     node = getattr(result, "_grad_fn", None)
     if type(node) is CopySlices:  # (written through a view: the node that ran the op)
         node = node.meta[1]
-    pending = PACK_PENDING[0]
+    pending = PACK_PENDING.waiting
     if pending is not None:
-        PACK_PENDING[0] = None
+        PACK_PENDING.waiting = None
         if pending[0] is not node:  # (another node's: pack it as it is)
             ABOVE.pack_pending(pending, 0)
             pending = None
@@ -291,6 +301,18 @@ def keep_index_inputs(result, *inputs):
         ABOVE.pack_pending(pending, len(kept))
     elif kept and node.packed:
         ABOVE.pack_kept(node, len(kept))
+    return result
+
+
+def keep_given(result, op, *given):
+    """Keep the arguments a call gave `op` as the user wrote them (a negative dim, a dims
+    tuple or an int scalar, before the op normalises them into its meta) with the node
+    that made `result`: one reference, read only by `grad_fn._saved_<name>` (PyTorch's
+    node shows what the call passed, e.g. dim=-1 as the unsigned 18446744073709551615).
+    Returns `result`; nothing is kept when no node of `op` was recorded."""
+    node = result._grad_fn
+    if node is not None and node.op is op:
+        node._given = given
     return result
 
 

@@ -12,12 +12,46 @@ the backward formula (`run_unpacked`), so a retained graph unpacks again next ti
 
 from __future__ import annotations
 
+import threading
+
 from . import node as node_module
 from .grad_mode import GRAD_MODE
 from .tensor import Tensor, make
 
-STACK: list = []  # [(pack_hook, unpack_hook)], innermost last
-DISABLED = [None]  # the error message while disable_saved_tensors_hooks is active
+
+class _PerThread(threading.local):
+    """A list of this thread's own: PyTorch keeps the saved-tensor hooks (and their
+    disabling) per thread, so two threads under different hooks never pack each other's
+    tensors, and a new thread starts with none. Reads as the list it holds (`STACK[-1]`,
+    `STACK[:] = ...`, truth, iteration), so callers treat it as one."""
+
+    def __init__(self, *initial):
+        self.items = list(initial)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __setitem__(self, i, value) -> None:
+        self.items[i] = value
+
+    def append(self, value) -> None:
+        self.items.append(value)
+
+    def pop(self):
+        return self.items.pop()
+
+
+STACK = _PerThread()  # this thread's [(pack_hook, unpack_hook)], innermost last
+DISABLED = _PerThread(None)  # this thread's error message while disable_saved_tensors_hooks is active
+# how many threads have hooks: the packing recorders are installed while any has
+_USERS = [0]
+_USERS_LOCK = threading.Lock()
 PACKED = object()  # marks a packed saved_result (its [1] is never a version counter)
 # forward AD's (tangent_of, set_tangent, level token) while a dual level is active, else
 # None (filled by forward_ad, which this module must not import): a packed tensor keeps
@@ -93,7 +127,7 @@ def push(pack, unpack) -> None:
     if DISABLED[0] is not None:
         raise RuntimeError(DISABLED[0])
     if not STACK:
-        _install()
+        _started()
     STACK.append((pack, unpack))
 
 
@@ -102,7 +136,25 @@ def pop() -> None:
         return
     STACK.pop()
     if not STACK:
-        _uninstall()
+        _stopped()
+
+
+def _started() -> None:
+    """This thread's first hooks: the recorders pack from now on (if no thread had any)."""
+    with _USERS_LOCK:
+        _USERS[0] += 1
+        if _USERS[0] == 1:
+            _install()
+
+
+def _stopped() -> None:
+    """This thread's last hooks left: its waiting node is packed, and the recorders go back
+    to the plain ones when no other thread has hooks."""
+    _flush_pending()
+    with _USERS_LOCK:
+        _USERS[0] -= 1
+        if _USERS[0] == 0:
+            _uninstall()
 
 
 def restore(snapshot: list) -> None:
@@ -114,9 +166,9 @@ def restore(snapshot: list) -> None:
     had = bool(STACK)
     STACK[:] = snapshot
     if STACK and not had:
-        _install()
+        _started()
     elif had and not STACK:
-        _uninstall()
+        _stopped()
 
 
 def _saved_order(node, count: int, with_result: bool) -> list:
@@ -137,15 +189,21 @@ def _saved_order(node, count: int, with_result: bool) -> list:
 
 def pack_node(node) -> None:
     """Pack what `node` saved with the innermost hooks (called right after it is made); an
-    INDEX_FIRST op's node waits for its keep_index_inputs (node_module.PACK_PENDING)."""
-    pending = node_module.PACK_PENDING[0]
-    if pending is not None:  # (an index op whose indices were not kept: pack it as it is)
-        node_module.PACK_PENDING[0] = None
-        pack_pending(pending, 0)
+    INDEX_FIRST op's node waits for its keep_index_inputs (this thread's
+    node_module.PACK_PENDING)."""
+    _flush_pending()  # (an index op whose indices were not kept: pack it as it is)
     if node.op in node_module.INDEX_FIRST:
-        node_module.PACK_PENDING[0] = (node, *STACK[-1])
+        node_module.PACK_PENDING.waiting = (node, *STACK[-1])
         return
     _pack(node, *STACK[-1])
+
+
+def _flush_pending() -> None:
+    """Pack the node still waiting on this thread for its keep_index_inputs, as it is."""
+    pending = node_module.PACK_PENDING.waiting
+    if pending is not None:
+        node_module.PACK_PENDING.waiting = None
+        pack_pending(pending, 0)
 
 
 def pack_pending(pending, kept: int) -> None:
@@ -243,10 +301,6 @@ def _install() -> None:
 def _uninstall() -> None:
     from .ops.registry import set_recorders
 
-    pending = node_module.PACK_PENDING[0]
-    if pending is not None:
-        node_module.PACK_PENDING[0] = None
-        pack_pending(pending, 0)
     set_recorders(*_originals.pop("recorders"))
 
 

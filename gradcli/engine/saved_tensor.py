@@ -50,6 +50,9 @@ class SavedTensor:
         node, slot = self._node, self._slot
         if node.freed or node.__dict__.get("_released"):
             raise RuntimeError(SECOND_BACKWARD)
+        if isinstance(slot, tuple) and slot[0] == "meta":
+            raise RuntimeError("gradcli does not pack this saved tensor with hooks (its node "
+                               "keeps it as an array)")
         if isinstance(slot, tuple):  # a custom Function's i-th saved tensor
             entries = node.__dict__["_saved"]
             entry = entries[slot[1]]
@@ -106,7 +109,7 @@ def _already_set() -> RuntimeError:
 
 def _handle(node, slot) -> SavedTensor:
     """The node's one SavedTensor for `slot` (made on first read)."""
-    handles = node.__dict__.setdefault("_saved_handles", {})
+    handles = node.__dict__.setdefault("_handles", {})
     h = handles.get(slot)
     if h is None:
         h = object.__new__(SavedTensor)
@@ -191,6 +194,14 @@ def _dims(i):
     return read
 
 
+def _one_as_int(i):
+    """A Scalar the op defaults to the int 1 (meta keeps 1.0)."""
+    def read(node):
+        v = node.meta[i]
+        return 1 if v == 1.0 and type(v) is float else v
+    return read
+
+
 _REDUCTION = ("none", "mean", "sum")  # (PyTorch saves a loss's reduction as its enum's int)
 
 
@@ -246,7 +257,8 @@ FROM_META = {
         "weight": _meta(1)},
 }
 FROM_META.update({
-    "EluBackward0": {"alpha": _meta(0), "scale": _meta(1), "input_scale": _meta(2)},
+    # (F.elu and selu leave scale / input_scale at their int default 1)
+    "EluBackward0": {"alpha": _meta(0), "scale": _one_as_int(1), "input_scale": _one_as_int(2)},
     "CeluBackward0": {"alpha": _meta(0)},
     "GeluBackward0": {"approximate": _meta(0)},
     "HardtanhBackward0": {"min_val": _meta(0), "max_val": _meta(1)},
@@ -284,6 +296,89 @@ FROM_META.update({
 })
 INPUT_NAMES["IndexSelectBackward0"] = ("index",)
 
+
+def _at(i, j):
+    return lambda node: node.meta[i][j]
+
+
+def _integral(i):
+    """A Scalar PyTorch's Python binding passes as an int when integral (ord=2)."""
+    def read(node):
+        v = node.meta[i]
+        return int(v) if type(v) is float and v.is_integer() else v
+    return read
+
+
+FROM_META.update({
+    "CholeskyInverseBackward0": {"upper": _meta(0)},
+    "CholeskySolveBackward0": {"upper": _meta(0)},
+    "UnsafeSplitBackward0": {"dim": _meta(1), "split_size": _at(2, 0),
+                             "self_sym_sizes": _sizes(3)},
+    "DiagonalScatterBackward0": {"offset": _at(1, 0), "dim1": _at(1, 1), "dim2": _at(1, 2)},
+    "SliceScatterBackward0": {"dim": _at(1, 0), "start": _at(1, 1), "end": _at(1, 2),
+                              "step": _at(1, 3)},
+    "MvlgammaBackward0": {"p": _meta(0)},
+    "PolygammaBackward0": {"n": _meta(0)},
+    "NarrowCopyBackward0": {"dim": _meta(0), "start": _meta(1), "length": _meta(2),
+                            "self_sym_sizes": _sizes(3)},
+    "RsubBackward0": {"alpha": _meta(0)},
+    "IndexFillBackward0": {"dim": _meta(1)},
+    "IndexFillBackward1": {"dim": _meta(1)},
+    "ScatterBackward0": {"dim": _meta(1)},
+    "ScatterBackward1": {"dim": _meta(1)},
+    "UnbindBackward0": {"dim": _meta(1)},
+    "SqueezeBackward2": {"dim": _dims(2), "self_sym_sizes": _sizes(1)},
+    "TrilBackward0": {"diagonal": _meta(0)},
+    "TriuBackward0": {"diagonal": _meta(0)},
+    "LogitBackward0": {"eps": _meta(0)},
+    "PdistBackward0": {"p": _meta(0)},
+    "PixelUnshuffleBackward0": {"downscale_factor": _meta(0)},
+    "MulBackward1": {"other": _meta(0)},
+    # (F.embedding turns a negative padding_idx into its row; None is PyTorch's -1)
+    "EmbeddingBackward0": {"padding_idx": lambda node: -1 if node.meta[1] is None
+                           else node.meta[1], "weight_sym_argsize_0": _at(2, 0)},
+    "NansumBackward0": {"keepdim": _meta(1)},
+    "SafeSoftmaxBackward0": {"dim": _meta(0)},
+    # (a strided or COO input has no block size: gradcli has no blocked sparse input)
+    "ToSparseBackward0": {"self_self_sym_blocksize_opt": lambda node: None},
+    "ToSparseBackward1": {"self_self_sym_blocksize_opt": lambda node: None},
+    "UnsafeViewBackward0": {"self_sym_sizes": _sizes(1)},
+    "NormBackward1": {"p": _meta(0), "dim": _dims(1), "keepdim": _meta(2)},
+    "VarMeanBackward0": {"keepdim": _meta(2)}, "StdMeanBackward0": {"keepdim": _meta(2)},
+    "PermuteBackward0_copy": {"dims": _dims(0)},
+    "TransposeBackward0_copy": {"dim0": _meta(0), "dim1": _meta(1)},
+    "DiagEmbedBackward0": {"offset": _meta(0), "dim1": _meta(1), "dim2": _meta(2)},
+    "ExpandBackward0_copy": {"self_sym_sizes": _sizes(1)},
+    "ViewBackward0_copy": {"self_sym_sizes": _sizes(1)},
+    "SqueezeBackward0_copy": {"self_sym_sizes": _sizes(1)},
+    "ReshapeAliasBackward0": {"self_sym_sizes": _sizes(1)},
+    "DiagonalBackward0_copy": {"offset": _meta(0), "dim1": _meta(1), "dim2": _meta(2),
+                               "self_sym_sizes": _sizes(3)},
+    "SplitWithSizesBackward0_copy": {"dim": _meta(1), "split_sizes": _dims(2),
+                                     "self_sym_sizes": _sizes(3)},
+    "UnbindBackward0_copy": {"dim": _meta(1)},
+    "UnfoldBackward0_copy": {"dimension": _meta(0), "size": _meta(1), "step": _meta(2),
+                             "self_sym_sizes": _sizes(3)},
+    "MaskedScatterBackward0": {"source_sym_sizes": _sizes(1)},
+    "ReplicationPad1DBackward0": {"padding": _dims(0)},
+    "ReplicationPad2DBackward0": {"padding": _dims(0)},
+    "ReplicationPad3DBackward0": {"padding": _dims(0)},
+    "AvgPool2DBackward0": {"kernel_size": _dims(0), "stride": _dims(1), "padding": _dims(2),
+                           "ceil_mode": _meta(3), "count_include_pad": _meta(4),
+                           "divisor_override": _meta(5)},
+    "LinalgSolveTriangularBackward0": {"upper": _meta(0), "left": _meta(1),
+                                       "unitriangular": _meta(2)},
+    "Im2ColBackward0": {"kernel_size": lambda node: tuple(node.meta[0].kernel),
+                        "stride": lambda node: tuple(node.meta[0].stride),
+                        "padding": lambda node: tuple(node.meta[0].padding),
+                        "dilation": lambda node: tuple(node.meta[0].dilation),
+                        "self_sym_argsize_minus_1": lambda node: node.meta[0].in_shape[-1],
+                        "self_sym_argsize_minus_2": lambda node: node.meta[0].in_shape[-2]},
+    "LinalgVectorNormBackward0": {"ord": _integral(0), "keepdim": _meta(2),
+                                  "dim": lambda node: None if node.meta[3]
+                                  else tuple(node.meta[1])},
+})
+
 for _kind in ("AddmmBackward0", "BaddbmmBackward0", "AddbmmBackward0", "AddmvBackward0",
               "AddrBackward0"):
     FROM_META[_kind] = {"beta": _meta(0), "alpha": _meta(1)}
@@ -295,6 +390,102 @@ def _alpha(node):
 
 
 FROM_META["AddBackward0"] = FROM_META["SubBackward0"] = {"alpha": _alpha}
+
+
+#: the keys whose value a node reads from what the call gave (node.given, kept by
+#: node.keep_given), in that tuple's order: "int" an int64 argument, "ints" an int list
+#: (a lone int becomes a 1-tuple), "scalar" a Scalar as the user wrote it (2 stays an int)
+GIVEN = {
+    "SoftmaxBackward0": (("dim", "int"),), "LogSoftmaxBackward0": (("dim", "int"),),
+    "CumsumBackward0": (("dim", "int"),), "CatBackward0": (("dim", "int"),),
+    "StackBackward0": (("dim", "int"),), "UnsqueezeBackward0": (("dim", "int"),),
+    "TransposeBackward0": (("dim0", "int"), ("dim1", "int")),
+    "PermuteBackward0": (("dims", "ints"),),
+    "SelectBackward0": (("dim", "int"), ("index", "int")),
+    "SumBackward1": (("dim", "ints"),), "MeanBackward1": (("dim", "ints"),),
+    "AmaxBackward0": (("dim", "ints"),), "AminBackward0": (("dim", "ints"),),
+    "LogsumexpBackward0": (("dim", "ints"),),
+    "DiagonalBackward0": (("offset", "int"), ("dim1", "int"), ("dim2", "int")),
+    "Rot90Backward0": (("k", "int"), ("dims", "ints")),
+    "DistBackward0": (("p", "scalar"),),
+    "RenormBackward0": (("p", "scalar"), ("dim", "int"), ("maxnorm", "scalar")),
+    "NansumBackward0": (("dim", "ints"),), "NarrowCopyBackward0": (("dim", "int"),),
+    "EmbeddingBackward0": (("scale_grad_by_freq", "scalar"), ("sparse", "scalar")),
+    "PermuteBackward0_copy": (("dims", "ints"),),
+    "TransposeBackward0_copy": (("dim0", "int"), ("dim1", "int")),
+    "DiagEmbedBackward0": (("offset", "int"), ("dim1", "int"), ("dim2", "int")),
+    "SortBackward0": (("dim", "int"),), "SortBackward1": (("dim", "int"),),
+    "TopkBackward0": (("dim", "int"),), "KthvalueBackward0": (("dim", "int"),),
+    "ModeBackward0": (("dim", "int"),), "MedianBackward1": (("dim", "int"),),
+    "NanmedianBackward1": (("dim", "int"),),
+    "VarBackward0": (("dim", "ints"), ("correction", "scalar")),
+    "StdBackward0": (("dim", "ints"), ("correction", "scalar")),
+    "VarMeanBackward0": (("dim", "ints"), ("correction", "scalar")),
+    "StdMeanBackward0": (("dim", "ints"), ("correction", "scalar")),
+    "SelectScatterBackward0": (("dim", "int"), ("index", "int")),
+    "SliceScatterBackward0": (("dim", "int"), ("start", "int"), ("end", "int"), ("step", "int")),
+    "LinalgCrossBackward0": (("dim", "int"),),
+    "HardtanhBackward0": (("min_val", "scalar"), ("max_val", "scalar")),
+    "LinalgVectorNormBackward0": (("ord", "scalar"), ("dim", "ints")),
+    "UnsqueezeBackward0_copy": (("dim", "int"),),
+}
+
+#: the saved keys PyTorch keeps as int64 (or SymInt, or lists of them), which its node shows
+#: as unsigned 64-bit numbers: dim=-1 reads 18446744073709551615 (Scalars keep their sign)
+INT64_KEYS = frozenset((
+    "dim", "dim0", "dim1", "dim2", "dims", "index", "offset", "k", "start", "end", "step",
+    "diagonal", "pad", "padding", "shifts", "dimension", "size", "repeats", "split_size",
+    "split_sizes", "ignore_index", "padding_idx", "groups", "upscale_factor",
+    "downscale_factor", "output_size", "kernel_size", "stride", "dilation"))
+
+_U64 = 1 << 64
+
+
+def _unsigned(value):
+    """An int64 value as PyTorch's node shows it: a negative one as its unsigned 64 bits."""
+    if type(value) is int:
+        return value + _U64 if value < 0 else value
+    if type(value) is tuple:
+        return tuple(_unsigned(v) for v in value)
+    return value
+
+
+def _from_given(value, form: str):
+    if form == "scalar":
+        return value.item() if isinstance(value, np.generic) else value
+    if form == "ints":
+        if value is None:
+            return None
+        value = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    return _unsigned(_plain(value))
+
+
+def _given(node, kind: str, key: str):
+    """(True, value) when the node kept what the call gave for `key`, else (False, None)."""
+    given = node.__dict__.get("_given")
+    if given is not None:
+        for i, (k, form) in enumerate(GIVEN.get(kind, ())):
+            if k == key and i < len(given):
+                return True, _from_given(given[i], form)
+    return False, None
+
+
+#: saved tensors a node keeps as arrays in its meta (an op's index output, which its
+#: backward reads directly): node class -> key -> meta position. They read as tensors; their
+#: `_raw_saved_` handle cannot take hooks (the backward does not unpack them)
+META_TENSORS = {
+    "SortBackward0": {"indices": 1}, "TopkBackward0": {"indices": 1},
+    "KthvalueBackward0": {"indices": 1}, "MedianBackward1": {"indices": 1},
+    "NanmedianBackward1": {"indices": 1}, "ModeBackward0": {"indices": 1},
+    "MaxBackward0": {"indices": 3}, "MinBackward0": {"indices": 3},
+}
+for _kind in ("SortBackward0", "TopkBackward0"):
+    FROM_META[_kind] = {"dim": _meta(0), "self_sym_sizes": _sizes(3)}
+for _kind in ("KthvalueBackward0", "MedianBackward1", "NanmedianBackward1", "ModeBackward0"):
+    FROM_META[_kind] = {"dim": _meta(0), "keepdim": _meta(2), "self_sym_sizes": _sizes(3)}
+for _kind in ("MaxBackward0", "MinBackward0"):
+    FROM_META[_kind] = {"dim": _meta(1), "keepdim": _meta(2), "self_sym_sizes": _sizes(0)}
+INPUT_NAMES["ClampBackward0"] = ("self", "min", "max")
 
 
 def saved_attr(node, name: str):
@@ -318,12 +509,22 @@ def saved_attr(node, name: str):
                 raise RuntimeError(SECOND_BACKWARD)
             raise _unknown(kind, name)
         return _handle(node, "result") if raw else node.result
+    at = META_TENSORS.get(kind)
+    if at is not None and key in at:
+        if freed:
+            raise RuntimeError(SECOND_BACKWARD)
+        return _handle(node, ("meta", at[key])) if raw else make(node.meta[at[key]])
+    if not raw:
+        found, value = _given(node, kind, key)
+        if found:
+            return value
     reader = FROM_META.get(kind, {}).get(key)
     if reader is not None and not raw:
         try:
-            return _plain(reader(node))
+            value = _plain(reader(node))
         except (IndexError, TypeError, ValueError) as err:
             raise _unknown(kind, name) from err
+        return _unsigned(value) if key in INT64_KEYS else value
     if key not in inputs:
         derived = _derived(node, key, inputs) if not raw else None
         if derived is not None:

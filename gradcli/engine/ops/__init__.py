@@ -405,7 +405,7 @@ def _H(x):  # noqa: N802
         hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}")
-    return _adjoint_of(V.transpose(x, 0, 1))
+    return _adjoint_of(V.transpose(x, -2, -1))  # (the dims PyTorch's node saves)
 
 
 def _adjoint_of(t):

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..node import keep_given
 from ..tensor import Tensor, make
 from .registry import defop, public, run_op, run_unary
 
@@ -252,7 +253,8 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
         raise ValueError("min_val cannot be greater than max_val")
     if isinstance(input, Tensor) and input._data.dtype.kind in "iub":
         return _integer_hardtanh(input, min_val, max_val, inplace)
-    return _apply(HARDTANH, _float_input(input, "hardtanh"), (min_val, max_val), inplace)
+    return keep_given(_apply(HARDTANH, _float_input(input, "hardtanh"), (min_val, max_val), inplace),
+                      HARDTANH, min_val, max_val)
 
 
 def _integer_hardtanh(input, min_val, max_val, inplace: bool):
@@ -277,4 +279,4 @@ def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
 
 @public("torch.nn.functional.relu6")
 def relu6(input, inplace: bool = False):
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return keep_given(hardtanh(input, 0.0, 6.0, inplace), HARDTANH, 0, 6)  # (PyTorch's ints)

@@ -12,6 +12,7 @@ import math as _m
 import numpy as np
 
 from .. import dtypes
+from ..node import keep_given
 from ..tensor import Tensor, _wrap_dim, make
 from . import registry as _registry
 from .registry import defop, public, run_op, run_unary, sum_to
@@ -71,16 +72,16 @@ def expand_copy(input, size, *, implicit=False):
 @public("torch.permute_copy")
 def permute_copy(input, dims):
     nd = input._data.ndim
-    dims = tuple(_wrap_dim(d, max(nd, 1)) for d in dims) if nd else ()
+    given, dims = dims, tuple(_wrap_dim(d, max(nd, 1)) for d in dims) if nd else ()
     input.permute(dims)  # PyTorch's checks and messages
-    return run_unary(PERMUTE_COPY, input, (dims,))
+    return keep_given(run_unary(PERMUTE_COPY, input, (dims,)), PERMUTE_COPY, given)
 
 
 @public("torch.transpose_copy")
 def transpose_copy(input, dim0, dim1):
     nd = input._data.ndim
     d0, d1 = _wrap_dim(dim0, max(nd, 1)), _wrap_dim(dim1, max(nd, 1))
-    return run_unary(TRANSPOSE_COPY, input, (d0, d1))
+    return keep_given(run_unary(TRANSPOSE_COPY, input, (d0, d1)), TRANSPOSE_COPY, dim0, dim1)
 
 
 @public("torch.t_copy")
@@ -98,7 +99,8 @@ def view_copy(input, size, *more):
 
 @public("torch.unsqueeze_copy")
 def unsqueeze_copy(input, dim):
-    return _reshaped_copy("UnsqueezeBackward0_copy", input, input.unsqueeze(dim)._data.shape)
+    return keep_given(_reshaped_copy("UnsqueezeBackward0_copy", input, input.unsqueeze(dim)._data.shape),
+                      RESHAPE_COPY["UnsqueezeBackward0_copy"], dim)
 
 
 @public("torch.squeeze_copy")
@@ -142,10 +144,11 @@ def _embed_slice(g, shape, dim, start, stop, step):
 @public("torch.narrow_copy", "Tensor.narrow_copy")
 def narrow_copy(input, dim, start, length):
     view = input.narrow(dim, start, length)  # PyTorch's checks and messages
-    dim = _wrap_dim(dim, input._data.ndim)
+    given, dim = dim, _wrap_dim(dim, input._data.ndim)
     start = start + input._data.shape[dim] if start < 0 else start
     del view
-    return run_unary(NARROW_COPY, input, (dim, int(start), int(length), input._data.shape))
+    return keep_given(run_unary(NARROW_COPY, input, (dim, int(start), int(length), input._data.shape)),
+                      NARROW_COPY, given)
 
 
 UNFOLD_COPY = defop("unfold_copy", "UnfoldBackward0_copy",
@@ -251,17 +254,19 @@ def _scatter_src(kind, input, src, region):
 @public("torch.select_scatter", "Tensor.select_scatter")
 def select_scatter(input, src, dim, index):
     d = input._data
+    given = (dim, index)
     dim = _wrap_dim(dim, max(d.ndim, 1))
     region = input.select(dim, index)
     index = index + d.shape[dim] if index < 0 else index
     arr = _scatter_src("select", input, src, region)
-    return run_op(SCATTERS["select"], (input, src), ("select", (dim, int(index))),
-                  arrays=(d, arr))
+    return keep_given(run_op(SCATTERS["select"], (input, src), ("select", (dim, int(index))),
+                             arrays=(d, arr)), SCATTERS["select"], *given)
 
 
 @public("torch.slice_scatter", "Tensor.slice_scatter")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     d = input._data
+    given = (dim, start, end, step)
     dim = _wrap_dim(dim, max(d.ndim, 1))
     size = d.shape[dim]
     lo, hi, st = slice(start, end, step).indices(size)
@@ -271,7 +276,8 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
                            f"{list(src._data.shape)}, slice size = {region_shape}")
     arr = src._data.astype(d.dtype, copy=False)
-    return run_op(SCATTERS["slice"], (input, src), ("slice", (dim, lo, hi, st)), arrays=(d, arr))
+    return keep_given(run_op(SCATTERS["slice"], (input, src), ("slice", (dim, lo, hi, st)),
+                             arrays=(d, arr)), SCATTERS["slice"], *given)
 
 
 @public("torch.diagonal_scatter", "Tensor.diagonal_scatter")

@@ -12,7 +12,9 @@ import numpy as np
 
 from .. import autocast_state as _autocast
 from .. import dtypes
+from ..node import keep_given
 from ..tensor import Tensor, _wrap_dim, make
+from .reductions import given_correction
 from .registry import PUBLIC, defop, forward_of, public, run_op, run_unary
 
 
@@ -93,7 +95,8 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = _dims_pair("diagonal", d.ndim, dim1, dim2)
     from .views import view_op
 
-    return view_op(DIAGONAL, input, (int(offset), d1, d2, d.shape))
+    return keep_given(view_op(DIAGONAL, input, (int(offset), d1, d2, d.shape)), DIAGONAL, offset, dim1,
+                      dim2)
 
 
 def _diag_embed_fwd(a, offset, d1, d2, shape):
@@ -129,7 +132,8 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
                          f"{dim1})")
     shape = _embed_shape(d.shape, int(offset), d1, d2)
-    return run_unary(DIAG_EMBED, input, (int(offset), d1, d2, shape))
+    return keep_given(run_unary(DIAG_EMBED, input, (int(offset), d1, d2, shape)), DIAG_EMBED, offset, dim1,
+                      dim2)
 
 
 @public("torch.diag", "Tensor.diag")
@@ -137,8 +141,10 @@ def diag(input, diagonal=0):
     _tensor("diag", input)
     d = input._data
     if d.ndim == 1:
-        return run_unary(DIAG_EMBED, input, (int(diagonal), 0, 1,
-                                             _embed_shape(d.shape, int(diagonal), 0, 1)))
+        # (PyTorch's diag of a vector is diag_embed(diagonal, -2, -1))
+        return keep_given(run_unary(DIAG_EMBED, input, (int(diagonal), 0, 1,
+                                                        _embed_shape(d.shape, int(diagonal), 0, 1))),
+                          DIAG_EMBED, diagonal, -2, -1)
     if d.ndim != 2:
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{d.ndim}D")
     return run_unary(DIAG_COPY, input, (int(diagonal), 0, 1, d.shape))
@@ -249,7 +255,7 @@ def rot90(input, k=1, dims=(0, 1)):
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
                            f"dim1 = {d1}")
-    return run_unary(ROT90, input, (int(k) % 4, (d0, d1)))
+    return keep_given(run_unary(ROT90, input, (int(k) % 4, (d0, d1))), ROT90, k, dims)
 
 
 def _block_diag_fwd(*arrays_and_meta):
@@ -666,7 +672,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
         return total(input, dim, keepdim) if dim is not None else total(input)
     dims = _reduce_dims(d, dim)
-    return run_unary(NANSUM, input, (dims, bool(keepdim), d.shape))
+    return keep_given(run_unary(NANSUM, input, (dims, bool(keepdim), d.shape)), NANSUM, dim)
 
 
 @public("torch.nanmean", "Tensor.nanmean")
@@ -778,6 +784,7 @@ def _paired(kind, input, dim, unbiased, keepdim, correction):
     from .linalg_ext import _run_multi
 
     d = input._data
+    given = given_correction(dim, unbiased, keepdim, correction)
     if isinstance(dim, bool):  # std_mean(input, unbiased)
         unbiased, dim = dim, None
     if correction is None:
@@ -795,7 +802,9 @@ def _paired(kind, input, dim, unbiased, keepdim, correction):
     op = STD_MEAN if kind == "std" else VAR_MEAN
     with np.errstate(all="ignore"):
         arrays = forward_of(op, d)(d, *meta)
-    return tuple(_run_multi(op, (input,), meta, list(arrays), (True, True)))
+    out = tuple(_run_multi(op, (input,), meta, list(arrays), (True, True)))
+    keep_given(out[0], op, *given)
+    return out
 
 
 @public("torch.std_mean")
@@ -854,7 +863,7 @@ def dist(input, other, p=2):
     result = dtypes.result_type(input, other)
     x = input._data.astype(result.np, copy=False)
     y = other._data.astype(result.np, copy=False)
-    return run_op(DIST, (input, other), (float(p),), arrays=(x, y))
+    return keep_given(run_op(DIST, (input, other), (float(p),), arrays=(x, y)), DIST, p)
 
 
 # ------------------------------------------------------------------ unfold, renorm
@@ -961,7 +970,8 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    return run_unary(RENORM, input, (float(p), _wrap_dim(dim, d.ndim), float(maxnorm)))
+    return keep_given(run_unary(RENORM, input, (float(p), _wrap_dim(dim, d.ndim), float(maxnorm))),
+                      RENORM, p, dim, maxnorm)
 
 
 @public("Tensor.renorm_")

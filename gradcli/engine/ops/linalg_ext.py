@@ -20,6 +20,7 @@ from .. import autocast_state as _autocast
 from .. import dtypes
 from ..grad_mode import GRAD_MODE
 from ..kernels import batched
+from ..node import keep_given
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from ..warn_site import warn_once
 from . import linalg as _linalg
@@ -1364,7 +1365,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
         raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_text(ord)} norm on an "
                            "empty tensor because the operation does not have an identity")
     out_dtype = dtypes.to_dtype(dtype).np if dtype is not None else x._data.dtype
-    return run_op(VECTOR_NORM, (x,), (ord_, dims, keepdim, out_dtype))
+    return keep_given(run_op(VECTOR_NORM, (x,), (ord_, dims, keepdim, out_dtype)), VECTOR_NORM, ord, dim)
 
 
 def _ord_text(ord_) -> str:
@@ -1457,7 +1458,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
         if len(dims) == 2:
             return matrix_norm(A, ord, dims, keepdim, dtype=dtype)
         return vector_norm(A, ord, dims, keepdim, dtype=dtype)
-    return vector_norm(A, 2, dims, keepdim, dtype=dtype)
+    return vector_norm(A, 2.0, dims, keepdim, dtype=dtype)  # (PyTorch's default ord here is a float)
 
 
 @public("torch.linalg.cond")
@@ -1644,7 +1645,7 @@ def _cross(input: Tensor, other: Tensor, dim: int, name: str):
     if a.dtype != b.dtype:
         common = dtypes.promote(input.dtype, other.dtype)
         input, other = input.to(common), other.to(common)
-    return run_op(CROSS, (input, other), (d,))
+    return keep_given(run_op(CROSS, (input, other), (d,)), CROSS, dim)
 
 
 @public("torch.linalg.cross")

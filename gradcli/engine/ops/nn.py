@@ -15,7 +15,7 @@ from ..kernels.softmax import (
     softmax_forward,
 )
 from ..kernels.summation import nll_cascade_sum
-from ..node import keep_index_inputs
+from ..node import keep_given, keep_index_inputs
 from ..tensor import Tensor, _wrap_dim, make
 from .elementwise import ADD_SCALAR, DIV_SCALAR, MUL_SCALAR
 from .linalg import addmm, matmul
@@ -238,12 +238,12 @@ def _softmax_args(input: Tensor, dim, dtype, name: str):
 
 def softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     input, ax = _softmax_args(input, dim, dtype, "softmax")  # noqa: A001
-    return run_unary(SOFTMAX, input, (ax,))
+    return keep_given(run_unary(SOFTMAX, input, (ax,)), SOFTMAX, dim)
 
 
 def log_softmax(input: Tensor, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     input, ax = _softmax_args(input, dim, dtype, "log_softmax")  # noqa: A001
-    return run_unary(LOG_SOFTMAX, input, (ax,))
+    return keep_given(run_unary(LOG_SOFTMAX, input, (ax,)), LOG_SOFTMAX, dim)
 
 
 def _reduction_arg(size_average, reduce, reduction: str) -> str:

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import autocast_state as _autocast
 from ..fpstate import run_quietly
-from ..node import keep_index_inputs, node_class, packs_index_first
+from ..node import keep_given, keep_index_inputs, node_class, packs_index_first
 from ..tensor import Tensor, make
 from . import shape_checks
 from .backward_nodes import BackwardOp
@@ -170,7 +170,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    return keep_index_inputs(run_op(EMBEDDING, (weight,), (idx, padding_idx, weight._data.shape)), input)
+    return keep_given(keep_index_inputs(run_op(EMBEDDING, (weight,), (idx, padding_idx, weight._data.shape)),
+                                        input), EMBEDDING, scale_grad_by_freq, sparse)
 
 
 # ------------------------------------------------------------------ layer_norm

@@ -19,6 +19,7 @@ from .. import autocast_state as _autocast
 from .. import dtypes
 from ..kernels.extrema import extreme_all, zero_as_kernel
 from ..kernels.summation import torch_order_sum, torch_order_sum_dims
+from ..node import keep_given
 from ..parallel import POOL
 from ..tensor import Tensor, _wrap_dim, make
 from .elementwise import DIV_SCALAR, MUL_SCALAR, _exp, log_rounded_once
@@ -613,7 +614,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0 and not keepdim and dim is None):
         return run_unary(SUM, input, (d.shape,), array)
     dims = _dims(dim, d.ndim)
-    return run_unary(SUM_DIM, input, (d.shape, dims, bool(keepdim)), array)
+    return keep_given(run_unary(SUM_DIM, input, (d.shape, dims, bool(keepdim)), array), SUM_DIM, dim)
 
 
 def _float_check(input: Tensor, name: str, dtype=None):
@@ -633,7 +634,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dim is None:
         return run_unary(MEAN, input, (d.shape,), array)
     dims = _dims(dim, d.ndim)
-    return run_unary(MEAN_DIM, input, (d.shape, dims, bool(keepdim)), array)
+    return keep_given(run_unary(MEAN_DIM, input, (d.shape, dims, bool(keepdim)), array), MEAN_DIM, dim)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -709,14 +710,14 @@ def amax(input, dim=(), keepdim=False):
     d = input._data
     dims = _dims(dim if dim != () else None, d.ndim)
     _empty_reduction_check(input, "amax", dims if dim not in ((), None) else None)
-    return run_unary(AMAX, input, (d.shape, dims, bool(keepdim)))
+    return keep_given(run_unary(AMAX, input, (d.shape, dims, bool(keepdim))), AMAX, dim)
 
 
 def amin(input, dim=(), keepdim=False):
     d = input._data
     dims = _dims(dim if dim != () else None, d.ndim)
     _empty_reduction_check(input, "amin", dims if dim not in ((), None) else None)
-    return run_unary(AMIN, input, (d.shape, dims, bool(keepdim)))
+    return keep_given(run_unary(AMIN, input, (d.shape, dims, bool(keepdim))), AMIN, dim)
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -813,6 +814,17 @@ def _var_args(input, dim, unbiased, keepdim, correction, name):
     return dims, corr, bool(keepdim), dim is None
 
 
+def given_correction(dim, unbiased, keepdim, correction) -> tuple:
+    """(dim, correction) as PyTorch's var/std node saves what the call gave: the overload
+    a call picks decides it (no argument: None; a dim or unbiased: 1 or 0; a correction:
+    itself)."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    if correction is None and (dim is not None or unbiased is not None or keepdim):
+        correction = 0 if unbiased is False else 1
+    return dim, correction
+
+
 def _std_var_check(input):
     if input._data.dtype.kind not in "fVc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
@@ -820,25 +832,28 @@ def _std_var_check(input):
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _std_var_check(input)
-    return run_unary(VAR, input, _var_args(input, dim, unbiased, keepdim, correction, "var"))
+    return keep_given(run_unary(VAR, input, _var_args(input, dim, unbiased, keepdim, correction, "var")),
+                      VAR, *given_correction(dim, unbiased, keepdim, correction))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _std_var_check(input)
-    return run_unary(STD, input, _var_args(input, dim, unbiased, keepdim, correction, "std"))
+    return keep_given(run_unary(STD, input, _var_args(input, dim, unbiased, keepdim, correction, "std")),
+                      STD, *given_correction(dim, unbiased, keepdim, correction))
 
 
 def logsumexp(input, dim, keepdim=False):
     d = input._data
     array = d.astype(dtypes.get_default_dtype().np) if d.dtype.kind not in "fVc" else None
-    return run_unary(LOGSUMEXP, input, (_dims(dim, d.ndim), bool(keepdim)), array)
+    return keep_given(run_unary(LOGSUMEXP, input, (_dims(dim, d.ndim), bool(keepdim)), array),
+                      LOGSUMEXP, dim)
 
 
 def cumsum(input, dim, *, dtype=None):
     npdt = _sum_dtype(input, dtype)
     d = input._data
     array = d.astype(npdt) if npdt is not None and d.dtype != npdt else None
-    return run_unary(CUMSUM, input, (_wrap_dim(dim, d.ndim),), array)
+    return keep_given(run_unary(CUMSUM, input, (_wrap_dim(dim, d.ndim),), array), CUMSUM, dim)
 
 
 def cumprod(input, dim, *, dtype=None):

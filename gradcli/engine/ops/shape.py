@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes
 from ..grad_mode import GRAD_MODE
+from ..node import keep_given
 from ..tensor import VIEW_MULTI, Tensor, _wrap_dim, make
 from . import registry as _registry
 from .registry import broadcast_error, defop, edge_of, run_op  # noqa: F401 (shape.broadcast_error)
@@ -232,12 +233,12 @@ def cat(tensors, dim: int = 0) -> Tensor:
     arrays = [t._data if t._data.dtype == result.np else t._data.astype(result.np) for t in kept]
     if len(kept) == len(tensors):
         sizes = tuple(t._data.shape[ax] for t in kept)
-        return run_op(CAT, tuple(kept), (ax, sizes), arrays=tuple(arrays))
+        return keep_given(run_op(CAT, tuple(kept), (ax, sizes), arrays=tuple(arrays)), CAT, dim)
     # skipped [0] inputs stay inputs (PyTorch gives them an empty gradient): the forward
     # sees only the kept arrays, the sizes mark the skipped ones by their dtype
     kept_ids = {id(t) for t in kept}
     sizes = tuple(t._data.shape[ax] if id(t) in kept_ids else t._data.dtype for t in tensors)
-    return run_op(CAT, tuple(tensors), (ax, sizes), arrays=tuple(arrays))
+    return keep_given(run_op(CAT, tuple(tensors), (ax, sizes), arrays=tuple(arrays)), CAT, dim)
 
 
 concat = cat
@@ -255,7 +256,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
     result = dtypes.result_type(*tensors)
     ax = _wrap_dim(dim, len(shape) + 1)
     arrays = [t._data if t._data.dtype == result.np else t._data.astype(result.np) for t in tensors]
-    return run_op(STACK, tuple(tensors), (ax,), arrays=tuple(arrays))
+    return keep_given(run_op(STACK, tuple(tensors), (ax,), arrays=tuple(arrays)), STACK, dim)
 
 
 def hstack(tensors):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..node import keep_given
 from ..tensor import Tensor, _type_word, _wrap_dim, make
 from .reductions import RETURN_TYPES, return_type
 from .registry import defop, public, run_unary
@@ -118,9 +119,10 @@ def _dim(input, dim):
     return _wrap_dim(dim, max(input._data.ndim, 1))
 
 
-def _run_values(op, input, dim, indices, keepdim, values):
+def _run_values(op, input, dim, indices, keepdim, values, given=None):
     values = np.array(values, copy=True, order="C")
-    return run_unary(op, input, (dim, indices, keepdim, input._data.shape, values))
+    res = run_unary(op, input, (dim, indices, keepdim, input._data.shape, values))
+    return res if given is None else keep_given(res, op, given)  # (the dim as the call gave it)
 
 
 def _sort_arrays(d, dim, descending, stable=True):
@@ -152,10 +154,10 @@ def sort(input, dim=-1, descending=False, stable=None):
     _check_tensor("sort", input)
     if isinstance(dim, bool):  # sort(input, *, stable, dim, descending)
         dim, descending = -1, dim
-    dim = _dim(input, dim)
+    given, dim = dim, _dim(input, dim)
     values, order = _sort_arrays(input._data, dim, bool(descending), bool(stable))
     op = SORT if stable is None else SORT_STABLE  # the sort.stable overload: SortBackward1
-    return SORT_T((_run_values(op, input, dim, order, True, values), make(order)))
+    return SORT_T((_run_values(op, input, dim, order, True, values, given), make(order)))
 
 
 @public("torch.argsort", "Tensor.argsort")
@@ -174,7 +176,7 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     _check_tensor("topk", input)
     d = input._data
-    dim = _dim(input, dim)
+    given, dim = dim, _dim(input, dim)
     size = d.shape[dim] if d.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
@@ -184,7 +186,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
         values = np.take(values, np.arange(k), axis=dim)
         if k and k * 64 > size and k - 1 <= 16 and size <= _SELECT_MAX:
             _topk_ties(d, dim, k, bool(largest), bool(sorted), values, order)
-    return TOPK_T((_run_values(TOPK, input, dim, order, True, values), make(order)))
+    return TOPK_T((_run_values(TOPK, input, dim, order, True, values, given), make(order)))
 
 
 def _topk_ties(d, dim, k, largest, sorted_, values, order):
@@ -344,21 +346,21 @@ def _select_tied(arr: list, k: int):
 def kthvalue(input, k, dim=-1, keepdim=False):
     _check_tensor("kthvalue", input)
     d = input._data
-    dim = _dim(input, dim)
+    given, dim = dim, _dim(input, dim)
     size = d.shape[dim] if d.ndim else 1
     if size == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= size:
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
     values, order = _kth(d, dim, k)
-    return _keep(KTHVALUE_T, KTHVALUE, input, dim, order, values, keepdim)
+    return _keep(KTHVALUE_T, KTHVALUE, input, dim, order, values, keepdim, given)
 
 
-def _keep(kind, op, input, dim, order, values, keepdim):
+def _keep(kind, op, input, dim, order, values, keepdim, given=None):
     if keepdim and input._data.ndim:
         order = np.expand_dims(order, dim)
         values = np.expand_dims(values, dim)
-    out = _run_values(op, input, dim, np.asarray(order, np.int64), bool(keepdim), values)
+    out = _run_values(op, input, dim, np.asarray(order, np.int64), bool(keepdim), values, given)
     return kind((out, make(np.asarray(order, np.int64))))
 
 
@@ -411,11 +413,11 @@ def _median(kind, op_all, op_dim, fname, input, dim, keepdim, ignore_nan):
         flat = d.reshape(-1)
         v, _ = _median_index(flat, 0, ignore_nan)
         return run_unary(op_all, input, (np.asarray(v, d.dtype),))
-    dim = _dim(input, dim)
+    given, dim = dim, _dim(input, dim)
     if d.ndim and d.shape[dim] == 0:  # (nanmedian's message names median() too)
         raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
     values, order = _median_index(d, dim, ignore_nan)
-    return _keep(kind, op_dim, input, dim, order, values, keepdim)
+    return _keep(kind, op_dim, input, dim, order, values, keepdim, given)
 
 
 @public("torch.median", "Tensor.median")
@@ -433,9 +435,9 @@ def nanmedian(input, dim=None, keepdim=False):
 def mode(input, dim=-1, keepdim=False):
     _check_tensor("mode", input)
     d = input._data
-    dim = _dim(input, dim)
+    given, dim = dim, _dim(input, dim)
     if d.ndim == 0:
-        return _keep(MODE_T, MODE, input, dim, np.zeros((), np.int64), d.copy(), keepdim)
+        return _keep(MODE_T, MODE, input, dim, np.zeros((), np.int64), d.copy(), keepdim, given)
     if d.shape[dim] == 0:
         raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
     moved = np.moveaxis(d, dim, -1)
@@ -454,7 +456,7 @@ def mode(input, dim=-1, keepdim=False):
             idx[r] = np.nonzero(row == best)[0][-1]
         vals[r] = row[idx[r]]  # (and its value: 0. of a tie of -0. and 0. that ends in 0.)
     shape = moved.shape[:-1]
-    return _keep(MODE_T, MODE, input, dim, idx.reshape(shape), vals.reshape(shape), keepdim)
+    return _keep(MODE_T, MODE, input, dim, idx.reshape(shape), vals.reshape(shape), keepdim, given)
 
 
 def _cum_extreme(kind, op, fname, input, dim, better):

@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from .. import tensor as tensor_module
 from ..grad_mode import GRAD_MODE
-from ..node import Node, keep_index_inputs, packs_index_first
+from ..node import Node, keep_given, keep_index_inputs, packs_index_first
 from ..tensor import (
     VIEW_DEFAULT,
     VIEW_INFERENCE,
@@ -644,12 +644,13 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     d = input._data
     ax = _wrap_dim(dim, d.ndim + 1)
     shape = d.shape[:ax] + (1,) + d.shape[ax:]
-    return view_op(UNSQUEEZE, input, (shape, d.shape, ax))
+    return keep_given(view_op(UNSQUEEZE, input, (shape, d.shape, ax)), UNSQUEEZE, dim)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     n = input._data.ndim
-    return view_op(TRANSPOSE, input, (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
+    return keep_given(view_op(TRANSPOSE, input, (_wrap_dim(dim0, n), _wrap_dim(dim1, n))), TRANSPOSE,
+                      dim0, dim1)
 
 
 def t(input: Tensor) -> Tensor:
@@ -670,10 +671,10 @@ def permute(input: Tensor, *dims_args, dims=None) -> Tensor:
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
             f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal "
             f"to len(dims) = {len(dims)}")
-    dims = tuple(_wrap_dim(d, n) for d in dims)
+    given, dims = dims, tuple(_wrap_dim(d, n) for d in dims)
     if len(set(dims)) != n:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return view_op(PERMUTE, input, (dims,))
+    return keep_given(view_op(PERMUTE, input, (dims,)), PERMUTE, given)
 
 
 def numpy_T(x: Tensor) -> Tensor:  # noqa: N802
@@ -755,9 +756,10 @@ def select(x: Tensor, dim: int, index: int, report_dim=None) -> Tensor:
                              f"[{', '.join(map(str, d.shape))}] at dimension {ax}")
         raise IndexError(f"index {index} is out of bounds for dimension {report_dim} with size "
                          f"{size}")
+    given = index
     if index < 0:
         index += size
-    return view_op(SELECT, x, (ax, index, d.shape))
+    return keep_given(view_op(SELECT, x, (ax, index, d.shape)), SELECT, dim, given)
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
