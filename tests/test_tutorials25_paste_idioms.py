@@ -1,0 +1,97 @@
+"""Idioms met pasting a fifth round of public material (pytorch/examples' sequence and
+regression scripts, d2l's RNN text generation, nanoGPT, makemore, the Annotated
+Transformer), each in a small case of its own, compared live with PyTorch: numpy-style
+keywords on torch functions that pass through more than one wrapper, numpy's positional
+dtype and size arguments inside programs."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+from gradcli.lang import GradcliError, Limits, Session
+
+torch = pytest.importorskip("torch")
+
+import gradcli.torch as gt  # noqa: E402
+
+
+def run(src: str) -> str:
+    out = io.StringIO()
+    s = Session(stdout=out, limits=Limits(max_steps=200_000))
+    try:
+        s.run(src, "p.grad")
+    except GradcliError as e:
+        return out.getvalue() + f"!{e.kind}: {e.message}"
+    return out.getvalue()
+
+
+def python(src: str) -> str:
+    """What the program prints under Python with PyTorch and numpy installed."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(src, "p.py", "exec"), {"__name__": "p"})  # noqa: S102
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("call", [
+    "lib.argmax(Y, axis=2)", "lib.argmin(Y, axis=-1, keepdims=True)",
+    "lib.max(Y, axis=1)", "lib.sum(Y, axis=2)", "Y.argmax(axis=2)",
+    "lib.std(Y, 1, keepdims=True)", "Y.var(dim=1, keepdims=True)",
+    "lib.var_mean(Y, axis=1, keepdims=True)", "lib.std_mean(Y, dim=2, keepdims=True)",
+    "lib.aminmax(Y, axis=1)", "Y.aminmax(dim=0, keepdims=True)",
+])
+def test_numpy_keyword_spellings_through_every_wrapper(call):
+    """torch.argmax is wrapped twice (a sparse first argument's route, complex input's
+    refusal): axis= must still reach it as PyTorch's parser binds it; keepdims= must pass
+    where another parameter (unbiased) stands between dim and keepdim."""
+    def value(lib):
+        Y = lib.tensor([[[1.0, 3.0, 2.0], [0.5, -1.0, 4.0]], [[2.0, 2.5, -3.0], [1.0, 1.0, 0.0]]])
+        return repr(eval(call, {"lib": lib, "Y": Y}))  # noqa: S307
+    assert value(gt) == value(torch)
+
+
+def test_a_bad_keyword_still_fails_as_in_pytorch():
+    with pytest.raises(TypeError) as theirs:
+        torch.argmax(torch.ones(2, 2), axes=1)
+    with pytest.raises(TypeError) as mine:
+        gt.argmax(gt.ones(2, 2), axes=1)
+    assert str(mine.value) == str(theirs.value)
+
+
+NUMPY_DATA = """\
+import numpy as np
+import torch
+np.random.seed(2)
+x = np.empty((3, 6), "int64")
+x[:] = np.array(range(6)) + np.random.randint(-8, 8, 3).reshape(3, 1)
+print(x)
+print(np.random.normal(0.0, 2.0, (2, 2)))
+print(np.random.uniform(-1, 1, 3))
+print(np.random.random(2), np.random.random_sample((1, 2)))
+print(np.zeros((2,), "float32").dtype, np.ones(3, int), np.full((2,), 7, "int32"))
+data = torch.from_numpy(np.sin(x / 1.0 / 4).astype("float64"))
+print(data.dtype, data[:, :2])
+"""
+
+
+def test_numpy_dtype_and_size_by_position():
+    assert run(NUMPY_DATA) == python(NUMPY_DATA)
+
+
+def test_numpy_dtype_twice_is_numpys_error():
+    out = run("import numpy as np\nx = np.empty((2, 2), 'int64', dtype=float)\n")
+    assert out == ("!TypeError: argument for empty() given by name ('dtype') and position "
+                   "(position 1)")
+    try:
+        np.empty((2, 2), "int64", dtype=float)
+    except TypeError as e:
+        assert str(e) in out
+
+
+def test_numpy_random_size_by_position_is_limited():
+    out = run("import numpy as np\nx = np.random.randint(0, 5, (100000, 100000))\n")
+    assert "exceeds the limit" in out
