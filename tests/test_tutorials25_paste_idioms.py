@@ -95,3 +95,20 @@ def test_numpy_dtype_twice_is_numpys_error():
 def test_numpy_random_size_by_position_is_limited():
     out = run("import numpy as np\nx = np.random.randint(0, 5, (100000, 100000))\n")
     assert "exceeds the limit" in out
+
+
+def _loader_warnings(lib, pin):
+    import warnings
+    ds = lib.utils.data.TensorDataset(lib.arange(6.0))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        batches = [b[0].tolist() for b in lib.utils.data.DataLoader(ds, batch_size=4,
+                                                                   pin_memory=pin)]
+    return batches, [(w.category.__name__, str(w.message)) for w in seen]
+
+
+@pytest.mark.parametrize("pin", [True, False])
+def test_pin_memory_on_a_cpu_warns_as_pytorch(pin):
+    """A tutorial's DataLoader(..., pin_memory=True) prints PyTorch's UserWarning when its
+    iterator starts (there is no accelerator to pin memory for)."""
+    assert _loader_warnings(gt, pin) == _loader_warnings(torch, pin)
