@@ -112,3 +112,38 @@ def test_pin_memory_on_a_cpu_warns_as_pytorch(pin):
     """A tutorial's DataLoader(..., pin_memory=True) prints PyTorch's UserWarning when its
     iterator starts (there is no accelerator to pin memory for)."""
     assert _loader_warnings(gt, pin) == _loader_warnings(torch, pin)
+
+
+HAND_BACKPROP = """\
+import torch
+torch.manual_seed(0)
+x = torch.randn(4, 3)
+w = torch.randn(3, 2)
+out = x @ w
+out.g = torch.ones(4, 2) / 4
+w.g = x.t() @ out.g
+x.g = out.g @ w.t()
+print(w.g, x.g.shape, hasattr(x, 'g'), hasattr(w, 'h'))
+w2 = w.clone().requires_grad_(True)
+(x @ w2).mean().backward()
+print(torch.allclose(w.g, w2.grad))
+del x.g
+print(hasattr(x, 'g'))
+"""
+
+
+def test_a_tensor_keeps_the_programs_own_attributes():
+    """fast.ai's backprop lesson stores each gradient by hand in `t.g`."""
+    assert run(HAND_BACKPROP) == python(HAND_BACKPROP)
+
+
+@pytest.mark.parametrize("attack", [
+    "t.add = print", "t.backward = print", "t.size = 3", "setattr(t, 'add', print)",
+    "t.__dict__['add'] = print", "setattr(t, '__dict__', {})", "print(t.__dict__)",
+    "t.__class__ = int", "t.data = 3", "t.func_globals = {}", "t.gi_frame = 1",
+    "t.data.f_locals = 1", "t.np = 1", "t.storage = 1", "setattr(t, 'tb_frame', 1)",
+])
+def test_a_tensors_own_attributes_cannot_hide_its_methods(attack):
+    out = run(f"import torch\nt = torch.ones(2)\n{attack}\nprint(t.add(1))\n")
+    assert out.startswith("!") and "tensor(" not in out, out
+    assert "Traceback" not in out
