@@ -147,3 +147,38 @@ def test_a_tensors_own_attributes_cannot_hide_its_methods(attack):
     out = run(f"import torch\nt = torch.ones(2)\n{attack}\nprint(t.add(1))\n")
     assert out.startswith("!") and "tensor(" not in out, out
     assert "Traceback" not in out
+
+
+def _reversing(lib, with_rule):
+    class Flip(lib.autograd.Function):
+        generate_vmap_rule = with_rule
+
+        @staticmethod
+        def forward(x):
+            return x.flip(0)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return Flip.apply(g)
+
+    return Flip
+
+
+@pytest.mark.parametrize("with_rule,chunk_size", [(False, None), (False, 1), (True, None),
+                                                  (False, 2)])
+def test_jacrev_runs_a_functions_backward_under_vmap(with_rule, chunk_size):
+    """The extending-torch.func tutorial's jacrev of a Function whose backward applies
+    another Function: PyTorch's rows run under vmap (a plain loop only with chunk_size=1),
+    so that Function needs a vmap rule."""
+    def outcome(lib):
+        flip = _reversing(lib, with_rule)
+        try:
+            jac = lib.func.jacrev(flip.apply, chunk_size=chunk_size)(lib.tensor([1.0, 2.0, 3.0]))
+            return repr(jac)
+        except RuntimeError as e:
+            return str(e)
+    assert outcome(gt) == outcome(torch)
