@@ -113,6 +113,7 @@ class Tensor:
         "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc",
         "_base", "_view_fn", "_accumulator", "_retains_grad", "_attr_version", "_creation",
         "_leaf_hooks", "_post_acc_hooks", "__weakref__",
+        "__dict__",  # a program's own attributes (fast.ai's `out.g = ...`), made on first use
     )
 
     __array_priority__ = 1000  # numpy defers to our reflected operators

@@ -214,8 +214,16 @@ def _asarray(obj, dtype=None):
     return _array(obj, dtype=dtype, copy=None)
 
 
-def _filled(fn, with_value=False):
+def _filled(fn, with_value=False, name=None):
+    at = 1 if with_value else 0  # (where dtype comes among the arguments after the shape)
+    name = name or fn.__name__
+
     def make(shape, *args, dtype=None, **kwargs):
+        if len(args) > at:  # np.empty((n, m), "int64"): the dtype given by position
+            if dtype is not None:
+                raise TypeError(f"argument for {name}() given by name ('dtype') and position "
+                                f"(position {at + 1})")
+            dtype, args = args[at], args[:at] + args[at + 1:]
         _check(_prod(_shape_arg(shape)))
         if with_value:
             return wrap(fn(shape, *args, dtype=_dtype_arg(dtype), **kwargs))
@@ -376,11 +384,13 @@ NDARRAY = _ndarray_stand_in()
 def _random_module():
     state = np.random.RandomState(0)
 
-    def sized(fn):
-        def call(*args, size=None, **kwargs):
+    def sized(fn, at):
+        """`at`: size's place among the positional arguments (randint(low, high, size))."""
+        def call(*args, **kwargs):
+            size = args[at] if len(args) > at else kwargs.get("size")
             if size is not None:
                 _check(_prod(_shape_arg(size)))
-            return wrap(fn(*args, size=size, **kwargs))
+            return wrap(fn(*args, **kwargs))
         return call
 
     def dims(fn):
@@ -408,9 +418,10 @@ def _random_module():
         return wrap(state.choice(plain(a), size, replace, plain(p)))
 
     members = {"seed": seed, "rand": dims(state.rand), "randn": dims(state.randn),
-               "randint": sized(state.randint), "random": sized(state.random_sample),
-               "random_sample": sized(state.random_sample), "normal": sized(state.normal),
-               "uniform": sized(state.uniform), "choice": choice, "shuffle": shuffle,
+               "randint": sized(state.randint, 2), "random": sized(state.random_sample, 0),
+               "random_sample": sized(state.random_sample, 0),
+               "normal": sized(state.normal, 2), "uniform": sized(state.uniform, 2),
+               "choice": choice, "shuffle": shuffle,
                "permutation": permutation}
     return pymodules._module("numpy.random", {k: R._Builtin(v, k) for k, v in members.items()})
 
@@ -419,7 +430,7 @@ def make_numpy():
     R.register_int_types(np.integer)
     members = {
         "array": _array, "asarray": _asarray,
-        "zeros": _filled(np.zeros), "ones": _filled(np.ones), "empty": _filled(np.zeros),
+        "zeros": _filled(np.zeros), "ones": _filled(np.ones), "empty": _filled(np.zeros, name="empty"),
         "full": _filled(np.full, with_value=True),
         "zeros_like": _like(np.zeros_like), "ones_like": _like(np.ones_like),
         "full_like": _like(np.full_like), "empty_like": _like(np.zeros_like),

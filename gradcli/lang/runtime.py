@@ -559,6 +559,13 @@ def set_attr(obj, name, value):
         setattr(obj, name, value)
         return
     if pol == "engine" and name not in DENY_ATTRS and (not name.startswith("_")):
+        own = getattr(type(obj), name, None)
+        if own is None and _reserved_own(name):
+            raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
+        if own is not None and not hasattr(own, "__set__"):
+            # a tensor takes the program's own attributes (t.g = grad, as PyTorch's does),
+            # never one that would hide a method the engine itself calls (t.add = print)
+            raise AttributeError(f"'{_type_name(obj)}' object attribute '{name}' is read-only")
         setattr(obj, name, value)
         return
     if tp_is_ctx(obj) and _ctx_own(obj, name):
@@ -579,6 +586,19 @@ def set_attr(obj, name, value):
         if name not in ("name", "register_hook", "register_prehook"):
             raise AttributeError(f"'{_type_name(obj)}' object has no attribute '{name}'")
     raise AttributeError(f"'{_type_name(obj)}' object attribute '{name}' is read-only")
+
+
+#: names a program may not give its own attribute on a tensor: the interpreter's internals
+#: of other objects (func_globals, gi_frame, f_locals...) and the engine's and host's names
+_RESERVED_PREFIXES = ("func_", "im_", "gi_", "f_", "tb_", "cr_", "ag_")
+_RESERVED_OWN = frozenset({"mro", "np", "meta", "op", "saved", "apply", "release", "versions",
+                           "forward", "engine", "os", "sys", "builtins", "globals", "modules",
+                           "load", "save", "dump", "ctypes", "storage", "untyped_storage",
+                           "data_ptr", "format_map", "tofile", "trace"})
+
+
+def _reserved_own(name: str) -> bool:
+    return name in _RESERVED_OWN or name in DENY_ATTRS or name.startswith(_RESERVED_PREFIXES)
 
 
 #: a grad_fn's data attributes (PyTorch's getset descriptors; the other names are methods)

@@ -540,8 +540,12 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
                 raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
                                    f"tensors, got unsupported type {type(o)}")
         jacs = []  # per output: per input
+        # PyTorch's backward passes run under vmap over the one-hot rows (a plain loop only
+        # with chunk_size=1): a custom Function they reach needs a vmap rule
+        rows_under = _Transform(vmapping=chunk_size != 1)
         for o in outs:
-            rows = _jacobian_rows(o, inner, keep)
+            with rows_under:
+                rows = _jacobian_rows(o, inner, keep)
             jacs.append(_unflatten(rows, spec))
         result = _unflatten(jacs, out_spec)
         aux = _tree_plain(aux, keep, inner) if has_aux else None

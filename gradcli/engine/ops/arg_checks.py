@@ -648,6 +648,12 @@ def rebind(public_name: str, args: tuple, kwargs: dict, accepted=None):
                         p, rest[p.name]):
                     del rest[p.name]
                     dropped = True
+                # a numpy spelling past a gap (x.std(1, keepdims=True): unbiased comes
+                # between) goes by PyTorch's name where gradcli's function takes that name
+                alias = next((a for a in p.aliases[1:] if a in rest), None)
+                if alias is not None and p.name in accepted and p.name not in rest:
+                    rest[p.name] = rest.pop(alias)
+                    dropped = True
         return (tuple(moved), rest) if len(moved) > len(args) or dropped else None
     return None
 

@@ -85,10 +85,19 @@ def _recover(fn, public_name: str, args: tuple, kwargs: dict, err: Exception, sk
     if better is not None:
         raise better from None
     tb = err.__traceback__
-    inner = getattr(fn, "__wrapped__", None)  # (a refusing wrapper: its callee refused them)
-    if isinstance(err, TypeError) and tb is not None and (
-            tb.tb_next is None or (inner is not None and tb.tb_next.tb_next is None)):
-        call = rebind(public_name, args[skip:], kwargs, _keywords(inner or fn))
+    if not isinstance(err, TypeError) or tb is None:
+        return _RERAISE
+    # fn may be a chain of wrappers (sparse routing, then a complex refusal) each passing
+    # *args, **kwargs on through __wrapped__: the error counts as a refused keyword only
+    # when it was raised by a call into that chain, the traceback one frame per wrapper
+    chain = [fn]
+    while getattr(chain[-1], "__wrapped__", None) is not None and len(chain) < 8:
+        chain.append(chain[-1].__wrapped__)
+    depth, frame = 0, tb.tb_next
+    while frame is not None:
+        depth, frame = depth + 1, frame.tb_next
+    if depth < len(chain):
+        call = rebind(public_name, args[skip:], kwargs, _keywords(chain[depth]))
         if call is not None:
             return fn(*args[:skip], *call[0], **call[1])
     return _RERAISE

@@ -315,6 +315,11 @@ class _LoaderIter:
     __slots__ = ("_loader", "_indices", "_base_seed", "_stream")
 
     def __init__(self, loader: DataLoader) -> None:
+        if loader.pin_memory:  # (PyTorch's iterator says so; a CPU has nothing to pin to)
+            from gradcli.engine.warn_site import warn_inside
+
+            warn_inside("'pin_memory' argument is set as true but no accelerator is found, "
+                        "then device pinned memory won't be used.")
         self._loader = loader
         self._indices = None
         self._base_seed = _draw_seed(loader.generator)
