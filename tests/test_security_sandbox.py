@@ -123,13 +123,14 @@ POSITIONS = [
     "y = 1 if True else {a}",
 ]
 
-#: builtins a program may not use (simpleeval DISALLOW_FUNCTIONS, asteval, SPEC 1.2)
+#: builtins a program may not use (simpleeval DISALLOW_FUNCTIONS, asteval, SPEC 1.2);
+#: `__name__` may be read, as a plain string (tests/test_lang_main_guard.py)
 FORBIDDEN_BUILTINS = ["vars", "globals",
                       "locals", "dir", "open", "__import__", "eval", "exec", "compile",
                       "help", "input", "breakpoint", "exit", "quit",
                       "memoryview", "format", "bytes", "bytearray", "chr", "ord", "slice",
                       "frozenset", "ascii", "bin", "hex", "oct", "__build_class__",
-                      "__builtins__", "__name__", "__file__", "__spec__", "__loader__",
+                      "__builtins__", "__file__", "__spec__", "__loader__",
                       "SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException",
                       "aiter", "anext", "license", "credits", "copyright"]
 NAME_SPELLINGS = [

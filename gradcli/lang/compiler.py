@@ -240,7 +240,7 @@ class ScopeBuilder:
                 todo.append((child, n.body, []))
                 continue
             if t is A.ClassDef:
-                self.c.check_name(n.name, n.pos)
+                self.c.check_name(n.name, n.pos, binding=True)
                 scope.assigned.add(n.name)
                 stack.extend(n.bases)
                 stack.extend(k.value for k in n.keywords)
@@ -310,7 +310,7 @@ class ScopeBuilder:
     def _params(self, scope, params):
         for p in params.args + ([params.vararg] if params.vararg else []) + params.kwonly + \
                 ([params.kwarg] if params.kwarg else []):
-            self.c.check_name(p.name, p.pos)
+            self.c.check_name(p.name, p.pos, binding=True)
             scope.params.append(p.name)
             scope.assigned.add(p.name)
 
@@ -506,7 +506,9 @@ class Compiler:
                             "may define only the special methods " + R.DUNDER_LIST +
                             " and no other name that starts with '_'", pos)
                 return
-        if name.startswith("__"):
+        if name.startswith("__") and (binding or name != "__name__"):
+            # (`__name__` may be read: "__main__" in the program, the module's name in a .grad
+            # file it imports, so `if __name__ == "__main__":` runs as in Python)
             self.forbid(f"name '{name}' is not allowed: gradcli programs cannot use names that "
                         "start with '__'", pos)
         else:

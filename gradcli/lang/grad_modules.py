@@ -73,7 +73,7 @@ def compile_sibling(compiler, name: str, pos):
     except (OSError, UnicodeDecodeError) as e:
         compiler.forbid(f"cannot import '{name}': {shown} cannot be read ({e})", pos)
         return _nothing
-    namespace: dict = {}
+    namespace: dict = {"__name__": name}
     outermost = not _COMPILING
     if outermost:  # the program being compiled is the first link of any cycle
         _COMPILING.append(importer)

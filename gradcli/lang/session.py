@@ -71,7 +71,7 @@ class Session:
         self.state = R.RunState(self.limits, out=stdout)
         self.stderr = stderr
         self.interactive = interactive
-        self.globals: dict = {}
+        self.globals: dict = {"__name__": "__main__"}
         self.sources: dict = {}
         self._with_facade = facade
         self._builtins = None
@@ -103,6 +103,7 @@ class Session:
 
     def reset(self):
         self.globals.clear()
+        self.globals["__name__"] = "__main__"
         self.sources.clear()
 
     def seed(self, n: int):
