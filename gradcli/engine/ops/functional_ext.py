@@ -751,7 +751,23 @@ GROUP_NORM = defop("native_group_norm", "NativeGroupNormBackward0", _group_norm_
                               " * torch.tensor([1., -2., 0.5], dtype=a.dtype), 1)")
 
 
-@public("torch.nn.functional.group_norm", "torch.group_norm")
+@public("torch.nn.functional.group_norm")
+def functional_group_norm(input: Tensor, num_groups: int, weight=None, bias=None,
+                          eps: float = 1e-5) -> Tensor:
+    """F.group_norm: torch.group_norm after F's own check (in Python, train or eval) that
+    each group's statistics come from more than one value."""
+    x = input._data
+    if x.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{x.ndim}")
+    size = [x.shape[0] * x.shape[1] // num_groups, num_groups, *x.shape[2:]]
+    if math.prod(size[:1] + size[2:]) == 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input "
+                         f"size {size}")
+    return group_norm(input, num_groups, weight, bias, eps)
+
+
+@public("torch.group_norm")
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5,
                cudnn_enabled: bool = True) -> Tensor:
     x = input._data

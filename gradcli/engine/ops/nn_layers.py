@@ -3,6 +3,8 @@ max/avg pooling (Tensor.unflatten, which nn.Unflatten rests on, is in ops/layout
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import autocast_state as _autocast
@@ -373,7 +375,7 @@ BATCH_NORM = defop("batch_norm", "NativeBatchNormBackward0",
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     x = input._data
-    if training and x.ndim >= 1 and x.size and x.size // (x.shape[1] if x.ndim > 1 else 1) == 1:
+    if training and x.ndim >= 1 and x.shape[0] * math.prod(x.shape[2:]) == 1:
         # (F.batch_norm's own check, in Python: ATen's entry points have none)
         raise ValueError("Expected more than 1 value per channel when training, got input "
                          f"size {input.shape}")
@@ -405,7 +407,7 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
             raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
                              "got 1)")
         raise RuntimeError("running_mean must be defined in evaluation mode")
-    _check_batch_norm_params(x, weight, bias, running_mean, running_var)
+    _check_batch_norm_params(x, weight, bias, running_mean, running_var, training)
     from ..kernels import batch_norm as order
 
     if training:
@@ -431,21 +433,43 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
     return run_op(op, (input, weight, bias), (mean, var, float(eps), bool(training), invstd))
 
 
-def _check_batch_norm_params(x, weight, bias, running_mean, running_var) -> None:
-    """ATen's checks of the per-channel tensors: one value per channel, then the dtype
-    (a float32 input takes float32 parameters; a float64 one, float64)."""
+def _check_batch_norm_params(x, weight, bias, running_mean, running_var,
+                             training=True) -> None:
+    """ATen's checks of the per-channel tensors, in its order: running_mean, running_var
+    (each defined in evaluation mode), weight, bias hold one value per channel; then the
+    dtype (a float32 input takes float32 parameters; a float64 one, float64)."""
     channels = x.shape[1]
-    named = (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-             ("running_var", running_var))
+    named = (("running_mean", running_mean), ("running_var", running_var),
+             ("weight", weight), ("bias", bias))
     for name, t in named:
+        if t is None and not training and name.startswith("running"):
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
         if t is not None and t._data.size != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {t._data.size}")
-    for _, t in named:
-        if t is not None and t._data.dtype != x.dtype:
-            if x.dtype == np.float32:
-                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
-                                   "Float")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither "
+                         "be None")
+    # ATen's mixed-type rule: the first defined of weight, bias, running_mean, running_var
+    # sets the parameters' type; if it is not the input's, every parameter must be float32
+    # and the input a reduced float. Otherwise a parameter of another type fails the
+    # kernel's own dtype check.
+    params = [t for t in (weight, bias, running_mean, running_var) if t is not None]
+    if params and params[0]._data.dtype != x.dtype:
+        if any(t._data.dtype != np.float32 for t in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
+                               "Float")
+        if x.dtype != np.float16:
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for t in params:
+        if t._data.dtype != x.dtype:
+            raise RuntimeError(f"expected scalar type {_SCALAR_NAME[x.dtype.name]} but found "
+                               f"{_SCALAR_NAME.get(t._data.dtype.name, t._data.dtype.name)}")
+
+
+_SCALAR_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool"}
 
 
 # ------------------------------------------------------------------ convolution

@@ -1,0 +1,92 @@
+"""Differences the nn/optim composition fuzzer (tests/fuzz/nn_fuzz.py) found, each as a
+small case run with gradcli's facade and with PyTorch; PyTorch's text is the golden."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import gradcli.torch as G
+
+torch = pytest.importorskip("torch")
+
+
+def outcome(fn, lib):
+    """What a user sees of fn(lib): its result's shape and dtype, or the error's type and
+    text."""
+    try:
+        y = fn(lib)
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return type(e).__name__, str(e).replace("torch.Size", "Size")
+    return str(tuple(y.shape)), str(y.dtype).replace("torch.", "")
+
+
+def same(fn):
+    assert outcome(fn, G) == outcome(fn, torch)
+
+
+# ---------------------------------------------------------------- batch_norm's checks
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("wrong", range(4))
+def test_batch_norm_names_the_first_wrong_sized_tensor_in_atens_order(wrong, training):
+    """running_mean, running_var, weight, bias: BatchNorm1d(5) fed 3 channels said
+    'weight should contain' where PyTorch says 'running_mean should contain'."""
+    def fn(lib):
+        args = [lib.zeros(5 if i < wrong else 4) for i in range(4)]
+        return lib.nn.functional.batch_norm(lib.ones(3, 5), *args, training=training)
+    same(fn)
+
+
+@pytest.mark.parametrize("features,channels", [(3, 2), (5, 7), (4, 1)])
+def test_batchnorm_module_with_the_wrong_channel_count(features, channels):
+    same(lambda lib: lib.nn.BatchNorm1d(features)(lib.ones(3, channels)))
+    same(lambda lib: lib.nn.BatchNorm1d(features).eval()(lib.ones(3, channels)))
+
+
+@pytest.mark.parametrize("missing", ["mean", "var", "both"])
+def test_batch_norm_eval_names_the_missing_running_statistic(missing):
+    def fn(lib):
+        rm = None if missing in ("mean", "both") else lib.zeros(3)
+        rv = None if missing in ("var", "both") else lib.ones(3)
+        return lib.nn.functional.batch_norm(lib.ones(2, 3), rm, rv, training=False)
+    same(fn)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("mask", [m for m in itertools.product([0, 1, 2], repeat=4)
+                                  if any(v == 1 for v in m)])
+def test_batch_norm_mixed_parameter_dtypes(x64, mask):
+    """ATen's mixed-type rule: the first defined parameter's dtype decides between
+    'expect parameter to have scalar type of Float', 'all inputs must share same
+    datatype.' and the kernel's 'expected scalar type ... but found ...'."""
+    def fn(lib):
+        xd, other = (lib.float64, lib.float32) if x64 else (lib.float32, lib.float64)
+        args = [None if m == 2 else lib.zeros(3, dtype=other if m else xd) for m in mask]
+        return lib.nn.functional.batch_norm(lib.ones(4, 3, dtype=xd), *args, training=True)
+    same(fn)
+
+
+def test_half_input_takes_float_batch_norm_parameters():
+    def fn(lib):
+        return lib.nn.functional.batch_norm(lib.ones(4, 3).half(), lib.zeros(3), lib.ones(3),
+                                            lib.ones(3), lib.zeros(3), training=True)
+    same(fn)
+
+
+@pytest.mark.parametrize("shape", [(1, 4), (1, 0), (1, 3, 1), (2, 3), (1, 2, 2)])
+def test_batch_norm_one_value_per_channel(shape):
+    same(lambda lib: lib.nn.functional.batch_norm(lib.ones(shape), None, None, training=True))
+
+
+# ---------------------------------------------------------------- group_norm's check
+@pytest.mark.parametrize("shape,groups", [((1, 5), 5), ((1, 5), 1), ((1, 4, 1), 2),
+                                          ((2, 4), 4), ((1, 2, 1, 1), 2), ((1, 4, 3), 4),
+                                          ((3, 6), 3)])
+def test_group_norm_needs_more_than_one_value_per_group(shape, groups):
+    """F.group_norm (and nn.GroupNorm, in train and eval mode) refuses a group whose
+    statistics come from one value; torch.group_norm (ATen) has no such check. gradcli
+    normalised a single value to 0 and trained on, a silent difference."""
+    same(lambda lib: lib.nn.functional.group_norm(lib.ones(shape), groups))
+    same(lambda lib: lib.nn.GroupNorm(groups, shape[1])(lib.ones(shape)))
+    same(lambda lib: lib.nn.GroupNorm(groups, shape[1]).eval()(lib.ones(shape)))
+    same(lambda lib: lib.group_norm(lib.ones(shape), groups))
