@@ -90,3 +90,18 @@ def test_group_norm_needs_more_than_one_value_per_group(shape, groups):
     same(lambda lib: lib.nn.GroupNorm(groups, shape[1])(lib.ones(shape)))
     same(lambda lib: lib.nn.GroupNorm(groups, shape[1]).eval()(lib.ones(shape)))
     same(lambda lib: lib.group_norm(lib.ones(shape), groups))
+
+
+# ---------------------------------------------------------------- module backward hooks
+def test_backward_hook_node_prints_as_a_python_function_node():
+    """The identity node a full backward hook threads through prints with PyTorch's
+    module path (it is a Python autograd.Function there), in grad_fn and next_functions."""
+    import re
+
+    def seen(lib):
+        m = lib.nn.Linear(2, 2)
+        m.register_full_backward_hook(lambda *a: None)
+        y = m(lib.ones(1, 2, requires_grad=True))
+        text = f"{y.grad_fn} {y.grad_fn.name()} {y.grad_fn.next_functions[0][0].next_functions}"
+        return re.sub(r"0x[0-9a-f]+", "0x?", text)
+    assert seen(G) == seen(torch)

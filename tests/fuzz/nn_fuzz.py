@@ -149,9 +149,12 @@ def _conv(c, n, dims, ch, size):
                     opts += f", padding_mode={c.pick(['reflect', 'replicate', 'circular'])!r}"
             if groups != 1:
                 opts += f", groups={groups}"
+            dil = 2 if k > 1 and c.coin(0.2) else 1
+            if dil != 1:
+                opts += f", dilation={dil}"
             if c.coin(0.2):
                 opts += ", bias=False"
-            new = (size + 2 * pad - k) // stride + 1
+            new = (size + 2 * pad - dil * (k - 1) - 1) // stride + 1
             if new < 1:
                 continue
             layers.append(f"nn.Conv{d}({opts})")
@@ -302,6 +305,13 @@ OPTIMIZERS = {
     "Rprop": lambda c: ["lr=0.01"] + (["etas=(0.4, 1.3)"] if c.coin(0.3) else []),
 }
 
+INITS = ["xavier_uniform_(m.weight)", "xavier_normal_(m.weight, gain=0.5)",
+         "kaiming_uniform_(m.weight, a=0.1)", "kaiming_normal_(m.weight, nonlinearity='relu')",
+         "kaiming_normal_(m.weight, mode='fan_out')", "orthogonal_(m.weight)",
+         "trunc_normal_(m.weight, std=0.1)", "normal_(m.weight, 0.0, 0.2)",
+         "uniform_(m.weight, -0.3, 0.3)", "sparse_(m.weight, 0.5) if m.weight.dim() == 2 else None",
+         "eye_(m.weight) if m.weight.dim() == 2 else nn.init.dirac_(m.weight)"]
+
 SCHEDULERS = [
     None, None,
     "torch.optim.lr_scheduler.StepLR(opt, step_size={a}, gamma=0.5)",
@@ -370,6 +380,10 @@ def program(c) -> str:
             ropts.append("nonlinearity='relu'")
         if c.coin(0.15):
             ropts.append("bias=False")
+        proj = rnn == "LSTM" and c.coin(0.25)
+        if proj:
+            ropts.append("proj_size=1")
+        h0 = c.coin(0.3)
         dirs = 2 if bi else 1
         tie = c.coin(0.4)
         pad = c.coin(0.3)
@@ -379,9 +393,11 @@ def program(c) -> str:
             "class Net(nn.Module):",
             "    def __init__(self):",
             "        super().__init__()",
-            f"        self.emb = nn.Embedding({vocab}, {emb}{', padding_idx=0' if pad else ''})",
+            f"        self.emb = nn.Embedding({vocab}, {emb}{', padding_idx=0' if pad else ''}"
+            f"{', max_norm=1.0' if c.coin(0.2) else ''}"
+            f"{', scale_grad_by_freq=True' if c.coin(0.2) else ''})",
             f"        self.rnn = nn.{rnn}({', '.join(ropts)})",
-            f"        self.proj = nn.Linear({hid * dirs}, {emb if tie else k})",
+            f"        self.proj = nn.Linear({(1 if proj else hid) * dirs}, {emb if tie else k})",
         ]
         if tie:
             lines += [f"        self.head = nn.Linear({emb}, {vocab}, bias=False)",
@@ -391,7 +407,14 @@ def program(c) -> str:
                   "        e = self.emb(x)"]
         if not bf:
             lines.append("        e = e.transpose(0, 1)")
-        lines.append("        out, h = self.rnn(e)")
+        if h0:
+            hshape = f"{layers_ * dirs}, x.shape[0], {1 if proj else hid}"
+            state = f"torch.zeros({hshape})"
+            if rnn == "LSTM":
+                state = f"(torch.randn({hshape}), torch.zeros({layers_ * dirs}, x.shape[0], {hid}))"
+            lines.append(f"        out, h = self.rnn(e, {state})")
+        else:
+            lines.append("        out, h = self.rnn(e)")
         if take == "hidden":
             lines.append("        h = h[0] if isinstance(h, tuple) else h")
             lines.append("        z = h[-1]" if not bi else "        z = torch.cat([h[-2], h[-1]], dim=1)")
@@ -447,7 +470,9 @@ def program(c) -> str:
                       "        self.register_buffer('calls', torch.zeros(()))",
                       "    def forward(self, x):",
                       "        self.calls += 1",
-                      f"        return x + self.alpha * self.b({_act(c)}(self.a(x)))",
+                      f"        h = {_act(c)}(self.a(x))",
+                      "        h = F.dropout(h, 0.3, self.training)" if c.coin(0.3) else "",
+                      "        return x + self.alpha * self.b(h)",
                       "class Net(nn.Module):",
                       "    def __init__(self):",
                       "        super().__init__()",
@@ -457,6 +482,13 @@ def program(c) -> str:
                       "    def forward(self, x):",
                       "        return self.head(self.block(self.body(x)))",
                       "model = Net()"]
+    if c.coin(0.3):
+        lines += ["def init_fn(m):",
+                  "    if isinstance(m, (nn.Linear, nn.Conv1d, nn.Conv2d)):",
+                  f"        nn.init.{c.pick(INITS)}",
+                  "        if m.bias is not None:",
+                  f"            nn.init.{c.pick(['zeros_(m.bias)', 'constant_(m.bias, 0.1)', 'normal_(m.bias, std=0.01)'])}",
+                  "model.apply(init_fn)"]
     dtype64 = c.coin(0.1)
     if dtype64:
         lines.append("model = model.double()")
@@ -473,12 +505,18 @@ def program(c) -> str:
     # ---- hooks
     hooks = c.pick(["none", "forward", "backward", "tensor", "all"])
     if hooks in ("forward", "all"):
+        kw = c.coin(0.3)
         lines += ["def pre(mod, inp):",
-                  "    log.append(('pre', tuple(inp[0].shape)))",
-                  "def post(mod, inp, out):",
-                  "    log.append(('post', tuple(out.shape), out.requires_grad))",
-                  "hp = model.register_forward_pre_hook(pre)",
-                  "hf = list(model.children())[-1].register_forward_hook(post)"]
+                  "    log.append(('pre', tuple(inp[0].shape)))"]
+        if c.coin(0.3):
+            lines.append("    return (inp[0] * 1.5,)")
+        lines += [f"def post(mod, inp, {'kwargs, ' if kw else ''}out):",
+                  "    log.append(('post', tuple(out.shape), out.requires_grad))"]
+        if c.coin(0.3):
+            lines.append("    return out * 0.5")
+        lines += ["hp = model.register_forward_pre_hook(pre)",
+                  "hf = list(model.children())[-1].register_forward_hook(post"
+                  f"{', with_kwargs=True' if kw else ''})"]
     if hooks in ("backward", "all"):
         lines += ["def bw(mod, gin, gout):",
                   "    log.append(('bw', [None if g is None else tuple(g.shape) for g in gin],"
@@ -487,6 +525,8 @@ def program(c) -> str:
     if hooks in ("tensor", "all"):
         lines += ["first = list(model.parameters())[0]",
                   "ht = first.register_hook(lambda g: log.append(('grad', tuple(g.shape))))"]
+        if c.coin(0.4):
+            lines.append("hs = first.register_hook(lambda g: g * 0.5)")
     # ---- freezing, optimizer, scheduler
     if c.coin(0.2):
         lines.append("list(model.parameters())[0].requires_grad_(False)")
@@ -534,6 +574,32 @@ def program(c) -> str:
               "    print(i, sd['state'][i])"]
     if c.coin(0.5):
         lines += ["for name, b in model.named_buffers():", "    print(name, b)"]
+    if c.coin(0.3):
+        lines.append("print(opt)")
+    if c.coin(0.3) and "crit(" in loss_expr:
+        lines.append("print(crit)")
+    if sched and c.coin(0.3):
+        lines.append("print(sched.get_last_lr(), sched.last_epoch)")
+    if c.coin(0.3):
+        lines += ["print(out.grad_fn, out.grad_fn.next_functions)",
+                  "print(loss.grad_fn, loss.grad_fn.name())"]
+    if c.coin(0.3):
+        lines += ["print(model.load_state_dict(model.state_dict()))",
+                  "sd2 = model.state_dict()",
+                  "gone = list(sd2)[-1]",
+                  "del sd2[gone]",
+                  "sd2['extra.weight'] = torch.zeros(1)",
+                  "print(model.load_state_dict(sd2, strict=False))"]
+    if c.coin(0.3):
+        lines += ["opt.load_state_dict(opt.state_dict())",
+                  "print(nn.utils.parameters_to_vector(model.parameters()).shape)",
+                  "print([n for n, _ in model.named_modules()])"]
+    if c.coin(0.2):
+        lines += ["model.zero_grad(set_to_none=False)",
+                  "print([None if p.grad is None else p.grad.abs().sum().item() "
+                  "for p in model.parameters()])"]
+    if container == "seq" and kind != "seq" and c.coin(0.4):
+        lines += ["print(len(model), model[0], model[-1])", "print(model[:2])"]
     if c.coin(0.6):
         lines += ["model.eval()", "with torch.no_grad():", "    ev = model(x)",
                   "print(ev, ev.requires_grad, model.training)", "model.train()",
@@ -548,7 +614,7 @@ def program(c) -> str:
     if c.coin(0.3):
         lines += ["for p in model.parameters():", "    p.requires_grad_(False)",
                   "y = model(x)", "print(y.requires_grad, y.grad_fn)"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(ln for ln in lines if ln) + "\n"
 
 
 @st.composite

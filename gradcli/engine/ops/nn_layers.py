@@ -26,6 +26,15 @@ BACKWARD_HOOK = defop("backward_hook_function", "BackwardHookFunctionBackward", 
                                  "m(x * 1))[1])(torch.nn.Identity(), a)")
 
 
+def _python_function_repr(node) -> str:
+    return f"<torch.autograd.function.{type(node).__name__} object at {id(node):#x}>"
+
+
+# PyTorch's BackwardHookFunction is a Python autograd.Function: its node prints with the
+# module path, as a custom Function's does
+BACKWARD_HOOK.node_class().__repr__ = _python_function_repr
+
+
 def backward_hook_identity(t: Tensor) -> Tensor:
     return run_op(BACKWARD_HOOK, (t,))
 
