@@ -105,3 +105,12 @@ def test_backward_hook_node_prints_as_a_python_function_node():
         text = f"{y.grad_fn} {y.grad_fn.name()} {y.grad_fn.next_functions[0][0].next_functions}"
         return re.sub(r"0x[0-9a-f]+", "0x?", text)
     assert seen(G) == seen(torch)
+
+
+# ---------------------------------------------------------------- unflatten's message
+@pytest.mark.parametrize("sizes", [(4, -1), (-1, 3), (2, 4), (5, -1)])
+def test_unflatten_message_shows_the_sizes_as_given(sizes):
+    """nn.Unflatten(1, (4, -1)) on 7 features: PyTorch's message shows [4, -1], gradcli
+    showed the sizes with -1 already inferred ([4, 1])."""
+    same(lambda lib: lib.randn(2, 7).unflatten(1, sizes))
+    same(lambda lib: lib.nn.Unflatten(1, sizes)(lib.randn(2, 7)))

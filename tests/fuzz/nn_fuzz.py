@@ -802,6 +802,64 @@ model = Net()
     ("register_param_type", "m = nn.Linear(2, 2)\nm.register_parameter('p', torch.zeros({a}))\n"),
     ("register_buffer_dup", "m = nn.Linear(2, 2)\nm.register_buffer('weight', torch.zeros({a}))\n"),
     ("add_module_type", "m = nn.Sequential()\nm.add_module('x', {a})\n"),
+    # errors in the middle of a training loop, inside methods
+    ("loop_bad_forward", """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+    def forward(self, x, step):
+        if step == {a}:
+            return self.fc(x[:, :2])
+        return self.fc(x)
+model = Net()
+opt = torch.optim.{opt}(model.parameters(), lr=0.1)
+for step in range({b}):
+    opt.zero_grad()
+    loss = model(torch.randn(2, 3), step).sum()
+    loss.backward()
+    opt.step()
+    print(step, loss.item())
+"""),
+    ("backward_twice", "m = nn.Linear(2, {a})\nloss = m(torch.randn(3, 2)).tanh().sum()\n"
+     "loss.backward()\nloss.backward()\n"),
+    ("inplace_leaf_param", "m = nn.Linear(2, {a})\nm.weight.add_(1)\n"),
+    ("linear_dtype", "y = nn.Linear(2, {a})(torch.randn(3, 2, dtype=torch.float64))\n"),
+    ("ce_target_dtype", "y = F.cross_entropy(torch.randn(2, 3), torch.tensor([0.0, {a}.0]))\n"),
+    ("ce_smoothing", "y = F.cross_entropy(torch.randn(2, 3), torch.tensor([0, 1]), "
+     "label_smoothing={a}.5)\n"),
+    ("loss_reduction", "y = nn.MSELoss(reduction='avg')(torch.randn({a}), torch.randn({a}))\n"),
+    ("embedding_negative", "y = nn.Embedding(4, 2)(torch.tensor([-{a}]))\n"),
+    ("lstm_batch_first", "y = nn.LSTM(2, 3, batch_first=True)(torch.randn(1, {b}, {b}))\n"),
+    ("conv_same_strided", "c = nn.Conv2d(1, 1, 3, padding='same', stride={b})\n"),
+    # (not: a bad padding_mode. PyTorch's message shows a set, whose order follows the
+    # string hashes of the process that compiled conv.py: no fixed text to match)
+    ("conv_groups", "c = nn.Conv2d({b}, 2, 3, groups={b})\n"),
+    ("buffer_type", "m = nn.Linear(2, 2)\nm.register_buffer('x', {a})\n"),
+    ("modulelist_type", "m = nn.ModuleList([nn.Linear(2, 2), {a}])\n"),
+    ("sequential_index", "m = nn.Sequential(nn.Linear(2, 2))\nprint(m[{a}])\n"),
+    ("clip_norm_type", "w = torch.randn(3, requires_grad=True)\nw.sum().backward()\n"
+     "nn.utils.clip_grad_norm_([w], 1.0, norm_type='bad')\n"),
+    ("sched_missing_arg", "w = torch.randn(3, requires_grad=True)\n"
+     "opt = torch.optim.SGD([w], lr=0.1)\ns = torch.optim.lr_scheduler.StepLR(opt)\n"),
+    ("lbfgs_no_closure", "w = torch.randn(3, requires_grad=True)\n"
+     "opt = torch.optim.LBFGS([w])\nopt.step()\n"),
+    ("opt_state_dict_groups", "w = torch.randn(3, requires_grad=True)\n"
+     "opt = torch.optim.{opt}([w], lr=0.1)\n"
+     "opt2 = torch.optim.{opt}([w, torch.randn(2, requires_grad=True)], lr=0.1)\n"
+     "opt.load_state_dict(opt2.state_dict())\n"),
+    ("param_assign_tensor", "m = nn.Linear(2, 2)\nm.weight = torch.randn(2, {a})\n"),
+    ("forward_missing_arg", """class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+    def forward(self, x, y):
+        return self.fc(x) + y
+y = Net()(torch.randn({a}, 3))
+"""),
+    ("unflatten_bad", "y = nn.Unflatten(1, ({a}, -1))(torch.randn(2, 7))\n"),
+    ("rnn_nonlinearity", "r = nn.RNN(2, 2, nonlinearity='gelu')\n"),
+    ("rnn_dropout_warn_then_shape", "r = nn.GRU(2, 2, dropout=0.5)\n"
+     "y = r(torch.randn(3, 1, {b}))\n"),
 ]
 
 
