@@ -114,3 +114,39 @@ def test_unflatten_message_shows_the_sizes_as_given(sizes):
     showed the sizes with -1 already inferred ([4, 1])."""
     same(lambda lib: lib.randn(2, 7).unflatten(1, sizes))
     same(lambda lib: lib.nn.Unflatten(1, sizes)(lib.randn(2, 7)))
+
+
+# ---------------------------------------------------------------- embedding gradients
+@pytest.mark.parametrize("kw", [{}, {"padding_idx": 0}, {"max_norm": 1.0}])
+def test_scale_grad_by_freq_divides_each_row_by_its_count(kw):
+    """Embedding(..., scale_grad_by_freq=True): each index's gradient is divided by how
+    often it occurs in the batch. gradcli ignored the option (row 0 of a batch using it
+    three times got three times PyTorch's gradient)."""
+    import numpy as np
+
+    def grads(lib):
+        lib.manual_seed(0)
+        e = lib.nn.Embedding(5, 2, scale_grad_by_freq=True, **kw)
+        y = e(lib.tensor([[0, 0, 3], [3, 0, 4]]))
+        (y * lib.arange(12.).reshape(2, 3, 2)).pow(2).sum().backward()
+        w = lib.randn(5, 2, dtype=lib.float64, requires_grad=True)
+        z = lib.nn.functional.embedding(lib.tensor([1, 1, 2]), w, scale_grad_by_freq=True)
+        g, = lib.autograd.grad(z.pow(3).sum(), w, create_graph=True)
+        g.sum().backward()
+        return [np.array(t.tolist()) for t in (e.weight.grad, g, w.grad)]
+    for a, b in zip(grads(G), grads(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- prelu's dtypes
+@pytest.mark.parametrize("x_dtype,w_dtype", [("float64", "float32"), ("float32", "float64"),
+                                             ("float16", "float32"), ("int64", "float32"),
+                                             ("float32", "float32"), ("int64", "int64")])
+def test_prelu_promotes_no_types(x_dtype, w_dtype):
+    """A PReLU made in forward (float32 weight) on a model.double() input: PyTorch refuses
+    ('Type promoting not supported'); gradcli promoted and trained on."""
+    def fn(lib):
+        x = lib.ones(2, 3).to(getattr(lib, x_dtype)) * -1
+        return lib.nn.functional.prelu(x, lib.full((1,), 0.25).to(getattr(lib, w_dtype)))
+    same(fn)
+    same(lambda lib: lib.nn.PReLU()(lib.ones(2, 3).to(getattr(lib, x_dtype))))

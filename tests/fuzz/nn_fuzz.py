@@ -518,10 +518,10 @@ def program(c) -> str:
                   "hf = list(model.children())[-1].register_forward_hook(post"
                   f"{', with_kwargs=True' if kw else ''})"]
     if hooks in ("backward", "all"):
-        lines += ["def bw(mod, gin, gout):",
+        lines += ["def bwd(mod, gin, gout):",
                   "    log.append(('bw', [None if g is None else tuple(g.shape) for g in gin],"
                   " [tuple(g.shape) for g in gout]))",
-                  "hb = list(model.children())[-1].register_full_backward_hook(bw)"]
+                  "hb = list(model.children())[-1].register_full_backward_hook(bwd)"]
     if hooks in ("tensor", "all"):
         lines += ["first = list(model.parameters())[0]",
                   "ht = first.register_hook(lambda g: log.append(('grad', tuple(g.shape))))"]

@@ -640,6 +640,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
         return _autocast.lower(prelu, input, weight)
     x, w = input._data, weight._data
+    if x.dtype != w.dtype:  # (ATen checks this first, and promotes nothing)
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{_type_word(input.dtype)} and {_type_word(weight.dtype)}")
     if w.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {w.ndim}")
@@ -647,9 +650,6 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if w.size != 1 and w.size != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                            f"parameter numbers = {w.size} and channel size = {channels}.")
-    if x.dtype != w.dtype:
-        common = dtypes.promote(input.dtype, weight.dtype)
-        input, weight = input.to(common), weight.to(common)
     _float_input(input, "prelu_cpu")
     if x.ndim >= 2:  # (ATen views the weight to the input's rank: (1, C, 1, ...))
         weight = weight.reshape((1, w.size) + (1,) * (x.ndim - 2))

@@ -116,7 +116,7 @@ def _bilinear_checks(input1, input2, weight, bias) -> None:
 
 
 # ------------------------------------------------------------------ embedding
-def _embedding_fwd(weight, indices, padding_idx, shape):
+def _embedding_fwd(weight, indices, padding_idx, shape, scale_grad_by_freq=False):
     return weight[indices]
 
 
@@ -124,7 +124,10 @@ def _embedding_grads(arrays, meta, g):
     weight = arrays[0]
     indices, padding_idx = meta[:2]
     gw = np.zeros_like(weight)
-    np.add.at(gw, indices.reshape(-1), g.reshape(-1, weight.shape[1]))
+    rows = g.reshape(-1, weight.shape[1])
+    if len(meta) > 3 and meta[3]:
+        rows = rows * _inverse_counts(indices.reshape(-1), weight.shape[0], g.dtype)[:, None]
+    np.add.at(gw, indices.reshape(-1), rows)
     if padding_idx is not None and padding_idx >= 0:
         gw[padding_idx] = 0
     return (gw,)
@@ -132,18 +135,34 @@ def _embedding_grads(arrays, meta, g):
 
 def _embedding_backward(c, g):
     """The gradient rows added at the indices (index_put with accumulate: Tensor ops, so
-    it can be differentiated again); the padding row gets none."""
+    it can be differentiated again); the padding row gets none. With scale_grad_by_freq
+    each row is first divided by how often its index occurs in the batch."""
     from .views import index_put
 
-    indices, padding_idx, (n, d) = c.meta
-    flat = make(np.ascontiguousarray(indices.reshape(-1)).astype(np.int64))
-    gw = index_put(make(np.zeros((n, d), g._data.dtype)), (flat,), g.reshape(-1, d),
-                   accumulate=True)
+    indices, padding_idx, (n, d) = c.meta[:3]
+    flat_np = np.ascontiguousarray(indices.reshape(-1)).astype(np.int64)
+    flat = make(flat_np)
+    rows = g.reshape(-1, d)
+    if len(c.meta) > 3 and c.meta[3]:
+        scale = _inverse_counts(flat_np, n, g._data.dtype)[:, None]
+        if rows.requires_grad:
+            # (PyTorch's derivative of this backward gathers the gradient rows unscaled:
+            # the scale changes the values only)
+            rows = rows + (rows.detach() * make(scale - 1)).detach()
+        else:
+            rows = rows * make(scale)
+    gw = index_put(make(np.zeros((n, d), g._data.dtype)), (flat,), rows, accumulate=True)
     if padding_idx is not None and padding_idx >= 0:
         keep = np.ones((n, 1), g._data.dtype)
         keep[padding_idx] = 0
         gw = gw * make(keep)
     return (gw,)
+
+
+def _inverse_counts(flat, n, dtype):
+    """1 / (how often each entry's index occurs among the indices), per entry."""
+    counts = np.bincount(flat, minlength=n)
+    return (1.0 / counts[flat]).astype(dtype)
 
 
 EMBEDDING = defop("embedding", "EmbeddingBackward0", _embedding_fwd, _embedding_backward,
@@ -179,7 +198,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    return keep_index_inputs(run_op(EMBEDDING, (weight,), (idx, padding_idx, weight._data.shape)), input)
+    return keep_index_inputs(run_op(EMBEDDING, (weight,), (idx, padding_idx, weight._data.shape,
+                                                           bool(scale_grad_by_freq))), input)
 
 
 # ------------------------------------------------------------------ layer_norm
