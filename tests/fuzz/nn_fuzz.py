@@ -389,6 +389,20 @@ def program(c) -> str:
         pad = c.coin(0.3)
         k = vocab if tie else k
         take = c.pick(["last", "mean", "hidden"])
+        tf = c.coin(0.3)  # a TransformerEncoderLayer in the RNN's place
+        if tf:
+            heads = c.pick([h for h in (1, 2) if emb % h == 0])
+            topts = [f"{emb}", f"{heads}", f"dim_feedforward={c.int(2, 6)}",
+                     f"dropout={c.pick(['0.0', '0.1'])}"]
+            if bf:
+                topts.append("batch_first=True")
+            if c.coin(0.3):
+                topts.append("norm_first=True")
+            if c.coin(0.3):
+                topts.append("activation='gelu'")
+            causal = c.coin(0.4)
+            take = c.pick(["last", "mean"])
+            dirs, hid, proj = 1, emb, False
         lines += [
             "class Net(nn.Module):",
             "    def __init__(self):",
@@ -396,7 +410,8 @@ def program(c) -> str:
             f"        self.emb = nn.Embedding({vocab}, {emb}{', padding_idx=0' if pad else ''}"
             f"{', max_norm=1.0' if c.coin(0.2) else ''}"
             f"{', scale_grad_by_freq=True' if c.coin(0.2) else ''})",
-            f"        self.rnn = nn.{rnn}({', '.join(ropts)})",
+            f"        self.rnn = nn.{rnn}({', '.join(ropts)})" if not tf else
+            f"        self.rnn = nn.TransformerEncoderLayer({', '.join(topts)})",
             f"        self.proj = nn.Linear({(1 if proj else hid) * dirs}, {emb if tie else k})",
         ]
         if tie:
@@ -407,7 +422,11 @@ def program(c) -> str:
                   "        e = self.emb(x)"]
         if not bf:
             lines.append("        e = e.transpose(0, 1)")
-        if h0:
+        if tf:
+            mask = (", src_mask=nn.Transformer.generate_square_subsequent_mask(e.shape["
+                    f"{1 if bf else 0}]), is_causal=True") if causal else ""
+            lines.append(f"        out = self.rnn(e{mask})")
+        elif h0:
             hshape = f"{layers_ * dirs}, x.shape[0], {1 if proj else hid}"
             state = f"torch.zeros({hshape})"
             if rnn == "LSTM":
