@@ -133,8 +133,16 @@ def _conv(c, n, dims, ch, size):
     d = "1d" if dims == 1 else "2d"
     layers = []
     for _ in range(c.int(1, 3)):
-        kind = c.pick(["conv", "conv", "pool", "norm", "act", "dropout"])
-        if kind == "conv":
+        kind = c.pick(["conv", "conv", "pool", "norm", "act", "dropout", "tconv"])
+        if kind == "tconv":
+            out = c.int(1, 3)
+            k = c.int(1, 3)
+            stride = c.pick([1, 2])
+            opad = c.pick([0, 1]) if stride == 2 else 0
+            layers.append(f"nn.ConvTranspose{d}({ch}, {out}, {k}, stride={stride}"
+                          f"{f', output_padding={opad}' if opad else ''})")
+            ch, size = out, (size - 1) * stride + k + opad
+        elif kind == "conv":
             out = c.int(1, 4)
             k = c.int(1, min(3, size))
             stride = c.pick([1, 1, 2])
@@ -303,6 +311,9 @@ OPTIMIZERS = {
                                       if c.coin(0.3) else []),
     "ASGD": lambda c: ["lr=0.05"] + (["t0=1.0"] if c.coin(0.3) else []),
     "Rprop": lambda c: ["lr=0.01"] + (["etas=(0.4, 1.3)"] if c.coin(0.3) else []),
+    "Adafactor": lambda c: ["lr=0.01"] + (["weight_decay=0.1"] if c.coin(0.3) else []),
+    "LBFGS": lambda c: ["lr=0.5", f"max_iter={c.int(1, 4)}"]
+    + (["line_search_fn='strong_wolfe'"] if c.coin(0.3) else []),
 }
 
 INITS = ["xavier_uniform_(m.weight)", "xavier_normal_(m.weight, gain=0.5)",
@@ -325,6 +336,14 @@ SCHEDULERS = [
     "torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0={a}, T_mult=2)",
     "torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=0)",
     "torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=10)",
+    "torch.optim.lr_scheduler.SequentialLR(opt, [torch.optim.lr_scheduler.ConstantLR(opt, "
+    "factor=0.5, total_iters=1), torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.8)], "
+    "milestones=[{a}])",
+    "torch.optim.lr_scheduler.ChainedScheduler([torch.optim.lr_scheduler.ConstantLR(opt, "
+    "factor=0.5, total_iters={a}), torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)])",
+    "torch.optim.lr_scheduler.CyclicLR(opt, base_lr=0.001, max_lr=0.05, step_size_up={a}, "
+    "cycle_momentum=False)",
+    "torch.optim.lr_scheduler.MultiplicativeLR(opt, lambda e: 0.95)",
 ]
 
 
@@ -501,6 +520,12 @@ def program(c) -> str:
                       "    def forward(self, x):",
                       "        return self.head(self.block(self.body(x)))",
                       "model = Net()"]
+    if kind != "seq" and c.coin(0.2):
+        which = c.pick(["weight_norm", "spectral_norm", "orthogonal"])
+        lines += ["for m in list(model.modules()):",
+                  "    if isinstance(m, nn.Linear):",
+                  f"        nn.utils.parametrizations.{which}(m)",
+                  "        break"]
     if c.coin(0.3):
         lines += ["def init_fn(m):",
                   "    if isinstance(m, (nn.Linear, nn.Conv1d, nn.Conv2d)):",
@@ -574,7 +599,16 @@ def program(c) -> str:
                      f"{_f(c, 0.1, 2)}{', norm_type=1.0' if c.coin(0.2) else ''}))")
     elif clip == "value":
         lines.append("    nn.utils.clip_grad_value_(model.parameters(), 0.05)")
-    lines.append("    opt.step()")
+    if oname == "LBFGS":
+        lines += ["    def closure():",
+                  "        opt.zero_grad()",
+                  "        out = model(x)",
+                  f"        l = {loss_expr}",
+                  "        l.backward()",
+                  "        return l",
+                  "    print('closure', opt.step(closure))"]
+    else:
+        lines.append("    opt.step()")
     if sched and "Plateau" in sched:
         lines.append("    sched.step(loss.item())")
     elif sched:
