@@ -150,3 +150,21 @@ def test_prelu_promotes_no_types(x_dtype, w_dtype):
         return lib.nn.functional.prelu(x, lib.full((1,), 0.25).to(getattr(lib, w_dtype)))
     same(fn)
     same(lambda lib: lib.nn.PReLU()(lib.ones(2, 3).to(getattr(lib, x_dtype))))
+
+
+# ---------------------------------------------------------------- a matrix of one column
+@pytest.mark.parametrize("rows", [1, 3, 5, 9])
+def test_matrix_of_one_column_times_a_vector(rows):
+    """(m, 1) @ (1,): a float32 matrix-vector product with one column crashed the MKL-order
+    emulation (an IndexError, a Python traceback in `gradcli run`); spectral_norm of a
+    Linear with one input feature runs one."""
+    import numpy as np
+
+    def run(lib):
+        lib.manual_seed(0)
+        w, v = lib.randn(rows, 1), lib.randn(1)
+        m = lib.nn.utils.parametrizations.spectral_norm(lib.nn.Linear(1, rows))
+        return [np.array(t.tolist()) for t in (w @ v, lib.mv(w, v), m.weight,
+                                                m(lib.ones(2, 1)).detach())]
+    for a, b in zip(run(G), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
