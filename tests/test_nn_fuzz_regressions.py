@@ -168,3 +168,25 @@ def test_matrix_of_one_column_times_a_vector(rows):
                                                 m(lib.ones(2, 1)).detach())]
     for a, b in zip(run(G), run(torch)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- transformer fast path
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_encoder_layer_takes_a_float32_mask_on_a_double_model(causal):
+    """model.double().eval() under no_grad with generate_square_subsequent_mask's float32
+    mask: PyTorch's fused layer runs; gradcli raised 'expected scalar type Double but
+    found Float'."""
+    import numpy as np
+
+    def run(lib):
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(4, 2, dim_feedforward=4, dropout=0.0,
+                                               batch_first=True).double().eval()
+        e = lib.randn(3, 2, 4, dtype=lib.float64)
+        with lib.no_grad():
+            y = layer(e, src_mask=lib.nn.Transformer.generate_square_subsequent_mask(2),
+                      is_causal=causal)
+        return np.array(y.tolist()), str(y.dtype)
+    (a, da), (b, db) = run(G), run(torch)
+    assert da.replace("torch.", "") == db.replace("torch.", "")
+    np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
