@@ -205,6 +205,8 @@ def _dot_rows(a, x, level: str):
     """a @ x (x one column) as MKL's transposed gemv sums it (a row-major: each element a dot
     product of a row with x), or None where the order is not known here."""
     m, k = a.shape
+    if k < 2:  # (one product per element: no order to follow; _short_rows reads two)
+        return None
     if level == "avx512" and m * k > _AVX512_SPLIT_WORK and get_num_threads() > 1:
         if get_num_threads() > 2:
             return None

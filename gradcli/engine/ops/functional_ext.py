@@ -640,6 +640,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
         return _autocast.lower(prelu, input, weight)
     x, w = input._data, weight._data
+    if x.dtype != w.dtype:  # (ATen checks this first, and promotes nothing)
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{_type_word(input.dtype)} and {_type_word(weight.dtype)}")
     if w.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {w.ndim}")
@@ -647,9 +650,6 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if w.size != 1 and w.size != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                            f"parameter numbers = {w.size} and channel size = {channels}.")
-    if x.dtype != w.dtype:
-        common = dtypes.promote(input.dtype, weight.dtype)
-        input, weight = input.to(common), weight.to(common)
     _float_input(input, "prelu_cpu")
     if x.ndim >= 2:  # (ATen views the weight to the input's rank: (1, C, 1, ...))
         weight = weight.reshape((1, w.size) + (1,) * (x.ndim - 2))
@@ -751,7 +751,23 @@ GROUP_NORM = defop("native_group_norm", "NativeGroupNormBackward0", _group_norm_
                               " * torch.tensor([1., -2., 0.5], dtype=a.dtype), 1)")
 
 
-@public("torch.nn.functional.group_norm", "torch.group_norm")
+@public("torch.nn.functional.group_norm")
+def functional_group_norm(input: Tensor, num_groups: int, weight=None, bias=None,
+                          eps: float = 1e-5) -> Tensor:
+    """F.group_norm: torch.group_norm after F's own check (in Python, train or eval) that
+    each group's statistics come from more than one value."""
+    x = input._data
+    if x.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{x.ndim}")
+    size = [x.shape[0] * x.shape[1] // num_groups, num_groups, *x.shape[2:]]
+    if math.prod(size[:1] + size[2:]) == 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input "
+                         f"size {size}")
+    return group_norm(input, num_groups, weight, bias, eps)
+
+
+@public("torch.group_norm")
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5,
                cudnn_enabled: bool = True) -> Tensor:
     x = input._data

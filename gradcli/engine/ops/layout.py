@@ -489,11 +489,12 @@ def unflatten(input, dim, sizes):
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
+    given = list(sizes)  # (the message shows the sizes as given, -1 included)
     if -1 in sizes:
         known = int(np.prod([s for s in sizes if s != -1]))
         sizes = tuple(d.shape[dim] // known if s == -1 and known else s for s in sizes)
     if int(np.prod(sizes)) != d.shape[dim]:
-        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+        raise RuntimeError(f"unflatten: Provided sizes {given} don't multiply up to the "
                            f"size of dim {dim} ({d.shape[dim]}) in the input tensor")
     return input.view(*(d.shape[:dim] + sizes + d.shape[dim + 1:]))
 

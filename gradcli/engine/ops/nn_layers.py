@@ -3,6 +3,8 @@ max/avg pooling (Tensor.unflatten, which nn.Unflatten rests on, is in ops/layout
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import autocast_state as _autocast
@@ -107,7 +109,7 @@ def _bilinear_checks(input1, input2, weight, bias) -> None:
 
 
 # ------------------------------------------------------------------ embedding
-def _embedding_fwd(weight, indices, padding_idx, shape):
+def _embedding_fwd(weight, indices, padding_idx, shape, scale_grad_by_freq=False):
     return weight[indices]
 
 
@@ -115,7 +117,10 @@ def _embedding_grads(arrays, meta, g):
     weight = arrays[0]
     indices, padding_idx = meta[:2]
     gw = np.zeros_like(weight)
-    np.add.at(gw, indices.reshape(-1), g.reshape(-1, weight.shape[1]))
+    rows = g.reshape(-1, weight.shape[1])
+    if len(meta) > 3 and meta[3]:
+        rows = rows * _inverse_counts(indices.reshape(-1), weight.shape[0], g.dtype)[:, None]
+    np.add.at(gw, indices.reshape(-1), rows)
     if padding_idx is not None and padding_idx >= 0:
         gw[padding_idx] = 0
     return (gw,)
@@ -123,18 +128,34 @@ def _embedding_grads(arrays, meta, g):
 
 def _embedding_backward(c, g):
     """The gradient rows added at the indices (index_put with accumulate: Tensor ops, so
-    it can be differentiated again); the padding row gets none."""
+    it can be differentiated again); the padding row gets none. With scale_grad_by_freq
+    each row is first divided by how often its index occurs in the batch."""
     from .views import index_put
 
-    indices, padding_idx, (n, d) = c.meta
-    flat = make(np.ascontiguousarray(indices.reshape(-1)).astype(np.int64))
-    gw = index_put(make(np.zeros((n, d), g._data.dtype)), (flat,), g.reshape(-1, d),
-                   accumulate=True)
+    indices, padding_idx, (n, d) = c.meta[:3]
+    flat_np = np.ascontiguousarray(indices.reshape(-1)).astype(np.int64)
+    flat = make(flat_np)
+    rows = g.reshape(-1, d)
+    if len(c.meta) > 3 and c.meta[3]:
+        scale = _inverse_counts(flat_np, n, g._data.dtype)[:, None]
+        if rows.requires_grad:
+            # (PyTorch's derivative of this backward gathers the gradient rows unscaled:
+            # the scale changes the values only)
+            rows = rows + (rows.detach() * make(scale - 1)).detach()
+        else:
+            rows = rows * make(scale)
+    gw = index_put(make(np.zeros((n, d), g._data.dtype)), (flat,), rows, accumulate=True)
     if padding_idx is not None and padding_idx >= 0:
         keep = np.ones((n, 1), g._data.dtype)
         keep[padding_idx] = 0
         gw = gw * make(keep)
     return (gw,)
+
+
+def _inverse_counts(flat, n, dtype):
+    """1 / (how often each entry's index occurs among the indices), per entry."""
+    counts = np.bincount(flat, minlength=n)
+    return (1.0 / counts[flat]).astype(dtype)
 
 
 EMBEDDING = defop("embedding", "EmbeddingBackward0", _embedding_fwd, _embedding_backward,
@@ -170,8 +191,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    return keep_given(keep_index_inputs(run_op(EMBEDDING, (weight,), (idx, padding_idx, weight._data.shape)),
-                                        input), EMBEDDING, scale_grad_by_freq, sparse)
+    return keep_given(keep_index_inputs(run_op(EMBEDDING, (weight,),
+                                               (idx, padding_idx, weight._data.shape,
+                                                bool(scale_grad_by_freq))), input),
+                      EMBEDDING, scale_grad_by_freq, sparse)
 
 
 # ------------------------------------------------------------------ layer_norm
@@ -376,7 +399,7 @@ BATCH_NORM = defop("batch_norm", "NativeBatchNormBackward0",
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     x = input._data
-    if training and x.ndim >= 1 and x.size and x.size // (x.shape[1] if x.ndim > 1 else 1) == 1:
+    if training and x.ndim >= 1 and x.shape[0] * math.prod(x.shape[2:]) == 1:
         # (F.batch_norm's own check, in Python: ATen's entry points have none)
         raise ValueError("Expected more than 1 value per channel when training, got input "
                          f"size {input.shape}")
@@ -408,7 +431,7 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
             raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
                              "got 1)")
         raise RuntimeError("running_mean must be defined in evaluation mode")
-    _check_batch_norm_params(x, weight, bias, running_mean, running_var)
+    _check_batch_norm_params(x, weight, bias, running_mean, running_var, training)
     from ..kernels import batch_norm as order
 
     if training:
@@ -434,21 +457,43 @@ def batch_norm_as(op, input: Tensor, running_mean, running_var, weight, bias, tr
     return run_op(op, (input, weight, bias), (mean, var, float(eps), bool(training), invstd))
 
 
-def _check_batch_norm_params(x, weight, bias, running_mean, running_var) -> None:
-    """ATen's checks of the per-channel tensors: one value per channel, then the dtype
-    (a float32 input takes float32 parameters; a float64 one, float64)."""
+def _check_batch_norm_params(x, weight, bias, running_mean, running_var,
+                             training=True) -> None:
+    """ATen's checks of the per-channel tensors, in its order: running_mean, running_var
+    (each defined in evaluation mode), weight, bias hold one value per channel; then the
+    dtype (a float32 input takes float32 parameters; a float64 one, float64)."""
     channels = x.shape[1]
-    named = (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-             ("running_var", running_var))
+    named = (("running_mean", running_mean), ("running_var", running_var),
+             ("weight", weight), ("bias", bias))
     for name, t in named:
+        if t is None and not training and name.startswith("running"):
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
         if t is not None and t._data.size != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {t._data.size}")
-    for _, t in named:
-        if t is not None and t._data.dtype != x.dtype:
-            if x.dtype == np.float32:
-                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
-                                   "Float")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither "
+                         "be None")
+    # ATen's mixed-type rule: the first defined of weight, bias, running_mean, running_var
+    # sets the parameters' type; if it is not the input's, every parameter must be float32
+    # and the input a reduced float. Otherwise a parameter of another type fails the
+    # kernel's own dtype check.
+    params = [t for t in (weight, bias, running_mean, running_var) if t is not None]
+    if params and params[0]._data.dtype != x.dtype:
+        if any(t._data.dtype != np.float32 for t in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
+                               "Float")
+        if x.dtype != np.float16:
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for t in params:
+        if t._data.dtype != x.dtype:
+            raise RuntimeError(f"expected scalar type {_SCALAR_NAME[x.dtype.name]} but found "
+                               f"{_SCALAR_NAME.get(t._data.dtype.name, t._data.dtype.name)}")
+
+
+_SCALAR_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool"}
 
 
 # ------------------------------------------------------------------ convolution

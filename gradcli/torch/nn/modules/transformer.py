@@ -108,6 +108,11 @@ class TransformerEncoderLayer(Module):
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False,
                   fused: bool = False):
+        if (fused and attn_mask is not None and attn_mask.is_floating_point()
+                and attn_mask.dtype != x.dtype):
+            # (the fused kernel takes a float mask of another float type: float32's
+            # generate_square_subsequent_mask on a double model)
+            attn_mask = attn_mask.to(x.dtype)
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                            need_weights=fused, is_causal=is_causal and not fused)[0]
         return self.dropout1(x)
