@@ -141,3 +141,75 @@ def test_sgd_steps_match_pytorch():
         finals.append(np.asarray(model[0].weight.tolist(), np.float32))
     # (torch.testing's float32 tolerances: 50 rows of products round as MKL's up to an ulp)
     np.testing.assert_allclose(finals[0], finals[1], rtol=1.3e-6, atol=1e-5)
+
+
+def _addmm_outcome(T, bias, a, b):
+    try:
+        out = T.addmm(bias, a, b)
+    except (RuntimeError, TypeError, NotImplementedError) as err:
+        return type(err).__name__, str(err)
+    return tuple(out.shape), out.tolist()
+
+
+@pytest.mark.parametrize("case", [
+    ((2,), (3, 2), (2, 2), "bool"),  # the Bool refusal comes after the bias expands
+    ((3, 1), (2, 2), (2, 2), "float32"),  # a bias that does not expand
+    ((3,), (2, 2), (2, 3), "float32"),  # a Linear's bias
+    ((2, 3), (2, 2), (2, 3), "float32"),  # a whole matrix
+    ((), (2, 2), (2, 3), "float32"),  # a 0-d bias expands
+    ((1, 3), (2, 2), (2, 3), "float32"),
+    ((2, 1), (2, 2), (2, 3), "float32"),
+    ((4,), (2, 2), (2, 3), "float32"),
+    ((2, 2, 3), (2, 2), (2, 3), "float32"),  # more dims than the product's
+    ((3,), (2, 3), (2, 3), "float32"),  # shapes that cannot be multiplied
+    ((3,), (2, 2, 1), (2, 3), "float32"),  # mat1 not a matrix
+])
+def test_addmm_checks_are_pytorchs(case):
+    bias, m1, m2, dtype = case
+
+    def outcome(T):
+        dt = getattr(T, dtype)
+        return _addmm_outcome(T, T.ones(bias, dtype=dt), T.ones(m1, dtype=dt), T.ones(m2, dtype=dt))
+    assert outcome(G) == outcome(torch)
+
+
+def test_addmm_mixed_dtypes_and_non_tensors_are_pytorchs():
+    def outcome(T, which):
+        args = [T.ones(3), T.ones(2, 2), T.ones(2, 3)]
+        if which == "int":
+            args[1] = T.ones(2, 2, dtype=T.int64)
+        elif which == "bias":
+            args[0] = T.ones(3, dtype=T.float64)
+        else:
+            args[2] = [[1.0]]
+        return _addmm_outcome(T, *args)
+    for which in ("int", "bias", "list"):
+        assert outcome(G, which) == outcome(torch, which)
+
+
+@pytest.mark.parametrize("rows", [2000, 1999, 7])
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_linear_short_rows_forward_is_pytorchs_bit_for_bit(rows, k):
+    """nn.Linear(k, 1) over many rows (W7's forward: the columns summed in MKL's order, the
+    final + 0 folded into the bias): PyTorch's bits, zeros' signs included."""
+    from gradcli.engine.kernels import mkl_intel
+
+    if mkl_intel.isa() in (None, "amd"):
+        pytest.skip("MKL runs its AMD kernels here (their orders: tests/test_kernels_mkl_*)")
+    rng = np.random.default_rng(rows * 10 + k)
+    x = rng.standard_normal((rows, k)).astype(np.float32) * np.float32(3)
+    x[rng.random((rows, k)) < 0.2] = 0.0
+    x[rng.random((rows, k)) < 0.1] *= -1
+    x[:4] = -0.0
+    w = rng.standard_normal((1, k)).astype(np.float32)
+    for bias in (0.3, -0.0, 0.0):
+        outs = []
+        for T in (G, torch):
+            lin = T.nn.Linear(k, 1)
+            with T.no_grad():
+                lin.weight.copy_(T.tensor(w))
+                lin.bias.fill_(bias)
+            y = lin(T.tensor(x))
+            assert type(y.grad_fn).__name__ == "AddmmBackward0"
+            outs.append(np.asarray(y.detach().tolist(), np.float32))
+        assert outs[0].tobytes() == outs[1].tobytes()

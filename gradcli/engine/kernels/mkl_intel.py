@@ -156,14 +156,18 @@ def _rows_avx2(prods):
     return (pairs[:, 0] + pairs[:, 2]) + (pairs[:, 1] + pairs[:, 3])
 
 
-def _short_rows(a, x, level: str):
+def _short_rows(a, x, level: str, signed_zero: bool = True):
     """_dot_rows for an inner size of 2 to 4 (W7's Linear(3, 1), d2l's X @ w), column by column
     instead of through the lanes (a fifth of the time for 2000 rows): with at most 3 products
     per lane vector every lane holds one product (rounded: a fused add to +0), and the folds
     reduce to the sums written here. The lanes that hold nothing are +0, so a zero result is
-    +0, which the final + 0 gives. The columns are first copied out side by side (one
-    transposing copy): each then takes part in contiguous, vectorised arithmetic, where a
-    column read in place (a's rows are k apart) costs that copy's price in every call."""
+    +0, which the final + 0 gives (left to the caller when `signed_zero` is False: addmm adds
+    its bias + 0 instead, the same values in one pass fewer). The columns are first copied
+    out side by side (one transposing copy): each then takes part in contiguous, vectorised
+    arithmetic, where a column read in place (a's rows are k apart) costs that copy's price
+    in every call. Each pass over the rows costs as much as the call itself at a few
+    thousand rows, so the sums reuse their buffers (in place: the same roundings) and the
+    whole-matrix case takes no slices."""
     m, k = a.shape
     xs = x[:, 0]
     cols = a.T.copy()
@@ -174,21 +178,17 @@ def _short_rows(a, x, level: str):
             out += cols[2] * xs[2] + cols[3] * xs[3]
         elif k == 3:
             out += cols[2] * xs[2]
-        out += _F32(0)
+        if signed_zero:
+            out += _F32(0)
         return out
     grouped = m & ~3
-    out = np.empty(m, _F32)
-    if grouped:  # lane 0 = product 0 then + product 1 fused; lane j = product j + 1 after that
-        g = cols[:, :grouped]
-        lead = (g[0] * xs[0]).astype(_F64)
-        lead += g[1].astype(_F64) * _F64(xs[1])
-        head = out[:grouped]
-        head[:] = lead
-        if k == 4:
-            head += g[3] * xs[3]
-        if k >= 3:
-            head += g[2] * xs[2]
-    if grouped < m:  # lanes = products 1..k-1, folded, then + product 0
+    if grouped == m:  # (every row in a group of 4: the columns whole, no slices)
+        out = _grouped_short_rows(cols, xs, k)
+    else:
+        out = np.empty(m, _F32)
+        if grouped:
+            out[:grouped] = _grouped_short_rows(cols[:, :grouped], xs, k)
+        # lanes = products 1..k-1, folded, then + product 0
         r = cols[:, grouped:]
         rest = out[grouped:]
         np.multiply(r[1], xs[1], out=rest)
@@ -197,13 +197,31 @@ def _short_rows(a, x, level: str):
         if k >= 3:
             rest += r[2] * xs[2]
         rest += r[0] * xs[0]
-    out += _F32(0)
+    if signed_zero:
+        out += _F32(0)
     return out
 
 
-def _dot_rows(a, x, level: str):
+def _grouped_short_rows(g, xs, k: int):
+    """_short_rows' rows MKL computes 4 at a time (g: their columns, side by side): lane 0 =
+    product 0 (rounded), then + product 1 fused (exact in float64, one rounding to float32);
+    lane j = product j + 1 after that; the lanes folded."""
+    prod = g[0] * xs[0]
+    lead = g[1].astype(_F64)
+    lead *= _F64(xs[1])  # (exact: a float32 product fits a float64)
+    lead += prod
+    out = lead.astype(_F32)
+    if k == 4:
+        out += np.multiply(g[3], xs[3], out=prod)
+    if k >= 3:
+        out += np.multiply(g[2], xs[2], out=prod)
+    return out
+
+
+def _dot_rows(a, x, level: str, signed_zero: bool = True):
     """a @ x (x one column) as MKL's transposed gemv sums it (a row-major: each element a dot
-    product of a row with x), or None where the order is not known here."""
+    product of a row with x), or None where the order is not known here. `signed_zero`:
+    see _short_rows (an inner size of 2 to 4 only)."""
     m, k = a.shape
     if k < 2:  # (one product per element: no order to follow; _short_rows reads two)
         return None
@@ -211,10 +229,11 @@ def _dot_rows(a, x, level: str):
         if get_num_threads() > 2:
             return None
         half = (m + 1) // 2
-        first, second = _dot_rows(a[:half], x, level), _dot_rows(a[half:], x, level)
+        first = _dot_rows(a[:half], x, level, signed_zero)
+        second = _dot_rows(a[half:], x, level, signed_zero)
         return None if first is None or second is None else np.concatenate([first, second])
     if k <= 4:
-        return _short_rows(a, x, level)
+        return _short_rows(a, x, level, signed_zero)
     prods = a.astype(_F64) * x[:, 0].astype(_F64)
     if level == "avx2":
         return _rows_avx2(prods)
@@ -433,9 +452,14 @@ def product(a, b, c, alpha, level: str, blas_form):
     if dot_rows:
         # (alpha != 1: MKL fuses alpha*sum + c when beta != 1 and does something else when
         # beta == 1; c arrives here already scaled by beta, so such products go to numpy)
-        out = _dot_rows(matrix, vector, level) if alpha == 1 else None
+        # (an inner size of 2 to 4 with a bias: the rows' final + 0 is the bias's, c + 0;
+        # (r + 0) + c and r + (c + 0) are the same float32 values, zeros' signs included)
+        short = k <= 4 and c is not None
+        out = _dot_rows(matrix, vector, level, not short) if alpha == 1 else None
         if out is None:
             return None
+        if short:
+            c = c + _F32(0)
     else:
         out = _axpy_columns(matrix, vector if alpha == 1 else vector * _F32(alpha), level,
                             None if c is None else np.broadcast_to(c, (m, n)).reshape(-1, 1))

@@ -345,21 +345,31 @@ def addmm(input, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta*bias + alpha*(a@b), with PyTorch's checks in its order: dtypes, ranks, shapes, bias."""
     if _autocast.ENABLED and _autocast.wanted():  # (CPU autocast's lower-precision list)
         return _autocast.lower(addmm, input, mat1, mat2, beta=beta, alpha=alpha)
-    _tensors("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
-    if input._data.dtype != mat2._data.dtype:
+    if not (isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor)):
+        _tensors("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
+    bias, a, b = input._data, mat1._data, mat2._data
+    if bias.dtype is not b.dtype and bias.dtype != b.dtype:  # (identity first: cheap)
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and {_word(mat2)}")
-    if mat1._data.dtype != mat2._data.dtype:
+    if a.dtype is not b.dtype and a.dtype != b.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(mat1)} and {_word(mat2)}")
-    if mat1._data.ndim != 2:
-        raise RuntimeError(f"mat1 must be a matrix, got {mat1._data.ndim}-D tensor")
-    if mat2._data.ndim != 2:
-        raise RuntimeError(f"mat2 must be a matrix, got {mat2._data.ndim}-D tensor")
-    if mat1._data.shape[1] != mat2._data.shape[0]:
+    if a.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {a.ndim}-D tensor")
+    if b.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {b.ndim}-D tensor")
+    m, k = a.shape
+    k2, n = b.shape
+    if k != k2:
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(mat1._data.shape)} and {_shape_str(mat2._data.shape)})")
-    _bias_expands(input, (mat1._data.shape[0], mat2._data.shape[1]))
-    _no_bool(mat1, "addmm_impl_cpu_")
-    return run_op(ADDMM, (input, mat1, mat2), (beta, alpha, _column_major(mat1._data), _column_major(mat2._data)))
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a.shape)} and {_shape_str(b.shape)})")
+    have = bias.shape
+    if have != (n,) and have != (m, n):  # (a Linear's bias, or a whole matrix: nothing to expand)
+        _bias_expands(input, (m, n))
+    if a.dtype.kind == "b":
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    item = a.itemsize  # (_column_major of each, inline: every Linear forward passes here)
+    return run_op(ADDMM, (input, mat1, mat2),
+                  (beta, alpha, a.strides[0] == item and a.strides[1] == m * item,
+                   b.strides[0] == item and b.strides[1] == k * item))
 
 
 def _strides(t: Tensor) -> tuple:
