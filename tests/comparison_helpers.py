@@ -34,3 +34,31 @@ def assert_shown_as_pytorch(code: str, make_env, seed: int | None = None,
 
     theirs = shown(code, torch, make_env, seed, quiet)
     assert shown(code, gt, make_env, seed, quiet) == theirs
+
+
+def printed_by_gradcli(src: str, max_steps: int = 200_000) -> str:
+    """What `src` prints run as a gradcli program (file name p.grad); an error it stops
+    with is appended as ``!Kind: message``."""
+    import io
+
+    from gradcli.lang import GradcliError, Limits, Session
+
+    out = io.StringIO()
+    session = Session(stdout=out, limits=Limits(max_steps=max_steps))
+    try:
+        session.run(src, "p.grad")
+    except GradcliError as e:
+        return out.getvalue() + f"!{e.kind}: {e.message}"
+    return out.getvalue()
+
+
+def printed_by_python(src: str, module_name: str = "__main__") -> str:
+    """What `src` prints run by Python (file name p.py, its `__name__` `module_name`): its
+    `import torch` lines import whatever the interpreter has under that name."""
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(src, "p.py", "exec"), {"__name__": module_name})  # noqa: S102
+    return buf.getvalue()

@@ -6,11 +6,12 @@ from __future__ import annotations
 import io
 
 import pytest
+from comparison_helpers import printed_by_gradcli  # noqa: E402, I001
 
 import gradcli.torch.autograd as autograd_facade
 import gradcli.torch.nn as nn_facade
 from gradcli.engine.tensor import Tensor
-from gradcli.lang import GradcliError, Limits, Session
+from gradcli.lang import Session
 from gradcli.lang import runtime as R
 
 
@@ -89,13 +90,7 @@ def host_classes(monkeypatch):
 
 
 def run(src):
-    out = io.StringIO()
-    s = Session(stdout=out, limits=Limits(max_steps=100_000))
-    try:
-        s.run(src, "p.grad")
-    except GradcliError as e:
-        return out.getvalue() + f"!{e.kind}: {e.message}"
-    return out.getvalue()
+    return printed_by_gradcli(src, max_steps=100_000)
 
 
 NET = """\

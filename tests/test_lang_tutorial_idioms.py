@@ -7,18 +7,9 @@ from __future__ import annotations
 import io
 
 import pytest
+from comparison_helpers import printed_by_gradcli  # noqa: E402, I001
 
-from gradcli.lang import GradcliError, Limits, Session
-
-
-def run(src):
-    out = io.StringIO()
-    s = Session(stdout=out, limits=Limits(max_steps=200_000))
-    try:
-        s.run(src, "p.grad")
-    except GradcliError as e:
-        return out.getvalue() + f"!{e.kind}: {e.message}"
-    return out.getvalue()
+run = printed_by_gradcli
 
 
 FUNCTION = """\

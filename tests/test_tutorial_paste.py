@@ -4,31 +4,17 @@ the printed output must be the same. The sandbox cases check that a name added f
 tutorials reaches nothing beyond what it stands for."""
 from __future__ import annotations
 
-import contextlib
 import io
 
 import pytest
-
-from gradcli.lang import GradcliError, Limits, Session
+from comparison_helpers import printed_by_gradcli, printed_by_python  # noqa: E402, I001
 
 
 def run_grad(src: str) -> str:
-    out = io.StringIO()
-    session = Session(stdout=out, limits=Limits(max_steps=500_000))
-    try:
-        session.run(src, "p.grad")
-    except GradcliError as e:
-        return out.getvalue() + f"!{e.kind}: {e.message}"
-    return out.getvalue()
+    return printed_by_gradcli(src, max_steps=500_000)
 
 
-def run_python(src: str) -> str:
-    """The program as plain Python (its `import torch...` lines import whatever the
-    interpreter has under that name: real PyTorch here)."""
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        exec(compile(src, "p.py", "exec"), {"__name__": "__main__"})  # noqa: S102
-    return buf.getvalue()
+run_python = printed_by_python
 
 
 def run_on_gradcli_torch(src: str) -> str:
@@ -169,6 +155,8 @@ def test_nothing_reachable_from_the_added_names_leaves_the_sandbox():
     import types
 
     from test_security_sandbox import BUDGET, crawl
+
+    from gradcli.lang import Limits, Session
 
     s = Session(stdout=io.StringIO(), limits=Limits(**BUDGET))
     s.run("import torch\nimport torch.functional as tfn\nimport torch.accelerator as tacc\n"

@@ -6,35 +6,20 @@ dtype and size arguments inside programs."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import numpy as np
 import pytest
-
-from gradcli.lang import GradcliError, Limits, Session
+from comparison_helpers import printed_by_gradcli, printed_by_python  # noqa: E402, I001
 
 torch = pytest.importorskip("torch")
 
 import gradcli.torch as gt  # noqa: E402
 
-
-def run(src: str) -> str:
-    out = io.StringIO()
-    s = Session(stdout=out, limits=Limits(max_steps=200_000))
-    try:
-        s.run(src, "p.grad")
-    except GradcliError as e:
-        return out.getvalue() + f"!{e.kind}: {e.message}"
-    return out.getvalue()
+run = printed_by_gradcli
 
 
 def python(src: str) -> str:
     """What the program prints under Python with PyTorch and numpy installed."""
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        exec(compile(src, "p.py", "exec"), {"__name__": "p"})  # noqa: S102
-    return buf.getvalue()
+    return printed_by_python(src, module_name="p")
 
 
 @pytest.mark.parametrize("call", [
