@@ -62,3 +62,24 @@ def printed_by_python(src: str, module_name: str = "__main__") -> str:
     with contextlib.redirect_stdout(buf):
         exec(compile(src, "p.py", "exec"), {"__name__": module_name})  # noqa: S102
     return buf.getvalue()
+
+
+def printed_by_one_gradcli_run(tmp_path, sources: list, tag: str) -> list:
+    """What each of `sources` prints when all run as files of one `gradcli run` process
+    (real, as users run it; in order, each in a fresh state), checked to end without a
+    Python traceback. Files are named `<tag><k>.grad`."""
+    import os
+    import subprocess
+    import sys
+
+    names = []
+    for k, src in enumerate(sources):
+        (tmp_path / f"{tag}{k}.grad").write_text(f"print('### {tag}{k}')\n" + src)
+        names.append(f"{tag}{k}.grad")
+    done = subprocess.run([sys.executable, "-m", "gradcli", "run", *names], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, NO_COLOR="1"))
+    assert "Traceback" not in done.stderr
+    chunks = done.stdout.split(f"### {tag}")[1:]
+    assert len(chunks) == len(sources), done.stderr[-2000:]
+    return [chunk.split("\n", 1)[1] for chunk in chunks]

@@ -13,7 +13,6 @@ runs the same with large counts and saves mismatches for make_regressions.py.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 torch = pytest.importorskip("torch")
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 import difflib_torch as D  # noqa: E402
+from comparison_helpers import printed_by_one_gradcli_run  # noqa: E402
 
 REGRESSIONS = Path(__file__).resolve().parent / "regressions"
 N = int(os.environ.get("GRADCLI_FUZZ_EXAMPLES", "100"))
@@ -88,18 +88,8 @@ def test_sample_through_the_real_cli(tmp_path):
         progs.append(p)
 
     grab()
-    names = []
-    for k, (_, _, src) in enumerate(progs):
-        (tmp_path / f"d{k}.grad").write_text(f"print('### d{k}')\n" + src)
-        names.append(f"d{k}.grad")
-    p = subprocess.run([sys.executable, "-m", "gradcli", "run", *names], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, NO_COLOR="1"))
-    assert "Traceback" not in p.stderr
-    chunks = p.stdout.split("### d")[1:]
-    assert len(chunks) == len(progs), p.stderr[-2000:]
-    for chunk, (name, scenario, src) in zip(chunks, progs):
-        ours = chunk.split("\n", 1)[1]
+    outputs = printed_by_one_gradcli_run(tmp_path, [src for _, _, src in progs], "d")
+    for ours, (name, scenario, src) in zip(outputs, progs):
         theirs = D.run_torch(src)
         verdict = D.compare(ours, theirs)
         assert verdict != "differ" or known(name, scenario, ours, theirs), (src, ours)

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 torch = pytest.importorskip("torch")
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 import nn_fuzz as NF  # noqa: E402
+from comparison_helpers import printed_by_one_gradcli_run  # noqa: E402
 
 N = int(os.environ.get("GRADCLI_NN_FUZZ_EXAMPLES", "12"))
 
@@ -75,18 +76,7 @@ def test_sample_through_the_real_cli(tmp_path):
         progs.append(p)
 
     grab()
-    names = []
-    for k, src in enumerate(progs):
-        (tmp_path / f"n{k}.grad").write_text(f"print('### n{k}')\n" + src)
-        names.append(f"n{k}.grad")
-    p = subprocess.run([sys.executable, "-m", "gradcli", "run", *names], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, NO_COLOR="1"))
-    assert "Traceback" not in p.stderr
-    chunks = p.stdout.split("### n")[1:]
-    assert len(chunks) == len(progs), p.stderr[-2000:]
-    for chunk, src in zip(chunks, progs):
-        ours = chunk.split("\n", 1)[1]
+    for ours, src in zip(printed_by_one_gradcli_run(tmp_path, progs, "n"), progs):
         assert NF.compare(ours, NF.run_torch(src)) != "differ", (src, ours)
 
 
