@@ -66,23 +66,11 @@ _global_is_full_backward_hook: bool | None = None
 _global_buffer_registration_hooks: OrderedDict = OrderedDict()
 _global_module_registration_hooks: OrderedDict = OrderedDict()
 _global_parameter_registration_hooks: OrderedDict = OrderedDict()
-# every hook of the four call tables above, so that a module's call asks one table whether
-# any global hook runs (its fast path: most programs register none)
-_global_call_hooks: OrderedDict = OrderedDict()
-
-
-_CALL_TABLES = (_global_forward_pre_hooks, _global_forward_hooks, _global_backward_pre_hooks,
-                _global_backward_hooks)
-
-
 def _add_global_hook(table: OrderedDict, hook, *flags: OrderedDict | None) -> RemovableHandle:
-    """List `hook` in `table` (a call hook in _global_call_hooks too) and its id in `flags`
-    (with_kwargs, always_call); its handle takes it out of all of them."""
-    calls = any(table is t for t in _CALL_TABLES)
-    handle = RemovableHandle(table, _global_call_hooks if calls else None, *flags)
+    """List `hook` in `table` and its id in `flags` (with_kwargs, always_call); its handle
+    takes it out of all of them."""
+    handle = RemovableHandle(table, *flags)
     table[handle.id] = hook
-    if calls:
-        _global_call_hooks[handle.id] = hook
     for flag in flags:
         if flag is not None:
             flag[handle.id] = True
@@ -153,9 +141,11 @@ def register_module_parameter_registration_hook(hook) -> RemovableHandle:
 def _forget_global_hooks() -> None:
     """Every global module hook gone, as in a new process (a new program's start)."""
     global _global_is_full_backward_hook
-    for table in (*_CALL_TABLES, _global_call_hooks, _global_forward_hooks_with_kwargs,
-                  _global_forward_hooks_always_called, _global_buffer_registration_hooks,
-                  _global_module_registration_hooks, _global_parameter_registration_hooks):
+    for table in (_global_forward_pre_hooks, _global_forward_hooks,
+                  _global_forward_hooks_with_kwargs, _global_forward_hooks_always_called,
+                  _global_backward_pre_hooks, _global_backward_hooks,
+                  _global_buffer_registration_hooks, _global_module_registration_hooks,
+                  _global_parameter_registration_hooks):
         table.clear()
     _global_is_full_backward_hook = None
 
@@ -245,7 +235,8 @@ class Module:
         d = self.__dict__
         if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
                 or d["_backward_pre_hooks"] or d.get("_non_full_backward_hooks")
-                or _global_call_hooks):
+                or _global_forward_pre_hooks or _global_forward_hooks
+                or _global_backward_hooks or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs) if kwargs else self.forward(*args)
         called = set()  # the always_call forward hooks that ran
         state = [args, None]  # the arguments after the pre-hooks, the result so far
